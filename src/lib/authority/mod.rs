@@ -1,0 +1,4 @@
+//! The native authority: repositories, revisions, changes, requirements,
+//! enrollment, receipts, qualification and landing (`authority.sqlite`).
+
+pub mod schema;

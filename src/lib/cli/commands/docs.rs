@@ -1,0 +1,111 @@
+//! `completions SHELL` and `man --out DIR`, generated from the clap
+//! definitions (the committed `completions/` and `man/` are checked for
+//! drift by the tests).
+
+use crate::error::{Code, Error, Result};
+use clap::CommandFactory;
+use serde_json::{Value, json};
+use std::path::PathBuf;
+
+/// Shells with completion scripts.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum Shell {
+    /// GNU Bash.
+    Bash,
+    /// Z shell.
+    Zsh,
+    /// fish.
+    Fish,
+}
+
+/// Arguments of `completions`.
+#[derive(Debug, clap::Args)]
+pub struct CompletionsArgs {
+    /// The shell to generate for.
+    pub shell: Shell,
+    /// Write the script to this file instead of embedding it in the JSON output.
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+}
+
+/// Arguments of `man`.
+#[derive(Debug, clap::Args)]
+pub struct ManArgs {
+    /// Directory to write `agent-task.1` and `agent-task-<cmd>.1` into.
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+}
+
+/// The completion script for `shell`.
+pub fn completion_script(shell: Shell) -> Vec<u8> {
+    let mut cmd = crate::cli::Cli::command();
+    let mut buf = Vec::new();
+    let sh = match shell {
+        Shell::Bash => clap_complete::Shell::Bash,
+        Shell::Zsh => clap_complete::Shell::Zsh,
+        Shell::Fish => clap_complete::Shell::Fish,
+    };
+    clap_complete::generate(sh, &mut cmd, "agent-task", &mut buf);
+    buf
+}
+
+pub(super) fn completions(a: &CompletionsArgs) -> Result<Value> {
+    let script = completion_script(a.shell);
+    match &a.out {
+        Some(p) => {
+            std::fs::write(p, &script).map_err(|e| Error::io("write", p, e))?;
+            Ok(
+                json!({"shell": format!("{:?}", a.shell).to_lowercase(), "path": p.display().to_string(), "bytes": script.len()}),
+            )
+        }
+        None => {
+            let text = String::from_utf8(script)
+                .map_err(|_| Error::internal("completion script is not UTF-8"))?;
+            Ok(json!({"shell": format!("{:?}", a.shell).to_lowercase(), "script": text}))
+        }
+    }
+}
+
+pub(super) fn man(a: &ManArgs) -> Result<Value> {
+    if !a.out.is_dir() {
+        return Err(Error::new(
+            Code::NotFound,
+            format!("{} is not a directory", a.out.display()),
+        ));
+    }
+    let mut pages = Vec::new();
+    let cmd = crate::cli::Cli::command();
+    write_pages(cmd, "agent-task", &a.out, &mut pages)?;
+    pages.sort();
+    Ok(json!({"out": a.out.display().to_string(), "pages": pages}))
+}
+
+fn write_pages(
+    cmd: clap::Command,
+    name: &str,
+    out: &std::path::Path,
+    pages: &mut Vec<String>,
+) -> Result<()> {
+    let cmd = cmd.name(name.to_owned()).bin_name(name.replace('-', " "));
+    let file = format!("{name}.1");
+    let mut buf = Vec::new();
+    clap_mangen::Man::new(cmd.clone())
+        .date("")
+        .render(&mut buf)
+        .map_err(|e| Error::internal(format!("man render: {e}")))?;
+    let path = out.join(&file);
+    std::fs::write(&path, &buf).map_err(|e| Error::io("write", &path, e))?;
+    pages.push(file);
+    for sub in cmd
+        .get_subcommands()
+        .filter(|s| !s.is_hide_set() && s.get_name() != "help")
+    {
+        write_pages(
+            sub.clone(),
+            &format!("{name}-{}", sub.get_name()),
+            out,
+            pages,
+        )?;
+    }
+    Ok(())
+}

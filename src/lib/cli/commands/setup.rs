@@ -1,0 +1,27 @@
+//! `init` and `info`.
+
+use super::to_value;
+use crate::cli::ctx::Ctx;
+use crate::error::Result;
+use crate::ops::admin;
+use serde_json::Value;
+
+/// Arguments of `init`.
+#[derive(Debug, clap::Args)]
+pub struct InitArgs {}
+
+/// Arguments of `info`.
+#[derive(Debug, clap::Args)]
+pub struct InfoArgs {}
+
+pub(super) fn init(ctx: &Ctx, _a: &InitArgs) -> Result<Value> {
+    to_value(&admin::init(
+        ctx.data_dir()?,
+        ctx.lock_timeout,
+        ctx.clock.as_ref(),
+    )?)
+}
+
+pub(super) fn info(ctx: &Ctx, _a: &InfoArgs) -> Result<Value> {
+    to_value(&admin::info(ctx.data_dir()?)?)
+}

@@ -1,0 +1,49 @@
+//! What every command receives: the resolved data directory, lock timeout
+//! and clock.
+
+use super::Cli;
+use crate::clock::{Clock, process_clock};
+use crate::error::{Code, Error, Result};
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Per-invocation context.
+pub struct Ctx {
+    data_dir: Option<PathBuf>,
+    /// Bounded wait for the data-directory lock.
+    pub lock_timeout: Duration,
+    /// The clock (system, or the test override in test builds).
+    pub clock: Box<dyn Clock>,
+}
+
+impl Ctx {
+    pub(crate) fn from_cli(cli: &Cli) -> Result<Ctx> {
+        Ok(Ctx {
+            data_dir: cli.data_dir.clone().or_else(default_data_dir),
+            lock_timeout: Duration::from_millis(cli.lock_timeout_ms),
+            clock: process_clock()?,
+        })
+    }
+
+    /// The data directory, or a `config` error saying how to name one.
+    pub fn data_dir(&self) -> Result<&std::path::Path> {
+        self.data_dir.as_deref().ok_or_else(|| {
+            Error::new(
+                Code::Config,
+                "no data directory: pass --data-dir or set AGENT_TASK_DATA_DIR",
+            )
+        })
+    }
+}
+
+/// `$XDG_DATA_HOME/agent-task`, else `$HOME/.local/share/agent-task`.
+fn default_data_dir() -> Option<PathBuf> {
+    let nonempty = |k: &str| {
+        std::env::var_os(k)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    nonempty("XDG_DATA_HOME")
+        .map(|p| p.join("agent-task"))
+        .or_else(|| nonempty("HOME").map(|h| h.join(".local/share/agent-task")))
+}

@@ -1,0 +1,74 @@
+//! The command-line face: clap definitions, context, output rendering. It
+//! parses, calls one library operation and renders its result; behaviour
+//! lives in the library modules.
+
+pub mod commands;
+pub mod ctx;
+pub mod output;
+
+use clap::Parser;
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// The top-level command line.
+#[derive(Debug, Parser)]
+#[command(
+    name = "agent-task",
+    version,
+    about = "Workflow tasks for coding agents under operator rules, and an agent-data/v1 node",
+    long_about = "agent-task is a strict command-line toolkit with file-based state and no resident \
+server. Every subcommand opens an owner-private data directory, takes an advisory lock when it \
+mutates, does one short transaction, prints one JSON document on stdout and exits. Failures \
+print one JSON object {\"error\",\"message\",\"details\"?} on stderr with a sysexits exit code.",
+    propagate_version = true,
+    max_term_width = 100
+)]
+pub struct Cli {
+    /// Data directory (created 0700 by `init`).
+    #[arg(
+        long,
+        global = true,
+        env = "AGENT_TASK_DATA_DIR",
+        hide_env_values = true,
+        value_name = "DIR"
+    )]
+    pub data_dir: Option<PathBuf>,
+
+    /// Pretty-print JSON output (the default when stdout is a terminal).
+    #[arg(long, global = true)]
+    pub pretty: bool,
+
+    /// How long a mutating command waits for the data-directory lock before
+    /// failing with `busy`.
+    #[arg(long, global = true, value_name = "MS", default_value_t = 5000)]
+    pub lock_timeout_ms: u64,
+
+    /// The command to run.
+    #[command(subcommand)]
+    pub command: commands::Command,
+}
+
+/// Runs the command line given by `args` and returns the process exit code.
+pub fn run<I, T>(args: I) -> ExitCode
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString> + Clone,
+{
+    crate::store::private_fs::set_private_umask();
+    let cli = match Cli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(e) => return output::clap_error(e),
+    };
+    let pretty = cli.pretty;
+    let result = ctx::Ctx::from_cli(&cli).and_then(|ctx| commands::dispatch(&ctx, cli.command));
+    match result {
+        Ok(value) => output::success(&value, pretty),
+        Err(e) => output::failure(&e),
+    }
+}
+
+/// Entry point for `src/bin/agent-task.rs`.
+pub fn main() -> ExitCode {
+    run(std::env::args_os())
+}

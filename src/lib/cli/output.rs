@@ -1,0 +1,63 @@
+//! Rendering: one JSON value on stdout on success; one JSON error object on
+//! stderr on failure, with the exit code from [`crate::error::Code::exit_code`].
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
+use crate::error::{Code, Error};
+use serde_json::Value;
+use std::io::{IsTerminal, Write};
+use std::process::ExitCode;
+
+/// Prints a success value and returns exit code 0.
+pub fn success(value: &Value, pretty: bool) -> ExitCode {
+    let stdout = std::io::stdout();
+    let pretty = pretty || stdout.is_terminal();
+    let text = if pretty {
+        serde_json::to_string_pretty(value)
+    } else {
+        serde_json::to_string(value)
+    };
+    let text = match text {
+        Ok(t) => t,
+        Err(e) => return failure(&Error::internal(format!("cannot render output: {e}"))),
+    };
+    let mut lock = stdout.lock();
+    if writeln!(lock, "{text}").and_then(|_| lock.flush()).is_err() {
+        return ExitCode::from(Code::Io.exit_code());
+    }
+    ExitCode::SUCCESS
+}
+
+/// Prints an error object on stderr and returns its exit code.
+pub fn failure(e: &Error) -> ExitCode {
+    let text = serde_json::to_string(&e.to_json()).unwrap_or_else(|_| {
+        format!(
+            "{{\"error\":\"{}\",\"message\":\"unrenderable error\"}}",
+            e.code().as_str()
+        )
+    });
+    let _ = writeln!(std::io::stderr().lock(), "{text}");
+    ExitCode::from(e.code().exit_code())
+}
+
+/// Maps a clap parse outcome: help and version print as clap renders them
+/// and exit 0; every usage error becomes the JSON error with exit 64.
+pub fn clap_error(e: clap::Error) -> ExitCode {
+    use clap::error::ErrorKind;
+    match e.kind() {
+        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
+            let _ = write!(std::io::stdout().lock(), "{}", e.render());
+            ExitCode::SUCCESS
+        }
+        _ => {
+            let rendered = e.render().to_string();
+            let first = rendered
+                .lines()
+                .next()
+                .unwrap_or("usage error")
+                .trim_start_matches("error: ")
+                .to_owned();
+            let err = Error::new(Code::Usage, first).with("usage", rendered.trim_end().to_owned());
+            failure(&err)
+        }
+    }
+}

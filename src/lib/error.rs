@@ -1,0 +1,219 @@
+//! The one error type of the toolkit.
+//!
+//! Every failure carries a stable snake_case [`Code`], a human message and
+//! optional structured details. The code is mapped to a process exit code in
+//! exactly one place ([`Code::exit_code`]) and to an HTTP status in exactly one
+//! place ([`Code::http_status`]). Exit code 2 is never used: Claude Code and
+//! Codex read exit 2 from a hook as "block".
+
+use serde_json::{Map, Value};
+use std::fmt;
+
+/// Result alias used across the library.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+macro_rules! codes {
+    ($( $(#[$doc:meta])* $variant:ident = $name:literal => exit $exit:literal, http $http:literal; )*) => {
+        /// Stable machine-readable error codes. The string form is an interface:
+        /// scripts, agents and remote clients branch on it.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        #[non_exhaustive]
+        pub enum Code {
+            $( $(#[$doc])* $variant, )*
+        }
+
+        impl Code {
+            /// Every code, in declaration order (used by docs and tests).
+            pub const ALL: &'static [Code] = &[$(Code::$variant),*];
+
+            /// The stable snake_case name of this code.
+            pub fn as_str(self) -> &'static str {
+                match self { $(Code::$variant => $name,)* }
+            }
+
+            /// The process exit code (sysexits meanings; never 2).
+            pub fn exit_code(self) -> u8 {
+                match self { $(Code::$variant => $exit,)* }
+            }
+
+            /// The HTTP status the shim answers with.
+            pub fn http_status(self) -> u16 {
+                match self { $(Code::$variant => $http,)* }
+            }
+        }
+    };
+}
+
+codes! {
+    /// Command-line usage error (unknown flag, missing argument).
+    Usage = "usage" => exit 64, http 400;
+    /// Input that is syntactically or semantically invalid.
+    InvalidInput = "invalid_input" => exit 65, http 400;
+    /// Input exceeds a documented bound.
+    TooLarge = "too_large" => exit 65, http 413;
+    /// The named object does not exist.
+    NotFound = "not_found" => exit 66, http 404;
+    /// The data directory (or a store inside it) has not been initialised.
+    NotInitialized = "not_initialized" => exit 66, http 503;
+    /// The same identity already exists with different content.
+    Conflict = "conflict" => exit 65, http 409;
+    /// Stored bytes do not match their recorded size or digest.
+    IntegrityError = "integrity_error" => exit 65, http 500;
+    /// Another writer holds the data-directory lock; nothing was done.
+    Busy = "busy" => exit 75, http 503;
+    /// A path or file has unsafe ownership or permissions.
+    InsecurePermissions = "insecure_permissions" => exit 77, http 500;
+    /// A trusted path is a symbolic link.
+    SymlinkRefused = "symlink_refused" => exit 77, http 500;
+    /// The caller is not authenticated.
+    Unauthorized = "unauthorized" => exit 77, http 401;
+    /// The caller is authenticated but not allowed to do this.
+    Forbidden = "forbidden" => exit 77, http 403;
+    /// Configuration is missing or wrong.
+    Config = "config" => exit 78, http 500;
+    /// A database was written by a newer agent-task; this binary refuses it.
+    SchemaTooNew = "schema_too_new" => exit 78, http 500;
+    /// A database predates this binary and a read path cannot migrate it.
+    SchemaOutdated = "schema_outdated" => exit 78, http 503;
+    /// An operating-system I/O failure.
+    Io = "io_error" => exit 74, http 500;
+    /// A bug or an unexpected state inside agent-task.
+    Internal = "internal" => exit 70, http 500;
+}
+
+impl fmt::Display for Code {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A typed failure: code, message and optional JSON details.
+#[derive(Debug)]
+pub struct Error {
+    code: Code,
+    message: String,
+    details: Option<Map<String, Value>>,
+}
+
+impl Error {
+    /// A new error with a code and a message.
+    pub fn new(code: Code, message: impl Into<String>) -> Self {
+        Error {
+            code,
+            message: message.into(),
+            details: None,
+        }
+    }
+
+    /// Adds one detail field.
+    pub fn with(mut self, key: &str, value: impl Into<Value>) -> Self {
+        self.details
+            .get_or_insert_with(Map::new)
+            .insert(key.to_owned(), value.into());
+        self
+    }
+
+    /// An I/O error with the path and operation that failed.
+    pub fn io(op: &str, path: &std::path::Path, err: std::io::Error) -> Self {
+        Error::new(Code::Io, format!("{op} {}: {err}", path.display()))
+            .with("path", path.display().to_string())
+    }
+
+    /// An internal error (a bug, or a state that should be impossible).
+    pub fn internal(message: impl Into<String>) -> Self {
+        Error::new(Code::Internal, message)
+    }
+
+    /// The stable code.
+    pub fn code(&self) -> Code {
+        self.code
+    }
+
+    /// The human message.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    /// Structured details, if any.
+    pub fn details(&self) -> Option<&Map<String, Value>> {
+        self.details.as_ref()
+    }
+
+    /// The wire form: `{"error", "message", "details"?}`.
+    pub fn to_json(&self) -> Value {
+        let mut m = Map::new();
+        m.insert("error".into(), Value::String(self.code.as_str().into()));
+        m.insert("message".into(), Value::String(self.message.clone()));
+        if let Some(d) = &self.details {
+            m.insert("details".into(), Value::Object(d.clone()));
+        }
+        Value::Object(m)
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.code, self.message)
+    }
+}
+
+impl std::error::Error for Error {}
+
+impl From<rusqlite::Error> for Error {
+    fn from(e: rusqlite::Error) -> Self {
+        use rusqlite::ffi::ErrorCode;
+        match &e {
+            rusqlite::Error::SqliteFailure(f, _)
+                if matches!(f.code, ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) =>
+            {
+                Error::new(Code::Busy, format!("database is busy: {e}"))
+            }
+            rusqlite::Error::SqliteFailure(f, _) if f.code == ErrorCode::DatabaseCorrupt => {
+                Error::new(Code::IntegrityError, format!("database is corrupt: {e}"))
+            }
+            _ => Error::internal(format!("sqlite: {e}")),
+        }
+    }
+}
+
+impl From<serde_json::Error> for Error {
+    fn from(e: serde_json::Error) -> Self {
+        Error::new(Code::InvalidInput, format!("invalid JSON: {e}"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashSet;
+
+    #[test]
+    fn codes_are_unique_snake_case_and_never_exit_2() {
+        let mut seen = HashSet::new();
+        for c in Code::ALL {
+            let s = c.as_str();
+            assert!(seen.insert(s), "duplicate code {s}");
+            assert!(
+                s.bytes()
+                    .all(|b| b.is_ascii_lowercase() || b == b'_' || b.is_ascii_digit()),
+                "{s}"
+            );
+            assert_ne!(c.exit_code(), 2, "{s} must not exit 2");
+            assert_ne!(c.exit_code(), 0, "{s} must not exit 0");
+            assert!((400..600).contains(&c.http_status()), "{s}");
+        }
+    }
+
+    #[test]
+    fn json_shape() {
+        let e = Error::new(Code::Busy, "held").with("timeout_ms", 5);
+        assert_eq!(
+            e.to_json(),
+            serde_json::json!({"error":"busy","message":"held","details":{"timeout_ms":5}})
+        );
+        assert_eq!(
+            Error::new(Code::NotFound, "x").to_json().get("details"),
+            None
+        );
+    }
+}

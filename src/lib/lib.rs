@@ -1,0 +1,23 @@
+//! agent-task: workflow tasks for coding agents under operator rules, and an
+//! `agent-data/v1` node.
+//!
+//! Layering, bottom to top (nothing imports upward):
+//!
+//! - [`error`], [`clock`], [`wire`]: the one error type, time, digests and
+//!   canonical bytes;
+//! - [`store`]: the only module that opens SQLite, takes the advisory lock or
+//!   touches blob files (data directory, migrations, CAS);
+//! - the domain: [`authority`] (and, as they land, tasks, collectors, the data
+//!   node and sync), plus [`ops`] for whole-directory set-up;
+//! - the faces: [`cli`] (and the HTTP shim), which parse, call one library
+//!   operation and render.
+
+pub mod authority;
+pub mod cli;
+pub mod clock;
+pub mod error;
+pub mod ops;
+pub mod store;
+pub mod wire;
+
+pub use error::{Code, Error, Result};

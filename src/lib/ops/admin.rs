@@ -1,0 +1,143 @@
+//! `init` and `info`.
+
+use crate::clock::{Clock, rfc3339_millis};
+use crate::error::Result;
+use crate::store::{CasStats, DataDir, DbSpec, OptionalExtension, params};
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::Duration;
+
+/// Every database of a data directory, in lock order after the lock itself.
+pub fn databases() -> &'static [&'static DbSpec] {
+    static ALL: [&DbSpec; 1] = [&crate::authority::schema::SPEC];
+    &ALL
+}
+
+/// What `init` reports.
+#[derive(Debug, Serialize)]
+pub struct InitOutput {
+    /// Absolute path of the data directory.
+    pub data_dir: String,
+    /// Stable identity of this data directory (random, set once).
+    pub data_dir_id: String,
+    /// Whether this call created the directory's identity (false: it existed).
+    pub created: bool,
+    /// Schema versions after init.
+    pub schema_versions: BTreeMap<&'static str, u32>,
+}
+
+/// Creates (or re-checks and migrates) a data directory. Idempotent.
+pub fn init(root: &Path, timeout: Duration, clock: &dyn Clock) -> Result<InitOutput> {
+    let (dir, lock) = DataDir::create(root, timeout)?;
+    let now = rfc3339_millis(clock.now());
+    let spec = &crate::authority::schema::SPEC;
+    let conn = dir.open_write(spec, &now, &lock)?;
+    let existing: Option<String> = conn
+        .query_row("SELECT value FROM meta WHERE key='data_dir_id'", [], |r| {
+            r.get(0)
+        })
+        .optional()?;
+    let (id, created) = match existing {
+        Some(id) => (id, false),
+        None => {
+            let id = crate::wire::random_id("dd")?;
+            conn.execute(
+                "INSERT INTO meta(key, value) VALUES ('data_dir_id', ?1), ('created_at', ?2)",
+                params![id, now],
+            )?;
+            (id, true)
+        }
+    };
+    // Migrate every other database that already exists; never create one.
+    let mut versions = BTreeMap::new();
+    for db in databases() {
+        if std::ptr::eq(*db, spec) || dir.schema_version(db)?.is_some() {
+            dir.open_write(db, &now, &lock)?;
+            versions.insert(db.name, db.latest());
+        }
+    }
+    Ok(InitOutput {
+        data_dir: dir.root().display().to_string(),
+        data_dir_id: id,
+        created,
+        schema_versions: versions,
+    })
+}
+
+/// One database in `info`.
+#[derive(Debug, Serialize)]
+pub struct DbInfo {
+    /// File name relative to the data directory.
+    pub file: &'static str,
+    /// Whether the file exists.
+    pub present: bool,
+    /// Applied schema version (absent when the file is absent).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub schema_version: Option<u32>,
+    /// The version this binary writes.
+    pub supported_schema_version: u32,
+    /// `absent`, `current`, `outdated` (run `init` to migrate) or `too_new`
+    /// (written by a newer agent-task; refused by every other command).
+    pub status: &'static str,
+    /// Row count of each table.
+    pub rows: BTreeMap<String, u64>,
+}
+
+/// What `info` reports.
+#[derive(Debug, Serialize)]
+pub struct InfoOutput {
+    /// Absolute path of the data directory.
+    pub data_dir: String,
+    /// Identity set by `init`.
+    pub data_dir_id: Option<String>,
+    /// Version of this binary.
+    pub agent_task_version: &'static str,
+    /// Each database.
+    pub databases: BTreeMap<&'static str, DbInfo>,
+    /// CAS object counts.
+    pub cas: CasStats,
+}
+
+/// Reports on a data directory without changing anything: no lock, no file
+/// created, databases opened read-only.
+pub fn info(root: &Path) -> Result<InfoOutput> {
+    let dir = DataDir::open(root)?;
+    let mut out = InfoOutput {
+        data_dir: dir.root().display().to_string(),
+        data_dir_id: None,
+        agent_task_version: env!("CARGO_PKG_VERSION"),
+        databases: BTreeMap::new(),
+        cas: dir.cas().stats()?,
+    };
+    for db in databases() {
+        let version = dir.schema_version(db)?;
+        let mut info = DbInfo {
+            file: db.file,
+            present: version.is_some(),
+            schema_version: version,
+            supported_schema_version: db.latest(),
+            status: match version {
+                None => "absent",
+                Some(v) if v == db.latest() => "current",
+                Some(v) if v < db.latest() => "outdated",
+                Some(_) => "too_new",
+            },
+            rows: BTreeMap::new(),
+        };
+        if version == Some(db.latest()) {
+            if let Some(conn) = dir.open_read(db)? {
+                info.rows = crate::store::row_counts(&conn)?;
+                if std::ptr::eq(*db, &crate::authority::schema::SPEC) {
+                    out.data_dir_id = conn
+                        .query_row("SELECT value FROM meta WHERE key='data_dir_id'", [], |r| {
+                            r.get(0)
+                        })
+                        .optional()?;
+                }
+            }
+        }
+        out.databases.insert(db.name, info);
+    }
+    Ok(out)
+}

@@ -1,0 +1,303 @@
+//! The content-addressed store: `cas/sha256/ab/cdef…` (two hex digits of
+//! fan-out, then the remaining 62).
+//!
+//! Writes stream bytes through SHA-256 into a 0600 temp file under
+//! `cas/tmp/` (same file system), fsync it, rename it into place and fsync
+//! the object's directory, so an object is either absent or complete: a
+//! crash leaves at most an orphan temp file, never a partial object. Reads
+//! verify size and digest and fail with `integrity_error` on a mismatch.
+//! Putting bytes whose object exists but is corrupt repairs it atomically.
+
+use super::private_fs;
+use crate::error::{Code, Error, Result};
+use crate::wire::digest::Sha256Hex;
+use sha2::{Digest, Sha256};
+use std::fs;
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+
+/// The outcome of a put.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PutOutcome {
+    /// SHA-256 of the bytes.
+    pub digest: Sha256Hex,
+    /// Length in bytes.
+    pub size: u64,
+    /// Whether a new object was written (false: it existed and was intact).
+    pub created: bool,
+    /// Whether a corrupt existing object was replaced.
+    pub repaired: bool,
+}
+
+/// Counts for `info`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct CasStats {
+    /// Number of objects.
+    pub objects: u64,
+    /// Total bytes of objects.
+    pub bytes: u64,
+    /// Orphan temp files left by interrupted writes.
+    pub temp_files: u64,
+}
+
+/// A handle on a CAS directory.
+#[derive(Debug, Clone)]
+pub struct Cas {
+    root: PathBuf,
+}
+
+const BUF: usize = 64 * 1024;
+
+impl Cas {
+    pub(crate) fn new(root: PathBuf) -> Self {
+        Cas { root }
+    }
+
+    /// Creates the directory skeleton (called under the lock by `init`).
+    pub(crate) fn ensure_dirs(&self) -> Result<()> {
+        private_fs::ensure_private_dir(&self.root)?;
+        private_fs::ensure_private_dir(&self.root.join("sha256"))?;
+        private_fs::ensure_private_dir(&self.root.join("tmp"))
+    }
+
+    /// Where the object with this digest lives.
+    pub fn object_path(&self, digest: &Sha256Hex) -> PathBuf {
+        let h = digest.as_str();
+        self.root.join("sha256").join(&h[..2]).join(&h[2..])
+    }
+
+    /// Stores bytes. See [`Cas::put_reader`].
+    pub fn put_bytes(&self, bytes: &[u8]) -> Result<PutOutcome> {
+        self.put_reader(&mut &bytes[..], u64::MAX)
+    }
+
+    /// Streams bytes from `reader` into the store, refusing more than
+    /// `max_bytes` (`too_large`, nothing stored).
+    pub fn put_reader(&self, reader: &mut dyn Read, max_bytes: u64) -> Result<PutOutcome> {
+        let tmp_dir = self.root.join("tmp");
+        let mut tmp = tempfile::Builder::new()
+            .prefix("put-")
+            .tempfile_in(&tmp_dir)
+            .map_err(|e| Error::io("create temp file in", &tmp_dir, e))?;
+        let mut hasher = Sha256::new();
+        let mut size: u64 = 0;
+        let mut buf = vec![0u8; BUF];
+        loop {
+            let n = match reader.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(Error::new(Code::Io, format!("reading input: {e}"))),
+            };
+            size += n as u64;
+            if size > max_bytes {
+                return Err(Error::new(
+                    Code::TooLarge,
+                    format!("content exceeds {max_bytes} bytes"),
+                )
+                .with("max_bytes", max_bytes));
+            }
+            hasher.update(&buf[..n]);
+            tmp.write_all(&buf[..n])
+                .map_err(|e| Error::io("write", tmp.path(), e))?;
+        }
+        let digest = Sha256Hex::from_bytes(hasher.finalize().into());
+        let path = self.object_path(&digest);
+        let mut repaired = false;
+        match self.verify_path(&path, &digest, Some(size)) {
+            Ok(true) => {
+                return Ok(PutOutcome {
+                    digest,
+                    size,
+                    created: false,
+                    repaired: false,
+                });
+            }
+            Ok(false) => {}
+            Err(e) if e.code() == Code::IntegrityError => repaired = true,
+            Err(e) => return Err(e),
+        }
+        tmp.as_file()
+            .sync_all()
+            .map_err(|e| Error::io("fsync", tmp.path(), e))?;
+        let dir = path
+            .parent()
+            .ok_or_else(|| Error::internal("object path has no parent"))?;
+        private_fs::ensure_private_dir(dir)?;
+        tmp.persist(&path)
+            .map_err(|e| Error::io("rename into", &path, e.error))?;
+        private_fs::sync_dir(dir)?;
+        Ok(PutOutcome {
+            digest,
+            size,
+            created: !repaired,
+            repaired,
+        })
+    }
+
+    /// Whether an intact object exists (`Ok(false)`: absent; `integrity_error`:
+    /// present but wrong).
+    pub fn verify(&self, digest: &Sha256Hex, expected_size: Option<u64>) -> Result<bool> {
+        self.verify_path(&self.object_path(digest), digest, expected_size)
+    }
+
+    fn verify_path(
+        &self,
+        path: &Path,
+        digest: &Sha256Hex,
+        expected_size: Option<u64>,
+    ) -> Result<bool> {
+        let mut f = match private_fs::open_nofollow_read(path) {
+            Ok(f) => f,
+            Err(e) if e.code() == Code::NotFound => return Ok(false),
+            Err(e) => return Err(e),
+        };
+        let mut hasher = Sha256::new();
+        let mut size = 0u64;
+        let mut buf = vec![0u8; BUF];
+        loop {
+            let n = f.read(&mut buf).map_err(|e| Error::io("read", path, e))?;
+            if n == 0 {
+                break;
+            }
+            size += n as u64;
+            hasher.update(&buf[..n]);
+        }
+        let got = Sha256Hex::from_bytes(hasher.finalize().into());
+        if got != *digest || expected_size.is_some_and(|s| s != size) {
+            return Err(integrity(digest, path));
+        }
+        Ok(true)
+    }
+
+    /// Reads a whole object, verifying its digest (and size when given)
+    /// before returning any byte. Objects over `max_bytes` are refused.
+    pub fn read(
+        &self,
+        digest: &Sha256Hex,
+        expected_size: Option<u64>,
+        max_bytes: u64,
+    ) -> Result<Vec<u8>> {
+        let path = self.object_path(digest);
+        let f = private_fs::open_nofollow_read(&path).map_err(|e| {
+            if e.code() == Code::NotFound {
+                Error::new(
+                    Code::IntegrityError,
+                    format!("object {digest} is missing from the store"),
+                )
+                .with("digest", digest.to_string())
+            } else {
+                e
+            }
+        })?;
+        let len = f.metadata().map_err(|e| Error::io("stat", &path, e))?.len();
+        if expected_size.is_some_and(|s| s != len) {
+            return Err(integrity(digest, &path));
+        }
+        if len > max_bytes {
+            return Err(Error::new(
+                Code::TooLarge,
+                format!("object {digest} is {len} bytes, over {max_bytes}"),
+            ));
+        }
+        let mut bytes = Vec::with_capacity(len as usize);
+        f.take(max_bytes.saturating_add(1))
+            .read_to_end(&mut bytes)
+            .map_err(|e| Error::io("read", &path, e))?;
+        if bytes.len() as u64 != len || Sha256Hex::digest(&bytes) != *digest {
+            return Err(integrity(digest, &path));
+        }
+        Ok(bytes)
+    }
+
+    /// Counts objects, their bytes and orphan temp files (read-only).
+    pub fn stats(&self) -> Result<CasStats> {
+        let mut s = CasStats::default();
+        let objects = self.root.join("sha256");
+        for fan in read_dir_if_exists(&objects)? {
+            let fan = fan.map_err(|e| Error::io("list", &objects, e))?;
+            if !fan
+                .file_type()
+                .map_err(|e| Error::io("stat", &fan.path(), e))?
+                .is_dir()
+            {
+                continue;
+            }
+            for obj in read_dir_if_exists(&fan.path())? {
+                let obj = obj.map_err(|e| Error::io("list", &fan.path(), e))?;
+                let md = obj
+                    .metadata()
+                    .map_err(|e| Error::io("stat", &obj.path(), e))?;
+                if md.is_file() {
+                    s.objects += 1;
+                    s.bytes += md.len();
+                }
+            }
+        }
+        s.temp_files = read_dir_if_exists(&self.root.join("tmp"))?.count() as u64;
+        Ok(s)
+    }
+}
+
+fn read_dir_if_exists(p: &Path) -> Result<Box<dyn Iterator<Item = std::io::Result<fs::DirEntry>>>> {
+    match fs::read_dir(p) {
+        Ok(it) => Ok(Box::new(it)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Box::new(std::iter::empty())),
+        Err(e) => Err(Error::io("list", p, e)),
+    }
+}
+
+fn integrity(digest: &Sha256Hex, path: &Path) -> Error {
+    Error::new(
+        Code::IntegrityError,
+        format!("object {digest} does not match its digest or size"),
+    )
+    .with("digest", digest.to_string())
+    .with("path", path.display().to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cas() -> (tempfile::TempDir, Cas) {
+        let t = tempfile::tempdir().expect("tempdir");
+        let c = Cas::new(t.path().join("cas"));
+        c.ensure_dirs().expect("dirs");
+        (t, c)
+    }
+
+    #[test]
+    fn put_read_dedupe_repair() {
+        let (_t, c) = cas();
+        let a = c.put_bytes(b"hello").expect("put");
+        assert!(a.created);
+        assert_eq!(
+            a.digest.as_str(),
+            "2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824"
+        );
+        assert_eq!(c.read(&a.digest, Some(5), 100).expect("read"), b"hello");
+        let b = c.put_bytes(b"hello").expect("put");
+        assert!(!b.created && !b.repaired);
+        fs::write(c.object_path(&a.digest), b"HELLO").expect("corrupt");
+        assert_eq!(
+            c.read(&a.digest, None, 100).map_err(|e| e.code()).err(),
+            Some(Code::IntegrityError)
+        );
+        let r = c.put_bytes(b"hello").expect("repair");
+        assert!(r.repaired);
+        assert_eq!(c.read(&a.digest, Some(5), 100).expect("read"), b"hello");
+        assert_eq!(c.stats().expect("stats").objects, 1);
+    }
+
+    #[test]
+    fn too_large_stores_nothing() {
+        let (_t, c) = cas();
+        let e = c
+            .put_reader(&mut &b"0123456789"[..], 4)
+            .err()
+            .expect("refused");
+        assert_eq!(e.code(), Code::TooLarge);
+        assert_eq!(c.stats().expect("stats"), CasStats::default());
+    }
+}

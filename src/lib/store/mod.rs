@@ -1,0 +1,158 @@
+//! The store: the only module that touches SQLite, the advisory lock or blob
+//! files.
+//!
+//! A [`DataDir`] is an owner-private directory (0700, files 0600, no
+//! symlinks). Mutations go through [`DataDir::lock`], which takes the
+//! advisory lock with a bounded wait, then open their databases with
+//! [`DataDir::open_write`] (creating and migrating them). Reads use
+//! [`DataDir::open_read`], which never creates or migrates anything. Lock
+//! order, always: data-dir lock → journal transaction → authority
+//! transaction.
+
+mod cas;
+mod db;
+mod lock;
+pub mod private_fs;
+
+pub use cas::{Cas, CasStats, PutOutcome};
+pub use db::{DbSpec, Migration};
+pub use lock::{DEFAULT_TIMEOUT, DirLock};
+pub use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, params};
+
+use crate::error::{Code, Error, Result};
+use private_fs::Kind;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// Name of the lock file inside the data directory.
+pub const LOCK_FILE: &str = "lock";
+/// Name of the CAS directory inside the data directory.
+pub const CAS_DIR: &str = "cas";
+
+/// An owner-private data directory.
+#[derive(Debug, Clone)]
+pub struct DataDir {
+    root: PathBuf,
+}
+
+impl DataDir {
+    /// Creates the data directory if needed (parent must exist) with its lock
+    /// file and CAS skeleton, and checks everything is owner-private. Takes
+    /// the lock while it works and returns it.
+    pub fn create(root: &Path, timeout: Duration) -> Result<(DataDir, DirLock)> {
+        let root = absolute(root)?;
+        if let Some(parent) = root.parent() {
+            if !parent.as_os_str().is_empty() && !parent.is_dir() {
+                return Err(Error::new(
+                    Code::NotFound,
+                    format!("parent directory {} does not exist", parent.display()),
+                ));
+            }
+        }
+        private_fs::ensure_private_dir(&root)?;
+        let dir = DataDir { root };
+        let lock = dir.lock(timeout)?;
+        dir.cas().ensure_dirs()?;
+        Ok((dir, lock))
+    }
+
+    /// Opens an existing data directory; a missing one is `not_initialized`
+    /// and is never created.
+    pub fn open(root: &Path) -> Result<DataDir> {
+        let root = absolute(root)?;
+        if !private_fs::check_private(&root, Kind::Dir)? {
+            return Err(Error::new(
+                Code::NotInitialized,
+                format!("no data directory at {}", root.display()),
+            )
+            .with("data_dir", root.display().to_string())
+            .with("fix", "run `agent-task init` first"));
+        }
+        let dir = DataDir { root };
+        if !private_fs::check_private(&dir.root.join(LOCK_FILE), Kind::File)? {
+            return Err(Error::new(
+                Code::NotInitialized,
+                format!(
+                    "{} is not an initialised agent-task data directory (no lock file)",
+                    dir.root.display()
+                ),
+            )
+            .with("data_dir", dir.root.display().to_string())
+            .with("fix", "run `agent-task init` first"));
+        }
+        Ok(dir)
+    }
+
+    /// The directory's absolute path.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// Takes the exclusive advisory lock, waiting at most `timeout`, then
+    /// fails with `busy`.
+    pub fn lock(&self, timeout: Duration) -> Result<DirLock> {
+        lock::acquire(&self.root.join(LOCK_FILE), timeout)
+    }
+
+    /// The content-addressed store.
+    pub fn cas(&self) -> Cas {
+        Cas::new(self.root.join(CAS_DIR))
+    }
+
+    /// Creates a private subdirectory (for example `data/`), under the lock.
+    pub fn ensure_subdir(&self, rel: &str, _lock: &DirLock) -> Result<PathBuf> {
+        let p = self.root.join(rel);
+        private_fs::ensure_private_dir(&p)?;
+        Ok(p)
+    }
+
+    /// Opens a database for writing, creating and migrating it.
+    pub fn open_write(&self, spec: &DbSpec, now: &str, lock: &DirLock) -> Result<Connection> {
+        let path = self.root.join(spec.file);
+        if let Some(parent) = path.parent() {
+            private_fs::ensure_private_dir(parent)?;
+        }
+        db::open_write(&path, spec, now, lock)
+    }
+
+    /// Opens an existing database read-only; `None` when it does not exist.
+    pub fn open_read(&self, spec: &DbSpec) -> Result<Option<Connection>> {
+        db::open_read(&self.root.join(spec.file), spec)
+    }
+
+    /// The schema version of a database file without any check beyond
+    /// permissions (`None` when absent). Used by `info`.
+    pub fn schema_version(&self, spec: &DbSpec) -> Result<Option<u32>> {
+        let path = self.root.join(spec.file);
+        if !private_fs::check_private(&path, Kind::File)? {
+            return Ok(None);
+        }
+        let conn = Connection::open_with_flags(
+            &path,
+            rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NOFOLLOW,
+        )?;
+        db::schema_version(&conn).map(Some)
+    }
+}
+
+fn absolute(p: &Path) -> Result<PathBuf> {
+    std::path::absolute(p).map_err(|e| Error::io("resolve", p, e))
+}
+
+/// Row count of every ordinary table of an open database (for `info`).
+pub fn row_counts(conn: &Connection) -> Result<std::collections::BTreeMap<String, u64>> {
+    let tables: Vec<String> = conn
+        .prepare(
+            "SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%' \
+             AND sql NOT LIKE 'CREATE VIRTUAL%' ORDER BY name",
+        )?
+        .query_map([], |r| r.get(0))?
+        .collect::<rusqlite::Result<_>>()?;
+    let mut out = std::collections::BTreeMap::new();
+    for t in tables {
+        let q = format!("SELECT count(*) FROM \"{}\"", t.replace('"', "\"\""));
+        let n: i64 = conn.query_row(&q, [], |r| r.get(0))?;
+        out.insert(t, n.max(0) as u64);
+    }
+    Ok(out)
+}

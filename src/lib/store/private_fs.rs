@@ -1,0 +1,221 @@
+//! Owner-private files and directories: 0700 directories, 0600 files, no
+//! symlinks where a path is trusted, and fsync of bytes and directories.
+
+use crate::error::{Code, Error, Result};
+use std::fs::{self, File, OpenOptions};
+use std::io::Write;
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::path::Path;
+
+/// Sets the process umask to 077 so that nothing the process creates is
+/// readable by group or other, whatever a later call forgets.
+#[allow(unsafe_code)]
+pub fn set_private_umask() {
+    // SAFETY: umask(2) only changes the calling process's file-mode mask; it
+    // has no memory-safety preconditions.
+    unsafe {
+        libc::umask(0o077);
+    }
+}
+
+fn current_uid() -> u32 {
+    #[allow(unsafe_code)]
+    // SAFETY: geteuid(2) cannot fail and touches no memory.
+    unsafe {
+        libc::geteuid()
+    }
+}
+
+/// What a trusted path must be.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// A directory with mode 0700 (no group/other bits).
+    Dir,
+    /// A regular file with no group/other bits.
+    File,
+}
+
+/// Checks that `path` exists, is not a symlink, is of `kind`, is owned by the
+/// current user and has no group or other permission bits. Returns `Ok(false)`
+/// when the path does not exist.
+pub fn check_private(path: &Path, kind: Kind) -> Result<bool> {
+    let md = match fs::symlink_metadata(path) {
+        Ok(md) => md,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
+        Err(e) => return Err(Error::io("stat", path, e)),
+    };
+    let shown = path.display().to_string();
+    if md.file_type().is_symlink() {
+        return Err(Error::new(
+            Code::SymlinkRefused,
+            format!("{shown} is a symbolic link; agent-task refuses to follow links to its stores"),
+        )
+        .with("path", shown.clone())
+        .with(
+            "fix",
+            format!("replace the link with a real {}", kind_word(kind)),
+        ));
+    }
+    let ok_type = match kind {
+        Kind::Dir => md.is_dir(),
+        Kind::File => md.is_file(),
+    };
+    if !ok_type {
+        return Err(Error::new(
+            Code::Config,
+            format!("{shown} is not a {}", kind_word(kind)),
+        )
+        .with("path", shown));
+    }
+    if md.uid() != current_uid() {
+        return Err(Error::new(
+            Code::InsecurePermissions,
+            format!(
+                "{shown} is owned by uid {}, not by the current user",
+                md.uid()
+            ),
+        )
+        .with("path", shown.clone())
+        .with("fix", format!("chown {} {shown}", current_uid())));
+    }
+    let mode = md.permissions().mode() & 0o7777;
+    if mode & 0o077 != 0 {
+        let want = if kind == Kind::Dir { "700" } else { "600" };
+        return Err(Error::new(
+            Code::InsecurePermissions,
+            format!("{shown} has mode {mode:04o}; group and other must have no access"),
+        )
+        .with("path", shown.clone())
+        .with("mode", format!("{mode:04o}"))
+        .with("fix", format!("chmod {want} {shown}")));
+    }
+    Ok(true)
+}
+
+fn kind_word(kind: Kind) -> &'static str {
+    match kind {
+        Kind::Dir => "directory",
+        Kind::File => "file",
+    }
+}
+
+/// Creates `path` as a 0700 directory if it is missing (its parent must
+/// exist), then checks it.
+pub fn ensure_private_dir(path: &Path) -> Result<()> {
+    if !check_private(path, Kind::Dir)? {
+        match fs::DirBuilder::new().mode(0o700).create(path) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(Error::io("create directory", path, e)),
+        }
+        check_private(path, Kind::Dir)?;
+        if let Some(parent) = path.parent() {
+            sync_dir(parent)?;
+        }
+    }
+    Ok(())
+}
+
+/// Opens (creating if missing) a 0600 file for reading and writing without
+/// following a symlink, and checks its permissions.
+pub fn open_private_rw(path: &Path) -> Result<File> {
+    check_private(path, Kind::File)?;
+    let f = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(path)
+        .map_err(|e| Error::io("open", path, e))?;
+    check_private(path, Kind::File)?;
+    Ok(f)
+}
+
+/// Opens an existing file read-only without following a symlink.
+pub fn open_nofollow_read(path: &Path) -> Result<File> {
+    OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(path)
+        .map_err(|e| {
+            if e.raw_os_error() == Some(libc::ELOOP) {
+                Error::new(
+                    Code::SymlinkRefused,
+                    format!("{} is a symbolic link", path.display()),
+                )
+                .with("path", path.display().to_string())
+            } else if e.kind() == std::io::ErrorKind::NotFound {
+                Error::new(Code::NotFound, format!("{} does not exist", path.display()))
+                    .with("path", path.display().to_string())
+            } else {
+                Error::io("open", path, e)
+            }
+        })
+}
+
+/// fsyncs a directory so that entries created or renamed in it are durable.
+pub fn sync_dir(path: &Path) -> Result<()> {
+    let d = File::open(path).map_err(|e| Error::io("open directory", path, e))?;
+    d.sync_all()
+        .map_err(|e| Error::io("fsync directory", path, e))
+}
+
+/// Writes `bytes` to `path` atomically: a 0600 temp file in the same
+/// directory, fsync, rename over the target, fsync the directory.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    let dir = path
+        .parent()
+        .ok_or_else(|| Error::internal(format!("{} has no parent", path.display())))?;
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".tmp-")
+        .permissions(fs::Permissions::from_mode(0o600))
+        .tempfile_in(dir)
+        .map_err(|e| Error::io("create temp file in", dir, e))?;
+    tmp.write_all(bytes)
+        .map_err(|e| Error::io("write", tmp.path(), e))?;
+    tmp.as_file()
+        .sync_all()
+        .map_err(|e| Error::io("fsync", tmp.path(), e))?;
+    tmp.persist(path)
+        .map_err(|e| Error::io("rename into", path, e.error))?;
+    sync_dir(dir)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn detects_symlink_and_loose_modes() {
+        let t = tempfile::tempdir().expect("tempdir");
+        let d = t.path().join("d");
+        ensure_private_dir(&d).expect("create");
+        assert!(check_private(&d, Kind::Dir).expect("ok"));
+        fs::set_permissions(&d, fs::Permissions::from_mode(0o750)).expect("chmod");
+        assert_eq!(
+            check_private(&d, Kind::Dir).map_err(|e| e.code()).err(),
+            Some(Code::InsecurePermissions)
+        );
+        let l = t.path().join("l");
+        std::os::unix::fs::symlink(&d, &l).expect("symlink");
+        assert_eq!(
+            check_private(&l, Kind::Dir).map_err(|e| e.code()).err(),
+            Some(Code::SymlinkRefused)
+        );
+        assert!(!check_private(&t.path().join("missing"), Kind::File).expect("ok"));
+    }
+
+    #[test]
+    fn atomic_write_is_private() {
+        let t = tempfile::tempdir().expect("tempdir");
+        let p = t.path().join("f");
+        write_atomic(&p, b"hello").expect("write");
+        assert_eq!(fs::read(&p).expect("read"), b"hello");
+        assert_eq!(
+            fs::metadata(&p).expect("md").permissions().mode() & 0o777,
+            0o600
+        );
+    }
+}

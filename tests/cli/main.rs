@@ -1,0 +1,5 @@
+//! Integration tests: every test drives the real `agent-task` binary against
+//! a temp data directory. One test binary (`autotests = false`).
+
+mod common;
+mod foundation;
