@@ -63,7 +63,7 @@ where
     let pretty = cli.pretty;
     let result = ctx::Ctx::from_cli(&cli).and_then(|ctx| commands::dispatch(&ctx, cli.command));
     match result {
-        Ok(value) => output::success(&value, pretty),
+        Ok(reply) => output::success(&reply.value, pretty, reply.exit_code),
         Err(e) => output::failure(&e),
     }
 }

@@ -7,8 +7,8 @@ use serde_json::Value;
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 
-/// Prints a success value and returns exit code 0.
-pub fn success(value: &Value, pretty: bool) -> ExitCode {
+/// Prints a command's value and returns `exit_code` (0 for success).
+pub fn success(value: &Value, pretty: bool, exit_code: u8) -> ExitCode {
     let stdout = std::io::stdout();
     let pretty = pretty || stdout.is_terminal();
     let text = if pretty {
@@ -24,7 +24,7 @@ pub fn success(value: &Value, pretty: bool) -> ExitCode {
     if writeln!(lock, "{text}").and_then(|_| lock.flush()).is_err() {
         return ExitCode::from(Code::Io.exit_code());
     }
-    ExitCode::SUCCESS
+    ExitCode::from(exit_code)
 }
 
 /// Prints an error object on stderr and returns its exit code.

@@ -21,13 +21,33 @@ pub enum Command {
     Man(docs::ManArgs),
 }
 
+/// What a successful command prints on stdout, and its exit code (0 for
+/// almost every command; a few, such as a conformance run that found
+/// failures, print their report and exit non-zero).
+#[derive(Debug)]
+pub struct Reply {
+    /// The JSON value printed on stdout.
+    pub value: Value,
+    /// The process exit code.
+    pub exit_code: u8,
+}
+
+impl From<Value> for Reply {
+    fn from(value: Value) -> Self {
+        Reply {
+            value,
+            exit_code: 0,
+        }
+    }
+}
+
 /// Runs one command.
-pub fn dispatch(ctx: &Ctx, command: Command) -> Result<Value> {
+pub fn dispatch(ctx: &Ctx, command: Command) -> Result<Reply> {
     match command {
-        Command::Init(a) => setup::init(ctx, &a),
-        Command::Info(a) => setup::info(ctx, &a),
-        Command::Completions(a) => docs::completions(&a),
-        Command::Man(a) => docs::man(&a),
+        Command::Init(a) => setup::init(ctx, &a).map(Reply::from),
+        Command::Info(a) => setup::info(ctx, &a).map(Reply::from),
+        Command::Completions(a) => docs::completions(&a).map(Reply::from),
+        Command::Man(a) => docs::man(&a).map(Reply::from),
     }
 }
 
