@@ -18,6 +18,7 @@ pub mod clock;
 pub mod error;
 pub mod ops;
 pub mod store;
+pub mod task;
 pub mod wire;
 
 pub use error::{Code, Error, Result};

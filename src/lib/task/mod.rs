@@ -1,0 +1,5 @@
+//! Workflow tasks: the typed contract, observation signing, task
+//! derivation and the journal state machine.
+
+pub mod contract;
+pub mod observation;
