@@ -2,4 +2,6 @@
 //! derivation and the journal state machine.
 
 pub mod contract;
+pub mod journal;
 pub mod observation;
+pub mod ops;
