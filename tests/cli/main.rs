@@ -3,3 +3,5 @@
 
 mod common;
 mod foundation;
+mod task_flow;
+mod task_support;
