@@ -3,5 +3,6 @@
 
 mod common;
 mod foundation;
+mod task_fences;
 mod task_flow;
 mod task_support;
