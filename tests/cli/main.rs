@@ -5,4 +5,5 @@ mod common;
 mod foundation;
 mod task_fences;
 mod task_flow;
+mod task_race;
 mod task_support;

@@ -5,3 +5,6 @@ pub mod contract;
 pub mod journal;
 pub mod observation;
 pub mod ops;
+
+#[cfg(test)]
+mod model_tests;
