@@ -140,7 +140,8 @@ impl AttemptRow {
 
 /// Loads an attempt.
 pub fn attempt(j: &Connection, attempt_id: &str) -> Result<Option<AttemptRow>> {
-    let row: Option<(String, Vec<u8>, String, i64, Option<i64>)> = j
+    type Row = (String, Vec<u8>, String, i64, Option<i64>);
+    let row: Option<Row> = j
         .query_row(
             "SELECT attempt_digest, attempt_json, state, lease_expires_ms, superseded_by_fence FROM attempts WHERE attempt_id = ?1",
             params![attempt_id],
@@ -528,18 +529,28 @@ fn check_binding(
     Ok(())
 }
 
+/// What a caller names for heartbeat, cancel or reconcile.
+#[derive(Debug, Clone)]
+pub struct MutationArgs {
+    /// The action.
+    pub action: MutationAction,
+    /// The attempt.
+    pub attempt_id: String,
+    /// The fence the caller holds.
+    pub fence: u64,
+    /// Idempotency key.
+    pub request_id: String,
+    /// Requested lease (heartbeat).
+    pub lease_ms: Option<u64>,
+    /// Reason (cancel, reconcile).
+    pub reason: Option<String>,
+}
+
 /// Builds the canonical mutation request for an attempt from its stored
 /// identity (the CLI's flags name only ids, fence and lease).
-pub fn mutation_request(
-    j: Option<&Connection>,
-    actor: &Actor,
-    action: MutationAction,
-    attempt_id: &str,
-    fence: u64,
-    request_id: &str,
-    lease_ms: Option<u64>,
-    reason: Option<String>,
-) -> Result<TaskMutationRequest> {
+pub fn mutation_request(j: Option<&Connection>, actor: &Actor, m: &MutationArgs) -> Result<TaskMutationRequest> {
+    let (action, attempt_id, fence, request_id, lease_ms, reason) =
+        (m.action, m.attempt_id.as_str(), m.fence, m.request_id.as_str(), m.lease_ms, m.reason.clone());
     let row = j
         .map(|j| attempt(j, attempt_id))
         .transpose()?

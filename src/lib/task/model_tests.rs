@@ -391,7 +391,15 @@ fn step(w: &mut World, op: &Op) {
                 None
             };
             if w.attempts.is_empty() {
-                let real = ops::mutate(&w.cx(), action, "att_missing", 1, &req_id, lease, None);
+                let m = super::journal::MutationArgs {
+                    action,
+                    attempt_id: "att_missing".into(),
+                    fence: 1,
+                    request_id: req_id.clone(),
+                    lease_ms: lease,
+                    reason: None,
+                };
+                let real = ops::mutate(&w.cx(), &m);
                 assert_eq!(code(&real), table("pending", name));
                 return;
             }
@@ -399,7 +407,15 @@ fn step(w: &mut World, op: &Op) {
             let a = &w.attempts[ai];
             let fence = if *stale { a.fence + 1 } else { a.fence };
             let key = format!("{name}|{}|{fence}|{lease:?}", a.id);
-            let real = ops::mutate(&w.cx(), action, &a.id.clone(), fence, &req_id, lease, None);
+            let m = super::journal::MutationArgs {
+                action,
+                attempt_id: a.id.clone(),
+                fence,
+                request_id: req_id.clone(),
+                lease_ms: lease,
+                reason: None,
+            };
+            let real = ops::mutate(&w.cx(), &m);
             if let Some(exp) = w.idem(&req_id, &key) {
                 match exp {
                     Ok(v) => assert_eq!(real.as_ref().ok(), Some(&v), "identical {name} retry"),

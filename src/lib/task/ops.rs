@@ -360,27 +360,10 @@ pub fn claim(
 }
 
 /// `heartbeat`, `cancel`, `reconcile` by attempt id and fence.
-pub fn mutate(
-    cx: &AgentCtx<'_>,
-    action: MutationAction,
-    attempt_id: &str,
-    fence: u64,
-    request_id: &str,
-    lease_ms: Option<u64>,
-    reason: Option<String>,
-) -> Result<Value> {
-    check_id("attempt_id", attempt_id)?;
+pub fn mutate(cx: &AgentCtx<'_>, m: &journal::MutationArgs) -> Result<Value> {
+    check_id("attempt_id", &m.attempt_id)?;
     cx.mutate(|j, a, who, now| {
-        let req = journal::mutation_request(
-            Some(j),
-            &who.actor,
-            action,
-            attempt_id,
-            fence,
-            request_id,
-            lease_ms,
-            reason,
-        )?;
+        let req = journal::mutation_request(Some(j), &who.actor, m)?;
         journal::mutate(j, a, &who.actor, &req, now)
     })
 }

@@ -157,17 +157,15 @@ pub(super) fn mutate(ctx: &Ctx, action: MutationAction, a: MutateArgs) -> Result
         MutationAction::Heartbeat => Some(a.lease_ms.unwrap_or(300_000)),
         _ => a.lease_ms,
     };
-    with_agent(ctx, |cx| {
-        ops::mutate(
-            cx,
-            action,
-            &a.attempt,
-            a.fence,
-            &a.request_id,
-            lease,
-            a.reason.clone(),
-        )
-    })
+    let m = crate::task::journal::MutationArgs {
+        action,
+        attempt_id: a.attempt,
+        fence: a.fence,
+        request_id: a.request_id,
+        lease_ms: lease,
+        reason: a.reason,
+    };
+    with_agent(ctx, |cx| ops::mutate(cx, &m))
 }
 
 pub(super) fn status(ctx: &Ctx, a: StatusArgs) -> Result<Value> {
