@@ -1,5 +1,7 @@
 //! Integration tests: every test drives the real `agent-task` binary against
 //! a temp data directory. One test binary (`autotests = false`).
 
+mod cas;
 mod common;
+mod docs;
 mod foundation;

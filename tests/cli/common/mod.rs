@@ -91,6 +91,18 @@ impl TestEnv {
         c
     }
 
+    /// A `std::process::Command` for the real binary (for spawning,
+    /// killing and racing processes), set up like [`TestEnv::cmd`].
+    pub fn std_cmd(&self) -> std::process::Command {
+        let mut c = std::process::Command::new(bin());
+        c.env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", self.tmp.path())
+            .arg("--data-dir")
+            .arg(&self.data_dir);
+        c
+    }
+
     /// Runs the binary with `args`.
     pub fn run(&self, args: &[&str]) -> Output {
         run_cmd(self.cmd().args(args))

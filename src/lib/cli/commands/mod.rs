@@ -1,5 +1,6 @@
 //! The command tree and the single dispatch `match`.
 
+mod cas;
 mod docs;
 mod setup;
 
@@ -15,6 +16,9 @@ pub enum Command {
     Init(setup::InitArgs),
     /// Show the data directory, schema versions and counts (changes nothing).
     Info(setup::InfoArgs),
+    /// Store, read and verify content-addressed objects.
+    #[command(subcommand)]
+    Cas(cas::CasCommand),
     /// Print a shell completion script.
     Completions(docs::CompletionsArgs),
     /// Write a man page per subcommand into a directory.
@@ -46,6 +50,7 @@ pub fn dispatch(ctx: &Ctx, command: Command) -> Result<Reply> {
     match command {
         Command::Init(a) => setup::init(ctx, &a).map(Reply::from),
         Command::Info(a) => setup::info(ctx, &a).map(Reply::from),
+        Command::Cas(c) => cas::run(ctx, &c).map(Reply::from),
         Command::Completions(a) => docs::completions(&a).map(Reply::from),
         Command::Man(a) => docs::man(&a).map(Reply::from),
     }
