@@ -132,3 +132,30 @@ pub fn bin() -> &'static Path {
 pub fn repo_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
+
+/// SHA-256 of every file under `dir` (relative path → digest), leaving out
+/// SQLite's `-shm` WAL-index files: shared memory that every WAL reader
+/// writes its read marks into, not stored data.
+pub fn snapshot_files(dir: &Path) -> std::collections::BTreeMap<String, String> {
+    use sha2::Digest;
+    let mut out = std::collections::BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).expect("read dir") {
+            let e = e.expect("entry");
+            let p = e.path();
+            let ft = e.file_type().expect("file type");
+            if ft.is_dir() {
+                stack.push(p);
+            } else if !p.to_string_lossy().ends_with("-shm") {
+                let bytes = std::fs::read(&p).expect("read");
+                let rel = p.strip_prefix(dir).expect("prefix").display().to_string();
+                out.insert(
+                    rel,
+                    data_encoding::HEXLOWER.encode(&sha2::Sha256::digest(&bytes)),
+                );
+            }
+        }
+    }
+    out
+}
