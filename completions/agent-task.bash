@@ -34,6 +34,9 @@ _agent__task() {
             agent__task,man)
                 cmd="agent__task__subcmd__man"
                 ;;
+            agent__task,runtime)
+                cmd="agent__task__subcmd__runtime"
+                ;;
             agent__task__subcmd__cas,cat)
                 cmd="agent__task__subcmd__cas__subcmd__cat"
                 ;;
@@ -76,6 +79,9 @@ _agent__task() {
             agent__task__subcmd__help,man)
                 cmd="agent__task__subcmd__help__subcmd__man"
                 ;;
+            agent__task__subcmd__help,runtime)
+                cmd="agent__task__subcmd__help__subcmd__runtime"
+                ;;
             agent__task__subcmd__help__subcmd__cas,cat)
                 cmd="agent__task__subcmd__help__subcmd__cas__subcmd__cat"
                 ;;
@@ -85,6 +91,21 @@ _agent__task() {
             agent__task__subcmd__help__subcmd__cas,put)
                 cmd="agent__task__subcmd__help__subcmd__cas__subcmd__put"
                 ;;
+            agent__task__subcmd__help__subcmd__runtime,probe)
+                cmd="agent__task__subcmd__help__subcmd__runtime__subcmd__probe"
+                ;;
+            agent__task__subcmd__runtime,help)
+                cmd="agent__task__subcmd__runtime__subcmd__help"
+                ;;
+            agent__task__subcmd__runtime,probe)
+                cmd="agent__task__subcmd__runtime__subcmd__probe"
+                ;;
+            agent__task__subcmd__runtime__subcmd__help,help)
+                cmd="agent__task__subcmd__runtime__subcmd__help__subcmd__help"
+                ;;
+            agent__task__subcmd__runtime__subcmd__help,probe)
+                cmd="agent__task__subcmd__runtime__subcmd__help__subcmd__probe"
+                ;;
             *)
                 ;;
         esac
@@ -92,7 +113,7 @@ _agent__task() {
 
     case "${cmd}" in
         agent__task)
-            opts="-h -V --data-dir --pretty --lock-timeout-ms --help --version init info cas completions man help"
+            opts="-h -V --data-dir --pretty --lock-timeout-ms --help --version init info cas runtime completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -302,7 +323,7 @@ _agent__task() {
             return 0
             ;;
         agent__subcmd__task__subcmd__help)
-            opts="init info cas completions man help"
+            opts="init info cas runtime completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -441,6 +462,34 @@ _agent__task() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        agent__subcmd__task__subcmd__help__subcmd__runtime)
+            opts="probe"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        agent__subcmd__task__subcmd__help__subcmd__runtime__subcmd__probe)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         agent__subcmd__task__subcmd__info)
             opts="-h -V --data-dir --pretty --lock-timeout-ms --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
@@ -494,6 +543,96 @@ _agent__task() {
             case "${prev}" in
                 --out)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --data-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --lock-timeout-ms)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        agent__subcmd__task__subcmd__runtime)
+            opts="-h -V --data-dir --pretty --lock-timeout-ms --help --version probe help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --data-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --lock-timeout-ms)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        agent__subcmd__task__subcmd__runtime__subcmd__help)
+            opts="probe help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        agent__subcmd__task__subcmd__runtime__subcmd__help__subcmd__help)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        agent__subcmd__task__subcmd__runtime__subcmd__help__subcmd__probe)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        agent__subcmd__task__subcmd__runtime__subcmd__probe)
+            opts="-h -V --runtime --data-dir --pretty --lock-timeout-ms --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --runtime)
+                    COMPREPLY=($(compgen -W "bwrap unshare oci" -- "${cur}"))
                     return 0
                     ;;
                 --data-dir)

@@ -32,6 +32,7 @@ complete -c agent-task -n "__fish_agent_task_needs_command" -s V -l version -d '
 complete -c agent-task -n "__fish_agent_task_needs_command" -f -a "init" -d 'Create (or re-check and migrate) the owner-private data directory'
 complete -c agent-task -n "__fish_agent_task_needs_command" -f -a "info" -d 'Show the data directory, schema versions and counts (changes nothing)'
 complete -c agent-task -n "__fish_agent_task_needs_command" -f -a "cas" -d 'Store, read and verify content-addressed objects'
+complete -c agent-task -n "__fish_agent_task_needs_command" -f -a "runtime" -d 'Sandbox runtimes for command collectors'
 complete -c agent-task -n "__fish_agent_task_needs_command" -f -a "completions" -d 'Print a shell completion script'
 complete -c agent-task -n "__fish_agent_task_needs_command" -f -a "man" -d 'Write a man page per subcommand into a directory'
 complete -c agent-task -n "__fish_agent_task_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
@@ -74,6 +75,23 @@ complete -c agent-task -n "__fish_agent_task_using_subcommand cas; and __fish_se
 complete -c agent-task -n "__fish_agent_task_using_subcommand cas; and __fish_seen_subcommand_from help" -f -a "cat" -d 'Verify an object and write its bytes to a file'
 complete -c agent-task -n "__fish_agent_task_using_subcommand cas; and __fish_seen_subcommand_from help" -f -a "fsck" -d 'Verify every object against its digest (changes nothing)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand cas; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c agent-task -n "__fish_agent_task_using_subcommand runtime; and not __fish_seen_subcommand_from probe help" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand runtime; and not __fish_seen_subcommand_from probe help" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand runtime; and not __fish_seen_subcommand_from probe help" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
+complete -c agent-task -n "__fish_agent_task_using_subcommand runtime; and not __fish_seen_subcommand_from probe help" -s h -l help -d 'Print help'
+complete -c agent-task -n "__fish_agent_task_using_subcommand runtime; and not __fish_seen_subcommand_from probe help" -s V -l version -d 'Print version'
+complete -c agent-task -n "__fish_agent_task_using_subcommand runtime; and not __fish_seen_subcommand_from probe help" -f -a "probe" -d 'Print the observed identity (program digest, version, pinned arguments, isolation facts and their digest) after a trial run'
+complete -c agent-task -n "__fish_agent_task_using_subcommand runtime; and not __fish_seen_subcommand_from probe help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c agent-task -n "__fish_agent_task_using_subcommand runtime; and __fish_seen_subcommand_from probe" -l runtime -d 'Which runtime' -r -f -a "bwrap\t'bubblewrap: read-only snapshot, no network, pid namespace, private /tmp'
+unshare\t'unshare: network cut only; the file system is shared'
+oci\t'podman or docker with --network none'"
+complete -c agent-task -n "__fish_agent_task_using_subcommand runtime; and __fish_seen_subcommand_from probe" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand runtime; and __fish_seen_subcommand_from probe" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand runtime; and __fish_seen_subcommand_from probe" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
+complete -c agent-task -n "__fish_agent_task_using_subcommand runtime; and __fish_seen_subcommand_from probe" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c agent-task -n "__fish_agent_task_using_subcommand runtime; and __fish_seen_subcommand_from probe" -s V -l version -d 'Print version'
+complete -c agent-task -n "__fish_agent_task_using_subcommand runtime; and __fish_seen_subcommand_from help" -f -a "probe" -d 'Print the observed identity (program digest, version, pinned arguments, isolation facts and their digest) after a trial run'
+complete -c agent-task -n "__fish_agent_task_using_subcommand runtime; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand completions" -l out -d 'Write the script to this file instead of embedding it in the JSON output' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand completions" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand completions" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
@@ -86,12 +104,14 @@ complete -c agent-task -n "__fish_agent_task_using_subcommand man" -l lock-timeo
 complete -c agent-task -n "__fish_agent_task_using_subcommand man" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand man" -s h -l help -d 'Print help'
 complete -c agent-task -n "__fish_agent_task_using_subcommand man" -s V -l version -d 'Print version'
-complete -c agent-task -n "__fish_agent_task_using_subcommand help; and not __fish_seen_subcommand_from init info cas completions man help" -f -a "init" -d 'Create (or re-check and migrate) the owner-private data directory'
-complete -c agent-task -n "__fish_agent_task_using_subcommand help; and not __fish_seen_subcommand_from init info cas completions man help" -f -a "info" -d 'Show the data directory, schema versions and counts (changes nothing)'
-complete -c agent-task -n "__fish_agent_task_using_subcommand help; and not __fish_seen_subcommand_from init info cas completions man help" -f -a "cas" -d 'Store, read and verify content-addressed objects'
-complete -c agent-task -n "__fish_agent_task_using_subcommand help; and not __fish_seen_subcommand_from init info cas completions man help" -f -a "completions" -d 'Print a shell completion script'
-complete -c agent-task -n "__fish_agent_task_using_subcommand help; and not __fish_seen_subcommand_from init info cas completions man help" -f -a "man" -d 'Write a man page per subcommand into a directory'
-complete -c agent-task -n "__fish_agent_task_using_subcommand help; and not __fish_seen_subcommand_from init info cas completions man help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c agent-task -n "__fish_agent_task_using_subcommand help; and not __fish_seen_subcommand_from init info cas runtime completions man help" -f -a "init" -d 'Create (or re-check and migrate) the owner-private data directory'
+complete -c agent-task -n "__fish_agent_task_using_subcommand help; and not __fish_seen_subcommand_from init info cas runtime completions man help" -f -a "info" -d 'Show the data directory, schema versions and counts (changes nothing)'
+complete -c agent-task -n "__fish_agent_task_using_subcommand help; and not __fish_seen_subcommand_from init info cas runtime completions man help" -f -a "cas" -d 'Store, read and verify content-addressed objects'
+complete -c agent-task -n "__fish_agent_task_using_subcommand help; and not __fish_seen_subcommand_from init info cas runtime completions man help" -f -a "runtime" -d 'Sandbox runtimes for command collectors'
+complete -c agent-task -n "__fish_agent_task_using_subcommand help; and not __fish_seen_subcommand_from init info cas runtime completions man help" -f -a "completions" -d 'Print a shell completion script'
+complete -c agent-task -n "__fish_agent_task_using_subcommand help; and not __fish_seen_subcommand_from init info cas runtime completions man help" -f -a "man" -d 'Write a man page per subcommand into a directory'
+complete -c agent-task -n "__fish_agent_task_using_subcommand help; and not __fish_seen_subcommand_from init info cas runtime completions man help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand help; and __fish_seen_subcommand_from cas" -f -a "put" -d 'Store a file (or `-` for stdin) and print its SHA-256 and size'
 complete -c agent-task -n "__fish_agent_task_using_subcommand help; and __fish_seen_subcommand_from cas" -f -a "cat" -d 'Verify an object and write its bytes to a file'
 complete -c agent-task -n "__fish_agent_task_using_subcommand help; and __fish_seen_subcommand_from cas" -f -a "fsck" -d 'Verify every object against its digest (changes nothing)'
+complete -c agent-task -n "__fish_agent_task_using_subcommand help; and __fish_seen_subcommand_from runtime" -f -a "probe" -d 'Print the observed identity (program digest, version, pinned arguments, isolation facts and their digest) after a trial run'

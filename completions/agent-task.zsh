@@ -144,6 +144,67 @@ esac
     ;;
 esac
 ;;
+(runtime)
+_arguments "${_arguments_options[@]}" : \
+'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
+'--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
+'-h[Print help]' \
+'--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
+":: :_agent-task__subcmd__runtime_commands" \
+"*::: :->runtime" \
+&& ret=0
+
+    case $state in
+    (runtime)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:agent-task-runtime-command-$line[1]:"
+        case $line[1] in
+            (probe)
+_arguments "${_arguments_options[@]}" : \
+'--runtime=[Which runtime]:RUNTIME:((bwrap\:"bubblewrap\: read-only snapshot, no network, pid namespace, private /tmp"
+unshare\:"unshare\: network cut only; the file system is shared"
+oci\:"podman or docker with --network none"))' \
+'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
+'--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
+'-h[Print help (see more with '\''--help'\'')]' \
+'--help[Print help (see more with '\''--help'\'')]' \
+'-V[Print version]' \
+'--version[Print version]' \
+&& ret=0
+;;
+(help)
+_arguments "${_arguments_options[@]}" : \
+":: :_agent-task__subcmd__runtime__subcmd__help_commands" \
+"*::: :->help" \
+&& ret=0
+
+    case $state in
+    (help)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:agent-task-runtime-help-command-$line[1]:"
+        case $line[1] in
+            (probe)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(help)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+        esac
+    ;;
+esac
+;;
+        esac
+    ;;
+esac
+;;
 (completions)
 _arguments "${_arguments_options[@]}" : \
 '--out=[Write the script to this file instead of embedding it in the JSON output]:FILE:_files' \
@@ -219,6 +280,26 @@ _arguments "${_arguments_options[@]}" : \
     ;;
 esac
 ;;
+(runtime)
+_arguments "${_arguments_options[@]}" : \
+":: :_agent-task__subcmd__help__subcmd__runtime_commands" \
+"*::: :->runtime" \
+&& ret=0
+
+    case $state in
+    (runtime)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:agent-task-help-runtime-command-$line[1]:"
+        case $line[1] in
+            (probe)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+        esac
+    ;;
+esac
+;;
 (completions)
 _arguments "${_arguments_options[@]}" : \
 && ret=0
@@ -246,6 +327,7 @@ _agent-task_commands() {
 'init:Create (or re-check and migrate) the owner-private data directory' \
 'info:Show the data directory, schema versions and counts (changes nothing)' \
 'cas:Store, read and verify content-addressed objects' \
+'runtime:Sandbox runtimes for command collectors' \
 'completions:Print a shell completion script' \
 'man:Write a man page per subcommand into a directory' \
 'help:Print this message or the help of the given subcommand(s)' \
@@ -318,6 +400,7 @@ _agent-task__subcmd__help_commands() {
 'init:Create (or re-check and migrate) the owner-private data directory' \
 'info:Show the data directory, schema versions and counts (changes nothing)' \
 'cas:Store, read and verify content-addressed objects' \
+'runtime:Sandbox runtimes for command collectors' \
 'completions:Print a shell completion script' \
 'man:Write a man page per subcommand into a directory' \
 'help:Print this message or the help of the given subcommand(s)' \
@@ -373,6 +456,18 @@ _agent-task__subcmd__help__subcmd__man_commands() {
     local commands; commands=()
     _describe -t commands 'agent-task help man commands' commands "$@"
 }
+(( $+functions[_agent-task__subcmd__help__subcmd__runtime_commands] )) ||
+_agent-task__subcmd__help__subcmd__runtime_commands() {
+    local commands; commands=(
+'probe:Print the observed identity (program digest, version, pinned arguments, isolation facts and their digest) after a trial run' \
+    )
+    _describe -t commands 'agent-task help runtime commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__help__subcmd__runtime__subcmd__probe_commands] )) ||
+_agent-task__subcmd__help__subcmd__runtime__subcmd__probe_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task help runtime probe commands' commands "$@"
+}
 (( $+functions[_agent-task__subcmd__info_commands] )) ||
 _agent-task__subcmd__info_commands() {
     local commands; commands=()
@@ -387,6 +482,37 @@ _agent-task__subcmd__init_commands() {
 _agent-task__subcmd__man_commands() {
     local commands; commands=()
     _describe -t commands 'agent-task man commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__runtime_commands] )) ||
+_agent-task__subcmd__runtime_commands() {
+    local commands; commands=(
+'probe:Print the observed identity (program digest, version, pinned arguments, isolation facts and their digest) after a trial run' \
+'help:Print this message or the help of the given subcommand(s)' \
+    )
+    _describe -t commands 'agent-task runtime commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__runtime__subcmd__help_commands] )) ||
+_agent-task__subcmd__runtime__subcmd__help_commands() {
+    local commands; commands=(
+'probe:Print the observed identity (program digest, version, pinned arguments, isolation facts and their digest) after a trial run' \
+'help:Print this message or the help of the given subcommand(s)' \
+    )
+    _describe -t commands 'agent-task runtime help commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__runtime__subcmd__help__subcmd__help_commands] )) ||
+_agent-task__subcmd__runtime__subcmd__help__subcmd__help_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task runtime help help commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__runtime__subcmd__help__subcmd__probe_commands] )) ||
+_agent-task__subcmd__runtime__subcmd__help__subcmd__probe_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task runtime help probe commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__runtime__subcmd__probe_commands] )) ||
+_agent-task__subcmd__runtime__subcmd__probe_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task runtime probe commands' commands "$@"
 }
 
 if [ "$funcstack[1]" = "_agent-task" ]; then

@@ -2,6 +2,7 @@
 
 mod cas;
 mod docs;
+mod runtime;
 mod setup;
 
 use super::ctx::Ctx;
@@ -19,6 +20,9 @@ pub enum Command {
     /// Store, read and verify content-addressed objects.
     #[command(subcommand)]
     Cas(cas::CasCommand),
+    /// Sandbox runtimes for command collectors.
+    #[command(subcommand)]
+    Runtime(runtime::RuntimeCommand),
     /// Print a shell completion script.
     Completions(docs::CompletionsArgs),
     /// Write a man page per subcommand into a directory.
@@ -51,6 +55,7 @@ pub fn dispatch(ctx: &Ctx, command: Command) -> Result<Reply> {
         Command::Init(a) => setup::init(ctx, &a).map(Reply::from),
         Command::Info(a) => setup::info(ctx, &a).map(Reply::from),
         Command::Cas(c) => cas::run(ctx, &c).map(Reply::from),
+        Command::Runtime(c) => runtime::run(&c).map(Reply::from),
         Command::Completions(a) => docs::completions(&a).map(Reply::from),
         Command::Man(a) => docs::man(&a).map(Reply::from),
     }
