@@ -75,6 +75,10 @@ codes! {
     SchemaTooNew = "schema_too_new" => exit 78, http 500;
     /// A database predates this binary and a read path cannot migrate it.
     SchemaOutdated = "schema_outdated" => exit 78, http 503;
+    /// A pinned sandbox runtime is missing or cannot isolate on this host.
+    RuntimeUnavailable = "runtime_unavailable" => exit 69, http 503;
+    /// The runtime on this host is not the one a collector profile pins.
+    RuntimeIdentityMismatch = "runtime_identity_mismatch" => exit 78, http 409;
     /// An operating-system I/O failure.
     Io = "io_error" => exit 74, http 500;
     /// A bug or an unexpected state inside agent-task.

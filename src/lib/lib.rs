@@ -15,6 +15,7 @@
 pub mod authority;
 pub mod cli;
 pub mod clock;
+pub mod collector;
 pub mod error;
 pub mod ops;
 pub mod store;

@@ -1,8 +1,13 @@
 //! Integration tests: every test drives the real `agent-task` binary against
 //! a temp data directory. One test binary (`autotests = false`).
 
+#![allow(clippy::print_stdout, clippy::print_stderr)] // tests may explain a skip
+
+mod cas;
 mod common;
+mod docs;
 mod foundation;
+mod runtime;
 mod task_fences;
 mod task_flow;
 mod task_race;

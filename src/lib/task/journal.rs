@@ -548,9 +548,19 @@ pub struct MutationArgs {
 
 /// Builds the canonical mutation request for an attempt from its stored
 /// identity (the CLI's flags name only ids, fence and lease).
-pub fn mutation_request(j: Option<&Connection>, actor: &Actor, m: &MutationArgs) -> Result<TaskMutationRequest> {
-    let (action, attempt_id, fence, request_id, lease_ms, reason) =
-        (m.action, m.attempt_id.as_str(), m.fence, m.request_id.as_str(), m.lease_ms, m.reason.clone());
+pub fn mutation_request(
+    j: Option<&Connection>,
+    actor: &Actor,
+    m: &MutationArgs,
+) -> Result<TaskMutationRequest> {
+    let (action, attempt_id, fence, request_id, lease_ms, reason) = (
+        m.action,
+        m.attempt_id.as_str(),
+        m.fence,
+        m.request_id.as_str(),
+        m.lease_ms,
+        m.reason.clone(),
+    );
     let row = j
         .map(|j| attempt(j, attempt_id))
         .transpose()?
