@@ -64,13 +64,15 @@ fn once(c: &Case, i: usize) -> Result<f64, String> {
     let argv: Vec<String> = c
         .argv
         .iter()
-        .map(|a| match a.strip_prefix("{line:").and_then(|r| r.strip_suffix('}')) {
-            Some(file) => std::fs::read_to_string(file)
-                .ok()
-                .and_then(|t| t.lines().nth(i).map(str::to_owned))
-                .unwrap_or_default(),
-            None => a.replace("{i}", &i.to_string()),
-        })
+        .map(
+            |a| match a.strip_prefix("{line:").and_then(|r| r.strip_suffix('}')) {
+                Some(file) => std::fs::read_to_string(file)
+                    .ok()
+                    .and_then(|t| t.lines().nth(i).map(str::to_owned))
+                    .unwrap_or_default(),
+                None => a.replace("{i}", &i.to_string()),
+            },
+        )
         .collect();
     let start = Instant::now();
     let st = Command::new(&argv[0])
