@@ -15,6 +15,7 @@
 pub mod authority;
 pub mod cli;
 pub mod clock;
+pub mod data;
 pub mod error;
 pub mod ops;
 pub mod store;

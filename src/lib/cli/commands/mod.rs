@@ -1,5 +1,6 @@
 //! The command tree and the single dispatch `match`.
 
+pub mod data;
 mod docs;
 mod setup;
 
@@ -19,6 +20,9 @@ pub enum Command {
     Completions(docs::CompletionsArgs),
     /// Write a man page per subcommand into a directory.
     Man(docs::ManArgs),
+    /// The agent-data/v1 local node.
+    #[command(subcommand)]
+    Data(data::DataCommand),
 }
 
 /// What a successful command prints on stdout, and its exit code (0 for
@@ -48,6 +52,7 @@ pub fn dispatch(ctx: &Ctx, command: Command) -> Result<Reply> {
         Command::Info(a) => setup::info(ctx, &a).map(Reply::from),
         Command::Completions(a) => docs::completions(&a).map(Reply::from),
         Command::Man(a) => docs::man(&a).map(Reply::from),
+        Command::Data(c) => data::dispatch(ctx, c),
     }
 }
 
