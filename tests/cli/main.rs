@@ -2,4 +2,5 @@
 //! a temp data directory. One test binary (`autotests = false`).
 
 mod common;
+mod data_core;
 mod foundation;

@@ -1354,6 +1354,24 @@ mod tests {
     use super::*;
 
     #[test]
+    fn reference_record_id_vectors() {
+        let doc: Value =
+            serde_json::from_str(include_str!("../../../fixtures/agent-data-record-ids.json"))
+                .expect("fixture");
+        for v in doc["vectors"].as_array().expect("vectors") {
+            let core_text = v["canonical_core"].as_str().expect("core");
+            let core: Value = serde_json::from_str(core_text).expect("core json");
+            assert_eq!(
+                canonical_json(&core).expect("canon"),
+                core_text,
+                "{}",
+                v["name"]
+            );
+            assert_eq!(record_id(&core).expect("id"), v["id"], "{}", v["name"]);
+        }
+    }
+
+    #[test]
     fn match_strings() {
         assert_eq!(
             fts_match("foo-bar baz").as_deref(),
