@@ -17,6 +17,7 @@ pub mod cli;
 pub mod clock;
 pub mod data;
 pub mod error;
+pub mod http;
 pub mod ops;
 pub mod store;
 pub mod wire;

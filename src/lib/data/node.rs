@@ -548,6 +548,18 @@ impl Node {
         Ok(json!({"collections": list}))
     }
 
+    /// Asserts `default` and every collection of the node config (used
+    /// when `serve` starts; a conflict stops it).
+    pub fn assert_config_collections(&self) -> Result<()> {
+        let cfg = NodeConfig::load(&self.dir.root().join("data"))?;
+        let mut defs = vec![collection::default_definition()];
+        defs.extend(cfg.collections);
+        for d in &defs {
+            self.create_collection(d)?;
+        }
+        Ok(())
+    }
+
     /// Defines a collection: idempotent for an identical definition,
     /// `collection_conflict` for a different one.
     pub fn create_collection(&self, def: &Value) -> Result<Value> {

@@ -2,6 +2,7 @@
 
 pub mod data;
 mod docs;
+mod serve;
 mod setup;
 
 use super::ctx::Ctx;
@@ -23,6 +24,8 @@ pub enum Command {
     /// The agent-data/v1 local node.
     #[command(subcommand)]
     Data(data::DataCommand),
+    /// Serve the data node over HTTP (tiny_http, loopback by default).
+    Serve(serve::ServeArgs),
 }
 
 /// What a successful command prints on stdout, and its exit code (0 for
@@ -53,6 +56,7 @@ pub fn dispatch(ctx: &Ctx, command: Command) -> Result<Reply> {
         Command::Completions(a) => docs::completions(&a).map(Reply::from),
         Command::Man(a) => docs::man(&a).map(Reply::from),
         Command::Data(c) => data::dispatch(ctx, c),
+        Command::Serve(a) => serve::run(ctx, &a),
     }
 }
 
