@@ -3,4 +3,6 @@
 
 mod common;
 mod data_core;
+mod data_http;
+mod data_support;
 mod foundation;
