@@ -4,5 +4,6 @@
 mod common;
 mod data_core;
 mod data_http;
+mod data_ingest;
 mod data_support;
 mod foundation;

@@ -130,7 +130,9 @@ fn handle(router: &Router, mut rq: tiny_http::Request, fallback_host: &str) {
         };
         router.dispatch(&mut req)
     };
-    let mut out = tiny_http::Response::from_data(resp.body).with_status_code(resp.status);
+    let mut out = tiny_http::Response::from_data(resp.body)
+        .with_status_code(resp.status)
+        .with_chunked_threshold(usize::MAX);
     let mut add = |k: &str, v: &str| {
         if let Ok(h) = tiny_http::Header::from_bytes(k.as_bytes(), v.as_bytes()) {
             out.add_header(h);
