@@ -125,16 +125,16 @@ pub fn info(root: &Path) -> Result<InfoOutput> {
             },
             rows: BTreeMap::new(),
         };
-        if version == Some(db.latest()) {
-            if let Some(conn) = dir.open_read(db)? {
-                info.rows = crate::store::row_counts(&conn)?;
-                if std::ptr::eq(*db, &crate::authority::schema::SPEC) {
-                    out.data_dir_id = conn
-                        .query_row("SELECT value FROM meta WHERE key='data_dir_id'", [], |r| {
-                            r.get(0)
-                        })
-                        .optional()?;
-                }
+        if version == Some(db.latest())
+            && let Some(conn) = dir.open_read(db)?
+        {
+            info.rows = crate::store::row_counts(&conn)?;
+            if std::ptr::eq(*db, &crate::authority::schema::SPEC) {
+                out.data_dir_id = conn
+                    .query_row("SELECT value FROM meta WHERE key='data_dir_id'", [], |r| {
+                        r.get(0)
+                    })
+                    .optional()?;
             }
         }
         out.databases.insert(db.name, info);

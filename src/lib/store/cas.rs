@@ -295,8 +295,7 @@ mod tests {
         let (_t, c) = cas();
         let e = c
             .put_reader(&mut &b"0123456789"[..], 4)
-            .err()
-            .expect("refused");
+            .expect_err("refused");
         assert_eq!(e.code(), Code::TooLarge);
         assert_eq!(c.stats().expect("stats"), CasStats::default());
     }

@@ -240,9 +240,9 @@ mod tests {
         )
         .expect("insert");
         drop(c);
-        let e = open_write(&p, &SPEC, "x", &lock).err().expect("refused");
+        let e = open_write(&p, &SPEC, "x", &lock).expect_err("refused");
         assert_eq!(e.code(), Code::SchemaTooNew);
-        let e = open_read(&p, &SPEC).err().expect("refused");
+        let e = open_read(&p, &SPEC).expect_err("refused");
         assert_eq!(e.code(), Code::SchemaTooNew);
     }
 }

@@ -41,13 +41,14 @@ impl DataDir {
     /// the lock while it works and returns it.
     pub fn create(root: &Path, timeout: Duration) -> Result<(DataDir, DirLock)> {
         let root = absolute(root)?;
-        if let Some(parent) = root.parent() {
-            if !parent.as_os_str().is_empty() && !parent.is_dir() {
-                return Err(Error::new(
-                    Code::NotFound,
-                    format!("parent directory {} does not exist", parent.display()),
-                ));
-            }
+        if let Some(parent) = root.parent()
+            && !parent.as_os_str().is_empty()
+            && !parent.is_dir()
+        {
+            return Err(Error::new(
+                Code::NotFound,
+                format!("parent directory {} does not exist", parent.display()),
+            ));
         }
         private_fs::ensure_private_dir(&root)?;
         let dir = DataDir { root };
