@@ -79,6 +79,26 @@ codes! {
     Io = "io_error" => exit 74, http 500;
     /// A bug or an unexpected state inside agent-task.
     Internal = "internal" => exit 70, http 500;
+    /// A URL that cannot be parsed as an absolute URL.
+    InvalidUrl = "invalid_url" => exit 65, http 400;
+    /// A URL whose scheme is not `http` or `https`.
+    InvalidUrlScheme = "invalid_url_scheme" => exit 65, http 400;
+    /// A URL that carries userinfo (credentials).
+    InvalidUrlCredentials = "invalid_url_credentials" => exit 65, http 400;
+    /// An outbound fetch whose destination is private, loopback or reserved.
+    HttpPrivateNetworkBlocked = "http_private_network_blocked" => exit 77, http 422;
+    /// DNS resolution of an outbound fetch failed or found no address.
+    HttpDnsFailed = "http_dns_failed" => exit 68, http 422;
+    /// An outbound fetch met more redirects than allowed.
+    HttpRedirectLimit = "http_redirect_limit" => exit 69, http 422;
+    /// A redirect response without a usable `Location` header.
+    HttpRedirectInvalid = "http_redirect_invalid" => exit 76, http 502;
+    /// An outbound fetch ran out of time (DNS, all hops and the body read).
+    HttpTimeout = "http_timeout" => exit 75, http 422;
+    /// Any other failure of an outbound fetch (connect, TLS, protocol).
+    HttpCollectionFailed = "http_collection_failed" => exit 69, http 422;
+    /// Collected content exceeds the effective byte limit.
+    ContentTooLarge = "content_too_large" => exit 65, http 413;
 }
 
 impl fmt::Display for Code {

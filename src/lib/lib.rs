@@ -16,6 +16,7 @@ pub mod authority;
 pub mod cli;
 pub mod clock;
 pub mod error;
+pub mod net;
 pub mod ops;
 pub mod store;
 pub mod wire;
