@@ -15,6 +15,7 @@
 pub mod authority;
 pub mod cli;
 pub mod clock;
+pub mod doctor;
 pub mod error;
 pub mod net;
 pub mod ops;

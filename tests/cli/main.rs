@@ -2,5 +2,7 @@
 //! a temp data directory. One test binary (`autotests = false`).
 
 mod common;
+mod doctor;
+mod doctor_fake;
 mod foundation;
 mod net_ssrf;
