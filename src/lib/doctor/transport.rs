@@ -97,14 +97,7 @@ impl Transport {
         max_bytes: u64,
         bearer: Option<String>,
     ) -> Transport {
-        let config = ureq::Agent::config_builder()
-            .proxy(None)
-            .max_redirects(0)
-            .http_status_as_error(false)
-            .save_redirect_history(false)
-            .user_agent(concat!("agent-task-doctor/", env!("CARGO_PKG_VERSION")))
-            .timeout_global(Some(timeout))
-            .build();
+        let config = probe_config(timeout);
         Transport {
             origin: origin.to_owned(),
             agent: ureq::Agent::new_with_config(config),
@@ -235,6 +228,20 @@ impl Transport {
     }
 }
 
+/// The ureq configuration of the probes: no proxy, no automatic
+/// redirects (a 3xx is returned and judged), statuses returned rather than
+/// raised, one timeout per request.
+fn probe_config(timeout: Duration) -> ureq::config::Config {
+    ureq::Agent::config_builder()
+        .proxy(None)
+        .max_redirects(0)
+        .http_status_as_error(false)
+        .save_redirect_history(false)
+        .user_agent(concat!("agent-task-doctor/", env!("CARGO_PKG_VERSION")))
+        .timeout_global(Some(timeout))
+        .build()
+}
+
 fn transport_outcome(e: ureq::Error) -> Outcome {
     let timeout = match &e {
         ureq::Error::Timeout(_) => true,
@@ -303,6 +310,14 @@ pub fn has_bearer_challenge(values: &[String]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn probes_ignore_proxies_and_refuse_to_follow() {
+        let c = probe_config(Duration::from_millis(5));
+        assert!(c.proxy().is_none());
+        assert_eq!(c.max_redirects(), 0);
+        assert!(!c.http_status_as_error());
+    }
 
     #[test]
     fn bearer_challenge_pattern() {

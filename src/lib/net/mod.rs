@@ -367,17 +367,8 @@ fn one_hop(
         Some(h) => h.to_string(),
         None => return Err(Error::new(Code::InvalidUrl, "URL has no host")),
     };
-    let config = ureq::Agent::config_builder()
-        .proxy(None)
-        .max_redirects(0)
-        .http_status_as_error(false)
-        .save_redirect_history(false)
-        .max_idle_connections(0)
-        .user_agent(concat!("agent-task/", env!("CARGO_PKG_VERSION")))
-        .timeout_global(Some(left))
-        .build();
     let agent = ureq::Agent::with_parts(
-        config,
+        hop_config(left),
         DefaultConnector::default(),
         PinnedResolver { host, addrs },
     );
@@ -437,6 +428,21 @@ fn one_hop(
     }))
 }
 
+/// The ureq configuration of one hop: no proxy (the `*_PROXY` environment
+/// is ignored), no automatic redirects, statuses returned rather than
+/// raised, no pooled connection kept, and the remaining deadline.
+fn hop_config(left: Duration) -> ureq::config::Config {
+    ureq::Agent::config_builder()
+        .proxy(None)
+        .max_redirects(0)
+        .http_status_as_error(false)
+        .save_redirect_history(false)
+        .max_idle_connections(0)
+        .user_agent(concat!("agent-task/", env!("CARGO_PKG_VERSION")))
+        .timeout_global(Some(left))
+        .build()
+}
+
 fn too_large(max: u64) -> Error {
     Error::new(
         Code::ContentTooLarge,
@@ -458,4 +464,57 @@ fn map_ureq(e: ureq::Error, deadline: Instant) -> Error {
         return timeout_error();
     }
     Error::new(Code::HttpCollectionFailed, format!("fetch failed: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hop_config_ignores_proxies_and_never_follows_redirects() {
+        let c = hop_config(Duration::from_secs(3));
+        assert!(c.proxy().is_none());
+        assert_eq!(c.max_redirects(), 0);
+        assert!(!c.http_status_as_error());
+        assert_eq!(c.max_idle_connections(), 0);
+    }
+
+    #[test]
+    fn url_validation() {
+        let u = validate_url("HTTP://Example.COM:80/a?b#frag").expect("valid");
+        assert_eq!(u.as_str(), "http://example.com/a?b");
+        assert_eq!(
+            validate_url("mailto:x@y").expect_err("scheme").code(),
+            Code::InvalidUrlScheme
+        );
+        assert_eq!(
+            validate_url("http://:pw@h/").expect_err("creds").code(),
+            Code::InvalidUrlCredentials
+        );
+        assert_eq!(
+            validate_url("http://").expect_err("no host").code(),
+            Code::InvalidUrl
+        );
+    }
+
+    #[test]
+    fn pinned_resolver_answers_only_for_its_host() {
+        let r = PinnedResolver {
+            host: "example.com".into(),
+            addrs: vec!["93.184.215.14:80".parse().expect("addr")],
+        };
+        let cfg = ureq::config::Config::default();
+        let t = NextTimeout {
+            after: ureq::unversioned::transport::time::Duration::from_secs(1),
+            reason: ureq::Timeout::Resolve,
+            per_read: None,
+            per_write: None,
+        };
+        let ok: ureq::http::Uri = "http://EXAMPLE.com/x".parse().expect("uri");
+        let got = r.resolve(&ok, &cfg, t).expect("pinned");
+        assert_eq!(got.len(), 1);
+        assert_eq!(got[0], r.addrs[0]);
+        let other: ureq::http::Uri = "http://evil.example/x".parse().expect("uri");
+        assert!(r.resolve(&other, &cfg, t).is_err());
+    }
 }
