@@ -393,6 +393,85 @@ fn broken_nodes_fail_the_checks_they_break() {
 }
 
 #[test]
+fn differing_manifests_fail_equivalence() {
+    let r = fault_report(
+        Faults {
+            versioned_differs: true,
+            ..Faults::default()
+        },
+        "public",
+        1,
+    );
+    assert_eq!(status_of(&r, "discovery.well_known").0, "pass");
+    assert_eq!(status_of(&r, "discovery.versioned_manifest").0, "pass");
+    assert_eq!(
+        status_of(&r, "discovery.manifest_equivalence"),
+        ("fail", Some("manifest_mismatch"))
+    );
+}
+
+#[test]
+fn two_transport_failures_open_the_auth_circuit() {
+    let node = FakeNode::start(FakeConfig {
+        faults: Faults {
+            stall_data_routes: true,
+            ..Faults::default()
+        },
+        ..FakeConfig::conforming(TOKEN)
+    });
+    let out = doctor(&[
+        &node.origin,
+        "--profile",
+        "read",
+        "--token-env",
+        "AGENT_DATA_NODE_TOKEN",
+        "--timeout-ms",
+        "100",
+    ]);
+    let r = report(&out, 3);
+    assert_eq!(status_of(&r, "discovery.well_known").0, "pass");
+    assert_eq!(
+        status_of(&r, "auth.missing_bearer.collections"),
+        ("inconclusive", Some("request_timeout"))
+    );
+    assert_eq!(
+        status_of(&r, "auth.wrong_bearer.collections"),
+        ("inconclusive", Some("request_timeout"))
+    );
+    for id in [
+        "auth.missing_bearer.collect",
+        "auth.wrong_bearer.tombstone",
+        "errors.query_limit",
+    ] {
+        assert_eq!(
+            status_of(&r, id),
+            ("inconclusive", Some("prerequisite_inconclusive")),
+            "{id}"
+        );
+    }
+    let blocked = r["checks"]
+        .as_array()
+        .expect("checks")
+        .iter()
+        .find(|c| c["id"] == "auth.valid_bearer.collections")
+        .expect("check");
+    assert_eq!(
+        blocked["evidence"]["blocked_by"],
+        "auth_transport_circuit_open"
+    );
+}
+
+#[test]
+fn an_oversized_response_is_inconclusive() {
+    let node = FakeNode::start(FakeConfig::conforming(TOKEN));
+    let r = report(&doctor(&[&node.origin, "--max-response-bytes", "64"]), 3);
+    assert_eq!(
+        status_of(&r, "discovery.well_known"),
+        ("inconclusive", Some("response_too_large"))
+    );
+}
+
+#[test]
 fn an_unreachable_origin_is_inconclusive() {
     let origin = {
         let l = TcpListener::bind("127.0.0.1:0").expect("bind");

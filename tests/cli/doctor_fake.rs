@@ -29,6 +29,10 @@ pub struct Faults {
     pub unbounded_reason: bool,
     /// Serve every response as text/plain.
     pub text_plain_responses: bool,
+    /// `/v1/data/manifest` advertises a different max_query_limit.
+    pub versioned_differs: bool,
+    /// `/v1/data/*` requests stall for 1.5 s before the answer.
+    pub stall_data_routes: bool,
 }
 
 /// Fake node configuration.
@@ -301,7 +305,11 @@ fn handle(mut rq: Request, cfg: &FakeConfig, state: &Mutex<State>) {
             );
             return;
         }
-        return reply(rq, 200, manifest(&origin, cfg), cfg, vec![]);
+        let mut m = manifest(&origin, cfg);
+        if cfg.faults.versioned_differs {
+            m["limits"]["max_query_limit"] = json!(MAX_QUERY - 1);
+        }
+        return reply(rq, 200, m, cfg, vec![]);
     }
     if !path.starts_with("/v1/data/") {
         return reply(
@@ -311,6 +319,9 @@ fn handle(mut rq: Request, cfg: &FakeConfig, state: &Mutex<State>) {
             cfg,
             vec![],
         );
+    }
+    if cfg.faults.stall_data_routes {
+        std::thread::sleep(std::time::Duration::from_millis(1500));
     }
     if cfg.faults.parse_before_auth
         && method == Method::Post
