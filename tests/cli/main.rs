@@ -6,4 +6,7 @@ mod data_core;
 mod data_http;
 mod data_ingest;
 mod data_support;
+mod doctor;
+mod doctor_fake;
 mod foundation;
+mod net_ssrf;

@@ -3,6 +3,7 @@
 mod changes;
 mod collect;
 mod collection;
+pub mod doctor;
 mod get;
 mod init;
 mod manifest;
@@ -36,6 +37,8 @@ pub enum DataCommand {
     Changes(changes::ChangesArgs),
     /// Tombstone a record (idempotent; the first tombstone wins).
     Tombstone(tombstone::TombstoneArgs),
+    /// Run the agent-data/v1-slice1-http conformance profile against a node.
+    Doctor(doctor::DoctorArgs),
 }
 
 /// Runs a `data` subcommand.
@@ -49,6 +52,7 @@ pub fn dispatch(ctx: &Ctx, cmd: DataCommand) -> Result<Reply> {
         DataCommand::Get(a) => get::run(ctx, &a).map(Reply::from),
         DataCommand::Changes(a) => changes::run(ctx, &a).map(Reply::from),
         DataCommand::Tombstone(a) => tombstone::run(ctx, &a).map(Reply::from),
+        DataCommand::Doctor(a) => doctor::doctor(ctx, &a),
     }
 }
 
