@@ -538,3 +538,20 @@ fn slice1_fixture_flow_over_http() {
     assert_eq!(last["changes"], json!([]));
     assert_eq!(last["has_more"], false);
 }
+
+#[test]
+fn conformance_runner_slice1_passes_against_this_node() {
+    let env = data_env();
+    let node_id = env.run(&["data", "manifest"]).json()["node_id"].as_str().expect("id").to_owned();
+    let s = serve(&env, Some(TOKEN));
+    for (profile, extra) in [("public", vec![]), ("read", vec!["--token-env", "NODE_TOKEN"]), ("slice1", vec!["--token-env", "NODE_TOKEN", "--scratch-collection", "default", "--expected-node-id", node_id.as_str(), "--allow-mutations"])] {
+        let origin = format!("http://{}", s.addr);
+        let mut args = vec!["data", "doctor", origin.as_str(), "--profile", profile, "--format", "json"];
+        args.extend(extra.iter().copied());
+        let out = crate::common::run_cmd(env.bare_cmd().env("NODE_TOKEN", TOKEN).args(&args));
+        let report = out.json();
+        assert_eq!(report["verdict"], "pass", "{profile}: {report}");
+        assert_eq!(report["summary"]["failed"], 0);
+        assert_eq!(report["summary"]["inconclusive"], 0);
+    }
+}
