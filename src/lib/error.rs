@@ -205,6 +205,8 @@ codes! {
     InvalidFeedId = "invalid_feed_id" => exit 65, http 500;
     /// Node limit overrides are invalid.
     InvalidLimits = "invalid_limits" => exit 78, http 400;
+    /// The HTTP collector's final response status is not 2xx.
+    HttpStatusError = "http_status_error" => exit 69, http 422;
     /// A non-loopback bind was asked for without a node bearer.
     UnsafeServerBind = "unsafe_server_bind" => exit 78, http 500;
     /// The server could not bind its address.

@@ -542,11 +542,37 @@ fn slice1_fixture_flow_over_http() {
 #[test]
 fn conformance_runner_slice1_passes_against_this_node() {
     let env = data_env();
-    let node_id = env.run(&["data", "manifest"]).json()["node_id"].as_str().expect("id").to_owned();
+    let node_id = env.run(&["data", "manifest"]).json()["node_id"]
+        .as_str()
+        .expect("id")
+        .to_owned();
     let s = serve(&env, Some(TOKEN));
-    for (profile, extra) in [("public", vec![]), ("read", vec!["--token-env", "NODE_TOKEN"]), ("slice1", vec!["--token-env", "NODE_TOKEN", "--scratch-collection", "default", "--expected-node-id", node_id.as_str(), "--allow-mutations"])] {
+    for (profile, extra) in [
+        ("public", vec![]),
+        ("read", vec!["--token-env", "NODE_TOKEN"]),
+        (
+            "slice1",
+            vec![
+                "--token-env",
+                "NODE_TOKEN",
+                "--scratch-collection",
+                "default",
+                "--expected-node-id",
+                node_id.as_str(),
+                "--allow-mutations",
+            ],
+        ),
+    ] {
         let origin = format!("http://{}", s.addr);
-        let mut args = vec!["data", "doctor", origin.as_str(), "--profile", profile, "--format", "json"];
+        let mut args = vec![
+            "data",
+            "doctor",
+            origin.as_str(),
+            "--profile",
+            profile,
+            "--format",
+            "json",
+        ];
         args.extend(extra.iter().copied());
         let out = crate::common::run_cmd(env.bare_cmd().env("NODE_TOKEN", TOKEN).args(&args));
         let report = out.json();

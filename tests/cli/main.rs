@@ -4,6 +4,7 @@
 mod common;
 mod data_core;
 mod data_http;
+mod data_http_collector;
 mod data_ingest;
 mod data_support;
 mod doctor;

@@ -51,6 +51,9 @@ pub struct Env<'a> {
     pub limit: u64,
     /// Canonical roots the file collector may read under.
     pub file_roots: &'a [PathBuf],
+    /// Whether the http collector may reach private and reserved
+    /// addresses (operator opt-in in the node config).
+    pub http_allow_private_networks: bool,
 }
 
 /// A built-in collector.
@@ -60,11 +63,13 @@ pub enum Collector {
     Text,
     /// One local regular file under a configured root.
     File,
+    /// One HTTP(S) resource through the SSRF-safe fetcher.
+    Http,
 }
 
 /// Every registered collector, sorted by id.
 pub fn registry() -> &'static [Collector] {
-    &[Collector::File, Collector::Text]
+    &[Collector::File, Collector::Http, Collector::Text]
 }
 
 /// Looks a collector up in the local registry.
@@ -78,6 +83,7 @@ impl Collector {
         match self {
             Collector::Text => "text",
             Collector::File => "file",
+            Collector::Http => "http",
         }
     }
 
@@ -90,6 +96,12 @@ impl Collector {
                 "input_schema": {"type": "object", "required": ["path"], "properties": {
                     "path": {"type": "string"}, "media_type": {"type": "string"},
                     "source_uri": {"type": "string"}}}
+            }),
+            Collector::Http => json!({
+                "collector_id": "http",
+                "description": "Collect one HTTP(S) resource with bounded redirects, time, and bytes",
+                "input_schema": {"type": "object", "required": ["url"], "properties": {
+                    "url": {"type": "string", "format": "uri"}, "headers": {"type": "object"}}}
             }),
             Collector::Text => json!({
                 "collector_id": "text",
@@ -106,6 +118,7 @@ impl Collector {
         let item = match self {
             Collector::Text => text(input, env)?,
             Collector::File => file(input, env)?,
+            Collector::Http => http(input, env)?,
         };
         Ok(Output {
             items: vec![item],
@@ -332,5 +345,75 @@ fn file(input: &Map<String, Value>, env: &Env<'_>) -> Result<Item> {
     }
     item.metadata = Some(Value::Object(meta));
     item.bytes = bytes;
+    Ok(item)
+}
+
+/// Redirects the http collector follows.
+pub const HTTP_MAX_REDIRECTS: u32 = 3;
+/// Whole-collection deadline of the http collector.
+pub const HTTP_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
+fn http(input: &Map<String, Value>, env: &Env<'_>) -> Result<Item> {
+    let url = req_str(input, "url")?;
+    let mut headers = Vec::new();
+    match input.get("headers") {
+        None => {}
+        Some(Value::Object(h)) => {
+            for (k, v) in h {
+                let Value::String(v) = v else {
+                    return Err(bad("headers must be an object of strings"));
+                };
+                headers.push((k.clone(), v.clone()));
+            }
+        }
+        Some(_) => return Err(bad("headers must be an object of strings")),
+    }
+    let mut item = Item {
+        external_id: opt_str(input, "external_id")?,
+        ..Item::default()
+    };
+    common_fields(input, &mut item)?;
+    let policy = crate::net::FetchPolicy {
+        allow_private_networks: env.http_allow_private_networks,
+        max_redirects: HTTP_MAX_REDIRECTS,
+        timeout: HTTP_TIMEOUT,
+        max_bytes: env.limit,
+    };
+    let resp = crate::net::fetch(&crate::net::FetchRequest { url, headers }, &policy)?;
+    if !(200..300).contains(&resp.status) {
+        return Err(Error::new(
+            Code::HttpStatusError,
+            format!("HTTP collection ended with status {}", resp.status),
+        )
+        .with("status", resp.status));
+    }
+    if resp.body.len() as u64 > env.limit {
+        return Err(too_large(env.limit));
+    }
+    item.media_type = resp
+        .header("content-type")
+        .unwrap_or("application/octet-stream")
+        .to_owned();
+    let mut meta = match item.metadata.take() {
+        Some(Value::Object(m)) => m,
+        _ => Map::new(),
+    };
+    meta.insert("http_status".into(), resp.status.into());
+    meta.insert("final_url".into(), resp.final_url.clone().into());
+    if let Some(e) = resp.header("etag") {
+        meta.insert("etag".into(), e.into());
+    }
+    if let Some(lm) = resp.header("last-modified") {
+        meta.insert("last_modified".into(), lm.into());
+        if item.observed_at.is_none() {
+            item.observed_at = jiff::fmt::rfc2822::DateTimeParser::new()
+                .parse_timestamp(lm)
+                .ok()
+                .map(crate::clock::rfc3339_millis);
+        }
+    }
+    item.metadata = Some(Value::Object(meta));
+    item.uri = resp.final_url;
+    item.bytes = resp.body;
     Ok(item)
 }

@@ -24,6 +24,10 @@ pub struct NodeConfig {
     /// Collection definitions asserted by `data init` and `serve`.
     #[serde(default)]
     pub collections: Vec<serde_json::Value>,
+    /// Lets the `http` collector reach private, loopback and reserved
+    /// addresses (off by default).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub http_allow_private_networks: bool,
 }
 
 impl NodeConfig {

@@ -66,6 +66,7 @@ pub struct Node {
     feed_id: String,
     limits: Limits,
     file_roots: Vec<PathBuf>,
+    http_allow_private_networks: bool,
     pub(crate) clock: Arc<dyn Clock>,
     pub(crate) lock_timeout: Duration,
     writer: Writer,
@@ -431,6 +432,7 @@ impl Node {
             feed_id,
             limits: Limits::default(),
             file_roots,
+            http_allow_private_networks: cfg.http_allow_private_networks,
             clock,
             lock_timeout,
             writer: Writer::Direct,
@@ -640,6 +642,7 @@ impl Node {
             let env = collectors::Env {
                 limit,
                 file_roots: &self.file_roots,
+                http_allow_private_networks: self.http_allow_private_networks,
             };
             let out = collector.run(input, &env)?;
             if out.items.len() as u64 > self.limits.max_collect_items {
