@@ -69,7 +69,8 @@ fn query(url: &str, token: &str, text: &str, n: usize) {
     let body = format!("{{\"text\":\"{text}\"}}");
     let mut lat = Vec::with_capacity(n);
     let mut hits = 0usize;
-    for k in 0..n + 50 {
+    let warmup = (n / 10).min(50);
+    for k in 0..n + warmup {
         let t = Instant::now();
         let Ok(mut r) = a
             .post(format!("{url}/v1/data/query"))
@@ -90,7 +91,7 @@ fn query(url: &str, token: &str, text: &str, n: usize) {
             );
             std::process::exit(1);
         }
-        if k >= 50 {
+        if k >= warmup {
             lat.push(el.as_secs_f64() * 1000.0);
         }
         hits = b.windows(9).filter(|w| w == b"\"record\":").count();
