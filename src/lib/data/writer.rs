@@ -87,12 +87,6 @@ impl Writer {
         Ok(Writer::Group(tx))
     }
 
-    /// Whether this writer makes deferred CAS puts durable itself (one
-    /// file-system sync per group commit, before the commit).
-    pub fn syncs_blobs(&self) -> bool {
-        matches!(self, Writer::Group(_))
-    }
-
     /// Applies one write durably.
     pub fn write(&self, node: &Node, op: WriteOp) -> Result<WriteResult> {
         self.write_many(node, vec![op])
@@ -160,13 +154,7 @@ fn group_loop(dir: &DataDir, timeout: Duration, conn: Connection, rx: mpsc::Rece
         }
         let (ops, replies): (Vec<_>, Vec<_>) = jobs.into_iter().map(|j| (j.op, j.reply)).unzip();
         let n = ops.len();
-        let has_blobs = ops.iter().any(|o| matches!(o, WriteOp::Collect(_)));
-        let synced = if has_blobs {
-            dir.cas().sync_filesystem()
-        } else {
-            Ok(())
-        };
-        let results = match synced.and_then(|_| dir.lock(timeout)) {
+        let results = match dir.lock(timeout) {
             Ok(lock) => {
                 let r = apply_batch(&conn, ops);
                 drop(lock);

@@ -74,28 +74,6 @@ impl Cas {
     /// Streams bytes from `reader` into the store, refusing more than
     /// `max_bytes` (`too_large`, nothing stored).
     pub fn put_reader(&self, reader: &mut dyn Read, max_bytes: u64) -> Result<PutOutcome> {
-        self.put_impl(reader, max_bytes, true)
-    }
-
-    /// Stores bytes like [`Cas::put_bytes`] but without any fsync: the
-    /// object is complete once visible (temp file + rename) but **not
-    /// durable** until [`Cas::sync_filesystem`] returns. For batching many
-    /// puts behind one sync; a row naming the object must not commit
-    /// before that sync.
-    pub fn put_bytes_deferred(&self, bytes: &[u8]) -> Result<PutOutcome> {
-        self.put_impl(&mut &bytes[..], u64::MAX, false)
-    }
-
-    /// Makes every earlier deferred put durable with one `syncfs(2)` of
-    /// the file system holding the store (file data, inodes and directory
-    /// entries alike).
-    pub fn sync_filesystem(&self) -> Result<()> {
-        let dir = fs::File::open(&self.root).map_err(|e| Error::io("open", &self.root, e))?;
-        rustix::fs::syncfs(&dir)
-            .map_err(|e| Error::io("syncfs", &self.root, std::io::Error::from(e)))
-    }
-
-    fn put_impl(&self, reader: &mut dyn Read, max_bytes: u64, durable: bool) -> Result<PutOutcome> {
         let tmp_dir = self.root.join("tmp");
         let mut tmp = tempfile::Builder::new()
             .prefix("put-")
@@ -139,20 +117,16 @@ impl Cas {
             Err(e) if e.code() == Code::IntegrityError => repaired = true,
             Err(e) => return Err(e),
         }
-        if durable {
-            tmp.as_file()
-                .sync_all()
-                .map_err(|e| Error::io("fsync", tmp.path(), e))?;
-        }
+        tmp.as_file()
+            .sync_all()
+            .map_err(|e| Error::io("fsync", tmp.path(), e))?;
         let dir = path
             .parent()
             .ok_or_else(|| Error::internal("object path has no parent"))?;
         private_fs::ensure_private_dir(dir)?;
         tmp.persist(&path)
             .map_err(|e| Error::io("rename into", &path, e.error))?;
-        if durable {
-            private_fs::sync_dir(dir)?;
-        }
+        private_fs::sync_dir(dir)?;
         Ok(PutOutcome {
             digest,
             size,
