@@ -22,6 +22,9 @@ _agent__task() {
             agent__task,completions)
                 cmd="agent__task__subcmd__completions"
                 ;;
+            agent__task,data)
+                cmd="agent__task__subcmd__data"
+                ;;
             agent__task,help)
                 cmd="agent__task__subcmd__help"
                 ;;
@@ -61,11 +64,26 @@ _agent__task() {
             agent__task__subcmd__cas__subcmd__help,put)
                 cmd="agent__task__subcmd__cas__subcmd__help__subcmd__put"
                 ;;
+            agent__task__subcmd__data,doctor)
+                cmd="agent__task__subcmd__data__subcmd__doctor"
+                ;;
+            agent__task__subcmd__data,help)
+                cmd="agent__task__subcmd__data__subcmd__help"
+                ;;
+            agent__task__subcmd__data__subcmd__help,doctor)
+                cmd="agent__task__subcmd__data__subcmd__help__subcmd__doctor"
+                ;;
+            agent__task__subcmd__data__subcmd__help,help)
+                cmd="agent__task__subcmd__data__subcmd__help__subcmd__help"
+                ;;
             agent__task__subcmd__help,cas)
                 cmd="agent__task__subcmd__help__subcmd__cas"
                 ;;
             agent__task__subcmd__help,completions)
                 cmd="agent__task__subcmd__help__subcmd__completions"
+                ;;
+            agent__task__subcmd__help,data)
+                cmd="agent__task__subcmd__help__subcmd__data"
                 ;;
             agent__task__subcmd__help,help)
                 cmd="agent__task__subcmd__help__subcmd__help"
@@ -91,6 +109,9 @@ _agent__task() {
             agent__task__subcmd__help__subcmd__cas,put)
                 cmd="agent__task__subcmd__help__subcmd__cas__subcmd__put"
                 ;;
+            agent__task__subcmd__help__subcmd__data,doctor)
+                cmd="agent__task__subcmd__help__subcmd__data__subcmd__doctor"
+                ;;
             agent__task__subcmd__help__subcmd__runtime,probe)
                 cmd="agent__task__subcmd__help__subcmd__runtime__subcmd__probe"
                 ;;
@@ -113,7 +134,7 @@ _agent__task() {
 
     case "${cmd}" in
         agent__task)
-            opts="-h -V --data-dir --pretty --lock-timeout-ms --help --version init info cas runtime completions man help"
+            opts="-h -V --data-dir --pretty --lock-timeout-ms --help --version init info cas runtime completions man data help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -322,8 +343,134 @@ _agent__task() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        agent__subcmd__task__subcmd__data)
+            opts="-h -V --data-dir --pretty --lock-timeout-ms --help --version doctor help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --data-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --lock-timeout-ms)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        agent__subcmd__task__subcmd__data__subcmd__doctor)
+            opts="-h -V --profile --format --token-stdin --token-env --scratch-collection --expected-node-id --allow-mutations --timeout-ms --max-response-bytes --max-change-pages --token --bearer --data-dir --pretty --lock-timeout-ms --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --profile)
+                    COMPREPLY=($(compgen -W "public read slice1" -- "${cur}"))
+                    return 0
+                    ;;
+                --format)
+                    COMPREPLY=($(compgen -W "json" -- "${cur}"))
+                    return 0
+                    ;;
+                --token-env)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --scratch-collection)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --expected-node-id)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --timeout-ms)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-response-bytes)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-change-pages)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --token)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --bearer)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --data-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --lock-timeout-ms)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        agent__subcmd__task__subcmd__data__subcmd__help)
+            opts="doctor help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        agent__subcmd__task__subcmd__data__subcmd__help__subcmd__doctor)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        agent__subcmd__task__subcmd__data__subcmd__help__subcmd__help)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         agent__subcmd__task__subcmd__help)
-            opts="init info cas runtime completions man help"
+            opts="init info cas runtime completions man data help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -395,6 +542,34 @@ _agent__task() {
         agent__subcmd__task__subcmd__help__subcmd__completions)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        agent__subcmd__task__subcmd__help__subcmd__data)
+            opts="doctor"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        agent__subcmd__task__subcmd__help__subcmd__data__subcmd__doctor)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi

@@ -35,6 +35,7 @@ complete -c agent-task -n "__fish_agent_task_needs_command" -f -a "cas" -d 'Stor
 complete -c agent-task -n "__fish_agent_task_needs_command" -f -a "runtime" -d 'Sandbox runtimes for command collectors'
 complete -c agent-task -n "__fish_agent_task_needs_command" -f -a "completions" -d 'Print a shell completion script'
 complete -c agent-task -n "__fish_agent_task_needs_command" -f -a "man" -d 'Write a man page per subcommand into a directory'
+complete -c agent-task -n "__fish_agent_task_needs_command" -f -a "data" -d 'agent-data/v1 node commands'
 complete -c agent-task -n "__fish_agent_task_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand init" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand init" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
@@ -104,14 +105,44 @@ complete -c agent-task -n "__fish_agent_task_using_subcommand man" -l lock-timeo
 complete -c agent-task -n "__fish_agent_task_using_subcommand man" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand man" -s h -l help -d 'Print help'
 complete -c agent-task -n "__fish_agent_task_using_subcommand man" -s V -l version -d 'Print version'
-complete -c agent-task -n "__fish_agent_task_using_subcommand help; and not __fish_seen_subcommand_from init info cas runtime completions man help" -f -a "init" -d 'Create (or re-check and migrate) the owner-private data directory'
-complete -c agent-task -n "__fish_agent_task_using_subcommand help; and not __fish_seen_subcommand_from init info cas runtime completions man help" -f -a "info" -d 'Show the data directory, schema versions and counts (changes nothing)'
-complete -c agent-task -n "__fish_agent_task_using_subcommand help; and not __fish_seen_subcommand_from init info cas runtime completions man help" -f -a "cas" -d 'Store, read and verify content-addressed objects'
-complete -c agent-task -n "__fish_agent_task_using_subcommand help; and not __fish_seen_subcommand_from init info cas runtime completions man help" -f -a "runtime" -d 'Sandbox runtimes for command collectors'
-complete -c agent-task -n "__fish_agent_task_using_subcommand help; and not __fish_seen_subcommand_from init info cas runtime completions man help" -f -a "completions" -d 'Print a shell completion script'
-complete -c agent-task -n "__fish_agent_task_using_subcommand help; and not __fish_seen_subcommand_from init info cas runtime completions man help" -f -a "man" -d 'Write a man page per subcommand into a directory'
-complete -c agent-task -n "__fish_agent_task_using_subcommand help; and not __fish_seen_subcommand_from init info cas runtime completions man help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c agent-task -n "__fish_agent_task_using_subcommand data; and not __fish_seen_subcommand_from doctor help" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand data; and not __fish_seen_subcommand_from doctor help" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand data; and not __fish_seen_subcommand_from doctor help" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
+complete -c agent-task -n "__fish_agent_task_using_subcommand data; and not __fish_seen_subcommand_from doctor help" -s h -l help -d 'Print help'
+complete -c agent-task -n "__fish_agent_task_using_subcommand data; and not __fish_seen_subcommand_from doctor help" -s V -l version -d 'Print version'
+complete -c agent-task -n "__fish_agent_task_using_subcommand data; and not __fish_seen_subcommand_from doctor help" -f -a "doctor" -d 'Run the agent-data/v1-slice1-http conformance profile against a node'
+complete -c agent-task -n "__fish_agent_task_using_subcommand data; and not __fish_seen_subcommand_from doctor help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from doctor" -l profile -d 'Conformance profile' -r -f -a "public\t'Discovery and the unauthenticated auth boundary'
+read\t'`public` plus authenticated read-only probes (needs a bearer)'
+slice1\t'`read` plus the mutating fixture lifecycle (needs all slice1 gates)'"
+complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from doctor" -l format -d 'Report format (JSON only: every agent-task command prints JSON)' -r -f -a "json\t'One `agent-data-conformance-report/v1` JSON document on stdout'"
+complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from doctor" -l token-env -d 'Read the node bearer from this environment variable' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from doctor" -l scratch-collection -d 'slice1: collection provisioned for conformance fixtures' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from doctor" -l expected-node-id -d 'slice1: the node id the operator expects (from public discovery)' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from doctor" -l timeout-ms -d 'Per-request timeout in milliseconds (1..=120000)' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from doctor" -l max-response-bytes -d 'Per-response byte cap (1..=33554432)' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from doctor" -l max-change-pages -d 'Page cap of the slice1 baseline drain (1..=1000)' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from doctor" -l token -d 'Refused: a bearer never goes in argv (use --token-stdin or --token-env)' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from doctor" -l bearer -d 'Refused: a bearer never goes in argv (use --token-stdin or --token-env)' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from doctor" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from doctor" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from doctor" -l token-stdin -d 'Read the node bearer from stdin (not a terminal; one line, at most 16,384 bytes)'
+complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from doctor" -l allow-mutations -d 'slice1: acknowledge that fixtures leave persistent records and tombstones'
+complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from doctor" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
+complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from doctor" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from doctor" -s V -l version -d 'Print version'
+complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from help" -f -a "doctor" -d 'Run the agent-data/v1-slice1-http conformance profile against a node'
+complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c agent-task -n "__fish_agent_task_using_subcommand help; and not __fish_seen_subcommand_from init info cas runtime completions man data help" -f -a "init" -d 'Create (or re-check and migrate) the owner-private data directory'
+complete -c agent-task -n "__fish_agent_task_using_subcommand help; and not __fish_seen_subcommand_from init info cas runtime completions man data help" -f -a "info" -d 'Show the data directory, schema versions and counts (changes nothing)'
+complete -c agent-task -n "__fish_agent_task_using_subcommand help; and not __fish_seen_subcommand_from init info cas runtime completions man data help" -f -a "cas" -d 'Store, read and verify content-addressed objects'
+complete -c agent-task -n "__fish_agent_task_using_subcommand help; and not __fish_seen_subcommand_from init info cas runtime completions man data help" -f -a "runtime" -d 'Sandbox runtimes for command collectors'
+complete -c agent-task -n "__fish_agent_task_using_subcommand help; and not __fish_seen_subcommand_from init info cas runtime completions man data help" -f -a "completions" -d 'Print a shell completion script'
+complete -c agent-task -n "__fish_agent_task_using_subcommand help; and not __fish_seen_subcommand_from init info cas runtime completions man data help" -f -a "man" -d 'Write a man page per subcommand into a directory'
+complete -c agent-task -n "__fish_agent_task_using_subcommand help; and not __fish_seen_subcommand_from init info cas runtime completions man data help" -f -a "data" -d 'agent-data/v1 node commands'
+complete -c agent-task -n "__fish_agent_task_using_subcommand help; and not __fish_seen_subcommand_from init info cas runtime completions man data help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand help; and __fish_seen_subcommand_from cas" -f -a "put" -d 'Store a file (or `-` for stdin) and print its SHA-256 and size'
 complete -c agent-task -n "__fish_agent_task_using_subcommand help; and __fish_seen_subcommand_from cas" -f -a "cat" -d 'Verify an object and write its bytes to a file'
 complete -c agent-task -n "__fish_agent_task_using_subcommand help; and __fish_seen_subcommand_from cas" -f -a "fsck" -d 'Verify every object against its digest (changes nothing)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand help; and __fish_seen_subcommand_from runtime" -f -a "probe" -d 'Print the observed identity (program digest, version, pinned arguments, isolation facts and their digest) after a trial run'
+complete -c agent-task -n "__fish_agent_task_using_subcommand help; and __fish_seen_subcommand_from data" -f -a "doctor" -d 'Run the agent-data/v1-slice1-http conformance profile against a node'

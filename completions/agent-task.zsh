@@ -232,6 +232,79 @@ _arguments "${_arguments_options[@]}" : \
 '--version[Print version]' \
 && ret=0
 ;;
+(data)
+_arguments "${_arguments_options[@]}" : \
+'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
+'--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
+'-h[Print help]' \
+'--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
+":: :_agent-task__subcmd__data_commands" \
+"*::: :->data" \
+&& ret=0
+
+    case $state in
+    (data)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:agent-task-data-command-$line[1]:"
+        case $line[1] in
+            (doctor)
+_arguments "${_arguments_options[@]}" : \
+'--profile=[Conformance profile]:PROFILE:((public\:"Discovery and the unauthenticated auth boundary"
+read\:"\`public\` plus authenticated read-only probes (needs a bearer)"
+slice1\:"\`read\` plus the mutating fixture lifecycle (needs all slice1 gates)"))' \
+'--format=[Report format (JSON only\: every agent-task command prints JSON)]:FORMAT:((json\:"One \`agent-data-conformance-report/v1\` JSON document on stdout"))' \
+'--token-env=[Read the node bearer from this environment variable]:NAME:_default' \
+'--scratch-collection=[slice1\: collection provisioned for conformance fixtures]:ID:_default' \
+'--expected-node-id=[slice1\: the node id the operator expects (from public discovery)]:ID:_default' \
+'--timeout-ms=[Per-request timeout in milliseconds (1..=120000)]:N:_default' \
+'--max-response-bytes=[Per-response byte cap (1..=33554432)]:N:_default' \
+'--max-change-pages=[Page cap of the slice1 baseline drain (1..=1000)]:N:_default' \
+'--token=[Refused\: a bearer never goes in argv (use --token-stdin or --token-env)]::REFUSED:_default' \
+'--bearer=[Refused\: a bearer never goes in argv (use --token-stdin or --token-env)]::REFUSED:_default' \
+'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
+'--token-stdin[Read the node bearer from stdin (not a terminal; one line, at most 16,384 bytes)]' \
+'--allow-mutations[slice1\: acknowledge that fixtures leave persistent records and tombstones]' \
+'--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
+'-h[Print help (see more with '\''--help'\'')]' \
+'--help[Print help (see more with '\''--help'\'')]' \
+'-V[Print version]' \
+'--version[Print version]' \
+':origin -- Target origin, e.g. http\://127.0.0.1\:7742 (plain http only for loopback):_default' \
+&& ret=0
+;;
+(help)
+_arguments "${_arguments_options[@]}" : \
+":: :_agent-task__subcmd__data__subcmd__help_commands" \
+"*::: :->help" \
+&& ret=0
+
+    case $state in
+    (help)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:agent-task-data-help-command-$line[1]:"
+        case $line[1] in
+            (doctor)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(help)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+        esac
+    ;;
+esac
+;;
+        esac
+    ;;
+esac
+;;
 (help)
 _arguments "${_arguments_options[@]}" : \
 ":: :_agent-task__subcmd__help_commands" \
@@ -308,6 +381,26 @@ _arguments "${_arguments_options[@]}" : \
 _arguments "${_arguments_options[@]}" : \
 && ret=0
 ;;
+(data)
+_arguments "${_arguments_options[@]}" : \
+":: :_agent-task__subcmd__help__subcmd__data_commands" \
+"*::: :->data" \
+&& ret=0
+
+    case $state in
+    (data)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:agent-task-help-data-command-$line[1]:"
+        case $line[1] in
+            (doctor)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+        esac
+    ;;
+esac
+;;
 (help)
 _arguments "${_arguments_options[@]}" : \
 && ret=0
@@ -330,6 +423,7 @@ _agent-task_commands() {
 'runtime:Sandbox runtimes for command collectors' \
 'completions:Print a shell completion script' \
 'man:Write a man page per subcommand into a directory' \
+'data:agent-data/v1 node commands' \
 'help:Print this message or the help of the given subcommand(s)' \
     )
     _describe -t commands 'agent-task commands' commands "$@"
@@ -394,6 +488,37 @@ _agent-task__subcmd__completions_commands() {
     local commands; commands=()
     _describe -t commands 'agent-task completions commands' commands "$@"
 }
+(( $+functions[_agent-task__subcmd__data_commands] )) ||
+_agent-task__subcmd__data_commands() {
+    local commands; commands=(
+'doctor:Run the agent-data/v1-slice1-http conformance profile against a node' \
+'help:Print this message or the help of the given subcommand(s)' \
+    )
+    _describe -t commands 'agent-task data commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__data__subcmd__doctor_commands] )) ||
+_agent-task__subcmd__data__subcmd__doctor_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task data doctor commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__data__subcmd__help_commands] )) ||
+_agent-task__subcmd__data__subcmd__help_commands() {
+    local commands; commands=(
+'doctor:Run the agent-data/v1-slice1-http conformance profile against a node' \
+'help:Print this message or the help of the given subcommand(s)' \
+    )
+    _describe -t commands 'agent-task data help commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__data__subcmd__help__subcmd__doctor_commands] )) ||
+_agent-task__subcmd__data__subcmd__help__subcmd__doctor_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task data help doctor commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__data__subcmd__help__subcmd__help_commands] )) ||
+_agent-task__subcmd__data__subcmd__help__subcmd__help_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task data help help commands' commands "$@"
+}
 (( $+functions[_agent-task__subcmd__help_commands] )) ||
 _agent-task__subcmd__help_commands() {
     local commands; commands=(
@@ -403,6 +528,7 @@ _agent-task__subcmd__help_commands() {
 'runtime:Sandbox runtimes for command collectors' \
 'completions:Print a shell completion script' \
 'man:Write a man page per subcommand into a directory' \
+'data:agent-data/v1 node commands' \
 'help:Print this message or the help of the given subcommand(s)' \
     )
     _describe -t commands 'agent-task help commands' commands "$@"
@@ -435,6 +561,18 @@ _agent-task__subcmd__help__subcmd__cas__subcmd__put_commands() {
 _agent-task__subcmd__help__subcmd__completions_commands() {
     local commands; commands=()
     _describe -t commands 'agent-task help completions commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__help__subcmd__data_commands] )) ||
+_agent-task__subcmd__help__subcmd__data_commands() {
+    local commands; commands=(
+'doctor:Run the agent-data/v1-slice1-http conformance profile against a node' \
+    )
+    _describe -t commands 'agent-task help data commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__help__subcmd__data__subcmd__doctor_commands] )) ||
+_agent-task__subcmd__help__subcmd__data__subcmd__doctor_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task help data doctor commands' commands "$@"
 }
 (( $+functions[_agent-task__subcmd__help__subcmd__help_commands] )) ||
 _agent-task__subcmd__help__subcmd__help_commands() {

@@ -83,6 +83,58 @@ codes! {
     Io = "io_error" => exit 74, http 500;
     /// A bug or an unexpected state inside agent-task.
     Internal = "internal" => exit 70, http 500;
+    /// A URL that cannot be parsed as an absolute URL.
+    InvalidUrl = "invalid_url" => exit 65, http 400;
+    /// A URL whose scheme is not `http` or `https`.
+    InvalidUrlScheme = "invalid_url_scheme" => exit 65, http 400;
+    /// A URL that carries userinfo (credentials).
+    InvalidUrlCredentials = "invalid_url_credentials" => exit 65, http 400;
+    /// An outbound fetch whose destination is private, loopback or reserved.
+    HttpPrivateNetworkBlocked = "http_private_network_blocked" => exit 77, http 422;
+    /// DNS resolution of an outbound fetch failed or found no address.
+    HttpDnsFailed = "http_dns_failed" => exit 68, http 422;
+    /// An outbound fetch met more redirects than allowed.
+    HttpRedirectLimit = "http_redirect_limit" => exit 69, http 422;
+    /// A redirect response without a usable `Location` header.
+    HttpRedirectInvalid = "http_redirect_invalid" => exit 76, http 502;
+    /// An outbound fetch ran out of time (DNS, all hops and the body read).
+    HttpTimeout = "http_timeout" => exit 75, http 422;
+    /// Any other failure of an outbound fetch (connect, TLS, protocol).
+    HttpCollectionFailed = "http_collection_failed" => exit 69, http 422;
+    /// Collected content exceeds the effective byte limit.
+    ContentTooLarge = "content_too_large" => exit 65, http 413;
+    /// The conformance target is not a URL.
+    InvalidTarget = "invalid_target" => exit 64, http 400;
+    /// The conformance target is not http or https.
+    InvalidTargetScheme = "invalid_target_scheme" => exit 64, http 400;
+    /// The conformance target URL carries credentials.
+    TargetUrlCredentials = "target_url_credentials" => exit 64, http 400;
+    /// The conformance target has a path, query or fragment.
+    TargetNotOrigin = "target_not_origin" => exit 64, http 400;
+    /// Plain http to a conformance target that is not loopback.
+    InsecureTarget = "insecure_target" => exit 64, http 400;
+    /// A bearer was passed as a command-line value.
+    CredentialInArgv = "credential_in_argv" => exit 64, http 400;
+    /// More than one bearer source was named.
+    CredentialSourceConflict = "credential_source_conflict" => exit 64, http 400;
+    /// The public conformance profile takes no bearer.
+    PublicProfileToken = "public_profile_token" => exit 64, http 400;
+    /// The profile needs a bearer and no source was named.
+    CredentialSourceMissing = "credential_source_missing" => exit 64, http 400;
+    /// A mutation option was given outside the slice1 profile.
+    MutationOptionWithoutSlice1 = "mutation_option_without_slice1" => exit 64, http 400;
+    /// slice1 needs --scratch-collection, --expected-node-id and --allow-mutations.
+    MutationGateMissing = "mutation_gate_missing" => exit 64, http 400;
+    /// --token-stdin refuses an interactive terminal.
+    CredentialStdinTty = "credential_stdin_tty" => exit 64, http 400;
+    /// The bearer read from stdin exceeds 16,384 bytes.
+    CredentialTooLarge = "credential_too_large" => exit 64, http 400;
+    /// The named bearer environment variable is unset.
+    CredentialEnvMissing = "credential_env_missing" => exit 64, http 400;
+    /// The bearer is not 1-16,384 printable ASCII characters without spaces.
+    InvalidCredential = "invalid_credential" => exit 64, http 400;
+    /// The bearer is empty or contains NUL, CR or LF.
+    CredentialNotSingleLine = "credential_not_single_line" => exit 64, http 400;
 }
 
 impl fmt::Display for Code {

@@ -6,5 +6,8 @@
 mod cas;
 mod common;
 mod docs;
+mod doctor;
+mod doctor_fake;
 mod foundation;
+mod net_ssrf;
 mod runtime;

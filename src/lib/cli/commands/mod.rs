@@ -1,6 +1,7 @@
 //! The command tree and the single dispatch `match`.
 
 mod cas;
+pub mod data;
 mod docs;
 mod runtime;
 mod setup;
@@ -27,6 +28,12 @@ pub enum Command {
     Completions(docs::CompletionsArgs),
     /// Write a man page per subcommand into a directory.
     Man(docs::ManArgs),
+    /// agent-data/v1 node commands.
+    Data {
+        /// The data subcommand.
+        #[command(subcommand)]
+        command: data::DataCommand,
+    },
 }
 
 /// What a successful command prints on stdout, and its exit code (0 for
@@ -58,6 +65,7 @@ pub fn dispatch(ctx: &Ctx, command: Command) -> Result<Reply> {
         Command::Runtime(c) => runtime::run(&c).map(Reply::from),
         Command::Completions(a) => docs::completions(&a).map(Reply::from),
         Command::Man(a) => docs::man(&a).map(Reply::from),
+        Command::Data { command } => data::dispatch(ctx, command),
     }
 }
 
