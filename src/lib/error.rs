@@ -75,6 +75,10 @@ codes! {
     SchemaTooNew = "schema_too_new" => exit 78, http 500;
     /// A database predates this binary and a read path cannot migrate it.
     SchemaOutdated = "schema_outdated" => exit 78, http 503;
+    /// A pinned sandbox runtime is missing or cannot isolate on this host.
+    RuntimeUnavailable = "runtime_unavailable" => exit 69, http 503;
+    /// The runtime on this host is not the one a collector profile pins.
+    RuntimeIdentityMismatch = "runtime_identity_mismatch" => exit 78, http 409;
     /// An operating-system I/O failure.
     Io = "io_error" => exit 74, http 500;
     /// A bug or an unexpected state inside agent-task.
@@ -314,10 +318,44 @@ impl From<serde_json::Error> for Error {
     }
 }
 
+/// The table of every code, its exit code and HTTP status, as it appears in
+/// `docs/errors.md` (kept in step by a test).
+pub fn code_table_markdown() -> String {
+    let mut out = String::from("| code | exit | HTTP |\n|---|---|---|\n");
+    for c in Code::ALL {
+        out.push_str(&format!(
+            "| `{}` | {} | {} |\n",
+            c.as_str(),
+            c.exit_code(),
+            c.http_status()
+        ));
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::collections::HashSet;
+
+    const BEGIN: &str = "<!-- codes:begin (generated: UPDATE_DOCS=1 cargo test --lib error) -->\n";
+    const END: &str = "<!-- codes:end -->";
+
+    #[test]
+    fn docs_list_every_code() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/errors.md");
+        let doc = std::fs::read_to_string(path).expect("docs/errors.md");
+        let (head, rest) = doc.split_once(BEGIN).expect("begin marker");
+        let (_, tail) = rest.split_once(END).expect("end marker");
+        let want = format!("{head}{BEGIN}{}{END}{tail}", code_table_markdown());
+        if std::env::var_os("UPDATE_DOCS").is_some() {
+            std::fs::write(path, &want).expect("write docs/errors.md");
+        }
+        assert!(
+            doc == want,
+            "docs/errors.md is stale: run UPDATE_DOCS=1 cargo test --lib error"
+        );
+    }
 
     #[test]
     fn codes_are_unique_snake_case_and_never_exit_2() {

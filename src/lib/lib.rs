@@ -15,6 +15,7 @@
 pub mod authority;
 pub mod cli;
 pub mod clock;
+pub mod collector;
 pub mod data;
 pub mod doctor;
 pub mod error;

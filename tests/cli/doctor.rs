@@ -558,3 +558,42 @@ fn the_schema_fixture_differs_from_the_reference_only_in_the_tool_name() {
     theirs["properties"]["tool"]["properties"]["name"]["const"] = "agent-task".into();
     assert_eq!(ours, theirs);
 }
+
+#[test]
+fn slice1_with_an_unknown_scratch_collection_is_inconclusive() {
+    let node = FakeNode::start(FakeConfig::conforming(TOKEN));
+    let mut args = slice1_args(&node.origin);
+    args[6] = "not-provisioned".into();
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let r = report(&doctor(&args), 3);
+    assert_eq!(
+        status_of(&r, "records.fixture_prerequisite"),
+        ("inconclusive", Some("scratch_collection_not_found"))
+    );
+    assert_eq!(
+        status_of(&r, "tombstones.fixture_finalization"),
+        ("inconclusive", Some("prerequisite_inconclusive"))
+    );
+    assert_eq!(r["mutation"]["started"], false);
+    assert_eq!(r["mutation"]["scratch_collection"], "not-provisioned");
+}
+
+#[test]
+fn the_library_runner_is_callable_without_the_cli() {
+    use agent_task::doctor::{DoctorOptions, Profile, Verdict, run};
+    let node = FakeNode::start(FakeConfig::conforming(TOKEN));
+    let mut opts = DoctorOptions::new(format!("{}/", node.origin), Profile::Slice1);
+    opts.token = Some(TOKEN.into());
+    opts.scratch_collection = Some("default".into());
+    opts.expected_node_id = Some("node_fake-1".into());
+    opts.allow_mutations = true;
+    opts.run_id = Some("lib-run-1".into());
+    let report = run(&opts).expect("runs");
+    assert_eq!(report.verdict, Verdict::Pass);
+    assert_eq!(report.exit_code(), 0);
+    let doc = serde_json::Value::Object(report.document);
+    assert!(schema().is_valid(&doc));
+    assert_eq!(doc["run"]["id"], "lib-run-1");
+    assert_eq!(doc["mutation"]["fixture"]["run_id"], "lib-run-1");
+    assert_eq!(doc["target"]["origin"], node.origin);
+}

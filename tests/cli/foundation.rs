@@ -123,3 +123,37 @@ fn second_writer_gets_busy_within_timeout() {
 fn binary_path_resolves() {
     assert!(bin().exists());
 }
+
+#[test]
+fn info_and_fsck_change_nothing() {
+    let env = TestEnv::init();
+    let blob = env.path("b");
+    std::fs::write(&blob, b"x").expect("write");
+    env.run(&["cas", "put", blob.to_str().expect("utf8")])
+        .json();
+    let before = crate::common::snapshot_files(&env.data_dir);
+    env.run(&["info"]).json();
+    env.run(&["cas", "fsck"]).json();
+    assert_eq!(before, crate::common::snapshot_files(&env.data_dir));
+}
+
+#[test]
+fn test_build_clock_override() {
+    let env = TestEnv::new();
+    crate::common::run_cmd(
+        env.cmd()
+            .env("AGENT_TASK_TEST_NOW", "2030-01-02T03:04:05Z")
+            .arg("init"),
+    )
+    .json();
+    assert_eq!(
+        env.run(&["info"]).json()["created_at"],
+        "2030-01-02T03:04:05.000Z"
+    );
+    crate::common::run_cmd(
+        env.cmd()
+            .env("AGENT_TASK_TEST_NOW", "yesterday")
+            .arg("info"),
+    )
+    .error("invalid_input", 65);
+}

@@ -1,13 +1,18 @@
 //! Integration tests: every test drives the real `agent-task` binary against
 //! a temp data directory. One test binary (`autotests = false`).
 
+#![allow(clippy::print_stdout, clippy::print_stderr)] // tests may explain a skip
+
+mod cas;
 mod common;
 mod data_core;
 mod data_http;
 mod data_http_collector;
 mod data_ingest;
 mod data_support;
+mod docs;
 mod doctor;
 mod doctor_fake;
 mod foundation;
 mod net_ssrf;
+mod runtime;

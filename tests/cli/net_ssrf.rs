@@ -492,3 +492,45 @@ fn bad_or_framing_caller_headers_are_refused() {
     }
     assert!(s.seen().is_empty());
 }
+
+#[test]
+fn opt_in_resolves_a_name_and_connects_to_the_resolved_address() {
+    // `localhost` resolves from the hosts file (no network). Refused by
+    // name by default; with the opt-in it is looked up once and the pinned
+    // addresses are used for the connection.
+    let s = hello();
+    let url = format!("http://localhost:{}/named", s.addr.port());
+    assert_eq!(
+        err_code(fetch(&get(&url), &policy(false))),
+        Code::HttpPrivateNetworkBlocked
+    );
+    let r = fetch(&get(&url), &policy(true)).expect("opted-in named fetch");
+    assert_eq!(r.body, b"hello");
+    assert_eq!(r.final_url, url);
+    let seen = s.seen();
+    assert_eq!(seen.len(), 1);
+    assert_eq!(
+        seen[0].header("host"),
+        Some(format!("localhost:{}", s.addr.port()).as_str()),
+        "the Host header keeps the name while the socket goes to the checked address"
+    );
+}
+
+#[test]
+fn trailing_dot_and_odd_ipv4_spellings_are_normalised_before_the_check() {
+    let s = hello();
+    let port = s.addr.port();
+    for url in [
+        format!("http://127.0.0.1.:{port}/"),
+        format!("http://localhost.:{port}/"),
+        format!("http://0177.0.0.1:{port}/"),
+        format!("http://[0:0:0:0:0:ffff:127.0.0.1]:{port}/"),
+    ] {
+        assert_eq!(
+            err_code(fetch(&get(&url), &policy(false))),
+            Code::HttpPrivateNetworkBlocked,
+            "{url}"
+        );
+    }
+    assert!(s.seen().is_empty());
+}

@@ -91,6 +91,8 @@ pub struct InfoOutput {
     pub data_dir: String,
     /// Identity set by `init`.
     pub data_dir_id: Option<String>,
+    /// When `init` first created the directory's identity.
+    pub created_at: Option<String>,
     /// Version of this binary.
     pub agent_task_version: &'static str,
     /// Each database.
@@ -106,6 +108,7 @@ pub fn info(root: &Path) -> Result<InfoOutput> {
     let mut out = InfoOutput {
         data_dir: dir.root().display().to_string(),
         data_dir_id: None,
+        created_at: None,
         agent_task_version: env!("CARGO_PKG_VERSION"),
         databases: BTreeMap::new(),
         cas: dir.cas().stats()?,
@@ -130,11 +133,13 @@ pub fn info(root: &Path) -> Result<InfoOutput> {
         {
             info.rows = crate::store::row_counts(&conn)?;
             if std::ptr::eq(*db, &crate::authority::schema::SPEC) {
-                out.data_dir_id = conn
-                    .query_row("SELECT value FROM meta WHERE key='data_dir_id'", [], |r| {
-                        r.get(0)
-                    })
-                    .optional()?;
+                let meta = |key: &str| -> Result<Option<String>> {
+                    Ok(conn
+                        .query_row("SELECT value FROM meta WHERE key=?1", [key], |r| r.get(0))
+                        .optional()?)
+                };
+                out.data_dir_id = meta("data_dir_id")?;
+                out.created_at = meta("created_at")?;
             }
         }
         out.databases.insert(db.name, info);

@@ -1,3 +1,5 @@
-//! Set-up operations that span the whole data directory: `init` and `info`.
+//! Operations that span the whole data directory: `init`, `info` and the
+//! `cas` commands.
 
 pub mod admin;
+pub mod cas;

@@ -210,6 +210,41 @@ impl Cas {
         Ok(bytes)
     }
 
+    /// Verifies every object against its name (read-only). Returns the
+    /// number checked and the digests of corrupt objects.
+    pub fn fsck(&self) -> Result<(u64, Vec<String>)> {
+        let mut checked = 0u64;
+        let mut corrupt = Vec::new();
+        let objects = self.root.join("sha256");
+        for fan in read_dir_if_exists(&objects)? {
+            let fan = fan.map_err(|e| Error::io("list", &objects, e))?;
+            for obj in read_dir_if_exists(&fan.path())? {
+                let obj = obj.map_err(|e| Error::io("list", &fan.path(), e))?;
+                let name = format!(
+                    "{}{}",
+                    fan.file_name().to_string_lossy(),
+                    obj.file_name().to_string_lossy()
+                );
+                checked += 1;
+                match Sha256Hex::parse(&name) {
+                    Ok(d) => match self.verify_path(&obj.path(), &d, None) {
+                        Ok(_) => {}
+                        Err(e)
+                            if e.code() == Code::IntegrityError
+                                || e.code() == Code::SymlinkRefused =>
+                        {
+                            corrupt.push(name)
+                        }
+                        Err(e) => return Err(e),
+                    },
+                    Err(_) => corrupt.push(name),
+                }
+            }
+        }
+        corrupt.sort();
+        Ok((checked, corrupt))
+    }
+
     /// Counts objects, their bytes and orphan temp files (read-only).
     pub fn stats(&self) -> Result<CasStats> {
         let mut s = CasStats::default();

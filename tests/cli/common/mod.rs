@@ -91,6 +91,18 @@ impl TestEnv {
         c
     }
 
+    /// A `std::process::Command` for the real binary (for spawning,
+    /// killing and racing processes), set up like [`TestEnv::cmd`].
+    pub fn std_cmd(&self) -> std::process::Command {
+        let mut c = std::process::Command::new(bin());
+        c.env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", self.tmp.path())
+            .arg("--data-dir")
+            .arg(&self.data_dir);
+        c
+    }
+
     /// Runs the binary with `args`.
     pub fn run(&self, args: &[&str]) -> Output {
         run_cmd(self.cmd().args(args))
@@ -119,4 +131,31 @@ pub fn bin() -> &'static Path {
 /// The repository root (for fixtures and committed docs).
 pub fn repo_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// SHA-256 of every file under `dir` (relative path → digest), leaving out
+/// SQLite's `-shm` WAL-index files: shared memory that every WAL reader
+/// writes its read marks into, not stored data.
+pub fn snapshot_files(dir: &Path) -> std::collections::BTreeMap<String, String> {
+    use sha2::Digest;
+    let mut out = std::collections::BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).expect("read dir") {
+            let e = e.expect("entry");
+            let p = e.path();
+            let ft = e.file_type().expect("file type");
+            if ft.is_dir() {
+                stack.push(p);
+            } else if !p.to_string_lossy().ends_with("-shm") {
+                let bytes = std::fs::read(&p).expect("read");
+                let rel = p.strip_prefix(dir).expect("prefix").display().to_string();
+                out.insert(
+                    rel,
+                    data_encoding::HEXLOWER.encode(&sha2::Sha256::digest(&bytes)),
+                );
+            }
+        }
+    }
+    out
 }

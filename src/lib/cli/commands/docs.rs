@@ -74,8 +74,10 @@ pub(super) fn man(a: &ManArgs) -> Result<Value> {
         ));
     }
     let mut pages = Vec::new();
-    let cmd = crate::cli::Cli::command();
-    write_pages(cmd, "agent-task", &a.out, &mut pages)?;
+    let mut cmd = crate::cli::Cli::command();
+    // Building propagates global options and the version into subcommands.
+    cmd.build();
+    write_pages(cmd, "agent-task", "agent-task", &a.out, &mut pages)?;
     pages.sort();
     Ok(json!({"out": a.out.display().to_string(), "pages": pages}))
 }
@@ -83,10 +85,11 @@ pub(super) fn man(a: &ManArgs) -> Result<Value> {
 fn write_pages(
     cmd: clap::Command,
     name: &str,
+    bin_name: &str,
     out: &std::path::Path,
     pages: &mut Vec<String>,
 ) -> Result<()> {
-    let cmd = cmd.name(name.to_owned()).bin_name(name.replace('-', " "));
+    let cmd = cmd.name(name.to_owned()).bin_name(bin_name.to_owned());
     let file = format!("{name}.1");
     let mut buf = Vec::new();
     clap_mangen::Man::new(cmd.clone())
@@ -103,6 +106,7 @@ fn write_pages(
         write_pages(
             sub.clone(),
             &format!("{name}-{}", sub.get_name()),
+            &format!("{bin_name} {}", sub.get_name()),
             out,
             pages,
         )?;

@@ -1,7 +1,9 @@
 //! The command tree and the single dispatch `match`.
 
+mod cas;
 pub mod data;
 mod docs;
+mod runtime;
 mod serve;
 mod setup;
 
@@ -17,6 +19,12 @@ pub enum Command {
     Init(setup::InitArgs),
     /// Show the data directory, schema versions and counts (changes nothing).
     Info(setup::InfoArgs),
+    /// Store, read and verify content-addressed objects.
+    #[command(subcommand)]
+    Cas(cas::CasCommand),
+    /// Sandbox runtimes for command collectors.
+    #[command(subcommand)]
+    Runtime(runtime::RuntimeCommand),
     /// Print a shell completion script.
     Completions(docs::CompletionsArgs),
     /// Write a man page per subcommand into a directory.
@@ -53,6 +61,8 @@ pub fn dispatch(ctx: &Ctx, command: Command) -> Result<Reply> {
     match command {
         Command::Init(a) => setup::init(ctx, &a).map(Reply::from),
         Command::Info(a) => setup::info(ctx, &a).map(Reply::from),
+        Command::Cas(c) => cas::run(ctx, &c).map(Reply::from),
+        Command::Runtime(c) => runtime::run(&c).map(Reply::from),
         Command::Completions(a) => docs::completions(&a).map(Reply::from),
         Command::Man(a) => docs::man(&a).map(Reply::from),
         Command::Data(c) => data::dispatch(ctx, c),

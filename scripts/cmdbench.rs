@@ -1,0 +1,148 @@
+//! Times whole commands, interleaved so that machine noise hits every
+//! command alike, and prints median / p10 / p90 wall time and each median's
+//! ratio to the first (the anchor).
+//!
+//! Usage: `cmdbench [--runs N] [--warmup N] [--json] --label NAME -- CMD ARGS… [--label NAME -- CMD ARGS…]…`
+//! A command may use `{i}` in an argument: it is replaced by the run index.
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
+use std::process::{Command, ExitCode, Stdio};
+use std::time::Instant;
+
+struct Case {
+    label: String,
+    argv: Vec<String>,
+    ms: Vec<f64>,
+}
+
+fn parse() -> Result<(usize, usize, bool, Vec<Case>), String> {
+    let mut args = std::env::args().skip(1).peekable();
+    let (mut runs, mut warmup, mut json, mut cases) = (200usize, 5usize, false, Vec::new());
+    while let Some(a) = args.next() {
+        match a.as_str() {
+            "--runs" => runs = args.next().and_then(|v| v.parse().ok()).ok_or("--runs N")?,
+            "--warmup" => {
+                warmup = args
+                    .next()
+                    .and_then(|v| v.parse().ok())
+                    .ok_or("--warmup N")?
+            }
+            "--json" => json = true,
+            "--label" => {
+                let label = args.next().ok_or("--label NAME")?;
+                if args.next().as_deref() != Some("--") {
+                    return Err(format!("--label {label} must be followed by -- CMD"));
+                }
+                let mut argv = Vec::new();
+                while let Some(x) = args.peek() {
+                    if x == "--label" {
+                        break;
+                    }
+                    argv.push(args.next().unwrap_or_default());
+                }
+                if argv.is_empty() {
+                    return Err(format!("--label {label}: empty command"));
+                }
+                cases.push(Case {
+                    label,
+                    argv,
+                    ms: Vec::new(),
+                });
+            }
+            other => return Err(format!("unexpected argument {other}")),
+        }
+    }
+    if cases.is_empty() {
+        return Err("no --label given".into());
+    }
+    Ok((runs, warmup, json, cases))
+}
+
+fn once(c: &Case, i: usize) -> Result<f64, String> {
+    let argv: Vec<String> = c
+        .argv
+        .iter()
+        .map(|a| a.replace("{i}", &i.to_string()))
+        .collect();
+    let start = Instant::now();
+    let st = Command::new(&argv[0])
+        .args(&argv[1..])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .map_err(|e| format!("{}: {e}", c.label))?;
+    let ms = start.elapsed().as_secs_f64() * 1000.0;
+    if !st.success() {
+        return Err(format!(
+            "{} failed ({st}) on run {i}: {}",
+            c.label,
+            argv.join(" ")
+        ));
+    }
+    Ok(ms)
+}
+
+fn pct(sorted: &[f64], p: f64) -> f64 {
+    let idx = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[idx.min(sorted.len() - 1)]
+}
+
+fn main() -> ExitCode {
+    let (runs, warmup, json, mut cases) = match parse() {
+        Ok(x) => x,
+        Err(e) => {
+            eprintln!("cmdbench: {e}");
+            return ExitCode::from(64);
+        }
+    };
+    for i in 0..warmup + runs {
+        for c in cases.iter_mut() {
+            match once(c, i) {
+                Ok(ms) if i >= warmup => c.ms.push(ms),
+                Ok(_) => {}
+                Err(e) => {
+                    eprintln!("cmdbench: {e}");
+                    return ExitCode::from(1);
+                }
+            }
+        }
+    }
+    let mut anchor = None;
+    let mut rows = Vec::new();
+    for c in cases.iter_mut() {
+        c.ms.sort_by(f64::total_cmp);
+        let med = pct(&c.ms, 0.5);
+        let a = *anchor.get_or_insert(med);
+        rows.push((
+            c.label.clone(),
+            med,
+            pct(&c.ms, 0.1),
+            pct(&c.ms, 0.9),
+            pct(&c.ms, 0.99),
+            med / a,
+        ));
+    }
+    if json {
+        let items: Vec<String> = rows
+            .iter()
+            .map(|(l, m, p10, p90, p99, r)| {
+                format!("{{\"label\":\"{l}\",\"runs\":{runs},\"median_ms\":{m:.3},\"p10_ms\":{p10:.3},\"p90_ms\":{p90:.3},\"p99_ms\":{p99:.3},\"ratio_to_anchor\":{r:.3}}}")
+            })
+            .collect();
+        println!("[{}]", items.join(","));
+    } else {
+        println!(
+            "{:<28} {:>10} {:>9} {:>9} {:>9} {:>8}",
+            "command", "median ms", "p10", "p90", "p99", "ratio"
+        );
+        for (l, m, p10, p90, p99, r) in &rows {
+            println!("{l:<28} {m:>10.3} {p10:>9.3} {p90:>9.3} {p99:>9.3} {r:>7.2}x");
+        }
+        println!(
+            "({runs} interleaved runs each after {warmup} warm-up; ratio = median / median of {})",
+            rows[0].0
+        );
+    }
+    ExitCode::SUCCESS
+}

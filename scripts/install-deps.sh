@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Installs what the tests and the demo need beyond the Rust toolchain.
+# SQLite is compiled in (rusqlite "bundled"), so no headers are needed. git
+# is needed by the workflow fixtures; bubblewrap by the bwrap collector
+# runtime and its tests. Idempotent; quiet when all is present.
+set -euo pipefail
+need=()
+command -v git >/dev/null || need+=(git)
+command -v bwrap >/dev/null || need+=(bubblewrap)
+command -v unshare >/dev/null || need+=(util-linux)
+if [ ${#need[@]} -gt 0 ]; then
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "install-deps: please install: ${need[*]}" >&2
+    exit 69
+  fi
+  echo "install-deps: installing ${need[*]}" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq >/dev/null
+  apt-get install -y -qq "${need[@]}" >/dev/null
+fi

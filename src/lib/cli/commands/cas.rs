@@ -1,0 +1,73 @@
+//! `cas put | cat | fsck`.
+
+use super::to_value;
+use crate::cli::ctx::Ctx;
+use crate::error::{Code, Error, Result};
+use crate::ops::cas;
+use crate::wire::digest::Sha256Hex;
+use serde_json::{Value, json};
+use std::path::PathBuf;
+
+/// The `cas` subcommands.
+#[derive(Debug, clap::Subcommand)]
+pub enum CasCommand {
+    /// Store a file (or `-` for stdin) and print its SHA-256 and size.
+    Put {
+        /// File to store, or `-` for standard input.
+        path: PathBuf,
+    },
+    /// Verify an object and write its bytes to a file.
+    Cat {
+        /// The object's SHA-256 (64 lowercase hex).
+        digest: String,
+        /// Where to write the bytes (created 0600; must not exist).
+        #[arg(long, value_name = "FILE")]
+        out: PathBuf,
+    },
+    /// Verify every object against its digest (changes nothing).
+    Fsck,
+}
+
+pub(super) fn run(ctx: &Ctx, c: &CasCommand) -> Result<Value> {
+    let root = ctx.data_dir()?;
+    match c {
+        CasCommand::Put { path } => {
+            let out = if path.as_os_str() == "-" {
+                cas::put(root, ctx.lock_timeout, &mut std::io::stdin().lock())?
+            } else {
+                let mut f = std::fs::File::open(path).map_err(|e| Error::io("open", path, e))?;
+                cas::put(root, ctx.lock_timeout, &mut f)?
+            };
+            Ok(
+                json!({"digest": out.digest, "size": out.size, "created": out.created, "repaired": out.repaired}),
+            )
+        }
+        CasCommand::Cat { digest, out } => {
+            let d = Sha256Hex::parse(digest)?;
+            let bytes = cas::cat(root, &d)?;
+            write_new_private(out, &bytes)?;
+            Ok(json!({"digest": d, "size": bytes.len(), "out": out.display().to_string()}))
+        }
+        CasCommand::Fsck => to_value(&cas::fsck(root)?),
+    }
+}
+
+fn write_new_private(path: &std::path::Path, bytes: &[u8]) -> Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)
+        .map_err(|e| {
+            if e.kind() == std::io::ErrorKind::AlreadyExists {
+                Error::new(Code::Conflict, format!("{} already exists", path.display()))
+            } else {
+                Error::io("create", path, e)
+            }
+        })?;
+    f.write_all(bytes)
+        .and_then(|_| f.sync_all())
+        .map_err(|e| Error::io("write", path, e))
+}

@@ -1,0 +1,45 @@
+//! `runtime probe`: the observed identity of a sandbox runtime on this host.
+
+use super::to_value;
+use crate::collector::runtime::{self, RuntimeKind};
+use crate::error::Result;
+use serde_json::Value;
+
+/// Runtimes selectable on the command line.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum RuntimeArg {
+    /// bubblewrap: read-only snapshot, no network, pid namespace, private /tmp.
+    Bwrap,
+    /// unshare: network cut only; the file system is shared.
+    Unshare,
+    /// podman or docker with --network none.
+    Oci,
+}
+
+impl From<RuntimeArg> for RuntimeKind {
+    fn from(a: RuntimeArg) -> Self {
+        match a {
+            RuntimeArg::Bwrap => RuntimeKind::Bwrap,
+            RuntimeArg::Unshare => RuntimeKind::Unshare,
+            RuntimeArg::Oci => RuntimeKind::Oci,
+        }
+    }
+}
+
+/// The `runtime` subcommands.
+#[derive(Debug, clap::Subcommand)]
+pub enum RuntimeCommand {
+    /// Print the observed identity (program digest, version, pinned arguments,
+    /// isolation facts and their digest) after a trial run.
+    Probe {
+        /// Which runtime.
+        #[arg(long)]
+        runtime: RuntimeArg,
+    },
+}
+
+pub(super) fn run(c: &RuntimeCommand) -> Result<Value> {
+    match c {
+        RuntimeCommand::Probe { runtime: r } => to_value(&runtime::probe((*r).into())?),
+    }
+}

@@ -1,0 +1,55 @@
+//! `cas put`, `cas cat` and `cas fsck`: direct access to the data
+//! directory's content-addressed store, for operators and scripts.
+
+use crate::error::Result;
+use crate::store::{DataDir, PutOutcome};
+use serde::Serialize;
+use std::io::Read;
+use std::path::Path;
+use std::time::Duration;
+
+/// Largest object `cas put` accepts (4 GiB).
+pub const MAX_PUT_BYTES: u64 = 4 << 30;
+/// Largest object `cas cat` returns (it is verified in memory first).
+pub const MAX_CAT_BYTES: u64 = 1 << 30;
+
+/// Stores the bytes of `reader` under the data-directory lock.
+pub fn put(root: &Path, timeout: Duration, reader: &mut dyn Read) -> Result<PutOutcome> {
+    let dir = DataDir::open(root)?;
+    let _lock = dir.lock(timeout)?;
+    dir.cas().put_reader(reader, MAX_PUT_BYTES)
+}
+
+/// Returns an object's bytes after verifying them.
+pub fn cat(root: &Path, digest: &crate::wire::digest::Sha256Hex) -> Result<Vec<u8>> {
+    let dir = DataDir::open(root)?;
+    if !dir.cas().verify(digest, None)? {
+        return Err(crate::Error::new(
+            crate::Code::NotFound,
+            format!("no object {digest}"),
+        ));
+    }
+    dir.cas().read(digest, None, MAX_CAT_BYTES)
+}
+
+/// What `cas fsck` reports.
+#[derive(Debug, Serialize)]
+pub struct FsckOutput {
+    /// Objects checked.
+    pub checked: u64,
+    /// Digests whose object does not match (repair: put the original bytes again).
+    pub corrupt: Vec<String>,
+    /// Orphan temp files left by interrupted writes.
+    pub temp_files: u64,
+}
+
+/// Verifies every object (read-only).
+pub fn fsck(root: &Path) -> Result<FsckOutput> {
+    let dir = DataDir::open(root)?;
+    let (checked, corrupt) = dir.cas().fsck()?;
+    Ok(FsckOutput {
+        checked,
+        corrupt,
+        temp_files: dir.cas().stats()?.temp_files,
+    })
+}

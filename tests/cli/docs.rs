@@ -1,0 +1,64 @@
+//! The committed man pages and completions equal what the binary generates
+//! (regenerate with `scripts/gen-docs.sh`).
+
+use crate::common::{TestEnv, repo_root};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+fn read_dir_files(dir: &Path, filter: impl Fn(&str) -> bool) -> BTreeMap<String, Vec<u8>> {
+    std::fs::read_dir(dir)
+        .expect("read dir")
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| filter(n))
+        .map(|n| {
+            let bytes = std::fs::read(dir.join(&n)).expect("read");
+            (n, bytes)
+        })
+        .collect()
+}
+
+#[test]
+fn committed_docs_match_the_binary() {
+    let env = TestEnv::new();
+    let man = env.path("man");
+    std::fs::create_dir(&man).expect("mkdir");
+    let out = env
+        .run(&["man", "--out", man.to_str().expect("utf8")])
+        .json();
+    assert!(out["pages"].as_array().expect("pages").len() > 3);
+    let fresh = read_dir_files(&man, |n| n.ends_with(".1"));
+    let committed = read_dir_files(&repo_root().join("man"), |n| n.ends_with(".1"));
+    let fresh_names: Vec<_> = fresh.keys().collect();
+    let committed_names: Vec<_> = committed.keys().collect();
+    assert_eq!(
+        fresh_names, committed_names,
+        "man/ pages differ: run scripts/gen-docs.sh"
+    );
+    for (name, bytes) in &fresh {
+        assert!(
+            committed[name] == *bytes,
+            "man/{name} is stale: run scripts/gen-docs.sh"
+        );
+    }
+    for sh in ["bash", "zsh", "fish"] {
+        let path = env.path(&format!("c.{sh}"));
+        env.run(&["completions", sh, "--out", path.to_str().expect("utf8")])
+            .json();
+        let fresh = std::fs::read(&path).expect("read");
+        let committed = std::fs::read(repo_root().join(format!("completions/agent-task.{sh}")))
+            .expect("committed");
+        assert!(
+            fresh == committed,
+            "completions/agent-task.{sh} is stale: run scripts/gen-docs.sh"
+        );
+    }
+}
+
+#[test]
+fn completions_print_json_without_out() {
+    let env = TestEnv::new();
+    let v = env.run(&["completions", "bash"]).json();
+    assert!(v["script"].as_str().expect("script").contains("agent-task"));
+    env.run(&["completions", "tcsh"]).error("usage", 64);
+}
