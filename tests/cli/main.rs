@@ -5,6 +5,11 @@
 
 mod cas;
 mod common;
+mod data_core;
+mod data_http;
+mod data_http_collector;
+mod data_ingest;
+mod data_support;
 mod docs;
 mod doctor;
 mod doctor_fake;
