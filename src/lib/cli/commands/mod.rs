@@ -2,11 +2,13 @@
 
 mod cas;
 mod change;
+pub mod data;
 mod docs;
 mod enroll;
 mod repo;
 mod requirement;
 mod runtime;
+mod serve;
 mod setup;
 mod task;
 mod token;
@@ -79,6 +81,11 @@ pub enum Command {
     Result(task::ResultArgs),
     /// Agent: recovery envelope for a task, attempt or request (side-effect free).
     Recovery(task::RecoveryArgs),
+    /// The agent-data/v1 local node.
+    #[command(subcommand)]
+    Data(data::DataCommand),
+    /// Serve the data node over HTTP (tiny_http, loopback by default).
+    Serve(serve::ServeArgs),
 }
 
 /// What a successful command prints on stdout, and its exit code (0 for
@@ -130,6 +137,8 @@ pub fn dispatch(ctx: &Ctx, command: Command) -> Result<Reply> {
         Command::Reconcile(a) => task::mutate(ctx, MutationAction::Reconcile, a).map(Reply::from),
         Command::Result(a) => task::result(ctx, a).map(Reply::from),
         Command::Recovery(a) => task::recovery(ctx, a).map(Reply::from),
+        Command::Data(c) => data::dispatch(ctx, c),
+        Command::Serve(a) => serve::run(ctx, &a),
     }
 }
 
