@@ -426,7 +426,7 @@ fn two_transport_failures_open_the_auth_circuit() {
         "--token-env",
         "AGENT_DATA_NODE_TOKEN",
         "--timeout-ms",
-        "100",
+        "2000",
     ]);
     let r = report(&out, 3);
     assert_eq!(status_of(&r, "discovery.well_known").0, "pass");

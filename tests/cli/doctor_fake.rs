@@ -31,7 +31,8 @@ pub struct Faults {
     pub text_plain_responses: bool,
     /// `/v1/data/manifest` advertises a different max_query_limit.
     pub versioned_differs: bool,
-    /// `/v1/data/*` requests stall for 1.5 s before the answer.
+    /// `/v1/data/*` requests stall for 8 s before the answer (far past any
+    /// client timeout the tests use, so a loaded machine cannot blur it).
     pub stall_data_routes: bool,
 }
 
@@ -321,7 +322,7 @@ fn handle(mut rq: Request, cfg: &FakeConfig, state: &Mutex<State>) {
         );
     }
     if cfg.faults.stall_data_routes {
-        std::thread::sleep(std::time::Duration::from_millis(1500));
+        std::thread::sleep(std::time::Duration::from_millis(8000));
     }
     if cfg.faults.parse_before_auth
         && method == Method::Post
