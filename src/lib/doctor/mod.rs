@@ -251,21 +251,9 @@ fn usage(code: Code, msg: &str) -> Error {
     Error::new(code, msg.to_owned())
 }
 
-/// §12.4 loopback test on a URL host string.
-pub fn is_loopback_host(host: &str) -> bool {
-    let h = host.to_ascii_lowercase();
-    let h = h.trim_start_matches('[').trim_end_matches(']');
-    let h = h.strip_suffix('.').unwrap_or(h);
-    if h == "localhost" || h == "::1" {
-        return true;
-    }
-    let parts: Vec<&str> = h.split('.').collect();
-    parts.len() == 4
-        && parts[0] == "127"
-        && parts[1..]
-            .iter()
-            .all(|p| (1..=3).contains(&p.len()) && p.bytes().all(|b| b.is_ascii_digit()))
-}
+/// §12.4 loopback test on a URL host string (the rule `serve` applies to
+/// its own bind address).
+pub use crate::http::is_loopback_host;
 
 /// Validates the target and reduces it to its origin (facts §15.1).
 pub fn target_origin(raw: &str) -> Result<String> {

@@ -33,64 +33,8 @@ pub const LIMITS: &[&str] = &[
 /// A timestamp accepted by the reference rule (facts §1.2):
 /// `YYYY-MM-DDTHH:MM:SS[.f{1,9}](Z|±HH:MM)`, calendar-checked, no leap second.
 pub fn is_timestamp(s: &str) -> bool {
-    let b = s.as_bytes();
-    let digits = |r: std::ops::Range<usize>| -> Option<u32> {
-        let part = b.get(r)?;
-        if part.iter().all(u8::is_ascii_digit) {
-            std::str::from_utf8(part).ok()?.parse().ok()
-        } else {
-            None
-        }
-    };
-    if b.len() < 20
-        || b[4] != b'-'
-        || b[7] != b'-'
-        || b[10] != b'T'
-        || b[13] != b':'
-        || b[16] != b':'
-    {
-        return false;
-    }
-    let (Some(y), Some(mo), Some(d), Some(h), Some(mi), Some(se)) = (
-        digits(0..4),
-        digits(5..7),
-        digits(8..10),
-        digits(11..13),
-        digits(14..16),
-        digits(17..19),
-    ) else {
-        return false;
-    };
-    let mut i = 19;
-    if b.get(i) == Some(&b'.') {
-        let start = i + 1;
-        let mut j = start;
-        while j < b.len() && b[j].is_ascii_digit() {
-            j += 1;
-        }
-        if j == start || j - start > 9 {
-            return false;
-        }
-        i = j;
-    }
-    let zone_ok = match &b[i..] {
-        [b'Z'] => true,
-        [sign, ..] if (*sign == b'+' || *sign == b'-') && b.len() - i == 6 && b[i + 3] == b':' => {
-            matches!((digits(i + 1..i + 3), digits(i + 4..i + 6)), (Some(oh), Some(om)) if oh <= 23 && om <= 59)
-        }
-        _ => false,
-    };
-    if !zone_ok || h > 23 || mi > 59 || se > 59 || !(1..=12).contains(&mo) || d == 0 {
-        return false;
-    }
-    let leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
-    let days = match mo {
-        2 if leap => 29,
-        2 => 28,
-        4 | 6 | 9 | 11 => 30,
-        _ => 31,
-    };
-    d <= days
+    // One implementation of the rule: the data node's own parser.
+    crate::data::syntax::normalize_date("timestamp", s).is_ok()
 }
 
 /// A non-empty string without control characters.
