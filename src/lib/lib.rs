@@ -21,6 +21,7 @@ pub mod error;
 pub mod net;
 pub mod ops;
 pub mod store;
+pub mod task;
 pub mod wire;
 
 pub use error::{Code, Error, Result};

@@ -11,3 +11,7 @@ mod doctor_fake;
 mod foundation;
 mod net_ssrf;
 mod runtime;
+mod task_fences;
+mod task_flow;
+mod task_race;
+mod task_support;
