@@ -92,7 +92,17 @@ pub fn store_snapshot(
             );
         }
     }
-    let snap = snapshot::scan(root, &dir.cas(), &cache)?;
+    let known = |r: &Sha256Hex| -> Result<bool> {
+        Ok(conn
+            .query_row(
+                "SELECT 1 FROM revisions WHERE revision = ?1",
+                params![r.as_str()],
+                |x| x.get::<_, i64>(0),
+            )
+            .optional()?
+            .is_some())
+    };
+    let snap = snapshot::scan(root, &dir.cas(), &cache, &known)?;
     {
         let mut up = conn.prepare_cached(
             "INSERT OR REPLACE INTO stat_cache(root, path, ino, size, mtime_ns, ctime_ns, mode, sha256) VALUES (?1,?2,?3,?4,?5,?6,?7,?8)",

@@ -6,6 +6,8 @@
 //!
 //! A stat cache keyed by (inode, size, mtime ns, ctime ns) lets a rescan of
 //! an unchanged tree skip reading file bytes; any difference re-hashes.
+//! New objects are written as one CAS batch made durable by a single
+//! `syncfs` before the revision row commits.
 
 use crate::error::{Code, Error, Result};
 use crate::store::Cas;
@@ -103,7 +105,14 @@ fn ns(sec: i64, nsec: i64) -> i64 {
 }
 
 /// Scans `root` and stores every file's bytes (and the manifest) in `cas`.
-pub fn scan(root: &Path, cas: &Cas, cache: &HashMap<String, CacheRow>) -> Result<Snapshot> {
+/// `known` says whether a revision is already recorded (its manifest is
+/// then durably stored and is not written again).
+pub fn scan(
+    root: &Path,
+    cas: &Cas,
+    cache: &HashMap<String, CacheRow>,
+    known: &dyn Fn(&Sha256Hex) -> Result<bool>,
+) -> Result<Snapshot> {
     let meta = std::fs::symlink_metadata(root).map_err(|e| Error::io("stat", root, e))?;
     if !meta.is_dir() {
         return Err(Error::new(
@@ -126,6 +135,7 @@ pub fn scan(root: &Path, cas: &Cas, cache: &HashMap<String, CacheRow>) -> Result
     let mut updates = Vec::new();
     let mut seen = std::collections::HashSet::new();
     let mut hashed = 0u64;
+    let mut batch = cas.batch();
     for item in walker {
         let item = item.map_err(|e| Error::new(Code::Io, format!("walking the workspace: {e}")))?;
         if item.depth() == 0 {
@@ -183,10 +193,10 @@ pub fn scan(root: &Path, cas: &Cas, cache: &HashMap<String, CacheRow>) -> Result
                     let t = std::fs::read_link(item.path())
                         .map_err(|e| Error::io("readlink", item.path(), e))?;
                     let bytes = std::os::unix::ffi::OsStrExt::as_bytes(t.as_os_str()).to_vec();
-                    cas.put_bytes(&bytes)?
+                    batch.put_bytes(&bytes)?
                 } else {
                     let mut f = crate::store::private_fs::open_nofollow_read(item.path())?;
-                    cas.put_reader(&mut f, MAX_FILE_BYTES)?
+                    batch.put_reader(&mut f, MAX_FILE_BYTES)?
                 };
                 // A file that changed while read is caught by the next scan:
                 // the row keeps the stat taken before reading.
@@ -217,8 +227,12 @@ pub fn scan(root: &Path, cas: &Cas, cache: &HashMap<String, CacheRow>) -> Result
         entries,
     };
     let manifest_bytes = canonical_bytes(&manifest)?;
-    cas.put_bytes(&manifest_bytes)?;
     let revision = domain_digest(DOMAIN_REVISION, &manifest_bytes);
+    if !known(&revision)? {
+        batch.put_bytes(&manifest_bytes)?;
+    }
+    // Every object is durable before the caller commits a row naming them.
+    batch.commit()?;
     let cache_removals = cache
         .keys()
         .filter(|k| !seen.contains(*k))
@@ -258,7 +272,7 @@ mod tests {
         )
         .expect("chmod");
         std::os::unix::fs::symlink("/etc/passwd", ws.join("link")).expect("symlink");
-        let s = scan(&ws, &dir.cas(), &HashMap::new()).expect("scan");
+        let s = scan(&ws, &dir.cas(), &HashMap::new(), &|_| Ok(false)).expect("scan");
         let paths: Vec<_> = s
             .manifest
             .entries
@@ -280,11 +294,11 @@ mod tests {
         );
         assert_eq!(s.hashed, 4);
         let cache: HashMap<_, _> = s.cache_updates.into_iter().collect();
-        let s2 = scan(&ws, &dir.cas(), &cache).expect("rescan");
+        let s2 = scan(&ws, &dir.cas(), &cache, &|_| Ok(false)).expect("rescan");
         assert_eq!(s2.hashed, 0);
         assert_eq!(s2.revision, s.revision);
         std::fs::write(ws.join("a.txt"), "b").expect("w");
-        let s3 = scan(&ws, &dir.cas(), &cache).expect("rescan");
+        let s3 = scan(&ws, &dir.cas(), &cache, &|_| Ok(false)).expect("rescan");
         assert_eq!(s3.hashed, 1);
         assert_ne!(s3.revision, s.revision);
     }
