@@ -282,6 +282,10 @@ fn failing_then_passing_test_qualifies_and_lands_as_a_git_commit() {
     let q = l.qualify();
     assert_eq!(q["qualified"], false);
     assert_eq!(q["next"], json!({"operation": "collector_finalize"}));
+    assert_eq!(
+        q["failures"],
+        json!([{"task_id": t2, "code": "receipt_missing"}])
+    );
     let f = l.agent(&["finalize", "--change", &l.change_id]).json();
     let receipt = f["receipt_digest"].as_str().expect("receipt").to_owned();
     assert_eq!(f["receipt"]["version"], 2);
