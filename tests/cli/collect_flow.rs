@@ -338,7 +338,7 @@ fn failing_then_passing_test_qualifies_and_lands_as_a_git_commit() {
 
 #[test]
 fn revocation_reenrollment_and_token_revocation_block_landing() {
-    for case in ["executor", "token", "reenroll"] {
+    for case in ["executor", "token", "reenroll", "policy"] {
         let l = Loop::basic("bwrap");
         let t = l.checkpoint();
         let (d, _) = l.claim(&t, "d.json");
@@ -354,6 +354,20 @@ fn revocation_reenrollment_and_token_revocation_block_landing() {
             "token" => {
                 l.env
                     .run(&["token", "revoke", "--owner", "alice", "--agent", "claude-1"])
+                    .json();
+            }
+            "policy" => {
+                l.env
+                    .run(&[
+                        "requirement",
+                        "install",
+                        "--repo",
+                        "demo/basic",
+                        "--profile",
+                        "default",
+                        "--file",
+                        s(&repo_root().join("fixtures/workflows/basic.json")),
+                    ])
                     .json();
             }
             _ => {
