@@ -256,6 +256,11 @@ fn failing_then_passing_test_qualifies_and_lands_as_a_git_commit() {
         q["next"],
         json!({"operation": "collector_claim", "task_id": t1})
     );
+    let n = l.agent(&["next", "--change", &l.change_id]).json();
+    assert_eq!(
+        n["next"],
+        json!({"operation": "collector_claim", "task_id": t1})
+    );
     let (d1, _) = l.claim(&t1, "d1.json");
     let c = l.collect(&d1).json();
     assert_eq!(c["status"], "completed");
