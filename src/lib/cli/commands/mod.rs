@@ -9,6 +9,7 @@ mod enroll;
 mod repo;
 mod requirement;
 mod runtime;
+mod serve;
 mod setup;
 mod task;
 mod token;
@@ -36,12 +37,6 @@ pub enum Command {
     Completions(docs::CompletionsArgs),
     /// Write a man page per subcommand into a directory.
     Man(docs::ManArgs),
-    /// agent-data/v1 node commands.
-    Data {
-        /// The data subcommand.
-        #[command(subcommand)]
-        command: data::DataCommand,
-    },
     /// Operator: register and list repositories.
     #[command(subcommand)]
     Repo(repo::RepoCmd),
@@ -102,6 +97,11 @@ pub enum Command {
     Qualify(change::ChangeSelArgs),
     /// Operator: admission rechecks, then move the target head (and commit, for git).
     Land(collect::LandArgs),
+    /// The agent-data/v1 local node.
+    #[command(subcommand)]
+    Data(data::DataCommand),
+    /// Serve the data node over HTTP (tiny_http, loopback by default).
+    Serve(serve::ServeArgs),
 }
 
 /// What a successful command prints on stdout, and its exit code (0 for
@@ -133,7 +133,6 @@ pub fn dispatch(ctx: &Ctx, command: Command) -> Result<Reply> {
         Command::Runtime(c) => runtime::run(&c).map(Reply::from),
         Command::Completions(a) => docs::completions(&a).map(Reply::from),
         Command::Man(a) => docs::man(&a).map(Reply::from),
-        Command::Data { command } => data::dispatch(ctx, command),
         Command::Repo(c) => repo::run(ctx, c).map(Reply::from),
         Command::Requirement(c) => requirement::run(ctx, c).map(Reply::from),
         Command::Token(c) => token::run(ctx, c).map(Reply::from),
@@ -161,6 +160,8 @@ pub fn dispatch(ctx: &Ctx, command: Command) -> Result<Reply> {
         Command::Finalize(a) => collect::finalize(ctx, a).map(Reply::from),
         Command::Qualify(a) => collect::qualify(ctx, a).map(Reply::from),
         Command::Land(a) => collect::land(ctx, a).map(Reply::from),
+        Command::Data(c) => data::dispatch(ctx, c),
+        Command::Serve(a) => serve::run(ctx, &a),
     }
 }
 
