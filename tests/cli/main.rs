@@ -4,6 +4,8 @@
 #![allow(clippy::print_stdout, clippy::print_stderr)] // tests may explain a skip
 
 mod cas;
+mod collect_faults;
+mod collect_flow;
 mod common;
 mod data_core;
 mod data_http;

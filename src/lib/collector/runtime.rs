@@ -131,6 +131,22 @@ fn identity(
     })
 }
 
+impl RuntimeIdentity {
+    /// Recomputes the digest from the other fields (a pinned identity read
+    /// from a file or a transfer must be self-consistent).
+    pub fn computed_digest(&self) -> Result<Sha256Hex> {
+        let core = IdentityCore {
+            runtime: self.runtime,
+            program: &self.program,
+            program_sha256: &self.program_sha256,
+            version: &self.version,
+            pinned_args: &self.pinned_args,
+            isolation: &self.isolation,
+        };
+        Ok(domain_digest(IDENTITY_DOMAIN, &serde_json::to_vec(&core)?))
+    }
+}
+
 /// Mount and namespace plan of the bwrap runtime. `{snapshot}` and
 /// `{scratch}` are replaced per run; everything else is fixed.
 const BWRAP_ARGS: &[&str] = &[
@@ -519,6 +535,20 @@ fn build_command(id: &RuntimeIdentity, spec: &RunSpec<'_>) -> Result<Command> {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+    // If the collector itself dies (SIGKILL), the runtime process dies too
+    // (bwrap --die-with-parent and unshare --kill-child take the command
+    // with them), so a rerun never races a command left running.
+    #[allow(unsafe_code)]
+    // SAFETY: the closure runs in the forked child before exec and only
+    // calls prctl(2), which is async-signal-safe; no memory is shared.
+    unsafe {
+        std::os::unix::process::CommandExt::pre_exec(&mut cmd, || {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
     Ok(cmd)
 }
 

@@ -2,6 +2,7 @@
 
 mod cas;
 mod change;
+mod collect;
 pub mod data;
 mod docs;
 mod enroll;
@@ -81,6 +82,21 @@ pub enum Command {
     Result(task::ResultArgs),
     /// Agent: recovery envelope for a task, attempt or request (side-effect free).
     Recovery(task::RecoveryArgs),
+    /// Operator: install an immutable collector profile.
+    #[command(subcommand)]
+    Profile(collect::ProfileCmd),
+    /// Agent: claim a command task for the installed collector profile; prints the descriptor.
+    CollectorClaim(collect::CollectorClaimArgs),
+    /// Agent/collector: run a claimed descriptor once, sign, retain and upload (exit 0 whatever the test said).
+    Collect(collect::CollectArgs),
+    /// Agent/collector: resend the identical retained transfer of an execution.
+    RetryUpload(collect::RetryUploadArgs),
+    /// Agent: create the v2 receipt of the current subject from retained transfers.
+    Finalize(change::ChangeSelArgs),
+    /// Agent: read-only exact-subject qualification.
+    Qualify(change::ChangeSelArgs),
+    /// Operator: admission rechecks, then move the target head (and commit, for git).
+    Land(collect::LandArgs),
     /// The agent-data/v1 local node.
     #[command(subcommand)]
     Data(data::DataCommand),
@@ -137,6 +153,13 @@ pub fn dispatch(ctx: &Ctx, command: Command) -> Result<Reply> {
         Command::Reconcile(a) => task::mutate(ctx, MutationAction::Reconcile, a).map(Reply::from),
         Command::Result(a) => task::result(ctx, a).map(Reply::from),
         Command::Recovery(a) => task::recovery(ctx, a).map(Reply::from),
+        Command::Profile(c) => collect::profile(ctx, c).map(Reply::from),
+        Command::CollectorClaim(a) => collect::collector_claim(ctx, a).map(Reply::from),
+        Command::Collect(a) => collect::collect(ctx, a).map(Reply::from),
+        Command::RetryUpload(a) => collect::retry_upload(ctx, a).map(Reply::from),
+        Command::Finalize(a) => collect::finalize(ctx, a).map(Reply::from),
+        Command::Qualify(a) => collect::qualify(ctx, a).map(Reply::from),
+        Command::Land(a) => collect::land(ctx, a).map(Reply::from),
         Command::Data(c) => data::dispatch(ctx, c),
         Command::Serve(a) => serve::run(ctx, &a),
     }
