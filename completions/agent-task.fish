@@ -35,7 +35,8 @@ complete -c agent-task -n "__fish_agent_task_needs_command" -f -a "cas" -d 'Stor
 complete -c agent-task -n "__fish_agent_task_needs_command" -f -a "runtime" -d 'Sandbox runtimes for command collectors'
 complete -c agent-task -n "__fish_agent_task_needs_command" -f -a "completions" -d 'Print a shell completion script'
 complete -c agent-task -n "__fish_agent_task_needs_command" -f -a "man" -d 'Write a man page per subcommand into a directory'
-complete -c agent-task -n "__fish_agent_task_needs_command" -f -a "data" -d 'agent-data/v1 node commands'
+complete -c agent-task -n "__fish_agent_task_needs_command" -f -a "data" -d 'The agent-data/v1 local node'
+complete -c agent-task -n "__fish_agent_task_needs_command" -f -a "serve" -d 'Serve the data node over HTTP (tiny_http, loopback by default)'
 complete -c agent-task -n "__fish_agent_task_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand init" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand init" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
@@ -105,13 +106,81 @@ complete -c agent-task -n "__fish_agent_task_using_subcommand man" -l lock-timeo
 complete -c agent-task -n "__fish_agent_task_using_subcommand man" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand man" -s h -l help -d 'Print help'
 complete -c agent-task -n "__fish_agent_task_using_subcommand man" -s V -l version -d 'Print version'
-complete -c agent-task -n "__fish_agent_task_using_subcommand data; and not __fish_seen_subcommand_from doctor help" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
-complete -c agent-task -n "__fish_agent_task_using_subcommand data; and not __fish_seen_subcommand_from doctor help" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand data; and not __fish_seen_subcommand_from doctor help" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
-complete -c agent-task -n "__fish_agent_task_using_subcommand data; and not __fish_seen_subcommand_from doctor help" -s h -l help -d 'Print help'
-complete -c agent-task -n "__fish_agent_task_using_subcommand data; and not __fish_seen_subcommand_from doctor help" -s V -l version -d 'Print version'
-complete -c agent-task -n "__fish_agent_task_using_subcommand data; and not __fish_seen_subcommand_from doctor help" -f -a "doctor" -d 'Run the agent-data/v1-slice1-http conformance profile against a node'
-complete -c agent-task -n "__fish_agent_task_using_subcommand data; and not __fish_seen_subcommand_from doctor help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c agent-task -n "__fish_agent_task_using_subcommand data; and not __fish_seen_subcommand_from init manifest collection collect query get changes tombstone doctor help" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand data; and not __fish_seen_subcommand_from init manifest collection collect query get changes tombstone doctor help" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand data; and not __fish_seen_subcommand_from init manifest collection collect query get changes tombstone doctor help" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
+complete -c agent-task -n "__fish_agent_task_using_subcommand data; and not __fish_seen_subcommand_from init manifest collection collect query get changes tombstone doctor help" -s h -l help -d 'Print help'
+complete -c agent-task -n "__fish_agent_task_using_subcommand data; and not __fish_seen_subcommand_from init manifest collection collect query get changes tombstone doctor help" -s V -l version -d 'Print version'
+complete -c agent-task -n "__fish_agent_task_using_subcommand data; and not __fish_seen_subcommand_from init manifest collection collect query get changes tombstone doctor help" -f -a "init" -d 'Create (or re-check) the data node: ids, database, config, `default` collection'
+complete -c agent-task -n "__fish_agent_task_using_subcommand data; and not __fish_seen_subcommand_from init manifest collection collect query get changes tombstone doctor help" -f -a "manifest" -d 'Print the capability manifest'
+complete -c agent-task -n "__fish_agent_task_using_subcommand data; and not __fish_seen_subcommand_from init manifest collection collect query get changes tombstone doctor help" -f -a "collection" -d 'Define or list collections'
+complete -c agent-task -n "__fish_agent_task_using_subcommand data; and not __fish_seen_subcommand_from init manifest collection collect query get changes tombstone doctor help" -f -a "collect" -d 'Collect one record (or many with --jsonl)'
+complete -c agent-task -n "__fish_agent_task_using_subcommand data; and not __fish_seen_subcommand_from init manifest collection collect query get changes tombstone doctor help" -f -a "query" -d 'Query records (full text and/or a `where` subset match)'
+complete -c agent-task -n "__fish_agent_task_using_subcommand data; and not __fish_seen_subcommand_from init manifest collection collect query get changes tombstone doctor help" -f -a "get" -d 'Exact read of one record and its verified bytes'
+complete -c agent-task -n "__fish_agent_task_using_subcommand data; and not __fish_seen_subcommand_from init manifest collection collect query get changes tombstone doctor help" -f -a "changes" -d 'Read one page of the change feed'
+complete -c agent-task -n "__fish_agent_task_using_subcommand data; and not __fish_seen_subcommand_from init manifest collection collect query get changes tombstone doctor help" -f -a "tombstone" -d 'Tombstone a record (idempotent; the first tombstone wins)'
+complete -c agent-task -n "__fish_agent_task_using_subcommand data; and not __fish_seen_subcommand_from init manifest collection collect query get changes tombstone doctor help" -f -a "doctor" -d 'Run the agent-data/v1-slice1-http conformance profile against a node'
+complete -c agent-task -n "__fish_agent_task_using_subcommand data; and not __fish_seen_subcommand_from init manifest collection collect query get changes tombstone doctor help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from init" -l node-id -d 'Node id to assert (default on first init: `node_` + a random UUID)' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from init" -l file-root -d 'A directory the `file` collector may read under (repeatable; added to the node config)' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from init" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from init" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from init" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
+complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from init" -s h -l help -d 'Print help'
+complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from init" -s V -l version -d 'Print version'
+complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from manifest" -l origin -d 'Origin to build absolute endpoint URLs on (for example `http://127.0.0.1:7742`); without it the endpoints are paths' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from manifest" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from manifest" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from manifest" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
+complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from manifest" -s h -l help -d 'Print help'
+complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from manifest" -s V -l version -d 'Print version'
+complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from collection" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from collection" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from collection" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
+complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from collection" -s h -l help -d 'Print help'
+complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from collection" -s V -l version -d 'Print version'
+complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from collection" -f -a "create" -d 'Define a collection (idempotent; a different definition is `collection_conflict`)'
+complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from collection" -f -a "list" -d 'List every collection, ordered by id'
+complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from collection" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from collect" -l collection -d 'Collection id' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from collect" -l collector -d 'Collector id (`text`, `file`, …)' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from collect" -l input -d 'The collector input as a JSON object' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from collect" -l jsonl -d 'Bulk ingest: a file (or `-` for stdin) with one collector input object per line. Many records share each durable transaction' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from collect" -l batch -d 'Lines per durable transaction in bulk mode' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from collect" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from collect" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from collect" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
+complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from collect" -s h -l help -d 'Print help'
+complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from collect" -s V -l version -d 'Print version'
+complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from query" -l text -d 'Full-text search words (ANDed, no prefix matching)' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from query" -l where -d 'A JSON object matched as a subset of each record envelope' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from query" -l limit -d 'Most hits (default 20, at most 100)' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from query" -l collection -d 'Restrict to a collection (repeatable)' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from query" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from query" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from query" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
+complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from query" -s h -l help -d 'Print help'
+complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from query" -s V -l version -d 'Print version'
+complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from get" -l content-out -d 'Write the verified bytes to this file (0600) instead of embedding them in the output' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from get" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from get" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from get" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
+complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from get" -s h -l help -d 'Print help'
+complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from get" -s V -l version -d 'Print version'
+complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from changes" -l collection -d 'Only changes of this collection' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from changes" -l cursor -d 'Continue after this cursor' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from changes" -l limit -d 'Page size (default 100, at most 1000)' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from changes" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from changes" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from changes" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
+complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from changes" -s h -l help -d 'Print help'
+complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from changes" -s V -l version -d 'Print version'
+complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from tombstone" -l reason -d 'Why (at most 1000 UTF-16 units; empty means none)' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from tombstone" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from tombstone" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from tombstone" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
+complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from tombstone" -s h -l help -d 'Print help'
+complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from tombstone" -s V -l version -d 'Print version'
 complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from doctor" -l profile -d 'Conformance profile' -r -f -a "public\t'Discovery and the unauthenticated auth boundary'
 read\t'`public` plus authenticated read-only probes (needs a bearer)'
 slice1\t'`read` plus the mutating fixture lifecycle (needs all slice1 gates)'"
@@ -131,18 +200,43 @@ complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_s
 complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from doctor" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from doctor" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from doctor" -s V -l version -d 'Print version'
+complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from help" -f -a "init" -d 'Create (or re-check) the data node: ids, database, config, `default` collection'
+complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from help" -f -a "manifest" -d 'Print the capability manifest'
+complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from help" -f -a "collection" -d 'Define or list collections'
+complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from help" -f -a "collect" -d 'Collect one record (or many with --jsonl)'
+complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from help" -f -a "query" -d 'Query records (full text and/or a `where` subset match)'
+complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from help" -f -a "get" -d 'Exact read of one record and its verified bytes'
+complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from help" -f -a "changes" -d 'Read one page of the change feed'
+complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from help" -f -a "tombstone" -d 'Tombstone a record (idempotent; the first tombstone wins)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from help" -f -a "doctor" -d 'Run the agent-data/v1-slice1-http conformance profile against a node'
 complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c agent-task -n "__fish_agent_task_using_subcommand help; and not __fish_seen_subcommand_from init info cas runtime completions man data help" -f -a "init" -d 'Create (or re-check and migrate) the owner-private data directory'
-complete -c agent-task -n "__fish_agent_task_using_subcommand help; and not __fish_seen_subcommand_from init info cas runtime completions man data help" -f -a "info" -d 'Show the data directory, schema versions and counts (changes nothing)'
-complete -c agent-task -n "__fish_agent_task_using_subcommand help; and not __fish_seen_subcommand_from init info cas runtime completions man data help" -f -a "cas" -d 'Store, read and verify content-addressed objects'
-complete -c agent-task -n "__fish_agent_task_using_subcommand help; and not __fish_seen_subcommand_from init info cas runtime completions man data help" -f -a "runtime" -d 'Sandbox runtimes for command collectors'
-complete -c agent-task -n "__fish_agent_task_using_subcommand help; and not __fish_seen_subcommand_from init info cas runtime completions man data help" -f -a "completions" -d 'Print a shell completion script'
-complete -c agent-task -n "__fish_agent_task_using_subcommand help; and not __fish_seen_subcommand_from init info cas runtime completions man data help" -f -a "man" -d 'Write a man page per subcommand into a directory'
-complete -c agent-task -n "__fish_agent_task_using_subcommand help; and not __fish_seen_subcommand_from init info cas runtime completions man data help" -f -a "data" -d 'agent-data/v1 node commands'
-complete -c agent-task -n "__fish_agent_task_using_subcommand help; and not __fish_seen_subcommand_from init info cas runtime completions man data help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c agent-task -n "__fish_agent_task_using_subcommand serve" -l bind -d 'Address to listen on. A non-loopback host needs a node bearer' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand serve" -l data-token-file -d 'File holding the dedicated node bearer (one line). Without it (and without AGENT_TASK_NODE_TOKEN) every /v1/data/* route answers 503' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand serve" -l workers -d 'Worker threads serving requests' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand serve" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand serve" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand serve" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
+complete -c agent-task -n "__fish_agent_task_using_subcommand serve" -s h -l help -d 'Print help'
+complete -c agent-task -n "__fish_agent_task_using_subcommand serve" -s V -l version -d 'Print version'
+complete -c agent-task -n "__fish_agent_task_using_subcommand help; and not __fish_seen_subcommand_from init info cas runtime completions man data serve help" -f -a "init" -d 'Create (or re-check and migrate) the owner-private data directory'
+complete -c agent-task -n "__fish_agent_task_using_subcommand help; and not __fish_seen_subcommand_from init info cas runtime completions man data serve help" -f -a "info" -d 'Show the data directory, schema versions and counts (changes nothing)'
+complete -c agent-task -n "__fish_agent_task_using_subcommand help; and not __fish_seen_subcommand_from init info cas runtime completions man data serve help" -f -a "cas" -d 'Store, read and verify content-addressed objects'
+complete -c agent-task -n "__fish_agent_task_using_subcommand help; and not __fish_seen_subcommand_from init info cas runtime completions man data serve help" -f -a "runtime" -d 'Sandbox runtimes for command collectors'
+complete -c agent-task -n "__fish_agent_task_using_subcommand help; and not __fish_seen_subcommand_from init info cas runtime completions man data serve help" -f -a "completions" -d 'Print a shell completion script'
+complete -c agent-task -n "__fish_agent_task_using_subcommand help; and not __fish_seen_subcommand_from init info cas runtime completions man data serve help" -f -a "man" -d 'Write a man page per subcommand into a directory'
+complete -c agent-task -n "__fish_agent_task_using_subcommand help; and not __fish_seen_subcommand_from init info cas runtime completions man data serve help" -f -a "data" -d 'The agent-data/v1 local node'
+complete -c agent-task -n "__fish_agent_task_using_subcommand help; and not __fish_seen_subcommand_from init info cas runtime completions man data serve help" -f -a "serve" -d 'Serve the data node over HTTP (tiny_http, loopback by default)'
+complete -c agent-task -n "__fish_agent_task_using_subcommand help; and not __fish_seen_subcommand_from init info cas runtime completions man data serve help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand help; and __fish_seen_subcommand_from cas" -f -a "put" -d 'Store a file (or `-` for stdin) and print its SHA-256 and size'
 complete -c agent-task -n "__fish_agent_task_using_subcommand help; and __fish_seen_subcommand_from cas" -f -a "cat" -d 'Verify an object and write its bytes to a file'
 complete -c agent-task -n "__fish_agent_task_using_subcommand help; and __fish_seen_subcommand_from cas" -f -a "fsck" -d 'Verify every object against its digest (changes nothing)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand help; and __fish_seen_subcommand_from runtime" -f -a "probe" -d 'Print the observed identity (program digest, version, pinned arguments, isolation facts and their digest) after a trial run'
+complete -c agent-task -n "__fish_agent_task_using_subcommand help; and __fish_seen_subcommand_from data" -f -a "init" -d 'Create (or re-check) the data node: ids, database, config, `default` collection'
+complete -c agent-task -n "__fish_agent_task_using_subcommand help; and __fish_seen_subcommand_from data" -f -a "manifest" -d 'Print the capability manifest'
+complete -c agent-task -n "__fish_agent_task_using_subcommand help; and __fish_seen_subcommand_from data" -f -a "collection" -d 'Define or list collections'
+complete -c agent-task -n "__fish_agent_task_using_subcommand help; and __fish_seen_subcommand_from data" -f -a "collect" -d 'Collect one record (or many with --jsonl)'
+complete -c agent-task -n "__fish_agent_task_using_subcommand help; and __fish_seen_subcommand_from data" -f -a "query" -d 'Query records (full text and/or a `where` subset match)'
+complete -c agent-task -n "__fish_agent_task_using_subcommand help; and __fish_seen_subcommand_from data" -f -a "get" -d 'Exact read of one record and its verified bytes'
+complete -c agent-task -n "__fish_agent_task_using_subcommand help; and __fish_seen_subcommand_from data" -f -a "changes" -d 'Read one page of the change feed'
+complete -c agent-task -n "__fish_agent_task_using_subcommand help; and __fish_seen_subcommand_from data" -f -a "tombstone" -d 'Tombstone a record (idempotent; the first tombstone wins)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand help; and __fish_seen_subcommand_from data" -f -a "doctor" -d 'Run the agent-data/v1-slice1-http conformance profile against a node'

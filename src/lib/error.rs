@@ -135,6 +135,86 @@ codes! {
     InvalidCredential = "invalid_credential" => exit 64, http 400;
     /// The bearer is empty or contains NUL, CR or LF.
     CredentialNotSingleLine = "credential_not_single_line" => exit 64, http 400;
+    // agent-data/v1 node codes (spec/agent-data-facts.md §12.3): names and
+    // HTTP statuses are the reference node's, byte for byte.
+    /// HTTP data access is disabled until a node bearer is configured.
+    DataAuthNotConfigured = "data_auth_not_configured" => exit 78, http 503;
+    /// A known path was requested with the wrong method.
+    MethodNotAllowed = "method_not_allowed" => exit 64, http 405;
+    /// A JSON route was called without an `application/json` body.
+    UnsupportedMediaType = "unsupported_media_type" => exit 65, http 415;
+    /// The request body exceeds the node's body limit.
+    RequestTooLarge = "request_too_large" => exit 65, http 413;
+    /// The `Content-Length` header is malformed.
+    InvalidContentLength = "invalid_content_length" => exit 65, http 400;
+    /// A body or JSON field is not valid JSON or not an object.
+    InvalidJson = "invalid_json" => exit 65, http 400;
+    /// A query-string parameter is malformed.
+    InvalidQuery = "invalid_query" => exit 65, http 400;
+    /// A path segment is not valid percent-encoding.
+    InvalidPath = "invalid_path" => exit 65, http 400;
+    /// A request field has the wrong type or is out of bounds.
+    InvalidRequest = "invalid_request" => exit 65, http 400;
+    /// A number is not a positive safe integer.
+    InvalidNumber = "invalid_number" => exit 65, http 400;
+    /// A limit is over the node's maximum.
+    LimitExceeded = "limit_exceeded" => exit 65, http 400;
+    /// A consistency other than `local` was asked for.
+    UnsupportedConsistency = "unsupported_consistency" => exit 65, http 400;
+    /// A change cursor is malformed or belongs to another filter.
+    InvalidCursor = "invalid_cursor" => exit 65, http 400;
+    /// A collection id does not match the id syntax.
+    InvalidCollectionId = "invalid_collection_id" => exit 65, http 400;
+    /// A record id does not match `rec_<64 hex>`.
+    InvalidRecordId = "invalid_record_id" => exit 65, http 400;
+    /// A media type does not normalise.
+    InvalidMediaType = "invalid_media_type" => exit 65, http 400;
+    /// A timestamp is not strict RFC 3339 with a zone.
+    InvalidDate = "invalid_date" => exit 65, http 400;
+    /// The file collector's path is not a readable regular file under a root.
+    InvalidFile = "invalid_file" => exit 65, http 400;
+    /// The collection does not exist.
+    CollectionNotFound = "collection_not_found" => exit 66, http 404;
+    /// The collector is not registered on this node.
+    CollectorNotFound = "collector_not_found" => exit 66, http 404;
+    /// The record does not exist.
+    RecordNotFound = "record_not_found" => exit 66, http 404;
+    /// The record's blob is missing.
+    BlobNotFound = "blob_not_found" => exit 66, http 404;
+    /// The record was tombstoned.
+    RecordTombstoned = "record_tombstoned" => exit 66, http 410;
+    /// A collector returned more items than the node allows.
+    CollectorItemLimit = "collector_item_limit" => exit 65, http 413;
+    /// The collection's media allow-list rejects this type.
+    MediaTypeNotAllowed = "media_type_not_allowed" => exit 65, http 422;
+    /// `supersedes_id` names no record.
+    SupersededRecordNotFound = "superseded_record_not_found" => exit 65, http 422;
+    /// `supersedes_id` names a record of another collection.
+    SupersededRecordCollectionMismatch = "superseded_record_collection_mismatch" => exit 65, http 422;
+    /// A stored blob does not match its reference.
+    BlobIntegrityError = "blob_integrity_error" => exit 65, http 500;
+    /// A stored blob does not match its record's size or digest.
+    RecordIntegrityError = "record_integrity_error" => exit 65, http 500;
+    /// A collector produced malformed output.
+    InvalidCollectorOutput = "invalid_collector_output" => exit 70, http 500;
+    /// The data node could not complete the request.
+    InternalError = "internal_error" => exit 70, http 500;
+    /// A collection definition is invalid.
+    InvalidCollection = "invalid_collection" => exit 65, http 400;
+    /// A collection id exists with a different definition.
+    CollectionConflict = "collection_conflict" => exit 65, http 409;
+    /// A configured node id differs from the persisted one.
+    NodeIdConflict = "node_id_conflict" => exit 65, http 409;
+    /// The persisted change-feed id is malformed.
+    InvalidFeedId = "invalid_feed_id" => exit 65, http 500;
+    /// Node limit overrides are invalid.
+    InvalidLimits = "invalid_limits" => exit 78, http 400;
+    /// The HTTP collector's final response status is not 2xx.
+    HttpStatusError = "http_status_error" => exit 69, http 422;
+    /// A non-loopback bind was asked for without a node bearer.
+    UnsafeServerBind = "unsafe_server_bind" => exit 78, http 500;
+    /// The server could not bind its address.
+    ServerBindFailed = "server_bind_failed" => exit 69, http 500;
 }
 
 impl fmt::Display for Code {

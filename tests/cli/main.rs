@@ -6,6 +6,11 @@
 mod cas;
 mod common;
 mod docs;
+mod data_core;
+mod data_http;
+mod data_http_collector;
+mod data_ingest;
+mod data_support;
 mod doctor;
 mod doctor_fake;
 mod foundation;

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 /// Every database of a data directory, in lock order after the lock itself.
 pub fn databases() -> &'static [&'static DbSpec] {
-    static ALL: [&DbSpec; 1] = [&crate::authority::schema::SPEC];
+    static ALL: [&DbSpec; 2] = [&crate::authority::schema::SPEC, &crate::data::schema::SPEC];
     &ALL
 }
 

@@ -4,6 +4,7 @@ mod cas;
 pub mod data;
 mod docs;
 mod runtime;
+mod serve;
 mod setup;
 
 use super::ctx::Ctx;
@@ -28,12 +29,11 @@ pub enum Command {
     Completions(docs::CompletionsArgs),
     /// Write a man page per subcommand into a directory.
     Man(docs::ManArgs),
-    /// agent-data/v1 node commands.
-    Data {
-        /// The data subcommand.
-        #[command(subcommand)]
-        command: data::DataCommand,
-    },
+    /// The agent-data/v1 local node.
+    #[command(subcommand)]
+    Data(data::DataCommand),
+    /// Serve the data node over HTTP (tiny_http, loopback by default).
+    Serve(serve::ServeArgs),
 }
 
 /// What a successful command prints on stdout, and its exit code (0 for
@@ -65,7 +65,8 @@ pub fn dispatch(ctx: &Ctx, command: Command) -> Result<Reply> {
         Command::Runtime(c) => runtime::run(&c).map(Reply::from),
         Command::Completions(a) => docs::completions(&a).map(Reply::from),
         Command::Man(a) => docs::man(&a).map(Reply::from),
-        Command::Data { command } => data::dispatch(ctx, command),
+        Command::Data(c) => data::dispatch(ctx, c),
+        Command::Serve(a) => serve::run(ctx, &a),
     }
 }
 

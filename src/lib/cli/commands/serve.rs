@@ -1,0 +1,108 @@
+//! `serve`: the HTTP shim over the data node.
+
+use crate::cli::commands::Reply;
+use crate::cli::ctx::Ctx;
+use crate::error::{Code, Error, Result};
+use crate::http::{self, Server, router::Router};
+use std::io::{Read, Write};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// Arguments of `serve`.
+#[derive(Debug, clap::Args)]
+pub struct ServeArgs {
+    /// Address to listen on. A non-loopback host needs a node bearer.
+    #[arg(long, default_value = "127.0.0.1:7742", value_name = "HOST:PORT")]
+    pub bind: String,
+    /// File holding the dedicated node bearer (one line). Without it (and
+    /// without AGENT_TASK_NODE_TOKEN) every /v1/data/* route answers 503.
+    #[arg(long, value_name = "F")]
+    pub data_token_file: Option<PathBuf>,
+    /// Worker threads serving requests.
+    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u16).range(1..=256))]
+    pub workers: u16,
+}
+
+const MAX_TOKEN: u64 = 16_384;
+
+fn token(a: &ServeArgs) -> Result<Option<String>> {
+    let raw = match &a.data_token_file {
+        Some(p) => {
+            let mut s = Vec::new();
+            std::fs::File::open(p)
+                .map_err(|e| Error::io("open", p, e))?
+                .take(MAX_TOKEN + 3)
+                .read_to_end(&mut s)
+                .map_err(|e| Error::io("read", p, e))?;
+            let mut s = String::from_utf8(s)
+                .map_err(|_| Error::new(Code::Config, "the token file is not UTF-8"))?;
+            if s.ends_with('\n') {
+                s.pop();
+                if s.ends_with('\r') {
+                    s.pop();
+                }
+            }
+            Some(s)
+        }
+        None => std::env::var("AGENT_TASK_NODE_TOKEN")
+            .ok()
+            .filter(|t| !t.is_empty()),
+    };
+    if let Some(t) = &raw
+        && (t.is_empty()
+            || t.len() as u64 > MAX_TOKEN
+            || !t.bytes().all(|b| (0x21..=0x7e).contains(&b)))
+    {
+        return Err(Error::new(
+            Code::Config,
+            "the node bearer must be 1-16384 printable ASCII characters without spaces",
+        ));
+    }
+    Ok(raw)
+}
+
+pub(super) fn run(ctx: &Ctx, a: &ServeArgs) -> Result<Reply> {
+    let token = token(a)?;
+    let (host, _port) = http::split_bind(&a.bind)?;
+    if token.is_none() && !http::is_loopback_host(&host) {
+        return Err(Error::new(
+            Code::UnsafeServerBind,
+            format!("refusing to bind non-loopback {host} without a node bearer"),
+        ));
+    }
+    let mut node = super::data::open_node(ctx)?;
+    node.start_group_commit()?;
+    node.assert_config_collections()?;
+    let node = Arc::new(node);
+    let server = Server::bind(&a.bind)?;
+    let url = format!("http://{}", server.local_addr);
+    let mut router = Router::new();
+    http::data_routes::mount(&mut router, node.clone(), token.clone());
+    let line = serde_json::json!({
+        "listening": url,
+        "node_id": node.node_id(),
+        "data_auth": token.is_some(),
+    });
+    {
+        let mut out = std::io::stdout().lock();
+        writeln!(out, "{line}")
+            .and_then(|_| out.flush())
+            .map_err(|e| Error::new(Code::Io, format!("stdout: {e}")))?;
+    }
+    {
+        let mut err = std::io::stderr().lock();
+        let _ = writeln!(
+            err,
+            "agent-data/v1 node \"{}\" listening at {url}",
+            node.node_id()
+        );
+        if token.is_none() {
+            let _ = writeln!(
+                err,
+                "HTTP data access is disabled until a node bearer is configured (--data-token-file or AGENT_TASK_NODE_TOKEN)"
+            );
+        }
+    }
+    server.run(Arc::new(router), a.workers as usize)?;
+    Err(Error::internal("the server stopped"))
+}

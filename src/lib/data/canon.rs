@@ -1,0 +1,171 @@
+//! Canonical JSON (RFC 8785 as the reference node applies it: UTF-16 key
+//! order, ECMAScript number text, `-0` as `0`) and the JSON value rules of
+//! the node (objects only, bounded depth, numbers are IEEE-754 doubles).
+
+use crate::error::{Code, Error, Result};
+use serde_json::{Map, Number, Value};
+
+/// Maximum nesting depth of any JSON value the node accepts.
+pub const MAX_DEPTH: usize = 64;
+
+/// The canonical JSON text of a value.
+pub fn canonical_json(v: &Value) -> Result<String> {
+    serde_json_canonicalizer::to_string(v).map_err(|e| {
+        Error::new(
+            Code::InvalidJson,
+            format!("value cannot be canonicalised: {e}"),
+        )
+    })
+}
+
+/// The ECMAScript `String(n)` text of a number (as in canonical JSON).
+pub fn js_number_text(n: &Number) -> String {
+    serde_json_canonicalizer::to_string(&Value::Number(n.clone())).unwrap_or_else(|_| n.to_string())
+}
+
+/// Re-reads a value through its canonical form: numbers become doubles
+/// (integers beyond 2^53 lose precision exactly as in JavaScript, `-0`
+/// becomes `0`), object keys come out sorted. Fails with `invalid_json` on a
+/// value nested deeper than [`MAX_DEPTH`].
+pub fn normalize(field: &str, v: &Value) -> Result<Value> {
+    check_depth(field, v, 0)?;
+    let text = canonical_json(v)?;
+    serde_json::from_str(&text)
+        .map_err(|e| Error::new(Code::InvalidJson, format!("{field} is not valid JSON: {e}")))
+}
+
+fn check_depth(field: &str, v: &Value, depth: usize) -> Result<()> {
+    let nested = match v {
+        Value::Array(a) => Some(a.iter().collect::<Vec<_>>()),
+        Value::Object(o) => Some(o.values().collect::<Vec<_>>()),
+        _ => None,
+    };
+    if let Some(children) = nested {
+        if depth + 1 > MAX_DEPTH {
+            return Err(Error::new(
+                Code::InvalidJson,
+                format!("{field} exceeds the maximum JSON depth of {MAX_DEPTH}"),
+            ));
+        }
+        for c in children {
+            check_depth(field, c, depth + 1)?;
+        }
+    }
+    Ok(())
+}
+
+/// A field that must be a JSON object (absent means `{}`), re-read through
+/// its canonical form.
+pub fn clone_object(field: &str, v: Option<&Value>) -> Result<Map<String, Value>> {
+    match v {
+        None => Ok(Map::new()),
+        Some(Value::Object(_)) => match normalize(field, v.unwrap_or(&Value::Null))? {
+            Value::Object(m) => Ok(m),
+            _ => Err(not_object(field)),
+        },
+        Some(_) => Err(not_object(field)),
+    }
+}
+
+fn not_object(field: &str) -> Error {
+    Error::new(Code::InvalidJson, format!("{field} must be a JSON object"))
+}
+
+/// JavaScript `Object.is` on JSON primitives, and the recursive subset
+/// match of a query's `where` (arrays exact, objects subset, `null` only
+/// matches a stored `null`).
+pub fn subset_match(expected: &Value, actual: Option<&Value>) -> bool {
+    match expected {
+        Value::Object(e) => match actual {
+            Some(Value::Object(a)) => e.iter().all(|(k, ev)| subset_match(ev, a.get(k))),
+            _ => false,
+        },
+        Value::Array(e) => match actual {
+            Some(Value::Array(a)) => {
+                a.len() == e.len() && e.iter().zip(a).all(|(ev, av)| subset_match(ev, Some(av)))
+            }
+            _ => false,
+        },
+        Value::Null => matches!(actual, Some(Value::Null)),
+        Value::Bool(b) => matches!(actual, Some(Value::Bool(x)) if x == b),
+        Value::String(s) => matches!(actual, Some(Value::String(x)) if x == s),
+        Value::Number(n) => match actual {
+            Some(Value::Number(x)) => match (n.as_f64(), x.as_f64()) {
+                (Some(p), Some(q)) => p == q && p.is_sign_negative() == q.is_sign_negative(),
+                _ => false,
+            },
+            _ => false,
+        },
+    }
+}
+
+/// Length of a string in UTF-16 code units (JavaScript `length`).
+pub fn utf16_len(s: &str) -> usize {
+    s.chars().map(char::len_utf16).sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn numbers_and_key_order_follow_ecmascript() {
+        let v: Value = serde_json::from_str(
+            r#"{"b":1,"a":-0,"é":1e21,"\uFFFF":1e-7,"\ud800\udc00":0.1,"n":123456789012345680000,"m":5e-324,"k":9007199254740992}"#,
+        )
+        .expect("json");
+        assert_eq!(
+            canonical_json(&v).expect("canon"),
+            "{\"a\":0,\"b\":1,\"k\":9007199254740992,\"m\":5e-324,\"n\":123456789012345680000,\"é\":1e+21,\"\u{10000}\":0.1,\"\u{FFFF}\":1e-7}"
+        );
+    }
+
+    #[test]
+    fn escaping_matches_json_stringify() {
+        let v = json!({"s": "\u{8}\u{c}\n\r\t/\"\\\u{1}\u{1f}\u{7f}é\u{2028}"});
+        assert_eq!(
+            canonical_json(&v).expect("canon"),
+            "{\"s\":\"\\b\\f\\n\\r\\t/\\\"\\\\\\u0001\\u001f\u{7f}é\u{2028}\"}"
+        );
+    }
+
+    #[test]
+    fn depth_and_objects() {
+        let mut v = json!(1);
+        for _ in 0..MAX_DEPTH {
+            v = json!([v]);
+        }
+        assert!(normalize("x", &v).is_ok());
+        let deeper = json!([v]);
+        assert_eq!(
+            normalize("x", &deeper).err().map(|e| e.code()),
+            Some(Code::InvalidJson)
+        );
+        assert_eq!(
+            clone_object("metadata", Some(&json!([])))
+                .err()
+                .map(|e| e.code()),
+            Some(Code::InvalidJson)
+        );
+        assert!(clone_object("metadata", None).expect("empty").is_empty());
+    }
+
+    #[test]
+    fn where_semantics() {
+        let rec = json!({"id":"r","metadata":{"tags":["x","y"],"n":1.0},"key":null});
+        assert!(subset_match(&json!({}), Some(&rec)));
+        assert!(subset_match(&json!({"metadata":{"n":1}}), Some(&rec)));
+        assert!(!subset_match(
+            &json!({"metadata":{"tags":["y","x"]}}),
+            Some(&rec)
+        ));
+        assert!(!subset_match(
+            &json!({"metadata":{"tags":["x"]}}),
+            Some(&rec)
+        ));
+        assert!(!subset_match(&json!({"version":null}), Some(&rec)));
+        assert!(subset_match(&json!({"key":null}), Some(&rec)));
+        assert!(!subset_match(&json!({"metadata":{"n":"1"}}), Some(&rec)));
+    }
+}

@@ -1,0 +1,18 @@
+//! The `agent-data/v1` local node (spec/agent-data-protocol.md,
+//! spec/agent-data-facts.md): `DATA_DIR/data/data.sqlite` plus content bytes
+//! in the data directory's CAS.
+
+pub mod canon;
+pub mod collection;
+pub mod collectors;
+pub mod config;
+pub mod cursor;
+pub mod node;
+pub mod schema;
+pub mod syntax;
+pub mod writer;
+
+pub use node::{
+    ChangesRequest, CollectRequest, CollectResponse, InitOutput, InitRequest, Limits, Node,
+    QueryRequest, RecordRead, TombstoneRequest,
+};

@@ -1,0 +1,367 @@
+//! Every write of the node goes through one of two writers:
+//!
+//! - `Direct` (CLI): takes the data-directory lock, opens the database and
+//!   commits one transaction for the call (or one for a whole bulk batch);
+//! - `Group` (`serve`): one writer thread drains a queue of writes, applies
+//!   each inside its own SAVEPOINT and commits the whole batch with one
+//!   transaction (one WAL fsync) — group commit. Callers block until their
+//!   batch is durable.
+//!
+//! Content bytes are fsynced into the CAS by the caller *before* a write
+//! naming them is queued.
+
+use super::canon::canonical_json;
+use super::collection::comparison_key;
+use super::node::{Node, Prepared};
+use super::schema::SPEC;
+use crate::clock::{Clock, rfc3339_millis};
+use crate::error::{Code, Error, Result};
+use crate::store::{Connection, DataDir, OptionalExtension, params};
+use serde_json::{Map, Value};
+use std::sync::Arc;
+use std::sync::mpsc;
+use std::time::Duration;
+
+/// Most writes folded into one group commit.
+const MAX_BATCH: usize = 512;
+
+/// One write.
+#[derive(Debug)]
+pub enum WriteOp {
+    /// Insert records (first envelope wins).
+    Collect(Vec<Prepared>),
+    /// Tombstone a record.
+    Tombstone {
+        /// Record id.
+        record_id: String,
+        /// Reason (non-empty) or none.
+        reason: Option<String>,
+        /// Tombstone time.
+        now: String,
+    },
+    /// Define a collection.
+    PutCollection(Map<String, Value>, String),
+}
+
+/// The result of one write.
+#[derive(Debug)]
+pub enum WriteResult {
+    /// `(envelope, inserted)` per item.
+    Collect(Vec<(Value, bool)>),
+    /// The (first) tombstone.
+    Tombstone(Value),
+    /// The stored collection and whether it was created.
+    Collection(Value, bool),
+}
+
+pub(crate) struct Job {
+    op: WriteOp,
+    reply: mpsc::Sender<Result<WriteResult>>,
+}
+
+/// How the node writes.
+pub(crate) enum Writer {
+    /// Lock, open, one transaction per call.
+    Direct,
+    /// A group-commit writer thread.
+    Group(mpsc::Sender<Job>),
+}
+
+impl Writer {
+    /// Starts a group-commit writer thread for `dir`.
+    pub fn start_group(dir: DataDir, timeout: Duration, clock: Arc<dyn Clock>) -> Result<Writer> {
+        let conn = {
+            let lock = dir.lock(timeout)?;
+            dir.open_write(&SPEC, &rfc3339_millis(clock.now()), &lock)?
+        };
+        let (tx, rx) = mpsc::channel::<Job>();
+        std::thread::Builder::new()
+            .name("data-writer".into())
+            .spawn(move || group_loop(&dir, timeout, conn, rx))
+            .map_err(|e| Error::internal(format!("cannot start the writer thread: {e}")))?;
+        Ok(Writer::Group(tx))
+    }
+
+    /// Applies one write durably.
+    pub fn write(&self, node: &Node, op: WriteOp) -> Result<WriteResult> {
+        self.write_many(node, vec![op])
+            .pop()
+            .unwrap_or_else(|| Err(Error::internal("writer returned no result")))
+    }
+
+    /// Applies many writes; with `Direct` they share one transaction.
+    pub fn write_many(&self, node: &Node, ops: Vec<WriteOp>) -> Vec<Result<WriteResult>> {
+        match self {
+            Writer::Direct => {
+                let n = ops.len();
+                let res = (|| {
+                    let lock = node.dir.lock(node.lock_timeout)?;
+                    let now = rfc3339_millis(node.clock.now());
+                    let conn = node.dir.open_write(&SPEC, &now, &lock)?;
+                    Ok::<_, Error>(apply_batch(&conn, ops))
+                })();
+                match res {
+                    Ok(v) => v,
+                    Err(e) => (0..n).map(|_| Err(clone_err(&e))).collect(),
+                }
+            }
+            Writer::Group(tx) => {
+                let mut waits = Vec::with_capacity(ops.len());
+                for op in ops {
+                    let (rtx, rrx) = mpsc::channel();
+                    let sent = tx.send(Job { op, reply: rtx });
+                    waits.push(sent.map(|_| rrx));
+                }
+                waits
+                    .into_iter()
+                    .map(|w| match w {
+                        Ok(rrx) => rrx
+                            .recv()
+                            .unwrap_or_else(|_| Err(Error::internal("the writer thread stopped"))),
+                        Err(_) => Err(Error::internal("the writer thread stopped")),
+                    })
+                    .collect()
+            }
+        }
+    }
+}
+
+/// A copy of an error (errors are not `Clone`).
+pub(crate) fn clone_err(e: &Error) -> Error {
+    let mut c = Error::new(e.code(), e.message());
+    if let Some(d) = e.details() {
+        for (k, v) in d {
+            c = c.with(k, v.clone());
+        }
+    }
+    c
+}
+
+fn group_loop(dir: &DataDir, timeout: Duration, conn: Connection, rx: mpsc::Receiver<Job>) {
+    while let Ok(first) = rx.recv() {
+        let mut jobs = vec![first];
+        while jobs.len() < MAX_BATCH {
+            match rx.try_recv() {
+                Ok(j) => jobs.push(j),
+                Err(_) => break,
+            }
+        }
+        let (ops, replies): (Vec<_>, Vec<_>) = jobs.into_iter().map(|j| (j.op, j.reply)).unzip();
+        let n = ops.len();
+        let results = match dir.lock(timeout) {
+            Ok(lock) => {
+                let r = apply_batch(&conn, ops);
+                drop(lock);
+                r
+            }
+            Err(e) => (0..n).map(|_| Err(clone_err(&e))).collect(),
+        };
+        for (reply, r) in replies.into_iter().zip(results) {
+            let _ = reply.send(r);
+        }
+    }
+}
+
+/// One IMMEDIATE transaction for all `ops`, each in its own savepoint so a
+/// failing write leaves the others intact. If the commit fails, every
+/// write fails.
+pub(crate) fn apply_batch(conn: &Connection, ops: Vec<WriteOp>) -> Vec<Result<WriteResult>> {
+    let n = ops.len();
+    if let Err(e) = conn.execute_batch("BEGIN IMMEDIATE") {
+        let e = Error::from(e);
+        return (0..n).map(|_| Err(clone_err(&e))).collect();
+    }
+    let mut results = Vec::with_capacity(n);
+    for op in ops {
+        let r = conn
+            .execute_batch("SAVEPOINT w")
+            .map_err(Error::from)
+            .and_then(|_| apply(conn, op));
+        match r {
+            Ok(v) => {
+                let rel = conn.execute_batch("RELEASE w").map_err(Error::from);
+                results.push(rel.map(|_| v));
+            }
+            Err(e) => {
+                let _ = conn.execute_batch("ROLLBACK TO w; RELEASE w");
+                results.push(Err(e));
+            }
+        }
+    }
+    if let Err(e) = conn.execute_batch("COMMIT") {
+        let _ = conn.execute_batch("ROLLBACK");
+        let e = Error::from(e);
+        return (0..n).map(|_| Err(clone_err(&e))).collect();
+    }
+    results
+}
+
+fn parse(s: &str) -> Result<Value> {
+    serde_json::from_str(s).map_err(|e| Error::internal(format!("stored JSON is corrupt: {e}")))
+}
+
+fn apply(conn: &Connection, op: WriteOp) -> Result<WriteResult> {
+    match op {
+        WriteOp::Collect(items) => {
+            let mut out = Vec::with_capacity(items.len());
+            for p in items {
+                out.push(insert_record(conn, p)?);
+            }
+            Ok(WriteResult::Collect(out))
+        }
+        WriteOp::Tombstone {
+            record_id,
+            reason,
+            now,
+        } => tombstone(conn, &record_id, reason, &now).map(WriteResult::Tombstone),
+        WriteOp::PutCollection(def, now) => {
+            put_collection(conn, def, &now).map(|(v, c)| WriteResult::Collection(v, c))
+        }
+    }
+}
+
+fn insert_record(conn: &Connection, p: Prepared) -> Result<(Value, bool)> {
+    let existing: Option<(i64, String, bool)> = conn
+        .prepare_cached(
+            "SELECT r.rid, r.envelope_json, \
+             EXISTS(SELECT 1 FROM tombstones t WHERE t.record_id = r.id) \
+             FROM records r WHERE r.id = ?1",
+        )?
+        .query_row([&p.id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .optional()?;
+    if let Some((rid, env, tombstoned)) = existing {
+        if !tombstoned {
+            // Repair a missing index row (re-collect re-indexes).
+            let indexed: Option<i64> = conn
+                .prepare_cached("SELECT rowid FROM record_fts WHERE rowid = ?1")?
+                .query_row([rid], |r| r.get(0))
+                .optional()?;
+            if indexed.is_none() {
+                let env_v = parse(&env)?;
+                let doc = match (&env_v, p.envelope.get("content")) {
+                    (Value::Object(m), _) => super::node::index_document(
+                        m,
+                        &p.bytes,
+                        m.get("content")
+                            .and_then(|c| c.get("media_type"))
+                            .and_then(Value::as_str)
+                            .unwrap_or(""),
+                    ),
+                    _ => p.document.clone(),
+                };
+                conn.prepare_cached(
+                    "INSERT INTO record_fts(rowid, record_id, collection_id, document) VALUES (?1, ?2, ?3, ?4)",
+                )?
+                .execute(params![rid, p.id, p.collection_id, doc])?;
+            }
+        }
+        return Ok((parse(&env)?, false));
+    }
+    conn.prepare_cached(
+        "INSERT INTO records(id, collection_id, envelope_json, content_sha256, content_size, created_at) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+    )?
+    .execute(params![
+        p.id,
+        p.collection_id,
+        p.canonical,
+        p.sha256.as_str(),
+        p.bytes.len() as i64,
+        p.ingested_at
+    ])?;
+    let rid = conn.last_insert_rowid();
+    conn.prepare_cached(
+        "INSERT INTO changes(type, collection_id, record_id, at, payload_json) VALUES ('record', ?1, ?2, ?3, ?4)",
+    )?
+    .execute(params![p.collection_id, p.id, p.ingested_at, p.canonical])?;
+    conn.prepare_cached(
+        "INSERT INTO record_fts(rowid, record_id, collection_id, document) VALUES (?1, ?2, ?3, ?4)",
+    )?
+    .execute(params![rid, p.id, p.collection_id, p.document])?;
+    Ok((Value::Object(p.envelope), true))
+}
+
+fn tombstone(
+    conn: &Connection,
+    record_id: &str,
+    reason: Option<String>,
+    now: &str,
+) -> Result<Value> {
+    let rec: Option<(i64, String)> = conn
+        .prepare_cached("SELECT rid, collection_id FROM records WHERE id = ?1")?
+        .query_row([record_id], |r| Ok((r.get(0)?, r.get(1)?)))
+        .optional()?;
+    let Some((rid, collection_id)) = rec else {
+        return Err(Error::new(
+            Code::RecordNotFound,
+            format!("Record {record_id} was not found"),
+        ));
+    };
+    let existing: Option<String> = conn
+        .prepare_cached("SELECT tombstone_json FROM tombstones WHERE record_id = ?1")?
+        .query_row([record_id], |r| r.get(0))
+        .optional()?;
+    if let Some(t) = existing {
+        return parse(&t);
+    }
+    let mut t = Map::new();
+    t.insert("record_id".into(), record_id.into());
+    t.insert("collection_id".into(), collection_id.clone().into());
+    if let Some(r) = reason {
+        t.insert("reason".into(), r.into());
+    }
+    t.insert("tombstoned_at".into(), now.into());
+    let t = Value::Object(t);
+    let canonical = canonical_json(&t)?;
+    conn.execute(
+        "INSERT INTO tombstones(record_id, collection_id, tombstone_json, tombstoned_at) VALUES (?1, ?2, ?3, ?4)",
+        params![record_id, collection_id, canonical, now],
+    )?;
+    conn.execute(
+        "INSERT INTO changes(type, collection_id, record_id, at, payload_json) VALUES ('tombstone', ?1, ?2, ?3, ?4)",
+        params![collection_id, record_id, now, canonical],
+    )?;
+    conn.execute("DELETE FROM record_fts WHERE rowid = ?1", [rid])?;
+    Ok(t)
+}
+
+/// Inserts a collection, or checks an identical definition exists.
+pub(crate) fn put_collection(
+    conn: &Connection,
+    def: Map<String, Value>,
+    now: &str,
+) -> Result<(Value, bool)> {
+    let id = def
+        .get("id")
+        .and_then(Value::as_str)
+        .ok_or_else(|| Error::internal("normalised collection has no id"))?
+        .to_owned();
+    let stored: Option<String> = conn
+        .query_row(
+            "SELECT definition_json FROM collections WHERE id = ?1",
+            [&id],
+            |r| r.get(0),
+        )
+        .optional()?;
+    if let Some(s) = stored {
+        let v = parse(&s)?;
+        let Value::Object(m) = &v else {
+            return Err(Error::internal("stored collection is not an object"));
+        };
+        if comparison_key(m)? != comparison_key(&def)? {
+            return Err(Error::new(
+                Code::CollectionConflict,
+                format!("Collection {id} already exists with a different definition"),
+            ));
+        }
+        return Ok((v, false));
+    }
+    let mut full = def;
+    full.insert("created_at".into(), now.into());
+    let v = Value::Object(full);
+    conn.execute(
+        "INSERT INTO collections(id, definition_json, created_at) VALUES (?1, ?2, ?3)",
+        params![id, canonical_json(&v)?, now],
+    )?;
+    Ok((v, true))
+}

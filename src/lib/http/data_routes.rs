@@ -1,0 +1,222 @@
+//! The `agent-data/v1` routes (spec/agent-data-facts.md §12): discovery
+//! manifests, collections, collect, query, exact reads, changes and
+//! tombstones, behind the dedicated node bearer.
+
+use super::router::{Access, Method, Request, Response, Router, percent_decode};
+use crate::data::{ChangesRequest, CollectRequest, Node, QueryRequest, TombstoneRequest};
+use crate::error::{Code, Error, Result};
+use serde_json::{Map, Value};
+use sha2::{Digest, Sha256};
+use std::io::Read;
+use std::sync::Arc;
+use subtle::ConstantTimeEq;
+
+/// Mounts the data routes and the `/v1/data/` bearer guard.
+pub fn mount(router: &mut Router, node: Arc<Node>, token: Option<String>) {
+    let token_digest: Option<[u8; 32]> = token.map(|t| Sha256::digest(t.as_bytes()).into());
+    router.guard(
+        "/v1/data/",
+        Arc::new(move |req: &Request<'_>| check_bearer(token_digest.as_ref(), req)),
+    );
+    for path in ["/.well-known/agent-data", "/v1/data/manifest"] {
+        let n = node.clone();
+        router.route(
+            Method::Get,
+            path,
+            Access::Public,
+            Arc::new(move |req: &mut Request<'_>| {
+                Ok(Response::json(200, &n.manifest(Some(&req.origin))))
+            }),
+        );
+    }
+    let n = node.clone();
+    router.route(
+        Method::Get,
+        "/v1/data/collections",
+        Access::Guarded,
+        Arc::new(move |_req: &mut Request<'_>| Ok(Response::json(200, &n.collections()?))),
+    );
+    let n = node.clone();
+    router.route(
+        Method::Post,
+        "/v1/data/collect",
+        Access::Guarded,
+        Arc::new(move |req: &mut Request<'_>| {
+            let body = read_json_body(req, n.limits().max_body_bytes)?;
+            let resp = n.collect(&CollectRequest::from_json(&body))?;
+            let v = serde_json::to_value(&resp)
+                .map_err(|e| Error::internal(format!("cannot render: {e}")))?;
+            Ok(Response::json(200, &v))
+        }),
+    );
+    let n = node.clone();
+    router.route(
+        Method::Post,
+        "/v1/data/query",
+        Access::Guarded,
+        Arc::new(move |req: &mut Request<'_>| {
+            let body = read_json_body(req, n.limits().max_body_bytes)?;
+            Ok(Response::json(
+                200,
+                &n.query(&QueryRequest::from_json(&body))?,
+            ))
+        }),
+    );
+    let n = node.clone();
+    router.route(
+        Method::Get,
+        "/v1/data/records/{id}",
+        Access::Guarded,
+        Arc::new(move |req: &mut Request<'_>| {
+            let id = percent_decode(req.params.first().map_or("", String::as_str))?;
+            Ok(Response::json(200, &n.read_record(&id)?.to_wire()))
+        }),
+    );
+    let n = node.clone();
+    router.route(
+        Method::Get,
+        "/v1/data/changes",
+        Access::Guarded,
+        Arc::new(move |req: &mut Request<'_>| {
+            let limit = match req.query_param("limit")? {
+                None => None,
+                Some(l) => Some(parse_limit(&l)?),
+            };
+            let r = ChangesRequest {
+                collection_id: req.query_param("collection_id")?,
+                cursor: req.query_param("cursor")?,
+                limit,
+            };
+            Ok(Response::json(200, &n.changes(&r)?))
+        }),
+    );
+    let n = node;
+    router.route(
+        Method::Post,
+        "/v1/data/records/{id}/tombstone",
+        Access::Guarded,
+        Arc::new(move |req: &mut Request<'_>| {
+            let body = read_json_body(req, n.limits().max_body_bytes)?;
+            let reason = match body.get("reason") {
+                None => None,
+                Some(Value::String(s)) => Some(s.clone()),
+                Some(_) => {
+                    return Err(Error::new(Code::InvalidRequest, "reason must be a string"));
+                }
+            };
+            let id = percent_decode(req.params.first().map_or("", String::as_str))?;
+            Ok(Response::json(
+                200,
+                &n.tombstone(&TombstoneRequest {
+                    record_id: id,
+                    reason,
+                })?,
+            ))
+        }),
+    );
+}
+
+fn check_bearer(expected: Option<&[u8; 32]>, req: &Request<'_>) -> Result<()> {
+    let Some(expected) = expected else {
+        return Err(Error::new(
+            Code::DataAuthNotConfigured,
+            "HTTP data access is disabled until a dedicated node bearer is configured",
+        ));
+    };
+    let unauthorized = || Error::new(Code::Unauthorized, "A valid node bearer is required");
+    let header = req.header("authorization").ok_or_else(unauthorized)?;
+    let (scheme, token) = header.split_once(' ').ok_or_else(unauthorized)?;
+    if !scheme.eq_ignore_ascii_case("bearer") {
+        return Err(unauthorized());
+    }
+    let got: [u8; 32] = Sha256::digest(token.as_bytes()).into();
+    if bool::from(got.ct_eq(expected)) {
+        Ok(())
+    } else {
+        Err(unauthorized())
+    }
+}
+
+/// `^\d+$` and a positive safe integer, else `invalid_query`.
+fn parse_limit(s: &str) -> Result<u64> {
+    let bad = || Error::new(Code::InvalidQuery, "limit must be a positive integer");
+    if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(bad());
+    }
+    match s.parse::<u64>() {
+        Ok(n) if (1..=9_007_199_254_740_991).contains(&n) => Ok(n),
+        _ => Err(bad()),
+    }
+}
+
+/// Reads a JSON object body: media type, declared and streamed size, UTF-8
+/// JSON, object.
+pub fn read_json_body(req: &mut Request<'_>, max: u64) -> Result<Map<String, Value>> {
+    let ct = req.header("content-type").unwrap_or("");
+    let base = ct.split(';').next().unwrap_or("").trim();
+    if !base.eq_ignore_ascii_case("application/json") {
+        return Err(Error::new(
+            Code::UnsupportedMediaType,
+            "Request body must use application/json",
+        ));
+    }
+    let too_large = || {
+        Error::new(
+            Code::RequestTooLarge,
+            format!("Request body exceeds the {max}-byte limit"),
+        )
+    };
+    if let Some(cl) = req.header("content-length") {
+        match cl.trim().parse::<u64>() {
+            Ok(n) if n > max => return Err(too_large()),
+            Ok(_) => {}
+            Err(_) => {
+                return Err(Error::new(
+                    Code::InvalidContentLength,
+                    "Content-Length must be a non-negative integer",
+                ));
+            }
+        }
+    }
+    let mut bytes = Vec::new();
+    (&mut req.body)
+        .take(max + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| {
+            Error::new(
+                Code::InvalidRequest,
+                format!("cannot read the request body: {e}"),
+            )
+        })?;
+    if bytes.len() as u64 > max {
+        return Err(too_large());
+    }
+    let invalid = || {
+        Error::new(
+            Code::InvalidJson,
+            "Request body must contain valid UTF-8 JSON",
+        )
+    };
+    let text = std::str::from_utf8(&bytes).map_err(|_| invalid())?;
+    match serde_json::from_str::<Value>(text) {
+        Ok(Value::Object(m)) => Ok(m),
+        Ok(_) => Err(Error::new(
+            Code::InvalidJson,
+            "Request body must be a JSON object",
+        )),
+        Err(_) => Err(invalid()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn limits() {
+        assert_eq!(parse_limit("5").expect("ok"), 5);
+        for bad in ["0", "abc", "+5", "-1", "", "9007199254740992", "1.5"] {
+            assert!(parse_limit(bad).is_err(), "{bad}");
+        }
+    }
+}

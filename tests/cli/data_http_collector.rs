@@ -1,0 +1,104 @@
+//! The `http` collector through the real binary, against a loopback
+//! origin (allowed only by the node config's explicit opt-in).
+
+use crate::data_core::data_env;
+use serde_json::{Value, json};
+
+/// A loopback origin: `/doc` (text with ETag and Last-Modified),
+/// `/redirect` (→ /doc), `/missing` (404), `/bin` (no content type).
+fn origin() -> String {
+    let server = tiny_http::Server::http("127.0.0.1:0").expect("bind");
+    let addr = server.server_addr().to_ip().expect("ip");
+    std::thread::spawn(move || {
+        for rq in server.incoming_requests().take(64) {
+            let h = |k: &str, v: &str| {
+                tiny_http::Header::from_bytes(k.as_bytes(), v.as_bytes()).expect("header")
+            };
+            let resp = match rq.url() {
+                "/doc" => tiny_http::Response::from_string("hello from the origin")
+                    .with_header(h("Content-Type", "Text/Plain; charset=utf-8"))
+                    .with_header(h("ETag", "\"v1\""))
+                    .with_header(h("Last-Modified", "Tue, 15 Nov 1994 08:12:31 GMT")),
+                "/redirect" => tiny_http::Response::from_string("")
+                    .with_status_code(302)
+                    .with_header(h("Location", "/doc#frag")),
+                "/bin" => tiny_http::Response::from_data(vec![0u8, 159, 146, 150]),
+                _ => tiny_http::Response::from_string("no").with_status_code(404),
+            };
+            let _ = rq.respond(resp);
+        }
+    });
+    format!("http://{addr}")
+}
+
+fn http_collect(env: &crate::common::TestEnv, input: Value) -> crate::common::Output {
+    env.run(&[
+        "data",
+        "collect",
+        "--collection",
+        "default",
+        "--collector",
+        "http",
+        "--input",
+        &input.to_string(),
+    ])
+}
+
+#[test]
+fn http_collector_records_the_final_url_and_headers() {
+    let env = data_env();
+    let o = origin();
+    // Private destinations are refused by default.
+    http_collect(&env, json!({"url": format!("{o}/doc")}))
+        .error("http_private_network_blocked", 77);
+    let cfg_path = env.data_dir.join("data/node.json");
+    let mut cfg: Value =
+        serde_json::from_slice(&std::fs::read(&cfg_path).expect("cfg")).expect("json");
+    cfg["http_allow_private_networks"] = json!(true);
+    std::fs::write(&cfg_path, serde_json::to_vec(&cfg).expect("v")).expect("w");
+
+    let r = http_collect(
+        &env,
+        json!({"url": format!("{o}/redirect"), "metadata": {"k": "v"}, "external_id": "doc-1"}),
+    )
+    .json();
+    let rec = &r["records"][0];
+    assert_eq!(rec["source"]["collector_id"], "http");
+    assert_eq!(rec["source"]["uri"], format!("{o}/doc"));
+    assert_eq!(rec["source"]["external_id"], "doc-1");
+    assert_eq!(rec["content"]["media_type"], "text/plain");
+    assert_eq!(
+        rec["metadata"],
+        json!({"k": "v", "http_status": 200, "final_url": format!("{o}/doc"), "etag": "\"v1\"", "last_modified": "Tue, 15 Nov 1994 08:12:31 GMT"})
+    );
+    assert_eq!(rec["observed_at"], "1994-11-15T08:12:31.000Z");
+    let got = env
+        .run(&["data", "get", rec["id"].as_str().expect("id")])
+        .json();
+    assert_eq!(
+        got["content"],
+        json!({"encoding": "utf8", "data": "hello from the origin"})
+    );
+
+    let bin = http_collect(&env, json!({"url": format!("{o}/bin")})).json();
+    assert!(
+        bin["records"][0]["content"]["media_type"]
+            .as_str()
+            .is_some()
+    );
+    assert!(bin["records"][0].get("observed_at").is_none());
+
+    http_collect(&env, json!({"url": format!("{o}/missing")})).error("http_status_error", 69);
+    http_collect(&env, json!({"url": "ftp://example.com/x"})).error("invalid_url_scheme", 65);
+    http_collect(&env, json!({"url": "http://user:pw@example.com/"}))
+        .error("invalid_url_credentials", 65);
+    http_collect(&env, json!({"url": "not a url"})).error("invalid_url", 65);
+    http_collect(
+        &env,
+        json!({"url": format!("{o}/doc"), "headers": {"x": 1}}),
+    )
+    .error("invalid_input", 65);
+    http_collect(&env, json!({})).error("invalid_input", 65);
+    let m = env.run(&["data", "manifest"]).json();
+    assert_eq!(m["collectors"][1]["collector_id"], "http");
+}
