@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_agent_task_global_optspecs
-    string join \n data-dir= pretty lock-timeout-ms= h/help V/version
+    string join \n data-dir= pretty lock-timeout-ms= token-file= h/help V/version
 end
 
 function __fish_agent_task_needs_command
@@ -26,6 +26,7 @@ end
 
 complete -c agent-task -n "__fish_agent_task_needs_command" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
 complete -c agent-task -n "__fish_agent_task_needs_command" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
+complete -c agent-task -n "__fish_agent_task_needs_command" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON' -r -F
 complete -c agent-task -n "__fish_agent_task_needs_command" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
 complete -c agent-task -n "__fish_agent_task_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c agent-task -n "__fish_agent_task_needs_command" -s V -l version -d 'Print version'
@@ -37,19 +38,42 @@ complete -c agent-task -n "__fish_agent_task_needs_command" -f -a "completions" 
 complete -c agent-task -n "__fish_agent_task_needs_command" -f -a "man" -d 'Write a man page per subcommand into a directory'
 complete -c agent-task -n "__fish_agent_task_needs_command" -f -a "data" -d 'The agent-data/v1 local node'
 complete -c agent-task -n "__fish_agent_task_needs_command" -f -a "serve" -d 'Serve the data node over HTTP (tiny_http, loopback by default)'
+complete -c agent-task -n "__fish_agent_task_needs_command" -f -a "repo" -d 'Operator: register and list repositories'
+complete -c agent-task -n "__fish_agent_task_needs_command" -f -a "requirement" -d 'Operator: install and show workflow requirements'
+complete -c agent-task -n "__fish_agent_task_needs_command" -f -a "token" -d 'Operator: issue and revoke agent tokens'
+complete -c agent-task -n "__fish_agent_task_needs_command" -f -a "keygen" -d 'Operator: create a collector signing key (the private part is never printed)'
+complete -c agent-task -n "__fish_agent_task_needs_command" -f -a "enroll" -d 'Operator: enroll an executor public key for one repository, profile and step'
+complete -c agent-task -n "__fish_agent_task_needs_command" -f -a "enrollment" -d 'Operator: revoke an enrollment'
+complete -c agent-task -n "__fish_agent_task_needs_command" -f -a "change" -d 'Agent: open a Change on a workspace'
+complete -c agent-task -n "__fish_agent_task_needs_command" -f -a "checkpoint" -d 'Agent: snapshot the workspace into a new Change version (a new subject)'
+complete -c agent-task -n "__fish_agent_task_needs_command" -f -a "capabilities" -d 'Agent: capability, schema versions and operation names'
+complete -c agent-task -n "__fish_agent_task_needs_command" -f -a "requirements" -d 'Agent: the installed requirement of a Change\'s profile'
+complete -c agent-task -n "__fish_agent_task_needs_command" -f -a "next" -d 'Agent: the typed next operation for a Change (data, never a command)'
+complete -c agent-task -n "__fish_agent_task_needs_command" -f -a "instructions" -d 'Agent: a task\'s instruction entrypoint (or a schema mismatch)'
+complete -c agent-task -n "__fish_agent_task_needs_command" -f -a "reference" -d 'Agent: read one named reference of a task'
+complete -c agent-task -n "__fish_agent_task_needs_command" -f -a "claim" -d 'Agent: claim a pending task (fresh attempt, bounded lease, new fence)'
+complete -c agent-task -n "__fish_agent_task_needs_command" -f -a "heartbeat" -d 'Agent: renew an attempt\'s lease'
+complete -c agent-task -n "__fish_agent_task_needs_command" -f -a "status" -d 'Agent: exact-attempt status (side-effect free)'
+complete -c agent-task -n "__fish_agent_task_needs_command" -f -a "cancel" -d 'Agent: cancel an attempt (execution may still run; reconcile next)'
+complete -c agent-task -n "__fish_agent_task_needs_command" -f -a "reconcile" -d 'Agent: explicitly supersede an attempt\'s fence'
+complete -c agent-task -n "__fish_agent_task_needs_command" -f -a "result" -d 'Agent: submit an assertion or a signed registered observation'
+complete -c agent-task -n "__fish_agent_task_needs_command" -f -a "recovery" -d 'Agent: recovery envelope for a task, attempt or request (side-effect free)'
 complete -c agent-task -n "__fish_agent_task_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand init" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand init" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand init" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand init" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand init" -s h -l help -d 'Print help'
 complete -c agent-task -n "__fish_agent_task_using_subcommand init" -s V -l version -d 'Print version'
 complete -c agent-task -n "__fish_agent_task_using_subcommand info" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand info" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand info" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand info" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand info" -s h -l help -d 'Print help'
 complete -c agent-task -n "__fish_agent_task_using_subcommand info" -s V -l version -d 'Print version'
 complete -c agent-task -n "__fish_agent_task_using_subcommand cas; and not __fish_seen_subcommand_from put cat fsck help" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand cas; and not __fish_seen_subcommand_from put cat fsck help" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand cas; and not __fish_seen_subcommand_from put cat fsck help" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand cas; and not __fish_seen_subcommand_from put cat fsck help" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand cas; and not __fish_seen_subcommand_from put cat fsck help" -s h -l help -d 'Print help'
 complete -c agent-task -n "__fish_agent_task_using_subcommand cas; and not __fish_seen_subcommand_from put cat fsck help" -s V -l version -d 'Print version'
@@ -59,17 +83,20 @@ complete -c agent-task -n "__fish_agent_task_using_subcommand cas; and not __fis
 complete -c agent-task -n "__fish_agent_task_using_subcommand cas; and not __fish_seen_subcommand_from put cat fsck help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand cas; and __fish_seen_subcommand_from put" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand cas; and __fish_seen_subcommand_from put" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand cas; and __fish_seen_subcommand_from put" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand cas; and __fish_seen_subcommand_from put" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand cas; and __fish_seen_subcommand_from put" -s h -l help -d 'Print help'
 complete -c agent-task -n "__fish_agent_task_using_subcommand cas; and __fish_seen_subcommand_from put" -s V -l version -d 'Print version'
 complete -c agent-task -n "__fish_agent_task_using_subcommand cas; and __fish_seen_subcommand_from cat" -l out -d 'Where to write the bytes (created 0600; must not exist)' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand cas; and __fish_seen_subcommand_from cat" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand cas; and __fish_seen_subcommand_from cat" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand cas; and __fish_seen_subcommand_from cat" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand cas; and __fish_seen_subcommand_from cat" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand cas; and __fish_seen_subcommand_from cat" -s h -l help -d 'Print help'
 complete -c agent-task -n "__fish_agent_task_using_subcommand cas; and __fish_seen_subcommand_from cat" -s V -l version -d 'Print version'
 complete -c agent-task -n "__fish_agent_task_using_subcommand cas; and __fish_seen_subcommand_from fsck" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand cas; and __fish_seen_subcommand_from fsck" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand cas; and __fish_seen_subcommand_from fsck" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand cas; and __fish_seen_subcommand_from fsck" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand cas; and __fish_seen_subcommand_from fsck" -s h -l help -d 'Print help'
 complete -c agent-task -n "__fish_agent_task_using_subcommand cas; and __fish_seen_subcommand_from fsck" -s V -l version -d 'Print version'
@@ -79,6 +106,7 @@ complete -c agent-task -n "__fish_agent_task_using_subcommand cas; and __fish_se
 complete -c agent-task -n "__fish_agent_task_using_subcommand cas; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand runtime; and not __fish_seen_subcommand_from probe help" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand runtime; and not __fish_seen_subcommand_from probe help" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand runtime; and not __fish_seen_subcommand_from probe help" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand runtime; and not __fish_seen_subcommand_from probe help" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand runtime; and not __fish_seen_subcommand_from probe help" -s h -l help -d 'Print help'
 complete -c agent-task -n "__fish_agent_task_using_subcommand runtime; and not __fish_seen_subcommand_from probe help" -s V -l version -d 'Print version'
@@ -89,6 +117,7 @@ unshare\t'unshare: network cut only; the file system is shared'
 oci\t'podman or docker with --network none'"
 complete -c agent-task -n "__fish_agent_task_using_subcommand runtime; and __fish_seen_subcommand_from probe" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand runtime; and __fish_seen_subcommand_from probe" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand runtime; and __fish_seen_subcommand_from probe" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand runtime; and __fish_seen_subcommand_from probe" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand runtime; and __fish_seen_subcommand_from probe" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c agent-task -n "__fish_agent_task_using_subcommand runtime; and __fish_seen_subcommand_from probe" -s V -l version -d 'Print version'
@@ -97,17 +126,20 @@ complete -c agent-task -n "__fish_agent_task_using_subcommand runtime; and __fis
 complete -c agent-task -n "__fish_agent_task_using_subcommand completions" -l out -d 'Write the script to this file instead of embedding it in the JSON output' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand completions" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand completions" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand completions" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand completions" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand completions" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c agent-task -n "__fish_agent_task_using_subcommand completions" -s V -l version -d 'Print version'
 complete -c agent-task -n "__fish_agent_task_using_subcommand man" -l out -d 'Directory to write `agent-task.1` and `agent-task-<cmd>.1` into' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand man" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand man" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand man" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand man" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand man" -s h -l help -d 'Print help'
 complete -c agent-task -n "__fish_agent_task_using_subcommand man" -s V -l version -d 'Print version'
 complete -c agent-task -n "__fish_agent_task_using_subcommand data; and not __fish_seen_subcommand_from init manifest collection collect query get changes tombstone doctor help" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand data; and not __fish_seen_subcommand_from init manifest collection collect query get changes tombstone doctor help" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand data; and not __fish_seen_subcommand_from init manifest collection collect query get changes tombstone doctor help" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand data; and not __fish_seen_subcommand_from init manifest collection collect query get changes tombstone doctor help" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand data; and not __fish_seen_subcommand_from init manifest collection collect query get changes tombstone doctor help" -s h -l help -d 'Print help'
 complete -c agent-task -n "__fish_agent_task_using_subcommand data; and not __fish_seen_subcommand_from init manifest collection collect query get changes tombstone doctor help" -s V -l version -d 'Print version'
@@ -125,17 +157,20 @@ complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_s
 complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from init" -l file-root -d 'A directory the `file` collector may read under (repeatable; added to the node config)' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from init" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from init" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from init" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from init" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from init" -s h -l help -d 'Print help'
 complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from init" -s V -l version -d 'Print version'
 complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from manifest" -l origin -d 'Origin to build absolute endpoint URLs on (for example `http://127.0.0.1:7742`); without it the endpoints are paths' -r
 complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from manifest" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from manifest" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from manifest" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from manifest" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from manifest" -s h -l help -d 'Print help'
 complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from manifest" -s V -l version -d 'Print version'
 complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from collection" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from collection" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from collection" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from collection" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from collection" -s h -l help -d 'Print help'
 complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from collection" -s V -l version -d 'Print version'
@@ -149,6 +184,7 @@ complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_s
 complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from collect" -l batch -d 'Lines per durable transaction in bulk mode' -r
 complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from collect" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from collect" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from collect" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from collect" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from collect" -s h -l help -d 'Print help'
 complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from collect" -s V -l version -d 'Print version'
@@ -158,12 +194,14 @@ complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_s
 complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from query" -l collection -d 'Restrict to a collection (repeatable)' -r
 complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from query" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from query" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from query" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from query" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from query" -s h -l help -d 'Print help'
 complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from query" -s V -l version -d 'Print version'
 complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from get" -l content-out -d 'Write the verified bytes to this file (0600) instead of embedding them in the output' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from get" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from get" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from get" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from get" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from get" -s h -l help -d 'Print help'
 complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from get" -s V -l version -d 'Print version'
@@ -172,12 +210,14 @@ complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_s
 complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from changes" -l limit -d 'Page size (default 100, at most 1000)' -r
 complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from changes" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from changes" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from changes" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from changes" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from changes" -s h -l help -d 'Print help'
 complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from changes" -s V -l version -d 'Print version'
 complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from tombstone" -l reason -d 'Why (at most 1000 UTF-16 units; empty means none)' -r
 complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from tombstone" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from tombstone" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from tombstone" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from tombstone" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from tombstone" -s h -l help -d 'Print help'
 complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from tombstone" -s V -l version -d 'Print version'
@@ -195,6 +235,7 @@ complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_s
 complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from doctor" -l bearer -d 'Refused: a bearer never goes in argv (use --token-stdin or --token-env)' -r
 complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from doctor" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from doctor" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from doctor" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from doctor" -l token-stdin -d 'Read the node bearer from stdin (not a terminal; one line, at most 16,384 bytes)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from doctor" -l allow-mutations -d 'slice1: acknowledge that fixtures leave persistent records and tombstones'
 complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from doctor" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
@@ -215,18 +256,288 @@ complete -c agent-task -n "__fish_agent_task_using_subcommand serve" -l data-tok
 complete -c agent-task -n "__fish_agent_task_using_subcommand serve" -l workers -d 'Worker threads serving requests' -r
 complete -c agent-task -n "__fish_agent_task_using_subcommand serve" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand serve" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand serve" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand serve" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand serve" -s h -l help -d 'Print help'
 complete -c agent-task -n "__fish_agent_task_using_subcommand serve" -s V -l version -d 'Print version'
-complete -c agent-task -n "__fish_agent_task_using_subcommand help; and not __fish_seen_subcommand_from init info cas runtime completions man data serve help" -f -a "init" -d 'Create (or re-check and migrate) the owner-private data directory'
-complete -c agent-task -n "__fish_agent_task_using_subcommand help; and not __fish_seen_subcommand_from init info cas runtime completions man data serve help" -f -a "info" -d 'Show the data directory, schema versions and counts (changes nothing)'
-complete -c agent-task -n "__fish_agent_task_using_subcommand help; and not __fish_seen_subcommand_from init info cas runtime completions man data serve help" -f -a "cas" -d 'Store, read and verify content-addressed objects'
-complete -c agent-task -n "__fish_agent_task_using_subcommand help; and not __fish_seen_subcommand_from init info cas runtime completions man data serve help" -f -a "runtime" -d 'Sandbox runtimes for command collectors'
-complete -c agent-task -n "__fish_agent_task_using_subcommand help; and not __fish_seen_subcommand_from init info cas runtime completions man data serve help" -f -a "completions" -d 'Print a shell completion script'
-complete -c agent-task -n "__fish_agent_task_using_subcommand help; and not __fish_seen_subcommand_from init info cas runtime completions man data serve help" -f -a "man" -d 'Write a man page per subcommand into a directory'
-complete -c agent-task -n "__fish_agent_task_using_subcommand help; and not __fish_seen_subcommand_from init info cas runtime completions man data serve help" -f -a "data" -d 'The agent-data/v1 local node'
-complete -c agent-task -n "__fish_agent_task_using_subcommand help; and not __fish_seen_subcommand_from init info cas runtime completions man data serve help" -f -a "serve" -d 'Serve the data node over HTTP (tiny_http, loopback by default)'
-complete -c agent-task -n "__fish_agent_task_using_subcommand help; and not __fish_seen_subcommand_from init info cas runtime completions man data serve help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c agent-task -n "__fish_agent_task_using_subcommand repo; and not __fish_seen_subcommand_from add list help" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand repo; and not __fish_seen_subcommand_from add list help" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand repo; and not __fish_seen_subcommand_from add list help" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand repo; and not __fish_seen_subcommand_from add list help" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
+complete -c agent-task -n "__fish_agent_task_using_subcommand repo; and not __fish_seen_subcommand_from add list help" -s h -l help -d 'Print help'
+complete -c agent-task -n "__fish_agent_task_using_subcommand repo; and not __fish_seen_subcommand_from add list help" -s V -l version -d 'Print version'
+complete -c agent-task -n "__fish_agent_task_using_subcommand repo; and not __fish_seen_subcommand_from add list help" -f -a "add" -d 'Register a source directory as a repository; its tree becomes the target head'
+complete -c agent-task -n "__fish_agent_task_using_subcommand repo; and not __fish_seen_subcommand_from add list help" -f -a "list" -d 'List repositories'
+complete -c agent-task -n "__fish_agent_task_using_subcommand repo; and not __fish_seen_subcommand_from add list help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c agent-task -n "__fish_agent_task_using_subcommand repo; and __fish_seen_subcommand_from add" -l source -d 'Source directory' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand repo; and __fish_seen_subcommand_from add" -l target -d 'Protected target name' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand repo; and __fish_seen_subcommand_from add" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand repo; and __fish_seen_subcommand_from add" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand repo; and __fish_seen_subcommand_from add" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand repo; and __fish_seen_subcommand_from add" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
+complete -c agent-task -n "__fish_agent_task_using_subcommand repo; and __fish_seen_subcommand_from add" -s h -l help -d 'Print help'
+complete -c agent-task -n "__fish_agent_task_using_subcommand repo; and __fish_seen_subcommand_from add" -s V -l version -d 'Print version'
+complete -c agent-task -n "__fish_agent_task_using_subcommand repo; and __fish_seen_subcommand_from list" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand repo; and __fish_seen_subcommand_from list" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand repo; and __fish_seen_subcommand_from list" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand repo; and __fish_seen_subcommand_from list" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
+complete -c agent-task -n "__fish_agent_task_using_subcommand repo; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help'
+complete -c agent-task -n "__fish_agent_task_using_subcommand repo; and __fish_seen_subcommand_from list" -s V -l version -d 'Print version'
+complete -c agent-task -n "__fish_agent_task_using_subcommand repo; and __fish_seen_subcommand_from help" -f -a "add" -d 'Register a source directory as a repository; its tree becomes the target head'
+complete -c agent-task -n "__fish_agent_task_using_subcommand repo; and __fish_seen_subcommand_from help" -f -a "list" -d 'List repositories'
+complete -c agent-task -n "__fish_agent_task_using_subcommand repo; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c agent-task -n "__fish_agent_task_using_subcommand requirement; and not __fish_seen_subcommand_from install show help" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand requirement; and not __fish_seen_subcommand_from install show help" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand requirement; and not __fish_seen_subcommand_from install show help" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand requirement; and not __fish_seen_subcommand_from install show help" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
+complete -c agent-task -n "__fish_agent_task_using_subcommand requirement; and not __fish_seen_subcommand_from install show help" -s h -l help -d 'Print help'
+complete -c agent-task -n "__fish_agent_task_using_subcommand requirement; and not __fish_seen_subcommand_from install show help" -s V -l version -d 'Print version'
+complete -c agent-task -n "__fish_agent_task_using_subcommand requirement; and not __fish_seen_subcommand_from install show help" -f -a "install" -d 'Install a workflow file (docs/workflow-file.md) for a repository profile; bumps the policy epoch'
+complete -c agent-task -n "__fish_agent_task_using_subcommand requirement; and not __fish_seen_subcommand_from install show help" -f -a "show" -d 'Show the installed requirement of a repository profile'
+complete -c agent-task -n "__fish_agent_task_using_subcommand requirement; and not __fish_seen_subcommand_from install show help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c agent-task -n "__fish_agent_task_using_subcommand requirement; and __fish_seen_subcommand_from install" -l repo -d 'Repository id' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand requirement; and __fish_seen_subcommand_from install" -l profile -d 'Profile id' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand requirement; and __fish_seen_subcommand_from install" -l file -d 'Workflow JSON file' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand requirement; and __fish_seen_subcommand_from install" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand requirement; and __fish_seen_subcommand_from install" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand requirement; and __fish_seen_subcommand_from install" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand requirement; and __fish_seen_subcommand_from install" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
+complete -c agent-task -n "__fish_agent_task_using_subcommand requirement; and __fish_seen_subcommand_from install" -s h -l help -d 'Print help'
+complete -c agent-task -n "__fish_agent_task_using_subcommand requirement; and __fish_seen_subcommand_from install" -s V -l version -d 'Print version'
+complete -c agent-task -n "__fish_agent_task_using_subcommand requirement; and __fish_seen_subcommand_from show" -l repo -d 'Repository id' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand requirement; and __fish_seen_subcommand_from show" -l profile -d 'Profile id' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand requirement; and __fish_seen_subcommand_from show" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand requirement; and __fish_seen_subcommand_from show" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand requirement; and __fish_seen_subcommand_from show" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand requirement; and __fish_seen_subcommand_from show" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
+complete -c agent-task -n "__fish_agent_task_using_subcommand requirement; and __fish_seen_subcommand_from show" -s h -l help -d 'Print help'
+complete -c agent-task -n "__fish_agent_task_using_subcommand requirement; and __fish_seen_subcommand_from show" -s V -l version -d 'Print version'
+complete -c agent-task -n "__fish_agent_task_using_subcommand requirement; and __fish_seen_subcommand_from help" -f -a "install" -d 'Install a workflow file (docs/workflow-file.md) for a repository profile; bumps the policy epoch'
+complete -c agent-task -n "__fish_agent_task_using_subcommand requirement; and __fish_seen_subcommand_from help" -f -a "show" -d 'Show the installed requirement of a repository profile'
+complete -c agent-task -n "__fish_agent_task_using_subcommand requirement; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c agent-task -n "__fish_agent_task_using_subcommand token; and not __fish_seen_subcommand_from issue revoke help" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand token; and not __fish_seen_subcommand_from issue revoke help" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand token; and not __fish_seen_subcommand_from issue revoke help" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand token; and not __fish_seen_subcommand_from issue revoke help" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
+complete -c agent-task -n "__fish_agent_task_using_subcommand token; and not __fish_seen_subcommand_from issue revoke help" -s h -l help -d 'Print help'
+complete -c agent-task -n "__fish_agent_task_using_subcommand token; and not __fish_seen_subcommand_from issue revoke help" -s V -l version -d 'Print version'
+complete -c agent-task -n "__fish_agent_task_using_subcommand token; and not __fish_seen_subcommand_from issue revoke help" -f -a "issue" -d 'Issue an agent token into a new 0600 file (only its hash is kept)'
+complete -c agent-task -n "__fish_agent_task_using_subcommand token; and not __fish_seen_subcommand_from issue revoke help" -f -a "revoke" -d 'Revoke an agent\'s token (bumps its grant generation)'
+complete -c agent-task -n "__fish_agent_task_using_subcommand token; and not __fish_seen_subcommand_from issue revoke help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c agent-task -n "__fish_agent_task_using_subcommand token; and __fish_seen_subcommand_from issue" -l owner -d 'Owner id' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand token; and __fish_seen_subcommand_from issue" -l agent -d 'Agent id' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand token; and __fish_seen_subcommand_from issue" -l out -d 'Token file to create (must not exist)' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand token; and __fish_seen_subcommand_from issue" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand token; and __fish_seen_subcommand_from issue" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand token; and __fish_seen_subcommand_from issue" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand token; and __fish_seen_subcommand_from issue" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
+complete -c agent-task -n "__fish_agent_task_using_subcommand token; and __fish_seen_subcommand_from issue" -s h -l help -d 'Print help'
+complete -c agent-task -n "__fish_agent_task_using_subcommand token; and __fish_seen_subcommand_from issue" -s V -l version -d 'Print version'
+complete -c agent-task -n "__fish_agent_task_using_subcommand token; and __fish_seen_subcommand_from revoke" -l owner -d 'Owner id' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand token; and __fish_seen_subcommand_from revoke" -l agent -d 'Agent id' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand token; and __fish_seen_subcommand_from revoke" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand token; and __fish_seen_subcommand_from revoke" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand token; and __fish_seen_subcommand_from revoke" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand token; and __fish_seen_subcommand_from revoke" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
+complete -c agent-task -n "__fish_agent_task_using_subcommand token; and __fish_seen_subcommand_from revoke" -s h -l help -d 'Print help'
+complete -c agent-task -n "__fish_agent_task_using_subcommand token; and __fish_seen_subcommand_from revoke" -s V -l version -d 'Print version'
+complete -c agent-task -n "__fish_agent_task_using_subcommand token; and __fish_seen_subcommand_from help" -f -a "issue" -d 'Issue an agent token into a new 0600 file (only its hash is kept)'
+complete -c agent-task -n "__fish_agent_task_using_subcommand token; and __fish_seen_subcommand_from help" -f -a "revoke" -d 'Revoke an agent\'s token (bumps its grant generation)'
+complete -c agent-task -n "__fish_agent_task_using_subcommand token; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c agent-task -n "__fish_agent_task_using_subcommand keygen" -l collector-dir -d 'Owner-private collector directory (created 0700); the key file is 0600 and never printed' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand keygen" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand keygen" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand keygen" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand keygen" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
+complete -c agent-task -n "__fish_agent_task_using_subcommand keygen" -s h -l help -d 'Print help'
+complete -c agent-task -n "__fish_agent_task_using_subcommand keygen" -s V -l version -d 'Print version'
+complete -c agent-task -n "__fish_agent_task_using_subcommand enroll" -l repo -d 'Repository id' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand enroll" -l profile -d 'Profile id' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand enroll" -l step -d 'Step id of the installed requirement' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand enroll" -l executor -d 'Executor name' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand enroll" -l public-key -d 'Ed25519 public key, 64 lowercase hex characters' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand enroll" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand enroll" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand enroll" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand enroll" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
+complete -c agent-task -n "__fish_agent_task_using_subcommand enroll" -s h -l help -d 'Print help'
+complete -c agent-task -n "__fish_agent_task_using_subcommand enroll" -s V -l version -d 'Print version'
+complete -c agent-task -n "__fish_agent_task_using_subcommand enrollment; and not __fish_seen_subcommand_from revoke help" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand enrollment; and not __fish_seen_subcommand_from revoke help" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand enrollment; and not __fish_seen_subcommand_from revoke help" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand enrollment; and not __fish_seen_subcommand_from revoke help" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
+complete -c agent-task -n "__fish_agent_task_using_subcommand enrollment; and not __fish_seen_subcommand_from revoke help" -s h -l help -d 'Print help'
+complete -c agent-task -n "__fish_agent_task_using_subcommand enrollment; and not __fish_seen_subcommand_from revoke help" -s V -l version -d 'Print version'
+complete -c agent-task -n "__fish_agent_task_using_subcommand enrollment; and not __fish_seen_subcommand_from revoke help" -f -a "revoke" -d 'Revoke a registration (bumps the policy epoch; old evidence stays invalid)'
+complete -c agent-task -n "__fish_agent_task_using_subcommand enrollment; and not __fish_seen_subcommand_from revoke help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c agent-task -n "__fish_agent_task_using_subcommand enrollment; and __fish_seen_subcommand_from revoke" -l registration -d 'Registration id' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand enrollment; and __fish_seen_subcommand_from revoke" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand enrollment; and __fish_seen_subcommand_from revoke" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand enrollment; and __fish_seen_subcommand_from revoke" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand enrollment; and __fish_seen_subcommand_from revoke" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
+complete -c agent-task -n "__fish_agent_task_using_subcommand enrollment; and __fish_seen_subcommand_from revoke" -s h -l help -d 'Print help'
+complete -c agent-task -n "__fish_agent_task_using_subcommand enrollment; and __fish_seen_subcommand_from revoke" -s V -l version -d 'Print version'
+complete -c agent-task -n "__fish_agent_task_using_subcommand enrollment; and __fish_seen_subcommand_from help" -f -a "revoke" -d 'Revoke a registration (bumps the policy epoch; old evidence stays invalid)'
+complete -c agent-task -n "__fish_agent_task_using_subcommand enrollment; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c agent-task -n "__fish_agent_task_using_subcommand change; and not __fish_seen_subcommand_from open help" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand change; and not __fish_seen_subcommand_from open help" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand change; and not __fish_seen_subcommand_from open help" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand change; and not __fish_seen_subcommand_from open help" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
+complete -c agent-task -n "__fish_agent_task_using_subcommand change; and not __fish_seen_subcommand_from open help" -s h -l help -d 'Print help'
+complete -c agent-task -n "__fish_agent_task_using_subcommand change; and not __fish_seen_subcommand_from open help" -s V -l version -d 'Print version'
+complete -c agent-task -n "__fish_agent_task_using_subcommand change; and not __fish_seen_subcommand_from open help" -f -a "open" -d 'Open a Change on a workspace for the token\'s actor'
+complete -c agent-task -n "__fish_agent_task_using_subcommand change; and not __fish_seen_subcommand_from open help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c agent-task -n "__fish_agent_task_using_subcommand change; and __fish_seen_subcommand_from open" -l repo -d 'Repository id' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand change; and __fish_seen_subcommand_from open" -l profile -d 'Profile id' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand change; and __fish_seen_subcommand_from open" -l workspace -d 'Workspace directory' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand change; and __fish_seen_subcommand_from open" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand change; and __fish_seen_subcommand_from open" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand change; and __fish_seen_subcommand_from open" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand change; and __fish_seen_subcommand_from open" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
+complete -c agent-task -n "__fish_agent_task_using_subcommand change; and __fish_seen_subcommand_from open" -s h -l help -d 'Print help'
+complete -c agent-task -n "__fish_agent_task_using_subcommand change; and __fish_seen_subcommand_from open" -s V -l version -d 'Print version'
+complete -c agent-task -n "__fish_agent_task_using_subcommand change; and __fish_seen_subcommand_from help" -f -a "open" -d 'Open a Change on a workspace for the token\'s actor'
+complete -c agent-task -n "__fish_agent_task_using_subcommand change; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c agent-task -n "__fish_agent_task_using_subcommand checkpoint" -l change -d 'Change id' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand checkpoint" -l workspace -d 'Workspace directory of the Change' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand checkpoint" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand checkpoint" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand checkpoint" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand checkpoint" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
+complete -c agent-task -n "__fish_agent_task_using_subcommand checkpoint" -s h -l help -d 'Print help'
+complete -c agent-task -n "__fish_agent_task_using_subcommand checkpoint" -s V -l version -d 'Print version'
+complete -c agent-task -n "__fish_agent_task_using_subcommand capabilities" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand capabilities" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand capabilities" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand capabilities" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
+complete -c agent-task -n "__fish_agent_task_using_subcommand capabilities" -s h -l help -d 'Print help'
+complete -c agent-task -n "__fish_agent_task_using_subcommand capabilities" -s V -l version -d 'Print version'
+complete -c agent-task -n "__fish_agent_task_using_subcommand requirements" -l change -d 'Change id' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand requirements" -l workspace -d 'Workspace directory of the Change' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand requirements" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand requirements" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand requirements" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand requirements" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
+complete -c agent-task -n "__fish_agent_task_using_subcommand requirements" -s h -l help -d 'Print help'
+complete -c agent-task -n "__fish_agent_task_using_subcommand requirements" -s V -l version -d 'Print version'
+complete -c agent-task -n "__fish_agent_task_using_subcommand next" -l change -d 'Change id' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand next" -l workspace -d 'Workspace directory of the Change' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand next" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand next" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand next" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand next" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
+complete -c agent-task -n "__fish_agent_task_using_subcommand next" -s h -l help -d 'Print help'
+complete -c agent-task -n "__fish_agent_task_using_subcommand next" -s V -l version -d 'Print version'
+complete -c agent-task -n "__fish_agent_task_using_subcommand instructions" -l schema-version -d 'Schema version the caller speaks' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand instructions" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand instructions" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand instructions" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand instructions" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
+complete -c agent-task -n "__fish_agent_task_using_subcommand instructions" -s h -l help -d 'Print help'
+complete -c agent-task -n "__fish_agent_task_using_subcommand instructions" -s V -l version -d 'Print version'
+complete -c agent-task -n "__fish_agent_task_using_subcommand reference" -l schema-version -d 'Expected schema version' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand reference" -l expected-sha256 -d 'Expected body SHA-256 (from instructions)' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand reference" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand reference" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand reference" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand reference" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
+complete -c agent-task -n "__fish_agent_task_using_subcommand reference" -s h -l help -d 'Print help'
+complete -c agent-task -n "__fish_agent_task_using_subcommand reference" -s V -l version -d 'Print version'
+complete -c agent-task -n "__fish_agent_task_using_subcommand claim" -l request-id -d 'Idempotency key (an identical retry returns the retained outcome)' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand claim" -l lease-ms -d 'Requested lease' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand claim" -l executor -d 'Executor registration that will run the task' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand claim" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand claim" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand claim" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand claim" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
+complete -c agent-task -n "__fish_agent_task_using_subcommand claim" -s h -l help -d 'Print help'
+complete -c agent-task -n "__fish_agent_task_using_subcommand claim" -s V -l version -d 'Print version'
+complete -c agent-task -n "__fish_agent_task_using_subcommand heartbeat" -l attempt -d 'Attempt id' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand heartbeat" -l fence -d 'The fence the caller holds' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand heartbeat" -l request-id -d 'Idempotency key' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand heartbeat" -l lease-ms -d 'Requested lease (heartbeat)' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand heartbeat" -l reason -d 'Reason (cancel, reconcile)' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand heartbeat" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand heartbeat" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand heartbeat" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand heartbeat" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
+complete -c agent-task -n "__fish_agent_task_using_subcommand heartbeat" -s h -l help -d 'Print help'
+complete -c agent-task -n "__fish_agent_task_using_subcommand heartbeat" -s V -l version -d 'Print version'
+complete -c agent-task -n "__fish_agent_task_using_subcommand status" -l task -d 'Task id' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand status" -l attempt -d 'Attempt id' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand status" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand status" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand status" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand status" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
+complete -c agent-task -n "__fish_agent_task_using_subcommand status" -s h -l help -d 'Print help'
+complete -c agent-task -n "__fish_agent_task_using_subcommand status" -s V -l version -d 'Print version'
+complete -c agent-task -n "__fish_agent_task_using_subcommand cancel" -l attempt -d 'Attempt id' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand cancel" -l fence -d 'The fence the caller holds' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand cancel" -l request-id -d 'Idempotency key' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand cancel" -l lease-ms -d 'Requested lease (heartbeat)' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand cancel" -l reason -d 'Reason (cancel, reconcile)' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand cancel" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand cancel" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand cancel" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand cancel" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
+complete -c agent-task -n "__fish_agent_task_using_subcommand cancel" -s h -l help -d 'Print help'
+complete -c agent-task -n "__fish_agent_task_using_subcommand cancel" -s V -l version -d 'Print version'
+complete -c agent-task -n "__fish_agent_task_using_subcommand reconcile" -l attempt -d 'Attempt id' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand reconcile" -l fence -d 'The fence the caller holds' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand reconcile" -l request-id -d 'Idempotency key' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand reconcile" -l lease-ms -d 'Requested lease (heartbeat)' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand reconcile" -l reason -d 'Reason (cancel, reconcile)' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand reconcile" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand reconcile" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand reconcile" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand reconcile" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
+complete -c agent-task -n "__fish_agent_task_using_subcommand reconcile" -s h -l help -d 'Print help'
+complete -c agent-task -n "__fish_agent_task_using_subcommand reconcile" -s V -l version -d 'Print version'
+complete -c agent-task -n "__fish_agent_task_using_subcommand result" -l file -d 'TaskResultAssertion JSON file (`-` for stdin)' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand result" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand result" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand result" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand result" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
+complete -c agent-task -n "__fish_agent_task_using_subcommand result" -s h -l help -d 'Print help'
+complete -c agent-task -n "__fish_agent_task_using_subcommand result" -s V -l version -d 'Print version'
+complete -c agent-task -n "__fish_agent_task_using_subcommand recovery" -l task -d 'Task id' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand recovery" -l attempt -d 'Attempt id (default: the task\'s current attempt)' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand recovery" -l request-id -d 'Request id to resolve' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand recovery" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand recovery" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand recovery" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand recovery" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
+complete -c agent-task -n "__fish_agent_task_using_subcommand recovery" -s h -l help -d 'Print help'
+complete -c agent-task -n "__fish_agent_task_using_subcommand recovery" -s V -l version -d 'Print version'
+complete -c agent-task -n "__fish_agent_task_using_subcommand help; and not __fish_seen_subcommand_from init info cas runtime completions man data serve repo requirement token keygen enroll enrollment change checkpoint capabilities requirements next instructions reference claim heartbeat status cancel reconcile result recovery help" -f -a "init" -d 'Create (or re-check and migrate) the owner-private data directory'
+complete -c agent-task -n "__fish_agent_task_using_subcommand help; and not __fish_seen_subcommand_from init info cas runtime completions man data serve repo requirement token keygen enroll enrollment change checkpoint capabilities requirements next instructions reference claim heartbeat status cancel reconcile result recovery help" -f -a "info" -d 'Show the data directory, schema versions and counts (changes nothing)'
+complete -c agent-task -n "__fish_agent_task_using_subcommand help; and not __fish_seen_subcommand_from init info cas runtime completions man data serve repo requirement token keygen enroll enrollment change checkpoint capabilities requirements next instructions reference claim heartbeat status cancel reconcile result recovery help" -f -a "cas" -d 'Store, read and verify content-addressed objects'
+complete -c agent-task -n "__fish_agent_task_using_subcommand help; and not __fish_seen_subcommand_from init info cas runtime completions man data serve repo requirement token keygen enroll enrollment change checkpoint capabilities requirements next instructions reference claim heartbeat status cancel reconcile result recovery help" -f -a "runtime" -d 'Sandbox runtimes for command collectors'
+complete -c agent-task -n "__fish_agent_task_using_subcommand help; and not __fish_seen_subcommand_from init info cas runtime completions man data serve repo requirement token keygen enroll enrollment change checkpoint capabilities requirements next instructions reference claim heartbeat status cancel reconcile result recovery help" -f -a "completions" -d 'Print a shell completion script'
+complete -c agent-task -n "__fish_agent_task_using_subcommand help; and not __fish_seen_subcommand_from init info cas runtime completions man data serve repo requirement token keygen enroll enrollment change checkpoint capabilities requirements next instructions reference claim heartbeat status cancel reconcile result recovery help" -f -a "man" -d 'Write a man page per subcommand into a directory'
+complete -c agent-task -n "__fish_agent_task_using_subcommand help; and not __fish_seen_subcommand_from init info cas runtime completions man data serve repo requirement token keygen enroll enrollment change checkpoint capabilities requirements next instructions reference claim heartbeat status cancel reconcile result recovery help" -f -a "data" -d 'The agent-data/v1 local node'
+complete -c agent-task -n "__fish_agent_task_using_subcommand help; and not __fish_seen_subcommand_from init info cas runtime completions man data serve repo requirement token keygen enroll enrollment change checkpoint capabilities requirements next instructions reference claim heartbeat status cancel reconcile result recovery help" -f -a "serve" -d 'Serve the data node over HTTP (tiny_http, loopback by default)'
+complete -c agent-task -n "__fish_agent_task_using_subcommand help; and not __fish_seen_subcommand_from init info cas runtime completions man data serve repo requirement token keygen enroll enrollment change checkpoint capabilities requirements next instructions reference claim heartbeat status cancel reconcile result recovery help" -f -a "repo" -d 'Operator: register and list repositories'
+complete -c agent-task -n "__fish_agent_task_using_subcommand help; and not __fish_seen_subcommand_from init info cas runtime completions man data serve repo requirement token keygen enroll enrollment change checkpoint capabilities requirements next instructions reference claim heartbeat status cancel reconcile result recovery help" -f -a "requirement" -d 'Operator: install and show workflow requirements'
+complete -c agent-task -n "__fish_agent_task_using_subcommand help; and not __fish_seen_subcommand_from init info cas runtime completions man data serve repo requirement token keygen enroll enrollment change checkpoint capabilities requirements next instructions reference claim heartbeat status cancel reconcile result recovery help" -f -a "token" -d 'Operator: issue and revoke agent tokens'
+complete -c agent-task -n "__fish_agent_task_using_subcommand help; and not __fish_seen_subcommand_from init info cas runtime completions man data serve repo requirement token keygen enroll enrollment change checkpoint capabilities requirements next instructions reference claim heartbeat status cancel reconcile result recovery help" -f -a "keygen" -d 'Operator: create a collector signing key (the private part is never printed)'
+complete -c agent-task -n "__fish_agent_task_using_subcommand help; and not __fish_seen_subcommand_from init info cas runtime completions man data serve repo requirement token keygen enroll enrollment change checkpoint capabilities requirements next instructions reference claim heartbeat status cancel reconcile result recovery help" -f -a "enroll" -d 'Operator: enroll an executor public key for one repository, profile and step'
+complete -c agent-task -n "__fish_agent_task_using_subcommand help; and not __fish_seen_subcommand_from init info cas runtime completions man data serve repo requirement token keygen enroll enrollment change checkpoint capabilities requirements next instructions reference claim heartbeat status cancel reconcile result recovery help" -f -a "enrollment" -d 'Operator: revoke an enrollment'
+complete -c agent-task -n "__fish_agent_task_using_subcommand help; and not __fish_seen_subcommand_from init info cas runtime completions man data serve repo requirement token keygen enroll enrollment change checkpoint capabilities requirements next instructions reference claim heartbeat status cancel reconcile result recovery help" -f -a "change" -d 'Agent: open a Change on a workspace'
+complete -c agent-task -n "__fish_agent_task_using_subcommand help; and not __fish_seen_subcommand_from init info cas runtime completions man data serve repo requirement token keygen enroll enrollment change checkpoint capabilities requirements next instructions reference claim heartbeat status cancel reconcile result recovery help" -f -a "checkpoint" -d 'Agent: snapshot the workspace into a new Change version (a new subject)'
+complete -c agent-task -n "__fish_agent_task_using_subcommand help; and not __fish_seen_subcommand_from init info cas runtime completions man data serve repo requirement token keygen enroll enrollment change checkpoint capabilities requirements next instructions reference claim heartbeat status cancel reconcile result recovery help" -f -a "capabilities" -d 'Agent: capability, schema versions and operation names'
+complete -c agent-task -n "__fish_agent_task_using_subcommand help; and not __fish_seen_subcommand_from init info cas runtime completions man data serve repo requirement token keygen enroll enrollment change checkpoint capabilities requirements next instructions reference claim heartbeat status cancel reconcile result recovery help" -f -a "requirements" -d 'Agent: the installed requirement of a Change\'s profile'
+complete -c agent-task -n "__fish_agent_task_using_subcommand help; and not __fish_seen_subcommand_from init info cas runtime completions man data serve repo requirement token keygen enroll enrollment change checkpoint capabilities requirements next instructions reference claim heartbeat status cancel reconcile result recovery help" -f -a "next" -d 'Agent: the typed next operation for a Change (data, never a command)'
+complete -c agent-task -n "__fish_agent_task_using_subcommand help; and not __fish_seen_subcommand_from init info cas runtime completions man data serve repo requirement token keygen enroll enrollment change checkpoint capabilities requirements next instructions reference claim heartbeat status cancel reconcile result recovery help" -f -a "instructions" -d 'Agent: a task\'s instruction entrypoint (or a schema mismatch)'
+complete -c agent-task -n "__fish_agent_task_using_subcommand help; and not __fish_seen_subcommand_from init info cas runtime completions man data serve repo requirement token keygen enroll enrollment change checkpoint capabilities requirements next instructions reference claim heartbeat status cancel reconcile result recovery help" -f -a "reference" -d 'Agent: read one named reference of a task'
+complete -c agent-task -n "__fish_agent_task_using_subcommand help; and not __fish_seen_subcommand_from init info cas runtime completions man data serve repo requirement token keygen enroll enrollment change checkpoint capabilities requirements next instructions reference claim heartbeat status cancel reconcile result recovery help" -f -a "claim" -d 'Agent: claim a pending task (fresh attempt, bounded lease, new fence)'
+complete -c agent-task -n "__fish_agent_task_using_subcommand help; and not __fish_seen_subcommand_from init info cas runtime completions man data serve repo requirement token keygen enroll enrollment change checkpoint capabilities requirements next instructions reference claim heartbeat status cancel reconcile result recovery help" -f -a "heartbeat" -d 'Agent: renew an attempt\'s lease'
+complete -c agent-task -n "__fish_agent_task_using_subcommand help; and not __fish_seen_subcommand_from init info cas runtime completions man data serve repo requirement token keygen enroll enrollment change checkpoint capabilities requirements next instructions reference claim heartbeat status cancel reconcile result recovery help" -f -a "status" -d 'Agent: exact-attempt status (side-effect free)'
+complete -c agent-task -n "__fish_agent_task_using_subcommand help; and not __fish_seen_subcommand_from init info cas runtime completions man data serve repo requirement token keygen enroll enrollment change checkpoint capabilities requirements next instructions reference claim heartbeat status cancel reconcile result recovery help" -f -a "cancel" -d 'Agent: cancel an attempt (execution may still run; reconcile next)'
+complete -c agent-task -n "__fish_agent_task_using_subcommand help; and not __fish_seen_subcommand_from init info cas runtime completions man data serve repo requirement token keygen enroll enrollment change checkpoint capabilities requirements next instructions reference claim heartbeat status cancel reconcile result recovery help" -f -a "reconcile" -d 'Agent: explicitly supersede an attempt\'s fence'
+complete -c agent-task -n "__fish_agent_task_using_subcommand help; and not __fish_seen_subcommand_from init info cas runtime completions man data serve repo requirement token keygen enroll enrollment change checkpoint capabilities requirements next instructions reference claim heartbeat status cancel reconcile result recovery help" -f -a "result" -d 'Agent: submit an assertion or a signed registered observation'
+complete -c agent-task -n "__fish_agent_task_using_subcommand help; and not __fish_seen_subcommand_from init info cas runtime completions man data serve repo requirement token keygen enroll enrollment change checkpoint capabilities requirements next instructions reference claim heartbeat status cancel reconcile result recovery help" -f -a "recovery" -d 'Agent: recovery envelope for a task, attempt or request (side-effect free)'
+complete -c agent-task -n "__fish_agent_task_using_subcommand help; and not __fish_seen_subcommand_from init info cas runtime completions man data serve repo requirement token keygen enroll enrollment change checkpoint capabilities requirements next instructions reference claim heartbeat status cancel reconcile result recovery help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand help; and __fish_seen_subcommand_from cas" -f -a "put" -d 'Store a file (or `-` for stdin) and print its SHA-256 and size'
 complete -c agent-task -n "__fish_agent_task_using_subcommand help; and __fish_seen_subcommand_from cas" -f -a "cat" -d 'Verify an object and write its bytes to a file'
 complete -c agent-task -n "__fish_agent_task_using_subcommand help; and __fish_seen_subcommand_from cas" -f -a "fsck" -d 'Verify every object against its digest (changes nothing)'
@@ -240,3 +551,11 @@ complete -c agent-task -n "__fish_agent_task_using_subcommand help; and __fish_s
 complete -c agent-task -n "__fish_agent_task_using_subcommand help; and __fish_seen_subcommand_from data" -f -a "changes" -d 'Read one page of the change feed'
 complete -c agent-task -n "__fish_agent_task_using_subcommand help; and __fish_seen_subcommand_from data" -f -a "tombstone" -d 'Tombstone a record (idempotent; the first tombstone wins)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand help; and __fish_seen_subcommand_from data" -f -a "doctor" -d 'Run the agent-data/v1-slice1-http conformance profile against a node'
+complete -c agent-task -n "__fish_agent_task_using_subcommand help; and __fish_seen_subcommand_from repo" -f -a "add" -d 'Register a source directory as a repository; its tree becomes the target head'
+complete -c agent-task -n "__fish_agent_task_using_subcommand help; and __fish_seen_subcommand_from repo" -f -a "list" -d 'List repositories'
+complete -c agent-task -n "__fish_agent_task_using_subcommand help; and __fish_seen_subcommand_from requirement" -f -a "install" -d 'Install a workflow file (docs/workflow-file.md) for a repository profile; bumps the policy epoch'
+complete -c agent-task -n "__fish_agent_task_using_subcommand help; and __fish_seen_subcommand_from requirement" -f -a "show" -d 'Show the installed requirement of a repository profile'
+complete -c agent-task -n "__fish_agent_task_using_subcommand help; and __fish_seen_subcommand_from token" -f -a "issue" -d 'Issue an agent token into a new 0600 file (only its hash is kept)'
+complete -c agent-task -n "__fish_agent_task_using_subcommand help; and __fish_seen_subcommand_from token" -f -a "revoke" -d 'Revoke an agent\'s token (bumps its grant generation)'
+complete -c agent-task -n "__fish_agent_task_using_subcommand help; and __fish_seen_subcommand_from enrollment" -f -a "revoke" -d 'Revoke a registration (bumps the policy epoch; old evidence stays invalid)'
+complete -c agent-task -n "__fish_agent_task_using_subcommand help; and __fish_seen_subcommand_from change" -f -a "open" -d 'Open a Change on a workspace for the token\'s actor'

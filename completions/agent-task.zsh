@@ -17,6 +17,7 @@ _agent-task() {
     _arguments "${_arguments_options[@]}" : \
 '--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help (see more with '\''--help'\'')]' \
 '--help[Print help (see more with '\''--help'\'')]' \
@@ -35,6 +36,7 @@ _agent-task() {
 _arguments "${_arguments_options[@]}" : \
 '--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -46,6 +48,7 @@ _arguments "${_arguments_options[@]}" : \
 _arguments "${_arguments_options[@]}" : \
 '--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -57,6 +60,7 @@ _arguments "${_arguments_options[@]}" : \
 _arguments "${_arguments_options[@]}" : \
 '--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -76,6 +80,7 @@ _arguments "${_arguments_options[@]}" : \
 _arguments "${_arguments_options[@]}" : \
 '--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -89,6 +94,7 @@ _arguments "${_arguments_options[@]}" : \
 '--out=[Where to write the bytes (created 0600; must not exist)]:FILE:_files' \
 '--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -101,6 +107,7 @@ _arguments "${_arguments_options[@]}" : \
 _arguments "${_arguments_options[@]}" : \
 '--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -148,6 +155,7 @@ esac
 _arguments "${_arguments_options[@]}" : \
 '--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -170,6 +178,7 @@ unshare\:"unshare\: network cut only; the file system is shared"
 oci\:"podman or docker with --network none"))' \
 '--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help (see more with '\''--help'\'')]' \
 '--help[Print help (see more with '\''--help'\'')]' \
@@ -210,6 +219,7 @@ _arguments "${_arguments_options[@]}" : \
 '--out=[Write the script to this file instead of embedding it in the JSON output]:FILE:_files' \
 '--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help (see more with '\''--help'\'')]' \
 '--help[Print help (see more with '\''--help'\'')]' \
@@ -225,6 +235,7 @@ _arguments "${_arguments_options[@]}" : \
 '--out=[Directory to write \`agent-task.1\` and \`agent-task-<cmd>.1\` into]:DIR:_files' \
 '--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -236,6 +247,7 @@ _arguments "${_arguments_options[@]}" : \
 _arguments "${_arguments_options[@]}" : \
 '--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -257,6 +269,7 @@ _arguments "${_arguments_options[@]}" : \
 '*--file-root=[A directory the \`file\` collector may read under (repeatable; added to the node config)]:DIR:_files' \
 '--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -269,6 +282,7 @@ _arguments "${_arguments_options[@]}" : \
 '--origin=[Origin to build absolute endpoint URLs on (for example \`http\://127.0.0.1\:7742\`); without it the endpoints are paths]:ORIGIN:_default' \
 '--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -280,6 +294,7 @@ _arguments "${_arguments_options[@]}" : \
 _arguments "${_arguments_options[@]}" : \
 '--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -307,6 +322,7 @@ _arguments "${_arguments_options[@]}" : \
 '*--allowed-media-type=[An allowed media type (repeatable); \`--allowed-media-type '\'''\''\` alone gives an empty allow-list, which denies everything]:TYPE:_default' \
 '--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -318,6 +334,7 @@ _arguments "${_arguments_options[@]}" : \
 _arguments "${_arguments_options[@]}" : \
 '--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -366,6 +383,7 @@ _arguments "${_arguments_options[@]}" : \
 '--batch=[Lines per durable transaction in bulk mode]:N:_default' \
 '--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -381,6 +399,7 @@ _arguments "${_arguments_options[@]}" : \
 '*--collection=[Restrict to a collection (repeatable)]:ID:_default' \
 '--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -394,6 +413,7 @@ _arguments "${_arguments_options[@]}" : \
 '--content-out=[Write the verified bytes to this file (0600) instead of embedding them in the output]:F:_files' \
 '--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -409,6 +429,7 @@ _arguments "${_arguments_options[@]}" : \
 '--limit=[Page size (default 100, at most 1000)]:LIMIT:_default' \
 '--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -421,6 +442,7 @@ _arguments "${_arguments_options[@]}" : \
 '--reason=[Why (at most 1000 UTF-16 units; empty means none)]:REASON:_default' \
 '--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -445,6 +467,7 @@ slice1\:"\`read\` plus the mutating fixture lifecycle (needs all slice1 gates)")
 '--bearer=[Refused\: a bearer never goes in argv (use --token-stdin or --token-env)]::REFUSED:_default' \
 '--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
 '--token-stdin[Read the node bearer from stdin (not a terminal; one line, at most 16,384 bytes)]' \
 '--allow-mutations[slice1\: acknowledge that fixtures leave persistent records and tombstones]' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
@@ -542,6 +565,595 @@ _arguments "${_arguments_options[@]}" : \
 '--workers=[Worker threads serving requests]:WORKERS:_default' \
 '--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
+'-h[Print help]' \
+'--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
+&& ret=0
+;;
+(repo)
+_arguments "${_arguments_options[@]}" : \
+'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
+'-h[Print help]' \
+'--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
+":: :_agent-task__subcmd__repo_commands" \
+"*::: :->repo" \
+&& ret=0
+
+    case $state in
+    (repo)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:agent-task-repo-command-$line[1]:"
+        case $line[1] in
+            (add)
+_arguments "${_arguments_options[@]}" : \
+'--source=[Source directory]:PATH:_files' \
+'--target=[Protected target name]:TARGET:_default' \
+'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
+'-h[Print help]' \
+'--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
+':id -- Repository id (e.g. `acme/api`):_default' \
+&& ret=0
+;;
+(list)
+_arguments "${_arguments_options[@]}" : \
+'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
+'-h[Print help]' \
+'--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
+&& ret=0
+;;
+(help)
+_arguments "${_arguments_options[@]}" : \
+":: :_agent-task__subcmd__repo__subcmd__help_commands" \
+"*::: :->help" \
+&& ret=0
+
+    case $state in
+    (help)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:agent-task-repo-help-command-$line[1]:"
+        case $line[1] in
+            (add)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(list)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(help)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+        esac
+    ;;
+esac
+;;
+        esac
+    ;;
+esac
+;;
+(requirement)
+_arguments "${_arguments_options[@]}" : \
+'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
+'-h[Print help]' \
+'--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
+":: :_agent-task__subcmd__requirement_commands" \
+"*::: :->requirement" \
+&& ret=0
+
+    case $state in
+    (requirement)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:agent-task-requirement-command-$line[1]:"
+        case $line[1] in
+            (install)
+_arguments "${_arguments_options[@]}" : \
+'--repo=[Repository id]:REPO:_default' \
+'--profile=[Profile id]:PROFILE:_default' \
+'--file=[Workflow JSON file]:WORKFLOW.json:_files' \
+'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
+'-h[Print help]' \
+'--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
+&& ret=0
+;;
+(show)
+_arguments "${_arguments_options[@]}" : \
+'--repo=[Repository id]:REPO:_default' \
+'--profile=[Profile id]:PROFILE:_default' \
+'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
+'-h[Print help]' \
+'--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
+&& ret=0
+;;
+(help)
+_arguments "${_arguments_options[@]}" : \
+":: :_agent-task__subcmd__requirement__subcmd__help_commands" \
+"*::: :->help" \
+&& ret=0
+
+    case $state in
+    (help)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:agent-task-requirement-help-command-$line[1]:"
+        case $line[1] in
+            (install)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(show)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(help)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+        esac
+    ;;
+esac
+;;
+        esac
+    ;;
+esac
+;;
+(token)
+_arguments "${_arguments_options[@]}" : \
+'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
+'-h[Print help]' \
+'--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
+":: :_agent-task__subcmd__token_commands" \
+"*::: :->token" \
+&& ret=0
+
+    case $state in
+    (token)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:agent-task-token-command-$line[1]:"
+        case $line[1] in
+            (issue)
+_arguments "${_arguments_options[@]}" : \
+'--owner=[Owner id]:OWNER:_default' \
+'--agent=[Agent id]:AGENT:_default' \
+'--out=[Token file to create (must not exist)]:FILE:_files' \
+'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
+'-h[Print help]' \
+'--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
+&& ret=0
+;;
+(revoke)
+_arguments "${_arguments_options[@]}" : \
+'--owner=[Owner id]:OWNER:_default' \
+'--agent=[Agent id]:AGENT:_default' \
+'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
+'-h[Print help]' \
+'--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
+&& ret=0
+;;
+(help)
+_arguments "${_arguments_options[@]}" : \
+":: :_agent-task__subcmd__token__subcmd__help_commands" \
+"*::: :->help" \
+&& ret=0
+
+    case $state in
+    (help)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:agent-task-token-help-command-$line[1]:"
+        case $line[1] in
+            (issue)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(revoke)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(help)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+        esac
+    ;;
+esac
+;;
+        esac
+    ;;
+esac
+;;
+(keygen)
+_arguments "${_arguments_options[@]}" : \
+'--collector-dir=[Owner-private collector directory (created 0700); the key file is 0600 and never printed]:DIR:_files' \
+'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
+'-h[Print help]' \
+'--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
+&& ret=0
+;;
+(enroll)
+_arguments "${_arguments_options[@]}" : \
+'--repo=[Repository id]:REPO:_default' \
+'--profile=[Profile id]:PROFILE:_default' \
+'--step=[Step id of the installed requirement]:STEP:_default' \
+'--executor=[Executor name]:EXECUTOR:_default' \
+'--public-key=[Ed25519 public key, 64 lowercase hex characters]:HEX:_default' \
+'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
+'-h[Print help]' \
+'--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
+&& ret=0
+;;
+(enrollment)
+_arguments "${_arguments_options[@]}" : \
+'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
+'-h[Print help]' \
+'--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
+":: :_agent-task__subcmd__enrollment_commands" \
+"*::: :->enrollment" \
+&& ret=0
+
+    case $state in
+    (enrollment)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:agent-task-enrollment-command-$line[1]:"
+        case $line[1] in
+            (revoke)
+_arguments "${_arguments_options[@]}" : \
+'--registration=[Registration id]:REGISTRATION:_default' \
+'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
+'-h[Print help]' \
+'--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
+&& ret=0
+;;
+(help)
+_arguments "${_arguments_options[@]}" : \
+":: :_agent-task__subcmd__enrollment__subcmd__help_commands" \
+"*::: :->help" \
+&& ret=0
+
+    case $state in
+    (help)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:agent-task-enrollment-help-command-$line[1]:"
+        case $line[1] in
+            (revoke)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(help)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+        esac
+    ;;
+esac
+;;
+        esac
+    ;;
+esac
+;;
+(change)
+_arguments "${_arguments_options[@]}" : \
+'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
+'-h[Print help]' \
+'--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
+":: :_agent-task__subcmd__change_commands" \
+"*::: :->change" \
+&& ret=0
+
+    case $state in
+    (change)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:agent-task-change-command-$line[1]:"
+        case $line[1] in
+            (open)
+_arguments "${_arguments_options[@]}" : \
+'--repo=[Repository id]:REPO:_default' \
+'--profile=[Profile id]:PROFILE:_default' \
+'--workspace=[Workspace directory]:PATH:_files' \
+'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
+'-h[Print help]' \
+'--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
+&& ret=0
+;;
+(help)
+_arguments "${_arguments_options[@]}" : \
+":: :_agent-task__subcmd__change__subcmd__help_commands" \
+"*::: :->help" \
+&& ret=0
+
+    case $state in
+    (help)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:agent-task-change-help-command-$line[1]:"
+        case $line[1] in
+            (open)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(help)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+        esac
+    ;;
+esac
+;;
+        esac
+    ;;
+esac
+;;
+(checkpoint)
+_arguments "${_arguments_options[@]}" : \
+'(--workspace)--change=[Change id]:CHANGE:_default' \
+'--workspace=[Workspace directory of the Change]:PATH:_files' \
+'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
+'-h[Print help]' \
+'--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
+&& ret=0
+;;
+(capabilities)
+_arguments "${_arguments_options[@]}" : \
+'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
+'-h[Print help]' \
+'--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
+&& ret=0
+;;
+(requirements)
+_arguments "${_arguments_options[@]}" : \
+'(--workspace)--change=[Change id]:CHANGE:_default' \
+'--workspace=[Workspace directory of the Change]:PATH:_files' \
+'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
+'-h[Print help]' \
+'--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
+&& ret=0
+;;
+(next)
+_arguments "${_arguments_options[@]}" : \
+'(--workspace)--change=[Change id]:CHANGE:_default' \
+'--workspace=[Workspace directory of the Change]:PATH:_files' \
+'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
+'-h[Print help]' \
+'--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
+&& ret=0
+;;
+(instructions)
+_arguments "${_arguments_options[@]}" : \
+'--schema-version=[Schema version the caller speaks]:SCHEMA_VERSION:_default' \
+'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
+'-h[Print help]' \
+'--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
+':task -- Task id:_default' \
+&& ret=0
+;;
+(reference)
+_arguments "${_arguments_options[@]}" : \
+'--schema-version=[Expected schema version]:SCHEMA_VERSION:_default' \
+'--expected-sha256=[Expected body SHA-256 (from instructions)]:HEX:_default' \
+'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
+'-h[Print help]' \
+'--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
+':task -- Task id:_default' \
+':name -- Reference name:_default' \
+&& ret=0
+;;
+(claim)
+_arguments "${_arguments_options[@]}" : \
+'--request-id=[Idempotency key (an identical retry returns the retained outcome)]:REQUEST_ID:_default' \
+'--lease-ms=[Requested lease]:LEASE_MS:_default' \
+'--executor=[Executor registration that will run the task]:EXECUTOR:_default' \
+'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
+'-h[Print help]' \
+'--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
+':task -- Task id:_default' \
+&& ret=0
+;;
+(heartbeat)
+_arguments "${_arguments_options[@]}" : \
+'--attempt=[Attempt id]:ATTEMPT:_default' \
+'--fence=[The fence the caller holds]:FENCE:_default' \
+'--request-id=[Idempotency key]:REQUEST_ID:_default' \
+'--lease-ms=[Requested lease (heartbeat)]:LEASE_MS:_default' \
+'--reason=[Reason (cancel, reconcile)]:REASON:_default' \
+'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
+'-h[Print help]' \
+'--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
+&& ret=0
+;;
+(status)
+_arguments "${_arguments_options[@]}" : \
+'--task=[Task id]:TASK:_default' \
+'--attempt=[Attempt id]:ATTEMPT:_default' \
+'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
+'-h[Print help]' \
+'--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
+&& ret=0
+;;
+(cancel)
+_arguments "${_arguments_options[@]}" : \
+'--attempt=[Attempt id]:ATTEMPT:_default' \
+'--fence=[The fence the caller holds]:FENCE:_default' \
+'--request-id=[Idempotency key]:REQUEST_ID:_default' \
+'--lease-ms=[Requested lease (heartbeat)]:LEASE_MS:_default' \
+'--reason=[Reason (cancel, reconcile)]:REASON:_default' \
+'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
+'-h[Print help]' \
+'--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
+&& ret=0
+;;
+(reconcile)
+_arguments "${_arguments_options[@]}" : \
+'--attempt=[Attempt id]:ATTEMPT:_default' \
+'--fence=[The fence the caller holds]:FENCE:_default' \
+'--request-id=[Idempotency key]:REQUEST_ID:_default' \
+'--lease-ms=[Requested lease (heartbeat)]:LEASE_MS:_default' \
+'--reason=[Reason (cancel, reconcile)]:REASON:_default' \
+'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
+'-h[Print help]' \
+'--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
+&& ret=0
+;;
+(result)
+_arguments "${_arguments_options[@]}" : \
+'--file=[TaskResultAssertion JSON file (\`-\` for stdin)]:FILE:_files' \
+'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
+'-h[Print help]' \
+'--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
+&& ret=0
+;;
+(recovery)
+_arguments "${_arguments_options[@]}" : \
+'--task=[Task id]:TASK:_default' \
+'--attempt=[Attempt id (default\: the task'\''s current attempt)]:ATTEMPT:_default' \
+'--request-id=[Request id to resolve]:REQUEST_ID:_default' \
+'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -701,6 +1313,178 @@ esac
 _arguments "${_arguments_options[@]}" : \
 && ret=0
 ;;
+(repo)
+_arguments "${_arguments_options[@]}" : \
+":: :_agent-task__subcmd__help__subcmd__repo_commands" \
+"*::: :->repo" \
+&& ret=0
+
+    case $state in
+    (repo)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:agent-task-help-repo-command-$line[1]:"
+        case $line[1] in
+            (add)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(list)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+        esac
+    ;;
+esac
+;;
+(requirement)
+_arguments "${_arguments_options[@]}" : \
+":: :_agent-task__subcmd__help__subcmd__requirement_commands" \
+"*::: :->requirement" \
+&& ret=0
+
+    case $state in
+    (requirement)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:agent-task-help-requirement-command-$line[1]:"
+        case $line[1] in
+            (install)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(show)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+        esac
+    ;;
+esac
+;;
+(token)
+_arguments "${_arguments_options[@]}" : \
+":: :_agent-task__subcmd__help__subcmd__token_commands" \
+"*::: :->token" \
+&& ret=0
+
+    case $state in
+    (token)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:agent-task-help-token-command-$line[1]:"
+        case $line[1] in
+            (issue)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(revoke)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+        esac
+    ;;
+esac
+;;
+(keygen)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(enroll)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(enrollment)
+_arguments "${_arguments_options[@]}" : \
+":: :_agent-task__subcmd__help__subcmd__enrollment_commands" \
+"*::: :->enrollment" \
+&& ret=0
+
+    case $state in
+    (enrollment)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:agent-task-help-enrollment-command-$line[1]:"
+        case $line[1] in
+            (revoke)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+        esac
+    ;;
+esac
+;;
+(change)
+_arguments "${_arguments_options[@]}" : \
+":: :_agent-task__subcmd__help__subcmd__change_commands" \
+"*::: :->change" \
+&& ret=0
+
+    case $state in
+    (change)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:agent-task-help-change-command-$line[1]:"
+        case $line[1] in
+            (open)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+        esac
+    ;;
+esac
+;;
+(checkpoint)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(capabilities)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(requirements)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(next)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(instructions)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(reference)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(claim)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(heartbeat)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(status)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(cancel)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(reconcile)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(result)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(recovery)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
 (help)
 _arguments "${_arguments_options[@]}" : \
 && ret=0
@@ -725,9 +1509,39 @@ _agent-task_commands() {
 'man:Write a man page per subcommand into a directory' \
 'data:The agent-data/v1 local node' \
 'serve:Serve the data node over HTTP (tiny_http, loopback by default)' \
+'repo:Operator\: register and list repositories' \
+'requirement:Operator\: install and show workflow requirements' \
+'token:Operator\: issue and revoke agent tokens' \
+'keygen:Operator\: create a collector signing key (the private part is never printed)' \
+'enroll:Operator\: enroll an executor public key for one repository, profile and step' \
+'enrollment:Operator\: revoke an enrollment' \
+'change:Agent\: open a Change on a workspace' \
+'checkpoint:Agent\: snapshot the workspace into a new Change version (a new subject)' \
+'capabilities:Agent\: capability, schema versions and operation names' \
+'requirements:Agent\: the installed requirement of a Change'\''s profile' \
+'next:Agent\: the typed next operation for a Change (data, never a command)' \
+'instructions:Agent\: a task'\''s instruction entrypoint (or a schema mismatch)' \
+'reference:Agent\: read one named reference of a task' \
+'claim:Agent\: claim a pending task (fresh attempt, bounded lease, new fence)' \
+'heartbeat:Agent\: renew an attempt'\''s lease' \
+'status:Agent\: exact-attempt status (side-effect free)' \
+'cancel:Agent\: cancel an attempt (execution may still run; reconcile next)' \
+'reconcile:Agent\: explicitly supersede an attempt'\''s fence' \
+'result:Agent\: submit an assertion or a signed registered observation' \
+'recovery:Agent\: recovery envelope for a task, attempt or request (side-effect free)' \
 'help:Print this message or the help of the given subcommand(s)' \
     )
     _describe -t commands 'agent-task commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__cancel_commands] )) ||
+_agent-task__subcmd__cancel_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task cancel commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__capabilities_commands] )) ||
+_agent-task__subcmd__capabilities_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task capabilities commands' commands "$@"
 }
 (( $+functions[_agent-task__subcmd__cas_commands] )) ||
 _agent-task__subcmd__cas_commands() {
@@ -783,6 +1597,47 @@ _agent-task__subcmd__cas__subcmd__help__subcmd__put_commands() {
 _agent-task__subcmd__cas__subcmd__put_commands() {
     local commands; commands=()
     _describe -t commands 'agent-task cas put commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__change_commands] )) ||
+_agent-task__subcmd__change_commands() {
+    local commands; commands=(
+'open:Open a Change on a workspace for the token'\''s actor' \
+'help:Print this message or the help of the given subcommand(s)' \
+    )
+    _describe -t commands 'agent-task change commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__change__subcmd__help_commands] )) ||
+_agent-task__subcmd__change__subcmd__help_commands() {
+    local commands; commands=(
+'open:Open a Change on a workspace for the token'\''s actor' \
+'help:Print this message or the help of the given subcommand(s)' \
+    )
+    _describe -t commands 'agent-task change help commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__change__subcmd__help__subcmd__help_commands] )) ||
+_agent-task__subcmd__change__subcmd__help__subcmd__help_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task change help help commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__change__subcmd__help__subcmd__open_commands] )) ||
+_agent-task__subcmd__change__subcmd__help__subcmd__open_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task change help open commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__change__subcmd__open_commands] )) ||
+_agent-task__subcmd__change__subcmd__open_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task change open commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__checkpoint_commands] )) ||
+_agent-task__subcmd__checkpoint_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task checkpoint commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__claim_commands] )) ||
+_agent-task__subcmd__claim_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task claim commands' commands "$@"
 }
 (( $+functions[_agent-task__subcmd__completions_commands] )) ||
 _agent-task__subcmd__completions_commands() {
@@ -967,6 +1822,47 @@ _agent-task__subcmd__data__subcmd__tombstone_commands() {
     local commands; commands=()
     _describe -t commands 'agent-task data tombstone commands' commands "$@"
 }
+(( $+functions[_agent-task__subcmd__enroll_commands] )) ||
+_agent-task__subcmd__enroll_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task enroll commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__enrollment_commands] )) ||
+_agent-task__subcmd__enrollment_commands() {
+    local commands; commands=(
+'revoke:Revoke a registration (bumps the policy epoch; old evidence stays invalid)' \
+'help:Print this message or the help of the given subcommand(s)' \
+    )
+    _describe -t commands 'agent-task enrollment commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__enrollment__subcmd__help_commands] )) ||
+_agent-task__subcmd__enrollment__subcmd__help_commands() {
+    local commands; commands=(
+'revoke:Revoke a registration (bumps the policy epoch; old evidence stays invalid)' \
+'help:Print this message or the help of the given subcommand(s)' \
+    )
+    _describe -t commands 'agent-task enrollment help commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__enrollment__subcmd__help__subcmd__help_commands] )) ||
+_agent-task__subcmd__enrollment__subcmd__help__subcmd__help_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task enrollment help help commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__enrollment__subcmd__help__subcmd__revoke_commands] )) ||
+_agent-task__subcmd__enrollment__subcmd__help__subcmd__revoke_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task enrollment help revoke commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__enrollment__subcmd__revoke_commands] )) ||
+_agent-task__subcmd__enrollment__subcmd__revoke_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task enrollment revoke commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__heartbeat_commands] )) ||
+_agent-task__subcmd__heartbeat_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task heartbeat commands' commands "$@"
+}
 (( $+functions[_agent-task__subcmd__help_commands] )) ||
 _agent-task__subcmd__help_commands() {
     local commands; commands=(
@@ -978,9 +1874,39 @@ _agent-task__subcmd__help_commands() {
 'man:Write a man page per subcommand into a directory' \
 'data:The agent-data/v1 local node' \
 'serve:Serve the data node over HTTP (tiny_http, loopback by default)' \
+'repo:Operator\: register and list repositories' \
+'requirement:Operator\: install and show workflow requirements' \
+'token:Operator\: issue and revoke agent tokens' \
+'keygen:Operator\: create a collector signing key (the private part is never printed)' \
+'enroll:Operator\: enroll an executor public key for one repository, profile and step' \
+'enrollment:Operator\: revoke an enrollment' \
+'change:Agent\: open a Change on a workspace' \
+'checkpoint:Agent\: snapshot the workspace into a new Change version (a new subject)' \
+'capabilities:Agent\: capability, schema versions and operation names' \
+'requirements:Agent\: the installed requirement of a Change'\''s profile' \
+'next:Agent\: the typed next operation for a Change (data, never a command)' \
+'instructions:Agent\: a task'\''s instruction entrypoint (or a schema mismatch)' \
+'reference:Agent\: read one named reference of a task' \
+'claim:Agent\: claim a pending task (fresh attempt, bounded lease, new fence)' \
+'heartbeat:Agent\: renew an attempt'\''s lease' \
+'status:Agent\: exact-attempt status (side-effect free)' \
+'cancel:Agent\: cancel an attempt (execution may still run; reconcile next)' \
+'reconcile:Agent\: explicitly supersede an attempt'\''s fence' \
+'result:Agent\: submit an assertion or a signed registered observation' \
+'recovery:Agent\: recovery envelope for a task, attempt or request (side-effect free)' \
 'help:Print this message or the help of the given subcommand(s)' \
     )
     _describe -t commands 'agent-task help commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__help__subcmd__cancel_commands] )) ||
+_agent-task__subcmd__help__subcmd__cancel_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task help cancel commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__help__subcmd__capabilities_commands] )) ||
+_agent-task__subcmd__help__subcmd__capabilities_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task help capabilities commands' commands "$@"
 }
 (( $+functions[_agent-task__subcmd__help__subcmd__cas_commands] )) ||
 _agent-task__subcmd__help__subcmd__cas_commands() {
@@ -1005,6 +1931,28 @@ _agent-task__subcmd__help__subcmd__cas__subcmd__fsck_commands() {
 _agent-task__subcmd__help__subcmd__cas__subcmd__put_commands() {
     local commands; commands=()
     _describe -t commands 'agent-task help cas put commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__help__subcmd__change_commands] )) ||
+_agent-task__subcmd__help__subcmd__change_commands() {
+    local commands; commands=(
+'open:Open a Change on a workspace for the token'\''s actor' \
+    )
+    _describe -t commands 'agent-task help change commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__help__subcmd__change__subcmd__open_commands] )) ||
+_agent-task__subcmd__help__subcmd__change__subcmd__open_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task help change open commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__help__subcmd__checkpoint_commands] )) ||
+_agent-task__subcmd__help__subcmd__checkpoint_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task help checkpoint commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__help__subcmd__claim_commands] )) ||
+_agent-task__subcmd__help__subcmd__claim_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task help claim commands' commands "$@"
 }
 (( $+functions[_agent-task__subcmd__help__subcmd__completions_commands] )) ||
 _agent-task__subcmd__help__subcmd__completions_commands() {
@@ -1084,6 +2032,28 @@ _agent-task__subcmd__help__subcmd__data__subcmd__tombstone_commands() {
     local commands; commands=()
     _describe -t commands 'agent-task help data tombstone commands' commands "$@"
 }
+(( $+functions[_agent-task__subcmd__help__subcmd__enroll_commands] )) ||
+_agent-task__subcmd__help__subcmd__enroll_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task help enroll commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__help__subcmd__enrollment_commands] )) ||
+_agent-task__subcmd__help__subcmd__enrollment_commands() {
+    local commands; commands=(
+'revoke:Revoke a registration (bumps the policy epoch; old evidence stays invalid)' \
+    )
+    _describe -t commands 'agent-task help enrollment commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__help__subcmd__enrollment__subcmd__revoke_commands] )) ||
+_agent-task__subcmd__help__subcmd__enrollment__subcmd__revoke_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task help enrollment revoke commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__help__subcmd__heartbeat_commands] )) ||
+_agent-task__subcmd__help__subcmd__heartbeat_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task help heartbeat commands' commands "$@"
+}
 (( $+functions[_agent-task__subcmd__help__subcmd__help_commands] )) ||
 _agent-task__subcmd__help__subcmd__help_commands() {
     local commands; commands=()
@@ -1099,10 +2069,86 @@ _agent-task__subcmd__help__subcmd__init_commands() {
     local commands; commands=()
     _describe -t commands 'agent-task help init commands' commands "$@"
 }
+(( $+functions[_agent-task__subcmd__help__subcmd__instructions_commands] )) ||
+_agent-task__subcmd__help__subcmd__instructions_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task help instructions commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__help__subcmd__keygen_commands] )) ||
+_agent-task__subcmd__help__subcmd__keygen_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task help keygen commands' commands "$@"
+}
 (( $+functions[_agent-task__subcmd__help__subcmd__man_commands] )) ||
 _agent-task__subcmd__help__subcmd__man_commands() {
     local commands; commands=()
     _describe -t commands 'agent-task help man commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__help__subcmd__next_commands] )) ||
+_agent-task__subcmd__help__subcmd__next_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task help next commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__help__subcmd__reconcile_commands] )) ||
+_agent-task__subcmd__help__subcmd__reconcile_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task help reconcile commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__help__subcmd__recovery_commands] )) ||
+_agent-task__subcmd__help__subcmd__recovery_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task help recovery commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__help__subcmd__reference_commands] )) ||
+_agent-task__subcmd__help__subcmd__reference_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task help reference commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__help__subcmd__repo_commands] )) ||
+_agent-task__subcmd__help__subcmd__repo_commands() {
+    local commands; commands=(
+'add:Register a source directory as a repository; its tree becomes the target head' \
+'list:List repositories' \
+    )
+    _describe -t commands 'agent-task help repo commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__help__subcmd__repo__subcmd__add_commands] )) ||
+_agent-task__subcmd__help__subcmd__repo__subcmd__add_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task help repo add commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__help__subcmd__repo__subcmd__list_commands] )) ||
+_agent-task__subcmd__help__subcmd__repo__subcmd__list_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task help repo list commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__help__subcmd__requirement_commands] )) ||
+_agent-task__subcmd__help__subcmd__requirement_commands() {
+    local commands; commands=(
+'install:Install a workflow file (docs/workflow-file.md) for a repository profile; bumps the policy epoch' \
+'show:Show the installed requirement of a repository profile' \
+    )
+    _describe -t commands 'agent-task help requirement commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__help__subcmd__requirement__subcmd__install_commands] )) ||
+_agent-task__subcmd__help__subcmd__requirement__subcmd__install_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task help requirement install commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__help__subcmd__requirement__subcmd__show_commands] )) ||
+_agent-task__subcmd__help__subcmd__requirement__subcmd__show_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task help requirement show commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__help__subcmd__requirements_commands] )) ||
+_agent-task__subcmd__help__subcmd__requirements_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task help requirements commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__help__subcmd__result_commands] )) ||
+_agent-task__subcmd__help__subcmd__result_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task help result commands' commands "$@"
 }
 (( $+functions[_agent-task__subcmd__help__subcmd__runtime_commands] )) ||
 _agent-task__subcmd__help__subcmd__runtime_commands() {
@@ -1121,6 +2167,29 @@ _agent-task__subcmd__help__subcmd__serve_commands() {
     local commands; commands=()
     _describe -t commands 'agent-task help serve commands' commands "$@"
 }
+(( $+functions[_agent-task__subcmd__help__subcmd__status_commands] )) ||
+_agent-task__subcmd__help__subcmd__status_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task help status commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__help__subcmd__token_commands] )) ||
+_agent-task__subcmd__help__subcmd__token_commands() {
+    local commands; commands=(
+'issue:Issue an agent token into a new 0600 file (only its hash is kept)' \
+'revoke:Revoke an agent'\''s token (bumps its grant generation)' \
+    )
+    _describe -t commands 'agent-task help token commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__help__subcmd__token__subcmd__issue_commands] )) ||
+_agent-task__subcmd__help__subcmd__token__subcmd__issue_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task help token issue commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__help__subcmd__token__subcmd__revoke_commands] )) ||
+_agent-task__subcmd__help__subcmd__token__subcmd__revoke_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task help token revoke commands' commands "$@"
+}
 (( $+functions[_agent-task__subcmd__info_commands] )) ||
 _agent-task__subcmd__info_commands() {
     local commands; commands=()
@@ -1131,10 +2200,136 @@ _agent-task__subcmd__init_commands() {
     local commands; commands=()
     _describe -t commands 'agent-task init commands' commands "$@"
 }
+(( $+functions[_agent-task__subcmd__instructions_commands] )) ||
+_agent-task__subcmd__instructions_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task instructions commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__keygen_commands] )) ||
+_agent-task__subcmd__keygen_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task keygen commands' commands "$@"
+}
 (( $+functions[_agent-task__subcmd__man_commands] )) ||
 _agent-task__subcmd__man_commands() {
     local commands; commands=()
     _describe -t commands 'agent-task man commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__next_commands] )) ||
+_agent-task__subcmd__next_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task next commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__reconcile_commands] )) ||
+_agent-task__subcmd__reconcile_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task reconcile commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__recovery_commands] )) ||
+_agent-task__subcmd__recovery_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task recovery commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__reference_commands] )) ||
+_agent-task__subcmd__reference_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task reference commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__repo_commands] )) ||
+_agent-task__subcmd__repo_commands() {
+    local commands; commands=(
+'add:Register a source directory as a repository; its tree becomes the target head' \
+'list:List repositories' \
+'help:Print this message or the help of the given subcommand(s)' \
+    )
+    _describe -t commands 'agent-task repo commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__repo__subcmd__add_commands] )) ||
+_agent-task__subcmd__repo__subcmd__add_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task repo add commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__repo__subcmd__help_commands] )) ||
+_agent-task__subcmd__repo__subcmd__help_commands() {
+    local commands; commands=(
+'add:Register a source directory as a repository; its tree becomes the target head' \
+'list:List repositories' \
+'help:Print this message or the help of the given subcommand(s)' \
+    )
+    _describe -t commands 'agent-task repo help commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__repo__subcmd__help__subcmd__add_commands] )) ||
+_agent-task__subcmd__repo__subcmd__help__subcmd__add_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task repo help add commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__repo__subcmd__help__subcmd__help_commands] )) ||
+_agent-task__subcmd__repo__subcmd__help__subcmd__help_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task repo help help commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__repo__subcmd__help__subcmd__list_commands] )) ||
+_agent-task__subcmd__repo__subcmd__help__subcmd__list_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task repo help list commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__repo__subcmd__list_commands] )) ||
+_agent-task__subcmd__repo__subcmd__list_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task repo list commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__requirement_commands] )) ||
+_agent-task__subcmd__requirement_commands() {
+    local commands; commands=(
+'install:Install a workflow file (docs/workflow-file.md) for a repository profile; bumps the policy epoch' \
+'show:Show the installed requirement of a repository profile' \
+'help:Print this message or the help of the given subcommand(s)' \
+    )
+    _describe -t commands 'agent-task requirement commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__requirement__subcmd__help_commands] )) ||
+_agent-task__subcmd__requirement__subcmd__help_commands() {
+    local commands; commands=(
+'install:Install a workflow file (docs/workflow-file.md) for a repository profile; bumps the policy epoch' \
+'show:Show the installed requirement of a repository profile' \
+'help:Print this message or the help of the given subcommand(s)' \
+    )
+    _describe -t commands 'agent-task requirement help commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__requirement__subcmd__help__subcmd__help_commands] )) ||
+_agent-task__subcmd__requirement__subcmd__help__subcmd__help_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task requirement help help commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__requirement__subcmd__help__subcmd__install_commands] )) ||
+_agent-task__subcmd__requirement__subcmd__help__subcmd__install_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task requirement help install commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__requirement__subcmd__help__subcmd__show_commands] )) ||
+_agent-task__subcmd__requirement__subcmd__help__subcmd__show_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task requirement help show commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__requirement__subcmd__install_commands] )) ||
+_agent-task__subcmd__requirement__subcmd__install_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task requirement install commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__requirement__subcmd__show_commands] )) ||
+_agent-task__subcmd__requirement__subcmd__show_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task requirement show commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__requirements_commands] )) ||
+_agent-task__subcmd__requirements_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task requirements commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__result_commands] )) ||
+_agent-task__subcmd__result_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task result commands' commands "$@"
 }
 (( $+functions[_agent-task__subcmd__runtime_commands] )) ||
 _agent-task__subcmd__runtime_commands() {
@@ -1171,6 +2366,54 @@ _agent-task__subcmd__runtime__subcmd__probe_commands() {
 _agent-task__subcmd__serve_commands() {
     local commands; commands=()
     _describe -t commands 'agent-task serve commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__status_commands] )) ||
+_agent-task__subcmd__status_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task status commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__token_commands] )) ||
+_agent-task__subcmd__token_commands() {
+    local commands; commands=(
+'issue:Issue an agent token into a new 0600 file (only its hash is kept)' \
+'revoke:Revoke an agent'\''s token (bumps its grant generation)' \
+'help:Print this message or the help of the given subcommand(s)' \
+    )
+    _describe -t commands 'agent-task token commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__token__subcmd__help_commands] )) ||
+_agent-task__subcmd__token__subcmd__help_commands() {
+    local commands; commands=(
+'issue:Issue an agent token into a new 0600 file (only its hash is kept)' \
+'revoke:Revoke an agent'\''s token (bumps its grant generation)' \
+'help:Print this message or the help of the given subcommand(s)' \
+    )
+    _describe -t commands 'agent-task token help commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__token__subcmd__help__subcmd__help_commands] )) ||
+_agent-task__subcmd__token__subcmd__help__subcmd__help_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task token help help commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__token__subcmd__help__subcmd__issue_commands] )) ||
+_agent-task__subcmd__token__subcmd__help__subcmd__issue_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task token help issue commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__token__subcmd__help__subcmd__revoke_commands] )) ||
+_agent-task__subcmd__token__subcmd__help__subcmd__revoke_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task token help revoke commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__token__subcmd__issue_commands] )) ||
+_agent-task__subcmd__token__subcmd__issue_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task token issue commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__token__subcmd__revoke_commands] )) ||
+_agent-task__subcmd__token__subcmd__revoke_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task token revoke commands' commands "$@"
 }
 
 if [ "$funcstack[1]" = "_agent-task" ]; then

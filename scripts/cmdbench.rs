@@ -4,6 +4,8 @@
 //!
 //! Usage: `cmdbench [--runs N] [--warmup N] [--json] --label NAME -- CMD ARGS… [--label NAME -- CMD ARGS…]…`
 //! A command may use `{i}` in an argument: it is replaced by the run index.
+//! An argument of the form `{line:FILE}` is replaced by line `i` of FILE
+//! (for commands that need a fresh object per run, such as a claim).
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 use std::process::{Command, ExitCode, Stdio};
@@ -62,7 +64,15 @@ fn once(c: &Case, i: usize) -> Result<f64, String> {
     let argv: Vec<String> = c
         .argv
         .iter()
-        .map(|a| a.replace("{i}", &i.to_string()))
+        .map(
+            |a| match a.strip_prefix("{line:").and_then(|r| r.strip_suffix('}')) {
+                Some(file) => std::fs::read_to_string(file)
+                    .ok()
+                    .and_then(|t| t.lines().nth(i).map(str::to_owned))
+                    .unwrap_or_default(),
+                None => a.replace("{i}", &i.to_string()),
+            },
+        )
         .collect();
     let start = Instant::now();
     let st = Command::new(&argv[0])

@@ -23,6 +23,7 @@ pub mod http;
 pub mod net;
 pub mod ops;
 pub mod store;
+pub mod task;
 pub mod wire;
 
 pub use error::{Code, Error, Result};

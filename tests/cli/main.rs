@@ -5,14 +5,18 @@
 
 mod cas;
 mod common;
-mod docs;
 mod data_core;
 mod data_http;
 mod data_http_collector;
 mod data_ingest;
 mod data_support;
+mod docs;
 mod doctor;
 mod doctor_fake;
 mod foundation;
 mod net_ssrf;
 mod runtime;
+mod task_fences;
+mod task_flow;
+mod task_race;
+mod task_support;

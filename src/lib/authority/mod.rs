@@ -1,4 +1,91 @@
 //! The native authority: repositories, revisions, changes, requirements,
-//! enrollment, receipts, qualification and landing (`authority.sqlite`).
+//! actors and tokens, executor enrollment (`authority.sqlite`).
+//!
+//! Every operator act that changes policy (repository add, requirement
+//! install, enrollment, enrollment revocation) bumps the policy epoch by
+//! one and records the act; every context binds the epoch it was made
+//! under, so a policy act makes older subjects stale. Tokens have their own
+//! grant generation instead (issuing a token does not change policy).
 
+pub mod admin;
+pub mod change;
 pub mod schema;
+pub mod snapshot;
+pub mod workflow;
+
+use crate::error::{Code, Error, Result};
+use crate::store::{Connection, OptionalExtension, params};
+
+/// The current policy epoch.
+pub fn policy_epoch(conn: &Connection) -> Result<u64> {
+    let e: i64 = conn.query_row("SELECT epoch FROM policy WHERE singleton = 1", [], |r| {
+        r.get(0)
+    })?;
+    u64::try_from(e).map_err(|_| Error::new(Code::IntegrityError, "negative policy epoch"))
+}
+
+/// Bumps the policy epoch (inside the caller's transaction) and records the act.
+pub(crate) fn bump_epoch(conn: &Connection, act: &str, detail: &str, now: &str) -> Result<u64> {
+    let e = policy_epoch(conn)? + 1;
+    conn.execute(
+        "UPDATE policy SET epoch = ?1 WHERE singleton = 1",
+        params![e as i64],
+    )?;
+    conn.execute(
+        "INSERT INTO policy_acts(epoch, act, detail, at) VALUES (?1, ?2, ?3, ?4)",
+        params![e as i64, act, detail, now],
+    )?;
+    Ok(e)
+}
+
+/// A repository row.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Repository {
+    /// Id.
+    pub repo_id: String,
+    /// Source directory.
+    pub source: String,
+    /// Protected target name.
+    pub target: String,
+    /// The target's head revision.
+    pub head_revision: String,
+    /// When registered.
+    pub created_at: String,
+}
+
+/// Loads a repository, `not_found` when absent.
+pub fn repository(conn: &Connection, repo_id: &str) -> Result<Repository> {
+    conn.query_row(
+        "SELECT repo_id, source, target, head_revision, created_at FROM repositories WHERE repo_id = ?1",
+        params![repo_id],
+        |r| {
+            Ok(Repository {
+                repo_id: r.get(0)?,
+                source: r.get(1)?,
+                target: r.get(2)?,
+                head_revision: r.get(3)?,
+                created_at: r.get(4)?,
+            })
+        },
+    )
+    .optional()?
+    .ok_or_else(|| {
+        Error::new(Code::NotFound, format!("no repository {repo_id}")).with("repository", repo_id)
+    })
+}
+
+/// The installed requirement digest and bytes of a repository profile.
+pub fn installed_requirement(
+    conn: &Connection,
+    repo_id: &str,
+    profile: &str,
+) -> Result<Option<(String, Vec<u8>)>> {
+    Ok(conn
+        .query_row(
+            "SELECT i.requirement_digest, r.bytes FROM installed_requirements i \
+             JOIN requirements r USING (requirement_digest) WHERE i.repo_id = ?1 AND i.profile_id = ?2",
+            params![repo_id, profile],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .optional()?)
+}

@@ -14,6 +14,7 @@ pub struct Ctx {
     pub lock_timeout: Duration,
     /// The clock (system, or the test override in test builds).
     pub clock: Box<dyn Clock>,
+    token_file: Option<PathBuf>,
 }
 
 impl Ctx {
@@ -22,6 +23,7 @@ impl Ctx {
             data_dir: cli.data_dir.clone().or_else(default_data_dir),
             lock_timeout: Duration::from_millis(cli.lock_timeout_ms),
             clock: process_clock()?,
+            token_file: cli.token_file.clone(),
         })
     }
 
@@ -33,6 +35,19 @@ impl Ctx {
                 "no data directory: pass --data-dir or set AGENT_TASK_DATA_DIR",
             )
         })
+    }
+}
+
+impl Ctx {
+    /// The token text from `--token-file` / `AGENT_TASK_TOKEN_FILE`.
+    pub fn token(&self) -> Result<String> {
+        let p = self.token_file.as_deref().ok_or_else(|| {
+            Error::new(
+                Code::Unauthorized,
+                "no token: pass --token-file or set AGENT_TASK_TOKEN_FILE",
+            )
+        })?;
+        crate::authority::admin::read_token_file(p)
     }
 }
 

@@ -44,6 +44,17 @@ pub struct Cli {
     #[arg(long, global = true, value_name = "MS", default_value_t = 5000)]
     pub lock_timeout_ms: u64,
 
+    /// The agent's token file (issued by `token issue`); the actor of every
+    /// agent command comes from it, never from request JSON.
+    #[arg(
+        long,
+        global = true,
+        env = "AGENT_TASK_TOKEN_FILE",
+        hide_env_values = true,
+        value_name = "FILE"
+    )]
+    pub token_file: Option<PathBuf>,
+
     /// The command to run.
     #[command(subcommand)]
     pub command: commands::Command,

@@ -10,7 +10,11 @@ use std::time::Duration;
 
 /// Every database of a data directory, in lock order after the lock itself.
 pub fn databases() -> &'static [&'static DbSpec] {
-    static ALL: [&DbSpec; 2] = [&crate::authority::schema::SPEC, &crate::data::schema::SPEC];
+    static ALL: [&DbSpec; 3] = [
+        &crate::authority::schema::SPEC,
+        &crate::data::schema::SPEC,
+        &crate::task::journal::SPEC,
+    ];
     &ALL
 }
 

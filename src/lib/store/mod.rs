@@ -14,7 +14,7 @@ mod db;
 mod lock;
 pub mod private_fs;
 
-pub use cas::{Cas, CasStats, PutOutcome};
+pub use cas::{Cas, CasBatch, CasStats, PutOutcome};
 pub use db::{DbSpec, Migration};
 pub use lock::{DEFAULT_TIMEOUT, DirLock};
 pub use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, params};

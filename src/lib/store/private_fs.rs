@@ -162,6 +162,21 @@ pub fn sync_dir(path: &Path) -> Result<()> {
         .map_err(|e| Error::io("fsync directory", path, e))
 }
 
+/// Flushes the whole file system holding `path` (`syncfs(2)`): every dirty
+/// file, inode and directory entry on it becomes durable.
+pub fn sync_filesystem(path: &Path) -> Result<()> {
+    use std::os::fd::AsRawFd;
+    let d = File::open(path).map_err(|e| Error::io("open directory", path, e))?;
+    #[allow(unsafe_code)]
+    // SAFETY: syncfs(2) takes a valid open descriptor (borrowed from `d`,
+    // alive for the call) and touches no memory of this process.
+    let rc = unsafe { libc::syncfs(d.as_raw_fd()) };
+    if rc != 0 {
+        return Err(Error::io("syncfs", path, std::io::Error::last_os_error()));
+    }
+    Ok(())
+}
+
 /// Writes `bytes` to `path` atomically: a 0600 temp file in the same
 /// directory, fsync, rename over the target, fsync the directory.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {

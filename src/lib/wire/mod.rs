@@ -2,6 +2,7 @@
 //! decoding helpers. Nothing here touches the file system.
 
 pub mod digest;
+pub mod ed25519;
 
 use crate::error::{Error, Result};
 

@@ -1,14 +1,21 @@
 //! The command tree and the single dispatch `match`.
 
 mod cas;
+mod change;
 pub mod data;
 mod docs;
+mod enroll;
+mod repo;
+mod requirement;
 mod runtime;
 mod serve;
 mod setup;
+mod task;
+mod token;
 
 use super::ctx::Ctx;
 use crate::error::Result;
+use crate::task::contract::MutationAction;
 use clap::Subcommand;
 use serde_json::Value;
 
@@ -34,6 +41,51 @@ pub enum Command {
     Data(data::DataCommand),
     /// Serve the data node over HTTP (tiny_http, loopback by default).
     Serve(serve::ServeArgs),
+    /// Operator: register and list repositories.
+    #[command(subcommand)]
+    Repo(repo::RepoCmd),
+    /// Operator: install and show workflow requirements.
+    #[command(subcommand)]
+    Requirement(requirement::RequirementCmd),
+    /// Operator: issue and revoke agent tokens.
+    #[command(subcommand)]
+    Token(token::TokenCmd),
+    /// Operator: create a collector signing key (the private part is never printed).
+    Keygen(enroll::KeygenArgs),
+    /// Operator: enroll an executor public key for one repository, profile and step.
+    Enroll(enroll::EnrollArgs),
+    /// Operator: revoke an enrollment.
+    #[command(subcommand)]
+    Enrollment(enroll::EnrollmentCmd),
+    /// Agent: open a Change on a workspace.
+    #[command(subcommand)]
+    Change(change::ChangeCmd),
+    /// Agent: snapshot the workspace into a new Change version (a new subject).
+    Checkpoint(change::ChangeSelArgs),
+    /// Agent: capability, schema versions and operation names.
+    Capabilities,
+    /// Agent: the installed requirement of a Change's profile.
+    Requirements(change::ChangeSelArgs),
+    /// Agent: the typed next operation for a Change (data, never a command).
+    Next(change::ChangeSelArgs),
+    /// Agent: a task's instruction entrypoint (or a schema mismatch).
+    Instructions(task::InstructionsArgs),
+    /// Agent: read one named reference of a task.
+    Reference(task::ReferenceArgs),
+    /// Agent: claim a pending task (fresh attempt, bounded lease, new fence).
+    Claim(task::ClaimArgs),
+    /// Agent: renew an attempt's lease.
+    Heartbeat(task::MutateArgs),
+    /// Agent: exact-attempt status (side-effect free).
+    Status(task::StatusArgs),
+    /// Agent: cancel an attempt (execution may still run; reconcile next).
+    Cancel(task::MutateArgs),
+    /// Agent: explicitly supersede an attempt's fence.
+    Reconcile(task::MutateArgs),
+    /// Agent: submit an assertion or a signed registered observation.
+    Result(task::ResultArgs),
+    /// Agent: recovery envelope for a task, attempt or request (side-effect free).
+    Recovery(task::RecoveryArgs),
 }
 
 /// What a successful command prints on stdout, and its exit code (0 for
@@ -67,6 +119,26 @@ pub fn dispatch(ctx: &Ctx, command: Command) -> Result<Reply> {
         Command::Man(a) => docs::man(&a).map(Reply::from),
         Command::Data(c) => data::dispatch(ctx, c),
         Command::Serve(a) => serve::run(ctx, &a),
+        Command::Repo(c) => repo::run(ctx, c).map(Reply::from),
+        Command::Requirement(c) => requirement::run(ctx, c).map(Reply::from),
+        Command::Token(c) => token::run(ctx, c).map(Reply::from),
+        Command::Keygen(a) => enroll::keygen(ctx, a).map(Reply::from),
+        Command::Enroll(a) => enroll::enroll(ctx, a).map(Reply::from),
+        Command::Enrollment(c) => enroll::enrollment(ctx, c).map(Reply::from),
+        Command::Change(c) => change::change(ctx, c).map(Reply::from),
+        Command::Checkpoint(a) => change::checkpoint(ctx, a).map(Reply::from),
+        Command::Capabilities => task::capabilities().map(Reply::from),
+        Command::Requirements(a) => task::requirements(ctx, a).map(Reply::from),
+        Command::Next(a) => task::next(ctx, a).map(Reply::from),
+        Command::Instructions(a) => task::instructions(ctx, a).map(Reply::from),
+        Command::Reference(a) => task::reference(ctx, a).map(Reply::from),
+        Command::Claim(a) => task::claim(ctx, a).map(Reply::from),
+        Command::Heartbeat(a) => task::mutate(ctx, MutationAction::Heartbeat, a).map(Reply::from),
+        Command::Status(a) => task::status(ctx, a).map(Reply::from),
+        Command::Cancel(a) => task::mutate(ctx, MutationAction::Cancel, a).map(Reply::from),
+        Command::Reconcile(a) => task::mutate(ctx, MutationAction::Reconcile, a).map(Reply::from),
+        Command::Result(a) => task::result(ctx, a).map(Reply::from),
+        Command::Recovery(a) => task::recovery(ctx, a).map(Reply::from),
     }
 }
 

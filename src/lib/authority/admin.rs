@@ -1,0 +1,608 @@
+//! Operator acts: repositories, requirements, tokens, collector keys,
+//! enrollment and revocation. Each runs under the data-directory lock in
+//! one immediate transaction.
+
+use super::workflow::Workflow;
+use super::{bump_epoch, installed_requirement, policy_epoch, repository};
+use crate::clock::{Clock, rfc3339_millis};
+use crate::error::{Code, Error, Result};
+use crate::store::private_fs;
+use crate::store::{
+    Connection, DataDir, OptionalExtension, Transaction, TransactionBehavior, params,
+};
+use crate::task::contract::{ActionClass, ExecutorEnrollment, check_id, key_id};
+use crate::wire::digest::domain_digest;
+use crate::wire::ed25519::{Keypair, parse_public_key_hex};
+use serde::Serialize;
+use std::io::{Read, Write};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// Domain of a stored token hash.
+pub const DOMAIN_TOKEN: &str = "agent-task.token.v1";
+/// Name of the signing key file in a collector directory.
+pub const KEY_FILE: &str = "signing-key.ed25519";
+/// Largest token file.
+pub const MAX_TOKEN_FILE: u64 = 512;
+
+/// Runs `f` in one immediate authority transaction under the lock.
+pub fn with_write<T>(
+    root: &Path,
+    timeout: Duration,
+    clock: &dyn Clock,
+    f: impl FnOnce(&Transaction<'_>, &DataDir, &str) -> Result<T>,
+) -> Result<T> {
+    let dir = DataDir::open(root)?;
+    let lock = dir.lock(timeout)?;
+    let now = rfc3339_millis(clock.now());
+    let mut conn = dir.open_write(&super::schema::SPEC, &now, &lock)?;
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let out = f(&tx, &dir, &now)?;
+    tx.commit()?;
+    drop(lock);
+    Ok(out)
+}
+
+/// Opens the authority read-only (`not_initialized` when absent).
+pub fn open_read(root: &Path) -> Result<(DataDir, Connection)> {
+    let dir = DataDir::open(root)?;
+    let conn = dir.open_read(&super::schema::SPEC)?.ok_or_else(|| {
+        Error::new(
+            Code::NotInitialized,
+            "the data directory has no authority; run `agent-task init`",
+        )
+    })?;
+    Ok((dir, conn))
+}
+
+/// `repo add`.
+#[derive(Debug, Clone)]
+pub struct RepoAddRequest {
+    /// Repository id.
+    pub repo_id: String,
+    /// Source directory.
+    pub source: PathBuf,
+    /// Target name.
+    pub target: String,
+}
+
+/// `repo add` output.
+#[derive(Debug, Serialize)]
+pub struct RepoAddOutput {
+    /// The repository.
+    pub repository: super::Repository,
+    /// Files in the head snapshot.
+    pub files: usize,
+    /// Policy epoch after the act.
+    pub policy_epoch: u64,
+}
+
+/// Registers a repository: snapshots its source as the target head.
+pub fn repo_add(
+    root: &Path,
+    timeout: Duration,
+    clock: &dyn Clock,
+    req: &RepoAddRequest,
+) -> Result<RepoAddOutput> {
+    check_id("repository id", &req.repo_id)?;
+    check_id("target", &req.target)?;
+    let source =
+        std::fs::canonicalize(&req.source).map_err(|e| Error::io("resolve", &req.source, e))?;
+    let source_str = source
+        .to_str()
+        .ok_or_else(|| Error::new(Code::InvalidInput, "source path is not UTF-8"))?
+        .to_owned();
+    with_write(root, timeout, clock, |tx, dir, now| {
+        let exists: Option<i64> = tx
+            .query_row(
+                "SELECT 1 FROM repositories WHERE repo_id = ?1",
+                params![req.repo_id],
+                |r| r.get(0),
+            )
+            .optional()?;
+        if exists.is_some() {
+            return Err(Error::new(
+                Code::Conflict,
+                format!("repository {} already exists", req.repo_id),
+            )
+            .with("repository", req.repo_id.clone()));
+        }
+        let snap = super::change::store_snapshot(tx, dir, &source, now)?;
+        tx.execute(
+            "INSERT INTO repositories(repo_id, source, target, head_revision, created_at) VALUES (?1, ?2, ?3, ?4, ?5)",
+            params![req.repo_id, source_str, req.target, snap.revision.as_str(), now],
+        )?;
+        let epoch = bump_epoch(tx, "repo_add", &req.repo_id, now)?;
+        Ok(RepoAddOutput {
+            repository: repository(tx, &req.repo_id)?,
+            files: snap.manifest.entries.len(),
+            policy_epoch: epoch,
+        })
+    })
+}
+
+/// `repo list`.
+pub fn repo_list(root: &Path) -> Result<Vec<super::Repository>> {
+    let (_dir, conn) = open_read(root)?;
+    let mut st = conn.prepare("SELECT repo_id FROM repositories ORDER BY repo_id")?;
+    let ids: Vec<String> = st
+        .query_map([], |r| r.get(0))?
+        .collect::<rusqlite::Result<_>>()?;
+    ids.iter().map(|id| repository(&conn, id)).collect()
+}
+
+/// `requirement install` output.
+#[derive(Debug, Serialize)]
+pub struct RequirementOutput {
+    /// Repository.
+    pub repository: String,
+    /// Profile.
+    pub profile: String,
+    /// Requirement digest.
+    pub requirement_digest: String,
+    /// Policy epoch (after the act, for install).
+    pub policy_epoch: u64,
+    /// The installed workflow.
+    pub workflow: Workflow,
+}
+
+/// Installs a workflow requirement for a repository profile.
+pub fn requirement_install(
+    root: &Path,
+    timeout: Duration,
+    clock: &dyn Clock,
+    repo_id: &str,
+    profile: &str,
+    file: &Path,
+) -> Result<RequirementOutput> {
+    check_id("profile", profile)?;
+    let mut f = private_fs::open_nofollow_read(file)?;
+    let mut bytes = Vec::new();
+    Read::by_ref(&mut f)
+        .take(super::workflow::MAX_WORKFLOW_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| Error::io("read", file, e))?;
+    let wf = Workflow::parse(&bytes)?;
+    let canonical = wf.canonical_bytes()?;
+    let digest = wf.digest()?;
+    with_write(root, timeout, clock, |tx, _dir, now| {
+        repository(tx, repo_id)?;
+        tx.execute(
+            "INSERT OR IGNORE INTO requirements(requirement_digest, bytes, name) VALUES (?1, ?2, ?3)",
+            params![digest.as_str(), canonical, wf.name],
+        )?;
+        let epoch = bump_epoch(
+            tx,
+            "requirement_install",
+            &format!("{repo_id} {profile} {digest}"),
+            now,
+        )?;
+        tx.execute(
+            "INSERT INTO installed_requirements(repo_id, profile_id, requirement_digest, policy_epoch, installed_at) \
+             VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT(repo_id, profile_id) DO UPDATE SET \
+             requirement_digest = excluded.requirement_digest, policy_epoch = excluded.policy_epoch, \
+             installed_at = excluded.installed_at",
+            params![repo_id, profile, digest.as_str(), epoch as i64, now],
+        )?;
+        Ok(RequirementOutput {
+            repository: repo_id.into(),
+            profile: profile.into(),
+            requirement_digest: digest.to_string(),
+            policy_epoch: epoch,
+            workflow: wf.clone(),
+        })
+    })
+}
+
+/// `requirement show`.
+pub fn requirement_show(root: &Path, repo_id: &str, profile: &str) -> Result<RequirementOutput> {
+    let (_dir, conn) = open_read(root)?;
+    repository(&conn, repo_id)?;
+    let (digest, bytes) = installed_requirement(&conn, repo_id, profile)?.ok_or_else(|| {
+        Error::new(
+            Code::NotFound,
+            format!("no requirement installed for {repo_id} profile {profile}"),
+        )
+    })?;
+    let wf = Workflow::parse(&bytes)?;
+    if wf.digest()?.as_str() != digest {
+        return Err(Error::new(
+            Code::IntegrityError,
+            "stored requirement bytes do not match their digest",
+        ));
+    }
+    Ok(RequirementOutput {
+        repository: repo_id.into(),
+        profile: profile.into(),
+        requirement_digest: digest,
+        policy_epoch: policy_epoch(&conn)?,
+        workflow: wf,
+    })
+}
+
+/// `token issue` output.
+#[derive(Debug, Serialize)]
+pub struct TokenOutput {
+    /// Owner.
+    pub owner_id: String,
+    /// Agent.
+    pub agent_id: String,
+    /// Grant generation after the act.
+    pub grant_generation: u64,
+    /// Token file written (issue only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub token_file: Option<String>,
+}
+
+/// Issues a token into a new 0600 file; only its hash is stored. Issuing
+/// again for the same actor replaces the old token (new generation).
+pub fn token_issue(
+    root: &Path,
+    timeout: Duration,
+    clock: &dyn Clock,
+    owner: &str,
+    agent: &str,
+    out: &Path,
+) -> Result<TokenOutput> {
+    check_id("owner", owner)?;
+    check_id("agent", agent)?;
+    let mut secret = [0u8; 32];
+    getrandom::fill(&mut secret)
+        .map_err(|e| Error::internal(format!("OS random source failed: {e}")))?;
+    let token = format!("att1_{}", data_encoding::HEXLOWER.encode(&secret));
+    let hash = domain_digest(DOMAIN_TOKEN, token.as_bytes());
+    let gen_ = with_write(root, timeout, clock, |tx, _dir, now| {
+        let g: Option<i64> = tx
+            .query_row(
+                "SELECT grant_generation FROM actors WHERE owner_id = ?1 AND agent_id = ?2",
+                params![owner, agent],
+                |r| r.get(0),
+            )
+            .optional()?;
+        let g = g.map_or(1, |g| g + 1);
+        tx.execute(
+            "INSERT INTO actors(owner_id, agent_id, token_hash, grant_generation, issued_at, revoked_at) \
+             VALUES (?1, ?2, ?3, ?4, ?5, NULL) ON CONFLICT(owner_id, agent_id) DO UPDATE SET \
+             token_hash = excluded.token_hash, grant_generation = excluded.grant_generation, \
+             issued_at = excluded.issued_at, revoked_at = NULL",
+            params![owner, agent, hash.as_str(), g, now],
+        )?;
+        // Write the file before the row commits; a failure rolls the row back.
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+            .open(out)
+            .map_err(|e| {
+                if e.kind() == std::io::ErrorKind::AlreadyExists {
+                    Error::new(Code::Conflict, format!("{} already exists", out.display()))
+                } else {
+                    Error::io("create", out, e)
+                }
+            })?;
+        f.write_all(format!("{token}\n").as_bytes())
+            .map_err(|e| Error::io("write", out, e))?;
+        f.sync_all().map_err(|e| Error::io("fsync", out, e))?;
+        Ok(g as u64)
+    })?;
+    Ok(TokenOutput {
+        owner_id: owner.into(),
+        agent_id: agent.into(),
+        grant_generation: gen_,
+        token_file: Some(
+            std::path::absolute(out)
+                .unwrap_or(out.to_path_buf())
+                .display()
+                .to_string(),
+        ),
+    })
+}
+
+/// Revokes an actor's token and bumps its grant generation.
+pub fn token_revoke(
+    root: &Path,
+    timeout: Duration,
+    clock: &dyn Clock,
+    owner: &str,
+    agent: &str,
+) -> Result<TokenOutput> {
+    with_write(root, timeout, clock, |tx, _dir, now| {
+        let n = tx.execute(
+            "UPDATE actors SET token_hash = NULL, revoked_at = ?3, grant_generation = grant_generation + 1 \
+             WHERE owner_id = ?1 AND agent_id = ?2",
+            params![owner, agent, now],
+        )?;
+        if n == 0 {
+            return Err(Error::new(
+                Code::NotFound,
+                format!("no token for {owner}/{agent}"),
+            ));
+        }
+        let g: i64 = tx.query_row(
+            "SELECT grant_generation FROM actors WHERE owner_id = ?1 AND agent_id = ?2",
+            params![owner, agent],
+            |r| r.get(0),
+        )?;
+        Ok(TokenOutput {
+            owner_id: owner.into(),
+            agent_id: agent.into(),
+            grant_generation: g as u64,
+            token_file: None,
+        })
+    })
+}
+
+/// An authenticated actor and its grant generation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Authenticated {
+    /// The actor.
+    pub actor: crate::task::contract::Actor,
+    /// Grant generation.
+    pub grant_generation: u64,
+}
+
+/// Reads a token file (owner-private, no symlink, bounded).
+pub fn read_token_file(path: &Path) -> Result<String> {
+    let unauth = |m: &str| Error::new(Code::Unauthorized, m.to_owned());
+    if !private_fs::check_private(path, private_fs::Kind::File)? {
+        return Err(unauth("token file does not exist"));
+    }
+    let mut f = private_fs::open_nofollow_read(path)?;
+    let mut s = String::new();
+    Read::by_ref(&mut f)
+        .take(MAX_TOKEN_FILE + 1)
+        .read_to_string(&mut s)
+        .map_err(|_| unauth("token file is not UTF-8"))?;
+    if s.len() as u64 > MAX_TOKEN_FILE {
+        return Err(unauth("token file is too large"));
+    }
+    Ok(s.trim_end_matches('\n').to_owned())
+}
+
+/// Looks up the actor of a token.
+pub fn authenticate(conn: &Connection, token: &str) -> Result<Authenticated> {
+    let hash = domain_digest(DOMAIN_TOKEN, token.as_bytes());
+    conn.query_row(
+        "SELECT owner_id, agent_id, grant_generation FROM actors WHERE token_hash = ?1 AND revoked_at IS NULL",
+        params![hash.as_str()],
+        |r| {
+            Ok(Authenticated {
+                actor: crate::task::contract::Actor { owner_id: r.get(0)?, agent_id: r.get(1)? },
+                grant_generation: r.get::<_, i64>(2)? as u64,
+            })
+        },
+    )
+    .optional()?
+    .ok_or_else(|| Error::new(Code::Unauthorized, "the token is unknown or revoked"))
+}
+
+/// `keygen` output.
+#[derive(Debug, Serialize)]
+pub struct KeygenOutput {
+    /// Public key (64 hex).
+    pub public_key: String,
+    /// Key id.
+    pub key_id: String,
+    /// Whether a new key was made (false: the directory already had one).
+    pub created: bool,
+    /// The collector directory.
+    pub collector_dir: String,
+}
+
+/// Creates (or reports) the collector signing key in an owner-private
+/// directory. The private part is never printed.
+pub fn keygen(collector_dir: &Path) -> Result<KeygenOutput> {
+    let dir =
+        std::path::absolute(collector_dir).map_err(|e| Error::io("resolve", collector_dir, e))?;
+    private_fs::ensure_private_dir(&dir)?;
+    let path = dir.join(KEY_FILE);
+    let (kp, created) = if private_fs::check_private(&path, private_fs::Kind::File)? {
+        (load_signing_key(&dir)?, false)
+    } else {
+        let (kp, seed) = Keypair::generate()?;
+        private_fs::write_atomic(
+            &path,
+            format!("{}\n", data_encoding::HEXLOWER.encode(&seed)).as_bytes(),
+        )?;
+        (kp, true)
+    };
+    let pk = kp.public_key();
+    Ok(KeygenOutput {
+        public_key: data_encoding::HEXLOWER.encode(&pk),
+        key_id: key_id(&pk),
+        created,
+        collector_dir: dir.display().to_string(),
+    })
+}
+
+/// Loads the signing key of a collector directory.
+pub fn load_signing_key(collector_dir: &Path) -> Result<Keypair> {
+    let path = collector_dir.join(KEY_FILE);
+    if !private_fs::check_private(collector_dir, private_fs::Kind::Dir)?
+        || !private_fs::check_private(&path, private_fs::Kind::File)?
+    {
+        return Err(Error::new(
+            Code::NotFound,
+            "no signing key in the collector directory",
+        ));
+    }
+    let mut s = String::new();
+    private_fs::open_nofollow_read(&path)?
+        .take(200)
+        .read_to_string(&mut s)
+        .map_err(|e| Error::io("read", &path, e))?;
+    let seed = data_encoding::HEXLOWER
+        .decode(s.trim_end().as_bytes())
+        .ok()
+        .filter(|v| v.len() == 32)
+        .ok_or_else(|| Error::new(Code::IntegrityError, "signing key file is malformed"))?;
+    let mut b = [0u8; 32];
+    b.copy_from_slice(&seed);
+    Ok(Keypair::from_seed(&b))
+}
+
+/// `enroll` request.
+#[derive(Debug, Clone)]
+pub struct EnrollRequest {
+    /// Repository.
+    pub repo_id: String,
+    /// Profile.
+    pub profile: String,
+    /// Step.
+    pub step_id: String,
+    /// Executor name.
+    pub executor_id: String,
+    /// Public key hex.
+    pub public_key: String,
+}
+
+/// `enroll` output.
+#[derive(Debug, Serialize)]
+pub struct EnrollOutput {
+    /// The enrollment.
+    #[serde(flatten)]
+    pub enrollment: ExecutorEnrollment,
+    /// Policy epoch after the act.
+    pub policy_epoch: u64,
+}
+
+/// Enrolls an operator-supplied key for one repository, profile and step,
+/// with a new immutable epoch.
+pub fn enroll(
+    root: &Path,
+    timeout: Duration,
+    clock: &dyn Clock,
+    req: &EnrollRequest,
+) -> Result<EnrollOutput> {
+    check_id("executor", &req.executor_id)?;
+    let pk = parse_public_key_hex(&req.public_key)?;
+    with_write(root, timeout, clock, |tx, _dir, now| {
+        repository(tx, &req.repo_id)?;
+        let (_, bytes) =
+            installed_requirement(tx, &req.repo_id, &req.profile)?.ok_or_else(|| {
+                Error::new(
+                    Code::NotFound,
+                    format!(
+                        "no requirement installed for {} profile {}",
+                        req.repo_id, req.profile
+                    ),
+                )
+            })?;
+        let wf = Workflow::parse(&bytes)?;
+        let step = wf.step(&req.step_id).ok_or_else(|| {
+            Error::new(
+                Code::NotFound,
+                format!("the installed requirement has no step {}", req.step_id),
+            )
+        })?;
+        if step.action_class == ActionClass::Assertion {
+            return Err(Error::new(
+                Code::InvalidInput,
+                "assertion steps take no executor",
+            ));
+        }
+        let max: Option<i64> = tx.query_row(
+            "SELECT max(epoch) FROM registrations WHERE repo_id = ?1 AND profile_id = ?2 AND step_id = ?3 AND executor_id = ?4",
+            params![req.repo_id, req.profile, req.step_id, req.executor_id],
+            |r| r.get(0),
+        )?;
+        let epoch = max.unwrap_or(0) as u64 + 1;
+        let registration_id = crate::wire::random_id("reg")?;
+        let e = ExecutorEnrollment {
+            version: 1,
+            registration_id: registration_id.clone(),
+            repository: req.repo_id.clone(),
+            profile: req.profile.clone(),
+            step_id: req.step_id.clone(),
+            executor_id: req.executor_id.clone(),
+            public_key: data_encoding::HEXLOWER.encode(&pk),
+            verification_key_id: key_id(&pk),
+            epoch,
+        };
+        let pe = bump_epoch(tx, "enroll", &registration_id, now)?;
+        tx.execute(
+            "INSERT INTO registrations(registration_id, repo_id, profile_id, step_id, executor_id, public_key, key_id, epoch, policy_epoch, enrolled_at) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+            params![e.registration_id, e.repository, e.profile, e.step_id, e.executor_id, e.public_key, e.verification_key_id, epoch as i64, pe as i64, now],
+        )?;
+        Ok(EnrollOutput {
+            enrollment: e,
+            policy_epoch: pe,
+        })
+    })
+}
+
+/// `enrollment revoke` output.
+#[derive(Debug, Serialize)]
+pub struct RevokeOutput {
+    /// Registration.
+    pub registration_id: String,
+    /// Whether it was already revoked (nothing changed).
+    pub already_revoked: bool,
+    /// Policy epoch.
+    pub policy_epoch: u64,
+}
+
+/// Revokes a registration.
+pub fn enrollment_revoke(
+    root: &Path,
+    timeout: Duration,
+    clock: &dyn Clock,
+    registration_id: &str,
+) -> Result<RevokeOutput> {
+    with_write(root, timeout, clock, |tx, _dir, now| {
+        let (_, revoked) = registration(tx, registration_id)?.ok_or_else(|| {
+            Error::new(Code::NotFound, format!("no registration {registration_id}"))
+        })?;
+        if revoked {
+            return Ok(RevokeOutput {
+                registration_id: registration_id.into(),
+                already_revoked: true,
+                policy_epoch: policy_epoch(tx)?,
+            });
+        }
+        let pe = bump_epoch(tx, "enrollment_revoke", registration_id, now)?;
+        tx.execute(
+            "INSERT INTO revocations(registration_id, policy_epoch, revoked_at) VALUES (?1, ?2, ?3)",
+            params![registration_id, pe as i64, now],
+        )?;
+        Ok(RevokeOutput {
+            registration_id: registration_id.into(),
+            already_revoked: false,
+            policy_epoch: pe,
+        })
+    })
+}
+
+/// The authoritative registration and whether it is revoked.
+pub fn registration(
+    conn: &Connection,
+    registration_id: &str,
+) -> Result<Option<(ExecutorEnrollment, bool)>> {
+    Ok(conn
+        .query_row(
+            "SELECT g.registration_id, g.repo_id, g.profile_id, g.step_id, g.executor_id, g.public_key, g.key_id, g.epoch, \
+             v.registration_id IS NOT NULL FROM registrations g LEFT JOIN revocations v USING (registration_id) \
+             WHERE g.registration_id = ?1",
+            params![registration_id],
+            |r| {
+                Ok((
+                    ExecutorEnrollment {
+                        version: 1,
+                        registration_id: r.get(0)?,
+                        repository: r.get(1)?,
+                        profile: r.get(2)?,
+                        step_id: r.get(3)?,
+                        executor_id: r.get(4)?,
+                        public_key: r.get(5)?,
+                        verification_key_id: r.get(6)?,
+                        epoch: r.get::<_, i64>(7)? as u64,
+                    },
+                    r.get(8)?,
+                ))
+            },
+        )
+        .optional()?)
+}

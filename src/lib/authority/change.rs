@@ -1,0 +1,616 @@
+//! Changes, checkpoints, contexts and the compiled task set of a subject.
+
+use super::snapshot::{self, CacheRow, Snapshot};
+use super::workflow::Workflow;
+use super::{installed_requirement, policy_epoch, repository};
+use crate::clock::Clock;
+use crate::error::{Code, Error, Result};
+use crate::store::{Connection, DataDir, OptionalExtension, params};
+use crate::task::contract::{
+    ActionClass, Actor, Criterion, DOMAIN_PLAN, DOMAIN_SKILL, NamedReference, SCHEMA_VERSION,
+    WorkflowTask, WorkflowTaskSubject, canonical_bytes, check_id, task_id_for,
+};
+use crate::wire::digest::{Sha256Hex, domain_digest};
+use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
+use std::path::Path;
+use std::time::Duration;
+
+/// Domain of a context digest.
+pub const DOMAIN_CONTEXT: &str = "agent-task.change-context.v1";
+
+/// The exact context of one Change version.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ChangeContext {
+    /// Always 1.
+    pub version: u32,
+    /// Repository.
+    pub repository: String,
+    /// Profile.
+    pub profile: String,
+    /// Change id.
+    pub change_id: String,
+    /// Change version.
+    pub change_version: u64,
+    /// Base revision (target head when the Change opened).
+    pub base_revision: Sha256Hex,
+    /// Checkpointed revision.
+    pub revision: Sha256Hex,
+    /// Target name.
+    pub target: String,
+    /// Target head at checkpoint.
+    pub target_head: Sha256Hex,
+    /// Installed requirement.
+    pub requirement_digest: Sha256Hex,
+    /// Policy epoch.
+    pub policy_epoch: u64,
+}
+
+/// Loads the stat cache of a root, scans it into the CAS, records the
+/// revision and writes back the cache changes (inside `conn`'s transaction).
+pub fn store_snapshot(
+    conn: &Connection,
+    dir: &DataDir,
+    root: &Path,
+    now: &str,
+) -> Result<Snapshot> {
+    let key = root
+        .to_str()
+        .ok_or_else(|| Error::new(Code::InvalidInput, "path is not UTF-8"))?;
+    let mut cache = HashMap::new();
+    {
+        let mut st = conn.prepare_cached(
+            "SELECT path, ino, size, mtime_ns, ctime_ns, mode, sha256 FROM stat_cache WHERE root = ?1",
+        )?;
+        let rows = st.query_map(params![key], |r| {
+            Ok((
+                r.get::<_, String>(0)?,
+                r.get::<_, i64>(1)?,
+                r.get::<_, i64>(2)?,
+                r.get::<_, i64>(3)?,
+                r.get::<_, i64>(4)?,
+                r.get::<_, i64>(5)?,
+                r.get::<_, String>(6)?,
+            ))
+        })?;
+        for row in rows {
+            let (p, ino, size, m, c, mode, sha) = row?;
+            let Ok(sha) = Sha256Hex::parse(&sha) else {
+                continue;
+            };
+            cache.insert(
+                p,
+                CacheRow {
+                    ino: ino as u64,
+                    size: size as u64,
+                    mtime_ns: m,
+                    ctime_ns: c,
+                    mode: mode as u32,
+                    sha256: sha,
+                },
+            );
+        }
+    }
+    let known = |r: &Sha256Hex| -> Result<bool> {
+        Ok(conn
+            .query_row(
+                "SELECT 1 FROM revisions WHERE revision = ?1",
+                params![r.as_str()],
+                |x| x.get::<_, i64>(0),
+            )
+            .optional()?
+            .is_some())
+    };
+    let snap = snapshot::scan(root, &dir.cas(), &cache, &known)?;
+    {
+        let mut up = conn.prepare_cached(
+            "INSERT OR REPLACE INTO stat_cache(root, path, ino, size, mtime_ns, ctime_ns, mode, sha256) VALUES (?1,?2,?3,?4,?5,?6,?7,?8)",
+        )?;
+        for (p, c) in &snap.cache_updates {
+            up.execute(params![
+                key,
+                p,
+                c.ino as i64,
+                c.size as i64,
+                c.mtime_ns,
+                c.ctime_ns,
+                c.mode as i64,
+                c.sha256.as_str()
+            ])?;
+        }
+        let mut del =
+            conn.prepare_cached("DELETE FROM stat_cache WHERE root = ?1 AND path = ?2")?;
+        for p in &snap.cache_removals {
+            del.execute(params![key, p])?;
+        }
+    }
+    conn.execute(
+        "INSERT OR IGNORE INTO revisions(revision, manifest_sha256, manifest_size, file_count, created_at) VALUES (?1, ?2, ?3, ?4, ?5)",
+        params![
+            snap.revision.as_str(),
+            Sha256Hex::digest(&snap.manifest_bytes).as_str(),
+            snap.manifest_bytes.len() as i64,
+            snap.manifest.entries.len() as i64,
+            now
+        ],
+    )?;
+    Ok(snap)
+}
+
+/// A Change row.
+#[derive(Debug, Clone, Serialize)]
+pub struct Change {
+    /// Id.
+    pub change_id: String,
+    /// Repository.
+    pub repository: String,
+    /// Profile.
+    pub profile: String,
+    /// Workspace path.
+    pub workspace: String,
+    /// Owner.
+    pub owner_id: String,
+    /// Agent that opened it.
+    pub agent_id: String,
+    /// Base revision.
+    pub base_revision: String,
+    /// Current version (0: no checkpoint yet).
+    pub version: u64,
+}
+
+/// Loads a Change.
+pub fn change(conn: &Connection, change_id: &str) -> Result<Change> {
+    conn.query_row(
+        "SELECT change_id, repo_id, profile_id, workspace, owner_id, agent_id, base_revision, current_version FROM changes WHERE change_id = ?1",
+        params![change_id],
+        |r| {
+            Ok(Change {
+                change_id: r.get(0)?,
+                repository: r.get(1)?,
+                profile: r.get(2)?,
+                workspace: r.get(3)?,
+                owner_id: r.get(4)?,
+                agent_id: r.get(5)?,
+                base_revision: r.get(6)?,
+                version: r.get::<_, i64>(7)? as u64,
+            })
+        },
+    )
+    .optional()?
+    .ok_or_else(|| Error::new(Code::NotFound, format!("no change {change_id}")).with("change_id", change_id))
+}
+
+/// The Change whose workspace is `ws` (canonical path).
+pub fn change_for_workspace(conn: &Connection, ws: &Path) -> Result<Change> {
+    let ws = canonical_dir(ws)?;
+    let id: Option<String> = conn
+        .query_row(
+            "SELECT change_id FROM changes WHERE workspace = ?1",
+            params![ws],
+            |r| r.get(0),
+        )
+        .optional()?;
+    let id = id.ok_or_else(|| {
+        Error::new(
+            Code::NotFound,
+            format!("no change is open on workspace {ws}"),
+        )
+    })?;
+    change(conn, &id)
+}
+
+fn canonical_dir(p: &Path) -> Result<String> {
+    let c = std::fs::canonicalize(p).map_err(|e| Error::io("resolve", p, e))?;
+    if !c.is_dir() {
+        return Err(Error::new(
+            Code::InvalidInput,
+            format!("{} is not a directory", c.display()),
+        ));
+    }
+    c.to_str()
+        .map(str::to_owned)
+        .ok_or_else(|| Error::new(Code::InvalidInput, "workspace path is not UTF-8"))
+}
+
+/// `change open` output.
+#[derive(Debug, Serialize)]
+pub struct ChangeOpenOutput {
+    /// The Change.
+    #[serde(flatten)]
+    pub change: Change,
+}
+
+/// Opens a Change on a workspace for the authenticated actor.
+pub fn change_open(
+    root: &Path,
+    timeout: Duration,
+    clock: &dyn Clock,
+    token: &str,
+    repo_id: &str,
+    profile: &str,
+    workspace: &Path,
+) -> Result<ChangeOpenOutput> {
+    let ws = canonical_dir(workspace)?;
+    super::admin::with_write(root, timeout, clock, |tx, dir, now| {
+        let who = super::admin::authenticate(tx, token)?;
+        let repo = repository(tx, repo_id)?;
+        if installed_requirement(tx, repo_id, profile)?.is_none() {
+            return Err(Error::new(
+                Code::NotFound,
+                format!("no requirement installed for {repo_id} profile {profile}"),
+            ));
+        }
+        if Path::new(&ws).starts_with(dir.root()) || dir.root().starts_with(&ws) {
+            return Err(Error::new(
+                Code::InvalidInput,
+                "the workspace and the data directory must not contain each other",
+            ));
+        }
+        let open: Option<String> = tx
+            .query_row(
+                "SELECT change_id FROM changes WHERE workspace = ?1",
+                params![ws],
+                |r| r.get(0),
+            )
+            .optional()?;
+        if let Some(id) = open {
+            return Err(
+                Error::new(Code::Conflict, "a change is already open on this workspace")
+                    .with("change_id", id),
+            );
+        }
+        let id = crate::wire::random_id("ch")?;
+        tx.execute(
+            "INSERT INTO changes(change_id, repo_id, profile_id, workspace, owner_id, agent_id, base_revision, current_version, created_at) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 0, ?8)",
+            params![id, repo_id, profile, ws, who.actor.owner_id, who.actor.agent_id, repo.head_revision, now],
+        )?;
+        Ok(ChangeOpenOutput {
+            change: change(tx, &id)?,
+        })
+    })
+}
+
+/// `checkpoint` output.
+#[derive(Debug, Serialize)]
+pub struct CheckpointOutput {
+    /// Change id.
+    pub change_id: String,
+    /// New version.
+    pub version: u64,
+    /// Revision.
+    pub revision: String,
+    /// Context digest.
+    pub context_digest: String,
+    /// Files in the snapshot.
+    pub files: usize,
+    /// Files whose bytes were read (stat-cache misses).
+    pub hashed: u64,
+    /// The new subject's tasks.
+    pub tasks: Vec<TaskSummary>,
+}
+
+/// A task in a listing.
+#[derive(Debug, Clone, Serialize)]
+pub struct TaskSummary {
+    /// Task id.
+    pub task_id: String,
+    /// Task digest.
+    pub task_digest: String,
+    /// Step.
+    pub step_id: String,
+    /// Action class.
+    pub action_class: ActionClass,
+    /// Required.
+    pub required: bool,
+}
+
+/// Which Change a command names.
+#[derive(Debug, Clone)]
+pub enum ChangeSel {
+    /// By id.
+    Id(String),
+    /// By workspace path.
+    Workspace(std::path::PathBuf),
+}
+
+/// Resolves a selector.
+pub fn select(conn: &Connection, sel: &ChangeSel) -> Result<Change> {
+    match sel {
+        ChangeSel::Id(id) => change(conn, id),
+        ChangeSel::Workspace(p) => change_for_workspace(conn, p),
+    }
+}
+
+/// Snapshots the workspace into a new Change version with exact context
+/// bytes and a freshly compiled task set.
+pub fn checkpoint(
+    root: &Path,
+    timeout: Duration,
+    clock: &dyn Clock,
+    token: &str,
+    sel: &ChangeSel,
+) -> Result<CheckpointOutput> {
+    super::admin::with_write(root, timeout, clock, |tx, dir, now| {
+        let who = super::admin::authenticate(tx, token)?;
+        let ch = select(tx, sel)?;
+        if ch.owner_id != who.actor.owner_id {
+            return Err(Error::new(
+                Code::Forbidden,
+                "the change belongs to another owner",
+            ));
+        }
+        let repo = repository(tx, &ch.repository)?;
+        let (req_digest, req_bytes) = installed_requirement(tx, &ch.repository, &ch.profile)?
+            .ok_or_else(|| {
+                Error::new(
+                    Code::NotFound,
+                    "the profile's requirement is no longer installed",
+                )
+            })?;
+        let wf = Workflow::parse(&req_bytes)?;
+        let snap = store_snapshot(tx, dir, Path::new(&ch.workspace), now)?;
+        let version = ch.version + 1;
+        let ctx = ChangeContext {
+            version: 1,
+            repository: ch.repository.clone(),
+            profile: ch.profile.clone(),
+            change_id: ch.change_id.clone(),
+            change_version: version,
+            base_revision: Sha256Hex::parse(&ch.base_revision)?,
+            revision: snap.revision.clone(),
+            target: repo.target.clone(),
+            target_head: Sha256Hex::parse(&repo.head_revision)?,
+            requirement_digest: Sha256Hex::parse(&req_digest)?,
+            policy_epoch: policy_epoch(tx)?,
+        };
+        let ctx_bytes = canonical_bytes(&ctx)?;
+        let ctx_digest = domain_digest(DOMAIN_CONTEXT, &ctx_bytes);
+        let tasks = compile(&ctx, &ctx_digest, &wf, &snap.manifest)?;
+        let tasks_json = canonical_bytes(&tasks)?;
+        tx.execute(
+            "INSERT INTO change_versions(change_id, version, revision, context_digest, context_bytes, tasks_json, created_at) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            params![ch.change_id, version as i64, snap.revision.as_str(), ctx_digest.as_str(), ctx_bytes, tasks_json, now],
+        )?;
+        for t in &tasks {
+            tx.execute(
+                "INSERT INTO subject_tasks(task_id, change_id, version, step_id) VALUES (?1, ?2, ?3, ?4)",
+                params![t.task_id, ch.change_id, version as i64, t.subject.step_id],
+            )?;
+        }
+        tx.execute(
+            "UPDATE changes SET current_version = ?2 WHERE change_id = ?1",
+            params![ch.change_id, version as i64],
+        )?;
+        Ok(CheckpointOutput {
+            change_id: ch.change_id.clone(),
+            version,
+            revision: snap.revision.to_string(),
+            context_digest: ctx_digest.to_string(),
+            files: snap.manifest.entries.len(),
+            hashed: snap.hashed,
+            tasks: tasks.iter().map(summary).collect::<Result<_>>()?,
+        })
+    })
+}
+
+/// A task's listing row.
+pub fn summary(t: &WorkflowTask) -> Result<TaskSummary> {
+    Ok(TaskSummary {
+        task_id: t.task_id.clone(),
+        task_digest: t.digest()?.to_string(),
+        step_id: t.subject.step_id.clone(),
+        action_class: t.action_class,
+        required: t.required,
+    })
+}
+
+/// Compiled plan bytes (for the plan digest).
+#[derive(Serialize)]
+struct Plan<'a> {
+    requirement_digest: &'a Sha256Hex,
+    revision: &'a Sha256Hex,
+    steps: Vec<(&'a str, Vec<NamedReference>)>,
+}
+
+/// Derives the tasks of a subject from the installed requirement, the
+/// context and fixed action-class rules: review-step criteria are always
+/// controller-only; every task has at least one criterion (checked at
+/// install); reference hashes come from the revision's manifest.
+pub fn compile(
+    ctx: &ChangeContext,
+    ctx_digest: &Sha256Hex,
+    wf: &Workflow,
+    manifest: &snapshot::Manifest,
+) -> Result<Vec<WorkflowTask>> {
+    let refs_of = |s: &super::workflow::Step| -> Vec<NamedReference> {
+        s.references
+            .iter()
+            .map(|r| NamedReference {
+                name: r.name.clone(),
+                expected_sha256: manifest.get(&r.path).map(|e| e.sha256.clone()),
+                path: r.path.clone(),
+            })
+            .collect()
+    };
+    let plan = Plan {
+        requirement_digest: &ctx.requirement_digest,
+        revision: &ctx.revision,
+        steps: wf
+            .steps
+            .iter()
+            .map(|s| (s.id.as_str(), refs_of(s)))
+            .collect(),
+    };
+    let plan_digest = domain_digest(DOMAIN_PLAN, &canonical_bytes(&plan)?);
+    let mut out = Vec::new();
+    for s in &wf.steps {
+        let task_id = task_id_for(ctx_digest, &s.id);
+        let t = WorkflowTask {
+            version: SCHEMA_VERSION,
+            task_id,
+            subject: WorkflowTaskSubject {
+                repository: ctx.repository.clone(),
+                profile: ctx.profile.clone(),
+                target: ctx.target.clone(),
+                target_head: Some(ctx.target_head.clone()),
+                revision: ctx.revision.clone(),
+                change_id: ctx.change_id.clone(),
+                change_version: ctx.change_version,
+                context_digest: ctx_digest.clone(),
+                policy_epoch: ctx.policy_epoch,
+                requirement_digest: ctx.requirement_digest.clone(),
+                plan_digest: plan_digest.clone(),
+                skill_digest: domain_digest(DOMAIN_SKILL, s.instructions.as_bytes()),
+                step_id: s.id.clone(),
+            },
+            action_class: s.action_class,
+            required: s.required,
+            depends_on: s
+                .depends_on
+                .iter()
+                .map(|d| task_id_for(ctx_digest, d))
+                .collect(),
+            criteria: s
+                .criteria
+                .iter()
+                .map(|c| Criterion {
+                    id: c.id.clone(),
+                    required: c.required,
+                    controller_only: c.controller_only || s.action_class == ActionClass::Review,
+                    text: c.text.clone(),
+                })
+                .collect(),
+            references: refs_of(s),
+            instructions: s.instructions.clone(),
+        };
+        t.validate()?;
+        out.push(t);
+    }
+    Ok(out)
+}
+
+/// One stored subject: a Change version's context and tasks.
+#[derive(Debug, Clone)]
+pub struct StoredSubject {
+    /// The Change (as now).
+    pub change: Change,
+    /// The version this subject is.
+    pub version: u64,
+    /// Context.
+    pub context: ChangeContext,
+    /// Context digest.
+    pub context_digest: Sha256Hex,
+    /// Tasks.
+    pub tasks: Vec<WorkflowTask>,
+}
+
+/// Loads one version's subject, checking the context bytes' digest.
+pub fn subject(conn: &Connection, change_id: &str, version: u64) -> Result<StoredSubject> {
+    let ch = change(conn, change_id)?;
+    let (digest, bytes, tasks): (String, Vec<u8>, Vec<u8>) = conn
+        .query_row(
+            "SELECT context_digest, context_bytes, tasks_json FROM change_versions WHERE change_id = ?1 AND version = ?2",
+            params![change_id, version as i64],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .optional()?
+        .ok_or_else(|| {
+            Error::new(Code::NotFound, format!("change {change_id} has no checkpoint {version}"))
+                .with("next", serde_json::json!({"operation": "checkpoint"}))
+        })?;
+    let d = domain_digest(DOMAIN_CONTEXT, &bytes);
+    if d.as_str() != digest {
+        return Err(Error::new(
+            Code::IntegrityError,
+            "stored context bytes do not match their digest",
+        ));
+    }
+    let context: ChangeContext = serde_json::from_slice(&bytes)?;
+    let tasks: Vec<WorkflowTask> = serde_json::from_slice(&tasks)?;
+    Ok(StoredSubject {
+        change: ch,
+        version,
+        context,
+        context_digest: d,
+        tasks,
+    })
+}
+
+/// The current subject of a Change (`not_found` with next checkpoint when
+/// there is no checkpoint yet).
+pub fn current_subject(conn: &Connection, ch: &Change) -> Result<StoredSubject> {
+    subject(conn, &ch.change_id, ch.version)
+}
+
+/// Why a subject is not current, or `None` when it is: repository exists,
+/// the Change's current version is this one, exact context bytes, policy
+/// epoch, target head and installed requirement unchanged.
+pub fn staleness(conn: &Connection, t: &WorkflowTask) -> Result<Option<&'static str>> {
+    let s = &t.subject;
+    let Ok(repo) = repository(conn, &s.repository) else {
+        return Ok(Some("repository_missing"));
+    };
+    let Ok(ch) = change(conn, &s.change_id) else {
+        return Ok(Some("change_missing"));
+    };
+    if ch.version != s.change_version {
+        return Ok(Some("change_superseded"));
+    }
+    let stored = subject(conn, &s.change_id, s.change_version)?;
+    if stored.context_digest != s.context_digest {
+        return Ok(Some("context_changed"));
+    }
+    match stored.tasks.iter().find(|x| x.task_id == t.task_id) {
+        Some(x) if x == t => {}
+        _ => return Ok(Some("task_changed")),
+    }
+    if policy_epoch(conn)? != s.policy_epoch {
+        return Ok(Some("policy_changed"));
+    }
+    if s.target_head.as_ref().map(Sha256Hex::as_str) != Some(repo.head_revision.as_str())
+        || repo.target != s.target
+    {
+        return Ok(Some("target_moved"));
+    }
+    match installed_requirement(conn, &s.repository, &s.profile)? {
+        Some((d, _)) if d == s.requirement_digest.as_str() => {}
+        _ => return Ok(Some("requirement_changed")),
+    }
+    Ok(None)
+}
+
+/// Finds a stored task by id, with its subject.
+pub fn find_task(conn: &Connection, task_id: &str) -> Result<(WorkflowTask, StoredSubject)> {
+    check_id("task_id", task_id)?;
+    let row: Option<(String, i64)> = conn
+        .query_row(
+            "SELECT change_id, version FROM subject_tasks WHERE task_id = ?1",
+            params![task_id],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .optional()?;
+    let (cid, v) = row.ok_or_else(|| {
+        Error::new(Code::NotFound, format!("no task {task_id}")).with("task_id", task_id)
+    })?;
+    let s = subject(conn, &cid, v as u64)?;
+    let t = s
+        .tasks
+        .iter()
+        .find(|t| t.task_id == task_id)
+        .cloned()
+        .ok_or_else(|| {
+            Error::new(
+                Code::IntegrityError,
+                "task index names a task its subject lacks",
+            )
+        })?;
+    Ok((t, s))
+}
+
+/// Whether `actor` may view a Change's tasks (same owner).
+pub fn may_view(ch: &Change, actor: &Actor) -> bool {
+    ch.owner_id == actor.owner_id
+}

@@ -1,0 +1,305 @@
+//! Workspace snapshots: what git would track (tracked + untracked, not
+//! ignored: `.gitignore`, `.git/info/exclude`, via the `ignore` crate),
+//! regular files with their executable bit, symlinks recorded as links
+//! (target bytes, never followed). The manifest is canonical JSON sorted by
+//! path bytes; the revision is `domain_digest(DOMAIN_REVISION, manifest)`.
+//!
+//! A stat cache keyed by (inode, size, mtime ns, ctime ns) lets a rescan of
+//! an unchanged tree skip reading file bytes; any difference re-hashes.
+//! New objects are written as one CAS batch made durable by a single
+//! `syncfs` before the revision row commits.
+
+use crate::error::{Code, Error, Result};
+use crate::store::Cas;
+use crate::task::contract::canonical_bytes;
+use crate::wire::digest::{Sha256Hex, domain_digest};
+use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
+use std::os::unix::fs::MetadataExt;
+use std::path::Path;
+
+/// Domain of a revision id.
+pub const DOMAIN_REVISION: &str = "agent-task.revision.v1";
+/// Most files in one snapshot.
+pub const MAX_FILES: usize = 1_000_000;
+/// Largest single file.
+pub const MAX_FILE_BYTES: u64 = 1 << 32;
+
+/// Mode of a regular file.
+pub const MODE_FILE: u32 = 0o100644;
+/// Mode of an executable file.
+pub const MODE_EXEC: u32 = 0o100755;
+/// Mode of a symbolic link.
+pub const MODE_LINK: u32 = 0o120000;
+
+/// One manifest entry.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Entry {
+    /// `/`-separated relative path.
+    pub path: String,
+    /// 100644, 100755 or 120000 (as a number).
+    pub mode: u32,
+    /// Size in bytes (link: target length).
+    pub size: u64,
+    /// SHA-256 of the bytes (link: of the target).
+    pub sha256: Sha256Hex,
+}
+
+/// A snapshot manifest.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Manifest {
+    /// Always 1.
+    pub version: u32,
+    /// Entries sorted by path bytes.
+    pub entries: Vec<Entry>,
+}
+
+impl Manifest {
+    /// The entry at `path`.
+    pub fn get(&self, path: &str) -> Option<&Entry> {
+        self.entries
+            .binary_search_by(|e| e.path.as_bytes().cmp(path.as_bytes()))
+            .ok()
+            .and_then(|i| self.entries.get(i))
+    }
+}
+
+/// A cached stat of one path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CacheRow {
+    /// Inode.
+    pub ino: u64,
+    /// Size.
+    pub size: u64,
+    /// mtime in ns.
+    pub mtime_ns: i64,
+    /// ctime in ns.
+    pub ctime_ns: i64,
+    /// Mode recorded.
+    pub mode: u32,
+    /// Digest.
+    pub sha256: Sha256Hex,
+}
+
+/// The result of a scan.
+#[derive(Debug)]
+pub struct Snapshot {
+    /// The revision id.
+    pub revision: Sha256Hex,
+    /// The manifest.
+    pub manifest: Manifest,
+    /// Its canonical bytes.
+    pub manifest_bytes: Vec<u8>,
+    /// The cache after the scan (only rows that changed).
+    pub cache_updates: Vec<(String, CacheRow)>,
+    /// Paths in the old cache that are gone.
+    pub cache_removals: Vec<String>,
+    /// Files whose bytes were read (cache misses).
+    pub hashed: u64,
+}
+
+fn ns(sec: i64, nsec: i64) -> i64 {
+    sec.saturating_mul(1_000_000_000).saturating_add(nsec)
+}
+
+/// Scans `root` and stores every file's bytes (and the manifest) in `cas`.
+/// `known` says whether a revision is already recorded (its manifest is
+/// then durably stored and is not written again).
+pub fn scan(
+    root: &Path,
+    cas: &Cas,
+    cache: &HashMap<String, CacheRow>,
+    known: &dyn Fn(&Sha256Hex) -> Result<bool>,
+) -> Result<Snapshot> {
+    let meta = std::fs::symlink_metadata(root).map_err(|e| Error::io("stat", root, e))?;
+    if !meta.is_dir() {
+        return Err(Error::new(
+            Code::InvalidInput,
+            format!("workspace {} is not a directory", root.display()),
+        ));
+    }
+    let walker = ignore::WalkBuilder::new(root)
+        .hidden(false)
+        .parents(false)
+        .ignore(false)
+        .git_ignore(true)
+        .git_global(false)
+        .git_exclude(true)
+        .require_git(false)
+        .follow_links(false)
+        .filter_entry(|e| e.file_name() != ".git")
+        .build();
+    let mut entries = Vec::new();
+    let mut updates = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    let mut hashed = 0u64;
+    let mut batch = cas.batch();
+    for item in walker {
+        let item = item.map_err(|e| Error::new(Code::Io, format!("walking the workspace: {e}")))?;
+        if item.depth() == 0 {
+            continue;
+        }
+        let Some(ft) = item.file_type() else { continue };
+        if ft.is_dir() {
+            continue;
+        }
+        let rel = item
+            .path()
+            .strip_prefix(root)
+            .map_err(|_| Error::internal("walker left the workspace"))?;
+        let mut parts = Vec::new();
+        for c in rel.components() {
+            let s = c.as_os_str().to_str().ok_or_else(|| {
+                Error::new(Code::InvalidInput, "workspace path is not UTF-8")
+                    .with("path", rel.display().to_string())
+            })?;
+            parts.push(s);
+        }
+        let path = parts.join("/");
+        if entries.len() >= MAX_FILES {
+            return Err(Error::new(Code::TooLarge, "workspace has too many files"));
+        }
+        let md = std::fs::symlink_metadata(item.path())
+            .map_err(|e| Error::io("stat", item.path(), e))?;
+        let mode = if ft.is_symlink() {
+            MODE_LINK
+        } else if ft.is_file() {
+            if md.mode() & 0o111 != 0 {
+                MODE_EXEC
+            } else {
+                MODE_FILE
+            }
+        } else {
+            // Sockets, fifos and devices are not content.
+            continue;
+        };
+        let row_key = (
+            md.ino(),
+            md.size(),
+            ns(md.mtime(), md.mtime_nsec()),
+            ns(md.ctime(), md.ctime_nsec()),
+        );
+        seen.insert(path.clone());
+        let cached = cache
+            .get(&path)
+            .filter(|c| (c.ino, c.size, c.mtime_ns, c.ctime_ns) == row_key && c.mode == mode);
+        let (sha, size) = match cached {
+            Some(c) => (c.sha256.clone(), c.size),
+            None => {
+                hashed += 1;
+                let put = if mode == MODE_LINK {
+                    let t = std::fs::read_link(item.path())
+                        .map_err(|e| Error::io("readlink", item.path(), e))?;
+                    let bytes = std::os::unix::ffi::OsStrExt::as_bytes(t.as_os_str()).to_vec();
+                    batch.put_bytes(&bytes)?
+                } else {
+                    let mut f = crate::store::private_fs::open_nofollow_read(item.path())?;
+                    batch.put_reader(&mut f, MAX_FILE_BYTES)?
+                };
+                // A file that changed while read is caught by the next scan:
+                // the row keeps the stat taken before reading.
+                updates.push((
+                    path.clone(),
+                    CacheRow {
+                        ino: row_key.0,
+                        size: put.size,
+                        mtime_ns: row_key.2,
+                        ctime_ns: row_key.3,
+                        mode,
+                        sha256: put.digest.clone(),
+                    },
+                ));
+                (put.digest, put.size)
+            }
+        };
+        entries.push(Entry {
+            path,
+            mode,
+            size,
+            sha256: sha,
+        });
+    }
+    entries.sort_by(|a, b| a.path.as_bytes().cmp(b.path.as_bytes()));
+    let manifest = Manifest {
+        version: 1,
+        entries,
+    };
+    let manifest_bytes = canonical_bytes(&manifest)?;
+    let revision = domain_digest(DOMAIN_REVISION, &manifest_bytes);
+    if !known(&revision)? {
+        batch.put_bytes(&manifest_bytes)?;
+    }
+    // Every object is durable before the caller commits a row naming them.
+    batch.commit()?;
+    let cache_removals = cache
+        .keys()
+        .filter(|k| !seen.contains(*k))
+        .cloned()
+        .collect();
+    Ok(Snapshot {
+        revision,
+        manifest,
+        manifest_bytes,
+        cache_updates: updates,
+        cache_removals,
+        hashed,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ignores_links_modes_and_cache() {
+        let t = tempfile::tempdir().expect("tmp");
+        let data = t.path().join("d");
+        let (dir, _lock) =
+            crate::store::DataDir::create(&data, std::time::Duration::from_secs(1)).expect("dd");
+        let ws = t.path().join("ws");
+        std::fs::create_dir_all(ws.join("sub")).expect("mkdir");
+        std::fs::write(ws.join(".gitignore"), "*.log\nbuild/\n").expect("w");
+        std::fs::write(ws.join("a.txt"), "a").expect("w");
+        std::fs::write(ws.join("x.log"), "ignored").expect("w");
+        std::fs::create_dir_all(ws.join("build")).expect("mkdir");
+        std::fs::write(ws.join("build/out"), "ignored").expect("w");
+        std::fs::write(ws.join("sub/run.sh"), "#!/bin/sh\n").expect("w");
+        std::fs::set_permissions(
+            ws.join("sub/run.sh"),
+            std::os::unix::fs::PermissionsExt::from_mode(0o755),
+        )
+        .expect("chmod");
+        std::os::unix::fs::symlink("/etc/passwd", ws.join("link")).expect("symlink");
+        let s = scan(&ws, &dir.cas(), &HashMap::new(), &|_| Ok(false)).expect("scan");
+        let paths: Vec<_> = s
+            .manifest
+            .entries
+            .iter()
+            .map(|e| (e.path.as_str(), e.mode))
+            .collect();
+        assert_eq!(
+            paths,
+            vec![
+                (".gitignore", MODE_FILE),
+                ("a.txt", MODE_FILE),
+                ("link", MODE_LINK),
+                ("sub/run.sh", MODE_EXEC)
+            ]
+        );
+        assert_eq!(
+            s.manifest.get("link").expect("link").size,
+            "/etc/passwd".len() as u64
+        );
+        assert_eq!(s.hashed, 4);
+        let cache: HashMap<_, _> = s.cache_updates.into_iter().collect();
+        let s2 = scan(&ws, &dir.cas(), &cache, &|_| Ok(false)).expect("rescan");
+        assert_eq!(s2.hashed, 0);
+        assert_eq!(s2.revision, s.revision);
+        std::fs::write(ws.join("a.txt"), "b").expect("w");
+        let s3 = scan(&ws, &dir.cas(), &cache, &|_| Ok(false)).expect("rescan");
+        assert_eq!(s3.hashed, 1);
+        assert_ne!(s3.revision, s.revision);
+    }
+}

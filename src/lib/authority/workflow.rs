@@ -1,0 +1,251 @@
+//! The operator-authored workflow file (`agent-task.workflow/v1`), see
+//! `docs/workflow-file.md`. Decoding is strict; the installed form is the
+//! file re-serialised compactly in declared field order, and its
+//! requirement digest is `domain_digest(DOMAIN_REQUIREMENT, bytes)`.
+
+use crate::error::{Code, Error, Result};
+use crate::task::contract::{
+    ActionClass, MAX_CRITERIA, MAX_DEPENDS, MAX_REFERENCES, MAX_SKILL_TEXT, MAX_TEXT,
+    canonical_bytes, check_id, check_relative_path, check_text,
+};
+use crate::wire::digest::{Sha256Hex, domain_digest};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeSet;
+
+/// The schema name of a workflow file.
+pub const WORKFLOW_SCHEMA: &str = "agent-task.workflow/v1";
+/// Domain of the requirement digest.
+pub const DOMAIN_REQUIREMENT: &str = "agent-task.workflow-requirement.v1";
+/// Largest workflow file.
+pub const MAX_WORKFLOW_BYTES: u64 = 1024 * 1024;
+/// Most steps.
+pub const MAX_STEPS: usize = 64;
+/// Longest argv of a command recipe.
+pub const MAX_ARGV: usize = 64;
+
+/// A workflow file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Workflow {
+    /// Always `agent-task.workflow/v1`.
+    pub schema: String,
+    /// A name.
+    pub name: String,
+    /// The steps.
+    pub steps: Vec<Step>,
+}
+
+/// One step.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Step {
+    /// Step id.
+    pub id: String,
+    /// Action class.
+    pub action_class: ActionClass,
+    /// Required or optional.
+    pub required: bool,
+    /// Step ids this step depends on.
+    #[serde(default)]
+    pub depends_on: Vec<String>,
+    /// Skill text.
+    #[serde(default)]
+    pub instructions: String,
+    /// Criteria (at least one).
+    pub criteria: Vec<StepCriterion>,
+    /// Named references.
+    #[serde(default)]
+    pub references: Vec<StepReference>,
+    /// Command recipe (command steps only, required there).
+    #[serde(default)]
+    pub recipe: Option<Recipe>,
+}
+
+/// A criterion of a step.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StepCriterion {
+    /// Criterion id.
+    pub id: String,
+    /// Required.
+    pub required: bool,
+    /// Text.
+    pub text: String,
+    /// Only the controller may claim it (always true on review steps).
+    #[serde(default)]
+    pub controller_only: bool,
+}
+
+/// A named reference of a step.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StepReference {
+    /// Name.
+    pub name: String,
+    /// Canonical relative path in the revision.
+    pub path: String,
+}
+
+/// A command recipe.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Recipe {
+    /// argv (no shell unless argv names one).
+    pub argv: Vec<String>,
+    /// Timeout.
+    pub timeout_ms: u64,
+    /// Whether the command may use the network.
+    pub network: bool,
+}
+
+fn invalid(msg: impl Into<String>) -> Error {
+    Error::new(Code::InvalidInput, msg)
+}
+
+impl Workflow {
+    /// Parses and validates a workflow file.
+    pub fn parse(bytes: &[u8]) -> Result<Workflow> {
+        if bytes.len() as u64 > MAX_WORKFLOW_BYTES {
+            return Err(Error::new(Code::TooLarge, "workflow file is over 1 MiB"));
+        }
+        let w: Workflow = serde_json::from_slice(bytes)?;
+        w.validate()?;
+        Ok(w)
+    }
+
+    /// Every rule of `docs/workflow-file.md`.
+    pub fn validate(&self) -> Result<()> {
+        if self.schema != WORKFLOW_SCHEMA {
+            return Err(invalid(format!("schema must be {WORKFLOW_SCHEMA}")));
+        }
+        check_id("name", &self.name)?;
+        if self.steps.is_empty() || self.steps.len() > MAX_STEPS {
+            return Err(invalid(format!("a workflow has 1..={MAX_STEPS} steps")));
+        }
+        let mut ids = BTreeSet::new();
+        for s in &self.steps {
+            check_id("step id", &s.id)?;
+            if !ids.insert(s.id.as_str()) {
+                return Err(invalid(format!("duplicate step {}", s.id)));
+            }
+            check_text("instructions", &s.instructions, MAX_SKILL_TEXT)?;
+            if s.criteria.is_empty() || s.criteria.len() > MAX_CRITERIA {
+                return Err(invalid(format!(
+                    "step {} needs 1..={MAX_CRITERIA} criteria",
+                    s.id
+                )));
+            }
+            let mut cids = BTreeSet::new();
+            for c in &s.criteria {
+                check_id("criterion id", &c.id)?;
+                check_text("criterion text", &c.text, MAX_TEXT)?;
+                if !cids.insert(c.id.as_str()) {
+                    return Err(invalid(format!(
+                        "duplicate criterion {} in step {}",
+                        c.id, s.id
+                    )));
+                }
+            }
+            if s.references.len() > MAX_REFERENCES {
+                return Err(invalid(format!(
+                    "step {} has over {MAX_REFERENCES} references",
+                    s.id
+                )));
+            }
+            let mut names = BTreeSet::new();
+            for r in &s.references {
+                check_id("reference name", &r.name)?;
+                check_relative_path(&r.path)?;
+                if !names.insert(r.name.as_str()) {
+                    return Err(invalid(format!(
+                        "duplicate reference {} in step {}",
+                        r.name, s.id
+                    )));
+                }
+            }
+            if s.depends_on.len() > MAX_DEPENDS {
+                return Err(invalid("too many dependencies"));
+            }
+            match (s.action_class, &s.recipe) {
+                (ActionClass::Command, None) => {
+                    return Err(invalid(format!("command step {} needs a recipe", s.id)));
+                }
+                (ActionClass::Command, Some(r)) => {
+                    if r.argv.is_empty() || r.argv.len() > MAX_ARGV {
+                        return Err(invalid("recipe argv needs 1..=64 entries"));
+                    }
+                    for a in &r.argv {
+                        check_text("argv entry", a, MAX_TEXT)?;
+                    }
+                    if r.timeout_ms == 0 || r.timeout_ms > 24 * 3_600_000 {
+                        return Err(invalid("recipe timeout_ms must be 1..=86400000"));
+                    }
+                }
+                (_, Some(_)) => {
+                    return Err(invalid(format!(
+                        "only command steps have a recipe ({})",
+                        s.id
+                    )));
+                }
+                (_, None) => {}
+            }
+        }
+        // Dependencies name earlier steps: acyclic by construction.
+        let mut earlier = BTreeSet::new();
+        for s in &self.steps {
+            for d in &s.depends_on {
+                if !earlier.contains(d.as_str()) {
+                    return Err(invalid(format!(
+                        "step {} depends on {d}, which is not an earlier step",
+                        s.id
+                    )));
+                }
+            }
+            earlier.insert(s.id.as_str());
+        }
+        Ok(())
+    }
+
+    /// The installed bytes.
+    pub fn canonical_bytes(&self) -> Result<Vec<u8>> {
+        canonical_bytes(self)
+    }
+
+    /// The requirement digest.
+    pub fn digest(&self) -> Result<Sha256Hex> {
+        Ok(domain_digest(DOMAIN_REQUIREMENT, &self.canonical_bytes()?))
+    }
+
+    /// A step by id.
+    pub fn step(&self, id: &str) -> Option<&Step> {
+        self.steps.iter().find(|s| s.id == id)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fixture_parses_and_rules_hold() {
+        let p = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/workflows/basic.json");
+        let w = Workflow::parse(&std::fs::read(p).expect("fixture")).expect("valid");
+        assert_eq!(w.steps.len(), 2);
+        let mut bad = w.clone();
+        bad.steps[0].criteria.clear();
+        assert!(bad.validate().is_err());
+        let mut bad = w.clone();
+        bad.steps[0].depends_on = vec!["notes".into()];
+        assert!(bad.validate().is_err());
+        let mut bad = w.clone();
+        bad.steps[0].recipe = None;
+        assert!(bad.validate().is_err());
+        let mut other = w.clone();
+        other.steps[0].instructions.push('!');
+        assert_ne!(w.digest().expect("d"), other.digest().expect("d"));
+        assert!(
+            Workflow::parse(br#"{"schema":"agent-task.workflow/v1","name":"x","steps":[],"x":1}"#)
+                .is_err()
+        );
+    }
+}

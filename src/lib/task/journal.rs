@@ -1,0 +1,987 @@
+//! `journal.sqlite`: logical tasks, attempts, retained assertions and
+//! idempotency rows, and the attempt state machine of
+//! `docs/state-machine.md`.
+//!
+//! Every mutation runs inside one critical section (see [`super::ops`]):
+//! data-dir lock → journal immediate transaction → authority read
+//! transaction (rechecks) → journal commit. The functions here take that
+//! journal transaction and authority connection; they never open files.
+
+use super::contract::*;
+use super::observation;
+use crate::authority::{admin, change};
+use crate::clock::rfc3339_millis;
+use crate::error::{Code, Error, Result};
+use crate::store::{Connection, DbSpec, Migration, OptionalExtension, params};
+use serde_json::{Value, json};
+
+/// The journal database.
+pub static SPEC: DbSpec = DbSpec {
+    name: "journal",
+    file: "journal.sqlite",
+    migrations: MIGRATIONS,
+};
+
+static MIGRATIONS: &[Migration] = &[Migration {
+    version: 1,
+    description: "tasks, attempts, assertions, idempotency",
+    sql: "
+CREATE TABLE tasks (
+    task_id TEXT PRIMARY KEY NOT NULL,
+    task_digest TEXT NOT NULL,
+    repo_id TEXT NOT NULL,
+    profile_id TEXT NOT NULL,
+    change_id TEXT NOT NULL,
+    change_version INTEGER NOT NULL,
+    step_id TEXT NOT NULL,
+    task_json BLOB NOT NULL,
+    last_fence INTEGER NOT NULL,
+    current_attempt TEXT,
+    created_at TEXT NOT NULL
+) STRICT;
+CREATE INDEX tasks_by_scope ON tasks(repo_id, change_id, profile_id, step_id, change_version);
+CREATE TABLE attempts (
+    attempt_id TEXT PRIMARY KEY NOT NULL,
+    task_id TEXT NOT NULL REFERENCES tasks(task_id),
+    attempt_digest TEXT NOT NULL,
+    attempt_json BLOB NOT NULL,
+    fence INTEGER NOT NULL,
+    state TEXT NOT NULL CHECK (state IN ('leased', 'finished', 'cancelled', 'replaced')),
+    lease_expires_ms INTEGER NOT NULL,
+    superseded_by_fence INTEGER,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL
+) STRICT;
+CREATE TABLE assertions (
+    attempt_id TEXT PRIMARY KEY NOT NULL REFERENCES attempts(attempt_id),
+    request_id TEXT NOT NULL,
+    trust_class TEXT NOT NULL,
+    outcome TEXT NOT NULL,
+    registration_id TEXT,
+    observation_digest TEXT,
+    assertion_json BLOB NOT NULL,
+    created_at TEXT NOT NULL
+) STRICT;
+CREATE TABLE idempotency (
+    owner_id TEXT NOT NULL,
+    agent_id TEXT NOT NULL,
+    request_id TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    request_digest TEXT NOT NULL,
+    outcome_json BLOB NOT NULL,
+    created_at TEXT NOT NULL,
+    PRIMARY KEY (owner_id, agent_id, request_id)
+) STRICT;
+",
+}];
+
+/// Most retained task identities scanned for unresolved older subjects.
+pub const PRIOR_SCAN_LIMIT: i64 = 4096;
+
+/// An attempt's observed state. `Expired` is a read-time observation of a
+/// leased attempt whose lease has passed: not proof that work stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AttemptState {
+    /// Leased and within its lease.
+    Leased,
+    /// Leased, lease passed.
+    Expired,
+    /// A result was retained.
+    Finished,
+    /// Cancelled (execution may still run).
+    Cancelled,
+    /// Explicitly superseded by reconciliation.
+    Replaced,
+}
+
+impl AttemptState {
+    /// snake_case name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AttemptState::Leased => "leased",
+            AttemptState::Expired => "expired",
+            AttemptState::Finished => "finished",
+            AttemptState::Cancelled => "cancelled",
+            AttemptState::Replaced => "replaced",
+        }
+    }
+}
+
+/// A stored attempt.
+#[derive(Debug, Clone)]
+pub struct AttemptRow {
+    /// The attempt.
+    pub attempt: WorkflowTaskAttempt,
+    /// Its digest.
+    pub digest: Sha256Hex,
+    /// Stored state (`leased` before expiry is applied).
+    pub stored_state: String,
+    /// Lease end.
+    pub lease_expires_ms: i64,
+    /// Fence that superseded it.
+    pub superseded_by_fence: Option<u64>,
+}
+
+use crate::wire::digest::Sha256Hex;
+
+impl AttemptRow {
+    /// The state observed at `now_ms`.
+    pub fn state(&self, now_ms: i64) -> AttemptState {
+        match self.stored_state.as_str() {
+            "finished" => AttemptState::Finished,
+            "cancelled" => AttemptState::Cancelled,
+            "replaced" => AttemptState::Replaced,
+            _ if now_ms >= self.lease_expires_ms => AttemptState::Expired,
+            _ => AttemptState::Leased,
+        }
+    }
+}
+
+/// Loads an attempt.
+pub fn attempt(j: &Connection, attempt_id: &str) -> Result<Option<AttemptRow>> {
+    type Row = (String, Vec<u8>, String, i64, Option<i64>);
+    let row: Option<Row> = j
+        .query_row(
+            "SELECT attempt_digest, attempt_json, state, lease_expires_ms, superseded_by_fence FROM attempts WHERE attempt_id = ?1",
+            params![attempt_id],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
+        )
+        .optional()?;
+    let Some((d, json, state, exp, sup)) = row else {
+        return Ok(None);
+    };
+    let attempt: WorkflowTaskAttempt = serde_json::from_slice(&json)?;
+    let digest = attempt.digest()?;
+    if digest.as_str() != d {
+        return Err(Error::new(
+            Code::IntegrityError,
+            "stored attempt does not match its digest",
+        ));
+    }
+    Ok(Some(AttemptRow {
+        attempt,
+        digest,
+        stored_state: state,
+        lease_expires_ms: exp,
+        superseded_by_fence: sup.map(|f| f as u64),
+    }))
+}
+
+/// A task's journal row: last fence and current attempt.
+pub fn task_row(j: &Connection, task_id: &str) -> Result<Option<(u64, Option<String>)>> {
+    Ok(j.query_row(
+        "SELECT last_fence, current_attempt FROM tasks WHERE task_id = ?1",
+        params![task_id],
+        |r| Ok((r.get::<_, i64>(0)? as u64, r.get(1)?)),
+    )
+    .optional()?)
+}
+
+/// The observed task state: `pending` (no attempt or replaced), else the
+/// current attempt's state.
+pub fn task_state(
+    j: Option<&Connection>,
+    task_id: &str,
+    now_ms: i64,
+) -> Result<(String, Option<AttemptRow>)> {
+    let Some(j) = j else {
+        return Ok(("pending".into(), None));
+    };
+    let Some((_, cur)) = task_row(j, task_id)? else {
+        return Ok(("pending".into(), None));
+    };
+    let Some(cur) = cur else {
+        return Ok(("pending".into(), None));
+    };
+    let a = attempt(j, &cur)?
+        .ok_or_else(|| Error::new(Code::IntegrityError, "task names a missing attempt"))?;
+    let s = a.state(now_ms);
+    if s == AttemptState::Replaced {
+        return Ok(("pending".into(), Some(a)));
+    }
+    Ok((s.as_str().into(), Some(a)))
+}
+
+/// The retained assertion of an attempt: (trust_class, outcome).
+pub fn retained(j: &Connection, attempt_id: &str) -> Result<Option<(String, String)>> {
+    Ok(j.query_row(
+        "SELECT trust_class, outcome FROM assertions WHERE attempt_id = ?1",
+        params![attempt_id],
+        |r| Ok((r.get(0)?, r.get(1)?)),
+    )
+    .optional()?)
+}
+
+/// Whether a task's retained result completes it as a dependency: only a
+/// task-bound registered observation that passed completes an observation
+/// step; an agent assertion that passed completes an assertion step;
+/// command and review steps complete only through controller receipts.
+pub fn completes_dependency(task: &WorkflowTask, trust: &str, outcome: &str) -> bool {
+    outcome == "passed"
+        && match task.action_class {
+            ActionClass::Observation => trust == "registered_executor_observation",
+            ActionClass::Assertion => trust == "agent_assertion",
+            ActionClass::Command | ActionClass::Review => false,
+        }
+}
+
+/// Whether the task with this id is complete in the journal.
+pub fn dependency_complete(
+    j: Option<&Connection>,
+    dep: &WorkflowTask,
+    now_ms: i64,
+) -> Result<bool> {
+    let Some(jc) = j else { return Ok(false) };
+    let (state, a) = task_state(Some(jc), &dep.task_id, now_ms)?;
+    if state != "finished" {
+        return Ok(false);
+    }
+    let Some(a) = a else { return Ok(false) };
+    Ok(
+        retained(jc, &a.attempt.attempt_id)?
+            .is_some_and(|(t, o)| completes_dependency(dep, &t, &o)),
+    )
+}
+
+/// The first unresolved older subject's task for the same repository,
+/// Change, profile and step (bounded scan).
+pub fn prior_unresolved(
+    j: Option<&Connection>,
+    t: &WorkflowTask,
+    now_ms: i64,
+) -> Result<Option<String>> {
+    let Some(j) = j else { return Ok(None) };
+    let s = &t.subject;
+    let mut st = j.prepare_cached(
+        "SELECT task_id FROM tasks WHERE repo_id = ?1 AND change_id = ?2 AND profile_id = ?3 AND step_id = ?4 \
+         AND change_version < ?5 ORDER BY change_version DESC LIMIT ?6",
+    )?;
+    let ids: Vec<String> = st
+        .query_map(
+            params![
+                s.repository,
+                s.change_id,
+                s.profile,
+                s.step_id,
+                s.change_version as i64,
+                PRIOR_SCAN_LIMIT
+            ],
+            |r| r.get(0),
+        )?
+        .collect::<rusqlite::Result<_>>()?;
+    for id in ids {
+        let (state, _) = task_state(Some(j), &id, now_ms)?;
+        if matches!(state.as_str(), "leased" | "expired" | "cancelled") {
+            return Ok(Some(id));
+        }
+    }
+    Ok(None)
+}
+
+/// Idempotency: `Some(retained)` for an identical retry, an
+/// `idempotency_conflict` for the same id with other bytes or kind, `None`
+/// for a new request.
+fn idem_check(
+    j: &Connection,
+    actor: &Actor,
+    request_id: &str,
+    kind: &str,
+    digest: &Sha256Hex,
+) -> Result<Option<Value>> {
+    let row: Option<(String, String, Vec<u8>)> = j
+        .query_row(
+            "SELECT kind, request_digest, outcome_json FROM idempotency WHERE owner_id = ?1 AND agent_id = ?2 AND request_id = ?3",
+            params![actor.owner_id, actor.agent_id, request_id],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .optional()?;
+    match row {
+        None => Ok(None),
+        Some((k, d, out)) if k == kind && d == digest.as_str() => {
+            Ok(Some(serde_json::from_slice(&out)?))
+        }
+        Some((k, _, _)) => Err(Error::new(
+            Code::IdempotencyConflict,
+            format!("request id {request_id} was already used for a different {k} request"),
+        )
+        .with("request_id", request_id)
+        .with("retained_kind", k)),
+    }
+}
+
+fn idem_store(
+    j: &Connection,
+    actor: &Actor,
+    request_id: &str,
+    kind: &str,
+    digest: &Sha256Hex,
+    out: &Value,
+    now: &str,
+) -> Result<()> {
+    j.execute(
+        "INSERT INTO idempotency(owner_id, agent_id, request_id, kind, request_digest, outcome_json, created_at) VALUES (?1,?2,?3,?4,?5,?6,?7)",
+        params![actor.owner_id, actor.agent_id, request_id, kind, digest.as_str(), serde_json::to_vec(out)?, now],
+    )?;
+    Ok(())
+}
+
+/// Time of a transition.
+#[derive(Debug, Clone, Copy)]
+pub struct Now {
+    /// Milliseconds since the epoch.
+    pub ms: i64,
+}
+
+impl Now {
+    fn text(self) -> String {
+        jiff::Timestamp::from_millisecond(self.ms)
+            .map(rfc3339_millis)
+            .unwrap_or_default()
+    }
+}
+
+fn stale(reason: &str) -> Error {
+    Error::new(
+        Code::SubjectStale,
+        format!("the task's subject is no longer current ({reason})"),
+    )
+    .with("reason", reason)
+    .with("next", json!({"operation": "checkpoint"}))
+}
+
+fn closed(state: AttemptState) -> Error {
+    Error::new(
+        Code::AttemptClosed,
+        format!("the attempt is {}", state.as_str()),
+    )
+    .with("state", state.as_str())
+}
+
+/// Loads the task from the authority and checks the caller's digest.
+fn load_task(
+    a: &Connection,
+    task_id: &str,
+    digest: &Sha256Hex,
+) -> Result<(WorkflowTask, change::StoredSubject)> {
+    let (t, s) = change::find_task(a, task_id)?;
+    if &t.digest()? != digest {
+        return Err(Error::new(
+            Code::InvalidInput,
+            "task_digest does not match the stored task",
+        )
+        .with("task_id", task_id));
+    }
+    Ok((t, s))
+}
+
+/// Claims a pending task: fresh attempt, bounded lease, next fence.
+pub fn claim(
+    j: &Connection,
+    a: &Connection,
+    actor: &Actor,
+    req: &TaskClaimRequest,
+    now: Now,
+) -> Result<Value> {
+    req.validate()?;
+    let digest = req.request_digest()?;
+    if let Some(v) = idem_check(j, actor, &req.request_id, "claim", &digest)? {
+        return Ok(v);
+    }
+    let (task, subj) = load_task(a, &req.task_id, &req.task_digest)?;
+    if !change::may_view(&subj.change, actor) {
+        return Err(Error::new(
+            Code::Forbidden,
+            "the task belongs to another owner",
+        ));
+    }
+    if task.action_class == ActionClass::Review {
+        return Err(Error::new(
+            Code::Forbidden,
+            "review steps are controller_only and cannot be claimed",
+        ));
+    }
+    if let Some(r) = change::staleness(a, &task)? {
+        return Err(stale(r));
+    }
+    if let Some(reg) = &req.executor {
+        let (e, revoked) = admin::registration(a, reg)?
+            .ok_or_else(|| Error::new(Code::EnrollmentInvalid, format!("no registration {reg}")))?;
+        if revoked
+            || e.repository != task.subject.repository
+            || e.profile != task.subject.profile
+            || e.step_id != task.subject.step_id
+        {
+            return Err(Error::new(
+                Code::EnrollmentInvalid,
+                "the registration is revoked or not scoped to this step",
+            ));
+        }
+    }
+    let (state, _) = task_state(Some(j), &task.task_id, now.ms)?;
+    if state != "pending" {
+        return Err(Error::new(
+            Code::TaskNotClaimable,
+            format!("the task is {state}, not pending"),
+        )
+        .with("state", state)
+        .with("task_id", task.task_id.clone()));
+    }
+    for dep_id in &task.depends_on {
+        let dep = subj
+            .tasks
+            .iter()
+            .find(|t| &t.task_id == dep_id)
+            .ok_or_else(|| {
+                Error::new(Code::IntegrityError, "dependency missing from its subject")
+            })?;
+        if !dependency_complete(Some(j), dep, now.ms)? {
+            return Err(Error::new(
+                Code::DependencyIncomplete,
+                format!("dependency {} is not complete", dep.subject.step_id),
+            )
+            .with("task_id", dep_id.clone()));
+        }
+    }
+    if let Some(prior) = prior_unresolved(Some(j), &task, now.ms)? {
+        return Err(Error::new(
+            Code::PriorSubjectUnresolved,
+            "an older subject of this change and step is unresolved",
+        )
+        .with("task_id", prior.clone())
+        .with("next", json!({"operation": "reconcile", "task_id": prior})));
+    }
+    let ts = now.text();
+    let task_digest = task.digest()?;
+    j.execute(
+        "INSERT OR IGNORE INTO tasks(task_id, task_digest, repo_id, profile_id, change_id, change_version, step_id, task_json, last_fence, current_attempt, created_at) \
+         VALUES (?1,?2,?3,?4,?5,?6,?7,?8,0,NULL,?9)",
+        params![
+            task.task_id, task_digest.as_str(), task.subject.repository, task.subject.profile, task.subject.change_id,
+            task.subject.change_version as i64, task.subject.step_id, canonical_bytes(&task)?, ts
+        ],
+    )?;
+    let (last_fence, _) =
+        task_row(j, &task.task_id)?.ok_or_else(|| Error::internal("task row vanished"))?;
+    let at = WorkflowTaskAttempt {
+        version: SCHEMA_VERSION,
+        task_id: task.task_id.clone(),
+        task_digest: task_digest.clone(),
+        attempt_id: crate::wire::random_id("att")?,
+        claim_request_id: req.request_id.clone(),
+        execution_operation_id: crate::wire::random_id("exec")?,
+        agent: actor.clone(),
+        executor: req.executor.clone(),
+        lease_ms: req.requested_lease_ms.min(MAX_LEASE_MS),
+        fence: last_fence + 1,
+    };
+    at.validate_for_claim(req)?;
+    let ad = at.digest()?;
+    let expires = now.ms.saturating_add(at.lease_ms as i64);
+    j.execute(
+        "INSERT INTO attempts(attempt_id, task_id, attempt_digest, attempt_json, fence, state, lease_expires_ms, superseded_by_fence, created_at, updated_at) \
+         VALUES (?1,?2,?3,?4,?5,'leased',?6,NULL,?7,?7)",
+        params![at.attempt_id, at.task_id, ad.as_str(), canonical_bytes(&at)?, at.fence as i64, expires, ts],
+    )?;
+    j.execute(
+        "UPDATE tasks SET last_fence = ?2, current_attempt = ?3 WHERE task_id = ?1",
+        params![at.task_id, at.fence as i64, at.attempt_id],
+    )?;
+    let out = json!({
+        "task_id": at.task_id,
+        "task_digest": task_digest,
+        "attempt": at,
+        "attempt_digest": ad,
+        "lease_expires_at": jiff::Timestamp::from_millisecond(expires).map(rfc3339_millis).unwrap_or_default(),
+    });
+    idem_store(j, actor, &req.request_id, "claim", &digest, &out, &ts)?;
+    Ok(out)
+}
+
+/// Checks a request's exact binding to the stored attempt.
+fn check_binding(
+    row: &AttemptRow,
+    task_id: &str,
+    task_digest: &Sha256Hex,
+    attempt_digest: &Sha256Hex,
+    exec_op: &str,
+    fence: u64,
+) -> Result<()> {
+    let at = &row.attempt;
+    if at.task_id != task_id
+        || &at.task_digest != task_digest
+        || &row.digest != attempt_digest
+        || at.execution_operation_id != exec_op
+    {
+        return Err(Error::new(
+            Code::InvalidInput,
+            "the request does not bind this exact task and attempt",
+        ));
+    }
+    if fence != at.fence || row.stored_state == "replaced" {
+        return Err(Error::new(
+            Code::StaleFence,
+            "the fence is not the attempt's current fence",
+        )
+        .with("fence", fence)
+        .with("superseded_by_fence", row.superseded_by_fence));
+    }
+    Ok(())
+}
+
+/// What a caller names for heartbeat, cancel or reconcile.
+#[derive(Debug, Clone)]
+pub struct MutationArgs {
+    /// The action.
+    pub action: MutationAction,
+    /// The attempt.
+    pub attempt_id: String,
+    /// The fence the caller holds.
+    pub fence: u64,
+    /// Idempotency key.
+    pub request_id: String,
+    /// Requested lease (heartbeat).
+    pub lease_ms: Option<u64>,
+    /// Reason (cancel, reconcile).
+    pub reason: Option<String>,
+}
+
+/// Builds the canonical mutation request for an attempt from its stored
+/// identity (the CLI's flags name only ids, fence and lease).
+pub fn mutation_request(
+    j: Option<&Connection>,
+    actor: &Actor,
+    m: &MutationArgs,
+) -> Result<TaskMutationRequest> {
+    let (action, attempt_id, fence, request_id, lease_ms, reason) = (
+        m.action,
+        m.attempt_id.as_str(),
+        m.fence,
+        m.request_id.as_str(),
+        m.lease_ms,
+        m.reason.clone(),
+    );
+    let row = j
+        .map(|j| attempt(j, attempt_id))
+        .transpose()?
+        .flatten()
+        .ok_or_else(|| Error::new(Code::NotFound, format!("no attempt {attempt_id}")))?;
+    Ok(TaskMutationRequest {
+        version: SCHEMA_VERSION,
+        request_id: request_id.into(),
+        action,
+        task_id: row.attempt.task_id.clone(),
+        task_digest: row.attempt.task_digest.clone(),
+        attempt_id: attempt_id.into(),
+        attempt_digest: row.digest.clone(),
+        execution_operation_id: row.attempt.execution_operation_id.clone(),
+        agent: actor.clone(),
+        executor: row.attempt.executor.clone(),
+        fence,
+        requested_lease_ms: lease_ms,
+        reason,
+    })
+}
+
+/// Heartbeat, cancel or reconcile.
+pub fn mutate(
+    j: &Connection,
+    a: &Connection,
+    actor: &Actor,
+    req: &TaskMutationRequest,
+    now: Now,
+) -> Result<Value> {
+    req.validate()?;
+    if &req.agent != actor {
+        return Err(Error::new(
+            Code::Forbidden,
+            "the request's actor is not the authenticated actor",
+        ));
+    }
+    let kind = req.action.as_str();
+    let digest = req.request_digest()?;
+    if let Some(v) = idem_check(j, actor, &req.request_id, kind, &digest)? {
+        return Ok(v);
+    }
+    let row = attempt(j, &req.attempt_id)?
+        .ok_or_else(|| Error::new(Code::NotFound, format!("no attempt {}", req.attempt_id)))?;
+    check_binding(
+        &row,
+        &req.task_id,
+        &req.task_digest,
+        &req.attempt_digest,
+        &req.execution_operation_id,
+        req.fence,
+    )?;
+    if row.attempt.executor != req.executor {
+        return Err(Error::new(
+            Code::InvalidInput,
+            "the request does not bind the attempt's executor",
+        ));
+    }
+    let same_actor = row.attempt.agent == *actor;
+    let same_owner = row.attempt.agent.owner_id == actor.owner_id;
+    let state = row.state(now.ms);
+    let (task, _) = change::find_task(a, &req.task_id)?;
+    let ts = now.text();
+    let out = match req.action {
+        MutationAction::Heartbeat => {
+            if !same_actor {
+                return Err(Error::new(
+                    Code::Forbidden,
+                    "only the attempt's actor may heartbeat it",
+                ));
+            }
+            match state {
+                AttemptState::Leased => {}
+                AttemptState::Expired => {
+                    return Err(Error::new(
+                        Code::LeaseExpired,
+                        "the lease has expired; reconcile before new work",
+                    )
+                    .with(
+                        "next",
+                        json!({"operation": "reconcile", "task_id": req.task_id}),
+                    ));
+                }
+                s => return Err(closed(s)),
+            }
+            if let Some(r) = change::staleness(a, &task)? {
+                return Err(stale(r));
+            }
+            let lease = req
+                .requested_lease_ms
+                .unwrap_or(MIN_LEASE_MS)
+                .min(row.attempt.lease_ms);
+            let expires = now.ms.saturating_add(lease as i64);
+            j.execute(
+                "UPDATE attempts SET lease_expires_ms = ?2, updated_at = ?3 WHERE attempt_id = ?1",
+                params![req.attempt_id, expires, ts],
+            )?;
+            json!({"attempt_id": req.attempt_id, "fence": req.fence, "state": "leased",
+                   "lease_expires_at": jiff::Timestamp::from_millisecond(expires).map(rfc3339_millis).unwrap_or_default()})
+        }
+        MutationAction::Cancel => {
+            if !same_actor {
+                return Err(Error::new(
+                    Code::Forbidden,
+                    "only the attempt's actor may cancel it",
+                ));
+            }
+            if !matches!(state, AttemptState::Leased | AttemptState::Expired) {
+                return Err(closed(state));
+            }
+            j.execute(
+                "UPDATE attempts SET state = 'cancelled', updated_at = ?2 WHERE attempt_id = ?1",
+                params![req.attempt_id, ts],
+            )?;
+            json!({"attempt_id": req.attempt_id, "fence": req.fence, "state": "cancelled",
+                   "unresolved_effects": ["execution_may_still_run"],
+                   "next": {"operation": "reconcile", "task_id": req.task_id}})
+        }
+        MutationAction::Reconcile => {
+            if !same_owner {
+                return Err(Error::new(
+                    Code::Forbidden,
+                    "only the attempt's owner may reconcile it",
+                ));
+            }
+            if !matches!(
+                state,
+                AttemptState::Leased | AttemptState::Expired | AttemptState::Cancelled
+            ) {
+                return Err(closed(state));
+            }
+            let (last, _) =
+                task_row(j, &req.task_id)?.ok_or_else(|| Error::internal("task row missing"))?;
+            let new_fence = last + 1;
+            j.execute(
+                "UPDATE attempts SET state = 'replaced', superseded_by_fence = ?2, updated_at = ?3 WHERE attempt_id = ?1",
+                params![req.attempt_id, new_fence as i64, ts],
+            )?;
+            j.execute(
+                "UPDATE tasks SET last_fence = ?2 WHERE task_id = ?1",
+                params![req.task_id, new_fence as i64],
+            )?;
+            json!({"attempt_id": req.attempt_id, "state": "replaced",
+                   "supersession": {"old_fence": req.fence, "new_fence": new_fence},
+                   "unresolved_effects": ["execution_may_still_run"],
+                   "next": {"operation": "claim", "task_id": req.task_id}})
+        }
+    };
+    idem_store(j, actor, &req.request_id, kind, &digest, &out, &ts)?;
+    Ok(out)
+}
+
+/// Retains an agent assertion or a signed registered observation.
+pub fn result(
+    j: &Connection,
+    a: &Connection,
+    actor: &Actor,
+    r: &TaskResultAssertion,
+    now: Now,
+) -> Result<Value> {
+    r.validate()?;
+    if &r.agent != actor {
+        return Err(Error::new(
+            Code::Forbidden,
+            "the result's agent is not the authenticated actor",
+        ));
+    }
+    let digest = r.request_digest()?;
+    if let Some(v) = idem_check(j, actor, &r.request_id, "result", &digest)? {
+        return Ok(v);
+    }
+    let row = attempt(j, &r.attempt_id)?
+        .ok_or_else(|| Error::new(Code::NotFound, format!("no attempt {}", r.attempt_id)))?;
+    check_binding(
+        &row,
+        &r.task_id,
+        &r.task_digest,
+        &r.attempt_digest,
+        &r.execution_operation_id,
+        r.fence,
+    )?;
+    if row.attempt.agent != *actor {
+        return Err(Error::new(
+            Code::Forbidden,
+            "only the attempt's actor may submit its result",
+        ));
+    }
+    match row.state(now.ms) {
+        AttemptState::Leased => {}
+        AttemptState::Expired => {
+            return Err(Error::new(
+                Code::LeaseExpired,
+                "the lease has expired; the result was not retained",
+            ));
+        }
+        s => return Err(closed(s)),
+    }
+    let (task, _) = change::find_task(a, &r.task_id)?;
+    if let Some(reason) = change::staleness(a, &task)? {
+        return Err(stale(reason));
+    }
+    r.validate_for_task(&task)?;
+    let mut registration_id = None;
+    let mut obs_digest = None;
+    if r.trust_class == TrustClass::RegisteredExecutorObservation {
+        if task.action_class == ActionClass::Review {
+            return Err(Error::new(
+                Code::Forbidden,
+                "an observation cannot claim a controller-only step",
+            ));
+        }
+        let ex = r
+            .executor
+            .as_ref()
+            .ok_or_else(|| Error::internal("validated observation lacks executor"))?;
+        let (e, revoked) = admin::registration(a, &ex.registration_id)?
+            .ok_or_else(|| Error::new(Code::EnrollmentInvalid, "unknown registration"))?;
+        if revoked {
+            return Err(Error::new(
+                Code::EnrollmentInvalid,
+                "the registration is revoked",
+            ));
+        }
+        if !e.validate_scope_and_binding(
+            &task.subject.repository,
+            &task.subject.profile,
+            &task.subject.step_id,
+            ex,
+        ) {
+            return Err(Error::new(
+                Code::EnrollmentInvalid,
+                "the executor binding is not the current enrollment for this step",
+            ));
+        }
+        if row
+            .attempt
+            .executor
+            .as_ref()
+            .is_some_and(|x| x != &ex.registration_id)
+        {
+            return Err(Error::new(
+                Code::EnrollmentInvalid,
+                "the attempt was claimed for another executor",
+            ));
+        }
+        let pk = crate::wire::ed25519::parse_public_key_hex(&e.public_key)?;
+        observation::verify(r, &pk)?;
+        registration_id = Some(e.registration_id.clone());
+        obs_digest = r
+            .executor_provenance
+            .as_ref()
+            .map(|p| p.observation_digest.to_string());
+    }
+    let ts = now.text();
+    let trust = serde_json::to_value(r.trust_class)?;
+    let outcome = serde_json::to_value(r.outcome)?;
+    let trust_s = trust.as_str().unwrap_or_default().to_owned();
+    let outcome_s = outcome.as_str().unwrap_or_default().to_owned();
+    j.execute(
+        "INSERT INTO assertions(attempt_id, request_id, trust_class, outcome, registration_id, observation_digest, assertion_json, created_at) \
+         VALUES (?1,?2,?3,?4,?5,?6,?7,?8)",
+        params![r.attempt_id, r.request_id, trust_s, outcome_s, registration_id, obs_digest, canonical_bytes(r)?, ts],
+    )?;
+    j.execute(
+        "UPDATE attempts SET state = 'finished', updated_at = ?2 WHERE attempt_id = ?1",
+        params![r.attempt_id, ts],
+    )?;
+    let out = json!({
+        "task_id": r.task_id, "attempt_id": r.attempt_id, "fence": r.fence, "state": "finished",
+        "trust_class": trust, "outcome": outcome, "retained": true, "passing": false,
+        "completes_dependency": completes_dependency(&task, &trust_s, &outcome_s),
+    });
+    idem_store(j, actor, &r.request_id, "result", &digest, &out, &ts)?;
+    Ok(out)
+}
+
+/// Side-effect-free exact-attempt view.
+pub fn status(
+    j: Option<&Connection>,
+    a: &Connection,
+    actor: &Actor,
+    req: &TaskStatusRequest,
+    now: Now,
+) -> Result<Value> {
+    check_version(req.version)?;
+    check_id("task_id", &req.task_id)?;
+    check_id("attempt_id", &req.attempt_id)?;
+    let row = j
+        .map(|j| attempt(j, &req.attempt_id))
+        .transpose()?
+        .flatten()
+        .filter(|r| r.attempt.task_id == req.task_id)
+        .ok_or_else(|| {
+            Error::new(
+                Code::NotFound,
+                format!("no attempt {} of task {}", req.attempt_id, req.task_id),
+            )
+        })?;
+    let (task, subj) = change::find_task(a, &req.task_id)?;
+    if !change::may_view(&subj.change, actor) {
+        return Err(Error::new(
+            Code::Forbidden,
+            "the task belongs to another owner",
+        ));
+    }
+    let state = row.state(now.ms);
+    let staleness = change::staleness(a, &task)?;
+    let retained = match j {
+        Some(j) => retained(j, &req.attempt_id)?
+            .map(|(t, o)| json!({"trust_class": t, "outcome": o, "passing": false})),
+        None => None,
+    };
+    Ok(json!({
+        "task_id": req.task_id,
+        "task_digest": row.attempt.task_digest,
+        "attempt_id": req.attempt_id,
+        "attempt_digest": row.digest,
+        "execution_operation_id": row.attempt.execution_operation_id,
+        "fence": row.attempt.fence,
+        "state": state.as_str(),
+        "lease_expires_at": jiff::Timestamp::from_millisecond(row.lease_expires_ms).map(rfc3339_millis).unwrap_or_default(),
+        "superseded_by_fence": row.superseded_by_fence,
+        "subject_current": staleness.is_none(),
+        "stale_reason": staleness,
+        "currently_applicable": state == AttemptState::Leased && staleness.is_none(),
+        "retained_outcome": retained,
+    }))
+}
+
+/// A side-effect-free recovery projection (see `docs/state-machine.md`).
+pub fn recovery(
+    j: Option<&Connection>,
+    a: &Connection,
+    actor: &Actor,
+    task_id: &str,
+    attempt_id: Option<&str>,
+    request_id: Option<&str>,
+    now: Now,
+) -> Result<TaskRecoveryEnvelope> {
+    let (task, subj) = change::find_task(a, task_id)?;
+    if !change::may_view(&subj.change, actor) {
+        return Err(Error::new(
+            Code::Forbidden,
+            "the task belongs to another owner",
+        ));
+    }
+    if let Some(r) = request_id {
+        check_id("request_id", r)?;
+    }
+    let row = match (j, attempt_id) {
+        (Some(j), Some(id)) => attempt(j, id)?.filter(|r| r.attempt.task_id == task_id),
+        (_, Some(id)) => return Err(Error::new(Code::NotFound, format!("no attempt {id}"))),
+        (Some(j), None) => match task_row(j, task_id)? {
+            Some((_, Some(cur))) => attempt(j, &cur)?,
+            _ => None,
+        },
+        (None, None) => None,
+    };
+    if attempt_id.is_some() && row.is_none() {
+        return Err(Error::new(Code::NotFound, "no such attempt of this task"));
+    }
+    let confirmed_kind = match (j, request_id) {
+        (Some(j), Some(r)) => j
+            .query_row(
+                "SELECT kind FROM idempotency WHERE owner_id = ?1 AND agent_id = ?2 AND request_id = ?3",
+                params![actor.owner_id, actor.agent_id, r],
+                |x| x.get::<_, String>(0),
+            )
+            .optional()?,
+        _ => None,
+    };
+    let state = row.as_ref().map(|r| r.state(now.ms));
+    let observed = state.map_or("pending", AttemptState::as_str).to_owned();
+    let mut env = TaskRecoveryEnvelope {
+        version: SCHEMA_VERSION,
+        request_id: request_id.map(str::to_owned),
+        task_id: task_id.into(),
+        task_digest: task.digest()?,
+        attempt_id: row.as_ref().map(|r| r.attempt.attempt_id.clone()),
+        attempt_digest: row.as_ref().map(|r| r.digest.clone()),
+        execution_operation_id: row
+            .as_ref()
+            .map(|r| r.attempt.execution_operation_id.clone()),
+        fence: row.as_ref().map(|r| r.attempt.fence),
+        disposition: Disposition::ConclusiveRejection,
+        observed_state: observed,
+        confirmed_effects: vec![],
+        unresolved_effects: vec![],
+        supersession: None,
+        permitted: vec![RecoveryAction::Inspect, RecoveryAction::Stop],
+    };
+    if let Some(k) = confirmed_kind {
+        env.disposition = Disposition::Confirmed;
+        env.confirmed_effects = vec![k];
+        return Ok(env);
+    }
+    match state {
+        None => env.permitted.push(RecoveryAction::RetryIdentical),
+        Some(AttemptState::Finished) => {}
+        Some(AttemptState::Replaced) => {
+            env.disposition = Disposition::UncertainEffect;
+            env.unresolved_effects = vec![UnresolvedEffect::ExecutionMayStillRun];
+            if let Some(r) = &row {
+                env.supersession = r.superseded_by_fence.map(|n| FenceSupersession {
+                    old_fence: r.attempt.fence,
+                    new_fence: n,
+                });
+            }
+            if env
+                .supersession
+                .as_ref()
+                .is_some_and(|s| s.new_fence > s.old_fence)
+            {
+                env.permitted.push(RecoveryAction::PrepareFreshAttempt);
+            }
+        }
+        Some(AttemptState::Leased | AttemptState::Expired | AttemptState::Cancelled) => {
+            env.disposition = Disposition::UncertainEffect;
+            env.unresolved_effects = vec![UnresolvedEffect::ExecutionMayStillRun];
+            env.permitted.push(RecoveryAction::Reconcile);
+        }
+    }
+    Ok(env)
+}

@@ -1,0 +1,425 @@
+//! The agent operations, each one library call: reads open stores
+//! read-only and never create the journal; mutations run one critical
+//! section: data-dir lock → journal immediate transaction → authority read
+//! transaction (actor, subject, enrollment rechecks) → journal commit.
+//! Contention fails closed with `busy`; nothing is replayed and no lock is
+//! held across external execution.
+
+use super::contract::*;
+use super::journal::{self, Now};
+use crate::authority::admin::{self, Authenticated};
+use crate::authority::change::{self, ChangeSel};
+use crate::clock::{Clock, rfc3339_millis, unix_millis};
+use crate::error::{Code, Error, Result};
+use crate::store::{Connection, DataDir, TransactionBehavior};
+use serde_json::{Value, json};
+use std::path::Path;
+use std::time::Duration;
+
+/// Where and as whom an agent operation runs.
+pub struct AgentCtx<'a> {
+    /// Data directory.
+    pub root: &'a Path,
+    /// Lock wait.
+    pub timeout: Duration,
+    /// Clock.
+    pub clock: &'a dyn Clock,
+    /// Token text (from the token file).
+    pub token: &'a str,
+}
+
+impl AgentCtx<'_> {
+    fn now(&self) -> Now {
+        Now {
+            ms: unix_millis(self.clock.now()),
+        }
+    }
+
+    /// Runs `f` in the critical section.
+    pub fn mutate<T>(
+        &self,
+        f: impl FnOnce(&Connection, &Connection, &Authenticated, Now) -> Result<T>,
+    ) -> Result<T> {
+        let dir = DataDir::open(self.root)?;
+        let lock = dir.lock(self.timeout)?;
+        let now_ts = rfc3339_millis(self.clock.now());
+        let now = self.now();
+        let mut jc = dir.open_write(&journal::SPEC, &now_ts, &lock)?;
+        let jt = jc.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let mut ac = dir.open_write(&crate::authority::schema::SPEC, &now_ts, &lock)?;
+        let at = ac.transaction_with_behavior(TransactionBehavior::Deferred)?;
+        let who = admin::authenticate(&at, self.token)?;
+        let out = f(&jt, &at, &who, now)?;
+        jt.commit()?;
+        at.rollback()?;
+        drop(lock);
+        Ok(out)
+    }
+
+    /// Runs a read: authority and (when present) journal read-only.
+    pub fn read<T>(
+        &self,
+        f: impl FnOnce(Option<&Connection>, &Connection, &Authenticated, Now) -> Result<T>,
+    ) -> Result<T> {
+        let (dir, mut ac) = admin::open_read(self.root)?;
+        let at = ac.transaction_with_behavior(TransactionBehavior::Deferred)?;
+        let who = admin::authenticate(&at, self.token)?;
+        let jc = dir.open_read(&journal::SPEC)?;
+        f(jc.as_ref(), &at, &who, self.now())
+    }
+}
+
+/// `capabilities`: task-independent, read-only.
+pub fn capabilities() -> Value {
+    json!({
+        "capability": CAPABILITY,
+        "supported_schema_versions": SUPPORTED_SCHEMA_VERSIONS,
+        "operations": ["cancel", "capabilities", "claim", "heartbeat", "instructions", "next", "reconcile",
+                       "recovery", "reference", "requirements", "result", "status"],
+    })
+}
+
+/// `requirements`: the installed requirement of a Change's repository
+/// profile and the current subject's tasks.
+pub fn requirements(cx: &AgentCtx<'_>, sel: &ChangeSel) -> Result<Value> {
+    cx.read(|_j, a, who, _now| {
+        let ch = change::select(a, sel)?;
+        if !change::may_view(&ch, &who.actor) {
+            return Err(Error::new(
+                Code::Forbidden,
+                "the change belongs to another owner",
+            ));
+        }
+        let (digest, bytes) =
+            crate::authority::installed_requirement(a, &ch.repository, &ch.profile)?
+                .ok_or_else(|| Error::new(Code::NotFound, "no requirement installed"))?;
+        let wf = crate::authority::workflow::Workflow::parse(&bytes)?;
+        Ok(json!({
+            "capability": CAPABILITY, "schema_version": SCHEMA_VERSION,
+            "repository": ch.repository, "profile": ch.profile, "change_id": ch.change_id,
+            "requirement_digest": digest, "workflow": wf,
+        }))
+    })
+}
+
+/// Per-task state plus the next permitted operation for one task.
+fn task_next(
+    j: Option<&Connection>,
+    s: &change::StoredSubject,
+    t: &WorkflowTask,
+    now: Now,
+) -> Result<(String, Value)> {
+    let (state, _) = journal::task_state(j, &t.task_id, now.ms)?;
+    let op = match state.as_str() {
+        "pending" => {
+            if t.action_class == ActionClass::Review {
+                json!({"operation": "none", "reason": "controller_only"})
+            } else if let Some(p) = journal::prior_unresolved(j, t, now.ms)? {
+                json!({"operation": "reconcile", "task_id": p})
+            } else {
+                let mut deps_ok = true;
+                for d in &t.depends_on {
+                    if let Some(dt) = s.tasks.iter().find(|x| &x.task_id == d) {
+                        deps_ok &= journal::dependency_complete(j, dt, now.ms)?;
+                    }
+                }
+                if deps_ok {
+                    json!({"operation": "claim", "task_id": t.task_id})
+                } else {
+                    json!({"operation": "none", "reason": "dependency_incomplete"})
+                }
+            }
+        }
+        "expired" | "cancelled" => json!({"operation": "reconcile", "task_id": t.task_id}),
+        "leased" => json!({"operation": "none", "reason": "attempt_in_progress"}),
+        _ => json!({"operation": "none"}),
+    };
+    Ok((state, op))
+}
+
+/// `next`: typed next operation for a Change (never a command).
+pub fn next(cx: &AgentCtx<'_>, sel: &ChangeSel) -> Result<Value> {
+    cx.read(|j, a, who, now| {
+        let ch = change::select(a, sel)?;
+        if !change::may_view(&ch, &who.actor) {
+            return Err(Error::new(Code::Forbidden, "the change belongs to another owner"));
+        }
+        if ch.version == 0 {
+            return Ok(json!({"change_id": ch.change_id, "version": 0, "next": {"operation": "checkpoint"}, "tasks": []}));
+        }
+        let s = change::current_subject(a, &ch)?;
+        if let Some(first) = s.tasks.first()
+            && change::staleness(a, first)?.is_some()
+        {
+            return Ok(json!({"change_id": ch.change_id, "version": ch.version, "subject_current": false,
+                             "next": {"operation": "checkpoint"}, "tasks": []}));
+        }
+        let mut rows = Vec::new();
+        let mut chosen: Option<Value> = None;
+        let mut order: Vec<&WorkflowTask> = s.tasks.iter().filter(|t| t.required).collect();
+        order.extend(s.tasks.iter().filter(|t| !t.required));
+        for t in order {
+            let (state, op) = task_next(j, &s, t, now)?;
+            if chosen.is_none() && op["operation"] != "none" {
+                chosen = Some(op.clone());
+            }
+            rows.push(json!({"task_id": t.task_id, "task_digest": t.digest()?, "step_id": t.subject.step_id,
+                             "action_class": t.action_class, "required": t.required, "state": state, "next": op}));
+        }
+        Ok(json!({"change_id": ch.change_id, "version": ch.version, "subject_current": true,
+                  "revision": s.context.revision, "next": chosen.unwrap_or(json!({"operation": "none"})), "tasks": rows}))
+    })
+}
+
+/// `instructions`: an entrypoint or an explicit schema mismatch.
+pub fn instructions(
+    cx: &AgentCtx<'_>,
+    task_id: &str,
+    schema_version: u32,
+) -> Result<InstructionEntrypointResponse> {
+    if !SUPPORTED_SCHEMA_VERSIONS.contains(&schema_version) {
+        return Ok(InstructionEntrypointResponse::SchemaMismatch(
+            SchemaMismatch::for_version(schema_version),
+        ));
+    }
+    cx.read(|j, a, who, now| {
+        let (t, s) = change::find_task(a, task_id)?;
+        if !change::may_view(&s.change, &who.actor) {
+            return Err(Error::new(
+                Code::Forbidden,
+                "the task belongs to another owner",
+            ));
+        }
+        let (_, op) = task_next(j, &s, &t, now)?;
+        let policy = crate::wire::digest::domain_digest(
+            DOMAIN_POLICY,
+            &canonical_bytes(&json!([
+                t.subject.repository,
+                t.subject.profile,
+                t.subject.policy_epoch,
+                t.subject.requirement_digest
+            ]))?,
+        );
+        Ok(InstructionEntrypointResponse::Entrypoint {
+            entrypoint: Box::new(InstructionEntrypoint {
+                capability: CAPABILITY.into(),
+                schema_version: SCHEMA_VERSION,
+                task_id: t.task_id.clone(),
+                task_digest: t.digest()?,
+                step_id: t.subject.step_id.clone(),
+                action_class: t.action_class,
+                required: t.required,
+                workflow_digest: t.subject.requirement_digest.clone(),
+                policy_digest: policy,
+                criteria: t.criteria.clone(),
+                references: t.references.clone(),
+                instructions: t.instructions.clone(),
+                progression: Progression {
+                    operation: op["operation"].as_str().unwrap_or("none").to_owned(),
+                    task_id: op["task_id"].as_str().map(str::to_owned),
+                },
+            }),
+        })
+    })
+}
+
+/// Largest manifest read for a reference lookup.
+const MAX_MANIFEST_BYTES: u64 = 256 * 1024 * 1024;
+
+/// `reference`: one named reference of a stored task; the service derives
+/// repository, revision and path from the task.
+pub fn reference(cx: &AgentCtx<'_>, req: &ReferenceFetchRequest) -> Result<ReferenceFetchResponse> {
+    if !SUPPORTED_SCHEMA_VERSIONS.contains(&req.expected_schema_version) {
+        return Ok(ReferenceFetchResponse::SchemaMismatch(
+            SchemaMismatch::for_version(req.expected_schema_version),
+        ));
+    }
+    check_id("task_id", &req.task_id)?;
+    check_id("name", &req.name)?;
+    let (dir, _) = admin::open_read(cx.root)?;
+    cx.read(|_j, a, who, _now| {
+        let (t, s) = change::find_task(a, &req.task_id)?;
+        let name = req.name.clone();
+        let r = t
+            .references
+            .iter()
+            .find(|r| r.name == req.name)
+            .ok_or_else(|| {
+                Error::new(
+                    Code::NotFound,
+                    format!("task has no reference named {}", req.name),
+                )
+            })?;
+        if !change::may_view(&s.change, &who.actor) {
+            return Ok(ReferenceFetchResponse::Denied { name });
+        }
+        if req
+            .task_digest
+            .as_ref()
+            .is_some_and(|d| *d != t.digest().unwrap_or_else(|_| d.clone()))
+        {
+            return Ok(ReferenceFetchResponse::Uncertain {
+                name,
+                reason: "task_digest_mismatch".into(),
+            });
+        }
+        let Some(expected) = &r.expected_sha256 else {
+            return Ok(ReferenceFetchResponse::Missing { name });
+        };
+        if req.expected_sha256.as_ref().is_some_and(|d| d != expected) {
+            return Ok(ReferenceFetchResponse::Uncertain {
+                name,
+                reason: "commitment_mismatch".into(),
+            });
+        }
+        let (msha, msize): (String, i64) = a.query_row(
+            "SELECT manifest_sha256, manifest_size FROM revisions WHERE revision = ?1",
+            [t.subject.revision.as_str()],
+            |x| Ok((x.get(0)?, x.get(1)?)),
+        )?;
+        let cas = dir.cas();
+        let manifest_bytes = match cas.read(
+            &crate::wire::digest::Sha256Hex::parse(&msha)?,
+            Some(msize as u64),
+            MAX_MANIFEST_BYTES,
+        ) {
+            Ok(b) => b,
+            Err(_) => {
+                return Ok(ReferenceFetchResponse::Uncertain {
+                    name,
+                    reason: "store_integrity".into(),
+                });
+            }
+        };
+        let manifest: crate::authority::snapshot::Manifest =
+            serde_json::from_slice(&manifest_bytes)?;
+        let Some(e) = manifest.get(&r.path) else {
+            return Ok(ReferenceFetchResponse::Uncertain {
+                name,
+                reason: "revision_mismatch".into(),
+            });
+        };
+        if &e.sha256 != expected || e.mode == crate::authority::snapshot::MODE_LINK {
+            return Ok(ReferenceFetchResponse::Uncertain {
+                name,
+                reason: "commitment_mismatch".into(),
+            });
+        }
+        if e.size > MAX_REFERENCE_BYTES {
+            return Ok(ReferenceFetchResponse::Limit {
+                name,
+                size: e.size,
+                limit: MAX_REFERENCE_BYTES,
+            });
+        }
+        let body = match cas.read(&e.sha256, Some(e.size), MAX_REFERENCE_BYTES) {
+            Ok(b) => b,
+            Err(_) => {
+                return Ok(ReferenceFetchResponse::Uncertain {
+                    name,
+                    reason: "store_integrity".into(),
+                });
+            }
+        };
+        match String::from_utf8(body) {
+            Ok(content) => Ok(ReferenceFetchResponse::Available {
+                name,
+                path: r.path.clone(),
+                sha256: e.sha256.clone(),
+                size: e.size,
+                content,
+            }),
+            Err(_) => Ok(ReferenceFetchResponse::Uncertain {
+                name,
+                reason: "not_utf8".into(),
+            }),
+        }
+    })
+}
+
+/// `claim`.
+pub fn claim(
+    cx: &AgentCtx<'_>,
+    task_id: &str,
+    request_id: &str,
+    lease_ms: u64,
+    executor: Option<String>,
+) -> Result<Value> {
+    cx.mutate(|j, a, who, now| {
+        let (t, _) = change::find_task(a, task_id)?;
+        let req = TaskClaimRequest {
+            version: SCHEMA_VERSION,
+            request_id: request_id.into(),
+            task_id: task_id.into(),
+            task_digest: t.digest()?,
+            requested_lease_ms: lease_ms,
+            executor,
+        };
+        journal::claim(j, a, &who.actor, &req, now)
+    })
+}
+
+/// `heartbeat`, `cancel`, `reconcile` by attempt id and fence.
+pub fn mutate(cx: &AgentCtx<'_>, m: &journal::MutationArgs) -> Result<Value> {
+    check_id("attempt_id", &m.attempt_id)?;
+    cx.mutate(|j, a, who, now| {
+        let req = journal::mutation_request(Some(j), &who.actor, m)?;
+        journal::mutate(j, a, &who.actor, &req, now)
+    })
+}
+
+/// `result` from a TaskResultAssertion document.
+pub fn result(cx: &AgentCtx<'_>, assertion: &TaskResultAssertion) -> Result<Value> {
+    cx.mutate(|j, a, who, now| journal::result(j, a, &who.actor, assertion, now))
+}
+
+/// `status`.
+pub fn status(cx: &AgentCtx<'_>, task_id: &str, attempt_id: &str) -> Result<Value> {
+    cx.read(|j, a, who, now| {
+        journal::status(
+            j,
+            a,
+            &who.actor,
+            &TaskStatusRequest {
+                version: 1,
+                task_id: task_id.into(),
+                attempt_id: attempt_id.into(),
+            },
+            now,
+        )
+    })
+}
+
+/// `recovery`.
+pub fn recovery(
+    cx: &AgentCtx<'_>,
+    task_id: &str,
+    attempt_id: Option<&str>,
+    request_id: Option<&str>,
+) -> Result<TaskRecoveryEnvelope> {
+    cx.read(|j, a, who, now| {
+        journal::recovery(j, a, &who.actor, task_id, attempt_id, request_id, now)
+    })
+}
+
+/// `checkpoint` (the authority act, for the agent's actor).
+pub fn checkpoint(cx: &AgentCtx<'_>, sel: &ChangeSel) -> Result<change::CheckpointOutput> {
+    change::checkpoint(cx.root, cx.timeout, cx.clock, cx.token, sel)
+}
+
+/// `change open`.
+pub fn change_open(
+    cx: &AgentCtx<'_>,
+    repo: &str,
+    profile: &str,
+    workspace: &Path,
+) -> Result<change::ChangeOpenOutput> {
+    change::change_open(
+        cx.root, cx.timeout, cx.clock, cx.token, repo, profile, workspace,
+    )
+}
+
+/// Time text helper for callers.
+pub fn now_text(clock: &dyn Clock) -> String {
+    rfc3339_millis(clock.now())
+}

@@ -1,0 +1,147 @@
+//! Strict Ed25519: key generation, signing and a verifier that refuses
+//! everything a permissive verifier would let through.
+//!
+//! `ed25519-dalek`'s `verify_strict` refuses small-order `A` and `R` but
+//! accepts mixed-order points (a prime-order point plus a torsion
+//! component). This verifier additionally requires, for both the public key
+//! `A` and the signature's `R`: the encoding decompresses, re-compresses to
+//! exactly the same 32 bytes (canonical), is not of small order and is
+//! torsion-free. `S` must be canonical (`S < ℓ`, checked by dalek).
+
+use crate::error::{Code, Error, Result};
+use curve25519_dalek::edwards::CompressedEdwardsY;
+use ed25519_dalek::{Signature, Signer, SigningKey, VerifyingKey};
+
+/// Length of a public key in bytes.
+pub const PUBLIC_KEY_LEN: usize = 32;
+/// Length of a signature in bytes.
+pub const SIGNATURE_LEN: usize = 64;
+
+fn bad(msg: &str) -> Error {
+    Error::new(Code::SignatureInvalid, msg.to_owned())
+}
+
+/// Checks that 32 bytes are a canonical, torsion-free, non-small-order
+/// Edwards point encoding.
+pub fn check_point(bytes: &[u8; 32]) -> Result<()> {
+    let c = CompressedEdwardsY(*bytes);
+    let p = c
+        .decompress()
+        .ok_or_else(|| bad("not a valid curve point encoding"))?;
+    if p.compress().0 != *bytes {
+        return Err(bad("non-canonical point encoding"));
+    }
+    if p.is_small_order() {
+        return Err(bad("small-order point"));
+    }
+    if !p.is_torsion_free() {
+        return Err(bad("point has a torsion component"));
+    }
+    Ok(())
+}
+
+/// Parses and checks a public key given as 64 lowercase hex characters.
+pub fn parse_public_key_hex(hex: &str) -> Result<[u8; 32]> {
+    let v = decode_hex(hex, PUBLIC_KEY_LEN).map_err(|_| {
+        Error::new(
+            Code::InvalidInput,
+            "a public key is 64 lowercase hex characters",
+        )
+    })?;
+    let mut k = [0u8; 32];
+    k.copy_from_slice(&v);
+    check_point(&k).map_err(|e| {
+        Error::new(
+            Code::InvalidInput,
+            format!("public key refused: {}", e.message()),
+        )
+    })?;
+    Ok(k)
+}
+
+/// Decodes lowercase hex of an exact byte length.
+pub fn decode_hex(hex: &str, len: usize) -> Result<Vec<u8>> {
+    if hex.len() != len * 2 {
+        return Err(bad("wrong hex length"));
+    }
+    data_encoding::HEXLOWER
+        .decode(hex.as_bytes())
+        .map_err(|_| bad("not lowercase hex"))
+}
+
+/// Verifies `sig` over `msg` under `public_key`, strictly.
+pub fn verify_strict(public_key: &[u8; 32], msg: &[u8], sig: &[u8; 64]) -> Result<()> {
+    check_point(public_key)?;
+    let mut r = [0u8; 32];
+    r.copy_from_slice(&sig[..32]);
+    check_point(&r)?;
+    let vk = VerifyingKey::from_bytes(public_key).map_err(|_| bad("invalid public key"))?;
+    let s = Signature::from_bytes(sig);
+    vk.verify_strict(msg, &s)
+        .map_err(|_| bad("signature does not verify"))
+}
+
+/// Verifies a signature given as 128 lowercase hex characters.
+pub fn verify_strict_hex(public_key: &[u8; 32], msg: &[u8], sig_hex: &str) -> Result<()> {
+    let v = decode_hex(sig_hex, SIGNATURE_LEN)?;
+    let mut sig = [0u8; 64];
+    sig.copy_from_slice(&v);
+    verify_strict(public_key, msg, &sig)
+}
+
+/// A signing key from its 32-byte seed.
+pub struct Keypair(SigningKey);
+
+impl Keypair {
+    /// From a 32-byte seed.
+    pub fn from_seed(seed: &[u8; 32]) -> Keypair {
+        Keypair(SigningKey::from_bytes(seed))
+    }
+
+    /// A fresh key from the OS CSPRNG.
+    pub fn generate() -> Result<(Keypair, [u8; 32])> {
+        let mut seed = [0u8; 32];
+        getrandom::fill(&mut seed)
+            .map_err(|e| Error::internal(format!("OS random source failed: {e}")))?;
+        Ok((Keypair::from_seed(&seed), seed))
+    }
+
+    /// The public key bytes.
+    pub fn public_key(&self) -> [u8; 32] {
+        self.0.verifying_key().to_bytes()
+    }
+
+    /// Signs `msg`; returns 128 lowercase hex characters.
+    pub fn sign_hex(&self, msg: &[u8]) -> String {
+        data_encoding::HEXLOWER.encode(&self.0.sign(msg).to_bytes())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use curve25519_dalek::constants::EIGHT_TORSION;
+
+    #[test]
+    fn sign_verify_and_refusals() {
+        let k = Keypair::from_seed(&[7u8; 32]);
+        let pk = k.public_key();
+        let sig = k.sign_hex(b"hello");
+        verify_strict_hex(&pk, b"hello", &sig).expect("verifies");
+        assert!(verify_strict_hex(&pk, b"hellO", &sig).is_err());
+        // Small-order key (identity).
+        let mut ident = [0u8; 32];
+        ident[0] = 1;
+        assert!(check_point(&ident).is_err());
+        // Mixed-order key: A + T (T of order 8) is refused.
+        let a = CompressedEdwardsY(pk).decompress().expect("point");
+        let mixed = (a + EIGHT_TORSION[1]).compress().0;
+        assert!(check_point(&mixed).is_err());
+        // Non-canonical encoding: y = p (≡ 0) is encoded non-canonically.
+        let mut nc = [0xffu8; 32];
+        nc[0] = 0xed;
+        nc[31] = 0x7f;
+        assert!(check_point(&nc).is_err());
+        assert!(parse_public_key_hex(&"00".repeat(32)).is_err());
+    }
+}
