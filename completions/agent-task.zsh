@@ -563,6 +563,7 @@ _arguments "${_arguments_options[@]}" : \
 '--bind=[Address to listen on. A non-loopback host needs a node bearer]:HOST:PORT:_default' \
 '--data-token-file=[File holding the dedicated node bearer (one line). Without it (and without AGENT_TASK_NODE_TOKEN) every /v1/data/* route answers 503]:F:_files' \
 '--workers=[Worker threads serving requests]:WORKERS:_default' \
+'--workspace-config=[Operator file of workspace task profiles (\`agent_task_profiles\`, version 1)\: mounts the workspace task endpoint, the collector upload route and MCP under /v1/hub/workspace/ (bearer\: an agent token). The data routes are then mounted only when the data node is initialised]:FILE:_files' \
 '--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
@@ -1161,6 +1162,38 @@ _arguments "${_arguments_options[@]}" : \
 '--version[Print version]' \
 && ret=0
 ;;
+(install-stop)
+_arguments "${_arguments_options[@]}" : \
+'--agent=[Which agent'\''s settings to edit]:AGENT:((claude\:"Claude Code\: \`.claude/settings.json\`, \`task-stop\`"
+codex\:"Codex CLI\: \`.codex/hooks.json\`, \`task-codex-stop\`"))' \
+'--workspace=[The workspace holding \`.claude/\` or \`.codex/\`]:PATH:_files' \
+'--change=[The Change the hook guards]:CHANGE:_default' \
+'--endpoint=[Remote workspace endpoint (base URL) the hook asks for qualification]:URL:_default' \
+'--repository=[Repository id of the workspace profile (with --endpoint)]:REPOSITORY:_default' \
+'--profile=[Profile id (with --endpoint)]:PROFILE:_default' \
+'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
+'-h[Print help (see more with '\''--help'\'')]' \
+'--help[Print help (see more with '\''--help'\'')]' \
+'-V[Print version]' \
+'--version[Print version]' \
+&& ret=0
+;;
+(init-repo)
+_arguments "${_arguments_options[@]}" : \
+'--workspace=[The workspace whose instruction files get the managed block]:PATH:_files' \
+'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
+'-h[Print help]' \
+'--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
+&& ret=0
+;;
 (help)
 _arguments "${_arguments_options[@]}" : \
 ":: :_agent-task__subcmd__help_commands" \
@@ -1485,6 +1518,14 @@ _arguments "${_arguments_options[@]}" : \
 _arguments "${_arguments_options[@]}" : \
 && ret=0
 ;;
+(install-stop)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(init-repo)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
 (help)
 _arguments "${_arguments_options[@]}" : \
 && ret=0
@@ -1529,6 +1570,8 @@ _agent-task_commands() {
 'reconcile:Agent\: explicitly supersede an attempt'\''s fence' \
 'result:Agent\: submit an assertion or a signed registered observation' \
 'recovery:Agent\: recovery envelope for a task, attempt or request (side-effect free)' \
+'install-stop:Agent setup\: register the read-only Stop hook for Claude Code or Codex' \
+'init-repo:Agent setup\: write the managed "Workflow tasks" block into AGENTS.md and friends' \
 'help:Print this message or the help of the given subcommand(s)' \
     )
     _describe -t commands 'agent-task commands' commands "$@"
@@ -1894,6 +1937,8 @@ _agent-task__subcmd__help_commands() {
 'reconcile:Agent\: explicitly supersede an attempt'\''s fence' \
 'result:Agent\: submit an assertion or a signed registered observation' \
 'recovery:Agent\: recovery envelope for a task, attempt or request (side-effect free)' \
+'install-stop:Agent setup\: register the read-only Stop hook for Claude Code or Codex' \
+'init-repo:Agent setup\: write the managed "Workflow tasks" block into AGENTS.md and friends' \
 'help:Print this message or the help of the given subcommand(s)' \
     )
     _describe -t commands 'agent-task help commands' commands "$@"
@@ -2069,6 +2114,16 @@ _agent-task__subcmd__help__subcmd__init_commands() {
     local commands; commands=()
     _describe -t commands 'agent-task help init commands' commands "$@"
 }
+(( $+functions[_agent-task__subcmd__help__subcmd__init-repo_commands] )) ||
+_agent-task__subcmd__help__subcmd__init-repo_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task help init-repo commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__help__subcmd__install-stop_commands] )) ||
+_agent-task__subcmd__help__subcmd__install-stop_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task help install-stop commands' commands "$@"
+}
 (( $+functions[_agent-task__subcmd__help__subcmd__instructions_commands] )) ||
 _agent-task__subcmd__help__subcmd__instructions_commands() {
     local commands; commands=()
@@ -2199,6 +2254,16 @@ _agent-task__subcmd__info_commands() {
 _agent-task__subcmd__init_commands() {
     local commands; commands=()
     _describe -t commands 'agent-task init commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__init-repo_commands] )) ||
+_agent-task__subcmd__init-repo_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task init-repo commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__install-stop_commands] )) ||
+_agent-task__subcmd__install-stop_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task install-stop commands' commands "$@"
 }
 (( $+functions[_agent-task__subcmd__instructions_commands] )) ||
 _agent-task__subcmd__instructions_commands() {

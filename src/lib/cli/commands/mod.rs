@@ -5,6 +5,7 @@ mod change;
 pub mod data;
 mod docs;
 mod enroll;
+mod hooks;
 mod repo;
 mod requirement;
 mod runtime;
@@ -86,6 +87,10 @@ pub enum Command {
     Result(task::ResultArgs),
     /// Agent: recovery envelope for a task, attempt or request (side-effect free).
     Recovery(task::RecoveryArgs),
+    /// Agent setup: register the read-only Stop hook for Claude Code or Codex.
+    InstallStop(hooks::InstallStopArgs),
+    /// Agent setup: write the managed "Workflow tasks" block into AGENTS.md and friends.
+    InitRepo(hooks::InitRepoArgs),
 }
 
 /// What a successful command prints on stdout, and its exit code (0 for
@@ -139,6 +144,8 @@ pub fn dispatch(ctx: &Ctx, command: Command) -> Result<Reply> {
         Command::Reconcile(a) => task::mutate(ctx, MutationAction::Reconcile, a).map(Reply::from),
         Command::Result(a) => task::result(ctx, a).map(Reply::from),
         Command::Recovery(a) => task::recovery(ctx, a).map(Reply::from),
+        Command::InstallStop(a) => hooks::install_stop(ctx, a).map(Reply::from),
+        Command::InitRepo(a) => hooks::init_repo(a).map(Reply::from),
     }
 }
 

@@ -1,0 +1,116 @@
+//! The workspace task endpoint:
+//! `POST /v1/hub/workspace/repositories/{repository}/profiles/{profile}/agent-tasks`
+//! taking `{"operation": …, …}`. The actor is the workspace bearer (an
+//! agent token), checked against the profile's authority; the body never
+//! selects an actor or a path. Every operation runs through
+//! [`crate::task::facade::execute`]. Wire format: `docs/workspace-http.md`.
+
+use super::router::{Access, Method, Request, Response, Router};
+use crate::clock::Clock;
+use crate::error::{Code, Error, Result};
+use crate::task::contract::{CAPABILITY, SCHEMA_VERSION};
+use crate::task::facade::{self, TaskProfile, WorkspaceConfig};
+use crate::task::ops::AgentCtx;
+use serde_json::{Value, json};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Path prefix of every workspace route (guarded by the bearer check).
+pub const PREFIX: &str = "/v1/hub/workspace/";
+/// Largest operation body.
+pub const MAX_BODY: u64 = 1024 * 1024;
+/// Longest bearer accepted.
+const MAX_BEARER: usize = 512;
+
+/// What the workspace routes share.
+pub struct Workspace {
+    /// The operator's profiles.
+    pub config: WorkspaceConfig,
+    /// The clock.
+    pub clock: Arc<dyn Clock>,
+    /// Lock wait for mutations.
+    pub lock_timeout: Duration,
+}
+
+impl Workspace {
+    /// Runs one decoded operation for `bearer` in `profile`.
+    pub fn run(&self, profile: &TaskProfile, bearer: &str, body: Value) -> Result<Value> {
+        let op = facade::decode(body)?;
+        let cx = AgentCtx {
+            root: &profile.data_dir,
+            timeout: self.lock_timeout,
+            clock: self.clock.as_ref(),
+            token: bearer,
+        };
+        facade::execute(&cx, profile, &op)
+    }
+}
+
+/// The bearer of a request: `Authorization: Bearer <token>` with a token
+/// of 1-512 printable ASCII characters, else `unauthorized`.
+pub fn bearer(req: &Request<'_>) -> Result<String> {
+    let missing = || {
+        Error::new(
+            Code::Unauthorized,
+            "a workspace bearer (agent token) is required",
+        )
+    };
+    let h = req.header("authorization").ok_or_else(missing)?;
+    let (scheme, tok) = h.split_once(' ').ok_or_else(missing)?;
+    let tok = tok.trim();
+    if !scheme.eq_ignore_ascii_case("bearer")
+        || tok.is_empty()
+        || tok.len() > MAX_BEARER
+        || !tok.bytes().all(|b| (0x21..=0x7e).contains(&b))
+    {
+        return Err(missing());
+    }
+    Ok(tok.to_owned())
+}
+
+fn param(req: &Request<'_>, i: usize) -> Result<String> {
+    let raw = req
+        .params
+        .get(i)
+        .ok_or_else(|| Error::internal("route parameter missing"))?;
+    super::router::percent_decode(raw)
+}
+
+/// Wraps an operation's result.
+pub fn envelope(operation: &str, result: Value) -> Value {
+    json!({
+        "capability": CAPABILITY,
+        "schema_version": SCHEMA_VERSION,
+        "operation": operation,
+        "result": result,
+    })
+}
+
+/// Mounts the workspace routes and their bearer guard.
+pub fn mount(router: &mut Router, ws: Arc<Workspace>) {
+    router.guard(
+        PREFIX,
+        Arc::new(|req: &Request<'_>| bearer(req).map(|_| ())),
+    );
+    let w = ws.clone();
+    router.route(
+        Method::Post,
+        "/v1/hub/workspace/repositories/{repository}/profiles/{profile}/agent-tasks",
+        Access::Guarded,
+        Arc::new(move |req: &mut Request<'_>| {
+            let tok = bearer(req)?;
+            let profile = w.config.profile(&param(req, 0)?, &param(req, 1)?)?.clone();
+            let body = super::data_routes::read_json_body(req, MAX_BODY)?;
+            let op = body
+                .get("operation")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .chars()
+                .take(64)
+                .collect::<String>();
+            let out = w.run(&profile, &tok, Value::Object(body))?;
+            Ok(Response::json(200, &envelope(&op, out)))
+        }),
+    );
+    super::mcp::mount(router, ws);
+}
