@@ -15,6 +15,7 @@ mod doctor;
 mod doctor_fake;
 mod foundation;
 mod hook_install;
+mod mcp_client;
 mod net_ssrf;
 mod runtime;
 mod task_fences;

@@ -234,6 +234,7 @@ fn handle(ws: &Workspace, req: &mut Request<'_>) -> Result<Response> {
         )
     })?;
     let profile = ws.config.profile(&repository, &profile_id)?.clone();
+    ws.authenticate(&profile, &tok)?;
     let msg = match super::data_routes::read_json_body(req, super::workspace::MAX_BODY) {
         Ok(m) => m,
         Err(e) if e.code() == Code::InvalidJson => {

@@ -33,6 +33,17 @@ pub struct Workspace {
 }
 
 impl Workspace {
+    /// Checks the bearer against the profile's authority (and its pins).
+    pub fn authenticate(&self, profile: &TaskProfile, bearer: &str) -> Result<()> {
+        let cx = AgentCtx {
+            root: &profile.data_dir,
+            timeout: self.lock_timeout,
+            clock: self.clock.as_ref(),
+            token: bearer,
+        };
+        facade::check_scope(&cx, profile, &facade::OperationRequest::Capabilities {})
+    }
+
     /// Runs one decoded operation for `bearer` in `profile`.
     pub fn run(&self, profile: &TaskProfile, bearer: &str, body: Value) -> Result<Value> {
         let op = facade::decode(body)?;
