@@ -1194,6 +1194,157 @@ _arguments "${_arguments_options[@]}" : \
 '--version[Print version]' \
 && ret=0
 ;;
+(profile)
+_arguments "${_arguments_options[@]}" : \
+'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
+'-h[Print help]' \
+'--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
+":: :_agent-task__subcmd__profile_commands" \
+"*::: :->profile" \
+&& ret=0
+
+    case $state in
+    (profile)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:agent-task-profile-command-$line[1]:"
+        case $line[1] in
+            (install)
+_arguments "${_arguments_options[@]}" : \
+'--registration=[Registration id (from \`enroll\`)]:REGISTRATION:_default' \
+'--step=[Step id (a command step of the installed requirement)]:STEP:_default' \
+'--runtime=[Runtime]:RUNTIME:((bwrap\:"bubblewrap\: read-only snapshot, no network, pid namespace, private /tmp"
+unshare\:"unshare\: network cut only; the file system is shared"
+oci\:"podman or docker with --network none"))' \
+'--file=[A pinned identity \`{"basis"\: "pinned_file", "identity"\: {…}}\` instead of probing now]:FILE:_files' \
+'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
+'-h[Print help (see more with '\''--help'\'')]' \
+'--help[Print help (see more with '\''--help'\'')]' \
+'-V[Print version]' \
+'--version[Print version]' \
+&& ret=0
+;;
+(help)
+_arguments "${_arguments_options[@]}" : \
+":: :_agent-task__subcmd__profile__subcmd__help_commands" \
+"*::: :->help" \
+&& ret=0
+
+    case $state in
+    (help)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:agent-task-profile-help-command-$line[1]:"
+        case $line[1] in
+            (install)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(help)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+        esac
+    ;;
+esac
+;;
+        esac
+    ;;
+esac
+;;
+(collector-claim)
+_arguments "${_arguments_options[@]}" : \
+'--request-id=[Idempotency key (default\: a fresh one)]:REQUEST_ID:_default' \
+'--descriptor-out=[Also write the descriptor to this new 0600 file]:FILE:_files' \
+'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
+'-h[Print help]' \
+'--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
+':task -- Task id:_default' \
+&& ret=0
+;;
+(collect)
+_arguments "${_arguments_options[@]}" : \
+'--descriptor=[The descriptor (from \`collector-claim\`)]:FILE:_files' \
+'--collector-dir=[The owner-private collector directory (signing key and retained state)]:DIR:_files' \
+'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
+'-h[Print help]' \
+'--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
+&& ret=0
+;;
+(retry-upload)
+_arguments "${_arguments_options[@]}" : \
+'--collector-dir=[The collector directory]:DIR:_files' \
+'--operation=[The execution operation id (from the descriptor)]:OPERATION:_default' \
+'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
+'-h[Print help]' \
+'--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
+&& ret=0
+;;
+(finalize)
+_arguments "${_arguments_options[@]}" : \
+'(--workspace)--change=[Change id]:CHANGE:_default' \
+'--workspace=[Workspace directory of the Change]:PATH:_files' \
+'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
+'-h[Print help]' \
+'--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
+&& ret=0
+;;
+(qualify)
+_arguments "${_arguments_options[@]}" : \
+'(--workspace)--change=[Change id]:CHANGE:_default' \
+'--workspace=[Workspace directory of the Change]:PATH:_files' \
+'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
+'-h[Print help]' \
+'--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
+&& ret=0
+;;
+(land)
+_arguments "${_arguments_options[@]}" : \
+'--repo=[Repository id]:REPO:_default' \
+'--change=[Change id]:CHANGE:_default' \
+'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
+'-h[Print help]' \
+'--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
+&& ret=0
+;;
 (help)
 _arguments "${_arguments_options[@]}" : \
 ":: :_agent-task__subcmd__help_commands" \
@@ -1526,6 +1677,50 @@ _arguments "${_arguments_options[@]}" : \
 _arguments "${_arguments_options[@]}" : \
 && ret=0
 ;;
+(profile)
+_arguments "${_arguments_options[@]}" : \
+":: :_agent-task__subcmd__help__subcmd__profile_commands" \
+"*::: :->profile" \
+&& ret=0
+
+    case $state in
+    (profile)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:agent-task-help-profile-command-$line[1]:"
+        case $line[1] in
+            (install)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+        esac
+    ;;
+esac
+;;
+(collector-claim)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(collect)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(retry-upload)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(finalize)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(qualify)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(land)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
 (help)
 _arguments "${_arguments_options[@]}" : \
 && ret=0
@@ -1572,6 +1767,13 @@ _agent-task_commands() {
 'recovery:Agent\: recovery envelope for a task, attempt or request (side-effect free)' \
 'install-stop:Agent setup\: register the read-only Stop hook for Claude Code or Codex' \
 'init-repo:Agent setup\: write the managed "Workflow tasks" block into AGENTS.md and friends' \
+'profile:Operator\: install an immutable collector profile' \
+'collector-claim:Agent\: claim a command task for the installed collector profile; prints the descriptor' \
+'collect:Agent/collector\: run a claimed descriptor once, sign, retain and upload (exit 0 whatever the test said)' \
+'retry-upload:Agent/collector\: resend the identical retained transfer of an execution' \
+'finalize:Agent\: create the v2 receipt of the current subject from retained transfers' \
+'qualify:Agent\: read-only exact-subject qualification' \
+'land:Operator\: admission rechecks, then move the target head (and commit, for git)' \
 'help:Print this message or the help of the given subcommand(s)' \
     )
     _describe -t commands 'agent-task commands' commands "$@"
@@ -1681,6 +1883,16 @@ _agent-task__subcmd__checkpoint_commands() {
 _agent-task__subcmd__claim_commands() {
     local commands; commands=()
     _describe -t commands 'agent-task claim commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__collect_commands] )) ||
+_agent-task__subcmd__collect_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task collect commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__collector-claim_commands] )) ||
+_agent-task__subcmd__collector-claim_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task collector-claim commands' commands "$@"
 }
 (( $+functions[_agent-task__subcmd__completions_commands] )) ||
 _agent-task__subcmd__completions_commands() {
@@ -1901,6 +2113,11 @@ _agent-task__subcmd__enrollment__subcmd__revoke_commands() {
     local commands; commands=()
     _describe -t commands 'agent-task enrollment revoke commands' commands "$@"
 }
+(( $+functions[_agent-task__subcmd__finalize_commands] )) ||
+_agent-task__subcmd__finalize_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task finalize commands' commands "$@"
+}
 (( $+functions[_agent-task__subcmd__heartbeat_commands] )) ||
 _agent-task__subcmd__heartbeat_commands() {
     local commands; commands=()
@@ -1939,6 +2156,13 @@ _agent-task__subcmd__help_commands() {
 'recovery:Agent\: recovery envelope for a task, attempt or request (side-effect free)' \
 'install-stop:Agent setup\: register the read-only Stop hook for Claude Code or Codex' \
 'init-repo:Agent setup\: write the managed "Workflow tasks" block into AGENTS.md and friends' \
+'profile:Operator\: install an immutable collector profile' \
+'collector-claim:Agent\: claim a command task for the installed collector profile; prints the descriptor' \
+'collect:Agent/collector\: run a claimed descriptor once, sign, retain and upload (exit 0 whatever the test said)' \
+'retry-upload:Agent/collector\: resend the identical retained transfer of an execution' \
+'finalize:Agent\: create the v2 receipt of the current subject from retained transfers' \
+'qualify:Agent\: read-only exact-subject qualification' \
+'land:Operator\: admission rechecks, then move the target head (and commit, for git)' \
 'help:Print this message or the help of the given subcommand(s)' \
     )
     _describe -t commands 'agent-task help commands' commands "$@"
@@ -1998,6 +2222,16 @@ _agent-task__subcmd__help__subcmd__checkpoint_commands() {
 _agent-task__subcmd__help__subcmd__claim_commands() {
     local commands; commands=()
     _describe -t commands 'agent-task help claim commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__help__subcmd__collect_commands] )) ||
+_agent-task__subcmd__help__subcmd__collect_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task help collect commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__help__subcmd__collector-claim_commands] )) ||
+_agent-task__subcmd__help__subcmd__collector-claim_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task help collector-claim commands' commands "$@"
 }
 (( $+functions[_agent-task__subcmd__help__subcmd__completions_commands] )) ||
 _agent-task__subcmd__help__subcmd__completions_commands() {
@@ -2094,6 +2328,11 @@ _agent-task__subcmd__help__subcmd__enrollment__subcmd__revoke_commands() {
     local commands; commands=()
     _describe -t commands 'agent-task help enrollment revoke commands' commands "$@"
 }
+(( $+functions[_agent-task__subcmd__help__subcmd__finalize_commands] )) ||
+_agent-task__subcmd__help__subcmd__finalize_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task help finalize commands' commands "$@"
+}
 (( $+functions[_agent-task__subcmd__help__subcmd__heartbeat_commands] )) ||
 _agent-task__subcmd__help__subcmd__heartbeat_commands() {
     local commands; commands=()
@@ -2134,6 +2373,11 @@ _agent-task__subcmd__help__subcmd__keygen_commands() {
     local commands; commands=()
     _describe -t commands 'agent-task help keygen commands' commands "$@"
 }
+(( $+functions[_agent-task__subcmd__help__subcmd__land_commands] )) ||
+_agent-task__subcmd__help__subcmd__land_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task help land commands' commands "$@"
+}
 (( $+functions[_agent-task__subcmd__help__subcmd__man_commands] )) ||
 _agent-task__subcmd__help__subcmd__man_commands() {
     local commands; commands=()
@@ -2143,6 +2387,23 @@ _agent-task__subcmd__help__subcmd__man_commands() {
 _agent-task__subcmd__help__subcmd__next_commands() {
     local commands; commands=()
     _describe -t commands 'agent-task help next commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__help__subcmd__profile_commands] )) ||
+_agent-task__subcmd__help__subcmd__profile_commands() {
+    local commands; commands=(
+'install:Install an immutable collector profile for one current registration epoch and step\: pins the step'\''s command recipe and the SHA-256 of the runtime identity (probed now, or read from --file)' \
+    )
+    _describe -t commands 'agent-task help profile commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__help__subcmd__profile__subcmd__install_commands] )) ||
+_agent-task__subcmd__help__subcmd__profile__subcmd__install_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task help profile install commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__help__subcmd__qualify_commands] )) ||
+_agent-task__subcmd__help__subcmd__qualify_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task help qualify commands' commands "$@"
 }
 (( $+functions[_agent-task__subcmd__help__subcmd__reconcile_commands] )) ||
 _agent-task__subcmd__help__subcmd__reconcile_commands() {
@@ -2204,6 +2465,11 @@ _agent-task__subcmd__help__subcmd__requirements_commands() {
 _agent-task__subcmd__help__subcmd__result_commands() {
     local commands; commands=()
     _describe -t commands 'agent-task help result commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__help__subcmd__retry-upload_commands] )) ||
+_agent-task__subcmd__help__subcmd__retry-upload_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task help retry-upload commands' commands "$@"
 }
 (( $+functions[_agent-task__subcmd__help__subcmd__runtime_commands] )) ||
 _agent-task__subcmd__help__subcmd__runtime_commands() {
@@ -2275,6 +2541,11 @@ _agent-task__subcmd__keygen_commands() {
     local commands; commands=()
     _describe -t commands 'agent-task keygen commands' commands "$@"
 }
+(( $+functions[_agent-task__subcmd__land_commands] )) ||
+_agent-task__subcmd__land_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task land commands' commands "$@"
+}
 (( $+functions[_agent-task__subcmd__man_commands] )) ||
 _agent-task__subcmd__man_commands() {
     local commands; commands=()
@@ -2284,6 +2555,42 @@ _agent-task__subcmd__man_commands() {
 _agent-task__subcmd__next_commands() {
     local commands; commands=()
     _describe -t commands 'agent-task next commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__profile_commands] )) ||
+_agent-task__subcmd__profile_commands() {
+    local commands; commands=(
+'install:Install an immutable collector profile for one current registration epoch and step\: pins the step'\''s command recipe and the SHA-256 of the runtime identity (probed now, or read from --file)' \
+'help:Print this message or the help of the given subcommand(s)' \
+    )
+    _describe -t commands 'agent-task profile commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__profile__subcmd__help_commands] )) ||
+_agent-task__subcmd__profile__subcmd__help_commands() {
+    local commands; commands=(
+'install:Install an immutable collector profile for one current registration epoch and step\: pins the step'\''s command recipe and the SHA-256 of the runtime identity (probed now, or read from --file)' \
+'help:Print this message or the help of the given subcommand(s)' \
+    )
+    _describe -t commands 'agent-task profile help commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__profile__subcmd__help__subcmd__help_commands] )) ||
+_agent-task__subcmd__profile__subcmd__help__subcmd__help_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task profile help help commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__profile__subcmd__help__subcmd__install_commands] )) ||
+_agent-task__subcmd__profile__subcmd__help__subcmd__install_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task profile help install commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__profile__subcmd__install_commands] )) ||
+_agent-task__subcmd__profile__subcmd__install_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task profile install commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__qualify_commands] )) ||
+_agent-task__subcmd__qualify_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task qualify commands' commands "$@"
 }
 (( $+functions[_agent-task__subcmd__reconcile_commands] )) ||
 _agent-task__subcmd__reconcile_commands() {
@@ -2395,6 +2702,11 @@ _agent-task__subcmd__requirements_commands() {
 _agent-task__subcmd__result_commands() {
     local commands; commands=()
     _describe -t commands 'agent-task result commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__retry-upload_commands] )) ||
+_agent-task__subcmd__retry-upload_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task retry-upload commands' commands "$@"
 }
 (( $+functions[_agent-task__subcmd__runtime_commands] )) ||
 _agent-task__subcmd__runtime_commands() {

@@ -235,6 +235,18 @@ codes! {
     SubjectStale = "subject_stale" => exit 65, http 409;
     /// The executor registration is unknown, out of scope or revoked.
     EnrollmentInvalid = "enrollment_invalid" => exit 77, http 403;
+    /// A collector transfer is malformed, unsigned or does not bind the authority's state.
+    TransferInvalid = "transfer_invalid" => exit 65, http 400;
+    /// A collector profile is missing, not current or not allowed in this build.
+    ProfileInvalid = "profile_invalid" => exit 77, http 403;
+    /// A collector descriptor does not match what the authority derives now.
+    DescriptorMismatch = "descriptor_mismatch" => exit 65, http 409;
+    /// The receipt graph is not complete (a required task has no passing evidence).
+    ReceiptIncomplete = "receipt_incomplete" => exit 65, http 409;
+    /// Admission refused: no current receipt passes the live checks.
+    NotQualified = "not_qualified" => exit 65, http 409;
+    /// A live origin or executor authorization check refused.
+    AuthorizationChanged = "authorization_changed" => exit 77, http 403;
 }
 
 impl fmt::Display for Code {

@@ -304,3 +304,111 @@ fn task_token_is_required_and_revocable() {
     s.agent(&["claim", &tests, "--request-id", "r"])
         .error("unauthorized", 77);
 }
+
+#[test]
+fn task_keygen_keeps_the_private_key_private_and_enroll_checks_keys() {
+    let s = Setup::new();
+    let key = std::fs::read_to_string(s.collector.join("signing-key.ed25519")).expect("key");
+    let again = s.env.run(&[
+        "keygen",
+        "--collector-dir",
+        s.collector.to_str().expect("utf8"),
+    ]);
+    assert!(
+        !again.stdout.contains(key.trim()),
+        "the private key must never be printed"
+    );
+    assert_eq!(again.json()["created"], false);
+    let mode = |p: &std::path::Path| {
+        std::os::unix::fs::PermissionsExt::mode(&std::fs::metadata(p).expect("meta").permissions())
+            & 0o777
+    };
+    assert_eq!(mode(&s.collector), 0o700);
+    assert_eq!(mode(&s.collector.join("signing-key.ed25519")), 0o600);
+    // Small-order and non-hex keys are refused; nothing is enrolled.
+    let mut ident = "01".to_owned();
+    ident.push_str(&"00".repeat(31));
+    for bad in [ident.as_str(), "zz", &"00".repeat(32)] {
+        s.env
+            .run(&[
+                "enroll",
+                "--repo",
+                "demo/basic",
+                "--profile",
+                "default",
+                "--step",
+                "notes",
+                "--executor",
+                "x",
+                "--public-key",
+                bad,
+            ])
+            .error("invalid_input", 65);
+    }
+    // Assertion-free steps only: an unknown step is refused.
+    let pk = s.registration["public_key"].as_str().expect("pk");
+    s.env
+        .run(&[
+            "enroll",
+            "--repo",
+            "demo/basic",
+            "--profile",
+            "default",
+            "--step",
+            "nope",
+            "--executor",
+            "x",
+            "--public-key",
+            pk,
+        ])
+        .error("not_found", 66);
+    // Re-enrollment is a new epoch.
+    let re = s
+        .env
+        .run(&[
+            "enroll",
+            "--repo",
+            "demo/basic",
+            "--profile",
+            "default",
+            "--step",
+            "notes",
+            "--executor",
+            "laptop",
+            "--public-key",
+            pk,
+        ])
+        .json();
+    assert_eq!(re["epoch"], 2);
+    assert!(
+        re["policy_epoch"].as_u64().expect("epoch")
+            > s.registration["policy_epoch"].as_u64().expect("epoch")
+    );
+}
+
+#[test]
+fn task_checkpoint_records_links_modes_and_ignores() {
+    let s = Setup::new();
+    std::os::unix::fs::symlink("/etc/passwd", s.workspace.join("link")).expect("symlink");
+    std::fs::create_dir_all(s.workspace.join("build")).expect("mkdir");
+    std::fs::write(s.workspace.join("build/out.bin"), "ignored").expect("w");
+    std::fs::write(s.workspace.join("x.log"), "ignored").expect("w");
+    let cp = s.agent(&["checkpoint", "--workspace", s.ws()]).json();
+    assert_eq!(cp["version"], 1);
+    assert_eq!(
+        cp["files"], 6,
+        "5 fixture files + the link; ignored files left out: {cp}"
+    );
+    let again = s.agent(&["checkpoint", "--workspace", s.ws()]).json();
+    assert_eq!(again["version"], 2);
+    assert_eq!(
+        again["hashed"], 0,
+        "an unchanged rescan reads no file bytes"
+    );
+    assert_eq!(again["revision"], cp["revision"]);
+    assert_ne!(again["context_digest"], cp["context_digest"]);
+    assert_ne!(
+        again["tasks"][0]["task_id"], cp["tasks"][0]["task_id"],
+        "a new subject has fresh task ids"
+    );
+}

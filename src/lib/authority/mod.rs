@@ -9,6 +9,8 @@
 
 pub mod admin;
 pub mod change;
+pub mod collector;
+pub mod receipt;
 pub mod schema;
 pub mod snapshot;
 pub mod workflow;

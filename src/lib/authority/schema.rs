@@ -129,4 +129,63 @@ CREATE TABLE stat_cache (
 ) STRICT, WITHOUT ROWID;
 ",
     },
+    Migration {
+        version: 3,
+        description: "collector profiles, imported transfers, receipts, landings",
+        sql: "
+CREATE TABLE collector_profiles (
+    profile_id TEXT PRIMARY KEY NOT NULL,
+    profile_digest TEXT NOT NULL,
+    registration_id TEXT NOT NULL REFERENCES registrations(registration_id),
+    repo_id TEXT NOT NULL,
+    profile_name TEXT NOT NULL,
+    step_id TEXT NOT NULL,
+    profile_json BLOB NOT NULL,
+    policy_epoch INTEGER NOT NULL,
+    installed_at TEXT NOT NULL,
+    UNIQUE (registration_id, step_id)
+) STRICT;
+CREATE TABLE imported_transfers (
+    execution_operation_id TEXT PRIMARY KEY NOT NULL,
+    transfer_digest TEXT NOT NULL UNIQUE,
+    size INTEGER NOT NULL,
+    upload_request_id TEXT NOT NULL,
+    task_id TEXT NOT NULL,
+    attempt_id TEXT NOT NULL UNIQUE,
+    fence INTEGER NOT NULL,
+    change_id TEXT NOT NULL,
+    change_version INTEGER NOT NULL,
+    registration_id TEXT NOT NULL,
+    profile_id TEXT NOT NULL,
+    owner_id TEXT NOT NULL,
+    agent_id TEXT NOT NULL,
+    grant_generation INTEGER NOT NULL,
+    outcome TEXT NOT NULL CHECK (outcome IN ('passed', 'failed')),
+    status TEXT NOT NULL,
+    header_json BLOB NOT NULL,
+    imported_at TEXT NOT NULL
+) STRICT;
+CREATE INDEX imported_by_task ON imported_transfers(task_id);
+CREATE TABLE receipts (
+    receipt_digest TEXT PRIMARY KEY NOT NULL,
+    change_id TEXT NOT NULL,
+    change_version INTEGER NOT NULL,
+    context_digest TEXT NOT NULL,
+    receipt_json BLOB NOT NULL,
+    created_at TEXT NOT NULL,
+    UNIQUE (change_id, change_version)
+) STRICT;
+CREATE TABLE landings (
+    repo_id TEXT NOT NULL,
+    change_id TEXT NOT NULL,
+    change_version INTEGER NOT NULL,
+    revision TEXT NOT NULL,
+    receipt_digest TEXT NOT NULL,
+    old_head TEXT NOT NULL,
+    git_commit TEXT,
+    landed_at TEXT NOT NULL,
+    PRIMARY KEY (change_id, change_version)
+) STRICT;
+",
+    },
 ];

@@ -1,5 +1,24 @@
 //! Collectors that run operator-pinned work on an exact revision: sandbox
-//! runtimes now; the command collector, signed transfers and the review
-//! controller build on them.
+//! runtimes, the signed transfer format and the command collector
+//! (`collect`, `retry-upload`). The review controller will add a second
+//! record kind to the same transfer.
 
+pub mod collect;
 pub mod runtime;
+pub mod transfer;
+
+/// Test-only crash injection: with the `test-hooks` feature, when
+/// `AGENT_TASK_TEST_CRASH_AT` names `step`, the process SIGKILLs itself.
+/// Without the feature this does nothing.
+pub fn crash_point(step: &str) {
+    #[cfg(feature = "test-hooks")]
+    if std::env::var("AGENT_TASK_TEST_CRASH_AT").is_ok_and(|v| v == step) {
+        #[allow(unsafe_code)]
+        // SAFETY: kill(2) on our own pid; no memory is touched.
+        unsafe {
+            libc::kill(libc::getpid(), libc::SIGKILL);
+        }
+    }
+    #[cfg(not(feature = "test-hooks"))]
+    let _ = step;
+}

@@ -131,6 +131,22 @@ fn identity(
     })
 }
 
+impl RuntimeIdentity {
+    /// Recomputes the digest from the other fields (a pinned identity read
+    /// from a file or a transfer must be self-consistent).
+    pub fn computed_digest(&self) -> Result<Sha256Hex> {
+        let core = IdentityCore {
+            runtime: self.runtime,
+            program: &self.program,
+            program_sha256: &self.program_sha256,
+            version: &self.version,
+            pinned_args: &self.pinned_args,
+            isolation: &self.isolation,
+        };
+        Ok(domain_digest(IDENTITY_DOMAIN, &serde_json::to_vec(&core)?))
+    }
+}
+
 /// Mount and namespace plan of the bwrap runtime. `{snapshot}` and
 /// `{scratch}` are replaced per run; everything else is fixed.
 const BWRAP_ARGS: &[&str] = &[

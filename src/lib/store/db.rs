@@ -84,7 +84,31 @@ pub(crate) fn open_write(
     conn.execute_batch("PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON;")?;
     migrate(&conn, spec, now)?;
     super::private_fs::check_private(path, super::private_fs::Kind::File)?;
+    truncate_large_wal(&conn, path)?;
     Ok(conn)
+}
+
+/// WAL size above which a writer checkpoints and truncates the WAL at open.
+pub(crate) const WAL_TRUNCATE_BYTES: u64 = 1024 * 1024;
+
+/// Keeps the WAL short. Every short-lived process is the first connection
+/// of its database, so SQLite rebuilds the WAL index by reading the whole
+/// WAL on open, and the backfill mark it kept is lost with it: a WAL that
+/// is never closed with a checkpoint (`NO_CKPT_ON_CLOSE`) is never
+/// restarted and grows without bound, making every later open slower. A
+/// writer (holding the data-directory lock) therefore truncates it once it
+/// passes [`WAL_TRUNCATE_BYTES`]. A reader still inside the WAL makes the
+/// checkpoint report busy; that is harmless and retried by the next writer.
+fn truncate_large_wal(conn: &Connection, path: &Path) -> Result<()> {
+    let mut wal = path.as_os_str().to_owned();
+    wal.push("-wal");
+    let big = std::fs::symlink_metadata(&wal).is_ok_and(|m| m.len() > WAL_TRUNCATE_BYTES);
+    if big {
+        conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| {
+            r.get::<_, i64>(0)
+        })?;
+    }
+    Ok(())
 }
 
 /// Opens an existing database read-only. Returns `Ok(None)` when the file

@@ -2,6 +2,7 @@
 
 mod cas;
 mod change;
+mod collect;
 pub mod data;
 mod docs;
 mod enroll;
@@ -91,6 +92,21 @@ pub enum Command {
     InstallStop(hooks::InstallStopArgs),
     /// Agent setup: write the managed "Workflow tasks" block into AGENTS.md and friends.
     InitRepo(hooks::InitRepoArgs),
+    /// Operator: install an immutable collector profile.
+    #[command(subcommand)]
+    Profile(collect::ProfileCmd),
+    /// Agent: claim a command task for the installed collector profile; prints the descriptor.
+    CollectorClaim(collect::CollectorClaimArgs),
+    /// Agent/collector: run a claimed descriptor once, sign, retain and upload (exit 0 whatever the test said).
+    Collect(collect::CollectArgs),
+    /// Agent/collector: resend the identical retained transfer of an execution.
+    RetryUpload(collect::RetryUploadArgs),
+    /// Agent: create the v2 receipt of the current subject from retained transfers.
+    Finalize(change::ChangeSelArgs),
+    /// Agent: read-only exact-subject qualification.
+    Qualify(change::ChangeSelArgs),
+    /// Operator: admission rechecks, then move the target head (and commit, for git).
+    Land(collect::LandArgs),
 }
 
 /// What a successful command prints on stdout, and its exit code (0 for
@@ -146,6 +162,13 @@ pub fn dispatch(ctx: &Ctx, command: Command) -> Result<Reply> {
         Command::Recovery(a) => task::recovery(ctx, a).map(Reply::from),
         Command::InstallStop(a) => hooks::install_stop(ctx, a).map(Reply::from),
         Command::InitRepo(a) => hooks::init_repo(a).map(Reply::from),
+        Command::Profile(c) => collect::profile(ctx, c).map(Reply::from),
+        Command::CollectorClaim(a) => collect::collector_claim(ctx, a).map(Reply::from),
+        Command::Collect(a) => collect::collect(ctx, a).map(Reply::from),
+        Command::RetryUpload(a) => collect::retry_upload(ctx, a).map(Reply::from),
+        Command::Finalize(a) => collect::finalize(ctx, a).map(Reply::from),
+        Command::Qualify(a) => collect::qualify(ctx, a).map(Reply::from),
+        Command::Land(a) => collect::land(ctx, a).map(Reply::from),
     }
 }
 

@@ -1,0 +1,780 @@
+//! The authority's half of operator-enrolled collectors: immutable
+//! collector profiles, the authority-derived descriptor of a claimed
+//! execution, `collector-claim`, and the import of signed transfers (see
+//! `docs/transfer.md`).
+
+use super::admin::{self, Authenticated};
+use super::change;
+use super::workflow::Workflow;
+use super::{bump_epoch, installed_requirement};
+use crate::clock::{Clock, rfc3339_millis, unix_millis};
+use crate::collector::runtime::{self, RuntimeIdentity, RuntimeKind};
+use crate::collector::transfer::{
+    self, CollectorDescriptor, CollectorProfile, ExecutionRecord, ExecutionRequest,
+    ExecutionStatus, Limits, Origin, RegistrationBinding,
+};
+use crate::error::{Code, Error, Result};
+use crate::store::{Connection, DataDir, OptionalExtension, TransactionBehavior, params};
+use crate::task::contract::{ActionClass, SCHEMA_VERSION, TaskClaimRequest, canonical_bytes};
+use crate::task::journal::{self, Now};
+use crate::wire::digest::Sha256Hex;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use std::path::Path;
+use std::time::Duration;
+
+/// Cap on each output stream of a collected command.
+pub const MAX_OUTPUT_BYTES: u64 = 64 * 1024 * 1024;
+/// Tail kept of each stream.
+pub const TAIL_BYTES: u64 = 4096;
+/// Largest pinned-runtime file.
+pub const MAX_PIN_FILE: u64 = 64 * 1024;
+
+/// A pinned runtime identity read from a file (`profile install --file`).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PinnedRuntime {
+    /// `pinned_file`, or `fixture` (test builds only).
+    pub basis: String,
+    /// The identity (as `runtime probe` prints it).
+    pub identity: RuntimeIdentity,
+}
+
+/// `profile install` request.
+#[derive(Debug, Clone)]
+pub struct ProfileInstallRequest {
+    /// Registration.
+    pub registration_id: String,
+    /// Step.
+    pub step_id: String,
+    /// Runtime.
+    pub runtime: RuntimeKind,
+    /// A pinned identity instead of probing now.
+    pub pinned: Option<PinnedRuntime>,
+}
+
+/// `profile install` output.
+#[derive(Debug, Serialize)]
+pub struct ProfileInstallOutput {
+    /// The profile.
+    pub profile: CollectorProfile,
+    /// Its digest.
+    pub profile_digest: Sha256Hex,
+    /// False when this exact profile was already installed.
+    pub created: bool,
+    /// Policy epoch after the act.
+    pub policy_epoch: u64,
+}
+
+fn profile_err(msg: impl Into<String>) -> Error {
+    Error::new(Code::ProfileInvalid, msg)
+}
+
+/// The current (highest) epoch of a registration's executor scope.
+fn current_epoch(a: &Connection, reg: &crate::task::contract::ExecutorEnrollment) -> Result<u64> {
+    let e: i64 = a.query_row(
+        "SELECT max(epoch) FROM registrations WHERE repo_id = ?1 AND profile_id = ?2 AND step_id = ?3 AND executor_id = ?4",
+        params![reg.repository, reg.profile, reg.step_id, reg.executor_id],
+        |r| r.get(0),
+    )?;
+    Ok(e as u64)
+}
+
+/// Installs an immutable collector profile for one exact current
+/// registration epoch, repository, workflow profile and step.
+pub fn profile_install(
+    root: &Path,
+    timeout: Duration,
+    clock: &dyn Clock,
+    req: &ProfileInstallRequest,
+) -> Result<ProfileInstallOutput> {
+    let (identity, basis) = match &req.pinned {
+        Some(p) => {
+            if p.identity.computed_digest()? != p.identity.digest {
+                return Err(profile_err(
+                    "the pinned runtime identity does not match its digest",
+                ));
+            }
+            if p.basis != "pinned_file" && p.basis != "fixture" {
+                return Err(profile_err("basis must be pinned_file or fixture"));
+            }
+            (p.identity.clone(), p.basis.clone())
+        }
+        None => (runtime::probe(req.runtime)?, "observed".to_owned()),
+    };
+    if identity.runtime != req.runtime {
+        return Err(profile_err(
+            "the pinned identity is for another runtime kind",
+        ));
+    }
+    admin::with_write(root, timeout, clock, |tx, _dir, now| {
+        let (reg, revoked) = admin::registration(tx, &req.registration_id)?.ok_or_else(|| {
+            Error::new(
+                Code::NotFound,
+                format!("no registration {}", req.registration_id),
+            )
+        })?;
+        if revoked || current_epoch(tx, &reg)? != reg.epoch {
+            return Err(Error::new(
+                Code::EnrollmentInvalid,
+                "the registration is revoked or not the current epoch",
+            ));
+        }
+        if reg.step_id != req.step_id {
+            return Err(Error::new(
+                Code::EnrollmentInvalid,
+                "the registration is not scoped to this step",
+            ));
+        }
+        let (rd, bytes) = installed_requirement(tx, &reg.repository, &reg.profile)?
+            .ok_or_else(|| Error::new(Code::NotFound, "no requirement installed"))?;
+        let wf = Workflow::parse(&bytes)?;
+        let step = wf
+            .step(&req.step_id)
+            .ok_or_else(|| Error::new(Code::NotFound, "the requirement has no such step"))?;
+        let recipe = match (step.action_class, &step.recipe) {
+            (ActionClass::Command, Some(r)) => r.clone(),
+            _ => return Err(profile_err("collector profiles pin command steps only")),
+        };
+        if recipe.network {
+            return Err(profile_err(
+                "the recipe asks for network; collector runtimes have none and there is no fallback",
+            ));
+        }
+        let mut profile = CollectorProfile {
+            version: 1,
+            profile_id: String::new(),
+            repository: reg.repository.clone(),
+            profile: reg.profile.clone(),
+            step_id: reg.step_id.clone(),
+            registration: RegistrationBinding {
+                registration_id: reg.registration_id.clone(),
+                executor_id: reg.executor_id.clone(),
+                epoch: reg.epoch,
+                key_id: reg.verification_key_id.clone(),
+            },
+            requirement_digest: Sha256Hex::parse(&rd)?,
+            limits: Limits {
+                timeout_ms: recipe.timeout_ms,
+                max_output_bytes: MAX_OUTPUT_BYTES,
+                tail_bytes: TAIL_BYTES,
+            },
+            recipe,
+            runtime: req.runtime,
+            runtime_identity_digest: identity.digest.clone(),
+            basis,
+        };
+        profile.check_basis()?;
+        let digest = profile.digest()?;
+        profile.profile_id = format!("cp_{}", &digest.as_str()[..32]);
+        let existing: Option<String> = tx
+            .query_row(
+                "SELECT profile_digest FROM collector_profiles WHERE registration_id = ?1 AND step_id = ?2",
+                params![reg.registration_id, reg.step_id],
+                |r| r.get(0),
+            )
+            .optional()?;
+        if let Some(d) = existing {
+            if d == digest.as_str() {
+                return Ok(ProfileInstallOutput {
+                    profile,
+                    profile_digest: digest,
+                    created: false,
+                    policy_epoch: super::policy_epoch(tx)?,
+                });
+            }
+            return Err(Error::new(
+                Code::Conflict,
+                "profiles are immutable: this registration already has another profile (re-enroll for a new epoch)",
+            ));
+        }
+        let pe = bump_epoch(tx, "profile_install", &profile.profile_id, now)?;
+        tx.execute(
+            "INSERT INTO collector_profiles(profile_id, profile_digest, registration_id, repo_id, profile_name, step_id, profile_json, policy_epoch, installed_at) \
+             VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9)",
+            params![profile.profile_id, digest.as_str(), reg.registration_id, reg.repository, reg.profile, reg.step_id, canonical_bytes(&profile)?, pe as i64, now],
+        )?;
+        Ok(ProfileInstallOutput {
+            profile,
+            profile_digest: digest,
+            created: true,
+            policy_epoch: pe,
+        })
+    })
+}
+
+/// The profile installed for a registration and step.
+pub fn profile_for(
+    a: &Connection,
+    registration_id: &str,
+    step_id: &str,
+) -> Result<Option<CollectorProfile>> {
+    let row: Option<(String, Vec<u8>)> = a
+        .query_row(
+            "SELECT profile_digest, profile_json FROM collector_profiles WHERE registration_id = ?1 AND step_id = ?2",
+            params![registration_id, step_id],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .optional()?;
+    let Some((d, bytes)) = row else {
+        return Ok(None);
+    };
+    let p: CollectorProfile = serde_json::from_slice(&bytes)?;
+    if p.digest()?.as_str() != d {
+        return Err(Error::new(
+            Code::IntegrityError,
+            "stored profile does not match its digest",
+        ));
+    }
+    Ok(Some(p))
+}
+
+/// The profile of the current, unrevoked registration for a step (highest epoch).
+pub fn current_profile(
+    a: &Connection,
+    repo: &str,
+    profile: &str,
+    step: &str,
+) -> Result<Option<CollectorProfile>> {
+    let reg: Option<String> = a
+        .query_row(
+            "SELECT p.registration_id FROM collector_profiles p JOIN registrations g USING (registration_id) \
+             LEFT JOIN revocations v USING (registration_id) \
+             WHERE p.repo_id = ?1 AND p.profile_name = ?2 AND p.step_id = ?3 AND v.registration_id IS NULL \
+             ORDER BY g.epoch DESC LIMIT 1",
+            params![repo, profile, step],
+            |r| r.get(0),
+        )
+        .optional()?;
+    match reg {
+        Some(r) => profile_for(a, &r, step),
+        None => Ok(None),
+    }
+}
+
+/// The authority's audience id (the data directory id).
+pub fn audience(a: &Connection) -> Result<String> {
+    a.query_row(
+        "SELECT value FROM meta WHERE key = 'data_dir_id'",
+        [],
+        |r| r.get(0),
+    )
+    .map_err(Error::from)
+}
+
+/// The live grant generation of an actor (`None` when revoked or unknown).
+pub fn live_grant(a: &Connection, owner: &str, agent: &str) -> Result<Option<u64>> {
+    Ok(a.query_row(
+        "SELECT grant_generation FROM actors WHERE owner_id = ?1 AND agent_id = ?2 AND revoked_at IS NULL AND token_hash IS NOT NULL",
+        params![owner, agent],
+        |r| r.get::<_, i64>(0),
+    )
+    .optional()?
+    .map(|g| g as u64))
+}
+
+fn mismatch(msg: impl Into<String>) -> Error {
+    Error::new(Code::DescriptorMismatch, msg)
+}
+
+/// Derives the descriptor of a claimed collector attempt from the
+/// authority and journal alone.
+pub fn derive_descriptor(
+    j: &Connection,
+    a: &Connection,
+    attempt_id: &str,
+) -> Result<CollectorDescriptor> {
+    let row = journal::attempt(j, attempt_id)?
+        .ok_or_else(|| Error::new(Code::NotFound, format!("no attempt {attempt_id}")))?;
+    let at = &row.attempt;
+    let reg_id = at
+        .executor
+        .as_deref()
+        .ok_or_else(|| mismatch("the attempt was not claimed for a collector"))?;
+    let (t, s) = change::find_task(a, &at.task_id)?;
+    if t.action_class != ActionClass::Command {
+        return Err(mismatch(
+            "collector descriptors exist for command tasks only",
+        ));
+    }
+    let (reg, _) = admin::registration(a, reg_id)?
+        .ok_or_else(|| Error::new(Code::EnrollmentInvalid, "unknown registration"))?;
+    let p = profile_for(a, reg_id, &t.subject.step_id)?
+        .ok_or_else(|| profile_err("no collector profile for the attempt's registration"))?;
+    let manifest: String = a.query_row(
+        "SELECT manifest_sha256 FROM revisions WHERE revision = ?1",
+        params![t.subject.revision.as_str()],
+        |r| r.get(0),
+    )?;
+    let grant: i64 = a
+        .query_row(
+            "SELECT grant_generation FROM actors WHERE owner_id = ?1 AND agent_id = ?2",
+            params![at.agent.owner_id, at.agent.agent_id],
+            |r| r.get(0),
+        )
+        .optional()?
+        .unwrap_or(0);
+    Ok(CollectorDescriptor {
+        version: 1,
+        audience: audience(a)?,
+        repository: t.subject.repository.clone(),
+        profile: t.subject.profile.clone(),
+        step_id: t.subject.step_id.clone(),
+        change_id: s.change.change_id.clone(),
+        change_version: t.subject.change_version,
+        revision: t.subject.revision.clone(),
+        manifest_sha256: Sha256Hex::parse(&manifest)?,
+        task_id: t.task_id.clone(),
+        task_digest: t.digest()?,
+        attempt_id: at.attempt_id.clone(),
+        attempt_digest: row.digest.clone(),
+        execution_operation_id: at.execution_operation_id.clone(),
+        fence: at.fence,
+        origin: Origin {
+            owner_id: at.agent.owner_id.clone(),
+            agent_id: at.agent.agent_id.clone(),
+            grant_generation: grant as u64,
+        },
+        registration: RegistrationBinding {
+            registration_id: reg.registration_id.clone(),
+            executor_id: reg.executor_id.clone(),
+            epoch: reg.epoch,
+            key_id: reg.verification_key_id.clone(),
+        },
+        collector_profile_id: p.profile_id.clone(),
+        collector_profile_digest: p.digest()?,
+        recipe: p.recipe.clone(),
+        runtime: p.runtime,
+        runtime_identity_digest: p.runtime_identity_digest.clone(),
+        limits: p.limits.clone(),
+    })
+}
+
+/// Every live check on a descriptor's registration, profile, origin and
+/// subject (not the attempt state).
+pub fn check_live(a: &Connection, d: &CollectorDescriptor) -> Result<()> {
+    let (reg, revoked) = admin::registration(a, &d.registration.registration_id)?
+        .ok_or_else(|| Error::new(Code::EnrollmentInvalid, "unknown registration"))?;
+    if revoked {
+        return Err(Error::new(
+            Code::EnrollmentInvalid,
+            "the registration is revoked",
+        ));
+    }
+    if current_epoch(a, &reg)? != reg.epoch
+        || reg.epoch != d.registration.epoch
+        || reg.verification_key_id != d.registration.key_id
+    {
+        return Err(Error::new(
+            Code::EnrollmentInvalid,
+            "the registration is not the current epoch and key",
+        ));
+    }
+    let p = profile_for(a, &reg.registration_id, &d.step_id)?
+        .ok_or_else(|| profile_err("the collector profile is gone"))?;
+    if p.digest()? != d.collector_profile_digest || p.profile_id != d.collector_profile_id {
+        return Err(profile_err("the collector profile changed"));
+    }
+    p.check_basis()?;
+    if live_grant(a, &d.origin.owner_id, &d.origin.agent_id)? != Some(d.origin.grant_generation) {
+        return Err(Error::new(
+            Code::AuthorizationChanged,
+            "the originating actor's grant is revoked or was reissued",
+        ));
+    }
+    let (t, _) = change::find_task(a, &d.task_id)?;
+    if let Some(r) = change::staleness(a, &t)? {
+        return Err(Error::new(
+            Code::SubjectStale,
+            format!("the task's subject is no longer current ({r})"),
+        )
+        .with("reason", r)
+        .with("next", json!({"operation": "checkpoint"})));
+    }
+    Ok(())
+}
+
+/// Checks that an attempt is still open at its fence.
+fn check_attempt_open(j: &Connection, d: &CollectorDescriptor, now_ms: i64) -> Result<()> {
+    let row = journal::attempt(j, &d.attempt_id)?
+        .ok_or_else(|| Error::new(Code::NotFound, "no such attempt"))?;
+    let (last, _) = journal::task_row(j, &d.task_id)?
+        .ok_or_else(|| Error::new(Code::NotFound, "no such task in the journal"))?;
+    if row.stored_state == "replaced" || last != d.fence || row.attempt.fence != d.fence {
+        return Err(Error::new(
+            Code::StaleFence,
+            "the fence is not the attempt's current fence",
+        )
+        .with("fence", d.fence));
+    }
+    match row.state(now_ms) {
+        journal::AttemptState::Leased | journal::AttemptState::Expired => Ok(()),
+        s => Err(Error::new(
+            Code::AttemptClosed,
+            format!("the attempt is {}", s.as_str()),
+        )
+        .with("state", s.as_str())),
+    }
+}
+
+/// `collector-claim`: claims a command task for the current collector
+/// profile's registration and returns the authority-derived descriptor.
+pub fn collector_claim(
+    cx: &crate::task::ops::AgentCtx<'_>,
+    task_id: &str,
+    request_id: &str,
+) -> Result<Value> {
+    cx.mutate(|j, a, who, now| {
+        let (t, _) = change::find_task(a, task_id)?;
+        if t.action_class != ActionClass::Command {
+            return Err(Error::new(
+                Code::InvalidInput,
+                "collector-claim is for command steps",
+            ));
+        }
+        let p = current_profile(
+            a,
+            &t.subject.repository,
+            &t.subject.profile,
+            &t.subject.step_id,
+        )?
+        .ok_or_else(|| profile_err("no collector profile is installed for this step"))?;
+        p.check_basis()?;
+        let lease = (p.recipe.timeout_ms + 120_000).min(crate::task::contract::MAX_LEASE_MS);
+        let req = TaskClaimRequest {
+            version: SCHEMA_VERSION,
+            request_id: request_id.into(),
+            task_id: task_id.into(),
+            task_digest: t.digest()?,
+            requested_lease_ms: lease,
+            executor: Some(p.registration.registration_id.clone()),
+        };
+        let mut out = journal::claim(j, a, &who.actor, &req, now)?;
+        let attempt_id = out["attempt"]["attempt_id"]
+            .as_str()
+            .ok_or_else(|| Error::internal("claim output lacks the attempt id"))?
+            .to_owned();
+        let d = derive_descriptor(j, a, &attempt_id)?;
+        out["descriptor"] = serde_json::to_value(&d)?;
+        out["descriptor_digest"] = json!(transfer::descriptor_digest(&d)?);
+        Ok(out)
+    })
+}
+
+/// Rechecks a descriptor before dispatch: it must equal what the
+/// authority derives now, the attempt must be open at its fence and every
+/// live check must pass. Read-only.
+pub fn recheck_descriptor(
+    root: &Path,
+    clock: &dyn Clock,
+    token: &str,
+    d: &CollectorDescriptor,
+) -> Result<()> {
+    let (dir, mut ac) = admin::open_read(root)?;
+    let at = ac.transaction_with_behavior(TransactionBehavior::Deferred)?;
+    let who = admin::authenticate(&at, token)?;
+    check_origin(&who, &d.origin)?;
+    let j = dir
+        .open_read(&journal::SPEC)?
+        .ok_or_else(|| Error::new(Code::NotFound, "no journal: nothing was claimed"))?;
+    let derived = derive_descriptor(&j, &at, &d.attempt_id)?;
+    if &derived != d {
+        return Err(mismatch(
+            "the descriptor does not match what the authority derives now",
+        ));
+    }
+    check_attempt_open(&j, d, unix_millis(clock.now()))?;
+    check_live(&at, d)
+}
+
+fn check_origin(who: &Authenticated, o: &Origin) -> Result<()> {
+    if who.actor.owner_id != o.owner_id
+        || who.actor.agent_id != o.agent_id
+        || who.grant_generation != o.grant_generation
+    {
+        return Err(Error::new(
+            Code::AuthorizationChanged,
+            "the caller is not the originating actor at its grant generation",
+        ));
+    }
+    Ok(())
+}
+
+/// A retained imported transfer row.
+#[derive(Debug, Clone, Serialize)]
+pub struct ImportedRow {
+    /// Execution operation.
+    pub execution_operation_id: String,
+    /// SHA-256 of the envelope.
+    pub transfer_digest: String,
+    /// Size.
+    pub size: u64,
+    /// Task.
+    pub task_id: String,
+    /// Attempt.
+    pub attempt_id: String,
+    /// Outcome.
+    pub outcome: String,
+    /// Record status.
+    pub status: String,
+}
+
+/// The imported transfer of an attempt.
+pub fn imported_for_attempt(a: &Connection, attempt_id: &str) -> Result<Option<ImportedRow>> {
+    imported_where(a, "attempt_id", attempt_id)
+}
+
+fn imported_where(a: &Connection, col: &str, v: &str) -> Result<Option<ImportedRow>> {
+    let sql = format!(
+        "SELECT execution_operation_id, transfer_digest, size, task_id, attempt_id, outcome, status FROM imported_transfers WHERE {col} = ?1"
+    );
+    Ok(a.query_row(&sql, params![v], |r| {
+        Ok(ImportedRow {
+            execution_operation_id: r.get(0)?,
+            transfer_digest: r.get(1)?,
+            size: r.get::<_, i64>(2)? as u64,
+            task_id: r.get(3)?,
+            attempt_id: r.get(4)?,
+            outcome: r.get(5)?,
+            status: r.get(6)?,
+        })
+    })
+    .optional()?)
+}
+
+/// A fully validated transfer.
+pub struct Validated {
+    /// The envelope.
+    pub envelope: transfer::Envelope,
+    /// The execution record.
+    pub record: ExecutionRecord,
+    /// The descriptor the authority derives for it.
+    pub descriptor: CollectorDescriptor,
+}
+
+fn tinv(msg: impl Into<String>) -> Error {
+    Error::new(Code::TransferInvalid, msg)
+}
+
+/// Validates transfer bytes against the authority: signature under the
+/// current registration, every header binding, the regenerated request
+/// and the record's outcome, identity and cleanup rules. Attempt state is
+/// checked by the caller (import needs it open; finalize needs it done).
+pub fn validate_transfer(j: &Connection, a: &Connection, bytes: &[u8]) -> Result<Validated> {
+    let env = transfer::open(bytes)?;
+    let h = &env.header;
+    if h.audience != audience(a)? {
+        return Err(tinv("the transfer is for another authority"));
+    }
+    let (reg, revoked) = admin::registration(a, &h.registration.registration_id)?
+        .ok_or_else(|| Error::new(Code::EnrollmentInvalid, "unknown registration"))?;
+    if revoked {
+        return Err(Error::new(
+            Code::EnrollmentInvalid,
+            "the registration is revoked",
+        ));
+    }
+    if reg.epoch != h.registration.epoch
+        || reg.verification_key_id != h.registration.key_id
+        || reg.executor_id != h.registration.executor_id
+        || current_epoch(a, &reg)? != reg.epoch
+    {
+        return Err(Error::new(
+            Code::EnrollmentInvalid,
+            "the transfer's registration epoch or key is not current",
+        ));
+    }
+    let pk = crate::wire::ed25519::parse_public_key_hex(&reg.public_key)?;
+    transfer::verify_signature(bytes, &env, &pk)?;
+    let row = journal::attempt(j, &h.attempt_id)?
+        .ok_or_else(|| Error::new(Code::NotFound, "no such attempt"))?;
+    if row.stored_state == "replaced" || row.attempt.fence != h.fence {
+        return Err(Error::new(
+            Code::StaleFence,
+            "the transfer's fence is not the attempt's current fence",
+        )
+        .with("fence", h.fence));
+    }
+    let d = derive_descriptor(j, a, &h.attempt_id)?;
+    let p = profile_for(a, &reg.registration_id, &h.step_id)?
+        .ok_or_else(|| profile_err("no collector profile for this registration and step"))?;
+    if h.collector_profile_id != d.collector_profile_id
+        || h.collector_profile_digest != d.collector_profile_digest
+    {
+        return Err(profile_err("the transfer names another collector profile"));
+    }
+    p.check_basis()?;
+    if h.repository != d.repository
+        || h.profile != d.profile
+        || h.step_id != d.step_id
+        || h.task_id != d.task_id
+        || h.task_digest != d.task_digest
+        || h.attempt_digest != d.attempt_digest
+        || h.execution_operation_id != d.execution_operation_id
+        || h.fence != d.fence
+        || h.origin != d.origin
+        || h.registration != d.registration
+    {
+        return Err(tinv(
+            "the header does not bind this exact task, attempt, origin and registration",
+        ));
+    }
+    let request = ExecutionRequest::from_descriptor(&d);
+    if request.bytes()? != env.records[0] {
+        return Err(tinv(
+            "the execution request is not the one the authority regenerates",
+        ));
+    }
+    if h.request_digest != request.digest()? {
+        return Err(tinv("the header's request digest is wrong"));
+    }
+    let record: ExecutionRecord = serde_json::from_slice(&env.records[1])
+        .map_err(|e| tinv(format!("execution record: {e}")))?;
+    if canonical_bytes(&record)? != env.records[1] {
+        return Err(tinv("the execution record is not canonical"));
+    }
+    if record.version != 1 || record.request_digest != h.request_digest {
+        return Err(tinv("the record does not answer this request"));
+    }
+    if let Some(id) = &record.runtime_identity
+        && (id.computed_digest()? != id.digest || id.runtime != p.runtime)
+    {
+        return Err(tinv("the record's runtime identity is inconsistent"));
+    }
+    if h.collector_identity.runtime != p.runtime
+        || h.collector_identity.runtime_identity_digest
+            != record.runtime_identity.as_ref().map(|i| i.digest.clone())
+    {
+        return Err(tinv(
+            "the header's collector identity does not match the record",
+        ));
+    }
+    match record.status {
+        ExecutionStatus::Completed => {
+            if record.run.is_none()
+                || record.runtime_identity.as_ref().map(|i| &i.digest)
+                    != Some(&p.runtime_identity_digest)
+            {
+                return Err(tinv(
+                    "a completed record must carry the run under the pinned runtime identity",
+                ));
+            }
+        }
+        _ => {
+            if record.run.is_some() {
+                return Err(tinv("only a completed record carries a run"));
+            }
+        }
+    }
+    if record.derived_outcome(&p.runtime_identity_digest) != record.outcome {
+        return Err(tinv("the record's outcome is not the one its facts derive"));
+    }
+    Ok(Validated {
+        envelope: env,
+        record,
+        descriptor: d,
+    })
+}
+
+/// Imports a signed transfer under the data-directory lock: an exact
+/// committed retry returns the historical view; changed bytes under the
+/// same operation conflict; anything else is validated in full, its bytes
+/// retained in the CAS and the attempt finished.
+pub fn import(
+    root: &Path,
+    timeout: Duration,
+    clock: &dyn Clock,
+    token: &str,
+    bytes: &[u8],
+) -> Result<Value> {
+    let env = transfer::open(bytes)?;
+    let digest = transfer::transfer_digest(bytes);
+    let dir = DataDir::open(root)?;
+    let lock = dir.lock(timeout)?;
+    let ts = rfc3339_millis(clock.now());
+    let now = Now {
+        ms: unix_millis(clock.now()),
+    };
+    let mut jc = dir.open_write(&journal::SPEC, &ts, &lock)?;
+    let jt = jc.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let mut ac = dir.open_write(&super::schema::SPEC, &ts, &lock)?;
+    let at = ac.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let who = admin::authenticate(&at, token)?;
+    if who.actor.owner_id != env.header.origin.owner_id {
+        return Err(Error::new(
+            Code::Forbidden,
+            "the transfer belongs to another owner",
+        ));
+    }
+    let h = &env.header;
+    if let Some(prev) = imported_where(&at, "execution_operation_id", &h.execution_operation_id)? {
+        if prev.transfer_digest != digest.as_str() {
+            return Err(Error::new(
+                Code::Conflict,
+                "other bytes were already imported under this execution operation",
+            )
+            .with("execution_operation_id", h.execution_operation_id.clone())
+            .with("retained_transfer_digest", prev.transfer_digest));
+        }
+        // Repair a crash between the authority and journal commits.
+        jt.execute(
+            "UPDATE attempts SET state = 'finished', updated_at = ?2 WHERE attempt_id = ?1 AND state = 'leased'",
+            params![prev.attempt_id, ts],
+        )?;
+        let applicable = derive_descriptor(&jt, &at, &prev.attempt_id)
+            .and_then(|d| check_live(&at, &d))
+            .is_ok();
+        at.rollback()?;
+        jt.commit()?;
+        drop(lock);
+        return Ok(json!({
+            "replay": true, "retained": true, "transfer_digest": digest,
+            "execution_operation_id": prev.execution_operation_id, "task_id": prev.task_id,
+            "attempt_id": prev.attempt_id, "outcome": prev.outcome, "status": prev.status,
+            "applicability": {"currently_applicable": applicable},
+        }));
+    }
+    check_origin(&who, &h.origin)?;
+    let v = validate_transfer(&jt, &at, bytes)?;
+    check_attempt_open(&jt, &v.descriptor, now.ms)?;
+    check_live(&at, &v.descriptor)?;
+    let put = dir.cas().put_bytes(bytes)?;
+    if put.digest != digest {
+        return Err(Error::internal(
+            "CAS digest differs from the transfer digest",
+        ));
+    }
+    let outcome = serde_json::to_value(v.record.outcome)?;
+    let status = serde_json::to_value(v.record.status)?;
+    let (outcome_s, status_s) = (
+        outcome.as_str().unwrap_or_default().to_owned(),
+        status.as_str().unwrap_or_default().to_owned(),
+    );
+    at.execute(
+        "INSERT INTO imported_transfers(execution_operation_id, transfer_digest, size, upload_request_id, task_id, attempt_id, fence, change_id, change_version, registration_id, profile_id, owner_id, agent_id, grant_generation, outcome, status, header_json, imported_at) \
+         VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18)",
+        params![
+            h.execution_operation_id, digest.as_str(), bytes.len() as i64, h.upload_request_id, h.task_id, h.attempt_id,
+            h.fence as i64, v.descriptor.change_id, v.descriptor.change_version as i64, h.registration.registration_id,
+            h.collector_profile_id, h.origin.owner_id, h.origin.agent_id, h.origin.grant_generation as i64,
+            outcome_s, status_s, canonical_bytes(h)?, ts
+        ],
+    )?;
+    jt.execute(
+        "UPDATE attempts SET state = 'finished', updated_at = ?2 WHERE attempt_id = ?1",
+        params![h.attempt_id, ts],
+    )?;
+    crate::collector::crash_point("during_upload");
+    at.commit()?;
+    jt.commit()?;
+    drop(lock);
+    let passed = outcome_s == "passed";
+    Ok(json!({
+        "replay": false, "retained": true, "transfer_digest": digest, "size": bytes.len(),
+        "execution_operation_id": h.execution_operation_id, "task_id": h.task_id, "attempt_id": h.attempt_id,
+        "fence": h.fence, "outcome": outcome, "status": status,
+        "passing": false,
+        "eligible_for_receipt": passed,
+        "next": if passed { json!({"operation": "collector_finalize"}) } else { json!({"operation": "none"}) },
+    }))
+}

@@ -1,0 +1,646 @@
+//! Receipts (v2, from validated imported transfers), exact-subject
+//! qualification and landing.
+
+use super::change::{self, ChangeSel, StoredSubject};
+use super::collector::{self as col, ImportedRow};
+use super::{admin, repository};
+use crate::clock::{Clock, rfc3339_millis, unix_millis};
+use crate::collector::transfer::{self, MAX_TRANSFER_BYTES};
+use crate::error::{Code, Error, Result};
+use crate::store::{Connection, DataDir, OptionalExtension, TransactionBehavior, params};
+use crate::task::contract::{ActionClass, WorkflowTask, canonical_bytes};
+use crate::task::journal;
+use crate::wire::digest::{Sha256Hex, domain_digest};
+use serde::Serialize;
+use serde_json::{Value, json};
+use std::path::Path;
+use std::time::Duration;
+
+/// Domain of a receipt digest.
+pub const DOMAIN_RECEIPT: &str = "agent-task.receipt.v2";
+/// Most transfers a receipt names (finalization streams at most this many).
+pub const MAX_RECEIPT_TRANSFERS: usize = 32;
+/// Most failures reported.
+pub const MAX_FAILURES: usize = 32;
+
+/// One task's evaluation.
+#[derive(Debug, Clone)]
+pub struct TaskEval {
+    /// The task.
+    pub task: WorkflowTask,
+    /// pending|claimed|succeeded|failed|uncertain|blocked
+    pub state: &'static str,
+    /// Failure code (required tasks not succeeded).
+    pub code: Option<&'static str>,
+    /// Typed next for this task.
+    pub next: Option<Value>,
+    /// The imported transfer of its current attempt.
+    pub transfer: Option<ImportedRow>,
+}
+
+/// Evaluates every task of a subject from the journal and imported transfers.
+pub fn evaluate(
+    j: Option<&Connection>,
+    a: &Connection,
+    s: &StoredSubject,
+    now_ms: i64,
+) -> Result<Vec<TaskEval>> {
+    let mut out = Vec::new();
+    for t in &s.tasks {
+        let (jstate, row) = journal::task_state(j, &t.task_id, now_ms)?;
+        let transfer = match &row {
+            Some(r) if jstate != "pending" => col::imported_for_attempt(a, &r.attempt.attempt_id)?,
+            _ => None,
+        };
+        let reconcile = json!({"operation": "reconcile", "task_id": t.task_id});
+        let (state, code, next) = match (t.action_class, jstate.as_str()) {
+            (ActionClass::Review, _) => ("blocked", Some("controller_unavailable"), None),
+            (_, "pending") => match journal::prior_unresolved(j, t, now_ms)? {
+                Some(p) => (
+                    "blocked",
+                    Some("prior_subject_unresolved"),
+                    Some(json!({"operation": "reconcile", "task_id": p})),
+                ),
+                None if t.action_class == ActionClass::Command => (
+                    "pending",
+                    Some("task_pending"),
+                    Some(json!({"operation": "collector_claim", "task_id": t.task_id})),
+                ),
+                None => ("pending", Some("task_pending"), None),
+            },
+            (_, "leased") => ("claimed", Some("attempt_in_progress"), None),
+            (_, "expired" | "cancelled") => {
+                ("uncertain", Some("attempt_uncertain"), Some(reconcile))
+            }
+            (ActionClass::Command, "finished") => match &transfer {
+                Some(x) if x.outcome == "passed" => ("succeeded", None, None),
+                Some(_) => ("failed", Some("collector_not_passed"), None),
+                None => ("failed", Some("result_failed"), None),
+            },
+            (_, "finished") => {
+                if journal::dependency_complete(j, t, now_ms)? {
+                    ("succeeded", None, None)
+                } else {
+                    ("failed", Some("result_failed"), None)
+                }
+            }
+            _ => ("blocked", Some("unknown_state"), None),
+        };
+        out.push(TaskEval {
+            task: t.clone(),
+            state,
+            code,
+            next,
+            transfer,
+        });
+    }
+    Ok(out)
+}
+
+/// A transfer as a receipt names it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ReceiptTransfer {
+    /// SHA-256 of the retained signed bytes.
+    pub transfer_digest: String,
+    /// Task.
+    pub task_id: String,
+    /// Task digest.
+    pub task_digest: Sha256Hex,
+    /// Attempt.
+    pub attempt_id: String,
+    /// Attempt digest.
+    pub attempt_digest: Sha256Hex,
+    /// Execution operation.
+    pub execution_operation_id: String,
+    /// Fence.
+    pub fence: u64,
+    /// Registration epoch and key.
+    pub registration: transfer::RegistrationBinding,
+    /// Collector profile.
+    pub collector_profile_id: String,
+    /// Its digest.
+    pub collector_profile_digest: Sha256Hex,
+    /// Originating actor and grant.
+    pub origin: transfer::Origin,
+}
+
+/// A v2 receipt.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Receipt {
+    /// Always 2.
+    pub version: u32,
+    /// `imported`: built from operator-enrolled collector transfers.
+    pub kind: String,
+    /// Authority.
+    pub audience: String,
+    /// Repository.
+    pub repository: String,
+    /// Profile.
+    pub profile: String,
+    /// Change.
+    pub change_id: String,
+    /// Change version.
+    pub change_version: u64,
+    /// Revision.
+    pub revision: Sha256Hex,
+    /// Context digest.
+    pub context_digest: Sha256Hex,
+    /// Policy epoch.
+    pub policy_epoch: u64,
+    /// Installed requirement.
+    pub requirement_digest: Sha256Hex,
+    /// Every transfer (ordered by task id).
+    pub transfers: Vec<ReceiptTransfer>,
+    /// Optional tasks omitted from the graph.
+    pub omitted: Vec<String>,
+}
+
+impl Receipt {
+    /// `domain_digest(DOMAIN_RECEIPT, canonical bytes)`.
+    pub fn digest(&self) -> Result<Sha256Hex> {
+        Ok(domain_digest(DOMAIN_RECEIPT, &canonical_bytes(self)?))
+    }
+}
+
+/// Why a receipt cannot be built or admitted (task id, stable code).
+#[derive(Debug, Clone)]
+pub struct Refusal {
+    /// Task.
+    pub task_id: String,
+    /// Code.
+    pub code: &'static str,
+}
+
+/// Builds the receipt of a current subject from retained validated
+/// transfers (re-read one at a time, each length checked against 16 MiB
+/// first, re-verified under current registrations, profiles and grants).
+pub fn build_receipt(
+    j: &Connection,
+    a: &Connection,
+    dir: &DataDir,
+    s: &StoredSubject,
+    evals: &[TaskEval],
+) -> std::result::Result<Receipt, Vec<Refusal>> {
+    let mut refusals = Vec::new();
+    let mut transfers = Vec::new();
+    let mut omitted = Vec::new();
+    for e in evals {
+        if e.state != "succeeded" {
+            if e.task.required {
+                refusals.push(Refusal {
+                    task_id: e.task.task_id.clone(),
+                    code: e.code.unwrap_or("task_pending"),
+                });
+            } else {
+                omitted.push(e.task.task_id.clone());
+            }
+            continue;
+        }
+        let Some(x) = &e.transfer else { continue };
+        if transfers.len() >= MAX_RECEIPT_TRANSFERS {
+            refusals.push(Refusal {
+                task_id: e.task.task_id.clone(),
+                code: "too_many_transfers",
+            });
+            continue;
+        }
+        match revalidate(j, a, dir, x) {
+            Ok(t) => transfers.push(t),
+            Err(err) => refusals.push(Refusal {
+                task_id: e.task.task_id.clone(),
+                code: match err.code() {
+                    Code::SubjectStale => "subject_stale",
+                    Code::IntegrityError | Code::TooLarge => "transfer_unavailable",
+                    _ => "authorization_changed",
+                },
+            }),
+        }
+    }
+    if !refusals.is_empty() {
+        return Err(refusals);
+    }
+    transfers.sort_by(|x, y| x.task_id.cmp(&y.task_id));
+    let audience = col::audience(a).map_err(|_| {
+        vec![Refusal {
+            task_id: String::new(),
+            code: "authority_unavailable",
+        }]
+    })?;
+    Ok(Receipt {
+        version: 2,
+        kind: "imported".into(),
+        audience,
+        repository: s.context.repository.clone(),
+        profile: s.context.profile.clone(),
+        change_id: s.change.change_id.clone(),
+        change_version: s.version,
+        revision: s.context.revision.clone(),
+        context_digest: s.context_digest.clone(),
+        policy_epoch: s.context.policy_epoch,
+        requirement_digest: s.context.requirement_digest.clone(),
+        transfers,
+        omitted,
+    })
+}
+
+fn revalidate(
+    j: &Connection,
+    a: &Connection,
+    dir: &DataDir,
+    x: &ImportedRow,
+) -> Result<ReceiptTransfer> {
+    if x.size > MAX_TRANSFER_BYTES {
+        return Err(Error::new(Code::TooLarge, "retained transfer over 16 MiB"));
+    }
+    let d = Sha256Hex::parse(&x.transfer_digest)?;
+    let bytes = dir.cas().read(&d, Some(x.size), MAX_TRANSFER_BYTES)?;
+    let v = col::validate_transfer(j, a, &bytes)?;
+    col::check_live(a, &v.descriptor)?;
+    if v.record.outcome != transfer::ExecutionOutcome::Passed {
+        return Err(Error::new(Code::NotQualified, "the transfer did not pass"));
+    }
+    let h = v.envelope.header;
+    Ok(ReceiptTransfer {
+        transfer_digest: x.transfer_digest.clone(),
+        task_id: h.task_id,
+        task_digest: h.task_digest,
+        attempt_id: h.attempt_id,
+        attempt_digest: h.attempt_digest,
+        execution_operation_id: h.execution_operation_id,
+        fence: h.fence,
+        registration: h.registration,
+        collector_profile_id: h.collector_profile_id,
+        collector_profile_digest: h.collector_profile_digest,
+        origin: h.origin,
+    })
+}
+
+fn refusal_error(code: Code, msg: &str, r: &[Refusal]) -> Error {
+    let failures: Vec<Value> = r
+        .iter()
+        .take(MAX_FAILURES)
+        .map(|x| json!({"task_id": x.task_id, "code": x.code}))
+        .collect();
+    Error::new(code, msg).with("failures", failures)
+}
+
+fn stale_error() -> Error {
+    Error::new(Code::SubjectStale, "the change's subject is not current")
+        .with("next", json!({"operation": "checkpoint"}))
+}
+
+fn subject_is_current(a: &Connection, s: &StoredSubject) -> Result<bool> {
+    for t in &s.tasks {
+        if change::staleness(a, t)?.is_some() {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
+
+/// `finalize`: creates (or returns) the v2 receipt of a Change's current
+/// subject from retained validated transfers; never collects.
+pub fn finalize(cx: &crate::task::ops::AgentCtx<'_>, sel: &ChangeSel) -> Result<Value> {
+    let dir = DataDir::open(cx.root)?;
+    let lock = dir.lock(cx.timeout)?;
+    let ts = rfc3339_millis(cx.clock.now());
+    let now_ms = unix_millis(cx.clock.now());
+    let j = dir.open_read(&journal::SPEC)?;
+    let mut ac = dir.open_write(&super::schema::SPEC, &ts, &lock)?;
+    let at = ac.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let who = admin::authenticate(&at, cx.token)?;
+    let ch = change::select(&at, sel)?;
+    if !change::may_view(&ch, &who.actor) {
+        return Err(Error::new(
+            Code::Forbidden,
+            "the change belongs to another owner",
+        ));
+    }
+    let s = change::current_subject(&at, &ch)?;
+    if !subject_is_current(&at, &s)? {
+        return Err(stale_error());
+    }
+    let j = j.ok_or_else(|| Error::new(Code::ReceiptIncomplete, "nothing was collected yet"))?;
+    let evals = evaluate(Some(&j), &at, &s, now_ms)?;
+    let receipt = build_receipt(&j, &at, &dir, &s, &evals).map_err(|r| {
+        refusal_error(
+            Code::ReceiptIncomplete,
+            "the receipt graph is not complete",
+            &r,
+        )
+    })?;
+    let digest = receipt.digest()?;
+    let existing: Option<String> = at
+        .query_row(
+            "SELECT receipt_digest FROM receipts WHERE change_id = ?1 AND change_version = ?2",
+            params![ch.change_id, s.version as i64],
+            |r| r.get(0),
+        )
+        .optional()?;
+    let created = existing.as_deref() != Some(digest.as_str());
+    if created {
+        at.execute(
+            "DELETE FROM receipts WHERE change_id = ?1 AND change_version = ?2",
+            params![ch.change_id, s.version as i64],
+        )?;
+        at.execute(
+            "INSERT INTO receipts(receipt_digest, change_id, change_version, context_digest, receipt_json, created_at) VALUES (?1,?2,?3,?4,?5,?6)",
+            params![digest.as_str(), ch.change_id, s.version as i64, s.context_digest.as_str(), canonical_bytes(&receipt)?, ts],
+        )?;
+    }
+    at.commit()?;
+    drop(lock);
+    Ok(json!({"receipt_digest": digest, "created": created, "receipt": receipt}))
+}
+
+/// The stored receipt of a subject, when its digest still matches.
+fn stored_receipt(a: &Connection, s: &StoredSubject) -> Result<Option<String>> {
+    Ok(a.query_row(
+        "SELECT receipt_digest FROM receipts WHERE change_id = ?1 AND change_version = ?2 AND context_digest = ?3",
+        params![s.change.change_id, s.version as i64, s.context_digest.as_str()],
+        |r| r.get(0),
+    )
+    .optional()?)
+}
+
+/// `qualify`: read-only exact-subject qualification (the spec's shape).
+pub fn qualify(cx: &crate::task::ops::AgentCtx<'_>, sel: &ChangeSel) -> Result<Value> {
+    cx.read(|j, a, who, now| {
+        let ch = change::select(a, sel)?;
+        if !change::may_view(&ch, &who.actor) {
+            return Err(Error::new(
+                Code::Forbidden,
+                "the change belongs to another owner",
+            ));
+        }
+        let none_current = |rev: Value| {
+            json!({"qualified": false, "subject_current": false, "receipt_digest": null,
+                   "revision": rev, "tasks": [], "failures": [], "next": {"operation": "checkpoint"}})
+        };
+        if ch.version == 0 {
+            return Ok(none_current(Value::Null));
+        }
+        let s = change::current_subject(a, &ch)?;
+        if !subject_is_current(a, &s)? {
+            return Ok(none_current(json!(s.context.revision)));
+        }
+        let dir = DataDir::open(cx.root)?;
+        let evals = evaluate(j, a, &s, now.ms)?;
+        let mut failures: Vec<Value> = Vec::new();
+        let mut next: Option<Value> = None;
+        let mut all_ok = true;
+        for e in evals.iter().filter(|e| e.task.required) {
+            if e.state != "succeeded" {
+                all_ok = false;
+                if failures.len() < MAX_FAILURES {
+                    failures.push(json!({"task_id": e.task.task_id, "code": e.code.unwrap_or("task_pending")}));
+                }
+                if next.is_none() {
+                    next = e.next.clone();
+                }
+            }
+        }
+        let mut receipt_digest = Value::Null;
+        let mut qualified = false;
+        if all_ok {
+            match (j, stored_receipt(a, &s)?) {
+                (Some(jc), Some(stored)) => match build_receipt(jc, a, &dir, &s, &evals) {
+                    Ok(r) if r.digest()?.as_str() == stored => {
+                        qualified = true;
+                        receipt_digest = json!(stored);
+                    }
+                    Ok(_) => {
+                        next = Some(json!({"operation": "collector_finalize"}));
+                        failures.push(json!({"task_id": "", "code": "receipt_outdated"}));
+                    }
+                    Err(r) => {
+                        for x in r.iter().take(MAX_FAILURES) {
+                            failures.push(json!({"task_id": x.task_id, "code": x.code}));
+                        }
+                    }
+                },
+                _ => {
+                    next = Some(json!({"operation": "collector_finalize"}));
+                    failures.push(json!({"task_id": "", "code": "receipt_missing"}));
+                }
+            }
+        }
+        failures.truncate(MAX_FAILURES);
+        let tasks: Vec<Value> = evals
+            .iter()
+            .map(|e| {
+                Ok(json!({"task_id": e.task.task_id, "task_digest": e.task.digest()?,
+                          "step_id": e.task.subject.step_id, "required": e.task.required, "state": e.state}))
+            })
+            .collect::<Result<_>>()?;
+        Ok(json!({
+            "qualified": qualified, "subject_current": true, "receipt_digest": receipt_digest,
+            "revision": s.context.revision, "tasks": tasks, "failures": failures,
+            "next": next.unwrap_or(json!({"operation": "none"})),
+        }))
+    })
+}
+
+/// `land` request.
+#[derive(Debug, Clone)]
+pub struct LandRequest {
+    /// Repository.
+    pub repo_id: String,
+    /// Change.
+    pub change_id: String,
+}
+
+/// Lands a qualified Change: under the lock, recheck the exact current
+/// subject, installed policy and requirement, the retained signed transfers
+/// and every live registration, profile and grant check; then move the
+/// target head (and, for a git work tree source, commit the revision on the
+/// target branch with git plumbing).
+pub fn land(root: &Path, timeout: Duration, clock: &dyn Clock, req: &LandRequest) -> Result<Value> {
+    let dir = DataDir::open(root)?;
+    let lock = dir.lock(timeout)?;
+    let ts = rfc3339_millis(clock.now());
+    let now_ms = unix_millis(clock.now());
+    let j = dir
+        .open_read(&journal::SPEC)?
+        .ok_or_else(|| Error::new(Code::NotQualified, "nothing was collected"))?;
+    let mut ac = dir.open_write(&super::schema::SPEC, &ts, &lock)?;
+    let at = ac.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let ch = change::change(&at, &req.change_id)?;
+    if ch.repository != req.repo_id {
+        return Err(Error::new(
+            Code::InvalidInput,
+            "the change belongs to another repository",
+        ));
+    }
+    let repo = repository(&at, &req.repo_id)?;
+    let s = change::current_subject(&at, &ch)?;
+    if !subject_is_current(&at, &s)? {
+        return Err(stale_error());
+    }
+    let stored = stored_receipt(&at, &s)?.ok_or_else(|| {
+        Error::new(Code::NotQualified, "the current subject has no receipt")
+            .with("next", json!({"operation": "collector_finalize"}))
+    })?;
+    let evals = evaluate(Some(&j), &at, &s, now_ms)?;
+    let receipt = build_receipt(&j, &at, &dir, &s, &evals)
+        .map_err(|r| refusal_error(Code::NotQualified, "admission rechecks refused", &r))?;
+    let digest = receipt.digest()?;
+    if digest.as_str() != stored {
+        return Err(Error::new(
+            Code::NotQualified,
+            "the retained receipt is not the one the current evidence derives",
+        ));
+    }
+    if receipt.transfers.is_empty() {
+        return Err(Error::new(
+            Code::NotQualified,
+            "a receipt without any collector transfer cannot land",
+        ));
+    }
+    let git_commit = git_land(&dir, &at, &repo, &s, &stored)?;
+    at.execute(
+        "UPDATE repositories SET head_revision = ?2 WHERE repo_id = ?1",
+        params![repo.repo_id, s.context.revision.as_str()],
+    )?;
+    at.execute(
+        "INSERT INTO landings(repo_id, change_id, change_version, revision, receipt_digest, old_head, git_commit, landed_at) VALUES (?1,?2,?3,?4,?5,?6,?7,?8)",
+        params![repo.repo_id, ch.change_id, s.version as i64, s.context.revision.as_str(), stored, repo.head_revision, git_commit, ts],
+    )?;
+    at.commit()?;
+    drop(lock);
+    Ok(json!({
+        "landed": true, "repository": repo.repo_id, "target": repo.target, "change_id": ch.change_id,
+        "change_version": s.version, "revision": s.context.revision, "old_head": repo.head_revision,
+        "receipt_digest": stored, "git_commit": git_commit,
+    }))
+}
+
+fn git(src: &Path, index: Option<&Path>, args: &[&str], stdin: Option<&[u8]>) -> Result<String> {
+    use std::io::Write;
+    let mut c = std::process::Command::new("git");
+    c.arg("-C").arg(src).args(args);
+    c.env("GIT_AUTHOR_NAME", "agent-task land")
+        .env("GIT_AUTHOR_EMAIL", "agent-task@localhost")
+        .env("GIT_COMMITTER_NAME", "agent-task land")
+        .env("GIT_COMMITTER_EMAIL", "agent-task@localhost");
+    if let Some(i) = index {
+        c.env("GIT_INDEX_FILE", i);
+    }
+    c.stdin(if stdin.is_some() {
+        std::process::Stdio::piped()
+    } else {
+        std::process::Stdio::null()
+    })
+    .stdout(std::process::Stdio::piped())
+    .stderr(std::process::Stdio::piped());
+    let mut child = c
+        .spawn()
+        .map_err(|e| Error::new(Code::Io, format!("cannot run git: {e}")))?;
+    if let (Some(b), Some(mut w)) = (stdin, child.stdin.take()) {
+        w.write_all(b)
+            .map_err(|e| Error::new(Code::Io, format!("git stdin: {e}")))?;
+    }
+    let out = child
+        .wait_with_output()
+        .map_err(|e| Error::new(Code::Io, format!("git: {e}")))?;
+    if !out.status.success() {
+        return Err(Error::new(
+            Code::Io,
+            format!(
+                "git {} failed: {}",
+                args.first().copied().unwrap_or_default(),
+                String::from_utf8_lossy(&out.stderr).trim()
+            ),
+        ));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).trim().to_owned())
+}
+
+/// Records the revision as a commit on the target branch when the
+/// repository's source is the top of a git work tree. Builds the tree in a
+/// temporary index from the CAS manifest; never touches the work tree or
+/// the operator's index; moves the branch with the expected old value.
+fn git_land(
+    dir: &DataDir,
+    a: &Connection,
+    repo: &super::Repository,
+    s: &StoredSubject,
+    receipt: &str,
+) -> Result<Option<String>> {
+    let src = Path::new(&repo.source);
+    let top = match git(src, None, &["rev-parse", "--show-toplevel"], None) {
+        Ok(t) => t,
+        Err(_) => return Ok(None),
+    };
+    let same = std::fs::canonicalize(&top).ok() == std::fs::canonicalize(src).ok();
+    if !same {
+        return Ok(None);
+    }
+    let (msha, msize): (String, i64) = a.query_row(
+        "SELECT manifest_sha256, manifest_size FROM revisions WHERE revision = ?1",
+        params![s.context.revision.as_str()],
+        |r| Ok((r.get(0)?, r.get(1)?)),
+    )?;
+    let cas = dir.cas();
+    let mbytes = cas.read(&Sha256Hex::parse(&msha)?, Some(msize as u64), 256 << 20)?;
+    let manifest: super::snapshot::Manifest = serde_json::from_slice(&mbytes)?;
+    let tmp = tempfile::tempdir_in(dir.root())
+        .map_err(|e| Error::new(Code::Io, format!("temp dir: {e}")))?;
+    let index = tmp.path().join("index");
+    let mut info = String::new();
+    for e in &manifest.entries {
+        let bytes = cas.read(&e.sha256, Some(e.size), super::snapshot::MAX_FILE_BYTES)?;
+        let oid = git(
+            src,
+            Some(&index),
+            &["hash-object", "-w", "--no-filters", "--stdin"],
+            Some(&bytes),
+        )?;
+        info.push_str(&format!("{:o} {oid}\t{}\n", e.mode, e.path));
+    }
+    git(
+        src,
+        Some(&index),
+        &["update-index", "--add", "--index-info"],
+        Some(info.as_bytes()),
+    )?;
+    let tree = git(src, Some(&index), &["write-tree"], None)?;
+    let ref_name = format!("refs/heads/{}", repo.target);
+    let old = git(
+        src,
+        None,
+        &[
+            "rev-parse",
+            "--verify",
+            "-q",
+            &format!("{ref_name}^{{commit}}"),
+        ],
+        None,
+    )
+    .ok();
+    let msg = format!(
+        "Land change {} v{} (agent-task)\n\nrevision: {}\nreceipt: {}\n",
+        s.change.change_id, s.version, s.context.revision, receipt
+    );
+    let mut args = vec!["commit-tree", tree.as_str(), "-m", msg.as_str()];
+    if let Some(o) = &old {
+        args.extend(["-p", o.as_str()]);
+    }
+    let commit = git(src, None, &args, None)?;
+    let zero = "0".repeat(commit.len());
+    let expected = old.clone().unwrap_or(zero);
+    git(
+        src,
+        None,
+        &[
+            "update-ref",
+            "-m",
+            "agent-task land",
+            &ref_name,
+            &commit,
+            &expected,
+        ],
+        None,
+    )?;
+    Ok(Some(commit))
+}

@@ -1,0 +1,203 @@
+//! Collector commands: `profile install`, `collector-claim`, `collect`,
+//! `retry-upload`, `finalize`, `qualify` and `land`.
+
+use super::change::{ChangeSelArgs, with_agent};
+use super::runtime::RuntimeArg;
+use super::to_value;
+use crate::authority::collector::{self as col, PinnedRuntime, ProfileInstallRequest};
+use crate::authority::receipt::{self, LandRequest};
+use crate::cli::ctx::Ctx;
+use crate::collector::collect::{self, CollectRequest, LocalUpload};
+use crate::error::{Code, Error, Result};
+use crate::store::private_fs;
+use serde_json::Value;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+/// `profile` subcommands.
+#[derive(Debug, clap::Subcommand)]
+pub enum ProfileCmd {
+    /// Install an immutable collector profile for one current registration
+    /// epoch and step: pins the step's command recipe and the SHA-256 of the
+    /// runtime identity (probed now, or read from --file).
+    Install {
+        /// Registration id (from `enroll`).
+        #[arg(long)]
+        registration: String,
+        /// Step id (a command step of the installed requirement).
+        #[arg(long)]
+        step: String,
+        /// Runtime.
+        #[arg(long)]
+        runtime: RuntimeArg,
+        /// A pinned identity `{"basis": "pinned_file", "identity": {…}}` instead of probing now.
+        #[arg(long, value_name = "FILE")]
+        file: Option<PathBuf>,
+    },
+}
+
+/// Arguments of `collector-claim`.
+#[derive(Debug, clap::Args)]
+pub struct CollectorClaimArgs {
+    /// Task id.
+    pub task: String,
+    /// Idempotency key (default: a fresh one).
+    #[arg(long)]
+    pub request_id: Option<String>,
+    /// Also write the descriptor to this new 0600 file.
+    #[arg(long, value_name = "FILE")]
+    pub descriptor_out: Option<PathBuf>,
+}
+
+/// Arguments of `collect`.
+#[derive(Debug, clap::Args)]
+pub struct CollectArgs {
+    /// The descriptor (from `collector-claim`).
+    #[arg(long, value_name = "FILE")]
+    pub descriptor: PathBuf,
+    /// The owner-private collector directory (signing key and retained state).
+    #[arg(long, value_name = "DIR")]
+    pub collector_dir: PathBuf,
+}
+
+/// Arguments of `retry-upload`.
+#[derive(Debug, clap::Args)]
+pub struct RetryUploadArgs {
+    /// The collector directory.
+    #[arg(long, value_name = "DIR")]
+    pub collector_dir: PathBuf,
+    /// The execution operation id (from the descriptor).
+    #[arg(long)]
+    pub operation: String,
+}
+
+/// Arguments of `land`.
+#[derive(Debug, clap::Args)]
+pub struct LandArgs {
+    /// Repository id.
+    #[arg(long)]
+    pub repo: String,
+    /// Change id.
+    #[arg(long)]
+    pub change: String,
+}
+
+fn read_small(p: &Path, max: u64) -> Result<Vec<u8>> {
+    let f = std::fs::File::open(p).map_err(|e| Error::io("open", p, e))?;
+    let mut b = Vec::new();
+    f.take(max + 1)
+        .read_to_end(&mut b)
+        .map_err(|e| Error::io("read", p, e))?;
+    if b.len() as u64 > max {
+        return Err(Error::new(
+            Code::TooLarge,
+            format!("{} is over {max} bytes", p.display()),
+        ));
+    }
+    Ok(b)
+}
+
+pub(super) fn profile(ctx: &Ctx, c: ProfileCmd) -> Result<Value> {
+    match c {
+        ProfileCmd::Install {
+            registration,
+            step,
+            runtime,
+            file,
+        } => {
+            let pinned = match file {
+                Some(f) => Some(serde_json::from_slice::<PinnedRuntime>(&read_small(
+                    &f,
+                    col::MAX_PIN_FILE,
+                )?)?),
+                None => None,
+            };
+            to_value(&col::profile_install(
+                ctx.data_dir()?,
+                ctx.lock_timeout,
+                ctx.clock.as_ref(),
+                &ProfileInstallRequest {
+                    registration_id: registration,
+                    step_id: step,
+                    runtime: runtime.into(),
+                    pinned,
+                },
+            )?)
+        }
+    }
+}
+
+pub(super) fn collector_claim(ctx: &Ctx, a: CollectorClaimArgs) -> Result<Value> {
+    let rid = match a.request_id {
+        Some(r) => r,
+        None => crate::wire::random_id("req")?,
+    };
+    let out = with_agent(ctx, |cx| col::collector_claim(cx, &a.task, &rid))?;
+    if let Some(p) = a.descriptor_out {
+        let p = std::path::absolute(&p).map_err(|e| Error::io("resolve", &p, e))?;
+        let bytes = serde_json::to_vec_pretty(&out["descriptor"])?;
+        if std::fs::symlink_metadata(&p).is_ok() {
+            return Err(Error::new(
+                Code::Conflict,
+                format!("{} already exists", p.display()),
+            ));
+        }
+        private_fs::write_atomic(&p, &bytes)?;
+    }
+    Ok(out)
+}
+
+pub(super) fn collect(ctx: &Ctx, a: CollectArgs) -> Result<Value> {
+    let bytes = read_small(&a.descriptor, collect::MAX_DESCRIPTOR_BYTES)?;
+    let token = ctx.token()?;
+    let root = ctx.data_dir()?;
+    let up = LocalUpload {
+        root,
+        timeout: ctx.lock_timeout,
+        clock: ctx.clock.as_ref(),
+        token: &token,
+    };
+    collect::collect(
+        &CollectRequest {
+            root,
+            clock: ctx.clock.as_ref(),
+            token: &token,
+            descriptor: &bytes,
+            collector_dir: &a.collector_dir,
+        },
+        &up,
+    )
+}
+
+pub(super) fn retry_upload(ctx: &Ctx, a: RetryUploadArgs) -> Result<Value> {
+    let token = ctx.token()?;
+    let up = LocalUpload {
+        root: ctx.data_dir()?,
+        timeout: ctx.lock_timeout,
+        clock: ctx.clock.as_ref(),
+        token: &token,
+    };
+    collect::retry_upload(&a.collector_dir, &a.operation, &up)
+}
+
+pub(super) fn finalize(ctx: &Ctx, a: ChangeSelArgs) -> Result<Value> {
+    let sel = a.sel()?;
+    with_agent(ctx, |cx| receipt::finalize(cx, &sel))
+}
+
+pub(super) fn qualify(ctx: &Ctx, a: ChangeSelArgs) -> Result<Value> {
+    let sel = a.sel()?;
+    with_agent(ctx, |cx| receipt::qualify(cx, &sel))
+}
+
+pub(super) fn land(ctx: &Ctx, a: LandArgs) -> Result<Value> {
+    receipt::land(
+        ctx.data_dir()?,
+        ctx.lock_timeout,
+        ctx.clock.as_ref(),
+        &LandRequest {
+            repo_id: a.repo,
+            change_id: a.change,
+        },
+    )
+}

@@ -1,0 +1,570 @@
+//! The signed collector transfer: wire types and the envelope codec (see
+//! `docs/transfer.md`).
+//!
+//! ```text
+//! envelope = MAGIC (8 bytes "ATXFER1\n")
+//!          || u32be(header_len) || header (canonical JSON)
+//!          || record_0 || record_1 || …       (lengths and digests in the header)
+//!          || signature (64 bytes, Ed25519 over SIGN_DOMAIN || 0x00 || everything before it)
+//! ```
+//!
+//! A command transfer carries exactly two records: the original
+//! `ExecutionRequest` and the `ExecutionRecord`. A review transfer (a later
+//! record kind) will carry `ReviewRequest` + `ReviewRecord` under the same
+//! header with `kind: "review"`.
+
+use super::runtime::{RunOutcome, RuntimeIdentity, RuntimeKind};
+use crate::authority::workflow::Recipe;
+use crate::error::{Code, Error, Result};
+use crate::task::contract::{canonical_bytes, check_id};
+use crate::wire::digest::{Sha256Hex, domain_digest};
+use crate::wire::ed25519::{Keypair, verify_strict};
+use serde::{Deserialize, Serialize};
+
+/// Envelope magic.
+pub const MAGIC: &[u8; 8] = b"ATXFER1\n";
+/// Largest envelope.
+pub const MAX_TRANSFER_BYTES: u64 = 16 * 1024 * 1024;
+/// Largest header.
+pub const MAX_HEADER_BYTES: usize = 64 * 1024;
+/// Domain prefixed to the signed bytes.
+pub const SIGN_DOMAIN: &str = "agent-task.collector-transfer.v1";
+/// Domain of an execution request digest.
+pub const DOMAIN_EXECUTION_REQUEST: &str = "agent-task.execution-request.v1";
+/// Domain of an execution record digest.
+pub const DOMAIN_EXECUTION_RECORD: &str = "agent-task.execution-record.v1";
+/// Domain of a collector profile digest.
+pub const DOMAIN_PROFILE: &str = "agent-task.collector-profile.v1";
+/// Domain of a collector descriptor digest.
+pub const DOMAIN_DESCRIPTOR: &str = "agent-task.collector-descriptor.v1";
+/// Record kind names in a command transfer, in order.
+pub const COMMAND_RECORDS: [&str; 2] = ["execution_request", "execution_record"];
+
+/// Per-run output bounds pinned by a profile.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Limits {
+    /// Wall-clock limit (the recipe's).
+    pub timeout_ms: u64,
+    /// Cap on each output stream.
+    pub max_output_bytes: u64,
+    /// Tail kept of each stream.
+    pub tail_bytes: u64,
+}
+
+/// The originating actor and its grant generation.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Origin {
+    /// Owner.
+    pub owner_id: String,
+    /// Agent.
+    pub agent_id: String,
+    /// Grant generation at claim.
+    pub grant_generation: u64,
+}
+
+/// The executor registration a transfer is signed under.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RegistrationBinding {
+    /// Registration id.
+    pub registration_id: String,
+    /// Executor name.
+    pub executor_id: String,
+    /// Registration epoch.
+    pub epoch: u64,
+    /// Key id.
+    pub key_id: String,
+}
+
+/// An installed collector profile (immutable).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CollectorProfile {
+    /// Always 1.
+    pub version: u32,
+    /// `cp_` + 32 hex of the profile digest.
+    pub profile_id: String,
+    /// Repository.
+    pub repository: String,
+    /// Workflow profile.
+    pub profile: String,
+    /// Step.
+    pub step_id: String,
+    /// The registration (exact epoch and key).
+    pub registration: RegistrationBinding,
+    /// Requirement the recipe was taken from.
+    pub requirement_digest: Sha256Hex,
+    /// The complete command recipe.
+    pub recipe: Recipe,
+    /// Runtime kind.
+    pub runtime: RuntimeKind,
+    /// SHA-256 of the observed runtime identity.
+    pub runtime_identity_digest: Sha256Hex,
+    /// `observed` (probed at install) or `pinned_file`; `fixture` only in test builds.
+    pub basis: String,
+    /// Output bounds.
+    pub limits: Limits,
+}
+
+impl CollectorProfile {
+    /// The profile digest (over every field but `profile_id`, which derives from it).
+    pub fn digest(&self) -> Result<Sha256Hex> {
+        let mut c = self.clone();
+        c.profile_id = String::new();
+        Ok(domain_digest(DOMAIN_PROFILE, &canonical_bytes(&c)?))
+    }
+
+    /// Whether a build may use this profile: a fixture basis only with `test-hooks`.
+    pub fn check_basis(&self) -> Result<()> {
+        match self.basis.as_str() {
+            "observed" | "pinned_file" => Ok(()),
+            "fixture" if cfg!(feature = "test-hooks") => Ok(()),
+            "fixture" => Err(Error::new(
+                Code::ProfileInvalid,
+                "a fixture-basis collector profile is refused outside test builds",
+            )),
+            _ => Err(Error::new(Code::ProfileInvalid, "unknown profile basis")),
+        }
+    }
+}
+
+/// The authority-derived descriptor of one claimed collector execution.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CollectorDescriptor {
+    /// Always 1.
+    pub version: u32,
+    /// The authority (data directory id).
+    pub audience: String,
+    /// Repository.
+    pub repository: String,
+    /// Workflow profile.
+    pub profile: String,
+    /// Step.
+    pub step_id: String,
+    /// Change.
+    pub change_id: String,
+    /// Change version.
+    pub change_version: u64,
+    /// Revision to run on.
+    pub revision: Sha256Hex,
+    /// SHA-256 of the revision's manifest bytes.
+    pub manifest_sha256: Sha256Hex,
+    /// Task.
+    pub task_id: String,
+    /// Task digest.
+    pub task_digest: Sha256Hex,
+    /// Attempt.
+    pub attempt_id: String,
+    /// Attempt digest.
+    pub attempt_digest: Sha256Hex,
+    /// Execution operation id.
+    pub execution_operation_id: String,
+    /// Fence.
+    pub fence: u64,
+    /// Originating actor and grant.
+    pub origin: Origin,
+    /// Registration.
+    pub registration: RegistrationBinding,
+    /// Installed collector profile.
+    pub collector_profile_id: String,
+    /// Its digest.
+    pub collector_profile_digest: Sha256Hex,
+    /// Recipe.
+    pub recipe: Recipe,
+    /// Runtime kind.
+    pub runtime: RuntimeKind,
+    /// Pinned runtime identity digest.
+    pub runtime_identity_digest: Sha256Hex,
+    /// Output bounds.
+    pub limits: Limits,
+}
+
+/// The immutable request of one command execution (record 0). The
+/// authority regenerates it from its own state and compares bytes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExecutionRequest {
+    /// Always 1.
+    pub version: u32,
+    /// Repository.
+    pub repository: String,
+    /// Task.
+    pub task_id: String,
+    /// Task digest.
+    pub task_digest: Sha256Hex,
+    /// Attempt.
+    pub attempt_id: String,
+    /// Attempt digest.
+    pub attempt_digest: Sha256Hex,
+    /// Execution operation id.
+    pub execution_operation_id: String,
+    /// Fence.
+    pub fence: u64,
+    /// Revision.
+    pub revision: Sha256Hex,
+    /// Manifest bytes digest.
+    pub manifest_sha256: Sha256Hex,
+    /// Collector profile.
+    pub collector_profile_id: String,
+    /// Recipe.
+    pub recipe: Recipe,
+    /// Runtime.
+    pub runtime: RuntimeKind,
+    /// Pinned runtime identity digest.
+    pub runtime_identity_digest: Sha256Hex,
+    /// Bounds.
+    pub limits: Limits,
+}
+
+impl ExecutionRequest {
+    /// The request a descriptor implies.
+    pub fn from_descriptor(d: &CollectorDescriptor) -> ExecutionRequest {
+        ExecutionRequest {
+            version: 1,
+            repository: d.repository.clone(),
+            task_id: d.task_id.clone(),
+            task_digest: d.task_digest.clone(),
+            attempt_id: d.attempt_id.clone(),
+            attempt_digest: d.attempt_digest.clone(),
+            execution_operation_id: d.execution_operation_id.clone(),
+            fence: d.fence,
+            revision: d.revision.clone(),
+            manifest_sha256: d.manifest_sha256.clone(),
+            collector_profile_id: d.collector_profile_id.clone(),
+            recipe: d.recipe.clone(),
+            runtime: d.runtime,
+            runtime_identity_digest: d.runtime_identity_digest.clone(),
+            limits: d.limits.clone(),
+        }
+    }
+
+    /// Canonical bytes.
+    pub fn bytes(&self) -> Result<Vec<u8>> {
+        canonical_bytes(self)
+    }
+
+    /// `domain_digest(DOMAIN_EXECUTION_REQUEST, bytes)`.
+    pub fn digest(&self) -> Result<Sha256Hex> {
+        Ok(domain_digest(DOMAIN_EXECUTION_REQUEST, &self.bytes()?))
+    }
+}
+
+/// How a collection ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ExecutionStatus {
+    /// The command ran (whatever it exited with).
+    Completed,
+    /// The pinned runtime is missing or cannot isolate.
+    RuntimeUnavailable,
+    /// The runtime on the host is not the pinned one.
+    RuntimeIdentityMismatch,
+    /// The reservation exists but the run's outcome was lost (crash); never rerun.
+    Interrupted,
+    /// The snapshot could not be materialised from the store.
+    SnapshotUnavailable,
+}
+
+/// Pass or fail, derived by a fixed rule (see [`ExecutionRecord::derived_outcome`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ExecutionOutcome {
+    /// Completed, exit 0, no timeout, no cap, cleanup confirmed.
+    Passed,
+    /// Anything else.
+    Failed,
+}
+
+/// What happened (record 1).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExecutionRecord {
+    /// Always 1.
+    pub version: u32,
+    /// Digest of the request this answers.
+    pub request_digest: Sha256Hex,
+    /// How it ended.
+    pub status: ExecutionStatus,
+    /// Derived outcome.
+    pub outcome: ExecutionOutcome,
+    /// The observed runtime identity (absent when none could be observed).
+    pub runtime_identity: Option<RuntimeIdentity>,
+    /// The run (exit status, durations, output digests and tails, cleanup).
+    pub run: Option<RunOutcome>,
+    /// A short typed detail for a non-completed status.
+    pub detail: Option<String>,
+}
+
+impl ExecutionRecord {
+    /// The fixed rule: passed only when completed under the pinned identity
+    /// with exit 0, no timeout, no output cap and confirmed cleanup.
+    pub fn derived_outcome(&self, pinned: &Sha256Hex) -> ExecutionOutcome {
+        let ok = self.status == ExecutionStatus::Completed
+            && self
+                .runtime_identity
+                .as_ref()
+                .is_some_and(|i| &i.digest == pinned)
+            && self.run.as_ref().is_some_and(|r| {
+                r.exit_code == Some(0)
+                    && r.signal.is_none()
+                    && !r.timed_out
+                    && !r.output_capped
+                    && r.cleanup_confirmed
+            });
+        if ok {
+            ExecutionOutcome::Passed
+        } else {
+            ExecutionOutcome::Failed
+        }
+    }
+}
+
+/// The observed collector identity in a header.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CollectorIdentity {
+    /// Runtime kind.
+    pub runtime: RuntimeKind,
+    /// Observed runtime identity digest (null when none was observed).
+    pub runtime_identity_digest: Option<Sha256Hex>,
+    /// agent-task version that collected.
+    pub agent_task_version: String,
+}
+
+/// Length and digest of one record.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RecordRef {
+    /// Record kind.
+    pub kind: String,
+    /// Byte length.
+    pub length: u64,
+    /// SHA-256 of the bytes.
+    pub sha256: Sha256Hex,
+}
+
+/// The signed header.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TransferHeader {
+    /// Always 1.
+    pub version: u32,
+    /// `command` (later also `review`).
+    pub kind: String,
+    /// Authority audience (data directory id).
+    pub audience: String,
+    /// Repository.
+    pub repository: String,
+    /// Workflow profile.
+    pub profile: String,
+    /// Step.
+    pub step_id: String,
+    /// Collector profile.
+    pub collector_profile_id: String,
+    /// Its digest.
+    pub collector_profile_digest: Sha256Hex,
+    /// Task.
+    pub task_id: String,
+    /// Task digest.
+    pub task_digest: Sha256Hex,
+    /// Attempt.
+    pub attempt_id: String,
+    /// Attempt digest.
+    pub attempt_digest: Sha256Hex,
+    /// Execution operation.
+    pub execution_operation_id: String,
+    /// Fence.
+    pub fence: u64,
+    /// Originating actor and grant generation.
+    pub origin: Origin,
+    /// Registration epoch and key.
+    pub registration: RegistrationBinding,
+    /// Digest of record 0 (the immutable request).
+    pub request_digest: Sha256Hex,
+    /// Observed collector identity.
+    pub collector_identity: CollectorIdentity,
+    /// Fresh upload request id.
+    pub upload_request_id: String,
+    /// Ordered records.
+    pub records: Vec<RecordRef>,
+}
+
+/// A decoded, signature-checked-later envelope.
+#[derive(Debug, Clone)]
+pub struct Envelope {
+    /// Header.
+    pub header: TransferHeader,
+    /// Record bytes, in order.
+    pub records: Vec<Vec<u8>>,
+    /// Bytes the signature covers (everything before it).
+    pub signed_len: usize,
+    /// Signature.
+    pub signature: [u8; 64],
+}
+
+fn bad(msg: impl Into<String>) -> Error {
+    Error::new(Code::TransferInvalid, msg)
+}
+
+fn signing_message(body: &[u8]) -> Vec<u8> {
+    let mut m = Vec::with_capacity(SIGN_DOMAIN.len() + 1 + body.len());
+    m.extend_from_slice(SIGN_DOMAIN.as_bytes());
+    m.push(0);
+    m.extend_from_slice(body);
+    m
+}
+
+/// Builds and signs an envelope. The header's `records` are filled in here.
+pub fn seal(mut header: TransferHeader, records: &[Vec<u8>], key: &Keypair) -> Result<Vec<u8>> {
+    header.records = records
+        .iter()
+        .zip(COMMAND_RECORDS)
+        .map(|(r, k)| RecordRef {
+            kind: k.to_owned(),
+            length: r.len() as u64,
+            sha256: Sha256Hex::digest(r),
+        })
+        .collect();
+    let h = canonical_bytes(&header)?;
+    let mut out = Vec::new();
+    out.extend_from_slice(MAGIC);
+    out.extend_from_slice(
+        &u32::try_from(h.len())
+            .map_err(|_| bad("header too large"))?
+            .to_be_bytes(),
+    );
+    out.extend_from_slice(&h);
+    for r in records {
+        out.extend_from_slice(r);
+    }
+    let sig = key.sign_hex(&signing_message(&out));
+    let sig = crate::wire::ed25519::decode_hex(&sig, 64)?;
+    out.extend_from_slice(&sig);
+    if out.len() as u64 > MAX_TRANSFER_BYTES {
+        return Err(Error::new(
+            Code::TooLarge,
+            "the transfer is over the 16 MiB envelope limit",
+        ));
+    }
+    Ok(out)
+}
+
+/// Decodes an envelope strictly (size, magic, header, record lengths and
+/// digests). The signature is checked by [`verify_signature`] against the
+/// authority's registration key.
+pub fn open(bytes: &[u8]) -> Result<Envelope> {
+    if bytes.len() as u64 > MAX_TRANSFER_BYTES {
+        return Err(Error::new(
+            Code::TooLarge,
+            "the transfer is over the 16 MiB envelope limit",
+        ));
+    }
+    if bytes.len() < MAGIC.len() + 4 + 64 || &bytes[..8] != MAGIC {
+        return Err(bad("not a collector transfer (magic)"));
+    }
+    let mut lb = [0u8; 4];
+    lb.copy_from_slice(&bytes[8..12]);
+    let hlen = u32::from_be_bytes(lb) as usize;
+    if hlen > MAX_HEADER_BYTES || 12 + hlen + 64 > bytes.len() {
+        return Err(bad("header length out of bounds"));
+    }
+    let hbytes = &bytes[12..12 + hlen];
+    let header: TransferHeader =
+        serde_json::from_slice(hbytes).map_err(|e| bad(format!("header: {e}")))?;
+    if canonical_bytes(&header)? != hbytes {
+        return Err(bad("header is not in canonical form"));
+    }
+    validate_header(&header)?;
+    let signed_len = bytes.len() - 64;
+    let mut at = 12 + hlen;
+    let mut records = Vec::new();
+    for r in &header.records {
+        let len = usize::try_from(r.length).map_err(|_| bad("record length"))?;
+        let end = at
+            .checked_add(len)
+            .filter(|e| *e <= signed_len)
+            .ok_or_else(|| bad("record lengths exceed the envelope"))?;
+        let rec = &bytes[at..end];
+        if Sha256Hex::digest(rec) != r.sha256 {
+            return Err(bad(format!("record {} does not match its digest", r.kind)));
+        }
+        records.push(rec.to_vec());
+        at = end;
+    }
+    if at != signed_len {
+        return Err(bad("bytes between the records and the signature"));
+    }
+    let mut signature = [0u8; 64];
+    signature.copy_from_slice(&bytes[signed_len..]);
+    Ok(Envelope {
+        header,
+        records,
+        signed_len,
+        signature,
+    })
+}
+
+fn validate_header(h: &TransferHeader) -> Result<()> {
+    if h.version != 1 {
+        return Err(bad("unsupported transfer version"));
+    }
+    if h.kind != "command" {
+        return Err(bad(format!("unsupported transfer kind {}", h.kind)));
+    }
+    for (f, v) in [
+        ("audience", &h.audience),
+        ("repository", &h.repository),
+        ("profile", &h.profile),
+        ("step_id", &h.step_id),
+        ("collector_profile_id", &h.collector_profile_id),
+        ("task_id", &h.task_id),
+        ("attempt_id", &h.attempt_id),
+        ("execution_operation_id", &h.execution_operation_id),
+        ("owner_id", &h.origin.owner_id),
+        ("agent_id", &h.origin.agent_id),
+        ("registration_id", &h.registration.registration_id),
+        ("executor_id", &h.registration.executor_id),
+        ("key_id", &h.registration.key_id),
+        ("upload_request_id", &h.upload_request_id),
+    ] {
+        if f == "repository" {
+            crate::task::contract::check_text(f, v, crate::task::contract::MAX_ID)?;
+        } else {
+            check_id(f, v).map_err(|e| bad(e.message().to_owned()))?;
+        }
+    }
+    let kinds: Vec<&str> = h.records.iter().map(|r| r.kind.as_str()).collect();
+    if kinds != COMMAND_RECORDS {
+        return Err(bad(
+            "a command transfer carries exactly execution_request then execution_record",
+        ));
+    }
+    Ok(())
+}
+
+/// Checks the signature of an opened envelope with a registered key.
+pub fn verify_signature(bytes: &[u8], env: &Envelope, public_key: &[u8; 32]) -> Result<()> {
+    verify_strict(
+        public_key,
+        &signing_message(&bytes[..env.signed_len]),
+        &env.signature,
+    )
+}
+
+/// The digest a transfer is known by: plain SHA-256 of the envelope bytes.
+pub fn transfer_digest(bytes: &[u8]) -> Sha256Hex {
+    Sha256Hex::digest(bytes)
+}
+
+/// Domain digest of a descriptor (for display and comparison).
+pub fn descriptor_digest(d: &CollectorDescriptor) -> Result<Sha256Hex> {
+    Ok(domain_digest(DOMAIN_DESCRIPTOR, &canonical_bytes(d)?))
+}
+
+/// Record digest helper.
+pub fn record_digest(r: &ExecutionRecord) -> Result<Sha256Hex> {
+    Ok(domain_digest(DOMAIN_EXECUTION_RECORD, &canonical_bytes(r)?))
+}

@@ -1,0 +1,407 @@
+//! The collector pipeline through the real binary: profile install,
+//! collector-claim, collect (bwrap / unshare), import, finalize, qualify,
+//! land; the tamper suite and the SIGKILL suite.
+
+use crate::common::{Output, TestEnv, repo_root, run_cmd};
+use crate::task_support::copy_dir;
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+
+pub struct Loop {
+    pub env: TestEnv,
+    pub token: PathBuf,
+    pub collector: PathBuf,
+    pub registration: String,
+    pub workspace: PathBuf,
+    pub source: PathBuf,
+    pub change_id: String,
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().expect("utf8")
+}
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = std::process::Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .env("GIT_AUTHOR_NAME", "op")
+        .env("GIT_AUTHOR_EMAIL", "op@example.invalid")
+        .env("GIT_COMMITTER_NAME", "op")
+        .env("GIT_COMMITTER_EMAIL", "op@example.invalid")
+        .output()
+        .expect("git");
+    assert!(out.status.success(), "git {args:?}: {out:?}");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+impl Loop {
+    /// Operator set-up on a git source: workflow, token, key, enrollment
+    /// for `tests`, a profile (runtime, optional pinned file); then the
+    /// agent opens a Change on a copy of the fixture.
+    pub fn new(workflow: &Path, runtime: &str, pin_file: Option<&Path>) -> Loop {
+        let env = TestEnv::init();
+        let source = env.path("source");
+        copy_dir(&repo_root().join("fixtures/repos/basic"), &source);
+        git(&source, &["init", "-q", "-b", "main"]);
+        git(&source, &["add", "-A"]);
+        git(&source, &["commit", "-q", "-m", "init"]);
+        env.run(&["repo", "add", "demo/basic", "--source", s(&source)])
+            .json();
+        env.run(&[
+            "requirement",
+            "install",
+            "--repo",
+            "demo/basic",
+            "--profile",
+            "default",
+            "--file",
+            s(workflow),
+        ])
+        .json();
+        let token = env.path("alice.token");
+        env.run(&[
+            "token",
+            "issue",
+            "--owner",
+            "alice",
+            "--agent",
+            "claude-1",
+            "--out",
+            s(&token),
+        ])
+        .json();
+        let collector = env.path("collector");
+        let key = env
+            .run(&["keygen", "--collector-dir", s(&collector)])
+            .json();
+        let reg = env
+            .run(&[
+                "enroll",
+                "--repo",
+                "demo/basic",
+                "--profile",
+                "default",
+                "--step",
+                "tests",
+                "--executor",
+                "laptop-ci",
+                "--public-key",
+                key["public_key"].as_str().expect("pk"),
+            ])
+            .json();
+        let registration = reg["registration_id"].as_str().expect("reg").to_owned();
+        let mut args = vec![
+            "profile",
+            "install",
+            "--registration",
+            &registration,
+            "--step",
+            "tests",
+            "--runtime",
+            runtime,
+        ];
+        if let Some(f) = pin_file {
+            args.extend(["--file", s(f)]);
+        }
+        env.run(&args).json();
+        let workspace = env.path("work");
+        copy_dir(&repo_root().join("fixtures/repos/basic"), &workspace);
+        let mut l = Loop {
+            env,
+            token,
+            collector,
+            registration,
+            workspace,
+            source,
+            change_id: String::new(),
+        };
+        let ch = l
+            .agent(&[
+                "change",
+                "open",
+                "--repo",
+                "demo/basic",
+                "--profile",
+                "default",
+                "--workspace",
+                s(&l.workspace.clone()),
+            ])
+            .json();
+        l.change_id = ch["change_id"].as_str().expect("change").to_owned();
+        l
+    }
+
+    pub fn basic(runtime: &str) -> Loop {
+        Self::new(
+            &repo_root().join("fixtures/workflows/basic.json"),
+            runtime,
+            None,
+        )
+    }
+
+    pub fn agent(&self, args: &[&str]) -> Output {
+        let mut c = self.env.cmd();
+        c.arg("--token-file").arg(&self.token).args(args);
+        run_cmd(&mut c)
+    }
+
+    pub fn agent_env(&self, env: &[(&str, &str)], args: &[&str]) -> Output {
+        let mut c = self.env.cmd();
+        for (k, v) in env {
+            c.env(k, v);
+        }
+        c.arg("--token-file").arg(&self.token).args(args);
+        run_cmd(&mut c)
+    }
+
+    /// Checkpoints; returns the `tests` task id.
+    pub fn checkpoint(&self) -> String {
+        let cp = self
+            .agent(&["checkpoint", "--workspace", s(&self.workspace)])
+            .json();
+        cp["tasks"]
+            .as_array()
+            .expect("tasks")
+            .iter()
+            .find(|t| t["step_id"] == "tests")
+            .and_then(|t| t["task_id"].as_str())
+            .expect("tests task")
+            .to_owned()
+    }
+
+    /// collector-claim; returns (descriptor path, descriptor).
+    pub fn claim(&self, task: &str, name: &str) -> (PathBuf, Value) {
+        let p = self.env.path(name);
+        let out = self
+            .agent(&["collector-claim", task, "--descriptor-out", s(&p)])
+            .json();
+        (p, out["descriptor"].clone())
+    }
+
+    pub fn collect(&self, descriptor: &Path) -> Output {
+        self.agent(&[
+            "collect",
+            "--descriptor",
+            s(descriptor),
+            "--collector-dir",
+            s(&self.collector),
+        ])
+    }
+
+    pub fn qualify(&self) -> Value {
+        self.agent(&["qualify", "--change", &self.change_id]).json()
+    }
+
+    pub fn set_add(&self, op: &str) {
+        let p = self.workspace.join("add.sh");
+        std::fs::write(
+            &p,
+            format!("#!/bin/sh\n# Adds two integers (agent edit).\necho $(($1 {op} $2))\n"),
+        )
+        .expect("write");
+    }
+
+    pub fn transfer_path(&self, d: &Value) -> PathBuf {
+        use sha2::Digest;
+        let op = d["execution_operation_id"].as_str().expect("op");
+        let h = data_encoding::HEXLOWER.encode(&sha2::Sha256::digest(op.as_bytes()));
+        self.collector
+            .join("executions")
+            .join(h)
+            .join("transfer.bin")
+    }
+
+    pub fn retry(&self, d: &Value) -> Output {
+        self.agent(&[
+            "retry-upload",
+            "--collector-dir",
+            s(&self.collector),
+            "--operation",
+            d["execution_operation_id"].as_str().expect("op"),
+        ])
+    }
+}
+
+/// A workflow whose `tests` step runs `argv`.
+pub fn workflow_with(env: &TestEnv, argv: &[&str]) -> PathBuf {
+    let mut w: Value = serde_json::from_slice(
+        &std::fs::read(repo_root().join("fixtures/workflows/basic.json")).expect("fixture"),
+    )
+    .expect("json");
+    w["steps"][0]["recipe"]["argv"] = json!(argv);
+    let p = env.path("workflow.json");
+    std::fs::write(&p, serde_json::to_vec(&w).expect("json")).expect("write");
+    p
+}
+
+#[test]
+fn failing_then_passing_test_qualifies_and_lands_as_a_git_commit() {
+    let l = Loop::basic("bwrap");
+    // The agent's first edit breaks add.sh: the collector runs, the test fails.
+    l.set_add("-");
+    let t1 = l.checkpoint();
+    let q = l.qualify();
+    assert_eq!(q["qualified"], false);
+    assert_eq!(
+        q["next"],
+        json!({"operation": "collector_claim", "task_id": t1})
+    );
+    let (d1, _) = l.claim(&t1, "d1.json");
+    let c = l.collect(&d1).json();
+    assert_eq!(c["status"], "completed");
+    assert_eq!(c["outcome"], "failed");
+    assert_eq!(c["exit_code"], 1);
+    assert_eq!(c["upload"]["retained"], true);
+    let q = l.qualify();
+    assert_eq!(q["qualified"], false);
+    assert_eq!(q["subject_current"], true);
+    assert_eq!(
+        q["failures"],
+        json!([{"task_id": t1, "code": "collector_not_passed"}])
+    );
+    assert_eq!(q["next"], json!({"operation": "none"}));
+    l.agent(&["finalize", "--change", &l.change_id])
+        .error("receipt_incomplete", 65);
+    // Fix, checkpoint (new subject), collect again: passes.
+    l.set_add("+");
+    let t2 = l.checkpoint();
+    assert_ne!(t1, t2);
+    let (d2, _) = l.claim(&t2, "d2.json");
+    let c = l.collect(&d2).json();
+    assert_eq!(c["outcome"], "passed", "{c}");
+    let q = l.qualify();
+    assert_eq!(q["qualified"], false);
+    assert_eq!(q["next"], json!({"operation": "collector_finalize"}));
+    let f = l.agent(&["finalize", "--change", &l.change_id]).json();
+    let receipt = f["receipt_digest"].as_str().expect("receipt").to_owned();
+    assert_eq!(f["receipt"]["version"], 2);
+    assert_eq!(f["receipt"]["transfers"][0]["task_id"], t2.as_str());
+    assert_eq!(f["receipt"]["transfers"][0]["origin"]["owner_id"], "alice");
+    // finalize again: same receipt, nothing collected.
+    let f2 = l.agent(&["finalize", "--change", &l.change_id]).json();
+    assert_eq!(f2["receipt_digest"], receipt.as_str());
+    assert_eq!(f2["created"], false);
+    let q = l.qualify();
+    assert_eq!(q["qualified"], true, "{q}");
+    assert_eq!(q["receipt_digest"], receipt.as_str());
+    assert_eq!(q["tasks"][0]["state"], "succeeded");
+    // The operator lands: the branch gets a commit naming the receipt; the
+    // work tree and index are untouched.
+    let index_before = std::fs::read(l.source.join(".git/index")).expect("index");
+    let tree_before = crate::common::snapshot_files(&l.source.join("docs"));
+    let add_before = std::fs::read(l.source.join("add.sh")).expect("add.sh");
+    let land = l
+        .env
+        .run(&["land", "--repo", "demo/basic", "--change", &l.change_id])
+        .json();
+    assert_eq!(land["landed"], true);
+    let commit = land["git_commit"].as_str().expect("commit");
+    let log = git(&l.source, &["log", "-1", "--format=%H%n%B", "main"]);
+    assert!(log.starts_with(commit), "{log}");
+    assert!(log.contains(&receipt), "{log}");
+    let shown = git(&l.source, &["show", &format!("{commit}:add.sh")]);
+    assert!(shown.contains("agent edit"), "{shown}");
+    assert_eq!(
+        std::fs::read(l.source.join(".git/index")).expect("index"),
+        index_before,
+        "the operator's index is untouched"
+    );
+    assert_eq!(
+        crate::common::snapshot_files(&l.source.join("docs")),
+        tree_before
+    );
+    assert_eq!(
+        std::fs::read(l.source.join("add.sh")).expect("add.sh"),
+        add_before,
+        "the work tree is untouched"
+    );
+    // The landed head makes the subject stale: qualify says checkpoint.
+    let q = l.qualify();
+    assert_eq!(q["subject_current"], false);
+    assert_eq!(q["next"], json!({"operation": "checkpoint"}));
+    assert_eq!(q["tasks"], json!([]));
+}
+
+#[test]
+fn revocation_reenrollment_and_token_revocation_block_landing() {
+    for case in ["executor", "token", "reenroll"] {
+        let l = Loop::basic("bwrap");
+        let t = l.checkpoint();
+        let (d, _) = l.claim(&t, "d.json");
+        assert_eq!(l.collect(&d).json()["outcome"], "passed");
+        l.agent(&["finalize", "--change", &l.change_id]).json();
+        assert_eq!(l.qualify()["qualified"], true);
+        match case {
+            "executor" => {
+                l.env
+                    .run(&["enrollment", "revoke", "--registration", &l.registration])
+                    .json();
+            }
+            "token" => {
+                l.env
+                    .run(&["token", "revoke", "--owner", "alice", "--agent", "claude-1"])
+                    .json();
+            }
+            _ => {
+                let key = l
+                    .env
+                    .run(&["keygen", "--collector-dir", s(&l.env.path("c2"))])
+                    .json();
+                l.env
+                    .run(&[
+                        "enroll",
+                        "--repo",
+                        "demo/basic",
+                        "--profile",
+                        "default",
+                        "--step",
+                        "tests",
+                        "--executor",
+                        "laptop-ci",
+                        "--public-key",
+                        key["public_key"].as_str().expect("pk"),
+                    ])
+                    .json();
+            }
+        }
+        let head = git(&l.source, &["rev-parse", "main"]);
+        let out = l
+            .env
+            .run(&["land", "--repo", "demo/basic", "--change", &l.change_id]);
+        assert_ne!(out.code, 0, "{case}: {out}");
+        assert_eq!(git(&l.source, &["rev-parse", "main"]), head, "{case}");
+    }
+}
+
+#[test]
+fn bwrap_sandbox_has_no_network_and_cannot_write_the_snapshot() {
+    let env0 = TestEnv::new();
+    let wf = workflow_with(&env0, &["bash", "probe.sh"]);
+    let l = Loop::new(&wf, "bwrap", None);
+    std::fs::write(
+        l.workspace.join("probe.sh"),
+        "#!/bin/bash\n\
+         if echo x > ./written 2>/dev/null; then echo SNAPSHOT_WRITABLE; exit 1; fi\n\
+         if echo x >> ./add.sh 2>/dev/null; then echo SNAPSHOT_WRITABLE; exit 1; fi\n\
+         if (exec 3<>/dev/tcp/127.0.0.1/22) 2>/dev/null; then echo LOOPBACK; exit 1; fi\n\
+         if timeout 5 bash -c '(exec 3<>/dev/tcp/1.1.1.1/80)' 2>/dev/null; then echo OUTSIDE; exit 1; fi\n\
+         echo isolated\n",
+    )
+    .expect("probe");
+    let t = l.checkpoint();
+    let (d, _) = l.claim(&t, "d.json");
+    let c = l.collect(&d).json();
+    assert_eq!(c["outcome"], "passed", "{c}");
+    assert_eq!(c["stdout_tail"], "isolated\n");
+    // The same probe with the unshare runtime (shared file system) fails:
+    // the snapshot is writable there, which is why the record states it.
+    let l2 = Loop::new(&wf, "unshare", None);
+    std::fs::copy(l.workspace.join("probe.sh"), l2.workspace.join("probe.sh")).expect("cp");
+    let t2 = l2.checkpoint();
+    let (d2, _) = l2.claim(&t2, "d.json");
+    let c2 = l2.collect(&d2).json();
+    assert_eq!(c2["outcome"], "failed", "{c2}");
+    assert_eq!(c2["stdout_tail"], "SNAPSHOT_WRITABLE\n");
+}
