@@ -1194,6 +1194,40 @@ _arguments "${_arguments_options[@]}" : \
 '--version[Print version]' \
 && ret=0
 ;;
+(task-stop)
+_arguments "${_arguments_options[@]}" : \
+'--workspace=[The workspace the agent edits (the Change'\''s workspace)]:PATH:_files' \
+'--endpoint=[Ask qualification from a workspace endpoint (base URL) instead of computing it from --data-dir (30 s limit)]:URL:_default' \
+'--repository=[Repository id of the workspace profile (with --endpoint)]:REPOSITORY:_default' \
+'--profile=[Profile id (with --endpoint)]:PROFILE:_default' \
+'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
+'-h[Print help]' \
+'--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
+':change -- The Change the hook guards:_default' \
+&& ret=0
+;;
+(task-codex-stop)
+_arguments "${_arguments_options[@]}" : \
+'--workspace=[The workspace the agent edits (the Change'\''s workspace)]:PATH:_files' \
+'--endpoint=[Ask qualification from a workspace endpoint (base URL) instead of computing it from --data-dir (30 s limit)]:URL:_default' \
+'--repository=[Repository id of the workspace profile (with --endpoint)]:REPOSITORY:_default' \
+'--profile=[Profile id (with --endpoint)]:PROFILE:_default' \
+'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
+'-h[Print help]' \
+'--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
+':change -- The Change the hook guards:_default' \
+&& ret=0
+;;
 (profile)
 _arguments "${_arguments_options[@]}" : \
 '--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
@@ -1677,6 +1711,14 @@ _arguments "${_arguments_options[@]}" : \
 _arguments "${_arguments_options[@]}" : \
 && ret=0
 ;;
+(task-stop)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(task-codex-stop)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
 (profile)
 _arguments "${_arguments_options[@]}" : \
 ":: :_agent-task__subcmd__help__subcmd__profile_commands" \
@@ -1767,6 +1809,8 @@ _agent-task_commands() {
 'recovery:Agent\: recovery envelope for a task, attempt or request (side-effect free)' \
 'install-stop:Agent setup\: register the read-only Stop hook for Claude Code or Codex' \
 'init-repo:Agent setup\: write the managed "Workflow tasks" block into AGENTS.md and friends' \
+'task-stop:Stop hook for Claude Code (read-only)\: blocks until the Change is qualified' \
+'task-codex-stop:Stop hook for Codex CLI (read-only)\: blocks until the Change is qualified' \
 'profile:Operator\: install an immutable collector profile' \
 'collector-claim:Agent\: claim a command task for the installed collector profile; prints the descriptor' \
 'collect:Agent/collector\: run a claimed descriptor once, sign, retain and upload (exit 0 whatever the test said)' \
@@ -2156,6 +2200,8 @@ _agent-task__subcmd__help_commands() {
 'recovery:Agent\: recovery envelope for a task, attempt or request (side-effect free)' \
 'install-stop:Agent setup\: register the read-only Stop hook for Claude Code or Codex' \
 'init-repo:Agent setup\: write the managed "Workflow tasks" block into AGENTS.md and friends' \
+'task-stop:Stop hook for Claude Code (read-only)\: blocks until the Change is qualified' \
+'task-codex-stop:Stop hook for Codex CLI (read-only)\: blocks until the Change is qualified' \
 'profile:Operator\: install an immutable collector profile' \
 'collector-claim:Agent\: claim a command task for the installed collector profile; prints the descriptor' \
 'collect:Agent/collector\: run a claimed descriptor once, sign, retain and upload (exit 0 whatever the test said)' \
@@ -2493,6 +2539,16 @@ _agent-task__subcmd__help__subcmd__status_commands() {
     local commands; commands=()
     _describe -t commands 'agent-task help status commands' commands "$@"
 }
+(( $+functions[_agent-task__subcmd__help__subcmd__task-codex-stop_commands] )) ||
+_agent-task__subcmd__help__subcmd__task-codex-stop_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task help task-codex-stop commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__help__subcmd__task-stop_commands] )) ||
+_agent-task__subcmd__help__subcmd__task-stop_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task help task-stop commands' commands "$@"
+}
 (( $+functions[_agent-task__subcmd__help__subcmd__token_commands] )) ||
 _agent-task__subcmd__help__subcmd__token_commands() {
     local commands; commands=(
@@ -2748,6 +2804,16 @@ _agent-task__subcmd__serve_commands() {
 _agent-task__subcmd__status_commands() {
     local commands; commands=()
     _describe -t commands 'agent-task status commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__task-codex-stop_commands] )) ||
+_agent-task__subcmd__task-codex-stop_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task task-codex-stop commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__task-stop_commands] )) ||
+_agent-task__subcmd__task-stop_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task task-stop commands' commands "$@"
 }
 (( $+functions[_agent-task__subcmd__token_commands] )) ||
 _agent-task__subcmd__token_commands() {

@@ -4,8 +4,10 @@
 //! `init-repo` (the managed "Workflow tasks" instruction block).
 //! See `docs/hooks.md`.
 
+pub mod counter;
 pub mod init_repo;
 pub mod install;
+pub mod stop;
 
 use crate::error::{Code, Error, Result};
 use std::io::Write;

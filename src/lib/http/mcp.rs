@@ -83,6 +83,27 @@ pub fn tools() -> Vec<Value> {
                 &["task_id", "request_id"],
             ),
         ),
+        (
+            "collector_claim",
+            "Claim a command task for the installed collector profile; returns the authority-derived descriptor for `agent-task collect`.",
+            obj(
+                &[
+                    ("task_id", id_schema("task id")),
+                    ("request_id", id_schema("idempotency key")),
+                ],
+                &["task_id", "request_id"],
+            ),
+        ),
+        (
+            "collector_descriptor",
+            "The authority-derived descriptor of a claimed collector attempt.",
+            obj(&[("attempt_id", id_schema("attempt id"))], &["attempt_id"]),
+        ),
+        (
+            "collector_finalize",
+            "Create the v2 receipt of a Change's current subject from retained validated transfers.",
+            change(),
+        ),
         ("heartbeat", "Renew an attempt's lease.", mutation_schema()),
         (
             "instructions",

@@ -196,6 +196,30 @@ pub enum OperationRequest {
         /// Attempt id.
         attempt_id: String,
     },
+    /// Claim a command task for the installed collector profile; the
+    /// answer holds the authority-derived descriptor.
+    CollectorClaim {
+        /// Task id.
+        task_id: String,
+        /// Idempotency key.
+        request_id: String,
+    },
+    /// The authority-derived descriptor of a claimed collector attempt.
+    CollectorDescriptor {
+        /// Attempt id.
+        attempt_id: String,
+    },
+    /// Create the v2 receipt of a Change's current subject from retained
+    /// validated transfers.
+    CollectorFinalize {
+        /// Change id.
+        change_id: String,
+    },
+    /// Read-only exact-subject qualification.
+    Qualification {
+        /// Change id.
+        change_id: String,
+    },
     /// Recovery envelope.
     Recovery {
         /// Task id.
@@ -232,9 +256,13 @@ pub const OPERATIONS: &[&str] = &[
     "cancel",
     "capabilities",
     "claim",
+    "collector_claim",
+    "collector_descriptor",
+    "collector_finalize",
     "heartbeat",
     "instructions",
     "next",
+    "qualification",
     "reconcile",
     "recovery",
     "reference",
@@ -317,6 +345,10 @@ impl OperationRequest {
             Self::Result { .. } => "result",
             Self::Status { .. } => "status",
             Self::Recovery { .. } => "recovery",
+            Self::CollectorClaim { .. } => "collector_claim",
+            Self::CollectorDescriptor { .. } => "collector_descriptor",
+            Self::CollectorFinalize { .. } => "collector_finalize",
+            Self::Qualification { .. } => "qualification",
         }
     }
 }
@@ -341,9 +373,12 @@ enum Named<'a> {
 fn named(r: &OperationRequest) -> Named<'_> {
     match r {
         OperationRequest::Capabilities {} => Named::Nothing,
-        OperationRequest::Requirements { change_id } | OperationRequest::Next { change_id } => {
-            Named::Change(change_id)
-        }
+        OperationRequest::Requirements { change_id }
+        | OperationRequest::Next { change_id }
+        | OperationRequest::CollectorFinalize { change_id }
+        | OperationRequest::Qualification { change_id } => Named::Change(change_id),
+        OperationRequest::CollectorClaim { task_id, .. } => Named::Task(task_id),
+        OperationRequest::CollectorDescriptor { attempt_id } => Named::Attempt(attempt_id),
         OperationRequest::Instructions { task_id, .. }
         | OperationRequest::Reference { task_id, .. }
         | OperationRequest::Claim { task_id, .. }
@@ -460,6 +495,31 @@ pub fn execute(cx: &AgentCtx<'_>, p: &TaskProfile, r: &OperationRequest) -> Resu
             task_id,
             attempt_id,
         } => ops::status(cx, task_id, attempt_id),
+        OperationRequest::CollectorClaim {
+            task_id,
+            request_id,
+        } => crate::authority::collector::collector_claim(cx, task_id, request_id),
+        OperationRequest::CollectorDescriptor { attempt_id } => cx.read(|j, a, who, _now| {
+            let j = j.ok_or_else(|| Error::new(Code::NotFound, "no such attempt"))?;
+            let d = crate::authority::collector::derive_descriptor(j, a, attempt_id)?;
+            let (_, s) = change::find_task(a, &d.task_id)?;
+            if !change::may_view(&s.change, &who.actor) {
+                return Err(Error::new(
+                    Code::Forbidden,
+                    "the task belongs to another owner",
+                ));
+            }
+            Ok(json!({
+                "descriptor": to_value(&d)?,
+                "descriptor_digest": crate::collector::transfer::descriptor_digest(&d)?,
+            }))
+        }),
+        OperationRequest::CollectorFinalize { change_id } => {
+            crate::authority::receipt::finalize(cx, &ChangeSel::Id(change_id.clone()))
+        }
+        OperationRequest::Qualification { change_id } => {
+            crate::authority::receipt::qualify(cx, &ChangeSel::Id(change_id.clone()))
+        }
         OperationRequest::Recovery {
             task_id,
             attempt_id,

@@ -79,3 +79,63 @@ pub(super) fn install_stop(ctx: &Ctx, a: InstallStopArgs) -> Result<Value> {
 pub(super) fn init_repo(a: InitRepoArgs) -> Result<Value> {
     to_value(&crate::hooks::init_repo::init_repo(&a.workspace)?)
 }
+
+/// Arguments of `task-stop` and `task-codex-stop`.
+#[derive(Debug, clap::Args)]
+pub struct StopArgs {
+    /// The Change the hook guards.
+    pub change: String,
+    /// The workspace the agent edits (the Change's workspace).
+    #[arg(long, value_name = "PATH")]
+    pub workspace: PathBuf,
+    /// Ask qualification from a workspace endpoint (base URL) instead of
+    /// computing it from --data-dir (30 s limit).
+    #[arg(long, value_name = "URL", requires_all = ["repository", "profile"])]
+    pub endpoint: Option<String>,
+    /// Repository id of the workspace profile (with --endpoint).
+    #[arg(long, requires = "endpoint")]
+    pub repository: Option<String>,
+    /// Profile id (with --endpoint).
+    #[arg(long, requires = "endpoint")]
+    pub profile: Option<String>,
+}
+
+pub(super) fn stop(
+    ctx: &Ctx,
+    flavor: crate::hooks::stop::Flavor,
+    a: StopArgs,
+) -> Result<super::Reply> {
+    use crate::hooks::stop;
+    // An unreadable stdin decodes as malformed (exit 1).
+    let stdin = stop::read_stdin().unwrap_or_default();
+    let req = stop::StopRequest {
+        flavor,
+        change: a.change,
+        workspace: a.workspace,
+        data_dir: ctx.data_dir().ok().map(std::path::Path::to_path_buf),
+        token_file: ctx.token_file().map(std::path::Path::to_path_buf),
+        remote: match (a.endpoint, a.repository, a.profile) {
+            (Some(endpoint), Some(repository), Some(profile)) => Some(stop::Remote {
+                endpoint,
+                repository,
+                profile,
+            }),
+            _ => None,
+        },
+        stdin: &stdin,
+        clock: ctx.clock.as_ref(),
+        timeout: ctx.lock_timeout,
+        counter_dir: None,
+    };
+    let out = stop::run(&req);
+    if let Some(line) = &out.stderr {
+        #[allow(clippy::print_stderr)]
+        {
+            eprintln!("{line}");
+        }
+    }
+    Ok(super::Reply {
+        value: out.stdout,
+        exit_code: out.exit_code,
+    })
+}

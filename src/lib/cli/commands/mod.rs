@@ -92,6 +92,10 @@ pub enum Command {
     InstallStop(hooks::InstallStopArgs),
     /// Agent setup: write the managed "Workflow tasks" block into AGENTS.md and friends.
     InitRepo(hooks::InitRepoArgs),
+    /// Stop hook for Claude Code (read-only): blocks until the Change is qualified.
+    TaskStop(hooks::StopArgs),
+    /// Stop hook for Codex CLI (read-only): blocks until the Change is qualified.
+    TaskCodexStop(hooks::StopArgs),
     /// Operator: install an immutable collector profile.
     #[command(subcommand)]
     Profile(collect::ProfileCmd),
@@ -162,6 +166,8 @@ pub fn dispatch(ctx: &Ctx, command: Command) -> Result<Reply> {
         Command::Recovery(a) => task::recovery(ctx, a).map(Reply::from),
         Command::InstallStop(a) => hooks::install_stop(ctx, a).map(Reply::from),
         Command::InitRepo(a) => hooks::init_repo(a).map(Reply::from),
+        Command::TaskStop(a) => hooks::stop(ctx, crate::hooks::stop::Flavor::Claude, a),
+        Command::TaskCodexStop(a) => hooks::stop(ctx, crate::hooks::stop::Flavor::Codex, a),
         Command::Profile(c) => collect::profile(ctx, c).map(Reply::from),
         Command::CollectorClaim(a) => collect::collector_claim(ctx, a).map(Reply::from),
         Command::Collect(a) => collect::collect(ctx, a).map(Reply::from),
