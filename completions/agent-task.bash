@@ -999,7 +999,7 @@ _agent__task() {
             return 0
             ;;
         agent__subcmd__task__subcmd__collect)
-            opts="-h -V --descriptor --collector-dir --data-dir --pretty --lock-timeout-ms --token-file --help --version"
+            opts="-h -V --descriptor --collector-dir --endpoint --repository --profile --data-dir --pretty --lock-timeout-ms --token-file --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1010,6 +1010,18 @@ _agent__task() {
                     return 0
                     ;;
                 --collector-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --endpoint)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --repository)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --profile)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -3833,7 +3845,7 @@ _agent__task() {
             return 0
             ;;
         agent__subcmd__task__subcmd__retry__subcmd__upload)
-            opts="-h -V --collector-dir --operation --data-dir --pretty --lock-timeout-ms --token-file --help --version"
+            opts="-h -V --collector-dir --operation --endpoint --repository --profile --data-dir --pretty --lock-timeout-ms --token-file --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3844,6 +3856,18 @@ _agent__task() {
                     return 0
                     ;;
                 --operation)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --endpoint)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --repository)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --profile)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

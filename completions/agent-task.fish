@@ -593,6 +593,9 @@ complete -c agent-task -n "__fish_agent_task_using_subcommand collector-claim" -
 complete -c agent-task -n "__fish_agent_task_using_subcommand collector-claim" -s V -l version -d 'Print version'
 complete -c agent-task -n "__fish_agent_task_using_subcommand collect" -l descriptor -d 'The descriptor (from `collector-claim`)' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand collect" -l collector-dir -d 'The owner-private collector directory (signing key and retained state)' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand collect" -l endpoint -d 'Workspace endpoint base URL (`http://host:port`)' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand collect" -l repository -d 'Repository id of the workspace profile (with --endpoint)' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand collect" -l profile -d 'Profile id (with --endpoint)' -r
 complete -c agent-task -n "__fish_agent_task_using_subcommand collect" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand collect" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
 complete -c agent-task -n "__fish_agent_task_using_subcommand collect" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON' -r -F
@@ -601,6 +604,9 @@ complete -c agent-task -n "__fish_agent_task_using_subcommand collect" -s h -l h
 complete -c agent-task -n "__fish_agent_task_using_subcommand collect" -s V -l version -d 'Print version'
 complete -c agent-task -n "__fish_agent_task_using_subcommand retry-upload" -l collector-dir -d 'The collector directory' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand retry-upload" -l operation -d 'The execution operation id (from the descriptor)' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand retry-upload" -l endpoint -d 'Workspace endpoint base URL (`http://host:port`)' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand retry-upload" -l repository -d 'Repository id of the workspace profile (with --endpoint)' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand retry-upload" -l profile -d 'Profile id (with --endpoint)' -r
 complete -c agent-task -n "__fish_agent_task_using_subcommand retry-upload" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand retry-upload" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
 complete -c agent-task -n "__fish_agent_task_using_subcommand retry-upload" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON' -r -F

@@ -1313,6 +1313,9 @@ _arguments "${_arguments_options[@]}" : \
 _arguments "${_arguments_options[@]}" : \
 '--descriptor=[The descriptor (from \`collector-claim\`)]:FILE:_files' \
 '--collector-dir=[The owner-private collector directory (signing key and retained state)]:DIR:_files' \
+'--endpoint=[Workspace endpoint base URL (\`http\://host\:port\`)]:URL:_default' \
+'--repository=[Repository id of the workspace profile (with --endpoint)]:REPOSITORY:_default' \
+'--profile=[Profile id (with --endpoint)]:PROFILE:_default' \
 '--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
@@ -1327,6 +1330,9 @@ _arguments "${_arguments_options[@]}" : \
 _arguments "${_arguments_options[@]}" : \
 '--collector-dir=[The collector directory]:DIR:_files' \
 '--operation=[The execution operation id (from the descriptor)]:OPERATION:_default' \
+'--endpoint=[Workspace endpoint base URL (\`http\://host\:port\`)]:URL:_default' \
+'--repository=[Repository id of the workspace profile (with --endpoint)]:REPOSITORY:_default' \
+'--profile=[Profile id (with --endpoint)]:PROFILE:_default' \
 '--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \

@@ -247,6 +247,8 @@ codes! {
     NotQualified = "not_qualified" => exit 65, http 409;
     /// A live origin or executor authorization check refused.
     AuthorizationChanged = "authorization_changed" => exit 77, http 403;
+    /// A collector transfer could not be delivered to a workspace endpoint (retry-upload resends the same bytes).
+    UploadFailed = "upload_failed" => exit 69, http 502;
 }
 
 impl fmt::Display for Code {

@@ -24,4 +24,5 @@ mod task_fences;
 mod task_flow;
 mod task_race;
 mod task_support;
+mod workspace_collect;
 mod workspace_http;

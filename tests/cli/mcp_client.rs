@@ -12,15 +12,15 @@ use serde_json::{Value, json};
 
 const MCP: &str = "/v1/hub/workspace/mcp?repository=demo-basic&profile=default";
 
-struct Client<'a> {
-    addr: &'a str,
-    token: String,
-    next_id: u64,
-    version: Option<String>,
+pub struct Client<'a> {
+    pub addr: &'a str,
+    pub token: String,
+    pub next_id: u64,
+    pub version: Option<String>,
 }
 
 impl Client<'_> {
-    fn post(&self, body: &Value, extra: &[(&str, &str)]) -> Resp {
+    pub fn post(&self, body: &Value, extra: &[(&str, &str)]) -> Resp {
         let body = body.to_string();
         let mut r = format!(
             "POST {MCP} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\nAccept: application/json, text/event-stream\r\nContent-Type: application/json\r\nAuthorization: Bearer {}\r\nContent-Length: {}\r\n",
@@ -39,7 +39,7 @@ impl Client<'_> {
         raw(self.addr, r.as_bytes())
     }
 
-    fn call(&mut self, method: &str, params: Value) -> Value {
+    pub fn call(&mut self, method: &str, params: Value) -> Value {
         self.next_id += 1;
         let r = self.post(
             &json!({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params}),
@@ -58,7 +58,7 @@ impl Client<'_> {
         v
     }
 
-    fn tool(&mut self, name: &str, args: Value) -> Value {
+    pub fn tool(&mut self, name: &str, args: Value) -> Value {
         let v = self.call("tools/call", json!({"name": name, "arguments": args}));
         let res = &v["result"];
         assert_eq!(res["isError"], false, "{v}");

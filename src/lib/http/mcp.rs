@@ -125,6 +125,11 @@ pub fn tools() -> Vec<Value> {
             change(),
         ),
         (
+            "qualification",
+            "Read-only exact-subject qualification: qualified, subject_current, receipt, tasks, failures, next.",
+            change(),
+        ),
+        (
             "reconcile",
             "Explicitly supersede an attempt's fence.",
             mutation_schema(),

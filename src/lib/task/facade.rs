@@ -533,6 +533,19 @@ pub fn execute(cx: &AgentCtx<'_>, p: &TaskProfile, r: &OperationRequest) -> Resu
     }
 }
 
+/// A signed collector transfer uploaded to profile `p`: the bearer is
+/// authenticated, the transfer must name the profile's repository and
+/// profile, then the authority imports it (the same call `collect` makes
+/// locally). An identical retry returns the retained view.
+pub fn collector_upload(cx: &AgentCtx<'_>, p: &TaskProfile, bytes: &[u8]) -> Result<Value> {
+    check_scope(cx, p, &OperationRequest::Capabilities {})?;
+    let env = crate::collector::transfer::open(bytes)?;
+    if env.header.repository != p.native_repository || env.header.profile != p.profile_id {
+        return Err(out_of_scope());
+    }
+    crate::authority::collector::import(cx.root, cx.timeout, cx.clock, cx.token, bytes)
+}
+
 fn mutate(cx: &AgentCtx<'_>, action: MutationAction, b: &MutationBody) -> Result<Value> {
     let lease = match action {
         MutationAction::Heartbeat => Some(b.lease_ms.unwrap_or(default_lease())),
