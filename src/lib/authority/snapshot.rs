@@ -104,6 +104,110 @@ fn ns(sec: i64, nsec: i64) -> i64 {
     sec.saturating_mul(1_000_000_000).saturating_add(nsec)
 }
 
+struct Found {
+    path: String,
+    abs: std::path::PathBuf,
+    mode: u32,
+    row_key: (u64, u64, i64, i64),
+}
+
+/// Lists what git would track under `root`, with stats, sorted by path
+/// bytes. Runs the `ignore` crate's parallel walker.
+fn walk(root: &Path) -> Result<Vec<Found>> {
+    use std::sync::Mutex;
+    let out: Mutex<Vec<Found>> = Mutex::new(Vec::new());
+    let err: Mutex<Option<Error>> = Mutex::new(None);
+    ignore::WalkBuilder::new(root)
+        .hidden(false)
+        .parents(false)
+        .ignore(false)
+        .git_ignore(true)
+        .git_global(false)
+        .git_exclude(true)
+        .require_git(false)
+        .follow_links(false)
+        .filter_entry(|e| e.file_name() != ".git")
+        .threads(2)
+        .build_parallel()
+        .run(|| {
+            Box::new(|item| {
+                use ignore::WalkState;
+                let fail = |e: Error| {
+                    if let Ok(mut g) = err.lock() {
+                        g.get_or_insert(e);
+                    }
+                    WalkState::Quit
+                };
+                let item = match item {
+                    Ok(i) => i,
+                    Err(e) => {
+                        return fail(Error::new(Code::Io, format!("walking the workspace: {e}")));
+                    }
+                };
+                if item.depth() == 0 {
+                    return WalkState::Continue;
+                }
+                let Some(ft) = item.file_type() else {
+                    return WalkState::Continue;
+                };
+                if ft.is_dir() || !(ft.is_file() || ft.is_symlink()) {
+                    // Directories are implied; sockets, fifos and devices are not content.
+                    return WalkState::Continue;
+                }
+                let Ok(rel) = item.path().strip_prefix(root) else {
+                    return fail(Error::internal("walker left the workspace"));
+                };
+                let Some(path) = rel.to_str() else {
+                    return fail(
+                        Error::new(Code::InvalidInput, "workspace path is not UTF-8")
+                            .with("path", rel.display().to_string()),
+                    );
+                };
+                let md = match std::fs::symlink_metadata(item.path()) {
+                    Ok(m) => m,
+                    Err(e) => return fail(Error::io("stat", item.path(), e)),
+                };
+                let mode = if ft.is_symlink() {
+                    MODE_LINK
+                } else if md.mode() & 0o111 != 0 {
+                    MODE_EXEC
+                } else {
+                    MODE_FILE
+                };
+                let f = Found {
+                    path: path.to_owned(),
+                    abs: item.path().to_path_buf(),
+                    mode,
+                    row_key: (
+                        md.ino(),
+                        md.size(),
+                        ns(md.mtime(), md.mtime_nsec()),
+                        ns(md.ctime(), md.ctime_nsec()),
+                    ),
+                };
+                match out.lock() {
+                    Ok(mut g) if g.len() < MAX_FILES => {
+                        g.push(f);
+                        WalkState::Continue
+                    }
+                    Ok(_) => fail(Error::new(Code::TooLarge, "workspace has too many files")),
+                    Err(_) => WalkState::Quit,
+                }
+            })
+        });
+    if let Some(e) = err
+        .into_inner()
+        .map_err(|_| Error::internal("walker panicked"))?
+    {
+        return Err(e);
+    }
+    let mut v = out
+        .into_inner()
+        .map_err(|_| Error::internal("walker panicked"))?;
+    v.sort_by(|a, b| a.path.as_bytes().cmp(b.path.as_bytes()));
+    Ok(v)
+}
+
 /// Scans `root` and stores every file's bytes (and the manifest) in `cas`.
 /// `known` says whether a revision is already recorded (its manifest is
 /// then durably stored and is not written again).
@@ -114,7 +218,7 @@ pub fn scan(
     known: &dyn Fn(&Sha256Hex) -> Result<bool>,
 ) -> Result<Snapshot> {
     let mut batch = cas.batch();
-    let snap = walk(root, cache, &mut |c| match c {
+    let snap = hash_tree(root, cache, &mut |c| match c {
         Content::Bytes(b) => batch.put_bytes(b).map(|p| (p.digest, p.size)),
         Content::Reader(r) => batch
             .put_reader(r, MAX_FILE_BYTES)
@@ -131,7 +235,7 @@ pub fn scan(
 /// Computes the revision of `root` exactly as [`scan`] would, hashing in
 /// memory and writing nothing (the Stop hook's read-only workspace check).
 pub fn scan_readonly(root: &Path, cache: &HashMap<String, CacheRow>) -> Result<Snapshot> {
-    walk(root, cache, &mut |c| {
+    hash_tree(root, cache, &mut |c| {
         use sha2::Digest;
         let mut h = sha2::Sha256::new();
         let size = match c {
@@ -169,9 +273,14 @@ enum Content<'a> {
 
 type Sink<'a> = dyn FnMut(Content<'_>) -> Result<(Sha256Hex, u64)> + 'a;
 
-/// The walk shared by [`scan`] and [`scan_readonly`]: which files, their
-/// modes, the stat cache, the manifest and the revision.
-fn walk(root: &Path, cache: &HashMap<String, CacheRow>, sink: &mut Sink<'_>) -> Result<Snapshot> {
+/// What [`scan`] and [`scan_readonly`] share: which files, their modes,
+/// the stat cache, the manifest and the revision; `sink` stores or hashes
+/// the bytes of a cache miss.
+fn hash_tree(
+    root: &Path,
+    cache: &HashMap<String, CacheRow>,
+    sink: &mut Sink<'_>,
+) -> Result<Snapshot> {
     let meta = std::fs::symlink_metadata(root).map_err(|e| Error::io("stat", root, e))?;
     if !meta.is_dir() {
         return Err(Error::new(
@@ -179,67 +288,18 @@ fn walk(root: &Path, cache: &HashMap<String, CacheRow>, sink: &mut Sink<'_>) -> 
             format!("workspace {} is not a directory", root.display()),
         ));
     }
-    let walker = ignore::WalkBuilder::new(root)
-        .hidden(false)
-        .parents(false)
-        .ignore(false)
-        .git_ignore(true)
-        .git_global(false)
-        .git_exclude(true)
-        .require_git(false)
-        .follow_links(false)
-        .filter_entry(|e| e.file_name() != ".git")
-        .build();
+    // Walk and stat in parallel (both cores); hash misses sequentially.
+    let found = walk(root)?;
     let mut entries = Vec::new();
     let mut updates = Vec::new();
-    let mut seen = std::collections::HashSet::new();
     let mut hashed = 0u64;
-    for item in walker {
-        let item = item.map_err(|e| Error::new(Code::Io, format!("walking the workspace: {e}")))?;
-        if item.depth() == 0 {
-            continue;
-        }
-        let Some(ft) = item.file_type() else { continue };
-        if ft.is_dir() {
-            continue;
-        }
-        let rel = item
-            .path()
-            .strip_prefix(root)
-            .map_err(|_| Error::internal("walker left the workspace"))?;
-        let mut parts = Vec::new();
-        for c in rel.components() {
-            let s = c.as_os_str().to_str().ok_or_else(|| {
-                Error::new(Code::InvalidInput, "workspace path is not UTF-8")
-                    .with("path", rel.display().to_string())
-            })?;
-            parts.push(s);
-        }
-        let path = parts.join("/");
-        if entries.len() >= MAX_FILES {
-            return Err(Error::new(Code::TooLarge, "workspace has too many files"));
-        }
-        let md = std::fs::symlink_metadata(item.path())
-            .map_err(|e| Error::io("stat", item.path(), e))?;
-        let mode = if ft.is_symlink() {
-            MODE_LINK
-        } else if ft.is_file() {
-            if md.mode() & 0o111 != 0 {
-                MODE_EXEC
-            } else {
-                MODE_FILE
-            }
-        } else {
-            // Sockets, fifos and devices are not content.
-            continue;
-        };
-        let row_key = (
-            md.ino(),
-            md.size(),
-            ns(md.mtime(), md.mtime_nsec()),
-            ns(md.ctime(), md.ctime_nsec()),
-        );
-        seen.insert(path.clone());
+    for f in found {
+        let Found {
+            path,
+            abs,
+            mode,
+            row_key,
+        } = f;
         let cached = cache
             .get(&path)
             .filter(|c| (c.ino, c.size, c.mtime_ns, c.ctime_ns) == row_key && c.mode == mode);
@@ -248,12 +308,12 @@ fn walk(root: &Path, cache: &HashMap<String, CacheRow>, sink: &mut Sink<'_>) -> 
             None => {
                 hashed += 1;
                 let (digest, size) = if mode == MODE_LINK {
-                    let t = std::fs::read_link(item.path())
-                        .map_err(|e| Error::io("readlink", item.path(), e))?;
+                    let t = std::fs::read_link(abs.as_path())
+                        .map_err(|e| Error::io("readlink", abs.as_path(), e))?;
                     let bytes = std::os::unix::ffi::OsStrExt::as_bytes(t.as_os_str()).to_vec();
                     sink(Content::Bytes(&bytes))?
                 } else {
-                    let mut f = crate::store::private_fs::open_nofollow_read(item.path())?;
+                    let mut f = crate::store::private_fs::open_nofollow_read(abs.as_path())?;
                     sink(Content::Reader(&mut f))?
                 };
                 // A file that changed while read is caught by the next scan:
@@ -279,7 +339,6 @@ fn walk(root: &Path, cache: &HashMap<String, CacheRow>, sink: &mut Sink<'_>) -> 
             sha256: sha,
         });
     }
-    entries.sort_by(|a, b| a.path.as_bytes().cmp(b.path.as_bytes()));
     let manifest = Manifest {
         version: 1,
         entries,
@@ -288,7 +347,7 @@ fn walk(root: &Path, cache: &HashMap<String, CacheRow>, sink: &mut Sink<'_>) -> 
     let revision = domain_digest(DOMAIN_REVISION, &manifest_bytes);
     let cache_removals = cache
         .keys()
-        .filter(|k| !seen.contains(*k))
+        .filter(|k| manifest.get(k).is_none())
         .cloned()
         .collect();
     Ok(Snapshot {

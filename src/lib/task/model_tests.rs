@@ -123,6 +123,7 @@ enum Op {
     },
     Checkpoint,
     PolicyAct,
+    Revoke,
 }
 
 fn op() -> impl Strategy<Value = Op> {
@@ -135,6 +136,7 @@ fn op() -> impl Strategy<Value = Op> {
         2 => (0u16..4000).prop_map(|ms| Op::Advance { ms }),
         1 => Just(Op::Checkpoint),
         1 => Just(Op::PolicyAct),
+        1 => Just(Op::Revoke),
     ]
 }
 
@@ -168,6 +170,8 @@ struct World {
     root: PathBuf,
     workflow: PathBuf,
     token: String,
+    token_file: PathBuf,
+    tokens_issued: u32,
     change_id: String,
     clock: TestClock,
     subjects: Vec<MSubject>,
@@ -219,6 +223,8 @@ impl World {
             root,
             workflow,
             token,
+            token_file: tf,
+            tokens_issued: 1,
             change_id: ch.change.change_id,
             clock,
             subjects: vec![],
@@ -308,6 +314,46 @@ fn step(w: &mut World, op: &Op) {
             w.clock.0.fetch_add(i64::from(*ms), Ordering::SeqCst);
         }
         Op::Checkpoint => w.checkpoint(),
+        Op::Revoke => {
+            // Enrollment then its revocation (two policy acts: every
+            // subject goes stale) and token revocation with a re-issue: the
+            // old token is refused from then on.
+            let t = Duration::from_secs(5);
+            let e = admin::enroll(
+                &w.root,
+                t,
+                &w.clock,
+                &admin::EnrollRequest {
+                    repo_id: "demo/basic".into(),
+                    profile: "default".into(),
+                    step_id: "notes".into(),
+                    executor_id: "ex".into(),
+                    public_key: data_encoding::HEXLOWER
+                        .encode(&crate::wire::ed25519::Keypair::from_seed(&[5u8; 32]).public_key()),
+                },
+            )
+            .expect("enroll");
+            admin::enrollment_revoke(&w.root, t, &w.clock, &e.enrollment.registration_id)
+                .expect("revoke");
+            w.epoch += 2;
+            admin::token_revoke(&w.root, t, &w.clock, "alice", "a1").expect("token revoke");
+            let old = w.token.clone();
+            let refused = ops::status(
+                &AgentCtx {
+                    root: &w.root,
+                    timeout: t,
+                    clock: &w.clock,
+                    token: &old,
+                },
+                &w.subjects[0].task_id,
+                "att_x",
+            );
+            assert_eq!(code(&refused), "unauthorized");
+            w.tokens_issued += 1;
+            let tf = w.token_file.with_extension(format!("{}", w.tokens_issued));
+            admin::token_issue(&w.root, t, &w.clock, "alice", "a1", &tf).expect("reissue");
+            w.token = admin::read_token_file(&tf).expect("token");
+        }
         Op::PolicyAct => {
             admin::requirement_install(
                 &w.root,
