@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
-# The main job, end to end on embedded defaults: build the release binary and
-# run it against a fresh temporary data directory, showing each step's JSON.
+# The main job, end to end: build the release binary and run the whole loop
+# on temporary directories, showing each step's JSON. An operator sets up a
+# fixture git repository; an agent's change fails the operator's test inside
+# the bwrap sandbox, gets fixed, passes, is finalised into a receipt,
+# qualifies, and the operator lands it as a commit on `main`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
@@ -10,13 +13,51 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 export AGENT_TASK_DATA_DIR="$work/data"
 
-step() { printf '\n\033[1m$ agent-task %s\033[0m\n' "$*"; "$bin" --pretty "$@"; }
+step() { printf '\n\033[1m$ agent-task %s\033[0m\n' "$*" >&2; "$bin" --pretty "$@"; }
+show() { step "$@" >&2; }
+# field EXPR: shows the JSON on stderr and prints one field of it.
+field() { tee /dev/stderr | python3 -c 'import json,sys; d=json.load(sys.stdin); print(eval("d"+sys.argv[1]))' "$1"; }
+say() { printf '\n\033[36m# %s\033[0m\n' "$*" >&2; }
 
-step init
-echo "demo content" > "$work/note.txt"
-step cas put "$work/note.txt"
-step cas fsck
-step info
-printf '\nA second writer while the lock is held fails fast with a typed error:\n'
-( flock 9; "$bin" --lock-timeout-ms 200 init || echo "(exit $?)" ) 9>"$AGENT_TASK_DATA_DIR/lock"
-printf '\ndemo finished: data directory was %s\n' "$AGENT_TASK_DATA_DIR"
+say "operator: a fixture git repository with a test command (sh test.sh)"
+cp -r fixtures/repos/basic "$work/basic"
+git -C "$work/basic" init -q -b main
+git -C "$work/basic" add -A
+git -C "$work/basic" -c user.name=operator -c user.email=operator@example.invalid commit -q -m "fixture"
+git -C "$work/basic" log --oneline >&2
+
+show init
+show repo add demo/basic --source "$work/basic" --target main
+show requirement install --repo demo/basic --profile default --file fixtures/workflows/basic.json
+show token issue --owner alice --agent claude-1 --out "$work/alice.token"
+pk=$(step keygen --collector-dir "$work/collector" | field '["public_key"]')
+reg=$(step enroll --repo demo/basic --profile default --step tests --executor laptop-ci --public-key "$pk" | field '["registration_id"]')
+show profile install --registration "$reg" --step tests --runtime bwrap
+
+say "agent: open a change on a workspace and edit add.sh (with a bug)"
+export AGENT_TASK_TOKEN_FILE="$work/alice.token"
+cp -r fixtures/repos/basic "$work/ws"
+ch=$(step change open --repo demo/basic --profile default --workspace "$work/ws" | field '["change_id"]')
+printf '#!/bin/sh\n# Adds two integers (now documented by the agent).\necho $(($1 - $2))\n' > "$work/ws/add.sh"
+task=$(step checkpoint --workspace "$work/ws" | field '["tasks"][0]["task_id"]')
+show next --change "$ch"
+step collector-claim "$task" --descriptor-out "$work/d1.json" | field '["descriptor"]["attempt_id"]' >/dev/null
+say "collect runs sh test.sh in bwrap on the exact revision; the test fails, collect still exits 0"
+show collect --descriptor "$work/d1.json" --collector-dir "$work/collector"
+show qualify --change "$ch"
+
+say "agent: fix the bug, checkpoint (a new subject with fresh task ids), collect again"
+printf '#!/bin/sh\n# Adds two integers (now documented by the agent).\necho $(($1 + $2))\n' > "$work/ws/add.sh"
+task=$(step checkpoint --workspace "$work/ws" | field '["tasks"][0]["task_id"]')
+step collector-claim "$task" --descriptor-out "$work/d2.json" | field '["descriptor"]["attempt_id"]' >/dev/null
+show collect --descriptor "$work/d2.json" --collector-dir "$work/collector"
+show finalize --change "$ch"
+show qualify --change "$ch"
+
+say "operator: land (admission rechecks under the lock, then a commit on main)"
+unset AGENT_TASK_TOKEN_FILE
+show land --repo demo/basic --change "$ch"
+printf '\n\033[1m$ git log --stat -1 main\033[0m\n' >&2
+git -C "$work/basic" log --oneline main >&2
+git -C "$work/basic" log --stat -1 main >&2
+printf '\ndemo finished: data directory was %s\n' "$AGENT_TASK_DATA_DIR" >&2

@@ -245,7 +245,15 @@ fn failing_then_passing_test_qualifies_and_lands_as_a_git_commit() {
     l.set_add("-");
     let t1 = l.checkpoint();
     let q = l.qualify();
+    assert!(
+        !l.env.data_dir.join("journal.sqlite").exists(),
+        "qualify never creates the journal"
+    );
     assert_eq!(q["qualified"], false);
+    assert_eq!(
+        q["failures"],
+        json!([{"task_id": t1, "code": "task_pending"}])
+    );
     assert_eq!(
         q["next"],
         json!({"operation": "collector_claim", "task_id": t1})

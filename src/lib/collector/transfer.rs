@@ -568,3 +568,92 @@ pub fn descriptor_digest(d: &CollectorDescriptor) -> Result<Sha256Hex> {
 pub fn record_digest(r: &ExecutionRecord) -> Result<Sha256Hex> {
     Ok(domain_digest(DOMAIN_EXECUTION_RECORD, &canonical_bytes(r)?))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn header() -> TransferHeader {
+        let d = Sha256Hex::digest(b"x");
+        TransferHeader {
+            version: 1,
+            kind: "command".into(),
+            audience: "dd_1".into(),
+            repository: "demo/basic".into(),
+            profile: "default".into(),
+            step_id: "tests".into(),
+            collector_profile_id: "cp_1".into(),
+            collector_profile_digest: d.clone(),
+            task_id: "task_1".into(),
+            task_digest: d.clone(),
+            attempt_id: "att_1".into(),
+            attempt_digest: d.clone(),
+            execution_operation_id: "exec_1".into(),
+            fence: 1,
+            origin: Origin {
+                owner_id: "alice".into(),
+                agent_id: "a".into(),
+                grant_generation: 1,
+            },
+            registration: RegistrationBinding {
+                registration_id: "reg_1".into(),
+                executor_id: "ci".into(),
+                epoch: 1,
+                key_id: "kid_1".into(),
+            },
+            request_digest: d,
+            collector_identity: CollectorIdentity {
+                runtime: RuntimeKind::Bwrap,
+                runtime_identity_digest: None,
+                agent_task_version: "0".into(),
+            },
+            upload_request_id: "up_1".into(),
+            records: vec![],
+        }
+    }
+
+    #[test]
+    fn seal_open_round_trip_and_every_flip_is_caught() {
+        let key = Keypair::from_seed(&[7u8; 32]);
+        let recs = vec![b"{\"a\":1}".to_vec(), b"{\"b\":2}".to_vec()];
+        let bytes = seal(header(), &recs, &key).expect("seal");
+        let env = open(&bytes).expect("open");
+        assert_eq!(env.records, recs);
+        verify_signature(&bytes, &env, &key.public_key()).expect("verify");
+        for i in 0..bytes.len() {
+            let mut b = bytes.clone();
+            b[i] ^= 0x80;
+            let ok = open(&b).and_then(|e| verify_signature(&b, &e, &key.public_key()));
+            assert!(ok.is_err(), "flip at {i} accepted");
+        }
+        let other = Keypair::from_seed(&[8u8; 32]);
+        assert!(verify_signature(&bytes, &env, &other.public_key()).is_err());
+        // A trailing byte before the signature, or a missing record.
+        let mut b = bytes.clone();
+        b.insert(bytes.len() - 64, 0);
+        assert!(open(&b).is_err());
+        assert!(open(&bytes[..bytes.len() - 1]).is_err());
+        assert_eq!(
+            open(&vec![0u8; MAX_TRANSFER_BYTES as usize + 1])
+                .map(|_| ())
+                .map_err(|e| e.code())
+                .err(),
+            Some(Code::TooLarge)
+        );
+    }
+
+    #[test]
+    fn only_a_clean_completed_run_under_the_pin_passes() {
+        let pin = Sha256Hex::digest(b"pin");
+        let rec = ExecutionRecord {
+            version: 1,
+            request_digest: pin.clone(),
+            status: ExecutionStatus::Interrupted,
+            outcome: ExecutionOutcome::Failed,
+            runtime_identity: None,
+            run: None,
+            detail: None,
+        };
+        assert_eq!(rec.derived_outcome(&pin), ExecutionOutcome::Failed);
+    }
+}

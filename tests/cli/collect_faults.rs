@@ -1,0 +1,381 @@
+//! Bad input and faults over real transfers: the tamper suite (every
+//! header field and record bytes flipped, re-signed binding changes, wrong
+//! key, revoked key, old epoch, stale fence, oversized envelope, profile
+//! and runtime identity mismatch) and the SIGKILL suite (each step of
+//! `collect`, then a rerun: the command never runs twice).
+
+use crate::collect_flow::{Loop, workflow_with};
+use crate::common::{Output, TestEnv};
+use agent_task::collector::transfer;
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+
+const CRASH: &str = "AGENT_TASK_TEST_CRASH_AT";
+
+/// A claimed, collected and signed transfer that was never uploaded.
+fn retained(l: &Loop) -> (Value, Vec<u8>, String) {
+    let t = l.checkpoint();
+    let (dp, d) = l.claim(&t, "d.json");
+    let out = l.agent_env(
+        &[(CRASH, "after_sign")],
+        &[
+            "collect",
+            "--descriptor",
+            dp.to_str().expect("utf8"),
+            "--collector-dir",
+            l.collector.to_str().expect("utf8"),
+        ],
+    );
+    assert_eq!(out.code, -1, "killed by SIGKILL: {out}");
+    let bytes = std::fs::read(l.transfer_path(&d)).expect("retained transfer");
+    (d, bytes, t)
+}
+
+fn upload(l: &Loop, d: &Value, bytes: &[u8]) -> Output {
+    std::fs::write(l.transfer_path(d), bytes).expect("write");
+    l.retry(d)
+}
+
+fn refused(o: &Output, what: &str) -> String {
+    assert_ne!(o.code, 0, "{what} must be refused: {o}");
+    assert!(o.stdout.is_empty(), "{what}: {o}");
+    let v: Value = serde_json::from_str(o.stderr.trim()).expect("error json");
+    v["error"].as_str().expect("code").to_owned()
+}
+
+fn resign(
+    l: &Loop,
+    bytes: &[u8],
+    f: impl FnOnce(&mut transfer::TransferHeader, &mut Vec<Vec<u8>>),
+) -> Vec<u8> {
+    let env = transfer::open(bytes).expect("open");
+    let mut h = env.header;
+    let mut records = env.records;
+    f(&mut h, &mut records);
+    let key = agent_task::authority::admin::load_signing_key(&l.collector).expect("key");
+    transfer::seal(h, &records, &key).expect("seal")
+}
+
+fn task_state(l: &Loop, task: &str) -> String {
+    let q = l.qualify();
+    q["tasks"]
+        .as_array()
+        .expect("tasks")
+        .iter()
+        .find(|t| t["task_id"] == task)
+        .map(|t| t["state"].as_str().expect("state").to_owned())
+        .unwrap_or_default()
+}
+
+#[test]
+fn tampered_transfers_are_refused_and_nothing_is_retained() {
+    let l = Loop::basic("bwrap");
+    let (d, orig, task) = retained(&l);
+    let env = transfer::open(&orig).expect("open");
+    let hlen = u32::from_be_bytes(orig[8..12].try_into().expect("4")) as usize;
+    let header = &orig[12..12 + hlen];
+    // One flipped byte inside every header field's value.
+    let hv: Value = serde_json::from_slice(header).expect("header");
+    let mut positions = Vec::new();
+    for key in hv.as_object().expect("object").keys() {
+        let pat = format!("\"{key}\":");
+        let at = header
+            .windows(pat.len())
+            .position(|w| w == pat.as_bytes())
+            .expect("key present");
+        // first byte of the value that is not a quote or bracket
+        let mut p = at + pat.len();
+        while matches!(header[p], b'"' | b'{' | b'[') {
+            p += 1;
+        }
+        positions.push(12 + p);
+    }
+    // The magic, the length prefix, first/middle/last byte of each record, the signature.
+    positions.extend([0, 9, 11]);
+    let mut at = 12 + hlen;
+    for r in &env.header.records {
+        let len = r.length as usize;
+        positions.extend([at, at + len / 2, at + len - 1]);
+        at += len;
+    }
+    positions.extend([orig.len() - 64, orig.len() - 1]);
+    for p in positions {
+        let mut b = orig.clone();
+        b[p] ^= 0x01;
+        refused(&upload(&l, &d, &b), &format!("flip at {p}"));
+    }
+    // Re-signed with the enrolled key: every binding is still checked.
+    type Edit = Box<dyn Fn(&mut transfer::TransferHeader, &mut Vec<Vec<u8>>)>;
+    let edits: Vec<(&str, Edit, &str)> = vec![
+        (
+            "audience",
+            Box::new(|h, _| h.audience = "dd_other".into()),
+            "transfer_invalid",
+        ),
+        ("fence", Box::new(|h, _| h.fence += 1), "stale_fence"),
+        (
+            "grant",
+            Box::new(|h, _| h.origin.grant_generation += 1),
+            "authorization_changed",
+        ),
+        (
+            "epoch",
+            Box::new(|h, _| h.registration.epoch += 1),
+            "enrollment_invalid",
+        ),
+        (
+            "profile",
+            Box::new(|h, _| h.collector_profile_id = "cp_00000000000000000000000000000000".into()),
+            "profile_invalid",
+        ),
+        (
+            "task digest",
+            Box::new(|h, _| h.task_digest = h.attempt_digest.clone()),
+            "transfer_invalid",
+        ),
+        (
+            "step",
+            Box::new(|h, _| h.step_id = "notes".into()),
+            "profile_invalid",
+        ),
+        (
+            "identity",
+            Box::new(|h, _| {
+                h.collector_identity.runtime_identity_digest = Some(h.task_digest.clone())
+            }),
+            "transfer_invalid",
+        ),
+        (
+            "request",
+            Box::new(|_, r| {
+                let mut req: transfer::ExecutionRequest =
+                    serde_json::from_slice(&r[0]).expect("req");
+                req.recipe.argv = vec!["true".into()];
+                r[0] = serde_json::to_vec(&req).expect("json");
+            }),
+            "transfer_invalid",
+        ),
+        (
+            "record says passed with exit 1",
+            Box::new(|_, r| {
+                let mut rec: transfer::ExecutionRecord =
+                    serde_json::from_slice(&r[1]).expect("rec");
+                rec.run.as_mut().expect("run").exit_code = Some(1);
+                r[1] = serde_json::to_vec(&rec).expect("json");
+            }),
+            "transfer_invalid",
+        ),
+        (
+            "cleanup unconfirmed but passed",
+            Box::new(|_, r| {
+                let mut rec: transfer::ExecutionRecord =
+                    serde_json::from_slice(&r[1]).expect("rec");
+                rec.run.as_mut().expect("run").cleanup_confirmed = false;
+                r[1] = serde_json::to_vec(&rec).expect("json");
+            }),
+            "transfer_invalid",
+        ),
+    ];
+    for (what, edit, code) in edits {
+        let b = resign(&l, &orig, |h, r| edit(h, r));
+        assert_eq!(refused(&upload(&l, &d, &b), what), code, "{what}");
+    }
+    // A wrong key.
+    let (other, _) = agent_task::wire::ed25519::Keypair::generate().expect("key");
+    let e = transfer::open(&orig).expect("open");
+    let b = transfer::seal(e.header, &e.records, &other).expect("seal");
+    assert_eq!(
+        refused(&upload(&l, &d, &b), "wrong key"),
+        "signature_invalid"
+    );
+    // An oversized envelope is refused before it is read.
+    let big = vec![0u8; transfer::MAX_TRANSFER_BYTES as usize + 1];
+    assert_eq!(refused(&upload(&l, &d, &big), "oversized"), "too_large");
+    // Nothing was retained: the task is still only claimed.
+    assert_eq!(task_state(&l, &task), "claimed");
+    // The original bytes import; an identical retry is the historical view;
+    // other bytes under the same execution operation conflict.
+    let ok = upload(&l, &d, &orig).json();
+    assert_eq!(ok["upload"]["replay"], false);
+    assert_eq!(ok["upload"]["outcome"], "passed");
+    let again = upload(&l, &d, &orig).json();
+    assert_eq!(again["upload"]["replay"], true);
+    assert_eq!(
+        again["upload"]["applicability"]["currently_applicable"],
+        true
+    );
+    let changed = resign(&l, &orig, |h, _| h.upload_request_id = "up_fresh".into());
+    assert_eq!(
+        refused(&upload(&l, &d, &changed), "changed bytes"),
+        "conflict"
+    );
+    assert_eq!(task_state(&l, &task), "succeeded");
+}
+
+#[test]
+fn revoked_key_old_epoch_and_stale_fence_are_refused() {
+    for case in ["revoked", "old_epoch", "stale_fence"] {
+        let l = Loop::basic("bwrap");
+        let (d, orig, task) = retained(&l);
+        let expect = match case {
+            "revoked" => {
+                l.env
+                    .run(&["enrollment", "revoke", "--registration", &l.registration])
+                    .json();
+                "enrollment_invalid"
+            }
+            "old_epoch" => {
+                let k = l
+                    .env
+                    .run(&[
+                        "keygen",
+                        "--collector-dir",
+                        l.env.path("c2").to_str().expect("utf8"),
+                    ])
+                    .json();
+                l.env
+                    .run(&[
+                        "enroll",
+                        "--repo",
+                        "demo/basic",
+                        "--profile",
+                        "default",
+                        "--step",
+                        "tests",
+                        "--executor",
+                        "laptop-ci",
+                        "--public-key",
+                        k["public_key"].as_str().expect("pk"),
+                    ])
+                    .json();
+                "enrollment_invalid"
+            }
+            _ => {
+                l.agent(&[
+                    "reconcile",
+                    "--attempt",
+                    d["attempt_id"].as_str().expect("a"),
+                    "--fence",
+                    &d["fence"].to_string(),
+                    "--request-id",
+                    "rec-1",
+                ])
+                .json();
+                "stale_fence"
+            }
+        };
+        assert_eq!(refused(&upload(&l, &d, &orig), case), expect, "{case}");
+        let st = task_state(&l, &task);
+        assert_ne!(st, "succeeded", "{case}");
+    }
+}
+
+#[test]
+fn runtime_identity_mismatch_is_a_typed_failed_record() {
+    // A fixture-basis pin (test builds only) of a bwrap identity that is
+    // not this host's: collect does not fall back, it records the mismatch.
+    let env0 = TestEnv::new();
+    let mut id =
+        agent_task::collector::runtime::probe(agent_task::collector::runtime::RuntimeKind::Bwrap)
+            .expect("bwrap (scripts/install-deps.sh)");
+    id.version = "bubblewrap 0.0.0-pinned-elsewhere".into();
+    id.digest = id.computed_digest().expect("digest");
+    let pin = env0.path("pin.json");
+    std::fs::create_dir_all(env0.tmp.path()).expect("dir");
+    std::fs::write(
+        &pin,
+        serde_json::to_vec(&json!({"basis": "fixture", "identity": id})).expect("json"),
+    )
+    .expect("write");
+    let l = Loop::new(
+        &agent_task_root().join("fixtures/workflows/basic.json"),
+        "bwrap",
+        Some(&pin),
+    );
+    let t = l.checkpoint();
+    let (dp, _) = l.claim(&t, "d.json");
+    let c = l.collect(&dp).json();
+    assert_eq!(c["status"], "runtime_identity_mismatch", "{c}");
+    assert_eq!(c["outcome"], "failed");
+    assert_eq!(c["upload"]["retained"], true);
+    let q = l.qualify();
+    assert_eq!(q["failures"][0]["code"], "collector_not_passed");
+    assert_eq!(q["qualified"], false);
+}
+
+fn agent_task_root() -> PathBuf {
+    crate::common::repo_root()
+}
+
+fn lines(p: &Path) -> usize {
+    std::fs::read_to_string(p)
+        .map(|s| s.lines().count())
+        .unwrap_or(0)
+}
+
+#[test]
+fn sigkill_at_each_step_never_runs_the_command_twice() {
+    for step in [
+        "before_reserve",
+        "after_reserve",
+        "after_run",
+        "after_sign",
+        "during_upload",
+    ] {
+        let env0 = TestEnv::new();
+        std::fs::create_dir_all(env0.tmp.path()).expect("dir");
+        let counter = env0.path("runs.log");
+        let script = format!("echo run >> {}; sh test.sh", counter.display());
+        let wf = workflow_with(&env0, &["sh", "-c", &script]);
+        // unshare shares the file system, so the command can append to a
+        // file outside the snapshot that the test counts.
+        let l = Loop::new(&wf, "unshare", None);
+        let t = l.checkpoint();
+        let (dp, d) = l.claim(&t, "d.json");
+        let args = [
+            "collect",
+            "--descriptor",
+            dp.to_str().expect("utf8"),
+            "--collector-dir",
+            l.collector.to_str().expect("utf8"),
+        ];
+        let out = l.agent_env(&[(CRASH, step)], &args);
+        assert_eq!(out.code, -1, "{step}: killed: {out}");
+        let ran = lines(&counter);
+        assert_eq!(
+            ran,
+            usize::from(!matches!(step, "before_reserve" | "after_reserve")),
+            "{step}"
+        );
+        let finish = if matches!(step, "after_sign" | "during_upload") {
+            l.retry(&d).json()
+        } else {
+            l.collect(&dp).json()
+        };
+        let expect_runs = usize::from(step != "after_reserve");
+        assert_eq!(
+            lines(&counter),
+            expect_runs,
+            "{step}: the command ran {} times",
+            lines(&counter)
+        );
+        // A rerun of collect after completion re-uploads the same bytes: no new run.
+        let again = l.collect(&dp).json();
+        assert_eq!(again["upload"]["replay"], true, "{step}: {again}");
+        assert_eq!(lines(&counter), expect_runs, "{step}");
+        let q = l.qualify();
+        if step == "after_reserve" {
+            assert_eq!(again["status"], "interrupted", "{step}");
+            assert_eq!(q["failures"][0]["code"], "collector_not_passed", "{step}");
+        } else {
+            let _ = finish;
+            assert_eq!(
+                q["next"],
+                json!({"operation": "collector_finalize"}),
+                "{step}: {q}"
+            );
+            l.agent(&["finalize", "--change", &l.change_id]).json();
+            assert_eq!(l.qualify()["qualified"], true, "{step}");
+        }
+    }
+}
