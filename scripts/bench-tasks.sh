@@ -147,7 +147,7 @@ for r in $(seq 1 "$COLD"); do
 done
 c1=$(ms "${cold_cp[@]}"); g1=$(ms "${cold_git[@]}")
 echo "first checkpoint (median of $COLD): agent-task checkpoint ${c1} ms; git add -A && git write-tree ${g1} ms; ratio $(python3 -c "print('%.2f' % ($c1/$g1))")x (goal <= 1.5x)"
-echo "(agent-task fsyncs every new CAS object before the row naming it commits; git does not fsync loose objects by default)"
+echo "(agent-task makes every new CAS object durable (one syncfs) before the row naming it commits; git does not fsync loose objects by default)"
 echo
 echo "unchanged rescan (20 interleaved runs):"
 "$bench" --runs 20 --warmup 2 \

@@ -12,8 +12,8 @@ use std::time::Duration;
 pub fn databases() -> &'static [&'static DbSpec] {
     static ALL: [&DbSpec; 3] = [
         &crate::authority::schema::SPEC,
-        &crate::data::schema::SPEC,
         &crate::task::journal::SPEC,
+        &crate::data::schema::SPEC,
     ];
     &ALL
 }
