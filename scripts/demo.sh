@@ -16,7 +16,7 @@ export AGENT_TASK_DATA_DIR="$work/data"
 step() { printf '\n\033[1m$ agent-task %s\033[0m\n' "$*" >&2; "$bin" --pretty "$@"; }
 show() { step "$@" >&2; }
 # field EXPR: shows the JSON on stderr and prints one field of it.
-field() { tee /dev/stderr | python3 -c 'import json,sys; d=json.load(sys.stdin); print(eval("d"+sys.argv[1]))' "$1"; }
+field() { python3 -c 'import json,sys; t=sys.stdin.read(); sys.stderr.write(t); d=json.loads(t); print(eval("d"+sys.argv[1]))' "$1"; }
 say() { printf '\n\033[36m# %s\033[0m\n' "$*" >&2; }
 # stop: what Claude Code's Stop hook runs when the agent tries to finish
 # (the recorded Claude Code payload on stdin; exit 0, block or no decision).

@@ -379,3 +379,65 @@ fn sigkill_at_each_step_never_runs_the_command_twice() {
         }
     }
 }
+
+#[test]
+fn sigkill_of_collect_while_the_command_runs_never_reruns_it() {
+    let env0 = TestEnv::new();
+    std::fs::create_dir_all(env0.tmp.path()).expect("dir");
+    let counter = env0.path("runs.log");
+    let script = format!("echo run >> {}; sleep 60", counter.display());
+    let wf = workflow_with(&env0, &["sh", "-c", &script]);
+    let l = Loop::new(&wf, "unshare", None);
+    let t = l.checkpoint();
+    let (dp, _) = l.claim(&t, "d.json");
+    let mut child = l
+        .env
+        .std_cmd()
+        .arg("--token-file")
+        .arg(&l.token)
+        .args([
+            "collect",
+            "--descriptor",
+            dp.to_str().expect("utf8"),
+            "--collector-dir",
+            l.collector.to_str().expect("utf8"),
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("spawn collect");
+    // Wait (bounded) until the command has started inside the sandbox.
+    for _ in 0..3000 {
+        if lines(&counter) == 1 {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    assert_eq!(lines(&counter), 1, "the command started");
+    child.kill().expect("SIGKILL collect");
+    child.wait().expect("reap");
+    // The rerun finds the reservation without a record: a typed
+    // interrupted record is uploaded; the command is not run again.
+    let again = l.collect(&dp).json();
+    assert_eq!(again["resumed"], true);
+    assert_eq!(again["status"], "interrupted");
+    assert_eq!(again["outcome"], "failed");
+    assert_eq!(lines(&counter), 1);
+    let q = l.qualify();
+    assert_eq!(q["failures"][0]["code"], "collector_not_passed");
+    // The sandboxed command died with its collector: nothing still runs it.
+    let marker = counter.display().to_string();
+    let mut left = true;
+    for _ in 0..500 {
+        let ps = std::process::Command::new("ps")
+            .args(["-eo", "args"])
+            .output()
+            .expect("ps");
+        left = String::from_utf8_lossy(&ps.stdout).contains(&marker);
+        if !left {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    assert!(!left, "the command outlived its collector");
+}

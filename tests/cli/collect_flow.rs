@@ -258,6 +258,11 @@ fn failing_then_passing_test_qualifies_and_lands_as_a_git_commit() {
         q["next"],
         json!({"operation": "collector_claim", "task_id": t1})
     );
+    let n = l.agent(&["next", "--change", &l.change_id]).json();
+    assert_eq!(
+        n["next"],
+        json!({"operation": "collector_claim", "task_id": t1})
+    );
     let (d1, _) = l.claim(&t1, "d1.json");
     let c = l.collect(&d1).json();
     assert_eq!(c["status"], "completed");
@@ -284,6 +289,10 @@ fn failing_then_passing_test_qualifies_and_lands_as_a_git_commit() {
     let q = l.qualify();
     assert_eq!(q["qualified"], false);
     assert_eq!(q["next"], json!({"operation": "collector_finalize"}));
+    assert_eq!(
+        q["failures"],
+        json!([{"task_id": t2, "code": "receipt_missing"}])
+    );
     let f = l.agent(&["finalize", "--change", &l.change_id]).json();
     let receipt = f["receipt_digest"].as_str().expect("receipt").to_owned();
     assert_eq!(f["receipt"]["version"], 2);
@@ -336,7 +345,7 @@ fn failing_then_passing_test_qualifies_and_lands_as_a_git_commit() {
 
 #[test]
 fn revocation_reenrollment_and_token_revocation_block_landing() {
-    for case in ["executor", "token", "reenroll"] {
+    for case in ["executor", "token", "reenroll", "policy"] {
         let l = Loop::basic("bwrap");
         let t = l.checkpoint();
         let (d, _) = l.claim(&t, "d.json");
@@ -352,6 +361,20 @@ fn revocation_reenrollment_and_token_revocation_block_landing() {
             "token" => {
                 l.env
                     .run(&["token", "revoke", "--owner", "alice", "--agent", "claude-1"])
+                    .json();
+            }
+            "policy" => {
+                l.env
+                    .run(&[
+                        "requirement",
+                        "install",
+                        "--repo",
+                        "demo/basic",
+                        "--profile",
+                        "default",
+                        "--file",
+                        s(&repo_root().join("fixtures/workflows/basic.json")),
+                    ])
                     .json();
             }
             _ => {

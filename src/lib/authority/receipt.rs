@@ -411,17 +411,17 @@ pub fn qualify(cx: &crate::task::ops::AgentCtx<'_>, sel: &ChangeSel) -> Result<V
                     }
                     Ok(_) => {
                         next = Some(json!({"operation": "collector_finalize"}));
-                        failures.push(json!({"task_id": "", "code": "receipt_outdated"}));
+                        receipt_failures(&mut failures, &evals, "receipt_outdated");
                     }
                     Err(r) => {
-                        for x in r.iter().take(MAX_FAILURES) {
+                        for x in r.iter().filter(|x| !x.task_id.is_empty()).take(MAX_FAILURES) {
                             failures.push(json!({"task_id": x.task_id, "code": x.code}));
                         }
                     }
                 },
                 _ => {
                     next = Some(json!({"operation": "collector_finalize"}));
-                    failures.push(json!({"task_id": "", "code": "receipt_missing"}));
+                    receipt_failures(&mut failures, &evals, "receipt_missing");
                 }
             }
         }
@@ -439,6 +439,15 @@ pub fn qualify(cx: &crate::task::ops::AgentCtx<'_>, sel: &ChangeSel) -> Result<V
             "next": next.unwrap_or(json!({"operation": "none"})),
         }))
     })
+}
+
+/// A receipt-level failure, reported against every required task (ids stay non-empty).
+fn receipt_failures(failures: &mut Vec<Value>, evals: &[TaskEval], code: &str) {
+    for e in evals.iter().filter(|e| e.task.required) {
+        if failures.len() < MAX_FAILURES {
+            failures.push(json!({"task_id": e.task.task_id, "code": code}));
+        }
+    }
 }
 
 /// `land` request.

@@ -535,6 +535,20 @@ fn build_command(id: &RuntimeIdentity, spec: &RunSpec<'_>) -> Result<Command> {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+    // If the collector itself dies (SIGKILL), the runtime process dies too
+    // (bwrap --die-with-parent and unshare --kill-child take the command
+    // with them), so a rerun never races a command left running.
+    #[allow(unsafe_code)]
+    // SAFETY: the closure runs in the forked child before exec and only
+    // calls prctl(2), which is async-signal-safe; no memory is shared.
+    unsafe {
+        std::os::unix::process::CommandExt::pre_exec(&mut cmd, || {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
     Ok(cmd)
 }
 

@@ -102,6 +102,20 @@ pub fn requirements(cx: &AgentCtx<'_>, sel: &ChangeSel) -> Result<Value> {
     })
 }
 
+/// A `claim` of a command step with an installed collector profile is a
+/// `collector_claim` (the enrolled collector runs it).
+fn collector_op(a: &Connection, t: &WorkflowTask, op: Value) -> Result<Value> {
+    let s = &t.subject;
+    if op["operation"] == "claim"
+        && t.action_class == ActionClass::Command
+        && crate::authority::collector::current_profile(a, &s.repository, &s.profile, &s.step_id)?
+            .is_some()
+    {
+        return Ok(json!({"operation": "collector_claim", "task_id": t.task_id}));
+    }
+    Ok(op)
+}
+
 /// Per-task state plus the next permitted operation for one task.
 fn task_next(
     j: Option<&Connection>,
@@ -160,6 +174,7 @@ pub fn next(cx: &AgentCtx<'_>, sel: &ChangeSel) -> Result<Value> {
         order.extend(s.tasks.iter().filter(|t| !t.required));
         for t in order {
             let (state, op) = task_next(j, &s, t, now)?;
+            let op = collector_op(a, t, op)?;
             if chosen.is_none() && op["operation"] != "none" {
                 chosen = Some(op.clone());
             }
