@@ -19,7 +19,7 @@ show() { step "$@" >&2; }
 field() { python3 -c 'import json,sys; t=sys.stdin.read(); sys.stderr.write(t); d=json.loads(t); print(eval("d"+sys.argv[1]))' "$1"; }
 say() { printf '\n\033[36m# %s\033[0m\n' "$*" >&2; }
 # stop: what Claude Code's Stop hook runs when the agent tries to finish
-# (the recorded Claude Code payload on stdin; exit 0, block or no decision).
+# (the Claude Code payload fixture on stdin; exit 0, block or no decision).
 stop() {
   printf '\n\033[1m$ agent-task task-stop %s --workspace %s < claude-stop.json\033[0m\n' "$1" "$2" >&2
   sed "s#/home/dev/work#$2#" fixtures/hooks/claude-stop.json | "$bin" --pretty task-stop "$1" --workspace "$2" >&2
