@@ -203,7 +203,9 @@ pub fn next_action(op: &str) -> &'static str {
         "checkpoint" => {
             "Checkpoint the workspace (agent-task checkpoint) to make a new subject, then follow agent-task next."
         }
-        _ => "No operation is available to the agent; ask the operator, then try to finish again.",
+        _ => {
+            "No operation is available on this subject: fix the work and checkpoint a new subject (agent-task checkpoint), or ask the operator, then try to finish again."
+        }
     }
 }
 
