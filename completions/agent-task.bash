@@ -67,6 +67,12 @@ _agent__task() {
             agent__task,init)
                 cmd="agent__task__subcmd__init"
                 ;;
+            agent__task,init-repo)
+                cmd="agent__task__subcmd__init__subcmd__repo"
+                ;;
+            agent__task,install-stop)
+                cmd="agent__task__subcmd__install__subcmd__stop"
+                ;;
             agent__task,instructions)
                 cmd="agent__task__subcmd__instructions"
                 ;;
@@ -120,6 +126,12 @@ _agent__task() {
                 ;;
             agent__task,status)
                 cmd="agent__task__subcmd__status"
+                ;;
+            agent__task,task-codex-stop)
+                cmd="agent__task__subcmd__task__subcmd__codex__subcmd__stop"
+                ;;
+            agent__task,task-stop)
+                cmd="agent__task__subcmd__task__subcmd__stop"
                 ;;
             agent__task,token)
                 cmd="agent__task__subcmd__token"
@@ -307,6 +319,12 @@ _agent__task() {
             agent__task__subcmd__help,init)
                 cmd="agent__task__subcmd__help__subcmd__init"
                 ;;
+            agent__task__subcmd__help,init-repo)
+                cmd="agent__task__subcmd__help__subcmd__init__subcmd__repo"
+                ;;
+            agent__task__subcmd__help,install-stop)
+                cmd="agent__task__subcmd__help__subcmd__install__subcmd__stop"
+                ;;
             agent__task__subcmd__help,instructions)
                 cmd="agent__task__subcmd__help__subcmd__instructions"
                 ;;
@@ -360,6 +378,12 @@ _agent__task() {
                 ;;
             agent__task__subcmd__help,status)
                 cmd="agent__task__subcmd__help__subcmd__status"
+                ;;
+            agent__task__subcmd__help,task-codex-stop)
+                cmd="agent__task__subcmd__help__subcmd__task__subcmd__codex__subcmd__stop"
+                ;;
+            agent__task__subcmd__help,task-stop)
+                cmd="agent__task__subcmd__help__subcmd__task__subcmd__stop"
                 ;;
             agent__task__subcmd__help,token)
                 cmd="agent__task__subcmd__help__subcmd__token"
@@ -521,7 +545,7 @@ _agent__task() {
 
     case "${cmd}" in
         agent__task)
-            opts="-h -V --data-dir --pretty --lock-timeout-ms --token-file --help --version init info cas runtime completions man repo requirement token keygen enroll enrollment change checkpoint capabilities requirements next instructions reference claim heartbeat status cancel reconcile result recovery profile collector-claim collect retry-upload finalize qualify land data serve help"
+            opts="-h -V --data-dir --pretty --lock-timeout-ms --token-file --help --version init info cas runtime completions man data serve repo requirement token keygen enroll enrollment change checkpoint capabilities requirements next instructions reference claim heartbeat status cancel reconcile result recovery install-stop init-repo task-stop task-codex-stop profile collector-claim collect retry-upload finalize qualify land help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -975,7 +999,7 @@ _agent__task() {
             return 0
             ;;
         agent__subcmd__task__subcmd__collect)
-            opts="-h -V --descriptor --collector-dir --data-dir --pretty --lock-timeout-ms --token-file --help --version"
+            opts="-h -V --descriptor --collector-dir --endpoint --repository --profile --data-dir --pretty --lock-timeout-ms --token-file --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -986,6 +1010,18 @@ _agent__task() {
                     return 0
                     ;;
                 --collector-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --endpoint)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --repository)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --profile)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1987,7 +2023,7 @@ _agent__task() {
             return 0
             ;;
         agent__subcmd__task__subcmd__help)
-            opts="init info cas runtime completions man repo requirement token keygen enroll enrollment change checkpoint capabilities requirements next instructions reference claim heartbeat status cancel reconcile result recovery profile collector-claim collect retry-upload finalize qualify land data serve help"
+            opts="init info cas runtime completions man data serve repo requirement token keygen enroll enrollment change checkpoint capabilities requirements next instructions reference claim heartbeat status cancel reconcile result recovery install-stop init-repo task-stop task-codex-stop profile collector-claim collect retry-upload finalize qualify land help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2462,6 +2498,34 @@ _agent__task() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        agent__subcmd__task__subcmd__help__subcmd__init__subcmd__repo)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        agent__subcmd__task__subcmd__help__subcmd__install__subcmd__stop)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         agent__subcmd__task__subcmd__help__subcmd__instructions)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
@@ -2798,6 +2862,34 @@ _agent__task() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        agent__subcmd__task__subcmd__help__subcmd__task__subcmd__codex__subcmd__stop)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        agent__subcmd__task__subcmd__help__subcmd__task__subcmd__stop)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         agent__subcmd__task__subcmd__help__subcmd__token)
             opts="issue revoke"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
@@ -2873,6 +2965,86 @@ _agent__task() {
                 return 0
             fi
             case "${prev}" in
+                --data-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --lock-timeout-ms)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --token-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        agent__subcmd__task__subcmd__init__subcmd__repo)
+            opts="-h -V --workspace --data-dir --pretty --lock-timeout-ms --token-file --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --workspace)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --data-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --lock-timeout-ms)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --token-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        agent__subcmd__task__subcmd__install__subcmd__stop)
+            opts="-h -V --agent --workspace --change --endpoint --repository --profile --data-dir --pretty --lock-timeout-ms --token-file --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --agent)
+                    COMPREPLY=($(compgen -W "claude codex" -- "${cur}"))
+                    return 0
+                    ;;
+                --workspace)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --change)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --endpoint)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --repository)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --profile)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --data-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -3673,7 +3845,7 @@ _agent__task() {
             return 0
             ;;
         agent__subcmd__task__subcmd__retry__subcmd__upload)
-            opts="-h -V --collector-dir --operation --data-dir --pretty --lock-timeout-ms --token-file --help --version"
+            opts="-h -V --collector-dir --operation --endpoint --repository --profile --data-dir --pretty --lock-timeout-ms --token-file --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3684,6 +3856,18 @@ _agent__task() {
                     return 0
                     ;;
                 --operation)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --endpoint)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --repository)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --profile)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -3805,7 +3989,7 @@ _agent__task() {
             return 0
             ;;
         agent__subcmd__task__subcmd__serve)
-            opts="-h -V --bind --data-token-file --workers --data-dir --pretty --lock-timeout-ms --token-file --help --version"
+            opts="-h -V --bind --data-token-file --workers --workspace-config --data-dir --pretty --lock-timeout-ms --token-file --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3820,6 +4004,10 @@ _agent__task() {
                     return 0
                     ;;
                 --workers)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --workspace-config)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -3854,6 +4042,90 @@ _agent__task() {
                     return 0
                     ;;
                 --attempt)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --data-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --lock-timeout-ms)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --token-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        agent__subcmd__task__subcmd__task__subcmd__codex__subcmd__stop)
+            opts="-h -V --workspace --endpoint --repository --profile --data-dir --pretty --lock-timeout-ms --token-file --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --workspace)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --endpoint)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --repository)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --profile)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --data-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --lock-timeout-ms)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --token-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        agent__subcmd__task__subcmd__task__subcmd__stop)
+            opts="-h -V --workspace --endpoint --repository --profile --data-dir --pretty --lock-timeout-ms --token-file --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --workspace)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --endpoint)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --repository)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --profile)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

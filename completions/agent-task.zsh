@@ -243,6 +243,337 @@ _arguments "${_arguments_options[@]}" : \
 '--version[Print version]' \
 && ret=0
 ;;
+(data)
+_arguments "${_arguments_options[@]}" : \
+'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
+'-h[Print help]' \
+'--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
+":: :_agent-task__subcmd__data_commands" \
+"*::: :->data" \
+&& ret=0
+
+    case $state in
+    (data)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:agent-task-data-command-$line[1]:"
+        case $line[1] in
+            (init)
+_arguments "${_arguments_options[@]}" : \
+'--node-id=[Node id to assert (default on first init\: \`node_\` + a random UUID)]:ID:_default' \
+'*--file-root=[A directory the \`file\` collector may read under (repeatable; added to the node config)]:DIR:_files' \
+'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
+'-h[Print help]' \
+'--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
+&& ret=0
+;;
+(manifest)
+_arguments "${_arguments_options[@]}" : \
+'--origin=[Origin to build absolute endpoint URLs on (for example \`http\://127.0.0.1\:7742\`); without it the endpoints are paths]:ORIGIN:_default' \
+'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
+'-h[Print help]' \
+'--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
+&& ret=0
+;;
+(collection)
+_arguments "${_arguments_options[@]}" : \
+'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
+'-h[Print help]' \
+'--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
+":: :_agent-task__subcmd__data__subcmd__collection_commands" \
+"*::: :->collection" \
+&& ret=0
+
+    case $state in
+    (collection)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:agent-task-data-collection-command-$line[1]:"
+        case $line[1] in
+            (create)
+_arguments "${_arguments_options[@]}" : \
+'(--id --name --description --schema-version --visibility --max-record-bytes --allowed-media-type)--file=[A JSON file holding the definition (\`-\` for stdin)]:F:_files' \
+'--id=[Collection id]:ID:_default' \
+'--name=[Display name]:NAME:_default' \
+'--description=[Description]:DESCRIPTION:_default' \
+'--schema-version=[\`schema.version\` (default "1")]:V:_default' \
+'--visibility=[\`policy.visibility\`\: private (default) or public]:VISIBILITY:_default' \
+'--max-record-bytes=[\`policy.max_record_bytes\`]:N:_default' \
+'*--allowed-media-type=[An allowed media type (repeatable); \`--allowed-media-type '\'''\''\` alone gives an empty allow-list, which denies everything]:TYPE:_default' \
+'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
+'-h[Print help]' \
+'--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
+&& ret=0
+;;
+(list)
+_arguments "${_arguments_options[@]}" : \
+'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
+'-h[Print help]' \
+'--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
+&& ret=0
+;;
+(help)
+_arguments "${_arguments_options[@]}" : \
+":: :_agent-task__subcmd__data__subcmd__collection__subcmd__help_commands" \
+"*::: :->help" \
+&& ret=0
+
+    case $state in
+    (help)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:agent-task-data-collection-help-command-$line[1]:"
+        case $line[1] in
+            (create)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(list)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(help)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+        esac
+    ;;
+esac
+;;
+        esac
+    ;;
+esac
+;;
+(collect)
+_arguments "${_arguments_options[@]}" : \
+'--collection=[Collection id]:COLLECTION:_default' \
+'--collector=[Collector id (\`text\`, \`file\`, …)]:COLLECTOR:_default' \
+'(--jsonl)--input=[The collector input as a JSON object]:JSON:_default' \
+'--jsonl=[Bulk ingest\: a file (or \`-\` for stdin) with one collector input object per line. Many records share each durable transaction]:FILE|-:_files' \
+'--batch=[Lines per durable transaction in bulk mode]:N:_default' \
+'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
+'-h[Print help]' \
+'--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
+&& ret=0
+;;
+(query)
+_arguments "${_arguments_options[@]}" : \
+'--text=[Full-text search words (ANDed, no prefix matching)]:TEXT:_default' \
+'--where=[A JSON object matched as a subset of each record envelope]:JSON:_default' \
+'--limit=[Most hits (default 20, at most 100)]:LIMIT:_default' \
+'*--collection=[Restrict to a collection (repeatable)]:ID:_default' \
+'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
+'-h[Print help]' \
+'--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
+'::request -- A whole QueryRequest as JSON (`{collections?, text?, where?, limit?, consistency?}`):_default' \
+&& ret=0
+;;
+(get)
+_arguments "${_arguments_options[@]}" : \
+'--content-out=[Write the verified bytes to this file (0600) instead of embedding them in the output]:F:_files' \
+'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
+'-h[Print help]' \
+'--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
+':id -- Record id (`rec_` + 64 hex):_default' \
+&& ret=0
+;;
+(changes)
+_arguments "${_arguments_options[@]}" : \
+'--collection=[Only changes of this collection]:COLLECTION:_default' \
+'--cursor=[Continue after this cursor]:CURSOR:_default' \
+'--limit=[Page size (default 100, at most 1000)]:LIMIT:_default' \
+'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
+'-h[Print help]' \
+'--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
+&& ret=0
+;;
+(tombstone)
+_arguments "${_arguments_options[@]}" : \
+'--reason=[Why (at most 1000 UTF-16 units; empty means none)]:REASON:_default' \
+'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
+'-h[Print help]' \
+'--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
+':id -- Record id:_default' \
+&& ret=0
+;;
+(doctor)
+_arguments "${_arguments_options[@]}" : \
+'--profile=[Conformance profile]:PROFILE:((public\:"Discovery and the unauthenticated auth boundary"
+read\:"\`public\` plus authenticated read-only probes (needs a bearer)"
+slice1\:"\`read\` plus the mutating fixture lifecycle (needs all slice1 gates)"))' \
+'--format=[Report format (JSON only\: every agent-task command prints JSON)]:FORMAT:((json\:"One \`agent-data-conformance-report/v1\` JSON document on stdout"))' \
+'--token-env=[Read the node bearer from this environment variable]:NAME:_default' \
+'--scratch-collection=[slice1\: collection provisioned for conformance fixtures]:ID:_default' \
+'--expected-node-id=[slice1\: the node id the operator expects (from public discovery)]:ID:_default' \
+'--timeout-ms=[Per-request timeout in milliseconds (1..=120000)]:N:_default' \
+'--max-response-bytes=[Per-response byte cap (1..=33554432)]:N:_default' \
+'--max-change-pages=[Page cap of the slice1 baseline drain (1..=1000)]:N:_default' \
+'--token=[Refused\: a bearer never goes in argv (use --token-stdin or --token-env)]::REFUSED:_default' \
+'--bearer=[Refused\: a bearer never goes in argv (use --token-stdin or --token-env)]::REFUSED:_default' \
+'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--token-stdin[Read the node bearer from stdin (not a terminal; one line, at most 16,384 bytes)]' \
+'--allow-mutations[slice1\: acknowledge that fixtures leave persistent records and tombstones]' \
+'--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
+'-h[Print help (see more with '\''--help'\'')]' \
+'--help[Print help (see more with '\''--help'\'')]' \
+'-V[Print version]' \
+'--version[Print version]' \
+':origin -- Target origin, e.g. http\://127.0.0.1\:7742 (plain http only for loopback):_default' \
+&& ret=0
+;;
+(help)
+_arguments "${_arguments_options[@]}" : \
+":: :_agent-task__subcmd__data__subcmd__help_commands" \
+"*::: :->help" \
+&& ret=0
+
+    case $state in
+    (help)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:agent-task-data-help-command-$line[1]:"
+        case $line[1] in
+            (init)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(manifest)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(collection)
+_arguments "${_arguments_options[@]}" : \
+":: :_agent-task__subcmd__data__subcmd__help__subcmd__collection_commands" \
+"*::: :->collection" \
+&& ret=0
+
+    case $state in
+    (collection)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:agent-task-data-help-collection-command-$line[1]:"
+        case $line[1] in
+            (create)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(list)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+        esac
+    ;;
+esac
+;;
+(collect)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(query)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(get)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(changes)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(tombstone)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(doctor)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(help)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+        esac
+    ;;
+esac
+;;
+        esac
+    ;;
+esac
+;;
+(serve)
+_arguments "${_arguments_options[@]}" : \
+'--bind=[Address to listen on. A non-loopback host needs a node bearer]:HOST:PORT:_default' \
+'--data-token-file=[File holding the dedicated node bearer (one line). Without it (and without AGENT_TASK_NODE_TOKEN) every /v1/data/* route answers 503]:F:_files' \
+'--workers=[Worker threads serving requests]:WORKERS:_default' \
+'--workspace-config=[Operator file of workspace task profiles (\`agent_task_profiles\`, version 1)\: mounts the workspace task endpoint, the collector upload route and MCP under /v1/hub/workspace/ (bearer\: an agent token). The data routes are then mounted only when the data node is initialised]:FILE:_files' \
+'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
+'-h[Print help]' \
+'--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
+&& ret=0
+;;
 (repo)
 _arguments "${_arguments_options[@]}" : \
 '--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
@@ -831,6 +1162,72 @@ _arguments "${_arguments_options[@]}" : \
 '--version[Print version]' \
 && ret=0
 ;;
+(install-stop)
+_arguments "${_arguments_options[@]}" : \
+'--agent=[Which agent'\''s settings to edit]:AGENT:((claude\:"Claude Code\: \`.claude/settings.json\`, \`task-stop\`"
+codex\:"Codex CLI\: \`.codex/hooks.json\`, \`task-codex-stop\`"))' \
+'--workspace=[The workspace holding \`.claude/\` or \`.codex/\`]:PATH:_files' \
+'--change=[The Change the hook guards]:CHANGE:_default' \
+'--endpoint=[Remote workspace endpoint (base URL) the hook asks for qualification]:URL:_default' \
+'--repository=[Repository id of the workspace profile (with --endpoint)]:REPOSITORY:_default' \
+'--profile=[Profile id (with --endpoint)]:PROFILE:_default' \
+'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
+'-h[Print help (see more with '\''--help'\'')]' \
+'--help[Print help (see more with '\''--help'\'')]' \
+'-V[Print version]' \
+'--version[Print version]' \
+&& ret=0
+;;
+(init-repo)
+_arguments "${_arguments_options[@]}" : \
+'--workspace=[The workspace whose instruction files get the managed block]:PATH:_files' \
+'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
+'-h[Print help]' \
+'--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
+&& ret=0
+;;
+(task-stop)
+_arguments "${_arguments_options[@]}" : \
+'--workspace=[The workspace the agent edits (the Change'\''s workspace)]:PATH:_files' \
+'--endpoint=[Ask qualification from a workspace endpoint (base URL) instead of computing it from --data-dir (30 s limit)]:URL:_default' \
+'--repository=[Repository id of the workspace profile (with --endpoint)]:REPOSITORY:_default' \
+'--profile=[Profile id (with --endpoint)]:PROFILE:_default' \
+'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
+'-h[Print help]' \
+'--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
+':change -- The Change the hook guards:_default' \
+&& ret=0
+;;
+(task-codex-stop)
+_arguments "${_arguments_options[@]}" : \
+'--workspace=[The workspace the agent edits (the Change'\''s workspace)]:PATH:_files' \
+'--endpoint=[Ask qualification from a workspace endpoint (base URL) instead of computing it from --data-dir (30 s limit)]:URL:_default' \
+'--repository=[Repository id of the workspace profile (with --endpoint)]:REPOSITORY:_default' \
+'--profile=[Profile id (with --endpoint)]:PROFILE:_default' \
+'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
+'-h[Print help]' \
+'--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
+':change -- The Change the hook guards:_default' \
+&& ret=0
+;;
 (profile)
 _arguments "${_arguments_options[@]}" : \
 '--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
@@ -916,6 +1313,9 @@ _arguments "${_arguments_options[@]}" : \
 _arguments "${_arguments_options[@]}" : \
 '--descriptor=[The descriptor (from \`collector-claim\`)]:FILE:_files' \
 '--collector-dir=[The owner-private collector directory (signing key and retained state)]:DIR:_files' \
+'--endpoint=[Workspace endpoint base URL (\`http\://host\:port\`)]:URL:_default' \
+'--repository=[Repository id of the workspace profile (with --endpoint)]:REPOSITORY:_default' \
+'--profile=[Profile id (with --endpoint)]:PROFILE:_default' \
 '--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
@@ -930,6 +1330,9 @@ _arguments "${_arguments_options[@]}" : \
 _arguments "${_arguments_options[@]}" : \
 '--collector-dir=[The collector directory]:DIR:_files' \
 '--operation=[The execution operation id (from the descriptor)]:OPERATION:_default' \
+'--endpoint=[Workspace endpoint base URL (\`http\://host\:port\`)]:URL:_default' \
+'--repository=[Repository id of the workspace profile (with --endpoint)]:REPOSITORY:_default' \
+'--profile=[Profile id (with --endpoint)]:PROFILE:_default' \
 '--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
@@ -972,336 +1375,6 @@ _arguments "${_arguments_options[@]}" : \
 _arguments "${_arguments_options[@]}" : \
 '--repo=[Repository id]:REPO:_default' \
 '--change=[Change id]:CHANGE:_default' \
-'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
-'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
-'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
-'--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
-'-h[Print help]' \
-'--help[Print help]' \
-'-V[Print version]' \
-'--version[Print version]' \
-&& ret=0
-;;
-(data)
-_arguments "${_arguments_options[@]}" : \
-'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
-'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
-'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
-'--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
-'-h[Print help]' \
-'--help[Print help]' \
-'-V[Print version]' \
-'--version[Print version]' \
-":: :_agent-task__subcmd__data_commands" \
-"*::: :->data" \
-&& ret=0
-
-    case $state in
-    (data)
-        words=($line[1] "${words[@]}")
-        (( CURRENT += 1 ))
-        curcontext="${curcontext%:*:*}:agent-task-data-command-$line[1]:"
-        case $line[1] in
-            (init)
-_arguments "${_arguments_options[@]}" : \
-'--node-id=[Node id to assert (default on first init\: \`node_\` + a random UUID)]:ID:_default' \
-'*--file-root=[A directory the \`file\` collector may read under (repeatable; added to the node config)]:DIR:_files' \
-'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
-'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
-'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
-'--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
-'-h[Print help]' \
-'--help[Print help]' \
-'-V[Print version]' \
-'--version[Print version]' \
-&& ret=0
-;;
-(manifest)
-_arguments "${_arguments_options[@]}" : \
-'--origin=[Origin to build absolute endpoint URLs on (for example \`http\://127.0.0.1\:7742\`); without it the endpoints are paths]:ORIGIN:_default' \
-'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
-'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
-'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
-'--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
-'-h[Print help]' \
-'--help[Print help]' \
-'-V[Print version]' \
-'--version[Print version]' \
-&& ret=0
-;;
-(collection)
-_arguments "${_arguments_options[@]}" : \
-'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
-'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
-'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
-'--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
-'-h[Print help]' \
-'--help[Print help]' \
-'-V[Print version]' \
-'--version[Print version]' \
-":: :_agent-task__subcmd__data__subcmd__collection_commands" \
-"*::: :->collection" \
-&& ret=0
-
-    case $state in
-    (collection)
-        words=($line[1] "${words[@]}")
-        (( CURRENT += 1 ))
-        curcontext="${curcontext%:*:*}:agent-task-data-collection-command-$line[1]:"
-        case $line[1] in
-            (create)
-_arguments "${_arguments_options[@]}" : \
-'(--id --name --description --schema-version --visibility --max-record-bytes --allowed-media-type)--file=[A JSON file holding the definition (\`-\` for stdin)]:F:_files' \
-'--id=[Collection id]:ID:_default' \
-'--name=[Display name]:NAME:_default' \
-'--description=[Description]:DESCRIPTION:_default' \
-'--schema-version=[\`schema.version\` (default "1")]:V:_default' \
-'--visibility=[\`policy.visibility\`\: private (default) or public]:VISIBILITY:_default' \
-'--max-record-bytes=[\`policy.max_record_bytes\`]:N:_default' \
-'*--allowed-media-type=[An allowed media type (repeatable); \`--allowed-media-type '\'''\''\` alone gives an empty allow-list, which denies everything]:TYPE:_default' \
-'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
-'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
-'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
-'--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
-'-h[Print help]' \
-'--help[Print help]' \
-'-V[Print version]' \
-'--version[Print version]' \
-&& ret=0
-;;
-(list)
-_arguments "${_arguments_options[@]}" : \
-'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
-'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
-'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
-'--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
-'-h[Print help]' \
-'--help[Print help]' \
-'-V[Print version]' \
-'--version[Print version]' \
-&& ret=0
-;;
-(help)
-_arguments "${_arguments_options[@]}" : \
-":: :_agent-task__subcmd__data__subcmd__collection__subcmd__help_commands" \
-"*::: :->help" \
-&& ret=0
-
-    case $state in
-    (help)
-        words=($line[1] "${words[@]}")
-        (( CURRENT += 1 ))
-        curcontext="${curcontext%:*:*}:agent-task-data-collection-help-command-$line[1]:"
-        case $line[1] in
-            (create)
-_arguments "${_arguments_options[@]}" : \
-&& ret=0
-;;
-(list)
-_arguments "${_arguments_options[@]}" : \
-&& ret=0
-;;
-(help)
-_arguments "${_arguments_options[@]}" : \
-&& ret=0
-;;
-        esac
-    ;;
-esac
-;;
-        esac
-    ;;
-esac
-;;
-(collect)
-_arguments "${_arguments_options[@]}" : \
-'--collection=[Collection id]:COLLECTION:_default' \
-'--collector=[Collector id (\`text\`, \`file\`, …)]:COLLECTOR:_default' \
-'(--jsonl)--input=[The collector input as a JSON object]:JSON:_default' \
-'--jsonl=[Bulk ingest\: a file (or \`-\` for stdin) with one collector input object per line. Many records share each durable transaction]:FILE|-:_files' \
-'--batch=[Lines per durable transaction in bulk mode]:N:_default' \
-'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
-'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
-'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
-'--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
-'-h[Print help]' \
-'--help[Print help]' \
-'-V[Print version]' \
-'--version[Print version]' \
-&& ret=0
-;;
-(query)
-_arguments "${_arguments_options[@]}" : \
-'--text=[Full-text search words (ANDed, no prefix matching)]:TEXT:_default' \
-'--where=[A JSON object matched as a subset of each record envelope]:JSON:_default' \
-'--limit=[Most hits (default 20, at most 100)]:LIMIT:_default' \
-'*--collection=[Restrict to a collection (repeatable)]:ID:_default' \
-'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
-'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
-'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
-'--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
-'-h[Print help]' \
-'--help[Print help]' \
-'-V[Print version]' \
-'--version[Print version]' \
-'::request -- A whole QueryRequest as JSON (`{collections?, text?, where?, limit?, consistency?}`):_default' \
-&& ret=0
-;;
-(get)
-_arguments "${_arguments_options[@]}" : \
-'--content-out=[Write the verified bytes to this file (0600) instead of embedding them in the output]:F:_files' \
-'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
-'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
-'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
-'--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
-'-h[Print help]' \
-'--help[Print help]' \
-'-V[Print version]' \
-'--version[Print version]' \
-':id -- Record id (`rec_` + 64 hex):_default' \
-&& ret=0
-;;
-(changes)
-_arguments "${_arguments_options[@]}" : \
-'--collection=[Only changes of this collection]:COLLECTION:_default' \
-'--cursor=[Continue after this cursor]:CURSOR:_default' \
-'--limit=[Page size (default 100, at most 1000)]:LIMIT:_default' \
-'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
-'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
-'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
-'--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
-'-h[Print help]' \
-'--help[Print help]' \
-'-V[Print version]' \
-'--version[Print version]' \
-&& ret=0
-;;
-(tombstone)
-_arguments "${_arguments_options[@]}" : \
-'--reason=[Why (at most 1000 UTF-16 units; empty means none)]:REASON:_default' \
-'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
-'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
-'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
-'--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
-'-h[Print help]' \
-'--help[Print help]' \
-'-V[Print version]' \
-'--version[Print version]' \
-':id -- Record id:_default' \
-&& ret=0
-;;
-(doctor)
-_arguments "${_arguments_options[@]}" : \
-'--profile=[Conformance profile]:PROFILE:((public\:"Discovery and the unauthenticated auth boundary"
-read\:"\`public\` plus authenticated read-only probes (needs a bearer)"
-slice1\:"\`read\` plus the mutating fixture lifecycle (needs all slice1 gates)"))' \
-'--format=[Report format (JSON only\: every agent-task command prints JSON)]:FORMAT:((json\:"One \`agent-data-conformance-report/v1\` JSON document on stdout"))' \
-'--token-env=[Read the node bearer from this environment variable]:NAME:_default' \
-'--scratch-collection=[slice1\: collection provisioned for conformance fixtures]:ID:_default' \
-'--expected-node-id=[slice1\: the node id the operator expects (from public discovery)]:ID:_default' \
-'--timeout-ms=[Per-request timeout in milliseconds (1..=120000)]:N:_default' \
-'--max-response-bytes=[Per-response byte cap (1..=33554432)]:N:_default' \
-'--max-change-pages=[Page cap of the slice1 baseline drain (1..=1000)]:N:_default' \
-'--token=[Refused\: a bearer never goes in argv (use --token-stdin or --token-env)]::REFUSED:_default' \
-'--bearer=[Refused\: a bearer never goes in argv (use --token-stdin or --token-env)]::REFUSED:_default' \
-'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
-'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
-'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
-'--token-stdin[Read the node bearer from stdin (not a terminal; one line, at most 16,384 bytes)]' \
-'--allow-mutations[slice1\: acknowledge that fixtures leave persistent records and tombstones]' \
-'--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
-'-h[Print help (see more with '\''--help'\'')]' \
-'--help[Print help (see more with '\''--help'\'')]' \
-'-V[Print version]' \
-'--version[Print version]' \
-':origin -- Target origin, e.g. http\://127.0.0.1\:7742 (plain http only for loopback):_default' \
-&& ret=0
-;;
-(help)
-_arguments "${_arguments_options[@]}" : \
-":: :_agent-task__subcmd__data__subcmd__help_commands" \
-"*::: :->help" \
-&& ret=0
-
-    case $state in
-    (help)
-        words=($line[1] "${words[@]}")
-        (( CURRENT += 1 ))
-        curcontext="${curcontext%:*:*}:agent-task-data-help-command-$line[1]:"
-        case $line[1] in
-            (init)
-_arguments "${_arguments_options[@]}" : \
-&& ret=0
-;;
-(manifest)
-_arguments "${_arguments_options[@]}" : \
-&& ret=0
-;;
-(collection)
-_arguments "${_arguments_options[@]}" : \
-":: :_agent-task__subcmd__data__subcmd__help__subcmd__collection_commands" \
-"*::: :->collection" \
-&& ret=0
-
-    case $state in
-    (collection)
-        words=($line[1] "${words[@]}")
-        (( CURRENT += 1 ))
-        curcontext="${curcontext%:*:*}:agent-task-data-help-collection-command-$line[1]:"
-        case $line[1] in
-            (create)
-_arguments "${_arguments_options[@]}" : \
-&& ret=0
-;;
-(list)
-_arguments "${_arguments_options[@]}" : \
-&& ret=0
-;;
-        esac
-    ;;
-esac
-;;
-(collect)
-_arguments "${_arguments_options[@]}" : \
-&& ret=0
-;;
-(query)
-_arguments "${_arguments_options[@]}" : \
-&& ret=0
-;;
-(get)
-_arguments "${_arguments_options[@]}" : \
-&& ret=0
-;;
-(changes)
-_arguments "${_arguments_options[@]}" : \
-&& ret=0
-;;
-(tombstone)
-_arguments "${_arguments_options[@]}" : \
-&& ret=0
-;;
-(doctor)
-_arguments "${_arguments_options[@]}" : \
-&& ret=0
-;;
-(help)
-_arguments "${_arguments_options[@]}" : \
-&& ret=0
-;;
-        esac
-    ;;
-esac
-;;
-        esac
-    ;;
-esac
-;;
-(serve)
-_arguments "${_arguments_options[@]}" : \
-'--bind=[Address to listen on. A non-loopback host needs a node bearer]:HOST:PORT:_default' \
-'--data-token-file=[File holding the dedicated node bearer (one line). Without it (and without AGENT_TASK_NODE_TOKEN) every /v1/data/* route answers 503]:F:_files' \
-'--workers=[Worker threads serving requests]:WORKERS:_default' \
 '--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
@@ -1385,6 +1458,82 @@ _arguments "${_arguments_options[@]}" : \
 && ret=0
 ;;
 (man)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(data)
+_arguments "${_arguments_options[@]}" : \
+":: :_agent-task__subcmd__help__subcmd__data_commands" \
+"*::: :->data" \
+&& ret=0
+
+    case $state in
+    (data)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:agent-task-help-data-command-$line[1]:"
+        case $line[1] in
+            (init)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(manifest)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(collection)
+_arguments "${_arguments_options[@]}" : \
+":: :_agent-task__subcmd__help__subcmd__data__subcmd__collection_commands" \
+"*::: :->collection" \
+&& ret=0
+
+    case $state in
+    (collection)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:agent-task-help-data-collection-command-$line[1]:"
+        case $line[1] in
+            (create)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(list)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+        esac
+    ;;
+esac
+;;
+(collect)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(query)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(get)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(changes)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(tombstone)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(doctor)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+        esac
+    ;;
+esac
+;;
+(serve)
 _arguments "${_arguments_options[@]}" : \
 && ret=0
 ;;
@@ -1560,6 +1709,22 @@ _arguments "${_arguments_options[@]}" : \
 _arguments "${_arguments_options[@]}" : \
 && ret=0
 ;;
+(install-stop)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(init-repo)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(task-stop)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(task-codex-stop)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
 (profile)
 _arguments "${_arguments_options[@]}" : \
 ":: :_agent-task__subcmd__help__subcmd__profile_commands" \
@@ -1604,82 +1769,6 @@ _arguments "${_arguments_options[@]}" : \
 _arguments "${_arguments_options[@]}" : \
 && ret=0
 ;;
-(data)
-_arguments "${_arguments_options[@]}" : \
-":: :_agent-task__subcmd__help__subcmd__data_commands" \
-"*::: :->data" \
-&& ret=0
-
-    case $state in
-    (data)
-        words=($line[1] "${words[@]}")
-        (( CURRENT += 1 ))
-        curcontext="${curcontext%:*:*}:agent-task-help-data-command-$line[1]:"
-        case $line[1] in
-            (init)
-_arguments "${_arguments_options[@]}" : \
-&& ret=0
-;;
-(manifest)
-_arguments "${_arguments_options[@]}" : \
-&& ret=0
-;;
-(collection)
-_arguments "${_arguments_options[@]}" : \
-":: :_agent-task__subcmd__help__subcmd__data__subcmd__collection_commands" \
-"*::: :->collection" \
-&& ret=0
-
-    case $state in
-    (collection)
-        words=($line[1] "${words[@]}")
-        (( CURRENT += 1 ))
-        curcontext="${curcontext%:*:*}:agent-task-help-data-collection-command-$line[1]:"
-        case $line[1] in
-            (create)
-_arguments "${_arguments_options[@]}" : \
-&& ret=0
-;;
-(list)
-_arguments "${_arguments_options[@]}" : \
-&& ret=0
-;;
-        esac
-    ;;
-esac
-;;
-(collect)
-_arguments "${_arguments_options[@]}" : \
-&& ret=0
-;;
-(query)
-_arguments "${_arguments_options[@]}" : \
-&& ret=0
-;;
-(get)
-_arguments "${_arguments_options[@]}" : \
-&& ret=0
-;;
-(changes)
-_arguments "${_arguments_options[@]}" : \
-&& ret=0
-;;
-(tombstone)
-_arguments "${_arguments_options[@]}" : \
-&& ret=0
-;;
-(doctor)
-_arguments "${_arguments_options[@]}" : \
-&& ret=0
-;;
-        esac
-    ;;
-esac
-;;
-(serve)
-_arguments "${_arguments_options[@]}" : \
-&& ret=0
-;;
 (help)
 _arguments "${_arguments_options[@]}" : \
 && ret=0
@@ -1702,6 +1791,8 @@ _agent-task_commands() {
 'runtime:Sandbox runtimes for command collectors' \
 'completions:Print a shell completion script' \
 'man:Write a man page per subcommand into a directory' \
+'data:The agent-data/v1 local node' \
+'serve:Serve the data node over HTTP (tiny_http, loopback by default)' \
 'repo:Operator\: register and list repositories' \
 'requirement:Operator\: install and show workflow requirements' \
 'token:Operator\: issue and revoke agent tokens' \
@@ -1722,6 +1813,10 @@ _agent-task_commands() {
 'reconcile:Agent\: explicitly supersede an attempt'\''s fence' \
 'result:Agent\: submit an assertion or a signed registered observation' \
 'recovery:Agent\: recovery envelope for a task, attempt or request (side-effect free)' \
+'install-stop:Agent setup\: register the read-only Stop hook for Claude Code or Codex' \
+'init-repo:Agent setup\: write the managed "Workflow tasks" block into AGENTS.md and friends' \
+'task-stop:Stop hook for Claude Code (read-only)\: blocks until the Change is qualified' \
+'task-codex-stop:Stop hook for Codex CLI (read-only)\: blocks until the Change is qualified' \
 'profile:Operator\: install an immutable collector profile' \
 'collector-claim:Agent\: claim a command task for the installed collector profile; prints the descriptor' \
 'collect:Agent/collector\: run a claimed descriptor once, sign, retain and upload (exit 0 whatever the test said)' \
@@ -1729,8 +1824,6 @@ _agent-task_commands() {
 'finalize:Agent\: create the v2 receipt of the current subject from retained transfers' \
 'qualify:Agent\: read-only exact-subject qualification' \
 'land:Operator\: admission rechecks, then move the target head (and commit, for git)' \
-'data:The agent-data/v1 local node' \
-'serve:Serve the data node over HTTP (tiny_http, loopback by default)' \
 'help:Print this message or the help of the given subcommand(s)' \
     )
     _describe -t commands 'agent-task commands' commands "$@"
@@ -2089,6 +2182,8 @@ _agent-task__subcmd__help_commands() {
 'runtime:Sandbox runtimes for command collectors' \
 'completions:Print a shell completion script' \
 'man:Write a man page per subcommand into a directory' \
+'data:The agent-data/v1 local node' \
+'serve:Serve the data node over HTTP (tiny_http, loopback by default)' \
 'repo:Operator\: register and list repositories' \
 'requirement:Operator\: install and show workflow requirements' \
 'token:Operator\: issue and revoke agent tokens' \
@@ -2109,6 +2204,10 @@ _agent-task__subcmd__help_commands() {
 'reconcile:Agent\: explicitly supersede an attempt'\''s fence' \
 'result:Agent\: submit an assertion or a signed registered observation' \
 'recovery:Agent\: recovery envelope for a task, attempt or request (side-effect free)' \
+'install-stop:Agent setup\: register the read-only Stop hook for Claude Code or Codex' \
+'init-repo:Agent setup\: write the managed "Workflow tasks" block into AGENTS.md and friends' \
+'task-stop:Stop hook for Claude Code (read-only)\: blocks until the Change is qualified' \
+'task-codex-stop:Stop hook for Codex CLI (read-only)\: blocks until the Change is qualified' \
 'profile:Operator\: install an immutable collector profile' \
 'collector-claim:Agent\: claim a command task for the installed collector profile; prints the descriptor' \
 'collect:Agent/collector\: run a claimed descriptor once, sign, retain and upload (exit 0 whatever the test said)' \
@@ -2116,8 +2215,6 @@ _agent-task__subcmd__help_commands() {
 'finalize:Agent\: create the v2 receipt of the current subject from retained transfers' \
 'qualify:Agent\: read-only exact-subject qualification' \
 'land:Operator\: admission rechecks, then move the target head (and commit, for git)' \
-'data:The agent-data/v1 local node' \
-'serve:Serve the data node over HTTP (tiny_http, loopback by default)' \
 'help:Print this message or the help of the given subcommand(s)' \
     )
     _describe -t commands 'agent-task help commands' commands "$@"
@@ -2308,6 +2405,16 @@ _agent-task__subcmd__help__subcmd__init_commands() {
     local commands; commands=()
     _describe -t commands 'agent-task help init commands' commands "$@"
 }
+(( $+functions[_agent-task__subcmd__help__subcmd__init-repo_commands] )) ||
+_agent-task__subcmd__help__subcmd__init-repo_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task help init-repo commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__help__subcmd__install-stop_commands] )) ||
+_agent-task__subcmd__help__subcmd__install-stop_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task help install-stop commands' commands "$@"
+}
 (( $+functions[_agent-task__subcmd__help__subcmd__instructions_commands] )) ||
 _agent-task__subcmd__help__subcmd__instructions_commands() {
     local commands; commands=()
@@ -2438,6 +2545,16 @@ _agent-task__subcmd__help__subcmd__status_commands() {
     local commands; commands=()
     _describe -t commands 'agent-task help status commands' commands "$@"
 }
+(( $+functions[_agent-task__subcmd__help__subcmd__task-codex-stop_commands] )) ||
+_agent-task__subcmd__help__subcmd__task-codex-stop_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task help task-codex-stop commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__help__subcmd__task-stop_commands] )) ||
+_agent-task__subcmd__help__subcmd__task-stop_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task help task-stop commands' commands "$@"
+}
 (( $+functions[_agent-task__subcmd__help__subcmd__token_commands] )) ||
 _agent-task__subcmd__help__subcmd__token_commands() {
     local commands; commands=(
@@ -2465,6 +2582,16 @@ _agent-task__subcmd__info_commands() {
 _agent-task__subcmd__init_commands() {
     local commands; commands=()
     _describe -t commands 'agent-task init commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__init-repo_commands] )) ||
+_agent-task__subcmd__init-repo_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task init-repo commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__install-stop_commands] )) ||
+_agent-task__subcmd__install-stop_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task install-stop commands' commands "$@"
 }
 (( $+functions[_agent-task__subcmd__instructions_commands] )) ||
 _agent-task__subcmd__instructions_commands() {
@@ -2683,6 +2810,16 @@ _agent-task__subcmd__serve_commands() {
 _agent-task__subcmd__status_commands() {
     local commands; commands=()
     _describe -t commands 'agent-task status commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__task-codex-stop_commands] )) ||
+_agent-task__subcmd__task-codex-stop_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task task-codex-stop commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__task-stop_commands] )) ||
+_agent-task__subcmd__task-stop_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task task-stop commands' commands "$@"
 }
 (( $+functions[_agent-task__subcmd__token_commands] )) ||
 _agent-task__subcmd__token_commands() {

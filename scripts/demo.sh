@@ -18,6 +18,12 @@ show() { step "$@" >&2; }
 # field EXPR: shows the JSON on stderr and prints one field of it.
 field() { python3 -c 'import json,sys; t=sys.stdin.read(); sys.stderr.write(t); d=json.loads(t); print(eval("d"+sys.argv[1]))' "$1"; }
 say() { printf '\n\033[36m# %s\033[0m\n' "$*" >&2; }
+# stop: what Claude Code's Stop hook runs when the agent tries to finish
+# (the Claude Code payload fixture on stdin; exit 0, block or no decision).
+stop() {
+  printf '\n\033[1m$ agent-task task-stop %s --workspace %s < claude-stop.json\033[0m\n' "$1" "$2" >&2
+  sed "s#/home/dev/work#$2#" fixtures/hooks/claude-stop.json | "$bin" --pretty task-stop "$1" --workspace "$2" >&2
+}
 
 say "operator: a fixture git repository with a test command (sh test.sh)"
 cp -r fixtures/repos/basic "$work/basic"
@@ -38,6 +44,10 @@ say "agent: open a change on a workspace and edit add.sh (with a bug)"
 export AGENT_TASK_TOKEN_FILE="$work/alice.token"
 cp -r fixtures/repos/basic "$work/ws"
 ch=$(step change open --repo demo/basic --profile default --workspace "$work/ws" | field '["change_id"]')
+say "agent setup: the Stop hook in .claude/settings.json and the Workflow tasks block in AGENTS.md"
+export XDG_STATE_HOME="$work/state" # where the hook keeps its continuation counter
+show install-stop --agent claude --workspace "$work/ws" --change "$ch"
+show init-repo --workspace "$work/ws"
 printf '#!/bin/sh\n# Adds two integers (now documented by the agent).\necho $(($1 - $2))\n' > "$work/ws/add.sh"
 task=$(step checkpoint --workspace "$work/ws" | field '["tasks"][0]["task_id"]')
 show next --change "$ch"
@@ -45,6 +55,8 @@ step collector-claim "$task" --descriptor-out "$work/d1.json" | field '["descrip
 say "collect runs sh test.sh in bwrap on the exact revision; the test fails, collect still exits 0"
 show collect --descriptor "$work/d1.json" --collector-dir "$work/collector"
 show qualify --change "$ch"
+say "agent tries to finish: the Stop hook blocks, naming the typed next step"
+stop "$ch" "$work/ws"
 
 say "agent: fix the bug, checkpoint (a new subject with fresh task ids), collect again"
 printf '#!/bin/sh\n# Adds two integers (now documented by the agent).\necho $(($1 + $2))\n' > "$work/ws/add.sh"
@@ -53,6 +65,8 @@ step collector-claim "$task" --descriptor-out "$work/d2.json" | field '["descrip
 show collect --descriptor "$work/d2.json" --collector-dir "$work/collector"
 show finalize --change "$ch"
 show qualify --change "$ch"
+say "agent tries to finish again: qualified, clean workspace at the qualified revision, the hook lets it stop"
+stop "$ch" "$work/ws"
 
 say "operator: land (admission rechecks under the lock, then a commit on main)"
 unset AGENT_TASK_TOKEN_FILE

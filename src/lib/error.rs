@@ -83,26 +83,6 @@ codes! {
     Io = "io_error" => exit 74, http 500;
     /// A bug or an unexpected state inside agent-task.
     Internal = "internal" => exit 70, http 500;
-    /// A signature or key failed strict verification.
-    SignatureInvalid = "signature_invalid" => exit 65, http 400;
-    /// The same request id was used with different bytes or another kind.
-    IdempotencyConflict = "idempotency_conflict" => exit 65, http 409;
-    /// A mutation named a fence that is not the attempt's current fence.
-    StaleFence = "stale_fence" => exit 65, http 409;
-    /// The task cannot be claimed in its current state.
-    TaskNotClaimable = "task_not_claimable" => exit 65, http 409;
-    /// A dependency of the task is not complete.
-    DependencyIncomplete = "dependency_incomplete" => exit 65, http 409;
-    /// An older subject of the same change, profile and step is unresolved.
-    PriorSubjectUnresolved = "prior_subject_unresolved" => exit 65, http 409;
-    /// The attempt's lease has expired (expiry is not proof that work stopped).
-    LeaseExpired = "lease_expired" => exit 65, http 409;
-    /// The attempt is finished, cancelled or replaced and takes no such mutation.
-    AttemptClosed = "attempt_closed" => exit 65, http 409;
-    /// The task's subject is no longer current (new checkpoint, policy act, …).
-    SubjectStale = "subject_stale" => exit 65, http 409;
-    /// The executor registration is unknown, out of scope or revoked.
-    EnrollmentInvalid = "enrollment_invalid" => exit 77, http 403;
     /// A URL that cannot be parsed as an absolute URL.
     InvalidUrl = "invalid_url" => exit 65, http 400;
     /// A URL whose scheme is not `http` or `https`.
@@ -235,6 +215,26 @@ codes! {
     UnsafeServerBind = "unsafe_server_bind" => exit 78, http 500;
     /// The server could not bind its address.
     ServerBindFailed = "server_bind_failed" => exit 69, http 500;
+    /// A signature or key failed strict verification.
+    SignatureInvalid = "signature_invalid" => exit 65, http 400;
+    /// The same request id was used with different bytes or another kind.
+    IdempotencyConflict = "idempotency_conflict" => exit 65, http 409;
+    /// A mutation named a fence that is not the attempt's current fence.
+    StaleFence = "stale_fence" => exit 65, http 409;
+    /// The task cannot be claimed in its current state.
+    TaskNotClaimable = "task_not_claimable" => exit 65, http 409;
+    /// A dependency of the task is not complete.
+    DependencyIncomplete = "dependency_incomplete" => exit 65, http 409;
+    /// An older subject of the same change, profile and step is unresolved.
+    PriorSubjectUnresolved = "prior_subject_unresolved" => exit 65, http 409;
+    /// The attempt's lease has expired (expiry is not proof that work stopped).
+    LeaseExpired = "lease_expired" => exit 65, http 409;
+    /// The attempt is finished, cancelled or replaced and takes no such mutation.
+    AttemptClosed = "attempt_closed" => exit 65, http 409;
+    /// The task's subject is no longer current (new checkpoint, policy act, …).
+    SubjectStale = "subject_stale" => exit 65, http 409;
+    /// The executor registration is unknown, out of scope or revoked.
+    EnrollmentInvalid = "enrollment_invalid" => exit 77, http 403;
     /// A collector transfer is malformed, unsigned or does not bind the authority's state.
     TransferInvalid = "transfer_invalid" => exit 65, http 400;
     /// A collector profile is missing, not current or not allowed in this build.
@@ -247,6 +247,8 @@ codes! {
     NotQualified = "not_qualified" => exit 65, http 409;
     /// A live origin or executor authorization check refused.
     AuthorizationChanged = "authorization_changed" => exit 77, http 403;
+    /// A collector transfer could not be delivered to a workspace endpoint (retry-upload resends the same bytes).
+    UploadFailed = "upload_failed" => exit 69, http 502;
 }
 
 impl fmt::Display for Code {

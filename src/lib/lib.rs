@@ -19,6 +19,7 @@ pub mod collector;
 pub mod data;
 pub mod doctor;
 pub mod error;
+pub mod hooks;
 pub mod http;
 pub mod net;
 pub mod ops;

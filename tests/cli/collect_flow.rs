@@ -2,6 +2,8 @@
 //! collector-claim, collect (bwrap / unshare), import, finalize, qualify,
 //! land; the tamper suite and the SIGKILL suite.
 
+#![allow(dead_code)] // helpers shared with the tamper and SIGKILL suites
+
 use crate::common::{Output, TestEnv, repo_root, run_cmd};
 use crate::task_support::copy_dir;
 use serde_json::{Value, json};

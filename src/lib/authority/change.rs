@@ -47,6 +47,46 @@ pub struct ChangeContext {
     pub policy_epoch: u64,
 }
 
+/// The stat cache of one scanned root, by path.
+pub type StatCache = HashMap<String, CacheRow>;
+
+/// The stat cache rows of one scanned root (read-only).
+pub fn load_stat_cache(conn: &Connection, key: &str) -> Result<StatCache> {
+    let mut cache = HashMap::new();
+    let mut st = conn.prepare_cached(
+        "SELECT path, ino, size, mtime_ns, ctime_ns, mode, sha256 FROM stat_cache WHERE root = ?1",
+    )?;
+    let rows = st.query_map(params![key], |r| {
+        Ok((
+            r.get::<_, String>(0)?,
+            r.get::<_, i64>(1)?,
+            r.get::<_, i64>(2)?,
+            r.get::<_, i64>(3)?,
+            r.get::<_, i64>(4)?,
+            r.get::<_, i64>(5)?,
+            r.get::<_, String>(6)?,
+        ))
+    })?;
+    for row in rows {
+        let (p, ino, size, m, c, mode, sha) = row?;
+        let Ok(sha) = Sha256Hex::parse(&sha) else {
+            continue;
+        };
+        cache.insert(
+            p,
+            CacheRow {
+                ino: ino as u64,
+                size: size as u64,
+                mtime_ns: m,
+                ctime_ns: c,
+                mode: mode as u32,
+                sha256: sha,
+            },
+        );
+    }
+    Ok(cache)
+}
+
 /// Loads the stat cache of a root, scans it into the CAS, records the
 /// revision and writes back the cache changes (inside `conn`'s transaction).
 pub fn store_snapshot(
@@ -58,40 +98,7 @@ pub fn store_snapshot(
     let key = root
         .to_str()
         .ok_or_else(|| Error::new(Code::InvalidInput, "path is not UTF-8"))?;
-    let mut cache = HashMap::new();
-    {
-        let mut st = conn.prepare_cached(
-            "SELECT path, ino, size, mtime_ns, ctime_ns, mode, sha256 FROM stat_cache WHERE root = ?1",
-        )?;
-        let rows = st.query_map(params![key], |r| {
-            Ok((
-                r.get::<_, String>(0)?,
-                r.get::<_, i64>(1)?,
-                r.get::<_, i64>(2)?,
-                r.get::<_, i64>(3)?,
-                r.get::<_, i64>(4)?,
-                r.get::<_, i64>(5)?,
-                r.get::<_, String>(6)?,
-            ))
-        })?;
-        for row in rows {
-            let (p, ino, size, m, c, mode, sha) = row?;
-            let Ok(sha) = Sha256Hex::parse(&sha) else {
-                continue;
-            };
-            cache.insert(
-                p,
-                CacheRow {
-                    ino: ino as u64,
-                    size: size as u64,
-                    mtime_ns: m,
-                    ctime_ns: c,
-                    mode: mode as u32,
-                    sha256: sha,
-                },
-            );
-        }
-    }
+    let cache = load_stat_cache(conn, key)?;
     let known = |r: &Sha256Hex| -> Result<bool> {
         Ok(conn
             .query_row(

@@ -217,6 +217,70 @@ pub fn scan(
     cache: &HashMap<String, CacheRow>,
     known: &dyn Fn(&Sha256Hex) -> Result<bool>,
 ) -> Result<Snapshot> {
+    let mut batch = cas.batch();
+    let snap = hash_tree(root, cache, &mut |c| match c {
+        Content::Bytes(b) => batch.put_bytes(b).map(|p| (p.digest, p.size)),
+        Content::Reader(r) => batch
+            .put_reader(r, MAX_FILE_BYTES)
+            .map(|p| (p.digest, p.size)),
+    })?;
+    if !known(&snap.revision)? {
+        batch.put_bytes(&snap.manifest_bytes)?;
+    }
+    // Every object is durable before the caller commits a row naming them.
+    batch.commit()?;
+    Ok(snap)
+}
+
+/// Computes the revision of `root` exactly as [`scan`] would, hashing in
+/// memory and writing nothing (the Stop hook's read-only workspace check).
+pub fn scan_readonly(root: &Path, cache: &HashMap<String, CacheRow>) -> Result<Snapshot> {
+    hash_tree(root, cache, &mut |c| {
+        use sha2::Digest;
+        let mut h = sha2::Sha256::new();
+        let size = match c {
+            Content::Bytes(b) => {
+                h.update(b);
+                b.len() as u64
+            }
+            Content::Reader(r) => {
+                let mut buf = vec![0u8; 64 * 1024];
+                let mut n = 0u64;
+                loop {
+                    let k = std::io::Read::read(r, &mut buf)
+                        .map_err(|e| Error::new(Code::Io, format!("reading the workspace: {e}")))?;
+                    if k == 0 {
+                        break;
+                    }
+                    n += k as u64;
+                    if n > MAX_FILE_BYTES {
+                        return Err(Error::new(Code::TooLarge, "workspace file is too large"));
+                    }
+                    h.update(&buf[..k]);
+                }
+                n
+            }
+        };
+        Ok((Sha256Hex::from_bytes(h.finalize().into()), size))
+    })
+}
+
+/// Content handed to a scan's sink.
+enum Content<'a> {
+    Bytes(&'a [u8]),
+    Reader(&'a mut dyn std::io::Read),
+}
+
+type Sink<'a> = dyn FnMut(Content<'_>) -> Result<(Sha256Hex, u64)> + 'a;
+
+/// What [`scan`] and [`scan_readonly`] share: which files, their modes,
+/// the stat cache, the manifest and the revision; `sink` stores or hashes
+/// the bytes of a cache miss.
+fn hash_tree(
+    root: &Path,
+    cache: &HashMap<String, CacheRow>,
+    sink: &mut Sink<'_>,
+) -> Result<Snapshot> {
     let meta = std::fs::symlink_metadata(root).map_err(|e| Error::io("stat", root, e))?;
     if !meta.is_dir() {
         return Err(Error::new(
@@ -229,7 +293,6 @@ pub fn scan(
     let mut entries = Vec::new();
     let mut updates = Vec::new();
     let mut hashed = 0u64;
-    let mut batch = cas.batch();
     for f in found {
         let Found {
             path,
@@ -244,14 +307,14 @@ pub fn scan(
             Some(c) => (c.sha256.clone(), c.size),
             None => {
                 hashed += 1;
-                let put = if mode == MODE_LINK {
+                let (digest, size) = if mode == MODE_LINK {
                     let t = std::fs::read_link(abs.as_path())
                         .map_err(|e| Error::io("readlink", abs.as_path(), e))?;
                     let bytes = std::os::unix::ffi::OsStrExt::as_bytes(t.as_os_str()).to_vec();
-                    batch.put_bytes(&bytes)?
+                    sink(Content::Bytes(&bytes))?
                 } else {
                     let mut f = crate::store::private_fs::open_nofollow_read(abs.as_path())?;
-                    batch.put_reader(&mut f, MAX_FILE_BYTES)?
+                    sink(Content::Reader(&mut f))?
                 };
                 // A file that changed while read is caught by the next scan:
                 // the row keeps the stat taken before reading.
@@ -259,14 +322,14 @@ pub fn scan(
                     path.clone(),
                     CacheRow {
                         ino: row_key.0,
-                        size: put.size,
+                        size,
                         mtime_ns: row_key.2,
                         ctime_ns: row_key.3,
                         mode,
-                        sha256: put.digest.clone(),
+                        sha256: digest.clone(),
                     },
                 ));
-                (put.digest, put.size)
+                (digest, size)
             }
         };
         entries.push(Entry {
@@ -282,11 +345,6 @@ pub fn scan(
     };
     let manifest_bytes = canonical_bytes(&manifest)?;
     let revision = domain_digest(DOMAIN_REVISION, &manifest_bytes);
-    if !known(&revision)? {
-        batch.put_bytes(&manifest_bytes)?;
-    }
-    // Every object is durable before the caller commits a row naming them.
-    batch.commit()?;
     let cache_removals = cache
         .keys()
         .filter(|k| manifest.get(k).is_none())
@@ -355,5 +413,12 @@ mod tests {
         let s3 = scan(&ws, &dir.cas(), &cache, &|_| Ok(false)).expect("rescan");
         assert_eq!(s3.hashed, 1);
         assert_ne!(s3.revision, s.revision);
+        // The read-only scan computes the same revision and writes nothing.
+        let before = dir.cas().stats().expect("stats");
+        std::fs::write(ws.join("new.txt"), "n").expect("w");
+        let r = scan_readonly(&ws, &cache).expect("ro");
+        assert_eq!(dir.cas().stats().expect("stats"), before);
+        let s4 = scan(&ws, &dir.cas(), &cache, &|_| Ok(false)).expect("rescan");
+        assert_eq!(r.revision, s4.revision);
     }
 }

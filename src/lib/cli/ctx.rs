@@ -49,6 +49,11 @@ impl Ctx {
         })?;
         crate::authority::admin::read_token_file(p)
     }
+
+    /// The `--token-file` / `AGENT_TASK_TOKEN_FILE` path, as given.
+    pub fn token_file(&self) -> Option<&std::path::Path> {
+        self.token_file.as_deref()
+    }
 }
 
 /// `$XDG_DATA_HOME/agent-task`, else `$HOME/.local/share/agent-task`.

@@ -3,7 +3,9 @@
 //! MCP) mount their own routes and guards on the same router.
 
 pub mod data_routes;
+pub mod mcp;
 pub mod router;
+pub mod workspace;
 
 use crate::error::{Code, Error, Result};
 use router::{Method, Request, Router};

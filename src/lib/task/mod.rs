@@ -2,6 +2,7 @@
 //! derivation and the journal state machine.
 
 pub mod contract;
+pub mod facade;
 pub mod journal;
 pub mod observation;
 pub mod ops;

@@ -58,6 +58,38 @@ pub struct CollectArgs {
     /// The owner-private collector directory (signing key and retained state).
     #[arg(long, value_name = "DIR")]
     pub collector_dir: PathBuf,
+    /// Upload over HTTP to this workspace endpoint instead of importing locally.
+    #[command(flatten)]
+    pub upload: UploadTarget,
+}
+
+/// Where a signed transfer goes: the local authority, or a workspace
+/// endpoint's collector-upload route.
+#[derive(Debug, clap::Args)]
+pub struct UploadTarget {
+    /// Workspace endpoint base URL (`http://host:port`).
+    #[arg(long, value_name = "URL", requires_all = ["repository", "profile"])]
+    pub endpoint: Option<String>,
+    /// Repository id of the workspace profile (with --endpoint).
+    #[arg(long, requires = "endpoint")]
+    pub repository: Option<String>,
+    /// Profile id (with --endpoint).
+    #[arg(long, requires = "endpoint")]
+    pub profile: Option<String>,
+}
+
+impl UploadTarget {
+    fn http(&self, token: &str) -> Option<crate::http::workspace::HttpUpload> {
+        match (&self.endpoint, &self.repository, &self.profile) {
+            (Some(e), Some(r), Some(p)) => Some(crate::http::workspace::HttpUpload::new(
+                e,
+                r,
+                p,
+                token.to_owned(),
+            )),
+            _ => None,
+        }
+    }
 }
 
 /// Arguments of `retry-upload`.
@@ -69,6 +101,9 @@ pub struct RetryUploadArgs {
     /// The execution operation id (from the descriptor).
     #[arg(long)]
     pub operation: String,
+    /// Resend over HTTP to this workspace endpoint.
+    #[command(flatten)]
+    pub upload: UploadTarget,
 }
 
 /// Arguments of `land`.
@@ -157,6 +192,11 @@ pub(super) fn collect(ctx: &Ctx, a: CollectArgs) -> Result<Value> {
         clock: ctx.clock.as_ref(),
         token: &token,
     };
+    let http = a.upload.http(&token);
+    let up: &dyn collect::Uploader = match &http {
+        Some(h) => h,
+        None => &up,
+    };
     collect::collect(
         &CollectRequest {
             root,
@@ -165,7 +205,7 @@ pub(super) fn collect(ctx: &Ctx, a: CollectArgs) -> Result<Value> {
             descriptor: &bytes,
             collector_dir: &a.collector_dir,
         },
-        &up,
+        up,
     )
 }
 
@@ -177,7 +217,12 @@ pub(super) fn retry_upload(ctx: &Ctx, a: RetryUploadArgs) -> Result<Value> {
         clock: ctx.clock.as_ref(),
         token: &token,
     };
-    collect::retry_upload(&a.collector_dir, &a.operation, &up)
+    let http = a.upload.http(&token);
+    let up: &dyn collect::Uploader = match &http {
+        Some(h) => h,
+        None => &up,
+    };
+    collect::retry_upload(&a.collector_dir, &a.operation, up)
 }
 
 pub(super) fn finalize(ctx: &Ctx, a: ChangeSelArgs) -> Result<Value> {

@@ -6,6 +6,7 @@ mod collect;
 pub mod data;
 mod docs;
 mod enroll;
+mod hooks;
 mod repo;
 mod requirement;
 mod runtime;
@@ -37,6 +38,11 @@ pub enum Command {
     Completions(docs::CompletionsArgs),
     /// Write a man page per subcommand into a directory.
     Man(docs::ManArgs),
+    /// The agent-data/v1 local node.
+    #[command(subcommand)]
+    Data(data::DataCommand),
+    /// Serve the data node over HTTP (tiny_http, loopback by default).
+    Serve(serve::ServeArgs),
     /// Operator: register and list repositories.
     #[command(subcommand)]
     Repo(repo::RepoCmd),
@@ -82,6 +88,14 @@ pub enum Command {
     Result(task::ResultArgs),
     /// Agent: recovery envelope for a task, attempt or request (side-effect free).
     Recovery(task::RecoveryArgs),
+    /// Agent setup: register the read-only Stop hook for Claude Code or Codex.
+    InstallStop(hooks::InstallStopArgs),
+    /// Agent setup: write the managed "Workflow tasks" block into AGENTS.md and friends.
+    InitRepo(hooks::InitRepoArgs),
+    /// Stop hook for Claude Code (read-only): blocks until the Change is qualified.
+    TaskStop(hooks::StopArgs),
+    /// Stop hook for Codex CLI (read-only): blocks until the Change is qualified.
+    TaskCodexStop(hooks::StopArgs),
     /// Operator: install an immutable collector profile.
     #[command(subcommand)]
     Profile(collect::ProfileCmd),
@@ -97,11 +111,6 @@ pub enum Command {
     Qualify(change::ChangeSelArgs),
     /// Operator: admission rechecks, then move the target head (and commit, for git).
     Land(collect::LandArgs),
-    /// The agent-data/v1 local node.
-    #[command(subcommand)]
-    Data(data::DataCommand),
-    /// Serve the data node over HTTP (tiny_http, loopback by default).
-    Serve(serve::ServeArgs),
 }
 
 /// What a successful command prints on stdout, and its exit code (0 for
@@ -133,6 +142,8 @@ pub fn dispatch(ctx: &Ctx, command: Command) -> Result<Reply> {
         Command::Runtime(c) => runtime::run(&c).map(Reply::from),
         Command::Completions(a) => docs::completions(&a).map(Reply::from),
         Command::Man(a) => docs::man(&a).map(Reply::from),
+        Command::Data(c) => data::dispatch(ctx, c),
+        Command::Serve(a) => serve::run(ctx, &a),
         Command::Repo(c) => repo::run(ctx, c).map(Reply::from),
         Command::Requirement(c) => requirement::run(ctx, c).map(Reply::from),
         Command::Token(c) => token::run(ctx, c).map(Reply::from),
@@ -153,6 +164,10 @@ pub fn dispatch(ctx: &Ctx, command: Command) -> Result<Reply> {
         Command::Reconcile(a) => task::mutate(ctx, MutationAction::Reconcile, a).map(Reply::from),
         Command::Result(a) => task::result(ctx, a).map(Reply::from),
         Command::Recovery(a) => task::recovery(ctx, a).map(Reply::from),
+        Command::InstallStop(a) => hooks::install_stop(ctx, a).map(Reply::from),
+        Command::InitRepo(a) => hooks::init_repo(a).map(Reply::from),
+        Command::TaskStop(a) => hooks::stop(ctx, crate::hooks::stop::Flavor::Claude, a),
+        Command::TaskCodexStop(a) => hooks::stop(ctx, crate::hooks::stop::Flavor::Codex, a),
         Command::Profile(c) => collect::profile(ctx, c).map(Reply::from),
         Command::CollectorClaim(a) => collect::collector_claim(ctx, a).map(Reply::from),
         Command::Collect(a) => collect::collect(ctx, a).map(Reply::from),
@@ -160,8 +175,6 @@ pub fn dispatch(ctx: &Ctx, command: Command) -> Result<Reply> {
         Command::Finalize(a) => collect::finalize(ctx, a).map(Reply::from),
         Command::Qualify(a) => collect::qualify(ctx, a).map(Reply::from),
         Command::Land(a) => collect::land(ctx, a).map(Reply::from),
-        Command::Data(c) => data::dispatch(ctx, c),
-        Command::Serve(a) => serve::run(ctx, &a),
     }
 }
 

@@ -21,6 +21,12 @@ pub struct ServeArgs {
     /// Worker threads serving requests.
     #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u16).range(1..=256))]
     pub workers: u16,
+    /// Operator file of workspace task profiles (`agent_task_profiles`,
+    /// version 1): mounts the workspace task endpoint, the collector upload
+    /// route and MCP under /v1/hub/workspace/ (bearer: an agent token).
+    /// The data routes are then mounted only when the data node is initialised.
+    #[arg(long, value_name = "FILE")]
+    pub workspace_config: Option<PathBuf>,
 }
 
 const MAX_TOKEN: u64 = 16_384;
@@ -70,18 +76,45 @@ pub(super) fn run(ctx: &Ctx, a: &ServeArgs) -> Result<Reply> {
             format!("refusing to bind non-loopback {host} without a node bearer"),
         ));
     }
-    let mut node = super::data::open_node(ctx)?;
-    node.start_group_commit()?;
-    node.assert_config_collections()?;
-    let node = Arc::new(node);
+    let workspace = a
+        .workspace_config
+        .as_deref()
+        .map(crate::task::facade::WorkspaceConfig::load)
+        .transpose()?;
+    let node = match super::data::open_node(ctx) {
+        Ok(mut node) => {
+            node.start_group_commit()?;
+            node.assert_config_collections()?;
+            Some(Arc::new(node))
+        }
+        Err(e) if workspace.is_some() && e.code() == Code::NotInitialized => None,
+        Err(e) => return Err(e),
+    };
     let server = Server::bind(&a.bind)?;
     let url = format!("http://{}", server.local_addr);
     let mut router = Router::new();
-    http::data_routes::mount(&mut router, node.clone(), token.clone());
+    if let Some(node) = &node {
+        http::data_routes::mount(&mut router, node.clone(), token.clone());
+    }
+    let profiles = workspace
+        .as_ref()
+        .map(|w| w.agent_task_profiles.len())
+        .unwrap_or(0);
+    if let Some(config) = workspace {
+        http::workspace::mount(
+            &mut router,
+            Arc::new(http::workspace::Workspace {
+                config,
+                clock: Arc::from(crate::clock::process_clock()?),
+                lock_timeout: ctx.lock_timeout,
+            }),
+        );
+    }
     let line = serde_json::json!({
         "listening": url,
-        "node_id": node.node_id(),
+        "node_id": node.as_ref().map(|n| n.node_id().to_owned()),
         "data_auth": token.is_some(),
+        "workspace_profiles": profiles,
     });
     {
         let mut out = std::io::stdout().lock();
@@ -91,12 +124,20 @@ pub(super) fn run(ctx: &Ctx, a: &ServeArgs) -> Result<Reply> {
     }
     {
         let mut err = std::io::stderr().lock();
-        let _ = writeln!(
-            err,
-            "agent-data/v1 node \"{}\" listening at {url}",
-            node.node_id()
-        );
-        if token.is_none() {
+        if let Some(node) = &node {
+            let _ = writeln!(
+                err,
+                "agent-data/v1 node \"{}\" listening at {url}",
+                node.node_id()
+            );
+        }
+        if profiles > 0 {
+            let _ = writeln!(
+                err,
+                "workspace task endpoint: {profiles} profile(s) at {url}/v1/hub/workspace/"
+            );
+        }
+        if token.is_none() && node.is_some() {
             let _ = writeln!(
                 err,
                 "HTTP data access is disabled until a node bearer is configured (--data-token-file or AGENT_TASK_NODE_TOKEN)"

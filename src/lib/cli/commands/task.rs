@@ -111,7 +111,7 @@ pub struct RecoveryArgs {
 }
 
 pub(super) fn capabilities() -> Result<Value> {
-    Ok(ops::capabilities())
+    Ok(crate::task::facade::capabilities())
 }
 
 pub(super) fn requirements(ctx: &Ctx, a: ChangeSelArgs) -> Result<Value> {

@@ -1,0 +1,667 @@
+//! The read-only Stop hooks: `task-stop` (Claude Code) and
+//! `task-codex-stop` (Codex). They decide whether the agent may finish:
+//! only when the Change's current subject is qualified, the workspace is
+//! clean at the qualified revision, and nothing moved while they looked.
+//!
+//! Read-only: the data directory is opened existing-only (a missing
+//! directory or lock file blocks) with SQLite read-only flags and a schema
+//! check (a schema that is not current blocks); the workspace is hashed in
+//! memory; nothing is written except the hook's own continuation counter
+//! ([`super::counter`]). The hook never runs what it suggests. Output
+//! shapes and exit codes: `docs/hooks.md`.
+
+use super::counter::{Counter, LIMIT, Reading};
+use crate::authority::change::{self, ChangeSel};
+use crate::clock::Clock;
+use crate::error::Code;
+use crate::task::contract::CAPABILITY;
+use crate::task::ops::AgentCtx;
+use serde_json::{Map, Value, json};
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// Largest stdin payload read.
+pub const MAX_STDIN: u64 = 4 * 1024 * 1024;
+/// Largest remote answer read.
+pub const MAX_ANSWER: u64 = 256 * 1024;
+/// Limit of the remote qualification call.
+pub const REMOTE_TIMEOUT: Duration = Duration::from_secs(30);
+/// Most failures accepted in an answer.
+pub const MAX_FAILURES: usize = 32;
+/// Most tasks accepted in an answer.
+pub const MAX_TASKS: usize = 1024;
+
+/// Which agent calls the hook.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flavor {
+    /// Claude Code.
+    Claude,
+    /// Codex CLI.
+    Codex,
+}
+
+/// The remote endpoint of a hook.
+#[derive(Debug, Clone)]
+pub struct Remote {
+    /// Base URL (`http://host:port`).
+    pub endpoint: String,
+    /// Repository id of the workspace profile.
+    pub repository: String,
+    /// Profile id.
+    pub profile: String,
+}
+
+/// One hook run.
+pub struct StopRequest<'a> {
+    /// Claude Code or Codex.
+    pub flavor: Flavor,
+    /// The guarded Change.
+    pub change: String,
+    /// The workspace the agent edits.
+    pub workspace: PathBuf,
+    /// The local data directory (the authority).
+    pub data_dir: Option<PathBuf>,
+    /// The agent's token file (absolute).
+    pub token_file: Option<PathBuf>,
+    /// The remote endpoint, when qualification is asked over HTTP.
+    pub remote: Option<Remote>,
+    /// The raw stdin payload.
+    pub stdin: &'a [u8],
+    /// Clock.
+    pub clock: &'a dyn Clock,
+    /// Lock wait (unused by reads, passed to the library context).
+    pub timeout: Duration,
+    /// Where the continuation counter lives (`None`: the default state dir).
+    pub counter_dir: Option<PathBuf>,
+}
+
+/// What the hook prints and its exit code.
+#[derive(Debug)]
+pub struct StopOutcome {
+    /// Exit code: 0 (pass or block) or 1 (malformed stdin, counter error).
+    pub exit_code: u8,
+    /// The JSON printed on stdout.
+    pub stdout: Value,
+    /// A line for stderr (exit 1 only).
+    pub stderr: Option<String>,
+}
+
+/// Reads stdin with the size bound.
+pub fn read_stdin() -> std::io::Result<Vec<u8>> {
+    let mut b = Vec::new();
+    std::io::stdin().take(MAX_STDIN + 1).read_to_end(&mut b)?;
+    Ok(b)
+}
+
+/// The fields the hook uses from an agent's Stop payload.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Payload {
+    /// Session id.
+    pub session_id: String,
+    /// Whether this stop follows a block by a Stop hook.
+    pub stop_hook_active: bool,
+}
+
+fn string_field(m: &Map<String, Value>, k: &str, nullable: bool, max: usize) -> Result<(), String> {
+    match m.get(k) {
+        Some(Value::String(s)) if s.len() <= max => Ok(()),
+        Some(Value::Null) if nullable => Ok(()),
+        Some(_) => Err(format!("field {k} has the wrong type or is too long")),
+        None => Err(format!("field {k} is missing")),
+    }
+}
+
+/// Decodes a Stop payload. Claude Code: session_id, transcript_path, cwd,
+/// hook_event_name "Stop", stop_hook_active (last_assistant_message
+/// optional). Codex: session_id, turn_id, transcript_path (nullable), cwd,
+/// hook_event_name "Stop", model, permission_mode, stop_hook_active,
+/// last_assistant_message (nullable). Other fields are the agent's and are
+/// ignored; the known ones are type- and size-checked.
+pub fn decode_payload(flavor: Flavor, bytes: &[u8]) -> Result<Payload, String> {
+    if bytes.len() as u64 > MAX_STDIN {
+        return Err("stdin payload is over 4 MiB".into());
+    }
+    let v: Value = serde_json::from_slice(bytes).map_err(|_| "stdin is not JSON".to_owned())?;
+    let Value::Object(m) = v else {
+        return Err("stdin is not a JSON object".into());
+    };
+    const PATH_MAX: usize = 4096;
+    string_field(&m, "session_id", false, 256)?;
+    string_field(&m, "cwd", false, PATH_MAX)?;
+    string_field(&m, "hook_event_name", false, 64)?;
+    match flavor {
+        Flavor::Claude => {
+            string_field(&m, "transcript_path", false, PATH_MAX)?;
+            if m.contains_key("last_assistant_message") {
+                string_field(&m, "last_assistant_message", true, MAX_STDIN as usize)?;
+            }
+        }
+        Flavor::Codex => {
+            string_field(&m, "turn_id", false, 256)?;
+            string_field(&m, "transcript_path", true, PATH_MAX)?;
+            string_field(&m, "model", false, 256)?;
+            string_field(&m, "permission_mode", false, 64)?;
+            string_field(&m, "last_assistant_message", true, MAX_STDIN as usize)?;
+        }
+    }
+    if m.get("hook_event_name").and_then(Value::as_str) != Some("Stop") {
+        return Err("hook_event_name is not Stop".into());
+    }
+    let session_id = m
+        .get("session_id")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned();
+    if session_id.is_empty() {
+        return Err("session_id is empty".into());
+    }
+    let stop_hook_active = m
+        .get("stop_hook_active")
+        .and_then(Value::as_bool)
+        .ok_or_else(|| "field stop_hook_active is missing or not a boolean".to_owned())?;
+    Ok(Payload {
+        session_id,
+        stop_hook_active,
+    })
+}
+
+/// Fixed failure categories (no paths, no server text).
+pub mod category {
+    /// The data directory, its lock file or a database is missing, unsafe or not current.
+    pub const LOCAL_STORE: &str = "local_store_unavailable";
+    /// The workspace cannot be read or is not the Change's workspace.
+    pub const WORKSPACE: &str = "workspace_unavailable";
+    /// The token file cannot be read.
+    pub const TOKEN: &str = "token_unavailable";
+    /// The service could not be reached or answered an unexpected status.
+    pub const SERVICE: &str = "service_request_failed";
+    /// The token was refused (401/403, revoked or unknown).
+    pub const TOKEN_REJECTED: &str = "token_rejected";
+    /// The answer failed strict validation.
+    pub const MALFORMED: &str = "malformed_response";
+    /// The workspace has edits that are not checkpointed.
+    pub const DIRTY: &str = "workspace_not_checkpointed";
+    /// The workspace or the Change moved while the hook ran.
+    pub const CHANGED: &str = "changed_during_run";
+    /// The Change has no checkpoint yet.
+    pub const NO_CHECKPOINT: &str = "no_checkpoint";
+}
+
+/// The fixed sentence for a next operation.
+pub fn next_action(op: &str) -> &'static str {
+    match op {
+        "collector_claim" => {
+            "Claim the named collector task (agent-task collector-claim), run agent-task collect with the descriptor, then agent-task finalize, and try to finish again."
+        }
+        "reconcile" => {
+            "Reconcile the named task's attempt (agent-task reconcile), then follow agent-task next."
+        }
+        "collector_finalize" => {
+            "Create the receipt with agent-task finalize, then try to finish again."
+        }
+        "checkpoint" => {
+            "Checkpoint the workspace (agent-task checkpoint) to make a new subject, then follow agent-task next."
+        }
+        _ => {
+            "No operation is available on this subject: fix the work and checkpoint a new subject (agent-task checkpoint), or ask the operator, then try to finish again."
+        }
+    }
+}
+
+/// The hook's verdict.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Verdict {
+    /// The agent may finish.
+    Pass,
+    /// The agent must continue: typed failures and the typed next.
+    Block {
+        /// `{task_id?, code}` rows.
+        failures: Vec<Value>,
+        /// `{operation, task_id?}`.
+        next: Value,
+    },
+}
+
+fn block(code: &str, next: Value) -> Verdict {
+    Verdict::Block {
+        failures: vec![json!({"code": code})],
+        next,
+    }
+}
+
+fn none() -> Value {
+    json!({"operation": "none"})
+}
+
+fn checkpoint() -> Value {
+    json!({"operation": "checkpoint"})
+}
+
+/// The local subject of a Change, as the hook compares it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Subject {
+    version: u64,
+    revision: String,
+    context_digest: String,
+    workspace: String,
+}
+
+fn read_subject(
+    data_dir: &Path,
+    change_id: &str,
+) -> Result<(Subject, crate::authority::change::StatCache), &'static str> {
+    let (_dir, conn) =
+        crate::authority::admin::open_read(data_dir).map_err(|_| category::LOCAL_STORE)?;
+    let ch = change::change(&conn, change_id).map_err(|_| category::LOCAL_STORE)?;
+    if ch.version == 0 {
+        return Err(category::NO_CHECKPOINT);
+    }
+    let s = change::current_subject(&conn, &ch).map_err(|_| category::LOCAL_STORE)?;
+    let cache = change::load_stat_cache(&conn, &ch.workspace).map_err(|_| category::LOCAL_STORE)?;
+    Ok((
+        Subject {
+            version: ch.version,
+            revision: s.context.revision.to_string(),
+            context_digest: s.context_digest.to_string(),
+            workspace: ch.workspace,
+        },
+        cache,
+    ))
+}
+
+fn is_hex64(v: &Value) -> bool {
+    v.as_str()
+        .is_some_and(|s| s.len() == 64 && s.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')))
+}
+
+fn is_code(s: &str) -> bool {
+    (1..=128).contains(&s.len())
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
+}
+
+fn exact_keys(m: &Map<String, Value>, required: &[&str], optional: &[&str]) -> bool {
+    required.iter().all(|k| m.contains_key(*k))
+        && m.keys()
+            .all(|k| required.contains(&k.as_str()) || optional.contains(&k.as_str()))
+}
+
+/// Strictly validates a qualification answer against the local subject
+/// revision. Returns (qualified && subject_current, failures, next).
+pub fn validate_answer(v: &Value, local_revision: &str) -> Option<(bool, Vec<Value>, Value)> {
+    let m = v.as_object()?;
+    if !exact_keys(
+        m,
+        &[
+            "qualified",
+            "subject_current",
+            "receipt_digest",
+            "revision",
+            "tasks",
+            "failures",
+            "next",
+        ],
+        &[],
+    ) {
+        return None;
+    }
+    let qualified = m.get("qualified")?.as_bool()?;
+    let current = m.get("subject_current")?.as_bool()?;
+    let receipt = m.get("receipt_digest")?;
+    if !(receipt.is_null() || is_hex64(receipt)) || (qualified && receipt.is_null()) {
+        return None;
+    }
+    if !is_hex64(m.get("revision")?) || m.get("revision")?.as_str()? != local_revision {
+        return None;
+    }
+    let tasks = m.get("tasks")?.as_array()?;
+    if tasks.len() > MAX_TASKS {
+        return None;
+    }
+    for t in tasks {
+        let t = t.as_object()?;
+        if !exact_keys(
+            t,
+            &["task_id", "task_digest", "step_id", "required", "state"],
+            &[],
+        ) || !is_code(t.get("task_id")?.as_str()?)
+            || !is_hex64(t.get("task_digest")?)
+            || !is_code(t.get("step_id")?.as_str()?)
+            || !t.get("required")?.is_boolean()
+            || !matches!(
+                t.get("state")?.as_str()?,
+                "pending" | "claimed" | "succeeded" | "failed" | "uncertain" | "blocked"
+            )
+        {
+            return None;
+        }
+    }
+    let failures = m.get("failures")?.as_array()?;
+    if failures.len() > MAX_FAILURES {
+        return None;
+    }
+    let mut out = Vec::new();
+    for f in failures {
+        let f = f.as_object()?;
+        if !exact_keys(f, &["task_id", "code"], &[]) {
+            return None;
+        }
+        let tid = f.get("task_id")?.as_str()?;
+        let code = f.get("code")?.as_str()?;
+        // A subject-level failure (no task) carries an empty task_id.
+        if !(tid.is_empty() || is_code(tid)) || !is_code(code) {
+            return None;
+        }
+        out.push(if tid.is_empty() {
+            json!({"code": code})
+        } else {
+            json!({"task_id": tid, "code": code})
+        });
+    }
+    let next = m.get("next")?.as_object()?;
+    let op = next.get("operation")?.as_str()?;
+    let with_task = matches!(op, "collector_claim" | "reconcile");
+    if !matches!(
+        op,
+        "collector_claim" | "reconcile" | "collector_finalize" | "checkpoint" | "none"
+    ) {
+        return None;
+    }
+    if with_task {
+        if !exact_keys(next, &["operation", "task_id"], &[])
+            || !is_code(next.get("task_id")?.as_str()?)
+        {
+            return None;
+        }
+    } else if !exact_keys(next, &["operation"], &[]) {
+        return None;
+    }
+    Some((qualified && current, out, Value::Object(next.clone())))
+}
+
+fn remote_qualification(r: &Remote, token: &str, change_id: &str) -> Result<Value, &'static str> {
+    let base = r.endpoint.trim_end_matches('/');
+    let seg = |s: &str| {
+        percent_encoding::utf8_percent_encode(s, percent_encoding::NON_ALPHANUMERIC).to_string()
+    };
+    let url = format!(
+        "{base}/v1/hub/workspace/repositories/{}/profiles/{}/agent-tasks",
+        seg(&r.repository),
+        seg(&r.profile)
+    );
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .proxy(None)
+        .max_redirects(0)
+        .http_status_as_error(false)
+        .timeout_global(Some(REMOTE_TIMEOUT))
+        .user_agent(concat!("agent-task-stop-hook/", env!("CARGO_PKG_VERSION")))
+        .build()
+        .into();
+    let body = json!({"operation": "qualification", "change_id": change_id}).to_string();
+    let mut resp = agent
+        .post(&url)
+        .header("authorization", &format!("Bearer {token}"))
+        .header("content-type", "application/json")
+        .header("accept", "application/json")
+        .send(body.as_bytes())
+        .map_err(|_| category::SERVICE)?;
+    let status = resp.status().as_u16();
+    if status == 401 || status == 403 {
+        return Err(category::TOKEN_REJECTED);
+    }
+    if status != 200 {
+        return Err(category::SERVICE);
+    }
+    let declared = resp
+        .headers()
+        .get("content-length")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok());
+    if declared.is_some_and(|n| n > MAX_ANSWER) {
+        return Err(category::MALFORMED);
+    }
+    let bytes = resp
+        .body_mut()
+        .with_config()
+        .limit(MAX_ANSWER)
+        .read_to_vec()
+        .map_err(|e| match e {
+            ureq::Error::BodyExceedsLimit(_) => category::MALFORMED,
+            _ => category::SERVICE,
+        })?;
+    let v: Value = serde_json::from_slice(&bytes).map_err(|_| category::MALFORMED)?;
+    let m = v.as_object().ok_or(category::MALFORMED)?;
+    if !exact_keys(
+        m,
+        &["capability", "schema_version", "operation", "result"],
+        &[],
+    ) || m.get("capability").and_then(Value::as_str) != Some(CAPABILITY)
+        || m.get("schema_version").and_then(Value::as_u64) != Some(1)
+        || m.get("operation").and_then(Value::as_str) != Some("qualification")
+    {
+        return Err(category::MALFORMED);
+    }
+    m.get("result").cloned().ok_or(category::MALFORMED)
+}
+
+/// Decides pass or block (read-only).
+pub fn evaluate(r: &StopRequest<'_>) -> Verdict {
+    let Some(data_dir) = r.data_dir.as_deref() else {
+        return block(category::LOCAL_STORE, none());
+    };
+    let token = match r.token_file.as_deref() {
+        Some(p) if p.is_absolute() => match crate::authority::admin::read_token_file(p) {
+            Ok(t) => t,
+            Err(_) => return block(category::TOKEN, none()),
+        },
+        _ => return block(category::TOKEN, none()),
+    };
+    let (before, cache) = match read_subject(data_dir, &r.change) {
+        Ok(x) => x,
+        Err(c) if c == category::NO_CHECKPOINT => return block(c, checkpoint()),
+        Err(c) => return block(c, none()),
+    };
+    let ws_ok = std::fs::canonicalize(&r.workspace)
+        .ok()
+        .and_then(|p| p.to_str().map(str::to_owned))
+        .is_some_and(|p| p == before.workspace);
+    if !ws_ok {
+        return block(category::WORKSPACE, none());
+    }
+    let ws = PathBuf::from(&before.workspace);
+    let Ok(scan1) = crate::authority::snapshot::scan_readonly(&ws, &cache) else {
+        return block(category::WORKSPACE, none());
+    };
+    let answer = match &r.remote {
+        Some(rm) => remote_qualification(rm, &token, &r.change),
+        None => {
+            let cx = AgentCtx {
+                root: data_dir,
+                timeout: r.timeout,
+                clock: r.clock,
+                token: &token,
+            };
+            crate::authority::receipt::qualify(&cx, &ChangeSel::Id(r.change.clone())).map_err(|e| {
+                match e.code() {
+                    Code::Unauthorized | Code::Forbidden => category::TOKEN_REJECTED,
+                    _ => category::LOCAL_STORE,
+                }
+            })
+        }
+    };
+    let scan2 = crate::authority::snapshot::scan_readonly(&ws, &cache);
+    let after = read_subject(data_dir, &r.change).map(|(s, _)| s);
+    let answer = match answer {
+        Ok(a) => a,
+        Err(c) => return block(c, none()),
+    };
+    let (Ok(scan2), Ok(after)) = (scan2, after) else {
+        return block(category::CHANGED, checkpoint());
+    };
+    if scan1.revision != scan2.revision || before != after {
+        return block(category::CHANGED, checkpoint());
+    }
+    if scan1.revision.as_str() != before.revision {
+        return block(category::DIRTY, checkpoint());
+    }
+    let Some((ok, failures, next)) = validate_answer(&answer, &before.revision) else {
+        return block(category::MALFORMED, none());
+    };
+    if ok {
+        Verdict::Pass
+    } else {
+        Verdict::Block { failures, next }
+    }
+}
+
+fn reason(failures: &[Value], next: &Value) -> String {
+    let op = next
+        .get("operation")
+        .and_then(Value::as_str)
+        .unwrap_or("none");
+    let detail = json!({"failures": failures, "next_action": next_action(op), "next": next});
+    format!(
+        "agent-task: this change is not qualified yet, so it cannot finish. {} Details: {detail}",
+        next_action(op)
+    )
+}
+
+fn pass(message: Option<&str>) -> Value {
+    match message {
+        Some(m) => json!({"systemMessage": m}),
+        None => json!({}),
+    }
+}
+
+/// Runs the hook: payload, counter, verdict, output.
+pub fn run(r: &StopRequest<'_>) -> StopOutcome {
+    let fail = |msg: String| StopOutcome {
+        exit_code: 1,
+        stdout: json!({}),
+        stderr: Some(format!("agent-task stop hook: {msg}")),
+    };
+    let payload = match decode_payload(r.flavor, r.stdin) {
+        Ok(p) => p,
+        Err(e) => return fail(format!("malformed stdin: {e}")),
+    };
+    let counter = match &r.counter_dir {
+        Some(d) => Counter::in_dir(d, &payload.session_id, &r.change),
+        None => Counter::for_session(&payload.session_id, &r.change),
+    };
+    let counter = match counter {
+        Ok(c) => c,
+        Err(_) => return fail("counter unavailable".into()),
+    };
+    let count = match counter.read() {
+        Ok(Reading::Count(n)) => {
+            if payload.stop_hook_active {
+                n
+            } else {
+                0
+            }
+        }
+        Ok(Reading::Unreadable) => {
+            return StopOutcome {
+                exit_code: 0,
+                stdout: pass(Some(
+                    "agent-task stop hook: continuation counter unreadable; not continuing",
+                )),
+                stderr: None,
+            };
+        }
+        Err(_) => return fail("counter unreadable".into()),
+    };
+    if count >= LIMIT {
+        if counter.reset().is_err() {
+            return fail("counter error".into());
+        }
+        return StopOutcome {
+            exit_code: 0,
+            stdout: pass(Some(
+                "agent-task stop hook: 8 continuations used; not continuing",
+            )),
+            stderr: None,
+        };
+    }
+    match evaluate(r) {
+        Verdict::Pass => {
+            if counter.reset().is_err() {
+                return fail("counter error".into());
+            }
+            StopOutcome {
+                exit_code: 0,
+                stdout: pass(None),
+                stderr: None,
+            }
+        }
+        Verdict::Block { failures, next } => {
+            if counter.write(count + 1).is_err() {
+                return fail("counter error".into());
+            }
+            StopOutcome {
+                exit_code: 0,
+                stdout: json!({"decision": "block", "reason": reason(&failures, &next)}),
+                stderr: None,
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const REV: &str = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+
+    fn answer() -> Value {
+        json!({"qualified": true, "subject_current": true, "receipt_digest": REV, "revision": REV,
+               "tasks": [{"task_id": "t1", "task_digest": REV, "step_id": "tests", "required": true, "state": "succeeded"}],
+               "failures": [], "next": {"operation": "none"}})
+    }
+
+    #[test]
+    fn strict_answer_validation() {
+        assert_eq!(validate_answer(&answer(), REV).map(|x| x.0), Some(true));
+        let bad = |f: &dyn Fn(&mut Value)| {
+            let mut a = answer();
+            f(&mut a);
+            validate_answer(&a, REV).is_none()
+        };
+        assert!(bad(&|a| a["revision"] = json!("b".repeat(64))));
+        assert!(bad(&|a| a["revision"] = json!("A".repeat(64))));
+        assert!(bad(&|a| a["extra"] = json!(1)));
+        assert!(bad(&|a| a["next"] = json!({"operation": "rm -rf"})));
+        assert!(bad(&|a| a["next"] = json!({"operation": "reconcile"})));
+        assert!(bad(
+            &|a| a["next"] = json!({"operation": "none", "task_id": "t"})
+        ));
+        assert!(bad(
+            &|a| a["failures"] = json!(vec![json!({"task_id": "t", "code": "x"}); 33])
+        ));
+        assert!(bad(
+            &|a| a["failures"] = json!([{"task_id": "t", "code": "has space"}])
+        ));
+        assert!(bad(&|a| a["receipt_digest"] = json!(null)));
+        assert!(bad(&|a| a["tasks"][0]["state"] = json!("done")));
+        let mut a = answer();
+        a["qualified"] = json!(false);
+        a["receipt_digest"] = json!(null);
+        a["next"] = json!({"operation": "collector_claim", "task_id": "t1"});
+        a["failures"] = json!([{"task_id": "t1", "code": "task_pending"}, {"task_id": "", "code": "receipt_missing"}]);
+        let (ok, f, n) = validate_answer(&a, REV).expect("valid");
+        assert!(!ok);
+        assert_eq!(f[1], json!({"code": "receipt_missing"}));
+        assert_eq!(n["task_id"], "t1");
+    }
+
+    #[test]
+    fn payloads() {
+        let claude = br#"{"session_id":"s","transcript_path":"/t","cwd":"/w","hook_event_name":"Stop","stop_hook_active":false}"#;
+        assert!(decode_payload(Flavor::Claude, claude).is_ok());
+        assert!(decode_payload(Flavor::Codex, claude).is_err());
+        assert!(decode_payload(Flavor::Claude, b"nope").is_err());
+        let wrong = br#"{"session_id":"s","transcript_path":"/t","cwd":"/w","hook_event_name":"PreToolUse","stop_hook_active":false}"#;
+        assert!(decode_payload(Flavor::Claude, wrong).is_err());
+    }
+}

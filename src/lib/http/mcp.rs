@@ -1,0 +1,376 @@
+//! Workspace MCP: `POST /v1/hub/workspace/mcp?repository=R&profile=P`, the
+//! Streamable HTTP transport answered with plain `application/json` (no
+//! SSE, no session id). Tools are the facade's operations with JSON Schema
+//! inputs; `tools/call` runs [`crate::task::facade::execute`], the same
+//! library call as the HTTP endpoint and the CLI. See `docs/mcp.md`.
+
+use super::router::{Access, Method, Request, Response, Router};
+use super::workspace::{Workspace, bearer};
+use crate::error::{Code, Error, Result};
+use serde_json::{Map, Value, json};
+use std::sync::Arc;
+
+/// The protocol revision this server speaks.
+pub const PROTOCOL_VERSION: &str = "2025-11-25";
+/// The MCP route.
+pub const PATH: &str = "/v1/hub/workspace/mcp";
+
+const PARSE_ERROR: i64 = -32700;
+const INVALID_REQUEST: i64 = -32600;
+const METHOD_NOT_FOUND: i64 = -32601;
+const INVALID_PARAMS: i64 = -32602;
+
+fn obj(props: &[(&str, Value)], required: &[&str]) -> Value {
+    let mut p = Map::new();
+    for (k, v) in props {
+        p.insert((*k).to_owned(), v.clone());
+    }
+    json!({"type": "object", "properties": p, "required": required, "additionalProperties": false})
+}
+
+fn id_schema(desc: &str) -> Value {
+    json!({"type": "string", "minLength": 1, "maxLength": 128, "pattern": "^[A-Za-z0-9._:@/-]+$", "description": desc})
+}
+
+fn hex_schema(desc: &str) -> Value {
+    json!({"type": "string", "pattern": "^[0-9a-f]{64}$", "description": desc})
+}
+
+fn u64_schema(desc: &str) -> Value {
+    json!({"type": "integer", "minimum": 0, "description": desc})
+}
+
+fn mutation_schema() -> Value {
+    obj(
+        &[
+            ("attempt_id", id_schema("attempt id")),
+            ("fence", u64_schema("the fence the caller holds")),
+            ("request_id", id_schema("idempotency key")),
+            ("lease_ms", u64_schema("requested lease (heartbeat)")),
+            ("reason", json!({"type": "string", "maxLength": 4096})),
+        ],
+        &["attempt_id", "fence", "request_id"],
+    )
+}
+
+/// The tool list: one tool per facade operation, sorted by name.
+pub fn tools() -> Vec<Value> {
+    let change = || obj(&[("change_id", id_schema("Change id"))], &["change_id"]);
+    let defs: Vec<(&str, &str, Value)> = vec![
+        (
+            "cancel",
+            "Cancel an attempt (execution may still run; reconcile next).",
+            mutation_schema(),
+        ),
+        (
+            "capabilities",
+            "Capability, supported schema versions and operation names.",
+            obj(&[], &[]),
+        ),
+        (
+            "claim",
+            "Claim a pending task: fresh attempt, bounded lease, new fence.",
+            obj(
+                &[
+                    ("task_id", id_schema("task id")),
+                    ("request_id", id_schema("idempotency key")),
+                    (
+                        "lease_ms",
+                        u64_schema("requested lease in ms (default 300000)"),
+                    ),
+                    ("executor", id_schema("executor registration")),
+                ],
+                &["task_id", "request_id"],
+            ),
+        ),
+        (
+            "collector_claim",
+            "Claim a command task for the installed collector profile; returns the authority-derived descriptor for `agent-task collect`.",
+            obj(
+                &[
+                    ("task_id", id_schema("task id")),
+                    ("request_id", id_schema("idempotency key")),
+                ],
+                &["task_id", "request_id"],
+            ),
+        ),
+        (
+            "collector_descriptor",
+            "The authority-derived descriptor of a claimed collector attempt.",
+            obj(&[("attempt_id", id_schema("attempt id"))], &["attempt_id"]),
+        ),
+        (
+            "collector_finalize",
+            "Create the v2 receipt of a Change's current subject from retained validated transfers.",
+            change(),
+        ),
+        ("heartbeat", "Renew an attempt's lease.", mutation_schema()),
+        (
+            "instructions",
+            "A task's instruction entrypoint (required criteria inline) or a schema mismatch.",
+            obj(
+                &[
+                    ("task_id", id_schema("task id")),
+                    (
+                        "schema_version",
+                        u64_schema("schema version spoken (default 1)"),
+                    ),
+                ],
+                &["task_id"],
+            ),
+        ),
+        (
+            "next",
+            "The typed next operation for a Change (data, never a command).",
+            change(),
+        ),
+        (
+            "qualification",
+            "Read-only exact-subject qualification: qualified, subject_current, receipt, tasks, failures, next.",
+            change(),
+        ),
+        (
+            "reconcile",
+            "Explicitly supersede an attempt's fence.",
+            mutation_schema(),
+        ),
+        (
+            "recovery",
+            "Recovery envelope for a task, attempt or request (side-effect free).",
+            obj(
+                &[
+                    ("task_id", id_schema("task id")),
+                    ("attempt_id", id_schema("attempt id")),
+                    ("request_id", id_schema("request id")),
+                ],
+                &["task_id"],
+            ),
+        ),
+        (
+            "reference",
+            "One named reference of a task, only when needed.",
+            obj(
+                &[
+                    ("task_id", id_schema("task id")),
+                    ("name", id_schema("reference name")),
+                    (
+                        "expected_schema_version",
+                        u64_schema("schema version expected (default 1)"),
+                    ),
+                    ("task_digest", hex_schema("task digest held by the caller")),
+                    (
+                        "expected_sha256",
+                        hex_schema("expected body SHA-256 (from instructions)"),
+                    ),
+                ],
+                &["task_id", "name"],
+            ),
+        ),
+        (
+            "requirements",
+            "The installed requirement of a Change's profile.",
+            change(),
+        ),
+        (
+            "result",
+            "Submit a TaskResultAssertion (agent assertion or signed registered observation).",
+            obj(
+                &[(
+                    "assertion",
+                    json!({"type": "object", "description": "TaskResultAssertion document"}),
+                )],
+                &["assertion"],
+            ),
+        ),
+        (
+            "status",
+            "Exact-attempt status (side-effect free).",
+            obj(
+                &[
+                    ("task_id", id_schema("task id")),
+                    ("attempt_id", id_schema("attempt id")),
+                ],
+                &["task_id", "attempt_id"],
+            ),
+        ),
+    ];
+    defs.into_iter()
+        .filter(|(n, _, _)| crate::task::facade::OPERATIONS.contains(n))
+        .map(|(name, description, schema)| json!({"name": name, "description": description, "inputSchema": schema}))
+        .collect()
+}
+
+fn rpc_error(id: Value, code: i64, message: &str) -> Response {
+    Response::json(
+        200,
+        &json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}}),
+    )
+}
+
+fn rpc_result(id: Value, result: Value) -> Response {
+    Response::json(200, &json!({"jsonrpc": "2.0", "id": id, "result": result}))
+}
+
+/// The `Origin` check: absent, or the same origin the client addressed,
+/// else `forbidden` (DNS-rebinding defence).
+fn check_origin(req: &Request<'_>) -> Result<()> {
+    match req.header("origin") {
+        None => Ok(()),
+        Some(o) if o.eq_ignore_ascii_case(&req.origin) => Ok(()),
+        Some(o)
+            if url::Url::parse(o).ok().is_some_and(|u| {
+                u.host_str().is_some_and(super::is_loopback_host)
+                    && url::Url::parse(&req.origin)
+                        .ok()
+                        .and_then(|r| r.host_str().map(super::is_loopback_host))
+                        .unwrap_or(false)
+                    && u.port_or_known_default()
+                        == url::Url::parse(&req.origin)
+                            .ok()
+                            .and_then(|r| r.port_or_known_default())
+            }) =>
+        {
+            Ok(())
+        }
+        Some(_) => Err(Error::new(Code::Forbidden, "foreign Origin refused")),
+    }
+}
+
+fn handle(ws: &Workspace, req: &mut Request<'_>) -> Result<Response> {
+    check_origin(req)?;
+    if let Some(v) = req.header("mcp-protocol-version")
+        && v.trim() != PROTOCOL_VERSION
+    {
+        return Err(Error::new(
+            Code::InvalidRequest,
+            format!("unsupported MCP-Protocol-Version (this server speaks {PROTOCOL_VERSION})"),
+        ));
+    }
+    let tok = bearer(req)?;
+    let repository = req.query_param("repository")?.ok_or_else(|| {
+        Error::new(
+            Code::InvalidQuery,
+            "the repository query parameter is required",
+        )
+    })?;
+    let profile_id = req.query_param("profile")?.ok_or_else(|| {
+        Error::new(
+            Code::InvalidQuery,
+            "the profile query parameter is required",
+        )
+    })?;
+    let profile = ws.config.profile(&repository, &profile_id)?.clone();
+    ws.authenticate(&profile, &tok)?;
+    let msg = match super::data_routes::read_json_body(req, super::workspace::MAX_BODY) {
+        Ok(m) => m,
+        Err(e) if e.code() == Code::InvalidJson => {
+            return Ok(Response::json(
+                400,
+                &json!({"jsonrpc": "2.0", "id": null, "error": {"code": PARSE_ERROR, "message": "parse error"}}),
+            ));
+        }
+        Err(e) => return Err(e),
+    };
+    let id = msg.get("id").cloned();
+    let method = msg.get("method").and_then(Value::as_str);
+    let (Some(id), Some(method)) = (id, method) else {
+        // Notifications and responses: accepted, no body.
+        if msg.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+            return Ok(rpc_error(
+                Value::Null,
+                INVALID_REQUEST,
+                "not a JSON-RPC 2.0 message",
+            ));
+        }
+        return Ok(Response {
+            status: 202,
+            headers: Vec::new(),
+            body: Vec::new(),
+            content_type: "application/json",
+        });
+    };
+    if msg.get("jsonrpc").and_then(Value::as_str) != Some("2.0")
+        || !(id.is_string() || id.is_i64() || id.is_u64())
+    {
+        return Ok(rpc_error(
+            Value::Null,
+            INVALID_REQUEST,
+            "invalid JSON-RPC request",
+        ));
+    }
+    let params = msg.get("params").cloned().unwrap_or(json!({}));
+    match method {
+        "initialize" => Ok(rpc_result(
+            id,
+            json!({
+                "protocolVersion": PROTOCOL_VERSION,
+                "capabilities": {"tools": {"listChanged": false}},
+                "serverInfo": {"name": "agent-task", "version": env!("CARGO_PKG_VERSION")},
+                "instructions": "Workflow tasks: call capabilities, follow next, read instructions (required criteria are inline), fetch a reference only when needed.",
+            }),
+        )),
+        "ping" => Ok(rpc_result(id, json!({}))),
+        "tools/list" => Ok(rpc_result(id, json!({"tools": tools()}))),
+        "tools/call" => {
+            let name = params.get("name").and_then(Value::as_str).unwrap_or("");
+            if !crate::task::facade::OPERATIONS.contains(&name) {
+                return Ok(rpc_error(id, INVALID_PARAMS, "unknown tool"));
+            }
+            let mut args = match params.get("arguments") {
+                None | Some(Value::Null) => Map::new(),
+                Some(Value::Object(m)) => m.clone(),
+                Some(_) => return Ok(rpc_error(id, INVALID_PARAMS, "arguments must be an object")),
+            };
+            if args.contains_key("operation") {
+                return Ok(rpc_error(
+                    id,
+                    INVALID_PARAMS,
+                    "arguments may not name an operation",
+                ));
+            }
+            args.insert("operation".into(), json!(name));
+            let result = match ws.run(&profile, &tok, Value::Object(args)) {
+                Ok(v) => tool_result(v, false),
+                Err(e) => tool_result(e.to_json(), true),
+            };
+            Ok(rpc_result(id, result))
+        }
+        _ => Ok(rpc_error(id, METHOD_NOT_FOUND, "method not found")),
+    }
+}
+
+/// A `tools/call` result: `structuredContent` plus a text copy.
+pub fn tool_result(v: Value, is_error: bool) -> Value {
+    let text = serde_json::to_string(&v).unwrap_or_default();
+    let structured = if v.is_object() {
+        v
+    } else {
+        json!({"value": v})
+    };
+    json!({
+        "content": [{"type": "text", "text": text}],
+        "structuredContent": structured,
+        "isError": is_error,
+    })
+}
+
+/// Mounts the MCP route (guarded by the workspace bearer check).
+pub fn mount(router: &mut Router, ws: Arc<Workspace>) {
+    router.route(
+        Method::Post,
+        PATH,
+        Access::Guarded,
+        Arc::new(move |req: &mut Request<'_>| handle(&ws, req)),
+    );
+    router.route(
+        Method::Get,
+        PATH,
+        Access::Public,
+        Arc::new(|_req: &mut Request<'_>| {
+            Err(Error::new(
+                Code::MethodNotAllowed,
+                "this MCP endpoint answers POST only (no SSE stream)",
+            ))
+        }),
+    );
+}

@@ -1,0 +1,631 @@
+//! The workspace facade: one typed request per agent operation, scoped to
+//! one operator-configured task profile. The HTTP endpoint, the MCP tools
+//! and the CLI-equivalent library calls all go through [`execute`], which
+//! calls the same `task::ops` functions the CLI calls. The actor always
+//! comes from the caller's bearer (an agent token), never from the body.
+//! Wire format: `docs/workspace-http.md`.
+
+use super::contract::{
+    CAPABILITY, MutationAction, ReferenceFetchRequest, SCHEMA_VERSION, SUPPORTED_SCHEMA_VERSIONS,
+    TaskResultAssertion, check_id,
+};
+use super::ops::{self, AgentCtx};
+use crate::authority::change::{self, ChangeSel};
+use crate::error::{Code, Error, Result};
+use crate::store::OptionalExtension;
+use crate::wire::digest::Sha256Hex;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+
+/// Version of the operator's workspace configuration file.
+pub const CONFIG_VERSION: u32 = 1;
+/// Most profiles in one configuration.
+pub const MAX_PROFILES: usize = 256;
+/// Largest configuration file.
+pub const MAX_CONFIG_BYTES: u64 = 256 * 1024;
+
+/// One operator-configured task profile.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TaskProfile {
+    /// The repository id in the URL.
+    pub repository_id: String,
+    /// The profile id in the URL.
+    pub profile_id: String,
+    /// The repository id inside the native authority.
+    pub native_repository: String,
+    /// The authority's data directory (absolute).
+    pub data_dir: PathBuf,
+    /// The protected target the profile serves.
+    pub target: String,
+    /// The installed requirement digest the profile serves.
+    pub requirement_digest: Sha256Hex,
+    /// Accepted for the spec's shape; this product publishes no forge status.
+    #[serde(default)]
+    pub publish_forge_status: bool,
+}
+
+/// The operator's workspace configuration (strict, version 1).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WorkspaceConfig {
+    /// Always 1.
+    pub version: u32,
+    /// The task profiles.
+    pub agent_task_profiles: Vec<TaskProfile>,
+}
+
+impl WorkspaceConfig {
+    /// Parses and validates configuration bytes.
+    pub fn parse(bytes: &[u8]) -> Result<WorkspaceConfig> {
+        let bad = |m: String| Error::new(Code::Config, m);
+        let c: WorkspaceConfig =
+            serde_json::from_slice(bytes).map_err(|e| bad(format!("workspace config: {e}")))?;
+        if c.version != CONFIG_VERSION {
+            return Err(bad(format!(
+                "workspace config version {} is not supported (1)",
+                c.version
+            )));
+        }
+        if c.agent_task_profiles.len() > MAX_PROFILES {
+            return Err(bad("workspace config has too many profiles".into()));
+        }
+        let mut seen = std::collections::BTreeSet::new();
+        for p in &c.agent_task_profiles {
+            for (f, v) in [
+                ("repository_id", &p.repository_id),
+                ("profile_id", &p.profile_id),
+                ("native_repository", &p.native_repository),
+                ("target", &p.target),
+            ] {
+                check_id(f, v).map_err(|e| bad(format!("workspace config: {e}")))?;
+            }
+            if !p.data_dir.is_absolute() {
+                return Err(bad("workspace config: data_dir must be absolute".into()));
+            }
+            if !seen.insert((p.repository_id.clone(), p.profile_id.clone())) {
+                return Err(bad(format!(
+                    "workspace config: profile {}/{} is listed twice",
+                    p.repository_id, p.profile_id
+                )));
+            }
+        }
+        Ok(c)
+    }
+
+    /// Loads a configuration file.
+    pub fn load(path: &Path) -> Result<WorkspaceConfig> {
+        use std::io::Read;
+        let mut bytes = Vec::new();
+        crate::store::private_fs::open_nofollow_read(path)?
+            .take(MAX_CONFIG_BYTES + 1)
+            .read_to_end(&mut bytes)
+            .map_err(|e| Error::io("read", path, e))?;
+        if bytes.len() as u64 > MAX_CONFIG_BYTES {
+            return Err(Error::new(Code::Config, "workspace config is over 256 KiB"));
+        }
+        Self::parse(&bytes)
+    }
+
+    /// The profile served at `repository`/`profile`.
+    pub fn profile(&self, repository: &str, profile: &str) -> Result<&TaskProfile> {
+        self.agent_task_profiles
+            .iter()
+            .find(|p| p.repository_id == repository && p.profile_id == profile)
+            .ok_or_else(|| Error::new(Code::NotFound, "no such workspace task profile"))
+    }
+}
+
+fn default_lease() -> u64 {
+    300_000
+}
+fn default_schema() -> u32 {
+    SCHEMA_VERSION
+}
+
+/// One agent operation, as sent over HTTP (`{"operation": …, …}`) or as an
+/// MCP tool call (tool name = operation, arguments = the other fields).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(tag = "operation", rename_all = "snake_case", deny_unknown_fields)]
+pub enum OperationRequest {
+    /// Capability, schema versions and operation names.
+    Capabilities {},
+    /// The installed requirement of a Change's profile.
+    Requirements {
+        /// Change id.
+        change_id: String,
+    },
+    /// The typed next operation for a Change.
+    Next {
+        /// Change id.
+        change_id: String,
+    },
+    /// A task's instruction entrypoint (or a schema mismatch).
+    Instructions {
+        /// Task id.
+        task_id: String,
+        /// The schema version the caller speaks.
+        #[serde(default = "default_schema")]
+        schema_version: u32,
+    },
+    /// One named reference of a task.
+    Reference {
+        /// Task id.
+        task_id: String,
+        /// Reference name.
+        name: String,
+        /// The schema version the caller expects.
+        #[serde(default = "default_schema")]
+        expected_schema_version: u32,
+        /// The task digest the caller holds.
+        #[serde(default)]
+        task_digest: Option<Sha256Hex>,
+        /// The body digest the caller expects.
+        #[serde(default)]
+        expected_sha256: Option<Sha256Hex>,
+    },
+    /// Claim a pending task.
+    Claim {
+        /// Task id.
+        task_id: String,
+        /// Idempotency key.
+        request_id: String,
+        /// Requested lease.
+        #[serde(default = "default_lease")]
+        lease_ms: u64,
+        /// Executor registration.
+        #[serde(default)]
+        executor: Option<String>,
+    },
+    /// Renew an attempt's lease.
+    Heartbeat(MutationBody),
+    /// Cancel an attempt.
+    Cancel(MutationBody),
+    /// Supersede an attempt's fence.
+    Reconcile(MutationBody),
+    /// Submit an assertion or a signed registered observation.
+    Result {
+        /// The TaskResultAssertion document.
+        assertion: Box<TaskResultAssertion>,
+    },
+    /// Exact-attempt status.
+    Status {
+        /// Task id.
+        task_id: String,
+        /// Attempt id.
+        attempt_id: String,
+    },
+    /// Claim a command task for the installed collector profile; the
+    /// answer holds the authority-derived descriptor.
+    CollectorClaim {
+        /// Task id.
+        task_id: String,
+        /// Idempotency key.
+        request_id: String,
+    },
+    /// The authority-derived descriptor of a claimed collector attempt.
+    CollectorDescriptor {
+        /// Attempt id.
+        attempt_id: String,
+    },
+    /// Create the v2 receipt of a Change's current subject from retained
+    /// validated transfers.
+    CollectorFinalize {
+        /// Change id.
+        change_id: String,
+    },
+    /// Read-only exact-subject qualification.
+    Qualification {
+        /// Change id.
+        change_id: String,
+    },
+    /// Recovery envelope.
+    Recovery {
+        /// Task id.
+        task_id: String,
+        /// Attempt id.
+        #[serde(default)]
+        attempt_id: Option<String>,
+        /// Request id.
+        #[serde(default)]
+        request_id: Option<String>,
+    },
+}
+
+/// Body of heartbeat, cancel and reconcile.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MutationBody {
+    /// Attempt id.
+    pub attempt_id: String,
+    /// The fence the caller holds.
+    pub fence: u64,
+    /// Idempotency key.
+    pub request_id: String,
+    /// Requested lease.
+    #[serde(default)]
+    pub lease_ms: Option<u64>,
+    /// Reason.
+    #[serde(default)]
+    pub reason: Option<String>,
+}
+
+/// Every operation this facade serves, sorted.
+pub const OPERATIONS: &[&str] = &[
+    "cancel",
+    "capabilities",
+    "claim",
+    "collector_claim",
+    "collector_descriptor",
+    "collector_finalize",
+    "heartbeat",
+    "instructions",
+    "next",
+    "qualification",
+    "reconcile",
+    "recovery",
+    "reference",
+    "requirements",
+    "result",
+    "status",
+];
+
+/// Fields a body may never carry: the actor and paths come from the
+/// bearer and the operator's profile.
+const FORBIDDEN_FIELDS: &[&str] = &[
+    "actor",
+    "owner_id",
+    "agent_id",
+    "agent",
+    "token",
+    "workspace",
+    "data_dir",
+    "path",
+    "native_repository",
+    "repository",
+    "profile",
+];
+
+/// Decodes one operation request from a JSON object. A body naming an
+/// actor or a path is refused as `forbidden`; unknown operations and
+/// unknown fields are `invalid_request`.
+pub fn decode(v: Value) -> Result<OperationRequest> {
+    let Value::Object(m) = &v else {
+        return Err(Error::new(
+            Code::InvalidRequest,
+            "the request must be a JSON object",
+        ));
+    };
+    for f in FORBIDDEN_FIELDS {
+        if m.contains_key(*f) {
+            return Err(Error::new(
+                Code::Forbidden,
+                format!("the request may not name `{f}`: the actor comes from the bearer and paths from the operator's profile"),
+            )
+            .with("field", *f));
+        }
+    }
+    match m.get("operation").and_then(Value::as_str) {
+        None => {
+            return Err(Error::new(
+                Code::InvalidRequest,
+                "the request has no `operation` string",
+            ));
+        }
+        Some(op) if !OPERATIONS.contains(&op) => {
+            return Err(Error::new(
+                Code::InvalidRequest,
+                format!(
+                    "unknown operation `{}`",
+                    op.chars().take(64).collect::<String>()
+                ),
+            )
+            .with("operations", OPERATIONS.to_vec()));
+        }
+        Some(_) => {}
+    }
+    serde_json::from_value(v)
+        .map_err(|e| Error::new(Code::InvalidRequest, format!("invalid request: {e}")))
+}
+
+impl OperationRequest {
+    /// The operation name.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Self::Capabilities {} => "capabilities",
+            Self::Requirements { .. } => "requirements",
+            Self::Next { .. } => "next",
+            Self::Instructions { .. } => "instructions",
+            Self::Reference { .. } => "reference",
+            Self::Claim { .. } => "claim",
+            Self::Heartbeat(_) => "heartbeat",
+            Self::Cancel(_) => "cancel",
+            Self::Reconcile(_) => "reconcile",
+            Self::Result { .. } => "result",
+            Self::Status { .. } => "status",
+            Self::Recovery { .. } => "recovery",
+            Self::CollectorClaim { .. } => "collector_claim",
+            Self::CollectorDescriptor { .. } => "collector_descriptor",
+            Self::CollectorFinalize { .. } => "collector_finalize",
+            Self::Qualification { .. } => "qualification",
+        }
+    }
+}
+
+/// `capabilities` of this facade.
+pub fn capabilities() -> Value {
+    json!({
+        "capability": CAPABILITY,
+        "supported_schema_versions": SUPPORTED_SCHEMA_VERSIONS,
+        "operations": OPERATIONS,
+    })
+}
+
+/// What the request names, for the scope check.
+enum Named<'a> {
+    Nothing,
+    Change(&'a str),
+    Task(&'a str),
+    Attempt(&'a str),
+}
+
+fn named(r: &OperationRequest) -> Named<'_> {
+    match r {
+        OperationRequest::Capabilities {} => Named::Nothing,
+        OperationRequest::Requirements { change_id }
+        | OperationRequest::Next { change_id }
+        | OperationRequest::CollectorFinalize { change_id }
+        | OperationRequest::Qualification { change_id } => Named::Change(change_id),
+        OperationRequest::CollectorClaim { task_id, .. } => Named::Task(task_id),
+        OperationRequest::CollectorDescriptor { attempt_id } => Named::Attempt(attempt_id),
+        OperationRequest::Instructions { task_id, .. }
+        | OperationRequest::Reference { task_id, .. }
+        | OperationRequest::Claim { task_id, .. }
+        | OperationRequest::Status { task_id, .. }
+        | OperationRequest::Recovery { task_id, .. } => Named::Task(task_id),
+        OperationRequest::Result { assertion } => Named::Task(&assertion.task_id),
+        OperationRequest::Heartbeat(b)
+        | OperationRequest::Cancel(b)
+        | OperationRequest::Reconcile(b) => Named::Attempt(&b.attempt_id),
+    }
+}
+
+fn out_of_scope() -> Error {
+    Error::new(
+        Code::NotFound,
+        "the change or task is not part of this workspace profile",
+    )
+}
+
+/// Authenticates the bearer against the profile's authority and checks
+/// that the profile's pins hold and that what the request names belongs
+/// to the profile's repository and profile. Read-only.
+pub fn check_scope(cx: &AgentCtx<'_>, p: &TaskProfile, r: &OperationRequest) -> Result<()> {
+    let (dir, conn) = crate::authority::admin::open_read(cx.root)?;
+    crate::authority::admin::authenticate(&conn, cx.token)?;
+    let repo = crate::authority::repository(&conn, &p.native_repository)
+        .map_err(|_| Error::new(Code::Conflict, "the profile's repository is not registered"))?;
+    let installed =
+        crate::authority::installed_requirement(&conn, &p.native_repository, &p.profile_id)?;
+    if repo.target != p.target
+        || installed.map(|(d, _)| d) != Some(p.requirement_digest.to_string())
+    {
+        return Err(Error::new(
+            Code::Conflict,
+            "the authority no longer matches the operator's profile pins (target or requirement)",
+        ));
+    }
+    let (repository, profile) = match named(r) {
+        Named::Nothing => return Ok(()),
+        Named::Change(id) => {
+            check_id("change_id", id)?;
+            let ch = change::select(&conn, &ChangeSel::Id(id.to_owned()))?;
+            (ch.repository, ch.profile)
+        }
+        Named::Task(id) => {
+            check_id("task_id", id)?;
+            let (t, _) = change::find_task(&conn, id)?;
+            (t.subject.repository, t.subject.profile)
+        }
+        Named::Attempt(id) => {
+            check_id("attempt_id", id)?;
+            let j = dir
+                .open_read(&super::journal::SPEC)?
+                .ok_or_else(|| Error::new(Code::NotFound, "no such attempt"))?;
+            let task: String = j
+                .query_row(
+                    "SELECT task_id FROM attempts WHERE attempt_id = ?1",
+                    [id],
+                    |x| x.get(0),
+                )
+                .optional()?
+                .ok_or_else(|| Error::new(Code::NotFound, "no such attempt"))?;
+            let (t, _) = change::find_task(&conn, &task)?;
+            (t.subject.repository, t.subject.profile)
+        }
+    };
+    if repository != p.native_repository || profile != p.profile_id {
+        return Err(out_of_scope());
+    }
+    Ok(())
+}
+
+/// Runs one operation for the bearer's actor inside profile `p`: the scope
+/// check, then the same `task::ops` call the CLI makes.
+pub fn execute(cx: &AgentCtx<'_>, p: &TaskProfile, r: &OperationRequest) -> Result<Value> {
+    check_scope(cx, p, r)?;
+    match r {
+        OperationRequest::Capabilities {} => Ok(capabilities()),
+        OperationRequest::Requirements { change_id } => {
+            ops::requirements(cx, &ChangeSel::Id(change_id.clone()))
+        }
+        OperationRequest::Next { change_id } => ops::next(cx, &ChangeSel::Id(change_id.clone())),
+        OperationRequest::Instructions {
+            task_id,
+            schema_version,
+        } => to_value(&ops::instructions(cx, task_id, *schema_version)?),
+        OperationRequest::Reference {
+            task_id,
+            name,
+            expected_schema_version,
+            task_digest,
+            expected_sha256,
+        } => {
+            let req = ReferenceFetchRequest {
+                expected_schema_version: *expected_schema_version,
+                task_id: task_id.clone(),
+                task_digest: task_digest.clone(),
+                name: name.clone(),
+                expected_sha256: expected_sha256.clone(),
+            };
+            to_value(&ops::reference(cx, &req)?)
+        }
+        OperationRequest::Claim {
+            task_id,
+            request_id,
+            lease_ms,
+            executor,
+        } => ops::claim(cx, task_id, request_id, *lease_ms, executor.clone()),
+        OperationRequest::Heartbeat(b) => mutate(cx, MutationAction::Heartbeat, b),
+        OperationRequest::Cancel(b) => mutate(cx, MutationAction::Cancel, b),
+        OperationRequest::Reconcile(b) => mutate(cx, MutationAction::Reconcile, b),
+        OperationRequest::Result { assertion } => ops::result(cx, assertion),
+        OperationRequest::Status {
+            task_id,
+            attempt_id,
+        } => ops::status(cx, task_id, attempt_id),
+        OperationRequest::CollectorClaim {
+            task_id,
+            request_id,
+        } => crate::authority::collector::collector_claim(cx, task_id, request_id),
+        OperationRequest::CollectorDescriptor { attempt_id } => cx.read(|j, a, who, _now| {
+            let j = j.ok_or_else(|| Error::new(Code::NotFound, "no such attempt"))?;
+            let d = crate::authority::collector::derive_descriptor(j, a, attempt_id)?;
+            let (_, s) = change::find_task(a, &d.task_id)?;
+            if !change::may_view(&s.change, &who.actor) {
+                return Err(Error::new(
+                    Code::Forbidden,
+                    "the task belongs to another owner",
+                ));
+            }
+            Ok(json!({
+                "descriptor": to_value(&d)?,
+                "descriptor_digest": crate::collector::transfer::descriptor_digest(&d)?,
+            }))
+        }),
+        OperationRequest::CollectorFinalize { change_id } => {
+            crate::authority::receipt::finalize(cx, &ChangeSel::Id(change_id.clone()))
+        }
+        OperationRequest::Qualification { change_id } => {
+            crate::authority::receipt::qualify(cx, &ChangeSel::Id(change_id.clone()))
+        }
+        OperationRequest::Recovery {
+            task_id,
+            attempt_id,
+            request_id,
+        } => to_value(&ops::recovery(
+            cx,
+            task_id,
+            attempt_id.as_deref(),
+            request_id.as_deref(),
+        )?),
+    }
+}
+
+/// A signed collector transfer uploaded to profile `p`: the bearer is
+/// authenticated, the transfer must name the profile's repository and
+/// profile, then the authority imports it (the same call `collect` makes
+/// locally). An identical retry returns the retained view.
+pub fn collector_upload(cx: &AgentCtx<'_>, p: &TaskProfile, bytes: &[u8]) -> Result<Value> {
+    check_scope(cx, p, &OperationRequest::Capabilities {})?;
+    let env = crate::collector::transfer::open(bytes)?;
+    if env.header.repository != p.native_repository || env.header.profile != p.profile_id {
+        return Err(out_of_scope());
+    }
+    crate::authority::collector::import(cx.root, cx.timeout, cx.clock, cx.token, bytes)
+}
+
+fn mutate(cx: &AgentCtx<'_>, action: MutationAction, b: &MutationBody) -> Result<Value> {
+    let lease = match action {
+        MutationAction::Heartbeat => Some(b.lease_ms.unwrap_or(default_lease())),
+        _ => b.lease_ms,
+    };
+    ops::mutate(
+        cx,
+        &super::journal::MutationArgs {
+            action,
+            attempt_id: b.attempt_id.clone(),
+            fence: b.fence,
+            request_id: b.request_id.clone(),
+            lease_ms: lease,
+            reason: b.reason.clone(),
+        },
+    )
+}
+
+fn to_value<T: serde::Serialize>(v: &T) -> Result<Value> {
+    serde_json::to_value(v).map_err(|e| Error::internal(format!("cannot render output: {e}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn decode_is_strict() {
+        assert!(matches!(
+            decode(json!({"operation": "capabilities"})),
+            Ok(OperationRequest::Capabilities {})
+        ));
+        assert!(matches!(
+            decode(json!({"operation": "next", "change_id": "c"})),
+            Ok(OperationRequest::Next { .. })
+        ));
+        let code = |v: Value| decode(v).err().map(|e| e.code());
+        assert_eq!(
+            code(json!({"operation": "next", "change_id": "c", "x": 1})),
+            Some(Code::InvalidRequest)
+        );
+        assert_eq!(
+            code(json!({"operation": "launch"})),
+            Some(Code::InvalidRequest)
+        );
+        assert_eq!(
+            code(json!({"operation": "next", "change_id": "c", "owner_id": "bob"})),
+            Some(Code::Forbidden)
+        );
+        assert_eq!(
+            code(json!({"operation": "next", "workspace": "/etc"})),
+            Some(Code::Forbidden)
+        );
+        assert_eq!(code(json!([])), Some(Code::InvalidRequest));
+        assert!(matches!(
+            decode(
+                json!({"operation": "heartbeat", "attempt_id": "a", "fence": 1, "request_id": "r"})
+            ),
+            Ok(OperationRequest::Heartbeat(_))
+        ));
+    }
+
+    #[test]
+    fn operations_are_sorted_and_named() {
+        let mut s = OPERATIONS.to_vec();
+        s.sort_unstable();
+        assert_eq!(s, OPERATIONS);
+    }
+
+    #[test]
+    fn config_is_strict() {
+        let ok = br#"{"version":1,"agent_task_profiles":[{"repository_id":"demo-basic","profile_id":"default",
+            "native_repository":"demo/basic","data_dir":"/d","target":"main",
+            "requirement_digest":"0000000000000000000000000000000000000000000000000000000000000000"}]}"#;
+        assert!(WorkspaceConfig::parse(ok).is_ok());
+        let rel = String::from_utf8_lossy(ok).replace("\"/d\"", "\"d\"");
+        assert!(WorkspaceConfig::parse(rel.as_bytes()).is_err());
+        let v2 = String::from_utf8_lossy(ok).replace("\"version\":1", "\"version\":2");
+        assert!(WorkspaceConfig::parse(v2.as_bytes()).is_err());
+        let extra = String::from_utf8_lossy(ok).replace("\"target\"", "\"docker\":1,\"target\"");
+        assert!(WorkspaceConfig::parse(extra.as_bytes()).is_err());
+    }
+}

@@ -1,0 +1,378 @@
+//! The read-only Stop hooks through the real binary, fed the recorded
+//! Claude Code and Codex payloads (`fixtures/hooks/`), their outputs
+//! validated against the agents' output schemas; every store byte for
+//! byte unchanged by the hook.
+
+use crate::collect_flow::Loop;
+use crate::common::{Output, repo_root, run_cmd, snapshot_files};
+use serde_json::{Value, json};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpListener;
+use std::path::Path;
+
+fn fixture(name: &str) -> Vec<u8> {
+    std::fs::read(repo_root().join("fixtures/hooks").join(name)).expect("fixture")
+}
+
+fn validator(name: &str) -> jsonschema::Validator {
+    let s: Value = serde_json::from_slice(&fixture(name)).expect("schema json");
+    jsonschema::validator_for(&s).expect("schema")
+}
+
+fn payload(agent: &str, active: bool, cwd: &Path) -> Vec<u8> {
+    let mut v: Value =
+        serde_json::from_slice(&fixture(&format!("{agent}-stop.json"))).expect("json");
+    v["stop_hook_active"] = json!(active);
+    v["cwd"] = json!(cwd.to_str().expect("utf8"));
+    serde_json::to_vec(&v).expect("json")
+}
+
+/// Runs the hook for `agent` ("claude" | "codex") with extra args.
+fn hook(l: &Loop, agent: &str, stdin: &[u8], extra: &[&str]) -> Output {
+    let sub = if agent == "claude" {
+        "task-stop"
+    } else {
+        "task-codex-stop"
+    };
+    let mut c = l.env.cmd();
+    c.arg("--token-file")
+        .arg(&l.token)
+        .args([
+            sub,
+            &l.change_id,
+            "--workspace",
+            l.workspace.to_str().expect("utf8"),
+        ])
+        .args(extra)
+        .write_stdin(stdin.to_vec());
+    run_cmd(&mut c)
+}
+
+/// The hook's stdout, checked against the agent's output schema.
+fn out(agent: &str, o: &Output) -> Value {
+    assert_eq!(o.code, 0, "{o:?}");
+    let v: Value = serde_json::from_str(o.stdout.trim()).expect("stdout JSON");
+    let val = validator(&format!("{agent}-stop-output.schema.json"));
+    assert!(val.is_valid(&v), "{agent} output fails its schema: {v}");
+    v
+}
+
+fn blocked(agent: &str, o: &Output) -> Value {
+    let v = out(agent, o);
+    assert_eq!(v["decision"], "block", "{v}");
+    let reason = v["reason"].as_str().expect("reason");
+    let details: Value = serde_json::from_str(reason.split_once("Details: ").expect("details").1)
+        .expect("details json");
+    assert!(
+        details["next_action"]
+            .as_str()
+            .is_some_and(|s| !s.is_empty())
+    );
+    details
+}
+
+fn passed(agent: &str, o: &Output) {
+    let v = out(agent, o);
+    assert!(v.get("decision").is_none(), "{v}");
+}
+
+/// Serves `serve --workspace-config` for the loop's data dir.
+fn serve(l: &Loop) -> crate::workspace_http::Served {
+    let req = l.agent(&["requirements", "--change", &l.change_id]).json();
+    let cfg = json!({"version": 1, "agent_task_profiles": [{
+        "repository_id": "demo-basic", "profile_id": "default", "native_repository": "demo/basic",
+        "data_dir": l.env.data_dir, "target": "main", "requirement_digest": req["requirement_digest"]}]});
+    let p = l.env.path("workspace.json");
+    std::fs::write(&p, cfg.to_string()).expect("cfg");
+    let mut child = std::process::Command::new(crate::common::bin())
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .arg("--data-dir")
+        .arg(&l.env.data_dir)
+        .args(["serve", "--bind", "127.0.0.1:0", "--workspace-config"])
+        .arg(&p)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("serve");
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().expect("stdout"))
+        .read_line(&mut line)
+        .expect("line");
+    let v: Value = serde_json::from_str(&line).expect("line json");
+    crate::workspace_http::Served {
+        child,
+        addr: v["listening"]
+            .as_str()
+            .expect("url")
+            .trim_start_matches("http://")
+            .to_owned(),
+    }
+}
+
+fn remote(addr: &str) -> Vec<String> {
+    vec![
+        "--endpoint".into(),
+        format!("http://{addr}"),
+        "--repository".into(),
+        "demo-basic".into(),
+        "--profile".into(),
+        "default".into(),
+    ]
+}
+
+#[test]
+fn hook_stop_blocks_until_qualified_then_passes_local_and_remote() {
+    let l = Loop::basic("bwrap");
+    l.set_add("+");
+    let task = l.checkpoint();
+    let srv = serve(&l);
+    let rargs = remote(&srv.addr);
+    let rargs: Vec<&str> = rargs.iter().map(String::as_str).collect();
+    let before = snapshot_files(&l.env.data_dir);
+    for agent in ["claude", "codex"] {
+        let p = payload(agent, false, &l.workspace);
+        let d = blocked(agent, &hook(&l, agent, &p, &[]));
+        assert_eq!(
+            d["next"],
+            json!({"operation": "collector_claim", "task_id": task})
+        );
+        assert_eq!(d["failures"][0]["task_id"], task.as_str());
+        let d = blocked(agent, &hook(&l, agent, &p, &rargs));
+        assert_eq!(
+            d["next"],
+            json!({"operation": "collector_claim", "task_id": task})
+        );
+    }
+    assert_eq!(
+        snapshot_files(&l.env.data_dir),
+        before,
+        "the hook wrote nothing to the stores"
+    );
+
+    // The agent does the work the hook named; the hook never does it.
+    let (d1, _) = l.claim(&task, "d1.json");
+    assert_eq!(l.collect(&d1).json()["outcome"], "passed");
+    let d = blocked(
+        "claude",
+        &hook(&l, "claude", &payload("claude", true, &l.workspace), &[]),
+    );
+    assert_eq!(d["next"], json!({"operation": "collector_finalize"}));
+    l.agent(&["finalize", "--change", &l.change_id]).json();
+    let before = snapshot_files(&l.env.data_dir);
+    for agent in ["claude", "codex"] {
+        passed(
+            agent,
+            &hook(&l, agent, &payload(agent, true, &l.workspace), &[]),
+        );
+        passed(
+            agent,
+            &hook(&l, agent, &payload(agent, false, &l.workspace), &rargs),
+        );
+    }
+    assert_eq!(snapshot_files(&l.env.data_dir), before);
+
+    // Uncheckpointed edits block with checkpoint, locally and remotely.
+    std::fs::write(l.workspace.join("notes.txt"), "late edit\n").expect("edit");
+    for args in [&[][..], &rargs[..]] {
+        let d = blocked(
+            "codex",
+            &hook(&l, "codex", &payload("codex", false, &l.workspace), args),
+        );
+        assert_eq!(d["next"], json!({"operation": "checkpoint"}));
+        assert_eq!(
+            d["failures"],
+            json!([{"code": "workspace_not_checkpointed"}])
+        );
+    }
+    std::fs::remove_file(l.workspace.join("notes.txt")).expect("rm");
+    passed(
+        "claude",
+        &hook(&l, "claude", &payload("claude", false, &l.workspace), &[]),
+    );
+
+    // A revoked token: 401 remotely, refused locally; both block.
+    l.env
+        .run(&["token", "revoke", "--owner", "alice", "--agent", "claude-1"])
+        .json();
+    let before = snapshot_files(&l.env.data_dir);
+    for args in [&[][..], &rargs[..]] {
+        let d = blocked(
+            "claude",
+            &hook(&l, "claude", &payload("claude", false, &l.workspace), args),
+        );
+        assert_eq!(d["failures"], json!([{"code": "token_rejected"}]));
+        assert_eq!(d["next"], json!({"operation": "none"}));
+    }
+    assert_eq!(snapshot_files(&l.env.data_dir), before);
+    drop(srv);
+    // Offline endpoint.
+    let d = blocked(
+        "claude",
+        &hook(
+            &l,
+            "claude",
+            &payload("claude", false, &l.workspace),
+            &rargs,
+        ),
+    );
+    assert_eq!(d["failures"], json!([{"code": "service_request_failed"}]));
+}
+
+/// A one-shot fake endpoint answering `status` and `body`; `on_request`
+/// runs before it answers.
+fn fake(status: u16, body: Vec<u8>, on_request: impl FnOnce() + Send + 'static) -> String {
+    let l = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let addr = l.local_addr().expect("addr").to_string();
+    std::thread::spawn(move || {
+        if let Ok((mut s, _)) = l.accept() {
+            let mut buf = [0u8; 65536];
+            let mut got = Vec::new();
+            while !got.windows(4).any(|w| w == b"\r\n\r\n") {
+                match s.read(&mut buf) {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => got.extend_from_slice(&buf[..n]),
+                }
+            }
+            on_request();
+            let head = format!(
+                "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                body.len()
+            );
+            let _ = s.write_all(head.as_bytes());
+            let _ = s.write_all(&body);
+        }
+    });
+    addr
+}
+
+#[test]
+fn hook_stop_bad_input_blocks_or_exits_1_and_changes_nothing() {
+    let l = Loop::basic("bwrap");
+    let task = l.checkpoint();
+    let q = l.qualify();
+    let rev = q["revision"].as_str().expect("rev").to_owned();
+    let before = snapshot_files(&l.env.data_dir);
+    let p = payload("claude", false, &l.workspace);
+
+    // Malformed stdin: exit 1, nothing on stdout that blocks.
+    for bad in [&b"not json"[..], b"[]", br#"{"session_id":"s"}"#] {
+        let o = hook(&l, "claude", bad, &[]);
+        assert_eq!(o.code, 1, "{o:?}");
+        assert!(!o.stdout.contains("block"));
+    }
+    // Codex fields are required for the Codex hook.
+    assert_eq!(hook(&l, "codex", &fixture("claude-stop.json"), &[]).code, 1);
+
+    // A well-formed answer with the wrong revision, a malformed one, an
+    // oversized one: malformed_response.
+    let good = |revision: &str| {
+        json!({"capability": "agentscm.agent-workflow-tasks/v1", "schema_version": 1, "operation": "qualification",
+        "result": {"qualified": true, "subject_current": true, "receipt_digest": rev, "revision": revision, "tasks": [], "failures": [], "next": {"operation": "none"}}})
+    };
+    let wrong = "0".repeat(64);
+    let cases: Vec<(u16, Vec<u8>, &str)> = vec![
+        (200, good(&wrong).to_string().into_bytes(), "malformed_response"),
+        (200, b"{\"capability\":1}".to_vec(), "malformed_response"),
+        (200, format!("{{\"pad\":\"{}\"}}", "x".repeat(300 * 1024)).into_bytes(), "malformed_response"),
+        (200, json!({"capability": "agentscm.agent-workflow-tasks/v1", "schema_version": 1, "operation": "qualification",
+                     "result": {"qualified": false, "subject_current": true, "receipt_digest": null, "revision": rev, "tasks": [], "failures": [],
+                                "next": {"operation": "run_shell", "task_id": task}}}).to_string().into_bytes(), "malformed_response"),
+        (403, b"{\"error\":\"forbidden\",\"message\":\"/secret/path leaked\"}".to_vec(), "token_rejected"),
+        (500, b"{}".to_vec(), "service_request_failed"),
+    ];
+    for (status, body, code) in cases {
+        let addr = fake(status, body, || {});
+        let o = hook(
+            &l,
+            "claude",
+            &p,
+            &remote(&addr).iter().map(String::as_str).collect::<Vec<_>>(),
+        );
+        let d = blocked("claude", &o);
+        assert_eq!(
+            d["failures"],
+            json!([{"code": code}]),
+            "status {status}: {o:?}"
+        );
+        assert!(
+            !o.stdout.contains("/secret/path"),
+            "no server text in the feedback"
+        );
+    }
+    // A valid qualified answer passes only when nothing moved meanwhile.
+    let addr = fake(200, good(&rev).to_string().into_bytes(), || {});
+    passed(
+        "claude",
+        &hook(
+            &l,
+            "claude",
+            &p,
+            &remote(&addr).iter().map(String::as_str).collect::<Vec<_>>(),
+        ),
+    );
+    let ws = l.workspace.clone();
+    let addr = fake(200, good(&rev).to_string().into_bytes(), move || {
+        std::fs::write(ws.join("during.txt"), "x").expect("write during");
+    });
+    let d = blocked(
+        "claude",
+        &hook(
+            &l,
+            "claude",
+            &p,
+            &remote(&addr).iter().map(String::as_str).collect::<Vec<_>>(),
+        ),
+    );
+    assert_eq!(d["failures"], json!([{"code": "changed_during_run"}]));
+    assert_eq!(d["next"], json!({"operation": "checkpoint"}));
+    std::fs::remove_file(l.workspace.join("during.txt")).expect("rm");
+    assert_eq!(
+        snapshot_files(&l.env.data_dir),
+        before,
+        "no store byte changed"
+    );
+
+    // Missing stores block and create nothing.
+    let missing = l.env.path("no-such-data");
+    let mut c = l.env.bare_cmd();
+    c.arg("--data-dir")
+        .arg(&missing)
+        .arg("--token-file")
+        .arg(&l.token)
+        .args([
+            "task-stop",
+            &l.change_id,
+            "--workspace",
+            l.workspace.to_str().expect("utf8"),
+        ])
+        .write_stdin(p.clone());
+    let d = blocked("claude", &run_cmd(&mut c));
+    assert_eq!(d["failures"], json!([{"code": "local_store_unavailable"}]));
+    assert!(!missing.exists());
+
+    // Eight consecutive continuations, then the hook lets the agent stop
+    // without running qualification.
+    let active = payload("claude", true, &l.workspace);
+    blocked("claude", &hook(&l, "claude", &p, &[]));
+    for _ in 1..8 {
+        blocked("claude", &hook(&l, "claude", &active, &[]));
+    }
+    let v = out("claude", &hook(&l, "claude", &active, &[]));
+    assert!(v.get("decision").is_none(), "{v}");
+    assert!(
+        v["systemMessage"]
+            .as_str()
+            .is_some_and(|m| m.contains("8 continuations"))
+    );
+    // A fresh stop (stop_hook_active false) starts counting again.
+    blocked("claude", &hook(&l, "claude", &p, &[]));
+    // An unreadable counter ends continuation without qualification.
+    let dir = l.env.path(".local/state/agent-task/stop-hooks");
+    for e in std::fs::read_dir(&dir).expect("counter dir") {
+        std::fs::write(e.expect("entry").path(), "garbage").expect("w");
+    }
+    let v = out("claude", &hook(&l, "claude", &active, &[]));
+    assert!(v.get("decision").is_none(), "{v}");
+    assert_eq!(snapshot_files(&l.env.data_dir), before);
+}

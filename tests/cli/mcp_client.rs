@@ -1,0 +1,221 @@
+//! Workspace MCP through a small JSON-RPC client (the Streamable HTTP
+//! transport as the official SDK clients use it: POST with
+//! `Accept: application/json, text/event-stream`, `MCP-Protocol-Version`
+//! after initialize): initialize, tools/list and the agent loop through
+//! tools/call, plus the protocol's error paths.
+
+use crate::data_support::{Resp, raw};
+use crate::task_support::{Setup, assertion};
+use crate::workspace_http::{serve, token};
+use agent_task::task::contract::ResultOutcome;
+use serde_json::{Value, json};
+
+const MCP: &str = "/v1/hub/workspace/mcp?repository=demo-basic&profile=default";
+
+pub struct Client<'a> {
+    pub addr: &'a str,
+    pub token: String,
+    pub next_id: u64,
+    pub version: Option<String>,
+}
+
+impl Client<'_> {
+    pub fn post(&self, body: &Value, extra: &[(&str, &str)]) -> Resp {
+        let body = body.to_string();
+        let mut r = format!(
+            "POST {MCP} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\nAccept: application/json, text/event-stream\r\nContent-Type: application/json\r\nAuthorization: Bearer {}\r\nContent-Length: {}\r\n",
+            self.addr,
+            self.token,
+            body.len()
+        );
+        if let Some(v) = &self.version {
+            r.push_str(&format!("MCP-Protocol-Version: {v}\r\n"));
+        }
+        for (k, v) in extra {
+            r.push_str(&format!("{k}: {v}\r\n"));
+        }
+        r.push_str("\r\n");
+        r.push_str(&body);
+        raw(self.addr, r.as_bytes())
+    }
+
+    pub fn call(&mut self, method: &str, params: Value) -> Value {
+        self.next_id += 1;
+        let r = self.post(
+            &json!({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params}),
+            &[],
+        );
+        assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+        assert!(
+            r.header("content-type")
+                .unwrap_or("")
+                .starts_with("application/json")
+        );
+        assert!(r.header("mcp-session-id").is_none());
+        let v = r.json();
+        assert_eq!(v["jsonrpc"], "2.0");
+        assert_eq!(v["id"], self.next_id);
+        v
+    }
+
+    pub fn tool(&mut self, name: &str, args: Value) -> Value {
+        let v = self.call("tools/call", json!({"name": name, "arguments": args}));
+        let res = &v["result"];
+        assert_eq!(res["isError"], false, "{v}");
+        let text: Value = serde_json::from_str(res["content"][0]["text"].as_str().expect("text"))
+            .expect("json text");
+        assert_eq!(
+            text, res["structuredContent"],
+            "the text copy equals structuredContent"
+        );
+        res["structuredContent"].clone()
+    }
+}
+
+#[test]
+fn mcp_agent_loop_through_tools() {
+    let s = Setup::new();
+    let (tests, _) = s.checkpoint();
+    let srv = serve(&s);
+    let mut c = Client {
+        addr: &srv.addr,
+        token: token(&s),
+        next_id: 0,
+        version: None,
+    };
+
+    // Newer clients try server/discover first and fall back on -32601.
+    let d = c.call("server/discover", json!({}));
+    assert_eq!(d["error"]["code"], -32601);
+    // Asked for another revision, the server counters with its own.
+    let init = c.call("initialize", json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "0"}}));
+    assert_eq!(init["result"]["protocolVersion"], "2025-11-25");
+    assert!(init["result"]["capabilities"]["tools"].is_object());
+    assert_eq!(init["result"]["serverInfo"]["name"], "agent-task");
+    c.version = Some("2025-11-25".into());
+    let n = c.post(
+        &json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        &[],
+    );
+    assert_eq!(n.status, 202);
+    assert!(n.body.is_empty());
+
+    let list = c.call("tools/list", json!({}));
+    let tools = list["result"]["tools"].as_array().expect("tools");
+    let names: Vec<&str> = tools
+        .iter()
+        .map(|t| t["name"].as_str().expect("name"))
+        .collect();
+    let caps = c.tool("capabilities", json!({}));
+    let ops: Vec<&str> = caps["operations"]
+        .as_array()
+        .expect("ops")
+        .iter()
+        .map(|o| o.as_str().expect("s"))
+        .collect();
+    assert_eq!(names, ops, "one tool per operation");
+    for t in tools {
+        assert_eq!(t["inputSchema"]["type"], "object");
+        assert_eq!(t["inputSchema"]["additionalProperties"], false);
+    }
+
+    let next = c.tool("next", json!({"change_id": s.change_id}));
+    assert_eq!(
+        next["next"],
+        json!({"operation": "claim", "task_id": tests})
+    );
+    let ins = c.tool("instructions", json!({"task_id": tests}));
+    assert_eq!(ins["entrypoint"]["criteria"][0]["id"], "tests-pass");
+    let r = c.tool(
+        "reference",
+        json!({"task_id": tests, "name": "testing-guide"}),
+    );
+    assert_eq!(r["status"], "available");
+    let claim = c.tool(
+        "claim",
+        json!({"task_id": tests, "request_id": "m-claim", "lease_ms": 60000}),
+    );
+    let att = claim["attempt"]["attempt_id"]
+        .as_str()
+        .expect("att")
+        .to_owned();
+    assert_eq!(
+        c.tool(
+            "heartbeat",
+            json!({"attempt_id": att, "fence": 1, "request_id": "m-hb"})
+        )["state"],
+        "leased"
+    );
+    let asr = assertion(&claim, "m-res", &["tests-pass"], ResultOutcome::Passed);
+    assert_eq!(
+        c.tool("result", json!({"assertion": asr}))["state"],
+        "finished"
+    );
+    assert_eq!(
+        c.tool("status", json!({"task_id": tests, "attempt_id": att}))["state"],
+        "finished"
+    );
+
+    // A tool failure is a result with isError, not a protocol error.
+    let bad = c.call("tools/call", json!({"name": "claim", "arguments": {"task_id": tests, "request_id": "m-claim", "lease_ms": 50000}}));
+    assert_eq!(bad["result"]["isError"], true);
+    assert_eq!(
+        bad["result"]["structuredContent"]["error"],
+        "idempotency_conflict"
+    );
+    let bad = c.call(
+        "tools/call",
+        json!({"name": "next", "arguments": {"change_id": s.change_id, "owner_id": "mallory"}}),
+    );
+    assert_eq!(bad["result"]["structuredContent"]["error"], "forbidden");
+    // Protocol errors are JSON-RPC errors.
+    assert_eq!(
+        c.call("tools/call", json!({"name": "rm_rf", "arguments": {}}))["error"]["code"],
+        -32602
+    );
+    assert_eq!(c.call("resources/list", json!({}))["error"]["code"], -32601);
+}
+
+#[test]
+fn mcp_transport_rules() {
+    let s = Setup::new();
+    let srv = serve(&s);
+    let tok = token(&s);
+    let a = srv.addr.as_str();
+    let c = Client {
+        addr: a,
+        token: tok.clone(),
+        next_id: 0,
+        version: None,
+    };
+    let ping = json!({"jsonrpc": "2.0", "id": 1, "method": "ping"});
+    assert_eq!(c.post(&ping, &[]).json()["result"], json!({}));
+    // GET (SSE stream) and DELETE (session end) are not offered.
+    let get = raw(a, format!("GET {MCP} HTTP/1.1\r\nHost: {a}\r\nConnection: close\r\nAccept: text/event-stream\r\nAuthorization: Bearer {tok}\r\n\r\n").as_bytes());
+    assert_eq!(get.status, 405);
+    let del = raw(a, format!("DELETE {MCP} HTTP/1.1\r\nHost: {a}\r\nConnection: close\r\nAuthorization: Bearer {tok}\r\n\r\n").as_bytes());
+    assert_eq!(del.status, 405);
+    // Foreign Origin, unsupported protocol revision, no or wrong bearer.
+    c.post(&ping, &[("Origin", "http://evil.example")])
+        .error(403, "forbidden");
+    assert_eq!(
+        c.post(&ping, &[("Origin", &format!("http://{a}"))]).status,
+        200
+    );
+    c.post(&ping, &[("MCP-Protocol-Version", "1999-01-01")])
+        .error(400, "invalid_request");
+    Client {
+        addr: a,
+        token: "nope-nope-nope".into(),
+        next_id: 0,
+        version: None,
+    }
+    .post(&ping, &[])
+    .error(401, "unauthorized");
+    let noauth = raw(a, format!("POST {MCP} HTTP/1.1\r\nHost: {a}\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{{}}").as_bytes());
+    noauth.error(401, "unauthorized");
+    // Not JSON: a JSON-RPC parse error.
+    let pe = raw(a, format!("POST {MCP} HTTP/1.1\r\nHost: {a}\r\nConnection: close\r\nContent-Type: application/json\r\nAuthorization: Bearer {tok}\r\nContent-Length: 3\r\n\r\n{{x:").as_bytes());
+    assert_eq!(pe.status, 400);
+    assert_eq!(pe.json()["error"]["code"], -32700);
+}

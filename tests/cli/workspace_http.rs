@@ -1,0 +1,277 @@
+//! The workspace task endpoint of `agent-task serve --workspace-config`:
+//! the agent loop over HTTP with the agent token as bearer, and the typed
+//! errors for missing/wrong bearers, bodies naming an actor or a path,
+//! unknown operations and oversized bodies.
+
+use crate::data_support::{Resp, req};
+use crate::task_support::{Setup, assertion};
+use agent_task::task::contract::ResultOutcome;
+use serde_json::{Value, json};
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+
+pub const OPS: &str = "/v1/hub/workspace/repositories/demo-basic/profiles/default/agent-tasks";
+
+pub struct Served {
+    pub child: Child,
+    pub addr: String,
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Writes the operator's workspace config for the fixture profile.
+pub fn write_config(s: &Setup) -> std::path::PathBuf {
+    let req = s.agent(&["requirements", "--change", &s.change_id]).json();
+    let cfg = json!({
+        "version": 1,
+        "agent_task_profiles": [{
+            "repository_id": "demo-basic",
+            "profile_id": "default",
+            "native_repository": "demo/basic",
+            "data_dir": s.env.data_dir,
+            "target": "main",
+            "requirement_digest": req["requirement_digest"],
+        }]
+    });
+    let p = s.env.path("workspace.json");
+    std::fs::write(&p, cfg.to_string()).expect("write config");
+    p
+}
+
+/// Starts `serve --workspace-config` on an ephemeral loopback port.
+pub fn serve(s: &Setup) -> Served {
+    let cfg = write_config(s);
+    let mut child = Command::new(crate::common::bin())
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .arg("--data-dir")
+        .arg(&s.env.data_dir)
+        .args(["serve", "--bind", "127.0.0.1:0", "--workspace-config"])
+        .arg(&cfg)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn serve");
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().expect("stdout"))
+        .read_line(&mut line)
+        .expect("listening line");
+    let v: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("bad line {line:?}: {e}"));
+    assert_eq!(v["workspace_profiles"], 1, "{v}");
+    Served {
+        child,
+        addr: v["listening"]
+            .as_str()
+            .expect("url")
+            .trim_start_matches("http://")
+            .to_owned(),
+    }
+}
+
+pub fn token(s: &Setup) -> String {
+    std::fs::read_to_string(&s.token)
+        .expect("token")
+        .trim()
+        .to_owned()
+}
+
+pub fn op(addr: &str, tok: &str, body: Value) -> Resp {
+    req(addr, "POST", OPS, Some(tok), Some(&body.to_string()))
+}
+
+/// The operation's result, after checking the envelope.
+pub fn ok(r: Resp) -> Value {
+    let v = r.ok();
+    assert_eq!(v["capability"], "agentscm.agent-workflow-tasks/v1");
+    assert_eq!(v["schema_version"], 1);
+    v["result"].clone()
+}
+
+#[test]
+fn workspace_http_agent_loop_with_the_agent_bearer() {
+    let s = Setup::new();
+    let (tests, _notes) = s.checkpoint();
+    let srv = serve(&s);
+    let tok = token(&s);
+    let a = srv.addr.as_str();
+
+    let caps = ok(op(a, &tok, json!({"operation": "capabilities"})));
+    let mut ops: Vec<String> = caps["operations"]
+        .as_array()
+        .expect("ops")
+        .iter()
+        .map(|o| o.as_str().expect("s").to_owned())
+        .collect();
+    assert!(ops.contains(&"next".to_owned()) && ops.contains(&"claim".to_owned()));
+    let sorted = {
+        let mut x = ops.clone();
+        x.sort();
+        x
+    };
+    assert_eq!(ops, sorted);
+    ops.clear();
+    assert_eq!(caps["supported_schema_versions"], json!([1]));
+
+    let n = ok(op(
+        a,
+        &tok,
+        json!({"operation": "next", "change_id": s.change_id}),
+    ));
+    assert_eq!(n["next"], json!({"operation": "claim", "task_id": tests}));
+    // The same library call as the CLI: identical answers.
+    assert_eq!(n, s.agent(&["next", "--change", &s.change_id]).json());
+
+    let ins = ok(op(
+        a,
+        &tok,
+        json!({"operation": "instructions", "task_id": tests}),
+    ));
+    assert_eq!(ins["status"], "entrypoint");
+    let sha = ins["entrypoint"]["references"][0]["expected_sha256"].clone();
+    let mm = ok(op(
+        a,
+        &tok,
+        json!({"operation": "instructions", "task_id": tests, "schema_version": 7}),
+    ));
+    assert_eq!(mm["status"], "schema_mismatch");
+    let mm = ok(op(
+        a,
+        &tok,
+        json!({"operation": "reference", "task_id": tests, "name": "testing-guide", "expected_schema_version": 9}),
+    ));
+    assert_eq!(mm["status"], "schema_mismatch");
+    assert_eq!(mm["required_schema_version"], 9);
+    assert_eq!(mm["supported_schema_versions"], json!([9]));
+    assert_eq!(mm["server_schema_versions"], json!([1]));
+    assert!(mm["action"].as_str().is_some_and(|x| !x.is_empty()));
+    let r = ok(op(
+        a,
+        &tok,
+        json!({"operation": "reference", "task_id": tests, "name": "testing-guide", "expected_sha256": sha}),
+    ));
+    assert_eq!(r["status"], "available");
+
+    let claim = ok(op(
+        a,
+        &tok,
+        json!({"operation": "claim", "task_id": tests, "request_id": "c-1", "lease_ms": 60000}),
+    ));
+    assert_eq!(claim["attempt"]["fence"], 1);
+    let att = claim["attempt"]["attempt_id"]
+        .as_str()
+        .expect("att")
+        .to_owned();
+    // An identical retry returns the retained outcome.
+    assert_eq!(
+        ok(op(
+            a,
+            &tok,
+            json!({"operation": "claim", "task_id": tests, "request_id": "c-1", "lease_ms": 60000})
+        )),
+        claim
+    );
+    let hb = ok(op(
+        a,
+        &tok,
+        json!({"operation": "heartbeat", "attempt_id": att, "fence": 1, "request_id": "hb-1"}),
+    ));
+    assert_eq!(hb["state"], "leased");
+    let st = ok(op(
+        a,
+        &tok,
+        json!({"operation": "status", "task_id": tests, "attempt_id": att}),
+    ));
+    assert_eq!(st["state"], "leased");
+    let asr = assertion(&claim, "r-1", &["tests-pass"], ResultOutcome::Passed);
+    let res = ok(op(
+        a,
+        &tok,
+        json!({"operation": "result", "assertion": asr}),
+    ));
+    assert_eq!(res["state"], "finished");
+    assert_eq!(res["passing"], false);
+    let rec = ok(op(
+        a,
+        &tok,
+        json!({"operation": "recovery", "task_id": tests, "attempt_id": att}),
+    ));
+    assert!(rec.is_object());
+    let st = s
+        .agent(&["status", "--task", &tests, "--attempt", &att])
+        .json();
+    assert_eq!(
+        st["state"], "finished",
+        "the HTTP result is the CLI's state"
+    );
+}
+
+#[test]
+fn workspace_http_bad_input_is_typed() {
+    let s = Setup::new();
+    s.checkpoint();
+    let srv = serve(&s);
+    let tok = token(&s);
+    let a = srv.addr.as_str();
+    let body = json!({"operation": "next", "change_id": s.change_id}).to_string();
+    let before = crate::common::snapshot_files(&s.env.data_dir);
+
+    req(a, "POST", OPS, None, Some(&body)).error(401, "unauthorized");
+    req(a, "POST", OPS, Some("wrong-token-0000"), Some(&body)).error(401, "unauthorized");
+    op(
+        a,
+        &tok,
+        json!({"operation": "next", "change_id": s.change_id, "owner_id": "mallory"}),
+    )
+    .error(403, "forbidden");
+    op(
+        a,
+        &tok,
+        json!({"operation": "next", "change_id": s.change_id, "workspace": "/etc"}),
+    )
+    .error(403, "forbidden");
+    op(a, &tok, json!({"operation": "launch_rockets"})).error(400, "invalid_request");
+    op(
+        a,
+        &tok,
+        json!({"operation": "next", "change_id": s.change_id, "extra": 1}),
+    )
+    .error(400, "invalid_request");
+    op(
+        a,
+        &tok,
+        json!({"operation": "next", "change_id": "ch_unknown"}),
+    )
+    .error(404, "not_found");
+    req(
+        a,
+        "POST",
+        "/v1/hub/workspace/repositories/nope/profiles/default/agent-tasks",
+        Some(&tok),
+        Some(&body),
+    )
+    .error(404, "not_found");
+    let big = format!(
+        "{{\"operation\":\"capabilities\",\"pad\":\"{}\"}}",
+        "x".repeat(1024 * 1024 + 10)
+    );
+    req(a, "POST", OPS, Some(&tok), Some(&big)).error(413, "request_too_large");
+
+    assert_eq!(
+        crate::common::snapshot_files(&s.env.data_dir),
+        before,
+        "refused requests change nothing"
+    );
+
+    // A revoked token is refused like an unknown one.
+    s.env
+        .run(&["token", "revoke", "--owner", "alice", "--agent", "claude-1"])
+        .json();
+    let after_revoke = crate::common::snapshot_files(&s.env.data_dir);
+    op(a, &tok, json!({"operation": "capabilities"})).error(401, "unauthorized");
+    assert_eq!(crate::common::snapshot_files(&s.env.data_dir), after_revoke);
+}
