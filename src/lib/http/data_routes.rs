@@ -2,12 +2,11 @@
 //! manifests, collections, collect, query, exact reads, changes and
 //! tombstones, behind the dedicated node bearer.
 
-use super::router::{Access, Method, Request, Response, Router, percent_decode};
+use super::router::{Access, Method, Request, Response, Router, percent_decode, read_bounded_body};
 use crate::data::{ChangesRequest, CollectRequest, Node, QueryRequest, TombstoneRequest};
 use crate::error::{Code, Error, Result};
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
-use std::io::Read;
 use std::sync::Arc;
 use subtle::ConstantTimeEq;
 
@@ -152,45 +151,13 @@ fn parse_limit(s: &str) -> Result<u64> {
 /// Reads a JSON object body: media type, declared and streamed size, UTF-8
 /// JSON, object.
 pub fn read_json_body(req: &mut Request<'_>, max: u64) -> Result<Map<String, Value>> {
-    let ct = req.header("content-type").unwrap_or("");
-    let base = ct.split(';').next().unwrap_or("").trim();
-    if !base.eq_ignore_ascii_case("application/json") {
-        return Err(Error::new(
-            Code::UnsupportedMediaType,
-            "Request body must use application/json",
-        ));
-    }
-    let too_large = || {
-        Error::new(
-            Code::RequestTooLarge,
-            format!("Request body exceeds the {max}-byte limit"),
-        )
-    };
-    if let Some(cl) = req.header("content-length") {
-        match cl.trim().parse::<u64>() {
-            Ok(n) if n > max => return Err(too_large()),
-            Ok(_) => {}
-            Err(_) => {
-                return Err(Error::new(
-                    Code::InvalidContentLength,
-                    "Content-Length must be a non-negative integer",
-                ));
-            }
-        }
-    }
-    let mut bytes = Vec::new();
-    (&mut req.body)
-        .take(max + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| {
-            Error::new(
-                Code::InvalidRequest,
-                format!("cannot read the request body: {e}"),
-            )
-        })?;
-    if bytes.len() as u64 > max {
-        return Err(too_large());
-    }
+    let bytes = read_bounded_body(
+        req,
+        "application/json",
+        max,
+        "Request body must use application/json",
+        &format!("Request body exceeds the {max}-byte limit"),
+    )?;
     let invalid = || {
         Error::new(
             Code::InvalidJson,

@@ -237,6 +237,60 @@ impl Router {
     }
 }
 
+/// Reads a request body of media type `media` (parameters ignored) of at
+/// most `max` bytes: the declared `Content-Length` is checked before any
+/// byte is read, and the streamed size again while reading. `wrong_media`
+/// and `too_large` are the messages of the two refusals, so each route keeps
+/// its own wording.
+pub fn read_bounded_body(
+    req: &mut Request<'_>,
+    media: &str,
+    max: u64,
+    wrong_media: &str,
+    too_large: &str,
+) -> Result<Vec<u8>> {
+    let ct = req.header("content-type").unwrap_or("");
+    if !ct
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .eq_ignore_ascii_case(media)
+    {
+        return Err(Error::new(
+            Code::UnsupportedMediaType,
+            wrong_media.to_owned(),
+        ));
+    }
+    let too_large = || Error::new(Code::RequestTooLarge, too_large.to_owned());
+    if let Some(cl) = req.header("content-length") {
+        match cl.trim().parse::<u64>() {
+            Ok(n) if n > max => return Err(too_large()),
+            Ok(_) => {}
+            Err(_) => {
+                return Err(Error::new(
+                    Code::InvalidContentLength,
+                    "Content-Length must be a non-negative integer",
+                ));
+            }
+        }
+    }
+    let mut bytes = Vec::new();
+    (&mut req.body)
+        .take(max + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| {
+            Error::new(
+                Code::InvalidRequest,
+                format!("cannot read the request body: {e}"),
+            )
+        })?;
+    if bytes.len() as u64 > max {
+        return Err(too_large());
+    }
+    Ok(bytes)
+}
+
 fn pattern_key(segs: &[Seg]) -> String {
     segs.iter()
         .map(|s| match s {

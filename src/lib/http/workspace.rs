@@ -148,53 +148,14 @@ pub fn mount(router: &mut Router, ws: Arc<Workspace>) {
 /// Reads an `application/octet-stream` transfer body, bounded by the
 /// transfer limit (declared and streamed size).
 fn read_upload(req: &mut Request<'_>) -> Result<Vec<u8>> {
-    use std::io::Read;
     let max = crate::collector::transfer::MAX_TRANSFER_BYTES;
-    let ct = req.header("content-type").unwrap_or("");
-    if !ct
-        .split(';')
-        .next()
-        .unwrap_or("")
-        .trim()
-        .eq_ignore_ascii_case("application/octet-stream")
-    {
-        return Err(Error::new(
-            Code::UnsupportedMediaType,
-            "a collector upload must use application/octet-stream",
-        ));
-    }
-    let too_large = || {
-        Error::new(
-            Code::RequestTooLarge,
-            format!("a collector transfer is at most {max} bytes"),
-        )
-    };
-    if let Some(cl) = req.header("content-length") {
-        match cl.trim().parse::<u64>() {
-            Ok(n) if n > max => return Err(too_large()),
-            Ok(_) => {}
-            Err(_) => {
-                return Err(Error::new(
-                    Code::InvalidContentLength,
-                    "Content-Length must be a non-negative integer",
-                ));
-            }
-        }
-    }
-    let mut bytes = Vec::new();
-    (&mut req.body)
-        .take(max + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| {
-            Error::new(
-                Code::InvalidRequest,
-                format!("cannot read the request body: {e}"),
-            )
-        })?;
-    if bytes.len() as u64 > max {
-        return Err(too_large());
-    }
-    Ok(bytes)
+    super::router::read_bounded_body(
+        req,
+        "application/octet-stream",
+        max,
+        "a collector upload must use application/octet-stream",
+        &format!("a collector transfer is at most {max} bytes"),
+    )
 }
 
 /// Uploads retained transfers to a workspace endpoint (the HTTP side of
