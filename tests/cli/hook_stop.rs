@@ -5,8 +5,9 @@
 
 use crate::collect_flow::Loop;
 use crate::common::{Output, repo_root, run_cmd, snapshot_files};
+use crate::workspace_collect::serve;
 use serde_json::{Value, json};
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::TcpListener;
 use std::path::Path;
 
@@ -74,40 +75,6 @@ fn blocked(agent: &str, o: &Output) -> Value {
 fn passed(agent: &str, o: &Output) {
     let v = out(agent, o);
     assert!(v.get("decision").is_none(), "{v}");
-}
-
-/// Serves `serve --workspace-config` for the loop's data dir.
-fn serve(l: &Loop) -> crate::workspace_http::Served {
-    let req = l.agent(&["requirements", "--change", &l.change_id]).json();
-    let cfg = json!({"version": 1, "agent_task_profiles": [{
-        "repository_id": "demo-basic", "profile_id": "default", "native_repository": "demo/basic",
-        "data_dir": l.env.data_dir, "target": "main", "requirement_digest": req["requirement_digest"]}]});
-    let p = l.env.path("workspace.json");
-    std::fs::write(&p, cfg.to_string()).expect("cfg");
-    let mut child = std::process::Command::new(crate::common::bin())
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .arg("--data-dir")
-        .arg(&l.env.data_dir)
-        .args(["serve", "--bind", "127.0.0.1:0", "--workspace-config"])
-        .arg(&p)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .expect("serve");
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().expect("stdout"))
-        .read_line(&mut line)
-        .expect("line");
-    let v: Value = serde_json::from_str(&line).expect("line json");
-    crate::workspace_http::Served {
-        child,
-        addr: v["listening"]
-            .as_str()
-            .expect("url")
-            .trim_start_matches("http://")
-            .to_owned(),
-    }
 }
 
 fn remote(addr: &str) -> Vec<String> {

@@ -12,7 +12,9 @@ use std::io::{BufRead, BufReader};
 
 const OPS: &str = "/v1/hub/workspace/repositories/demo-basic/profiles/default/agent-tasks";
 
-fn serve(l: &Loop) -> crate::workspace_http::Served {
+/// Serves `serve --workspace-config` for the loop's data dir (shared with
+/// the Stop hook tests).
+pub(crate) fn serve(l: &Loop) -> crate::workspace_http::Served {
     let r = l.agent(&["requirements", "--change", &l.change_id]).json();
     let cfg = json!({"version": 1, "agent_task_profiles": [{
         "repository_id": "demo-basic", "profile_id": "default", "native_repository": "demo/basic",
