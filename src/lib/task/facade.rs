@@ -1,8 +1,9 @@
-//! The workspace facade: one typed request per agent operation, scoped to
-//! one operator-configured task profile. The HTTP endpoint, the MCP tools
-//! and the CLI-equivalent library calls all go through [`execute`], which
-//! calls the same `task::ops` functions the CLI calls. The actor always
-//! comes from the caller's bearer (an agent token), never from the body.
+//! The workspace facade: one typed request per agent operation. The CLI
+//! builds an [`OperationRequest`] from its flags and calls [`run`]; the HTTP
+//! endpoint and the MCP tools decode the same struct from JSON and call
+//! [`execute`], which adds the operator profile's scope check and then
+//! calls [`run`]. The actor always comes from the caller's bearer (an agent
+//! token), never from the body.
 //! Wire format: `docs/workspace-http.md`.
 
 use super::contract::{
@@ -117,7 +118,8 @@ impl WorkspaceConfig {
     }
 }
 
-fn default_lease() -> u64 {
+/// The lease a claim or heartbeat asks for when the caller names none.
+pub fn default_lease() -> u64 {
     300_000
 }
 fn default_schema() -> u32 {
@@ -133,13 +135,15 @@ pub enum OperationRequest {
     Capabilities {},
     /// The installed requirement of a Change's profile.
     Requirements {
-        /// Change id.
-        change_id: String,
+        /// The Change (`change_id` on the wire; the CLI may name it by workspace).
+        #[serde(rename = "change_id", deserialize_with = "change_by_id")]
+        change: ChangeSel,
     },
     /// The typed next operation for a Change.
     Next {
-        /// Change id.
-        change_id: String,
+        /// The Change (`change_id` on the wire; the CLI may name it by workspace).
+        #[serde(rename = "change_id", deserialize_with = "change_by_id")]
+        change: ChangeSel,
     },
     /// A task's instruction entrypoint (or a schema mismatch).
     Instructions {
@@ -212,13 +216,15 @@ pub enum OperationRequest {
     /// Create the v2 receipt of a Change's current subject from retained
     /// validated transfers.
     CollectorFinalize {
-        /// Change id.
-        change_id: String,
+        /// The Change (`change_id` on the wire; the CLI may name it by workspace).
+        #[serde(rename = "change_id", deserialize_with = "change_by_id")]
+        change: ChangeSel,
     },
     /// Read-only exact-subject qualification.
     Qualification {
-        /// Change id.
-        change_id: String,
+        /// The Change (`change_id` on the wire; the CLI may name it by workspace).
+        #[serde(rename = "change_id", deserialize_with = "change_by_id")]
+        change: ChangeSel,
     },
     /// Recovery envelope.
     Recovery {
@@ -231,6 +237,14 @@ pub enum OperationRequest {
         #[serde(default)]
         request_id: Option<String>,
     },
+}
+
+/// Decodes the wire's `change_id` string: a remote caller names a Change
+/// only by id, never by a path.
+fn change_by_id<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> std::result::Result<ChangeSel, D::Error> {
+    String::deserialize(d).map(ChangeSel::Id)
 }
 
 /// Body of heartbeat, cancel and reconcile.
@@ -365,7 +379,7 @@ pub fn capabilities() -> Value {
 /// What the request names, for the scope check.
 enum Named<'a> {
     Nothing,
-    Change(&'a str),
+    Change(&'a ChangeSel),
     Task(&'a str),
     Attempt(&'a str),
 }
@@ -373,10 +387,10 @@ enum Named<'a> {
 fn named(r: &OperationRequest) -> Named<'_> {
     match r {
         OperationRequest::Capabilities {} => Named::Nothing,
-        OperationRequest::Requirements { change_id }
-        | OperationRequest::Next { change_id }
-        | OperationRequest::CollectorFinalize { change_id }
-        | OperationRequest::Qualification { change_id } => Named::Change(change_id),
+        OperationRequest::Requirements { change }
+        | OperationRequest::Next { change }
+        | OperationRequest::CollectorFinalize { change }
+        | OperationRequest::Qualification { change } => Named::Change(change),
         OperationRequest::CollectorClaim { task_id, .. } => Named::Task(task_id),
         OperationRequest::CollectorDescriptor { attempt_id } => Named::Attempt(attempt_id),
         OperationRequest::Instructions { task_id, .. }
@@ -418,9 +432,11 @@ pub fn check_scope(cx: &AgentCtx<'_>, p: &TaskProfile, r: &OperationRequest) -> 
     }
     let (repository, profile) = match named(r) {
         Named::Nothing => return Ok(()),
-        Named::Change(id) => {
-            check_id("change_id", id)?;
-            let ch = change::select(&conn, &ChangeSel::Id(id.to_owned()))?;
+        Named::Change(sel) => {
+            if let ChangeSel::Id(id) = sel {
+                check_id("change_id", id)?;
+            }
+            let ch = change::select(&conn, sel)?;
             (ch.repository, ch.profile)
         }
         Named::Task(id) => {
@@ -452,15 +468,20 @@ pub fn check_scope(cx: &AgentCtx<'_>, p: &TaskProfile, r: &OperationRequest) -> 
 }
 
 /// Runs one operation for the bearer's actor inside profile `p`: the scope
-/// check, then the same `task::ops` call the CLI makes.
+/// check, then [`run`], exactly as the CLI runs it.
 pub fn execute(cx: &AgentCtx<'_>, p: &TaskProfile, r: &OperationRequest) -> Result<Value> {
     check_scope(cx, p, r)?;
+    run(cx, r)
+}
+
+/// Runs one operation for the bearer's actor. The CLI calls this directly
+/// (its data directory is the scope); HTTP and MCP call it through
+/// [`execute`] after the profile scope check.
+pub fn run(cx: &AgentCtx<'_>, r: &OperationRequest) -> Result<Value> {
     match r {
         OperationRequest::Capabilities {} => Ok(capabilities()),
-        OperationRequest::Requirements { change_id } => {
-            ops::requirements(cx, &ChangeSel::Id(change_id.clone()))
-        }
-        OperationRequest::Next { change_id } => ops::next(cx, &ChangeSel::Id(change_id.clone())),
+        OperationRequest::Requirements { change } => ops::requirements(cx, change),
+        OperationRequest::Next { change } => ops::next(cx, change),
         OperationRequest::Instructions {
             task_id,
             schema_version,
@@ -514,11 +535,11 @@ pub fn execute(cx: &AgentCtx<'_>, p: &TaskProfile, r: &OperationRequest) -> Resu
                 "descriptor_digest": crate::collector::transfer::descriptor_digest(&d)?,
             }))
         }),
-        OperationRequest::CollectorFinalize { change_id } => {
-            crate::authority::receipt::finalize(cx, &ChangeSel::Id(change_id.clone()))
+        OperationRequest::CollectorFinalize { change } => {
+            crate::authority::receipt::finalize(cx, change)
         }
-        OperationRequest::Qualification { change_id } => {
-            crate::authority::receipt::qualify(cx, &ChangeSel::Id(change_id.clone()))
+        OperationRequest::Qualification { change } => {
+            crate::authority::receipt::qualify(cx, change)
         }
         OperationRequest::Recovery {
             task_id,

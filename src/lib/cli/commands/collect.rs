@@ -1,7 +1,7 @@
 //! Collector commands: `profile install`, `collector-claim`, `collect`,
 //! `retry-upload`, `finalize`, `qualify` and `land`.
 
-use super::change::{ChangeSelArgs, with_agent};
+use super::change::ChangeSelArgs;
 use super::runtime::RuntimeArg;
 use super::to_value;
 use crate::authority::collector::{self as col, PinnedRuntime, ProfileInstallRequest};
@@ -10,6 +10,7 @@ use crate::cli::ctx::Ctx;
 use crate::collector::collect::{self, CollectRequest, LocalUpload};
 use crate::error::{Code, Error, Result};
 use crate::store::private_fs;
+use crate::task::facade::OperationRequest;
 use serde_json::Value;
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -167,7 +168,13 @@ pub(super) fn collector_claim(ctx: &Ctx, a: CollectorClaimArgs) -> Result<Value>
         Some(r) => r,
         None => crate::wire::random_id("req")?,
     };
-    let out = with_agent(ctx, |cx| col::collector_claim(cx, &a.task, &rid))?;
+    let out = super::task::run(
+        ctx,
+        OperationRequest::CollectorClaim {
+            task_id: a.task,
+            request_id: rid,
+        },
+    )?;
     if let Some(p) = a.descriptor_out {
         let p = std::path::absolute(&p).map_err(|e| Error::io("resolve", &p, e))?;
         let bytes = serde_json::to_vec_pretty(&out["descriptor"])?;
@@ -226,13 +233,14 @@ pub(super) fn retry_upload(ctx: &Ctx, a: RetryUploadArgs) -> Result<Value> {
 }
 
 pub(super) fn finalize(ctx: &Ctx, a: ChangeSelArgs) -> Result<Value> {
-    let sel = a.sel()?;
-    with_agent(ctx, |cx| receipt::finalize(cx, &sel))
+    super::task::run(
+        ctx,
+        OperationRequest::CollectorFinalize { change: a.sel()? },
+    )
 }
 
 pub(super) fn qualify(ctx: &Ctx, a: ChangeSelArgs) -> Result<Value> {
-    let sel = a.sel()?;
-    with_agent(ctx, |cx| receipt::qualify(cx, &sel))
+    super::task::run(ctx, OperationRequest::Qualification { change: a.sel()? })
 }
 
 pub(super) fn land(ctx: &Ctx, a: LandArgs) -> Result<Value> {

@@ -2,13 +2,10 @@
 //! reference, claim, heartbeat, status, cancel, reconcile, result, recovery.
 
 use super::change::{ChangeSelArgs, with_agent};
-use super::to_value;
 use crate::cli::ctx::Ctx;
 use crate::error::{Code, Error, Result};
-use crate::task::contract::{
-    MutationAction, ReferenceFetchRequest, SCHEMA_VERSION, TaskResultAssertion,
-};
-use crate::task::ops;
+use crate::task::contract::{MutationAction, SCHEMA_VERSION, TaskResultAssertion};
+use crate::task::facade::{self, MutationBody, OperationRequest};
 use serde_json::Value;
 use std::io::Read;
 use std::path::PathBuf;
@@ -111,65 +108,89 @@ pub struct RecoveryArgs {
 }
 
 pub(super) fn capabilities() -> Result<Value> {
-    Ok(crate::task::facade::capabilities())
+    Ok(facade::capabilities())
+}
+
+/// Runs one agent operation through the same request struct and library
+/// call the workspace HTTP endpoint and MCP tools use.
+pub(super) fn run(ctx: &Ctx, r: OperationRequest) -> Result<Value> {
+    with_agent(ctx, |cx| facade::run(cx, &r))
 }
 
 pub(super) fn requirements(ctx: &Ctx, a: ChangeSelArgs) -> Result<Value> {
-    let sel = a.sel()?;
-    with_agent(ctx, |cx| ops::requirements(cx, &sel))
+    run(ctx, OperationRequest::Requirements { change: a.sel()? })
 }
 
 pub(super) fn next(ctx: &Ctx, a: ChangeSelArgs) -> Result<Value> {
-    let sel = a.sel()?;
-    with_agent(ctx, |cx| ops::next(cx, &sel))
+    run(ctx, OperationRequest::Next { change: a.sel()? })
 }
 
 pub(super) fn instructions(ctx: &Ctx, a: InstructionsArgs) -> Result<Value> {
-    with_agent(ctx, |cx| {
-        to_value(&ops::instructions(cx, &a.task, a.schema_version)?)
-    })
+    run(
+        ctx,
+        OperationRequest::Instructions {
+            task_id: a.task,
+            schema_version: a.schema_version,
+        },
+    )
 }
 
 pub(super) fn reference(ctx: &Ctx, a: ReferenceArgs) -> Result<Value> {
-    let expected = a
+    let expected_sha256 = a
         .expected_sha256
         .as_deref()
         .map(crate::wire::digest::Sha256Hex::parse)
         .transpose()?;
-    let req = ReferenceFetchRequest {
-        expected_schema_version: a.schema_version,
-        task_id: a.task,
-        task_digest: None,
-        name: a.name,
-        expected_sha256: expected,
-    };
-    with_agent(ctx, |cx| to_value(&ops::reference(cx, &req)?))
+    run(
+        ctx,
+        OperationRequest::Reference {
+            task_id: a.task,
+            name: a.name,
+            expected_schema_version: a.schema_version,
+            task_digest: None,
+            expected_sha256,
+        },
+    )
 }
 
 pub(super) fn claim(ctx: &Ctx, a: ClaimArgs) -> Result<Value> {
-    with_agent(ctx, |cx| {
-        ops::claim(cx, &a.task, &a.request_id, a.lease_ms, a.executor.clone())
-    })
+    run(
+        ctx,
+        OperationRequest::Claim {
+            task_id: a.task,
+            request_id: a.request_id,
+            lease_ms: a.lease_ms,
+            executor: a.executor,
+        },
+    )
 }
 
 pub(super) fn mutate(ctx: &Ctx, action: MutationAction, a: MutateArgs) -> Result<Value> {
-    let lease = match action {
-        MutationAction::Heartbeat => Some(a.lease_ms.unwrap_or(300_000)),
-        _ => a.lease_ms,
-    };
-    let m = crate::task::journal::MutationArgs {
-        action,
+    let body = MutationBody {
         attempt_id: a.attempt,
         fence: a.fence,
         request_id: a.request_id,
-        lease_ms: lease,
+        lease_ms: a.lease_ms,
         reason: a.reason,
     };
-    with_agent(ctx, |cx| ops::mutate(cx, &m))
+    run(
+        ctx,
+        match action {
+            MutationAction::Heartbeat => OperationRequest::Heartbeat(body),
+            MutationAction::Cancel => OperationRequest::Cancel(body),
+            MutationAction::Reconcile => OperationRequest::Reconcile(body),
+        },
+    )
 }
 
 pub(super) fn status(ctx: &Ctx, a: StatusArgs) -> Result<Value> {
-    with_agent(ctx, |cx| ops::status(cx, &a.task, &a.attempt))
+    run(
+        ctx,
+        OperationRequest::Status {
+            task_id: a.task,
+            attempt_id: a.attempt,
+        },
+    )
 }
 
 pub(super) fn result(ctx: &Ctx, a: ResultArgs) -> Result<Value> {
@@ -190,16 +211,21 @@ pub(super) fn result(ctx: &Ctx, a: ResultArgs) -> Result<Value> {
         return Err(too_large());
     }
     let assertion: TaskResultAssertion = serde_json::from_slice(&bytes)?;
-    with_agent(ctx, |cx| ops::result(cx, &assertion))
+    run(
+        ctx,
+        OperationRequest::Result {
+            assertion: Box::new(assertion),
+        },
+    )
 }
 
 pub(super) fn recovery(ctx: &Ctx, a: RecoveryArgs) -> Result<Value> {
-    with_agent(ctx, |cx| {
-        to_value(&ops::recovery(
-            cx,
-            &a.task,
-            a.attempt.as_deref(),
-            a.request_id.as_deref(),
-        )?)
-    })
+    run(
+        ctx,
+        OperationRequest::Recovery {
+            task_id: a.task,
+            attempt_id: a.attempt,
+            request_id: a.request_id,
+        },
+    )
 }
