@@ -352,66 +352,82 @@ fn every_reachable_error_code_over_http_writes_nothing() {
     assert_eq!(feed_len(a), feed0 + 1);
 }
 
-#[test]
-fn damaged_blobs_are_reported_not_returned() {
+/// Where a record's content lives: the CAS (over 16 KiB) or inline in
+/// `data.sqlite` (small content, committed with its row).
+#[derive(Clone, Copy, Debug)]
+enum Store {
+    Cas,
+    Inline,
+}
+
+fn damaged_blobs_are_reported_not_returned(store: Store) {
     let env = data_env();
     let s = serve(&env, Some(TOKEN));
     let a = &s.addr;
-    let one = post(
-        a,
-        "/v1/data/collect",
-        &json!({"collection_id": "default", "collector_id": "text", "input": {"text": "one blob"}}),
-    )
-    .ok();
-    let two = post(
-        a,
-        "/v1/data/collect",
-        &json!({"collection_id": "default", "collector_id": "text", "input": {"text": "two blob"}}),
-    )
-    .ok();
-    let blob = |v: &Value| {
-        let h = v["records"][0]["content"]["sha256"]
+    let text = |name: &str| match store {
+        Store::Cas => format!("{name} {}", "x".repeat(20_000)),
+        Store::Inline => format!("{name} blob"),
+    };
+    let collect = |name: &str| {
+        post(
+            a,
+            "/v1/data/collect",
+            &json!({"collection_id": "default", "collector_id": "text", "input": {"text": text(name)}}),
+        )
+        .ok()
+    };
+    let one = collect("one");
+    let two = collect("two");
+    let sha = |v: &Value| {
+        v["records"][0]["content"]["sha256"]
             .as_str()
             .expect("h")
-            .to_owned();
-        env.data_dir.join("cas/sha256").join(&h[..2]).join(&h[2..])
+            .to_owned()
     };
-    std::fs::remove_file(blob(&one)).expect("rm");
-    std::fs::write(blob(&two), b"tampered").expect("write");
-    get(
-        a,
-        &format!(
+    let record = |v: &Value| {
+        format!(
             "/v1/data/records/{}",
-            one["records"][0]["id"].as_str().expect("id")
-        ),
-    )
-    .error(404, "blob_not_found");
-    get(
-        a,
-        &format!(
-            "/v1/data/records/{}",
-            two["records"][0]["id"].as_str().expect("id")
-        ),
-    )
-    .error(500, "blob_integrity_error");
-    // Re-collecting the same content repairs the blob.
-    post(
-        a,
-        "/v1/data/collect",
-        &json!({"collection_id": "default", "collector_id": "text", "input": {"text": "one blob"}}),
-    )
-    .ok();
-    assert_eq!(
-        get(
-            a,
-            &format!(
-                "/v1/data/records/{}",
-                one["records"][0]["id"].as_str().expect("id")
-            )
+            v["records"][0]["id"].as_str().expect("id")
         )
-        .ok()["content"]["data"],
-        "one blob"
-    );
+    };
+    let object = |h: &str| env.data_dir.join("cas/sha256").join(&h[..2]).join(&h[2..]);
+    match store {
+        Store::Cas => {
+            std::fs::remove_file(object(&sha(&one))).expect("rm");
+            std::fs::write(object(&sha(&two)), b"tampered").expect("write");
+        }
+        Store::Inline => {
+            assert!(
+                !object(&sha(&one)).exists(),
+                "small content is not a CAS object"
+            );
+            let db = rusqlite::Connection::open(env.data_dir.join("data/data.sqlite")).expect("db");
+            db.execute("DELETE FROM inline_blobs WHERE sha256 = ?1", [sha(&one)])
+                .expect("delete");
+            db.execute(
+                "UPDATE inline_blobs SET bytes = X'74616d7065726564' WHERE sha256 = ?1",
+                [sha(&two)],
+            )
+            .expect("update");
+        }
+    }
+    get(a, &record(&one)).error(404, "blob_not_found");
+    get(a, &record(&two)).error(500, "blob_integrity_error");
+    // Re-collecting the same content repairs the blob.
+    collect("one");
+    collect("two");
+    assert_eq!(get(a, &record(&one)).ok()["content"]["data"], text("one"));
+    assert_eq!(get(a, &record(&two)).ok()["content"]["data"], text("two"));
+}
+
+#[test]
+fn damaged_cas_blobs_are_reported_not_returned() {
+    damaged_blobs_are_reported_not_returned(Store::Cas);
+}
+
+#[test]
+fn damaged_inline_blobs_are_reported_not_returned() {
+    damaged_blobs_are_reported_not_returned(Store::Inline);
 }
 
 #[test]
@@ -580,4 +596,38 @@ fn conformance_runner_slice1_passes_against_this_node() {
         assert_eq!(report["summary"]["failed"], 0);
         assert_eq!(report["summary"]["inconclusive"], 0);
     }
+}
+
+#[test]
+fn small_content_written_to_the_cas_before_inline_storage_still_reads() {
+    // A node made before content was stored inline holds small content as
+    // CAS objects only; reads fall back to the CAS.
+    let env = data_env();
+    let s = serve(&env, Some(TOKEN));
+    let a = &s.addr;
+    let v = post(
+        a,
+        "/v1/data/collect",
+        &json!({"collection_id": "default", "collector_id": "text", "input": {"text": "older blob"}}),
+    )
+    .ok();
+    let sha = v["records"][0]["content"]["sha256"]
+        .as_str()
+        .expect("h")
+        .to_owned();
+    let put = env
+        .cmd()
+        .args(["cas", "put", "-"])
+        .write_stdin("older blob")
+        .output()
+        .expect("cas put");
+    assert!(put.status.success(), "{put:?}");
+    let db = rusqlite::Connection::open(env.data_dir.join("data/data.sqlite")).expect("db");
+    db.execute("DELETE FROM inline_blobs WHERE sha256 = ?1", [&sha])
+        .expect("delete");
+    let rec = format!(
+        "/v1/data/records/{}",
+        v["records"][0]["id"].as_str().expect("id")
+    );
+    assert_eq!(get(a, &rec).ok()["content"]["data"], "older blob");
 }

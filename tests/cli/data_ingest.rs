@@ -176,8 +176,14 @@ fn bulk_jsonl_ingest_shares_transactions_and_reports_per_line() {
     );
 }
 
-/// Every record in the feed has its verified bytes in the CAS.
+/// Every record in the feed has its verified bytes, inline in
+/// `data.sqlite` (small content) or in the CAS.
 fn assert_every_record_has_bytes(env: &TestEnv) -> usize {
+    let db = rusqlite::Connection::open_with_flags(
+        env.data_dir.join("data/data.sqlite"),
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
+    )
+    .expect("db");
     let mut cursor: Option<String> = None;
     let mut n = 0;
     loop {
@@ -191,8 +197,18 @@ fn assert_every_record_has_bytes(env: &TestEnv) -> usize {
                 continue;
             }
             let h = ev["record"]["content"]["sha256"].as_str().expect("h");
-            let bytes = std::fs::read(env.data_dir.join("cas/sha256").join(&h[..2]).join(&h[2..]))
-                .expect("blob present");
+            let inline: Option<Vec<u8>> = db
+                .query_row(
+                    "SELECT bytes FROM inline_blobs WHERE sha256 = ?1",
+                    [h],
+                    |r| r.get(0),
+                )
+                .ok();
+            let bytes = match inline {
+                Some(b) => b,
+                None => std::fs::read(env.data_dir.join("cas/sha256").join(&h[..2]).join(&h[2..]))
+                    .expect("blob present"),
+            };
             assert_eq!(data_encoding::HEXLOWER.encode(&Sha256::digest(&bytes)), h);
             assert_eq!(
                 bytes.len() as u64,

@@ -326,6 +326,13 @@ pub struct Prepared {
     pub ingested_at: String,
 }
 
+impl Prepared {
+    /// Whether the content is stored inline with the record row.
+    pub fn is_inline(&self) -> bool {
+        self.bytes.len() <= super::schema::INLINE_MAX_BYTES
+    }
+}
+
 /// `query` request (`POST /v1/data/query`), raw members as sent.
 #[derive(Debug, Clone, Default)]
 pub struct QueryRequest {
@@ -816,10 +823,11 @@ impl Node {
     }
 
     /// Writes prepared items' bytes durably into the CAS (before any row
-    /// naming them commits).
+    /// naming them commits). Small content is skipped: the writer stores it
+    /// inline in the same transaction as its record row.
     pub fn store_blobs(&self, items: &[Prepared]) -> Result<()> {
         let cas = self.dir.cas();
-        for p in items {
+        for p in items.iter().filter(|p| !p.is_inline()) {
             let out = cas.put_bytes(&p.bytes)?;
             if out.digest != p.sha256 {
                 return Err(Error::internal(
@@ -875,6 +883,7 @@ impl Node {
                 .iter()
                 .filter_map(|p| p.as_ref().ok())
                 .flat_map(|(items, _)| items.iter())
+                .filter(|p| !p.is_inline())
                 .collect(),
         );
         if let Err(e) = stored {
@@ -951,18 +960,20 @@ impl Node {
     /// envelope's size and SHA-256 before anything is returned.
     pub fn read_record(&self, record_id: &str) -> Result<RecordRead> {
         check_record_id(record_id)?;
-        let row: Option<(String, String, i64, bool)> = self.read(|c| {
+        type Row = (String, String, i64, bool, Option<Vec<u8>>);
+        let row: Option<Row> = self.read(|c| {
             Ok(c.prepare_cached(
                 "SELECT r.envelope_json, r.content_sha256, r.content_size, \
-                 EXISTS(SELECT 1 FROM tombstones t WHERE t.record_id = r.id) \
+                 EXISTS(SELECT 1 FROM tombstones t WHERE t.record_id = r.id), \
+                 (SELECT b.bytes FROM inline_blobs b WHERE b.sha256 = r.content_sha256) \
                  FROM records r WHERE r.id = ?1",
             )?
             .query_row([record_id], |r| {
-                Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
             })
             .optional()?)
         })?;
-        let Some((env, sha, size, tombstoned)) = row else {
+        let Some((env, sha, size, tombstoned, inline)) = row else {
             return Err(Error::new(
                 Code::RecordNotFound,
                 format!("Record {record_id} was not found"),
@@ -988,7 +999,25 @@ impl Node {
             )
         })?;
         let cas = self.dir.cas();
-        let bytes = match cas.read(&digest, None, self.limits.max_record_bytes.max(size)) {
+        let from_cas = match inline {
+            Some(b) if Sha256Hex::digest(&b) == digest => Ok(b),
+            Some(_) => {
+                return Err(Error::new(
+                    Code::BlobIntegrityError,
+                    format!("The blob of record {record_id} does not match its reference"),
+                ));
+            }
+            None if size <= super::schema::INLINE_MAX_BYTES as u64
+                && !cas.object_path(&digest).exists() =>
+            {
+                return Err(Error::new(
+                    Code::BlobNotFound,
+                    format!("The blob of record {record_id} was not found"),
+                ));
+            }
+            None => cas.read(&digest, None, self.limits.max_record_bytes.max(size)),
+        };
+        let bytes = match from_cas {
             Ok(b) => b,
             Err(e) if e.code() == Code::IntegrityError && !cas.object_path(&digest).exists() => {
                 return Err(Error::new(

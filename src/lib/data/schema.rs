@@ -1,7 +1,14 @@
 //! `data/data.sqlite`: node identity, collections, records, tombstones, the
-//! change feed and the FTS5 index.
+//! change feed, the FTS5 index, and the content of small records (at most
+//! [`INLINE_MAX_BYTES`]), which commits in the same transaction as the row
+//! naming it; larger content lives in the CAS, fsynced before that commit.
 
 use crate::store::{DbSpec, Migration};
+
+/// Largest record content stored inline in `inline_blobs` rather than as a
+/// CAS object. One SQLite commit makes a whole batch of small records
+/// durable, where a CAS object costs a file and a directory fsync each.
+pub const INLINE_MAX_BYTES: usize = 16 * 1024;
 
 /// The data node database.
 pub static SPEC: DbSpec = DbSpec {
@@ -10,10 +17,11 @@ pub static SPEC: DbSpec = DbSpec {
     migrations: MIGRATIONS,
 };
 
-static MIGRATIONS: &[Migration] = &[Migration {
-    version: 1,
-    description: "agent-data/v1 node: meta, collections, records, tombstones, changes, FTS5",
-    sql: "
+static MIGRATIONS: &[Migration] = &[
+    Migration {
+        version: 1,
+        description: "agent-data/v1 node: meta, collections, records, tombstones, changes, FTS5",
+        sql: "
 CREATE TABLE node_meta (
     key TEXT PRIMARY KEY,
     value TEXT NOT NULL
@@ -55,4 +63,15 @@ CREATE VIRTUAL TABLE record_fts USING fts5(
     tokenize = 'unicode61'
 );
 ",
-}];
+    },
+    Migration {
+        version: 2,
+        description: "small record content stored inline, committed with its record row",
+        sql: "
+CREATE TABLE inline_blobs (
+    sha256 TEXT PRIMARY KEY,
+    bytes BLOB NOT NULL
+) STRICT, WITHOUT ROWID;
+",
+    },
+];

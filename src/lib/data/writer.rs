@@ -227,6 +227,12 @@ fn apply(conn: &Connection, op: WriteOp) -> Result<WriteResult> {
 }
 
 fn insert_record(conn: &Connection, p: Prepared) -> Result<(Value, bool)> {
+    if p.is_inline() {
+        // Small content commits with its row. REPLACE also repairs a
+        // damaged copy when the same content is collected again.
+        conn.prepare_cached("INSERT OR REPLACE INTO inline_blobs(sha256, bytes) VALUES (?1, ?2)")?
+            .execute(params![p.sha256.as_str(), p.bytes])?;
+    }
     let existing: Option<(i64, String, bool)> = conn
         .prepare_cached(
             "SELECT r.rid, r.envelope_json, \
