@@ -183,7 +183,7 @@ pub fn collect(req: &CollectRequest<'_>, up: &dyn Uploader) -> Result<Value> {
     private_fs::write_atomic(&edir.join("upload.json"), &serde_json::to_vec(&answer)?)?;
     Ok(json!({
         "execution_operation_id": d.execution_operation_id, "task_id": d.task_id, "attempt_id": d.attempt_id,
-        "resumed": resumed, "status": record.status, "outcome": record.outcome,
+        "resumed": resumed, "status": record.status, "outcome": record.outcome, "detail": record.detail,
         "exit_code": record.run.as_ref().and_then(|r| r.exit_code),
         "duration_ms": record.run.as_ref().map(|r| r.duration_ms),
         "stdout_tail": record.run.as_ref().map(|r| r.stdout.tail.clone()),
