@@ -910,7 +910,10 @@ fn build_command(
     std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
     // If the collector itself dies (SIGKILL), the runtime process dies too
     // (bwrap --die-with-parent and unshare --kill-child take the command
-    // with them), so a rerun never races a command left running.
+    // with them), so a rerun never races a command left running. An OCI
+    // container is not the client's child: podman's --timeout bounds it
+    // (docker has no such flag), and the rerun records `interrupted`
+    // without running anything.
     #[allow(unsafe_code)]
     // SAFETY: the closure runs in the forked child before exec and only
     // calls prctl(2), which is async-signal-safe; no memory is shared.
