@@ -3291,7 +3291,7 @@ _agent__task() {
             return 0
             ;;
         agent__subcmd__task__subcmd__profile__subcmd__install)
-            opts="-h -V --registration --step --runtime --file --data-dir --pretty --lock-timeout-ms --token-file --help --version"
+            opts="-h -V --registration --step --runtime --file --oci-image --data-dir --pretty --lock-timeout-ms --token-file --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3310,6 +3310,10 @@ _agent__task() {
                     return 0
                     ;;
                 --file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --oci-image)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -3959,7 +3963,7 @@ _agent__task() {
             return 0
             ;;
         agent__subcmd__task__subcmd__runtime__subcmd__probe)
-            opts="-h -V --runtime --data-dir --pretty --lock-timeout-ms --token-file --help --version"
+            opts="-h -V --runtime --oci-image --data-dir --pretty --lock-timeout-ms --token-file --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3967,6 +3971,10 @@ _agent__task() {
             case "${prev}" in
                 --runtime)
                     COMPREPLY=($(compgen -W "bwrap unshare oci" -- "${cur}"))
+                    return 0
+                    ;;
+                --oci-image)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --data-dir)

@@ -121,18 +121,19 @@ complete -c agent-task -n "__fish_agent_task_using_subcommand runtime; and not _
 complete -c agent-task -n "__fish_agent_task_using_subcommand runtime; and not __fish_seen_subcommand_from probe help" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand runtime; and not __fish_seen_subcommand_from probe help" -s h -l help -d 'Print help'
 complete -c agent-task -n "__fish_agent_task_using_subcommand runtime; and not __fish_seen_subcommand_from probe help" -s V -l version -d 'Print version'
-complete -c agent-task -n "__fish_agent_task_using_subcommand runtime; and not __fish_seen_subcommand_from probe help" -f -a "probe" -d 'Print the observed identity (program digest, version, pinned arguments, isolation facts and their digest) after a trial run'
+complete -c agent-task -n "__fish_agent_task_using_subcommand runtime; and not __fish_seen_subcommand_from probe help" -f -a "probe" -d 'Print the observed identity (program digest, version, pinned arguments, isolation facts, for oci the engine and resolved image, and their digest) after a trial run (bwrap, unshare)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand runtime; and not __fish_seen_subcommand_from probe help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand runtime; and __fish_seen_subcommand_from probe" -l runtime -d 'Which runtime' -r -f -a "bwrap\t'bubblewrap: read-only snapshot, no network, pid namespace, private /tmp'
 unshare\t'unshare: network cut only; the file system is shared'
 oci\t'podman or docker with --network none'"
+complete -c agent-task -n "__fish_agent_task_using_subcommand runtime; and __fish_seen_subcommand_from probe" -l oci-image -d 'For `oci`: the image, pinned by digest (`NAME@sha256:<64 hex>`); it must be in the engine\'s local store (never pulled)' -r
 complete -c agent-task -n "__fish_agent_task_using_subcommand runtime; and __fish_seen_subcommand_from probe" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand runtime; and __fish_seen_subcommand_from probe" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
 complete -c agent-task -n "__fish_agent_task_using_subcommand runtime; and __fish_seen_subcommand_from probe" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand runtime; and __fish_seen_subcommand_from probe" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand runtime; and __fish_seen_subcommand_from probe" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c agent-task -n "__fish_agent_task_using_subcommand runtime; and __fish_seen_subcommand_from probe" -s V -l version -d 'Print version'
-complete -c agent-task -n "__fish_agent_task_using_subcommand runtime; and __fish_seen_subcommand_from help" -f -a "probe" -d 'Print the observed identity (program digest, version, pinned arguments, isolation facts and their digest) after a trial run'
+complete -c agent-task -n "__fish_agent_task_using_subcommand runtime; and __fish_seen_subcommand_from help" -f -a "probe" -d 'Print the observed identity (program digest, version, pinned arguments, isolation facts, for oci the engine and resolved image, and their digest) after a trial run (bwrap, unshare)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand runtime; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand completions" -l out -d 'Write the script to this file instead of embedding it in the JSON output' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand completions" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
@@ -575,6 +576,7 @@ complete -c agent-task -n "__fish_agent_task_using_subcommand profile; and __fis
 unshare\t'unshare: network cut only; the file system is shared'
 oci\t'podman or docker with --network none'"
 complete -c agent-task -n "__fish_agent_task_using_subcommand profile; and __fish_seen_subcommand_from install" -l file -d 'A pinned identity `{"basis": "pinned_file", "identity": {…}}` instead of probing now' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand profile; and __fish_seen_subcommand_from install" -l oci-image -d 'The image an `oci` profile runs, pinned by digest (`NAME@sha256:<64 hex>`; a tag alone is refused). It must already be in the engine\'s local store: collections never pull' -r
 complete -c agent-task -n "__fish_agent_task_using_subcommand profile; and __fish_seen_subcommand_from install" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand profile; and __fish_seen_subcommand_from install" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
 complete -c agent-task -n "__fish_agent_task_using_subcommand profile; and __fish_seen_subcommand_from install" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON' -r -F
@@ -680,7 +682,7 @@ complete -c agent-task -n "__fish_agent_task_using_subcommand help; and not __fi
 complete -c agent-task -n "__fish_agent_task_using_subcommand help; and __fish_seen_subcommand_from cas" -f -a "put" -d 'Store a file (or `-` for stdin) and print its SHA-256 and size'
 complete -c agent-task -n "__fish_agent_task_using_subcommand help; and __fish_seen_subcommand_from cas" -f -a "cat" -d 'Verify an object and write its bytes to a file'
 complete -c agent-task -n "__fish_agent_task_using_subcommand help; and __fish_seen_subcommand_from cas" -f -a "fsck" -d 'Verify every object against its digest (changes nothing)'
-complete -c agent-task -n "__fish_agent_task_using_subcommand help; and __fish_seen_subcommand_from runtime" -f -a "probe" -d 'Print the observed identity (program digest, version, pinned arguments, isolation facts and their digest) after a trial run'
+complete -c agent-task -n "__fish_agent_task_using_subcommand help; and __fish_seen_subcommand_from runtime" -f -a "probe" -d 'Print the observed identity (program digest, version, pinned arguments, isolation facts, for oci the engine and resolved image, and their digest) after a trial run (bwrap, unshare)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand help; and __fish_seen_subcommand_from data" -f -a "init" -d 'Create (or re-check) the data node: ids, database, config, `default` collection'
 complete -c agent-task -n "__fish_agent_task_using_subcommand help; and __fish_seen_subcommand_from data" -f -a "manifest" -d 'Print the capability manifest'
 complete -c agent-task -n "__fish_agent_task_using_subcommand help; and __fish_seen_subcommand_from data" -f -a "collection" -d 'Define or list collections'

@@ -176,6 +176,7 @@ _arguments "${_arguments_options[@]}" : \
 '--runtime=[Which runtime]:RUNTIME:((bwrap\:"bubblewrap\: read-only snapshot, no network, pid namespace, private /tmp"
 unshare\:"unshare\: network cut only; the file system is shared"
 oci\:"podman or docker with --network none"))' \
+'--oci-image=[For \`oci\`\: the image, pinned by digest (\`NAME@sha256\:<64 hex>\`); it must be in the engine'\''s local store (never pulled)]:REF:_default' \
 '--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
@@ -1256,6 +1257,7 @@ _arguments "${_arguments_options[@]}" : \
 unshare\:"unshare\: network cut only; the file system is shared"
 oci\:"podman or docker with --network none"))' \
 '--file=[A pinned identity \`{"basis"\: "pinned_file", "identity"\: {…}}\` instead of probing now]:FILE:_files' \
+'--oci-image=[The image an \`oci\` profile runs, pinned by digest (\`NAME@sha256\:<64 hex>\`; a tag alone is refused). It must already be in the engine'\''s local store\: collections never pull]:REF:_default' \
 '--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
@@ -2526,7 +2528,7 @@ _agent-task__subcmd__help__subcmd__retry-upload_commands() {
 (( $+functions[_agent-task__subcmd__help__subcmd__runtime_commands] )) ||
 _agent-task__subcmd__help__subcmd__runtime_commands() {
     local commands; commands=(
-'probe:Print the observed identity (program digest, version, pinned arguments, isolation facts and their digest) after a trial run' \
+'probe:Print the observed identity (program digest, version, pinned arguments, isolation facts, for oci the engine and resolved image, and their digest) after a trial run (bwrap, unshare)' \
     )
     _describe -t commands 'agent-task help runtime commands' commands "$@"
 }
@@ -2773,7 +2775,7 @@ _agent-task__subcmd__retry-upload_commands() {
 (( $+functions[_agent-task__subcmd__runtime_commands] )) ||
 _agent-task__subcmd__runtime_commands() {
     local commands; commands=(
-'probe:Print the observed identity (program digest, version, pinned arguments, isolation facts and their digest) after a trial run' \
+'probe:Print the observed identity (program digest, version, pinned arguments, isolation facts, for oci the engine and resolved image, and their digest) after a trial run (bwrap, unshare)' \
 'help:Print this message or the help of the given subcommand(s)' \
     )
     _describe -t commands 'agent-task runtime commands' commands "$@"
@@ -2781,7 +2783,7 @@ _agent-task__subcmd__runtime_commands() {
 (( $+functions[_agent-task__subcmd__runtime__subcmd__help_commands] )) ||
 _agent-task__subcmd__runtime__subcmd__help_commands() {
     local commands; commands=(
-'probe:Print the observed identity (program digest, version, pinned arguments, isolation facts and their digest) after a trial run' \
+'probe:Print the observed identity (program digest, version, pinned arguments, isolation facts, for oci the engine and resolved image, and their digest) after a trial run (bwrap, unshare)' \
 'help:Print this message or the help of the given subcommand(s)' \
     )
     _describe -t commands 'agent-task runtime help commands' commands "$@"

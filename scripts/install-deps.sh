@@ -2,12 +2,17 @@
 # Installs what the tests and the demo need beyond the Rust toolchain.
 # SQLite is compiled in (rusqlite "bundled"), so no headers are needed. git
 # is needed by the workflow fixtures; bubblewrap by the bwrap collector
-# runtime and its tests. Idempotent; quiet when all is present.
+# runtime and its tests; podman (with runc, for hosts where crun cannot
+# run) and a static busybox by the oci runtime's tests, which build a local
+# image without any registry. Idempotent; quiet when all is present.
 set -euo pipefail
 need=()
 command -v git >/dev/null || need+=(git)
 command -v bwrap >/dev/null || need+=(bubblewrap)
 command -v unshare >/dev/null || need+=(util-linux)
+command -v podman >/dev/null || need+=(podman)
+command -v runc >/dev/null || need+=(runc)
+dpkg-query -W -f '${Status}' busybox-static 2>/dev/null | grep -q 'ok installed' || need+=(busybox-static)
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" -ne 0 ]; then
     echo "install-deps: please install: ${need[*]}" >&2

@@ -249,6 +249,10 @@ codes! {
     AuthorizationChanged = "authorization_changed" => exit 77, http 403;
     /// A collector transfer could not be delivered to a workspace endpoint (retry-upload resends the same bytes).
     UploadFailed = "upload_failed" => exit 69, http 502;
+    /// An OCI image reference is not pinned by digest (`NAME@sha256:<64 hex>`).
+    OciImageReferenceInvalid = "oci_image_reference_invalid" => exit 65, http 400;
+    /// The pinned OCI image is not in the engine's local store (it is never pulled).
+    OciImageUnavailable = "oci_image_unavailable" => exit 69, http 503;
 }
 
 impl fmt::Display for Code {

@@ -275,9 +275,11 @@ fn runtime_identity_mismatch_is_a_typed_failed_record() {
     // A fixture-basis pin (test builds only) of a bwrap identity that is
     // not this host's: collect does not fall back, it records the mismatch.
     let env0 = TestEnv::new();
-    let mut id =
-        agent_task::collector::runtime::probe(agent_task::collector::runtime::RuntimeKind::Bwrap)
-            .expect("bwrap (scripts/install-deps.sh)");
+    let mut id = agent_task::collector::runtime::probe(
+        agent_task::collector::runtime::RuntimeKind::Bwrap,
+        None,
+    )
+    .expect("bwrap (scripts/install-deps.sh)");
     id.version = "bubblewrap 0.0.0-pinned-elsewhere".into();
     id.digest = id.computed_digest().expect("digest");
     let pin = env0.path("pin.json");

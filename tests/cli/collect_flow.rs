@@ -43,7 +43,16 @@ impl Loop {
     /// for `tests`, a profile (runtime, optional pinned file); then the
     /// agent opens a Change on a copy of the fixture.
     pub fn new(workflow: &Path, runtime: &str, pin_file: Option<&Path>) -> Loop {
-        let env = TestEnv::init();
+        let mut profile_args = vec![];
+        if let Some(f) = pin_file {
+            profile_args.extend(["--file", s(f)]);
+        }
+        Self::setup(TestEnv::init(), workflow, runtime, &profile_args)
+    }
+
+    /// [`Loop::new`] on an initialised `env`, with extra `profile install`
+    /// arguments.
+    pub fn setup(env: TestEnv, workflow: &Path, runtime: &str, profile_args: &[&str]) -> Loop {
         let source = env.path("source");
         copy_dir(&repo_root().join("fixtures/repos/basic"), &source);
         git(&source, &["init", "-q", "-b", "main"]);
@@ -104,9 +113,7 @@ impl Loop {
             "--runtime",
             runtime,
         ];
-        if let Some(f) = pin_file {
-            args.extend(["--file", s(f)]);
-        }
+        args.extend(profile_args);
         env.run(&args).json();
         let workspace = env.path("work");
         copy_dir(&repo_root().join("fixtures/repos/basic"), &workspace);

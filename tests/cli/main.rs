@@ -6,6 +6,7 @@
 mod cas;
 mod collect_faults;
 mod collect_flow;
+mod collect_oci;
 mod common;
 mod data_core;
 mod data_http;

@@ -20,15 +20,44 @@ fn probe_bwrap_and_unshare_report_identity() {
 }
 
 #[test]
-fn probe_oci_or_explain_why_not() {
+fn probe_oci_needs_a_digest_pinned_image() {
     let env = TestEnv::new();
-    let out = env.run(&["runtime", "probe", "--runtime", "oci"]);
-    if out.code == 0 {
-        assert_eq!(out.json()["runtime"], "oci");
-    } else {
-        let v = out.error("runtime_unavailable", 69);
-        eprintln!("skipping OCI checks: {}", v["message"]);
-    }
+    env.run(&["runtime", "probe", "--runtime", "oci"])
+        .error("invalid_input", 65);
+    env.run(&[
+        "runtime",
+        "probe",
+        "--runtime",
+        "oci",
+        "--oci-image",
+        "busybox:latest",
+    ])
+    .error("oci_image_reference_invalid", 65);
+    let pinned = format!("localhost/img@sha256:{}", "ab".repeat(32));
+    env.run(&[
+        "runtime",
+        "probe",
+        "--runtime",
+        "bwrap",
+        "--oci-image",
+        &pinned,
+    ])
+    .error("invalid_input", 65);
+    // Without an engine or without the image: a typed refusal, never a pull.
+    let out = env.run(&[
+        "runtime",
+        "probe",
+        "--runtime",
+        "oci",
+        "--oci-image",
+        &pinned,
+    ]);
+    assert_ne!(out.code, 0, "{out}");
+    let v: serde_json::Value = serde_json::from_str(out.stderr.trim()).expect("json");
+    assert!(
+        v["error"] == "runtime_unavailable" || v["error"] == "oci_image_unavailable",
+        "{out}"
+    );
 }
 
 #[test]

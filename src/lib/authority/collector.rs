@@ -51,6 +51,9 @@ pub struct ProfileInstallRequest {
     pub runtime: RuntimeKind,
     /// A pinned identity instead of probing now.
     pub pinned: Option<PinnedRuntime>,
+    /// The digest-pinned image (`NAME@sha256:<64 hex>`): required for
+    /// `oci`, refused for the other runtimes.
+    pub oci_image: Option<String>,
 }
 
 /// `profile install` output.
@@ -88,6 +91,7 @@ pub fn profile_install(
     clock: &dyn Clock,
     req: &ProfileInstallRequest,
 ) -> Result<ProfileInstallOutput> {
+    runtime::check_image_flag(req.runtime, req.oci_image.as_deref())?;
     let (identity, basis) = match &req.pinned {
         Some(p) => {
             if p.identity.computed_digest()? != p.identity.digest {
@@ -100,11 +104,19 @@ pub fn profile_install(
             }
             (p.identity.clone(), p.basis.clone())
         }
-        None => (runtime::probe(req.runtime)?, "observed".to_owned()),
+        None => (
+            runtime::probe(req.runtime, req.oci_image.as_deref())?,
+            "observed".to_owned(),
+        ),
     };
     if identity.runtime != req.runtime {
         return Err(profile_err(
             "the pinned identity is for another runtime kind",
+        ));
+    }
+    if identity.image.as_ref().map(|i| i.reference.as_str()) != req.oci_image.as_deref() {
+        return Err(profile_err(
+            "the runtime identity's image is not the --oci-image the profile pins",
         ));
     }
     admin::with_write(root, timeout, clock, |tx, _dir, now| {
@@ -162,6 +174,7 @@ pub fn profile_install(
             recipe,
             runtime: req.runtime,
             runtime_identity_digest: identity.digest.clone(),
+            oci_image: req.oci_image.clone(),
             basis,
         };
         profile.check_basis()?;
@@ -346,6 +359,7 @@ pub fn derive_descriptor(
         recipe: p.recipe.clone(),
         runtime: p.runtime,
         runtime_identity_digest: p.runtime_identity_digest.clone(),
+        oci_image: p.oci_image.clone(),
         limits: p.limits.clone(),
     })
 }

@@ -183,7 +183,7 @@ pub fn collect(req: &CollectRequest<'_>, up: &dyn Uploader) -> Result<Value> {
     private_fs::write_atomic(&edir.join("upload.json"), &serde_json::to_vec(&answer)?)?;
     Ok(json!({
         "execution_operation_id": d.execution_operation_id, "task_id": d.task_id, "attempt_id": d.attempt_id,
-        "resumed": resumed, "status": record.status, "outcome": record.outcome,
+        "resumed": resumed, "status": record.status, "outcome": record.outcome, "detail": record.detail,
         "exit_code": record.run.as_ref().and_then(|r| r.exit_code),
         "duration_ms": record.run.as_ref().map(|r| r.duration_ms),
         "stdout_tail": record.run.as_ref().map(|r| r.stdout.tail.clone()),
@@ -245,7 +245,7 @@ fn execute(
         run: None,
         detail: Some(detail),
     };
-    let identity = match runtime::probe(d.runtime) {
+    let identity = match runtime::probe(d.runtime, d.oci_image.as_deref()) {
         Ok(id) if id.digest == d.runtime_identity_digest => id,
         Ok(id) => {
             return Ok(failed(
@@ -255,8 +255,13 @@ fn execute(
             ));
         }
         Err(e) => {
+            let status = if e.code() == Code::OciImageUnavailable {
+                ExecutionStatus::ImageUnavailable
+            } else {
+                ExecutionStatus::RuntimeUnavailable
+            };
             return Ok(failed(
-                ExecutionStatus::RuntimeUnavailable,
+                status,
                 None,
                 e.message().chars().take(512).collect(),
             ));
@@ -291,7 +296,7 @@ fn execute(
         timeout: Duration::from_millis(d.recipe.timeout_ms),
         max_output_bytes: d.limits.max_output_bytes,
         tail_bytes: usize::try_from(d.limits.tail_bytes).unwrap_or(4096),
-        oci_image: None,
+        oci_image: d.oci_image.as_deref(),
     };
     let run = runtime::run(&identity, &spec, req.clock);
     let snap_removed = make_writable_and_remove(&snap);

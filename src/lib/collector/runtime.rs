@@ -11,7 +11,15 @@
 //! |---|---|---|---|---|---|
 //! | `bwrap` | none (own netns) | read-only bind | yes | private tmpfs | uid 65534 in a user namespace, no capabilities |
 //! | `unshare` | none (own netns) | shared file system, writable | yes | shared | the invoking user |
-//! | `oci` | none (`--network none`) | read-only volume | yes | private tmpfs | 65534 |
+//! | `oci` | none (`--network none`) | read-only volume | yes | private tmpfs | 65534, no capabilities |
+//!
+//! The `oci` runtime runs one digest-pinned image (`NAME@sha256:<64 hex>`)
+//! that must already be in the engine's local store: it is never pulled
+//! (`--pull=never`). Its identity adds the image as the engine resolved it
+//! (reference, image id, manifest digest), so the identity digest a profile
+//! pins covers the image too. Scratch (`/scratch`, HOME) and `/tmp` are
+//! tmpfs mounts private to the container; the container is named per run
+//! and its removal is confirmed after the run (`cleanup_confirmed`).
 //!
 //! Every run has a wall-clock limit and a per-stream output cap; both stop
 //! the whole process tree. Outputs are hashed in full (up to the cap) and a
@@ -87,8 +95,25 @@ pub struct RuntimeIdentity {
     pub pinned_args: Vec<String>,
     /// What those arguments guarantee.
     pub isolation: IsolationFacts,
-    /// `domain_digest(IDENTITY_DOMAIN, JSON of the fields above in this order)`.
+    /// For `oci` only: the pinned image as the engine resolved it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub image: Option<OciImage>,
+    /// `domain_digest(IDENTITY_DOMAIN, JSON of the fields above in this order)`
+    /// (`image` is left out of that JSON when absent).
     pub digest: Sha256Hex,
+}
+
+/// A digest-pinned OCI image, as present in the engine's local store.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OciImage {
+    /// The reference the profile pins: `NAME@sha256:<64 hex>`.
+    pub reference: String,
+    /// The engine's image id (`sha256:<64 hex>`, the digest of the image config).
+    pub id: String,
+    /// The manifest digest of the reference (`sha256:<64 hex>`), found among
+    /// the image's own digests.
+    pub digest: String,
 }
 
 #[derive(Serialize)]
@@ -99,6 +124,8 @@ struct IdentityCore<'a> {
     version: &'a str,
     pinned_args: &'a [String],
     isolation: &'a IsolationFacts,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    image: Option<&'a OciImage>,
 }
 
 fn identity(
@@ -107,6 +134,7 @@ fn identity(
     version: String,
     pinned_args: Vec<String>,
     isolation: IsolationFacts,
+    image: Option<OciImage>,
 ) -> Result<RuntimeIdentity> {
     let bytes = std::fs::read(&program).map_err(|e| Error::io("read", &program, e))?;
     let program_sha256 = Sha256Hex::digest(&bytes);
@@ -118,6 +146,7 @@ fn identity(
         version: &version,
         pinned_args: &pinned_args,
         isolation: &isolation,
+        image: image.as_ref(),
     };
     let digest = domain_digest(IDENTITY_DOMAIN, &serde_json::to_vec(&core)?);
     Ok(RuntimeIdentity {
@@ -127,6 +156,7 @@ fn identity(
         version,
         pinned_args,
         isolation,
+        image,
         digest,
     })
 }
@@ -142,6 +172,7 @@ impl RuntimeIdentity {
             version: &self.version,
             pinned_args: &self.pinned_args,
             isolation: &self.isolation,
+            image: self.image.as_ref(),
         };
         Ok(domain_digest(IDENTITY_DOMAIN, &serde_json::to_vec(&core)?))
     }
@@ -209,23 +240,305 @@ const BWRAP_ARGS: &[&str] = &[
 
 const UNSHARE_ARGS: &[&str] = &["--net", "--pid", "--fork", "--kill-child", "--mount-proc"];
 
-const OCI_ARGS: &[&str] = &[
+/// Run plan of the `oci` runtime under podman. `/tmp` and `/scratch` are
+/// tmpfs mounts owned by the container user (`U`), so a rootful engine
+/// never needs a host directory writable by uid 65534.
+const PODMAN_ARGS: &[&str] = &[
     "run",
     "--rm",
+    "--pull=never",
     "--network",
     "none",
     "--read-only",
     "--user",
     "65534:65534",
+    "--cap-drop",
+    "ALL",
+    "--security-opt",
+    "no-new-privileges",
     "--tmpfs",
-    "/tmp",
+    "/tmp:rw,nosuid,nodev,U",
+    "--tmpfs",
+    "/scratch:rw,nosuid,nodev,exec,U",
     "--volume",
     "{snapshot}:/work:ro",
-    "--volume",
-    "{scratch}:/scratch",
     "--workdir",
     "/work",
 ];
+
+/// Run plan of the `oci` runtime under docker (same guarantees; docker's
+/// tmpfs takes a mode instead of podman's `U`).
+const DOCKER_ARGS: &[&str] = &[
+    "run",
+    "--rm",
+    "--pull=never",
+    "--network",
+    "none",
+    "--read-only",
+    "--user",
+    "65534:65534",
+    "--cap-drop",
+    "ALL",
+    "--security-opt",
+    "no-new-privileges",
+    "--tmpfs",
+    "/tmp:rw,nosuid,nodev,mode=1777",
+    "--tmpfs",
+    "/scratch:rw,nosuid,nodev,exec,mode=1777",
+    "--volume",
+    "{snapshot}:/work:ro",
+    "--workdir",
+    "/work",
+];
+
+/// Environment variables that tell an OCI client where its engine and
+/// configuration are; nothing else from the collector's environment
+/// reaches the engine (and none of it reaches the container).
+const ENGINE_ENV: &[&str] = &[
+    "PATH",
+    "DOCKER_HOST",
+    "DOCKER_CONFIG",
+    "CONTAINER_HOST",
+    "CONTAINERS_CONF",
+    "CONTAINERS_STORAGE_CONF",
+    "CONTAINERS_REGISTRIES_CONF",
+    "XDG_RUNTIME_DIR",
+];
+
+/// Longest OCI image reference accepted.
+pub const MAX_OCI_REFERENCE: usize = 512;
+
+/// Checks that `r` is a digest-pinned image reference
+/// `NAME[:TAG]@sha256:<64 lowercase hex>` and returns the digest part
+/// (`sha256:<hex>`). A tag alone, another algorithm, or anything that could
+/// be read as an option is refused with `oci_image_reference_invalid`.
+pub fn parse_oci_reference(r: &str) -> Result<&str> {
+    let bad = |why: &str| {
+        Error::new(
+            Code::OciImageReferenceInvalid,
+            format!("OCI image reference {r:?}: {why}; pin it as NAME@sha256:<64 hex>"),
+        )
+    };
+    if r.len() > MAX_OCI_REFERENCE {
+        return Err(bad("too long"));
+    }
+    let Some((name, digest)) = r.rsplit_once('@') else {
+        return Err(bad("not pinned by digest (a tag alone can move)"));
+    };
+    let hex = digest
+        .strip_prefix("sha256:")
+        .ok_or_else(|| bad("the digest is not sha256"))?;
+    if hex.len() != 64 || !hex.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')) {
+        return Err(bad("the digest is not 64 lowercase hex digits"));
+    }
+    let first_ok = name
+        .bytes()
+        .next()
+        .is_some_and(|b| b.is_ascii_lowercase() || b.is_ascii_digit());
+    let chars_ok = name.bytes().all(|b| {
+        b.is_ascii_lowercase()
+            || b.is_ascii_uppercase()
+            || b.is_ascii_digit()
+            || matches!(b, b'.' | b'_' | b'-' | b'/' | b':')
+    });
+    if !first_ok || !chars_ok {
+        return Err(bad(
+            "the name is empty or has characters outside [A-Za-z0-9._/:-]",
+        ));
+    }
+    Ok(digest)
+}
+
+/// Which OCI client a program is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Engine {
+    Podman,
+    Docker,
+}
+
+fn engine_of(program: &str) -> Engine {
+    let name = Path::new(program)
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or_default();
+    if name.starts_with("podman") {
+        Engine::Podman
+    } else {
+        Engine::Docker
+    }
+}
+
+/// A command for the OCI client with a scrubbed environment.
+fn engine_command(program: &Path) -> Command {
+    let mut cmd = Command::new(program);
+    cmd.env_clear();
+    for k in ENGINE_ENV {
+        if let Some(v) = std::env::var_os(k) {
+            cmd.env(k, v);
+        }
+    }
+    cmd.stdin(Stdio::null());
+    cmd
+}
+
+/// Runs the OCI client to completion; `Err(stderr)` when it fails.
+fn engine_output(program: &Path, args: &[&str]) -> std::result::Result<String, String> {
+    let out = engine_command(program)
+        .args(args)
+        .output()
+        .map_err(|e| format!("{}: {e}", program.display()))?;
+    if out.status.success() {
+        Ok(String::from_utf8_lossy(&out.stdout).trim().to_owned())
+    } else {
+        let err: String = String::from_utf8_lossy(&out.stderr)
+            .trim()
+            .chars()
+            .take(400)
+            .collect();
+        Err(format!("{} {}: {err}", program.display(), args.join(" ")))
+    }
+}
+
+/// The engine's version line: proves the engine (not just the client)
+/// answers, and names the OCI runtime underneath for podman.
+fn engine_version(program: &Path) -> Result<String> {
+    let kind = RuntimeKind::Oci;
+    let line = |s: String| -> String {
+        s.lines()
+            .next()
+            .unwrap_or_default()
+            .chars()
+            .take(120)
+            .collect()
+    };
+    let v = match engine_of(&program.display().to_string()) {
+        Engine::Podman => {
+            let client =
+                engine_output(program, &["--version"]).map_err(|e| unavailable(kind, e))?;
+            let rt = engine_output(
+                program,
+                &[
+                    "info",
+                    "--format",
+                    "{{.Host.OCIRuntime.Name}} {{.Host.OCIRuntime.Version}}",
+                ],
+            )
+            .map_err(|e| unavailable(kind, e))?;
+            format!("{}; {}", line(client), line(rt))
+        }
+        Engine::Docker => line(
+            engine_output(
+                program,
+                &[
+                    "version",
+                    "--format",
+                    "{{.Client.Version}}/{{.Server.Version}}",
+                ],
+            )
+            .map_err(|e| unavailable(kind, e))?,
+        ),
+    };
+    Ok(v)
+}
+
+fn sha256_id(s: &str) -> Option<String> {
+    let hex = s.strip_prefix("sha256:").unwrap_or(s);
+    (hex.len() == 64 && hex.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')))
+        .then(|| format!("sha256:{hex}"))
+}
+
+/// Resolves the pinned reference in the engine's local store (never
+/// pulling) and checks that the image really carries the pinned digest.
+fn inspect_image(program: &Path, reference: &str) -> Result<OciImage> {
+    let digest = parse_oci_reference(reference)?;
+    let absent = |why: String| {
+        Error::new(
+            Code::OciImageUnavailable,
+            format!("the pinned image {reference} is not in the engine's local store (it is never pulled): {why}"),
+        )
+        .with("image", reference)
+    };
+    let out = engine_output(
+        program,
+        &[
+            "image",
+            "inspect",
+            "--format",
+            "{{.Id}} {{json .RepoDigests}}",
+            "--",
+            reference,
+        ],
+    )
+    .map_err(absent)?;
+    let (id, digests) = out
+        .split_once(' ')
+        .ok_or_else(|| absent(format!("unexpected inspect output {out:?}")))?;
+    let id = sha256_id(id).ok_or_else(|| absent(format!("unexpected image id {id:?}")))?;
+    let digests: Vec<String> = serde_json::from_str::<Option<Vec<String>>>(digests)
+        .map_err(|e| absent(format!("unexpected repo digests: {e}")))?
+        .unwrap_or_default();
+    if !digests
+        .iter()
+        .any(|d| d.rsplit_once('@').is_some_and(|(_, h)| h == digest))
+    {
+        return Err(absent(format!(
+            "the local image {id} does not carry the pinned digest {digest}"
+        )));
+    }
+    Ok(OciImage {
+        reference: reference.to_owned(),
+        id,
+        digest: digest.to_owned(),
+    })
+}
+
+/// Whether the named container no longer exists (`Err` when the engine
+/// cannot tell).
+fn container_gone(program: &Path, name: &str) -> std::result::Result<bool, String> {
+    match engine_output(
+        program,
+        &["container", "inspect", "--format", "{{.Id}}", "--", name],
+    ) {
+        Ok(_) => Ok(false),
+        Err(e) if e.to_ascii_lowercase().contains("no such") => Ok(true),
+        Err(e) => Err(e),
+    }
+}
+
+/// Confirms the run's container is gone, force-removing it first when the
+/// client was stopped (timeout, output cap) before `--rm` could act.
+fn remove_container(program: &Path, name: &str) -> bool {
+    match container_gone(program, name) {
+        Ok(true) => true,
+        Ok(false) | Err(_) => {
+            let _ = engine_output(program, &["rm", "--force", "--", name]);
+            container_gone(program, name).unwrap_or(false)
+        }
+    }
+}
+
+/// uid 65534 must read the snapshot through the bind mount: its directories
+/// become 0755 (its files already are 0644/0755). The snapshot's parent
+/// stays owner-private, so nobody outside the container can reach it.
+fn open_snapshot_for_container(snapshot: &Path) -> Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    let mut dirs = vec![snapshot.to_path_buf()];
+    while let Some(d) = dirs.pop() {
+        let meta = std::fs::symlink_metadata(&d).map_err(|e| Error::io("stat", &d, e))?;
+        if !meta.is_dir() {
+            continue;
+        }
+        std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o755))
+            .map_err(|e| Error::io("chmod", &d, e))?;
+        for e in std::fs::read_dir(&d).map_err(|e| Error::io("read", &d, e))? {
+            let e = e.map_err(|x| Error::io("read", &d, x))?;
+            if e.file_type().is_ok_and(|t| t.is_dir()) {
+                dirs.push(e.path());
+            }
+        }
+    }
+    Ok(())
+}
 
 fn find_program(name: &str) -> Option<PathBuf> {
     let path = std::env::var_os("PATH")?;
@@ -276,10 +589,33 @@ fn is_root() -> bool {
     }
 }
 
+/// Checks that an image is named exactly when the runtime is `oci`.
+pub fn check_image_flag(kind: RuntimeKind, oci_image: Option<&str>) -> Result<()> {
+    match (kind, oci_image) {
+        (RuntimeKind::Oci, Some(r)) => parse_oci_reference(r).map(|_| ()),
+        (RuntimeKind::Oci, None) => Err(Error::new(
+            Code::InvalidInput,
+            "the oci runtime needs a pinned image: --oci-image NAME@sha256:<64 hex>",
+        )),
+        (_, Some(_)) => Err(Error::new(
+            Code::InvalidInput,
+            format!(
+                "--oci-image applies to the oci runtime only, not {}",
+                kind.as_str()
+            ),
+        )),
+        (_, None) => Ok(()),
+    }
+}
+
 /// Observes the identity of `kind` on this host, and checks that it can
 /// actually isolate (a trial run), so that a later run does not discover
-/// too late that it cannot.
-pub fn probe(kind: RuntimeKind) -> Result<RuntimeIdentity> {
+/// too late that it cannot. For `oci`, `oci_image` names the digest-pinned
+/// image (required, and refused for the other runtimes); the engine must
+/// answer and the image must be in its local store. An image may hold no
+/// `true`, so `oci` has no trial run; its first run is the collection.
+pub fn probe(kind: RuntimeKind, oci_image: Option<&str>) -> Result<RuntimeIdentity> {
+    check_image_flag(kind, oci_image)?;
     let id = match kind {
         RuntimeKind::Bwrap => {
             let program =
@@ -297,6 +633,7 @@ pub fn probe(kind: RuntimeKind) -> Result<RuntimeIdentity> {
                     private_tmp: true,
                     user: "unprivileged".into(),
                 },
+                None,
             )?
         }
         RuntimeKind::Unshare => {
@@ -319,27 +656,26 @@ pub fn probe(kind: RuntimeKind) -> Result<RuntimeIdentity> {
                     private_tmp: false,
                     user: "invoking_user".into(),
                 },
+                None,
             )?
         }
         RuntimeKind::Oci => {
+            let reference = oci_image.ok_or_else(|| Error::internal("checked above"))?;
             let program = find_program("podman")
                 .or_else(|| find_program("docker"))
                 .ok_or_else(|| unavailable(kind, "neither podman nor docker is installed"))?;
-            // The server version proves an engine answers; the client alone is not a runtime.
-            let version = version_of(
-                kind,
-                &program,
-                &[
-                    "version",
-                    "--format",
-                    "{{.Client.Version}}/{{.Server.Version}}",
-                ],
-            )?;
+            // The engine (not just the client) must answer.
+            let version = engine_version(&program)?;
+            let image = inspect_image(&program, reference)?;
+            let args = match engine_of(&program.display().to_string()) {
+                Engine::Podman => PODMAN_ARGS,
+                Engine::Docker => DOCKER_ARGS,
+            };
             identity(
                 kind,
                 program,
                 version,
-                OCI_ARGS.iter().map(|s| s.to_string()).collect(),
+                args.iter().map(|s| s.to_string()).collect(),
                 IsolationFacts {
                     network: "none".into(),
                     snapshot: "read_only".into(),
@@ -347,6 +683,7 @@ pub fn probe(kind: RuntimeKind) -> Result<RuntimeIdentity> {
                     private_tmp: true,
                     user: "unprivileged".into(),
                 },
+                Some(image),
             )?
         }
     };
@@ -356,9 +693,14 @@ pub fn probe(kind: RuntimeKind) -> Result<RuntimeIdentity> {
     Ok(id)
 }
 
-/// Probes `kind` and requires its digest to equal the pinned one.
-pub fn verify_pinned(kind: RuntimeKind, pinned: &Sha256Hex) -> Result<RuntimeIdentity> {
-    let id = probe(kind)?;
+/// Probes `kind` (with its pinned image for `oci`) and requires its digest
+/// to equal the pinned one.
+pub fn verify_pinned(
+    kind: RuntimeKind,
+    oci_image: Option<&str>,
+    pinned: &Sha256Hex,
+) -> Result<RuntimeIdentity> {
+    let id = probe(kind, oci_image)?;
     if id.digest != *pinned {
         return Err(Error::new(
             Code::RuntimeIdentityMismatch,
@@ -458,7 +800,8 @@ pub struct RunOutcome {
     pub stdout: StreamSummary,
     /// Standard error.
     pub stderr: StreamSummary,
-    /// No process of the run is left and the scratch directory was removed.
+    /// No process of the run is left, the scratch directory was removed
+    /// and (for `oci`) the container no longer exists.
     pub cleanup_confirmed: bool,
 }
 
@@ -474,7 +817,53 @@ fn substitute(args: &[String], snapshot: &Path, scratch: &Path) -> Vec<String> {
 
 const SANDBOX_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
 
-fn build_command(id: &RuntimeIdentity, spec: &RunSpec<'_>) -> Result<Command> {
+/// The exact client arguments of one `oci` run: the pinned plan, the
+/// per-run container name and environment, then the image and the recipe.
+fn oci_argv(id: &RuntimeIdentity, spec: &RunSpec<'_>, name: &str) -> Result<Vec<String>> {
+    let image = spec
+        .oci_image
+        .ok_or_else(|| Error::new(Code::InvalidInput, "the oci runtime needs a pinned image"))?;
+    if id.image.as_ref().map(|i| i.reference.as_str()) != Some(image) {
+        return Err(Error::new(
+            Code::InvalidInput,
+            "the run's image is not the one the runtime identity resolved",
+        ));
+    }
+    let snap = spec.snapshot.display().to_string();
+    if snap.contains([':', ',']) || !spec.snapshot.is_absolute() {
+        return Err(Error::new(
+            Code::InvalidInput,
+            "the snapshot path must be absolute and free of ':' and ','",
+        ));
+    }
+    let mut argv = substitute(&id.pinned_args, spec.snapshot, spec.scratch);
+    argv.extend(["--name".to_owned(), name.to_owned()]);
+    if engine_of(&id.program) == Engine::Podman {
+        // Should the collector itself die, conmon still stops the container.
+        let secs = spec.timeout.as_secs().saturating_add(5).to_string();
+        argv.extend(["--timeout".to_owned(), secs]);
+    }
+    for (k, v) in [
+        ("PATH", SANDBOX_PATH),
+        ("HOME", "/scratch"),
+        ("TMPDIR", "/tmp"),
+    ] {
+        argv.extend(["--env".to_owned(), format!("{k}={v}")]);
+    }
+    for (k, v) in spec.env {
+        argv.extend(["--env".to_owned(), format!("{k}={v}")]);
+    }
+    argv.push("--".to_owned());
+    argv.push(image.to_owned());
+    argv.extend(spec.argv.iter().cloned());
+    Ok(argv)
+}
+
+fn build_command(
+    id: &RuntimeIdentity,
+    spec: &RunSpec<'_>,
+    container: Option<&str>,
+) -> Result<Command> {
     if spec.argv.is_empty() {
         return Err(Error::new(
             Code::InvalidInput,
@@ -509,26 +898,10 @@ fn build_command(id: &RuntimeIdentity, spec: &RunSpec<'_>) -> Result<Command> {
             cmd.envs(spec.env.iter().map(|(k, v)| (k, v)));
         }
         RuntimeKind::Oci => {
-            let image = spec.oci_image.ok_or_else(|| {
-                Error::new(Code::InvalidInput, "the oci runtime needs a pinned image")
-            })?;
-            cmd.args(substitute(&id.pinned_args, spec.snapshot, spec.scratch));
-            cmd.args([
-                "--env",
-                &format!("PATH={SANDBOX_PATH}"),
-                "--env",
-                "HOME=/scratch",
-            ]);
-            for (k, v) in spec.env {
-                cmd.args(["--env", &format!("{k}={v}")]);
-            }
-            cmd.arg("--").arg(image).args(spec.argv);
-            // The client needs to find its engine; nothing else is passed.
-            for k in ["DOCKER_HOST", "CONTAINER_HOST", "XDG_RUNTIME_DIR"] {
-                if let Some(v) = std::env::var_os(k) {
-                    cmd.env(k, v);
-                }
-            }
+            let name = container.ok_or_else(|| Error::internal("an oci run needs a name"))?;
+            let argv = oci_argv(id, spec, name)?;
+            cmd = engine_command(Path::new(&id.program));
+            cmd.args(argv);
         }
     }
     cmd.stdin(Stdio::null())
@@ -537,7 +910,10 @@ fn build_command(id: &RuntimeIdentity, spec: &RunSpec<'_>) -> Result<Command> {
     std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
     // If the collector itself dies (SIGKILL), the runtime process dies too
     // (bwrap --die-with-parent and unshare --kill-child take the command
-    // with them), so a rerun never races a command left running.
+    // with them), so a rerun never races a command left running. An OCI
+    // container is not the client's child: podman's --timeout bounds it
+    // (docker has no such flag), and the rerun records `interrupted`
+    // without running anything.
     #[allow(unsafe_code)]
     // SAFETY: the closure runs in the forked child before exec and only
     // calls prctl(2), which is async-signal-safe; no memory is shared.
@@ -617,7 +993,14 @@ fn kill_group(pgid: u32, signal: i32) -> bool {
 /// Runs `spec` under the runtime `id`. Returns the outcome whatever the
 /// command did; errors only when the runtime itself could not be started.
 pub fn run(id: &RuntimeIdentity, spec: &RunSpec<'_>, clock: &dyn Clock) -> Result<RunOutcome> {
-    let mut cmd = build_command(id, spec)?;
+    let container = match id.runtime {
+        RuntimeKind::Oci => {
+            open_snapshot_for_container(spec.snapshot)?;
+            Some(crate::wire::random_id("agent-task")?)
+        }
+        _ => None,
+    };
+    let mut cmd = build_command(id, spec, container.as_deref())?;
     let started_at = rfc3339_millis(clock.now());
     let start = Instant::now();
     let mut child = cmd
@@ -661,6 +1044,11 @@ pub fn run(id: &RuntimeIdentity, spec: &RunSpec<'_>, clock: &dyn Clock) -> Resul
         .map_err(|_| Error::internal("stderr reader panicked"))?
         .summary();
     let group_gone = !kill_group(pgid, 0);
+    // The container outlives a killed client: remove it and confirm.
+    let container_removed = match &container {
+        Some(name) => remove_container(Path::new(&id.program), name),
+        None => true,
+    };
     let scratch_removed = match std::fs::remove_dir_all(spec.scratch) {
         Ok(()) => true,
         Err(e) => e.kind() == std::io::ErrorKind::NotFound,
@@ -675,7 +1063,7 @@ pub fn run(id: &RuntimeIdentity, spec: &RunSpec<'_>, clock: &dyn Clock) -> Resul
         duration_ms,
         stdout,
         stderr,
-        cleanup_confirmed: group_gone && scratch_removed,
+        cleanup_confirmed: group_gone && scratch_removed && container_removed,
     })
 }
 
@@ -698,7 +1086,7 @@ mod tests {
     }
 
     fn sandbox(kind: RuntimeKind, script: &str, timeout: Duration, cap: u64) -> RunOutcome {
-        let id = probe(kind).unwrap_or_else(|e| {
+        let id = probe(kind, None).unwrap_or_else(|e| {
             panic!(
                 "{} must be available (scripts/install-deps.sh installs it): {e}",
                 kind.as_str()
@@ -827,6 +1215,7 @@ mod tests {
             "v1".into(),
             vec!["--x".into()],
             iso.clone(),
+            None,
         )
         .expect("id");
         let b = identity(
@@ -835,6 +1224,7 @@ mod tests {
             "v2".into(),
             vec!["--x".into()],
             iso.clone(),
+            None,
         )
         .expect("id");
         let c = identity(
@@ -843,6 +1233,7 @@ mod tests {
             "v1".into(),
             vec!["--y".into()],
             iso.clone(),
+            None,
         )
         .expect("id");
         let d = identity(
@@ -851,10 +1242,251 @@ mod tests {
             "v1".into(),
             vec!["--x".into()],
             iso,
+            None,
         )
         .expect("id");
         assert_ne!(a.digest, b.digest);
         assert_ne!(a.digest, c.digest);
         assert_ne!(a.digest, d.digest);
+    }
+
+    const HEX: &str = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+
+    fn oci_identity(program: &str, args: &[&str], reference: &str) -> RuntimeIdentity {
+        RuntimeIdentity {
+            runtime: RuntimeKind::Oci,
+            program: program.into(),
+            program_sha256: Sha256Hex::digest(b"engine"),
+            version: "test".into(),
+            pinned_args: args.iter().map(|s| s.to_string()).collect(),
+            isolation: IsolationFacts {
+                network: "none".into(),
+                snapshot: "read_only".into(),
+                pid_namespace: true,
+                private_tmp: true,
+                user: "unprivileged".into(),
+            },
+            image: Some(OciImage {
+                reference: reference.into(),
+                id: format!("sha256:{HEX}"),
+                digest: format!("sha256:{HEX}"),
+            }),
+            digest: Sha256Hex::digest(b"x"),
+        }
+    }
+
+    #[test]
+    fn oci_references_must_be_pinned_by_digest() {
+        let good = format!("localhost/agent-task-test@sha256:{HEX}");
+        assert_eq!(
+            parse_oci_reference(&good).expect("pinned"),
+            format!("sha256:{HEX}")
+        );
+        let tagged = format!("registry.example:5000/team/img:1.2@sha256:{HEX}");
+        assert!(parse_oci_reference(&tagged).is_ok());
+        let upper = format!("img@sha256:{}", HEX.to_uppercase());
+        let long = format!("{}@sha256:{HEX}", "a".repeat(MAX_OCI_REFERENCE));
+        let refused = [
+            "busybox".to_string(),
+            "busybox:latest".to_string(),
+            "docker.io/library/busybox:1.36".to_string(),
+            format!("img@sha512:{HEX}"),
+            format!("img@sha256:{}", &HEX[..63]),
+            format!("img@sha256:{HEX}0"),
+            upper,
+            format!("@sha256:{HEX}"),
+            format!("--privileged@sha256:{HEX}"),
+            format!("img name@sha256:{HEX}"),
+            format!("img\n@sha256:{HEX}"),
+            long,
+        ];
+        for r in refused {
+            let e = parse_oci_reference(&r).expect_err(&r);
+            assert_eq!(e.code(), Code::OciImageReferenceInvalid, "{r}");
+        }
+    }
+
+    #[test]
+    fn the_image_flag_goes_with_oci_only() {
+        let good = format!("img@sha256:{HEX}");
+        assert!(check_image_flag(RuntimeKind::Oci, Some(&good)).is_ok());
+        assert!(check_image_flag(RuntimeKind::Bwrap, None).is_ok());
+        for (kind, image, code) in [
+            (RuntimeKind::Oci, None, Code::InvalidInput),
+            (
+                RuntimeKind::Oci,
+                Some("busybox:latest"),
+                Code::OciImageReferenceInvalid,
+            ),
+            (RuntimeKind::Bwrap, Some(good.as_str()), Code::InvalidInput),
+            (
+                RuntimeKind::Unshare,
+                Some(good.as_str()),
+                Code::InvalidInput,
+            ),
+        ] {
+            assert_eq!(
+                check_image_flag(kind, image).expect_err("refused").code(),
+                code
+            );
+            // probe refuses before looking at the host.
+            assert_eq!(probe(kind, image).expect_err("refused").code(), code);
+        }
+    }
+
+    #[test]
+    fn oci_argv_is_the_pinned_plan_then_name_env_image_and_recipe() {
+        let reference = format!("localhost/img@sha256:{HEX}");
+        let argv = vec!["sh".to_string(), "test.sh".to_string()];
+        let env = [("GREETING".to_string(), "hi".to_string())];
+        let spec = RunSpec {
+            snapshot: Path::new("/c/snapshots/s1"),
+            scratch: Path::new("/c/scratch/s1"),
+            argv: &argv,
+            env: &env,
+            timeout: Duration::from_millis(600_000),
+            max_output_bytes: 1024,
+            tail_bytes: 16,
+            oci_image: Some(&reference),
+        };
+        let podman = oci_identity("/usr/bin/podman", PODMAN_ARGS, &reference);
+        let got = oci_argv(&podman, &spec, "agent-task_1").expect("argv");
+        let want: Vec<String> = [
+            "run",
+            "--rm",
+            "--pull=never",
+            "--network",
+            "none",
+            "--read-only",
+            "--user",
+            "65534:65534",
+            "--cap-drop",
+            "ALL",
+            "--security-opt",
+            "no-new-privileges",
+            "--tmpfs",
+            "/tmp:rw,nosuid,nodev,U",
+            "--tmpfs",
+            "/scratch:rw,nosuid,nodev,exec,U",
+            "--volume",
+            "/c/snapshots/s1:/work:ro",
+            "--workdir",
+            "/work",
+            "--name",
+            "agent-task_1",
+            "--timeout",
+            "605",
+            "--env",
+            "PATH=/usr/local/bin:/usr/bin:/bin",
+            "--env",
+            "HOME=/scratch",
+            "--env",
+            "TMPDIR=/tmp",
+            "--env",
+            "GREETING=hi",
+            "--",
+            &reference,
+            "sh",
+            "test.sh",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        assert_eq!(got, want);
+        let docker = oci_identity("/usr/bin/docker", DOCKER_ARGS, &reference);
+        let got = oci_argv(&docker, &spec, "agent-task_1").expect("argv");
+        assert!(!got.contains(&"--timeout".to_string()), "{got:?}");
+        assert!(got.contains(&"/tmp:rw,nosuid,nodev,mode=1777".to_string()));
+        assert!(got.contains(&"/c/snapshots/s1:/work:ro".to_string()));
+        assert_eq!(
+            &got[got.len() - 3..],
+            &[reference.clone(), "sh".into(), "test.sh".into()]
+        );
+
+        // The run's image must be the one the identity resolved; a snapshot
+        // path that would change the volume syntax is refused.
+        let other = format!("localhost/other@sha256:{HEX}");
+        let e = oci_argv(
+            &podman,
+            &RunSpec {
+                oci_image: Some(&other),
+                ..spec_clone(&spec)
+            },
+            "n",
+        )
+        .expect_err("other image");
+        assert_eq!(e.code(), Code::InvalidInput);
+        let e = oci_argv(
+            &podman,
+            &RunSpec {
+                oci_image: None,
+                ..spec_clone(&spec)
+            },
+            "n",
+        )
+        .expect_err("no image");
+        assert_eq!(e.code(), Code::InvalidInput);
+        let e = oci_argv(
+            &podman,
+            &RunSpec {
+                snapshot: Path::new("/c/a:b"),
+                ..spec_clone(&spec)
+            },
+            "n",
+        )
+        .expect_err("colon");
+        assert_eq!(e.code(), Code::InvalidInput);
+    }
+
+    fn spec_clone<'a>(s: &RunSpec<'a>) -> RunSpec<'a> {
+        RunSpec {
+            snapshot: s.snapshot,
+            scratch: s.scratch,
+            argv: s.argv,
+            env: s.env,
+            timeout: s.timeout,
+            max_output_bytes: s.max_output_bytes,
+            tail_bytes: s.tail_bytes,
+            oci_image: s.oci_image,
+        }
+    }
+
+    #[test]
+    fn identity_digest_covers_the_image_and_omits_it_when_absent() {
+        let iso = IsolationFacts {
+            network: "none".into(),
+            snapshot: "read_only".into(),
+            pid_namespace: true,
+            private_tmp: true,
+            user: "unprivileged".into(),
+        };
+        let exe = std::env::current_exe().expect("exe");
+        let image = |id: &str| OciImage {
+            reference: format!("img@sha256:{HEX}"),
+            id: format!("sha256:{id}"),
+            digest: format!("sha256:{HEX}"),
+        };
+        let mk = |img: Option<OciImage>| {
+            identity(
+                RuntimeKind::Oci,
+                exe.clone(),
+                "v".into(),
+                vec![],
+                iso.clone(),
+                img,
+            )
+            .expect("id")
+        };
+        let none = mk(None);
+        let a = mk(Some(image(HEX)));
+        let b = mk(Some(image(&HEX.replace('0', "1"))));
+        assert_ne!(none.digest, a.digest);
+        assert_ne!(a.digest, b.digest);
+        assert_eq!(a.computed_digest().expect("digest"), a.digest);
+        // Without an image the JSON (and so every bwrap/unshare digest) is unchanged.
+        let v = serde_json::to_value(&none).expect("json");
+        assert!(v.get("image").is_none(), "{v}");
+        let back: RuntimeIdentity = serde_json::from_value(v).expect("decode");
+        assert_eq!(back.computed_digest().expect("digest"), none.digest);
     }
 }

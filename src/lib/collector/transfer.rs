@@ -102,6 +102,10 @@ pub struct CollectorProfile {
     pub runtime: RuntimeKind,
     /// SHA-256 of the observed runtime identity.
     pub runtime_identity_digest: Sha256Hex,
+    /// For `oci` only: the digest-pinned image (`NAME@sha256:<64 hex>`) the
+    /// runtime identity resolved; absent for the other runtimes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub oci_image: Option<String>,
     /// `observed` (probed at install) or `pinned_file`; `fixture` only in test builds.
     pub basis: String,
     /// Output bounds.
@@ -178,6 +182,9 @@ pub struct CollectorDescriptor {
     pub runtime: RuntimeKind,
     /// Pinned runtime identity digest.
     pub runtime_identity_digest: Sha256Hex,
+    /// The profile's pinned OCI image (`oci` only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub oci_image: Option<String>,
     /// Output bounds.
     pub limits: Limits,
 }
@@ -215,6 +222,9 @@ pub struct ExecutionRequest {
     pub runtime: RuntimeKind,
     /// Pinned runtime identity digest.
     pub runtime_identity_digest: Sha256Hex,
+    /// The pinned OCI image (`oci` only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub oci_image: Option<String>,
     /// Bounds.
     pub limits: Limits,
 }
@@ -237,6 +247,7 @@ impl ExecutionRequest {
             recipe: d.recipe.clone(),
             runtime: d.runtime,
             runtime_identity_digest: d.runtime_identity_digest.clone(),
+            oci_image: d.oci_image.clone(),
             limits: d.limits.clone(),
         }
     }
@@ -266,6 +277,9 @@ pub enum ExecutionStatus {
     Interrupted,
     /// The snapshot could not be materialised from the store.
     SnapshotUnavailable,
+    /// The profile's pinned OCI image is not in the engine's local store
+    /// (it is never pulled).
+    ImageUnavailable,
 }
 
 /// Pass or fail, derived by a fixed rule (see [`ExecutionRecord::derived_outcome`]).

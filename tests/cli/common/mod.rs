@@ -11,6 +11,9 @@ use std::path::{Path, PathBuf};
 pub struct TestEnv {
     pub tmp: tempfile::TempDir,
     pub data_dir: PathBuf,
+    /// Variables every command of this env also gets (e.g. an OCI engine's
+    /// private configuration).
+    pub extra_env: Vec<(String, std::ffi::OsString)>,
 }
 
 /// What one run of the binary produced.
@@ -58,7 +61,11 @@ impl TestEnv {
     pub fn new() -> Self {
         let tmp = tempfile::tempdir().expect("tempdir");
         let data_dir = tmp.path().join("data");
-        TestEnv { tmp, data_dir }
+        TestEnv {
+            tmp,
+            data_dir,
+            extra_env: Vec::new(),
+        }
     }
 
     /// A new env whose data directory is already initialised.
@@ -87,7 +94,8 @@ impl TestEnv {
         let mut c = Command::new(assert_cmd::cargo::cargo_bin!("agent-task"));
         c.env_clear()
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .env("HOME", self.tmp.path());
+            .env("HOME", self.tmp.path())
+            .envs(self.extra_env.iter().map(|(k, v)| (k, v)));
         c
     }
 
@@ -98,6 +106,7 @@ impl TestEnv {
         c.env_clear()
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())
             .env("HOME", self.tmp.path())
+            .envs(self.extra_env.iter().map(|(k, v)| (k, v)))
             .arg("--data-dir")
             .arg(&self.data_dir);
         c

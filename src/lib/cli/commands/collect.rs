@@ -34,6 +34,11 @@ pub enum ProfileCmd {
         /// A pinned identity `{"basis": "pinned_file", "identity": {…}}` instead of probing now.
         #[arg(long, value_name = "FILE")]
         file: Option<PathBuf>,
+        /// The image an `oci` profile runs, pinned by digest
+        /// (`NAME@sha256:<64 hex>`; a tag alone is refused). It must already
+        /// be in the engine's local store: collections never pull.
+        #[arg(long, value_name = "REF")]
+        oci_image: Option<String>,
     },
 }
 
@@ -140,6 +145,7 @@ pub(super) fn profile(ctx: &Ctx, c: ProfileCmd) -> Result<Value> {
             step,
             runtime,
             file,
+            oci_image,
         } => {
             let pinned = match file {
                 Some(f) => Some(serde_json::from_slice::<PinnedRuntime>(&read_small(
@@ -157,6 +163,7 @@ pub(super) fn profile(ctx: &Ctx, c: ProfileCmd) -> Result<Value> {
                     step_id: step,
                     runtime: runtime.into(),
                     pinned,
+                    oci_image,
                 },
             )?)
         }

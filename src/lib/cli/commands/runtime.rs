@@ -30,16 +30,24 @@ impl From<RuntimeArg> for RuntimeKind {
 #[derive(Debug, clap::Subcommand)]
 pub enum RuntimeCommand {
     /// Print the observed identity (program digest, version, pinned arguments,
-    /// isolation facts and their digest) after a trial run.
+    /// isolation facts, for oci the engine and resolved image, and their
+    /// digest) after a trial run (bwrap, unshare).
     Probe {
         /// Which runtime.
         #[arg(long)]
         runtime: RuntimeArg,
+        /// For `oci`: the image, pinned by digest (`NAME@sha256:<64 hex>`);
+        /// it must be in the engine's local store (never pulled).
+        #[arg(long, value_name = "REF")]
+        oci_image: Option<String>,
     },
 }
 
 pub(super) fn run(c: &RuntimeCommand) -> Result<Value> {
     match c {
-        RuntimeCommand::Probe { runtime: r } => to_value(&runtime::probe((*r).into())?),
+        RuntimeCommand::Probe {
+            runtime: r,
+            oci_image,
+        } => to_value(&runtime::probe((*r).into(), oci_image.as_deref())?),
     }
 }

@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# Overhead of `agent-task collect` under the oci runtime (podman), next to a
+# bare `podman run` of the same pinned arguments (the anchor), interleaved
+# with cmdbench. The engine gets a private vfs store and a local image built
+# from the host's static busybox (no registry): needs podman and
+# busybox-static (scripts/install-deps.sh). Overhead = median collect wall
+# time minus the median in-container duration recorded by collect itself
+# (which includes the engine's own container start and removal).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+RUNS=${RUNS:-10}
+WARMUP=${WARMUP:-1}
+command -v podman >/dev/null || { echo "bench-oci: podman is not installed" >&2; exit 69; }
+cargo build --release --locked --quiet --bin agent-task --example cmdbench
+bin=$PWD/target/release/agent-task
+bench=$PWD/target/release/examples/cmdbench
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+export AGENT_TASK_DATA_DIR="$work/data"
+j() { python3 -c 'import json,sys; d=json.load(sys.stdin); print(eval("d"+sys.argv[1]))' "$1"; }
+
+# A private engine store, and an image of one static busybox, pinned by digest.
+mkdir -p "$work/engine" "$work/rootfs/bin" "$work/rootfs/etc" "$work/rootfs/tmp"
+cat > "$work/engine/storage.conf" <<CONF
+[storage]
+driver = "vfs"
+graphroot = "$work/engine/graph"
+runroot = "$work/engine/run"
+CONF
+runtime_line=""
+command -v runc >/dev/null && runtime_line='runtime = "runc"'
+cat > "$work/engine/containers.conf" <<CONF
+[containers]
+default_ulimits = ["nofile=1024:1024", "nproc=1024:1024"]
+[engine]
+cgroup_manager = "cgroupfs"
+events_logger = "file"
+$runtime_line
+CONF
+export CONTAINERS_STORAGE_CONF="$work/engine/storage.conf" CONTAINERS_CONF="$work/engine/containers.conf"
+cp /bin/busybox "$work/rootfs/bin/busybox"
+for a in $(/bin/busybox --list); do [ "$a" = busybox ] || ln -s busybox "$work/rootfs/bin/$a"; done
+tar -C "$work/rootfs" --numeric-owner --owner=0 --group=0 -cf "$work/rootfs.tar" .
+podman import -q "$work/rootfs.tar" localhost/agent-task-bench:oci >/dev/null
+image=$(podman image inspect --format '{{index .RepoDigests 0}}' localhost/agent-task-bench:oci)
+
+"$bin" init >/dev/null
+python3 - > "$work/one.json" <<'PY'
+import json
+print(json.dumps({"schema": "agent-task.workflow/v1", "name": "bench1", "steps": [
+  {"id": "t0", "action_class": "command", "required": True,
+   "criteria": [{"id": "ok", "required": True, "text": "exits 0"}],
+   "recipe": {"argv": ["true"], "timeout_ms": 60000, "network": False}}]}))
+PY
+"$bin" repo add demo/one --source fixtures/repos/basic >/dev/null
+"$bin" requirement install --repo demo/one --profile default --file "$work/one.json" >/dev/null
+"$bin" token issue --owner bench --agent a1 --out "$work/token" >/dev/null
+pk=$("$bin" keygen --collector-dir "$work/c" | j '["public_key"]')
+reg=$("$bin" enroll --repo demo/one --profile default --step t0 --executor bench --public-key "$pk" | j '["registration_id"]')
+"$bin" profile install --registration "$reg" --step t0 --runtime oci --oci-image "$image" >/dev/null
+export AGENT_TASK_TOKEN_FILE="$work/token"
+
+echo "# preparing $((RUNS + WARMUP)) claimed executions" >&2
+: > "$work/descs"
+for i in $(seq 1 $((RUNS + WARMUP))); do
+  mkdir -p "$work/ws$i"; echo "$i" > "$work/ws$i/n.txt"
+  "$bin" change open --repo demo/one --profile default --workspace "$work/ws$i" >/dev/null
+  task=$("$bin" checkpoint --workspace "$work/ws$i" | j '["tasks"][0]["task_id"]')
+  "$bin" collector-claim "$task" --descriptor-out "$work/d$i.json" >/dev/null
+  echo "$work/d$i.json" >> "$work/descs"
+done
+
+# The bare engine run: the pinned arguments with a fresh snapshot.
+mkdir -m 755 "$work/snap"
+mapfile -t bare < <("$bin" runtime probe --runtime oci --oci-image "$image" | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+print(d["program"])
+for a in d["pinned_args"]:
+    print(a.replace("{snapshot}", sys.argv[1]))
+for a in ["--name", "agent-task-bench-{i}", "--", d["image"]["reference"], "true"]:
+    print(a)
+' "$work/snap")
+
+echo "# oci collect overhead, podman $(podman --version | cut -d" " -f3), $(nproc) cores, $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+"$bench" --runs "$RUNS" --warmup "$WARMUP" --json \
+  --label "podman run true (anchor)" -- "${bare[@]}" \
+  --label "agent-task collect (oci true)" -- "$bin" collect --descriptor "{line:$work/descs}" --collector-dir "$work/c" \
+  > "$work/collect.json"
+python3 - "$work/collect.json" "$work/c" <<'PY'
+import json, sys, glob, statistics
+rows = json.load(open(sys.argv[1]))
+recs = [json.load(open(p)) for p in glob.glob(sys.argv[2] + "/executions/*/record.json")]
+assert all(r["outcome"] == "passed" for r in recs), "every collect must pass"
+durs = sorted(r["run"]["duration_ms"] for r in recs)
+for r in rows:
+    print(f'{r["label"]:<30} median {r["median_ms"]:8.2f} ms  p10 {r["p10_ms"]:8.2f}  p90 {r["p90_ms"]:8.2f}  ratio {r["ratio_to_anchor"]:.2f}x')
+own = statistics.median(durs)
+total = rows[1]["median_ms"]
+print(f'in-container command time recorded by collect (podman client wall time): median {own:.2f} ms over {len(durs)} runs')
+print(f'collect overhead (median total - median own time): {total - own:.2f} ms; bare podman run true: {rows[0]["median_ms"]:.2f} ms')
+PY
