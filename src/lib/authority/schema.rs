@@ -188,4 +188,37 @@ CREATE TABLE landings (
 ) STRICT;
 ",
     },
+    Migration {
+        version: 4,
+        description: "landings carry a durable intent: state, ref name, expected old ref value",
+        sql: "
+CREATE TABLE landings_v4 (
+    landing_id TEXT PRIMARY KEY NOT NULL,
+    repo_id TEXT NOT NULL,
+    change_id TEXT NOT NULL,
+    change_version INTEGER NOT NULL,
+    revision TEXT NOT NULL,
+    receipt_digest TEXT NOT NULL,
+    old_head TEXT NOT NULL,
+    git_commit TEXT,
+    ref_name TEXT,
+    expected_old TEXT,
+    state TEXT NOT NULL CHECK (state IN ('pending', 'landed', 'abandoned')),
+    reason TEXT,
+    intent_at TEXT NOT NULL,
+    landed_at TEXT,
+    CHECK ((ref_name IS NULL) = (expected_old IS NULL) AND (ref_name IS NULL OR git_commit IS NOT NULL)),
+    CHECK ((state = 'landed') = (landed_at IS NOT NULL))
+) STRICT;
+INSERT INTO landings_v4(landing_id, repo_id, change_id, change_version, revision, receipt_digest,
+    old_head, git_commit, ref_name, expected_old, state, reason, intent_at, landed_at)
+SELECT 'pre4-' || change_id || '-' || change_version, repo_id, change_id, change_version, revision,
+    receipt_digest, old_head, git_commit, NULL, NULL, 'landed', NULL, landed_at, landed_at
+FROM landings;
+DROP TABLE landings;
+ALTER TABLE landings_v4 RENAME TO landings;
+CREATE UNIQUE INDEX landings_one_pending ON landings(repo_id) WHERE state = 'pending';
+CREATE UNIQUE INDEX landings_once ON landings(change_id, change_version) WHERE state <> 'abandoned';
+",
+    },
 ];
