@@ -222,3 +222,67 @@ CREATE UNIQUE INDEX landings_once ON landings(change_id, change_version) WHERE s
 ",
     },
 ];
+
+#[cfg(test)]
+mod tests {
+    use super::MIGRATIONS;
+    use crate::store::Connection;
+
+    fn at(version: u32) -> Connection {
+        let c = Connection::open_in_memory().expect("db");
+        for m in MIGRATIONS.iter().filter(|m| m.version <= version) {
+            c.execute_batch(m.sql).expect("migration");
+        }
+        c
+    }
+
+    #[test]
+    fn migration_4_keeps_existing_landings_as_landed() {
+        let c = at(3);
+        c.execute(
+            "INSERT INTO landings VALUES ('r', 'chg_1', 2, 'rev', 'rcpt', 'old', 'abc', 't')",
+            [],
+        )
+        .expect("v3 row");
+        let m4 = MIGRATIONS.iter().find(|m| m.version == 4).expect("m4");
+        c.execute_batch(m4.sql).expect("migration 4");
+        let row: (String, String, Option<String>, Option<String>, String) = c
+            .query_row(
+                "SELECT state, change_id, git_commit, ref_name, landed_at FROM landings",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
+            )
+            .expect("row");
+        assert_eq!(
+            row,
+            (
+                "landed".into(),
+                "chg_1".into(),
+                Some("abc".into()),
+                None,
+                "t".into()
+            )
+        );
+    }
+
+    #[test]
+    fn one_pending_landing_per_repository_and_one_live_landing_per_version() {
+        let c = at(4);
+        let ins = |id: &str, change: &str, state: &str| {
+            c.execute(
+                "INSERT INTO landings(landing_id, repo_id, change_id, change_version, revision, receipt_digest, \
+                 old_head, git_commit, ref_name, expected_old, state, intent_at, landed_at) \
+                 VALUES (?1, 'r', ?2, 1, 'rev', 'rc', 'old', 'c', 'refs/heads/main', '0', ?3, 't', \
+                 CASE WHEN ?3 = 'landed' THEN 't' END)",
+                rusqlite::params![id, change, state],
+            )
+        };
+        ins("l1", "a", "pending").expect("first pending");
+        assert!(ins("l2", "b", "pending").is_err(), "a second pending");
+        c.execute("UPDATE landings SET state = 'abandoned'", [])
+            .expect("abandon");
+        ins("l3", "a", "pending").expect("again after abandoning");
+        assert!(ins("l4", "a", "landed").is_err(), "same version twice");
+        assert!(ins("l5", "c", "bogus").is_err(), "unknown state");
+    }
+}
