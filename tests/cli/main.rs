@@ -21,6 +21,7 @@ mod hook_stop;
 mod land_crash;
 mod mcp_client;
 mod net_ssrf;
+mod profile_basis;
 mod runtime;
 mod task_fences;
 mod task_flow;

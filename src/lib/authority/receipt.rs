@@ -211,6 +211,7 @@ pub fn build_receipt(
                 code: match err.code() {
                     Code::SubjectStale => "subject_stale",
                     Code::IntegrityError | Code::TooLarge => "transfer_unavailable",
+                    Code::ProfileInvalid => "profile_invalid",
                     _ => "authorization_changed",
                 },
             }),
