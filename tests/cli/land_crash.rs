@@ -252,3 +252,63 @@ fn landed_tree_equals_git_write_tree_of_the_same_files() {
         "../add.sh"
     );
 }
+
+#[test]
+fn landing_another_change_first_resolves_the_pending_one() {
+    let (l, receipt) = qualified();
+    // A second qualified Change on the same repository.
+    let ws2 = l.env.path("work2");
+    crate::task_support::copy_dir(&repo_root().join("fixtures/repos/basic"), &ws2);
+    std::fs::write(ws2.join("NOTES.md"), "second change\n").expect("write");
+    let ws2s = ws2.to_str().expect("utf8");
+    let ch2 = l
+        .agent(&[
+            "change",
+            "open",
+            "--repo",
+            "demo/basic",
+            "--profile",
+            "default",
+            "--workspace",
+            ws2s,
+        ])
+        .json()["change_id"]
+        .as_str()
+        .expect("change")
+        .to_owned();
+    let cp = l.agent(&["checkpoint", "--workspace", ws2s]).json();
+    let t2 = cp["tasks"]
+        .as_array()
+        .expect("tasks")
+        .iter()
+        .find(|t| t["step_id"] == "tests")
+        .and_then(|t| t["task_id"].as_str())
+        .expect("tests task")
+        .to_owned();
+    let (d2, _) = l.claim(&t2, "d2.json");
+    assert_eq!(l.collect(&d2).json()["outcome"], "passed");
+    l.agent(&["finalize", "--change", &ch2]).json();
+    // The first Change's landing is interrupted after its intent.
+    assert_eq!(land(&l, Some("land_after_intent")).code, -1);
+    // Landing the second resolves the first (it lands), which moves the
+    // head: the second is now stale, and its refusal reports the first.
+    let e = l
+        .env
+        .run(&["land", "--repo", "demo/basic", "--change", &ch2])
+        .error("subject_stale", 65);
+    let r = &e["details"]["resolved_pending"];
+    assert_eq!(r["landed"], true, "{e}");
+    assert_eq!(r["resumed"], true, "{e}");
+    assert_eq!(r["change_id"], l.change_id.as_str(), "{e}");
+    assert_eq!(r["receipt_digest"], receipt.as_str(), "{e}");
+    assert_eq!(
+        git(&l.source, &["rev-parse", "main"]),
+        r["git_commit"].as_str().expect("commit")
+    );
+    assert_eq!(commits(&l), 2);
+    assert_eq!(head_revision(&l), r["revision"].as_str().expect("rev"));
+    // Nothing is pending any more: landing the first again is just stale.
+    let e = land(&l, None).error("subject_stale", 65);
+    assert!(e["details"].get("resolved_pending").is_none(), "{e}");
+    assert_eq!(commits(&l), 2);
+}
