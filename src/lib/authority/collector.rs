@@ -386,10 +386,10 @@ pub fn check_live(a: &Connection, d: &CollectorDescriptor) -> Result<()> {
     }
     let p = profile_for(a, &reg.registration_id, &d.step_id)?
         .ok_or_else(|| profile_err("the collector profile is gone"))?;
+    p.check_basis()?;
     if p.digest()? != d.collector_profile_digest || p.profile_id != d.collector_profile_id {
         return Err(profile_err("the collector profile changed"));
     }
-    p.check_basis()?;
     if live_grant(a, &d.origin.owner_id, &d.origin.agent_id)? != Some(d.origin.grant_generation) {
         return Err(Error::new(
             Code::AuthorizationChanged,
@@ -612,12 +612,12 @@ pub fn validate_transfer(j: &Connection, a: &Connection, bytes: &[u8]) -> Result
     let d = derive_descriptor(j, a, &h.attempt_id)?;
     let p = profile_for(a, &reg.registration_id, &h.step_id)?
         .ok_or_else(|| profile_err("no collector profile for this registration and step"))?;
+    p.check_basis()?;
     if h.collector_profile_id != d.collector_profile_id
         || h.collector_profile_digest != d.collector_profile_digest
     {
         return Err(profile_err("the transfer names another collector profile"));
     }
-    p.check_basis()?;
     if h.repository != d.repository
         || h.profile != d.profile
         || h.step_id != d.step_id

@@ -211,6 +211,7 @@ pub fn build_receipt(
                 code: match err.code() {
                     Code::SubjectStale => "subject_stale",
                     Code::IntegrityError | Code::TooLarge => "transfer_unavailable",
+                    Code::ProfileInvalid => "profile_invalid",
                     _ => "authorization_changed",
                 },
             }),
@@ -459,39 +460,148 @@ pub struct LandRequest {
     pub change_id: String,
 }
 
-/// Lands a qualified Change: under the lock, recheck the exact current
-/// subject, installed policy and requirement, the retained signed transfers
-/// and every live registration, profile and grant check; then move the
-/// target head (and, for a git work tree source, commit the revision on the
-/// target branch with git plumbing).
+/// A landing as its durable row records it.
+#[derive(Debug, Clone)]
+struct Landing {
+    landing_id: String,
+    repo_id: String,
+    change_id: String,
+    change_version: u64,
+    revision: String,
+    receipt_digest: String,
+    old_head: String,
+    git: Option<GitIntent>,
+}
+
+/// What phase 2 needs: the branch, its value when the intent was made
+/// (all zeros: absent) and the commit it must move to.
+#[derive(Debug, Clone)]
+struct GitIntent {
+    ref_name: String,
+    expected_old: String,
+    commit: String,
+}
+
+/// How resolving a pending landing ended.
+enum Resolution {
+    /// Phase 3 done: the output of `land`.
+    Landed(Value),
+    /// Marked `abandoned`; the typed refusal to return.
+    Abandoned(Error),
+}
+
+/// Lands a qualified Change (see docs/transfer.md, "Landing protocol").
+///
+/// Under the lock: first resolves a `pending` landing of the repository
+/// left by an interrupted `land`; then rechecks the exact current subject,
+/// installed policy and requirement, the retained signed transfers and
+/// every live registration, profile and grant check. For a git work tree
+/// source it writes the git objects, durably records a `pending` intent
+/// (phase 1), moves the branch with compare-and-swap (phase 2) and then
+/// records the new head and marks the landing `landed` (phase 3). A
+/// source that is not a git work tree has no external effect, so the head
+/// moves in one transaction.
 pub fn land(root: &Path, timeout: Duration, clock: &dyn Clock, req: &LandRequest) -> Result<Value> {
     let dir = DataDir::open(root)?;
     let lock = dir.lock(timeout)?;
     let ts = rfc3339_millis(clock.now());
     let now_ms = unix_millis(clock.now());
-    let j = dir
-        .open_read(&journal::SPEC)?
-        .ok_or_else(|| Error::new(Code::NotQualified, "nothing was collected"))?;
+    let j = dir.open_read(&journal::SPEC)?;
     let mut ac = dir.open_write(&super::schema::SPEC, &ts, &lock)?;
+    repository(&ac, &req.repo_id)?;
+    let mut resolved_other = None;
+    if let Some(p) = pending_landing(&ac, &req.repo_id)? {
+        let r = resolve(&dir, &mut ac, j.as_ref(), &p, true, &ts, now_ms)?;
+        if p.change_id == req.change_id {
+            drop(lock);
+            return match r {
+                Resolution::Landed(v) => Ok(v),
+                Resolution::Abandoned(e) => Err(e),
+            };
+        }
+        resolved_other = Some(match &r {
+            Resolution::Landed(v) => v.clone(),
+            Resolution::Abandoned(e) => json!({
+                "landed": false, "change_id": p.change_id, "change_version": p.change_version,
+                "abandoned": e.code().as_str(),
+            }),
+        });
+    }
+    let with_other = |e: Error| match &resolved_other {
+        Some(v) => e.with("resolved_pending", v.clone()),
+        None => e,
+    };
+    let j = j
+        .ok_or_else(|| Error::new(Code::NotQualified, "nothing was collected"))
+        .map_err(with_other)?;
     let at = ac.transaction_with_behavior(TransactionBehavior::Immediate)?;
-    let ch = change::change(&at, &req.change_id)?;
-    if ch.repository != req.repo_id {
+    let (repo, s, stored) =
+        admit(&j, &at, &dir, &req.repo_id, &req.change_id, now_ms).map_err(with_other)?;
+    let git = git_prepare(&dir, &at, &repo, &s, &stored).map_err(with_other)?;
+    let landing = Landing {
+        landing_id: crate::wire::random_id("land")?,
+        repo_id: repo.repo_id.clone(),
+        change_id: s.change.change_id.clone(),
+        change_version: s.version,
+        revision: s.context.revision.as_str().to_owned(),
+        receipt_digest: stored,
+        old_head: repo.head_revision.clone(),
+        git,
+    };
+    let state = if landing.git.is_some() {
+        "pending"
+    } else {
+        "landed"
+    };
+    insert_landing(&at, &landing, state, &ts)?;
+    let mut out = if landing.git.is_none() {
+        set_head(&at, &landing)?;
+        at.commit()?;
+        landed_output(&repo, &landing, false)
+    } else {
+        // Phase 1 is durable: the intent names everything a resume needs.
+        at.commit()?;
+        crate::collector::crash_point("land_after_intent");
+        match resolve(&dir, &mut ac, Some(&j), &landing, false, &ts, now_ms)? {
+            Resolution::Landed(v) => v,
+            Resolution::Abandoned(e) => return Err(with_other(e)),
+        }
+    };
+    drop(lock);
+    if let (Some(v), Some(o)) = (resolved_other, out.as_object_mut()) {
+        o.insert("resolved_pending".into(), v);
+    }
+    Ok(out)
+}
+
+/// Every admission recheck; returns the repository, the current subject
+/// and its stored receipt digest.
+fn admit(
+    j: &Connection,
+    at: &Connection,
+    dir: &DataDir,
+    repo_id: &str,
+    change_id: &str,
+    now_ms: i64,
+) -> Result<(super::Repository, StoredSubject, String)> {
+    let ch = change::change(at, change_id)?;
+    if ch.repository != repo_id {
         return Err(Error::new(
             Code::InvalidInput,
             "the change belongs to another repository",
         ));
     }
-    let repo = repository(&at, &req.repo_id)?;
-    let s = change::current_subject(&at, &ch)?;
-    if !subject_is_current(&at, &s)? {
+    let repo = repository(at, repo_id)?;
+    let s = change::current_subject(at, &ch)?;
+    if !subject_is_current(at, &s)? {
         return Err(stale_error());
     }
-    let stored = stored_receipt(&at, &s)?.ok_or_else(|| {
+    let stored = stored_receipt(at, &s)?.ok_or_else(|| {
         Error::new(Code::NotQualified, "the current subject has no receipt")
             .with("next", json!({"operation": "collector_finalize"}))
     })?;
-    let evals = evaluate(Some(&j), &at, &s, now_ms)?;
-    let receipt = build_receipt(&j, &at, &dir, &s, &evals)
+    let evals = evaluate(Some(j), at, &s, now_ms)?;
+    let receipt = build_receipt(j, at, dir, &s, &evals)
         .map_err(|r| refusal_error(Code::NotQualified, "admission rechecks refused", &r))?;
     let digest = receipt.digest()?;
     if digest.as_str() != stored {
@@ -506,22 +616,251 @@ pub fn land(root: &Path, timeout: Duration, clock: &dyn Clock, req: &LandRequest
             "a receipt without any collector transfer cannot land",
         ));
     }
-    let git_commit = git_land(&dir, &at, &repo, &s, &stored)?;
+    Ok((repo, s, stored))
+}
+
+/// Resolves a `pending` landing (the lock is held). The git branch is the
+/// truth: at the new commit, phase 3 finishes whatever changed since; at
+/// the expected old value, the admission rechecks run again (when
+/// `recheck`) and phases 2 and 3 follow, or the landing is abandoned with
+/// the refusal; anything else abandons it with `conflict`. A git failure
+/// that leaves the branch at its old value keeps the landing pending.
+fn resolve(
+    dir: &DataDir,
+    ac: &mut Connection,
+    j: Option<&Connection>,
+    p: &Landing,
+    recheck: bool,
+    ts: &str,
+    now_ms: i64,
+) -> Result<Resolution> {
+    let repo = repository(ac, &p.repo_id)?;
+    let Some(g) = &p.git else {
+        return Err(Error::new(
+            Code::IntegrityError,
+            "a pending landing without a git intent",
+        ));
+    };
+    let src = Path::new(&repo.source);
+    let zeros = "0".repeat(g.commit.len());
+    let current = git_ref_value(src, &g.ref_name)?.unwrap_or_else(|| zeros.clone());
+    if current == g.commit {
+        return finish(ac, &repo, p, recheck, ts);
+    }
+    if current != g.expected_old {
+        return moved(ac, p, &current);
+    }
+    if recheck {
+        let at = ac.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let admitted = match j {
+            Some(j) => admit(j, &at, dir, &p.repo_id, &p.change_id, now_ms),
+            None => Err(Error::new(Code::NotQualified, "nothing was collected")),
+        };
+        let refusal = match admitted {
+            Ok((r, s, receipt)) => {
+                let same = s.version == p.change_version
+                    && s.context.revision.as_str() == p.revision
+                    && receipt == p.receipt_digest
+                    && r.head_revision == p.old_head;
+                (!same).then(|| {
+                    Error::new(
+                        Code::NotQualified,
+                        "the subject or receipt changed since the landing intent",
+                    )
+                })
+            }
+            Err(e) if is_refusal(&e) => Some(e),
+            Err(e) => return Err(e),
+        };
+        if let Some(e) = refusal {
+            abandon(&at, p, e.code().as_str())?;
+            at.commit()?;
+            return Ok(Resolution::Abandoned(abandoned_error(e, p)));
+        }
+        drop(at);
+    }
+    let moved_ok = git(
+        src,
+        None,
+        &[
+            "update-ref",
+            "-m",
+            "agent-task land",
+            &g.ref_name,
+            &g.commit,
+            &g.expected_old,
+        ],
+        None,
+    );
+    if let Err(e) = moved_ok {
+        let now = git_ref_value(src, &g.ref_name)?.unwrap_or(zeros);
+        if now == g.commit {
+            return finish(ac, &repo, p, recheck, ts);
+        }
+        if now != g.expected_old {
+            return moved(ac, p, &now);
+        }
+        return Err(e
+            .with("landing", "pending")
+            .with("next", json!({"operation": "land"})));
+    }
+    crate::collector::crash_point("land_after_ref");
+    finish(ac, &repo, p, recheck, ts)
+}
+
+/// Errors that are the admission's answer (abandon), as opposed to a
+/// failure to evaluate it (keep the landing pending).
+fn is_refusal(e: &Error) -> bool {
+    !matches!(
+        e.code(),
+        Code::Io | Code::Busy | Code::Internal | Code::IntegrityError
+    )
+}
+
+fn abandoned_error(e: Error, p: &Landing) -> Error {
+    e.with("landing", "abandoned")
+        .with("change_id", p.change_id.clone())
+        .with("change_version", p.change_version)
+}
+
+/// The branch is neither where the intent found it nor at the new commit.
+fn moved(ac: &mut Connection, p: &Landing, found: &str) -> Result<Resolution> {
+    let at = ac.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    abandon(&at, p, "branch_moved")?;
+    at.commit()?;
+    let (ref_name, expected) = p
+        .git
+        .as_ref()
+        .map(|g| (g.ref_name.clone(), g.expected_old.clone()))
+        .unwrap_or_default();
+    Ok(Resolution::Abandoned(abandoned_error(
+        Error::new(
+            Code::Conflict,
+            "the target branch moved since the landing intent; nothing was landed",
+        )
+        .with("ref", ref_name)
+        .with("expected", expected)
+        .with("found", found),
+        p,
+    )))
+}
+
+/// Phase 3: the new head and the landed state, in one transaction.
+fn finish(
+    ac: &mut Connection,
+    repo: &super::Repository,
+    p: &Landing,
+    resumed: bool,
+    ts: &str,
+) -> Result<Resolution> {
+    let at = ac.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    set_head(&at, p)?;
+    let n = at.execute(
+        "UPDATE landings SET state = 'landed', landed_at = ?2 WHERE landing_id = ?1 AND state = 'pending'",
+        params![p.landing_id, ts],
+    )?;
+    if n != 1 {
+        return Err(Error::new(
+            Code::IntegrityError,
+            "the landing is no longer pending",
+        ));
+    }
+    at.commit()?;
+    Ok(Resolution::Landed(landed_output(repo, p, resumed)))
+}
+
+fn set_head(at: &Connection, p: &Landing) -> Result<()> {
     at.execute(
         "UPDATE repositories SET head_revision = ?2 WHERE repo_id = ?1",
-        params![repo.repo_id, s.context.revision.as_str()],
+        params![p.repo_id, p.revision],
     )?;
+    Ok(())
+}
+
+fn abandon(at: &Connection, p: &Landing, reason: &str) -> Result<()> {
     at.execute(
-        "INSERT INTO landings(repo_id, change_id, change_version, revision, receipt_digest, old_head, git_commit, landed_at) VALUES (?1,?2,?3,?4,?5,?6,?7,?8)",
-        params![repo.repo_id, ch.change_id, s.version as i64, s.context.revision.as_str(), stored, repo.head_revision, git_commit, ts],
+        "UPDATE landings SET state = 'abandoned', reason = ?2 WHERE landing_id = ?1 AND state = 'pending'",
+        params![p.landing_id, reason],
     )?;
-    at.commit()?;
-    drop(lock);
-    Ok(json!({
-        "landed": true, "repository": repo.repo_id, "target": repo.target, "change_id": ch.change_id,
-        "change_version": s.version, "revision": s.context.revision, "old_head": repo.head_revision,
-        "receipt_digest": stored, "git_commit": git_commit,
-    }))
+    Ok(())
+}
+
+fn insert_landing(at: &Connection, p: &Landing, state: &str, ts: &str) -> Result<()> {
+    let landed_at = (state == "landed").then_some(ts);
+    let g = p.git.as_ref();
+    at.execute(
+        "INSERT INTO landings(landing_id, repo_id, change_id, change_version, revision, receipt_digest, old_head, \
+         git_commit, ref_name, expected_old, state, reason, intent_at, landed_at) \
+         VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,NULL,?12,?13)",
+        params![
+            p.landing_id,
+            p.repo_id,
+            p.change_id,
+            p.change_version as i64,
+            p.revision,
+            p.receipt_digest,
+            p.old_head,
+            g.map(|g| g.commit.as_str()),
+            g.map(|g| g.ref_name.as_str()),
+            g.map(|g| g.expected_old.as_str()),
+            state,
+            ts,
+            landed_at
+        ],
+    )?;
+    Ok(())
+}
+
+/// The pending landing of a repository (at most one: a unique index).
+fn pending_landing(a: &Connection, repo_id: &str) -> Result<Option<Landing>> {
+    let row = a
+        .query_row(
+            "SELECT landing_id, repo_id, change_id, change_version, revision, receipt_digest, old_head, \
+             git_commit, ref_name, expected_old FROM landings WHERE repo_id = ?1 AND state = 'pending'",
+            params![repo_id],
+            |r| {
+                Ok((
+                    Landing {
+                        landing_id: r.get(0)?,
+                        repo_id: r.get(1)?,
+                        change_id: r.get(2)?,
+                        change_version: 0,
+                        revision: r.get(4)?,
+                        receipt_digest: r.get(5)?,
+                        old_head: r.get(6)?,
+                        git: None,
+                    },
+                    r.get::<_, i64>(3)?,
+                    r.get::<_, Option<String>>(7)?,
+                    r.get::<_, Option<String>>(8)?,
+                    r.get::<_, Option<String>>(9)?,
+                ))
+            },
+        )
+        .optional()?;
+    let Some((mut l, version, commit, ref_name, expected_old)) = row else {
+        return Ok(None);
+    };
+    l.change_version = u64::try_from(version)
+        .map_err(|_| Error::new(Code::IntegrityError, "negative change version"))?;
+    l.git = match (commit, ref_name, expected_old) {
+        (Some(commit), Some(ref_name), Some(expected_old)) => Some(GitIntent {
+            ref_name,
+            expected_old,
+            commit,
+        }),
+        _ => None,
+    };
+    Ok(Some(l))
+}
+
+fn landed_output(repo: &super::Repository, p: &Landing, resumed: bool) -> Value {
+    json!({
+        "landed": true, "repository": p.repo_id, "target": repo.target, "change_id": p.change_id,
+        "change_version": p.change_version, "revision": p.revision, "old_head": p.old_head,
+        "receipt_digest": p.receipt_digest,
+        "git_commit": p.git.as_ref().map(|g| g.commit.clone()), "resumed": resumed,
+    })
 }
 
 fn git(src: &Path, index: Option<&Path>, args: &[&str], stdin: Option<&[u8]>) -> Result<String> {
@@ -565,17 +904,37 @@ fn git(src: &Path, index: Option<&Path>, args: &[&str], stdin: Option<&[u8]>) ->
     Ok(String::from_utf8_lossy(&out.stdout).trim().to_owned())
 }
 
-/// Records the revision as a commit on the target branch when the
-/// repository's source is the top of a git work tree. Builds the tree in a
-/// temporary index from the CAS manifest; never touches the work tree or
-/// the operator's index; moves the branch with the expected old value.
-fn git_land(
+/// The value of `ref_name` (`None`: absent). A git failure is an error.
+fn git_ref_value(src: &Path, ref_name: &str) -> Result<Option<String>> {
+    let out = git(
+        src,
+        None,
+        &[
+            "for-each-ref",
+            "--format=%(refname) %(objectname)",
+            ref_name,
+        ],
+        None,
+    )?;
+    Ok(out.lines().find_map(|l| {
+        l.strip_prefix(ref_name)
+            .and_then(|rest| rest.strip_prefix(' '))
+            .map(str::to_owned)
+    }))
+}
+
+/// Phase 1's git part when the repository's source is the top of a git
+/// work tree: writes the revision's blobs (one `git fast-import` process),
+/// its tree (a temporary index, never the operator's) and a commit whose
+/// parent is the branch's current value; nothing references them yet.
+/// `None` when the source is not a git work tree.
+fn git_prepare(
     dir: &DataDir,
     a: &Connection,
     repo: &super::Repository,
     s: &StoredSubject,
     receipt: &str,
-) -> Result<Option<String>> {
+) -> Result<Option<GitIntent>> {
     let src = Path::new(&repo.source);
     let top = match git(src, None, &["rev-parse", "--show-toplevel"], None) {
         Ok(t) => t,
@@ -591,42 +950,28 @@ fn git_land(
         |r| Ok((r.get(0)?, r.get(1)?)),
     )?;
     let cas = dir.cas();
-    let mbytes = cas.read(&Sha256Hex::parse(&msha)?, Some(msize as u64), 256 << 20)?;
+    let msize = u64::try_from(msize)
+        .map_err(|_| Error::new(Code::IntegrityError, "negative manifest size"))?;
+    let mbytes = cas.read(&Sha256Hex::parse(&msha)?, Some(msize), 256 << 20)?;
     let manifest: super::snapshot::Manifest = serde_json::from_slice(&mbytes)?;
     let tmp = tempfile::tempdir_in(dir.root())
         .map_err(|e| Error::new(Code::Io, format!("temp dir: {e}")))?;
+    let oids = write_blobs(src, tmp.path(), dir, &manifest)?;
     let index = tmp.path().join("index");
-    let mut info = String::new();
-    for e in &manifest.entries {
-        let bytes = cas.read(&e.sha256, Some(e.size), super::snapshot::MAX_FILE_BYTES)?;
-        let oid = git(
-            src,
-            Some(&index),
-            &["hash-object", "-w", "--no-filters", "--stdin"],
-            Some(&bytes),
-        )?;
-        info.push_str(&format!("{:o} {oid}\t{}\n", e.mode, e.path));
+    let mut info = Vec::new();
+    for (e, oid) in manifest.entries.iter().zip(&oids) {
+        info.extend_from_slice(format!("{:o} {oid}\t{}", e.mode, e.path).as_bytes());
+        info.push(0);
     }
     git(
         src,
         Some(&index),
-        &["update-index", "--add", "--index-info"],
-        Some(info.as_bytes()),
+        &["update-index", "--add", "-z", "--index-info"],
+        Some(&info),
     )?;
     let tree = git(src, Some(&index), &["write-tree"], None)?;
     let ref_name = format!("refs/heads/{}", repo.target);
-    let old = git(
-        src,
-        None,
-        &[
-            "rev-parse",
-            "--verify",
-            "-q",
-            &format!("{ref_name}^{{commit}}"),
-        ],
-        None,
-    )
-    .ok();
+    let old = git_ref_value(src, &ref_name)?;
     let msg = format!(
         "Land change {} v{} (agent-task)\n\nrevision: {}\nreceipt: {}\n",
         s.change.change_id, s.version, s.context.revision, receipt
@@ -636,20 +981,90 @@ fn git_land(
         args.extend(["-p", o.as_str()]);
     }
     let commit = git(src, None, &args, None)?;
-    let zero = "0".repeat(commit.len());
-    let expected = old.clone().unwrap_or(zero);
-    git(
-        src,
-        None,
-        &[
-            "update-ref",
-            "-m",
-            "agent-task land",
-            &ref_name,
-            &commit,
-            &expected,
-        ],
-        None,
-    )?;
-    Ok(Some(commit))
+    let expected_old = old.unwrap_or_else(|| "0".repeat(commit.len()));
+    Ok(Some(GitIntent {
+        ref_name,
+        expected_old,
+        commit,
+    }))
+}
+
+/// Writes every manifest entry's bytes (read and verified from the CAS) as
+/// a git blob with ONE `git fast-import` process (blobs and marks only: no
+/// ref, no commit) and returns their object ids in manifest order. A link
+/// entry's bytes are its target, which is exactly git's 120000 blob.
+fn write_blobs(
+    src: &Path,
+    tmp: &Path,
+    dir: &DataDir,
+    manifest: &super::snapshot::Manifest,
+) -> Result<Vec<String>> {
+    use std::io::Write;
+    let marks = tmp.join("marks");
+    let err_path = tmp.join("fast-import.err");
+    let err_file =
+        std::fs::File::create(&err_path).map_err(|e| Error::io("create", &err_path, e))?;
+    let mut child = std::process::Command::new("git")
+        .arg("-C")
+        .arg(src)
+        .args(["fast-import", "--quiet", "--done"])
+        .arg(format!("--export-marks={}", marks.display()))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .stderr(err_file)
+        .spawn()
+        .map_err(|e| Error::new(Code::Io, format!("cannot run git fast-import: {e}")))?;
+    let cas = dir.cas();
+    let fed = match child.stdin.take() {
+        Some(stdin) => (|| -> Result<()> {
+            let mut w = std::io::BufWriter::with_capacity(1 << 20, stdin);
+            let pipe = |e: std::io::Error| Error::new(Code::Io, format!("git fast-import: {e}"));
+            for (i, e) in manifest.entries.iter().enumerate() {
+                let bytes = cas.read(&e.sha256, Some(e.size), super::snapshot::MAX_FILE_BYTES)?;
+                write!(w, "blob\nmark :{}\ndata {}\n", i + 1, bytes.len()).map_err(pipe)?;
+                w.write_all(&bytes).map_err(pipe)?;
+                w.write_all(b"\n").map_err(pipe)?;
+            }
+            w.write_all(b"done\n").map_err(pipe)?;
+            w.flush().map_err(pipe)
+        })(),
+        None => Err(Error::internal("git fast-import has no stdin")),
+    };
+    // Closing stdin without `done` makes fast-import fail (and write no
+    // marks), so an interrupted feed never looks complete.
+    let status = child
+        .wait()
+        .map_err(|e| Error::new(Code::Io, format!("git fast-import: {e}")))?;
+    fed?;
+    if !status.success() {
+        let err = std::fs::read_to_string(&err_path).unwrap_or_default();
+        return Err(Error::new(
+            Code::Io,
+            format!("git fast-import failed: {}", err.trim()),
+        ));
+    }
+    let text = std::fs::read_to_string(&marks).map_err(|e| Error::io("read", &marks, e))?;
+    let mut oids = vec![String::new(); manifest.entries.len()];
+    for line in text.lines() {
+        let parsed = line
+            .strip_prefix(':')
+            .and_then(|l| l.split_once(' '))
+            .and_then(|(n, oid)| Some((n.parse::<usize>().ok()?, oid)));
+        match parsed {
+            Some((n, oid)) if n >= 1 && n <= oids.len() => oid.clone_into(&mut oids[n - 1]),
+            _ => {
+                return Err(Error::new(
+                    Code::Io,
+                    format!("git fast-import wrote an unexpected mark line: {line}"),
+                ));
+            }
+        }
+    }
+    if oids.iter().any(String::is_empty) {
+        return Err(Error::new(
+            Code::Io,
+            "git fast-import did not mark every blob",
+        ));
+    }
+    Ok(oids)
 }

@@ -188,4 +188,101 @@ CREATE TABLE landings (
 ) STRICT;
 ",
     },
+    Migration {
+        version: 4,
+        description: "landings carry a durable intent: state, ref name, expected old ref value",
+        sql: "
+CREATE TABLE landings_v4 (
+    landing_id TEXT PRIMARY KEY NOT NULL,
+    repo_id TEXT NOT NULL,
+    change_id TEXT NOT NULL,
+    change_version INTEGER NOT NULL,
+    revision TEXT NOT NULL,
+    receipt_digest TEXT NOT NULL,
+    old_head TEXT NOT NULL,
+    git_commit TEXT,
+    ref_name TEXT,
+    expected_old TEXT,
+    state TEXT NOT NULL CHECK (state IN ('pending', 'landed', 'abandoned')),
+    reason TEXT,
+    intent_at TEXT NOT NULL,
+    landed_at TEXT,
+    CHECK ((ref_name IS NULL) = (expected_old IS NULL) AND (ref_name IS NULL OR git_commit IS NOT NULL)),
+    CHECK ((state = 'landed') = (landed_at IS NOT NULL))
+) STRICT;
+INSERT INTO landings_v4(landing_id, repo_id, change_id, change_version, revision, receipt_digest,
+    old_head, git_commit, ref_name, expected_old, state, reason, intent_at, landed_at)
+SELECT 'pre4-' || change_id || '-' || change_version, repo_id, change_id, change_version, revision,
+    receipt_digest, old_head, git_commit, NULL, NULL, 'landed', NULL, landed_at, landed_at
+FROM landings;
+DROP TABLE landings;
+ALTER TABLE landings_v4 RENAME TO landings;
+CREATE UNIQUE INDEX landings_one_pending ON landings(repo_id) WHERE state = 'pending';
+CREATE UNIQUE INDEX landings_once ON landings(change_id, change_version) WHERE state <> 'abandoned';
+",
+    },
 ];
+
+#[cfg(test)]
+mod tests {
+    use super::MIGRATIONS;
+    use crate::store::Connection;
+
+    fn at(version: u32) -> Connection {
+        let c = Connection::open_in_memory().expect("db");
+        for m in MIGRATIONS.iter().filter(|m| m.version <= version) {
+            c.execute_batch(m.sql).expect("migration");
+        }
+        c
+    }
+
+    #[test]
+    fn migration_4_keeps_existing_landings_as_landed() {
+        let c = at(3);
+        c.execute(
+            "INSERT INTO landings VALUES ('r', 'chg_1', 2, 'rev', 'rcpt', 'old', 'abc', 't')",
+            [],
+        )
+        .expect("v3 row");
+        let m4 = MIGRATIONS.iter().find(|m| m.version == 4).expect("m4");
+        c.execute_batch(m4.sql).expect("migration 4");
+        let row: (String, String, Option<String>, Option<String>, String) = c
+            .query_row(
+                "SELECT state, change_id, git_commit, ref_name, landed_at FROM landings",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
+            )
+            .expect("row");
+        assert_eq!(
+            row,
+            (
+                "landed".into(),
+                "chg_1".into(),
+                Some("abc".into()),
+                None,
+                "t".into()
+            )
+        );
+    }
+
+    #[test]
+    fn one_pending_landing_per_repository_and_one_live_landing_per_version() {
+        let c = at(4);
+        let ins = |id: &str, change: &str, state: &str| {
+            c.execute(
+                "INSERT INTO landings(landing_id, repo_id, change_id, change_version, revision, receipt_digest, \
+                 old_head, git_commit, ref_name, expected_old, state, intent_at, landed_at) \
+                 VALUES (?1, 'r', ?2, 1, 'rev', 'rc', 'old', 'c', 'refs/heads/main', '0', ?3, 't', \
+                 CASE WHEN ?3 = 'landed' THEN 't' END)",
+                rusqlite::params![id, change, state],
+            )
+        };
+        ins("l1", "a", "pending").expect("first pending");
+        assert!(ins("l2", "b", "pending").is_err(), "a second pending");
+        c.execute("UPDATE landings SET state = 'abandoned'", [])
+            .expect("abandon");
+        ins("l3", "a", "pending").expect("again after abandoning");
+        assert!(ins("l4", "a", "landed").is_err(), "same version twice");
+        assert!(ins("l5", "c", "bogus").is_err(), "unknown state");
+    }
+}

@@ -120,11 +120,20 @@ impl CollectorProfile {
         Ok(domain_digest(DOMAIN_PROFILE, &canonical_bytes(&c)?))
     }
 
-    /// Whether a build may use this profile: a fixture basis only with `test-hooks`.
+    /// Whether this build may use this profile: a fixture basis only with
+    /// `test-hooks`. Installing, claiming, importing, finalizing and
+    /// landing all call it.
     pub fn check_basis(&self) -> Result<()> {
+        self.check_basis_for(cfg!(feature = "test-hooks"))
+    }
+
+    /// [`Self::check_basis`] for a build that is (`test_build`) or is not a
+    /// test build: `observed` and `pinned_file` always pass, `fixture` only
+    /// in a test build, anything else never.
+    pub fn check_basis_for(&self, test_build: bool) -> Result<()> {
         match self.basis.as_str() {
             "observed" | "pinned_file" => Ok(()),
-            "fixture" if cfg!(feature = "test-hooks") => Ok(()),
+            "fixture" if test_build => Ok(()),
             "fixture" => Err(Error::new(
                 Code::ProfileInvalid,
                 "a fixture-basis collector profile is refused outside test builds",
@@ -586,6 +595,69 @@ pub fn record_digest(r: &ExecutionRecord) -> Result<Sha256Hex> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn profile(basis: &str) -> CollectorProfile {
+        let d = Sha256Hex::digest(b"x");
+        CollectorProfile {
+            version: 1,
+            profile_id: "cp_1".into(),
+            repository: "demo/basic".into(),
+            profile: "default".into(),
+            step_id: "tests".into(),
+            registration: RegistrationBinding {
+                registration_id: "reg_1".into(),
+                executor_id: "ci".into(),
+                epoch: 1,
+                key_id: "kid_1".into(),
+            },
+            requirement_digest: d.clone(),
+            recipe: crate::authority::workflow::Recipe {
+                argv: vec!["true".into()],
+                timeout_ms: 1000,
+                network: false,
+            },
+            runtime: RuntimeKind::Bwrap,
+            runtime_identity_digest: d,
+            basis: basis.into(),
+            limits: Limits {
+                timeout_ms: 1000,
+                max_output_bytes: 1024,
+                tail_bytes: 64,
+            },
+        }
+    }
+
+    #[test]
+    fn fixture_basis_is_refused_outside_test_builds() {
+        let e = profile("fixture")
+            .check_basis_for(false)
+            .expect_err("a release build refuses a fixture basis");
+        assert_eq!(e.code(), Code::ProfileInvalid);
+        assert!(e.message().contains("outside test builds"), "{e:?}");
+        profile("fixture")
+            .check_basis_for(true)
+            .expect("a test build accepts a fixture basis");
+    }
+
+    #[test]
+    fn observed_and_pinned_bases_pass_and_unknown_never_does() {
+        for test_build in [false, true] {
+            for ok in ["observed", "pinned_file"] {
+                profile(ok).check_basis_for(test_build).expect(ok);
+            }
+            for bad in ["", "Fixture", "observed ", "bogus"] {
+                let e = profile(bad)
+                    .check_basis_for(test_build)
+                    .expect_err("refused");
+                assert_eq!(e.code(), Code::ProfileInvalid, "{bad:?}");
+            }
+        }
+        // This build's own answer is the flag's.
+        assert_eq!(
+            profile("fixture").check_basis().is_ok(),
+            cfg!(feature = "test-hooks")
+        );
+    }
 
     fn header() -> TransferHeader {
         let d = Sha256Hex::digest(b"x");
