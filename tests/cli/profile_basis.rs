@@ -117,8 +117,11 @@ fn install_claim_import_finalize_and_land_refuse_an_unknown_basis() {
 
     // Install: a pinned file with an unknown basis is refused.
     let id: Value = serde_json::to_value(
-        agent_task::collector::runtime::probe(agent_task::collector::runtime::RuntimeKind::Bwrap)
-            .expect("bwrap (scripts/install-deps.sh)"),
+        agent_task::collector::runtime::probe(
+            agent_task::collector::runtime::RuntimeKind::Bwrap,
+            None,
+        )
+        .expect("bwrap (scripts/install-deps.sh)"),
     )
     .expect("identity");
     let pin = l.env.path("pin.json");

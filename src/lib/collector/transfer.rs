@@ -618,6 +618,7 @@ mod tests {
             },
             runtime: RuntimeKind::Bwrap,
             runtime_identity_digest: d,
+            oci_image: None,
             basis: basis.into(),
             limits: Limits {
                 timeout_ms: 1000,
