@@ -19,6 +19,7 @@ mod foundation;
 mod hook_install;
 mod hook_stop;
 mod mcp_client;
+mod mcp_interop;
 mod net_ssrf;
 mod runtime;
 mod task_fences;
