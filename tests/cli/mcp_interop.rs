@@ -76,6 +76,19 @@ fn run_client(l: &Loop, mut c: std::process::Command) -> Value {
     assert_eq!(summary["qualified"], true, "{summary}");
     assert_eq!(summary["unknown_tool_code"], -32602, "{summary}");
     assert_eq!(summary["capability"], "agentscm.agent-workflow-tasks/v1");
+    // On the wire: every POST was answered 200 (202 for notifications),
+    // including a newer SDK's server/discover probe (a -32601 body), and
+    // the only other status is the 405 for an SDK's optional GET stream.
+    for t in summary["trace"].as_array().expect("trace") {
+        match (t["http"].as_str(), t["rpc"].as_str()) {
+            (Some("POST"), Some(m)) if m.starts_with("notifications/") => {
+                assert_eq!(t["status"], 202, "{t}")
+            }
+            (Some("POST"), _) => assert_eq!(t["status"], 200, "{t}"),
+            (Some("GET"), _) => assert_eq!(t["status"], 405, "{t}"),
+            _ => panic!("unexpected request {t}"),
+        }
+    }
     summary
 }
 
