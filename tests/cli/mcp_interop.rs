@@ -134,3 +134,52 @@ fn mcp_interop_typescript_sdk_runs_the_demo_loop() {
     let summary = run_client(&l, c);
     agrees_with_cli(&l, &summary);
 }
+
+#[test]
+fn mcp_interop_python_sdk_claims_heartbeats_and_submits() {
+    let Some(py) = interpreter("AGENT_TASK_INTEROP_PYTHON") else {
+        return;
+    };
+    let s = crate::task_support::Setup::new();
+    let (tests, _) = s.checkpoint();
+    let srv = crate::workspace_http::serve(&s);
+    let cfg = json!({
+        "url": format!("http://{}/v1/hub/workspace/mcp?repository=demo-basic&profile=default", srv.addr),
+        "token": crate::workspace_http::token(&s),
+        "change_id": s.change_id,
+        "task_id": tests,
+        "criteria": ["tests-pass"],
+        "reference": "testing-guide",
+        "owner_id": "alice",
+        "agent_id": "claude-1",
+    });
+    let p = s.env.path("claim-config.json");
+    std::fs::write(&p, cfg.to_string()).expect("config");
+    let out = std::process::Command::new(py)
+        .env("HOME", s.env.tmp.path())
+        .arg(repo_root().join("tests/interop/python/agent_claim.py"))
+        .arg(&p)
+        .output()
+        .expect("run the SDK client");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "the SDK client failed:\n--- stdout\n{stdout}\n--- stderr\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let summary: Value = serde_json::from_str(stdout.trim()).expect("summary JSON");
+    assert_eq!(summary["protocol_version"], "2025-11-25");
+    assert_eq!(summary["tool_error"], "idempotency_conflict");
+    assert_eq!(summary["state"], "finished");
+    // The CLI sees the attempt the SDK client finished.
+    let st = s
+        .agent(&[
+            "status",
+            "--task",
+            &tests,
+            "--attempt",
+            summary["attempt_id"].as_str().expect("attempt"),
+        ])
+        .json();
+    assert_eq!(st["state"], "finished", "{st}");
+}
