@@ -75,3 +75,13 @@ if command -v curl >/dev/null; then
 else
   echo "curl not found: MCP round trip not measured"
 fi
+
+# The same round trip through the official MCP Python SDK client (installed
+# by scripts/install-interop.sh), one session, RUNS calls.
+py=${AGENT_TASK_INTEROP_PYTHON:-$PWD/target/interop/venv/bin/python}
+if [ -x "$py" ]; then
+  "$py" tests/interop/python/bench_calls.py "$url/v1/hub/workspace/mcp?repository=demo-basic&profile=default" \
+    "$work/token" "$change" "$RUNS"
+else
+  echo "MCP Python SDK not installed (scripts/install-interop.sh): SDK round trip not measured"
+fi

@@ -5,4 +5,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
+# The official MCP SDK clients for the interop tests (tests/cli/mcp_interop.rs);
+# here they are required, so a missing interpreter fails instead of skipping.
+interop_env="$(scripts/install-interop.sh)"
+eval "$interop_env"
+export AGENT_TASK_REQUIRE_INTEROP=1
 cargo test --locked --features test-hooks "$@"

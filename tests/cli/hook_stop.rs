@@ -25,7 +25,83 @@ fn payload(agent: &str, active: bool, cwd: &Path) -> Vec<u8> {
         serde_json::from_slice(&fixture(&format!("{agent}-stop.json"))).expect("json");
     v["stop_hook_active"] = json!(active);
     v["cwd"] = json!(cwd.to_str().expect("utf8"));
+    let val = validator(&format!("{agent}-stop-input.schema.json"));
+    assert!(val.is_valid(&v), "{agent} payload fails its schema: {v}");
     serde_json::to_vec(&v).expect("json")
+}
+
+/// The fixtures follow the agents' published shapes (fixtures/hooks/README.md),
+/// and the output schemas refuse what the agents refuse, so validating the
+/// hook's outputs against them means something.
+#[test]
+fn hook_fixtures_follow_the_agents_schemas() {
+    for agent in ["claude", "codex"] {
+        let p: Value =
+            serde_json::from_slice(&fixture(&format!("{agent}-stop.json"))).expect("json");
+        let input = validator(&format!("{agent}-stop-input.schema.json"));
+        assert!(input.is_valid(&p), "{agent} fixture");
+        let mut no_active = p.clone();
+        no_active
+            .as_object_mut()
+            .expect("object")
+            .remove("stop_hook_active");
+        assert!(
+            !input.is_valid(&no_active),
+            "{agent}: stop_hook_active is required"
+        );
+
+        let output = validator(&format!("{agent}-stop-output.schema.json"));
+        for ok in [
+            json!({}),
+            json!({"decision": "block", "reason": "run the tests"}),
+            json!({"systemMessage": "note"}),
+            json!({"continue": false, "stopReason": "done"}),
+        ] {
+            assert!(output.is_valid(&ok), "{agent} accepts {ok}");
+        }
+        for bad in [
+            json!({"decision": "block"}),
+            json!({"decision": "block", "reason": ""}),
+            json!({"decision": "block", "reason": " \n\t"}),
+            json!({"decision": "deny", "reason": "x"}),
+            json!({"decision": "block", "reason": "x", "extra": 1}),
+            json!({"continue": "no"}),
+            json!([]),
+        ] {
+            assert!(!output.is_valid(&bad), "{agent} refuses {bad}");
+        }
+    }
+    // Codex: a closed input with Codex's five permission modes, nullable
+    // transcript and message, and nullable output strings.
+    let codex_in = validator("codex-stop-input.schema.json");
+    let mut p: Value = serde_json::from_slice(&fixture("codex-stop.json")).expect("json");
+    p["permission_mode"] = json!("workspace-write");
+    assert!(
+        !codex_in.is_valid(&p),
+        "a sandbox mode is not a permission mode"
+    );
+    p["permission_mode"] = json!("bypassPermissions");
+    p["last_assistant_message"] = json!("done");
+    p["transcript_path"] = json!("/tmp/rollout.jsonl");
+    assert!(codex_in.is_valid(&p));
+    p["extra"] = json!(1);
+    assert!(!codex_in.is_valid(&p), "Codex's payload is closed");
+    let codex_out = validator("codex-stop-output.schema.json");
+    assert!(codex_out.is_valid(
+        &json!({"decision": null, "reason": null, "stopReason": null, "systemMessage": null})
+    ));
+    assert!(!codex_out.is_valid(&json!({"terminalSequence": "\u{7}"})));
+    // Claude Code: an open input (it keeps adding fields) and the fields
+    // its output type adds.
+    let claude_in = validator("claude-stop-input.schema.json");
+    let mut p: Value = serde_json::from_slice(&fixture("claude-stop.json")).expect("json");
+    p["a_field_from_a_newer_claude_code"] = json!(true);
+    assert!(claude_in.is_valid(&p));
+    let claude_out = validator("claude-stop-output.schema.json");
+    assert!(claude_out.is_valid(
+        &json!({"hookSpecificOutput": {"hookEventName": "Stop", "additionalContext": "x"}})
+    ));
+    assert!(!claude_out.is_valid(&json!({"hookSpecificOutput": {"hookEventName": "PreToolUse"}})));
 }
 
 /// Runs the hook for `agent` ("claude" | "codex") with extra args.

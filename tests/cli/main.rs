@@ -21,6 +21,7 @@ mod hook_install;
 mod hook_stop;
 mod land_crash;
 mod mcp_client;
+mod mcp_interop;
 mod net_ssrf;
 mod profile_basis;
 mod runtime;

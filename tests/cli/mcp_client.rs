@@ -190,11 +190,15 @@ fn mcp_transport_rules() {
     };
     let ping = json!({"jsonrpc": "2.0", "id": 1, "method": "ping"});
     assert_eq!(c.post(&ping, &[]).json()["result"], json!({}));
-    // GET (SSE stream) and DELETE (session end) are not offered.
-    let get = raw(a, format!("GET {MCP} HTTP/1.1\r\nHost: {a}\r\nConnection: close\r\nAccept: text/event-stream\r\nAuthorization: Bearer {tok}\r\n\r\n").as_bytes());
-    assert_eq!(get.status, 405);
-    let del = raw(a, format!("DELETE {MCP} HTTP/1.1\r\nHost: {a}\r\nConnection: close\r\nAuthorization: Bearer {tok}\r\n\r\n").as_bytes());
-    assert_eq!(del.status, 405);
+    // GET (SSE stream) and DELETE (session end) are not offered: 405 with
+    // `Allow: POST`, with or without a bearer (the method is checked first).
+    for method in ["GET", "DELETE", "PUT"] {
+        for auth in [format!("Authorization: Bearer {tok}\r\n"), String::new()] {
+            let r = raw(a, format!("{method} {MCP} HTTP/1.1\r\nHost: {a}\r\nConnection: close\r\nAccept: text/event-stream\r\n{auth}\r\n").as_bytes());
+            assert_eq!(r.header("allow"), Some("POST"), "{method} {auth:?}");
+            r.error(405, "method_not_allowed");
+        }
+    }
     // Foreign Origin, unsupported protocol revision, no or wrong bearer.
     c.post(&ping, &[("Origin", "http://evil.example")])
         .error(403, "forbidden");
@@ -218,4 +222,31 @@ fn mcp_transport_rules() {
     let pe = raw(a, format!("POST {MCP} HTTP/1.1\r\nHost: {a}\r\nConnection: close\r\nContent-Type: application/json\r\nAuthorization: Bearer {tok}\r\nContent-Length: 3\r\n\r\n{{x:").as_bytes());
     assert_eq!(pe.status, 400);
     assert_eq!(pe.json()["error"]["code"], -32700);
+    // A JSON-RPC batch (2025-11-25 has none) and a non-object are invalid
+    // requests, answered with a JSON-RPC error; nothing in them runs.
+    let batch = json!([ping, {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}]);
+    for body in [batch, json!("ping"), json!(7)] {
+        let r = c.post(&body, &[]);
+        assert_eq!(r.status, 400, "{body}");
+        let v = r.json();
+        assert_eq!(v["jsonrpc"], "2.0");
+        assert_eq!(v["id"], Value::Null);
+        assert_eq!(v["error"]["code"], -32600, "{body}");
+    }
+    // A newer client's server/discover probe carries its newer revision in
+    // the header; it still gets -32601 (and falls back to initialize), as
+    // the official Python SDK 2.x does it. Any other method with that
+    // header is refused with 400.
+    let discover = json!({"jsonrpc": "2.0", "id": 3, "method": "server/discover", "params": {}});
+    let d = c.post(&discover, &[("MCP-Protocol-Version", "2026-07-28")]);
+    assert_eq!(d.status, 200);
+    assert_eq!(d.json()["error"]["code"], -32601);
+    let init = json!({"jsonrpc": "2.0", "id": 4, "method": "initialize", "params": {"protocolVersion": "2026-07-28", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}});
+    let i = c.post(&init, &[("MCP-Protocol-Version", "2026-07-28")]);
+    assert_eq!(i.json()["result"]["protocolVersion"], "2025-11-25");
+    c.post(
+        &json!({"jsonrpc": "2.0", "id": 5, "method": "tools/list"}),
+        &[("MCP-Protocol-Version", "2026-07-28")],
+    )
+    .error(400, "invalid_request");
 }

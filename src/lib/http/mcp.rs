@@ -238,14 +238,6 @@ fn check_origin(req: &Request<'_>) -> Result<()> {
 
 fn handle(ws: &Workspace, req: &mut Request<'_>) -> Result<Response> {
     check_origin(req)?;
-    if let Some(v) = req.header("mcp-protocol-version")
-        && v.trim() != PROTOCOL_VERSION
-    {
-        return Err(Error::new(
-            Code::InvalidRequest,
-            format!("unsupported MCP-Protocol-Version (this server speaks {PROTOCOL_VERSION})"),
-        ));
-    }
     let tok = bearer(req)?;
     let repository = req.query_param("repository")?.ok_or_else(|| {
         Error::new(
@@ -261,18 +253,26 @@ fn handle(ws: &Workspace, req: &mut Request<'_>) -> Result<Response> {
     })?;
     let profile = ws.config.profile(&repository, &profile_id)?.clone();
     ws.authenticate(&profile, &tok)?;
-    let msg = match super::data_routes::read_json_body(req, super::workspace::MAX_BODY) {
+    let msg = match read_message(req)? {
         Ok(m) => m,
-        Err(e) if e.code() == Code::InvalidJson => {
-            return Ok(Response::json(
-                400,
-                &json!({"jsonrpc": "2.0", "id": null, "error": {"code": PARSE_ERROR, "message": "parse error"}}),
-            ));
-        }
-        Err(e) => return Err(e),
+        Err(refusal) => return Ok(refusal),
     };
     let id = msg.get("id").cloned();
     let method = msg.get("method").and_then(Value::as_str);
+    // The header names the revision of every message after `initialize`.
+    // The negotiation messages are exempt: `initialize` negotiates in its
+    // body, and a newer client's `server/discover` probe carries the newer
+    // revision by design and must reach the -32601 answer below (the
+    // official Python SDK 2.x sends `2026-07-28` there, then falls back).
+    if !matches!(method, Some("initialize" | "server/discover"))
+        && let Some(v) = req.header("mcp-protocol-version")
+        && v.trim() != PROTOCOL_VERSION
+    {
+        return Err(Error::new(
+            Code::InvalidRequest,
+            format!("unsupported MCP-Protocol-Version (this server speaks {PROTOCOL_VERSION})"),
+        ));
+    }
     let (Some(id), Some(method)) = (id, method) else {
         // Notifications and responses: accepted, no body.
         if msg.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
@@ -339,6 +339,42 @@ fn handle(ws: &Workspace, req: &mut Request<'_>) -> Result<Response> {
     }
 }
 
+/// Reads one JSON-RPC message: `Ok(Ok(object))`, or `Ok(Err(answer))`
+/// with the JSON-RPC error for a body that is not one message — `-32700`
+/// for bytes that are not JSON, `-32600` for a JSON array (a batch: MCP
+/// 2025-06-18 removed JSON-RPC batching and 2025-11-25 has none) or any
+/// other non-object. Media type and size refusals stay typed errors.
+fn read_message(
+    req: &mut Request<'_>,
+) -> Result<std::result::Result<Map<String, Value>, Response>> {
+    let max = super::workspace::MAX_BODY;
+    let bytes = super::router::read_bounded_body(
+        req,
+        "application/json",
+        max,
+        "Request body must use application/json",
+        &format!("Request body exceeds the {max}-byte limit"),
+    )?;
+    let refuse = |code: i64, message: &str| {
+        Response::json(
+            400,
+            &json!({"jsonrpc": "2.0", "id": null, "error": {"code": code, "message": message}}),
+        )
+    };
+    let parsed = std::str::from_utf8(&bytes)
+        .ok()
+        .and_then(|t| serde_json::from_str::<Value>(t).ok());
+    Ok(match parsed {
+        Some(Value::Object(m)) => Ok(m),
+        Some(Value::Array(_)) => Err(refuse(
+            INVALID_REQUEST,
+            "JSON-RPC batches are not supported: MCP 2025-11-25 carries one message per POST",
+        )),
+        Some(_) => Err(refuse(INVALID_REQUEST, "not a JSON-RPC message object")),
+        None => Err(refuse(PARSE_ERROR, "parse error")),
+    })
+}
+
 /// A `tools/call` result: `structuredContent` plus a text copy.
 pub fn tool_result(v: Value, is_error: bool) -> Value {
     let text = serde_json::to_string(&v).unwrap_or_default();
@@ -362,15 +398,22 @@ pub fn mount(router: &mut Router, ws: Arc<Workspace>) {
         Access::Guarded,
         Arc::new(move |req: &mut Request<'_>| handle(&ws, req)),
     );
-    router.route(
-        Method::Get,
-        PATH,
-        Access::Public,
-        Arc::new(|_req: &mut Request<'_>| {
-            Err(Error::new(
-                Code::MethodNotAllowed,
-                "this MCP endpoint answers POST only (no SSE stream)",
-            ))
-        }),
-    );
+    // GET (an SSE stream) and DELETE (a session end) are not offered: 405
+    // before any bearer check, like the spec's answer for a server without
+    // a stream or sessions. `Method::Other` is every method but GET/POST.
+    for method in [Method::Get, Method::Other] {
+        router.route(
+            method,
+            PATH,
+            Access::Public,
+            Arc::new(|_req: &mut Request<'_>| {
+                let mut r = Response::error(&Error::new(
+                    Code::MethodNotAllowed,
+                    "this MCP endpoint answers POST only (no SSE stream, no session)",
+                ));
+                r.headers.push(("Allow".into(), "POST".into()));
+                Ok(r)
+            }),
+        );
+    }
 }

@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Installs the official MCP SDK clients used by the interop tests
+# (tests/cli/mcp_interop.rs) under target/interop/ (ignored by git):
+#   target/interop/venv          Python venv with tests/interop/python/requirements.txt
+#   target/interop/node          node_modules from tests/interop/node/package-lock.json
+# Idempotent: a stamp holding the lock file's SHA-256 skips the work when
+# nothing changed. Prints the environment the tests read, one
+# `export NAME=VALUE` line per interpreter, so scripts/test.sh can eval it.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root="$PWD/target/interop"
+mkdir -p "$root"
+
+stamp_ok() { [ -f "$1" ] && [ "$(cat "$1")" = "$2" ]; }
+
+# Python: the `mcp` SDK needs Python >= 3.10.
+py=""
+for c in python3.13 python3.12 python3.11 python3.10 python3; do
+  if command -v "$c" >/dev/null &&
+    "$c" -c 'import sys, venv; sys.exit(0 if sys.version_info >= (3, 10) else 1)' 2>/dev/null; then
+    py="$c"
+    break
+  fi
+done
+if [ -n "$py" ]; then
+  req=tests/interop/python/requirements.txt
+  want="$(sha256sum "$req" | cut -d' ' -f1) $($py -c 'import sys; print(sys.version.split()[0])')"
+  if ! stamp_ok "$root/venv.stamp" "$want" || [ ! -x "$root/venv/bin/python" ]; then
+    echo "install-interop: creating $root/venv" >&2
+    rm -rf "$root/venv" "$root/venv.stamp"
+    "$py" -m venv "$root/venv"
+    "$root/venv/bin/python" -m pip install -q --disable-pip-version-check --no-input -r "$req" >&2
+    echo "$want" >"$root/venv.stamp"
+  fi
+  echo "export AGENT_TASK_INTEROP_PYTHON=$root/venv/bin/python"
+else
+  echo "install-interop: no Python >= 3.10 found; the Python SDK interop test will be skipped" >&2
+fi
+
+# Node: the TypeScript SDK needs Node >= 18.
+if command -v node >/dev/null && command -v npm >/dev/null &&
+  node -e 'process.exit(Number(process.versions.node.split(".")[0]) >= 18 ? 0 : 1)'; then
+  lock=tests/interop/node/package-lock.json
+  want="$(sha256sum "$lock" | cut -d' ' -f1) $(node --version)"
+  if ! stamp_ok "$root/node.stamp" "$want" || [ ! -d "$root/node/node_modules" ]; then
+    echo "install-interop: installing $root/node/node_modules" >&2
+    rm -rf "$root/node" "$root/node.stamp"
+    mkdir -p "$root/node"
+    cp tests/interop/node/package.json "$lock" "$root/node/"
+    (cd "$root/node" && npm ci --silent --no-audit --no-fund --ignore-scripts >&2)
+    echo "$want" >"$root/node.stamp"
+  fi
+  echo "export AGENT_TASK_INTEROP_NODE=$(command -v node)"
+  echo "export AGENT_TASK_INTEROP_NODE_PATH=$root/node/node_modules"
+else
+  echo "install-interop: no Node >= 18 found; the TypeScript SDK interop test will be skipped" >&2
+fi
