@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 const CRASH: &str = "AGENT_TASK_TEST_CRASH_AT";
 
 /// A claimed, collected and signed transfer that was never uploaded.
-fn retained(l: &Loop) -> (Value, Vec<u8>, String) {
+pub fn retained(l: &Loop) -> (Value, Vec<u8>, String) {
     let t = l.checkpoint();
     let (dp, d) = l.claim(&t, "d.json");
     let out = l.agent_env(

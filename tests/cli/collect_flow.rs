@@ -23,7 +23,8 @@ fn s(p: &Path) -> &str {
     p.to_str().expect("utf8")
 }
 
-fn git(dir: &Path, args: &[&str]) -> String {
+/// Runs git in `dir` as a fixed operator identity; panics on failure.
+pub fn git(dir: &Path, args: &[&str]) -> String {
     let out = std::process::Command::new("git")
         .arg("-C")
         .arg(dir)

@@ -12,18 +12,7 @@ use std::path::Path;
 const CRASH: &str = "AGENT_TASK_TEST_CRASH_AT";
 
 fn git(dir: &Path, args: &[&str]) -> String {
-    let out = std::process::Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(args)
-        .env("GIT_AUTHOR_NAME", "op")
-        .env("GIT_AUTHOR_EMAIL", "op@example.invalid")
-        .env("GIT_COMMITTER_NAME", "op")
-        .env("GIT_COMMITTER_EMAIL", "op@example.invalid")
-        .output()
-        .expect("git");
-    assert!(out.status.success(), "git {args:?}: {out:?}");
-    String::from_utf8_lossy(&out.stdout).trim().to_owned()
+    crate::collect_flow::git(dir, args).trim().to_owned()
 }
 
 /// A Change whose current subject is qualified (one passing transfer and

@@ -11,8 +11,6 @@ use crate::common::Output;
 use agent_task::collector::transfer::CollectorProfile;
 use serde_json::{Value, json};
 
-const CRASH: &str = "AGENT_TASK_TEST_CRASH_AT";
-
 /// Rewrites every installed profile's basis, keeping its stored digest
 /// consistent (the integrity check passes; only the basis is wrong).
 /// Returns the previous basis.
@@ -50,19 +48,7 @@ fn install_claim_import_finalize_and_land_refuse_an_unknown_basis() {
     // Import: a signed transfer retained but not uploaded, then the
     // profile's basis goes bad; retry-upload (the import) refuses it.
     let l = Loop::basic("bwrap");
-    let t = l.checkpoint();
-    let (dp, d) = l.claim(&t, "d.json");
-    let out = l.agent_env(
-        &[(CRASH, "after_sign")],
-        &[
-            "collect",
-            "--descriptor",
-            dp.to_str().expect("utf8"),
-            "--collector-dir",
-            l.collector.to_str().expect("utf8"),
-        ],
-    );
-    assert_eq!(out.code, -1, "killed by SIGKILL: {out}");
+    let (d, _, t) = crate::collect_faults::retained(&l);
     let original = set_basis(&l, "bogus");
     unknown_basis(&l.retry(&d), "import");
     // Claim: the same task again reaches the profile check first.
