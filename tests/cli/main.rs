@@ -17,6 +17,7 @@ mod doctor;
 mod doctor_fake;
 mod foundation;
 mod hook_install;
+mod hook_scan;
 mod hook_stop;
 mod mcp_client;
 mod net_ssrf;

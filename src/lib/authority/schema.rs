@@ -188,4 +188,15 @@ CREATE TABLE landings (
 ) STRICT;
 ",
     },
+    Migration {
+        version: 4,
+        description: "stat cache state: the revision its rows describe and when the scan began",
+        sql: "
+CREATE TABLE stat_cache_roots (
+    root TEXT PRIMARY KEY NOT NULL,
+    revision TEXT NOT NULL,
+    scanned_at_ns INTEGER NOT NULL
+) STRICT;
+",
+    },
 ];
