@@ -75,21 +75,33 @@ pub fn load_stat_cache(conn: &Connection, key: &str) -> Result<StatCache> {
     let mut q = st.query(params![key])?;
     let mut damaged = false;
     while let Some(r) = q.next()? {
-        let sha = r.get_ref(6)?.as_str().ok().map(Sha256Hex::parse);
-        let Some(Ok(sha)) = sha else {
+        let mut sha = [0u8; 32];
+        let decoded = r.get_ref(6)?.as_str().ok().is_some_and(|s| {
+            s.len() == 64
+                && data_encoding::HEXLOWER
+                    .decode_mut(s.as_bytes(), &mut sha)
+                    .is_ok()
+        });
+        if !decoded {
             // A damaged row is a miss; the rows no longer describe the
             // recorded revision.
             damaged = true;
             continue;
+        }
+        let int = |i: usize| -> Result<i64> {
+            Ok(r.get_ref(i)?.as_i64().map_err(rusqlite::Error::from)?)
         };
         rows.push((
-            r.get::<_, String>(0)?,
+            r.get_ref(0)?
+                .as_str()
+                .map_err(rusqlite::Error::from)?
+                .to_owned(),
             CacheRow {
-                ino: r.get::<_, i64>(1)? as u64,
-                size: r.get::<_, i64>(2)? as u64,
-                mtime_ns: r.get(3)?,
-                ctime_ns: r.get(4)?,
-                mode: r.get::<_, i64>(5)? as u32,
+                ino: int(1)? as u64,
+                size: int(2)? as u64,
+                mtime_ns: int(3)?,
+                ctime_ns: int(4)?,
+                mode: int(5)? as u32,
                 sha256: sha,
             },
         ));
@@ -134,7 +146,7 @@ pub fn store_snapshot(
                 c.mtime_ns,
                 c.ctime_ns,
                 c.mode as i64,
-                c.sha256.as_str()
+                Sha256Hex::from_bytes(c.sha256).as_str()
             ])?;
         }
         let mut del =

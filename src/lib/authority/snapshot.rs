@@ -78,8 +78,9 @@ pub struct CacheRow {
     pub ctime_ns: i64,
     /// Mode recorded.
     pub mode: u32,
-    /// Digest.
-    pub sha256: Sha256Hex,
+    /// Digest, raw: a hook's check of an unchanged tree never renders it,
+    /// so loading the cache allocates nothing per digest.
+    pub sha256: [u8; 32],
 }
 
 /// Slack of the racy-clean rule for filesystems with sub-second
@@ -345,7 +346,12 @@ fn walk(root: &Path) -> Result<Vec<Found>> {
         .git_exclude(true)
         .require_git(false)
         .follow_links(false)
-        .filter_entry(|e| e.file_name() != ".git")
+        // Never `.git` (directory or file), at any depth; by the path's
+        // bytes, cheaper than taking the entry's file name.
+        .filter_entry(|e| {
+            let p = e.path().as_os_str().as_bytes();
+            !(p == b".git" || p.ends_with(b"/.git"))
+        })
         .threads(2)
         .build_parallel()
         .visit(&mut Builder {
@@ -363,11 +369,21 @@ fn walk(root: &Path) -> Result<Vec<Found>> {
         .out
         .into_inner()
         .map_err(|_| Error::internal("walker panicked"))?;
-    let mut v = Vec::with_capacity(parts.iter().map(Vec::len).sum());
-    for p in parts {
-        v.extend(p);
-    }
-    v.sort_unstable_by(|a, b| a.rel().as_bytes().cmp(b.rel().as_bytes()));
+    let mut v: Vec<Found> = parts.into_iter().flatten().collect();
+    // Every path starts with the same root and separator, so the order of
+    // the whole paths is the order of the relative ones. Sorting positions
+    // and then moving each entry once is cheaper than sorting the entries.
+    let mut order: Vec<usize> = (0..v.len()).collect();
+    order.sort_unstable_by(|&a, &b| {
+        let p = |i: usize| v.get(i).map(|f| f.full.as_bytes());
+        p(a).cmp(&p(b))
+    });
+    let mut slots: Vec<Option<Found>> = v.drain(..).map(Some).collect();
+    v.extend(
+        order
+            .into_iter()
+            .filter_map(|i| slots.get_mut(i).and_then(Option::take)),
+    );
     Ok(v)
 }
 
@@ -553,7 +569,7 @@ fn hash_tree(
     let mut hashed = 0u64;
     for (f, hit) in found.iter().zip(hits) {
         let (sha, size) = match hit {
-            Some(c) => (c.sha256.clone(), c.size),
+            Some(c) => (Sha256Hex::from_bytes(c.sha256), c.size),
             None => {
                 hashed += 1;
                 let abs = f.abs();
@@ -575,7 +591,7 @@ fn hash_tree(
                         mtime_ns: f.key.2,
                         ctime_ns: f.key.3,
                         mode: f.mode,
-                        sha256: digest.clone(),
+                        sha256: digest.to_bytes(),
                     },
                 ));
                 (digest, size)
@@ -701,7 +717,7 @@ mod tests {
             mtime_ns: ctime_ns,
             ctime_ns,
             mode: MODE_FILE,
-            sha256: Sha256Hex::digest(b"x"),
+            sha256: Sha256Hex::digest(b"x").to_bytes(),
         };
         let at = 1_700_000_000_123_456_789;
         let c = |state: Option<i64>| {
