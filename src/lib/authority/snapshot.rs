@@ -206,17 +206,19 @@ impl Found {
 }
 
 /// What the walker threads share.
-struct Shared {
+struct Shared<'a> {
     out: std::sync::Mutex<Vec<Vec<Found>>>,
     err: std::sync::Mutex<Option<Error>>,
     count: std::sync::atomic::AtomicUsize,
+    /// Set by the caller to abandon the walk.
+    stop: &'a std::sync::atomic::AtomicBool,
 }
 
 /// One walker thread: collects into its own vector (no lock per file) and
 /// hands it over when the walk ends.
 struct Collector<'a> {
     root: &'a [u8],
-    shared: &'a Shared,
+    shared: &'a Shared<'a>,
     local: Vec<Found>,
 }
 
@@ -244,6 +246,9 @@ impl ignore::ParallelVisitor for Collector<'_> {
     ) -> ignore::WalkState {
         use ignore::WalkState;
         use std::os::unix::ffi::OsStringExt;
+        if self.shared.stop.load(std::sync::atomic::Ordering::Relaxed) {
+            return self.fail(Error::internal("the walk was abandoned"));
+        }
         let item = match item {
             Ok(i) => i,
             Err(e) => {
@@ -314,7 +319,7 @@ impl ignore::ParallelVisitor for Collector<'_> {
 
 struct Builder<'a> {
     root: &'a [u8],
-    shared: &'a Shared,
+    shared: &'a Shared<'a>,
 }
 
 impl<'s> ignore::ParallelVisitorBuilder<'s> for Builder<'s> {
@@ -330,12 +335,13 @@ impl<'s> ignore::ParallelVisitorBuilder<'s> for Builder<'s> {
 /// Lists what git would track under `root`, with stats, sorted by path
 /// bytes. Runs the `ignore` crate's parallel walker on both cores; each
 /// thread collects on its own, one `lstat` per file, no hashing.
-fn walk(root: &Path) -> Result<Vec<Found>> {
+fn walk(root: &Path, stop: &std::sync::atomic::AtomicBool) -> Result<Vec<Found>> {
     use std::os::unix::ffi::OsStrExt;
     let shared = Shared {
         out: std::sync::Mutex::new(Vec::new()),
         err: std::sync::Mutex::new(None),
         count: std::sync::atomic::AtomicUsize::new(0),
+        stop,
     };
     ignore::WalkBuilder::new(root)
         .hidden(false)
@@ -439,7 +445,13 @@ pub fn scan(
 /// manifest; otherwise the misses are hashed in memory and the manifest
 /// digested.
 pub fn check_readonly(root: &Path, cache: &StatCache) -> Result<Check> {
-    let t = hash_tree(root, cache, false, &mut |c| {
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    check_walked(walk_tree(root, &stop)?, cache)
+}
+
+/// [`check_readonly`] of a tree already walked by [`walk_tree`].
+pub fn check_walked(walked: Walked, cache: &StatCache) -> Result<Check> {
+    let t = compare_tree(walked, cache, false, &mut |c| {
         use sha2::Digest;
         let mut h = sha2::Sha256::new();
         let size = match c {
@@ -513,6 +525,22 @@ fn hash_tree(
     want_entries: bool,
     sink: &mut Sink<'_>,
 ) -> Result<Tree> {
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    compare_tree(walk_tree(root, &stop)?, cache, want_entries, sink)
+}
+
+/// A workspace walked (what git would track, with stats) and not yet
+/// compared with a stat cache: lets a caller walk while it loads the
+/// cache.
+pub struct Walked {
+    found: Vec<Found>,
+    scanned_at_ns: i64,
+}
+
+/// Walks `root` exactly as [`scan`] and [`check_readonly`] do, reading no
+/// file; [`check_walked`] finishes the check. Setting `stop` abandons the
+/// walk (an error).
+pub fn walk_tree(root: &Path, stop: &std::sync::atomic::AtomicBool) -> Result<Walked> {
     let meta = std::fs::symlink_metadata(root).map_err(|e| Error::io("stat", root, e))?;
     if !meta.is_dir() {
         return Err(Error::new(
@@ -522,7 +550,23 @@ fn hash_tree(
     }
     // Taken before any stat: the racy-clean rule is relative to it.
     let scanned_at_ns = now_ns()?;
-    let found = walk(root)?;
+    let found = walk(root, stop)?;
+    Ok(Walked {
+        found,
+        scanned_at_ns,
+    })
+}
+
+fn compare_tree(
+    walked: Walked,
+    cache: &StatCache,
+    want_entries: bool,
+    sink: &mut Sink<'_>,
+) -> Result<Tree> {
+    let Walked {
+        found,
+        scanned_at_ns,
+    } = walked;
     // Merge the sorted walk with the sorted cache rows: a trusted hit per
     // file, or `None` (new, changed or racily clean: read it).
     let rows = cache.rows();

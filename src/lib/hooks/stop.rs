@@ -464,22 +464,38 @@ pub fn evaluate(r: &StopRequest<'_>) -> Verdict {
         },
         _ => return block(category::TOKEN, none()),
     };
-    let (before, cache) = match read_subject(data_dir, &r.change, true) {
+    // The first scan's walk (stat only) runs while the subject and the
+    // stat cache load, and is abandoned unless the named workspace is the
+    // change's. Every later step follows the loaded subject.
+    let named = std::fs::canonicalize(&r.workspace)
+        .ok()
+        .and_then(|p| p.to_str().map(str::to_owned));
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let (loaded, walked) = std::thread::scope(|s| {
+        let walk = named
+            .as_deref()
+            .map(|p| s.spawn(|| crate::authority::snapshot::walk_tree(Path::new(p), &stop)));
+        let loaded = read_subject(data_dir, &r.change, true);
+        let mine = matches!((&loaded, &named), (Ok((b, _)), Some(p)) if *p == b.workspace);
+        if !mine {
+            stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        }
+        let walked = walk.and_then(|h| h.join().ok()).and_then(Result::ok);
+        (loaded, walked.filter(|_| mine))
+    });
+    let (before, cache) = match loaded {
         Ok((s, Some(c))) => (s, c),
         Ok((_, None)) => return block(category::LOCAL_STORE, none()),
         Err(c) if c == category::NO_CHECKPOINT => return block(c, checkpoint()),
         Err(c) => return block(c, none()),
     };
-    let ws_ok = std::fs::canonicalize(&r.workspace)
-        .ok()
-        .and_then(|p| p.to_str().map(str::to_owned))
-        .is_some_and(|p| p == before.workspace);
-    if !ws_ok {
+    if named.as_deref() != Some(before.workspace.as_str()) {
         return block(category::WORKSPACE, none());
     }
     let ws = PathBuf::from(&before.workspace);
     // Stat-only against the checkpoint's cache; files read only on a miss.
-    let Ok(scan1) = crate::authority::snapshot::check_readonly(&ws, &cache) else {
+    let Some(Ok(scan1)) = walked.map(|w| crate::authority::snapshot::check_walked(w, &cache))
+    else {
         return block(category::WORKSPACE, none());
     };
     let answer = match &r.remote {
