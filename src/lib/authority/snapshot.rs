@@ -14,7 +14,7 @@ use crate::store::Cas;
 use crate::task::contract::canonical_bytes;
 use crate::wire::digest::{Sha256Hex, domain_digest};
 use serde::{Deserialize, Serialize};
-use std::os::unix::fs::MetadataExt;
+use std::os::unix::ffi::OsStrExt as _;
 use std::path::Path;
 
 /// Domain of a revision id.
@@ -220,6 +220,35 @@ struct Collector<'a> {
     root: &'a [u8],
     shared: &'a Shared<'a>,
     local: Vec<Found>,
+    /// The directory of the last file stated, open: a file is stated by
+    /// its name relative to it (one path component for the kernel to
+    /// resolve, not the whole path).
+    dir: Option<(Vec<u8>, std::os::fd::OwnedFd)>,
+}
+
+/// The stat key and permission bits of `name` in directory `dir`, without
+/// following a final symlink.
+fn stat_at(
+    dir: &std::os::fd::OwnedFd,
+    name: &[u8],
+) -> std::io::Result<((u64, u64, i64, i64), u32)> {
+    use rustix::fs::{AtFlags, statat};
+    let st = statat(
+        dir,
+        std::ffi::OsStr::from_bytes(name),
+        AtFlags::SYMLINK_NOFOLLOW,
+    )?;
+    // Field widths differ between targets; the values fit these types.
+    #[allow(clippy::unnecessary_cast, clippy::cast_sign_loss)]
+    let key = (
+        st.st_ino as u64,
+        st.st_size as u64,
+        ns(st.st_mtime as i64, st.st_mtime_nsec as i64),
+        ns(st.st_ctime as i64, st.st_ctime_nsec as i64),
+    );
+    #[allow(clippy::unnecessary_cast)]
+    let mode = st.st_mode as u32;
+    Ok((key, mode))
 }
 
 impl Drop for Collector<'_> {
@@ -265,13 +294,36 @@ impl ignore::ParallelVisitor for Collector<'_> {
             // Directories are implied; sockets, fifos and devices are not content.
             return WalkState::Continue;
         }
-        let md = match std::fs::symlink_metadata(item.path()) {
+        let path = item.path().as_os_str().as_bytes();
+        let Some(cut) = path.iter().rposition(|&b| b == b'/') else {
+            return self.fail(Error::internal("walker gave a path without a directory"));
+        };
+        let (parent, name) = (
+            path.get(..cut).unwrap_or_default(),
+            path.get(cut + 1..).unwrap_or_default(),
+        );
+        if self
+            .dir
+            .as_ref()
+            .is_none_or(|(p, _)| p.as_slice() != parent)
+        {
+            use rustix::fs::{Mode, OFlags, open};
+            let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+            match open(std::ffi::OsStr::from_bytes(parent), flags, Mode::empty()) {
+                Ok(fd) => self.dir = Some((parent.to_vec(), fd)),
+                Err(e) => return self.fail(Error::io("open", item.path(), e.into())),
+            }
+        }
+        let Some((_, dir)) = &self.dir else {
+            return self.fail(Error::internal("no directory open"));
+        };
+        let (key, perm) = match stat_at(dir, name) {
             Ok(m) => m,
             Err(e) => return self.fail(Error::io("stat", item.path(), e)),
         };
         let mode = if ft.is_symlink() {
             MODE_LINK
-        } else if md.mode() & 0o111 != 0 {
+        } else if perm & 0o111 != 0 {
             MODE_EXEC
         } else {
             MODE_FILE
@@ -306,12 +358,7 @@ impl ignore::ParallelVisitor for Collector<'_> {
             full,
             rel,
             mode,
-            key: (
-                md.ino(),
-                md.size(),
-                ns(md.mtime(), md.mtime_nsec()),
-                ns(md.ctime(), md.ctime_nsec()),
-            ),
+            key,
         });
         WalkState::Continue
     }
@@ -328,6 +375,7 @@ impl<'s> ignore::ParallelVisitorBuilder<'s> for Builder<'s> {
             root: self.root,
             shared: self.shared,
             local: Vec::new(),
+            dir: None,
         })
     }
 }
