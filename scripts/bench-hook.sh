@@ -6,7 +6,10 @@
 #    scans, the local subject read twice and local qualification (the
 #    block path the agent meets most). Anchor: `git status` on the same
 #    tree; both through `sh -c` so that each gets its stdin the same way.
-#    Goal: the hook's median at most 50 ms.
+#    Goal: the hook's median at most 50 ms. With BASELINE_BIN=path to
+#    another agent-task binary (say, a build of an older commit), that
+#    binary's hook runs interleaved on the same workspace (its own data
+#    directory), for a before/after on the same machine state.
 # 2. One MCP `tools/call` (qualification) round trip against
 #    `agent-task serve --workspace-config`, next to a 404 on the same
 #    server (the HTTP transport floor), both with curl.
@@ -54,9 +57,21 @@ export XDG_STATE_HOME=$work/state
 printf 'hook verdict: '
 "$bin" --data-dir "$D" --token-file "$work/token" task-stop "$change" --workspace "$ws" <"$work/payload.json" | head -c 120; echo '…'
 
+baseline=()
+if [ -n "${BASELINE_BIN:-}" ]; then
+  B=$work/base
+  "$BASELINE_BIN" --data-dir "$B" init >/dev/null
+  "$BASELINE_BIN" --data-dir "$B" repo add demo/basic --source "$work/source" >/dev/null
+  "$BASELINE_BIN" --data-dir "$B" requirement install --repo demo/basic --profile default --file "$fixtures/workflows/basic.json" >/dev/null
+  "$BASELINE_BIN" --data-dir "$B" token issue --owner bench --agent a1 --out "$work/btoken" >/dev/null
+  bchange=$("$BASELINE_BIN" --data-dir "$B" --token-file "$work/btoken" change open --repo demo/basic --profile default --workspace "$ws" | json "d['change_id']")
+  "$BASELINE_BIN" --data-dir "$B" --token-file "$work/btoken" checkpoint --workspace "$ws" >/dev/null
+  baseline=(--label "task-stop, baseline binary" -- sh -c "'$BASELINE_BIN' --data-dir '$B' --token-file '$work/btoken' task-stop '$bchange' --workspace '$ws' <'$work/payload.json' >/dev/null")
+fi
 "$bench" --runs "$RUNS" \
   --label "git status (anchor)" -- sh -c "git -C '$ws' status --porcelain >/dev/null </dev/null" \
-  --label "task-stop, $FILES files" -- sh -c "'$bin' --data-dir '$D' --token-file '$work/token' task-stop '$change' --workspace '$ws' <'$work/payload.json' >/dev/null"
+  --label "task-stop, $FILES files" -- sh -c "'$bin' --data-dir '$D' --token-file '$work/token' task-stop '$change' --workspace '$ws' <'$work/payload.json' >/dev/null" \
+  "${baseline[@]}"
 
 # MCP round trip.
 req=$(ag requirements --change "$change" | json "d['requirement_digest']")

@@ -10,12 +10,14 @@
 # 3. `checkpoint` of a generated FILES-file tree (default 10000) next to
 #    `git add -A && git write-tree`, and an unchanged rescan next to
 #    `git status`, on the same tree.
+# SECTIONS (default "claims race checkpoint") picks which of them run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RUNS=${RUNS:-500}
 TRIALS=${TRIALS:-200}
 FILES=${FILES:-10000}
 WARMUP=5
+SECTIONS=" ${SECTIONS:-claims race checkpoint} "
 cargo build --release --locked --quiet --bin agent-task --example floor-probe --example cmdbench
 bin=$PWD/target/release/agent-task
 probe=$PWD/target/release/examples/floor-probe
@@ -35,6 +37,7 @@ at repo add demo/basic --source "$work/source" >/dev/null
 at requirement install --repo demo/basic --profile default --file "$fixtures/workflows/basic.json" >/dev/null
 at token issue --owner bench --agent a1 --out "$work/token" >/dev/null
 
+if [[ $SECTIONS == *" claims "* ]]; then
 # One Change (own workspace) per claim run, so every claim takes a pending task.
 n=$((RUNS + WARMUP))
 mkdir "$work/ws"
@@ -68,7 +71,9 @@ echo "## claim / heartbeat / status ($RUNS runs)"
   --label "status" -- "$bin" --data-dir "$D" --token-file "$work/token" status --task "$hb_task" --attempt "$hb_attempt" \
   "${extra[@]}" \
   --label "/bin/true (spawn floor)" -- /bin/true
+fi
 
+if [[ $SECTIONS == *" race "* ]]; then
 echo
 echo "## claim race ($TRIALS trials each; one fresh subject per trial)"
 mkdir "$work/ws/race"
@@ -110,7 +115,9 @@ for procs in 8 32; do
   echo "$line losers with a typed error: $losers_typed, other: $losers_other"
   unset hist
 done
+fi
 
+[[ $SECTIONS == *" checkpoint "* ]] || exit 0
 echo
 echo "## checkpoint of a $FILES-file tree"
 gen_tree() {

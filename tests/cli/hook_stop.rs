@@ -20,7 +20,7 @@ fn validator(name: &str) -> jsonschema::Validator {
     jsonschema::validator_for(&s).expect("schema")
 }
 
-fn payload(agent: &str, active: bool, cwd: &Path) -> Vec<u8> {
+pub fn payload(agent: &str, active: bool, cwd: &Path) -> Vec<u8> {
     let mut v: Value =
         serde_json::from_slice(&fixture(&format!("{agent}-stop.json"))).expect("json");
     v["stop_hook_active"] = json!(active);
@@ -105,7 +105,7 @@ fn hook_fixtures_follow_the_agents_schemas() {
 }
 
 /// Runs the hook for `agent` ("claude" | "codex") with extra args.
-fn hook(l: &Loop, agent: &str, stdin: &[u8], extra: &[&str]) -> Output {
+pub fn hook(l: &Loop, agent: &str, stdin: &[u8], extra: &[&str]) -> Output {
     let sub = if agent == "claude" {
         "task-stop"
     } else {
@@ -126,7 +126,7 @@ fn hook(l: &Loop, agent: &str, stdin: &[u8], extra: &[&str]) -> Output {
 }
 
 /// The hook's stdout, checked against the agent's output schema.
-fn out(agent: &str, o: &Output) -> Value {
+pub fn out(agent: &str, o: &Output) -> Value {
     assert_eq!(o.code, 0, "{o:?}");
     let v: Value = serde_json::from_str(o.stdout.trim()).expect("stdout JSON");
     let val = validator(&format!("{agent}-stop-output.schema.json"));
@@ -134,7 +134,7 @@ fn out(agent: &str, o: &Output) -> Value {
     v
 }
 
-fn blocked(agent: &str, o: &Output) -> Value {
+pub fn blocked(agent: &str, o: &Output) -> Value {
     let v = out(agent, o);
     assert_eq!(v["decision"], "block", "{v}");
     let reason = v["reason"].as_str().expect("reason");
@@ -148,7 +148,7 @@ fn blocked(agent: &str, o: &Output) -> Value {
     details
 }
 
-fn passed(agent: &str, o: &Output) {
+pub fn passed(agent: &str, o: &Output) {
     let v = out(agent, o);
     assert!(v.get("decision").is_none(), "{v}");
 }

@@ -18,6 +18,7 @@ mod doctor;
 mod doctor_fake;
 mod foundation;
 mod hook_install;
+mod hook_scan;
 mod hook_stop;
 mod land_crash;
 mod mcp_client;

@@ -393,6 +393,10 @@ fn task_checkpoint_records_links_modes_and_ignores() {
     std::fs::create_dir_all(s.workspace.join("build")).expect("mkdir");
     std::fs::write(s.workspace.join("build/out.bin"), "ignored").expect("w");
     std::fs::write(s.workspace.join("x.log"), "ignored").expect("w");
+    // Older than the racy-clean margin when the checkpoint begins, so the
+    // rescan below may trust every stat (a file changed just before a
+    // checkpoint is read again by the next scan).
+    std::thread::sleep(std::time::Duration::from_millis(300));
     let cp = s.agent(&["checkpoint", "--workspace", s.ws()]).json();
     assert_eq!(cp["version"], 1);
     assert_eq!(

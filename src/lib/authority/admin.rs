@@ -40,6 +40,7 @@ pub fn with_write<T>(
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
     let out = f(&tx, &dir, &now)?;
     tx.commit()?;
+    dir.close_write(&super::schema::SPEC, conn, &lock);
     drop(lock);
     Ok(out)
 }

@@ -12,7 +12,6 @@ use crate::task::contract::{
 };
 use crate::wire::digest::{Sha256Hex, domain_digest};
 use serde::{Deserialize, Serialize};
-use std::collections::HashMap;
 use std::path::Path;
 use std::time::Duration;
 
@@ -47,48 +46,72 @@ pub struct ChangeContext {
     pub policy_epoch: u64,
 }
 
-/// The stat cache of one scanned root, by path.
-pub type StatCache = HashMap<String, CacheRow>;
+/// The stat cache of one scanned root.
+pub type StatCache = snapshot::StatCache;
 
-/// The stat cache rows of one scanned root (read-only).
+/// The stat cache rows of one scanned root, sorted by path bytes, with the
+/// recorded state (read-only; one query for the rows, one for the state).
 pub fn load_stat_cache(conn: &Connection, key: &str) -> Result<StatCache> {
-    let mut cache = HashMap::new();
+    let state = conn
+        .query_row(
+            "SELECT revision, scanned_at_ns FROM stat_cache_roots WHERE root = ?1",
+            params![key],
+            |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)),
+        )
+        .optional()?
+        .and_then(|(rev, at)| {
+            Sha256Hex::parse(&rev)
+                .ok()
+                .map(|revision| snapshot::CacheState {
+                    revision,
+                    scanned_at_ns: at,
+                })
+        });
+    // The primary key (root, path) orders rows by path bytes (BINARY).
     let mut st = conn.prepare_cached(
-        "SELECT path, ino, size, mtime_ns, ctime_ns, mode, sha256 FROM stat_cache WHERE root = ?1",
+        "SELECT path, ino, size, mtime_ns, ctime_ns, mode, sha256 FROM stat_cache WHERE root = ?1 ORDER BY path",
     )?;
-    let rows = st.query_map(params![key], |r| {
-        Ok((
-            r.get::<_, String>(0)?,
-            r.get::<_, i64>(1)?,
-            r.get::<_, i64>(2)?,
-            r.get::<_, i64>(3)?,
-            r.get::<_, i64>(4)?,
-            r.get::<_, i64>(5)?,
-            r.get::<_, String>(6)?,
-        ))
-    })?;
-    for row in rows {
-        let (p, ino, size, m, c, mode, sha) = row?;
-        let Ok(sha) = Sha256Hex::parse(&sha) else {
+    let mut rows = Vec::new();
+    let mut q = st.query(params![key])?;
+    let mut damaged = false;
+    while let Some(r) = q.next()? {
+        let mut sha = [0u8; 32];
+        let decoded = r.get_ref(6)?.as_str().ok().is_some_and(|s| {
+            s.len() == 64
+                && data_encoding::HEXLOWER
+                    .decode_mut(s.as_bytes(), &mut sha)
+                    .is_ok()
+        });
+        if !decoded {
+            // A damaged row is a miss; the rows no longer describe the
+            // recorded revision.
+            damaged = true;
             continue;
+        }
+        let int = |i: usize| -> Result<i64> {
+            Ok(r.get_ref(i)?.as_i64().map_err(rusqlite::Error::from)?)
         };
-        cache.insert(
-            p,
+        rows.push((
+            r.get_ref(0)?
+                .as_str()
+                .map_err(rusqlite::Error::from)?
+                .to_owned(),
             CacheRow {
-                ino: ino as u64,
-                size: size as u64,
-                mtime_ns: m,
-                ctime_ns: c,
-                mode: mode as u32,
+                ino: int(1)? as u64,
+                size: int(2)? as u64,
+                mtime_ns: int(3)?,
+                ctime_ns: int(4)?,
+                mode: int(5)? as u32,
                 sha256: sha,
             },
-        );
+        ));
     }
-    Ok(cache)
+    Ok(StatCache::new(rows, if damaged { None } else { state }))
 }
 
 /// Loads the stat cache of a root, scans it into the CAS, records the
-/// revision and writes back the cache changes (inside `conn`'s transaction).
+/// revision and writes back the cache changes and its state (inside
+/// `conn`'s transaction).
 pub fn store_snapshot(
     conn: &Connection,
     dir: &DataDir,
@@ -123,7 +146,7 @@ pub fn store_snapshot(
                 c.mtime_ns,
                 c.ctime_ns,
                 c.mode as i64,
-                c.sha256.as_str()
+                Sha256Hex::from_bytes(c.sha256).as_str()
             ])?;
         }
         let mut del =
@@ -132,16 +155,24 @@ pub fn store_snapshot(
             del.execute(params![key, p])?;
         }
     }
+    // The rows now are exactly this revision's manifest, as of the walk's start.
     conn.execute(
-        "INSERT OR IGNORE INTO revisions(revision, manifest_sha256, manifest_size, file_count, created_at) VALUES (?1, ?2, ?3, ?4, ?5)",
-        params![
-            snap.revision.as_str(),
-            Sha256Hex::digest(&snap.manifest_bytes).as_str(),
-            snap.manifest_bytes.len() as i64,
-            snap.manifest.entries.len() as i64,
-            now
-        ],
+        "INSERT OR REPLACE INTO stat_cache_roots(root, revision, scanned_at_ns) VALUES (?1, ?2, ?3)",
+        params![key, snap.revision.as_str(), snap.scanned_at_ns],
     )?;
+    // Without manifest bytes the revision is the cache's, already recorded.
+    if let Some(bytes) = &snap.manifest_bytes {
+        conn.execute(
+            "INSERT OR IGNORE INTO revisions(revision, manifest_sha256, manifest_size, file_count, created_at) VALUES (?1, ?2, ?3, ?4, ?5)",
+            params![
+                snap.revision.as_str(),
+                Sha256Hex::digest(bytes).as_str(),
+                bytes.len() as i64,
+                snap.manifest.entries.len() as i64,
+                now
+            ],
+        )?;
+    }
     Ok(snap)
 }
 

@@ -221,6 +221,17 @@ CREATE UNIQUE INDEX landings_one_pending ON landings(repo_id) WHERE state = 'pen
 CREATE UNIQUE INDEX landings_once ON landings(change_id, change_version) WHERE state <> 'abandoned';
 ",
     },
+    Migration {
+        version: 5,
+        description: "stat cache state: the revision its rows describe and when the scan began",
+        sql: "
+CREATE TABLE stat_cache_roots (
+    root TEXT PRIMARY KEY NOT NULL,
+    revision TEXT NOT NULL,
+    scanned_at_ns INTEGER NOT NULL
+) STRICT;
+",
+    },
 ];
 
 #[cfg(test)]

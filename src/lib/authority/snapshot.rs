@@ -14,8 +14,7 @@ use crate::store::Cas;
 use crate::task::contract::canonical_bytes;
 use crate::wire::digest::{Sha256Hex, domain_digest};
 use serde::{Deserialize, Serialize};
-use std::collections::HashMap;
-use std::os::unix::fs::MetadataExt;
+use std::os::unix::ffi::OsStrExt as _;
 use std::path::Path;
 
 /// Domain of a revision id.
@@ -79,8 +78,73 @@ pub struct CacheRow {
     pub ctime_ns: i64,
     /// Mode recorded.
     pub mode: u32,
-    /// Digest.
-    pub sha256: Sha256Hex,
+    /// Digest, raw: a hook's check of an unchanged tree never renders it,
+    /// so loading the cache allocates nothing per digest.
+    pub sha256: [u8; 32],
+}
+
+/// Slack of the racy-clean rule for filesystems with sub-second
+/// timestamps: file times come from the kernel's coarse clock, which lags
+/// the wall clock by at most one tick (10 ms at the slowest `HZ`).
+pub const RACY_MARGIN_NS: i64 = 100_000_000;
+/// Slack when a change time has no sub-second part (a filesystem with
+/// 1 s or 2 s timestamps).
+pub const COARSE_RACY_MARGIN_NS: i64 = 2_100_000_000;
+
+/// What the stat cache of one root describes as a whole.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CacheState {
+    /// The revision whose manifest the rows are (path, mode, size, digest).
+    pub revision: Sha256Hex,
+    /// Wall-clock ns when the scan that last wrote the rows began.
+    pub scanned_at_ns: i64,
+}
+
+/// The stat cache of one scanned root.
+#[derive(Debug, Clone, Default)]
+pub struct StatCache {
+    rows: Vec<(String, CacheRow)>,
+    state: Option<CacheState>,
+}
+
+impl StatCache {
+    /// A cache from its rows (any order; sorted here by path bytes) and
+    /// its recorded state.
+    pub fn new(mut rows: Vec<(String, CacheRow)>, state: Option<CacheState>) -> StatCache {
+        if !rows.is_sorted_by(|a, b| a.0.as_bytes() < b.0.as_bytes()) {
+            rows.sort_unstable_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
+            rows.dedup_by(|a, b| a.0 == b.0);
+        }
+        StatCache { rows, state }
+    }
+
+    /// Rows sorted by path bytes.
+    pub fn rows(&self) -> &[(String, CacheRow)] {
+        &self.rows
+    }
+
+    /// The recorded state, if any.
+    pub fn state(&self) -> Option<&CacheState> {
+        self.state.as_ref()
+    }
+
+    /// Whether a row whose stat still matches may be trusted without
+    /// reading the file (git's racy-clean rule, on the change time, which
+    /// no user call can set): any write after the recording scan began
+    /// gives the file a change time later than `scanned_at - margin`, so a
+    /// row whose change time is older than that cannot hide a write. A row
+    /// written without a recorded state is never trusted.
+    fn trusted(&self, row: &CacheRow) -> bool {
+        let Some(s) = &self.state else {
+            return false;
+        };
+        let margin = if row.ctime_ns % 1_000_000_000 == 0 {
+            COARSE_RACY_MARGIN_NS
+        } else {
+            RACY_MARGIN_NS
+        };
+        row.ctime_ns < s.scanned_at_ns.saturating_sub(margin)
+    }
 }
 
 /// The result of a scan.
@@ -90,13 +154,25 @@ pub struct Snapshot {
     pub revision: Sha256Hex,
     /// The manifest.
     pub manifest: Manifest,
-    /// Its canonical bytes.
-    pub manifest_bytes: Vec<u8>,
-    /// The cache after the scan (only rows that changed).
+    /// Its canonical bytes; `None` when every file matched the stat cache
+    /// and the revision is the cache's recorded one (already stored).
+    pub manifest_bytes: Option<Vec<u8>>,
+    /// The cache after the scan (only rows that changed or were re-read).
     pub cache_updates: Vec<(String, CacheRow)>,
     /// Paths in the old cache that are gone.
     pub cache_removals: Vec<String>,
-    /// Files whose bytes were read (cache misses).
+    /// Files whose bytes were read (cache misses and racily clean rows).
+    pub hashed: u64,
+    /// Wall-clock ns when the walk began (the new cache state's time).
+    pub scanned_at_ns: i64,
+}
+
+/// The result of a read-only check.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Check {
+    /// The revision id of the workspace as it is.
+    pub revision: Sha256Hex,
+    /// Files whose bytes were read.
     pub hashed: u64,
 }
 
@@ -104,19 +180,217 @@ fn ns(sec: i64, nsec: i64) -> i64 {
     sec.saturating_mul(1_000_000_000).saturating_add(nsec)
 }
 
+fn now_ns() -> Result<i64> {
+    let d = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_err(|_| Error::internal("the system clock is before 1970"))?;
+    Ok(i64::try_from(d.as_nanos()).unwrap_or(i64::MAX))
+}
+
+/// One walked file: its absolute path (the `/`-separated relative path is
+/// the suffix from `rel`), mode and stat key.
 struct Found {
-    path: String,
-    abs: std::path::PathBuf,
+    full: String,
+    rel: usize,
     mode: u32,
-    row_key: (u64, u64, i64, i64),
+    key: (u64, u64, i64, i64),
+}
+
+impl Found {
+    fn rel(&self) -> &str {
+        self.full.get(self.rel..).unwrap_or_default()
+    }
+    fn abs(&self) -> &Path {
+        Path::new(&self.full)
+    }
+}
+
+/// What the walker threads share.
+struct Shared<'a> {
+    out: std::sync::Mutex<Vec<Vec<Found>>>,
+    err: std::sync::Mutex<Option<Error>>,
+    count: std::sync::atomic::AtomicUsize,
+    /// Set by the caller to abandon the walk.
+    stop: &'a std::sync::atomic::AtomicBool,
+}
+
+/// One walker thread: collects into its own vector (no lock per file) and
+/// hands it over when the walk ends.
+struct Collector<'a> {
+    root: &'a [u8],
+    shared: &'a Shared<'a>,
+    local: Vec<Found>,
+    /// The directory of the last file stated, open: a file is stated by
+    /// its name relative to it (one path component for the kernel to
+    /// resolve, not the whole path).
+    dir: Option<(Vec<u8>, std::os::fd::OwnedFd)>,
+}
+
+/// The stat key and permission bits of `name` in directory `dir`, without
+/// following a final symlink.
+fn stat_at(
+    dir: &std::os::fd::OwnedFd,
+    name: &[u8],
+) -> std::io::Result<((u64, u64, i64, i64), u32)> {
+    use rustix::fs::{AtFlags, statat};
+    let st = statat(
+        dir,
+        std::ffi::OsStr::from_bytes(name),
+        AtFlags::SYMLINK_NOFOLLOW,
+    )?;
+    // Field widths differ between targets; the values fit these types.
+    #[allow(clippy::unnecessary_cast, clippy::cast_sign_loss)]
+    let key = (
+        st.st_ino as u64,
+        st.st_size as u64,
+        ns(st.st_mtime as i64, st.st_mtime_nsec as i64),
+        ns(st.st_ctime as i64, st.st_ctime_nsec as i64),
+    );
+    #[allow(clippy::unnecessary_cast)]
+    let mode = st.st_mode as u32;
+    Ok((key, mode))
+}
+
+impl Drop for Collector<'_> {
+    fn drop(&mut self) {
+        if let Ok(mut g) = self.shared.out.lock() {
+            g.push(std::mem::take(&mut self.local));
+        }
+    }
+}
+
+impl Collector<'_> {
+    fn fail(&self, e: Error) -> ignore::WalkState {
+        if let Ok(mut g) = self.shared.err.lock() {
+            g.get_or_insert(e);
+        }
+        ignore::WalkState::Quit
+    }
+}
+
+impl ignore::ParallelVisitor for Collector<'_> {
+    fn visit(
+        &mut self,
+        item: std::result::Result<ignore::DirEntry, ignore::Error>,
+    ) -> ignore::WalkState {
+        use ignore::WalkState;
+        use std::os::unix::ffi::OsStringExt;
+        if self.shared.stop.load(std::sync::atomic::Ordering::Relaxed) {
+            return self.fail(Error::internal("the walk was abandoned"));
+        }
+        let item = match item {
+            Ok(i) => i,
+            Err(e) => {
+                return self.fail(Error::new(Code::Io, format!("walking the workspace: {e}")));
+            }
+        };
+        if item.depth() == 0 {
+            return WalkState::Continue;
+        }
+        let Some(ft) = item.file_type() else {
+            return WalkState::Continue;
+        };
+        if ft.is_dir() || !(ft.is_file() || ft.is_symlink()) {
+            // Directories are implied; sockets, fifos and devices are not content.
+            return WalkState::Continue;
+        }
+        let path = item.path().as_os_str().as_bytes();
+        let Some(cut) = path.iter().rposition(|&b| b == b'/') else {
+            return self.fail(Error::internal("walker gave a path without a directory"));
+        };
+        let (parent, name) = (
+            path.get(..cut).unwrap_or_default(),
+            path.get(cut + 1..).unwrap_or_default(),
+        );
+        if self
+            .dir
+            .as_ref()
+            .is_none_or(|(p, _)| p.as_slice() != parent)
+        {
+            use rustix::fs::{Mode, OFlags, open};
+            let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+            match open(std::ffi::OsStr::from_bytes(parent), flags, Mode::empty()) {
+                Ok(fd) => self.dir = Some((parent.to_vec(), fd)),
+                Err(e) => return self.fail(Error::io("open", item.path(), e.into())),
+            }
+        }
+        let Some((_, dir)) = &self.dir else {
+            return self.fail(Error::internal("no directory open"));
+        };
+        let (key, perm) = match stat_at(dir, name) {
+            Ok(m) => m,
+            Err(e) => return self.fail(Error::io("stat", item.path(), e)),
+        };
+        let mode = if ft.is_symlink() {
+            MODE_LINK
+        } else if perm & 0o111 != 0 {
+            MODE_EXEC
+        } else {
+            MODE_FILE
+        };
+        let full = item.into_path().into_os_string().into_vec();
+        if !full.starts_with(self.root) {
+            return self.fail(Error::internal("walker left the workspace"));
+        }
+        let mut rel = self.root.len();
+        if full.get(rel) == Some(&b'/') {
+            rel += 1;
+        }
+        let full = match String::from_utf8(full) {
+            Ok(s) => s,
+            Err(e) => {
+                let b = e.into_bytes();
+                let shown = String::from_utf8_lossy(b.get(rel..).unwrap_or_default()).into_owned();
+                return self.fail(
+                    Error::new(Code::InvalidInput, "workspace path is not UTF-8")
+                        .with("path", shown),
+                );
+            }
+        };
+        let n = self
+            .shared
+            .count
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        if n >= MAX_FILES {
+            return self.fail(Error::new(Code::TooLarge, "workspace has too many files"));
+        }
+        self.local.push(Found {
+            full,
+            rel,
+            mode,
+            key,
+        });
+        WalkState::Continue
+    }
+}
+
+struct Builder<'a> {
+    root: &'a [u8],
+    shared: &'a Shared<'a>,
+}
+
+impl<'s> ignore::ParallelVisitorBuilder<'s> for Builder<'s> {
+    fn build(&mut self) -> Box<dyn ignore::ParallelVisitor + 's> {
+        Box::new(Collector {
+            root: self.root,
+            shared: self.shared,
+            local: Vec::new(),
+            dir: None,
+        })
+    }
 }
 
 /// Lists what git would track under `root`, with stats, sorted by path
-/// bytes. Runs the `ignore` crate's parallel walker.
-fn walk(root: &Path) -> Result<Vec<Found>> {
-    use std::sync::Mutex;
-    let out: Mutex<Vec<Found>> = Mutex::new(Vec::new());
-    let err: Mutex<Option<Error>> = Mutex::new(None);
+/// bytes. Runs the `ignore` crate's parallel walker on both cores; each
+/// thread collects on its own, one `lstat` per file, no hashing.
+fn walk(root: &Path, stop: &std::sync::atomic::AtomicBool) -> Result<Vec<Found>> {
+    use std::os::unix::ffi::OsStrExt;
+    let shared = Shared {
+        out: std::sync::Mutex::new(Vec::new()),
+        err: std::sync::Mutex::new(None),
+        count: std::sync::atomic::AtomicUsize::new(0),
+        stop,
+    };
     ignore::WalkBuilder::new(root)
         .hidden(false)
         .parents(false)
@@ -126,85 +400,44 @@ fn walk(root: &Path) -> Result<Vec<Found>> {
         .git_exclude(true)
         .require_git(false)
         .follow_links(false)
-        .filter_entry(|e| e.file_name() != ".git")
+        // Never `.git` (directory or file), at any depth; by the path's
+        // bytes, cheaper than taking the entry's file name.
+        .filter_entry(|e| {
+            let p = e.path().as_os_str().as_bytes();
+            !(p == b".git" || p.ends_with(b"/.git"))
+        })
         .threads(2)
         .build_parallel()
-        .run(|| {
-            Box::new(|item| {
-                use ignore::WalkState;
-                let fail = |e: Error| {
-                    if let Ok(mut g) = err.lock() {
-                        g.get_or_insert(e);
-                    }
-                    WalkState::Quit
-                };
-                let item = match item {
-                    Ok(i) => i,
-                    Err(e) => {
-                        return fail(Error::new(Code::Io, format!("walking the workspace: {e}")));
-                    }
-                };
-                if item.depth() == 0 {
-                    return WalkState::Continue;
-                }
-                let Some(ft) = item.file_type() else {
-                    return WalkState::Continue;
-                };
-                if ft.is_dir() || !(ft.is_file() || ft.is_symlink()) {
-                    // Directories are implied; sockets, fifos and devices are not content.
-                    return WalkState::Continue;
-                }
-                let Ok(rel) = item.path().strip_prefix(root) else {
-                    return fail(Error::internal("walker left the workspace"));
-                };
-                let Some(path) = rel.to_str() else {
-                    return fail(
-                        Error::new(Code::InvalidInput, "workspace path is not UTF-8")
-                            .with("path", rel.display().to_string()),
-                    );
-                };
-                let md = match std::fs::symlink_metadata(item.path()) {
-                    Ok(m) => m,
-                    Err(e) => return fail(Error::io("stat", item.path(), e)),
-                };
-                let mode = if ft.is_symlink() {
-                    MODE_LINK
-                } else if md.mode() & 0o111 != 0 {
-                    MODE_EXEC
-                } else {
-                    MODE_FILE
-                };
-                let f = Found {
-                    path: path.to_owned(),
-                    abs: item.path().to_path_buf(),
-                    mode,
-                    row_key: (
-                        md.ino(),
-                        md.size(),
-                        ns(md.mtime(), md.mtime_nsec()),
-                        ns(md.ctime(), md.ctime_nsec()),
-                    ),
-                };
-                match out.lock() {
-                    Ok(mut g) if g.len() < MAX_FILES => {
-                        g.push(f);
-                        WalkState::Continue
-                    }
-                    Ok(_) => fail(Error::new(Code::TooLarge, "workspace has too many files")),
-                    Err(_) => WalkState::Quit,
-                }
-            })
+        .visit(&mut Builder {
+            root: root.as_os_str().as_bytes(),
+            shared: &shared,
         });
-    if let Some(e) = err
+    if let Some(e) = shared
+        .err
         .into_inner()
         .map_err(|_| Error::internal("walker panicked"))?
     {
         return Err(e);
     }
-    let mut v = out
+    let parts = shared
+        .out
         .into_inner()
         .map_err(|_| Error::internal("walker panicked"))?;
-    v.sort_by(|a, b| a.path.as_bytes().cmp(b.path.as_bytes()));
+    let mut v: Vec<Found> = parts.into_iter().flatten().collect();
+    // Every path starts with the same root and separator, so the order of
+    // the whole paths is the order of the relative ones. Sorting positions
+    // and then moving each entry once is cheaper than sorting the entries.
+    let mut order: Vec<usize> = (0..v.len()).collect();
+    order.sort_unstable_by(|&a, &b| {
+        let p = |i: usize| v.get(i).map(|f| f.full.as_bytes());
+        p(a).cmp(&p(b))
+    });
+    let mut slots: Vec<Option<Found>> = v.drain(..).map(Some).collect();
+    v.extend(
+        order
+            .into_iter()
+            .filter_map(|i| slots.get_mut(i).and_then(Option::take)),
+    );
     Ok(v)
 }
 
@@ -214,28 +447,59 @@ fn walk(root: &Path) -> Result<Vec<Found>> {
 pub fn scan(
     root: &Path,
     cas: &Cas,
-    cache: &HashMap<String, CacheRow>,
+    cache: &StatCache,
     known: &dyn Fn(&Sha256Hex) -> Result<bool>,
 ) -> Result<Snapshot> {
     let mut batch = cas.batch();
-    let snap = hash_tree(root, cache, &mut |c| match c {
+    let mut t = hash_tree(root, cache, true, &mut |c| match c {
         Content::Bytes(b) => batch.put_bytes(b).map(|p| (p.digest, p.size)),
         Content::Reader(r) => batch
             .put_reader(r, MAX_FILE_BYTES)
             .map(|p| (p.digest, p.size)),
     })?;
-    if !known(&snap.revision)? {
-        batch.put_bytes(&snap.manifest_bytes)?;
-    }
+    let manifest = Manifest {
+        version: 1,
+        entries: t.entries.take().unwrap_or_default(),
+    };
+    let (revision, manifest_bytes) = match t.revision {
+        // Unchanged: the cache's revision, when it is still recorded.
+        Some(r) if known(&r)? => (r, None),
+        _ => {
+            let bytes = canonical_bytes(&manifest)?;
+            let r = domain_digest(DOMAIN_REVISION, &bytes);
+            if !known(&r)? {
+                batch.put_bytes(&bytes)?;
+            }
+            (r, Some(bytes))
+        }
+    };
     // Every object is durable before the caller commits a row naming them.
     batch.commit()?;
-    Ok(snap)
+    Ok(Snapshot {
+        revision,
+        manifest,
+        manifest_bytes,
+        cache_updates: t.updates,
+        cache_removals: t.removals,
+        hashed: t.hashed,
+        scanned_at_ns: t.scanned_at_ns,
+    })
 }
 
-/// Computes the revision of `root` exactly as [`scan`] would, hashing in
-/// memory and writing nothing (the Stop hook's read-only workspace check).
-pub fn scan_readonly(root: &Path, cache: &HashMap<String, CacheRow>) -> Result<Snapshot> {
-    hash_tree(root, cache, &mut |c| {
+/// Computes the revision of `root` exactly as [`scan`] would, writing
+/// nothing (the Stop hook's read-only workspace check). When every file's
+/// stat matches a trusted cache row and no path came or went, the result
+/// is the cache's recorded revision without reading a file or building a
+/// manifest; otherwise the misses are hashed in memory and the manifest
+/// digested.
+pub fn check_readonly(root: &Path, cache: &StatCache) -> Result<Check> {
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    check_walked(walk_tree(root, &stop)?, cache)
+}
+
+/// [`check_readonly`] of a tree already walked by [`walk_tree`].
+pub fn check_walked(walked: Walked, cache: &StatCache) -> Result<Check> {
+    let t = compare_tree(walked, cache, false, &mut |c| {
         use sha2::Digest;
         let mut h = sha2::Sha256::new();
         let size = match c {
@@ -262,6 +526,20 @@ pub fn scan_readonly(root: &Path, cache: &HashMap<String, CacheRow>) -> Result<S
             }
         };
         Ok((Sha256Hex::from_bytes(h.finalize().into()), size))
+    })?;
+    let revision = match (t.revision, t.entries) {
+        (Some(r), _) => r,
+        (None, entries) => {
+            let manifest = Manifest {
+                version: 1,
+                entries: entries.unwrap_or_default(),
+            };
+            domain_digest(DOMAIN_REVISION, &canonical_bytes(&manifest)?)
+        }
+    };
+    Ok(Check {
+        revision,
+        hashed: t.hashed,
     })
 }
 
@@ -273,14 +551,44 @@ enum Content<'a> {
 
 type Sink<'a> = dyn FnMut(Content<'_>) -> Result<(Sha256Hex, u64)> + 'a;
 
-/// What [`scan`] and [`scan_readonly`] share: which files, their modes,
-/// the stat cache, the manifest and the revision; `sink` stores or hashes
-/// the bytes of a cache miss.
+/// What a walk compared with the cache found.
+struct Tree {
+    /// The cache's recorded revision, when nothing differs from it.
+    revision: Option<Sha256Hex>,
+    /// Manifest entries (sorted): always when something differs, else
+    /// only when asked for.
+    entries: Option<Vec<Entry>>,
+    updates: Vec<(String, CacheRow)>,
+    removals: Vec<String>,
+    hashed: u64,
+    scanned_at_ns: i64,
+}
+
+/// What [`scan`] and [`check_readonly`] share: which files, their modes,
+/// the comparison with the stat cache; `sink` stores or hashes the bytes
+/// of a miss.
 fn hash_tree(
     root: &Path,
-    cache: &HashMap<String, CacheRow>,
+    cache: &StatCache,
+    want_entries: bool,
     sink: &mut Sink<'_>,
-) -> Result<Snapshot> {
+) -> Result<Tree> {
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    compare_tree(walk_tree(root, &stop)?, cache, want_entries, sink)
+}
+
+/// A workspace walked (what git would track, with stats) and not yet
+/// compared with a stat cache: lets a caller walk while it loads the
+/// cache.
+pub struct Walked {
+    found: Vec<Found>,
+    scanned_at_ns: i64,
+}
+
+/// Walks `root` exactly as [`scan`] and [`check_readonly`] do, reading no
+/// file; [`check_walked`] finishes the check. Setting `stop` abandons the
+/// walk (an error).
+pub fn walk_tree(root: &Path, stop: &std::sync::atomic::AtomicBool) -> Result<Walked> {
     let meta = std::fs::symlink_metadata(root).map_err(|e| Error::io("stat", root, e))?;
     if !meta.is_dir() {
         return Err(Error::new(
@@ -288,75 +596,113 @@ fn hash_tree(
             format!("workspace {} is not a directory", root.display()),
         ));
     }
-    // Walk and stat in parallel (both cores); hash misses sequentially.
-    let found = walk(root)?;
-    let mut entries = Vec::new();
+    // Taken before any stat: the racy-clean rule is relative to it.
+    let scanned_at_ns = now_ns()?;
+    let found = walk(root, stop)?;
+    Ok(Walked {
+        found,
+        scanned_at_ns,
+    })
+}
+
+fn compare_tree(
+    walked: Walked,
+    cache: &StatCache,
+    want_entries: bool,
+    sink: &mut Sink<'_>,
+) -> Result<Tree> {
+    let Walked {
+        found,
+        scanned_at_ns,
+    } = walked;
+    // Merge the sorted walk with the sorted cache rows: a trusted hit per
+    // file, or `None` (new, changed or racily clean: read it).
+    let rows = cache.rows();
+    let mut hits: Vec<Option<&CacheRow>> = Vec::with_capacity(found.len());
+    let mut removals = Vec::new();
+    let mut i = 0;
+    for f in &found {
+        let p = f.rel().as_bytes();
+        while let Some((rp, _)) = rows.get(i).filter(|(rp, _)| rp.as_bytes() < p) {
+            removals.push(rp.clone());
+            i += 1;
+        }
+        let hit = match rows.get(i) {
+            Some((rp, row)) if rp.as_bytes() == p => {
+                i += 1;
+                Some(row).filter(|c| {
+                    (c.ino, c.size, c.mtime_ns, c.ctime_ns) == f.key
+                        && c.mode == f.mode
+                        && cache.trusted(c)
+                })
+            }
+            _ => None,
+        };
+        hits.push(hit);
+    }
+    removals.extend(rows.iter().skip(i).map(|(p, _)| p.clone()));
+    let unchanged = removals.is_empty() && hits.iter().all(Option::is_some);
+    let revision = match cache.state() {
+        Some(s) if unchanged => Some(s.revision.clone()),
+        _ => None,
+    };
+    if revision.is_some() && !want_entries {
+        return Ok(Tree {
+            revision,
+            entries: None,
+            updates: Vec::new(),
+            removals,
+            hashed: 0,
+            scanned_at_ns,
+        });
+    }
+    let mut entries = Vec::with_capacity(found.len());
     let mut updates = Vec::new();
     let mut hashed = 0u64;
-    for f in found {
-        let Found {
-            path,
-            abs,
-            mode,
-            row_key,
-        } = f;
-        let cached = cache
-            .get(&path)
-            .filter(|c| (c.ino, c.size, c.mtime_ns, c.ctime_ns) == row_key && c.mode == mode);
-        let (sha, size) = match cached {
-            Some(c) => (c.sha256.clone(), c.size),
+    for (f, hit) in found.iter().zip(hits) {
+        let (sha, size) = match hit {
+            Some(c) => (Sha256Hex::from_bytes(c.sha256), c.size),
             None => {
                 hashed += 1;
-                let (digest, size) = if mode == MODE_LINK {
-                    let t = std::fs::read_link(abs.as_path())
-                        .map_err(|e| Error::io("readlink", abs.as_path(), e))?;
+                let abs = f.abs();
+                let (digest, size) = if f.mode == MODE_LINK {
+                    let t = std::fs::read_link(abs).map_err(|e| Error::io("readlink", abs, e))?;
                     let bytes = std::os::unix::ffi::OsStrExt::as_bytes(t.as_os_str()).to_vec();
                     sink(Content::Bytes(&bytes))?
                 } else {
-                    let mut f = crate::store::private_fs::open_nofollow_read(abs.as_path())?;
-                    sink(Content::Reader(&mut f))?
+                    let mut file = crate::store::private_fs::open_nofollow_read(abs)?;
+                    sink(Content::Reader(&mut file))?
                 };
                 // A file that changed while read is caught by the next scan:
                 // the row keeps the stat taken before reading.
                 updates.push((
-                    path.clone(),
+                    f.rel().to_owned(),
                     CacheRow {
-                        ino: row_key.0,
+                        ino: f.key.0,
                         size,
-                        mtime_ns: row_key.2,
-                        ctime_ns: row_key.3,
-                        mode,
-                        sha256: digest.clone(),
+                        mtime_ns: f.key.2,
+                        ctime_ns: f.key.3,
+                        mode: f.mode,
+                        sha256: digest.to_bytes(),
                     },
                 ));
                 (digest, size)
             }
         };
         entries.push(Entry {
-            path,
-            mode,
+            path: f.rel().to_owned(),
+            mode: f.mode,
             size,
             sha256: sha,
         });
     }
-    let manifest = Manifest {
-        version: 1,
-        entries,
-    };
-    let manifest_bytes = canonical_bytes(&manifest)?;
-    let revision = domain_digest(DOMAIN_REVISION, &manifest_bytes);
-    let cache_removals = cache
-        .keys()
-        .filter(|k| manifest.get(k).is_none())
-        .cloned()
-        .collect();
-    Ok(Snapshot {
+    Ok(Tree {
         revision,
-        manifest,
-        manifest_bytes,
-        cache_updates: updates,
-        cache_removals,
+        entries: Some(entries),
+        updates,
+        removals,
         hashed,
+        scanned_at_ns,
     })
 }
 
@@ -384,7 +730,7 @@ mod tests {
         )
         .expect("chmod");
         std::os::unix::fs::symlink("/etc/passwd", ws.join("link")).expect("symlink");
-        let s = scan(&ws, &dir.cas(), &HashMap::new(), &|_| Ok(false)).expect("scan");
+        let s = scan(&ws, &dir.cas(), &StatCache::default(), &|_| Ok(false)).expect("scan");
         let paths: Vec<_> = s
             .manifest
             .entries
@@ -405,20 +751,84 @@ mod tests {
             "/etc/passwd".len() as u64
         );
         assert_eq!(s.hashed, 4);
-        let cache: HashMap<_, _> = s.cache_updates.into_iter().collect();
-        let s2 = scan(&ws, &dir.cas(), &cache, &|_| Ok(false)).expect("rescan");
-        assert_eq!(s2.hashed, 0);
-        assert_eq!(s2.revision, s.revision);
-        std::fs::write(ws.join("a.txt"), "b").expect("w");
+        assert!(s.manifest_bytes.is_some());
+        let rows = s.cache_updates.clone();
+        // Recorded as written: the files changed right before the scan
+        // began, so every row is racily clean and is read again.
+        let racy = StatCache::new(
+            rows.clone(),
+            Some(CacheState {
+                revision: s.revision.clone(),
+                scanned_at_ns: s.scanned_at_ns,
+            }),
+        );
+        let r = check_readonly(&ws, &racy).expect("ro");
+        assert_eq!((r.revision.clone(), r.hashed), (s.revision.clone(), 4));
+        // Recorded as if the scan had begun well after the last write: the
+        // stat matches are trusted and nothing is read or digested.
+        let cache = StatCache::new(
+            rows.into_iter().rev().collect(),
+            Some(CacheState {
+                revision: s.revision.clone(),
+                scanned_at_ns: s.scanned_at_ns + 10 * COARSE_RACY_MARGIN_NS,
+            }),
+        );
+        let s2 = scan(&ws, &dir.cas(), &cache, &|_| Ok(true)).expect("rescan");
+        assert_eq!((s2.hashed, s2.revision.clone()), (0, s.revision.clone()));
+        assert!(s2.manifest_bytes.is_none() && s2.cache_updates.is_empty());
+        assert_eq!(s2.manifest, s.manifest);
+        // The same revision, unknown to the store: recomputed and stored.
+        let s2b = scan(&ws, &dir.cas(), &cache, &|_| Ok(false)).expect("rescan");
+        assert_eq!(s2b.revision, s.revision);
+        assert_eq!(s2b.manifest_bytes, s.manifest_bytes);
+        std::fs::write(ws.join("a.txt"), "bb").expect("w");
         let s3 = scan(&ws, &dir.cas(), &cache, &|_| Ok(false)).expect("rescan");
         assert_eq!(s3.hashed, 1);
         assert_ne!(s3.revision, s.revision);
-        // The read-only scan computes the same revision and writes nothing.
+        // The read-only check computes the same revision and writes nothing.
         let before = dir.cas().stats().expect("stats");
         std::fs::write(ws.join("new.txt"), "n").expect("w");
-        let r = scan_readonly(&ws, &cache).expect("ro");
+        let r = check_readonly(&ws, &cache).expect("ro");
+        assert_eq!(r.hashed, 2);
         assert_eq!(dir.cas().stats().expect("stats"), before);
         let s4 = scan(&ws, &dir.cas(), &cache, &|_| Ok(false)).expect("rescan");
         assert_eq!(r.revision, s4.revision);
+        // A removed file is a change even when every other stat matches.
+        std::fs::remove_file(ws.join("new.txt")).expect("rm");
+        std::fs::write(ws.join("a.txt"), "a").expect("w");
+        std::fs::remove_file(ws.join("link")).expect("rm");
+        let r = check_readonly(&ws, &cache).expect("ro");
+        assert_ne!(r.revision, s.revision);
+    }
+
+    #[test]
+    fn racy_rule() {
+        let row = |ctime_ns| CacheRow {
+            ino: 1,
+            size: 1,
+            mtime_ns: ctime_ns,
+            ctime_ns,
+            mode: MODE_FILE,
+            sha256: Sha256Hex::digest(b"x").to_bytes(),
+        };
+        let at = 1_700_000_000_123_456_789;
+        let c = |state: Option<i64>| {
+            StatCache::new(
+                Vec::new(),
+                state.map(|scanned_at_ns| CacheState {
+                    revision: Sha256Hex::digest(b"r"),
+                    scanned_at_ns,
+                }),
+            )
+        };
+        let old = at - RACY_MARGIN_NS - 1;
+        assert!(c(Some(at)).trusted(&row(old)));
+        assert!(!c(Some(at)).trusted(&row(at - RACY_MARGIN_NS)));
+        assert!(!c(Some(at)).trusted(&row(at + 5)));
+        assert!(!c(None).trusted(&row(old)));
+        // Whole-second change times get the coarse margin.
+        let whole = (at / 1_000_000_000 - 1) * 1_000_000_000;
+        assert!(!c(Some(at)).trusted(&row(whole)));
+        assert!(c(Some(at)).trusted(&row(whole - COARSE_RACY_MARGIN_NS)));
     }
 }

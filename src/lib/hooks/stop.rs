@@ -247,10 +247,13 @@ struct Subject {
     workspace: String,
 }
 
+/// Reads the local subject of a Change and, when `with_cache`, the stat
+/// cache of its workspace (one read-only connection).
 fn read_subject(
     data_dir: &Path,
     change_id: &str,
-) -> Result<(Subject, crate::authority::change::StatCache), &'static str> {
+    with_cache: bool,
+) -> Result<(Subject, Option<change::StatCache>), &'static str> {
     let (_dir, conn) =
         crate::authority::admin::open_read(data_dir).map_err(|_| category::LOCAL_STORE)?;
     let ch = change::change(&conn, change_id).map_err(|_| category::LOCAL_STORE)?;
@@ -258,7 +261,11 @@ fn read_subject(
         return Err(category::NO_CHECKPOINT);
     }
     let s = change::current_subject(&conn, &ch).map_err(|_| category::LOCAL_STORE)?;
-    let cache = change::load_stat_cache(&conn, &ch.workspace).map_err(|_| category::LOCAL_STORE)?;
+    let cache = if with_cache {
+        Some(change::load_stat_cache(&conn, &ch.workspace).map_err(|_| category::LOCAL_STORE)?)
+    } else {
+        None
+    };
     Ok((
         Subject {
             version: ch.version,
@@ -457,20 +464,38 @@ pub fn evaluate(r: &StopRequest<'_>) -> Verdict {
         },
         _ => return block(category::TOKEN, none()),
     };
-    let (before, cache) = match read_subject(data_dir, &r.change) {
-        Ok(x) => x,
+    // The first scan's walk (stat only) runs while the subject and the
+    // stat cache load, and is abandoned unless the named workspace is the
+    // change's. Every later step follows the loaded subject.
+    let named = std::fs::canonicalize(&r.workspace)
+        .ok()
+        .and_then(|p| p.to_str().map(str::to_owned));
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let (loaded, walked) = std::thread::scope(|s| {
+        let walk = named
+            .as_deref()
+            .map(|p| s.spawn(|| crate::authority::snapshot::walk_tree(Path::new(p), &stop)));
+        let loaded = read_subject(data_dir, &r.change, true);
+        let mine = matches!((&loaded, &named), (Ok((b, _)), Some(p)) if *p == b.workspace);
+        if !mine {
+            stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        }
+        let walked = walk.and_then(|h| h.join().ok()).and_then(Result::ok);
+        (loaded, walked.filter(|_| mine))
+    });
+    let (before, cache) = match loaded {
+        Ok((s, Some(c))) => (s, c),
+        Ok((_, None)) => return block(category::LOCAL_STORE, none()),
         Err(c) if c == category::NO_CHECKPOINT => return block(c, checkpoint()),
         Err(c) => return block(c, none()),
     };
-    let ws_ok = std::fs::canonicalize(&r.workspace)
-        .ok()
-        .and_then(|p| p.to_str().map(str::to_owned))
-        .is_some_and(|p| p == before.workspace);
-    if !ws_ok {
+    if named.as_deref() != Some(before.workspace.as_str()) {
         return block(category::WORKSPACE, none());
     }
     let ws = PathBuf::from(&before.workspace);
-    let Ok(scan1) = crate::authority::snapshot::scan_readonly(&ws, &cache) else {
+    // Stat-only against the checkpoint's cache; files read only on a miss.
+    let Some(Ok(scan1)) = walked.map(|w| crate::authority::snapshot::check_walked(w, &cache))
+    else {
         return block(category::WORKSPACE, none());
     };
     let answer = match &r.remote {
@@ -490,8 +515,8 @@ pub fn evaluate(r: &StopRequest<'_>) -> Verdict {
             })
         }
     };
-    let scan2 = crate::authority::snapshot::scan_readonly(&ws, &cache);
-    let after = read_subject(data_dir, &r.change).map(|(s, _)| s);
+    let scan2 = crate::authority::snapshot::check_readonly(&ws, &cache);
+    let after = read_subject(data_dir, &r.change, false).map(|(s, _)| s);
     let answer = match answer {
         Ok(a) => a,
         Err(c) => return block(c, none()),

@@ -84,11 +84,12 @@ pub(crate) fn open_write(
     conn.execute_batch("PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON;")?;
     migrate(&conn, spec, now)?;
     super::private_fs::check_private(path, super::private_fs::Kind::File)?;
-    truncate_large_wal(&conn, path)?;
+    truncate_large_wal(&conn, path, _lock)?;
     Ok(conn)
 }
 
-/// WAL size above which a writer checkpoints and truncates the WAL at open.
+/// WAL size above which a writer checkpoints and truncates the WAL (at
+/// open, and at [`super::DataDir::close_write`]).
 pub(crate) const WAL_TRUNCATE_BYTES: u64 = 1024 * 1024;
 
 /// Keeps the WAL short. Every short-lived process is the first connection
@@ -97,9 +98,10 @@ pub(crate) const WAL_TRUNCATE_BYTES: u64 = 1024 * 1024;
 /// is never closed with a checkpoint (`NO_CKPT_ON_CLOSE`) is never
 /// restarted and grows without bound, making every later open slower. A
 /// writer (holding the data-directory lock) therefore truncates it once it
-/// passes [`WAL_TRUNCATE_BYTES`]. A reader still inside the WAL makes the
-/// checkpoint report busy; that is harmless and retried by the next writer.
-fn truncate_large_wal(conn: &Connection, path: &Path) -> Result<()> {
+/// passes [`WAL_TRUNCATE_BYTES`], at open and again when a write command
+/// ends. A reader still inside the WAL makes the checkpoint report busy;
+/// that is harmless and retried by the next writer.
+pub(crate) fn truncate_large_wal(conn: &Connection, path: &Path, _lock: &DirLock) -> Result<()> {
     let mut wal = path.as_os_str().to_owned();
     wal.push("-wal");
     let big = std::fs::symlink_metadata(&wal).is_ok_and(|m| m.len() > WAL_TRUNCATE_BYTES);
