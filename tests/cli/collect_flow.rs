@@ -200,6 +200,60 @@ impl Loop {
         ])
     }
 
+    /// Changes what a receipt depends on: `executor` revokes the
+    /// enrollment, `token` the agent's token, `policy` reinstalls the
+    /// requirement, `reenroll` enrolls a new key for the same executor.
+    pub fn invalidate(&self, case: &str) {
+        match case {
+            "executor" => {
+                self.env
+                    .run(&["enrollment", "revoke", "--registration", &self.registration])
+                    .json();
+            }
+            "token" => {
+                self.env
+                    .run(&["token", "revoke", "--owner", "alice", "--agent", "claude-1"])
+                    .json();
+            }
+            "policy" => {
+                self.env
+                    .run(&[
+                        "requirement",
+                        "install",
+                        "--repo",
+                        "demo/basic",
+                        "--profile",
+                        "default",
+                        "--file",
+                        s(&repo_root().join("fixtures/workflows/basic.json")),
+                    ])
+                    .json();
+            }
+            "reenroll" => {
+                let key = self
+                    .env
+                    .run(&["keygen", "--collector-dir", s(&self.env.path("c2"))])
+                    .json();
+                self.env
+                    .run(&[
+                        "enroll",
+                        "--repo",
+                        "demo/basic",
+                        "--profile",
+                        "default",
+                        "--step",
+                        "tests",
+                        "--executor",
+                        "laptop-ci",
+                        "--public-key",
+                        key["public_key"].as_str().expect("pk"),
+                    ])
+                    .json();
+            }
+            other => panic!("unknown invalidation {other}"),
+        }
+    }
+
     pub fn qualify(&self) -> Value {
         self.agent(&["qualify", "--change", &self.change_id]).json()
     }
@@ -360,53 +414,7 @@ fn revocation_reenrollment_and_token_revocation_block_landing() {
         assert_eq!(l.collect(&d).json()["outcome"], "passed");
         l.agent(&["finalize", "--change", &l.change_id]).json();
         assert_eq!(l.qualify()["qualified"], true);
-        match case {
-            "executor" => {
-                l.env
-                    .run(&["enrollment", "revoke", "--registration", &l.registration])
-                    .json();
-            }
-            "token" => {
-                l.env
-                    .run(&["token", "revoke", "--owner", "alice", "--agent", "claude-1"])
-                    .json();
-            }
-            "policy" => {
-                l.env
-                    .run(&[
-                        "requirement",
-                        "install",
-                        "--repo",
-                        "demo/basic",
-                        "--profile",
-                        "default",
-                        "--file",
-                        s(&repo_root().join("fixtures/workflows/basic.json")),
-                    ])
-                    .json();
-            }
-            _ => {
-                let key = l
-                    .env
-                    .run(&["keygen", "--collector-dir", s(&l.env.path("c2"))])
-                    .json();
-                l.env
-                    .run(&[
-                        "enroll",
-                        "--repo",
-                        "demo/basic",
-                        "--profile",
-                        "default",
-                        "--step",
-                        "tests",
-                        "--executor",
-                        "laptop-ci",
-                        "--public-key",
-                        key["public_key"].as_str().expect("pk"),
-                    ])
-                    .json();
-            }
-        }
+        l.invalidate(case);
         let head = git(&l.source, &["rev-parse", "main"]);
         let out = l
             .env

@@ -126,30 +126,7 @@ fn revocation_or_policy_change_after_intent_abandons_the_landing() {
         let branch = git(&l.source, &["rev-parse", "main"]);
         let head = head_revision(&l);
         assert_eq!(land(&l, Some("land_after_intent")).code, -1, "{case}");
-        match case {
-            "token" => {
-                l.env
-                    .run(&["token", "revoke", "--owner", "alice", "--agent", "claude-1"])
-                    .json();
-            }
-            _ => {
-                l.env
-                    .run(&[
-                        "requirement",
-                        "install",
-                        "--repo",
-                        "demo/basic",
-                        "--profile",
-                        "default",
-                        "--file",
-                        repo_root()
-                            .join("fixtures/workflows/basic.json")
-                            .to_str()
-                            .expect("utf8"),
-                    ])
-                    .json();
-            }
-        }
+        l.invalidate(case);
         let out = land(&l, None);
         assert_ne!(out.code, 0, "{case}: {out}");
         let e: Value = serde_json::from_str(out.stderr.trim()).expect("error json");

@@ -2,7 +2,7 @@
 //! manifests, collections, collect, query, exact reads, changes and
 //! tombstones, behind the dedicated node bearer.
 
-use super::router::{Access, Method, Request, Response, Router, percent_decode, read_bounded_body};
+use super::router::{Access, Method, Request, Response, Router, percent_decode, read_json_bytes};
 use crate::data::{ChangesRequest, CollectRequest, Node, QueryRequest, TombstoneRequest};
 use crate::error::{Code, Error, Result};
 use serde_json::{Map, Value};
@@ -151,13 +151,7 @@ fn parse_limit(s: &str) -> Result<u64> {
 /// Reads a JSON object body: media type, declared and streamed size, UTF-8
 /// JSON, object.
 pub fn read_json_body(req: &mut Request<'_>, max: u64) -> Result<Map<String, Value>> {
-    let bytes = read_bounded_body(
-        req,
-        "application/json",
-        max,
-        "Request body must use application/json",
-        &format!("Request body exceeds the {max}-byte limit"),
-    )?;
+    let bytes = read_json_bytes(req, max)?;
     let invalid = || {
         Error::new(
             Code::InvalidJson,

@@ -348,13 +348,7 @@ fn read_message(
     req: &mut Request<'_>,
 ) -> Result<std::result::Result<Map<String, Value>, Response>> {
     let max = super::workspace::MAX_BODY;
-    let bytes = super::router::read_bounded_body(
-        req,
-        "application/json",
-        max,
-        "Request body must use application/json",
-        &format!("Request body exceeds the {max}-byte limit"),
-    )?;
+    let bytes = super::router::read_json_bytes(req, max)?;
     let refuse = |code: i64, message: &str| {
         Response::json(
             400,

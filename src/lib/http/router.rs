@@ -291,6 +291,18 @@ pub fn read_bounded_body(
     Ok(bytes)
 }
 
+/// Reads an `application/json` body of at most `max` bytes with the
+/// reference's refusal messages (shared by the data routes and MCP).
+pub fn read_json_bytes(req: &mut Request<'_>, max: u64) -> Result<Vec<u8>> {
+    read_bounded_body(
+        req,
+        "application/json",
+        max,
+        "Request body must use application/json",
+        &format!("Request body exceeds the {max}-byte limit"),
+    )
+}
+
 fn pattern_key(segs: &[Seg]) -> String {
     segs.iter()
         .map(|s| match s {
