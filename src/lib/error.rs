@@ -253,6 +253,16 @@ codes! {
     OciImageReferenceInvalid = "oci_image_reference_invalid" => exit 65, http 400;
     /// The pinned OCI image is not in the engine's local store (it is never pulled).
     OciImageUnavailable = "oci_image_unavailable" => exit 69, http 503;
+    /// An attestation envelope, statement or predicate is malformed, or a commit's set of attestations is incomplete or inconsistent.
+    AttestationInvalid = "attestation_invalid" => exit 65, http 400;
+    /// An envelope's payload type is not `application/vnd.in-toto+json`.
+    AttestationPayloadTypeUnsupported = "attestation_payload_type_unsupported" => exit 65, http 415;
+    /// No signature of an envelope is by the given key (signed by another key).
+    AttestationKeyMismatch = "attestation_key_mismatch" => exit 65, http 400;
+    /// A statement's `gitCommit` subject is not the commit being verified (the envelope was moved).
+    AttestationCommitMismatch = "attestation_commit_mismatch" => exit 65, http 409;
+    /// A statement's revision subject is not the revision recomputed from the commit's tree.
+    AttestationRevisionMismatch = "attestation_revision_mismatch" => exit 65, http 409;
 }
 
 impl fmt::Display for Code {

@@ -113,7 +113,12 @@ impl Keypair {
 
     /// Signs `msg`; returns 128 lowercase hex characters.
     pub fn sign_hex(&self, msg: &[u8]) -> String {
-        data_encoding::HEXLOWER.encode(&self.0.sign(msg).to_bytes())
+        data_encoding::HEXLOWER.encode(&self.sign(msg))
+    }
+
+    /// Signs `msg`; returns the 64 signature bytes.
+    pub fn sign(&self, msg: &[u8]) -> [u8; 64] {
+        self.0.sign(msg).to_bytes()
     }
 }
 

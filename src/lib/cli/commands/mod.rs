@@ -1,5 +1,6 @@
 //! The command tree and the single dispatch `match`.
 
+mod attest;
 mod cas;
 mod change;
 mod collect;
@@ -111,6 +112,13 @@ pub enum Command {
     Qualify(change::ChangeSelArgs),
     /// Operator: admission rechecks, then move the target head (and commit, for git).
     Land(collect::LandArgs),
+    /// Operator: the authority's attestation signing key.
+    #[command(subcommand)]
+    Authority(attest::AuthorityCmd),
+    /// Operator: signed in-toto attestations (DSSE) of a landed or qualified Change.
+    Attest(attest::AttestArgs),
+    /// Check a landed commit's attestations with only the repository and a public key.
+    Verify(attest::VerifyArgs),
 }
 
 /// What a successful command prints on stdout, and its exit code (0 for
@@ -175,6 +183,9 @@ pub fn dispatch(ctx: &Ctx, command: Command) -> Result<Reply> {
         Command::Finalize(a) => collect::finalize(ctx, a).map(Reply::from),
         Command::Qualify(a) => collect::qualify(ctx, a).map(Reply::from),
         Command::Land(a) => collect::land(ctx, a).map(Reply::from),
+        Command::Authority(c) => attest::authority(ctx, c).map(Reply::from),
+        Command::Attest(a) => attest::attest_cmd(ctx, a).map(Reply::from),
+        Command::Verify(a) => attest::verify(a).map(Reply::from),
     }
 }
 
