@@ -273,6 +273,29 @@ fn land_attaches_the_note_and_verify_passes_from_a_fresh_clone() {
             serde_json::from_str::<Value>(line).expect("json")
         );
     }
+    // The verdict's predicate against the svr v0.2 schema.
+    let schema: Value = serde_json::from_slice(
+        &std::fs::read(crate::common::repo_root().join("fixtures/in-toto/svr-v0.2.schema.json"))
+            .expect("schema"),
+    )
+    .expect("json");
+    let svr = jsonschema::validator_for(&schema).expect("valid schema");
+    let line: Value = serde_json::from_str(text.lines().nth(1).expect("svr line")).expect("json");
+    let payload = data_encoding::BASE64
+        .decode(line["payload"].as_str().expect("payload").as_bytes())
+        .expect("base64");
+    let stmt: Value = serde_json::from_slice(&payload).expect("statement");
+    assert_eq!(
+        stmt["predicateType"],
+        "https://in-toto.io/attestation/svr/v0.2"
+    );
+    assert!(svr.is_valid(&stmt["predicate"]), "{stmt}");
+    let mut bad = stmt["predicate"].clone();
+    bad["verifier"]
+        .as_object_mut()
+        .expect("verifier")
+        .remove("policies");
+    assert!(!svr.is_valid(&bad), "the schema requires verifier.policies");
     // A reviewer's machine: a fresh clone with the notes, the public key,
     // and no data directory.
     let clone = clone_with_notes(&l, "clone");
