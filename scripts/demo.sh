@@ -3,7 +3,9 @@
 # on temporary directories, showing each step's JSON. An operator sets up a
 # fixture git repository; an agent's change fails the operator's test inside
 # the bwrap sandbox, gets fixed, passes, is finalised into a receipt,
-# qualifies, and the operator lands it as a commit on `main`.
+# qualifies, and the operator lands it as a commit on `main` with signed
+# attestations in a git note, which a fresh clone verifies with only the
+# authority's public key.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
@@ -74,4 +76,8 @@ show land --repo demo/basic --change "$ch"
 printf '\n\033[1m$ git log --stat -1 main\033[0m\n' >&2
 git -C "$work/basic" log --oneline main >&2
 git -C "$work/basic" log --stat -1 main >&2
+say "reviewer: a fresh clone with the notes and only the authority's public key verifies the landed commit"
+step authority key --format pem | field '["public_key"]' >"$work/authority.pem"
+git clone -q "$work/basic" "$work/review" && git -C "$work/review" fetch -q origin refs/notes/agent-task:refs/notes/agent-task
+(cd "$work/review" && unset AGENT_TASK_DATA_DIR && show verify --commit "$(git rev-parse main)" --key "$work/authority.pem")
 printf '\ndemo finished: data directory was %s\n' "$AGENT_TASK_DATA_DIR" >&2
