@@ -502,3 +502,51 @@ fn land_creates_a_missing_key_and_attest_refuses_an_unqualified_change() {
     verify(&l.env, &clone, commit, &public_key_file(&l.env, "pem"))
         .error("attestation_key_mismatch", 65);
 }
+
+#[test]
+fn an_unsafe_key_file_stops_land_before_anything_moves() {
+    use std::os::unix::fs::PermissionsExt;
+    let l = qualified();
+    let seed = l.env.data_dir.join("attest/signing-key.ed25519");
+    let before = git(&l.source, &["rev-parse", "main"]);
+    // Group-readable: refused, nothing lands.
+    std::fs::set_permissions(&seed, std::fs::Permissions::from_mode(0o640)).expect("chmod");
+    land(&l, None).error("insecure_permissions", 77);
+    l.env
+        .run(&["authority", "key"])
+        .error("insecure_permissions", 77);
+    assert_eq!(git(&l.source, &["rev-parse", "main"]), before);
+    // A symlink in its place (to a key the agent could have written): refused.
+    let elsewhere = l.env.path("planted.key");
+    std::fs::write(&elsewhere, format!("{}\n", "11".repeat(32))).expect("plant");
+    std::fs::set_permissions(&elsewhere, std::fs::Permissions::from_mode(0o600)).expect("chmod");
+    std::fs::remove_file(&seed).expect("rm");
+    std::os::unix::fs::symlink(&elsewhere, &seed).expect("symlink");
+    land(&l, None).error("symlink_refused", 77);
+    assert_eq!(git(&l.source, &["rev-parse", "main"]), before);
+    // Repaired by the operator: the change lands and its note verifies.
+    std::fs::remove_file(&seed).expect("rm link");
+    l.env.run(&["authority", "key", "rotate"]).json();
+    let v = land(&l, None).json();
+    assert_eq!(v["attestation"]["written"], true, "{v}");
+}
+
+#[test]
+fn verify_bounds_the_note() {
+    let l = qualified();
+    let v = land(&l, None).json();
+    let commit = v["git_commit"].as_str().expect("commit").to_owned();
+    let clone = clone_with_notes(&l, "clone");
+    let key = public_key_file(&l.env, "hex");
+    let line = note(&clone, &commit)
+        .lines()
+        .next()
+        .expect("line")
+        .to_owned()
+        + "\n";
+    set_note(&clone, &commit, &line.repeat(257));
+    verify(&l.env, &clone, &commit, &key).error("too_large", 65);
+    set_note(&clone, &commit, &format!("{line}\n{line}"));
+    let e = verify(&l.env, &clone, &commit, &key).error("attestation_invalid", 65);
+    assert_eq!(e["details"]["line"], 2, "an empty line: {e}");
+}
