@@ -97,8 +97,8 @@ pub fn resolve_commit(repo: &Path, rev: &str) -> Result<String> {
     if rev.is_empty() || rev.len() > 256 || rev.starts_with('-') || rev.contains(['\0', '\n']) {
         return Err(Error::new(Code::InvalidInput, "not a commit name").with("commit", rev));
     }
-    let (toplevel, _, err) = run(repo, &["rev-parse", "--git-dir"], None)?;
-    if toplevel != 0 {
+    let (code, _, err) = run(repo, &["rev-parse", "--git-dir"], None)?;
+    if code != 0 {
         return Err(Error::new(
             Code::NotFound,
             format!("{} is not a git repository: {err}", repo.display()),
