@@ -482,4 +482,52 @@ mod tests {
         non_utf8.extend_from_slice(b"\xff\0");
         assert!(read_tree_listing(&non_utf8[..]).is_err());
     }
+
+    fn git_ok(dir: &Path, args: &[&str]) -> String {
+        let out = command(dir).args(args).output().expect("git");
+        assert!(out.status.success(), "git {args:?}: {out:?}");
+        String::from_utf8_lossy(&out.stdout).trim().to_owned()
+    }
+
+    #[test]
+    fn tree_revision_equals_the_checkpoint_revision_of_the_same_files() {
+        use std::os::unix::fs::PermissionsExt;
+        let t = tempfile::tempdir().expect("tmp");
+        let w = t.path();
+        std::fs::create_dir_all(w.join("a/b c/ü")).expect("dirs");
+        std::fs::write(w.join("README"), "hello\n").expect("write");
+        std::fs::write(w.join("empty"), "").expect("write");
+        std::fs::write(w.join("a/b c/ü/q\"uo'te\\s.txt"), vec![0u8, 255, 10]).expect("write");
+        std::fs::write(w.join("run.sh"), "#!/bin/sh\n").expect("write");
+        std::fs::set_permissions(w.join("run.sh"), std::fs::Permissions::from_mode(0o755))
+            .expect("chmod");
+        std::os::unix::fs::symlink("a/b c", w.join("link")).expect("symlink");
+        std::fs::write(w.join(".gitignore"), "ignored\n").expect("write");
+        std::fs::write(w.join("ignored"), "not tracked").expect("write");
+        git_ok(w, &["init", "-q", "-b", "main"]);
+        git_ok(w, &["add", "-A"]);
+        git_ok(w, &["commit", "-q", "-m", "fixture"]);
+        let commit = resolve_commit(w, "main").expect("commit");
+        let tree = tree_of(w, &commit).expect("tree");
+        let from_git = revision_of_tree(w, &tree).expect("tree revision");
+        let from_walk = snapshot::check_readonly(w, &snapshot::StatCache::default()).expect("walk");
+        assert_eq!(from_git.revision, from_walk.revision);
+        assert_eq!(from_git.files, 6);
+        // Another tree, another revision.
+        std::fs::write(w.join("README"), "hello!\n").expect("write");
+        git_ok(w, &["commit", "-q", "-am", "edit"]);
+        let t2 = tree_of(w, &resolve_commit(w, "HEAD").expect("head")).expect("tree");
+        assert_ne!(
+            revision_of_tree(w, &t2).expect("rev").revision,
+            from_git.revision
+        );
+        assert_eq!(
+            resolve_commit(w, "--output=x").expect_err("option").code(),
+            Code::InvalidInput
+        );
+        assert_eq!(
+            resolve_commit(w, "nope").expect_err("missing").code(),
+            Code::NotFound
+        );
+    }
 }
