@@ -24,6 +24,7 @@ mod land_crash;
 mod mcp_client;
 mod mcp_interop;
 mod net_ssrf;
+mod origin;
 mod profile_basis;
 mod runtime;
 mod task_fences;
