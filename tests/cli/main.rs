@@ -20,6 +20,7 @@ mod foundation;
 mod hook_install;
 mod hook_scan;
 mod hook_stop;
+mod http_hostile;
 mod land_crash;
 mod mcp_client;
 mod mcp_interop;

@@ -48,6 +48,14 @@ const MAX_TARGET: usize = 65_534;
 /// Bytes read from the socket at a time.
 const READ_CHUNK: usize = 16 * 1024;
 
+/// After the server ends a connection it keeps reading (and dropping) what
+/// the client still sends for at most this long and this many bytes, so
+/// that closing with unread input does not reset the answer away (a client
+/// still uploading a body that was refused with 401 or 413 reads the
+/// refusal instead of "connection reset").
+const LINGER: Duration = Duration::from_secs(1);
+const LINGER_BYTES: usize = 1024 * 1024;
+
 /// The limits the gate enforces.
 #[derive(Debug, Clone)]
 pub struct HeadLimits {
@@ -126,6 +134,9 @@ pub struct Gate {
     framing: Framing,
     clock: Option<(Clock, Pin<Box<Sleep>>)>,
     send_clock: Option<Pin<Box<Sleep>>>,
+    /// Set once the sending side is shut down: the linger deadline.
+    linger: Option<Pin<Box<Sleep>>>,
+    lingered: usize,
 }
 
 impl Gate {
@@ -143,6 +154,8 @@ impl Gate {
             framing: Framing::Head,
             clock: Some((Clock::Head, first)),
             send_clock: None,
+            linger: None,
+            lingered: 0,
         }
     }
 
@@ -510,10 +523,34 @@ impl AsyncWrite for Gate {
         this.send_progress(cx, p)
     }
 
+    /// Shuts the sending side down, then lingers (see [`LINGER`]).
     fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         let this = self.get_mut();
-        let p = Pin::new(&mut this.io).poll_shutdown(cx);
-        this.send_progress(cx, p)
+        if this.linger.is_none() {
+            let p = Pin::new(&mut this.io).poll_shutdown(cx);
+            ready!(this.send_progress(cx, p))?;
+            this.linger = Some(Box::pin(tokio::time::sleep(LINGER)));
+        }
+        let mut tmp = [0u8; READ_CHUNK];
+        while this.lingered < LINGER_BYTES {
+            let mut rb = ReadBuf::new(&mut tmp);
+            match Pin::new(&mut this.io).poll_read(cx, &mut rb) {
+                Poll::Ready(Ok(())) if rb.filled().is_empty() => break,
+                Poll::Ready(Ok(())) => this.lingered += rb.filled().len(),
+                Poll::Ready(Err(_)) => break,
+                Poll::Pending => {
+                    let done = this
+                        .linger
+                        .as_mut()
+                        .is_none_or(|l| l.as_mut().poll(cx).is_ready());
+                    if done {
+                        break;
+                    }
+                    return Poll::Pending;
+                }
+            }
+        }
+        Poll::Ready(Ok(()))
     }
 }
 
