@@ -362,6 +362,9 @@ fn framing_refusals_are_typed_json_and_change_nothing() {
         b"G\x00T / HTTP/1.1\r\n\r\n".to_vec(),
         b"GET /v1/data/records/\x00 HTTP/1.1\r\n\r\n".to_vec(),
         b"GET /v1/data/records/\xff\xfe HTTP/1.1\r\n\r\n".to_vec(),
+        "GET /v1/data/records/\u{e9} HTTP/1.1\r\n\r\n"
+            .as_bytes()
+            .to_vec(),
         b"GET /.well-known/agent-data HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n".to_vec(),
         b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".to_vec(),
     ];

@@ -356,6 +356,11 @@ fn validate(head: &[u8], limits: &HeadLimits) -> Result<BodyFraming, Error> {
         return Err(bad("the request method is not a valid token"));
     }
     let target = req.path.unwrap_or("");
+    if !target.is_ascii() {
+        return Err(bad(
+            "the request target must be ASCII (percent-encode other bytes)",
+        ));
+    }
     if target.len() > MAX_TARGET {
         return Err(bad("the request target is over 65534 bytes"));
     }

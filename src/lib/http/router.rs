@@ -170,10 +170,13 @@ impl BodySpec {
             ));
         }
         if let Some(cl) = req.header("content-length") {
-            match cl.trim().parse::<u64>() {
-                Ok(n) if n > self.max => return Err(self.too_large()),
-                Ok(_) => {}
-                Err(_) => {
+            let cl = cl.trim();
+            // Digits only: Rust's integer parse would take a sign.
+            let digits = !cl.is_empty() && cl.bytes().all(|b| b.is_ascii_digit());
+            match cl.parse::<u64>() {
+                Ok(n) if digits && n > self.max => return Err(self.too_large()),
+                Ok(_) if digits => {}
+                _ => {
                     return Err(Error::new(
                         Code::InvalidContentLength,
                         "Content-Length must be a non-negative integer",
@@ -555,6 +558,183 @@ fn decode(s: &str, form: bool) -> std::result::Result<String, ()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    /// A body that counts every read.
+    struct Counted<'a>(&'a AtomicUsize, &'a [u8]);
+
+    impl Read for Counted<'_> {
+        fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+            self.0.fetch_add(1, Ordering::SeqCst);
+            self.1.read(out)
+        }
+    }
+
+    fn request<'a>(
+        method: Method,
+        path: &str,
+        headers: &[(&str, &str)],
+        body: &'a mut dyn Read,
+    ) -> Request<'a> {
+        Request {
+            method,
+            path: path.into(),
+            query: None,
+            headers: headers
+                .iter()
+                .map(|(k, v)| ((*k).into(), (*v).into()))
+                .collect(),
+            origin: "http://t".into(),
+            content_length: None,
+            body,
+            params: Vec::new(),
+        }
+    }
+
+    fn router() -> Router {
+        let mut r = Router::new();
+        r.guard(
+            "/g/",
+            Arc::new(|req: &Request<'_>| match req.header("authorization") {
+                Some("ok") | Some("ok-but-not-here") => Ok(()),
+                _ => Err(Error::new(Code::Unauthorized, "no")),
+            }),
+        );
+        r.route_with(
+            Method::Post,
+            "/g/{id}/body",
+            RouteSpec::new(Access::Guarded)
+                .authorize(Arc::new(|req: &Request<'_>| {
+                    if req.header("authorization") == Some("ok") && req.params == ["x"] {
+                        Ok(())
+                    } else {
+                        Err(Error::new(Code::Forbidden, "not this one"))
+                    }
+                }))
+                .body(BodySpec::json(8)),
+            Arc::new(|req: &mut Request<'_>| {
+                let b = BodySpec::json(8).read(req)?;
+                Ok(Response::json(200, &serde_json::json!({"len": b.len()})))
+            }),
+        );
+        r.route(
+            Method::Post,
+            "/g/nobody",
+            Access::Guarded,
+            Arc::new(|req: &mut Request<'_>| {
+                let mut b = Vec::new();
+                let _ = req.body.read_to_end(&mut b);
+                Ok(Response::json(200, &serde_json::json!({"len": b.len()})))
+            }),
+        );
+        r
+    }
+
+    #[test]
+    fn admission_never_reads_the_body() {
+        let r = router();
+        let cases: &[(&str, &[(&str, &str)], u16)] = &[
+            ("/g/x/body", &[], 401),
+            ("/g/x/body", &[("authorization", "bad")], 401),
+            ("/g/x/body", &[("authorization", "ok-but-not-here")], 403),
+            ("/g/y/body", &[("authorization", "ok")], 403),
+            (
+                "/g/x/body",
+                &[("authorization", "ok"), ("content-type", "text/plain")],
+                415,
+            ),
+            (
+                "/g/x/body",
+                &[
+                    ("authorization", "ok"),
+                    ("content-type", "application/json"),
+                    ("content-length", "9"),
+                ],
+                413,
+            ),
+            (
+                "/g/x/body",
+                &[
+                    ("authorization", "ok"),
+                    ("content-type", "application/json"),
+                    ("content-length", "+1"),
+                ],
+                400,
+            ),
+            ("/g/missing", &[("authorization", "ok")], 404),
+        ];
+        for (path, headers, status) in cases {
+            let reads = AtomicUsize::new(0);
+            let mut body = Counted(&reads, b"{}");
+            let mut req = request(Method::Post, path, headers, &mut body);
+            let got = r.dispatch(&mut req);
+            assert_eq!(got.status, *status, "{path} {headers:?}");
+            assert_eq!(
+                reads.load(Ordering::SeqCst),
+                0,
+                "{path} {headers:?} read the body"
+            );
+        }
+        // Admitted: the handler reads, bounded by the spec.
+        let reads = AtomicUsize::new(0);
+        let mut body = Counted(&reads, b"{\"a\":1}");
+        let h = [
+            ("authorization", "ok"),
+            ("content-type", "application/json"),
+        ];
+        let mut req = request(Method::Post, "/g/x/body", &h, &mut body);
+        let a = r.admit(&mut req).expect("admitted");
+        assert_eq!(a.body_limit(), 9);
+        assert_eq!(reads.load(Ordering::SeqCst), 0);
+        let got = r.run(&a, &mut req);
+        assert_eq!(got.status, 200);
+        assert!(reads.load(Ordering::SeqCst) > 0);
+        // Streamed over the cap.
+        let reads = AtomicUsize::new(0);
+        let mut body = Counted(&reads, b"{\"a\":12345}");
+        let mut req = request(Method::Post, "/g/x/body", &h, &mut body);
+        assert_eq!(r.dispatch(&mut req).status, 413);
+        // A route without a body spec may take no body.
+        let mut none = std::io::empty();
+        let mut req = request(
+            Method::Post,
+            "/g/nobody",
+            &[("authorization", "ok")],
+            &mut none,
+        );
+        assert_eq!(r.admit(&mut req).expect("admitted").body_limit(), 0);
+    }
+
+    #[test]
+    fn a_transport_error_comes_back_typed() {
+        struct Late;
+        impl Read for Late {
+            fn read(&mut self, _: &mut [u8]) -> std::io::Result<usize> {
+                Err(std::io::Error::other(Error::new(
+                    Code::RequestTimeout,
+                    "late",
+                )))
+            }
+        }
+        let mut body = Late;
+        let h = [("content-type", "application/json")];
+        let mut req = request(Method::Post, "/", &h, &mut body);
+        let e = BodySpec::json(8).read(&mut req).expect_err("timeout");
+        assert_eq!(e.code(), Code::RequestTimeout);
+        struct Broken;
+        impl Read for Broken {
+            fn read(&mut self, _: &mut [u8]) -> std::io::Result<usize> {
+                Err(std::io::Error::new(
+                    std::io::ErrorKind::ConnectionReset,
+                    "reset",
+                ))
+            }
+        }
+        let mut body = Broken;
+        let mut req = request(Method::Post, "/", &h, &mut body);
+        let e = BodySpec::json(8).read(&mut req).expect_err("reset");
+        assert_eq!(e.code(), Code::InvalidRequest);
+    }
 
     #[test]
     fn decoding() {

@@ -117,6 +117,9 @@ pub fn serve(listener: std::net::TcpListener, router: Arc<Router>, limits: Limit
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .max_blocking_threads(limits.workers.max(1))
+        // Handler threads stay, like a fixed pool: each keeps its own
+        // read-only SQLite connection (the data node's thread-local reader).
+        .thread_keep_alive(Duration::from_secs(24 * 3600))
         .thread_name("agent-task-http")
         .enable_all()
         .build()
