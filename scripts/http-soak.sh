@@ -55,7 +55,8 @@ def status():
     f = {}
     for line in open(f"/proc/{pid}/status"):
         k, _, v = line.partition(":")
-        f[k] = v.split()[0]
+        if k in ("VmRSS", "VmHWM", "Threads"):
+            f[k] = v.split()[0]
     return int(f["VmRSS"]) / 1024, int(f["VmHWM"]) / 1024, int(f["Threads"])
 
 idle_rss, _, idle_threads = status()
@@ -147,18 +148,23 @@ elif phase == "halfopen":
     while time.time() < deadline:
         sample()
         time.sleep(0.05)
-    busy = held = 0
+    busy = held = other = gone = 0
     for s in conns:
         s.settimeout(0.02)
         try:
             d = s.recv(128, socket.MSG_PEEK)
             if b" 503 " in d:
                 busy += 1
+            elif d:
+                other += 1
+            else:
+                gone += 1
         except (socket.timeout, BlockingIOError):
             held += 1
         except OSError:
-            pass
-    note = f"{len(conns)} connected ({failed} failed to connect), {held} held open by the server, {busy} answered 503 server_busy"
+            gone += 1
+    note = (f"{len(conns)} connected ({failed} failed to connect): {held} held open by the server,"
+            f" {busy} answered 503 server_busy, {other} another answer, {gone} closed without one")
     for s in conns:
         s.close()
 sample()
@@ -169,17 +175,21 @@ EOF
 
 run_all() { # $1 = binary, $2 = name, $3 = "new" if it takes the new flags
   echo "$2 ($1):"
-  start "$1"
+  # A long head deadline, so that every connection is still held (the worst
+  # case for memory) when the figures are read.
+  local hold=()
+  if [ "$3" = new ]; then hold=(--head-timeout-ms 120000); fi
+  start "$1" "${hold[@]}"
   load heads "256 x 65,000-byte unfinished heads"
   stop
   start "$1"
   load huge "4 x 256 MiB of headers"
   stop
-  if [ "$3" = new ]; then start "$1" --max-connections 4096; else start "$1"; fi
+  if [ "$3" = new ]; then start "$1" "${hold[@]}" --max-connections 4096; else start "$1"; fi
   load halfopen "3,000 half-open connections$([ "$3" = new ] && echo ' (--max-connections 4096)')"
   stop
   if [ "$3" = new ]; then
-    start "$1"
+    start "$1" "${hold[@]}"
     load halfopen "3,000 half-open connections (default --max-connections 256)"
     stop
   fi

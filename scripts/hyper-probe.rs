@@ -112,10 +112,7 @@ fn main() {
             post("Content-Length: 10\r\n", "{}"),
         ),
     ];
-    println!(
-        "hyper {} (server, http1) without the gate, raw loopback socket:",
-        "1.x"
-    );
+    println!("plain hyper 1.x (server, http1) without the gate, raw loopback socket:");
     for (name, bytes) in cases {
         let mut s = TcpStream::connect(addr).expect("connect");
         s.set_read_timeout(Some(Duration::from_secs(1)))

@@ -650,10 +650,17 @@ fn slow_heads_and_bodies_get_408_and_the_manifest_keeps_answering() {
         }
         intact(&s, &before, "slow body");
     }
-    // A connection that never sends a byte is closed without an answer.
+    // A connection that never sends a byte is closed without an answer,
+    // and so is a kept-alive one after its idle timeout.
     let mut idle = connect(a);
     assert!(closed(&mut idle));
-    intact(&s, &before, "silent connection");
+    let mut kept = connect(a);
+    kept.write_all(b"GET /.well-known/agent-data HTTP/1.1\r\nHost: x\r\n\r\n")
+        .expect("write");
+    let r = read_response(&mut kept).expect("manifest");
+    assert_eq!((r.status, r.header("connection")), (200, None));
+    assert!(closed(&mut kept));
+    intact(&s, &before, "silent connections");
 }
 
 #[test]
@@ -759,4 +766,35 @@ fn valid_requests_keep_alive_pipeline_and_stream_as_before() {
     let r = post(a, "/v1/data/collect", TOKEN, "application/json", &big);
     assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
     assert_eq!(json!(feed_len(a)), json!(2));
+}
+
+#[test]
+fn a_client_that_never_reads_its_answers_is_dropped() {
+    // Pipelined manifest requests, none of the answers read: once the
+    // socket buffers are full the server's write makes no progress, and
+    // after --send-timeout-ms it drops the connection (a reset, since our
+    // requests sit unread), so a write here fails. A server that held the
+    // connection would leave this write blocked until SAFETY (TimedOut).
+    let s = data_server(&["--send-timeout-ms", "300"]);
+    let a = s.addr.as_str();
+    let before = state(&s);
+    let mut c = connect(a);
+    let one = format!("GET /.well-known/agent-data HTTP/1.1\r\nHost: {a}\r\n\r\n");
+    let batch = one.repeat(64);
+    let mut failed = None;
+    for _ in 0..100_000 {
+        if let Err(e) = c.write_all(batch.as_bytes()) {
+            failed = Some(e);
+            break;
+        }
+    }
+    let e = failed.expect("the server never dropped the connection");
+    assert!(
+        matches!(
+            e.kind(),
+            std::io::ErrorKind::ConnectionReset | std::io::ErrorKind::BrokenPipe
+        ),
+        "{e:?}"
+    );
+    intact(&s, &before, "a client that never reads");
 }

@@ -215,6 +215,11 @@ impl Gate {
                 match validate(&self.buf[..end], &self.limits) {
                     Ok(framing) => {
                         self.ready = self.buf.split_to(end).freeze();
+                        if self.buf.is_empty() && self.buf.capacity() > READ_CHUNK {
+                            // Do not keep a large head's buffer for the
+                            // rest of a kept-alive connection.
+                            self.buf = BytesMut::new();
+                        }
                         self.scanned = 0;
                         self.clock = None;
                         self.framing = match framing {
@@ -445,6 +450,9 @@ impl AsyncRead for Gate {
         out: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
         let this = self.get_mut();
+        if out.remaining() == 0 {
+            return Poll::Ready(Ok(()));
+        }
         loop {
             if !this.ready.is_empty() {
                 let n = this.ready.len().min(out.remaining());

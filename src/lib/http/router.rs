@@ -633,7 +633,8 @@ mod tests {
     #[test]
     fn admission_never_reads_the_body() {
         let r = router();
-        let cases: &[(&str, &[(&str, &str)], u16)] = &[
+        type Case<'a> = (&'a str, &'a [(&'a str, &'a str)], u16);
+        let cases: &[Case<'_>] = &[
             ("/g/x/body", &[], 401),
             ("/g/x/body", &[("authorization", "bad")], 401),
             ("/g/x/body", &[("authorization", "ok-but-not-here")], 403),

@@ -50,11 +50,11 @@ const BODY_CHANNEL: usize = 2;
 
 /// Busy answers being written and lingered at once; past it an over-cap
 /// connection is closed without one.
-const BUSY_ANSWERS: usize = 256;
+const BUSY_ANSWERS: usize = 1024;
 
 /// How long a busy answer may take to write, and how long the connection
 /// lingers after it so that the client reads it rather than a reset.
-const BUSY_LINGER: Duration = Duration::from_secs(1);
+const BUSY_LINGER: Duration = Duration::from_millis(250);
 
 /// Every server limit (the `serve` flags; defaults in [`Limits::default`]).
 #[derive(Debug, Clone)]
