@@ -111,6 +111,11 @@ impl Keypair {
         self.0.verifying_key().to_bytes()
     }
 
+    /// Signs `msg`; returns the 64 signature bytes.
+    pub fn sign(&self, msg: &[u8]) -> [u8; 64] {
+        self.0.sign(msg).to_bytes()
+    }
+
     /// Signs `msg`; returns 128 lowercase hex characters.
     pub fn sign_hex(&self, msg: &[u8]) -> String {
         data_encoding::HEXLOWER.encode(&self.0.sign(msg).to_bytes())
