@@ -8,6 +8,11 @@
 //!   bundles);
 
 pub mod adds;
+pub mod apply;
+pub mod inline;
+pub mod wire;
 
+#[cfg(test)]
+mod page_vectors;
 #[cfg(test)]
 mod vectors;
