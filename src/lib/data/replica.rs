@@ -548,3 +548,33 @@ pub(crate) fn apply(conn: &Connection, ops: Vec<ReplicaOp>) -> Result<ReplicaOut
     }
     Ok(out)
 }
+
+impl Node {
+    /// The verified bytes of a record's content by digest and size,
+    /// tombstoned or not (a sync source sends a record's content even when
+    /// a later change tombstones it).
+    pub fn content_bytes(&self, sha: &Sha256Hex, size: u64) -> Result<Vec<u8>> {
+        let inline: Option<Vec<u8>> = self.read(|c| {
+            Ok(
+                c.prepare_cached("SELECT bytes FROM inline_blobs WHERE sha256 = ?1")?
+                    .query_row([sha.as_str()], |r| r.get(0))
+                    .optional()?,
+            )
+        })?;
+        let bytes = match inline {
+            Some(b) => b,
+            None => {
+                self.data_dir()
+                    .cas()
+                    .read(sha, None, self.limits().max_record_bytes.max(size))?
+            }
+        };
+        if bytes.len() as u64 != size || Sha256Hex::digest(&bytes) != *sha {
+            return Err(bad(
+                Code::BlobIntegrityError,
+                "stored content does not match its record",
+            ));
+        }
+        Ok(bytes)
+    }
+}
