@@ -26,6 +26,8 @@ mod mcp_interop;
 mod net_ssrf;
 mod profile_basis;
 mod runtime;
+mod sync_pull;
+mod sync_support;
 mod task_fences;
 mod task_flow;
 mod task_race;

@@ -556,6 +556,14 @@ impl SyncStore {
         })
     }
 
+    /// Removes a peer (its checkpoints stay, bound to the old
+    /// configuration); whether it existed.
+    pub fn remove_peer(&self, peer_id: &str, now: &str) -> Result<bool> {
+        self.write(now, |c| {
+            Ok(c.execute("DELETE FROM peers WHERE peer_id = ?1", [peer_id])? > 0)
+        })
+    }
+
     /// Every peer.
     pub fn peers(&self) -> Result<Vec<Peer>> {
         self.read(|c| {

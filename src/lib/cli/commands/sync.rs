@@ -101,6 +101,9 @@ pub enum PeerCommand {
     Add(PeerAddArgs),
     /// List peers (never their bearers).
     List,
+    /// Remove a peer; its checkpoints stay and refuse a re-added peer with
+    /// another origin, node id or publisher until `sync reset`.
+    Remove(PeerSel),
 }
 
 /// `sync peer add`.
@@ -245,6 +248,15 @@ pub fn dispatch(ctx: &Ctx, cmd: SyncCommand) -> Result<Reply> {
             };
             store(ctx)?.add_peer(&peer, &now(ctx))?;
             Ok(peer_json(&peer).into())
+        }
+        SyncCommand::Peer(PeerCommand::Remove(a)) => {
+            if !store(ctx)?.remove_peer(&a.peer, &now(ctx))? {
+                return Err(Error::new(
+                    Code::PeerNotConfigured,
+                    format!("peer {:?} is not configured", a.peer),
+                ));
+            }
+            Ok(json!({"peer_id": a.peer, "removed": true}).into())
         }
         SyncCommand::Peer(PeerCommand::List) => {
             let list: Vec<Value> = store(ctx)?.peers()?.iter().map(peer_json).collect();
