@@ -82,18 +82,31 @@ fn open_all(objs: &[&Inline], ctx: &OpenCtx<'_>) -> Vec<Result<(Value, &'static 
     })
 }
 
-/// Verifies one page (facts §13.2 steps 3–4f) for `collection_id`
-/// requested with `limit` and a plaintext budget of `budget` bytes.
+/// What the destination asked for.
+#[derive(Debug, Clone, Copy)]
+pub struct Ask<'a> {
+    /// The collection.
+    pub collection_id: &'a str,
+    /// The page limit sent.
+    pub limit: u64,
+    /// The plaintext budget sent.
+    pub budget: u64,
+}
+
+/// Verifies one page (facts §13.2 steps 3–4f) against what was asked.
 pub fn verify_page(
     node: &Node,
     page: &Value,
-    collection_id: &str,
-    limit: u64,
-    budget: u64,
+    ask: Ask<'_>,
     pos: &Position,
     r: &Reader<'_>,
     now: i64,
 ) -> Result<Verified> {
+    let Ask {
+        collection_id,
+        limit,
+        budget,
+    } = ask;
     let view: PageView = validate_page(page, limit, r.limits)?;
     if view.origin_node_id != r.expected_node_id {
         return Err(Error::new(

@@ -29,8 +29,6 @@ pub mod store;
 pub mod wire;
 
 #[cfg(test)]
-mod data_outcome;
-#[cfg(test)]
 mod page_vectors;
 #[cfg(test)]
 mod roundtrip;

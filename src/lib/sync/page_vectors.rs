@@ -4,7 +4,7 @@
 
 use super::adds::jcs::canonical;
 use super::adds::object::Principal;
-use super::apply::{Position, Reader, import, verify_page};
+use super::apply::{Ask, Position, Reader, import, verify_page};
 use super::inline::{OpenCtx, open};
 use super::wire::{SyncLimits, validate_page};
 use crate::clock::FixedClock;
@@ -144,9 +144,11 @@ fn pull_both(d: &Value, root: &std::path::Path, now: i64) -> crate::error::Resul
         let v = verify_page(
             &node,
             &p["response_page"],
-            "research",
-            2,
-            1 << 20,
+            Ask {
+                collection_id: "research",
+                limit: 2,
+                budget: 1 << 20,
+            },
             &pos,
             &r,
             now,
@@ -229,9 +231,11 @@ fn captured_pages_apply_and_the_expected_records_come_out() {
     let v = verify_page(
         &node,
         p1,
-        "research",
-        2,
-        1 << 20,
+        Ask {
+            collection_id: "research",
+            limit: 2,
+            budget: 1 << 20,
+        },
         &Position::default(),
         &r,
         now,
@@ -282,9 +286,11 @@ fn a_wrong_pin_or_node_is_refused_before_writing() {
         verify_page(
             &node,
             page,
-            "research",
-            2,
-            1 << 20,
+            Ask {
+                collection_id: "research",
+                limit: 2,
+                budget: 1 << 20,
+            },
             &Position::default(),
             &r,
             now,
@@ -306,9 +312,11 @@ fn a_wrong_pin_or_node_is_refused_before_writing() {
     let e = verify_page(
         &node,
         page,
-        "research",
-        1,
-        1 << 20,
+        Ask {
+            collection_id: "research",
+            limit: 1,
+            budget: 1 << 20,
+        },
         &Position::default(),
         &r,
         now,
@@ -320,9 +328,11 @@ fn a_wrong_pin_or_node_is_refused_before_writing() {
     let e = verify_page(
         &node,
         page,
-        "research",
-        2,
-        30,
+        Ask {
+            collection_id: "research",
+            limit: 2,
+            budget: 30,
+        },
         &Position::default(),
         &r,
         now,
@@ -334,9 +344,11 @@ fn a_wrong_pin_or_node_is_refused_before_writing() {
     let e = verify_page(
         &node,
         &d["pages"][1]["response_page"],
-        "research",
-        2,
-        1 << 20,
+        Ask {
+            collection_id: "research",
+            limit: 2,
+            budget: 1 << 20,
+        },
         &Position::default(),
         &r,
         now,

@@ -2,7 +2,7 @@
 //! and reset of one (peer, collection). The CLI and `serve`'s routes call
 //! these with the same request structs.
 
-use super::apply::{Position, Reader, import, verify_page};
+use super::apply::{Ask, Position, Reader, import, verify_page};
 use super::client::request_page;
 use super::store::{Checkpoint, Peer, SyncStore, check_peer_id};
 use super::wire::{PROTOCOL, PageRequest, SyncLimits, bounded};
@@ -271,9 +271,11 @@ pub fn pull(
         let verified = verify_page(
             node,
             &page,
-            &req.collection_id,
-            limit,
-            budget,
+            Ask {
+                collection_id: &req.collection_id,
+                limit,
+                budget,
+            },
             &pos,
             &reader,
             now.as_second(),

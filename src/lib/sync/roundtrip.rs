@@ -3,7 +3,7 @@
 //! resume, replays, conflicts, feed replacement).
 
 use super::adds::grant::Recipient;
-use super::apply::{Position, Reader, import, verify_page};
+use super::apply::{Ask, Position, Reader, import, verify_page};
 use super::source;
 use super::store::{Authority, SyncStore};
 use super::wire::{PROTOCOL, SyncLimits};
@@ -98,7 +98,7 @@ impl Pair {
         pos: &Position,
         limit: u64,
         budget: u64,
-    ) -> crate::error::Result<(super::data_outcome::Outcome, Position, bool)> {
+    ) -> crate::error::Result<(crate::data::replica::ReplicaOutcome, Position, bool)> {
         let limits = SyncLimits::default();
         let page = source::page(
             &self.src,
@@ -115,10 +115,21 @@ impl Pair {
             reader_secret: &self.dst_id.x25519_secret,
             limits: &limits,
         };
-        let v = verify_page(&self.dst, &page, "default", limit, budget, pos, &r, NOW)?;
+        let v = verify_page(
+            &self.dst,
+            &page,
+            Ask {
+                collection_id: "default",
+                limit,
+                budget,
+            },
+            pos,
+            &r,
+            NOW,
+        )?;
         let (out, v) = import(&self.dst, v)?;
         Ok((
-            super::data_outcome::Outcome(out),
+            out,
             Position {
                 feed_id: Some(v.feed_id),
                 cursor: Some(v.cursor),
@@ -153,9 +164,9 @@ fn pages_resume_and_replay() {
     let mut totals = (0, 0, 0);
     loop {
         let (o, next, more) = p.step(&pos, 10, 1 << 20).expect("page");
-        totals.0 += o.0.records_inserted;
-        totals.1 += o.0.records_existing;
-        totals.2 += o.0.tombstones_applied;
+        totals.0 += o.records_inserted;
+        totals.1 += o.records_existing;
+        totals.2 += o.tombstones_applied;
         pages += 1;
         pos = next;
         if !more {
@@ -176,21 +187,17 @@ fn pages_resume_and_replay() {
     );
     // At the end: an empty page with cursor == previous_cursor.
     let (o, again, more) = p.step(&pos, 10, 1 << 20).expect("empty page");
-    assert_eq!((o.0.records_inserted, more), (0, false));
+    assert_eq!((o.records_inserted, more), (0, false));
     assert_eq!(again.cursor, pos.cursor);
     // New data on the source is picked up from the checkpoint.
     let late = collect(&p.src, "default", "a late record", "late");
     let (o, _, _) = p.step(&pos, 10, 1 << 20).expect("resume");
-    assert_eq!(o.0.records_inserted, 1);
+    assert_eq!(o.records_inserted, 1);
     assert!(p.dst.read_record(&late).is_ok());
     // A replay from the start is idempotent.
     let (o, _, _) = p.step(&Position::default(), 100, 10 << 20).expect("replay");
     assert_eq!(
-        (
-            o.0.records_inserted,
-            o.0.records_existing,
-            o.0.tombstones_applied
-        ),
+        (o.records_inserted, o.records_existing, o.tombstones_applied),
         (0, 26, 0)
     );
 }
@@ -202,9 +209,9 @@ fn budget_and_scope() {
     collect(&p.src, "default", &"y".repeat(100), "b");
     // A budget that fits one record ends the page early with has_more.
     let (o, pos, more) = p.step(&Position::default(), 10, 150).expect("page");
-    assert_eq!((o.0.records_inserted, more), (1, true));
+    assert_eq!((o.records_inserted, more), (1, true));
     let (o, _, more) = p.step(&pos, 10, 150).expect("page 2");
-    assert_eq!((o.0.records_inserted, more), (1, false));
+    assert_eq!((o.records_inserted, more), (1, false));
     // The next record alone over the budget is 413 at the source.
     let e = p
         .step(&Position::default(), 10, 50)

@@ -477,6 +477,7 @@ pub fn validate_page(v: &Value, limit: u64, limits: &SyncLimits) -> Result<PageV
 
 /// The page-control payload of a page (facts §10): its routing with every
 /// object replaced by its root CID.
+#[allow(clippy::too_many_arguments)] // one argument per routing member
 pub fn control_payload(
     origin_node_id: &str,
     feed_id: &str,

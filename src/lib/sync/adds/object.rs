@@ -404,6 +404,7 @@ pub fn sign(domain: &str, value: &Value, key: &Keypair) -> AResult<Value> {
 }
 
 /// The block AAD of chunk `index` (facts §6): 11 members.
+#[allow(clippy::too_many_arguments)] // one argument per AAD member
 pub fn block_aad(
     aad_context: &str,
     block_count: u64,
@@ -464,7 +465,7 @@ impl SealParams {
         media_type: &str,
         schema: &str,
     ) -> crate::error::Result<SealParams> {
-        let chunk_size = (len.max(1)).min(262_144) as u64;
+        let chunk_size = len.clamp(1, 262_144) as u64;
         let n = chunk_count(len as u64, chunk_size);
         let mut nonces: Vec<[u8; 12]> = Vec::with_capacity(n as usize);
         while (nonces.len() as u64) < n {
