@@ -527,3 +527,36 @@ fn sigkill_between_import_and_checkpoint_then_rerun() {
         ]
     );
 }
+
+#[test]
+fn progress_goes_to_stderr_only_on_a_terminal() {
+    let env = vector_destination("did:example:sync-destination");
+    let peer = reference_peer(|_, _| {});
+    add_vector_peer(&env, &peer.origin, PUBLISHER_KEY).json();
+    // Not a terminal: stderr stays empty.
+    let out = pull(&env, VECTOR_NOW);
+    out.json();
+    assert!(out.stderr.is_empty(), "{out}");
+    env.run(&["sync", "reset", "--peer", "src", "--collection", "research"]).json();
+    // Under a pseudo-terminal (util-linux `script`): pages, changes, records, bytes.
+    if std::process::Command::new("script").arg("--version").output().is_err() {
+        eprintln!("skipping the terminal half: util-linux `script` is not installed");
+        return;
+    }
+    let cmdline = format!(
+        "{} --data-dir {} sync pull --peer src --collection research --limit 2 2>&1 >/dev/null",
+        crate::common::bin().display(),
+        env.data_dir.display()
+    );
+    let o = std::process::Command::new("script")
+        .args(["-qec", &cmdline, "/dev/null"])
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", env.tmp.path())
+        .env("AGENT_TASK_TEST_NOW", VECTOR_NOW)
+        .output()
+        .expect("script");
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{text}");
+    assert!(text.contains("sync pull: 2 pages, 4 changes, 0 new records, 73 bytes"), "{text}");
+}
