@@ -537,9 +537,14 @@ fn progress_goes_to_stderr_only_on_a_terminal() {
     let out = pull(&env, VECTOR_NOW);
     out.json();
     assert!(out.stderr.is_empty(), "{out}");
-    env.run(&["sync", "reset", "--peer", "src", "--collection", "research"]).json();
+    env.run(&["sync", "reset", "--peer", "src", "--collection", "research"])
+        .json();
     // Under a pseudo-terminal (util-linux `script`): pages, changes, records, bytes.
-    if std::process::Command::new("script").arg("--version").output().is_err() {
+    if std::process::Command::new("script")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
         eprintln!("skipping the terminal half: util-linux `script` is not installed");
         return;
     }
@@ -558,5 +563,8 @@ fn progress_goes_to_stderr_only_on_a_terminal() {
         .expect("script");
     let text = String::from_utf8_lossy(&o.stdout);
     assert!(o.status.success(), "{text}");
-    assert!(text.contains("sync pull: 2 pages, 4 changes, 0 new records, 73 bytes"), "{text}");
+    assert!(
+        text.contains("sync pull: 2 pages, 4 changes, 0 new records, 73 bytes"),
+        "{text}"
+    );
 }

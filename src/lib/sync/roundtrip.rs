@@ -261,3 +261,71 @@ fn conflicting_bytes_for_an_existing_record_fail_closed() {
         .expect_err("conflict");
     assert_eq!(e.code(), Code::ReplicaRecordConflict);
 }
+
+#[test]
+fn the_source_keeps_pages_under_the_response_ceiling() {
+    let p = pair();
+    for i in 0..12 {
+        collect(
+            &p.src,
+            "default",
+            &format!("{i}:{}", "z".repeat(3000)),
+            &format!("big{i}"),
+        );
+    }
+    // A source with a small response ceiling: each page stops (or drops
+    // changes from its end and rewinds its cursor) to fit it.
+    let small = SyncLimits {
+        max_response_bytes: 60_000,
+        ..SyncLimits::default()
+    };
+    let big = SyncLimits::default();
+    let publisher = p.src_id.publisher();
+    let r = Reader {
+        publisher: &publisher,
+        expected_node_id: p.src.node_id(),
+        reader_id: &p.dst_id.id,
+        reader_secret: &p.dst_id.x25519_secret,
+        limits: &big,
+    };
+    let mut pos = Position::default();
+    let mut got = 0;
+    let mut pages = 0;
+    loop {
+        let body = request(&p.dst_id.recipient(), &pos, 100, 1 << 20);
+        let page = source::page(&p.src, &p.src_id, &p.auth, &body, &small).expect("page");
+        assert!(page.to_string().len() <= 60_000);
+        let ask = Ask {
+            collection_id: "default",
+            limit: 100,
+            budget: 1 << 20,
+        };
+        let v = verify_page(&p.dst, &page, ask, &pos, &r, NOW).expect("verify");
+        let (out, v) = import(&p.dst, v).expect("import");
+        got += out.records_inserted;
+        pages += 1;
+        pos = Position {
+            feed_id: Some(v.feed_id),
+            cursor: Some(v.cursor),
+        };
+        if !v.has_more {
+            break;
+        }
+    }
+    assert_eq!(got, 12);
+    assert!(pages >= 3, "{pages} pages");
+    // A ceiling no single change fits: 413.
+    let tiny = SyncLimits {
+        max_response_bytes: 9_000,
+        ..SyncLimits::default()
+    };
+    let body = request(&p.dst_id.recipient(), &Position::default(), 100, 1 << 20);
+    let e = source::page(&p.src, &p.src_id, &p.auth, &body, &tiny).expect_err("too large");
+    assert!(
+        matches!(
+            e.code(),
+            Code::SyncResponseTooLarge | Code::SyncObjectTooLarge
+        ),
+        "{e}"
+    );
+}
