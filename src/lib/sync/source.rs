@@ -49,6 +49,31 @@ struct Built {
     occurred_at: String,
 }
 
+/// Seals many payloads on every core, keeping their order.
+fn seal_all(payloads: &[&Value], ctx: &SealCtx<'_>) -> Vec<Result<(Value, String)>> {
+    let threads = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+        .min(8);
+    if payloads.len() < 4 || threads < 2 {
+        return payloads.iter().map(|p| seal(p, ctx)).collect();
+    }
+    let chunk = payloads.len().div_ceil(threads);
+    std::thread::scope(|s| {
+        let handles: Vec<_> = payloads
+            .chunks(chunk)
+            .map(|c| s.spawn(move || c.iter().map(|p| seal(p, ctx)).collect::<Vec<_>>()))
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| vec![Err(Error::internal("a sealing thread panicked"))])
+            })
+            .collect()
+    })
+}
+
 /// Builds one page for `body` (already scope-checked).
 pub fn page(
     node: &Node,
@@ -111,9 +136,19 @@ pub fn page(
         cursor_now = cursor::encode(node.feed_id(), Some(&req.collection_id), 0);
     }
     let mut built: Vec<Built> = Vec::new();
-    let mut has_more = false;
     let mut plaintext = 0u64;
     let mut projected = coll_size + 1024;
+    // 1. The changes the plaintext budget admits, their payloads.
+    struct Cand {
+        i: usize,
+        seq: u64,
+        kind: &'static str,
+        record_id: String,
+        occurred_at: String,
+        payload: Value,
+    }
+    let mut cands: Vec<Cand> = Vec::new();
+    let mut budget_stop = false;
     for (i, ch) in rows.iter().enumerate() {
         let seq = ch["sequence"].as_u64().unwrap_or(0);
         let kind: &'static str = if ch["type"] == "record.created" {
@@ -121,45 +156,53 @@ pub fn page(
         } else {
             "record.tombstoned"
         };
-        let record_id = ch["record_id"].as_str().unwrap_or_default().to_owned();
-        let occurred_at = ch["occurred_at"].as_str().unwrap_or_default().to_owned();
-        let (payload, size) = if kind == "record.created" {
+        let payload = if kind == "record.created" {
             let env = &ch["record"];
             let size = env
                 .pointer("/content/size")
                 .and_then(Value::as_u64)
                 .unwrap_or(0);
             if plaintext + size > req.max_plaintext_bytes {
-                if built.is_empty() {
+                if cands.is_empty() {
                     return Err(Error::new(
                         Code::SyncRecordTooLarge,
                         "the next record exceeds the page's plaintext budget",
                     ));
                 }
-                has_more = true;
+                budget_stop = true;
                 break;
             }
+            plaintext += size;
             let sha = env
                 .pointer("/content/sha256")
                 .and_then(Value::as_str)
                 .and_then(|s| Sha256Hex::parse(s).ok())
                 .ok_or_else(|| Error::internal("stored envelope has no content digest"))?;
             let bytes = node.content_bytes(&sha, size)?;
-            (
-                json!({"protocol": OBJECT_PROTOCOL, "kind": "record", "record": env,
-                       "content": {"encoding": "base64url", "data": b64u(&bytes)}}),
-                size,
-            )
+            json!({"protocol": OBJECT_PROTOCOL, "kind": "record", "record": env,
+                   "content": {"encoding": "base64url", "data": b64u(&bytes)}})
         } else {
-            (
-                json!({"protocol": OBJECT_PROTOCOL, "kind": "tombstone", "tombstone": ch["tombstone"]}),
-                0,
-            )
+            json!({"protocol": OBJECT_PROTOCOL, "kind": "tombstone", "tombstone": ch["tombstone"]})
         };
-        let (obj, root) = seal(&payload, &ctx)?;
-        let header = json!({"id": format!("change_{seq}"), "type": kind, "sequence": seq,
-            "collection_id": req.collection_id, "record_id": record_id,
-            "occurred_at": occurred_at, "object": obj});
+        cands.push(Cand {
+            i,
+            seq,
+            kind,
+            record_id: ch["record_id"].as_str().unwrap_or_default().to_owned(),
+            occurred_at: ch["occurred_at"].as_str().unwrap_or_default().to_owned(),
+            payload,
+        });
+    }
+    // 2. Sealed on every core (each object has its own keys and nonces).
+    let payloads: Vec<&Value> = cands.iter().map(|c| &c.payload).collect();
+    let sealed = seal_all(&payloads, &ctx);
+    // 3. Accepted in order while the projected page fits.
+    let mut stopped = false;
+    for (c, res) in cands.iter().zip(sealed) {
+        let (obj, root) = res?;
+        let header = json!({"id": format!("change_{}", c.seq), "type": c.kind, "sequence": c.seq,
+            "collection_id": req.collection_id, "record_id": c.record_id,
+            "occurred_at": c.occurred_at, "object": obj});
         let hsize = header.to_string().len() as u64;
         if hsize >= max {
             return Err(Error::new(
@@ -174,23 +217,22 @@ pub fn page(
                     "the page cannot fit the response ceiling",
                 ));
             }
-            has_more = true;
+            stopped = true;
             break;
         }
         projected += hsize;
-        plaintext += size;
         built.push(Built {
             header,
             root,
-            cursor_after: cursor::encode(node.feed_id(), Some(&req.collection_id), seq as i64),
-            more_after: i + 1 < rows.len() || feed_more,
-            seq,
-            kind,
-            record_id,
-            occurred_at,
+            cursor_after: cursor::encode(node.feed_id(), Some(&req.collection_id), c.seq as i64),
+            more_after: c.i + 1 < rows.len() || feed_more,
+            seq: c.seq,
+            kind: c.kind,
+            record_id: c.record_id.clone(),
+            occurred_at: c.occurred_at.clone(),
         });
-        has_more = built.last().is_some_and(|b| b.more_after);
     }
+    let mut has_more = stopped || budget_stop || built.last().is_some_and(|b| b.more_after);
     if let Some(last) = built.last() {
         cursor_now = last.cursor_after.clone();
     }

@@ -81,6 +81,19 @@ pub fn verify_strict(public_key: &[u8; 32], msg: &[u8], sig: &[u8; 64]) -> Resul
         .map_err(|_| bad("signature does not verify"))
 }
 
+/// [`verify_strict`] for a public key that has already passed
+/// [`check_point`] (a pinned key verified once and then reused): only `R`
+/// is checked before the equation.
+pub fn verify_strict_checked_key(public_key: &[u8; 32], msg: &[u8], sig: &[u8; 64]) -> Result<()> {
+    let mut r = [0u8; 32];
+    r.copy_from_slice(&sig[..32]);
+    check_point(&r)?;
+    let vk = VerifyingKey::from_bytes(public_key).map_err(|_| bad("invalid public key"))?;
+    let s = Signature::from_bytes(sig);
+    vk.verify_strict(msg, &s)
+        .map_err(|_| bad("signature does not verify"))
+}
+
 /// Verifies a signature given as 128 lowercase hex characters.
 pub fn verify_strict_hex(public_key: &[u8; 32], msg: &[u8], sig_hex: &str) -> Result<()> {
     let v = decode_hex(sig_hex, SIGNATURE_LEN)?;

@@ -389,8 +389,32 @@ pub(crate) fn signature_shape(v: &Value) -> AResult<(String, [u8; 64])> {
 /// A and R; S < ℓ), as an integrity failure.
 pub fn verify(public_key_b64u: &str, msg: &[u8], sig: &[u8; 64]) -> AResult<()> {
     let pk = b64u_fixed::<32>(public_key_b64u, "public key")?;
-    ed25519::verify_strict(&pk, msg, sig)
-        .map_err(|e| integrity(format!("Ed25519 signature refused: {}", e.message())))
+    let refused =
+        |e: crate::error::Error| integrity(format!("Ed25519 signature refused: {}", e.message()));
+    // A page carries two signatures per object by the same publisher key:
+    // its point checks (a scalar multiplication for torsion) run once per
+    // process and key, the per-signature R checks every time.
+    if checked_key(&pk) {
+        return ed25519::verify_strict_checked_key(&pk, msg, sig).map_err(refused);
+    }
+    ed25519::check_point(&pk).map_err(refused)?;
+    remember_key(pk);
+    ed25519::verify_strict_checked_key(&pk, msg, sig).map_err(refused)
+}
+
+static CHECKED_KEYS: std::sync::Mutex<Vec<[u8; 32]>> = std::sync::Mutex::new(Vec::new());
+
+fn checked_key(pk: &[u8; 32]) -> bool {
+    CHECKED_KEYS.lock().is_ok_and(|v| v.contains(pk))
+}
+
+fn remember_key(pk: [u8; 32]) {
+    if let Ok(mut v) = CHECKED_KEYS.lock() {
+        if v.len() >= 64 {
+            v.remove(0);
+        }
+        v.push(pk);
+    }
 }
 
 /// The signature object over `domain:JCS(value)`.
