@@ -568,3 +568,136 @@ fn progress_goes_to_stderr_only_on_a_terminal() {
         "{text}"
     );
 }
+
+/// A one-connection HTTPS peer (`openssl s_server`) that answers `reply`.
+fn tls_peer(dir: &std::path::Path, reply: &[u8]) -> Option<(String, std::process::Child)> {
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").ok()?;
+        l.local_addr().ok()?.port()
+    };
+    let mut child = std::process::Command::new("openssl")
+        .args([
+            "s_server",
+            "-quiet",
+            "-naccept",
+            "1",
+            "-accept",
+            &format!("127.0.0.1:{port}"),
+        ])
+        .arg("-cert")
+        .arg(dir.join("leaf.pem"))
+        .arg("-key")
+        .arg(dir.join("leaf.key"))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .ok()?;
+    use std::io::Write;
+    child.stdin.take()?.write_all(reply).ok()?;
+    // Wait for the socket to listen (a probe connection would use up the
+    // single accept): 127.0.0.1:PORT in state LISTEN in /proc/net/tcp.
+    let want = format!("0100007F:{port:04X}");
+    for _ in 0..250 {
+        let tcp = std::fs::read_to_string("/proc/net/tcp").unwrap_or_default();
+        if tcp.lines().any(|l| {
+            l.split_whitespace().nth(1) == Some(want.as_str())
+                && l.split_whitespace().nth(3) == Some("0A")
+        }) {
+            return Some((format!("https://127.0.0.1:{port}"), child));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    None
+}
+
+#[test]
+fn https_peers_are_trusted_through_the_operator_ca_file() {
+    let env = vector_destination("did:example:sync-destination");
+    let dir = env.path("tls");
+    std::fs::create_dir(&dir).expect("mkdir");
+    let sh = r#"set -e
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout ca.key -out ca.pem -subj /CN=sync-test-ca -days 2 -addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign
+openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout leaf.key -out leaf.csr -subj /CN=127.0.0.1
+printf 'subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n' > ext
+openssl x509 -req -in leaf.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out leaf.pem -days 2 -extfile ext"#;
+    let made = std::process::Command::new("sh")
+        .args(["-c", sh])
+        .current_dir(&dir)
+        .output();
+    if !made.as_ref().is_ok_and(|o| o.status.success()) {
+        eprintln!("skipping: openssl cannot make a test CA here ({made:?})");
+        return;
+    }
+    let page = vectors()["pages"][0]["response_page"].to_string();
+    let reply = format!(
+        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{page}",
+        page.len()
+    );
+    // Without the CA file the web roots do not trust the test CA.
+    let Some((origin, mut s1)) = tls_peer(&dir, reply.as_bytes()) else {
+        eprintln!("skipping: openssl s_server is unavailable");
+        return;
+    };
+    add_vector_peer(&env, &origin, PUBLISHER_KEY).json();
+    let e = pull(&env, VECTOR_NOW).error("peer_unreachable", 69);
+    let _ = s1.kill();
+    let _ = s1.wait();
+    let m = e["message"].as_str().expect("m");
+    assert!(
+        m.to_ascii_lowercase().contains("certificate") || m.contains("issuer"),
+        "{m}"
+    );
+    // With --ca-file the same kind of peer is pulled from over HTTPS.
+    let Some((origin, mut s2)) = tls_peer(&dir, reply.as_bytes()) else {
+        panic!("second s_server")
+    };
+    env.run(&["sync", "peer", "remove", "--peer", "src"]).json();
+    let tok = secret_file(&env, "tls.token", "dest-page-token");
+    env.run(&[
+        "sync",
+        "peer",
+        "add",
+        "--peer",
+        "src",
+        "--origin",
+        &origin,
+        "--node-id",
+        "node_source",
+        "--publisher-id",
+        "did:example:sync-source",
+        "--publisher-key",
+        PUBLISHER_KEY,
+        "--page-token-file",
+        tok.to_str().expect("p"),
+        "--ca-file",
+        dir.join("ca.pem").to_str().expect("p"),
+    ])
+    .json();
+    let out = run_at(
+        &env,
+        VECTOR_NOW,
+        &[
+            "sync",
+            "pull",
+            "--peer",
+            "src",
+            "--collection",
+            "research",
+            "--limit",
+            "2",
+            "--max-pages",
+            "1",
+        ],
+    )
+    .json();
+    let _ = s2.kill();
+    let _ = s2.wait();
+    assert_eq!(out["records_inserted"], 2, "{out}");
+    assert_eq!(
+        env.run(&["sync", "peer", "list"]).json()["peers"][0]["ca_file"],
+        true
+    );
+}
