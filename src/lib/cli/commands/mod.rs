@@ -45,7 +45,7 @@ pub enum Command {
     /// agent-data-sync/v1: explicit encrypted pulls between data nodes.
     #[command(subcommand)]
     Sync(sync::SyncCommand),
-    /// Serve the data node over HTTP (tiny_http, loopback by default).
+    /// Serve the data node over HTTP (hyper, loopback by default; limits in docs/http.md).
     Serve(serve::ServeArgs),
     /// Operator: register and list repositories.
     #[command(subcommand)]
