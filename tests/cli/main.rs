@@ -28,6 +28,7 @@ mod net_ssrf;
 mod origin;
 mod profile_basis;
 mod runtime;
+mod sync_nodes;
 mod sync_pull;
 mod sync_support;
 mod task_fences;

@@ -92,6 +92,11 @@ pub fn status(node: &Node, query: &[(String, String)]) -> Result<Value> {
         .map_err(|e| Error::internal(format!("cannot render: {e}")))
 }
 
+/// Whether at least one page authority is configured.
+pub fn has_page_authority(node: &Node) -> bool {
+    store(node).authorities().is_ok_and(|a| !a.is_empty())
+}
+
 /// Whether sync is configured on this node: an identity and at least one
 /// page authority or peer.
 pub fn configured(node: &Node) -> bool {
