@@ -130,10 +130,13 @@ pub fn verify_page(
             "the peer's feed is not the one this checkpoint follows",
         ));
     }
+    let reader_public =
+        super::adds::encoding::b64u(&super::adds::grant::x25519_public(r.reader_secret));
     let ctx = OpenCtx {
         publisher: r.publisher,
         reader_id: r.reader_id,
         reader_secret: r.reader_secret,
+        reader_public: &reader_public,
         now,
         max_bytes: r.limits.max_response_bytes,
     };

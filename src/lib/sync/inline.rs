@@ -58,6 +58,8 @@ pub struct OpenCtx<'a> {
     pub reader_id: &'a str,
     /// The reader's X25519 secret.
     pub reader_secret: &'a [u8; 32],
+    /// Its public key, base64url (computed once per pull).
+    pub reader_public: &'a str,
     /// The reader's clock, epoch seconds.
     pub now: i64,
     /// Plaintext ceiling of one object.
@@ -97,7 +99,8 @@ pub fn open(obj: &Inline, ctx: &OpenCtx<'_>) -> Result<(Value, &'static str)> {
     // 5. Read with the grant.
     grant::authorize(&g, &obj.bundle.root, ctx.reader_id, ctx.now).map_err(invalid)?;
     grant::check_direct_issuer(&g, &m).map_err(invalid)?;
-    let dek = grant::unwrap(&g, ctx.reader_id, ctx.reader_secret).map_err(invalid)?;
+    let dek = grant::unwrap_with(&g, ctx.reader_id, ctx.reader_secret, ctx.reader_public)
+        .map_err(invalid)?;
     let frames: Vec<&[u8]> = obj.bundle.blocks[1..]
         .iter()
         .map(|(_, f)| f.as_slice())

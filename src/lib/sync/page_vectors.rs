@@ -86,10 +86,12 @@ fn captured_plaintexts_decrypt_exactly() {
     let x = dest(&d);
     let limits = SyncLimits::default();
     let now = d["grant_validity"]["issued_at"].as_i64().expect("t");
+    let reader_public = super::adds::encoding::b64u(&super::adds::grant::x25519_public(&x.secret));
     let ctx = OpenCtx {
         publisher: &x.publisher,
         reader_id: &x.id,
         reader_secret: &x.secret,
+        reader_public: &reader_public,
         now,
         max_bytes: limits.max_response_bytes,
     };

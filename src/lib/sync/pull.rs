@@ -249,80 +249,101 @@ pub fn pull(
     let mut p = Progress::default();
     let mut totals = (0u64, 0u64, 0u64);
     let mut has_more = false;
-    while p.pages < max_pages {
-        let cp = store.checkpoint(&req.peer_id, &req.collection_id)?;
-        if let Some(c) = &cp {
-            bound(&peer, c)?;
-        }
+    let ask = Ask {
+        collection_id: &req.collection_id,
+        limit,
+        budget,
+    };
+    // One page: request it at `pos` and verify it (nothing written).
+    let fetch = |pos: Position| -> Result<super::apply::Verified> {
         let page_req = PageRequest {
             collection_id: req.collection_id.clone(),
-            cursor: cp.as_ref().map(|c| c.cursor.clone()),
-            expected_feed_id: cp.as_ref().map(|c| c.feed_id.clone()),
+            cursor: pos.cursor.clone(),
+            expected_feed_id: pos.feed_id.clone(),
             limit,
             max_plaintext_bytes: budget,
             recipient: recipient.clone(),
         };
         let page = request_page(&peer, &page_req, &limits)?;
-        let pos = Position {
-            feed_id: cp.as_ref().map(|c| c.feed_id.clone()),
-            cursor: cp.as_ref().map(|c| c.cursor.clone()),
-        };
-        let now = node.clock.now();
-        let verified = verify_page(
+        verify_page(
             node,
             &page,
-            Ask {
-                collection_id: &req.collection_id,
-                limit,
-                budget,
-            },
+            ask,
             &pos,
             &reader,
-            now.as_second(),
-        )?;
-        let (out, v) = import(node, verified)?;
-        p.pages += 1;
-        #[cfg(feature = "test-hooks")]
-        test_pause_after_import(p.pages);
-        let base = cp.unwrap_or(Checkpoint {
-            peer_base_url: peer.base_url.clone(),
-            origin_node_id: peer.expected_node_id.clone(),
-            feed_id: v.feed_id.clone(),
-            publisher_id: peer.publisher.id.clone(),
-            publisher_ed25519_public_key: peer.publisher.ed25519_public_key.clone(),
-            cursor: String::new(),
-            last_applied_at: String::new(),
-            records_inserted: 0,
-            records_existing: 0,
-            tombstones_applied: 0,
-        });
-        let next = Checkpoint {
-            feed_id: v.feed_id.clone(),
-            cursor: v.cursor.clone(),
-            last_applied_at: rfc3339_millis(now),
-            records_inserted: base.records_inserted + out.records_inserted,
-            records_existing: base.records_existing + out.records_existing,
-            tombstones_applied: base.tombstones_applied + out.tombstones_applied,
-            ..base
-        };
-        store.save_checkpoint(
-            &req.peer_id,
-            &req.collection_id,
-            &next,
-            &rfc3339_millis(now),
-        )?;
-        totals.0 += out.records_inserted;
-        totals.1 += out.records_existing;
-        totals.2 += out.tombstones_applied;
-        p.changes += v.changes as u64;
-        p.records += out.records_inserted;
-        p.bytes += v.content_bytes;
-        progress(&p);
-        has_more = v.has_more;
-        if !has_more {
-            break;
-        }
+            node.clock.now().as_second(),
+        )
+    };
+    let cp = store.checkpoint(&req.peer_id, &req.collection_id)?;
+    if let Some(c) = &cp {
+        bound(&peer, c)?;
     }
+    let mut base = cp;
+    std::thread::scope(|scope| -> Result<()> {
+        let first = Position {
+            feed_id: base.as_ref().map(|c| c.feed_id.clone()),
+            cursor: base.as_ref().map(|c| c.cursor.clone()),
+        };
+        let mut next = fetch(first);
+        while p.pages < max_pages {
+            let verified = next?;
+            // Pipeline: while this page is imported and checkpointed, the
+            // next one is requested and verified (it is only imported
+            // after this page's checkpoint is written).
+            let ahead = (verified.has_more && p.pages + 1 < max_pages).then(|| {
+                let pos = Position {
+                    feed_id: Some(verified.feed_id.clone()),
+                    cursor: Some(verified.cursor.clone()),
+                };
+                scope.spawn(|| fetch(pos))
+            });
+            let (out, v) = import(node, verified)?;
+            p.pages += 1;
+            #[cfg(feature = "test-hooks")]
+            test_pause_after_import(p.pages);
+            let now = node.clock.now();
+            let prev = base.take().unwrap_or(Checkpoint {
+                peer_base_url: peer.base_url.clone(),
+                origin_node_id: peer.expected_node_id.clone(),
+                feed_id: v.feed_id.clone(),
+                publisher_id: peer.publisher.id.clone(),
+                publisher_ed25519_public_key: peer.publisher.ed25519_public_key.clone(),
+                cursor: String::new(),
+                last_applied_at: String::new(),
+                records_inserted: 0,
+                records_existing: 0,
+                tombstones_applied: 0,
+            });
+            let cp = Checkpoint {
+                feed_id: v.feed_id.clone(),
+                cursor: v.cursor.clone(),
+                last_applied_at: rfc3339_millis(now),
+                records_inserted: prev.records_inserted + out.records_inserted,
+                records_existing: prev.records_existing + out.records_existing,
+                tombstones_applied: prev.tombstones_applied + out.tombstones_applied,
+                ..prev
+            };
+            store.save_checkpoint(&req.peer_id, &req.collection_id, &cp, &rfc3339_millis(now))?;
+            base = Some(cp);
+            totals.0 += out.records_inserted;
+            totals.1 += out.records_existing;
+            totals.2 += out.tombstones_applied;
+            p.changes += v.changes as u64;
+            p.records += out.records_inserted;
+            p.bytes += v.content_bytes;
+            progress(&p);
+            has_more = v.has_more;
+            match ahead {
+                Some(h) if has_more => {
+                    next = h
+                        .join()
+                        .unwrap_or_else(|_| Err(Error::internal("the page prefetch panicked")));
+                }
+                _ => break,
+            }
+        }
+        Ok(())
+    })?;
     let cp = store.checkpoint(&req.peer_id, &req.collection_id)?;
     Ok(PullResult {
         protocol: PROTOCOL,

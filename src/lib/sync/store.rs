@@ -290,9 +290,26 @@ impl SyncStore {
     }
 
     fn write<T>(&self, now: &str, f: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
+        self.write_with(now, true, f)
+    }
+
+    /// `full`: `synchronous=FULL` (the default of every store). Checkpoint
+    /// advances use `NORMAL`: WAL commits stay atomic and crash-safe, and a
+    /// commit lost to a power cut only rewinds the cursor to a page that
+    /// was applied durably before it, which the next pull replays
+    /// idempotently. The cursor is never ahead of applied data.
+    fn write_with<T>(
+        &self,
+        now: &str,
+        full: bool,
+        f: impl FnOnce(&Connection) -> Result<T>,
+    ) -> Result<T> {
         let lock = self.dir.lock(self.timeout)?;
         self.dir.ensure_subdir("sync", &lock)?;
         let mut conn = self.dir.open_write(&SPEC, now, &lock)?;
+        if !full {
+            conn.execute_batch("PRAGMA synchronous=NORMAL")?;
+        }
         let tx = conn.transaction_with_behavior(crate::store::TransactionBehavior::Immediate)?;
         let out = f(&tx)?;
         tx.commit()?;

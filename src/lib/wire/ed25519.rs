@@ -82,16 +82,26 @@ pub fn verify_strict(public_key: &[u8; 32], msg: &[u8], sig: &[u8; 64]) -> Resul
 }
 
 /// [`verify_strict`] for a public key that has already passed
-/// [`check_point`] (a pinned key verified once and then reused): only `R`
-/// is checked before the equation.
+/// [`check_point`] (a pinned key checked once and then reused).
+///
+/// The equation runs first: dalek's `verify_strict` recomputes
+/// `R' = [s]B − [k]A` and requires `R'`'s canonical encoding to equal the
+/// signature's `R` bytes, refusing small-order `R` and non-canonical `S`.
+/// With `A` torsion-free, `R'` lies in the prime-order subgroup, so a
+/// passing equation already implies that `R` is canonical, not of small
+/// order and torsion-free: the explicit point checks of `R` (a scalar
+/// multiplication) are needed only to name the reason of a failure. The
+/// accepted set is exactly [`verify_strict`]'s.
 pub fn verify_strict_checked_key(public_key: &[u8; 32], msg: &[u8], sig: &[u8; 64]) -> Result<()> {
+    let vk = VerifyingKey::from_bytes(public_key).map_err(|_| bad("invalid public key"))?;
+    let s = Signature::from_bytes(sig);
+    if vk.verify_strict(msg, &s).is_ok() {
+        return Ok(());
+    }
     let mut r = [0u8; 32];
     r.copy_from_slice(&sig[..32]);
     check_point(&r)?;
-    let vk = VerifyingKey::from_bytes(public_key).map_err(|_| bad("invalid public key"))?;
-    let s = Signature::from_bytes(sig);
-    vk.verify_strict(msg, &s)
-        .map_err(|_| bad("signature does not verify"))
+    Err(bad("signature does not verify"))
 }
 
 /// Verifies a signature given as 128 lowercase hex characters.
@@ -139,6 +149,24 @@ impl Keypair {
 mod tests {
     use super::*;
     use curve25519_dalek::constants::EIGHT_TORSION;
+
+    #[test]
+    fn the_checked_key_variant_accepts_exactly_what_verify_strict_accepts() {
+        let k = Keypair::from_seed(&[9u8; 32]);
+        let pk = k.public_key();
+        let sig = k.sign(b"m");
+        verify_strict(&pk, b"m", &sig).expect("ok");
+        verify_strict_checked_key(&pk, b"m", &sig).expect("ok");
+        // R replaced by a mixed-order point: both refuse.
+        let r = CompressedEdwardsY(sig[..32].try_into().expect("32"))
+            .decompress()
+            .expect("R");
+        let mut bad_sig = sig;
+        bad_sig[..32].copy_from_slice(&(r + EIGHT_TORSION[1]).compress().0);
+        assert!(verify_strict(&pk, b"m", &bad_sig).is_err());
+        let e = verify_strict_checked_key(&pk, b"m", &bad_sig).expect_err("mixed R");
+        assert!(e.message().contains("torsion"), "{e}");
+    }
 
     #[test]
     fn sign_verify_and_refusals() {

@@ -368,10 +368,26 @@ pub fn check_direct_issuer(g: &Grant, m: &Manifest) -> AResult<()> {
 
 /// Unwraps the DEK (facts §8.4 step 7).
 pub fn unwrap(g: &Grant, reader_id: &str, reader_secret: &[u8; 32]) -> AResult<[u8; 32]> {
+    unwrap_with(
+        g,
+        reader_id,
+        reader_secret,
+        &b64u(&x25519_public(reader_secret)),
+    )
+}
+
+/// [`unwrap`] with the reader's public key (b64u) computed once by the
+/// caller for many grants.
+pub fn unwrap_with(
+    g: &Grant,
+    reader_id: &str,
+    reader_secret: &[u8; 32],
+    reader_public_b64u: &str,
+) -> AResult<[u8; 32]> {
     if g.audience != reader_id {
         return Err(unauthorized("grant audience is not this reader"));
     }
-    if b64u(&x25519_public(reader_secret)) != g.audience_key {
+    if reader_public_b64u != g.audience_key {
         return Err(unauthorized("grant is wrapped for another X25519 key"));
     }
     let aad = domain_message(WRAP_DOMAIN, &Value::Object(wrap_header(&g.value)))?;
