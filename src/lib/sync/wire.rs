@@ -338,10 +338,14 @@ fn page_err(msg: impl Into<String>) -> Error {
     )
 }
 
-fn exact_keys(v: &Value, required: &[&str], optional: &[&str]) -> Option<Map<String, Value>> {
+fn exact_keys<'a>(
+    v: &'a Value,
+    required: &[&str],
+    optional: &[&str],
+) -> Option<&'a Map<String, Value>> {
     let Value::Object(m) = v else { return None };
     let known = |k: &str| required.contains(&k) || optional.contains(&k);
-    (m.keys().all(|k| known(k)) && required.iter().all(|k| m.contains_key(*k))).then(|| m.clone())
+    (m.keys().all(|k| known(k)) && required.iter().all(|k| m.contains_key(*k))).then_some(m)
 }
 
 fn inline(v: &Value, budget: &mut u64) -> Result<Inline> {

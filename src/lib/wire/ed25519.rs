@@ -10,7 +10,8 @@
 
 use crate::error::{Code, Error, Result};
 use curve25519_dalek::edwards::CompressedEdwardsY;
-use ed25519_dalek::{Signature, Signer, SigningKey, VerifyingKey};
+pub use ed25519_dalek::VerifyingKey;
+use ed25519_dalek::{Signature, Signer, SigningKey};
 
 /// Length of a public key in bytes.
 pub const PUBLIC_KEY_LEN: usize = 32;
@@ -94,6 +95,12 @@ pub fn verify_strict(public_key: &[u8; 32], msg: &[u8], sig: &[u8; 64]) -> Resul
 /// accepted set is exactly [`verify_strict`]'s.
 pub fn verify_strict_checked_key(public_key: &[u8; 32], msg: &[u8], sig: &[u8; 64]) -> Result<()> {
     let vk = VerifyingKey::from_bytes(public_key).map_err(|_| bad("invalid public key"))?;
+    verify_strict_checked(&vk, msg, sig)
+}
+
+/// [`verify_strict_checked_key`] with the key already decompressed (a
+/// pinned key reused for many signatures).
+pub fn verify_strict_checked(vk: &VerifyingKey, msg: &[u8], sig: &[u8; 64]) -> Result<()> {
     let s = Signature::from_bytes(sig);
     if vk.verify_strict(msg, &s).is_ok() {
         return Ok(());

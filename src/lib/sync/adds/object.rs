@@ -392,28 +392,37 @@ pub fn verify(public_key_b64u: &str, msg: &[u8], sig: &[u8; 64]) -> AResult<()> 
     let refused =
         |e: crate::error::Error| integrity(format!("Ed25519 signature refused: {}", e.message()));
     // A page carries two signatures per object by the same publisher key:
-    // its point checks (a scalar multiplication for torsion) run once per
-    // process and key, the per-signature R checks every time.
-    if checked_key(&pk) {
-        return ed25519::verify_strict_checked_key(&pk, msg, sig).map_err(refused);
-    }
-    ed25519::check_point(&pk).map_err(refused)?;
-    remember_key(pk);
-    ed25519::verify_strict_checked_key(&pk, msg, sig).map_err(refused)
+    // its point checks (a scalar multiplication for torsion) and its
+    // decompression run once per process and key.
+    let vk = match checked_key(&pk) {
+        Some(vk) => vk,
+        None => {
+            ed25519::check_point(&pk).map_err(refused)?;
+            let vk = ed25519::VerifyingKey::from_bytes(&pk)
+                .map_err(|_| integrity("Ed25519 public key does not decompress"))?;
+            remember_key(pk, vk);
+            vk
+        }
+    };
+    ed25519::verify_strict_checked(&vk, msg, sig).map_err(refused)
 }
 
-static CHECKED_KEYS: std::sync::Mutex<Vec<[u8; 32]>> = std::sync::Mutex::new(Vec::new());
+type KeyCache = Vec<([u8; 32], ed25519::VerifyingKey)>;
+static CHECKED_KEYS: std::sync::Mutex<KeyCache> = std::sync::Mutex::new(Vec::new());
 
-fn checked_key(pk: &[u8; 32]) -> bool {
-    CHECKED_KEYS.lock().is_ok_and(|v| v.contains(pk))
+fn checked_key(pk: &[u8; 32]) -> Option<ed25519::VerifyingKey> {
+    CHECKED_KEYS
+        .lock()
+        .ok()
+        .and_then(|v| v.iter().find(|(k, _)| k == pk).map(|(_, vk)| *vk))
 }
 
-fn remember_key(pk: [u8; 32]) {
+fn remember_key(pk: [u8; 32], vk: ed25519::VerifyingKey) {
     if let Ok(mut v) = CHECKED_KEYS.lock() {
         if v.len() >= 64 {
             v.remove(0);
         }
-        v.push(pk);
+        v.push((pk, vk));
     }
 }
 
