@@ -82,7 +82,9 @@ NODE=$("$BIN" --data-dir "$WORK/src" data manifest)
   --publisher-id "$(field "$PUB" publisher.id)" --publisher-key "$(field "$PUB" publisher.ed25519_public_key)" \
   --page-token-file "$WORK/page.token" >/dev/null
 start "$WORK/dst" "$DST_TOKEN"; DST_URL=$URL
+cpu_ticks() { awk '{s+=$14+$15} END {print s}' "/proc/${PIDS[0]}/stat" "/proc/${PIDS[1]}/stat"; }
 
+C0=$(cpu_ticks)
 T0=$(now)
 RESULT=$(py 'import json,sys,urllib.request
 url,tok=sys.argv[1],sys.argv[2]
@@ -94,11 +96,13 @@ while True:
     if not r["has_more"]: break
 print(json.dumps(tot))' "$DST_URL" "$DST_TOKEN")
 T1=$(now)
+C1=$(cpu_ticks)
 INSERTED=$(field "$RESULT" records_inserted)
 PULL=$(rate "$INSERTED" "$T0" "$T1")
 echo "sync pull ($INSERTED records, $(field "$RESULT" tombstones_applied) tombstones, $(field "$RESULT" pages_applied) pages of 100 changes, durable apply): $PULL records/s"
 echo "anchor: data collect --jsonl of the same $RECORDS records: $ANCHOR records/s"
 py 'import sys; a,b=float(sys.argv[1]),float(sys.argv[2]); print(f"pull / jsonl ingest = {a/b:.2f}x | pull / goal 2000 = {a/2000:.2f}x")' "$PULL" "$ANCHOR"
+py 'import sys,os; t=(int(sys.argv[2])-int(sys.argv[1]))/os.sysconf("SC_CLK_TCK"); n=int(sys.argv[3]); print(f"cpu of both servers during the pull: {t:.2f} s = {1000*t/n:.3f} ms per record (load average now {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)")' "$C0" "$C1" "$INSERTED"
 
 # Both nodes answer the same queries (ids and order).
 py 'import json,sys,urllib.request
