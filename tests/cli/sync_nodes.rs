@@ -516,3 +516,36 @@ fn a_cli_pull_and_the_pull_route_exclude_each_other() {
     assert_eq!(r["records_existing"], 2);
     let _ = run_cmd;
 }
+
+#[test]
+fn a_locally_collected_copy_with_another_envelope_is_a_conflict() {
+    let n = nodes(3, 0);
+    // B collects the same identity (same text, collector and external id)
+    // with other metadata: the same record id, another envelope.
+    let mine = n
+        .b
+        .run(&["data", "collect", "--collection", "default", "--collector", "text", "--input",
+            r#"{"text":"record 1 shared words token1","external_id":"e1","metadata":{"i":"local"}}"#])
+        .json();
+    assert!(
+        n.ids
+            .contains(&mine["records"][0]["id"].as_str().expect("id").to_owned())
+    );
+    let e =
+        n.b.run(&["sync", "pull", "--peer", "a", "--collection", "default"])
+            .error("replica_record_conflict", 65);
+    assert!(
+        e["message"]
+            .as_str()
+            .expect("m")
+            .contains("different envelope"),
+        "{e}"
+    );
+    // Nothing of the page stayed and the cursor did not move.
+    let st =
+        n.b.run(&["sync", "status", "--peer", "a", "--collection", "default"])
+            .json();
+    assert_eq!(st["cursor_present"], false);
+    n.b.run(&["data", "get", &n.ids[0]])
+        .error("record_not_found", 66);
+}

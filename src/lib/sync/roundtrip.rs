@@ -329,3 +329,60 @@ fn the_source_keeps_pages_under_the_response_ceiling() {
         "{e}"
     );
 }
+
+#[test]
+fn replica_records_are_rechecked_field_by_field() {
+    let p = pair();
+    let id = collect(&p.src, "default", "checked content", "chk");
+    let env = p.src.read_record(&id).expect("r").record;
+    let def = crate::data::collection::normalize(&crate::data::collection::default_definition())
+        .expect("def");
+    let prep = |e: &Value, b: &[u8]| {
+        p.dst
+            .prepare_replica_record(&def, e, b.to_vec())
+            .map(|_| ())
+            .map_err(|e| e.code())
+    };
+    assert_eq!(prep(&env, b"checked content"), Ok(()));
+    assert_eq!(
+        prep(&env, b"checked contenT"),
+        Err(Code::ReplicaContentHashMismatch)
+    );
+    assert_eq!(
+        prep(&env, b"checked"),
+        Err(Code::ReplicaContentSizeMismatch)
+    );
+    let mut e = env.clone();
+    e["source"]["uri"] = json!("urn:other");
+    assert_eq!(
+        prep(&e, b"checked content"),
+        Err(Code::ReplicaRecordIdMismatch)
+    );
+    let mut e = env.clone();
+    e["unknown"] = json!(1);
+    assert_eq!(prep(&e, b"checked content"), Err(Code::InvalidRequest));
+    let mut e = env.clone();
+    e["ingested_at"] = json!("2026-02-30T00:00:00Z");
+    assert_eq!(prep(&e, b"checked content"), Err(Code::InvalidDate));
+    let mut other = def.clone();
+    other.insert("schema".into(), json!({"version": "2"}));
+    assert_eq!(
+        p.dst
+            .prepare_replica_record(&other, &env, b"checked content".to_vec())
+            .map(|_| ())
+            .map_err(|e| e.code()),
+        Err(Code::ReplicaSchemaMismatch)
+    );
+    let mut tight = def.clone();
+    tight.insert(
+        "policy".into(),
+        json!({"visibility": "private", "allowed_media_types": ["image/png"]}),
+    );
+    assert_eq!(
+        p.dst
+            .prepare_replica_record(&tight, &env, b"checked content".to_vec())
+            .map(|_| ())
+            .map_err(|e| e.code()),
+        Err(Code::MediaTypeNotAllowed)
+    );
+}
