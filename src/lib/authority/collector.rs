@@ -446,6 +446,13 @@ pub fn collector_claim(
                 "collector-claim is for command steps",
             ));
         }
+        // Before any attempt exists: a revision that changes a protected
+        // path is never collected (its tests are not the operator's).
+        let protected =
+            change::stored_protected(a, &t.subject.change_id, t.subject.change_version)?;
+        if !protected.is_empty() {
+            return Err(protected.error("collector-claim refused"));
+        }
         let p = current_profile(
             a,
             &t.subject.repository,

@@ -63,7 +63,7 @@ pub enum Command {
     #[command(subcommand)]
     Change(change::ChangeCmd),
     /// Agent: snapshot the workspace into a new Change version (a new subject).
-    Checkpoint(change::ChangeSelArgs),
+    Checkpoint(change::CheckpointArgs),
     /// Agent: capability, schema versions and operation names.
     Capabilities,
     /// Agent: the installed requirement of a Change's profile.
