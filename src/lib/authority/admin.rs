@@ -485,6 +485,12 @@ pub fn keygen(collector_dir: &Path) -> Result<KeygenOutput> {
 
 /// Loads the signing key of a collector directory.
 pub fn load_signing_key(collector_dir: &Path) -> Result<Keypair> {
+    Ok(Keypair::from_seed(&load_signing_seed(collector_dir)?))
+}
+
+/// Loads the signing-key seed of a collector directory (the directory
+/// 0700 and the key file 0600, both the caller's, neither a symlink).
+pub fn load_signing_seed(collector_dir: &Path) -> Result<[u8; 32]> {
     let path = collector_dir.join(KEY_FILE);
     if !private_fs::check_private(collector_dir, private_fs::Kind::Dir)?
         || !private_fs::check_private(&path, private_fs::Kind::File)?
@@ -506,7 +512,7 @@ pub fn load_signing_key(collector_dir: &Path) -> Result<Keypair> {
         .ok_or_else(|| Error::new(Code::IntegrityError, "signing key file is malformed"))?;
     let mut b = [0u8; 32];
     b.copy_from_slice(&seed);
-    Ok(Keypair::from_seed(&b))
+    Ok(b)
 }
 
 /// `enroll` request.
