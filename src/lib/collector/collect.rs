@@ -192,8 +192,9 @@ pub fn collect(req: &CollectRequest<'_>, up: &dyn Uploader) -> Result<Value> {
     let request_digest = ExecutionRequest::from_descriptor(&d).digest()?;
     let resumed = match ex.read("reservation", MAX_DESCRIPTOR_BYTES * 2)? {
         Some(b) => {
-            let r: Reservation = serde_json::from_slice(&b)
-                .map_err(|e| Error::internal(format!("a sealed reservation does not decode: {e}")))?;
+            let r: Reservation = serde_json::from_slice(&b).map_err(|e| {
+                Error::internal(format!("a sealed reservation does not decode: {e}"))
+            })?;
             if r.descriptor != d || r.request_digest != request_digest {
                 return Err(Error::new(
                     Code::DescriptorMismatch,
@@ -301,13 +302,19 @@ pub fn retry_upload(
 /// collector directory's key (for tools and tests that inspect state).
 pub fn read_retained(collector_dir: &Path, operation: &str, kind: &str) -> Result<Option<Vec<u8>>> {
     let seed = admin::load_signing_seed(collector_dir)?;
-    Execution::new(collector_dir, operation, StateKey::derive(&seed)?).read(kind, MAX_TRANSFER_BYTES)
+    Execution::new(collector_dir, operation, StateKey::derive(&seed)?)
+        .read(kind, MAX_TRANSFER_BYTES)
 }
 
 /// Writes one retained file of an execution sealed with the collector
 /// directory's key: what a holder of the signing key can always do
 /// (tests use it to hand the authority re-signed transfers).
-pub fn write_retained(collector_dir: &Path, operation: &str, kind: &str, body: &[u8]) -> Result<()> {
+pub fn write_retained(
+    collector_dir: &Path,
+    operation: &str,
+    kind: &str,
+    body: &[u8],
+) -> Result<()> {
     let seed = admin::load_signing_seed(collector_dir)?;
     Execution::new(collector_dir, operation, StateKey::derive(&seed)?).write(kind, body)
 }
@@ -497,7 +504,9 @@ fn materialise(root: &Path, d: &CollectorDescriptor, snap: &Path) -> Result<()> 
                         ));
                     }
                     Err(_) => {
-                        mkdir.create(&cur).map_err(|x| Error::io("create", &cur, x))?;
+                        mkdir
+                            .create(&cur)
+                            .map_err(|x| Error::io("create", &cur, x))?;
                         std::fs::set_permissions(&cur, std::fs::Permissions::from_mode(0o755))
                             .map_err(|x| Error::io("chmod", &cur, x))?;
                     }

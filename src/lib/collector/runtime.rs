@@ -269,7 +269,6 @@ impl SandboxLimits {
     }
 }
 
-
 /// A digest-pinned OCI image, as present in the engine's local store.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -392,7 +391,6 @@ pub fn not_isolating(kind: RuntimeKind) -> Error {
     )
     .with("runtime", kind.as_str())
 }
-
 
 /// Mount and namespace plan of the bwrap runtime, with the pinned tmpfs
 /// size. `{snapshot}` is replaced per run; everything else is fixed. The root, `/dev` and the snapshot are
@@ -857,7 +855,10 @@ pub fn probe(kind: RuntimeKind, plan: &Plan<'_>) -> Result<RuntimeIdentity> {
     let id = match kind {
         RuntimeKind::Bwrap => {
             let limits = plan.limits.ok_or_else(|| {
-                Error::new(Code::InvalidInput, "the bwrap runtime needs its sandbox limits")
+                Error::new(
+                    Code::InvalidInput,
+                    "the bwrap runtime needs its sandbox limits",
+                )
             })?;
             limits.check_applicable()?;
             let program =
@@ -1027,7 +1028,8 @@ pub fn snapshot_dir(limits: Option<&SandboxLimits>, private: &Path) -> Result<Sn
 
 fn trial(id: &RuntimeIdentity, plan: &Plan<'_>) -> Result<()> {
     use std::os::unix::fs::PermissionsExt;
-    let private = tempfile::tempdir().map_err(|e| Error::new(Code::Io, format!("temp dir: {e}")))?;
+    let private =
+        tempfile::tempdir().map_err(|e| Error::new(Code::Io, format!("temp dir: {e}")))?;
     let dir = snapshot_dir(id.limits.as_ref(), &private.path().join("s"))?;
     let snap = dir.path().to_path_buf();
     // A dedicated uid must be able to enter it.
@@ -1193,7 +1195,10 @@ fn build_command(
             // The launcher applies the limits, then executes bwrap with the
             // pinned plan and the recipe. It sets its own parent-death
             // signal after any uid change (a uid change clears it).
-            let limits = id.limits.as_ref().ok_or_else(|| not_isolating(id.runtime))?;
+            let limits = id
+                .limits
+                .as_ref()
+                .ok_or_else(|| not_isolating(id.runtime))?;
             let mut args = substitute(&id.pinned_args, spec.snapshot);
             args.extend(
                 [
@@ -1433,6 +1438,7 @@ mod tests {
             vec!["--x".into()],
             iso.clone(),
             None,
+            None,
         )
         .expect("id");
         let b = identity(
@@ -1441,6 +1447,7 @@ mod tests {
             "v2".into(),
             vec!["--x".into()],
             iso.clone(),
+            None,
             None,
         )
         .expect("id");
@@ -1451,6 +1458,7 @@ mod tests {
             vec!["--y".into()],
             iso.clone(),
             None,
+            None,
         )
         .expect("id");
         let d = identity(
@@ -1460,11 +1468,153 @@ mod tests {
             vec!["--x".into()],
             iso,
             None,
+            None,
         )
         .expect("id");
         assert_ne!(a.digest, b.digest);
         assert_ne!(a.digest, c.digest);
         assert_ne!(a.digest, d.digest);
+    }
+
+    #[test]
+    fn unshare_and_unpinned_bwrap_identities_are_refused() {
+        let facts = IsolationFacts {
+            network: "none".into(),
+            snapshot: "read_only".into(),
+            pid_namespace: true,
+            private_tmp: true,
+            user: "unprivileged".into(),
+        };
+        let exe = std::env::current_exe().expect("exe");
+        let limits = SandboxLimits {
+            tmpfs_bytes: 1 << 20,
+            address_space_bytes: 1 << 30,
+            processes: 64,
+            file_size_bytes: 1 << 20,
+            cpu_seconds: 60,
+            run_as_uid: None,
+        };
+        let mk = |kind, iso: IsolationFacts, l: Option<SandboxLimits>| {
+            identity(kind, exe.clone(), "v".into(), vec![], iso, l, None).expect("id")
+        };
+        assert!(
+            mk(RuntimeKind::Bwrap, facts.clone(), Some(limits.clone()))
+                .check_isolating()
+                .is_ok()
+        );
+        let refused = |id: RuntimeIdentity| {
+            assert_eq!(
+                id.check_isolating().expect_err("refused").code(),
+                Code::RuntimeNotIsolating
+            )
+        };
+        refused(mk(RuntimeKind::Bwrap, facts.clone(), None));
+        refused(mk(
+            RuntimeKind::Unshare,
+            facts.clone(),
+            Some(limits.clone()),
+        ));
+        let shared = IsolationFacts {
+            snapshot: "shared_writable".into(),
+            private_tmp: false,
+            user: "invoking_user".into(),
+            ..facts.clone()
+        };
+        refused(mk(RuntimeKind::Oci, shared, None));
+        let plan = Plan {
+            oci_image: None,
+            limits: None,
+            launcher: Path::new("/nonexistent"),
+        };
+        assert_eq!(
+            probe(RuntimeKind::Unshare, &plan)
+                .expect_err("refused")
+                .code(),
+            Code::RuntimeNotIsolating
+        );
+        // The limits are part of the identity digest.
+        let a = mk(RuntimeKind::Bwrap, facts.clone(), Some(limits.clone()));
+        let b = mk(
+            RuntimeKind::Bwrap,
+            facts,
+            Some(SandboxLimits {
+                processes: 65,
+                ..limits
+            }),
+        );
+        assert_ne!(a.digest, b.digest);
+    }
+
+    #[test]
+    fn the_bwrap_plan_caps_every_writable_mount_and_nested_namespaces() {
+        let l = SandboxLimits {
+            tmpfs_bytes: 12345,
+            address_space_bytes: 1,
+            processes: 1,
+            file_size_bytes: 1,
+            cpu_seconds: 1,
+            run_as_uid: None,
+        };
+        let args = bwrap_args(&l);
+        let s = args.join(" ");
+        for want in [
+            "--unshare-all --unshare-user --disable-userns",
+            "--size 12345 --tmpfs /dev/shm",
+            "--size 12345 --tmpfs /tmp",
+            "--size 12345 --tmpfs /scratch",
+            "--ro-bind {snapshot} /work",
+            "--remount-ro /dev --remount-ro /",
+            "--cap-drop ALL",
+        ] {
+            assert!(s.contains(want), "{want} in {s}");
+        }
+        assert!(
+            !s.contains("--bind "),
+            "nothing of the host is writable: {s}"
+        );
+    }
+
+    #[test]
+    fn limits_resolve_to_a_dedicated_uid_exactly_as_root() {
+        let r = LimitRequest::default().resolve().expect("defaults apply");
+        assert_eq!(r.run_as_uid.is_some(), is_root());
+        if is_root() {
+            assert_eq!(r.run_as_uid, Some(DEFAULT_SANDBOX_UID));
+            let e = LimitRequest {
+                sandbox_uid: Some(0),
+                ..LimitRequest::default()
+            }
+            .resolve()
+            .expect_err("uid 0");
+            assert_eq!(e.code(), Code::SandboxLimitUnavailable);
+            let pinned_none = SandboxLimits {
+                run_as_uid: None,
+                ..r
+            };
+            assert_eq!(
+                pinned_none
+                    .check_applicable()
+                    .expect_err("root without a uid")
+                    .code(),
+                Code::SandboxLimitUnavailable
+            );
+        } else {
+            let e = LimitRequest {
+                sandbox_uid: Some(4242),
+                ..LimitRequest::default()
+            }
+            .resolve()
+            .expect_err("only root switches uid");
+            assert_eq!(e.code(), Code::SandboxLimitUnavailable);
+        }
+        let zero = LimitRequest {
+            processes: 0,
+            ..LimitRequest::default()
+        };
+        assert_eq!(
+            zero.resolve().expect_err("zero").code(),
+            Code::SandboxLimitUnavailable
+        );
     }
 
     const HEX: &str = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
@@ -1483,6 +1633,7 @@ mod tests {
                 private_tmp: true,
                 user: "unprivileged".into(),
             },
+            limits: None,
             image: Some(OciImage {
                 reference: reference.into(),
                 id: format!("sha256:{HEX}"),
@@ -1547,7 +1698,12 @@ mod tests {
                 code
             );
             // probe refuses before looking at the host.
-            assert_eq!(probe(kind, image).expect_err("refused").code(), code);
+            let plan = Plan {
+                oci_image: image,
+                limits: None,
+                launcher: Path::new("/nonexistent"),
+            };
+            assert_eq!(probe(kind, &plan).expect_err("refused").code(), code);
         }
     }
 
@@ -1558,13 +1714,13 @@ mod tests {
         let env = [("GREETING".to_string(), "hi".to_string())];
         let spec = RunSpec {
             snapshot: Path::new("/c/snapshots/s1"),
-            scratch: Path::new("/c/scratch/s1"),
             argv: &argv,
             env: &env,
             timeout: Duration::from_millis(600_000),
             max_output_bytes: 1024,
             tail_bytes: 16,
             oci_image: Some(&reference),
+            launcher: Path::new("/nonexistent"),
         };
         let podman = oci_identity("/usr/bin/podman", PODMAN_ARGS, &reference);
         let got = oci_argv(&podman, &spec, "agent-task_1").expect("argv");
@@ -1658,13 +1814,13 @@ mod tests {
     fn spec_clone<'a>(s: &RunSpec<'a>) -> RunSpec<'a> {
         RunSpec {
             snapshot: s.snapshot,
-            scratch: s.scratch,
             argv: s.argv,
             env: s.env,
             timeout: s.timeout,
             max_output_bytes: s.max_output_bytes,
             tail_bytes: s.tail_bytes,
             oci_image: s.oci_image,
+            launcher: s.launcher,
         }
     }
 
@@ -1690,6 +1846,7 @@ mod tests {
                 "v".into(),
                 vec![],
                 iso.clone(),
+                None,
                 img,
             )
             .expect("id")

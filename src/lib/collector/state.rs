@@ -139,10 +139,7 @@ mod tests {
         let s = k.seal("record", "e1", b"{\"ok\":true}").expect("seal");
         assert_eq!(k.open("record", "e1", &s).expect("open"), b"{\"ok\":true}");
         let refused = |r: Result<Vec<u8>>| {
-            assert_eq!(
-                r.expect_err("refused").code(),
-                Code::CollectorStateTampered
-            )
+            assert_eq!(r.expect_err("refused").code(), Code::CollectorStateTampered)
         };
         refused(k.open("transfer", "e1", &s));
         refused(k.open("record", "e2", &s));
@@ -170,7 +167,8 @@ mod tests {
             Some(b"body".to_vec())
         );
         std::fs::write(&p, b"{\"status\":\"completed\"}").expect("plant");
-        std::fs::set_permissions(&p, std::os::unix::fs::PermissionsExt::from_mode(0o600)).expect("chmod");
+        std::fs::set_permissions(&p, std::os::unix::fs::PermissionsExt::from_mode(0o600))
+            .expect("chmod");
         assert_eq!(
             k.read(&p, "record", "e", 1024).expect_err("planted").code(),
             Code::CollectorStateTampered

@@ -116,8 +116,9 @@ pub fn check_trusted_ancestors(path: &Path) -> Result<()> {
             .with("path", shown));
         }
         if !md.is_dir() {
-            return Err(Error::new(Code::Config, format!("{shown} is not a directory"))
-                .with("path", shown));
+            return Err(
+                Error::new(Code::Config, format!("{shown} is not a directory")).with("path", shown),
+            );
         }
         if md.uid() != 0 && md.uid() != me {
             return Err(Error::new(
@@ -288,12 +289,16 @@ mod tests {
         check_trusted_ancestors(&d.join("c")).expect("a private tree under /tmp is fine");
         fs::set_permissions(t.path().join("a"), fs::Permissions::from_mode(0o777)).expect("chmod");
         assert_eq!(
-            check_trusted_ancestors(&d.join("c")).map_err(|e| e.code()).err(),
+            check_trusted_ancestors(&d.join("c"))
+                .map_err(|e| e.code())
+                .err(),
             Some(Code::InsecurePermissions)
         );
         fs::set_permissions(t.path().join("a"), fs::Permissions::from_mode(0o1777)).expect("chmod");
         // Sticky and world-writable is trusted only when root owns it.
-        let sticky = check_trusted_ancestors(&d.join("c")).map_err(|e| e.code()).err();
+        let sticky = check_trusted_ancestors(&d.join("c"))
+            .map_err(|e| e.code())
+            .err();
         if current_uid() == 0 {
             assert_eq!(sticky, None);
         } else {
@@ -302,7 +307,9 @@ mod tests {
         fs::set_permissions(t.path().join("a"), fs::Permissions::from_mode(0o700)).expect("chmod");
         std::os::unix::fs::symlink(&d, t.path().join("l")).expect("symlink");
         assert_eq!(
-            check_trusted_ancestors(&t.path().join("l/c")).map_err(|e| e.code()).err(),
+            check_trusted_ancestors(&t.path().join("l/c"))
+                .map_err(|e| e.code())
+                .err(),
             Some(Code::SymlinkRefused)
         );
     }
