@@ -561,12 +561,9 @@ pub fn land(root: &Path, timeout: Duration, clock: &dyn Clock, req: &LandRequest
         Some(v) => e.with("resolved_pending", v.clone()),
         None => e,
     };
-    let j = j
-        .ok_or_else(|| Error::new(Code::NotQualified, "nothing was collected"))
-        .map_err(with_other)?;
     let at = ac.transaction_with_behavior(TransactionBehavior::Immediate)?;
     let a = admit(
-        &j,
+        j.as_ref(),
         &at,
         &dir,
         &req.repo_id,
@@ -604,7 +601,7 @@ pub fn land(root: &Path, timeout: Duration, clock: &dyn Clock, req: &LandRequest
         // Phase 1 is durable: the intent names everything a resume needs.
         at.commit()?;
         crate::collector::crash_point("land_after_intent");
-        match resolve(&dir, &mut ac, Some(&j), &landing, false, &ts, now_ms)? {
+        match resolve(&dir, &mut ac, j.as_ref(), &landing, false, &ts, now_ms)? {
             Resolution::Landed(v) => v,
             Resolution::Abandoned(e) => return Err(with_other(e)),
         }
@@ -649,7 +646,7 @@ fn protected_now(
 /// (recomputed now, not trusted from the checkpoint) is refused unless
 /// the operator allows it, and then needs no receipt.
 fn admit(
-    j: &Connection,
+    j: Option<&Connection>,
     at: &Connection,
     dir: &DataDir,
     repo_id: &str,
@@ -681,6 +678,7 @@ fn admit(
             protected,
         });
     }
+    let j = j.ok_or_else(|| Error::new(Code::NotQualified, "nothing was collected"))?;
     let stored = stored_receipt(at, &s)?.ok_or_else(|| {
         Error::new(Code::NotQualified, "the current subject has no receipt")
             .with("next", json!({"operation": "collector_finalize"}))
@@ -742,18 +740,15 @@ fn resolve(
     }
     if recheck {
         let at = ac.transaction_with_behavior(TransactionBehavior::Immediate)?;
-        let admitted = match j {
-            Some(j) => admit(
-                j,
-                &at,
-                dir,
-                &p.repo_id,
-                &p.change_id,
-                now_ms,
-                p.allow_protected_change,
-            ),
-            None => Err(Error::new(Code::NotQualified, "nothing was collected")),
-        };
+        let admitted = admit(
+            j,
+            &at,
+            dir,
+            &p.repo_id,
+            &p.change_id,
+            now_ms,
+            p.allow_protected_change,
+        );
         let refusal = match admitted {
             Ok(a) => {
                 let same = a.subject.version == p.change_version
