@@ -190,9 +190,14 @@ fn tampered_transfers_are_refused_and_nothing_is_retained() {
         refused(&upload(&l, &d, &b), "wrong key"),
         "signature_invalid"
     );
-    // An oversized envelope is refused before it is read.
+    // An oversized retained envelope is refused by the collector itself,
+    // before it is read whole or uploaded (the authority's own 16 MiB bound
+    // is unit-tested in transfer.rs and over HTTP in workspace_collect.rs).
     let big = vec![0u8; transfer::MAX_TRANSFER_BYTES as usize + 1];
-    assert_eq!(refused(&upload(&l, &d, &big), "oversized"), "too_large");
+    assert_eq!(
+        refused(&upload(&l, &d, &big), "oversized"),
+        "collector_state_tampered"
+    );
     // Nothing was retained: the task is still only claimed.
     assert_eq!(task_state(&l, &task), "claimed");
     // The original bytes import; an identical retry is the historical view;

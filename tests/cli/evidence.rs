@@ -808,3 +808,235 @@ fn rustix_is_root() -> bool {
         .map(|m| std::os::unix::fs::MetadataExt::uid(&m) == 0)
         .unwrap_or(false)
 }
+
+fn install_stop(l: &Loop, agent: &str, extra: &[&str]) -> Value {
+    let mut args = vec![
+        "install-stop",
+        "--agent",
+        agent,
+        "--workspace",
+        s(&l.workspace),
+        "--change",
+        &l.change_id,
+    ];
+    args.extend_from_slice(extra);
+    let mut c = l.env.cmd();
+    c.arg("--token-file").arg(&l.token).args(&args);
+    crate::common::run_cmd(&mut c).json()
+}
+
+/// install-stop writes the hook (absolute paths of the binary, data dir
+/// and token file) into local settings files that a git workspace
+/// excludes: checkpoints leave them out and the landed commit does not
+/// contain them. A user-level Codex hook passes silently outside its
+/// workspace.
+#[test]
+fn local_hook_settings_stay_out_of_revisions_and_the_landed_tree() {
+    let l = Loop::basic("bwrap");
+    // The agent's workspace is a clone of the repository.
+    git(&l.workspace, &["init", "-q", "-b", "main"]);
+    git(&l.workspace, &["add", "-A"]);
+    git(&l.workspace, &["commit", "-q", "-m", "clone"]);
+    let before = checkpoint_json(&l);
+    let out = install_stop(&l, "claude", &[]);
+    assert_eq!(out["settings_file"], ".claude/settings.local.json");
+    assert_eq!(out["warnings"], json!([]), "{out}");
+    let exclude = std::fs::read_to_string(l.workspace.join(".git/info/exclude")).expect("exclude");
+    assert!(
+        exclude.lines().any(|x| x == "/.claude/settings.local.json"),
+        "{exclude}"
+    );
+    let settings =
+        std::fs::read_to_string(l.workspace.join(".claude/settings.local.json")).expect("r");
+    assert!(
+        settings.contains(s(&l.token)),
+        "the hook names the token file"
+    );
+    let repo_codex = install_stop(&l, "codex", &["--repo-hooks"]);
+    assert_eq!(repo_codex["scope"], "repository");
+    let exclude = std::fs::read_to_string(l.workspace.join(".git/info/exclude")).expect("exclude");
+    assert!(
+        exclude.lines().any(|x| x == "/.codex/hooks.json"),
+        "{exclude}"
+    );
+    // Installing again adds no second exclude line.
+    install_stop(&l, "claude", &[]);
+    let again = std::fs::read_to_string(l.workspace.join(".git/info/exclude")).expect("exclude");
+    assert_eq!(again, exclude);
+    // The checkpoint's revision is the one before the hook files existed.
+    let cp = checkpoint_json(&l);
+    assert_eq!(cp["revision"], before["revision"], "{cp}");
+    assert_eq!(cp["files"], before["files"]);
+    // Through the whole loop to the landed commit.
+    l.set_add("+");
+    std::fs::write(
+        l.workspace.join("CHANGELOG.md"),
+        "# Changelog\n\n- documented\n",
+    )
+    .expect("w");
+    let cp = checkpoint_json(&l);
+    let (d, _) = l.claim(&tests_task(&cp), "d.json");
+    assert_eq!(l.collect(&d).json()["outcome"], "passed");
+    l.agent(&["finalize", "--change", &l.change_id]).json();
+    land(&l, &[]).json();
+    let tree = git(&l.source, &["ls-tree", "-r", "--name-only", "main"]);
+    assert!(tree.lines().any(|p| p == "CHANGELOG.md"), "{tree}");
+    for local in [
+        ".claude/settings.local.json",
+        ".codex/hooks.json",
+        ".claude/settings.json",
+    ] {
+        assert!(!tree.lines().any(|p| p == local), "{local} landed: {tree}");
+    }
+    let grep = std::process::Command::new("git")
+        .arg("-C")
+        .arg(&l.source)
+        .args(["grep", "-l", "-F", s(&l.token), "main", "--"])
+        .output()
+        .expect("git grep");
+    assert_eq!(
+        grep.status.code(),
+        Some(1),
+        "no landed file names the token file: {grep:?}"
+    );
+}
+
+/// A user-level Codex hook (the default) fires in every repository: in a
+/// directory outside its workspace it passes silently (no decision, no
+/// counter); inside it, it decides as usual.
+#[test]
+fn a_user_level_codex_hook_passes_silently_outside_its_workspace() {
+    let l = Loop::basic("bwrap");
+    let out = install_stop(&l, "codex", &[]);
+    assert_eq!(out["scope"], "user");
+    let file = l.env.tmp.path().join(".codex/hooks.json");
+    assert_eq!(out["settings_file"], s(&file));
+    assert!(
+        !l.workspace.join(".codex").exists(),
+        "nothing in the workspace"
+    );
+    let doc: Value = serde_json::from_slice(&std::fs::read(&file).expect("r")).expect("json");
+    let cmd = doc["hooks"]["Stop"][0]["hooks"][0]["command"]
+        .as_str()
+        .expect("command")
+        .to_owned();
+    assert!(cmd.contains(" task-codex-stop "), "{cmd}");
+    // A second workspace gets its own entry in the same file.
+    let ws2 = l.env.path("work2");
+    std::fs::create_dir_all(&ws2).expect("mkdir");
+    let mut c = l.env.cmd();
+    c.arg("--token-file").arg(&l.token).args([
+        "install-stop",
+        "--agent",
+        "codex",
+        "--workspace",
+        s(&ws2),
+        "--change",
+        "ch_other",
+    ]);
+    crate::common::run_cmd(&mut c).json();
+    let doc: Value = serde_json::from_slice(&std::fs::read(&file).expect("r")).expect("json");
+    assert_eq!(doc["hooks"]["Stop"].as_array().map(Vec::len), Some(2));
+    // Elsewhere: silent pass, no counter written.
+    let elsewhere = l.env.path("other-repo");
+    std::fs::create_dir_all(&elsewhere).expect("mkdir");
+    let state = l.env.path("state");
+    let hook = |cwd: &Path| {
+        let mut c = l.env.cmd();
+        c.env("XDG_STATE_HOME", &state)
+            .arg("--token-file")
+            .arg(&l.token)
+            .args([
+                "task-codex-stop",
+                &l.change_id,
+                "--workspace",
+                s(&l.workspace),
+            ])
+            .write_stdin(crate::hook_stop::payload("codex", false, cwd));
+        crate::common::run_cmd(&mut c)
+    };
+    let out = hook(&elsewhere);
+    assert_eq!(out.code, 0, "{out}");
+    assert_eq!(out.stdout.trim(), "{}", "{out}");
+    assert!(!state.exists(), "no counter was written");
+    // Inside the workspace it decides: no checkpoint yet, so it blocks.
+    let out = hook(&l.workspace.join("docs"));
+    let v: Value = serde_json::from_str(&out.stdout).expect("json");
+    assert_eq!(v["decision"], "block", "{out}");
+}
+
+/// Rewrites the installed profile with `f`, keeping its stored digest
+/// consistent (only what `f` changes is wrong).
+fn rewrite_profile(l: &Loop, f: impl Fn(&mut agent_task::collector::transfer::CollectorProfile)) {
+    let conn = rusqlite::Connection::open(l.env.data_dir.join("authority.sqlite")).expect("open");
+    let (id, bytes): (String, Vec<u8>) = conn
+        .query_row(
+            "SELECT profile_id, profile_json FROM collector_profiles",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .expect("profile");
+    let mut p: agent_task::collector::transfer::CollectorProfile =
+        serde_json::from_slice(&bytes).expect("profile");
+    f(&mut p);
+    conn.execute(
+        "UPDATE collector_profiles SET profile_json = ?2, profile_digest = ?3 WHERE profile_id = ?1",
+        rusqlite::params![id, serde_json::to_vec(&p).expect("json"), p.digest().expect("d").as_str()],
+    )
+    .expect("update");
+}
+
+/// The unshare runtime is refused at profile install and at collect (a
+/// profile stored by an older binary), before anything is reserved; so is
+/// a pinned limit this collector cannot apply.
+#[test]
+fn unshare_and_inapplicable_limits_are_refused_before_reserving() {
+    let l = Loop::basic("bwrap");
+    let e = l
+        .env
+        .run(&[
+            "profile",
+            "install",
+            "--registration",
+            &l.registration,
+            "--step",
+            "tests",
+            "--runtime",
+            "unshare",
+        ])
+        .error("runtime_not_isolating", 78);
+    assert_eq!(e["details"]["runtime"], "unshare");
+    // A stored unshare profile (as an older agent-task installed it).
+    rewrite_profile(&l, |p| {
+        p.runtime = agent_task::collector::runtime::RuntimeKind::Unshare;
+        p.limits.sandbox = None;
+    });
+    let t = l.checkpoint();
+    let (dp, d) = l.claim(&t, "d.json");
+    l.collect(&dp).error("runtime_not_isolating", 78);
+    assert!(
+        !l.retained_path(&d, "reservation").exists(),
+        "nothing reserved"
+    );
+    // A bwrap profile whose pinned limits this collector cannot apply: as
+    // root, no dedicated uid; otherwise a dedicated uid only root can take.
+    let l = Loop::basic("bwrap");
+    rewrite_profile(&l, |p| {
+        p.runtime = agent_task::collector::runtime::RuntimeKind::Bwrap;
+        let mut limits = agent_task::collector::runtime::LimitRequest::default()
+            .resolve()
+            .expect("defaults");
+        limits.run_as_uid = match limits.run_as_uid {
+            Some(_) => None,
+            None => Some(4242),
+        };
+        p.limits.sandbox = Some(limits);
+    });
+    let t = l.checkpoint();
+    let (dp, d) = l.claim(&t, "d.json");
+    l.collect(&dp).error("sandbox_limit_unavailable", 69);
+    assert!(
+        !l.retained_path(&d, "reservation").exists(),
+        "nothing reserved"
+    );
+}
