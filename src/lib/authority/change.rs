@@ -32,7 +32,8 @@ pub struct ChangeContext {
     pub change_id: String,
     /// Change version.
     pub change_version: u64,
-    /// Base revision (target head when the Change opened).
+    /// Base revision: the target head when this version was checkpointed
+    /// (each checkpoint records the head then as the Change's new base).
     pub base_revision: Sha256Hex,
     /// Checkpointed revision.
     pub revision: Sha256Hex,
