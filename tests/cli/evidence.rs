@@ -15,9 +15,13 @@ fn s(p: &Path) -> &str {
     p.to_str().expect("utf8")
 }
 
+/// One way to change a protected path: what it is, the edit, the path and
+/// the change kind `checkpoint` reports.
+type ProtectedEdit = (&'static str, Box<dyn Fn(&Path)>, &'static str, &'static str);
+
 /// Every way a candidate can change a protected path, and the change kind
 /// `checkpoint` reports for it.
-fn protected_edits() -> Vec<(&'static str, Box<dyn Fn(&Path)>, &'static str, &'static str)> {
+fn protected_edits() -> Vec<ProtectedEdit> {
     vec![
         (
             "test.sh rewritten to exit 0",

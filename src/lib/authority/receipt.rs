@@ -1155,8 +1155,9 @@ fn verify_tree(
     oids: &[String],
 ) -> Result<()> {
     let listing = git_bytes(src, &["ls-tree", "-r", "-z", "--full-tree", tree])?;
-    let mut got: std::collections::HashMap<&[u8], (&[u8], &[u8], &[u8])> =
-        std::collections::HashMap::new();
+    /// (mode, type, object id) of one `ls-tree` line.
+    type Listed<'a> = (&'a [u8], &'a [u8], &'a [u8]);
+    let mut got: std::collections::HashMap<&[u8], Listed<'_>> = std::collections::HashMap::new();
     for rec in listing.split(|&b| b == 0).filter(|r| !r.is_empty()) {
         let parsed = rec
             .iter()
