@@ -395,6 +395,17 @@ fn sigkill_at_each_step_never_runs_the_command_twice() {
     }
 }
 
+/// Whether a process runs with exactly this command line.
+fn ps_line(args: &str) -> bool {
+    let ps = std::process::Command::new("ps")
+        .args(["-eo", "args="])
+        .output()
+        .expect("ps");
+    String::from_utf8_lossy(&ps.stdout)
+        .lines()
+        .any(|l| l.trim() == args)
+}
+
 fn ps_has(marker: &str) -> bool {
     let ps = std::process::Command::new("ps")
         .args(["-eo", "args"])
@@ -405,9 +416,12 @@ fn ps_has(marker: &str) -> bool {
 
 #[test]
 fn sigkill_of_collect_while_the_command_runs_never_reruns_it() {
-    // A marker unique to this run, visible in the sandboxed shell's argv.
+    // A marker unique to this run, visible in the sandboxed shell's argv,
+    // and a sleep whose exact argv shows the command itself is running
+    // (not just the launcher or bwrap setting the sandbox up).
     let marker = format!("marker-{}", std::process::id());
-    let script = format!("sleep 3599; : {marker}");
+    let hold = format!("sleep 3599.{}", std::process::id());
+    let script = format!("{hold}; : {marker}");
     let (l, counter) = counting_loop(&["sh", "-c", &script]);
     let t = l.checkpoint();
     let (dp, _) = l.claim(&t, "d.json");
@@ -429,13 +443,13 @@ fn sigkill_of_collect_while_the_command_runs_never_reruns_it() {
         .expect("spawn collect");
     // Wait (bounded) until the command runs inside the sandbox.
     for _ in 0..3000 {
-        if lines(&counter) == 1 && ps_has(&marker) {
+        if lines(&counter) == 1 && ps_line(&hold) {
             break;
         }
         std::thread::sleep(std::time::Duration::from_millis(10));
     }
     assert_eq!(lines(&counter), 1, "the command started");
-    assert!(ps_has(&marker), "the command runs");
+    assert!(ps_line(&hold), "the command runs");
     child.kill().expect("SIGKILL collect");
     child.wait().expect("reap");
     // The rerun finds the reservation without a record: a typed
@@ -450,7 +464,7 @@ fn sigkill_of_collect_while_the_command_runs_never_reruns_it() {
     // The sandboxed command died with its collector: nothing still runs it.
     let mut left = true;
     for _ in 0..500 {
-        left = ps_has(&marker);
+        left = ps_has(&marker) || ps_line(&hold);
         if !left {
             break;
         }
