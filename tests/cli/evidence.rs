@@ -327,7 +327,13 @@ fn planted_collector_state_is_refused_and_nothing_is_signed() {
         std::fs::write(&record, bytes).expect("plant");
         std::fs::set_permissions(&record, std::fs::Permissions::from_mode(0o600)).expect("chmod");
     };
-    // As plain JSON, as the old layout kept it.
+    // Exactly the attack: a plain record.json.
+    let legacy = record.with_file_name("record.json");
+    std::fs::write(&legacy, serde_json::to_vec(&planted).expect("json")).expect("plant");
+    let e = l.collect(&dp).error("collector_state_tampered", 65);
+    assert_eq!(e["details"]["file"], "record.json");
+    std::fs::remove_file(&legacy).expect("rm");
+    // As plain JSON in the sealed file's place.
     plant(&serde_json::to_vec(&planted).expect("json"));
     let e = l.collect(&dp).error("collector_state_tampered", 65);
     assert_eq!(e["details"]["file"], "record");

@@ -125,7 +125,35 @@ impl Execution {
     fn write(&self, kind: &str, body: &[u8]) -> Result<()> {
         self.state.write(&self.path(kind), kind, &self.tag, body)
     }
+
+    /// Refuses unsealed files of the layout before sealing
+    /// (`reservation.json`, `record.json`, `transfer.bin`, `upload.json`):
+    /// nothing proves who wrote them, and ignoring them could run the
+    /// command a second time.
+    fn refuse_unsealed(&self) -> Result<()> {
+        for name in LEGACY_FILES {
+            if std::fs::symlink_metadata(self.dir.join(name)).is_ok() {
+                return Err(Error::new(
+                    Code::CollectorStateTampered,
+                    format!(
+                        "the execution directory holds an unsealed {name} (planted, or retained by an \
+                         older agent-task): it cannot be verified, so nothing is signed from it"
+                    ),
+                )
+                .with("file", *name));
+            }
+        }
+        Ok(())
+    }
 }
+
+/// Retained files of the unsealed layout.
+const LEGACY_FILES: &[&str] = &[
+    "reservation.json",
+    "record.json",
+    "transfer.bin",
+    "upload.json",
+];
 
 /// Fails closed on a misconfigured deployment: the collector directory
 /// must exist, be the caller's and private; no directory above it or above
@@ -189,6 +217,7 @@ pub fn collect(req: &CollectRequest<'_>, up: &dyn Uploader) -> Result<Value> {
     }
     private_fs::ensure_private_dir(&cdir.join("executions"))?;
     let ex = Execution::new(&cdir, &d.execution_operation_id, StateKey::derive(&seed)?);
+    ex.refuse_unsealed()?;
     let request_digest = ExecutionRequest::from_descriptor(&d).digest()?;
     let resumed = match ex.read("reservation", MAX_DESCRIPTOR_BYTES * 2)? {
         Some(b) => {
@@ -284,6 +313,7 @@ pub fn retry_upload(
     crate::task::contract::check_id("operation", operation)?;
     let (cdir, seed) = open_collector(root, collector_dir)?;
     let ex = Execution::new(&cdir, operation, StateKey::derive(&seed)?);
+    ex.refuse_unsealed()?;
     let bytes = ex.read("transfer", MAX_TRANSFER_BYTES)?.ok_or_else(|| {
         Error::new(
             Code::NotFound,
