@@ -31,12 +31,38 @@ pub fn qualified() -> Loop {
 }
 
 pub fn land(l: &Loop, crash: Option<&str>) -> Output {
+    land_with(l, crash, &[])
+}
+
+pub fn land_with(l: &Loop, crash: Option<&str>, extra: &[&str]) -> Output {
     let mut c = l.env.cmd();
     if let Some(step) = crash {
         c.env("AGENT_TASK_TEST_CRASH_AT", step);
     }
     c.args(["land", "--repo", "demo/basic", "--change", &l.change_id]);
+    c.args(extra);
     run_cmd(&mut c)
+}
+
+/// A Change whose revision edits the protected test data, checkpointed
+/// (it never qualifies and nothing was collected for it).
+pub fn protected_change() -> Loop {
+    let l = Loop::basic("bwrap");
+    std::fs::write(l.workspace.join("tests/cases.txt"), "2 3 5\n4 4 8\n").expect("w");
+    let cp = l
+        .agent(&["checkpoint", "--workspace", s(&l.workspace)])
+        .json();
+    assert_eq!(cp["protected_changes_total"], 1, "{cp}");
+    l
+}
+
+/// The Statement inside the envelope of one note line.
+pub fn statement_of(line: &str) -> Value {
+    let e: Value = serde_json::from_str(line).expect("envelope");
+    let payload = data_encoding::BASE64
+        .decode(e["payload"].as_str().expect("payload").as_bytes())
+        .expect("base64");
+    serde_json::from_slice(&payload).expect("statement")
 }
 
 /// Writes the authority's public key (`hex` or `pem`) to a file.
@@ -309,13 +335,40 @@ fn land_attaches_the_note_and_verify_passes_from_a_fresh_clone() {
         assert_eq!(r["change_id"], l.change_id.as_str());
         assert_eq!(r["envelopes"], 3);
         assert_eq!(r["allow_protected_change"], false);
+        assert_eq!(r["qualified"], true);
+        assert_eq!(
+            r["protected_changes"],
+            serde_json::json!({"total": 0, "paths": []})
+        );
         assert_eq!(
             r["properties"],
-            serde_json::json!(["AGENT_TASK_QUALIFIED", "AGENT_TASK_LANDED"])
+            serde_json::json!([
+                "AGENT_TASK_QUALIFIED",
+                "AGENT_TASK_PROTECTED_PATHS_UNCHANGED",
+                "AGENT_TASK_LANDED"
+            ])
         );
         assert_eq!(r["test_results"][0]["result"], "PASSED");
         assert_eq!(r["test_results"][0]["tests"], serde_json::json!(["tests"]));
     }
+    // Accepting operator overrides changes nothing for a qualified landing.
+    let key = public_key_file(&l.env, "hex");
+    let r = run_cmd(l.env.bare_cmd().args([
+        "verify",
+        "--repo",
+        s(&clone),
+        "--commit",
+        &commit,
+        "--key",
+        s(&key),
+        "--allow-override",
+    ]))
+    .json();
+    assert_eq!(
+        (&r["verified"], &r["qualified"]),
+        (&true.into(), &true.into()),
+        "{r}"
+    );
     // `verify` resolves any commit name and defaults --repo to the cwd.
     let key = public_key_file(&l.env, "pem");
     let r = run_cmd(l.env.bare_cmd().current_dir(&clone).args([
@@ -549,4 +602,147 @@ fn verify_bounds_the_note() {
     set_note(&clone, &commit, &format!("{line}\n{line}"));
     let e = verify(&l.env, &clone, &commit, &key).error("attestation_invalid", 65);
     assert_eq!(e["details"]["line"], 2, "an empty line: {e}");
+}
+
+/// An operator's `land --allow-protected-change` (no receipt, no tests):
+/// the note is still written and says so plainly (no test result; an svr
+/// with the override property and without qualification; a receipt
+/// statement whose receipt is null and whose landing lists the protected
+/// path). `verify` fails closed with `attestation_unqualified` and reports
+/// the override; `--allow-override` accepts it as `qualified: false`.
+#[test]
+fn an_override_landing_is_attested_as_such_and_verify_fails_closed_unless_allowed() {
+    let l = protected_change();
+    l.env
+        .run(&["attest", "--change", &l.change_id])
+        .error("protected_path_changed", 65);
+    let v = land_with(&l, None, &["--allow-protected-change"]).json();
+    assert_eq!(v["allow_protected_change"], true, "{v}");
+    assert!(v["receipt_digest"].is_null(), "{v}");
+    let commit = v["git_commit"].as_str().expect("commit").to_owned();
+    assert_eq!(v["attestation"]["written"], true, "{v}");
+    assert_eq!(v["attestation"]["envelopes"], 2, "{v}");
+    let text = note(&l.source, &commit);
+    let stmts: Vec<Value> = text.lines().map(statement_of).collect();
+    assert_eq!(stmts.len(), 2, "no test result: {text}");
+    assert_eq!(
+        stmts[0]["predicateType"],
+        "https://in-toto.io/attestation/svr/v0.2"
+    );
+    assert_eq!(
+        stmts[0]["predicate"]["properties"],
+        serde_json::json!([
+            "AGENT_TASK_LANDED",
+            "AGENT_TASK_OPERATOR_OVERRIDE_WITHOUT_RECEIPT"
+        ])
+    );
+    let rp = &stmts[1]["predicate"];
+    assert_eq!(
+        stmts[1]["predicateType"],
+        "urn:agent-task:attestation:receipt:v1"
+    );
+    assert!(
+        rp["receipt"].is_null() && rp["receiptDigest"].is_null(),
+        "{rp}"
+    );
+    assert_eq!(rp["registrationKeys"], serde_json::json!([]));
+    assert_eq!(rp["landing"]["allowProtectedChange"], true);
+    assert_eq!(rp["landing"]["changeId"], l.change_id.as_str());
+    assert_eq!(rp["landing"]["gitCommit"], commit.as_str());
+    assert_eq!(
+        rp["landing"]["protectedChanges"],
+        serde_json::json!({"total": 1, "paths": [{"path": "tests/cases.txt", "change": "content"}]})
+    );
+    // `attest` afterwards prints the same envelopes.
+    let a = l.env.run(&["attest", "--change", &l.change_id]).json();
+    assert_eq!(a["landed"], true);
+    assert_eq!(a["allow_protected_change"], true);
+    assert!(a["receipt_digest"].is_null());
+    let lines: Vec<Value> = text
+        .lines()
+        .map(|x| serde_json::from_str(x).expect("json"))
+        .collect();
+    assert_eq!(a["envelopes"], Value::Array(lines));
+    // The reviewer: fails closed by default, reporting the override.
+    let clone = clone_with_notes(&l, "clone");
+    let key = public_key_file(&l.env, "pem");
+    let e = verify(&l.env, &clone, &commit, &key).error("attestation_unqualified", 65);
+    let d = &e["details"];
+    assert_eq!(d["allow_protected_change"], true, "{e}");
+    assert_eq!(d["protected_changes_total"], 1, "{e}");
+    assert_eq!(
+        d["protected_changes"],
+        serde_json::json!([{"path": "tests/cases.txt", "change": "content"}])
+    );
+    assert!(
+        d["fix"].as_str().expect("fix").contains("--allow-override"),
+        "{e}"
+    );
+    // Explicitly accepting operator overrides.
+    let r = run_cmd(l.env.bare_cmd().args([
+        "verify",
+        "--repo",
+        s(&clone),
+        "--commit",
+        &commit,
+        "--key",
+        s(&key),
+        "--allow-override",
+    ]))
+    .json();
+    assert_eq!(r["verified"], true, "{r}");
+    assert_eq!(r["qualified"], false, "{r}");
+    assert_eq!(r["allow_protected_change"], true);
+    assert!(r["receipt_digest"].is_null());
+    assert_eq!(r["envelopes"], 2);
+    assert_eq!(r["change_id"], l.change_id.as_str());
+    assert_eq!(r["test_results"], serde_json::json!([]));
+    assert_eq!(r["protected_changes"]["total"], 1);
+    // The override does not weaken the envelope checks: a flipped payload
+    // byte, or the note moved to a twin commit, still fails.
+    set_note(
+        &clone,
+        &commit,
+        &tamper_line(&text, 0, |e| flip_b64(&mut e["payload"], 40)),
+    );
+    run_cmd(l.env.bare_cmd().args([
+        "verify",
+        "--repo",
+        s(&clone),
+        "--commit",
+        &commit,
+        "--key",
+        s(&key),
+        "--allow-override",
+    ]))
+    .error("signature_invalid", 65);
+    set_note(&clone, &commit, &text);
+    // A line removed: the verdict alone, or the receipt statement alone.
+    for keep in 0..2 {
+        let one = text.lines().nth(keep).expect("line").to_owned() + "\n";
+        set_note(&clone, &commit, &one);
+        verify(&l.env, &clone, &commit, &key).error("attestation_invalid", 65);
+    }
+    set_note(&clone, &commit, &text);
+    verify(&l.env, &clone, &commit, &key).error("attestation_unqualified", 65);
+}
+
+/// A SIGKILL between an override landing's branch move and its note: the
+/// next `land` (the flag is not needed again: the landing happened) finishes
+/// the same note.
+#[test]
+fn sigkill_before_an_override_note_then_land_finishes_it() {
+    let l = protected_change();
+    let out = land_with(&l, Some("land_before_note"), &["--allow-protected-change"]);
+    assert_eq!(out.code, -1, "killed: {out}");
+    let commit = git(&l.source, &["rev-parse", "main"]);
+    let v = land(&l, None).json();
+    assert_eq!(v["resumed"], true, "{v}");
+    assert_eq!(v["allow_protected_change"], true, "{v}");
+    assert_eq!(v["protected_changes"], 1, "{v}");
+    assert_eq!(v["attestation"]["written"], true, "{v}");
+    assert_eq!(v["git_commit"], commit.as_str());
+    let clone = clone_with_notes(&l, "clone");
+    let key = public_key_file(&l.env, "hex");
+    verify(&l.env, &clone, &commit, &key).error("attestation_unqualified", 65);
 }

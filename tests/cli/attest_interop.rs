@@ -10,7 +10,7 @@
 //! `scripts/test.sh` sets `AGENT_TASK_REQUIRE_INTEROP=1`, where a missing
 //! interpreter fails instead of skipping.
 
-use crate::attest::{clone_with_notes, land, qualified};
+use crate::attest::{clone_with_notes, land, land_with, protected_change, qualified};
 use crate::common::repo_root;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -225,4 +225,61 @@ fn independent_verifiers_accept_the_landed_note_and_refuse_tampering() {
     );
     // The untouched note still verifies.
     assert_eq!(check(&commit, &key_hex).0, 0);
+}
+
+/// The operator's override landing (no receipt, no tests): the independent
+/// verifier accepts every envelope and statement but rejects the set at
+/// stage `unqualified` by default, and accepts it as `qualified: false`
+/// with `--allow-override`; the qualified landing is `qualified: true`.
+#[test]
+fn independent_verifiers_fail_closed_on_an_override_landing_unless_allowed() {
+    let Some(py) = python() else { return };
+    let l = protected_change();
+    let v = land_with(&l, None, &["--allow-protected-change"]).json();
+    let commit = v["git_commit"].as_str().expect("commit").to_owned();
+    let key = l.env.run(&["authority", "key"]).json();
+    let key_hex = key["public_key"].as_str().expect("hex").to_owned();
+    let clone = clone_with_notes(&l, "clone");
+    let repo = clone.to_str().expect("utf8").to_owned();
+    let mut args = vec![
+        "note",
+        "--repo",
+        &repo,
+        "--commit",
+        &commit,
+        "--key-hex",
+        &key_hex,
+    ];
+    let (code, r) = run(&py, &args);
+    assert_eq!((code, r["stage"].as_str()), (1, Some("unqualified")), "{r}");
+    args.push("--allow-override");
+    let (code, r) = run(&py, &args);
+    assert_eq!(code, 0, "{r}");
+    assert_eq!(r["verified"], true, "{r}");
+    assert_eq!(r["qualified"], false, "{r}");
+    assert_eq!(r["envelopes"], 2, "{r}");
+    assert_eq!(r["revision"], v["revision"], "{r}");
+    // And a qualified landing is qualified with or without the flag.
+    let q = qualified();
+    let v = land(&q, None).json();
+    let commit = v["git_commit"].as_str().expect("commit").to_owned();
+    let key = q.env.run(&["authority", "key"]).json();
+    let key_hex = key["public_key"].as_str().expect("hex").to_owned();
+    let clone = clone_with_notes(&q, "clone");
+    let repo = clone.to_str().expect("utf8").to_owned();
+    for extra in [None, Some("--allow-override")] {
+        let mut args = vec![
+            "note",
+            "--repo",
+            &repo,
+            "--commit",
+            &commit,
+            "--key-hex",
+            &key_hex,
+        ];
+        args.extend(extra);
+        let (code, r) = run(&py, &args);
+        assert_eq!(code, 0, "{r}");
+        assert_eq!(r["qualified"], true, "{r}");
+    }
 }

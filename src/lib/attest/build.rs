@@ -2,7 +2,12 @@
 //!
 //! One bundle per Change version: a test-result statement per command task
 //! with retained evidence, one svr statement for the qualification verdict
-//! and one agent-task receipt statement. Every input is immutable once a
+//! and one agent-task receipt statement. A version the operator landed with
+//! `--allow-protected-change` has no receipt and no tests ran on it: its
+//! bundle holds no test result, an svr without `AGENT_TASK_QUALIFIED` that
+//! says `AGENT_TASK_OPERATOR_OVERRIDE_WITHOUT_RECEIPT`, and a receipt
+//! statement whose receipt is null and whose landing lists the protected
+//! paths it changed. Every input is immutable once a
 //! version landed (the landing row, its receipt, the retained transfers,
 //! the installed requirement's bytes), and `timeCreated` is the landing's
 //! intent time (when admission rechecked everything under the lock), so
@@ -20,8 +25,8 @@
 use super::dsse::{self, Envelope};
 use super::key::AuthorityKey;
 use super::statement::{
-    self, LandingFacts, ReceiptPredicate, RegistrationKey, ResourceDescriptor, Statement, Svr,
-    SvrVerifier, TestResult,
+    self, LandingFacts, ProtectedChanges, ReceiptPredicate, RegistrationKey, ResourceDescriptor,
+    Statement, Svr, SvrVerifier, TestResult,
 };
 use crate::authority::change::{self, StoredSubject};
 use crate::authority::receipt::{self, DOMAIN_RECEIPT, Receipt};
@@ -81,8 +86,11 @@ pub struct Bundle {
     pub git_commit: Option<String>,
     /// Whether the version landed.
     pub landed: bool,
-    /// The receipt digest.
-    pub receipt_digest: String,
+    /// The receipt digest (`None`: an override landing without a receipt).
+    pub receipt_digest: Option<String>,
+    /// Whether the operator's `--allow-protected-change` landed it (then
+    /// there is no receipt and the statements do not claim qualification).
+    pub allow_protected_change: bool,
     /// The statements: test results, then the verdict, then the receipt.
     pub payloads: Vec<Payload>,
 }
@@ -116,11 +124,13 @@ pub fn jsonl(envelopes: &[Envelope]) -> Result<Vec<u8>> {
 
 struct LandingRow {
     repo_id: String,
-    receipt_digest: String,
+    receipt_digest: Option<String>,
     old_head: String,
     git_commit: Option<String>,
     intent_at: String,
     landed_at: String,
+    allow_protected_change: bool,
+    protected_changes: i64,
 }
 
 /// The bundle of a landed Change version (`None`: that version did not land).
@@ -132,7 +142,8 @@ pub fn for_landing(
 ) -> Result<Option<Bundle>> {
     let row = a
         .query_row(
-            "SELECT repo_id, receipt_digest, old_head, git_commit, intent_at, landed_at FROM landings \
+            "SELECT repo_id, receipt_digest, old_head, git_commit, intent_at, landed_at, \
+             allow_protected_change, protected_changes FROM landings \
              WHERE change_id = ?1 AND change_version = ?2 AND state = 'landed'",
             params![change_id, version as i64],
             |r| {
@@ -143,6 +154,8 @@ pub fn for_landing(
                     git_commit: r.get(3)?,
                     intent_at: r.get(4)?,
                     landed_at: r.get::<_, Option<String>>(5)?.unwrap_or_default(),
+                    allow_protected_change: r.get::<_, i64>(6)? == 1,
+                    protected_changes: r.get(7)?,
                 })
             },
         )
@@ -152,41 +165,105 @@ pub fn for_landing(
     };
     let s = change::subject(a, change_id, version)?;
     let repo = crate::authority::repository(a, &row.repo_id)?;
-    let receipt = load_receipt(a, &row.receipt_digest)?;
+    let old_head = Sha256Hex::parse(&row.old_head)?;
+    // Exactly one of: a receipt, or the operator's override of protected
+    // paths (whose count the landing row recorded and which the manifests
+    // still show). Anything else is a damaged row, never a note.
+    let (receipt, protected_changes) = match (&row.receipt_digest, row.allow_protected_change) {
+        (Some(d), false) if row.protected_changes == 0 => (
+            Some((load_receipt(a, d)?, d.clone())),
+            ProtectedChanges::default(),
+        ),
+        (None, true) => {
+            let p = protected_changes(dir, a, &s, &old_head)?;
+            if p.is_empty() || i64::try_from(p.total).ok() != Some(row.protected_changes) {
+                return Err(Error::new(
+                    Code::IntegrityError,
+                    "the landing's protected changes differ from the revision's",
+                ));
+            }
+            (None, p)
+        }
+        _ => {
+            return Err(Error::new(
+                Code::IntegrityError,
+                "a landing has neither a receipt nor an operator's override",
+            ));
+        }
+    };
     let landing = LandingFacts {
         repository: row.repo_id.clone(),
         target: repo.target,
+        change_id: change_id.to_owned(),
+        change_version: version,
         git_commit: row.git_commit.clone(),
-        old_head: Sha256Hex::parse(&row.old_head)?,
+        old_head,
         landed_at: row.landed_at,
-        allow_protected_change: false,
+        allow_protected_change: row.allow_protected_change,
+        protected_changes,
     };
-    assemble(
-        dir,
-        a,
-        &s,
-        receipt,
-        row.receipt_digest,
-        row.intent_at,
-        Some(landing),
-    )
-    .map(Some)
+    assemble(dir, a, &s, receipt, row.intent_at, Some(landing)).map(Some)
+}
+
+/// The protected changes of a subject's revision relative to the head it
+/// landed on, from the subject's requirement (the one installed when it
+/// landed: a current subject names it) and both manifests.
+fn protected_changes(
+    dir: &DataDir,
+    a: &Connection,
+    s: &StoredSubject,
+    old_head: &Sha256Hex,
+) -> Result<ProtectedChanges> {
+    let (_, bytes) = requirement(a, s)?;
+    let patterns = crate::authority::workflow::Workflow::parse(&bytes)?.protected_paths()?;
+    let head = change::load_manifest(a, dir, old_head)?;
+    let candidate = change::load_manifest(a, dir, &s.context.revision)?;
+    Ok(crate::authority::protected::diff(
+        &patterns, &head, &candidate,
+    ))
+}
+
+/// The subject's installed requirement: its digest and canonical bytes,
+/// checked against each other.
+fn requirement(a: &Connection, s: &StoredSubject) -> Result<(String, Vec<u8>)> {
+    let (req_digest, req_bytes): (String, Vec<u8>) = a
+        .query_row(
+            "SELECT requirement_digest, bytes FROM requirements WHERE requirement_digest = ?1",
+            params![s.context.requirement_digest.as_str()],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .optional()?
+        .ok_or_else(|| Error::new(Code::IntegrityError, "the subject's requirement is missing"))?;
+    if domain_digest(crate::authority::workflow::DOMAIN_REQUIREMENT, &req_bytes).as_str()
+        != req_digest
+    {
+        return Err(Error::new(
+            Code::IntegrityError,
+            "a stored requirement does not match its digest",
+        ));
+    }
+    Ok((req_digest, req_bytes))
 }
 
 /// The bundle of a Change whose current subject qualifies now (every
 /// admission recheck `land` makes; `not_qualified` otherwise).
 pub fn for_qualified(
     dir: &DataDir,
-    j: &Connection,
+    j: Option<&Connection>,
     a: &Connection,
     change_id: &str,
     now: &str,
     now_ms: i64,
 ) -> Result<Bundle> {
     let ch = change::change(a, change_id)?;
-    let (_, s, stored) = receipt::admit(j, a, dir, &ch.repository, change_id, now_ms)?;
+    // Without the operator's override, admission needs a receipt and a
+    // revision that leaves the protected paths alone.
+    let ad = receipt::admit(j, a, dir, &ch.repository, change_id, now_ms, false)?;
+    let stored = ad
+        .receipt
+        .ok_or_else(|| Error::internal("admission without the override returned no receipt"))?;
     let r = load_receipt(a, &stored)?;
-    assemble(dir, a, &s, r, stored, now.to_owned(), None)
+    assemble(dir, a, &ad.subject, Some((r, stored)), now.to_owned(), None)
 }
 
 fn load_receipt(a: &Connection, digest: &str) -> Result<Receipt> {
@@ -365,15 +442,22 @@ fn test_result(
     })
 }
 
+/// The statements of one subject. `receipt` is `None` only for a landing
+/// the operator's override let in (`landing.allow_protected_change`).
 fn assemble(
     dir: &DataDir,
     a: &Connection,
     s: &StoredSubject,
-    receipt: Receipt,
-    receipt_digest: String,
+    receipt: Option<(Receipt, String)>,
     time_created: String,
     landing: Option<LandingFacts>,
 ) -> Result<Bundle> {
+    let overridden = landing.as_ref().is_some_and(|l| l.allow_protected_change);
+    if overridden == receipt.is_some() {
+        return Err(Error::internal(
+            "statements need a receipt unless the operator's override landed them",
+        ));
+    }
     let rev = s.context.revision.as_str();
     let manifest_sha: String = a.query_row(
         "SELECT manifest_sha256 FROM revisions WHERE revision = ?1",
@@ -391,10 +475,15 @@ fn assemble(
         ));
     }
     let mut payloads = Vec::new();
-    for t in &s.tasks {
+    // An override landing has no receipt and no test ran on its revision
+    // (collector-claim refuses it): it gets no test result at all.
+    let tested = receipt.as_ref().map(|(r, _)| r);
+    for t in s.tasks.iter().filter(|_| tested.is_some()) {
         match t.action_class {
             ActionClass::Command => {
-                let ev = match receipt.transfers.iter().find(|x| x.task_id == t.task_id) {
+                let ev = match tested
+                    .and_then(|r| r.transfers.iter().find(|x| x.task_id == t.task_id))
+                {
                     Some(x) => load_evidence(dir, a, "transfer_digest = ?1", &x.transfer_digest)?,
                     None => load_evidence(dir, a, "task_id = ?1", &t.task_id)?,
                 };
@@ -411,25 +500,17 @@ fn assemble(
             ActionClass::Review | ActionClass::Assertion | ActionClass::Observation => {}
         }
     }
-    let (req_digest, req_bytes): (String, Vec<u8>) = a
-        .query_row(
-            "SELECT requirement_digest, bytes FROM requirements WHERE requirement_digest = ?1",
-            params![s.context.requirement_digest.as_str()],
-            |r| Ok((r.get(0)?, r.get(1)?)),
-        )
-        .optional()?
-        .ok_or_else(|| Error::new(Code::IntegrityError, "the subject's requirement is missing"))?;
-    if domain_digest(crate::authority::workflow::DOMAIN_REQUIREMENT, &req_bytes).as_str()
-        != req_digest
-    {
-        return Err(Error::new(
-            Code::IntegrityError,
-            "a stored requirement does not match its digest",
-        ));
+    let (req_digest, req_bytes) = requirement(a, s)?;
+    let mut properties = Vec::new();
+    if !overridden {
+        properties.push(statement::PROP_QUALIFIED.to_owned());
+        properties.push(statement::PROP_PROTECTED_UNCHANGED.to_owned());
     }
-    let mut properties = vec![statement::PROP_QUALIFIED.to_owned()];
     if landing.is_some() {
         properties.push(statement::PROP_LANDED.to_owned());
+    }
+    if overridden {
+        properties.push(statement::PROP_OVERRIDE.to_owned());
     }
     let svr = Statement {
         statement_type: statement::STATEMENT_V1.into(),
@@ -468,7 +549,7 @@ fn assemble(
         bytes: statement::to_payload(&svr)?,
     });
     let mut registration_keys = Vec::new();
-    for x in &receipt.transfers {
+    for x in tested.map(|r| r.transfers.as_slice()).unwrap_or_default() {
         let r = &x.registration;
         if registration_keys
             .iter()
@@ -499,22 +580,35 @@ fn assemble(
     }
     let git_commit = landing.as_ref().and_then(|l| l.git_commit.clone());
     let landed = landing.is_some();
+    let (receipt, receipt_digest) = match receipt {
+        Some((r, d)) => (Some(r), Some(d)),
+        None => (None, None),
+    };
+    let authority = match &receipt {
+        Some(r) => r.audience.clone(),
+        None => crate::authority::collector::audience(a)?,
+    };
     let rs = Statement {
         statement_type: statement::STATEMENT_V1.into(),
         subject,
         predicate_type: statement::RECEIPT_V1.into(),
         predicate: ReceiptPredicate {
-            authority: receipt.audience.clone(),
-            receipt_digest: Sha256Hex::parse(&receipt_digest)?,
+            authority,
+            receipt_digest: receipt_digest
+                .as_deref()
+                .map(Sha256Hex::parse)
+                .transpose()?,
             receipt,
             registration_keys,
             landing,
         },
     };
-    debug_assert_eq!(
-        domain_digest(DOMAIN_RECEIPT, &canonical_bytes(&rs.predicate.receipt)?).as_str(),
-        receipt_digest
-    );
+    if let (Some(r), Some(d)) = (&rs.predicate.receipt, &receipt_digest) {
+        debug_assert_eq!(
+            domain_digest(DOMAIN_RECEIPT, &canonical_bytes(r)?).as_str(),
+            d
+        );
+    }
     payloads.push(Payload {
         kind: Kind::Receipt,
         label: String::new(),
@@ -528,6 +622,7 @@ fn assemble(
         git_commit,
         landed,
         receipt_digest,
+        allow_protected_change: overridden,
         payloads,
     })
 }

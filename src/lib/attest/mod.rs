@@ -65,13 +65,13 @@ pub fn attest(root: &Path, clock: &dyn Clock, req: &AttestRequest) -> Result<Val
     let bundle = match build::for_landing(&dir, &a, &ch.change_id, ch.version)? {
         Some(b) => b,
         None => {
-            let j = dir
-                .open_read(&crate::task::journal::SPEC)?
-                .ok_or_else(|| not_qualified("nothing was collected"))?;
+            // Admission answers first (a protected change is refused as
+            // such even when nothing was ever collected).
+            let j = dir.open_read(&crate::task::journal::SPEC)?;
             let now = clock.now();
             build::for_qualified(
                 &dir,
-                &j,
+                j.as_ref(),
                 &a,
                 &ch.change_id,
                 &rfc3339_millis(now),
@@ -97,6 +97,7 @@ pub fn attest(root: &Path, clock: &dyn Clock, req: &AttestRequest) -> Result<Val
         "landed": bundle.landed,
         "git_commit": bundle.git_commit,
         "receipt_digest": bundle.receipt_digest,
+        "allow_protected_change": bundle.allow_protected_change,
         "key_id": key.key_id(),
         "statements": statements,
         "envelopes": envelopes,

@@ -15,12 +15,15 @@
 //!   [ResourceDescriptor]}` (`policies` MUST be present, possibly empty),
 //!   `timeCreated`, `properties` (the passing properties only);
 //! - the agent-task receipt predicate (ours): the v2 receipt verbatim, its
-//!   digest, the registration public keys and the landing.
+//!   digest, the registration public keys and the landing (with the
+//!   protected paths an operator's override let in; receipt and digest
+//!   are null for such a landing, which has none).
 //!
 //! DigestSet algorithms beyond the registry's (`sha256`, `gitCommit`) are
 //! named here and documented in `docs/attestations.md`: each is a
 //! domain-separated SHA-256, 64 lowercase hex.
 
+pub use crate::authority::protected::ProtectedChanges;
 use crate::authority::receipt::Receipt;
 use crate::error::{Code, Error, Result};
 use crate::wire::digest::Sha256Hex;
@@ -64,6 +67,14 @@ pub const SUBJECT_COMMIT: &str = "git-commit";
 pub const PROP_QUALIFIED: &str = "AGENT_TASK_QUALIFIED";
 /// The operator's `land` moved the target to this revision (and commit).
 pub const PROP_LANDED: &str = "AGENT_TASK_LANDED";
+/// The revision leaves every path the installed workflow protects exactly
+/// as the target head has it (recomputed by admission, under the lock for
+/// a landing).
+pub const PROP_PROTECTED_UNCHANGED: &str = "AGENT_TASK_PROTECTED_PATHS_UNCHANGED";
+/// The operator's `land --allow-protected-change` landed a revision that
+/// changes protected paths: no receipt exists and no test ran on it. Never
+/// together with [`PROP_QUALIFIED`] or [`PROP_PROTECTED_UNCHANGED`].
+pub const PROP_OVERRIDE: &str = "AGENT_TASK_OPERATOR_OVERRIDE_WITHOUT_RECEIPT";
 
 /// Most subjects a statement may name.
 pub const MAX_SUBJECTS: usize = 8;
@@ -227,14 +238,24 @@ pub struct LandingFacts {
     pub repository: String,
     /// Target name.
     pub target: String,
+    /// The Change that landed.
+    pub change_id: String,
+    /// Its version.
+    pub change_version: u64,
     /// The landed commit (null for a source that is not a git work tree).
+    #[serde(deserialize_with = "Option::deserialize")]
     pub git_commit: Option<String>,
     /// The target head the landing replaced.
     pub old_head: Sha256Hex,
     /// When the landing was recorded.
     pub landed_at: String,
-    /// Whether the operator allowed a protected-path change.
+    /// Whether the operator's `--allow-protected-change` let a revision
+    /// that changes protected paths land (without a receipt).
     pub allow_protected_change: bool,
+    /// The protected paths it changes relative to `oldHead`: the total and
+    /// the first [`crate::authority::protected::MAX_LISTED`] in path order
+    /// (`{"total": 0, "paths": []}` unless allowed).
+    pub protected_changes: ProtectedChanges,
 }
 
 /// The agent-task receipt predicate.
@@ -243,13 +264,17 @@ pub struct LandingFacts {
 pub struct ReceiptPredicate {
     /// The authority (data directory id) that made the receipt.
     pub authority: String,
-    /// `domain_digest("agent-task.receipt.v2", canonical receipt)`.
-    pub receipt_digest: Sha256Hex,
-    /// The v2 receipt, verbatim.
-    pub receipt: Receipt,
+    /// `domain_digest("agent-task.receipt.v2", canonical receipt)`; null
+    /// only for an operator's override landing, which has no receipt.
+    #[serde(deserialize_with = "Option::deserialize")]
+    pub receipt_digest: Option<Sha256Hex>,
+    /// The v2 receipt, verbatim; null only for an override landing.
+    #[serde(deserialize_with = "Option::deserialize")]
+    pub receipt: Option<Receipt>,
     /// The public key of every registration the receipt names.
     pub registration_keys: Vec<RegistrationKey>,
     /// The landing (null: attested before landing).
+    #[serde(deserialize_with = "Option::deserialize")]
     pub landing: Option<LandingFacts>,
 }
 

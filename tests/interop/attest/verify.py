@@ -12,8 +12,10 @@ documented definitions (docs/attestations.md) with git and hashlib.
   verify.py vectors FILE
       Every case of fixtures/dsse/vectors.json: accepted cases verify (and
       their PAE equals pae_hex), rejected cases do not.
-  verify.py note --repo PATH --commit SHA --key-hex HEX
-      The refs/notes/agent-task note of a commit.
+  verify.py note --repo PATH --commit SHA --key-hex HEX [--allow-override]
+      The refs/notes/agent-task note of a commit. A landing the operator let
+      in with `land --allow-protected-change` (no receipt, no tests) is
+      rejected at stage "unqualified" unless --allow-override.
   verify.py files --file ATTESTATIONS.jsonl --key-hex HEX --revision REV
       What `attest --out DIR` wrote before landing (revision subject only).
 
@@ -43,6 +45,10 @@ IN_TOTO = "application/vnd.in-toto+json"
 TEST_RESULT = "https://in-toto.io/attestation/test-result/v0.1"
 SVR = "https://in-toto.io/attestation/svr/v0.2"
 RECEIPT = "urn:agent-task:attestation:receipt:v1"
+QUALIFIED = "AGENT_TASK_QUALIFIED"
+UNCHANGED = "AGENT_TASK_PROTECTED_PATHS_UNCHANGED"
+LANDED = "AGENT_TASK_LANDED"
+OVERRIDE = "AGENT_TASK_OPERATOR_OVERRIDE_WITHOUT_RECEIPT"
 HERE = os.path.dirname(os.path.abspath(__file__))
 SVR_SCHEMA = os.path.join(HERE, "..", "..", "..", "fixtures", "in-toto", "svr-v0.2.schema.json")
 
@@ -200,29 +206,44 @@ def check_statement(payload, revision, manifest_sha, commit, svr_schema):
             raise Reject("predicate", f"svr v0.2: {e.message}")
         return {"predicateType": pt, "properties": pred["properties"]}
     if pt == RECEIPT:
-        receipt = pred["receipt"]
-        if domain_digest("agent-task.receipt.v2", canonical(receipt)) != pred["receiptDigest"]:
-            raise Reject("predicate", "receipt: its digest does not recompute")
-        if receipt["revision"] != revision:
-            raise Reject("predicate", "receipt: another revision")
-        if (pred.get("landing") or {}).get("gitCommit") != commit:
+        landing = pred["landing"]
+        if (landing or {}).get("gitCommit") != commit:
             raise Reject("predicate", "receipt: the landing is of another commit")
-        if commit is None and pred.get("landing") is not None:
+        if commit is None and landing is not None:
             raise Reject("predicate", "receipt: a landing before landing")
-        return {"predicateType": pt, "receiptDigest": pred["receiptDigest"]}
+        receipt = pred["receipt"]
+        overridden = landing is not None and landing["allowProtectedChange"] is True
+        changes = (landing or {}).get("protectedChanges") or {"total": 0, "paths": []}
+        if overridden:
+            # The operator's override: no receipt exists, protected paths changed.
+            if receipt is not None or pred["receiptDigest"] is not None or pred["registrationKeys"]:
+                raise Reject("predicate", "receipt: an override landing names a receipt")
+            if changes["total"] < 1 or len(changes["paths"]) != min(changes["total"], 100):
+                raise Reject("predicate", "receipt: an override landing lists no protected change")
+        else:
+            if receipt is None:
+                raise Reject("predicate", "receipt: no receipt and no override")
+            if changes["total"] != 0 or changes["paths"]:
+                raise Reject("predicate", "receipt: protected changes without the override")
+            if domain_digest("agent-task.receipt.v2", canonical(receipt)) != pred["receiptDigest"]:
+                raise Reject("predicate", "receipt: its digest does not recompute")
+            if receipt["revision"] != revision:
+                raise Reject("predicate", "receipt: another revision")
+        return {"predicateType": pt, "receiptDigest": pred["receiptDigest"],
+                "allowProtectedChange": overridden, "protectedChanges": changes}
     raise Reject("predicate", f"unknown predicate type {pt!r}")
 
 
-def run_note(repo, commit, key_hex):
+def run_note(repo, commit, key_hex, allow_override):
     commit = git(repo, "rev-parse", "--verify", commit + "^{commit}").strip()
     text = git(repo, "notes", "--ref=refs/notes/agent-task", "show", commit)
     revision, manifest_sha = tree_revision(repo, commit)
-    out = run_lines(text, key_hex, revision, manifest_sha, commit)
+    out = run_lines(text, key_hex, revision, manifest_sha, commit, allow_override)
     out["commit"] = commit
     return out
 
 
-def run_lines(text, key_hex, revision, manifest_sha, commit):
+def run_lines(text, key_hex, revision, manifest_sha, commit, allow_override=False):
     with open(SVR_SCHEMA, encoding="utf-8") as f:
         svr_schema = json.load(f)
     key = key_for(key_hex)
@@ -233,11 +254,27 @@ def run_lines(text, key_hex, revision, manifest_sha, commit):
         except ValueError as e:
             raise Reject("envelope", f"line {n}: {e}")
         env = open_envelope(obj, key, IN_TOTO)
-        statements.append(check_statement(env.payload, revision, manifest_sha, commit, svr_schema))
+        try:
+            statements.append(
+                check_statement(env.payload, revision, manifest_sha, commit, svr_schema))
+        except (KeyError, TypeError, AttributeError) as e:  # a member missing or of another type
+            raise Reject("predicate", f"line {n}: {type(e).__name__}: {e}")
     kinds = [s["predicateType"] for s in statements]
-    if kinds.count(SVR) != 1 or kinds.count(RECEIPT) != 1 or TEST_RESULT not in kinds:
-        raise Reject("set", f"expected test results, one svr and one receipt: {kinds}")
-    return {"verified": True, "revision": revision,
+    if kinds.count(SVR) != 1 or kinds.count(RECEIPT) != 1:
+        raise Reject("set", f"expected one svr and one receipt statement: {kinds}")
+    props = set(next(s["properties"] for s in statements if s["predicateType"] == SVR))
+    landed = {LANDED} if commit is not None else set()
+    rs = next(s for s in statements if s["predicateType"] == RECEIPT)
+    if rs["allowProtectedChange"]:
+        if TEST_RESULT in kinds or props != {LANDED, OVERRIDE}:
+            raise Reject("set", f"an override landing: no test result, svr {LANDED} and {OVERRIDE}")
+        if not allow_override:
+            raise Reject("unqualified", "the operator landed it with --allow-protected-change: "
+                         "no receipt, no tests, protected paths changed "
+                         f"({rs['protectedChanges']['total']})")
+    elif TEST_RESULT not in kinds or props != {QUALIFIED, UNCHANGED} | landed:
+        raise Reject("set", f"expected test results and a qualified svr: {kinds}, {sorted(props)}")
+    return {"verified": True, "qualified": not rs["allowProtectedChange"], "revision": revision,
             "envelopes": len(statements), "statements": statements}
 
 
@@ -250,6 +287,7 @@ def main():
     n.add_argument("--repo", required=True)
     n.add_argument("--commit", required=True)
     n.add_argument("--key-hex", required=True)
+    n.add_argument("--allow-override", action="store_true")
     f = sub.add_parser("files")
     f.add_argument("--file", required=True)
     f.add_argument("--key-hex", required=True)
@@ -259,7 +297,7 @@ def main():
         if a.mode == "vectors":
             out = run_vectors(a.file)
         elif a.mode == "note":
-            out = run_note(a.repo, a.commit, a.key_hex)
+            out = run_note(a.repo, a.commit, a.key_hex, a.allow_override)
         else:
             with open(a.file, encoding="utf-8") as fh:
                 out = run_lines(fh.read(), a.key_hex, a.revision, None, None)

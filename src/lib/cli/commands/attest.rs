@@ -65,6 +65,10 @@ pub struct VerifyArgs {
     /// The authority's public key (PEM or 64 hex characters), e.g. from `authority key`.
     #[arg(long, value_name = "FILE")]
     pub key: PathBuf,
+    /// Also accept a commit the operator landed with `--allow-protected-change` (no receipt, no
+    /// tests): reported `qualified: false` instead of failing with `attestation_unqualified`.
+    #[arg(long)]
+    pub allow_override: bool,
 }
 
 pub(super) fn authority(ctx: &Ctx, c: AuthorityCmd) -> Result<Value> {
@@ -107,5 +111,6 @@ pub(super) fn verify(a: VerifyArgs) -> Result<Value> {
         repo: &a.repo,
         commit: &a.commit,
         public_key,
+        allow_override: a.allow_override,
     })
 }
