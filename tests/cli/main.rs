@@ -9,6 +9,7 @@ mod collect_flow;
 mod collect_oci;
 mod common;
 mod data_core;
+mod data_file_collector;
 mod data_http;
 mod data_http_collector;
 mod data_ingest;
