@@ -27,6 +27,7 @@ mod mcp_interop;
 mod net_ssrf;
 mod profile_basis;
 mod runtime;
+mod strict_json;
 mod task_fences;
 mod task_flow;
 mod task_race;

@@ -642,8 +642,12 @@ pub fn validate_transfer(j: &Connection, a: &Connection, bytes: &[u8]) -> Result
     if h.request_digest != request.digest()? {
         return Err(tinv("the header's request digest is wrong"));
     }
-    let record: ExecutionRecord = serde_json::from_slice(&env.records[1])
-        .map_err(|e| tinv(format!("execution record: {e}")))?;
+    let record: ExecutionRecord = crate::wire::json::decode(
+        &env.records[1],
+        crate::wire::json::Limits::bytes(crate::collector::transfer::MAX_TRANSFER_BYTES as usize),
+        Code::TransferInvalid,
+        "execution record",
+    )?;
     if canonical_bytes(&record)? != env.records[1] {
         return Err(tinv("the execution record is not canonical"));
     }
