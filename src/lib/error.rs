@@ -161,6 +161,8 @@ codes! {
     LimitExceeded = "limit_exceeded" => exit 65, http 400;
     /// A consistency other than `local` was asked for.
     UnsupportedConsistency = "unsupported_consistency" => exit 65, http 400;
+    /// A text query has more terms than the node's cap.
+    QueryTooComplex = "query_too_complex" => exit 65, http 400;
     /// A change cursor is malformed or belongs to another filter.
     InvalidCursor = "invalid_cursor" => exit 65, http 400;
     /// A collection id does not match the id syntax.

@@ -70,7 +70,10 @@ fn file_collector_reads_only_under_configured_roots() {
     let e =
         collect_file(&env, root.join("link.txt").to_str().expect("p")).error("invalid_file", 65);
     assert!(
-        e["message"].as_str().expect("m").contains("beneath a configured file root"),
+        e["message"]
+            .as_str()
+            .expect("m")
+            .contains("beneath a configured file root"),
         "{e}"
     );
     collect_file(&env, root.join("sub").to_str().expect("p")).error("invalid_file", 65);

@@ -10,6 +10,7 @@ mod collect_oci;
 mod common;
 mod data_core;
 mod data_file_collector;
+mod data_hostile;
 mod data_http;
 mod data_http_collector;
 mod data_ingest;

@@ -44,7 +44,12 @@ fn workflow_files_refuse_duplicate_keys_and_deep_nesting() {
     let top = basic.replacen("{", "{\"name\": \"other\",", 1);
     let e = install(&top).error("invalid_input", 65);
     assert_eq!(reason(&e), "duplicate_key", "{e}");
-    assert!(e["message"].as_str().expect("m").starts_with("workflow file:"));
+    assert!(
+        e["message"]
+            .as_str()
+            .expect("m")
+            .starts_with("workflow file:")
+    );
     // Deep inside a step's recipe.
     let deep = dup_after(&basic, "\"recipe\":", "\"network\": true");
     let e = install(&deep).error("invalid_input", 65);
@@ -68,7 +73,11 @@ fn workspace_and_node_configs_refuse_duplicate_keys() {
     let s = Setup::new();
     let cfg = crate::workspace_http::write_config(&s);
     let text = std::fs::read_to_string(&cfg).expect("cfg");
-    let dup = dup_after(&text, "\"agent_task_profiles\":", "\"profile_id\": \"default\"");
+    let dup = dup_after(
+        &text,
+        "\"agent_task_profiles\":",
+        "\"profile_id\": \"default\"",
+    );
     std::fs::write(&cfg, dup).expect("write");
     let mut c = s.env.cmd();
     c.args(["serve", "--bind", "127.0.0.1:0", "--workspace-config"])

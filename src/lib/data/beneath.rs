@@ -317,14 +317,24 @@ mod tests {
             let dir = rustix::fs::open(&root, OFlags::DIRECTORY | OFlags::RDONLY, Mode::empty())
                 .expect("open root");
             while !st.load(std::sync::atomic::Ordering::Relaxed) {
-                rustix::fs::renameat_with(&dir, "d", &dir, "swap", rustix::fs::RenameFlags::EXCHANGE)
-                    .expect("exchange");
+                rustix::fs::renameat_with(
+                    &dir,
+                    "d",
+                    &dir,
+                    "swap",
+                    rustix::fs::RenameFlags::EXCHANGE,
+                )
+                .expect("exchange");
                 sw.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             }
         });
         let (mut inside, mut refused) = (0u32, 0u32);
         for i in 0..20_000 {
-            let s = if i % 2 == 0 { Strategy::Auto } else { Strategy::Walk };
+            let s = if i % 2 == 0 {
+                Strategy::Auto
+            } else {
+                Strategy::Walk
+            };
             match open_beneath(&t.root, Path::new("d/f"), s) {
                 Ok(o) => {
                     let text = read(o);

@@ -256,8 +256,11 @@ mod tests {
 
     #[test]
     fn accepts_ordinary_json() {
-        let t: T = from_slice(br#" {"a": 1, "b": [{"x": 1, "y": {"x": 2}}, {"x": 3}]} "#, L)
-            .expect("ok");
+        let t: T = from_slice(
+            br#" {"a": 1, "b": [{"x": 1, "y": {"x": 2}}, {"x": 3}]} "#,
+            L,
+        )
+        .expect("ok");
         assert_eq!(t.a, 1);
         // The same key in sibling and nested objects is not a duplicate.
         check(br#"[{"k":1},{"k":2},{"k":{"k":3}}]"#, L).expect("ok");
