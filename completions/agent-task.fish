@@ -264,7 +264,7 @@ complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_s
 complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from help" -f -a "doctor" -d 'Run the agent-data/v1-slice1-http conformance profile against a node'
 complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand serve" -l bind -d 'Address to listen on. A non-loopback host needs a node bearer' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand serve" -l data-token-file -d 'File holding the dedicated node bearer (one line). Without it (and without AGENT_TASK_NODE_TOKEN) every /v1/data/* route answers 503' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand serve" -l data-token-file -d 'File holding the dedicated node bearer (one line; owner-private 0600, not a symlink). Without it (and without AGENT_TASK_NODE_TOKEN) every /v1/data/* route answers 503' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand serve" -l workers -d 'Worker threads serving requests' -r
 complete -c agent-task -n "__fish_agent_task_using_subcommand serve" -l workspace-config -d 'Operator file of workspace task profiles (`agent_task_profiles`, version 1): mounts the workspace task endpoint, the collector upload route and MCP under /v1/hub/workspace/ (bearer: an agent token). The data routes are then mounted only when the data node is initialised' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand serve" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F

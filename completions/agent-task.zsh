@@ -562,7 +562,7 @@ esac
 (serve)
 _arguments "${_arguments_options[@]}" : \
 '--bind=[Address to listen on. A non-loopback host needs a node bearer]:HOST:PORT:_default' \
-'--data-token-file=[File holding the dedicated node bearer (one line). Without it (and without AGENT_TASK_NODE_TOKEN) every /v1/data/* route answers 503]:F:_files' \
+'--data-token-file=[File holding the dedicated node bearer (one line; owner-private 0600, not a symlink). Without it (and without AGENT_TASK_NODE_TOKEN) every /v1/data/* route answers 503]:F:_files' \
 '--workers=[Worker threads serving requests]:WORKERS:_default' \
 '--workspace-config=[Operator file of workspace task profiles (\`agent_task_profiles\`, version 1)\: mounts the workspace task endpoint, the collector upload route and MCP under /v1/hub/workspace/ (bearer\: an agent token). The data routes are then mounted only when the data node is initialised]:FILE:_files' \
 '--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \

@@ -52,3 +52,79 @@ fn text_queries_are_capped_at_1024_terms() {
     drop(s);
     assert_eq!(all_changes(&env), before);
 }
+
+/// The node bearer file is held to the agent token files' rule: 0600, not
+/// a symbolic link, not a FIFO; otherwise `serve` refuses to start with a
+/// typed error and a fix hint.
+#[test]
+fn the_node_bearer_file_must_be_owner_private_and_not_a_link() {
+    use std::os::unix::fs::PermissionsExt;
+    let env = data_env();
+    let f = env.path("node.token");
+    std::fs::write(&f, format!("{TOKEN}\n")).expect("write");
+    let serve_with = |file: &std::path::Path| {
+        let mut c = env.cmd();
+        c.args(["serve", "--bind", "127.0.0.1:0", "--data-token-file"])
+            .arg(file)
+            .timeout(std::time::Duration::from_secs(120));
+        crate::common::run_cmd(&mut c)
+    };
+    std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o644)).expect("chmod");
+    let e = serve_with(&f).error("insecure_permissions", 77);
+    assert!(
+        e["details"]["fix"]
+            .as_str()
+            .expect("fix")
+            .starts_with("chmod 600"),
+        "{e}"
+    );
+    std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o600)).expect("chmod");
+    let link = env.path("link.token");
+    std::os::unix::fs::symlink(&f, &link).expect("symlink");
+    let e = serve_with(&link).error("symlink_refused", 77);
+    assert!(e["details"]["fix"].is_string(), "{e}");
+    let fifo = env.path("fifo.token");
+    assert!(
+        std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .expect("mkfifo")
+            .success()
+    );
+    std::fs::set_permissions(&fifo, std::fs::Permissions::from_mode(0o600)).expect("chmod");
+    serve_with(&fifo).error("config", 78);
+    serve_with(&env.path("missing.token")).error("config", 78);
+
+    // A 0600 regular file serves, and its bearer is the one accepted.
+    let mut child = env
+        .std_cmd()
+        .args(["serve", "--bind", "127.0.0.1:0", "--data-token-file"])
+        .arg(&f)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("spawn");
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(child.stdout.take().expect("stdout")),
+        &mut line,
+    )
+    .expect("line");
+    let served = crate::data_support::Served {
+        child,
+        addr: serde_json::from_str::<serde_json::Value>(&line).expect("json")["listening"]
+            .as_str()
+            .expect("url")
+            .trim_start_matches("http://")
+            .to_owned(),
+    };
+    crate::data_support::get(&served.addr, "/v1/data/collections").ok();
+    req(
+        &served.addr,
+        "GET",
+        "/v1/data/collections",
+        Some("wrong"),
+        None,
+    )
+    .error(401, "unauthorized");
+}

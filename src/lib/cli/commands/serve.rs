@@ -14,8 +14,9 @@ pub struct ServeArgs {
     /// Address to listen on. A non-loopback host needs a node bearer.
     #[arg(long, default_value = "127.0.0.1:7742", value_name = "HOST:PORT")]
     pub bind: String,
-    /// File holding the dedicated node bearer (one line). Without it (and
-    /// without AGENT_TASK_NODE_TOKEN) every /v1/data/* route answers 503.
+    /// File holding the dedicated node bearer (one line; owner-private 0600,
+    /// not a symlink). Without it (and without AGENT_TASK_NODE_TOKEN) every
+    /// /v1/data/* route answers 503.
     #[arg(long, value_name = "F")]
     pub data_token_file: Option<PathBuf>,
     /// Worker threads serving requests.
@@ -34,10 +35,17 @@ const MAX_TOKEN: u64 = 16_384;
 fn token(a: &ServeArgs) -> Result<Option<String>> {
     let raw = match &a.data_token_file {
         Some(p) => {
+            // The same rule as agent token files: owner-private (0600),
+            // not a symbolic link, checked on the open descriptor.
+            let f = crate::store::private_fs::open_private_read(p)?.ok_or_else(|| {
+                Error::new(
+                    Code::Config,
+                    format!("the node bearer file {} does not exist", p.display()),
+                )
+                .with("path", p.display().to_string())
+            })?;
             let mut s = Vec::new();
-            std::fs::File::open(p)
-                .map_err(|e| Error::io("open", p, e))?
-                .take(MAX_TOKEN + 3)
+            f.take(MAX_TOKEN + 3)
                 .read_to_end(&mut s)
                 .map_err(|e| Error::io("read", p, e))?;
             let mut s = String::from_utf8(s)
