@@ -14,7 +14,7 @@ mod db;
 mod lock;
 pub mod private_fs;
 
-pub use cas::{Cas, CasBatch, CasStats, PutOutcome};
+pub use cas::{Cas, CasBatch, CasStats, PutOutcome, TEMP_SWEEP_AGE};
 pub use db::{DbSpec, Migration};
 pub use lock::{DEFAULT_TIMEOUT, DirLock};
 pub use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, params};
@@ -90,9 +90,15 @@ impl DataDir {
     }
 
     /// Takes the exclusive advisory lock, waiting at most `timeout`, then
-    /// fails with `busy`.
+    /// fails with `busy`. Only writers take it; holding it, this also sweeps
+    /// the CAS's orphan temp files older than [`cas::TEMP_SWEEP_AGE`] (best
+    /// effort: a failed sweep never fails the write).
     pub fn lock(&self, timeout: Duration) -> Result<DirLock> {
-        lock::acquire(&self.root.join(LOCK_FILE), timeout)
+        let lock = lock::acquire(&self.root.join(LOCK_FILE), timeout)?;
+        let _ = self
+            .cas()
+            .sweep_temp(&lock, std::time::SystemTime::now(), cas::TEMP_SWEEP_AGE);
+        Ok(lock)
     }
 
     /// The content-addressed store.
