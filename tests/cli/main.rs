@@ -27,6 +27,7 @@ mod mcp_client;
 mod mcp_interop;
 mod net_ssrf;
 mod profile_basis;
+mod reads_create_nothing;
 mod runtime;
 mod strict_json;
 mod task_fences;

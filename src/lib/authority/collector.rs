@@ -713,6 +713,8 @@ pub fn import(
     let now = Now {
         ms: unix_millis(clock.now()),
     };
+    // A refused import must not leave a new journal behind.
+    let journal_guard = dir.new_db_guard(&journal::SPEC, &lock)?;
     let mut jc = dir.open_write(&journal::SPEC, &ts, &lock)?;
     let jt = jc.transaction_with_behavior(TransactionBehavior::Immediate)?;
     let mut ac = dir.open_write(&super::schema::SPEC, &ts, &lock)?;
@@ -744,6 +746,7 @@ pub fn import(
             .is_ok();
         at.rollback()?;
         jt.commit()?;
+        journal_guard.keep();
         drop(lock);
         return Ok(json!({
             "replay": true, "retained": true, "transfer_digest": digest,
@@ -785,6 +788,7 @@ pub fn import(
     crate::collector::crash_point("during_upload");
     at.commit()?;
     jt.commit()?;
+    journal_guard.keep();
     drop(lock);
     let passed = outcome_s == "passed";
     Ok(json!({
