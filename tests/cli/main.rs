@@ -31,6 +31,7 @@ mod origin;
 mod profile_basis;
 mod reads_create_nothing;
 mod runtime;
+mod serve_tls;
 mod strict_json;
 mod task_fences;
 mod task_flow;

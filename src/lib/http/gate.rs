@@ -56,6 +56,57 @@ const READ_CHUNK: usize = 16 * 1024;
 const LINGER: Duration = Duration::from_secs(1);
 const LINGER_BYTES: usize = 1024 * 1024;
 
+/// A connection's byte stream: plain TCP, or TLS over TCP once the
+/// handshake is done (the gate sees decrypted bytes either way).
+pub enum Io {
+    /// Plain HTTP.
+    Plain(TcpStream),
+    /// HTTPS (`serve --tls-cert/--tls-key`).
+    Tls(Box<tokio_rustls::server::TlsStream<TcpStream>>),
+}
+
+impl From<TcpStream> for Io {
+    fn from(s: TcpStream) -> Io {
+        Io::Plain(s)
+    }
+}
+
+impl AsyncRead for Io {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            Io::Plain(s) => Pin::new(s).poll_read(cx, buf),
+            Io::Tls(s) => Pin::new(s.as_mut()).poll_read(cx, buf),
+        }
+    }
+}
+
+impl AsyncWrite for Io {
+    fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, b: &[u8]) -> Poll<io::Result<usize>> {
+        match self.get_mut() {
+            Io::Plain(s) => Pin::new(s).poll_write(cx, b),
+            Io::Tls(s) => Pin::new(s.as_mut()).poll_write(cx, b),
+        }
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            Io::Plain(s) => Pin::new(s).poll_flush(cx),
+            Io::Tls(s) => Pin::new(s.as_mut()).poll_flush(cx),
+        }
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            Io::Plain(s) => Pin::new(s).poll_shutdown(cx),
+            Io::Tls(s) => Pin::new(s.as_mut()).poll_shutdown(cx),
+        }
+    }
+}
+
 /// The limits the gate enforces.
 #[derive(Debug, Clone)]
 pub struct HeadLimits {
@@ -125,7 +176,7 @@ enum BodyFraming {
 
 /// The validating reader/writer (see the module docs).
 pub struct Gate {
-    io: TcpStream,
+    io: Io,
     limits: HeadLimits,
     conn: std::sync::Arc<ConnState>,
     buf: BytesMut,
@@ -142,7 +193,7 @@ pub struct Gate {
 impl Gate {
     /// A gate on a freshly accepted connection: the head deadline of the
     /// first request runs from now.
-    pub fn new(io: TcpStream, limits: HeadLimits, conn: std::sync::Arc<ConnState>) -> Gate {
+    pub fn new(io: Io, limits: HeadLimits, conn: std::sync::Arc<ConnState>) -> Gate {
         let first = Box::pin(tokio::time::sleep(limits.head_timeout));
         Gate {
             io,
