@@ -114,9 +114,13 @@ pub fn patch(base: &[u8], data: &[u8]) -> Vec<u8> {
 
 /// A data node in a temp directory with a few records and collections,
 /// shared by every run of a target process.
-pub fn node() -> &'static Node {
-    static N: OnceLock<(tempfile::TempDir, Node)> = OnceLock::new();
-    &N.get_or_init(|| {
+pub fn node() -> &'static Arc<Node> {
+    &node_and_dir().1
+}
+
+fn node_and_dir() -> &'static (tempfile::TempDir, Arc<Node>) {
+    static N: OnceLock<(tempfile::TempDir, Arc<Node>)> = OnceLock::new();
+    N.get_or_init(|| {
         agent_task::store::private_fs::set_private_umask();
         let t = tempfile::tempdir().expect("tempdir");
         let root = t.path().join("data");
@@ -149,9 +153,48 @@ pub fn node() -> &'static Node {
             let req = agent_task::data::CollectRequest::from_json(body.as_object().expect("o"));
             node.collect(&req).expect("seed collect");
         }
-        (t, node)
+        (t, Arc::new(node))
     })
-    .1
+}
+
+/// The node bearer of [`router`].
+pub const TOKEN: &str = "fuzz-node-bearer-0123456789";
+
+/// The server's router as `serve --workspace-config` mounts it: the data
+/// routes on [`node`] with [`TOKEN`], and the workspace task routes, collector
+/// upload and MCP for one profile of the node's data directory (which has
+/// no agent tokens, so every workspace bearer is refused).
+pub fn router() -> &'static agent_task::http::router::Router {
+    use agent_task::http::{hosts::HostAllowList, router::Router, workspace};
+    use agent_task::task::facade::WorkspaceConfig;
+    static R: OnceLock<Router> = OnceLock::new();
+    R.get_or_init(|| {
+        let (dir, node) = node_and_dir();
+        let mut r = Router::new();
+        agent_task::http::data_routes::mount(&mut r, node.clone(), Some(TOKEN.to_owned()));
+        let cfg = json!({"version": 1, "agent_task_profiles": [{
+            "repository_id": "demo-basic", "profile_id": "default",
+            "native_repository": "demo/basic", "data_dir": dir.path().join("data"),
+            "target": "main", "requirement_digest": d('e')}]});
+        let config = WorkspaceConfig::parse(cfg.to_string().as_bytes()).expect("config");
+        let hosts = HostAllowList::new(
+            "127.0.0.1",
+            "127.0.0.1:7742".parse().expect("addr"),
+            &[],
+            false,
+        )
+        .expect("hosts");
+        workspace::mount(
+            &mut r,
+            Arc::new(workspace::Workspace {
+                config,
+                clock: Arc::new(agent_task::clock::SystemClock),
+                lock_timeout: Duration::from_secs(5),
+                hosts: Arc::new(hosts),
+            }),
+        );
+        r
+    })
 }
 
 /// The body as the data routes decode it: UTF-8, then serde_json's lenient

@@ -334,6 +334,35 @@ impl Gate {
     }
 }
 
+/// The gate's head rules on one buffer, as [`Gate`] applies them (leading
+/// empty lines skipped, the byte bound, then [`validate`]), for the fuzz
+/// target and tests: `None` while `buf` holds no complete head; else the
+/// offset where the body starts and the head's body framing (`Some(n)`:
+/// `Content-Length` n, `None`: chunked), or the refusal the gate answers.
+pub fn check_head(buf: &[u8], limits: &HeadLimits) -> Option<Result<(usize, Option<u64>), Error>> {
+    let lead = buf
+        .iter()
+        .take_while(|b| **b == b'\r' || **b == b'\n')
+        .count();
+    let rest = &buf[lead..];
+    let mut scanned = 0;
+    let Some(end) = head_end(rest, &mut scanned) else {
+        return (rest.len() > limits.max_header_bytes).then(|| Err(too_large(limits)));
+    };
+    if end > limits.max_header_bytes {
+        return Some(Err(too_large(limits)));
+    }
+    Some(validate(&rest[..end], limits).map(|f| {
+        (
+            lead + end,
+            match f {
+                BodyFraming::Length(n) => Some(n),
+                BodyFraming::Chunked => None,
+            },
+        )
+    }))
+}
+
 fn too_large(l: &HeadLimits) -> Error {
     Error::new(
         Code::HeaderTooLarge,
@@ -651,6 +680,30 @@ mod tests {
         }
         let mut s = 0;
         assert_eq!(head_end(b"GET / HTTP/1.1\n\nx", &mut s), Some(16));
+    }
+
+    #[test]
+    fn check_head_applies_the_gate_rules_to_one_buffer() {
+        let l = limits();
+        assert_eq!(
+            check_head(
+                b"\r\n\r\nPOST / HTTP/1.1\r\nContent-Length: 2\r\n\r\nab",
+                &l
+            )
+            .map(|r| r.map_err(|e| e.code())),
+            Some(Ok((42, Some(2))))
+        );
+        assert!(check_head(b"GET / HTTP/1.1\r\nHost: a\r\n", &l).is_none());
+        let big = format!("GET / HTTP/1.1\r\nX: {}\r\n", "a".repeat(2000));
+        assert_eq!(
+            check_head(big.as_bytes(), &l).map(|r| r.map_err(|e| e.code())),
+            Some(Err(Code::HeaderTooLarge))
+        );
+        assert_eq!(
+            check_head(b"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n", &l)
+                .map(|r| r.map_err(|e| e.code())),
+            Some(Ok((47, None)))
+        );
     }
 
     #[test]
