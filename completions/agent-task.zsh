@@ -559,6 +559,396 @@ esac
     ;;
 esac
 ;;
+(sync)
+_arguments "${_arguments_options[@]}" : \
+'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
+'-h[Print help]' \
+'--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
+":: :_agent-task__subcmd__sync_commands" \
+"*::: :->sync" \
+&& ret=0
+
+    case $state in
+    (sync)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:agent-task-sync-command-$line[1]:"
+        case $line[1] in
+            (keygen)
+_arguments "${_arguments_options[@]}" : \
+'--id=[The identity id (opaque, 1-2048 characters, e.g. did\:example\:node-a)]:ID:_default' \
+'--import=[Restore keys from a backup instead of generating them\: an owner-only JSON file {"ed25519_seed"\: b64u(32), "x25519_secret"\: b64u(32)}]:FILE:_files' \
+'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
+'-h[Print help]' \
+'--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
+&& ret=0
+;;
+(identity)
+_arguments "${_arguments_options[@]}" : \
+'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
+'-h[Print help]' \
+'--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
+&& ret=0
+;;
+(authority)
+_arguments "${_arguments_options[@]}" : \
+'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
+'-h[Print help]' \
+'--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
+":: :_agent-task__subcmd__sync__subcmd__authority_commands" \
+"*::: :->authority" \
+&& ret=0
+
+    case $state in
+    (authority)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:agent-task-sync-authority-command-$line[1]:"
+        case $line[1] in
+            (add)
+_arguments "${_arguments_options[@]}" : \
+'--peer=[Local label of the destination (never on the wire)]:PEER:_default' \
+'--bearer-file=[File holding the page-only bearer (owner-only, not a symlink; only its SHA-256 is kept)]:F:_files' \
+'*--collection=[A collection this bearer may page (repeat for more)]:COLLECTIONS:_default' \
+'--recipient-id=[The destination'\''s identity id (the grant audience)]:RECIPIENT_ID:_default' \
+'--recipient-key=[The destination'\''s X25519 public key (43 characters of base64url)]:RECIPIENT_KEY:_default' \
+'--recipient-key-id=[The destination'\''s key id; checked against the key when given]:RECIPIENT_KEY_ID:_default' \
+'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
+'-h[Print help]' \
+'--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
+&& ret=0
+;;
+(list)
+_arguments "${_arguments_options[@]}" : \
+'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
+'-h[Print help]' \
+'--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
+&& ret=0
+;;
+(remove)
+_arguments "${_arguments_options[@]}" : \
+'--peer=[The alias]:PEER:_default' \
+'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
+'-h[Print help]' \
+'--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
+&& ret=0
+;;
+(help)
+_arguments "${_arguments_options[@]}" : \
+":: :_agent-task__subcmd__sync__subcmd__authority__subcmd__help_commands" \
+"*::: :->help" \
+&& ret=0
+
+    case $state in
+    (help)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:agent-task-sync-authority-help-command-$line[1]:"
+        case $line[1] in
+            (add)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(list)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(remove)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(help)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+        esac
+    ;;
+esac
+;;
+        esac
+    ;;
+esac
+;;
+(peer)
+_arguments "${_arguments_options[@]}" : \
+'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
+'-h[Print help]' \
+'--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
+":: :_agent-task__subcmd__sync__subcmd__peer_commands" \
+"*::: :->peer" \
+&& ret=0
+
+    case $state in
+    (peer)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:agent-task-sync-peer-command-$line[1]:"
+        case $line[1] in
+            (add)
+_arguments "${_arguments_options[@]}" : \
+'--peer=[Alias (the only selector a pull takes)]:PEER:_default' \
+'--origin=[Exact origin\: https\://host\[\:port\] (http only on loopback); no path, query or userinfo]:ORIGIN:_default' \
+'--node-id=[The node id every page must carry]:NODE_ID:_default' \
+'--publisher-id=[Pinned publisher id]:PUBLISHER_ID:_default' \
+'--publisher-key=[Pinned publisher Ed25519 public key (base64url)]:PUBLISHER_KEY:_default' \
+'--page-token-file=[File holding the page bearer the peer'\''s operator issued (owner-only, not a symlink)]:F:_files' \
+'--ca-file=[PEM CA certificates to trust for this peer'\''s HTTPS (instead of the web roots)]:F:_files' \
+'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
+'-h[Print help]' \
+'--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
+&& ret=0
+;;
+(list)
+_arguments "${_arguments_options[@]}" : \
+'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
+'-h[Print help]' \
+'--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
+&& ret=0
+;;
+(remove)
+_arguments "${_arguments_options[@]}" : \
+'--peer=[The alias]:PEER:_default' \
+'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
+'-h[Print help]' \
+'--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
+&& ret=0
+;;
+(help)
+_arguments "${_arguments_options[@]}" : \
+":: :_agent-task__subcmd__sync__subcmd__peer__subcmd__help_commands" \
+"*::: :->help" \
+&& ret=0
+
+    case $state in
+    (help)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:agent-task-sync-peer-help-command-$line[1]:"
+        case $line[1] in
+            (add)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(list)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(remove)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(help)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+        esac
+    ;;
+esac
+;;
+        esac
+    ;;
+esac
+;;
+(pull)
+_arguments "${_arguments_options[@]}" : \
+'--peer=[Peer alias]:PEER:_default' \
+'--collection=[Collection]:COLLECTION:_default' \
+'--limit=[Changes per page (1-100, default 10)]:LIMIT:_default' \
+'--max-pages=[Pages at most (1-100, default 10)]:MAX_PAGES:_default' \
+'--max-plaintext-bytes=[Record-content bytes per page (default 1 MiB, at most 10 MiB)]:MAX_PLAINTEXT_BYTES:_default' \
+'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
+'-h[Print help]' \
+'--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
+&& ret=0
+;;
+(status)
+_arguments "${_arguments_options[@]}" : \
+'--peer=[Peer alias]:PEER:_default' \
+'--collection=[Collection]:COLLECTION:_default' \
+'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
+'-h[Print help]' \
+'--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
+&& ret=0
+;;
+(reset)
+_arguments "${_arguments_options[@]}" : \
+'--peer=[Peer alias]:PEER:_default' \
+'--collection=[Collection]:COLLECTION:_default' \
+'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
+'-h[Print help]' \
+'--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
+&& ret=0
+;;
+(help)
+_arguments "${_arguments_options[@]}" : \
+":: :_agent-task__subcmd__sync__subcmd__help_commands" \
+"*::: :->help" \
+&& ret=0
+
+    case $state in
+    (help)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:agent-task-sync-help-command-$line[1]:"
+        case $line[1] in
+            (keygen)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(identity)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(authority)
+_arguments "${_arguments_options[@]}" : \
+":: :_agent-task__subcmd__sync__subcmd__help__subcmd__authority_commands" \
+"*::: :->authority" \
+&& ret=0
+
+    case $state in
+    (authority)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:agent-task-sync-help-authority-command-$line[1]:"
+        case $line[1] in
+            (add)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(list)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(remove)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+        esac
+    ;;
+esac
+;;
+(peer)
+_arguments "${_arguments_options[@]}" : \
+":: :_agent-task__subcmd__sync__subcmd__help__subcmd__peer_commands" \
+"*::: :->peer" \
+&& ret=0
+
+    case $state in
+    (peer)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:agent-task-sync-help-peer-command-$line[1]:"
+        case $line[1] in
+            (add)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(list)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(remove)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+        esac
+    ;;
+esac
+;;
+(pull)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(status)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(reset)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(help)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+        esac
+    ;;
+esac
+;;
+        esac
+    ;;
+esac
+;;
 (serve)
 _arguments "${_arguments_options[@]}" : \
 '--bind=[Address to listen on. A non-loopback host needs a node bearer, and TLS (--tls-cert/--tls-key) unless --insecure-http]:HOST:PORT:_default' \
@@ -1548,6 +1938,98 @@ _arguments "${_arguments_options[@]}" : \
     ;;
 esac
 ;;
+(sync)
+_arguments "${_arguments_options[@]}" : \
+":: :_agent-task__subcmd__help__subcmd__sync_commands" \
+"*::: :->sync" \
+&& ret=0
+
+    case $state in
+    (sync)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:agent-task-help-sync-command-$line[1]:"
+        case $line[1] in
+            (keygen)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(identity)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(authority)
+_arguments "${_arguments_options[@]}" : \
+":: :_agent-task__subcmd__help__subcmd__sync__subcmd__authority_commands" \
+"*::: :->authority" \
+&& ret=0
+
+    case $state in
+    (authority)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:agent-task-help-sync-authority-command-$line[1]:"
+        case $line[1] in
+            (add)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(list)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(remove)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+        esac
+    ;;
+esac
+;;
+(peer)
+_arguments "${_arguments_options[@]}" : \
+":: :_agent-task__subcmd__help__subcmd__sync__subcmd__peer_commands" \
+"*::: :->peer" \
+&& ret=0
+
+    case $state in
+    (peer)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:agent-task-help-sync-peer-command-$line[1]:"
+        case $line[1] in
+            (add)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(list)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(remove)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+        esac
+    ;;
+esac
+;;
+(pull)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(status)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(reset)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+        esac
+    ;;
+esac
+;;
 (serve)
 _arguments "${_arguments_options[@]}" : \
 && ret=0
@@ -1807,6 +2289,7 @@ _agent-task_commands() {
 'completions:Print a shell completion script' \
 'man:Write a man page per subcommand into a directory' \
 'data:The agent-data/v1 local node' \
+'sync:agent-data-sync/v1\: explicit encrypted pulls between data nodes' \
 'serve:Serve the data node over HTTP (hyper, loopback by default; limits in docs/http.md)' \
 'repo:Operator\: register and list repositories' \
 'requirement:Operator\: install and show workflow requirements' \
@@ -2198,6 +2681,7 @@ _agent-task__subcmd__help_commands() {
 'completions:Print a shell completion script' \
 'man:Write a man page per subcommand into a directory' \
 'data:The agent-data/v1 local node' \
+'sync:agent-data-sync/v1\: explicit encrypted pulls between data nodes' \
 'serve:Serve the data node over HTTP (hyper, loopback by default; limits in docs/http.md)' \
 'repo:Operator\: register and list repositories' \
 'requirement:Operator\: install and show workflow requirements' \
@@ -2560,6 +3044,92 @@ _agent-task__subcmd__help__subcmd__status_commands() {
     local commands; commands=()
     _describe -t commands 'agent-task help status commands' commands "$@"
 }
+(( $+functions[_agent-task__subcmd__help__subcmd__sync_commands] )) ||
+_agent-task__subcmd__help__subcmd__sync_commands() {
+    local commands; commands=(
+'keygen:Create this node'\''s sync identity (Ed25519 publisher + X25519 recipient keys, owner-private)' \
+'identity:Print the public identity another operator pins (ids, keys, key id)' \
+'authority:Source side\: page authorities (who may page which collections, for which recipient)' \
+'peer:Destination side\: peers this node pulls from' \
+'pull:Pull pages of one collection from a configured peer' \
+'status:The checkpoint status of one (peer, collection) (never the raw cursor)' \
+'reset:Delete the checkpoint of one (peer, collection); imported data stays' \
+    )
+    _describe -t commands 'agent-task help sync commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__help__subcmd__sync__subcmd__authority_commands] )) ||
+_agent-task__subcmd__help__subcmd__sync__subcmd__authority_commands() {
+    local commands; commands=(
+'add:Add a page authority' \
+'list:List page authorities (never their bearers)' \
+'remove:Remove a page authority (its bearer stops working at once)' \
+    )
+    _describe -t commands 'agent-task help sync authority commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__help__subcmd__sync__subcmd__authority__subcmd__add_commands] )) ||
+_agent-task__subcmd__help__subcmd__sync__subcmd__authority__subcmd__add_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task help sync authority add commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__help__subcmd__sync__subcmd__authority__subcmd__list_commands] )) ||
+_agent-task__subcmd__help__subcmd__sync__subcmd__authority__subcmd__list_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task help sync authority list commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__help__subcmd__sync__subcmd__authority__subcmd__remove_commands] )) ||
+_agent-task__subcmd__help__subcmd__sync__subcmd__authority__subcmd__remove_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task help sync authority remove commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__help__subcmd__sync__subcmd__identity_commands] )) ||
+_agent-task__subcmd__help__subcmd__sync__subcmd__identity_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task help sync identity commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__help__subcmd__sync__subcmd__keygen_commands] )) ||
+_agent-task__subcmd__help__subcmd__sync__subcmd__keygen_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task help sync keygen commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__help__subcmd__sync__subcmd__peer_commands] )) ||
+_agent-task__subcmd__help__subcmd__sync__subcmd__peer_commands() {
+    local commands; commands=(
+'add:Configure a peer to pull from' \
+'list:List peers (never their bearers)' \
+'remove:Remove a peer; its checkpoints stay and refuse a re-added peer with another origin, node id or publisher until \`sync reset\`' \
+    )
+    _describe -t commands 'agent-task help sync peer commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__help__subcmd__sync__subcmd__peer__subcmd__add_commands] )) ||
+_agent-task__subcmd__help__subcmd__sync__subcmd__peer__subcmd__add_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task help sync peer add commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__help__subcmd__sync__subcmd__peer__subcmd__list_commands] )) ||
+_agent-task__subcmd__help__subcmd__sync__subcmd__peer__subcmd__list_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task help sync peer list commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__help__subcmd__sync__subcmd__peer__subcmd__remove_commands] )) ||
+_agent-task__subcmd__help__subcmd__sync__subcmd__peer__subcmd__remove_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task help sync peer remove commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__help__subcmd__sync__subcmd__pull_commands] )) ||
+_agent-task__subcmd__help__subcmd__sync__subcmd__pull_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task help sync pull commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__help__subcmd__sync__subcmd__reset_commands] )) ||
+_agent-task__subcmd__help__subcmd__sync__subcmd__reset_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task help sync reset commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__help__subcmd__sync__subcmd__status_commands] )) ||
+_agent-task__subcmd__help__subcmd__sync__subcmd__status_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task help sync status commands' commands "$@"
+}
 (( $+functions[_agent-task__subcmd__help__subcmd__task-codex-stop_commands] )) ||
 _agent-task__subcmd__help__subcmd__task-codex-stop_commands() {
     local commands; commands=()
@@ -2825,6 +3395,247 @@ _agent-task__subcmd__serve_commands() {
 _agent-task__subcmd__status_commands() {
     local commands; commands=()
     _describe -t commands 'agent-task status commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__sync_commands] )) ||
+_agent-task__subcmd__sync_commands() {
+    local commands; commands=(
+'keygen:Create this node'\''s sync identity (Ed25519 publisher + X25519 recipient keys, owner-private)' \
+'identity:Print the public identity another operator pins (ids, keys, key id)' \
+'authority:Source side\: page authorities (who may page which collections, for which recipient)' \
+'peer:Destination side\: peers this node pulls from' \
+'pull:Pull pages of one collection from a configured peer' \
+'status:The checkpoint status of one (peer, collection) (never the raw cursor)' \
+'reset:Delete the checkpoint of one (peer, collection); imported data stays' \
+'help:Print this message or the help of the given subcommand(s)' \
+    )
+    _describe -t commands 'agent-task sync commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__sync__subcmd__authority_commands] )) ||
+_agent-task__subcmd__sync__subcmd__authority_commands() {
+    local commands; commands=(
+'add:Add a page authority' \
+'list:List page authorities (never their bearers)' \
+'remove:Remove a page authority (its bearer stops working at once)' \
+'help:Print this message or the help of the given subcommand(s)' \
+    )
+    _describe -t commands 'agent-task sync authority commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__sync__subcmd__authority__subcmd__add_commands] )) ||
+_agent-task__subcmd__sync__subcmd__authority__subcmd__add_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task sync authority add commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__sync__subcmd__authority__subcmd__help_commands] )) ||
+_agent-task__subcmd__sync__subcmd__authority__subcmd__help_commands() {
+    local commands; commands=(
+'add:Add a page authority' \
+'list:List page authorities (never their bearers)' \
+'remove:Remove a page authority (its bearer stops working at once)' \
+'help:Print this message or the help of the given subcommand(s)' \
+    )
+    _describe -t commands 'agent-task sync authority help commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__sync__subcmd__authority__subcmd__help__subcmd__add_commands] )) ||
+_agent-task__subcmd__sync__subcmd__authority__subcmd__help__subcmd__add_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task sync authority help add commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__sync__subcmd__authority__subcmd__help__subcmd__help_commands] )) ||
+_agent-task__subcmd__sync__subcmd__authority__subcmd__help__subcmd__help_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task sync authority help help commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__sync__subcmd__authority__subcmd__help__subcmd__list_commands] )) ||
+_agent-task__subcmd__sync__subcmd__authority__subcmd__help__subcmd__list_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task sync authority help list commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__sync__subcmd__authority__subcmd__help__subcmd__remove_commands] )) ||
+_agent-task__subcmd__sync__subcmd__authority__subcmd__help__subcmd__remove_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task sync authority help remove commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__sync__subcmd__authority__subcmd__list_commands] )) ||
+_agent-task__subcmd__sync__subcmd__authority__subcmd__list_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task sync authority list commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__sync__subcmd__authority__subcmd__remove_commands] )) ||
+_agent-task__subcmd__sync__subcmd__authority__subcmd__remove_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task sync authority remove commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__sync__subcmd__help_commands] )) ||
+_agent-task__subcmd__sync__subcmd__help_commands() {
+    local commands; commands=(
+'keygen:Create this node'\''s sync identity (Ed25519 publisher + X25519 recipient keys, owner-private)' \
+'identity:Print the public identity another operator pins (ids, keys, key id)' \
+'authority:Source side\: page authorities (who may page which collections, for which recipient)' \
+'peer:Destination side\: peers this node pulls from' \
+'pull:Pull pages of one collection from a configured peer' \
+'status:The checkpoint status of one (peer, collection) (never the raw cursor)' \
+'reset:Delete the checkpoint of one (peer, collection); imported data stays' \
+'help:Print this message or the help of the given subcommand(s)' \
+    )
+    _describe -t commands 'agent-task sync help commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__sync__subcmd__help__subcmd__authority_commands] )) ||
+_agent-task__subcmd__sync__subcmd__help__subcmd__authority_commands() {
+    local commands; commands=(
+'add:Add a page authority' \
+'list:List page authorities (never their bearers)' \
+'remove:Remove a page authority (its bearer stops working at once)' \
+    )
+    _describe -t commands 'agent-task sync help authority commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__sync__subcmd__help__subcmd__authority__subcmd__add_commands] )) ||
+_agent-task__subcmd__sync__subcmd__help__subcmd__authority__subcmd__add_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task sync help authority add commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__sync__subcmd__help__subcmd__authority__subcmd__list_commands] )) ||
+_agent-task__subcmd__sync__subcmd__help__subcmd__authority__subcmd__list_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task sync help authority list commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__sync__subcmd__help__subcmd__authority__subcmd__remove_commands] )) ||
+_agent-task__subcmd__sync__subcmd__help__subcmd__authority__subcmd__remove_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task sync help authority remove commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__sync__subcmd__help__subcmd__help_commands] )) ||
+_agent-task__subcmd__sync__subcmd__help__subcmd__help_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task sync help help commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__sync__subcmd__help__subcmd__identity_commands] )) ||
+_agent-task__subcmd__sync__subcmd__help__subcmd__identity_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task sync help identity commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__sync__subcmd__help__subcmd__keygen_commands] )) ||
+_agent-task__subcmd__sync__subcmd__help__subcmd__keygen_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task sync help keygen commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__sync__subcmd__help__subcmd__peer_commands] )) ||
+_agent-task__subcmd__sync__subcmd__help__subcmd__peer_commands() {
+    local commands; commands=(
+'add:Configure a peer to pull from' \
+'list:List peers (never their bearers)' \
+'remove:Remove a peer; its checkpoints stay and refuse a re-added peer with another origin, node id or publisher until \`sync reset\`' \
+    )
+    _describe -t commands 'agent-task sync help peer commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__sync__subcmd__help__subcmd__peer__subcmd__add_commands] )) ||
+_agent-task__subcmd__sync__subcmd__help__subcmd__peer__subcmd__add_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task sync help peer add commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__sync__subcmd__help__subcmd__peer__subcmd__list_commands] )) ||
+_agent-task__subcmd__sync__subcmd__help__subcmd__peer__subcmd__list_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task sync help peer list commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__sync__subcmd__help__subcmd__peer__subcmd__remove_commands] )) ||
+_agent-task__subcmd__sync__subcmd__help__subcmd__peer__subcmd__remove_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task sync help peer remove commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__sync__subcmd__help__subcmd__pull_commands] )) ||
+_agent-task__subcmd__sync__subcmd__help__subcmd__pull_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task sync help pull commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__sync__subcmd__help__subcmd__reset_commands] )) ||
+_agent-task__subcmd__sync__subcmd__help__subcmd__reset_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task sync help reset commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__sync__subcmd__help__subcmd__status_commands] )) ||
+_agent-task__subcmd__sync__subcmd__help__subcmd__status_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task sync help status commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__sync__subcmd__identity_commands] )) ||
+_agent-task__subcmd__sync__subcmd__identity_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task sync identity commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__sync__subcmd__keygen_commands] )) ||
+_agent-task__subcmd__sync__subcmd__keygen_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task sync keygen commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__sync__subcmd__peer_commands] )) ||
+_agent-task__subcmd__sync__subcmd__peer_commands() {
+    local commands; commands=(
+'add:Configure a peer to pull from' \
+'list:List peers (never their bearers)' \
+'remove:Remove a peer; its checkpoints stay and refuse a re-added peer with another origin, node id or publisher until \`sync reset\`' \
+'help:Print this message or the help of the given subcommand(s)' \
+    )
+    _describe -t commands 'agent-task sync peer commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__sync__subcmd__peer__subcmd__add_commands] )) ||
+_agent-task__subcmd__sync__subcmd__peer__subcmd__add_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task sync peer add commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__sync__subcmd__peer__subcmd__help_commands] )) ||
+_agent-task__subcmd__sync__subcmd__peer__subcmd__help_commands() {
+    local commands; commands=(
+'add:Configure a peer to pull from' \
+'list:List peers (never their bearers)' \
+'remove:Remove a peer; its checkpoints stay and refuse a re-added peer with another origin, node id or publisher until \`sync reset\`' \
+'help:Print this message or the help of the given subcommand(s)' \
+    )
+    _describe -t commands 'agent-task sync peer help commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__sync__subcmd__peer__subcmd__help__subcmd__add_commands] )) ||
+_agent-task__subcmd__sync__subcmd__peer__subcmd__help__subcmd__add_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task sync peer help add commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__sync__subcmd__peer__subcmd__help__subcmd__help_commands] )) ||
+_agent-task__subcmd__sync__subcmd__peer__subcmd__help__subcmd__help_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task sync peer help help commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__sync__subcmd__peer__subcmd__help__subcmd__list_commands] )) ||
+_agent-task__subcmd__sync__subcmd__peer__subcmd__help__subcmd__list_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task sync peer help list commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__sync__subcmd__peer__subcmd__help__subcmd__remove_commands] )) ||
+_agent-task__subcmd__sync__subcmd__peer__subcmd__help__subcmd__remove_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task sync peer help remove commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__sync__subcmd__peer__subcmd__list_commands] )) ||
+_agent-task__subcmd__sync__subcmd__peer__subcmd__list_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task sync peer list commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__sync__subcmd__peer__subcmd__remove_commands] )) ||
+_agent-task__subcmd__sync__subcmd__peer__subcmd__remove_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task sync peer remove commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__sync__subcmd__pull_commands] )) ||
+_agent-task__subcmd__sync__subcmd__pull_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task sync pull commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__sync__subcmd__reset_commands] )) ||
+_agent-task__subcmd__sync__subcmd__reset_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task sync reset commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__sync__subcmd__status_commands] )) ||
+_agent-task__subcmd__sync__subcmd__status_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task sync status commands' commands "$@"
 }
 (( $+functions[_agent-task__subcmd__task-codex-stop_commands] )) ||
 _agent-task__subcmd__task-codex-stop_commands() {

@@ -75,3 +75,64 @@ printf '\n\033[1m$ git log --stat -1 main\033[0m\n' >&2
 git -C "$work/basic" log --oneline main >&2
 git -C "$work/basic" log --stat -1 main >&2
 printf '\ndemo finished: data directory was %s\n' "$AGENT_TASK_DATA_DIR" >&2
+
+# ---------------------------------------------------------------------------
+# The data half: two agent-data/v1 nodes and an explicit encrypted pull
+# (agent-data-sync/v1; docs/sync.md). Node A collects, node B pulls the
+# collection over the ADDS-encrypted profile, then answers offline.
+# ---------------------------------------------------------------------------
+node_a="$work/node-a"
+node_b="$work/node-b"
+servers=()
+trap 'for p in "${servers[@]}"; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done; rm -rf "$work"' EXIT
+a() { step --data-dir "$node_a" "$@"; }
+b() { step --data-dir "$node_b" "$@"; }
+umask 077
+mkdir -p "$work/files"
+printf '# Field notes\nThe pull is explicit and every payload is encrypted for one recipient.\n' >"$work/files/notes.md"
+
+say "data node A: a node, text and a file collected into one collection, a query, a tombstone"
+a init >/dev/null
+a data init --node-id node_demo_a --file-root "$work/files" >&2
+a data collect --collection default --collector text \
+  --input '{"text":"sync moves encrypted pages between nodes","external_id":"t1"}' >&2
+gone=$(a data collect --collection default --collector text \
+  --input '{"text":"a draft about encrypted pages, withdrawn","external_id":"t2"}' | field '["records"][0]["id"]')
+a data collect --collection default --collector file --input "{\"path\":\"$work/files/notes.md\"}" >&2
+a data query --text encrypted >&2
+a data tombstone "$gone" --reason "withdrawn draft" >&2
+
+say "both nodes: a sync identity each (Ed25519 publisher + X25519 recipient, owner-private)"
+b init >/dev/null
+b data init --node-id node_demo_b >&2
+a sync keygen --id did:example:demo-a >&2
+rcpt=$(b sync keygen --id did:example:demo-b)
+printf '%s\n' "$rcpt" >&2
+pub=$(a sync identity)
+
+say "operator of A: a page-only bearer for B, scoped to one collection and B's recipient key"
+printf 'demo-page-token-%s\n' "$RANDOM$RANDOM" >"$work/page.token"
+a sync authority add --peer node-b --bearer-file "$work/page.token" --collection default \
+  --recipient-id did:example:demo-b \
+  --recipient-key "$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["recipient"]["x25519_public_key"])' "$rcpt")" >&2
+printf 'demo-node-a-%s\n' "$RANDOM$RANDOM" >"$work/a.token"
+"$bin" --data-dir "$node_a" serve --bind 127.0.0.1:0 --data-token-file "$work/a.token" >"$work/a.out" 2>/dev/null &
+servers+=($!)
+for _ in $(seq 1 100); do [ -s "$work/a.out" ] && break; sleep 0.05; done
+origin=$(python3 -c 'import json,sys; print(json.loads(open(sys.argv[1]).readline())["listening"])' "$work/a.out")
+say "node A serves on $origin"
+
+say "operator of B: peer A pinned by origin, node id and publisher key"
+b sync peer add --peer node-a --origin "$origin" --node-id node_demo_a \
+  --publisher-id did:example:demo-a \
+  --publisher-key "$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["publisher"]["ed25519_public_key"])' "$pub")" \
+  --page-token-file "$work/page.token" >&2
+b sync pull --peer node-a --collection default >&2
+b sync status --peer node-a --collection default >&2
+
+say "node A stops; B answers the same query offline (the tombstoned draft stays gone)"
+kill "${servers[0]}"; wait "${servers[0]}" 2>/dev/null || true
+a data query --text encrypted >&2
+b data query --text encrypted >&2
+b data get "$gone" >&2 || true
+printf '\ndata demo finished: nodes were %s and %s\n' "$node_a" "$node_b" >&2

@@ -9,6 +9,7 @@ pub mod collectors;
 pub mod config;
 pub mod cursor;
 pub mod node;
+pub mod replica;
 pub mod schema;
 pub mod syntax;
 pub mod writer;

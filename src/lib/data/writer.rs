@@ -45,6 +45,8 @@ pub enum WriteOp {
     },
     /// Define a collection.
     PutCollection(Map<String, Value>, String),
+    /// Import a verified sync page's objects, in order (`data::replica`).
+    Replica(Vec<super::replica::ReplicaOp>),
 }
 
 /// The result of one write.
@@ -56,6 +58,8 @@ pub enum WriteResult {
     Tombstone(Value),
     /// The stored collection and whether it was created.
     Collection(Value, bool),
+    /// What a replica import inserted or found.
+    Replica(super::replica::ReplicaOutcome),
 }
 
 pub(crate) struct Job {
@@ -220,13 +224,14 @@ fn apply(conn: &Connection, op: WriteOp) -> Result<WriteResult> {
             reason,
             now,
         } => tombstone(conn, &record_id, reason, &now).map(WriteResult::Tombstone),
+        WriteOp::Replica(ops) => super::replica::apply(conn, ops).map(WriteResult::Replica),
         WriteOp::PutCollection(def, now) => {
             put_collection(conn, def, &now).map(|(v, c)| WriteResult::Collection(v, c))
         }
     }
 }
 
-fn insert_record(conn: &Connection, p: Prepared) -> Result<(Value, bool)> {
+pub(crate) fn insert_record(conn: &Connection, p: Prepared) -> Result<(Value, bool)> {
     if p.is_inline() {
         // Small content commits with its row. REPLACE also repairs a
         // damaged copy when the same content is collected again.
@@ -293,7 +298,7 @@ fn insert_record(conn: &Connection, p: Prepared) -> Result<(Value, bool)> {
     Ok((Value::Object(p.envelope), true))
 }
 
-fn tombstone(
+pub(crate) fn tombstone(
     conn: &Connection,
     record_id: &str,
     reason: Option<String>,

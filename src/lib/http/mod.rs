@@ -11,6 +11,7 @@ pub mod hosts;
 pub mod mcp;
 pub mod router;
 pub mod server;
+pub mod sync_routes;
 pub mod tls;
 pub mod workspace;
 

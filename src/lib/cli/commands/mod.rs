@@ -12,6 +12,7 @@ mod requirement;
 mod runtime;
 mod serve;
 mod setup;
+mod sync;
 mod task;
 mod token;
 
@@ -41,6 +42,9 @@ pub enum Command {
     /// The agent-data/v1 local node.
     #[command(subcommand)]
     Data(data::DataCommand),
+    /// agent-data-sync/v1: explicit encrypted pulls between data nodes.
+    #[command(subcommand)]
+    Sync(sync::SyncCommand),
     /// Serve the data node over HTTP (hyper, loopback by default; limits in docs/http.md).
     Serve(serve::ServeArgs),
     /// Operator: register and list repositories.
@@ -143,6 +147,7 @@ pub fn dispatch(ctx: &Ctx, command: Command) -> Result<Reply> {
         Command::Completions(a) => docs::completions(&a).map(Reply::from),
         Command::Man(a) => docs::man(&a).map(Reply::from),
         Command::Data(c) => data::dispatch(ctx, c),
+        Command::Sync(c) => sync::dispatch(ctx, c),
         Command::Serve(a) => serve::run(ctx, &a),
         Command::Repo(c) => repo::run(ctx, c).map(Reply::from),
         Command::Requirement(c) => requirement::run(ctx, c).map(Reply::from),
