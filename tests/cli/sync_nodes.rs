@@ -321,6 +321,21 @@ fn sync_routes_auth_and_request_rules() {
         Some("Bearer realm=\"agent-data-node\"")
     );
     req(a, "POST", "/v1/data/sync/page", Some(PAGE), Some("[1]")).error(400, "invalid_json");
+    // Strict JSON (docs/wire.md): a duplicate key is refused, not last-wins.
+    let dup = format!(
+        r#"{{"protocol":"agent-data-sync/v1","collection_id":"nope","collection_id":"default","recipient":{rb}}}"#
+    );
+    let e = req(a, "POST", "/v1/data/sync/page", Some(PAGE), Some(&dup)).error(400, "invalid_json");
+    assert_eq!(e["details"]["reason"], "duplicate_key", "{e}");
+    let e = req(
+        a,
+        "POST",
+        "/v1/data/sync/pull",
+        Some(TOKEN_A),
+        Some(r#"{"peer_id":"b","collection_id":"default","collection_id":"x"}"#),
+    )
+    .error(400, "invalid_json");
+    assert_eq!(e["details"]["reason"], "duplicate_key", "{e}");
     crate::data_support::req_ct(
         a,
         "POST",
