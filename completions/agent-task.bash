@@ -121,6 +121,9 @@ _agent__task() {
             agent__task,runtime)
                 cmd="agent__task__subcmd__runtime"
                 ;;
+            agent__task,sandbox-exec)
+                cmd="agent__task__subcmd__sandbox__subcmd__exec"
+                ;;
             agent__task,serve)
                 cmd="agent__task__subcmd__serve"
                 ;;
@@ -375,6 +378,9 @@ _agent__task() {
                 ;;
             agent__task__subcmd__help,runtime)
                 cmd="agent__task__subcmd__help__subcmd__runtime"
+                ;;
+            agent__task__subcmd__help,sandbox-exec)
+                cmd="agent__task__subcmd__help__subcmd__sandbox__subcmd__exec"
                 ;;
             agent__task__subcmd__help,serve)
                 cmd="agent__task__subcmd__help__subcmd__serve"
@@ -704,7 +710,7 @@ _agent__task() {
 
     case "${cmd}" in
         agent__task)
-            opts="-h -V --data-dir --pretty --lock-timeout-ms --token-file --help --version init info cas runtime completions man data sync serve repo requirement token keygen enroll enrollment change checkpoint capabilities requirements next instructions reference claim heartbeat status cancel reconcile result recovery install-stop init-repo task-stop task-codex-stop profile collector-claim collect retry-upload finalize qualify land help"
+            opts="-h -V --data-dir --pretty --lock-timeout-ms --token-file --help --version init info cas runtime completions man data sync serve repo requirement token keygen enroll enrollment change checkpoint capabilities requirements next instructions reference claim heartbeat status cancel reconcile result recovery install-stop init-repo task-stop task-codex-stop profile collector-claim collect retry-upload finalize qualify land sandbox-exec help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1086,7 +1092,7 @@ _agent__task() {
             return 0
             ;;
         agent__subcmd__task__subcmd__checkpoint)
-            opts="-h -V --change --workspace --data-dir --pretty --lock-timeout-ms --token-file --help --version"
+            opts="-h -V --change --workspace --max-revision-bytes --data-dir --pretty --lock-timeout-ms --token-file --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1097,6 +1103,10 @@ _agent__task() {
                     return 0
                     ;;
                 --workspace)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-revision-bytes)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -2182,7 +2192,7 @@ _agent__task() {
             return 0
             ;;
         agent__subcmd__task__subcmd__help)
-            opts="init info cas runtime completions man data sync serve repo requirement token keygen enroll enrollment change checkpoint capabilities requirements next instructions reference claim heartbeat status cancel reconcile result recovery install-stop init-repo task-stop task-codex-stop profile collector-claim collect retry-upload finalize qualify land help"
+            opts="init info cas runtime completions man data sync serve repo requirement token keygen enroll enrollment change checkpoint capabilities requirements next instructions reference claim heartbeat status cancel reconcile result recovery install-stop init-repo task-stop task-codex-stop profile collector-claim collect retry-upload finalize qualify land sandbox-exec help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2993,6 +3003,20 @@ _agent__task() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        agent__subcmd__task__subcmd__help__subcmd__sandbox__subcmd__exec)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         agent__subcmd__task__subcmd__help__subcmd__serve)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
@@ -3370,7 +3394,7 @@ _agent__task() {
             return 0
             ;;
         agent__subcmd__task__subcmd__install__subcmd__stop)
-            opts="-h -V --agent --workspace --change --endpoint --repository --profile --data-dir --pretty --lock-timeout-ms --token-file --help --version"
+            opts="-h -V --agent --workspace --change --endpoint --repository --profile --repo-hooks --data-dir --pretty --lock-timeout-ms --token-file --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3480,7 +3504,7 @@ _agent__task() {
             return 0
             ;;
         agent__subcmd__task__subcmd__land)
-            opts="-h -V --repo --change --data-dir --pretty --lock-timeout-ms --token-file --help --version"
+            opts="-h -V --repo --change --allow-protected-change --data-dir --pretty --lock-timeout-ms --token-file --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3646,7 +3670,7 @@ _agent__task() {
             return 0
             ;;
         agent__subcmd__task__subcmd__profile__subcmd__install)
-            opts="-h -V --registration --step --runtime --file --oci-image --data-dir --pretty --lock-timeout-ms --token-file --help --version"
+            opts="-h -V --registration --step --runtime --file --oci-image --sandbox-tmpfs-bytes --sandbox-address-space-bytes --sandbox-processes --sandbox-file-size-bytes --sandbox-cpu-seconds --sandbox-uid --data-dir --pretty --lock-timeout-ms --token-file --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3669,6 +3693,30 @@ _agent__task() {
                     return 0
                     ;;
                 --oci-image)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sandbox-tmpfs-bytes)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sandbox-address-space-bytes)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sandbox-processes)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sandbox-file-size-bytes)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sandbox-cpu-seconds)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sandbox-uid)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -4318,7 +4366,7 @@ _agent__task() {
             return 0
             ;;
         agent__subcmd__task__subcmd__runtime__subcmd__probe)
-            opts="-h -V --runtime --oci-image --data-dir --pretty --lock-timeout-ms --token-file --help --version"
+            opts="-h -V --runtime --oci-image --sandbox-tmpfs-bytes --sandbox-address-space-bytes --sandbox-processes --sandbox-file-size-bytes --sandbox-cpu-seconds --sandbox-uid --data-dir --pretty --lock-timeout-ms --token-file --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -4329,6 +4377,76 @@ _agent__task() {
                     return 0
                     ;;
                 --oci-image)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sandbox-tmpfs-bytes)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sandbox-address-space-bytes)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sandbox-processes)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sandbox-file-size-bytes)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sandbox-cpu-seconds)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sandbox-uid)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --data-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --lock-timeout-ms)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --token-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        agent__subcmd__task__subcmd__sandbox__subcmd__exec)
+            opts="-h -V --rlimit-as --rlimit-nproc --rlimit-fsize --rlimit-cpu --run-as-uid --data-dir --pretty --lock-timeout-ms --token-file --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --rlimit-as)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rlimit-nproc)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rlimit-fsize)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rlimit-cpu)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --run-as-uid)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -173,10 +173,16 @@ _arguments "${_arguments_options[@]}" : \
         case $line[1] in
             (probe)
 _arguments "${_arguments_options[@]}" : \
-'--runtime=[Which runtime]:RUNTIME:((bwrap\:"bubblewrap\: read-only snapshot, no network, pid namespace, private /tmp"
-unshare\:"unshare\: network cut only; the file system is shared"
+'--runtime=[Which runtime]:RUNTIME:((bwrap\:"bubblewrap\: read-only snapshot, no network, pid namespace, sized private tmpfs, pinned limits"
+unshare\:"unshare\: refused (it shares the host file system with candidate code)"
 oci\:"podman or docker with --network none"))' \
 '--oci-image=[For \`oci\`\: the image, pinned by digest (\`NAME@sha256\:<64 hex>\`); it must be in the engine'\''s local store (never pulled)]:REF:_default' \
+'--sandbox-tmpfs-bytes=[Size of each writable tmpfs inside the sandbox (/tmp, /scratch, /dev/shm)]:BYTES:_default' \
+'--sandbox-address-space-bytes=[Address space of each sandboxed process (RLIMIT_AS)]:BYTES:_default' \
+'--sandbox-processes=[Processes and threads of the sandbox'\''s uid (RLIMIT_NPROC)]:N:_default' \
+'--sandbox-file-size-bytes=[Largest file a sandboxed process may write (RLIMIT_FSIZE)]:BYTES:_default' \
+'--sandbox-cpu-seconds=[CPU time of each sandboxed process (RLIMIT_CPU)]:SECONDS:_default' \
+'--sandbox-uid=[The dedicated uid (and gid) candidate code runs as; only when the collector runs as root, where it is required (default 2000000000)]:UID:_default' \
 '--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
@@ -1377,6 +1383,7 @@ esac
 _arguments "${_arguments_options[@]}" : \
 '(--workspace)--change=[Change id]:CHANGE:_default' \
 '--workspace=[Workspace directory of the Change]:PATH:_files' \
+'--max-revision-bytes=[Refuse (\`revision_too_large\`, before reading any file) a workspace whose files add up to more than this many bytes]:BYTES:_default' \
 '--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
@@ -1568,8 +1575,8 @@ _arguments "${_arguments_options[@]}" : \
 ;;
 (install-stop)
 _arguments "${_arguments_options[@]}" : \
-'--agent=[Which agent'\''s settings to edit]:AGENT:((claude\:"Claude Code\: \`.claude/settings.json\`, \`task-stop\`"
-codex\:"Codex CLI\: \`.codex/hooks.json\`, \`task-codex-stop\`"))' \
+'--agent=[Which agent'\''s settings to edit]:AGENT:((claude\:"Claude Code\: \`.claude/settings.local.json\`, \`task-stop\`"
+codex\:"Codex CLI\: \`~/.codex/hooks.json\` (or the repository'\''s with \`--repo-hooks\`), \`task-codex-stop\`"))' \
 '--workspace=[The workspace holding \`.claude/\` or \`.codex/\`]:PATH:_files' \
 '--change=[The Change the hook guards]:CHANGE:_default' \
 '--endpoint=[Remote workspace endpoint (base URL) the hook asks for qualification]:URL:_default' \
@@ -1578,6 +1585,7 @@ codex\:"Codex CLI\: \`.codex/hooks.json\`, \`task-codex-stop\`"))' \
 '--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--repo-hooks[Codex only\: write the repository'\''s .codex/hooks.json (kept out of revisions through git'\''s info/exclude) instead of the user-level \$CODEX_HOME/hooks.json]' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help (see more with '\''--help'\'')]' \
 '--help[Print help (see more with '\''--help'\'')]' \
@@ -1656,11 +1664,17 @@ _arguments "${_arguments_options[@]}" : \
 _arguments "${_arguments_options[@]}" : \
 '--registration=[Registration id (from \`enroll\`)]:REGISTRATION:_default' \
 '--step=[Step id (a command step of the installed requirement)]:STEP:_default' \
-'--runtime=[Runtime]:RUNTIME:((bwrap\:"bubblewrap\: read-only snapshot, no network, pid namespace, private /tmp"
-unshare\:"unshare\: network cut only; the file system is shared"
+'--runtime=[Runtime]:RUNTIME:((bwrap\:"bubblewrap\: read-only snapshot, no network, pid namespace, sized private tmpfs, pinned limits"
+unshare\:"unshare\: refused (it shares the host file system with candidate code)"
 oci\:"podman or docker with --network none"))' \
 '--file=[A pinned identity \`{"basis"\: "pinned_file", "identity"\: {…}}\` instead of probing now]:FILE:_files' \
 '--oci-image=[The image an \`oci\` profile runs, pinned by digest (\`NAME@sha256\:<64 hex>\`; a tag alone is refused). It must already be in the engine'\''s local store\: collections never pull]:REF:_default' \
+'--sandbox-tmpfs-bytes=[Size of each writable tmpfs inside the sandbox (/tmp, /scratch, /dev/shm)]:BYTES:_default' \
+'--sandbox-address-space-bytes=[Address space of each sandboxed process (RLIMIT_AS)]:BYTES:_default' \
+'--sandbox-processes=[Processes and threads of the sandbox'\''s uid (RLIMIT_NPROC)]:N:_default' \
+'--sandbox-file-size-bytes=[Largest file a sandboxed process may write (RLIMIT_FSIZE)]:BYTES:_default' \
+'--sandbox-cpu-seconds=[CPU time of each sandboxed process (RLIMIT_CPU)]:SECONDS:_default' \
+'--sandbox-uid=[The dedicated uid (and gid) candidate code runs as; only when the collector runs as root, where it is required (default 2000000000)]:UID:_default' \
 '--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
@@ -1783,11 +1797,30 @@ _arguments "${_arguments_options[@]}" : \
 '--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--allow-protected-change[Land a revision that changes protected paths (the operator'\''s explicit override\: no receipt is required for it, since its tests are not the operator'\''s; the landing row and the commit message record it)]' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
 '-V[Print version]' \
 '--version[Print version]' \
+&& ret=0
+;;
+(sandbox-exec)
+_arguments "${_arguments_options[@]}" : \
+'--rlimit-as=[RLIMIT_AS]:BYTES:_default' \
+'--rlimit-nproc=[RLIMIT_NPROC]:N:_default' \
+'--rlimit-fsize=[RLIMIT_FSIZE]:BYTES:_default' \
+'--rlimit-cpu=[RLIMIT_CPU]:SECONDS:_default' \
+'--run-as-uid=[The dedicated uid/gid to drop to (root only)]:UID:_default' \
+'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
+'-h[Print help]' \
+'--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
+'*::command -- The program (bwrap) and its arguments:_default' \
 && ret=0
 ;;
 (help)
@@ -2266,6 +2299,10 @@ _arguments "${_arguments_options[@]}" : \
 _arguments "${_arguments_options[@]}" : \
 && ret=0
 ;;
+(sandbox-exec)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
 (help)
 _arguments "${_arguments_options[@]}" : \
 && ret=0
@@ -2322,6 +2359,7 @@ _agent-task_commands() {
 'finalize:Agent\: create the v2 receipt of the current subject from retained transfers' \
 'qualify:Agent\: read-only exact-subject qualification' \
 'land:Operator\: admission rechecks, then move the target head (and commit, for git)' \
+'sandbox-exec:Internal\: the sandbox launcher a bwrap run goes through (limits, uid, then bwrap)' \
 'help:Print this message or the help of the given subcommand(s)' \
     )
     _describe -t commands 'agent-task commands' commands "$@"
@@ -2714,6 +2752,7 @@ _agent-task__subcmd__help_commands() {
 'finalize:Agent\: create the v2 receipt of the current subject from retained transfers' \
 'qualify:Agent\: read-only exact-subject qualification' \
 'land:Operator\: admission rechecks, then move the target head (and commit, for git)' \
+'sandbox-exec:Internal\: the sandbox launcher a bwrap run goes through (limits, uid, then bwrap)' \
 'help:Print this message or the help of the given subcommand(s)' \
     )
     _describe -t commands 'agent-task help commands' commands "$@"
@@ -3025,7 +3064,7 @@ _agent-task__subcmd__help__subcmd__retry-upload_commands() {
 (( $+functions[_agent-task__subcmd__help__subcmd__runtime_commands] )) ||
 _agent-task__subcmd__help__subcmd__runtime_commands() {
     local commands; commands=(
-'probe:Print the observed identity (program digest, version, pinned arguments, isolation facts, for oci the engine and resolved image, and their digest) after a trial run (bwrap, unshare)' \
+'probe:Print the observed identity (program digest, version, pinned arguments, isolation facts, for bwrap the pinned limits, for oci the engine and resolved image, and their digest) after a trial run (bwrap)' \
     )
     _describe -t commands 'agent-task help runtime commands' commands "$@"
 }
@@ -3033,6 +3072,11 @@ _agent-task__subcmd__help__subcmd__runtime_commands() {
 _agent-task__subcmd__help__subcmd__runtime__subcmd__probe_commands() {
     local commands; commands=()
     _describe -t commands 'agent-task help runtime probe commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__help__subcmd__sandbox-exec_commands] )) ||
+_agent-task__subcmd__help__subcmd__sandbox-exec_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task help sandbox-exec commands' commands "$@"
 }
 (( $+functions[_agent-task__subcmd__help__subcmd__serve_commands] )) ||
 _agent-task__subcmd__help__subcmd__serve_commands() {
@@ -3358,7 +3402,7 @@ _agent-task__subcmd__retry-upload_commands() {
 (( $+functions[_agent-task__subcmd__runtime_commands] )) ||
 _agent-task__subcmd__runtime_commands() {
     local commands; commands=(
-'probe:Print the observed identity (program digest, version, pinned arguments, isolation facts, for oci the engine and resolved image, and their digest) after a trial run (bwrap, unshare)' \
+'probe:Print the observed identity (program digest, version, pinned arguments, isolation facts, for bwrap the pinned limits, for oci the engine and resolved image, and their digest) after a trial run (bwrap)' \
 'help:Print this message or the help of the given subcommand(s)' \
     )
     _describe -t commands 'agent-task runtime commands' commands "$@"
@@ -3366,7 +3410,7 @@ _agent-task__subcmd__runtime_commands() {
 (( $+functions[_agent-task__subcmd__runtime__subcmd__help_commands] )) ||
 _agent-task__subcmd__runtime__subcmd__help_commands() {
     local commands; commands=(
-'probe:Print the observed identity (program digest, version, pinned arguments, isolation facts, for oci the engine and resolved image, and their digest) after a trial run (bwrap, unshare)' \
+'probe:Print the observed identity (program digest, version, pinned arguments, isolation facts, for bwrap the pinned limits, for oci the engine and resolved image, and their digest) after a trial run (bwrap)' \
 'help:Print this message or the help of the given subcommand(s)' \
     )
     _describe -t commands 'agent-task runtime help commands' commands "$@"
@@ -3385,6 +3429,11 @@ _agent-task__subcmd__runtime__subcmd__help__subcmd__probe_commands() {
 _agent-task__subcmd__runtime__subcmd__probe_commands() {
     local commands; commands=()
     _describe -t commands 'agent-task runtime probe commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__sandbox-exec_commands] )) ||
+_agent-task__subcmd__sandbox-exec_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task sandbox-exec commands' commands "$@"
 }
 (( $+functions[_agent-task__subcmd__serve_commands] )) ||
 _agent-task__subcmd__serve_commands() {

@@ -349,6 +349,20 @@ codes! {
     ReplicaTombstoneCollectionMismatch = "replica_tombstone_collection_mismatch" => exit 65, http 409;
     /// A replica tombstone differs from the existing tombstone.
     ReplicaTombstoneConflict = "replica_tombstone_conflict" => exit 65, http 409;
+    /// A candidate revision changes a path the workflow protects (relative to the target head).
+    ProtectedPathChanged = "protected_path_changed" => exit 65, http 409;
+    /// A workspace path git would refuse or alias (`.git` in any case or alias, a symlinked `.gitmodules`, …).
+    PathNotRepresentable = "path_not_representable" => exit 65, http 422;
+    /// A revision's files add up to more than the checkpoint's size cap.
+    RevisionTooLarge = "revision_too_large" => exit 65, http 413;
+    /// The git tree `land` wrote differs from the revision's manifest; nothing was moved.
+    LandedTreeMismatch = "landed_tree_mismatch" => exit 65, http 500;
+    /// Retained collector state fails its MAC (planted or edited); nothing is signed.
+    CollectorStateTampered = "collector_state_tampered" => exit 65, http 500;
+    /// The runtime lets candidate code reach the collector's key, state or files outside its scratch.
+    RuntimeNotIsolating = "runtime_not_isolating" => exit 78, http 409;
+    /// A sandbox limit the profile pins cannot be applied on this host.
+    SandboxLimitUnavailable = "sandbox_limit_unavailable" => exit 69, http 503;
 }
 
 impl fmt::Display for Code {

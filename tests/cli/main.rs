@@ -18,6 +18,7 @@ mod data_support;
 mod docs;
 mod doctor;
 mod doctor_fake;
+mod evidence;
 mod foundation;
 mod hook_install;
 mod hook_scan;

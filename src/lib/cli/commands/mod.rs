@@ -9,7 +9,7 @@ mod enroll;
 mod hooks;
 mod repo;
 mod requirement;
-mod runtime;
+pub(crate) mod runtime;
 mod serve;
 mod setup;
 mod sync;
@@ -67,7 +67,7 @@ pub enum Command {
     #[command(subcommand)]
     Change(change::ChangeCmd),
     /// Agent: snapshot the workspace into a new Change version (a new subject).
-    Checkpoint(change::ChangeSelArgs),
+    Checkpoint(change::CheckpointArgs),
     /// Agent: capability, schema versions and operation names.
     Capabilities,
     /// Agent: the installed requirement of a Change's profile.
@@ -115,6 +115,9 @@ pub enum Command {
     Qualify(change::ChangeSelArgs),
     /// Operator: admission rechecks, then move the target head (and commit, for git).
     Land(collect::LandArgs),
+    /// Internal: the sandbox launcher a bwrap run goes through (limits, uid, then bwrap).
+    #[command(hide = true)]
+    SandboxExec(runtime::SandboxExecArgs),
 }
 
 /// What a successful command prints on stdout, and its exit code (0 for
@@ -180,6 +183,7 @@ pub fn dispatch(ctx: &Ctx, command: Command) -> Result<Reply> {
         Command::Finalize(a) => collect::finalize(ctx, a).map(Reply::from),
         Command::Qualify(a) => collect::qualify(ctx, a).map(Reply::from),
         Command::Land(a) => collect::land(ctx, a).map(Reply::from),
+        Command::SandboxExec(a) => runtime::sandbox_exec(&a).map(Reply::from),
     }
 }
 
