@@ -1153,4 +1153,65 @@ mod bodies {
         raw_post(a, UPLOAD, &tok, json, &t).refused(415, "unsupported_media_type");
         intact(&s, &before, "upload");
     }
+
+    /// A Host outside the allow-list (DNS rebinding, a misrouted proxy) is
+    /// 421 before any route runs, on every route family, with a valid
+    /// bearer and body; encoded traversal in the workspace path segments
+    /// and MCP query is a typed refusal. Nothing runs, nothing changes.
+    #[test]
+    fn misdirected_hosts_and_traversal_in_workspace_paths_run_nothing() {
+        let s = full_server(&[]);
+        let a = s.addr.as_str();
+        let port = a.rsplit_once(':').expect("port").1;
+        let tok = s.agent.clone().expect("agent token");
+        let before = state(&s);
+        let json = "application/json";
+        let with_host = |host: &str, path: &str, bearer: &str, body: &str| {
+            send(
+                a,
+                format!("POST {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\nAuthorization: Bearer {bearer}\r\nContent-Type: {json}\r\nContent-Length: {}\r\n\r\n{body}", body.len()).as_bytes(),
+                false,
+            )
+        };
+        let mcp_call = r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#;
+        let claim = r#"{"operation":"capabilities"}"#;
+        for host in [
+            format!("evil.test:{port}"),
+            "127.0.0.1".to_owned(),
+            format!("127.0.0.1:{}", port.parse::<u32>().expect("p") + 1),
+            format!("127.0.0.2:{port}"),
+            format!("localhost.evil.test:{port}"),
+            format!("[::2]:{port}"),
+            "".to_owned(),
+        ] {
+            for (path, bearer, body) in [
+                ("/v1/data/collect", TOKEN, COLLECT),
+                (OPS, tok.as_str(), claim),
+                (MCP, tok.as_str(), mcp_call),
+            ] {
+                let e = with_host(&host, path, bearer, body)
+                    .refused(421, "misdirected_request")
+                    .json();
+                assert_eq!(e["details"]["allowed_hosts"][0], a, "{e}");
+            }
+            intact(&s, &before, &format!("host {host:?}"));
+        }
+        // Encoded traversal in the workspace repository and profile: no
+        // such profile (the names are compared, never joined to a path),
+        // or a path that does not decode to UTF-8.
+        for (repo, profile, path_code) in [
+            ("..%2F..%2Fetc", "default", (404, "not_found")),
+            ("%2e%2e", "default", (404, "not_found")),
+            ("demo-basic", "..%2Fdefault", (404, "not_found")),
+            ("demo-basic%00", "default", (404, "not_found")),
+            ("demo-basic", "%C0%AE%C0%AE", (400, "invalid_path")),
+        ] {
+            let path =
+                format!("/v1/hub/workspace/repositories/{repo}/profiles/{profile}/agent-tasks");
+            post(a, &path, &tok, json, claim).refused(path_code.0, path_code.1);
+            let q = format!("/v1/hub/workspace/mcp?repository={repo}&profile={profile}");
+            post(a, &q, &tok, json, mcp_call).refused(404, "not_found");
+            intact(&s, &before, &path);
+        }
+    }
 }
