@@ -4805,13 +4805,25 @@ _agent__task() {
             return 0
             ;;
         agent__subcmd__task__subcmd__serve)
-            opts="-h -V --bind --data-token-file --workers --max-connections --accept-backlog --accept-backlog-ms --max-header-bytes --max-headers --head-timeout-ms --body-timeout-ms --idle-timeout-ms --send-timeout-ms --workspace-config --data-dir --pretty --lock-timeout-ms --token-file --help --version"
+            opts="-h -V --bind --tls-cert --tls-key --insecure-http --public-name --data-token-file --workers --max-connections --accept-backlog --accept-backlog-ms --max-header-bytes --max-headers --head-timeout-ms --body-timeout-ms --idle-timeout-ms --send-timeout-ms --workspace-config --data-dir --pretty --lock-timeout-ms --token-file --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --bind)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --tls-cert)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --tls-key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --public-name)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

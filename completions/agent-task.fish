@@ -357,8 +357,11 @@ complete -c agent-task -n "__fish_agent_task_using_subcommand sync; and __fish_s
 complete -c agent-task -n "__fish_agent_task_using_subcommand sync; and __fish_seen_subcommand_from help" -f -a "status" -d 'The checkpoint status of one (peer, collection) (never the raw cursor)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand sync; and __fish_seen_subcommand_from help" -f -a "reset" -d 'Delete the checkpoint of one (peer, collection); imported data stays'
 complete -c agent-task -n "__fish_agent_task_using_subcommand sync; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c agent-task -n "__fish_agent_task_using_subcommand serve" -l bind -d 'Address to listen on. A non-loopback host needs a node bearer' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand serve" -l data-token-file -d 'File holding the dedicated node bearer (one line). Without it (and without AGENT_TASK_NODE_TOKEN) every /v1/data/* route answers 503' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand serve" -l bind -d 'Address to listen on. A non-loopback host needs a node bearer, and TLS (--tls-cert/--tls-key) unless --insecure-http' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand serve" -l tls-cert -d 'PEM certificate chain (leaf first): serve HTTPS with rustls' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand serve" -l tls-key -d 'PEM private key of --tls-cert (owner-private 0600, not a symlink)' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand serve" -l public-name -d 'A host name (NAME or NAME:PORT; the bound port by default) clients use for this server, added to the allow-list checked against every request\'s Host (else 421 misdirected_request) and MCP\'s Origin. The bound address is always on it, and a loopback bind adds localhost, 127.0.0.1 and [::1]. Repeatable; required for a wildcard bind' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand serve" -l data-token-file -d 'File holding the dedicated node bearer (one line; owner-private 0600, not a symlink). Without it (and without AGENT_TASK_NODE_TOKEN) every /v1/data/* route answers 503' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand serve" -l workers -d 'Handler threads: the bounded pool that runs request handlers. Socket work (heads, bodies, writes) for every connection runs on two other threads, never one per connection' -r
 complete -c agent-task -n "__fish_agent_task_using_subcommand serve" -l max-connections -d 'Connections served at once. Past it, --accept-backlog more wait for a slot; every other new connection gets 503 server_busy' -r
 complete -c agent-task -n "__fish_agent_task_using_subcommand serve" -l accept-backlog -d 'Connections over --max-connections that may wait for a slot (each at most --accept-backlog-ms, then 503 server_busy)' -r
@@ -373,6 +376,7 @@ complete -c agent-task -n "__fish_agent_task_using_subcommand serve" -l workspac
 complete -c agent-task -n "__fish_agent_task_using_subcommand serve" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand serve" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
 complete -c agent-task -n "__fish_agent_task_using_subcommand serve" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand serve" -l insecure-http -d 'Serve plain HTTP on a non-loopback address: bearers and agent tokens then cross the network in clear. Without it such a bind is refused'
 complete -c agent-task -n "__fish_agent_task_using_subcommand serve" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand serve" -s h -l help -d 'Print help'
 complete -c agent-task -n "__fish_agent_task_using_subcommand serve" -s V -l version -d 'Print version'

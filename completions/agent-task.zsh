@@ -957,8 +957,11 @@ esac
 ;;
 (serve)
 _arguments "${_arguments_options[@]}" : \
-'--bind=[Address to listen on. A non-loopback host needs a node bearer]:HOST:PORT:_default' \
-'--data-token-file=[File holding the dedicated node bearer (one line). Without it (and without AGENT_TASK_NODE_TOKEN) every /v1/data/* route answers 503]:F:_files' \
+'--bind=[Address to listen on. A non-loopback host needs a node bearer, and TLS (--tls-cert/--tls-key) unless --insecure-http]:HOST:PORT:_default' \
+'--tls-cert=[PEM certificate chain (leaf first)\: serve HTTPS with rustls]:F:_files' \
+'--tls-key=[PEM private key of --tls-cert (owner-private 0600, not a symlink)]:F:_files' \
+'*--public-name=[A host name (NAME or NAME\:PORT; the bound port by default) clients use for this server, added to the allow-list checked against every request'\''s Host (else 421 misdirected_request) and MCP'\''s Origin. The bound address is always on it, and a loopback bind adds localhost, 127.0.0.1 and \[\:\:1\]. Repeatable; required for a wildcard bind]:NAME[:PORT]:_default' \
+'--data-token-file=[File holding the dedicated node bearer (one line; owner-private 0600, not a symlink). Without it (and without AGENT_TASK_NODE_TOKEN) every /v1/data/* route answers 503]:F:_files' \
 '--workers=[Handler threads\: the bounded pool that runs request handlers. Socket work (heads, bodies, writes) for every connection runs on two other threads, never one per connection]:WORKERS:_default' \
 '--max-connections=[Connections served at once. Past it, --accept-backlog more wait for a slot; every other new connection gets 503 server_busy]:N:_default' \
 '--accept-backlog=[Connections over --max-connections that may wait for a slot (each at most --accept-backlog-ms, then 503 server_busy)]:N:_default' \
@@ -973,6 +976,7 @@ _arguments "${_arguments_options[@]}" : \
 '--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'(--tls-cert)--insecure-http[Serve plain HTTP on a non-loopback address\: bearers and agent tokens then cross the network in clear. Without it such a bind is refused]' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \

@@ -151,6 +151,8 @@ codes! {
     InvalidJson = "invalid_json" => exit 65, http 400;
     /// A query-string parameter is malformed.
     InvalidQuery = "invalid_query" => exit 65, http 400;
+    /// The request's `Host` (or MCP `Origin`) is not a name this server answers to.
+    MisdirectedRequest = "misdirected_request" => exit 65, http 421;
     /// A path segment is not valid percent-encoding.
     InvalidPath = "invalid_path" => exit 65, http 400;
     /// A request field has the wrong type or is out of bounds.
@@ -161,6 +163,8 @@ codes! {
     LimitExceeded = "limit_exceeded" => exit 65, http 400;
     /// A consistency other than `local` was asked for.
     UnsupportedConsistency = "unsupported_consistency" => exit 65, http 400;
+    /// A text query has more terms than the node's cap.
+    QueryTooComplex = "query_too_complex" => exit 65, http 400;
     /// A change cursor is malformed or belongs to another filter.
     InvalidCursor = "invalid_cursor" => exit 65, http 400;
     /// A collection id does not match the id syntax.

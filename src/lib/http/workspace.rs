@@ -30,6 +30,8 @@ pub struct Workspace {
     pub clock: Arc<dyn Clock>,
     /// Lock wait for mutations.
     pub lock_timeout: Duration,
+    /// The server's host allow-list (MCP checks `Origin` against it).
+    pub hosts: Arc<super::hosts::HostAllowList>,
 }
 
 impl Workspace {
@@ -108,6 +110,28 @@ fn authorize_path(ws: Arc<Workspace>) -> Guard {
     })
 }
 
+/// An operation body: `application/json` of at most [`MAX_BODY`] bytes,
+/// decoded strictly (`docs/wire.md`, "Strict JSON"): malformed JSON, a
+/// duplicate key at any depth (`{"operation":"nope","operation":"next"}`
+/// would otherwise run `next`) or nesting past 64 levels is `invalid_json`
+/// with `details.reason`; the typed decode then refuses unknown fields.
+fn read_operation_body(req: &mut Request<'_>) -> Result<serde_json::Map<String, Value>> {
+    use crate::wire::json::{Limits, decode};
+    let bytes = super::router::read_json_bytes(req, MAX_BODY)?;
+    match decode::<Value>(
+        &bytes,
+        Limits::bytes(MAX_BODY as usize),
+        Code::InvalidJson,
+        "request body",
+    )? {
+        Value::Object(m) => Ok(m),
+        _ => Err(Error::new(
+            Code::InvalidJson,
+            "Request body must be a JSON object",
+        )),
+    }
+}
+
 /// The body of a collector upload: `application/octet-stream`, bounded by
 /// the transfer limit.
 fn upload_body() -> BodySpec {
@@ -136,7 +160,7 @@ pub fn mount(router: &mut Router, ws: Arc<Workspace>) {
         Arc::new(move |req: &mut Request<'_>| {
             let tok = bearer(req)?;
             let profile = w.config.profile(&param(req, 0)?, &param(req, 1)?)?.clone();
-            let body = super::data_routes::read_json_body(req, MAX_BODY)?;
+            let body = read_operation_body(req)?;
             let op = body
                 .get("operation")
                 .and_then(Value::as_str)

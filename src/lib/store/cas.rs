@@ -7,6 +7,14 @@
 //! crash leaves at most an orphan temp file, never a partial object. Reads
 //! verify size and digest and fail with `integrity_error` on a mismatch.
 //! Putting bytes whose object exists but is corrupt repairs it atomically.
+//!
+//! Orphan temp files (a writer killed mid-put) are swept by writers: every
+//! time a command takes the data-directory write lock it removes the
+//! `cas/tmp/put-*` files whose last modification is older than
+//! [`TEMP_SWEEP_AGE`] (one hour). A put still in progress keeps touching
+//! its temp file, so only a put stalled for that long can lose it (its
+//! rename then fails with `io_error`; nothing half-written is ever named).
+//! Read commands and the Stop hook never take the lock and never sweep.
 
 use super::private_fs;
 use crate::error::{Code, Error, Result};
@@ -87,6 +95,12 @@ pub struct Cas {
 
 const BUF: usize = 64 * 1024;
 
+/// Age past which a writer removes an orphan CAS temp file.
+pub const TEMP_SWEEP_AGE: std::time::Duration = std::time::Duration::from_secs(3600);
+
+/// Prefix of the temp files of a put.
+const TEMP_PREFIX: &str = "put-";
+
 impl Cas {
     pub(crate) fn new(root: PathBuf) -> Self {
         Cas { root }
@@ -135,7 +149,7 @@ impl Cas {
     ) -> Result<PutOutcome> {
         let tmp_dir = self.root.join("tmp");
         let mut tmp = tempfile::Builder::new()
-            .prefix("put-")
+            .prefix(TEMP_PREFIX)
             .tempfile_in(&tmp_dir)
             .map_err(|e| Error::io("create temp file in", &tmp_dir, e))?;
         let mut hasher = Sha256::new();
@@ -365,6 +379,44 @@ impl Cas {
         Ok((checked, corrupt))
     }
 
+    /// Removes the orphan temp files (`cas/tmp/put-*`, regular files) last
+    /// modified more than `age` before `now`, under the write lock (the
+    /// `DirLock` is the proof). Returns how many were removed. A file that
+    /// vanished meanwhile is not an error.
+    pub fn sweep_temp(
+        &self,
+        _lock: &super::DirLock,
+        now: std::time::SystemTime,
+        age: std::time::Duration,
+    ) -> Result<u64> {
+        let dir = self.root.join("tmp");
+        let mut removed = 0;
+        for e in read_dir_if_exists(&dir)? {
+            let e = e.map_err(|e| Error::io("list", &dir, e))?;
+            if !e.file_name().to_string_lossy().starts_with(TEMP_PREFIX) {
+                continue;
+            }
+            let md = match fs::symlink_metadata(e.path()) {
+                Ok(md) => md,
+                Err(err) if err.kind() == std::io::ErrorKind::NotFound => continue,
+                Err(err) => return Err(Error::io("stat", &e.path(), err)),
+            };
+            let old = md
+                .modified()
+                .ok()
+                .and_then(|m| now.duration_since(m).ok())
+                .is_some_and(|d| d > age);
+            if md.file_type().is_file() && old {
+                match fs::remove_file(e.path()) {
+                    Ok(()) => removed += 1,
+                    Err(err) if err.kind() == std::io::ErrorKind::NotFound => {}
+                    Err(err) => return Err(Error::io("remove", &e.path(), err)),
+                }
+            }
+        }
+        Ok(removed)
+    }
+
     /// Counts objects, their bytes and orphan temp files (read-only).
     pub fn stats(&self) -> Result<CasStats> {
         let mut s = CasStats::default();
@@ -458,6 +510,37 @@ mod tests {
         assert!(r.repaired);
         assert_eq!(c.read(&a.digest, Some(5), 100).expect("read"), b"hello");
         assert_eq!(c.stats().expect("stats").objects, 1);
+    }
+
+    #[test]
+    fn sweep_removes_only_old_put_temp_files() {
+        let (t, c) = cas();
+        let tmp = t.path().join("cas/tmp");
+        let now = std::time::SystemTime::now();
+        let plant = |name: &str, age_s: u64| {
+            let p = tmp.join(name);
+            let f = fs::File::create(&p).expect("create");
+            f.set_modified(now - std::time::Duration::from_secs(age_s))
+                .expect("mtime");
+            p
+        };
+        let old = plant("put-old", 7200);
+        let young = plant("put-young", 60);
+        let other = plant("keep-other", 7200);
+        fs::create_dir(tmp.join("put-dir")).expect("mkdir");
+        let lock =
+            super::super::lock::acquire(&t.path().join("lock"), std::time::Duration::from_secs(1))
+                .expect("lock");
+        assert_eq!(c.sweep_temp(&lock, now, TEMP_SWEEP_AGE).expect("sweep"), 1);
+        assert!(!old.exists());
+        assert!(young.exists() && other.exists() && tmp.join("put-dir").exists());
+        // Later, the young one is old too.
+        let later = now + std::time::Duration::from_secs(3600);
+        assert_eq!(
+            c.sweep_temp(&lock, later, TEMP_SWEEP_AGE).expect("sweep"),
+            1
+        );
+        assert!(!young.exists());
     }
 
     #[test]

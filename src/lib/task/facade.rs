@@ -61,8 +61,12 @@ impl WorkspaceConfig {
     /// Parses and validates configuration bytes.
     pub fn parse(bytes: &[u8]) -> Result<WorkspaceConfig> {
         let bad = |m: String| Error::new(Code::Config, m);
-        let c: WorkspaceConfig =
-            serde_json::from_slice(bytes).map_err(|e| bad(format!("workspace config: {e}")))?;
+        let c: WorkspaceConfig = crate::wire::json::decode(
+            bytes,
+            crate::wire::json::Limits::bytes(MAX_CONFIG_BYTES as usize),
+            Code::Config,
+            "workspace config",
+        )?;
         if c.version != CONFIG_VERSION {
             return Err(bad(format!(
                 "workspace config version {} is not supported (1)",

@@ -157,10 +157,12 @@ pub(super) fn profile(ctx: &Ctx, c: ProfileCmd) -> Result<Value> {
             limits,
         } => {
             let pinned = match file {
-                Some(f) => Some(serde_json::from_slice::<PinnedRuntime>(&read_small(
-                    &f,
-                    col::MAX_PIN_FILE,
-                )?)?),
+                Some(f) => Some(crate::wire::json::decode::<PinnedRuntime>(
+                    &read_small(&f, col::MAX_PIN_FILE)?,
+                    crate::wire::json::Limits::bytes(col::MAX_PIN_FILE as usize),
+                    crate::error::Code::InvalidInput,
+                    "pinned runtime file",
+                )?),
                 None => None,
             };
             to_value(&col::profile_install(

@@ -210,7 +210,12 @@ pub(super) fn result(ctx: &Ctx, a: ResultArgs) -> Result<Value> {
     if bytes.len() as u64 > MAX_RESULT_BYTES {
         return Err(too_large());
     }
-    let assertion: TaskResultAssertion = serde_json::from_slice(&bytes)?;
+    let assertion: TaskResultAssertion = crate::wire::json::decode(
+        &bytes,
+        crate::wire::json::Limits::bytes(MAX_RESULT_BYTES as usize),
+        Code::InvalidInput,
+        "assertion",
+    )?;
     run(
         ctx,
         OperationRequest::Result {
