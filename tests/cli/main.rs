@@ -27,6 +27,7 @@ mod mcp_client;
 mod mcp_interop;
 mod net_ssrf;
 mod origin;
+mod privsep;
 mod profile_basis;
 mod remote_checkpoint;
 mod runtime;
