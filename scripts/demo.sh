@@ -7,6 +7,11 @@
 # its change fails the operator's test inside the bwrap sandbox, gets fixed,
 # passes, is finalised into a receipt, qualifies, and the operator lands it
 # as a commit on `main` that contains no local hook settings.
+# The demo runs as one Unix user (agent and operator alike), which is for
+# trying the tool only: the privilege-separated set-up (operator user with
+# the key and the data, agent on the endpoint with its token, collect
+# through a sudo wrapper) is in docs/security.md, "Privilege-separated
+# deployment", and tests/cli/privsep.rs runs it with real users.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
