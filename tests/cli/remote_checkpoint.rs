@@ -438,7 +438,7 @@ fn manifest_of_tree(t: &[(String, Vec<u8>)]) -> Vec<u8> {
 }
 
 fn open_change(l: &Loop, a: &str) -> String {
-    remote(&l, a, &["change", "open", "--profile", "default"]).json()["change_id"]
+    remote(l, a, &["change", "open", "--profile", "default"]).json()["change_id"]
         .as_str()
         .expect("id")
         .to_owned()
