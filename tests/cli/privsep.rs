@@ -335,6 +335,72 @@ fn privilege_separated_deployment_with_real_users() {
     ]);
     let w = run_cmd(&mut c).json();
     assert_eq!(w["visudo"], "passed", "{w}");
+    assert_eq!(
+        std::fs::read_to_string(&wrapper).expect("wrapper"),
+        agent_task::collector::wrapper::script(s(&d.bin()), s(&d.data()), s(&d.collector()), &op)
+    );
+
+    // A deployment that would let the agent in is refused, and nothing is
+    // written: the agent as the operator, a binary or data directory the
+    // agent owns, a sudoers name sudo would ignore, a non-root caller.
+    let other_out = root_dir.join("sbin/refused-wrapper");
+    let own_bin = ag_home.join("agent-task");
+    std::fs::copy(d.bin(), &own_bin).expect("copy");
+    sh_root(&["chown", &format!("{agent}:{agent}"), s(&own_bin)]);
+    let refused = |binary: &Path, data: &Path, agent_user: &str, sudoers: &str| {
+        let mut c = assert_cmd::Command::new(d.bin());
+        c.env_clear().env("PATH", PATH).args([
+            "collector",
+            "wrapper",
+            "--out",
+            s(&other_out),
+            "--data-dir",
+            s(data),
+            "--collector-dir",
+            s(&d.collector()),
+            "--binary",
+            s(binary),
+            "--operator-user",
+            &op,
+            "--agent-user",
+            agent_user,
+            "--sudoers-out",
+            sudoers,
+        ]);
+        run_cmd(&mut c)
+    };
+    let bad_rule = format!("/etc/sudoers.d/agent-task-test.{unique}");
+    let good_rule = format!("/etc/sudoers.d/agent-task-refused-{unique}");
+    refused(&d.bin(), &d.data(), &op, &good_rule).error("invalid_input", 65);
+    refused(&own_bin, &d.data(), &agent, &good_rule).error("insecure_permissions", 77);
+    refused(&d.bin(), &ag_home, &agent, &good_rule).error("insecure_permissions", 77);
+    refused(&d.bin(), &d.data(), &agent, &bad_rule).error("usage", 64);
+    let o = d.as_user(
+        &agent,
+        s(&d.bin()),
+        &[
+            "collector",
+            "wrapper",
+            "--out",
+            s(&ag_home.join("w")),
+            "--data-dir",
+            s(&d.data()),
+            "--collector-dir",
+            s(&d.collector()),
+            "--binary",
+            s(&d.bin()),
+            "--operator-user",
+            &op,
+            "--agent-user",
+            &agent,
+        ],
+        &[],
+        b"",
+    );
+    o.error("insecure_permissions", 77);
+    assert!(!other_out.exists(), "a refused wrapper was written");
+    assert!(!Path::new(&bad_rule).exists() && !Path::new(&good_rule).exists());
+    assert!(!ag_home.join("w").exists());
 
     // serve as the operator.
     let demo_req = d.operator(&[

@@ -374,26 +374,29 @@ pub fn write(r: &WrapperRequest) -> Result<WrapperOutput> {
             ),
         ));
     }
+    // Every check of the sudoers path before anything is written.
+    if let Some(p) = &r.sudoers_out {
+        plain_path("--sudoers-out", p)?;
+        let name = p.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+        if name.contains('.') || name.ends_with('~') {
+            return Err(Error::new(
+                Code::Usage,
+                "sudo ignores a sudoers.d file whose name has a dot or ends with ~: pick \
+                 another name (e.g. agent-task-collect)",
+            ));
+        }
+        let dir = p
+            .parent()
+            .ok_or_else(|| Error::new(Code::Usage, "--sudoers-out has no directory"))?;
+        check_ancestry(dir, 0)?;
+        replaceable(p)?;
+    }
     let text = script(&binary, &data_dir, &collector_dir, &r.operator_user);
     install_file(&r.out, text.as_bytes(), 0o755, &|_| Ok(()))?;
     let rule = sudoers_rule(&out, &r.agent_user, &r.operator_user);
     let (sudoers_file, visudo) = match &r.sudoers_out {
         None => (None, "not_written"),
         Some(p) => {
-            plain_path("--sudoers-out", p)?;
-            let name = p.file_name().and_then(|n| n.to_str()).unwrap_or_default();
-            if name.contains('.') || name.ends_with('~') {
-                return Err(Error::new(
-                    Code::Usage,
-                    "sudo ignores a sudoers.d file whose name has a dot or ends with ~: pick \
-                     another name (e.g. agent-task-collect)",
-                ));
-            }
-            let dir = p
-                .parent()
-                .ok_or_else(|| Error::new(Code::Usage, "--sudoers-out has no directory"))?;
-            check_ancestry(dir, 0)?;
-            replaceable(p)?;
             let visudo = find_visudo();
             let check = |tmp: &Path| -> Result<()> {
                 let Some(v) = &visudo else { return Ok(()) };
