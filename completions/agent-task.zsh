@@ -973,6 +973,11 @@ _arguments "${_arguments_options[@]}" : \
 '--idle-timeout-ms=[How long a kept-alive connection may wait for its next request before it is closed (without an answer)]:MS:_default' \
 '--send-timeout-ms=[How long writing a response may make no progress (a client that does not read) before the connection is dropped]:MS:_default' \
 '--workspace-config=[Operator file of workspace task profiles (\`agent_task_profiles\`, version 1)\: mounts the workspace task endpoint, the collector upload route and MCP under /v1/hub/workspace/ (bearer\: an agent token). The data routes are then mounted only when the data node is initialised]:FILE:_files' \
+'--max-revision-bytes=[Remote checkpoints\: refuse (\`revision_too_large\`) a manifest whose files add up to more than this many bytes]:BYTES:_default' \
+'--max-manifest-bytes=[Remote checkpoints\: the largest manifest body (64 MiB holds about 500,000 entries)]:BYTES:_default' \
+'--max-pack-bytes=[Remote checkpoints\: the largest blob pack body, and so the largest single file a remote checkpoint can carry]:BYTES:_default' \
+'--staging-quota-bytes=[Remote checkpoints\: the most bytes of uploaded blobs not yet referenced by a revision that one agent may have staged]:BYTES:_default' \
+'--staging-ttl-ms=[Remote checkpoints\: how long a checkpoint session, and a staged blob no revision references, live before they are removed]:MS:_default' \
 '--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
@@ -1338,9 +1343,12 @@ _arguments "${_arguments_options[@]}" : \
         case $line[1] in
             (open)
 _arguments "${_arguments_options[@]}" : \
-'--repo=[Repository id]:REPO:_default' \
-'--profile=[Profile id]:PROFILE:_default' \
-'--workspace=[Workspace directory]:PATH:_files' \
+'(--endpoint)--repo=[Repository id (local)]:REPO:_default' \
+'--profile=[Profile id (local\: the native profile; with --endpoint\: the workspace profile)]:PROFILE:_default' \
+'(--endpoint)--workspace=[Workspace directory (local)]:PATH:_files' \
+'--endpoint=[Open through this workspace endpoint (base URL)]:URL:_default' \
+'--repository=[Repository id of the workspace profile (with --endpoint)]:REPOSITORY:_default' \
+'--request-id=[Idempotency key (with --endpoint)\: a retry returns the Change this request opened]:REQUEST_ID:_default' \
 '--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
@@ -1381,9 +1389,12 @@ esac
 ;;
 (checkpoint)
 _arguments "${_arguments_options[@]}" : \
-'(--workspace)--change=[Change id]:CHANGE:_default' \
+'--change=[Change id]:CHANGE:_default' \
 '--workspace=[Workspace directory of the Change]:PATH:_files' \
 '--max-revision-bytes=[Refuse (\`revision_too_large\`, before reading any file) a workspace whose files add up to more than this many bytes]:BYTES:_default' \
+'--endpoint=[Run through this workspace endpoint (base URL, \`http\://host\:port\`) instead of a local data directory\: the token file is all the agent needs (docs/workspace-http.md)]:URL:_default' \
+'--repository=[Repository id of the workspace profile (with --endpoint)]:REPOSITORY:_default' \
+'--profile=[Profile id of the workspace profile (with --endpoint)]:PROFILE:_default' \
 '--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
@@ -1396,6 +1407,9 @@ _arguments "${_arguments_options[@]}" : \
 ;;
 (capabilities)
 _arguments "${_arguments_options[@]}" : \
+'--endpoint=[Run through this workspace endpoint (base URL, \`http\://host\:port\`) instead of a local data directory\: the token file is all the agent needs (docs/workspace-http.md)]:URL:_default' \
+'--repository=[Repository id of the workspace profile (with --endpoint)]:REPOSITORY:_default' \
+'--profile=[Profile id of the workspace profile (with --endpoint)]:PROFILE:_default' \
 '--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
@@ -1408,8 +1422,11 @@ _arguments "${_arguments_options[@]}" : \
 ;;
 (requirements)
 _arguments "${_arguments_options[@]}" : \
-'(--workspace)--change=[Change id]:CHANGE:_default' \
+'--change=[Change id]:CHANGE:_default' \
 '--workspace=[Workspace directory of the Change]:PATH:_files' \
+'--endpoint=[Run through this workspace endpoint (base URL, \`http\://host\:port\`) instead of a local data directory\: the token file is all the agent needs (docs/workspace-http.md)]:URL:_default' \
+'--repository=[Repository id of the workspace profile (with --endpoint)]:REPOSITORY:_default' \
+'--profile=[Profile id of the workspace profile (with --endpoint)]:PROFILE:_default' \
 '--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
@@ -1422,8 +1439,11 @@ _arguments "${_arguments_options[@]}" : \
 ;;
 (next)
 _arguments "${_arguments_options[@]}" : \
-'(--workspace)--change=[Change id]:CHANGE:_default' \
+'--change=[Change id]:CHANGE:_default' \
 '--workspace=[Workspace directory of the Change]:PATH:_files' \
+'--endpoint=[Run through this workspace endpoint (base URL, \`http\://host\:port\`) instead of a local data directory\: the token file is all the agent needs (docs/workspace-http.md)]:URL:_default' \
+'--repository=[Repository id of the workspace profile (with --endpoint)]:REPOSITORY:_default' \
+'--profile=[Profile id of the workspace profile (with --endpoint)]:PROFILE:_default' \
 '--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
@@ -1437,6 +1457,9 @@ _arguments "${_arguments_options[@]}" : \
 (instructions)
 _arguments "${_arguments_options[@]}" : \
 '--schema-version=[Schema version the caller speaks]:SCHEMA_VERSION:_default' \
+'--endpoint=[Run through this workspace endpoint (base URL, \`http\://host\:port\`) instead of a local data directory\: the token file is all the agent needs (docs/workspace-http.md)]:URL:_default' \
+'--repository=[Repository id of the workspace profile (with --endpoint)]:REPOSITORY:_default' \
+'--profile=[Profile id of the workspace profile (with --endpoint)]:PROFILE:_default' \
 '--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
@@ -1452,6 +1475,9 @@ _arguments "${_arguments_options[@]}" : \
 _arguments "${_arguments_options[@]}" : \
 '--schema-version=[Expected schema version]:SCHEMA_VERSION:_default' \
 '--expected-sha256=[Expected body SHA-256 (from instructions)]:HEX:_default' \
+'--endpoint=[Run through this workspace endpoint (base URL, \`http\://host\:port\`) instead of a local data directory\: the token file is all the agent needs (docs/workspace-http.md)]:URL:_default' \
+'--repository=[Repository id of the workspace profile (with --endpoint)]:REPOSITORY:_default' \
+'--profile=[Profile id of the workspace profile (with --endpoint)]:PROFILE:_default' \
 '--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
@@ -1469,6 +1495,9 @@ _arguments "${_arguments_options[@]}" : \
 '--request-id=[Idempotency key (an identical retry returns the retained outcome)]:REQUEST_ID:_default' \
 '--lease-ms=[Requested lease]:LEASE_MS:_default' \
 '--executor=[Executor registration that will run the task]:EXECUTOR:_default' \
+'--endpoint=[Run through this workspace endpoint (base URL, \`http\://host\:port\`) instead of a local data directory\: the token file is all the agent needs (docs/workspace-http.md)]:URL:_default' \
+'--repository=[Repository id of the workspace profile (with --endpoint)]:REPOSITORY:_default' \
+'--profile=[Profile id of the workspace profile (with --endpoint)]:PROFILE:_default' \
 '--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
@@ -1487,6 +1516,9 @@ _arguments "${_arguments_options[@]}" : \
 '--request-id=[Idempotency key]:REQUEST_ID:_default' \
 '--lease-ms=[Requested lease (heartbeat)]:LEASE_MS:_default' \
 '--reason=[Reason (cancel, reconcile)]:REASON:_default' \
+'--endpoint=[Run through this workspace endpoint (base URL, \`http\://host\:port\`) instead of a local data directory\: the token file is all the agent needs (docs/workspace-http.md)]:URL:_default' \
+'--repository=[Repository id of the workspace profile (with --endpoint)]:REPOSITORY:_default' \
+'--profile=[Profile id of the workspace profile (with --endpoint)]:PROFILE:_default' \
 '--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
@@ -1501,6 +1533,9 @@ _arguments "${_arguments_options[@]}" : \
 _arguments "${_arguments_options[@]}" : \
 '--task=[Task id]:TASK:_default' \
 '--attempt=[Attempt id]:ATTEMPT:_default' \
+'--endpoint=[Run through this workspace endpoint (base URL, \`http\://host\:port\`) instead of a local data directory\: the token file is all the agent needs (docs/workspace-http.md)]:URL:_default' \
+'--repository=[Repository id of the workspace profile (with --endpoint)]:REPOSITORY:_default' \
+'--profile=[Profile id of the workspace profile (with --endpoint)]:PROFILE:_default' \
 '--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
@@ -1518,6 +1553,9 @@ _arguments "${_arguments_options[@]}" : \
 '--request-id=[Idempotency key]:REQUEST_ID:_default' \
 '--lease-ms=[Requested lease (heartbeat)]:LEASE_MS:_default' \
 '--reason=[Reason (cancel, reconcile)]:REASON:_default' \
+'--endpoint=[Run through this workspace endpoint (base URL, \`http\://host\:port\`) instead of a local data directory\: the token file is all the agent needs (docs/workspace-http.md)]:URL:_default' \
+'--repository=[Repository id of the workspace profile (with --endpoint)]:REPOSITORY:_default' \
+'--profile=[Profile id of the workspace profile (with --endpoint)]:PROFILE:_default' \
 '--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
@@ -1535,6 +1573,9 @@ _arguments "${_arguments_options[@]}" : \
 '--request-id=[Idempotency key]:REQUEST_ID:_default' \
 '--lease-ms=[Requested lease (heartbeat)]:LEASE_MS:_default' \
 '--reason=[Reason (cancel, reconcile)]:REASON:_default' \
+'--endpoint=[Run through this workspace endpoint (base URL, \`http\://host\:port\`) instead of a local data directory\: the token file is all the agent needs (docs/workspace-http.md)]:URL:_default' \
+'--repository=[Repository id of the workspace profile (with --endpoint)]:REPOSITORY:_default' \
+'--profile=[Profile id of the workspace profile (with --endpoint)]:PROFILE:_default' \
 '--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
@@ -1548,6 +1589,9 @@ _arguments "${_arguments_options[@]}" : \
 (result)
 _arguments "${_arguments_options[@]}" : \
 '--file=[TaskResultAssertion JSON file (\`-\` for stdin)]:FILE:_files' \
+'--endpoint=[Run through this workspace endpoint (base URL, \`http\://host\:port\`) instead of a local data directory\: the token file is all the agent needs (docs/workspace-http.md)]:URL:_default' \
+'--repository=[Repository id of the workspace profile (with --endpoint)]:REPOSITORY:_default' \
+'--profile=[Profile id of the workspace profile (with --endpoint)]:PROFILE:_default' \
 '--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
@@ -1563,6 +1607,9 @@ _arguments "${_arguments_options[@]}" : \
 '--task=[Task id]:TASK:_default' \
 '--attempt=[Attempt id (default\: the task'\''s current attempt)]:ATTEMPT:_default' \
 '--request-id=[Request id to resolve]:REQUEST_ID:_default' \
+'--endpoint=[Run through this workspace endpoint (base URL, \`http\://host\:port\`) instead of a local data directory\: the token file is all the agent needs (docs/workspace-http.md)]:URL:_default' \
+'--repository=[Repository id of the workspace profile (with --endpoint)]:REPOSITORY:_default' \
+'--profile=[Profile id of the workspace profile (with --endpoint)]:PROFILE:_default' \
 '--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
@@ -1713,10 +1760,79 @@ esac
     ;;
 esac
 ;;
+(collector)
+_arguments "${_arguments_options[@]}" : \
+'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
+'-h[Print help]' \
+'--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
+":: :_agent-task__subcmd__collector_commands" \
+"*::: :->collector" \
+&& ret=0
+
+    case $state in
+    (collector)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:agent-task-collector-command-$line[1]:"
+        case $line[1] in
+            (wrapper)
+_arguments "${_arguments_options[@]}" : \
+'--out=[Where to write the wrapper script (in a root-owned directory, e.g. /usr/local/sbin/agent-task-collect)]:FILE:_files' \
+'--collector-dir=[The operator'\''s collector directory (signing key and retained state)]:DIR:_files' \
+'--binary=[The root-owned agent-task binary the wrapper runs]:FILE:_files' \
+'--operator-user=[The operator'\''s user (who owns the data and collector directories)]:USER:_default' \
+'--agent-user=[The agent'\''s user (the only user the rule lets run the wrapper)]:USER:_default' \
+'--sudoers-out=[Also write the sudoers rule here (e.g. /etc/sudoers.d/agent-task-collect)]:FILE:_files' \
+'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
+'-h[Print help]' \
+'--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
+&& ret=0
+;;
+(help)
+_arguments "${_arguments_options[@]}" : \
+":: :_agent-task__subcmd__collector__subcmd__help_commands" \
+"*::: :->help" \
+&& ret=0
+
+    case $state in
+    (help)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:agent-task-collector-help-command-$line[1]:"
+        case $line[1] in
+            (wrapper)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(help)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+        esac
+    ;;
+esac
+;;
+        esac
+    ;;
+esac
+;;
 (collector-claim)
 _arguments "${_arguments_options[@]}" : \
 '--request-id=[Idempotency key (default\: a fresh one)]:REQUEST_ID:_default' \
 '--descriptor-out=[Also write the descriptor to this new 0600 file]:FILE:_files' \
+'--endpoint=[Run through this workspace endpoint (base URL, \`http\://host\:port\`) instead of a local data directory\: the token file is all the agent needs (docs/workspace-http.md)]:URL:_default' \
+'--repository=[Repository id of the workspace profile (with --endpoint)]:REPOSITORY:_default' \
+'--profile=[Profile id of the workspace profile (with --endpoint)]:PROFILE:_default' \
 '--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
@@ -1730,7 +1846,7 @@ _arguments "${_arguments_options[@]}" : \
 ;;
 (collect)
 _arguments "${_arguments_options[@]}" : \
-'--descriptor=[The descriptor (from \`collector-claim\`)]:FILE:_files' \
+'--descriptor=[The descriptor (from \`collector-claim\`); \`-\` reads it from stdin]:FILE:_files' \
 '--collector-dir=[The owner-private collector directory (signing key and retained state)]:DIR:_files' \
 '--endpoint=[Workspace endpoint base URL (\`http\://host\:port\`)]:URL:_default' \
 '--repository=[Repository id of the workspace profile (with --endpoint)]:REPOSITORY:_default' \
@@ -1738,6 +1854,7 @@ _arguments "${_arguments_options[@]}" : \
 '--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--token-on-stdin[Read the agent'\''s token from the first line of stdin, the descriptor from the rest (with \`--descriptor -\`)\: how the sudo wrapper, which resets the environment, passes them. Excludes --token-file]' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -1764,8 +1881,11 @@ _arguments "${_arguments_options[@]}" : \
 ;;
 (finalize)
 _arguments "${_arguments_options[@]}" : \
-'(--workspace)--change=[Change id]:CHANGE:_default' \
+'--change=[Change id]:CHANGE:_default' \
 '--workspace=[Workspace directory of the Change]:PATH:_files' \
+'--endpoint=[Run through this workspace endpoint (base URL, \`http\://host\:port\`) instead of a local data directory\: the token file is all the agent needs (docs/workspace-http.md)]:URL:_default' \
+'--repository=[Repository id of the workspace profile (with --endpoint)]:REPOSITORY:_default' \
+'--profile=[Profile id of the workspace profile (with --endpoint)]:PROFILE:_default' \
 '--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
@@ -1778,8 +1898,11 @@ _arguments "${_arguments_options[@]}" : \
 ;;
 (qualify)
 _arguments "${_arguments_options[@]}" : \
-'(--workspace)--change=[Change id]:CHANGE:_default' \
+'--change=[Change id]:CHANGE:_default' \
 '--workspace=[Workspace directory of the Change]:PATH:_files' \
+'--endpoint=[Run through this workspace endpoint (base URL, \`http\://host\:port\`) instead of a local data directory\: the token file is all the agent needs (docs/workspace-http.md)]:URL:_default' \
+'--repository=[Repository id of the workspace profile (with --endpoint)]:REPOSITORY:_default' \
+'--profile=[Profile id of the workspace profile (with --endpoint)]:PROFILE:_default' \
 '--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
@@ -2431,6 +2554,26 @@ _arguments "${_arguments_options[@]}" : \
     ;;
 esac
 ;;
+(collector)
+_arguments "${_arguments_options[@]}" : \
+":: :_agent-task__subcmd__help__subcmd__collector_commands" \
+"*::: :->collector" \
+&& ret=0
+
+    case $state in
+    (collector)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:agent-task-help-collector-command-$line[1]:"
+        case $line[1] in
+            (wrapper)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+        esac
+    ;;
+esac
+;;
 (collector-claim)
 _arguments "${_arguments_options[@]}" : \
 && ret=0
@@ -2553,6 +2696,7 @@ _agent-task_commands() {
 'task-stop:Stop hook for Claude Code (read-only)\: blocks until the Change is qualified' \
 'task-codex-stop:Stop hook for Codex CLI (read-only)\: blocks until the Change is qualified' \
 'profile:Operator\: install an immutable collector profile' \
+'collector:Operator\: set up collection for a privilege-separated agent (the sudo wrapper)' \
 'collector-claim:Agent\: claim a command task for the installed collector profile; prints the descriptor' \
 'collect:Agent/collector\: run a claimed descriptor once, sign, retain and upload (exit 0 whatever the test said)' \
 'retry-upload:Agent/collector\: resend the identical retained transfer of an execution' \
@@ -2704,7 +2848,7 @@ _agent-task__subcmd__cas__subcmd__put_commands() {
 (( $+functions[_agent-task__subcmd__change_commands] )) ||
 _agent-task__subcmd__change_commands() {
     local commands; commands=(
-'open:Open a Change on a workspace for the token'\''s actor' \
+'open:Open a Change for the token'\''s actor\: on a workspace of this host (--repo, --profile, --workspace), or through a workspace endpoint (--endpoint, --repository, --profile), where the workspace stays the client'\''s and is never named' \
 'help:Print this message or the help of the given subcommand(s)' \
     )
     _describe -t commands 'agent-task change commands' commands "$@"
@@ -2712,7 +2856,7 @@ _agent-task__subcmd__change_commands() {
 (( $+functions[_agent-task__subcmd__change__subcmd__help_commands] )) ||
 _agent-task__subcmd__change__subcmd__help_commands() {
     local commands; commands=(
-'open:Open a Change on a workspace for the token'\''s actor' \
+'open:Open a Change for the token'\''s actor\: on a workspace of this host (--repo, --profile, --workspace), or through a workspace endpoint (--endpoint, --repository, --profile), where the workspace stays the client'\''s and is never named' \
 'help:Print this message or the help of the given subcommand(s)' \
     )
     _describe -t commands 'agent-task change help commands' commands "$@"
@@ -2746,6 +2890,37 @@ _agent-task__subcmd__claim_commands() {
 _agent-task__subcmd__collect_commands() {
     local commands; commands=()
     _describe -t commands 'agent-task collect commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__collector_commands] )) ||
+_agent-task__subcmd__collector_commands() {
+    local commands; commands=(
+'wrapper:Operator (as root)\: write the sudo wrapper of a privilege-separated deployment — a root-owned script pinning the binary, --data-dir and --collector-dir that takes the agent'\''s token and the descriptor on stdin — and the sudoers rule that lets the agent'\''s user run exactly it as the operator (checked with visudo -c when --sudoers-out is given)' \
+'help:Print this message or the help of the given subcommand(s)' \
+    )
+    _describe -t commands 'agent-task collector commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__collector__subcmd__help_commands] )) ||
+_agent-task__subcmd__collector__subcmd__help_commands() {
+    local commands; commands=(
+'wrapper:Operator (as root)\: write the sudo wrapper of a privilege-separated deployment — a root-owned script pinning the binary, --data-dir and --collector-dir that takes the agent'\''s token and the descriptor on stdin — and the sudoers rule that lets the agent'\''s user run exactly it as the operator (checked with visudo -c when --sudoers-out is given)' \
+'help:Print this message or the help of the given subcommand(s)' \
+    )
+    _describe -t commands 'agent-task collector help commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__collector__subcmd__help__subcmd__help_commands] )) ||
+_agent-task__subcmd__collector__subcmd__help__subcmd__help_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task collector help help commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__collector__subcmd__help__subcmd__wrapper_commands] )) ||
+_agent-task__subcmd__collector__subcmd__help__subcmd__wrapper_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task collector help wrapper commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__collector__subcmd__wrapper_commands] )) ||
+_agent-task__subcmd__collector__subcmd__wrapper_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task collector wrapper commands' commands "$@"
 }
 (( $+functions[_agent-task__subcmd__collector-claim_commands] )) ||
 _agent-task__subcmd__collector-claim_commands() {
@@ -3018,6 +3193,7 @@ _agent-task__subcmd__help_commands() {
 'task-stop:Stop hook for Claude Code (read-only)\: blocks until the Change is qualified' \
 'task-codex-stop:Stop hook for Codex CLI (read-only)\: blocks until the Change is qualified' \
 'profile:Operator\: install an immutable collector profile' \
+'collector:Operator\: set up collection for a privilege-separated agent (the sudo wrapper)' \
 'collector-claim:Agent\: claim a command task for the installed collector profile; prints the descriptor' \
 'collect:Agent/collector\: run a claimed descriptor once, sign, retain and upload (exit 0 whatever the test said)' \
 'retry-upload:Agent/collector\: resend the identical retained transfer of an execution' \
@@ -3093,7 +3269,7 @@ _agent-task__subcmd__help__subcmd__cas__subcmd__put_commands() {
 (( $+functions[_agent-task__subcmd__help__subcmd__change_commands] )) ||
 _agent-task__subcmd__help__subcmd__change_commands() {
     local commands; commands=(
-'open:Open a Change on a workspace for the token'\''s actor' \
+'open:Open a Change for the token'\''s actor\: on a workspace of this host (--repo, --profile, --workspace), or through a workspace endpoint (--endpoint, --repository, --profile), where the workspace stays the client'\''s and is never named' \
     )
     _describe -t commands 'agent-task help change commands' commands "$@"
 }
@@ -3116,6 +3292,18 @@ _agent-task__subcmd__help__subcmd__claim_commands() {
 _agent-task__subcmd__help__subcmd__collect_commands() {
     local commands; commands=()
     _describe -t commands 'agent-task help collect commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__help__subcmd__collector_commands] )) ||
+_agent-task__subcmd__help__subcmd__collector_commands() {
+    local commands; commands=(
+'wrapper:Operator (as root)\: write the sudo wrapper of a privilege-separated deployment — a root-owned script pinning the binary, --data-dir and --collector-dir that takes the agent'\''s token and the descriptor on stdin — and the sudoers rule that lets the agent'\''s user run exactly it as the operator (checked with visudo -c when --sudoers-out is given)' \
+    )
+    _describe -t commands 'agent-task help collector commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__help__subcmd__collector__subcmd__wrapper_commands] )) ||
+_agent-task__subcmd__help__subcmd__collector__subcmd__wrapper_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task help collector wrapper commands' commands "$@"
 }
 (( $+functions[_agent-task__subcmd__help__subcmd__collector-claim_commands] )) ||
 _agent-task__subcmd__help__subcmd__collector-claim_commands() {

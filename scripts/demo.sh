@@ -9,6 +9,11 @@
 # as a commit on `main` that contains no local hook settings, with signed
 # attestations in a git note, which a fresh clone verifies with only the
 # authority's public key.
+# The demo runs as one Unix user (agent and operator alike), which is for
+# trying the tool only: the privilege-separated set-up (operator user with
+# the key and the data, agent on the endpoint with its token, collect
+# through a sudo wrapper) is in docs/security.md, "Privilege-separated
+# deployment", and tests/cli/privsep.rs runs it with real users.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh

@@ -375,6 +375,27 @@ codes! {
     AttestationRevisionMismatch = "attestation_revision_mismatch" => exit 65, http 409;
     /// A landed commit's attestations verify but do not qualify it: the operator's `land --allow-protected-change` let it in without a receipt (`verify --allow-override` accepts it).
     AttestationUnqualified = "attestation_unqualified" => exit 65, http 409;
+    /// A remote checkpoint's manifest is not a canonical, sorted, valid revision manifest.
+    ManifestInvalid = "manifest_invalid" => exit 65, http 400;
+    /// Uploaded blob bytes do not hash to the digest (or size) they were sent under; nothing of that blob is stored.
+    BlobDigestMismatch = "blob_digest_mismatch" => exit 65, http 422;
+    /// An uploaded blob is not one the Change's open checkpoint session asked for.
+    BlobNotRequested = "blob_not_requested" => exit 65, http 409;
+    /// A checkpoint commit names blobs the authority does not hold (upload them, or negotiate again).
+    BlobsMissing = "blobs_missing" => exit 65, http 409;
+    /// The caller's blobs not yet referenced by a revision, or its open checkpoint sessions, are at their quota.
+    UploadQuotaExceeded = "upload_quota_exceeded" => exit 75, http 507;
+    /// The workspace endpoint could not be reached or did not answer.
+    EndpointUnreachable = "endpoint_unreachable" => exit 69, http 502;
+    /// The workspace endpoint answered something that is not a valid answer of its protocol.
+    EndpointResponseInvalid = "endpoint_response_invalid" => exit 76, http 502;
+}
+
+impl Code {
+    /// The code named `name` (the first, for the one deliberate alias), if any.
+    pub fn from_name(name: &str) -> Option<Code> {
+        Code::ALL.iter().copied().find(|c| c.as_str() == name)
+    }
 }
 
 impl fmt::Display for Code {

@@ -26,6 +26,7 @@ pub mod hooks;
 pub mod http;
 pub mod net;
 pub mod ops;
+pub mod remote;
 pub mod store;
 pub mod sync;
 pub mod task;

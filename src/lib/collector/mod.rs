@@ -8,6 +8,7 @@ pub mod runtime;
 pub mod sandbox;
 pub mod state;
 pub mod transfer;
+pub mod wrapper;
 
 /// Test-only crash injection: with the `test-hooks` feature, when
 /// `AGENT_TASK_TEST_CRASH_AT` names `step`, the process SIGKILLs itself.

@@ -69,6 +69,36 @@ pub fn tools() -> Vec<Value> {
             obj(&[], &[]),
         ),
         (
+            "change_open",
+            "Open a Change on this profile's repository for the bearer's agent (the workspace stays on the client; checkpoints arrive through the manifest and blob routes).",
+            obj(
+                &[(
+                    "request_id",
+                    id_schema("idempotency key: a retry returns the Change this request opened"),
+                )],
+                &[],
+            ),
+        ),
+        (
+            "change_subject",
+            "The current subject of a Change: version, revision, context digest, base (read-only).",
+            change(),
+        ),
+        (
+            "checkpoint_commit",
+            "Commit a remote checkpoint after its manifest was posted and its missing blobs uploaded over HTTP: a new Change version (a new subject).",
+            obj(
+                &[
+                    ("change_id", id_schema("Change id")),
+                    (
+                        "revision",
+                        hex_schema("the revision the manifest route answered"),
+                    ),
+                ],
+                &["change_id", "revision"],
+            ),
+        ),
+        (
             "claim",
             "Claim a pending task: fresh attempt, bounded lease, new fence.",
             obj(

@@ -77,6 +77,51 @@ impl CasBatch<'_> {
         self.put_reader(&mut &bytes[..], u64::MAX)
     }
 
+    /// Moves a staged file (already verified as `digest` of `size` bytes,
+    /// [`super::Staging`]) into the store by renaming it, without a copy or
+    /// a per-object fsync. An intact existing object wins and the staged
+    /// file is removed; a corrupt one is replaced (repaired).
+    pub fn adopt(&mut self, staged: &Path, digest: &Sha256Hex, size: u64) -> Result<PutOutcome> {
+        let md = fs::symlink_metadata(staged).map_err(|e| Error::io("stat", staged, e))?;
+        if !md.is_file() || md.len() != size {
+            return Err(Error::new(
+                Code::IntegrityError,
+                format!("staged blob {digest} is not a {size}-byte file"),
+            ));
+        }
+        let path = self.cas.object_path(digest);
+        let mut repaired = false;
+        match self.cas.verify_path(&path, digest, Some(size)) {
+            Ok(true) => {
+                fs::remove_file(staged).map_err(|e| Error::io("remove", staged, e))?;
+                return Ok(PutOutcome {
+                    digest: digest.clone(),
+                    size,
+                    created: false,
+                    repaired: false,
+                });
+            }
+            Ok(false) => {}
+            Err(e) if e.code() == Code::IntegrityError => repaired = true,
+            Err(e) => return Err(e),
+        }
+        let dir = path
+            .parent()
+            .ok_or_else(|| Error::internal("object path has no parent"))?;
+        if !self.dirs.contains(dir) {
+            private_fs::ensure_private_dir(dir)?;
+            self.dirs.insert(dir.to_path_buf());
+        }
+        fs::rename(staged, &path).map_err(|e| Error::io("rename into", &path, e))?;
+        self.written += 1;
+        Ok(PutOutcome {
+            digest: digest.clone(),
+            size,
+            created: !repaired,
+            repaired,
+        })
+    }
+
     /// Makes every object of the batch durable: one `syncfs(2)` of the
     /// store's file system (file data, inodes and directory entries).
     pub fn commit(self) -> Result<()> {
@@ -217,6 +262,24 @@ impl Cas {
             created: !repaired,
             repaired,
         })
+    }
+
+    /// Whether an object of this digest and size exists, by a stat alone
+    /// (no read): what a remote checkpoint's negotiation counts as present.
+    /// A file of another size counts as absent, so it is sent again and the
+    /// adoption repairs it.
+    pub fn has(&self, digest: &Sha256Hex, size: u64) -> Result<bool> {
+        let p = self.object_path(digest);
+        match fs::symlink_metadata(&p) {
+            Ok(md) => Ok(md.is_file() && md.len() == size),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
+            Err(e) => Err(Error::io("stat", &p, e)),
+        }
+    }
+
+    /// The staging area of remote checkpoints, beside the objects.
+    pub fn staging(&self) -> super::Staging {
+        super::Staging::new(self.root.join("staging"))
     }
 
     /// Whether an intact object exists (`Ok(false)`: absent; `integrity_error`:

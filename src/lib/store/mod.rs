@@ -13,11 +13,13 @@ mod cas;
 mod db;
 mod lock;
 pub mod private_fs;
+mod staging;
 
 pub use cas::{Cas, CasBatch, CasStats, PutOutcome, TEMP_SWEEP_AGE};
 pub use db::{DbSpec, Migration};
 pub use lock::{DEFAULT_TIMEOUT, DirLock};
 pub use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, params};
+pub use staging::Staging;
 
 use crate::error::{Code, Error, Result};
 use private_fs::Kind;

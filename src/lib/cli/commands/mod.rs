@@ -70,11 +70,11 @@ pub enum Command {
     /// Agent: snapshot the workspace into a new Change version (a new subject).
     Checkpoint(change::CheckpointArgs),
     /// Agent: capability, schema versions and operation names.
-    Capabilities,
+    Capabilities(change::EndpointArgs),
     /// Agent: the installed requirement of a Change's profile.
-    Requirements(change::ChangeSelArgs),
+    Requirements(change::AgentChangeArgs),
     /// Agent: the typed next operation for a Change (data, never a command).
-    Next(change::ChangeSelArgs),
+    Next(change::AgentChangeArgs),
     /// Agent: a task's instruction entrypoint (or a schema mismatch).
     Instructions(task::InstructionsArgs),
     /// Agent: read one named reference of a task.
@@ -104,6 +104,9 @@ pub enum Command {
     /// Operator: install an immutable collector profile.
     #[command(subcommand)]
     Profile(collect::ProfileCmd),
+    /// Operator: set up collection for a privilege-separated agent (the sudo wrapper).
+    #[command(subcommand)]
+    Collector(collect::CollectorCmd),
     /// Agent: claim a command task for the installed collector profile; prints the descriptor.
     CollectorClaim(collect::CollectorClaimArgs),
     /// Agent/collector: run a claimed descriptor once, sign, retain and upload (exit 0 whatever the test said).
@@ -111,9 +114,9 @@ pub enum Command {
     /// Agent/collector: resend the identical retained transfer of an execution.
     RetryUpload(collect::RetryUploadArgs),
     /// Agent: create the v2 receipt of the current subject from retained transfers.
-    Finalize(change::ChangeSelArgs),
+    Finalize(change::AgentChangeArgs),
     /// Agent: read-only exact-subject qualification.
-    Qualify(change::ChangeSelArgs),
+    Qualify(change::AgentChangeArgs),
     /// Operator: admission rechecks, then move the target head (and commit, for git).
     Land(collect::LandArgs),
     /// Internal: the sandbox launcher a bwrap run goes through (limits, uid, then bwrap).
@@ -168,7 +171,7 @@ pub fn dispatch(ctx: &Ctx, command: Command) -> Result<Reply> {
         Command::Enrollment(c) => enroll::enrollment(ctx, c).map(Reply::from),
         Command::Change(c) => change::change(ctx, c).map(Reply::from),
         Command::Checkpoint(a) => change::checkpoint(ctx, a).map(Reply::from),
-        Command::Capabilities => task::capabilities().map(Reply::from),
+        Command::Capabilities(a) => task::capabilities(ctx, a).map(Reply::from),
         Command::Requirements(a) => task::requirements(ctx, a).map(Reply::from),
         Command::Next(a) => task::next(ctx, a).map(Reply::from),
         Command::Instructions(a) => task::instructions(ctx, a).map(Reply::from),
@@ -185,6 +188,7 @@ pub fn dispatch(ctx: &Ctx, command: Command) -> Result<Reply> {
         Command::TaskStop(a) => hooks::stop(ctx, crate::hooks::stop::Flavor::Claude, a),
         Command::TaskCodexStop(a) => hooks::stop(ctx, crate::hooks::stop::Flavor::Codex, a),
         Command::Profile(c) => collect::profile(ctx, c).map(Reply::from),
+        Command::Collector(c) => collect::collector(ctx, c).map(Reply::from),
         Command::CollectorClaim(a) => collect::collector_claim(ctx, a).map(Reply::from),
         Command::Collect(a) => collect::collect(ctx, a).map(Reply::from),
         Command::RetryUpload(a) => collect::retry_upload(ctx, a).map(Reply::from),
