@@ -359,6 +359,8 @@ codes! {
     RuntimeNotIsolating = "runtime_not_isolating" => exit 78, http 409;
     /// A sandbox limit the profile pins cannot be applied on this host.
     SandboxLimitUnavailable = "sandbox_limit_unavailable" => exit 69, http 503;
+    /// A review record is not what the controller derives by replaying its own trace.
+    ReviewReplayMismatch = "review_replay_mismatch" => exit 65, http 422;
 }
 
 impl fmt::Display for Code {
