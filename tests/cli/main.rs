@@ -28,6 +28,7 @@ mod mcp_interop;
 mod net_ssrf;
 mod origin;
 mod profile_basis;
+mod review_core;
 mod runtime;
 mod sync_nodes;
 mod sync_pull;
