@@ -10,14 +10,19 @@ use agent_task::collector::review::types::{
     Basis, CallStatus, ProfileParts, Provider, ReviewBudgets, ReviewCriterion, ReviewFailure,
     ReviewOutcome, ReviewProfile, ReviewRecord, ReviewRequest, ReviewStep, ReviewSubject, Severity,
 };
-use agent_task::collector::review::{ClaudeCodeTransport, Review, pin_executable, run, validate_replay};
+use agent_task::collector::review::{
+    ClaudeCodeTransport, Review, pin_executable, run, validate_replay,
+};
 use agent_task::collector::state::StateKey;
 use agent_task::collector::transfer::RegistrationBinding;
 use agent_task::wire::digest::Sha256Hex;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
-const STAND_IN: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/review/stand-in-claude.py");
+const STAND_IN: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/fixtures/review/stand-in-claude.py"
+);
 
 struct Ctx {
     dir: tempfile::TempDir,
@@ -49,10 +54,21 @@ fn profile_for(exe: &Path, budgets: ReviewBudgets) -> ReviewProfile {
         },
         requirement_digest: Sha256Hex::digest(b"requirement"),
         criteria: vec![
-            ReviewCriterion { id: "no-blockers".into(), required: true, text: "Nothing must block landing.".into() },
-            ReviewCriterion { id: "clarity".into(), required: false, text: "The code is clear.".into() },
+            ReviewCriterion {
+                id: "no-blockers".into(),
+                required: true,
+                text: "Nothing must block landing.".into(),
+            },
+            ReviewCriterion {
+                id: "clarity".into(),
+                required: false,
+                text: "The code is clear.".into(),
+            },
         ],
-        step: ReviewStep { coverage: vec!["src/**".into()], budgets },
+        step: ReviewStep {
+            coverage: vec!["src/**".into()],
+            budgets,
+        },
         basis: Basis::ClaudeCodeCli,
         executable: pin_executable(exe, search.as_deref()).expect("pin"),
         provider: Provider::Anthropic,
@@ -90,14 +106,25 @@ fn stand_in(wall_ms: u64) -> Ctx {
     std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o755)).expect("chmod");
     let profile = profile_for(&exe, budgets(wall_ms));
     let request = request_for(&profile);
-    Ctx { dir, exe, profile, request }
+    Ctx {
+        dir,
+        exe,
+        profile,
+        request,
+    }
 }
 
 fn snapshot(extra: &str) -> MemorySnapshot {
     MemorySnapshot::new(vec![
         ("README.md".into(), b"not covered\n".to_vec()),
-        ("src/lib.rs".into(), b"pub fn add(a: u32, b: u32) -> u32 {\n    a + b\n}\n".to_vec()),
-        ("src/util.rs".into(), format!("pub fn id(x: u32) -> u32 {{\n    x\n}}\n{extra}").into_bytes()),
+        (
+            "src/lib.rs".into(),
+            b"pub fn add(a: u32, b: u32) -> u32 {\n    a + b\n}\n".to_vec(),
+        ),
+        (
+            "src/util.rs".into(),
+            format!("pub fn id(x: u32) -> u32 {{\n    x\n}}\n{extra}").into_bytes(),
+        ),
     ])
 }
 
@@ -106,9 +133,22 @@ fn review(c: &Ctx, s: &MemorySnapshot, creds: Vec<(String, String)>) -> ReviewRe
     let mut t = ClaudeCodeTransport::new(&c.profile, &work, creds).expect("transport");
     let key = StateKey::derive(&[5u8; 32]).expect("key");
     let mut j = FileJournal::open(&c.dir.path().join("journal"), "exec", key).expect("journal");
-    let rec = run(&Review { snapshot: s, profile: &c.profile, request: &c.request }, &mut j, &mut t).expect("run");
+    let rec = run(
+        &Review {
+            snapshot: s,
+            profile: &c.profile,
+            request: &c.request,
+        },
+        &mut j,
+        &mut t,
+    )
+    .expect("run");
     // Whatever the call did, its private directories are gone.
-    assert_eq!(std::fs::read_dir(&work).expect("work").count(), 0, "per-call directories removed");
+    assert_eq!(
+        std::fs::read_dir(&work).expect("work").count(),
+        0,
+        "per-call directories removed"
+    );
     validate_replay(s, &c.profile, &c.request, &rec).expect("every record replays");
     rec
 }
@@ -121,8 +161,20 @@ fn envelope(rec: &ReviewRecord, i: usize) -> serde_json::Value {
 #[test]
 fn review_stand_in_passes_a_clean_revision() {
     let c = stand_in(120_000);
-    assert_eq!(c.profile.executable.program.path, std::fs::canonicalize("/usr/bin/python3").expect("py").to_str().expect("utf8"));
-    assert!(c.profile.executable.script.as_ref().is_some_and(|s| s.path.ends_with("/bin/claude")));
+    assert_eq!(
+        c.profile.executable.program.path,
+        std::fs::canonicalize("/usr/bin/python3")
+            .expect("py")
+            .to_str()
+            .expect("utf8")
+    );
+    assert!(
+        c.profile
+            .executable
+            .script
+            .as_ref()
+            .is_some_and(|s| s.path.ends_with("/bin/claude"))
+    );
     let rec = review(&c, &snapshot(""), vec![]);
     assert_eq!(rec.outcome, ReviewOutcome::Passed, "{rec:#?}");
     assert!(rec.coverage.complete);
@@ -130,27 +182,60 @@ fn review_stand_in_passes_a_clean_revision() {
     assert_eq!(rec.calls.len(), 1);
     let e = envelope(&rec, 0);
     assert_eq!(e["type"], "result");
-    assert_eq!(e["session_id"], rec.trace[0].reservation.request.session_id.as_str());
-    assert_eq!(e["structured_output"]["reviewed"], serde_json::json!(["src/lib.rs", "src/util.rs"]));
+    assert_eq!(
+        e["session_id"],
+        rec.trace[0].reservation.request.session_id.as_str()
+    );
+    assert_eq!(
+        e["structured_output"]["reviewed"],
+        serde_json::json!(["src/lib.rs", "src/util.rs"])
+    );
 }
 
 #[test]
 fn review_stand_in_blocking_finding_fails_with_path_and_line() {
     let c = stand_in(120_000);
     let rec = review(&c, &snapshot("// STAND-IN:BLOCKING\n"), vec![]);
-    assert_eq!(rec.failure, Some(ReviewFailure::ReviewCriteriaFailed), "{rec:#?}");
+    assert_eq!(
+        rec.failure,
+        Some(ReviewFailure::ReviewCriteriaFailed),
+        "{rec:#?}"
+    );
     let f = &rec.findings[0];
-    assert_eq!((f.path.as_deref(), f.line, f.severity), (Some("src/util.rs"), Some(4), Severity::Blocking));
+    assert_eq!(
+        (f.path.as_deref(), f.line, f.severity),
+        (Some("src/util.rs"), Some(4), Severity::Blocking)
+    );
 }
 
 #[test]
 fn review_stand_in_faults_are_typed_failed_records() {
     let cases = [
-        ("// STAND-IN:MALFORMED\n", ReviewFailure::ReviewAnswerMalformed, CallStatus::Malformed),
-        ("// STAND-IN:ERROR\n", ReviewFailure::ReviewErrorResult, CallStatus::ErrorResult),
-        ("// STAND-IN:OVERCLAIM\n", ReviewFailure::ReviewAnswerMalformed, CallStatus::Malformed),
-        ("// STAND-IN:HUGE\n", ReviewFailure::ReviewOutputExceeded, CallStatus::OutputExceeded),
-        ("// STAND-IN:SWAP\n", ReviewFailure::ReviewExecutableMismatch, CallStatus::ExecutableMismatch),
+        (
+            "// STAND-IN:MALFORMED\n",
+            ReviewFailure::ReviewAnswerMalformed,
+            CallStatus::Malformed,
+        ),
+        (
+            "// STAND-IN:ERROR\n",
+            ReviewFailure::ReviewErrorResult,
+            CallStatus::ErrorResult,
+        ),
+        (
+            "// STAND-IN:OVERCLAIM\n",
+            ReviewFailure::ReviewAnswerMalformed,
+            CallStatus::Malformed,
+        ),
+        (
+            "// STAND-IN:HUGE\n",
+            ReviewFailure::ReviewOutputExceeded,
+            CallStatus::OutputExceeded,
+        ),
+        (
+            "// STAND-IN:SWAP\n",
+            ReviewFailure::ReviewExecutableMismatch,
+            CallStatus::ExecutableMismatch,
+        ),
     ];
     for (marker, failure, status) in cases {
         let c = stand_in(120_000);
@@ -166,7 +251,11 @@ fn review_stand_in_timeout_is_killed_and_recorded() {
     // A 2 s wall budget: the stand-in sleeps for an hour and is killed.
     let c = stand_in(2_000);
     let rec = review(&c, &snapshot("// STAND-IN:TIMEOUT\n"), vec![]);
-    assert_eq!(rec.failure, Some(ReviewFailure::ReviewCallTimedOut), "{rec:#?}");
+    assert_eq!(
+        rec.failure,
+        Some(ReviewFailure::ReviewCallTimedOut),
+        "{rec:#?}"
+    );
     assert_eq!(rec.calls[0].status, CallStatus::TimedOut);
     assert_eq!(rec.calls[0].exit_code, None);
 }
@@ -194,11 +283,15 @@ fn review_stand_in_sees_only_private_dirs_and_the_allowed_env() {
     );
     assert_eq!(rec.outcome, ReviewOutcome::Passed, "{rec:#?}");
     let e = envelope(&rec, 0);
-    let seen: serde_json::Value = serde_json::from_str(e["result"].as_str().expect("result")).expect("report");
+    let seen: serde_json::Value =
+        serde_json::from_str(e["result"].as_str().expect("result")).expect("report");
     let work = c.dir.path().join("work");
     let cwd = seen["cwd"].as_str().expect("cwd");
     let home = seen["home"].as_str().expect("home");
-    assert!(cwd.starts_with(work.to_str().expect("utf8")) && cwd.ends_with("/work"), "{cwd}");
+    assert!(
+        cwd.starts_with(work.to_str().expect("utf8")) && cwd.ends_with("/work"),
+        "{cwd}"
+    );
     assert!(home.starts_with(work.to_str().expect("utf8")), "{home}");
     let mut want = vec![
         "ANTHROPIC_API_KEY",
@@ -213,7 +306,13 @@ fn review_stand_in_sees_only_private_dirs_and_the_allowed_env() {
     want.sort();
     assert_eq!(seen["env"], serde_json::json!(want));
     let argv: Vec<String> = serde_json::from_value(seen["argv"].clone()).expect("argv");
-    for f in ["-p", "--bare", "--no-session-persistence", "--strict-mcp-config", "--disable-slash-commands"] {
+    for f in [
+        "-p",
+        "--bare",
+        "--no-session-persistence",
+        "--strict-mcp-config",
+        "--disable-slash-commands",
+    ] {
         assert!(argv.iter().any(|a| a == f), "{f} in {argv:?}");
     }
     let tools = argv.iter().position(|a| a == "--tools").expect("--tools");
@@ -223,7 +322,11 @@ fn review_stand_in_sees_only_private_dirs_and_the_allowed_env() {
     // were private and are gone. The snapshot is never given to it.
     assert!(!Path::new(cwd).exists() && !Path::new(home).exists());
     // The credential's value is not in the record.
-    assert!(!String::from_utf8(rec.bytes().expect("b")).expect("utf8").contains("sk-test-not-a-key"));
+    assert!(
+        !String::from_utf8(rec.bytes().expect("b"))
+            .expect("utf8")
+            .contains("sk-test-not-a-key")
+    );
     // The plan's bytes did not change (the MemorySnapshot is immutable, and
     // every part's SHA-256 is in the reservation).
     assert!(rec.coverage.complete);
@@ -232,9 +335,13 @@ fn review_stand_in_sees_only_private_dirs_and_the_allowed_env() {
 #[test]
 fn review_transport_refuses_credentials_the_profile_does_not_pass() {
     let c = stand_in(120_000);
-    let e = ClaudeCodeTransport::new(&c.profile, &c.dir.path().join("w"), vec![("ANTHROPIC_BASE_URL".into(), "http://x".into())])
-        .err()
-        .expect("refused");
+    let e = ClaudeCodeTransport::new(
+        &c.profile,
+        &c.dir.path().join("w"),
+        vec![("ANTHROPIC_BASE_URL".into(), "http://x".into())],
+    )
+    .err()
+    .expect("refused");
     assert_eq!(e.code(), agent_task::Code::InvalidInput);
 }
 
@@ -246,7 +353,9 @@ fn review_transport_refuses_credentials_the_profile_does_not_pass() {
 #[test]
 fn review_real_claude_without_credentials_is_a_typed_failed_record() {
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/install-claude.sh");
-    let out = std::process::Command::new(script).output().expect("run install-claude.sh");
+    let out = std::process::Command::new(script)
+        .output()
+        .expect("run install-claude.sh");
     if !out.status.success() {
         println!("SKIP: {}", String::from_utf8_lossy(&out.stderr).trim());
         return;
@@ -256,8 +365,15 @@ fn review_real_claude_without_credentials_is_a_typed_failed_record() {
     let profile = profile_for(&bin, budgets(120_000));
     let exe = &profile.executable;
     let cli = exe.script.as_ref().expect("a script is pinned");
-    assert!(cli.path.ends_with("/@anthropic-ai/claude-code/cli.js"), "{}", cli.path);
-    assert_eq!(cli.sha256, Sha256Hex::digest(&std::fs::read(&cli.path).expect("cli.js")));
+    assert!(
+        cli.path.ends_with("/@anthropic-ai/claude-code/cli.js"),
+        "{}",
+        cli.path
+    );
+    assert_eq!(
+        cli.sha256,
+        Sha256Hex::digest(&std::fs::read(&cli.path).expect("cli.js"))
+    );
     let node = std::fs::canonicalize(
         std::env::split_paths(&std::env::var_os("PATH").expect("PATH"))
             .map(|d| d.join("node"))
@@ -266,17 +382,36 @@ fn review_real_claude_without_credentials_is_a_typed_failed_record() {
     )
     .expect("canonical");
     assert_eq!(Path::new(&exe.program.path), node.as_path());
-    assert_eq!(exe.program.sha256, Sha256Hex::digest(&std::fs::read(&node).expect("node")));
+    assert_eq!(
+        exe.program.sha256,
+        Sha256Hex::digest(&std::fs::read(&node).expect("node"))
+    );
     let request = request_for(&profile);
-    let c = Ctx { dir, exe: bin, profile, request };
+    let c = Ctx {
+        dir,
+        exe: bin,
+        profile,
+        request,
+    };
     let rec = review(&c, &snapshot(""), vec![]);
     assert_eq!(rec.outcome, ReviewOutcome::Failed, "{rec:#?}");
-    assert_eq!(rec.failure, Some(ReviewFailure::ReviewErrorResult), "{rec:#?}");
+    assert_eq!(
+        rec.failure,
+        Some(ReviewFailure::ReviewErrorResult),
+        "{rec:#?}"
+    );
     assert_eq!(rec.calls.len(), 1, "no retry, no fallback");
     assert_eq!(rec.calls[0].status, CallStatus::ErrorResult);
     let e = envelope(&rec, 0);
     assert_eq!(e["type"], "result");
     assert_eq!(e["is_error"], true);
-    assert_eq!(e["session_id"], rec.trace[0].reservation.request.session_id.as_str(), "--session-id is honoured");
-    println!("claude without credentials: {}", rec.calls[0].detail.as_deref().unwrap_or(""));
+    assert_eq!(
+        e["session_id"],
+        rec.trace[0].reservation.request.session_id.as_str(),
+        "--session-id is honoured"
+    );
+    println!(
+        "claude without credentials: {}",
+        rec.calls[0].detail.as_deref().unwrap_or("")
+    );
 }
