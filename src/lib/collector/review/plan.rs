@@ -32,6 +32,15 @@ pub const MAX_FINDINGS_PER_CRITERION: usize = 16;
 pub const MAX_FINDING_MESSAGE: usize = 2000;
 /// Longest path in an answer.
 pub const MAX_ANSWER_PATH: usize = 1024;
+/// Most bytes the retained trace (every reservation and outcome) of one
+/// review may take in its record: the record travels in the 16 MiB signed
+/// transfer beside the request, the header and the record's summaries.
+pub const MAX_TRACE_BYTES: u64 = 14 * 1024 * 1024;
+/// Bound on one retained outcome beyond its base64url envelope: the
+/// observation (a stderr tail of at most 1 KiB, at most 6 bytes a byte once
+/// JSON-escaped; a shortened spawn error; the pinned-file digests) and the
+/// outcome's own members.
+pub const OUTCOME_OVERHEAD_BYTES: u64 = 12 * 1024;
 
 /// The fixed system prompt of every call (part of the policy digest).
 pub const SYSTEM_PROMPT: &str = "You are the review model of agent-task's finite review controller. \
@@ -90,10 +99,10 @@ pub trait Snapshot {
     fn read(&self, entry: &SnapshotEntry) -> Result<Vec<u8>>;
 }
 
-/// A snapshot held in memory.
+/// A snapshot held in memory (keyed by path: `String` orders by bytes).
 #[derive(Debug, Clone, Default)]
 pub struct MemorySnapshot {
-    items: Vec<(SnapshotEntry, Vec<u8>)>,
+    items: std::collections::BTreeMap<String, (SnapshotEntry, Vec<u8>)>,
 }
 
 impl MemorySnapshot {
@@ -108,38 +117,32 @@ impl MemorySnapshot {
 
     /// Adds (or replaces) an entry.
     pub fn insert(&mut self, path: String, kind: EntryKind, bytes: Vec<u8>) {
-        self.items.retain(|(e, _)| e.path != path);
         let e = SnapshotEntry {
-            path,
+            path: path.clone(),
             kind,
             size: bytes.len() as u64,
             sha256: Sha256Hex::digest(&bytes),
         };
-        self.items.push((e, bytes));
-        self.items
-            .sort_by(|a, b| a.0.path.as_bytes().cmp(b.0.path.as_bytes()));
+        self.items.insert(path, (e, bytes));
     }
 
     /// Replaces the bytes of `path` without changing its listed digest
     /// (what a write into a materialised snapshot would do).
     pub fn overwrite_bytes(&mut self, path: &str, bytes: Vec<u8>) {
-        for (e, b) in &mut self.items {
-            if e.path == path {
-                *b = bytes.clone();
-            }
+        if let Some((_, b)) = self.items.get_mut(path) {
+            *b = bytes;
         }
     }
 }
 
 impl Snapshot for MemorySnapshot {
     fn entries(&self) -> Result<Vec<SnapshotEntry>> {
-        Ok(self.items.iter().map(|(e, _)| e.clone()).collect())
+        Ok(self.items.values().map(|(e, _)| e.clone()).collect())
     }
 
     fn read(&self, entry: &SnapshotEntry) -> Result<Vec<u8>> {
         self.items
-            .iter()
-            .find(|(e, _)| e.path == entry.path)
+            .get(&entry.path)
             .map(|(_, b)| b.clone())
             .ok_or_else(|| {
                 Error::new(
@@ -380,8 +383,72 @@ pub fn derive(snapshot: &dyn Snapshot, profile: &ReviewProfile) -> Result<Plan> 
         ));
         return Ok(plan);
     }
+    let bound = trace_bytes_bound(profile, &calls)?;
+    if bound > MAX_TRACE_BYTES {
+        plan.early = Some((
+            ReviewFailure::ReviewBudgetExceeded,
+            format!(
+                "the retained trace of this plan ({} calls, {} parts) could take {bound} bytes, \
+                 over the {MAX_TRACE_BYTES} a review record may carry in its transfer; \
+                 lower max_output_bytes_per_call or select fewer files",
+                calls.len(),
+                calls.iter().map(Vec::len).sum::<usize>()
+            ),
+        ));
+        return Ok(plan);
+    }
     plan.calls = calls;
     Ok(plan)
+}
+
+/// An upper bound on the canonical bytes of the retained trace of `calls`
+/// (the record's `trace` member): each reservation is measured with every
+/// number at its widest, and each outcome is counted at the full output
+/// budget, base64url-encoded, plus [`OUTCOME_OVERHEAD_BYTES`]. Known before
+/// any call, so a plan whose record might not fit its transfer makes none.
+pub fn trace_bytes_bound(profile: &ReviewProfile, calls: &[Vec<ExposedPart>]) -> Result<u64> {
+    use super::journal::{Reservation, TraceEntry};
+    let placeholder = Sha256Hex::digest(b"");
+    let t = ticket(&placeholder, u32::MAX);
+    let sid = session_id(&t);
+    let schema = answer_schema(&profile.criteria)?;
+    let template = CallRequest {
+        version: 1,
+        review_request_digest: placeholder.clone(),
+        index: u32::MAX,
+        calls: u32::MAX,
+        ticket: t,
+        session_id: sid.clone(),
+        executable: profile
+            .executable
+            .files()
+            .iter()
+            .map(|f| f.sha256.clone())
+            .collect(),
+        flags: flags(&profile.model, &sid, &schema),
+        env: profile.env.clone(),
+        timeout_ms: u64::MAX,
+        max_output_bytes: u64::MAX,
+        prompt_sha256: placeholder.clone(),
+        prompt_bytes: u64::MAX,
+        source_bytes: u64::MAX,
+        parts: Vec::new(),
+    };
+    let entry = TraceEntry {
+        reservation: Reservation::new(template)?,
+        outcome: None,
+    };
+    // `[]` (the empty parts) and `null` (the unknown outcome) are replaced
+    // by the parts and the outcome; one byte for the comma between entries.
+    let fixed = canonical_bytes(&entry)?.len() as u64 + 1;
+    let envelope = profile.budgets.max_output_bytes_per_call.div_ceil(3) * 4;
+    let per_call = fixed + envelope + OUTCOME_OVERHEAD_BYTES;
+    let mut total = 2u64;
+    for parts in calls {
+        let p = canonical_bytes(parts)?.len() as u64;
+        total = total.saturating_add(per_call).saturating_add(p);
+    }
+    Ok(total)
 }
 
 /// The answer schema of a review with these criteria (canonical JSON:
@@ -642,10 +709,12 @@ pub fn prepare(
         .ok_or_else(|| Error::internal("call index beyond the plan"))?;
     let mut shown: Vec<(ExposedPart, Vec<u8>)> = Vec::with_capacity(parts.len());
     for p in parts {
+        // `selected` is sorted by path bytes (checked in `derive`).
         let entry = plan
             .selected
-            .iter()
-            .find(|e| e.path == p.path)
+            .binary_search_by(|e| e.path.as_bytes().cmp(p.path.as_bytes()))
+            .ok()
+            .and_then(|i| plan.selected.get(i))
             .ok_or_else(|| Error::internal("a planned part names no selected entry"))?;
         let bytes = read_verified(snapshot, entry)?;
         let (off, len) = (p.offset as usize, p.length as usize);

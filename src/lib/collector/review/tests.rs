@@ -246,6 +246,11 @@ fn a_clean_review_passes_with_complete_coverage_and_replays() {
     assert_eq!(rec.budget.input_tokens, 200);
     assert_eq!(rec.calls[0].models, vec!["claude-sonnet-4-6".to_string()]);
     validate_replay(&s, &p, &r, &rec).expect("replays");
+    // The plan-time bound on the trace holds for the trace retained.
+    let planned = plan::derive(&s, &p).expect("plan");
+    let bound = plan::trace_bytes_bound(&p, &planned.calls).expect("bound");
+    let actual = serde_json::to_vec(&rec.trace).expect("trace").len() as u64;
+    assert!(actual <= bound, "{actual} > {bound}");
     // Deterministic: the same inputs give the same bytes.
     let (_, _, _, again) = passing();
     assert_eq!(again.bytes().expect("b"), rec.bytes().expect("b"));
@@ -359,6 +364,46 @@ fn failures_known_before_any_call_make_no_call() {
         assert!(rec.detail.is_some());
         validate_replay(&s, &p, &r, &rec).expect("replays");
     }
+}
+
+#[test]
+fn a_plan_whose_record_could_not_fit_its_transfer_makes_no_call() {
+    // 10,000 one-byte files with 1003-byte paths: 40 calls, but the parts
+    // alone are over 12 MB of reservations beside 40 envelopes of 64 KiB.
+    let p = profile_with(
+        Basis::Fixture,
+        ReviewBudgets {
+            max_calls: 128,
+            max_source_bytes_per_call: 1024 * 1024,
+            max_output_bytes_per_call: 64 * 1024,
+            max_total_wall_ms: 60_000,
+        },
+        &["src/**"],
+    );
+    let r = request(&p);
+    let dir = format!("src/{}", format!("{}/", "d".repeat(98)).repeat(10));
+    let s = MemorySnapshot::new(
+        (0..10_000)
+            .map(|i| (format!("{dir}f{i:05}.rs"), b"x".to_vec()))
+            .collect(),
+    );
+    let mut t = reviewer(&p, |_, a| a);
+    let rec = run(
+        &review_of(&s, &p, &r),
+        &mut MemoryJournal::default(),
+        &mut t,
+    )
+    .expect("run");
+    assert_eq!(rec.failure, Some(ReviewFailure::ReviewBudgetExceeded));
+    assert_eq!(t.calls, 0);
+    assert!(
+        rec.detail
+            .as_deref()
+            .is_some_and(|d| d.contains("transfer")),
+        "{:?}",
+        rec.detail
+    );
+    validate_replay(&s, &p, &r, &rec).expect("replays");
 }
 
 /// Runs a review whose first call gets `(observation edit, envelope)`.
