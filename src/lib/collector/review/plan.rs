@@ -32,6 +32,9 @@ pub const MAX_FINDINGS_PER_CRITERION: usize = 16;
 pub const MAX_FINDING_MESSAGE: usize = 2000;
 /// Longest path in an answer.
 pub const MAX_ANSWER_PATH: usize = 1024;
+/// The quoted paths a call lists stay within `max_output_bytes_per_call`
+/// divided by this.
+pub const LISTED_PATHS_SHARE: u64 = 8;
 /// Most bytes the retained trace (every reservation and outcome) of one
 /// review may take in its record: the record travels in the 16 MiB signed
 /// transfer beside the request, the header and the record's summaries.
@@ -358,15 +361,34 @@ pub fn derive(snapshot: &dyn Snapshot, profile: &ReviewProfile) -> Result<Plan> 
         ));
         return Ok(plan);
     }
+    // The answer must confirm every file of its call in `reviewed`, and the
+    // envelope may carry the answer twice (`structured_output` and its text
+    // in `result`): the quoted paths of a call are kept within an eighth of
+    // the output budget, so a call with many long paths is not one its
+    // answer cannot fit.
+    let listed_cap = b.max_output_bytes_per_call / LISTED_PATHS_SHARE;
     let mut calls: Vec<Vec<ExposedPart>> = Vec::new();
     let mut cur: Vec<ExposedPart> = Vec::new();
-    let mut cur_bytes = 0u64;
+    let (mut cur_bytes, mut cur_listed) = (0u64, 0u64);
     for p in parts {
-        if !cur.is_empty() && (cur_bytes + p.length > budget || cur.len() >= MAX_PARTS_PER_CALL) {
+        let listed = |cur: &[ExposedPart]| {
+            if cur.last().is_some_and(|l| l.path == p.path) {
+                0
+            } else {
+                quoted(&p.path).len() as u64 + 1
+            }
+        };
+        if !cur.is_empty()
+            && (cur_bytes + p.length > budget
+                || cur.len() >= MAX_PARTS_PER_CALL
+                || cur_listed + listed(&cur) > listed_cap)
+        {
             calls.push(std::mem::take(&mut cur));
             cur_bytes = 0;
+            cur_listed = 0;
         }
         cur_bytes += p.length;
+        cur_listed += listed(&cur);
         cur.push(p);
     }
     if !cur.is_empty() {
@@ -545,6 +567,9 @@ pub fn policy_digest() -> Sha256Hex {
         "answer_schema": schema,
         "max_parts_per_call": MAX_PARTS_PER_CALL,
         "max_selected": MAX_SELECTED,
+        "listed_paths_share": LISTED_PATHS_SHARE,
+        "max_trace_bytes": MAX_TRACE_BYTES,
+        "outcome_overhead_bytes": OUTCOME_OVERHEAD_BYTES,
         "env": FIXED_ENV,
     });
     domain_digest(DOMAIN_POLICY, policy.to_string().as_bytes())

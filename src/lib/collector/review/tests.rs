@@ -368,25 +368,40 @@ fn failures_known_before_any_call_make_no_call() {
 
 #[test]
 fn a_plan_whose_record_could_not_fit_its_transfer_makes_no_call() {
-    // 10,000 one-byte files with 1003-byte paths: 40 calls, but the parts
-    // alone are over 12 MB of reservations beside 40 envelopes of 64 KiB.
+    // 256 calls at a 32 KiB output budget (the profile allows it: 8 MiB of
+    // envelopes) could retain about 15 MB of trace once the envelopes are
+    // base64url and the observations added: over the 14 MiB bound.
     let p = profile_with(
         Basis::Fixture,
         ReviewBudgets {
-            max_calls: 128,
-            max_source_bytes_per_call: 1024 * 1024,
-            max_output_bytes_per_call: 64 * 1024,
+            max_calls: 256,
+            max_source_bytes_per_call: 1024,
+            max_output_bytes_per_call: 32 * 1024,
             max_total_wall_ms: 60_000,
         },
         &["src/**"],
     );
     let r = request(&p);
-    let dir = format!("src/{}", format!("{}/", "d".repeat(98)).repeat(10));
     let s = MemorySnapshot::new(
-        (0..10_000)
-            .map(|i| (format!("{dir}f{i:05}.rs"), b"x".to_vec()))
+        (0..256)
+            .map(|i| {
+                (
+                    format!("src/f{i:03}.rs"),
+                    [vec![b'a'; 999], b"\n".to_vec()].concat(),
+                )
+            })
             .collect(),
     );
+    let planned = plan::derive(&s, &p).expect("plan");
+    assert_eq!(planned.calls.len(), 0);
+    let bound = plan::trace_bytes_bound(
+        &p,
+        &(0..256)
+            .map(|_| Vec::new())
+            .collect::<Vec<Vec<plan::ExposedPart>>>(),
+    )
+    .expect("bound");
+    assert!(bound > plan::MAX_TRACE_BYTES, "{bound}");
     let mut t = reviewer(&p, |_, a| a);
     let rec = run(
         &review_of(&s, &p, &r),
@@ -403,6 +418,52 @@ fn a_plan_whose_record_could_not_fit_its_transfer_makes_no_call() {
         "{:?}",
         rec.detail
     );
+    validate_replay(&s, &p, &r, &rec).expect("replays");
+}
+
+#[test]
+fn calls_are_packed_so_the_answer_can_confirm_every_file() {
+    // 40 one-line files with 201-byte paths: their source would fit one
+    // call, but the quoted paths of a call are kept within an eighth of the
+    // 16 KiB output budget (2048 bytes): 10 paths of 204 bytes fit, 11 not.
+    let p = profile_with(
+        Basis::Fixture,
+        ReviewBudgets {
+            max_calls: 16,
+            max_source_bytes_per_call: 64 * 1024,
+            max_output_bytes_per_call: 16 * 1024,
+            max_total_wall_ms: 60_000,
+        },
+        &["src/**"],
+    );
+    let dir = format!("src/{}/", "d".repeat(190));
+    let s = MemorySnapshot::new(
+        (0..40)
+            .map(|i| (format!("{dir}f{i:02}.rs"), b"fn f() {}\n".to_vec()))
+            .collect(),
+    );
+    let planned = plan::derive(&s, &p).expect("plan");
+    assert_eq!(planned.early, None);
+    for c in &planned.calls {
+        let listed: usize = c
+            .iter()
+            .map(|x| serde_json::to_string(&x.path).expect("q").len() + 1)
+            .sum();
+        assert!(
+            listed as u64 <= 16 * 1024 / plan::LISTED_PATHS_SHARE,
+            "{listed}"
+        );
+    }
+    assert_eq!(planned.calls.len(), 4, "10 paths per call, 40 files");
+    let r = request(&p);
+    let mut t = reviewer(&p, |_, a| a);
+    let rec = run(
+        &review_of(&s, &p, &r),
+        &mut MemoryJournal::default(),
+        &mut t,
+    )
+    .expect("run");
+    assert_eq!(rec.outcome, ReviewOutcome::Passed, "{rec:#?}");
     validate_replay(&s, &p, &r, &rec).expect("replays");
 }
 

@@ -342,8 +342,9 @@ fn run(mut cmd: Command, input: Vec<u8>, timeout: Duration, cap: u64) -> Ran {
     } else {
         done.store(true, Ordering::SeqCst);
     }
+    let err_done = Arc::new(AtomicBool::new(false));
     if let Some(mut err) = child.stderr.take() {
-        let buf = err_buf.clone();
+        let (buf, err_done) = (err_buf.clone(), err_done.clone());
         std::thread::spawn(move || {
             let mut chunk = vec![0u8; 16 * 1024];
             loop {
@@ -359,7 +360,10 @@ fn run(mut cmd: Command, input: Vec<u8>, timeout: Duration, cap: u64) -> Ran {
                     }
                 }
             }
+            err_done.store(true, Ordering::SeqCst);
         });
+    } else {
+        err_done.store(true, Ordering::SeqCst);
     }
     let mut timed_out = false;
     let status = loop {
@@ -378,10 +382,13 @@ fn run(mut cmd: Command, input: Vec<u8>, timeout: Duration, cap: u64) -> Ran {
     };
     let duration_ms = u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX);
     // Whatever the executable left in its group goes too; then give the
-    // reader a bounded moment to see the end of the pipe.
+    // readers a bounded moment to see the end of both pipes (an exit can be
+    // seen before the last stderr bytes are read).
     kill_group(pid);
     let grace = Instant::now();
-    while !done.load(Ordering::SeqCst) && grace.elapsed() < Duration::from_secs(5) {
+    while !(done.load(Ordering::SeqCst) && err_done.load(Ordering::SeqCst))
+        && grace.elapsed() < Duration::from_secs(5)
+    {
         std::thread::sleep(Duration::from_millis(5));
     }
     use std::os::unix::process::ExitStatusExt;
