@@ -16,6 +16,12 @@ _agent__task() {
             ",$1")
                 cmd="agent__task"
                 ;;
+            agent__task,attest)
+                cmd="agent__task__subcmd__attest"
+                ;;
+            agent__task,authority)
+                cmd="agent__task__subcmd__authority"
+                ;;
             agent__task,cancel)
                 cmd="agent__task__subcmd__cancel"
                 ;;
@@ -141,6 +147,36 @@ _agent__task() {
                 ;;
             agent__task,token)
                 cmd="agent__task__subcmd__token"
+                ;;
+            agent__task,verify)
+                cmd="agent__task__subcmd__verify"
+                ;;
+            agent__task__subcmd__authority,help)
+                cmd="agent__task__subcmd__authority__subcmd__help"
+                ;;
+            agent__task__subcmd__authority,key)
+                cmd="agent__task__subcmd__authority__subcmd__key"
+                ;;
+            agent__task__subcmd__authority__subcmd__help,help)
+                cmd="agent__task__subcmd__authority__subcmd__help__subcmd__help"
+                ;;
+            agent__task__subcmd__authority__subcmd__help,key)
+                cmd="agent__task__subcmd__authority__subcmd__help__subcmd__key"
+                ;;
+            agent__task__subcmd__authority__subcmd__help__subcmd__key,rotate)
+                cmd="agent__task__subcmd__authority__subcmd__help__subcmd__key__subcmd__rotate"
+                ;;
+            agent__task__subcmd__authority__subcmd__key,help)
+                cmd="agent__task__subcmd__authority__subcmd__key__subcmd__help"
+                ;;
+            agent__task__subcmd__authority__subcmd__key,rotate)
+                cmd="agent__task__subcmd__authority__subcmd__key__subcmd__rotate"
+                ;;
+            agent__task__subcmd__authority__subcmd__key__subcmd__help,help)
+                cmd="agent__task__subcmd__authority__subcmd__key__subcmd__help__subcmd__help"
+                ;;
+            agent__task__subcmd__authority__subcmd__key__subcmd__help,rotate)
+                cmd="agent__task__subcmd__authority__subcmd__key__subcmd__help__subcmd__rotate"
                 ;;
             agent__task__subcmd__cas,cat)
                 cmd="agent__task__subcmd__cas__subcmd__cat"
@@ -274,6 +310,12 @@ _agent__task() {
             agent__task__subcmd__enrollment__subcmd__help,revoke)
                 cmd="agent__task__subcmd__enrollment__subcmd__help__subcmd__revoke"
                 ;;
+            agent__task__subcmd__help,attest)
+                cmd="agent__task__subcmd__help__subcmd__attest"
+                ;;
+            agent__task__subcmd__help,authority)
+                cmd="agent__task__subcmd__help__subcmd__authority"
+                ;;
             agent__task__subcmd__help,cancel)
                 cmd="agent__task__subcmd__help__subcmd__cancel"
                 ;;
@@ -399,6 +441,15 @@ _agent__task() {
                 ;;
             agent__task__subcmd__help,token)
                 cmd="agent__task__subcmd__help__subcmd__token"
+                ;;
+            agent__task__subcmd__help,verify)
+                cmd="agent__task__subcmd__help__subcmd__verify"
+                ;;
+            agent__task__subcmd__help__subcmd__authority,key)
+                cmd="agent__task__subcmd__help__subcmd__authority__subcmd__key"
+                ;;
+            agent__task__subcmd__help__subcmd__authority__subcmd__key,rotate)
+                cmd="agent__task__subcmd__help__subcmd__authority__subcmd__key__subcmd__rotate"
                 ;;
             agent__task__subcmd__help__subcmd__cas,cat)
                 cmd="agent__task__subcmd__help__subcmd__cas__subcmd__cat"
@@ -710,8 +761,222 @@ _agent__task() {
 
     case "${cmd}" in
         agent__task)
-            opts="-h -V --data-dir --pretty --lock-timeout-ms --token-file --help --version init info cas runtime completions man data sync serve repo requirement token keygen enroll enrollment change checkpoint capabilities requirements next instructions reference claim heartbeat status cancel reconcile result recovery install-stop init-repo task-stop task-codex-stop profile collector-claim collect retry-upload finalize qualify land sandbox-exec help"
+            opts="-h -V --data-dir --pretty --lock-timeout-ms --token-file --help --version init info cas runtime completions man data sync serve repo requirement token keygen enroll enrollment change checkpoint capabilities requirements next instructions reference claim heartbeat status cancel reconcile result recovery install-stop init-repo task-stop task-codex-stop profile collector-claim collect retry-upload finalize qualify land sandbox-exec authority attest verify help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --data-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --lock-timeout-ms)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --token-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        agent__subcmd__task__subcmd__attest)
+            opts="-h -V --change --out --data-dir --pretty --lock-timeout-ms --token-file --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --change)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --out)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --data-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --lock-timeout-ms)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --token-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        agent__subcmd__task__subcmd__authority)
+            opts="-h -V --data-dir --pretty --lock-timeout-ms --token-file --help --version key help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --data-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --lock-timeout-ms)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --token-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        agent__subcmd__task__subcmd__authority__subcmd__help)
+            opts="key help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        agent__subcmd__task__subcmd__authority__subcmd__help__subcmd__help)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        agent__subcmd__task__subcmd__authority__subcmd__help__subcmd__key)
+            opts="rotate"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        agent__subcmd__task__subcmd__authority__subcmd__help__subcmd__key__subcmd__rotate)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        agent__subcmd__task__subcmd__authority__subcmd__key)
+            opts="-h -V --format --data-dir --pretty --lock-timeout-ms --token-file --help --version rotate help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --format)
+                    COMPREPLY=($(compgen -W "hex pem" -- "${cur}"))
+                    return 0
+                    ;;
+                --data-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --lock-timeout-ms)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --token-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        agent__subcmd__task__subcmd__authority__subcmd__key__subcmd__help)
+            opts="rotate help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        agent__subcmd__task__subcmd__authority__subcmd__key__subcmd__help__subcmd__help)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        agent__subcmd__task__subcmd__authority__subcmd__key__subcmd__help__subcmd__rotate)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        agent__subcmd__task__subcmd__authority__subcmd__key__subcmd__rotate)
+            opts="-h -V --data-dir --pretty --lock-timeout-ms --token-file --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -2192,8 +2457,64 @@ _agent__task() {
             return 0
             ;;
         agent__subcmd__task__subcmd__help)
-            opts="init info cas runtime completions man data sync serve repo requirement token keygen enroll enrollment change checkpoint capabilities requirements next instructions reference claim heartbeat status cancel reconcile result recovery install-stop init-repo task-stop task-codex-stop profile collector-claim collect retry-upload finalize qualify land sandbox-exec help"
+            opts="init info cas runtime completions man data sync serve repo requirement token keygen enroll enrollment change checkpoint capabilities requirements next instructions reference claim heartbeat status cancel reconcile result recovery install-stop init-repo task-stop task-codex-stop profile collector-claim collect retry-upload finalize qualify land sandbox-exec authority attest verify help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        agent__subcmd__task__subcmd__help__subcmd__attest)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        agent__subcmd__task__subcmd__help__subcmd__authority)
+            opts="key"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        agent__subcmd__task__subcmd__help__subcmd__authority__subcmd__key)
+            opts="rotate"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        agent__subcmd__task__subcmd__help__subcmd__authority__subcmd__key__subcmd__rotate)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -3300,6 +3621,20 @@ _agent__task() {
         agent__subcmd__task__subcmd__help__subcmd__token__subcmd__revoke)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        agent__subcmd__task__subcmd__help__subcmd__verify)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -5615,6 +5950,44 @@ _agent__task() {
                     return 0
                     ;;
                 --agent)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --data-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --lock-timeout-ms)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --token-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        agent__subcmd__task__subcmd__verify)
+            opts="-h -V --repo --commit --key --allow-override --data-dir --pretty --lock-timeout-ms --token-file --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --repo)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --commit)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --key)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

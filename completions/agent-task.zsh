@@ -1819,6 +1819,162 @@ _arguments "${_arguments_options[@]}" : \
 '*::command -- The program (bwrap) and its arguments:_default' \
 && ret=0
 ;;
+(authority)
+_arguments "${_arguments_options[@]}" : \
+'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
+'-h[Print help]' \
+'--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
+":: :_agent-task__subcmd__authority_commands" \
+"*::: :->authority" \
+&& ret=0
+
+    case $state in
+    (authority)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:agent-task-authority-command-$line[1]:"
+        case $line[1] in
+            (key)
+_arguments "${_arguments_options[@]}" : \
+'--format=[Public key format\: 64 lowercase hex characters, or a PEM \`PUBLIC KEY\`]:FORMAT:((hex\:"64 lowercase hex characters"
+pem\:"PEM SubjectPublicKeyInfo (RFC 8410)"))' \
+'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
+'-h[Print help (see more with '\''--help'\'')]' \
+'--help[Print help (see more with '\''--help'\'')]' \
+'-V[Print version]' \
+'--version[Print version]' \
+":: :_agent-task__subcmd__authority__subcmd__key_commands" \
+"*::: :->key" \
+&& ret=0
+
+    case $state in
+    (key)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:agent-task-authority-key-command-$line[1]:"
+        case $line[1] in
+            (rotate)
+_arguments "${_arguments_options[@]}" : \
+'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
+'-h[Print help]' \
+'--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
+&& ret=0
+;;
+(help)
+_arguments "${_arguments_options[@]}" : \
+":: :_agent-task__subcmd__authority__subcmd__key__subcmd__help_commands" \
+"*::: :->help" \
+&& ret=0
+
+    case $state in
+    (help)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:agent-task-authority-key-help-command-$line[1]:"
+        case $line[1] in
+            (rotate)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(help)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+        esac
+    ;;
+esac
+;;
+        esac
+    ;;
+esac
+;;
+(help)
+_arguments "${_arguments_options[@]}" : \
+":: :_agent-task__subcmd__authority__subcmd__help_commands" \
+"*::: :->help" \
+&& ret=0
+
+    case $state in
+    (help)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:agent-task-authority-help-command-$line[1]:"
+        case $line[1] in
+            (key)
+_arguments "${_arguments_options[@]}" : \
+":: :_agent-task__subcmd__authority__subcmd__help__subcmd__key_commands" \
+"*::: :->key" \
+&& ret=0
+
+    case $state in
+    (key)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:agent-task-authority-help-key-command-$line[1]:"
+        case $line[1] in
+            (rotate)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+        esac
+    ;;
+esac
+;;
+(help)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+        esac
+    ;;
+esac
+;;
+        esac
+    ;;
+esac
+;;
+(attest)
+_arguments "${_arguments_options[@]}" : \
+'--change=[The Change (its landing when its current version landed, else its qualified subject)]:CHANGE:_default' \
+'--out=[Also write each envelope and the whole set (\`attestations.jsonl\`) into this directory]:DIR:_files' \
+'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
+'-h[Print help]' \
+'--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
+&& ret=0
+;;
+(verify)
+_arguments "${_arguments_options[@]}" : \
+'--repo=[The git repository holding the commit and its \`refs/notes/agent-task\` note]:PATH:_files' \
+'--commit=[The landed commit]:SHA:_default' \
+'--key=[The authority'\''s public key (PEM or 64 hex characters), e.g. from \`authority key\`]:FILE:_files' \
+'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--allow-override[Also accept a commit the operator landed with \`--allow-protected-change\` (no receipt, no tests)\: reported \`qualified\: false\` instead of failing with \`attestation_unqualified\`]' \
+'--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
+'-h[Print help]' \
+'--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
+&& ret=0
+;;
 (help)
 _arguments "${_arguments_options[@]}" : \
 ":: :_agent-task__subcmd__help_commands" \
@@ -2299,6 +2455,50 @@ _arguments "${_arguments_options[@]}" : \
 _arguments "${_arguments_options[@]}" : \
 && ret=0
 ;;
+(authority)
+_arguments "${_arguments_options[@]}" : \
+":: :_agent-task__subcmd__help__subcmd__authority_commands" \
+"*::: :->authority" \
+&& ret=0
+
+    case $state in
+    (authority)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:agent-task-help-authority-command-$line[1]:"
+        case $line[1] in
+            (key)
+_arguments "${_arguments_options[@]}" : \
+":: :_agent-task__subcmd__help__subcmd__authority__subcmd__key_commands" \
+"*::: :->key" \
+&& ret=0
+
+    case $state in
+    (key)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:agent-task-help-authority-key-command-$line[1]:"
+        case $line[1] in
+            (rotate)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+        esac
+    ;;
+esac
+;;
+        esac
+    ;;
+esac
+;;
+(attest)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(verify)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
 (help)
 _arguments "${_arguments_options[@]}" : \
 && ret=0
@@ -2356,9 +2556,81 @@ _agent-task_commands() {
 'qualify:Agent\: read-only exact-subject qualification' \
 'land:Operator\: admission rechecks, then move the target head (and commit, for git)' \
 'sandbox-exec:Internal\: the sandbox launcher a bwrap run goes through (limits, uid, then bwrap)' \
+'authority:Operator\: the authority'\''s attestation signing key' \
+'attest:Operator\: signed in-toto attestations (DSSE) of a landed or qualified Change' \
+'verify:Check a landed commit'\''s attestations with only the repository and a public key' \
 'help:Print this message or the help of the given subcommand(s)' \
     )
     _describe -t commands 'agent-task commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__attest_commands] )) ||
+_agent-task__subcmd__attest_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task attest commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__authority_commands] )) ||
+_agent-task__subcmd__authority_commands() {
+    local commands; commands=(
+'key:Print the authority'\''s attestation public key and key id (\`rotate\`\: make a new one)' \
+'help:Print this message or the help of the given subcommand(s)' \
+    )
+    _describe -t commands 'agent-task authority commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__authority__subcmd__help_commands] )) ||
+_agent-task__subcmd__authority__subcmd__help_commands() {
+    local commands; commands=(
+'key:Print the authority'\''s attestation public key and key id (\`rotate\`\: make a new one)' \
+'help:Print this message or the help of the given subcommand(s)' \
+    )
+    _describe -t commands 'agent-task authority help commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__authority__subcmd__help__subcmd__help_commands] )) ||
+_agent-task__subcmd__authority__subcmd__help__subcmd__help_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task authority help help commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__authority__subcmd__help__subcmd__key_commands] )) ||
+_agent-task__subcmd__authority__subcmd__help__subcmd__key_commands() {
+    local commands; commands=(
+'rotate:Make a new current signing key; old public keys stay listed for verification' \
+    )
+    _describe -t commands 'agent-task authority help key commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__authority__subcmd__help__subcmd__key__subcmd__rotate_commands] )) ||
+_agent-task__subcmd__authority__subcmd__help__subcmd__key__subcmd__rotate_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task authority help key rotate commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__authority__subcmd__key_commands] )) ||
+_agent-task__subcmd__authority__subcmd__key_commands() {
+    local commands; commands=(
+'rotate:Make a new current signing key; old public keys stay listed for verification' \
+'help:Print this message or the help of the given subcommand(s)' \
+    )
+    _describe -t commands 'agent-task authority key commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__authority__subcmd__key__subcmd__help_commands] )) ||
+_agent-task__subcmd__authority__subcmd__key__subcmd__help_commands() {
+    local commands; commands=(
+'rotate:Make a new current signing key; old public keys stay listed for verification' \
+'help:Print this message or the help of the given subcommand(s)' \
+    )
+    _describe -t commands 'agent-task authority key help commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__authority__subcmd__key__subcmd__help__subcmd__help_commands] )) ||
+_agent-task__subcmd__authority__subcmd__key__subcmd__help__subcmd__help_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task authority key help help commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__authority__subcmd__key__subcmd__help__subcmd__rotate_commands] )) ||
+_agent-task__subcmd__authority__subcmd__key__subcmd__help__subcmd__rotate_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task authority key help rotate commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__authority__subcmd__key__subcmd__rotate_commands] )) ||
+_agent-task__subcmd__authority__subcmd__key__subcmd__rotate_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task authority key rotate commands' commands "$@"
 }
 (( $+functions[_agent-task__subcmd__cancel_commands] )) ||
 _agent-task__subcmd__cancel_commands() {
@@ -2749,9 +3021,36 @@ _agent-task__subcmd__help_commands() {
 'qualify:Agent\: read-only exact-subject qualification' \
 'land:Operator\: admission rechecks, then move the target head (and commit, for git)' \
 'sandbox-exec:Internal\: the sandbox launcher a bwrap run goes through (limits, uid, then bwrap)' \
+'authority:Operator\: the authority'\''s attestation signing key' \
+'attest:Operator\: signed in-toto attestations (DSSE) of a landed or qualified Change' \
+'verify:Check a landed commit'\''s attestations with only the repository and a public key' \
 'help:Print this message or the help of the given subcommand(s)' \
     )
     _describe -t commands 'agent-task help commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__help__subcmd__attest_commands] )) ||
+_agent-task__subcmd__help__subcmd__attest_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task help attest commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__help__subcmd__authority_commands] )) ||
+_agent-task__subcmd__help__subcmd__authority_commands() {
+    local commands; commands=(
+'key:Print the authority'\''s attestation public key and key id (\`rotate\`\: make a new one)' \
+    )
+    _describe -t commands 'agent-task help authority commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__help__subcmd__authority__subcmd__key_commands] )) ||
+_agent-task__subcmd__help__subcmd__authority__subcmd__key_commands() {
+    local commands; commands=(
+'rotate:Make a new current signing key; old public keys stay listed for verification' \
+    )
+    _describe -t commands 'agent-task help authority key commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__help__subcmd__authority__subcmd__key__subcmd__rotate_commands] )) ||
+_agent-task__subcmd__help__subcmd__authority__subcmd__key__subcmd__rotate_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task help authority key rotate commands' commands "$@"
 }
 (( $+functions[_agent-task__subcmd__help__subcmd__cancel_commands] )) ||
 _agent-task__subcmd__help__subcmd__cancel_commands() {
@@ -3197,6 +3496,11 @@ _agent-task__subcmd__help__subcmd__token__subcmd__issue_commands() {
 _agent-task__subcmd__help__subcmd__token__subcmd__revoke_commands() {
     local commands; commands=()
     _describe -t commands 'agent-task help token revoke commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__help__subcmd__verify_commands] )) ||
+_agent-task__subcmd__help__subcmd__verify_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task help verify commands' commands "$@"
 }
 (( $+functions[_agent-task__subcmd__info_commands] )) ||
 _agent-task__subcmd__info_commands() {
@@ -3734,6 +4038,11 @@ _agent-task__subcmd__token__subcmd__issue_commands() {
 _agent-task__subcmd__token__subcmd__revoke_commands() {
     local commands; commands=()
     _describe -t commands 'agent-task token revoke commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__verify_commands] )) ||
+_agent-task__subcmd__verify_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task verify commands' commands "$@"
 }
 
 if [ "$funcstack[1]" = "_agent-task" ]; then

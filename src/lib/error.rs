@@ -359,6 +359,18 @@ codes! {
     RuntimeNotIsolating = "runtime_not_isolating" => exit 78, http 409;
     /// A sandbox limit the profile pins cannot be applied on this host.
     SandboxLimitUnavailable = "sandbox_limit_unavailable" => exit 69, http 503;
+    /// An attestation envelope, statement or predicate is malformed, or a commit's set of attestations is incomplete or inconsistent.
+    AttestationInvalid = "attestation_invalid" => exit 65, http 400;
+    /// An envelope's payload type is not `application/vnd.in-toto+json`.
+    AttestationPayloadTypeUnsupported = "attestation_payload_type_unsupported" => exit 65, http 415;
+    /// No signature of an envelope is by the given key (signed by another key).
+    AttestationKeyMismatch = "attestation_key_mismatch" => exit 65, http 400;
+    /// A statement's `gitCommit` subject is not the commit being verified (the envelope was moved).
+    AttestationCommitMismatch = "attestation_commit_mismatch" => exit 65, http 409;
+    /// A statement's revision subject is not the revision recomputed from the commit's tree.
+    AttestationRevisionMismatch = "attestation_revision_mismatch" => exit 65, http 409;
+    /// A landed commit's attestations verify but do not qualify it: the operator's `land --allow-protected-change` let it in without a receipt (`verify --allow-override` accepts it).
+    AttestationUnqualified = "attestation_unqualified" => exit 65, http 409;
     /// A review record is not what the controller derives by replaying its own trace.
     ReviewReplayMismatch = "review_replay_mismatch" => exit 65, http 422;
 }

@@ -3,6 +3,8 @@
 
 #![allow(clippy::print_stdout, clippy::print_stderr)] // tests may explain a skip
 
+mod attest;
+mod attest_interop;
 mod cas;
 mod collect_faults;
 mod collect_flow;

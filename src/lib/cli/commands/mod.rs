@@ -1,5 +1,6 @@
 //! The command tree and the single dispatch `match`.
 
+mod attest;
 mod cas;
 mod change;
 mod collect;
@@ -118,6 +119,13 @@ pub enum Command {
     /// Internal: the sandbox launcher a bwrap run goes through (limits, uid, then bwrap).
     #[command(hide = true)]
     SandboxExec(runtime::SandboxExecArgs),
+    /// Operator: the authority's attestation signing key.
+    #[command(subcommand)]
+    Authority(attest::AuthorityCmd),
+    /// Operator: signed in-toto attestations (DSSE) of a landed or qualified Change.
+    Attest(attest::AttestArgs),
+    /// Check a landed commit's attestations with only the repository and a public key.
+    Verify(attest::VerifyArgs),
 }
 
 /// What a successful command prints on stdout, and its exit code (0 for
@@ -184,6 +192,9 @@ pub fn dispatch(ctx: &Ctx, command: Command) -> Result<Reply> {
         Command::Qualify(a) => collect::qualify(ctx, a).map(Reply::from),
         Command::Land(a) => collect::land(ctx, a).map(Reply::from),
         Command::SandboxExec(a) => runtime::sandbox_exec(&a).map(Reply::from),
+        Command::Authority(c) => attest::authority(ctx, c).map(Reply::from),
+        Command::Attest(a) => attest::attest_cmd(ctx, a).map(Reply::from),
+        Command::Verify(a) => attest::verify(a).map(Reply::from),
     }
 }
 
