@@ -375,6 +375,8 @@ codes! {
     AttestationRevisionMismatch = "attestation_revision_mismatch" => exit 65, http 409;
     /// A landed commit's attestations verify but do not qualify it: the operator's `land --allow-protected-change` let it in without a receipt (`verify --allow-override` accepts it).
     AttestationUnqualified = "attestation_unqualified" => exit 65, http 409;
+    /// A review record is not what the controller derives by replaying its own trace.
+    ReviewReplayMismatch = "review_replay_mismatch" => exit 65, http 422;
     /// A remote checkpoint's manifest is not a canonical, sorted, valid revision manifest.
     ManifestInvalid = "manifest_invalid" => exit 65, http 400;
     /// Uploaded blob bytes do not hash to the digest (or size) they were sent under; nothing of that blob is stored.

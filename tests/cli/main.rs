@@ -35,6 +35,7 @@ mod privsep;
 mod profile_basis;
 mod reads_create_nothing;
 mod remote_checkpoint;
+mod review_core;
 mod runtime;
 mod serve_tls;
 mod strict_json;

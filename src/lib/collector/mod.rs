@@ -1,9 +1,10 @@
 //! Collectors that run operator-pinned work on an exact revision: sandbox
 //! runtimes, the signed transfer format and the command collector
-//! (`collect`, `retry-upload`). The review controller will add a second
-//! record kind to the same transfer.
+//! (`collect`, `retry-upload`); and the finite review controller
+//! ([`review`]), whose record will be the transfer's second kind.
 
 pub mod collect;
+pub mod review;
 pub mod runtime;
 pub mod sandbox;
 pub mod state;
