@@ -597,11 +597,6 @@ pub fn descriptor_digest(d: &CollectorDescriptor) -> Result<Sha256Hex> {
     Ok(domain_digest(DOMAIN_DESCRIPTOR, &canonical_bytes(d)?))
 }
 
-/// Record digest helper.
-pub fn record_digest(r: &ExecutionRecord) -> Result<Sha256Hex> {
-    Ok(domain_digest(DOMAIN_EXECUTION_RECORD, &canonical_bytes(r)?))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1028,15 +1028,6 @@ pub struct ExecutorRevocation {
     pub epoch: u64,
 }
 
-impl ExecutorRevocation {
-    /// Identity comparison only.
-    pub fn matches_binding(&self, e: &ExecutorEnrollment) -> bool {
-        self.registration_id == e.registration_id
-            && self.executor_id == e.executor_id
-            && self.epoch == e.epoch
-    }
-}
-
 /// Key id of a public key: `kid_` + first 32 hex of
 /// `domain_digest("agent-task.ed25519-key-id.v1", key bytes)`.
 pub fn key_id(public_key: &[u8; 32]) -> String {
