@@ -9,6 +9,9 @@
 #   same N records with `data collect --jsonl` into a fresh node.
 # Then it checks that both nodes answer the same queries. Not part of the test
 # command. Usage: scripts/bench-sync.sh [RECORDS] [TOMBSTONES]
+# With BENCH_PERF_DIR=DIR (and `perf` installed) both servers are sampled
+# during the pull into DIR/src.data and DIR/dst.data (with call graphs;
+# `perf report -i DIR/dst.data`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RECORDS=${1:-10000}
@@ -84,6 +87,17 @@ NODE=$("$BIN" --data-dir "$WORK/src" data manifest)
 start "$WORK/dst" "$DST_TOKEN"; DST_URL=$URL
 cpu_ticks() { awk '{s+=$14+$15} END {print s}' "/proc/${PIDS[0]}/stat" "/proc/${PIDS[1]}/stat"; }
 
+PERF_PIDS=()
+if [ -n "${BENCH_PERF_DIR:-}" ]; then
+  mkdir -p "$BENCH_PERF_DIR"
+  for i in 0 1; do
+    n=$([ "$i" = 0 ] && echo src || echo dst)
+    perf record -q -F 997 --call-graph dwarf,12288 -o "$BENCH_PERF_DIR/$n.data" -p "${PIDS[$i]}" 2>/dev/null &
+    PERF_PIDS+=($!)
+  done
+  sleep 1
+fi
+echo "load before the pull: $(uptime)"
 C0=$(cpu_ticks)
 T0=$(now)
 RESULT=$(py 'import json,sys,urllib.request
@@ -97,6 +111,7 @@ while True:
 print(json.dumps(tot))' "$DST_URL" "$DST_TOKEN")
 T1=$(now)
 C1=$(cpu_ticks)
+for p in "${PERF_PIDS[@]}"; do kill -INT "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
 INSERTED=$(field "$RESULT" records_inserted)
 PULL=$(rate "$INSERTED" "$T0" "$T1")
 echo "sync pull ($INSERTED records, $(field "$RESULT" tombstones_applied) tombstones, $(field "$RESULT" pages_applied) pages of 100 changes, durable apply): $PULL records/s"

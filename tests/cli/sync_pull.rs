@@ -701,3 +701,82 @@ openssl x509 -req -in leaf.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out lea
         true
     );
 }
+
+/// The pull requests page N+1 as soon as page N's cursor is known, before
+/// page N is verified: a page that fails verification still stops the
+/// pull in page order, with nothing of it or of the page after it
+/// written, and the checkpoint names exactly the pages that were applied.
+#[test]
+fn a_failing_page_stops_the_pipeline_in_page_order() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    // Page 1 passes the shape checks (its cursor is used for the early
+    // request of page 2) but not the page-control binding.
+    let env = vector_destination("did:example:sync-destination");
+    let peer = reference_peer(|i, p| {
+        if i == 0 {
+            p["changes"][1]["occurred_at"] = json!("2026-12-01T00:17:49.035Z");
+        }
+    });
+    add_vector_peer(&env, &peer.origin, PUBLISHER_KEY).json();
+    let n = feed_len(&env);
+    pull(&env, VECTOR_NOW).error("sync_page_control_invalid", 76);
+    assert_eq!(feed_len(&env), n, "nothing of page 1 or page 2 was written");
+    assert!(peer.requests().len() <= 2, "at most one page ahead");
+    assert_eq!(status(&env)["cursor_present"], false);
+    env.run(&[
+        "data",
+        "get",
+        "rec_dbbead309a4a6dad87386c5f0cb1fcb0f3ac37616470aa34f51fe172fa160615",
+    ])
+    .error("record_not_found", 66);
+
+    // Page 2 fails: page 1 is applied and checkpointed, page 2 is not; the
+    // rerun against the repaired peer resumes at page 1's cursor.
+    let env = vector_destination("did:example:sync-destination");
+    let broken = Arc::new(AtomicBool::new(true));
+    let b = broken.clone();
+    let peer = reference_peer(move |i, p| {
+        if i == 1 && b.load(Ordering::SeqCst) {
+            p["changes"][0]["occurred_at"] = json!("2026-12-01T00:17:49.037Z");
+        }
+    });
+    add_vector_peer(&env, &peer.origin, PUBLISHER_KEY).json();
+    pull(&env, VECTOR_NOW).error("sync_page_control_invalid", 76);
+    let st = status(&env);
+    assert_eq!(st["cursor_present"], true, "{st}");
+    assert_eq!(
+        (
+            st["records_inserted"].as_u64(),
+            st["tombstones_applied"].as_u64()
+        ),
+        (Some(2), Some(0)),
+        "{st}"
+    );
+    assert_eq!(
+        env.run(&["data", "get", ALPHA]).json()["content"]["data"],
+        "alpha: local-first sync works"
+    );
+    env.run(&["data", "get", GAMMA])
+        .error("record_not_found", 66);
+    broken.store(false, Ordering::SeqCst);
+    let out = pull(&env, VECTOR_NOW).json();
+    assert_eq!(
+        (
+            out["pages_applied"].as_u64(),
+            out["records_inserted"].as_u64(),
+            out["tombstones_applied"].as_u64(),
+            out["has_more"].as_bool()
+        ),
+        (Some(1), Some(1), Some(1), Some(false)),
+        "{out}"
+    );
+    let last = peer.requests().pop().expect("request");
+    assert_eq!(
+        last.body["cursor"],
+        vectors()["pages"][1]["request_body"]["cursor"],
+        "the rerun starts after page 1"
+    );
+    env.run(&["data", "get", GAMMA])
+        .error("record_tombstoned", 66);
+}

@@ -479,14 +479,16 @@ pub(crate) fn apply(conn: &Connection, ops: Vec<ReplicaOp>) -> Result<ReplicaOut
                         Some(_) => {}
                     }
                 }
-                let want = comparable(&p.envelope)?;
+                // The "same record" form is only needed when the record
+                // is already here (kept before `p` moves into the insert).
                 let id = p.id.clone();
+                let mine = p.envelope.clone();
                 let (stored, inserted) = writer::insert_record(conn, p)?;
                 if inserted {
                     out.records_inserted += 1;
                 } else {
                     let same = match &stored {
-                        Value::Object(m) => comparable(m)? == want,
+                        Value::Object(m) => comparable(m)? == comparable(&mine)?,
                         _ => false,
                     };
                     if !same {

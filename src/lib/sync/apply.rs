@@ -102,11 +102,14 @@ pub fn verify_page(
     r: &Reader<'_>,
     now: i64,
 ) -> Result<Verified> {
-    let Ask {
-        collection_id,
-        limit,
-        budget,
-    } = ask;
+    let view = parse_page(page, ask.limit, r)?;
+    verify_view(node, view, ask, pos, r, now)
+}
+
+/// Step 3 alone (facts §13.2): the page's shape and its node id. Nothing
+/// in the result is trusted yet: the pull uses its cursor only to request
+/// the next page early, and [`verify_view`] decides.
+pub fn parse_page(page: &Value, limit: u64, r: &Reader<'_>) -> Result<PageView> {
     let view: PageView = validate_page(page, limit, r.limits)?;
     if view.origin_node_id != r.expected_node_id {
         return Err(Error::new(
@@ -114,6 +117,23 @@ pub fn verify_page(
             "the page's origin_node_id is not the configured peer node",
         ));
     }
+    Ok(view)
+}
+
+/// Steps 4a–4f (facts §13.2) on a page that passed [`parse_page`].
+pub fn verify_view(
+    node: &Node,
+    view: PageView,
+    ask: Ask<'_>,
+    pos: &Position,
+    r: &Reader<'_>,
+    now: i64,
+) -> Result<Verified> {
+    let Ask {
+        collection_id,
+        limit: _,
+        budget,
+    } = ask;
     // a. collection.
     if view.collection_id != collection_id {
         return Err(Error::new(

@@ -2,16 +2,17 @@
 //! and reset of one (peer, collection). The CLI and `serve`'s routes call
 //! these with the same request structs.
 
-use super::apply::{Ask, Position, Reader, import, verify_page};
+use super::apply::{Ask, Position, Reader, Verified, import, parse_page, verify_view};
 use super::client::request_page;
 use super::store::{Checkpoint, Peer, SyncStore, check_peer_id};
-use super::wire::{PROTOCOL, PageRequest, SyncLimits, bounded};
+use super::wire::{PROTOCOL, PageRequest, PageView, SyncLimits, bounded};
 use crate::clock::rfc3339_millis;
 use crate::data::Node;
 use crate::data::syntax::check_collection_id;
 use crate::error::{Code, Error, Result};
 use serde::Serialize;
 use serde_json::{Map, Value};
+use std::sync::mpsc::sync_channel;
 
 /// `POST /v1/data/sync/pull` and `sync pull`.
 #[derive(Debug, Clone, Default)]
@@ -254,8 +255,8 @@ pub fn pull(
         limit,
         budget,
     };
-    // One page: request it at `pos` and verify it (nothing written).
-    let fetch = |pos: Position| -> Result<super::apply::Verified> {
+    // One page at `pos`: the request and the shape checks (step 3).
+    let fetch = |pos: &Position| -> Result<PageView> {
         let page_req = PageRequest {
             collection_id: req.collection_id.clone(),
             cursor: pos.cursor.clone(),
@@ -265,84 +266,128 @@ pub fn pull(
             recipient: recipient.clone(),
         };
         let page = request_page(&peer, &page_req, &limits)?;
-        verify_page(
-            node,
-            &page,
-            ask,
-            &pos,
-            &reader,
-            node.clock.now().as_second(),
-        )
+        parse_page(&page, limit, &reader)
     };
     let cp = store.checkpoint(&req.peer_id, &req.collection_id)?;
     if let Some(c) = &cp {
         bound(&peer, c)?;
     }
     let mut base = cp;
+    let first = Position {
+        feed_id: base.as_ref().map(|c| c.feed_id.clone()),
+        cursor: base.as_ref().map(|c| c.cursor.clone()),
+    };
+    let (fetch, reader) = (&fetch, &reader);
     std::thread::scope(|scope| -> Result<()> {
-        let first = Position {
-            feed_id: base.as_ref().map(|c| c.feed_id.clone()),
-            cursor: base.as_ref().map(|c| c.cursor.clone()),
-        };
-        let mut next = fetch(first);
-        while p.pages < max_pages {
-            let verified = next?;
-            // Pipeline: while this page is imported and checkpointed, the
-            // next one is requested and verified (it is only imported
-            // after this page's checkpoint is written).
-            let ahead = (verified.has_more && p.pages + 1 < max_pages).then(|| {
-                let pos = Position {
-                    feed_id: Some(verified.feed_id.clone()),
-                    cursor: Some(verified.cursor.clone()),
+        // A three-stage pipeline, every stage in page order, handing pages
+        // on through rendezvous channels (at most three pages in memory):
+        // 1. requests: page N+1 is requested as soon as page N's cursor is
+        //    known, before page N is verified (the cursor is the peer's own
+        //    opaque value; nothing of page N+1 counts until page N passed);
+        // 2. verification (every check of step 4, on every core), each page
+        //    against its verified predecessor;
+        // 3. here: import, then the checkpoint, then the next page. A page
+        //    is imported only after its predecessor's checkpoint is written,
+        //    and the first failure in page order ends the pull.
+        let (raw_tx, raw_rx) = sync_channel::<Result<PageView>>(0);
+        let (ver_tx, ver_rx) = sync_channel::<Result<Verified>>(0);
+        let at = first.clone();
+        let requests = scope.spawn(move || {
+            let mut pos = at;
+            for _ in 0..max_pages {
+                let res = fetch(&pos);
+                let next = match &res {
+                    Ok(v) if v.has_more => Some(Position {
+                        feed_id: Some(v.feed_id.clone()),
+                        cursor: Some(v.cursor.clone()),
+                    }),
+                    _ => None,
                 };
-                scope.spawn(|| fetch(pos))
-            });
-            let (out, v) = import(node, verified)?;
-            p.pages += 1;
-            #[cfg(feature = "test-hooks")]
-            test_pause_after_import(p.pages);
-            let now = node.clock.now();
-            let prev = base.take().unwrap_or(Checkpoint {
-                peer_base_url: peer.base_url.clone(),
-                origin_node_id: peer.expected_node_id.clone(),
-                feed_id: v.feed_id.clone(),
-                publisher_id: peer.publisher.id.clone(),
-                publisher_ed25519_public_key: peer.publisher.ed25519_public_key.clone(),
-                cursor: String::new(),
-                last_applied_at: String::new(),
-                records_inserted: 0,
-                records_existing: 0,
-                tombstones_applied: 0,
-            });
-            let cp = Checkpoint {
-                feed_id: v.feed_id.clone(),
-                cursor: v.cursor.clone(),
-                last_applied_at: rfc3339_millis(now),
-                records_inserted: prev.records_inserted + out.records_inserted,
-                records_existing: prev.records_existing + out.records_existing,
-                tombstones_applied: prev.tombstones_applied + out.tombstones_applied,
-                ..prev
-            };
-            store.save_checkpoint(&req.peer_id, &req.collection_id, &cp, &rfc3339_millis(now))?;
-            base = Some(cp);
-            totals.0 += out.records_inserted;
-            totals.1 += out.records_existing;
-            totals.2 += out.tombstones_applied;
-            p.changes += v.changes as u64;
-            p.records += out.records_inserted;
-            p.bytes += v.content_bytes;
-            progress(&p);
-            has_more = v.has_more;
-            match ahead {
-                Some(h) if has_more => {
-                    next = h
-                        .join()
-                        .unwrap_or_else(|_| Err(Error::internal("the page prefetch panicked")));
+                if raw_tx.send(res).is_err() {
+                    return;
                 }
-                _ => break,
+                match next {
+                    Some(p) => pos = p,
+                    None => return,
+                }
             }
+        });
+        let verifier = scope.spawn(move || {
+            let mut pos = first;
+            for res in raw_rx {
+                let res = res.and_then(|view| {
+                    verify_view(node, view, ask, &pos, reader, node.clock.now().as_second())
+                });
+                let next = res.as_ref().ok().map(|v| Position {
+                    feed_id: Some(v.feed_id.clone()),
+                    cursor: Some(v.cursor.clone()),
+                });
+                if ver_tx.send(res).is_err() {
+                    return;
+                }
+                match next {
+                    Some(p) => pos = p,
+                    None => return,
+                }
+            }
+        });
+        let mut apply = || -> Result<()> {
+            for verified in ver_rx.iter() {
+                let (out, v) = import(node, verified?)?;
+                p.pages += 1;
+                #[cfg(feature = "test-hooks")]
+                test_pause_after_import(p.pages);
+                let now = node.clock.now();
+                let prev = base.take().unwrap_or(Checkpoint {
+                    peer_base_url: peer.base_url.clone(),
+                    origin_node_id: peer.expected_node_id.clone(),
+                    feed_id: v.feed_id.clone(),
+                    publisher_id: peer.publisher.id.clone(),
+                    publisher_ed25519_public_key: peer.publisher.ed25519_public_key.clone(),
+                    cursor: String::new(),
+                    last_applied_at: String::new(),
+                    records_inserted: 0,
+                    records_existing: 0,
+                    tombstones_applied: 0,
+                });
+                let cp = Checkpoint {
+                    feed_id: v.feed_id.clone(),
+                    cursor: v.cursor.clone(),
+                    last_applied_at: rfc3339_millis(now),
+                    records_inserted: prev.records_inserted + out.records_inserted,
+                    records_existing: prev.records_existing + out.records_existing,
+                    tombstones_applied: prev.tombstones_applied + out.tombstones_applied,
+                    ..prev
+                };
+                store.save_checkpoint(
+                    &req.peer_id,
+                    &req.collection_id,
+                    &cp,
+                    &rfc3339_millis(now),
+                )?;
+                base = Some(cp);
+                totals.0 += out.records_inserted;
+                totals.1 += out.records_existing;
+                totals.2 += out.tombstones_applied;
+                p.changes += v.changes as u64;
+                p.records += out.records_inserted;
+                p.bytes += v.content_bytes;
+                progress(&p);
+                has_more = v.has_more;
+                if !has_more || p.pages >= max_pages {
+                    break;
+                }
+            }
+            Ok(())
+        };
+        let res = apply();
+        // The stages stop when their receiver is gone.
+        drop(ver_rx);
+        let stages = (verifier.join(), requests.join());
+        if stages.0.is_err() || stages.1.is_err() {
+            return Err(Error::internal("a pull stage panicked"));
         }
-        Ok(())
+        res
     })?;
     let cp = store.checkpoint(&req.peer_id, &req.collection_id)?;
     Ok(PullResult {

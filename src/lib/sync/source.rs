@@ -39,7 +39,6 @@ pub fn check_scope(a: &Authority, body: &Map<String, Value>) -> Result<()> {
 }
 
 struct Built {
-    header: Value,
     root: String,
     cursor_after: String,
     more_after: bool,
@@ -47,6 +46,27 @@ struct Built {
     kind: &'static str,
     record_id: String,
     occurred_at: String,
+}
+
+/// The length of `v`'s compact JSON encoding (what the response carries),
+/// counted without building the text.
+fn json_len(v: &Value) -> u64 {
+    struct Count(u64);
+    impl std::io::Write for Count {
+        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+            self.0 += b.len() as u64;
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut c = Count(0);
+    // Writing a `Value` to a sink that never fails cannot fail.
+    match serde_json::to_writer(&mut c, v) {
+        Ok(()) => c.0,
+        Err(_) => u64::MAX,
+    }
 }
 
 /// Seals many payloads on every core, keeping their order.
@@ -117,7 +137,7 @@ pub fn page(
         &json!({"protocol": OBJECT_PROTOCOL, "kind": "collection", "collection": collection}),
         &ctx,
     )?;
-    let coll_size = coll_obj.to_string().len() as u64;
+    let coll_size = json_len(&coll_obj);
     if coll_size >= max {
         return Err(Error::new(
             Code::SyncObjectTooLarge,
@@ -136,6 +156,7 @@ pub fn page(
         cursor_now = cursor::encode(node.feed_id(), Some(&req.collection_id), 0);
     }
     let mut built: Vec<Built> = Vec::new();
+    let mut headers: Vec<Value> = Vec::new();
     let mut plaintext = 0u64;
     let mut projected = coll_size + 1024;
     // 1. The changes the plaintext budget admits, their payloads.
@@ -203,7 +224,7 @@ pub fn page(
         let header = json!({"id": format!("change_{}", c.seq), "type": c.kind, "sequence": c.seq,
             "collection_id": req.collection_id, "record_id": c.record_id,
             "occurred_at": c.occurred_at, "object": obj});
-        let hsize = header.to_string().len() as u64;
+        let hsize = json_len(&header);
         if hsize >= max {
             return Err(Error::new(
                 Code::SyncObjectTooLarge,
@@ -221,8 +242,8 @@ pub fn page(
             break;
         }
         projected += hsize;
+        headers.push(header);
         built.push(Built {
-            header,
             root,
             cursor_after: cursor::encode(node.feed_id(), Some(&req.collection_id), c.seq as i64),
             more_after: c.i + 1 < rows.len() || feed_more,
@@ -271,15 +292,17 @@ pub fn page(
         m.insert("cursor".into(), cursor_now.clone().into());
         m.insert("has_more".into(), has_more.into());
         m.insert("collection_object".into(), coll_obj.clone());
-        m.insert(
-            "changes".into(),
-            Value::Array(built.iter().map(|b| b.header.clone()).collect()),
-        );
+        m.insert("changes".into(), Value::Array(std::mem::take(&mut headers)));
         m.insert("control_object".into(), control_obj);
         let page = Value::Object(m);
-        let size = page.to_string().len() as u64;
-        if size <= max {
+        if json_len(&page) <= max {
             return Ok(page);
+        }
+        // Too large: take the headers back and drop the last change.
+        if let Value::Object(mut m) = page
+            && let Some(Value::Array(h)) = m.remove("changes")
+        {
+            headers = h;
         }
         if built.len() <= 1 {
             return Err(Error::new(
@@ -288,6 +311,7 @@ pub fn page(
             ));
         }
         built.pop();
+        headers.pop();
         cursor_now = built
             .last()
             .map(|b| b.cursor_after.clone())

@@ -11,7 +11,10 @@ pub fn b64u(bytes: &[u8]) -> String {
 }
 
 /// Strict canonical base64url: no padding, only `A-Za-z0-9-_`, no length
-/// ≡ 1 (mod 4), zero trailing bits (re-encoding gives the input back).
+/// ≡ 1 (mod 4), zero trailing bits (so re-encoding gives the input back).
+/// `BASE64URL_NOPAD` itself refuses non-zero trailing bits (its
+/// specification's `check_trailing_bits` is on), so no re-encoding is
+/// needed; the unit test below pins that.
 pub fn b64u_decode(s: &str) -> Option<Vec<u8>> {
     if s.len() % 4 == 1
         || !s
@@ -20,8 +23,7 @@ pub fn b64u_decode(s: &str) -> Option<Vec<u8>> {
     {
         return None;
     }
-    let v = BASE64URL_NOPAD.decode(s.as_bytes()).ok()?;
-    (BASE64URL_NOPAD.encode(&v) == s).then_some(v)
+    BASE64URL_NOPAD.decode(s.as_bytes()).ok()
 }
 
 /// Strict base64url of exactly `N` bytes.
@@ -59,6 +61,21 @@ mod tests {
         assert!(b64u_decode("AB").is_none(), "non-zero trailing bits");
         assert!(b64u_decode("AA+/").is_none());
         assert_eq!(b64u_decode("AA").map(|v| v.len()), Some(1));
+        assert!(b64u_decode("AAB").is_none(), "non-zero trailing bits");
+        assert_eq!(b64u_decode("AAE").map(|v| v.len()), Some(2));
+        assert!(b64u_decode("AAF").is_none(), "non-zero trailing bits");
+        // Every decoded value re-encodes to its input (the canonical rule).
+        for tail in ["A", "Q", "g", "w", "B", "R", "h", "x", "E", "F", "U", "_"] {
+            for s in [
+                format!("AA{tail}"),
+                format!("AAAAA{tail}"),
+                format!("A{tail}"),
+            ] {
+                if let Some(v) = b64u_decode(&s) {
+                    assert_eq!(b64u(&v), s);
+                }
+            }
+        }
         assert_eq!(b64u_decode(""), Some(vec![]));
         assert_eq!(
             x25519_key_id(
