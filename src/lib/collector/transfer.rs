@@ -31,8 +31,6 @@ pub const MAX_HEADER_BYTES: usize = 64 * 1024;
 pub const SIGN_DOMAIN: &str = "agent-task.collector-transfer.v1";
 /// Domain of an execution request digest.
 pub const DOMAIN_EXECUTION_REQUEST: &str = "agent-task.execution-request.v1";
-/// Domain of an execution record digest.
-pub const DOMAIN_EXECUTION_RECORD: &str = "agent-task.execution-record.v1";
 /// Domain of a collector profile digest.
 pub const DOMAIN_PROFILE: &str = "agent-task.collector-profile.v1";
 /// Domain of a collector descriptor digest.
