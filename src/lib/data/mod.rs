@@ -7,6 +7,7 @@ pub mod collection;
 pub mod collectors;
 pub mod config;
 pub mod cursor;
+pub mod fts;
 pub mod node;
 pub mod schema;
 pub mod syntax;

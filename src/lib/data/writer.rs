@@ -16,15 +16,16 @@ use super::node::{Node, Prepared};
 use super::schema::SPEC;
 use crate::clock::{Clock, rfc3339_millis};
 use crate::error::{Code, Error, Result};
-use crate::store::{Connection, DataDir, OptionalExtension, params};
+use crate::store::{Connection, DataDir, DirLock, OptionalExtension, params};
 use serde_json::{Map, Value};
 use std::sync::Arc;
 use std::sync::mpsc;
 use std::time::Duration;
 
 /// A larger page cache keeps a big batch's dirty pages in memory until
-/// its commit instead of spilling them to the WAL mid-transaction.
-const WRITER_PRAGMAS: &str = "PRAGMA cache_size = -65536;";
+/// its commit instead of spilling them to the WAL mid-transaction. (Public
+/// so that `scripts/ingest-probe.rs` runs with exactly these.)
+pub const WRITER_PRAGMAS: &str = "PRAGMA cache_size = -65536;";
 
 /// Most writes folded into one group commit.
 const MAX_BATCH: usize = 512;
@@ -76,9 +77,8 @@ impl Writer {
     pub fn start_group(dir: DataDir, timeout: Duration, clock: Arc<dyn Clock>) -> Result<Writer> {
         let conn = {
             let lock = dir.lock(timeout)?;
-            dir.open_write(&SPEC, &rfc3339_millis(clock.now()), &lock)?
+            open(&dir, &rfc3339_millis(clock.now()), &lock)?
         };
-        conn.execute_batch(WRITER_PRAGMAS)?;
         let (tx, rx) = mpsc::channel::<Job>();
         std::thread::Builder::new()
             .name("data-writer".into())
@@ -102,8 +102,7 @@ impl Writer {
                 let res = (|| {
                     let lock = node.dir.lock(node.lock_timeout)?;
                     let now = rfc3339_millis(node.clock.now());
-                    let conn = node.dir.open_write(&SPEC, &now, &lock)?;
-                    conn.execute_batch(WRITER_PRAGMAS)?;
+                    let conn = open(&node.dir, &now, &lock)?;
                     Ok::<_, Error>(apply_batch(&conn, ops))
                 })();
                 match res {
@@ -130,6 +129,81 @@ impl Writer {
             }
         }
     }
+}
+
+/// Opens the data database for writing (creating and migrating it) with
+/// the writer pragmas, and completes `record_doclen` when a migration left
+/// it incomplete.
+pub(crate) fn open(dir: &DataDir, now: &str, lock: &DirLock) -> Result<Connection> {
+    let conn = dir.open_write(&SPEC, now, lock)?;
+    conn.execute_batch(WRITER_PRAGMAS)?;
+    complete_doclen(&conn)?;
+    Ok(conn)
+}
+
+/// Fills `record_doclen` from FTS5's docsize rows, once, for a node that
+/// had FTS rows when it was migrated to data schema 3.
+fn complete_doclen(conn: &Connection) -> Result<()> {
+    let done: Option<String> = conn
+        .query_row(
+            "SELECT value FROM node_meta WHERE key = 'doclen_complete'",
+            [],
+            |r| r.get(0),
+        )
+        .optional()?;
+    if done.is_some() {
+        return Ok(());
+    }
+    conn.execute_batch("BEGIN IMMEDIATE")?;
+    let res = (|| -> Result<()> {
+        conn.execute("DELETE FROM record_doclen", [])?;
+        let mut read = conn.prepare("SELECT id, sz FROM record_fts_docsize")?;
+        let mut ins = conn.prepare("INSERT INTO record_doclen(rid, ntok) VALUES (?1, ?2)")?;
+        let mut rows = read.query([])?;
+        while let Some(r) = rows.next()? {
+            let rid: i64 = r.get(0)?;
+            let sz: Vec<u8> = r.get(1)?;
+            ins.execute(params![rid, docsize(&sz)?])?;
+        }
+        conn.execute(
+            "INSERT INTO node_meta(key, value) VALUES ('doclen_complete', '1')",
+            [],
+        )?;
+        Ok(())
+    })();
+    match res {
+        Ok(()) => Ok(conn.execute_batch("COMMIT")?),
+        Err(e) => {
+            let _ = conn.execute_batch("ROLLBACK");
+            Err(e)
+        }
+    }
+}
+
+fn docsize(sz: &[u8]) -> Result<i64> {
+    super::fts::docsize_tokens(sz)
+        .and_then(|n| i64::try_from(n).ok())
+        .ok_or_else(|| Error::internal("an FTS5 docsize record does not decode"))
+}
+
+/// Inserts a row's index document and its token count.
+pub(crate) fn index_row(
+    conn: &Connection,
+    rid: i64,
+    record_id: &str,
+    collection_id: &str,
+    document: &str,
+) -> Result<()> {
+    conn.prepare_cached(
+        "INSERT INTO record_fts(rowid, record_id, collection_id, document) VALUES (?1, ?2, ?3, ?4)",
+    )?
+    .execute(params![rid, record_id, collection_id, document])?;
+    let sz: Vec<u8> = conn
+        .prepare_cached("SELECT sz FROM record_fts_docsize WHERE id = ?1")?
+        .query_row([rid], |r| r.get(0))?;
+    conn.prepare_cached("INSERT OR REPLACE INTO record_doclen(rid, ntok) VALUES (?1, ?2)")?
+        .execute(params![rid, docsize(&sz)?])?;
+    Ok(())
 }
 
 /// A copy of an error (errors are not `Clone`).
@@ -227,70 +301,82 @@ fn apply(conn: &Connection, op: WriteOp) -> Result<WriteResult> {
 }
 
 fn insert_record(conn: &Connection, p: Prepared) -> Result<(Value, bool)> {
+    match insert_prepared(conn, &p)? {
+        Inserted::New => Ok((Value::Object(p.envelope), true)),
+        Inserted::Existing(env) => Ok((parse(&env)?, false)),
+    }
+}
+
+/// What [`insert_prepared`] did.
+pub(crate) enum Inserted {
+    /// A new record (its envelope is the prepared one).
+    New,
+    /// The record existed: its stored envelope (the first one wins).
+    Existing(String),
+}
+
+/// Inserts one prepared record inside the caller's transaction: its inline
+/// content, the record row, its change event, its FTS row and token count.
+/// An existing record keeps its first envelope; collecting it again
+/// repairs its inline content and a missing index row.
+pub(crate) fn insert_prepared(conn: &Connection, p: &Prepared) -> Result<Inserted> {
     if p.is_inline() {
         // Small content commits with its row. REPLACE also repairs a
         // damaged copy when the same content is collected again.
         conn.prepare_cached("INSERT OR REPLACE INTO inline_blobs(sha256, bytes) VALUES (?1, ?2)")?
             .execute(params![p.sha256.as_str(), p.bytes])?;
     }
-    let existing: Option<(i64, String, bool)> = conn
+    let new = conn
+        .prepare_cached(
+            "INSERT INTO records(id, collection_id, envelope_json, content_sha256, content_size, created_at) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT(id) DO NOTHING",
+        )?
+        .execute(params![
+            p.id,
+            p.collection_id,
+            p.canonical,
+            p.sha256.as_str(),
+            p.bytes.len() as i64,
+            p.ingested_at
+        ])?;
+    if new == 1 {
+        let rid = conn.last_insert_rowid();
+        conn.prepare_cached(
+            "INSERT INTO changes(type, collection_id, record_id, at) VALUES ('record', ?1, ?2, ?3)",
+        )?
+        .execute(params![p.collection_id, p.id, p.ingested_at])?;
+        index_row(conn, rid, &p.id, &p.collection_id, &p.document)?;
+        return Ok(Inserted::New);
+    }
+    let (rid, env, tombstoned): (i64, String, bool) = conn
         .prepare_cached(
             "SELECT r.rid, r.envelope_json, \
              EXISTS(SELECT 1 FROM tombstones t WHERE t.record_id = r.id) \
              FROM records r WHERE r.id = ?1",
         )?
-        .query_row([&p.id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
-        .optional()?;
-    if let Some((rid, env, tombstoned)) = existing {
-        if !tombstoned {
-            // Repair a missing index row (re-collect re-indexes).
-            let indexed: Option<i64> = conn
-                .prepare_cached("SELECT rowid FROM record_fts WHERE rowid = ?1")?
-                .query_row([rid], |r| r.get(0))
-                .optional()?;
-            if indexed.is_none() {
-                let env_v = parse(&env)?;
-                let doc = match (&env_v, p.envelope.get("content")) {
-                    (Value::Object(m), _) => super::node::index_document(
-                        m,
-                        &p.bytes,
-                        m.get("content")
-                            .and_then(|c| c.get("media_type"))
-                            .and_then(Value::as_str)
-                            .unwrap_or(""),
-                    ),
-                    _ => p.document.clone(),
-                };
-                conn.prepare_cached(
-                    "INSERT INTO record_fts(rowid, record_id, collection_id, document) VALUES (?1, ?2, ?3, ?4)",
-                )?
-                .execute(params![rid, p.id, p.collection_id, doc])?;
-            }
+        .query_row([&p.id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
+    if !tombstoned {
+        // Repair a missing index row (re-collect re-indexes).
+        let indexed: Option<i64> = conn
+            .prepare_cached("SELECT rowid FROM record_fts WHERE rowid = ?1")?
+            .query_row([rid], |r| r.get(0))
+            .optional()?;
+        if indexed.is_none() {
+            let doc = match parse(&env)? {
+                Value::Object(m) => super::node::index_document(
+                    &m,
+                    &p.bytes,
+                    m.get("content")
+                        .and_then(|c| c.get("media_type"))
+                        .and_then(Value::as_str)
+                        .unwrap_or(""),
+                ),
+                _ => p.document.clone(),
+            };
+            index_row(conn, rid, &p.id, &p.collection_id, &doc)?;
         }
-        return Ok((parse(&env)?, false));
     }
-    conn.prepare_cached(
-        "INSERT INTO records(id, collection_id, envelope_json, content_sha256, content_size, created_at) \
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-    )?
-    .execute(params![
-        p.id,
-        p.collection_id,
-        p.canonical,
-        p.sha256.as_str(),
-        p.bytes.len() as i64,
-        p.ingested_at
-    ])?;
-    let rid = conn.last_insert_rowid();
-    conn.prepare_cached(
-        "INSERT INTO changes(type, collection_id, record_id, at, payload_json) VALUES ('record', ?1, ?2, ?3, ?4)",
-    )?
-    .execute(params![p.collection_id, p.id, p.ingested_at, p.canonical])?;
-    conn.prepare_cached(
-        "INSERT INTO record_fts(rowid, record_id, collection_id, document) VALUES (?1, ?2, ?3, ?4)",
-    )?
-    .execute(params![rid, p.id, p.collection_id, p.document])?;
-    Ok((Value::Object(p.envelope), true))
+    Ok(Inserted::Existing(env))
 }
 
 fn tombstone(
@@ -334,6 +420,7 @@ fn tombstone(
         params![collection_id, record_id, now, canonical],
     )?;
     conn.execute("DELETE FROM record_fts WHERE rowid = ?1", [rid])?;
+    conn.execute("DELETE FROM record_doclen WHERE rid = ?1", [rid])?;
     Ok(t)
 }
 

@@ -56,9 +56,13 @@ impl Node {
         };
         let rows = self.read(|c| {
             let mut st = c.prepare_cached(
-                "SELECT sequence, type, collection_id, record_id, at, payload_json FROM changes \
-                 WHERE sequence > ?1 AND (?2 IS NULL OR collection_id = ?2) \
-                 ORDER BY sequence LIMIT ?3",
+                // A record event's payload is its record's envelope (data
+                // schema 3 stores it once, in `records`).
+                "SELECT c.sequence, c.type, c.collection_id, c.record_id, c.at, \
+                 COALESCE(c.payload_json, (SELECT r.envelope_json FROM records r WHERE r.id = c.record_id)) \
+                 FROM changes c \
+                 WHERE c.sequence > ?1 AND (?2 IS NULL OR c.collection_id = ?2) \
+                 ORDER BY c.sequence LIMIT ?3",
             )?;
             let rows = st.query_map(params![after, filter, (limit + 1) as i64], |r| {
                 Ok((

@@ -3,7 +3,6 @@
 
 use super::super::collection;
 use super::super::config::{self, NodeConfig};
-use super::super::schema::SPEC;
 use super::super::writer;
 use crate::clock::{Clock, rfc3339_millis};
 use crate::error::{Code, Error, Result};
@@ -108,7 +107,7 @@ pub fn init(
         .map(collection::normalize)
         .collect::<Result<Vec<_>>>()?;
     let now = rfc3339_millis(clock.now());
-    let mut conn = dir.open_write(&SPEC, &now, &lock)?;
+    let mut conn = writer::open(&dir, &now, &lock)?;
     let tx = conn.transaction_with_behavior(crate::store::TransactionBehavior::Immediate)?;
     let meta = |k: &str| -> Result<Option<String>> {
         Ok(tx
