@@ -3,9 +3,15 @@
 //! ```text
 //! data-load collect URL TOKEN_ENV CLIENTS RECORDS   -> durable collects/s over HTTP
 //! data-load query   URL TOKEN_ENV TEXT N           -> query latency p50/p99 (ms)
-//! data-load jsonl   RECORDS                        -> writes JSON lines to stdout
+//! data-load jsonl   RECORDS [short|kb]             -> writes JSON lines to stdout
 //! ```
+//!
+//! The corpora are `scripts/bench-corpus.rs` (shared with `ingest-probe`).
 #![allow(clippy::print_stdout, clippy::print_stderr, missing_docs)]
+
+#[path = "bench-corpus.rs"]
+#[allow(dead_code)]
+mod corpus;
 
 use std::io::Write;
 use std::time::{Duration, Instant};
@@ -111,13 +117,15 @@ fn main() {
     match arg(1).as_str() {
         "jsonl" => {
             let n: u64 = arg(2).parse().unwrap_or(100_000).min(10_000_000);
+            let Some(kind) = corpus::Kind::parse(args.get(3).map_or("short", String::as_str))
+            else {
+                eprintln!("usage: data-load jsonl RECORDS [short|kb]");
+                std::process::exit(64);
+            };
             let out = std::io::stdout();
             let mut out = std::io::BufWriter::new(out.lock());
             for i in 0..n {
-                let _ = writeln!(
-                    out,
-                    "{{\"text\":\"bulk record number {i} token{i} shared words\",\"metadata\":{{\"i\":{i}}}}}"
-                );
+                let _ = writeln!(out, "{}", corpus::input_line(kind, i));
             }
         }
         mode @ ("collect" | "query") => {

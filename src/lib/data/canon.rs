@@ -35,36 +35,62 @@ pub fn normalize(field: &str, v: &Value) -> Result<Value> {
 }
 
 fn check_depth(field: &str, v: &Value, depth: usize) -> Result<()> {
-    let nested = match v {
-        Value::Array(a) => Some(a.iter().collect::<Vec<_>>()),
-        Value::Object(o) => Some(o.values().collect::<Vec<_>>()),
-        _ => None,
+    let too_deep = || {
+        Error::new(
+            Code::InvalidJson,
+            format!("{field} exceeds the maximum JSON depth of {MAX_DEPTH}"),
+        )
     };
-    if let Some(children) = nested {
-        if depth + 1 > MAX_DEPTH {
-            return Err(Error::new(
-                Code::InvalidJson,
-                format!("{field} exceeds the maximum JSON depth of {MAX_DEPTH}"),
-            ));
+    match v {
+        Value::Array(a) => {
+            if depth + 1 > MAX_DEPTH {
+                return Err(too_deep());
+            }
+            a.iter().try_for_each(|c| check_depth(field, c, depth + 1))
         }
-        for c in children {
-            check_depth(field, c, depth + 1)?;
+        Value::Object(o) => {
+            if depth + 1 > MAX_DEPTH {
+                return Err(too_deep());
+            }
+            o.values()
+                .try_for_each(|c| check_depth(field, c, depth + 1))
         }
+        _ => Ok(()),
     }
-    Ok(())
 }
 
 /// A field that must be a JSON object (absent means `{}`), re-read through
 /// its canonical form.
 pub fn clone_object(field: &str, v: Option<&Value>) -> Result<Map<String, Value>> {
+    Ok(canonical_object(field, v)?.0)
+}
+
+/// [`clone_object`], with the canonical text it was re-read from.
+pub fn canonical_object(field: &str, v: Option<&Value>) -> Result<(Map<String, Value>, String)> {
     match v {
-        None => Ok(Map::new()),
-        Some(Value::Object(_)) => match normalize(field, v.unwrap_or(&Value::Null))? {
-            Value::Object(m) => Ok(m),
-            _ => Err(not_object(field)),
-        },
+        None => Ok((Map::new(), "{}".to_owned())),
+        Some(o @ Value::Object(_)) => {
+            check_depth(field, o, 0)?;
+            let text = canonical_json(o)?;
+            match serde_json::from_str(&text) {
+                Ok(Value::Object(m)) => Ok((m, text)),
+                Ok(_) => Err(not_object(field)),
+                Err(e) => Err(Error::new(
+                    Code::InvalidJson,
+                    format!("{field} is not valid JSON: {e}"),
+                )),
+            }
+        }
         Some(_) => Err(not_object(field)),
     }
+}
+
+/// Appends the canonical JSON text of a string (JSON.stringify's escaping,
+/// which is serde_json's: `"`, `\\`, the short escapes and `\u00xx` for
+/// the other control characters, everything else literal).
+pub fn push_json_string(out: &mut Vec<u8>, s: &str) {
+    // Writing a &str into a Vec cannot fail.
+    let _ = serde_json::to_writer(&mut *out, s);
 }
 
 fn not_object(field: &str) -> Error {

@@ -14,6 +14,6 @@ pub mod syntax;
 pub mod writer;
 
 pub use node::{
-    ChangesRequest, CollectRequest, CollectResponse, InitOutput, InitRequest, Limits, Node,
-    QueryRequest, RecordRead, TombstoneRequest,
+    BulkProgress, BulkRequest, BulkSummary, ChangesRequest, CollectRequest, CollectResponse,
+    InitOutput, InitRequest, Limits, Node, QueryRequest, RecordRead, TombstoneRequest,
 };

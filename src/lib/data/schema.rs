@@ -94,9 +94,15 @@ CREATE TABLE inline_blobs (
 ///   envelope (`payload_json` is NULL for it): the feed reads the record's
 ///   `envelope_json`, which is the same canonical text, byte for byte. That
 ///   was a quarter of the bytes a short record writes. Tombstone events keep
-///   their payload. Sequences (and so every cursor) are preserved.
+///   their payload. Sequences (and so every cursor) are preserved. The
+///   table drops `AUTOINCREMENT` (an extra `sqlite_sequence` write per
+///   event): change rows are never deleted, so a new sequence, one above
+///   the largest, still only ever increases.
 /// - `record_doclen` holds each FTS row's token count (FTS5's own
-///   `record_fts_docsize`, decoded), indexed by count, and
+///   `record_fts_docsize`, decoded), keyed by count then row (one B-tree:
+///   a batch's rows append to their count's run). A row whose FTS row is
+///   gone or was re-indexed may leave a stale entry behind; readers check
+///   each entry against `record_fts_docsize`. And
 ///   `record_fts_vocab` is an `fts5vocab` view of the index: together they
 ///   let a ranked query enumerate documents in bm25 order without scoring
 ///   every match (see `node/query.rs`). `node_meta.doclen_complete` says the
@@ -113,7 +119,7 @@ DROP TABLE inline_blobs;
 ALTER TABLE inline_blobs_v3 RENAME TO inline_blobs;
 
 CREATE TABLE changes_v3 (
-    sequence INTEGER PRIMARY KEY AUTOINCREMENT,
+    sequence INTEGER PRIMARY KEY,
     type TEXT NOT NULL CHECK (type IN ('record', 'tombstone')),
     collection_id TEXT NOT NULL,
     record_id TEXT NOT NULL,
@@ -121,7 +127,6 @@ CREATE TABLE changes_v3 (
     payload_json TEXT,
     CHECK ((type = 'record') = (payload_json IS NULL))
 );
-INSERT INTO sqlite_sequence(name, seq) SELECT 'changes_v3', seq FROM sqlite_sequence WHERE name = 'changes';
 INSERT INTO changes_v3(sequence, type, collection_id, record_id, at, payload_json)
     SELECT sequence, type, collection_id, record_id, at,
            CASE type WHEN 'record' THEN NULL ELSE payload_json END
@@ -131,10 +136,10 @@ ALTER TABLE changes_v3 RENAME TO changes;
 CREATE INDEX changes_collection_idx ON changes(collection_id, sequence);
 
 CREATE TABLE record_doclen (
-    rid INTEGER PRIMARY KEY,
-    ntok INTEGER NOT NULL
-) STRICT;
-CREATE INDEX record_doclen_ntok_idx ON record_doclen(ntok);
+    ntok INTEGER NOT NULL,
+    rid INTEGER NOT NULL,
+    PRIMARY KEY (ntok, rid)
+) STRICT, WITHOUT ROWID;
 CREATE VIRTUAL TABLE record_fts_vocab USING fts5vocab(record_fts, row);
 INSERT INTO node_meta(key, value)
     SELECT 'doclen_complete', '1' WHERE NOT EXISTS (SELECT 1 FROM record_fts_docsize);

@@ -158,12 +158,12 @@ fn complete_doclen(conn: &Connection) -> Result<()> {
     let res = (|| -> Result<()> {
         conn.execute("DELETE FROM record_doclen", [])?;
         let mut read = conn.prepare("SELECT id, sz FROM record_fts_docsize")?;
-        let mut ins = conn.prepare("INSERT INTO record_doclen(rid, ntok) VALUES (?1, ?2)")?;
+        let mut ins = conn.prepare("INSERT INTO record_doclen(ntok, rid) VALUES (?1, ?2)")?;
         let mut rows = read.query([])?;
         while let Some(r) = rows.next()? {
             let rid: i64 = r.get(0)?;
             let sz: Vec<u8> = r.get(1)?;
-            ins.execute(params![rid, docsize(&sz)?])?;
+            ins.execute(params![docsize(&sz)?, rid])?;
         }
         conn.execute(
             "INSERT INTO node_meta(key, value) VALUES ('doclen_complete', '1')",
@@ -194,15 +194,46 @@ pub(crate) fn index_row(
     collection_id: &str,
     document: &str,
 ) -> Result<()> {
+    insert_fts(conn, rid, record_id, collection_id, document)?;
+    insert_doclen(conn, rid)
+}
+
+fn insert_fts(
+    conn: &Connection,
+    rid: i64,
+    record_id: &str,
+    collection_id: &str,
+    document: &str,
+) -> Result<()> {
     conn.prepare_cached(
         "INSERT INTO record_fts(rowid, record_id, collection_id, document) VALUES (?1, ?2, ?3, ?4)",
     )?
     .execute(params![rid, record_id, collection_id, document])?;
+    Ok(())
+}
+
+/// Copies a row's token count from FTS5's docsize record.
+fn insert_doclen(conn: &Connection, rid: i64) -> Result<()> {
     let sz: Vec<u8> = conn
         .prepare_cached("SELECT sz FROM record_fts_docsize WHERE id = ?1")?
         .query_row([rid], |r| r.get(0))?;
-    conn.prepare_cached("INSERT OR REPLACE INTO record_doclen(rid, ntok) VALUES (?1, ?2)")?
-        .execute(params![rid, docsize(&sz)?])?;
+    conn.prepare_cached("INSERT OR IGNORE INTO record_doclen(ntok, rid) VALUES (?1, ?2)")?
+        .execute(params![docsize(&sz)?, rid])?;
+    Ok(())
+}
+
+/// [`insert_doclen`] for the contiguous run of new rows `first..=last`.
+fn insert_doclen_range(conn: &Connection, first: i64, last: i64) -> Result<()> {
+    let mut read =
+        conn.prepare_cached("SELECT id, sz FROM record_fts_docsize WHERE id BETWEEN ?1 AND ?2")?;
+    let mut ins =
+        conn.prepare_cached("INSERT OR IGNORE INTO record_doclen(ntok, rid) VALUES (?1, ?2)")?;
+    let mut rows = read.query(params![first, last])?;
+    while let Some(r) = rows.next()? {
+        let rid: i64 = r.get(0)?;
+        let sz: Vec<u8> = r.get(1)?;
+        ins.execute(params![docsize(&sz)?, rid])?;
+    }
     Ok(())
 }
 
@@ -302,6 +333,7 @@ fn apply(conn: &Connection, op: WriteOp) -> Result<WriteResult> {
 
 fn insert_record(conn: &Connection, p: Prepared) -> Result<(Value, bool)> {
     match insert_prepared(conn, &p)? {
+        Inserted::New if p.envelope.is_empty() => Ok((parse(&p.canonical)?, true)),
         Inserted::New => Ok((Value::Object(p.envelope), true)),
         Inserted::Existing(env) => Ok((parse(&env)?, false)),
     }
@@ -315,11 +347,70 @@ pub(crate) enum Inserted {
     Existing(String),
 }
 
+/// An FTS row still to write after [`insert_rows`]: a new record's, or a
+/// repair of an existing record's missing one (with the document of its
+/// stored envelope).
+struct PendingIndex {
+    rid: i64,
+    repair_document: Option<String>,
+}
+
 /// Inserts one prepared record inside the caller's transaction: its inline
 /// content, the record row, its change event, its FTS row and token count.
 /// An existing record keeps its first envelope; collecting it again
 /// repairs its inline content and a missing index row.
 pub(crate) fn insert_prepared(conn: &Connection, p: &Prepared) -> Result<Inserted> {
+    let (inserted, pending) = insert_rows(conn, p)?;
+    if let Some(i) = pending {
+        let doc = i.repair_document.as_deref().unwrap_or(&p.document);
+        index_row(conn, i.rid, &p.id, &p.collection_id, doc)?;
+    }
+    Ok(inserted)
+}
+
+/// [`insert_prepared`] for many records, in the order FTS5 absorbs
+/// fastest: every record row first, then every FTS row, then every token
+/// count. (FTS5 flushes its pending terms to a new index segment whenever
+/// a statement opens a savepoint while it holds some, and a multi-index
+/// insert does: interleaving rows made one tiny segment per record, and
+/// then merged them.)
+pub(crate) fn insert_many(conn: &Connection, items: &[&Prepared]) -> Result<Vec<Inserted>> {
+    let mut out = Vec::with_capacity(items.len());
+    let mut pending = Vec::new();
+    // A record met twice in one call is indexed once (its second copy sees
+    // the row the first wrote, and no FTS row yet).
+    let mut indexed = std::collections::HashSet::new();
+    for p in items {
+        let (inserted, idx) = insert_rows(conn, p)?;
+        out.push(inserted);
+        if let Some(i) = idx
+            && indexed.insert(i.rid)
+        {
+            pending.push((*p, i));
+        }
+    }
+    for (p, i) in &pending {
+        let doc = i.repair_document.as_deref().unwrap_or(&p.document);
+        insert_fts(conn, i.rid, &p.id, &p.collection_id, doc)?;
+    }
+    // New rows have the consecutive rids this transaction assigned.
+    let mut new_rids = pending
+        .iter()
+        .filter(|(_, i)| i.repair_document.is_none())
+        .map(|(_, i)| i.rid);
+    if let Some(first) = new_rids.next() {
+        let last = new_rids.fold(first, |_, r| r);
+        insert_doclen_range(conn, first, last)?;
+    }
+    for (_, i) in pending.iter().filter(|(_, i)| i.repair_document.is_some()) {
+        insert_doclen(conn, i.rid)?;
+    }
+    Ok(out)
+}
+
+/// The non-FTS part of an insert (see [`insert_prepared`]); says which FTS
+/// row is still to write.
+fn insert_rows(conn: &Connection, p: &Prepared) -> Result<(Inserted, Option<PendingIndex>)> {
     if p.is_inline() {
         // Small content commits with its row. REPLACE also repairs a
         // damaged copy when the same content is collected again.
@@ -345,8 +436,13 @@ pub(crate) fn insert_prepared(conn: &Connection, p: &Prepared) -> Result<Inserte
             "INSERT INTO changes(type, collection_id, record_id, at) VALUES ('record', ?1, ?2, ?3)",
         )?
         .execute(params![p.collection_id, p.id, p.ingested_at])?;
-        index_row(conn, rid, &p.id, &p.collection_id, &p.document)?;
-        return Ok(Inserted::New);
+        return Ok((
+            Inserted::New,
+            Some(PendingIndex {
+                rid,
+                repair_document: None,
+            }),
+        ));
     }
     let (rid, env, tombstoned): (i64, String, bool) = conn
         .prepare_cached(
@@ -355,6 +451,7 @@ pub(crate) fn insert_prepared(conn: &Connection, p: &Prepared) -> Result<Inserte
              FROM records r WHERE r.id = ?1",
         )?
         .query_row([&p.id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
+    let mut pending = None;
     if !tombstoned {
         // Repair a missing index row (re-collect re-indexes).
         let indexed: Option<i64> = conn
@@ -373,10 +470,13 @@ pub(crate) fn insert_prepared(conn: &Connection, p: &Prepared) -> Result<Inserte
                 ),
                 _ => p.document.clone(),
             };
-            index_row(conn, rid, &p.id, &p.collection_id, &doc)?;
+            pending = Some(PendingIndex {
+                rid,
+                repair_document: Some(doc),
+            });
         }
     }
-    Ok(Inserted::Existing(env))
+    Ok((Inserted::Existing(env), pending))
 }
 
 fn tombstone(
@@ -419,8 +519,20 @@ fn tombstone(
         "INSERT INTO changes(type, collection_id, record_id, at, payload_json) VALUES ('tombstone', ?1, ?2, ?3, ?4)",
         params![collection_id, record_id, now, canonical],
     )?;
+    let sz: Option<Vec<u8>> = conn
+        .query_row(
+            "SELECT sz FROM record_fts_docsize WHERE id = ?1",
+            [rid],
+            |r| r.get(0),
+        )
+        .optional()?;
+    if let Some(sz) = sz {
+        conn.execute(
+            "DELETE FROM record_doclen WHERE ntok = ?1 AND rid = ?2",
+            params![docsize(&sz)?, rid],
+        )?;
+    }
     conn.execute("DELETE FROM record_fts WHERE rowid = ?1", [rid])?;
-    conn.execute("DELETE FROM record_doclen WHERE rid = ?1", [rid])?;
     Ok(t)
 }
 

@@ -5,12 +5,14 @@
 //! feed and tombstones). Every face (CLI, HTTP) calls these functions with
 //! the same request structs.
 
+mod bulk;
 mod changes;
 mod collect;
 mod init;
 mod query;
 mod read;
 
+pub use bulk::{BulkProgress, BulkRequest, BulkSummary, LineError};
 pub use changes::{ChangesRequest, TombstoneRequest};
 pub use collect::{CollectRequest, CollectResponse, Prepared, index_document, record_id};
 use init::is_feed_id;
