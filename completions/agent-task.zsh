@@ -563,7 +563,16 @@ esac
 _arguments "${_arguments_options[@]}" : \
 '--bind=[Address to listen on. A non-loopback host needs a node bearer]:HOST:PORT:_default' \
 '--data-token-file=[File holding the dedicated node bearer (one line). Without it (and without AGENT_TASK_NODE_TOKEN) every /v1/data/* route answers 503]:F:_files' \
-'--workers=[Worker threads serving requests]:WORKERS:_default' \
+'--workers=[Handler threads\: the bounded pool that runs request handlers. Socket work (heads, bodies, writes) for every connection runs on two other threads, never one per connection]:WORKERS:_default' \
+'--max-connections=[Connections served at once. Past it, --accept-backlog more wait for a slot; every other new connection gets 503 server_busy]:N:_default' \
+'--accept-backlog=[Connections over --max-connections that may wait for a slot (each at most --accept-backlog-ms, then 503 server_busy)]:N:_default' \
+'--accept-backlog-ms=[How long a connection in the accept backlog waits for a slot]:MS:_default' \
+'--max-header-bytes=[Largest request head (request line and headers) in bytes; a larger one gets 431 header_too_large]:BYTES:_default' \
+'--max-headers=[Most header lines in one request; more get 431 header_too_large]:N:_default' \
+'--head-timeout-ms=[Deadline for a request head, from its first byte (for a connection'\''s first request, from the accept); then 408 request_timeout]:MS:_default' \
+'--body-timeout-ms=[Deadline for a request body, from the moment the request is admitted (authenticated and within its route'\''s cap); then 408 request_timeout]:MS:_default' \
+'--idle-timeout-ms=[How long a kept-alive connection may wait for its next request before it is closed (without an answer)]:MS:_default' \
+'--send-timeout-ms=[How long writing a response may make no progress (a client that does not read) before the connection is dropped]:MS:_default' \
 '--workspace-config=[Operator file of workspace task profiles (\`agent_task_profiles\`, version 1)\: mounts the workspace task endpoint, the collector upload route and MCP under /v1/hub/workspace/ (bearer\: an agent token). The data routes are then mounted only when the data node is initialised]:FILE:_files' \
 '--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
@@ -1794,7 +1803,7 @@ _agent-task_commands() {
 'completions:Print a shell completion script' \
 'man:Write a man page per subcommand into a directory' \
 'data:The agent-data/v1 local node' \
-'serve:Serve the data node over HTTP (tiny_http, loopback by default)' \
+'serve:Serve the data node over HTTP (hyper, loopback by default; limits in docs/http.md)' \
 'repo:Operator\: register and list repositories' \
 'requirement:Operator\: install and show workflow requirements' \
 'token:Operator\: issue and revoke agent tokens' \
@@ -2185,7 +2194,7 @@ _agent-task__subcmd__help_commands() {
 'completions:Print a shell completion script' \
 'man:Write a man page per subcommand into a directory' \
 'data:The agent-data/v1 local node' \
-'serve:Serve the data node over HTTP (tiny_http, loopback by default)' \
+'serve:Serve the data node over HTTP (hyper, loopback by default; limits in docs/http.md)' \
 'repo:Operator\: register and list repositories' \
 'requirement:Operator\: install and show workflow requirements' \
 'token:Operator\: issue and revoke agent tokens' \

@@ -215,6 +215,12 @@ codes! {
     UnsafeServerBind = "unsafe_server_bind" => exit 78, http 500;
     /// The server could not bind its address.
     ServerBindFailed = "server_bind_failed" => exit 69, http 500;
+    /// The request head (request line and headers) is over the server's size or count limit.
+    HeaderTooLarge = "header_too_large" => exit 65, http 431;
+    /// The client did not send a request's head or body within the server's deadline.
+    RequestTimeout = "request_timeout" => exit 75, http 408;
+    /// The server is at its connection cap; retry later.
+    ServerBusy = "server_busy" => exit 75, http 503;
     /// A signature or key failed strict verification.
     SignatureInvalid = "signature_invalid" => exit 65, http 400;
     /// The same request id was used with different bytes or another kind.

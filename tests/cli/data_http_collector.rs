@@ -2,33 +2,31 @@
 //! origin (allowed only by the node config's explicit opt-in).
 
 use crate::data_core::data_env;
+use crate::origin::Reply;
 use serde_json::{Value, json};
 
 /// A loopback origin: `/doc` (text with ETag and Last-Modified),
 /// `/redirect` (→ /doc), `/missing` (404), `/bin` (no content type).
 fn origin() -> String {
-    let server = tiny_http::Server::http("127.0.0.1:0").expect("bind");
-    let addr = server.server_addr().to_ip().expect("ip");
+    let mut o = crate::origin::Origin::start();
+    let requests = o.requests();
     std::thread::spawn(move || {
-        for rq in server.incoming_requests().take(64) {
-            let h = |k: &str, v: &str| {
-                tiny_http::Header::from_bytes(k.as_bytes(), v.as_bytes()).expect("header")
+        for rq in requests.take(64) {
+            let resp = match rq.url.as_str() {
+                "/doc" => Reply::new(200, "hello from the origin")
+                    .header("Content-Type", "Text/Plain; charset=utf-8")
+                    .header("ETag", "\"v1\"")
+                    .header("Last-Modified", "Tue, 15 Nov 1994 08:12:31 GMT"),
+                "/redirect" => Reply::new(302, "").header("Location", "/doc#frag"),
+                "/bin" => Reply::new(200, vec![0u8, 159, 146, 150]),
+                _ => Reply::new(404, "no"),
             };
-            let resp = match rq.url() {
-                "/doc" => tiny_http::Response::from_string("hello from the origin")
-                    .with_header(h("Content-Type", "Text/Plain; charset=utf-8"))
-                    .with_header(h("ETag", "\"v1\""))
-                    .with_header(h("Last-Modified", "Tue, 15 Nov 1994 08:12:31 GMT")),
-                "/redirect" => tiny_http::Response::from_string("")
-                    .with_status_code(302)
-                    .with_header(h("Location", "/doc#frag")),
-                "/bin" => tiny_http::Response::from_data(vec![0u8, 159, 146, 150]),
-                _ => tiny_http::Response::from_string("no").with_status_code(404),
-            };
-            let _ = rq.respond(resp);
+            rq.respond(resp);
         }
     });
-    format!("http://{addr}")
+    let url = o.url();
+    o.leak();
+    url
 }
 
 fn http_collect(env: &crate::common::TestEnv, input: Value) -> crate::common::Output {
@@ -106,23 +104,21 @@ fn http_collector_records_the_final_url_and_headers() {
 /// An origin whose `/loop` redirects to itself and whose `/nolocation`
 /// answers 302 without a Location header.
 fn bad_origin() -> String {
-    let server = tiny_http::Server::http("127.0.0.1:0").expect("bind");
-    let addr = server.server_addr().to_ip().expect("ip");
+    let mut o = crate::origin::Origin::start();
+    let requests = o.requests();
     std::thread::spawn(move || {
-        for rq in server.incoming_requests().take(64) {
-            let resp = match rq.url() {
-                "/loop" => tiny_http::Response::from_string("")
-                    .with_status_code(302)
-                    .with_header(
-                        tiny_http::Header::from_bytes(&b"Location"[..], &b"/loop"[..]).expect("h"),
-                    ),
-                "/nolocation" => tiny_http::Response::from_string("").with_status_code(302),
-                _ => tiny_http::Response::from_string("gone").with_status_code(410),
+        for rq in requests.take(64) {
+            let resp = match rq.url.as_str() {
+                "/loop" => Reply::new(302, "").header("Location", "/loop"),
+                "/nolocation" => Reply::new(302, ""),
+                _ => Reply::new(410, "gone"),
             };
-            let _ = rq.respond(resp);
+            rq.respond(resp);
         }
     });
-    format!("http://{addr}")
+    let url = o.url();
+    o.leak();
+    url
 }
 
 #[test]

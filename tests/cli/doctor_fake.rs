@@ -1,12 +1,14 @@
-//! A small in-test agent-data/v1 node on tiny_http, written from the facts
+//! A small in-test agent-data/v1 node on the test origin, written from the facts
 //! sheet (§12, §13, §9–§11), with just enough behaviour for the doctor's
 //! three profiles. `Faults` switch on specific deviations so that tests can
 //! show the runner catches them.
 
+use crate::origin::{Exchange as Request, Origin, Reply};
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 use std::sync::{Arc, Mutex};
-use tiny_http::{Header, Method, Request, Response, Server};
+
+type Header = (String, String);
 
 /// Deliberate deviations from the reference behaviour.
 #[derive(Debug, Clone, Copy, Default)]
@@ -73,15 +75,9 @@ struct State {
 
 /// A running fake node; stops when dropped.
 pub struct FakeNode {
-    server: Arc<Server>,
+    _server: Origin,
     state: Arc<Mutex<State>>,
     pub origin: String,
-}
-
-impl Drop for FakeNode {
-    fn drop(&mut self) {
-        self.server.unblock();
-    }
 }
 
 const MAX_QUERY: u64 = 100;
@@ -90,19 +86,19 @@ const COLLECTIONS: &[&str] = &["default", "scratch"];
 
 impl FakeNode {
     pub fn start(cfg: FakeConfig) -> FakeNode {
-        let server = Arc::new(Server::http("127.0.0.1:0").expect("bind fake node"));
-        let port = server.server_addr().to_ip().expect("ip").port();
+        let mut server = Origin::start();
+        let origin = server.url();
         let state = Arc::new(Mutex::new(State::default()));
-        let (s2, st2) = (server.clone(), state.clone());
+        let (requests, st2) = (server.requests(), state.clone());
         std::thread::spawn(move || {
-            for rq in s2.incoming_requests() {
+            for rq in requests {
                 handle(rq, &cfg, &st2);
             }
         });
         FakeNode {
-            server,
+            _server: server,
             state,
-            origin: format!("http://127.0.0.1:{port}"),
+            origin,
         }
     }
 
@@ -124,7 +120,7 @@ impl FakeNode {
 }
 
 fn hdr(k: &str, v: &str) -> Header {
-    Header::from_bytes(k.as_bytes(), v.as_bytes()).expect("header")
+    (k.to_owned(), v.to_owned())
 }
 
 fn reply(rq: Request, status: u16, body: Value, cfg: &FakeConfig, extra: Vec<Header>) {
@@ -133,14 +129,13 @@ fn reply(rq: Request, status: u16, body: Value, cfg: &FakeConfig, extra: Vec<Hea
     } else {
         "application/json; charset=utf-8"
     };
-    let mut resp = Response::from_string(body.to_string())
-        .with_status_code(status)
-        .with_header(hdr("Content-Type", ct))
-        .with_header(hdr("Cache-Control", "no-store"));
-    for h in extra {
-        resp = resp.with_header(h);
+    let mut resp = Reply::new(status, body.to_string())
+        .header("Content-Type", ct)
+        .header("Cache-Control", "no-store");
+    for (k, v) in extra {
+        resp = resp.header(&k, &v);
     }
-    let _ = rq.respond(resp);
+    rq.respond(resp);
 }
 
 fn err(code: &str, msg: &str) -> Value {
@@ -218,12 +213,7 @@ fn decode(s: &str) -> String {
 }
 
 fn read_json(rq: &mut Request) -> Result<Map<String, Value>, (u16, Value)> {
-    let ct = rq
-        .headers()
-        .iter()
-        .find(|h| h.field.equiv("Content-Type"))
-        .map(|h| h.value.as_str().to_owned())
-        .unwrap_or_default();
+    let ct = rq.header("Content-Type").unwrap_or_default().to_owned();
     let essence = ct
         .split(';')
         .next()
@@ -239,13 +229,12 @@ fn read_json(rq: &mut Request) -> Result<Map<String, Value>, (u16, Value)> {
             ),
         ));
     }
-    let mut body = String::new();
-    if rq.as_reader().read_to_string(&mut body).is_err() {
+    let Ok(body) = String::from_utf8(rq.body.clone()) else {
         return Err((
             400,
             err("invalid_json", "Request body must contain valid UTF-8 JSON"),
         ));
-    }
+    };
     match serde_json::from_str::<Value>(&body) {
         Ok(Value::Object(m)) => Ok(m),
         Ok(_) => Err((
@@ -285,25 +274,18 @@ fn is_record_id(s: &str) -> bool {
 }
 
 fn handle(mut rq: Request, cfg: &FakeConfig, state: &Mutex<State>) {
-    let host = rq
-        .headers()
-        .iter()
-        .find(|h| h.field.equiv("Host"))
-        .map(|h| h.value.as_str().to_owned())
-        .unwrap_or_default();
+    let host = rq.header("Host").unwrap_or_default().to_owned();
     let origin = format!("http://{host}");
-    let (path, params) = split_query(rq.url());
-    let method = rq.method().clone();
-    let get = method == Method::Get;
+    let (path, params) = split_query(&rq.url.clone());
+    let method = rq.method.clone();
+    let get = method == "GET";
 
     if path == "/.well-known/agent-data" && get {
         return reply(rq, 200, manifest(&origin, cfg), cfg, vec![]);
     }
     if path == "/v1/data/manifest" && get {
         if cfg.faults.redirect_manifest {
-            let _ = rq.respond(
-                Response::empty(302).with_header(hdr("Location", "/.well-known/agent-data")),
-            );
+            rq.respond(Reply::new(302, "").header("Location", "/.well-known/agent-data"));
             return;
         }
         let mut m = manifest(&origin, cfg);
@@ -325,7 +307,7 @@ fn handle(mut rq: Request, cfg: &FakeConfig, state: &Mutex<State>) {
         std::thread::sleep(std::time::Duration::from_millis(8000));
     }
     if cfg.faults.parse_before_auth
-        && method == Method::Post
+        && method == "POST"
         && let Err((s, b)) = read_json(&mut rq)
     {
         return reply(rq, s, b, cfg, vec![]);
@@ -342,11 +324,7 @@ fn handle(mut rq: Request, cfg: &FakeConfig, state: &Mutex<State>) {
             vec![],
         );
     };
-    let authz = rq
-        .headers()
-        .iter()
-        .find(|h| h.field.equiv("Authorization"))
-        .map(|h| h.value.as_str().to_owned());
+    let authz = rq.header("Authorization").map(str::to_owned);
     if authz.as_deref() != Some(&format!("Bearer {token}")) {
         let extra = if cfg.faults.no_challenge {
             vec![]
@@ -362,7 +340,7 @@ fn handle(mut rq: Request, cfg: &FakeConfig, state: &Mutex<State>) {
         );
     }
     let segs: Vec<&str> = path.trim_start_matches("/v1/data/").split('/').collect();
-    let post = method == Method::Post;
+    let post = method == "POST";
     let (status, body) = match (segs.as_slice(), get, post) {
         (["collections"], true, _) => (200, collections()),
         (["collect"], _, true) => match read_json(&mut rq) {

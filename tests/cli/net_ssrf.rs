@@ -1,14 +1,14 @@
-//! SSRF-safe fetcher (`agent_task::net`) against tiny_http servers on
+//! SSRF-safe fetcher (`agent_task::net`) against test origins on
 //! 127.0.0.1. Only loopback traffic; refused destinations are refused before
 //! any connection, so nothing leaves the machine.
 
+use crate::origin::{Origin, Reply as Answer};
 use agent_task::net::{FetchPolicy, FetchRequest, FetchResponse, fetch, fetch_exempting};
 use agent_task::{Code, Error};
 use std::io::Read;
 use std::net::{SocketAddr, TcpListener};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tiny_http::{Header, Response, Server, StatusCode};
 
 /// What the test server saw of one request.
 #[derive(Debug, Clone)]
@@ -38,54 +38,42 @@ enum Reply {
 type Handler = dyn Fn(&str) -> Reply + Send + Sync;
 
 struct TestServer {
-    server: Arc<Server>,
+    _origin: Origin,
     seen: Arc<Mutex<Vec<Seen>>>,
     addr: SocketAddr,
 }
 
 impl TestServer {
     fn start(handler: Box<Handler>) -> TestServer {
-        let server = Arc::new(Server::http("127.0.0.1:0").expect("bind test server"));
-        let addr = server
-            .server_addr()
-            .to_ip()
-            .expect("test server has an IP address");
+        let mut origin = Origin::start();
+        let addr = origin.addr;
         let seen = Arc::new(Mutex::new(Vec::new()));
-        let (s2, seen2) = (server.clone(), seen.clone());
+        let (requests, seen2) = (origin.requests(), seen.clone());
         std::thread::spawn(move || {
-            for rq in s2.incoming_requests() {
+            for rq in requests {
                 seen2.lock().expect("lock").push(Seen {
-                    path: rq.url().to_owned(),
-                    headers: rq
-                        .headers()
-                        .iter()
-                        .map(|h| (h.field.to_string(), h.value.to_string()))
-                        .collect(),
+                    path: rq.url.clone(),
+                    headers: rq.headers.clone(),
                 });
-                let _ = match handler(rq.url()) {
-                    Reply::Ok(ct, body) => rq.respond(
-                        Response::from_data(body)
-                            .with_header(hdr("Content-Type", ct))
-                            .with_header(hdr("ETag", "\"v1\"")),
-                    ),
-                    Reply::Chunked(body) => rq.respond(Response::new(
-                        StatusCode(200),
-                        vec![hdr("Content-Type", "text/plain")],
-                        std::io::Cursor::new(body),
-                        None,
-                        None,
-                    )),
-                    Reply::Redirect(code, to) => rq.respond(
-                        Response::empty(StatusCode(code)).with_header(hdr("Location", &to)),
-                    ),
-                    Reply::RedirectNoLocation(code) => rq.respond(Response::empty(code)),
-                    Reply::Status(code) => {
-                        rq.respond(Response::from_string("nope").with_status_code(StatusCode(code)))
-                    }
+                let answer = match handler(&rq.url) {
+                    Reply::Ok(ct, body) => Answer::new(200, body)
+                        .header("Content-Type", ct)
+                        .header("ETag", "\"v1\""),
+                    Reply::Chunked(body) => Answer::new(200, body)
+                        .header("Content-Type", "text/plain")
+                        .chunked(),
+                    Reply::Redirect(code, to) => Answer::new(code, "").header("Location", &to),
+                    Reply::RedirectNoLocation(code) => Answer::new(code, ""),
+                    Reply::Status(code) => Answer::new(code, "nope"),
                 };
+                rq.respond(answer);
             }
         });
-        TestServer { server, seen, addr }
+        TestServer {
+            _origin: origin,
+            seen,
+            addr,
+        }
     }
 
     fn url(&self, path: &str) -> String {
@@ -95,16 +83,6 @@ impl TestServer {
     fn seen(&self) -> Vec<Seen> {
         self.seen.lock().expect("lock").clone()
     }
-}
-
-impl Drop for TestServer {
-    fn drop(&mut self) {
-        self.server.unblock();
-    }
-}
-
-fn hdr(k: &str, v: &str) -> Header {
-    Header::from_bytes(k.as_bytes(), v.as_bytes()).expect("valid header")
 }
 
 fn policy(allow_private: bool) -> FetchPolicy {

@@ -2,7 +2,9 @@
 //! manifests, collections, collect, query, exact reads, changes and
 //! tombstones, behind the dedicated node bearer.
 
-use super::router::{Access, Method, Request, Response, Router, percent_decode, read_json_bytes};
+use super::router::{
+    Access, BodySpec, Method, Request, Response, RouteSpec, Router, percent_decode, read_json_bytes,
+};
 use crate::data::{ChangesRequest, CollectRequest, Node, QueryRequest, TombstoneRequest};
 use crate::error::{Code, Error, Result};
 use serde_json::{Map, Value};
@@ -13,6 +15,10 @@ use subtle::ConstantTimeEq;
 /// Mounts the data routes and the `/v1/data/` bearer guard.
 pub fn mount(router: &mut Router, node: Arc<Node>, token: Option<String>) {
     let token_digest: Option<[u8; 32]> = token.map(|t| Sha256::digest(t.as_bytes()).into());
+    // Every POST route declares its body so the server reads none of it
+    // before the bearer guard and the media/length checks pass.
+    let max_body = node.limits().max_body_bytes;
+    let json_body = || RouteSpec::new(Access::Guarded).body(BodySpec::json(max_body));
     router.guard(
         "/v1/data/",
         Arc::new(move |req: &Request<'_>| check_bearer(token_digest.as_ref(), req)),
@@ -36,10 +42,10 @@ pub fn mount(router: &mut Router, node: Arc<Node>, token: Option<String>) {
         Arc::new(move |_req: &mut Request<'_>| Ok(Response::json(200, &n.collections()?))),
     );
     let n = node.clone();
-    router.route(
+    router.route_with(
         Method::Post,
         "/v1/data/collect",
-        Access::Guarded,
+        json_body(),
         Arc::new(move |req: &mut Request<'_>| {
             let body = read_json_body(req, n.limits().max_body_bytes)?;
             let resp = n.collect(&CollectRequest::from_json(&body))?;
@@ -49,10 +55,10 @@ pub fn mount(router: &mut Router, node: Arc<Node>, token: Option<String>) {
         }),
     );
     let n = node.clone();
-    router.route(
+    router.route_with(
         Method::Post,
         "/v1/data/query",
-        Access::Guarded,
+        json_body(),
         Arc::new(move |req: &mut Request<'_>| {
             let body = read_json_body(req, n.limits().max_body_bytes)?;
             Ok(Response::json(
@@ -90,10 +96,10 @@ pub fn mount(router: &mut Router, node: Arc<Node>, token: Option<String>) {
         }),
     );
     let n = node;
-    router.route(
+    router.route_with(
         Method::Post,
         "/v1/data/records/{id}/tombstone",
-        Access::Guarded,
+        json_body(),
         Arc::new(move |req: &mut Request<'_>| {
             let body = read_json_body(req, n.limits().max_body_bytes)?;
             let reason = match body.get("reason") {

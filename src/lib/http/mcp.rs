@@ -4,9 +4,10 @@
 //! inputs; `tools/call` runs [`crate::task::facade::execute`], the same
 //! library call as the HTTP endpoint and the CLI. See `docs/mcp.md`.
 
-use super::router::{Access, Method, Request, Response, Router};
+use super::router::{Access, BodySpec, Method, Request, Response, RouteSpec, Router};
 use super::workspace::{Workspace, bearer};
 use crate::error::{Code, Error, Result};
+use crate::task::facade::TaskProfile;
 use serde_json::{Map, Value, json};
 use std::sync::Arc;
 
@@ -236,7 +237,9 @@ fn check_origin(req: &Request<'_>) -> Result<()> {
     }
 }
 
-fn handle(ws: &Workspace, req: &mut Request<'_>) -> Result<Response> {
+/// The caller and profile of an MCP request, from its head: the `Origin`
+/// check, the bearer and the `repository`/`profile` query parameters.
+fn target(ws: &Workspace, req: &Request<'_>) -> Result<(String, TaskProfile)> {
     check_origin(req)?;
     let tok = bearer(req)?;
     let repository = req.query_param("repository")?.ok_or_else(|| {
@@ -252,7 +255,18 @@ fn handle(ws: &Workspace, req: &mut Request<'_>) -> Result<Response> {
         )
     })?;
     let profile = ws.config.profile(&repository, &profile_id)?.clone();
-    ws.authenticate(&profile, &tok)?;
+    Ok((tok, profile))
+}
+
+/// The authorize step (run by the router before any body byte is read):
+/// [`target`], then the bearer against the profile's authority.
+fn authorize(ws: &Workspace, req: &Request<'_>) -> Result<()> {
+    let (tok, profile) = target(ws, req)?;
+    ws.authenticate(&profile, &tok)
+}
+
+fn handle(ws: &Workspace, req: &mut Request<'_>) -> Result<Response> {
+    let (tok, profile) = target(ws, req)?;
     let msg = match read_message(req)? {
         Ok(m) => m,
         Err(refusal) => return Ok(refusal),
@@ -386,10 +400,13 @@ pub fn tool_result(v: Value, is_error: bool) -> Value {
 
 /// Mounts the MCP route (guarded by the workspace bearer check).
 pub fn mount(router: &mut Router, ws: Arc<Workspace>) {
-    router.route(
+    let w = ws.clone();
+    router.route_with(
         Method::Post,
         PATH,
-        Access::Guarded,
+        RouteSpec::new(Access::Guarded)
+            .authorize(Arc::new(move |req: &Request<'_>| authorize(&w, req)))
+            .body(BodySpec::json(super::workspace::MAX_BODY)),
         Arc::new(move |req: &mut Request<'_>| handle(&ws, req)),
     );
     // GET (an SSE stream) and DELETE (a session end) are not offered: 405

@@ -1,14 +1,19 @@
-//! The HTTP shim (tiny_http): a worker pool serving a [`router::Router`].
-//! The data routes live in [`data_routes`]; later faces (workspace tasks,
-//! MCP) mount their own routes and guards on the same router.
+//! The HTTP shim: hyper's HTTP/1 server on a small tokio runtime
+//! ([`server`]), behind a validating head reader ([`gate`]), serving a
+//! [`router::Router`] whose blocking handlers run on a bounded pool. The
+//! data routes live in [`data_routes`]; the workspace task routes and MCP
+//! mount their own routes and guards on the same router. See
+//! `docs/http.md`.
 
 pub mod data_routes;
+pub mod gate;
 pub mod mcp;
 pub mod router;
+pub mod server;
 pub mod workspace;
 
 use crate::error::{Code, Error, Result};
-use router::{Method, Request, Router};
+use router::Router;
 use std::sync::Arc;
 
 /// Whether a bind host is loopback (`localhost`, `::1`, `127.x.y.z`),
@@ -49,7 +54,7 @@ pub fn split_bind(bind: &str) -> Result<(String, u16)> {
 
 /// A bound server.
 pub struct Server {
-    inner: Arc<tiny_http::Server>,
+    listener: std::net::TcpListener,
     /// The local address actually bound.
     pub local_addr: std::net::SocketAddr,
 }
@@ -57,95 +62,24 @@ pub struct Server {
 impl Server {
     /// Binds `bind` (`host:port`).
     pub fn bind(bind: &str) -> Result<Server> {
-        let inner = tiny_http::Server::http(bind)
+        let listener = std::net::TcpListener::bind(bind)
             .map_err(|e| Error::new(Code::ServerBindFailed, format!("cannot bind {bind}: {e}")))?;
-        let local_addr = inner.server_addr().to_ip().ok_or_else(|| {
-            Error::new(Code::ServerBindFailed, "bound address is not an IP socket")
+        let local_addr = listener.local_addr().map_err(|e| {
+            Error::new(
+                Code::ServerBindFailed,
+                format!("bound address unknown: {e}"),
+            )
         })?;
         Ok(Server {
-            inner: Arc::new(inner),
+            listener,
             local_addr,
         })
     }
 
-    /// Serves forever with `workers` threads.
-    pub fn run(self, router: Arc<Router>, workers: usize) -> Result<()> {
-        let mut handles = Vec::new();
-        for i in 0..workers.max(1) {
-            let server = self.inner.clone();
-            let router = router.clone();
-            let fallback_host = self.local_addr.to_string();
-            let h = std::thread::Builder::new()
-                .name(format!("http-{i}"))
-                .spawn(move || {
-                    while let Ok(rq) = server.recv() {
-                        handle(&router, rq, &fallback_host);
-                    }
-                })
-                .map_err(|e| Error::internal(format!("cannot start a worker: {e}")))?;
-            handles.push(h);
-        }
-        for h in handles {
-            let _ = h.join();
-        }
-        Ok(())
+    /// Serves forever within `limits` (`limits.workers` handler threads).
+    pub fn run(self, router: Arc<Router>, limits: server::Limits) -> Result<()> {
+        server::serve(self.listener, router, limits)
     }
-}
-
-fn handle(router: &Router, mut rq: tiny_http::Request, fallback_host: &str) {
-    let method = match rq.method() {
-        tiny_http::Method::Get => Method::Get,
-        tiny_http::Method::Post => Method::Post,
-        _ => Method::Other,
-    };
-    let url = rq.url().to_owned();
-    let (path, query) = match url.split_once('?') {
-        Some((p, q)) => (p.to_owned(), Some(q.to_owned())),
-        None => (url.clone(), None),
-    };
-    let headers: Vec<(String, String)> = rq
-        .headers()
-        .iter()
-        .map(|h| {
-            (
-                h.field.as_str().as_str().to_owned(),
-                h.value.as_str().to_owned(),
-            )
-        })
-        .collect();
-    let host = headers
-        .iter()
-        .find(|(k, _)| k.eq_ignore_ascii_case("host"))
-        .map(|(_, v)| v.clone())
-        .unwrap_or_else(|| fallback_host.to_owned());
-    let content_length = rq.body_length();
-    let resp = {
-        let mut req = Request {
-            method,
-            path,
-            query,
-            headers,
-            origin: format!("http://{host}"),
-            content_length,
-            body: rq.as_reader(),
-            params: Vec::new(),
-        };
-        router.dispatch(&mut req)
-    };
-    let mut out = tiny_http::Response::from_data(resp.body)
-        .with_status_code(resp.status)
-        .with_chunked_threshold(usize::MAX);
-    let mut add = |k: &str, v: &str| {
-        if let Ok(h) = tiny_http::Header::from_bytes(k.as_bytes(), v.as_bytes()) {
-            out.add_header(h);
-        }
-    };
-    add("Content-Type", resp.content_type);
-    add("Cache-Control", "no-store");
-    for (k, v) in &resp.headers {
-        add(k, v);
-    }
-    let _ = rq.respond(out);
 }
 
 #[cfg(test)]

@@ -1,4 +1,4 @@
-//! A small router for the tiny_http shim.
+//! A small router for the HTTP shim.
 //!
 //! Routes are path patterns (literal segments and `{param}` segments that
 //! match one non-empty segment) with one handler per method. Each handler
@@ -7,6 +7,14 @@
 //! (so `/v1/data/…` answers 401/503 to anything unauthenticated). Data
 //! routes, workspace-task routes and MCP mount side by side, each with its
 //! own prefix and guard.
+//!
+//! Dispatch has two phases so that no byte of a body is read before the
+//! caller is authenticated: [`Router::admit`] runs the prefix guards, finds
+//! the route, checks the method, runs the route's own `authorize` check and
+//! the declared media type and `Content-Length` of its [`BodySpec`], all on
+//! the head alone; only then does the server feed the body and
+//! [`Router::run`] call the handler. A route registered without a
+//! [`BodySpec`] never sees a body: the server hands it an empty reader.
 
 use crate::error::{Code, Error, Result};
 use std::io::Read;
@@ -110,8 +118,157 @@ impl Response {
 
 /// A handler.
 pub type Handler = Arc<dyn Fn(&mut Request<'_>) -> Result<Response> + Send + Sync>;
-/// A guard: `Err` is answered as is.
+/// A guard: `Err` is answered as is. It sees the head only (a shared
+/// `&Request` cannot read the body).
 pub type Guard = Arc<dyn Fn(&Request<'_>) -> Result<()> + Send + Sync>;
+
+/// The body a route accepts: checked on the head (media type, declared
+/// length) before a byte is read, and bounded again while streaming.
+#[derive(Clone, Debug)]
+pub struct BodySpec {
+    /// The media type (parameters ignored, case-insensitive).
+    pub media: &'static str,
+    /// The largest body in bytes.
+    pub max: u64,
+    /// The message of the `unsupported_media_type` refusal.
+    pub wrong_media: String,
+    /// The message of the `request_too_large` refusal.
+    pub too_large: String,
+}
+
+impl BodySpec {
+    /// An `application/json` body of at most `max` bytes with the
+    /// reference's refusal messages (the data routes, MCP and the
+    /// workspace endpoint).
+    pub fn json(max: u64) -> BodySpec {
+        BodySpec {
+            media: "application/json",
+            max,
+            wrong_media: "Request body must use application/json".into(),
+            too_large: format!("Request body exceeds the {max}-byte limit"),
+        }
+    }
+
+    fn too_large(&self) -> Error {
+        Error::new(Code::RequestTooLarge, self.too_large.clone())
+    }
+
+    /// The checks on the head alone: media type, then the declared
+    /// `Content-Length` against the cap.
+    pub fn check_head(&self, req: &Request<'_>) -> Result<()> {
+        let ct = req.header("content-type").unwrap_or("");
+        if !ct
+            .split(';')
+            .next()
+            .unwrap_or("")
+            .trim()
+            .eq_ignore_ascii_case(self.media)
+        {
+            return Err(Error::new(
+                Code::UnsupportedMediaType,
+                self.wrong_media.clone(),
+            ));
+        }
+        if let Some(cl) = req.header("content-length") {
+            let cl = cl.trim();
+            // Digits only: Rust's integer parse would take a sign.
+            let digits = !cl.is_empty() && cl.bytes().all(|b| b.is_ascii_digit());
+            match cl.parse::<u64>() {
+                Ok(n) if digits && n > self.max => return Err(self.too_large()),
+                Ok(_) if digits => {}
+                _ => {
+                    return Err(Error::new(
+                        Code::InvalidContentLength,
+                        "Content-Length must be a non-negative integer",
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// [`BodySpec::check_head`], then reads at most `max` bytes (one more
+    /// is read to tell an oversize streamed body). A transport failure the
+    /// server typed (deadline, truncation) comes back as that error.
+    pub fn read(&self, req: &mut Request<'_>) -> Result<Vec<u8>> {
+        self.check_head(req)?;
+        let mut bytes = Vec::new();
+        (&mut req.body)
+            .take(self.max + 1)
+            .read_to_end(&mut bytes)
+            .map_err(body_read_error)?;
+        if bytes.len() as u64 > self.max {
+            return Err(self.too_large());
+        }
+        Ok(bytes)
+    }
+}
+
+/// A body read failure: the server's typed error when it made one (a
+/// missed deadline, a truncated body), else `invalid_request`.
+fn body_read_error(e: std::io::Error) -> Error {
+    let msg = e.to_string();
+    match e.into_inner().map(|inner| inner.downcast::<Error>()) {
+        Some(Ok(typed)) => *typed,
+        _ => Error::new(
+            Code::InvalidRequest,
+            format!("cannot read the request body: {msg}"),
+        ),
+    }
+}
+
+/// What a route adds to its handler: who may call it, and what body it
+/// takes.
+#[derive(Clone)]
+pub struct RouteSpec {
+    /// Public or guarded.
+    pub access: Access,
+    /// A check of the caller on the head alone (for instance the agent
+    /// token against the profile's authority), run after the prefix
+    /// guards and the method check, before the body spec.
+    pub authorize: Option<Guard>,
+    /// The body the route reads; `None`: the handler gets no body.
+    pub body: Option<BodySpec>,
+}
+
+impl RouteSpec {
+    /// No authorize step, no body.
+    pub fn new(access: Access) -> RouteSpec {
+        RouteSpec {
+            access,
+            authorize: None,
+            body: None,
+        }
+    }
+
+    /// With this body.
+    pub fn body(mut self, body: BodySpec) -> RouteSpec {
+        self.body = Some(body);
+        self
+    }
+
+    /// With this authorize step.
+    pub fn authorize(mut self, g: Guard) -> RouteSpec {
+        self.authorize = Some(g);
+        self
+    }
+}
+
+/// A request that passed [`Router::admit`]: the handler to run and the
+/// body it may read.
+pub struct Admitted {
+    handler: Handler,
+    params: Vec<String>,
+    body: Option<BodySpec>,
+}
+
+impl Admitted {
+    /// How many body bytes the server may read for this handler: the cap
+    /// plus one (so an oversize streamed body is seen), 0 without a body.
+    pub fn body_limit(&self) -> u64 {
+        self.body.as_ref().map_or(0, |b| b.max.saturating_add(1))
+    }
+}
 
 /// Whether a handler needs its prefix guard.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -129,7 +286,7 @@ enum Seg {
 
 struct Route {
     segs: Vec<Seg>,
-    handlers: Vec<(Method, Access, Handler)>,
+    handlers: Vec<(Method, RouteSpec, Handler)>,
 }
 
 /// The router.
@@ -150,8 +307,14 @@ impl Router {
         self.guards.push((prefix.to_owned(), g));
     }
 
-    /// Adds a handler for `method` on `pattern` (`/a/{id}/b`).
+    /// Adds a handler for `method` on `pattern` (`/a/{id}/b`) that takes
+    /// no body and has no authorize step.
     pub fn route(&mut self, method: Method, pattern: &str, access: Access, h: Handler) {
+        self.route_with(method, pattern, RouteSpec::new(access), h);
+    }
+
+    /// Adds a handler for `method` on `pattern` with its [`RouteSpec`].
+    pub fn route_with(&mut self, method: Method, pattern: &str, spec: RouteSpec, h: Handler) {
         let segs: Vec<Seg> = pattern
             .split('/')
             .skip(1)
@@ -165,11 +328,11 @@ impl Router {
             .collect();
         let key = pattern_key(&segs);
         if let Some(r) = self.routes.iter_mut().find(|r| pattern_key(&r.segs) == key) {
-            r.handlers.push((method, access, h));
+            r.handlers.push((method, spec, h));
         } else {
             self.routes.push(Route {
                 segs,
-                handlers: vec![(method, access, h)],
+                handlers: vec![(method, spec, h)],
             });
         }
     }
@@ -196,24 +359,29 @@ impl Router {
         None
     }
 
-    /// Dispatches one request.
+    /// Admits then runs one request (the body, if any, is read from
+    /// `req.body` by the handler).
     pub fn dispatch(&self, req: &mut Request<'_>) -> Response {
-        match self.try_dispatch(req) {
-            Ok(r) => r,
+        match self.admit(req) {
+            Ok(a) => self.run(&a, req),
             Err(e) => Response::error(&public_error(e)),
         }
     }
 
-    fn try_dispatch(&self, req: &mut Request<'_>) -> Result<Response> {
+    /// The first phase, on the head alone: prefix guards (unless the
+    /// route is public), route, method, the route's authorize step, then
+    /// its body spec's media type and declared length. Nothing here reads
+    /// `req.body`.
+    pub fn admit(&self, req: &mut Request<'_>) -> Result<Admitted> {
         let found = self.find(&req.path);
         if let Some((route, params)) = &found
-            && let Some((_, _, h)) = route
+            && let Some((_, spec, h)) = route
                 .handlers
                 .iter()
-                .find(|(m, a, _)| *m == req.method && *a == Access::Public)
+                .find(|(m, s, _)| *m == req.method && s.access == Access::Public)
         {
             req.params = params.clone();
-            return h(req);
+            return Self::admit_route(spec, h, params.clone(), req);
         }
         for (prefix, g) in &self.guards {
             if req.path.starts_with(prefix.as_str()) {
@@ -223,9 +391,9 @@ impl Router {
         match found {
             Some((route, params)) => match route.handlers.iter().find(|(m, _, _)| *m == req.method)
             {
-                Some((_, _, h)) => {
-                    req.params = params;
-                    h(req)
+                Some((_, spec, h)) => {
+                    req.params = params.clone();
+                    Self::admit_route(spec, h, params, req)
                 }
                 None => Err(Error::new(
                     Code::MethodNotAllowed,
@@ -233,6 +401,34 @@ impl Router {
                 )),
             },
             None => Err(Error::new(Code::NotFound, "Endpoint was not found")),
+        }
+    }
+
+    fn admit_route(
+        spec: &RouteSpec,
+        h: &Handler,
+        params: Vec<String>,
+        req: &Request<'_>,
+    ) -> Result<Admitted> {
+        if let Some(auth) = &spec.authorize {
+            auth(req)?;
+        }
+        if let Some(body) = &spec.body {
+            body.check_head(req)?;
+        }
+        Ok(Admitted {
+            handler: h.clone(),
+            params,
+            body: spec.body.clone(),
+        })
+    }
+
+    /// The second phase: the admitted handler, with the body now readable.
+    pub fn run(&self, a: &Admitted, req: &mut Request<'_>) -> Response {
+        req.params = a.params.clone();
+        match (a.handler)(req) {
+            Ok(r) => r,
+            Err(e) => Response::error(&public_error(e)),
         }
     }
 }
@@ -244,63 +440,24 @@ impl Router {
 /// its own wording.
 pub fn read_bounded_body(
     req: &mut Request<'_>,
-    media: &str,
+    media: &'static str,
     max: u64,
     wrong_media: &str,
     too_large: &str,
 ) -> Result<Vec<u8>> {
-    let ct = req.header("content-type").unwrap_or("");
-    if !ct
-        .split(';')
-        .next()
-        .unwrap_or("")
-        .trim()
-        .eq_ignore_ascii_case(media)
-    {
-        return Err(Error::new(
-            Code::UnsupportedMediaType,
-            wrong_media.to_owned(),
-        ));
+    BodySpec {
+        media,
+        max,
+        wrong_media: wrong_media.to_owned(),
+        too_large: too_large.to_owned(),
     }
-    let too_large = || Error::new(Code::RequestTooLarge, too_large.to_owned());
-    if let Some(cl) = req.header("content-length") {
-        match cl.trim().parse::<u64>() {
-            Ok(n) if n > max => return Err(too_large()),
-            Ok(_) => {}
-            Err(_) => {
-                return Err(Error::new(
-                    Code::InvalidContentLength,
-                    "Content-Length must be a non-negative integer",
-                ));
-            }
-        }
-    }
-    let mut bytes = Vec::new();
-    (&mut req.body)
-        .take(max + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| {
-            Error::new(
-                Code::InvalidRequest,
-                format!("cannot read the request body: {e}"),
-            )
-        })?;
-    if bytes.len() as u64 > max {
-        return Err(too_large());
-    }
-    Ok(bytes)
+    .read(req)
 }
 
 /// Reads an `application/json` body of at most `max` bytes with the
 /// reference's refusal messages (shared by the data routes and MCP).
 pub fn read_json_bytes(req: &mut Request<'_>, max: u64) -> Result<Vec<u8>> {
-    read_bounded_body(
-        req,
-        "application/json",
-        max,
-        "Request body must use application/json",
-        &format!("Request body exceeds the {max}-byte limit"),
-    )
+    BodySpec::json(max).read(req)
 }
 
 fn pattern_key(segs: &[Seg]) -> String {
@@ -315,7 +472,7 @@ fn pattern_key(segs: &[Seg]) -> String {
 
 /// Errors from inside the node that must not leak details over HTTP
 /// (paths, SQL) become the reference's generic `internal_error`.
-fn public_error(e: Error) -> Error {
+pub fn public_error(e: Error) -> Error {
     match e.code() {
         Code::Internal
         | Code::Io
@@ -401,6 +558,184 @@ fn decode(s: &str, form: bool) -> std::result::Result<String, ()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    /// A body that counts every read.
+    struct Counted<'a>(&'a AtomicUsize, &'a [u8]);
+
+    impl Read for Counted<'_> {
+        fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+            self.0.fetch_add(1, Ordering::SeqCst);
+            self.1.read(out)
+        }
+    }
+
+    fn request<'a>(
+        method: Method,
+        path: &str,
+        headers: &[(&str, &str)],
+        body: &'a mut dyn Read,
+    ) -> Request<'a> {
+        Request {
+            method,
+            path: path.into(),
+            query: None,
+            headers: headers
+                .iter()
+                .map(|(k, v)| ((*k).into(), (*v).into()))
+                .collect(),
+            origin: "http://t".into(),
+            content_length: None,
+            body,
+            params: Vec::new(),
+        }
+    }
+
+    fn router() -> Router {
+        let mut r = Router::new();
+        r.guard(
+            "/g/",
+            Arc::new(|req: &Request<'_>| match req.header("authorization") {
+                Some("ok") | Some("ok-but-not-here") => Ok(()),
+                _ => Err(Error::new(Code::Unauthorized, "no")),
+            }),
+        );
+        r.route_with(
+            Method::Post,
+            "/g/{id}/body",
+            RouteSpec::new(Access::Guarded)
+                .authorize(Arc::new(|req: &Request<'_>| {
+                    if req.header("authorization") == Some("ok") && req.params == ["x"] {
+                        Ok(())
+                    } else {
+                        Err(Error::new(Code::Forbidden, "not this one"))
+                    }
+                }))
+                .body(BodySpec::json(8)),
+            Arc::new(|req: &mut Request<'_>| {
+                let b = BodySpec::json(8).read(req)?;
+                Ok(Response::json(200, &serde_json::json!({"len": b.len()})))
+            }),
+        );
+        r.route(
+            Method::Post,
+            "/g/nobody",
+            Access::Guarded,
+            Arc::new(|req: &mut Request<'_>| {
+                let mut b = Vec::new();
+                let _ = req.body.read_to_end(&mut b);
+                Ok(Response::json(200, &serde_json::json!({"len": b.len()})))
+            }),
+        );
+        r
+    }
+
+    #[test]
+    fn admission_never_reads_the_body() {
+        let r = router();
+        type Case<'a> = (&'a str, &'a [(&'a str, &'a str)], u16);
+        let cases: &[Case<'_>] = &[
+            ("/g/x/body", &[], 401),
+            ("/g/x/body", &[("authorization", "bad")], 401),
+            ("/g/x/body", &[("authorization", "ok-but-not-here")], 403),
+            ("/g/y/body", &[("authorization", "ok")], 403),
+            (
+                "/g/x/body",
+                &[("authorization", "ok"), ("content-type", "text/plain")],
+                415,
+            ),
+            (
+                "/g/x/body",
+                &[
+                    ("authorization", "ok"),
+                    ("content-type", "application/json"),
+                    ("content-length", "9"),
+                ],
+                413,
+            ),
+            (
+                "/g/x/body",
+                &[
+                    ("authorization", "ok"),
+                    ("content-type", "application/json"),
+                    ("content-length", "+1"),
+                ],
+                400,
+            ),
+            ("/g/missing", &[("authorization", "ok")], 404),
+        ];
+        for (path, headers, status) in cases {
+            let reads = AtomicUsize::new(0);
+            let mut body = Counted(&reads, b"{}");
+            let mut req = request(Method::Post, path, headers, &mut body);
+            let got = r.dispatch(&mut req);
+            assert_eq!(got.status, *status, "{path} {headers:?}");
+            assert_eq!(
+                reads.load(Ordering::SeqCst),
+                0,
+                "{path} {headers:?} read the body"
+            );
+        }
+        // Admitted: the handler reads, bounded by the spec.
+        let reads = AtomicUsize::new(0);
+        let mut body = Counted(&reads, b"{\"a\":1}");
+        let h = [
+            ("authorization", "ok"),
+            ("content-type", "application/json"),
+        ];
+        let mut req = request(Method::Post, "/g/x/body", &h, &mut body);
+        let a = r.admit(&mut req).expect("admitted");
+        assert_eq!(a.body_limit(), 9);
+        assert_eq!(reads.load(Ordering::SeqCst), 0);
+        let got = r.run(&a, &mut req);
+        assert_eq!(got.status, 200);
+        assert!(reads.load(Ordering::SeqCst) > 0);
+        // Streamed over the cap.
+        let reads = AtomicUsize::new(0);
+        let mut body = Counted(&reads, b"{\"a\":12345}");
+        let mut req = request(Method::Post, "/g/x/body", &h, &mut body);
+        assert_eq!(r.dispatch(&mut req).status, 413);
+        // A route without a body spec may take no body.
+        let mut none = std::io::empty();
+        let mut req = request(
+            Method::Post,
+            "/g/nobody",
+            &[("authorization", "ok")],
+            &mut none,
+        );
+        assert_eq!(r.admit(&mut req).expect("admitted").body_limit(), 0);
+    }
+
+    #[test]
+    fn a_transport_error_comes_back_typed() {
+        struct Late;
+        impl Read for Late {
+            fn read(&mut self, _: &mut [u8]) -> std::io::Result<usize> {
+                Err(std::io::Error::other(Error::new(
+                    Code::RequestTimeout,
+                    "late",
+                )))
+            }
+        }
+        let mut body = Late;
+        let h = [("content-type", "application/json")];
+        let mut req = request(Method::Post, "/", &h, &mut body);
+        let e = BodySpec::json(8).read(&mut req).expect_err("timeout");
+        assert_eq!(e.code(), Code::RequestTimeout);
+        struct Broken;
+        impl Read for Broken {
+            fn read(&mut self, _: &mut [u8]) -> std::io::Result<usize> {
+                Err(std::io::Error::new(
+                    std::io::ErrorKind::ConnectionReset,
+                    "reset",
+                ))
+            }
+        }
+        let mut body = Broken;
+        let mut req = request(Method::Post, "/", &h, &mut body);
+        let e = BodySpec::json(8).read(&mut req).expect_err("reset");
+        assert_eq!(e.code(), Code::InvalidRequest);
+    }
 
     #[test]
     fn decoding() {

@@ -5,7 +5,7 @@
 //! selects an actor or a path. Every operation runs through
 //! [`crate::task::facade::execute`]. Wire format: `docs/workspace-http.md`.
 
-use super::router::{Access, Method, Request, Response, Router};
+use super::router::{Access, BodySpec, Guard, Method, Request, Response, RouteSpec, Router};
 use crate::clock::Clock;
 use crate::error::{Code, Error, Result};
 use crate::task::contract::{CAPABILITY, SCHEMA_VERSION};
@@ -97,6 +97,29 @@ pub fn envelope(operation: &str, result: Value) -> Value {
     })
 }
 
+/// The authorize step of the two task routes: the bearer against the
+/// authority of the profile the path names, on the head alone, so that no
+/// body byte is read for a caller who holds no valid agent token.
+fn authorize_path(ws: Arc<Workspace>) -> Guard {
+    Arc::new(move |req: &Request<'_>| {
+        let tok = bearer(req)?;
+        let profile = ws.config.profile(&param(req, 0)?, &param(req, 1)?)?;
+        ws.authenticate(profile, &tok)
+    })
+}
+
+/// The body of a collector upload: `application/octet-stream`, bounded by
+/// the transfer limit.
+fn upload_body() -> BodySpec {
+    let max = crate::collector::transfer::MAX_TRANSFER_BYTES;
+    BodySpec {
+        media: "application/octet-stream",
+        max,
+        wrong_media: "a collector upload must use application/octet-stream".into(),
+        too_large: format!("a collector transfer is at most {max} bytes"),
+    }
+}
+
 /// Mounts the workspace routes and their bearer guard.
 pub fn mount(router: &mut Router, ws: Arc<Workspace>) {
     router.guard(
@@ -104,10 +127,12 @@ pub fn mount(router: &mut Router, ws: Arc<Workspace>) {
         Arc::new(|req: &Request<'_>| bearer(req).map(|_| ())),
     );
     let w = ws.clone();
-    router.route(
+    router.route_with(
         Method::Post,
         "/v1/hub/workspace/repositories/{repository}/profiles/{profile}/agent-tasks",
-        Access::Guarded,
+        RouteSpec::new(Access::Guarded)
+            .authorize(authorize_path(ws.clone()))
+            .body(BodySpec::json(MAX_BODY)),
         Arc::new(move |req: &mut Request<'_>| {
             let tok = bearer(req)?;
             let profile = w.config.profile(&param(req, 0)?, &param(req, 1)?)?.clone();
@@ -124,14 +149,16 @@ pub fn mount(router: &mut Router, ws: Arc<Workspace>) {
         }),
     );
     let w = ws.clone();
-    router.route(
+    router.route_with(
         Method::Post,
         "/v1/hub/workspace/repositories/{repository}/profiles/{profile}/agent-tasks/collector-upload",
-        Access::Guarded,
+        RouteSpec::new(Access::Guarded)
+            .authorize(authorize_path(ws.clone()))
+            .body(upload_body()),
         Arc::new(move |req: &mut Request<'_>| {
             let tok = bearer(req)?;
             let profile = w.config.profile(&param(req, 0)?, &param(req, 1)?)?.clone();
-            let bytes = read_upload(req)?;
+            let bytes = upload_body().read(req)?;
             let cx = AgentCtx {
                 root: &profile.data_dir,
                 timeout: w.lock_timeout,
@@ -143,19 +170,6 @@ pub fn mount(router: &mut Router, ws: Arc<Workspace>) {
         }),
     );
     super::mcp::mount(router, ws);
-}
-
-/// Reads an `application/octet-stream` transfer body, bounded by the
-/// transfer limit (declared and streamed size).
-fn read_upload(req: &mut Request<'_>) -> Result<Vec<u8>> {
-    let max = crate::collector::transfer::MAX_TRANSFER_BYTES;
-    super::router::read_bounded_body(
-        req,
-        "application/octet-stream",
-        max,
-        "a collector upload must use application/octet-stream",
-        &format!("a collector transfer is at most {max} bytes"),
-    )
 }
 
 /// Uploads retained transfers to a workspace endpoint (the HTTP side of

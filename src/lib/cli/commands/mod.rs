@@ -41,7 +41,7 @@ pub enum Command {
     /// The agent-data/v1 local node.
     #[command(subcommand)]
     Data(data::DataCommand),
-    /// Serve the data node over HTTP (tiny_http, loopback by default).
+    /// Serve the data node over HTTP (hyper, loopback by default; limits in docs/http.md).
     Serve(serve::ServeArgs),
     /// Operator: register and list repositories.
     #[command(subcommand)]

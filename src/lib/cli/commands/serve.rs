@@ -18,9 +18,46 @@ pub struct ServeArgs {
     /// without AGENT_TASK_NODE_TOKEN) every /v1/data/* route answers 503.
     #[arg(long, value_name = "F")]
     pub data_token_file: Option<PathBuf>,
-    /// Worker threads serving requests.
+    /// Handler threads: the bounded pool that runs request handlers. Socket
+    /// work (heads, bodies, writes) for every connection runs on two other
+    /// threads, never one per connection.
     #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u16).range(1..=256))]
     pub workers: u16,
+    /// Connections served at once. Past it, --accept-backlog more wait for
+    /// a slot; every other new connection gets 503 server_busy.
+    #[arg(long, default_value_t = 256, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=65536))]
+    pub max_connections: u32,
+    /// Connections over --max-connections that may wait for a slot (each at
+    /// most --accept-backlog-ms, then 503 server_busy).
+    #[arg(long, default_value_t = 64, value_name = "N", value_parser = clap::value_parser!(u32).range(0..=65536))]
+    pub accept_backlog: u32,
+    /// How long a connection in the accept backlog waits for a slot.
+    #[arg(long, default_value_t = 250, value_name = "MS", value_parser = clap::value_parser!(u64).range(0..=60_000))]
+    pub accept_backlog_ms: u64,
+    /// Largest request head (request line and headers) in bytes; a larger
+    /// one gets 431 header_too_large.
+    #[arg(long, default_value_t = 65536, value_name = "BYTES", value_parser = clap::value_parser!(u32).range(1024..=1_048_576))]
+    pub max_header_bytes: u32,
+    /// Most header lines in one request; more get 431 header_too_large.
+    #[arg(long, default_value_t = 100, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    pub max_headers: u32,
+    /// Deadline for a request head, from its first byte (for a connection's
+    /// first request, from the accept); then 408 request_timeout.
+    #[arg(long, default_value_t = 10_000, value_name = "MS", value_parser = clap::value_parser!(u64).range(1..=3_600_000))]
+    pub head_timeout_ms: u64,
+    /// Deadline for a request body, from the moment the request is
+    /// admitted (authenticated and within its route's cap); then 408
+    /// request_timeout.
+    #[arg(long, default_value_t = 60_000, value_name = "MS", value_parser = clap::value_parser!(u64).range(1..=3_600_000))]
+    pub body_timeout_ms: u64,
+    /// How long a kept-alive connection may wait for its next request
+    /// before it is closed (without an answer).
+    #[arg(long, default_value_t = 15_000, value_name = "MS", value_parser = clap::value_parser!(u64).range(1..=3_600_000))]
+    pub idle_timeout_ms: u64,
+    /// How long writing a response may make no progress (a client that
+    /// does not read) before the connection is dropped.
+    #[arg(long, default_value_t = 30_000, value_name = "MS", value_parser = clap::value_parser!(u64).range(1..=3_600_000))]
+    pub send_timeout_ms: u64,
     /// Operator file of workspace task profiles (`agent_task_profiles`,
     /// version 1): mounts the workspace task endpoint, the collector upload
     /// route and MCP under /v1/hub/workspace/ (bearer: an agent token).
@@ -65,6 +102,25 @@ fn token(a: &ServeArgs) -> Result<Option<String>> {
         ));
     }
     Ok(raw)
+}
+
+/// The server limits the flags name.
+fn limits(a: &ServeArgs) -> http::server::Limits {
+    use std::time::Duration;
+    http::server::Limits {
+        head: http::gate::HeadLimits {
+            max_header_bytes: a.max_header_bytes as usize,
+            max_headers: a.max_headers as usize,
+            head_timeout: Duration::from_millis(a.head_timeout_ms),
+            idle_timeout: Duration::from_millis(a.idle_timeout_ms),
+            send_timeout: Duration::from_millis(a.send_timeout_ms),
+        },
+        body_timeout: Duration::from_millis(a.body_timeout_ms),
+        max_connections: a.max_connections as usize,
+        accept_backlog: a.accept_backlog as usize,
+        accept_backlog_wait: Duration::from_millis(a.accept_backlog_ms),
+        workers: usize::from(a.workers),
+    }
 }
 
 pub(super) fn run(ctx: &Ctx, a: &ServeArgs) -> Result<Reply> {
@@ -144,6 +200,6 @@ pub(super) fn run(ctx: &Ctx, a: &ServeArgs) -> Result<Reply> {
             );
         }
     }
-    server.run(Arc::new(router), a.workers as usize)?;
+    server.run(Arc::new(router), limits(a))?;
     Err(Error::internal("the server stopped"))
 }

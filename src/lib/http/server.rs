@@ -1,0 +1,542 @@
+//! The HTTP/1.1 server: hyper's HTTP/1 connection driver on a small tokio
+//! runtime, behind the validating [`Gate`], with the blocking handlers on a
+//! bounded pool.
+//!
+//! - Threads: two runtime threads do all socket work (accept, heads,
+//!   bodies, writes) for every connection; handlers run on tokio's
+//!   blocking pool capped at `--workers` threads. No thread is ever spent
+//!   per connection.
+//! - Connections: at most `--max-connections` are served at once. Beyond
+//!   that, up to `--accept-backlog` more wait at most `--accept-backlog-ms`
+//!   for a slot; the rest, and those whose wait runs out, get one
+//!   `503 server_busy` JSON answer and are closed.
+//! - A request: the gate validates its head; the router's first phase
+//!   ([`Router::admit`]: guards, route, method, authorize, body spec) runs
+//!   on the pool *before a byte of the body is read*; then up to
+//!   [`BODY_WINDOW`] bytes of the body are read without holding a worker
+//!   (under the body deadline), and the handler runs on the pool reading
+//!   the rest through a small bounded channel.
+//! - Responses are written by hyper with head and body in one buffer
+//!   (`writev(false)`) on a socket with `TCP_NODELAY`.
+//!
+//! Limits and what the client sees for each refusal: `docs/http.md`.
+
+use super::gate::{ConnState, Gate, HeadLimits};
+use super::router::{Method, Request, Response, Router, public_error};
+use crate::error::{Code, Error, Result};
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper::body::Incoming;
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper_util::rt::TokioIo;
+use std::collections::VecDeque;
+use std::convert::Infallible;
+use std::io::Read;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
+use tokio::time::Instant;
+
+/// Body bytes read ahead of the handler without holding a worker: a body
+/// this small (most requests) never pins a worker while it trickles in.
+pub const BODY_WINDOW: usize = 64 * 1024;
+
+/// Chunks buffered between the connection and a handler reading a larger
+/// body (each at most hyper's read buffer).
+const BODY_CHANNEL: usize = 2;
+
+/// Busy answers being written and lingered at once; past it an over-cap
+/// connection is closed without one.
+const BUSY_ANSWERS: usize = 1024;
+
+/// How long a busy answer may take to write, and how long the connection
+/// lingers after it so that the client reads it rather than a reset.
+const BUSY_LINGER: Duration = Duration::from_millis(250);
+
+/// Every server limit (the `serve` flags; defaults in [`Limits::default`]).
+#[derive(Debug, Clone)]
+pub struct Limits {
+    /// Head size and count, head deadline, idle and send timeouts.
+    pub head: HeadLimits,
+    /// Time to receive a request's body, from its admission.
+    pub body_timeout: Duration,
+    /// Connections served at once.
+    pub max_connections: usize,
+    /// Over-cap connections that may wait for a slot.
+    pub accept_backlog: usize,
+    /// How long one of them waits before its 503.
+    pub accept_backlog_wait: Duration,
+    /// Handler threads.
+    pub workers: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            head: HeadLimits {
+                max_header_bytes: 64 * 1024,
+                max_headers: 100,
+                head_timeout: Duration::from_secs(10),
+                idle_timeout: Duration::from_secs(15),
+                send_timeout: Duration::from_secs(30),
+            },
+            body_timeout: Duration::from_secs(60),
+            max_connections: 256,
+            accept_backlog: 64,
+            accept_backlog_wait: Duration::from_millis(250),
+            workers: 8,
+        }
+    }
+}
+
+struct Shared {
+    router: Arc<Router>,
+    limits: Limits,
+    fallback_host: String,
+    http: http1::Builder,
+}
+
+/// Serves `listener` forever.
+pub fn serve(listener: std::net::TcpListener, router: Arc<Router>, limits: Limits) -> Result<()> {
+    let local = listener
+        .local_addr()
+        .map_err(|e| Error::new(Code::ServerBindFailed, format!("bound address: {e}")))?;
+    let mut http = http1::Builder::new();
+    http.keep_alive(true)
+        // A client may shut down its sending side after a request and
+        // still read the answer; hyper then does not read while a request
+        // is in flight, which the gate's clocks rely on.
+        .half_close(true)
+        .writev(false)
+        .max_buf_size((limits.head.max_header_bytes + 8192).max(8192))
+        .max_headers(limits.head.max_headers)
+        .header_read_timeout(None);
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .max_blocking_threads(limits.workers.max(1))
+        // Handler threads stay, like a fixed pool: each keeps its own
+        // read-only SQLite connection (the data node's thread-local reader).
+        .thread_keep_alive(Duration::from_secs(24 * 3600))
+        .thread_name("agent-task-http")
+        .enable_all()
+        .build()
+        .map_err(|e| Error::internal(format!("cannot start the server runtime: {e}")))?;
+    let shared = Arc::new(Shared {
+        router,
+        limits,
+        fallback_host: local.to_string(),
+        http,
+    });
+    rt.block_on(accept_loop(listener, shared))
+}
+
+async fn accept_loop(listener: std::net::TcpListener, shared: Arc<Shared>) -> Result<()> {
+    let setup = |e: std::io::Error| Error::new(Code::ServerBindFailed, format!("listener: {e}"));
+    listener.set_nonblocking(true).map_err(setup)?;
+    let listener = tokio::net::TcpListener::from_std(listener).map_err(setup)?;
+    let slots = Arc::new(Semaphore::new(shared.limits.max_connections.max(1)));
+    let backlog = Arc::new(Semaphore::new(shared.limits.accept_backlog));
+    let busy = Arc::new(Semaphore::new(BUSY_ANSWERS));
+    loop {
+        let stream = match listener.accept().await {
+            Ok((s, _)) => s,
+            Err(e) => {
+                // Out of descriptors or memory: wait for connections to
+                // close instead of spinning on accept.
+                if matches!(
+                    e.raw_os_error(),
+                    Some(libc::EMFILE | libc::ENFILE | libc::ENOBUFS | libc::ENOMEM)
+                ) {
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+                continue;
+            }
+        };
+        let _ = stream.set_nodelay(true);
+        if let Ok(slot) = slots.clone().try_acquire_owned() {
+            tokio::spawn(serve_conn(stream, slot, shared.clone()));
+            continue;
+        }
+        if let Ok(place) = backlog.clone().try_acquire_owned() {
+            let (slots, shared, busy) = (slots.clone(), shared.clone(), busy.clone());
+            tokio::spawn(async move {
+                let wait = shared.limits.accept_backlog_wait;
+                let got = tokio::time::timeout(wait, slots.acquire_owned()).await;
+                drop(place);
+                match got {
+                    Ok(Ok(slot)) => serve_conn(stream, slot, shared).await,
+                    _ => {
+                        if let Ok(p) = busy.try_acquire_owned() {
+                            refuse_busy(stream, shared.limits.max_connections, p).await;
+                        }
+                    }
+                }
+            });
+            continue;
+        }
+        if let Ok(p) = busy.clone().try_acquire_owned() {
+            tokio::spawn(refuse_busy(stream, shared.limits.max_connections, p));
+        }
+    }
+}
+
+/// Writes the one `503 server_busy` answer of an over-cap connection, then
+/// lingers briefly (reading and dropping what the client sends) so that
+/// closing does not reset the answer away.
+async fn refuse_busy(mut stream: TcpStream, cap: usize, _permit: OwnedSemaphorePermit) {
+    let r = Response::error(&Error::new(
+        Code::ServerBusy,
+        format!("the server is at its limit of {cap} open connections; retry shortly"),
+    ));
+    let mut msg = format!(
+        "HTTP/1.1 503 Service Unavailable\r\ncontent-type: {}\r\ncache-control: no-store\r\nretry-after: 1\r\nconnection: close\r\ncontent-length: {}\r\n\r\n",
+        r.content_type,
+        r.body.len()
+    )
+    .into_bytes();
+    msg.extend_from_slice(&r.body);
+    let end = Instant::now() + BUSY_LINGER;
+    if tokio::time::timeout_at(end, stream.write_all(&msg))
+        .await
+        .is_err()
+    {
+        return;
+    }
+    let _ = stream.shutdown().await;
+    let mut sink = [0u8; 4096];
+    let mut seen = 0usize;
+    while seen < 64 * 1024 {
+        match tokio::time::timeout_at(end, stream.read(&mut sink)).await {
+            Ok(Ok(n)) if n > 0 => seen += n,
+            _ => break,
+        }
+    }
+}
+
+async fn serve_conn(stream: TcpStream, _slot: OwnedSemaphorePermit, shared: Arc<Shared>) {
+    let conn = Arc::new(ConnState::default());
+    let gate = Gate::new(stream, shared.limits.head.clone(), conn.clone());
+    let s = shared.clone();
+    let svc = service_fn(move |req| {
+        let (s, c) = (s.clone(), conn.clone());
+        async move { Ok::<_, Infallible>(handle(s, c, req).await) }
+    });
+    let _ = shared.http.serve_connection(TokioIo::new(gate), svc).await;
+}
+
+/// The head of a request, owned, so each phase can build a [`Request`].
+#[derive(Clone)]
+struct Head {
+    method: Method,
+    path: String,
+    query: Option<String>,
+    headers: Vec<(String, String)>,
+    origin: String,
+    content_length: Option<usize>,
+}
+
+impl Head {
+    fn new(parts: &http::request::Parts, fallback_host: &str) -> Head {
+        let method = match parts.method {
+            http::Method::GET => Method::Get,
+            http::Method::POST => Method::Post,
+            _ => Method::Other,
+        };
+        let headers: Vec<(String, String)> = parts
+            .headers
+            .iter()
+            .map(|(k, v)| {
+                (
+                    k.as_str().to_owned(),
+                    String::from_utf8_lossy(v.as_bytes()).into_owned(),
+                )
+            })
+            .collect();
+        let host = parts
+            .headers
+            .get(http::header::HOST)
+            .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
+            .unwrap_or_else(|| fallback_host.to_owned());
+        let content_length = parts
+            .headers
+            .get(http::header::CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.trim().parse().ok());
+        Head {
+            method,
+            path: parts.uri.path().to_owned(),
+            query: parts.uri.query().map(str::to_owned),
+            headers,
+            origin: format!("http://{host}"),
+            content_length,
+        }
+    }
+
+    fn request<'a>(&self, body: &'a mut dyn Read) -> Request<'a> {
+        Request {
+            method: self.method,
+            path: self.path.clone(),
+            query: self.query.clone(),
+            headers: self.headers.clone(),
+            origin: self.origin.clone(),
+            content_length: self.content_length,
+            body,
+            params: Vec::new(),
+        }
+    }
+}
+
+fn internal() -> Response {
+    Response::error(&Error::new(
+        Code::InternalError,
+        "The data node could not complete the request",
+    ))
+}
+
+/// Runs `f` on the blocking pool; `None` if it panicked.
+async fn on_pool<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Option<T> {
+    tokio::task::spawn_blocking(f).await.ok()
+}
+
+async fn handle(
+    shared: Arc<Shared>,
+    conn: Arc<ConnState>,
+    req: http::Request<Incoming>,
+) -> http::Response<Full<Bytes>> {
+    if let Some(e) = conn.take_refusal() {
+        return render(Response::error(&e), true);
+    }
+    let close_after = conn.close_after();
+    let (parts, body) = req.into_parts();
+    let head = Head::new(&parts, &shared.fallback_host);
+    let chunked = parts.headers.contains_key(http::header::TRANSFER_ENCODING);
+    let router = shared.router.clone();
+    if !chunked && head.content_length.unwrap_or(0) == 0 {
+        let r = on_pool(move || router.dispatch(&mut head.request(&mut std::io::empty()))).await;
+        return render(r.unwrap_or_else(internal), close_after);
+    }
+    // Phase one on the head alone: nothing of the body has been read.
+    let admitted = on_pool(move || {
+        let mut none = std::io::empty();
+        let mut rq = head.request(&mut none);
+        let admitted = router.admit(&mut rq);
+        drop(rq);
+        admitted.map(|a| (head, a))
+    })
+    .await;
+    let (head, admitted) = match admitted {
+        Some(Ok(x)) => x,
+        Some(Err(e)) => return render(Response::error(&public_error(e)), true),
+        None => return render(internal(), true),
+    };
+    let mut pump = Pump {
+        body,
+        deadline: Instant::now() + shared.limits.body_timeout,
+        timeout_ms: shared.limits.body_timeout.as_millis(),
+        limit: admitted.body_limit(),
+        read: 0,
+        ended: false,
+        failed: false,
+    };
+    // Read ahead up to the window without holding a worker.
+    let mut pre = VecDeque::new();
+    let mut pre_len = 0usize;
+    while pre_len < BODY_WINDOW && !pump.finished() {
+        match pump.next().await {
+            Some(Ok(b)) => {
+                pre_len += b.len();
+                pre.push_back(b);
+            }
+            Some(Err(e)) => return render(Response::error(&e), true),
+            None => break,
+        }
+    }
+    let (tx, rx) = mpsc::channel(BODY_CHANNEL);
+    let mut tx = (!pump.finished()).then_some(tx);
+    let router = shared.router.clone();
+    let job = tokio::task::spawn_blocking(move || {
+        let mut reader = BodyReader {
+            pre,
+            cur: Bytes::new(),
+            rx: Some(rx),
+        };
+        let mut rq = head.request(&mut reader);
+        router.run(&admitted, &mut rq)
+    });
+    tokio::pin!(job);
+    let resp = loop {
+        if tx.is_none() {
+            break (&mut job).await;
+        }
+        let item = tokio::select! {
+            r = &mut job => break r,
+            item = pump.next() => item,
+        };
+        let mut stop = true;
+        if let (Some(t), Some(x)) = (&tx, item) {
+            let failed = x.is_err();
+            stop = t.send(x).await.is_err() || failed || pump.finished();
+        }
+        if stop {
+            tx = None;
+        }
+    };
+    let consumed = pump.complete();
+    render(
+        resp.unwrap_or_else(|_| internal()),
+        close_after || !consumed,
+    )
+}
+
+/// Reads a request body frame by frame under its deadline and cap.
+struct Pump {
+    body: Incoming,
+    deadline: Instant,
+    timeout_ms: u128,
+    limit: u64,
+    read: u64,
+    ended: bool,
+    failed: bool,
+}
+
+impl Pump {
+    /// Nothing more will be read: the body ended, failed, or reached the
+    /// route's cap plus one byte.
+    fn finished(&self) -> bool {
+        self.ended || self.failed || self.read >= self.limit
+    }
+
+    /// The whole body was read, so the connection can carry another request.
+    fn complete(&self) -> bool {
+        use hyper::body::Body;
+        self.ended || (!self.failed && self.body.is_end_stream())
+    }
+
+    async fn next(&mut self) -> Option<std::result::Result<Bytes, Error>> {
+        loop {
+            if self.finished() {
+                return None;
+            }
+            match tokio::time::timeout_at(self.deadline, self.body.frame()).await {
+                Err(_) => {
+                    self.failed = true;
+                    return Some(Err(Error::new(
+                        Code::RequestTimeout,
+                        format!(
+                            "the request body did not arrive within {} ms",
+                            self.timeout_ms
+                        ),
+                    )));
+                }
+                Ok(None) => {
+                    self.ended = true;
+                    return None;
+                }
+                Ok(Some(Err(e))) => {
+                    self.failed = true;
+                    let msg = if truncated(&e) {
+                        "the request body ended before its declared length".to_owned()
+                    } else {
+                        "the request body is malformed (chunked framing)".to_owned()
+                    };
+                    return Some(Err(Error::new(Code::InvalidRequest, msg)));
+                }
+                Ok(Some(Ok(frame))) => {
+                    if let Ok(d) = frame.into_data()
+                        && !d.is_empty()
+                    {
+                        self.read += d.len() as u64;
+                        return Some(Ok(d));
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Whether a body error is the connection ending early (hyper reports it
+/// as an I/O `UnexpectedEof` under its body error, or as an incomplete
+/// message).
+fn truncated(e: &hyper::Error) -> bool {
+    if e.is_incomplete_message() {
+        return true;
+    }
+    let mut src = std::error::Error::source(e);
+    while let Some(s) = src {
+        if s.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::UnexpectedEof)
+        {
+            return true;
+        }
+        src = s.source();
+    }
+    false
+}
+
+/// The handler's view of the body: the read-ahead chunks, then the channel
+/// the connection task feeds. A typed transport error (deadline,
+/// truncation) surfaces as an `io::Error` wrapping the [`Error`], which
+/// [`super::router::BodySpec::read`] unwraps.
+struct BodyReader {
+    pre: VecDeque<Bytes>,
+    cur: Bytes,
+    rx: Option<mpsc::Receiver<std::result::Result<Bytes, Error>>>,
+}
+
+impl Read for BodyReader {
+    fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+        loop {
+            if !self.cur.is_empty() || out.is_empty() {
+                let n = self.cur.len().min(out.len());
+                out[..n].copy_from_slice(&self.cur[..n]);
+                bytes::Buf::advance(&mut self.cur, n);
+                return Ok(n);
+            }
+            if let Some(b) = self.pre.pop_front() {
+                self.cur = b;
+                continue;
+            }
+            let Some(rx) = &mut self.rx else {
+                return Ok(0);
+            };
+            match rx.blocking_recv() {
+                Some(Ok(b)) => self.cur = b,
+                Some(Err(e)) => {
+                    self.rx = None;
+                    return Err(std::io::Error::other(e));
+                }
+                None => {
+                    self.rx = None;
+                    return Ok(0);
+                }
+            }
+        }
+    }
+}
+
+fn render(r: Response, close: bool) -> http::Response<Full<Bytes>> {
+    use http::header::{CACHE_CONTROL, CONNECTION, CONTENT_TYPE, HeaderName, HeaderValue};
+    let mut b = http::Response::builder()
+        .status(r.status)
+        .header(CONTENT_TYPE, r.content_type)
+        .header(CACHE_CONTROL, "no-store");
+    for (k, v) in &r.headers {
+        if let (Ok(k), Ok(v)) = (
+            HeaderName::from_bytes(k.as_bytes()),
+            HeaderValue::from_str(v),
+        ) {
+            b = b.header(k, v);
+        }
+    }
+    if close {
+        b = b.header(CONNECTION, "close");
+    }
+    b.body(Full::new(Bytes::from(r.body))).unwrap_or_else(|_| {
+        let mut fallback = http::Response::new(Full::new(Bytes::new()));
+        *fallback.status_mut() = http::StatusCode::INTERNAL_SERVER_ERROR;
+        fallback
+    })
+}
