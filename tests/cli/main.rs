@@ -8,6 +8,7 @@ mod collect_faults;
 mod collect_flow;
 mod collect_oci;
 mod common;
+mod data_bulk;
 mod data_core;
 mod data_http;
 mod data_http_collector;
