@@ -9,6 +9,8 @@ use crate::error::{Code, Error, Result};
 use crate::store::OptionalExtension;
 use serde_json::{Map, Value, json};
 
+mod ranked;
+
 /// `query` request (`POST /v1/data/query`), raw members as sent.
 #[derive(Debug, Clone, Default)]
 pub struct QueryRequest {
@@ -40,6 +42,12 @@ impl QueryRequest {
 impl Node {
     /// `query`.
     pub fn query(&self, req: &QueryRequest) -> Result<Value> {
+        self.query_with(req, true)
+    }
+
+    /// `query`, with or without the ranked path that avoids scoring every
+    /// match (`ranked::top`); both give the same answer.
+    pub(crate) fn query_with(&self, req: &QueryRequest, fast: bool) -> Result<Value> {
         match &req.consistency {
             None => {}
             Some(Value::String(s)) if s == "local" => {}
@@ -119,6 +127,48 @@ impl Node {
         };
         let coll_list = collections.unwrap_or_default();
         let hits = self.read(|c| {
+            // One snapshot for the whole query: the statistics the ranking
+            // uses and the rows it returns must agree.
+            c.execute_batch("BEGIN DEFERRED")?;
+            let res = (|| {
+                if let Some(m) = &match_expr
+                    && fast
+                    && let Some(hits) =
+                        ranked::top(c, m, &coll_list, limit, has_where.then_some(&filter))?
+                {
+                    return Ok(hits);
+                }
+                self.plain_hits(
+                    c,
+                    match_expr.as_deref(),
+                    &coll_list,
+                    limit,
+                    batch,
+                    has_where,
+                    &filter,
+                )
+            })();
+            let _ = c.execute_batch("COMMIT");
+            res
+        })?;
+        Ok(json!({"records": hits, "consistency": "local"}))
+    }
+
+    /// The reference's algorithm (facts §9.3): candidates in batches at
+    /// increasing offsets (full-text: every match scored by FTS5's bm25,
+    /// ordered by rank), each loaded, filtered and appended until `limit`.
+    #[allow(clippy::too_many_arguments)]
+    fn plain_hits(
+        &self,
+        c: &crate::store::Connection,
+        match_expr: Option<&str>,
+        coll_list: &[String],
+        limit: usize,
+        batch: usize,
+        has_where: bool,
+        filter: &Value,
+    ) -> Result<Vec<Value>> {
+        {
             let mut hits: Vec<Value> = Vec::new();
             let mut seen = std::collections::HashSet::new();
             let mut offset = 0usize;
@@ -128,7 +178,7 @@ impl Node {
                 .join(",");
             loop {
                 let mut params: Vec<rusqlite::types::Value> = Vec::new();
-                let candidates: Vec<(String, Option<f64>)> = if let Some(m) = &match_expr {
+                let candidates: Vec<(String, Option<f64>)> = if let Some(m) = match_expr {
                     let sql = format!(
                         "SELECT record_id, bm25(record_fts) AS rank FROM record_fts \
                          WHERE record_fts MATCH ?1 {} ORDER BY rank LIMIT ?2 OFFSET ?3",
@@ -138,7 +188,7 @@ impl Node {
                             format!("AND collection_id IN ({placeholders})")
                         }
                     );
-                    params.push(m.clone().into());
+                    params.push(m.to_owned().into());
                     params.push((batch as i64).into());
                     params.push((offset as i64).into());
                     params.extend(coll_list.iter().map(|s| s.clone().into()));
@@ -184,7 +234,7 @@ impl Node {
                         .optional()?;
                     let Some(env) = env else { continue };
                     let env = parse_json(&env)?;
-                    if has_where && !subset_match(&filter, Some(&env)) {
+                    if has_where && !subset_match(filter, Some(&env)) {
                         continue;
                     }
                     let mut hit = Map::new();
@@ -210,8 +260,7 @@ impl Node {
             }
             hits.truncate(limit);
             Ok(hits)
-        })?;
-        Ok(json!({"records": hits, "consistency": "local"}))
+        }
     }
 }
 
