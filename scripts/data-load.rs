@@ -2,7 +2,9 @@
 //!
 //! ```text
 //! data-load collect URL TOKEN_ENV CLIENTS RECORDS   -> durable collects/s over HTTP
-//! data-load query   URL TOKEN_ENV TEXT N           -> query latency p50/p99 (ms)
+//! data-load query   URL TOKEN_ENV BODY N [fresh]   -> query latency p50/p99 (ms); BODY is the
+//!                                                     QueryRequest JSON; `fresh` opens a new
+//!                                                     connection per request (else kept alive)
 //! data-load jsonl   RECORDS [short|kb]             -> writes JSON lines to stdout
 //! ```
 //!
@@ -17,10 +19,15 @@ use std::io::Write;
 use std::time::{Duration, Instant};
 
 fn agent() -> ureq::Agent {
+    agent_with(64)
+}
+
+fn agent_with(idle: usize) -> ureq::Agent {
     ureq::Agent::config_builder()
         .http_status_as_error(false)
         .timeout_global(Some(Duration::from_secs(60)))
-        .max_idle_connections_per_host(64)
+        .max_idle_connections(idle)
+        .max_idle_connections_per_host(idle)
         .build()
         .into()
 }
@@ -70,9 +77,9 @@ fn collect(url: &str, token: &str, clients: u64, records: u64) {
     );
 }
 
-fn query(url: &str, token: &str, text: &str, n: usize) {
-    let a = agent();
-    let body = format!("{{\"text\":\"{text}\"}}");
+fn query(url: &str, token: &str, body: &str, n: usize, fresh: bool) {
+    // No idle connections kept: every request opens (and closes) its own.
+    let a = if fresh { agent_with(0) } else { agent() };
     let mut lat = Vec::with_capacity(n);
     let mut hits = 0usize;
     let warmup = (n / 10).min(50);
@@ -148,6 +155,7 @@ fn main() {
                     &token,
                     &arg(4),
                     arg(5).parse().unwrap_or(2000).clamp(10, 100_000),
+                    arg(6) == "fresh",
                 );
             }
         }

@@ -125,6 +125,38 @@ pub fn subset_match(expected: &Value, actual: Option<&Value>) -> bool {
     }
 }
 
+/// Text every stored envelope a `where` filter matches must contain: for
+/// each object member of the filter (at any depth, outside arrays) whose
+/// expected value is a primitive, the canonical JSON of `"key":value`.
+/// Envelopes are stored as canonical JSON, and [`subset_match`] requires
+/// that member with that value (`Object.is`: the same canonical text;
+/// `-0` and `0` share one) somewhere in the envelope, so a missing needle
+/// proves no match, while a present one proves nothing: it only spares
+/// parsing envelopes that cannot match.
+pub fn where_needles(filter: &Value) -> Vec<String> {
+    let mut out = Vec::new();
+    needles_into(filter, &mut out);
+    out
+}
+
+fn needles_into(v: &Value, out: &mut Vec<String>) {
+    let Value::Object(m) = v else { return };
+    for (k, ev) in m {
+        match ev {
+            Value::Object(_) => needles_into(ev, out),
+            Value::Array(_) => {}
+            prim => {
+                if let (Ok(key), Ok(val)) = (
+                    canonical_json(&Value::String(k.clone())),
+                    canonical_json(prim),
+                ) {
+                    out.push(format!("{key}:{val}"));
+                }
+            }
+        }
+    }
+}
+
 /// Length of a string in UTF-16 code units (JavaScript `length`).
 pub fn utf16_len(s: &str) -> usize {
     s.chars().map(char::len_utf16).sum()
@@ -193,5 +225,65 @@ mod tests {
         assert!(!subset_match(&json!({"version":null}), Some(&rec)));
         assert!(subset_match(&json!({"key":null}), Some(&rec)));
         assert!(!subset_match(&json!({"metadata":{"n":"1"}}), Some(&rec)));
+    }
+
+    /// A filter that matches an envelope finds every needle in its
+    /// canonical text (the needles never reject a match).
+    mod needles {
+        use super::super::*;
+        use proptest::prelude::*;
+        use serde_json::json;
+
+        fn value() -> impl Strategy<Value = Value> {
+            let leaf = prop_oneof![
+                Just(Value::Null),
+                any::<bool>().prop_map(Value::Bool),
+                (-3i64..3).prop_map(|n| json!(n)),
+                prop_oneof![Just(1.0f64), Just(-0.0), Just(0.5), Just(1e21)].prop_map(|f| json!(f)),
+                "[ab\"\\\\\u{1}é😀]{0,3}".prop_map(Value::String),
+            ];
+            leaf.prop_recursive(3, 16, 3, |inner| {
+                prop_oneof![
+                    prop::collection::vec(inner.clone(), 0..3).prop_map(Value::Array),
+                    prop::collection::btree_map("[ab\"é]{0,2}", inner, 0..3)
+                        .prop_map(|m| Value::Object(m.into_iter().collect())),
+                ]
+            })
+        }
+
+        /// A random sub-filter of `v` (it matches `v`).
+        fn sub(v: &Value, pick: &mut impl FnMut() -> bool) -> Value {
+            match v {
+                Value::Object(m) => {
+                    let mut out = Map::new();
+                    for (k, x) in m {
+                        if pick() {
+                            out.insert(k.clone(), sub(x, pick));
+                        }
+                    }
+                    Value::Object(out)
+                }
+                other => other.clone(),
+            }
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(512))]
+            #[test]
+            fn never_reject_a_match(env in prop::collection::btree_map("[ab\"é]{0,2}", value(), 0..4),
+                                    other in value(), bits in any::<u64>()) {
+                let env = normalize("env", &Value::Object(env.into_iter().collect())).expect("env");
+                let text = canonical_json(&env).expect("text");
+                let mut b = bits;
+                let mut pick = move || { b = b.rotate_left(1); b & 1 == 1 };
+                for filter in [sub(&env, &mut pick), other] {
+                    if subset_match(&filter, Some(&env)) {
+                        for n in where_needles(&filter) {
+                            prop_assert!(text.contains(&n), "{n} not in {text} for {filter}");
+                        }
+                    }
+                }
+            }
+        }
     }
 }

@@ -35,9 +35,11 @@ use std::sync::mpsc;
 
 /// Longest accepted input line.
 pub const MAX_LINE_BYTES: u64 = 32 << 20;
-/// A batch is cut early once its content reaches this many bytes, whatever
-/// its line count, to bound memory.
-pub const MAX_BATCH_BYTES: usize = 32 << 20;
+/// A batch is cut early once its prepared records (content, canonical
+/// envelopes, index documents) reach this many bytes, whatever its line
+/// count: with one batch being read, one waiting and one being written,
+/// this bounds the pipeline's memory.
+pub const MAX_BATCH_BYTES: usize = 16 << 20;
 /// Line errors kept for the summary (the count is always exact).
 pub const MAX_LISTED_ERRORS: usize = 100;
 

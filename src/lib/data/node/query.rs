@@ -1,7 +1,7 @@
 //! `query`: full-text search (FTS5, bm25 order) and list mode, with the
 //! `where` subset filter (spec/agent-data-facts.md §9).
 
-use super::super::canon::{clone_object, subset_match};
+use super::super::canon::{clone_object, subset_match, where_needles};
 use super::super::collection;
 use super::super::syntax::check_collection_id;
 use super::{Node, parse_json};
@@ -10,6 +10,36 @@ use crate::store::OptionalExtension;
 use serde_json::{Map, Value, json};
 
 mod ranked;
+
+/// How a query finds its page (the answer is the same). Only `Ranked` is
+/// used outside tests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(not(test), allow(dead_code))]
+pub(crate) enum Strategy {
+    /// The ranked walk where it applies (`ranked::top`), else `Plain`.
+    Ranked,
+    /// The reference's candidate order, in growing batches.
+    Plain,
+    /// The reference's algorithm batch for batch (tests).
+    Literal,
+}
+
+/// The envelope if it passes the `where` filter: cheap substring checks
+/// first (see [`where_needles`]), then the exact subset match.
+pub(crate) fn filtered(
+    env: &str,
+    filter: Option<&Value>,
+    needles: &[String],
+) -> Result<Option<Value>> {
+    if needles.iter().any(|n| !env.contains(n.as_str())) {
+        return Ok(None);
+    }
+    let env = parse_json(env)?;
+    Ok(match filter {
+        Some(f) if !subset_match(f, Some(&env)) => None,
+        _ => Some(env),
+    })
+}
 
 /// `query` request (`POST /v1/data/query`), raw members as sent.
 #[derive(Debug, Clone, Default)]
@@ -42,12 +72,11 @@ impl QueryRequest {
 impl Node {
     /// `query`.
     pub fn query(&self, req: &QueryRequest) -> Result<Value> {
-        self.query_with(req, true)
+        self.query_with(req, Strategy::Ranked)
     }
 
-    /// `query`, with or without the ranked path that avoids scoring every
-    /// match (`ranked::top`); both give the same answer.
-    pub(crate) fn query_with(&self, req: &QueryRequest, fast: bool) -> Result<Value> {
+    /// `query` by a given [`Strategy`]; all give the same answer.
+    pub(crate) fn query_with(&self, req: &QueryRequest, strategy: Strategy) -> Result<Value> {
         match &req.consistency {
             None => {}
             Some(Value::String(s)) if s == "local" => {}
@@ -132,7 +161,7 @@ impl Node {
             c.execute_batch("BEGIN DEFERRED")?;
             let res = (|| {
                 if let Some(m) = &match_expr
-                    && fast
+                    && strategy == Strategy::Ranked
                     && let Some(hits) =
                         ranked::top(c, m, &coll_list, limit, has_where.then_some(&filter))?
                 {
@@ -144,8 +173,8 @@ impl Node {
                     &coll_list,
                     limit,
                     batch,
-                    has_where,
-                    &filter,
+                    has_where.then_some(&filter),
+                    strategy == Strategy::Literal,
                 )
             })();
             let _ = c.execute_batch("COMMIT");
@@ -154,9 +183,19 @@ impl Node {
         Ok(json!({"records": hits, "consistency": "local"}))
     }
 
-    /// The reference's algorithm (facts §9.3): candidates in batches at
-    /// increasing offsets (full-text: every match scored by FTS5's bm25,
-    /// ordered by rank), each loaded, filtered and appended until `limit`.
+    /// The reference's algorithm (facts §9.3): candidates in batches in a
+    /// fixed order (full-text: every match scored by FTS5's bm25, by rank;
+    /// list mode: newest first), each loaded, filtered and appended until
+    /// `limit` hits or the candidates run out.
+    ///
+    /// The order is total (rank, then FTS5's row id scan order; row id),
+    /// so how it is cut into batches changes nothing but the cost: a
+    /// full-text batch after the first is twice the previous one (each
+    /// batch scores every match again: the reference's fixed batches cost
+    /// O(matches²/batch) when `where` drops most candidates), and list mode
+    /// continues below the last row id instead of re-skipping an offset.
+    /// `Strategy::Literal` keeps the reference's fixed batches at
+    /// increasing offsets (tests compare the two).
     #[allow(clippy::too_many_arguments)]
     fn plain_hits(
         &self,
@@ -165,102 +204,137 @@ impl Node {
         coll_list: &[String],
         limit: usize,
         batch: usize,
-        has_where: bool,
-        filter: &Value,
+        filter: Option<&Value>,
+        literal: bool,
     ) -> Result<Vec<Value>> {
-        {
-            let mut hits: Vec<Value> = Vec::new();
-            let mut seen = std::collections::HashSet::new();
-            let mut offset = 0usize;
-            let placeholders = (0..coll_list.len())
-                .map(|i| format!("?{}", i + 4))
-                .collect::<Vec<_>>()
-                .join(",");
-            loop {
-                let mut params: Vec<rusqlite::types::Value> = Vec::new();
-                let candidates: Vec<(String, Option<f64>)> = if let Some(m) = match_expr {
-                    let sql = format!(
-                        "SELECT record_id, bm25(record_fts) AS rank FROM record_fts \
-                         WHERE record_fts MATCH ?1 {} ORDER BY rank LIMIT ?2 OFFSET ?3",
-                        if coll_list.is_empty() {
-                            String::new()
-                        } else {
-                            format!("AND collection_id IN ({placeholders})")
-                        }
-                    );
-                    params.push(m.to_owned().into());
-                    params.push((batch as i64).into());
-                    params.push((offset as i64).into());
-                    params.extend(coll_list.iter().map(|s| s.clone().into()));
-                    let mut st = c.prepare_cached(&sql)?;
-                    let rows = st.query_map(rusqlite::params_from_iter(params.iter()), |r| {
-                        Ok((r.get::<_, String>(0)?, Some(r.get::<_, f64>(1)?)))
-                    })?;
-                    rows.collect::<rusqlite::Result<_>>()?
-                } else {
-                    let sql = format!(
-                        "SELECT r.id FROM records r WHERE ?1 IS NULL {} \
-                         AND NOT EXISTS (SELECT 1 FROM tombstones t WHERE t.record_id = r.id) \
-                         ORDER BY r.rid DESC LIMIT ?2 OFFSET ?3",
-                        if coll_list.is_empty() {
-                            String::new()
-                        } else {
-                            format!("AND r.collection_id IN ({placeholders})")
-                        }
-                    );
-                    params.push(rusqlite::types::Value::Null);
-                    params.push((batch as i64).into());
-                    params.push((offset as i64).into());
-                    params.extend(coll_list.iter().map(|s| s.clone().into()));
-                    let mut st = c.prepare_cached(&sql)?;
-                    let rows = st.query_map(rusqlite::params_from_iter(params.iter()), |r| {
-                        Ok((r.get::<_, String>(0)?, None))
-                    })?;
-                    rows.collect::<rusqlite::Result<_>>()?
-                };
-                let n = candidates.len();
-                let mut new = 0usize;
-                for (id, rank) in candidates {
-                    if !seen.insert(id.clone()) {
-                        continue;
-                    }
-                    new += 1;
-                    let env: Option<String> = c
+        /// Largest full-text batch (a sorter of this many rows).
+        const MAX_BATCH: usize = 16384;
+        let needles = filter.map(where_needles).unwrap_or_default();
+        let mut hits: Vec<Value> = Vec::new();
+        let mut seen = std::collections::HashSet::new();
+        let mut offset = 0usize;
+        let mut size = batch;
+        let mut below = i64::MAX;
+        let placeholders = (0..coll_list.len())
+            .map(|i| format!("?{}", i + 4))
+            .collect::<Vec<_>>()
+            .join(",");
+        let in_collections = |col: &str| {
+            if coll_list.is_empty() {
+                String::new()
+            } else {
+                format!("AND {col} IN ({placeholders})")
+            }
+        };
+        loop {
+            let mut params: Vec<rusqlite::types::Value> = Vec::new();
+            // (record id, envelope if already read, rank)
+            type Candidate = (String, Option<String>, Option<f64>);
+            let candidates: Vec<Candidate> = if let Some(m) = match_expr {
+                let sql = format!(
+                    "SELECT record_id, bm25(record_fts) AS rank FROM record_fts \
+                     WHERE record_fts MATCH ?1 {} ORDER BY rank LIMIT ?2 OFFSET ?3",
+                    in_collections("collection_id")
+                );
+                params.push(m.to_owned().into());
+                params.push((size as i64).into());
+                params.push((offset as i64).into());
+                params.extend(coll_list.iter().map(|s| s.clone().into()));
+                let mut st = c.prepare_cached(&sql)?;
+                let rows = st.query_map(rusqlite::params_from_iter(params.iter()), |r| {
+                    Ok((r.get::<_, String>(0)?, None, Some(r.get::<_, f64>(1)?)))
+                })?;
+                rows.collect::<rusqlite::Result<_>>()?
+            } else if literal {
+                let sql = format!(
+                    "SELECT r.id FROM records r WHERE ?1 IS NULL {} \
+                     AND NOT EXISTS (SELECT 1 FROM tombstones t WHERE t.record_id = r.id) \
+                     ORDER BY r.rid DESC LIMIT ?2 OFFSET ?3",
+                    in_collections("r.collection_id")
+                );
+                params.push(rusqlite::types::Value::Null);
+                params.push((size as i64).into());
+                params.push((offset as i64).into());
+                params.extend(coll_list.iter().map(|s| s.clone().into()));
+                let mut st = c.prepare_cached(&sql)?;
+                let rows = st.query_map(rusqlite::params_from_iter(params.iter()), |r| {
+                    Ok((r.get::<_, String>(0)?, None, None))
+                })?;
+                rows.collect::<rusqlite::Result<_>>()?
+            } else {
+                let sql = format!(
+                    "SELECT r.rid, r.id, r.envelope_json FROM records r WHERE r.rid < ?1 {} \
+                     AND NOT EXISTS (SELECT 1 FROM tombstones t WHERE t.record_id = r.id) \
+                     ORDER BY r.rid DESC LIMIT ?2 OFFSET ?3",
+                    in_collections("r.collection_id")
+                );
+                params.push(below.into());
+                params.push((size as i64).into());
+                params.push(0i64.into());
+                params.extend(coll_list.iter().map(|s| s.clone().into()));
+                let mut st = c.prepare_cached(&sql)?;
+                let rows = st.query_map(rusqlite::params_from_iter(params.iter()), |r| {
+                    Ok((
+                        r.get::<_, i64>(0)?,
+                        r.get::<_, String>(1)?,
+                        r.get::<_, String>(2)?,
+                    ))
+                })?;
+                let mut out = Vec::with_capacity(size);
+                for row in rows {
+                    let (rid, id, env) = row?;
+                    below = below.min(rid);
+                    out.push((id, Some(env), None));
+                }
+                out
+            };
+            let n = candidates.len();
+            let mut new = 0usize;
+            for (id, env, rank) in candidates {
+                if !seen.insert(id.clone()) {
+                    continue;
+                }
+                new += 1;
+                let env = match env {
+                    Some(e) => Some(e),
+                    None => c
                         .prepare_cached(
                             "SELECT r.envelope_json FROM records r WHERE r.id = ?1 \
                              AND NOT EXISTS (SELECT 1 FROM tombstones t WHERE t.record_id = r.id)",
                         )?
                         .query_row([&id], |r| r.get(0))
-                        .optional()?;
-                    let Some(env) = env else { continue };
-                    let env = parse_json(&env)?;
-                    if has_where && !subset_match(filter, Some(&env)) {
-                        continue;
-                    }
-                    let mut hit = Map::new();
-                    hit.insert("record".into(), env);
-                    if let Some(rank) = rank {
-                        let score = (-rank).max(0.0);
-                        hit.insert(
-                            "score".into(),
-                            serde_json::Number::from_f64(score)
-                                .map(Value::Number)
-                                .unwrap_or(Value::Null),
-                        );
-                    }
-                    hits.push(Value::Object(hit));
-                    if hits.len() >= limit {
-                        break;
-                    }
+                        .optional()?,
+                };
+                let Some(env) = env else { continue };
+                let Some(env) = filtered(&env, filter, &needles)? else {
+                    continue;
+                };
+                let mut hit = Map::new();
+                hit.insert("record".into(), env);
+                if let Some(rank) = rank {
+                    let score = (-rank).max(0.0);
+                    hit.insert(
+                        "score".into(),
+                        serde_json::Number::from_f64(score)
+                            .map(Value::Number)
+                            .unwrap_or(Value::Null),
+                    );
                 }
-                if hits.len() >= limit || n < batch || new == 0 {
+                hits.push(Value::Object(hit));
+                if hits.len() >= limit {
                     break;
                 }
-                offset += batch;
             }
-            hits.truncate(limit);
-            Ok(hits)
+            if hits.len() >= limit || n < size || new == 0 {
+                break;
+            }
+            offset += size;
+            if !literal && match_expr.is_some() {
+                size = (size * 2).min(MAX_BATCH).max(batch);
+            }
         }
+        hits.truncate(limit);
+        Ok(hits)
     }
 }
 

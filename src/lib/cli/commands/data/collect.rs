@@ -32,8 +32,8 @@ pub struct CollectArgs {
     #[arg(long, value_name = "FILE|-")]
     pub jsonl: Option<PathBuf>,
     /// Lines per durable transaction in bulk mode (a batch is also cut at
-    /// 32 MiB of content).
-    #[arg(long, value_name = "N", default_value_t = 2000, value_parser = clap::value_parser!(u64).range(1..=100_000))]
+    /// 16 MiB of prepared records).
+    #[arg(long, value_name = "N", default_value_t = 20_000, value_parser = clap::value_parser!(u64).range(1..=100_000))]
     pub batch: u64,
 }
 

@@ -24,9 +24,9 @@
 //! the MATCH itself. Anything else, or more than [`MAX_WASTE`] rows walked
 //! that are not results, gives the query back to FTS5 (`Ok(None)`).
 
-use crate::data::canon::subset_match;
+use crate::data::canon::where_needles;
 use crate::data::fts;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::store::{Connection, OptionalExtension};
 use serde_json::{Map, Value};
 
@@ -210,6 +210,7 @@ pub(super) fn top(
     let Some(plan) = plan(c, expr)? else {
         return Ok(None);
     };
+    let needles = filter.map(where_needles).unwrap_or_default();
     let mut hits = Vec::new();
     let mut waste = 0usize;
     let mut next = next_length(c, None)?;
@@ -288,11 +289,9 @@ pub(super) fn top(
             if tombstoned {
                 continue;
             }
-            let env: Value = serde_json::from_str(&env)
-                .map_err(|e| Error::internal(format!("stored JSON is corrupt: {e}")))?;
-            if filter.is_some_and(|f| !subset_match(f, Some(&env))) {
+            let Some(env) = super::filtered(&env, filter, &needles)? else {
                 continue;
-            }
+            };
             let mut hit = Map::new();
             hit.insert("record".into(), env);
             hit.insert(
@@ -343,6 +342,7 @@ mod tests {
     /// share of them.
     #[test]
     fn same_page_as_scoring_every_match() {
+        use super::super::Strategy;
         use crate::clock::FixedClock;
         use crate::data::node::{
             BulkRequest, InitRequest, Node, QueryRequest, TombstoneRequest, init,
@@ -451,7 +451,9 @@ mod tests {
             for _ in 0..24 {
                 let text = texts[(next() as usize) % texts.len()];
                 let mut req = QueryRequest {
-                    text: Some(json!(text)),
+                    // Some list-mode queries too (no text): plain and
+                    // literal batching must agree there as well.
+                    text: (next() % 6 != 0).then(|| json!(text)),
                     limit: Some(json!([1, 3, 20, 100][(next() % 4) as usize])),
                     ..QueryRequest::default()
                 };
@@ -484,9 +486,15 @@ mod tests {
                         .expect("late ingest");
                 }
                 let before = USED.with(|u| u.get());
-                let fast = node.query_with(&req, true).expect("fast");
+                let fast = node.query_with(&req, Strategy::Ranked).expect("fast");
                 used_total += USED.with(|u| u.get()) - before;
-                let plain = node.query_with(&req, false).expect("plain");
+                let plain = node.query_with(&req, Strategy::Plain).expect("plain");
+                let literal = node.query_with(&req, Strategy::Literal).expect("literal");
+                assert_eq!(
+                    serde_json::to_string(&plain).expect("json"),
+                    serde_json::to_string(&literal).expect("json"),
+                    "seed {seed}, {req:?}"
+                );
                 queries += 1;
                 assert_eq!(
                     serde_json::to_string(&fast).expect("json"),
