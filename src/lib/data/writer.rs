@@ -75,14 +75,17 @@ pub(crate) enum Writer {
 impl Writer {
     /// Starts a group-commit writer thread for `dir`.
     pub fn start_group(dir: DataDir, timeout: Duration, clock: Arc<dyn Clock>) -> Result<Writer> {
-        let conn = {
+        let (conn, checkpoints) = {
             let lock = dir.lock(timeout)?;
-            open(&dir, &rfc3339_millis(clock.now()), &lock)?
+            let now = rfc3339_millis(clock.now());
+            let conn = open(&dir, &now, &lock)?;
+            let checkpoints = Checkpointer::start(&dir, &conn, &now, &lock)?;
+            (conn, checkpoints)
         };
         let (tx, rx) = mpsc::channel::<Job>();
         std::thread::Builder::new()
             .name("data-writer".into())
-            .spawn(move || group_loop(&dir, timeout, conn, rx))
+            .spawn(move || group_loop(&dir, timeout, conn, &checkpoints, rx))
             .map_err(|e| Error::internal(format!("cannot start the writer thread: {e}")))?;
         Ok(Writer::Group(tx))
     }
@@ -186,18 +189,6 @@ fn docsize(sz: &[u8]) -> Result<i64> {
         .ok_or_else(|| Error::internal("an FTS5 docsize record does not decode"))
 }
 
-/// Inserts a row's index document and its token count.
-pub(crate) fn index_row(
-    conn: &Connection,
-    rid: i64,
-    record_id: &str,
-    collection_id: &str,
-    document: &str,
-) -> Result<()> {
-    insert_fts(conn, rid, record_id, collection_id, document)?;
-    insert_doclen(conn, rid)
-}
-
 fn insert_fts(
     conn: &Connection,
     rid: i64,
@@ -248,21 +239,106 @@ pub(crate) fn clone_err(e: &Error) -> Error {
     c
 }
 
-fn group_loop(dir: &DataDir, timeout: Duration, conn: Connection, rx: mpsc::Receiver<Job>) {
+/// Copies committed WAL frames into the database file on a thread of its
+/// own (`PRAGMA wal_checkpoint(PASSIVE)`: it never waits for, or blocks,
+/// readers or the writer), so that a commit never stops to; the writer's
+/// own automatic checkpoints are off. When the WAL still grows past
+/// [`MAX_WAL_BYTES`] (checkpoints run while the next commit writes, so the
+/// WAL rarely finds a moment to start over), the writer makes one at its
+/// next batch ([`Checkpointer::bound`]).
+pub(crate) struct Checkpointer {
+    kick: mpsc::SyncSender<()>,
+    wal: std::path::PathBuf,
+    thread: std::thread::JoinHandle<()>,
+}
+
+/// The WAL grows past this only until the writer's next batch.
+pub(crate) const MAX_WAL_BYTES: u64 = 64 << 20;
+
+impl Checkpointer {
+    /// Turns off `conn`'s automatic checkpoints and starts the thread.
+    pub(crate) fn start(dir: &DataDir, conn: &Connection, now: &str, lock: &DirLock) -> Result<Checkpointer> {
+        conn.execute_batch("PRAGMA wal_autocheckpoint = 0")?;
+        let ckpt = dir.open_write(&SPEC, now, lock)?;
+        let (kick, rx) = mpsc::sync_channel::<()>(1);
+        let thread = std::thread::Builder::new()
+            .name("data-checkpoint".into())
+            .spawn(move || {
+                for () in rx {
+                    // A failure only leaves more WAL for the next one.
+                    let _ = ckpt.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()));
+                }
+            })
+            .map_err(|e| Error::internal(format!("cannot start the checkpoint thread: {e}")))?;
+        let mut wal = dir.root().join(SPEC.file).into_os_string();
+        wal.push("-wal");
+        Ok(Checkpointer {
+            kick,
+            wal: wal.into(),
+            thread,
+        })
+    }
+
+    /// Ends the thread once its last checkpoint is done.
+    pub(crate) fn stop(self) {
+        drop(self.kick);
+        let _ = self.thread.join();
+    }
+
+    /// After a commit: copy its frames soon (coalesced with a pending kick).
+    pub(crate) fn kick(&self) {
+        let _ = self.kick.try_send(());
+    }
+
+    /// Before a batch, under the lock: restart an oversized WAL.
+    pub(crate) fn bound(&self, conn: &Connection) {
+        if std::fs::symlink_metadata(&self.wal).is_ok_and(|m| m.len() > MAX_WAL_BYTES) {
+            let _ = conn.query_row("PRAGMA wal_checkpoint(RESTART)", [], |_| Ok(()));
+        }
+    }
+}
+
+/// How long a batch waits for more writes when fewer have queued than the
+/// previous batch held: the clients that batch answered are usually about
+/// to send again, and one commit for all of them beats one each.
+const LINGER: Duration = Duration::from_micros(500);
+
+fn group_loop(
+    dir: &DataDir,
+    timeout: Duration,
+    conn: Connection,
+    checkpoints: &Checkpointer,
+    rx: mpsc::Receiver<Job>,
+) {
+    let mut previous = 1usize;
     while let Ok(first) = rx.recv() {
         let mut jobs = vec![first];
+        let deadline = std::time::Instant::now() + LINGER;
         while jobs.len() < MAX_BATCH {
             match rx.try_recv() {
                 Ok(j) => jobs.push(j),
-                Err(_) => break,
+                Err(mpsc::TryRecvError::Disconnected) => break,
+                Err(mpsc::TryRecvError::Empty) => {
+                    let left = deadline.saturating_duration_since(std::time::Instant::now());
+                    if jobs.len() >= previous || left.is_zero() {
+                        break;
+                    }
+                    match rx.recv_timeout(left) {
+                        Ok(j) => jobs.push(j),
+                        Err(_) => break,
+                    }
+                }
             }
         }
+        previous = jobs.len();
         let (ops, replies): (Vec<_>, Vec<_>) = jobs.into_iter().map(|j| (j.op, j.reply)).unzip();
         let n = ops.len();
         let results = match dir.lock(timeout) {
             Ok(lock) => {
+                checkpoints.bound(&conn);
                 let r = apply_batch(&conn, ops);
                 drop(lock);
+                checkpoints.kick();
                 r
             }
             Err(e) => (0..n).map(|_| Err(clone_err(&e))).collect(),
@@ -276,21 +352,44 @@ fn group_loop(dir: &DataDir, timeout: Duration, conn: Connection, rx: mpsc::Rece
 /// One IMMEDIATE transaction for all `ops`, each in its own savepoint so a
 /// failing write leaves the others intact. If the commit fails, every
 /// write fails.
+///
+/// The FTS rows of collected records are written after the record rows of
+/// every write (see [`insert_many`]: FTS5 writes a segment per savepoint
+/// otherwise), before any tombstone, and before the commit; a failure
+/// there fails every write.
 pub(crate) fn apply_batch(conn: &Connection, ops: Vec<WriteOp>) -> Vec<Result<WriteResult>> {
     let n = ops.len();
+    let fail_all = |e: Error| -> Vec<Result<WriteResult>> {
+        let _ = conn.execute_batch("ROLLBACK");
+        (0..n).map(|_| Err(clone_err(&e))).collect()
+    };
     if let Err(e) = conn.execute_batch("BEGIN IMMEDIATE") {
         let e = Error::from(e);
         return (0..n).map(|_| Err(clone_err(&e))).collect();
     }
     let mut results = Vec::with_capacity(n);
+    let mut deferred = Deferred::default();
     for op in ops {
+        if matches!(op, WriteOp::Tombstone { .. })
+            && let Err(e) = deferred.flush(conn)
+        {
+            return fail_all(e);
+        }
+        let mut mine = Vec::new();
         let r = conn
-            .execute_batch("SAVEPOINT w")
+            .prepare_cached("SAVEPOINT w")
+            .and_then(|mut s| s.execute([]))
             .map_err(Error::from)
-            .and_then(|_| apply(conn, op));
+            .and_then(|_| apply(conn, op, &mut mine));
         match r {
             Ok(v) => {
-                let rel = conn.execute_batch("RELEASE w").map_err(Error::from);
+                let rel = conn
+                    .prepare_cached("RELEASE w")
+                    .and_then(|mut s| s.execute([]))
+                    .map_err(Error::from);
+                if rel.is_ok() {
+                    deferred.add(mine);
+                }
                 results.push(rel.map(|_| v));
             }
             Err(e) => {
@@ -299,24 +398,71 @@ pub(crate) fn apply_batch(conn: &Connection, ops: Vec<WriteOp>) -> Vec<Result<Wr
             }
         }
     }
+    if let Err(e) = deferred.flush(conn) {
+        return fail_all(e);
+    }
     if let Err(e) = conn.execute_batch("COMMIT") {
-        let _ = conn.execute_batch("ROLLBACK");
-        let e = Error::from(e);
-        return (0..n).map(|_| Err(clone_err(&e))).collect();
+        return fail_all(Error::from(e));
     }
     results
+}
+
+/// FTS rows a batch has still to write: (rid, record id, collection,
+/// document).
+#[derive(Default)]
+struct Deferred {
+    rows: Vec<(i64, String, String, String)>,
+    rids: std::collections::HashSet<i64>,
+}
+
+impl Deferred {
+    fn add(&mut self, rows: Vec<(i64, String, String, String)>) {
+        for r in rows {
+            if self.rids.insert(r.0) {
+                self.rows.push(r);
+            }
+        }
+    }
+
+    fn flush(&mut self, conn: &Connection) -> Result<()> {
+        for (rid, id, coll, doc) in &self.rows {
+            insert_fts(conn, *rid, id, coll, doc)?;
+        }
+        for (rid, ..) in &self.rows {
+            insert_doclen(conn, *rid)?;
+        }
+        self.rows.clear();
+        self.rids.clear();
+        Ok(())
+    }
 }
 
 fn parse(s: &str) -> Result<Value> {
     serde_json::from_str(s).map_err(|e| Error::internal(format!("stored JSON is corrupt: {e}")))
 }
 
-fn apply(conn: &Connection, op: WriteOp) -> Result<WriteResult> {
+fn apply(
+    conn: &Connection,
+    op: WriteOp,
+    index: &mut Vec<(i64, String, String, String)>,
+) -> Result<WriteResult> {
     match op {
         WriteOp::Collect(items) => {
             let mut out = Vec::with_capacity(items.len());
+            let mut pending_rids = std::collections::HashSet::new();
             for p in items {
-                out.push(insert_record(conn, p)?);
+                let (inserted, pending) = insert_rows(conn, &p)?;
+                if let Some(i) = pending
+                    && pending_rids.insert(i.rid)
+                {
+                    let doc = i.repair_document.unwrap_or_else(|| p.document.clone());
+                    index.push((i.rid, p.id.clone(), p.collection_id.clone(), doc));
+                }
+                out.push(match inserted {
+                    Inserted::New if p.envelope.is_empty() => (parse(&p.canonical)?, true),
+                    Inserted::New => (Value::Object(p.envelope), true),
+                    Inserted::Existing(env) => (parse(&env)?, false),
+                });
             }
             Ok(WriteResult::Collect(out))
         }
@@ -331,15 +477,7 @@ fn apply(conn: &Connection, op: WriteOp) -> Result<WriteResult> {
     }
 }
 
-fn insert_record(conn: &Connection, p: Prepared) -> Result<(Value, bool)> {
-    match insert_prepared(conn, &p)? {
-        Inserted::New if p.envelope.is_empty() => Ok((parse(&p.canonical)?, true)),
-        Inserted::New => Ok((Value::Object(p.envelope), true)),
-        Inserted::Existing(env) => Ok((parse(&env)?, false)),
-    }
-}
-
-/// What [`insert_prepared`] did.
+/// What inserting a prepared record did.
 pub(crate) enum Inserted {
     /// A new record (its envelope is the prepared one).
     New,
@@ -355,20 +493,10 @@ struct PendingIndex {
     repair_document: Option<String>,
 }
 
-/// Inserts one prepared record inside the caller's transaction: its inline
-/// content, the record row, its change event, its FTS row and token count.
-/// An existing record keeps its first envelope; collecting it again
-/// repairs its inline content and a missing index row.
-pub(crate) fn insert_prepared(conn: &Connection, p: &Prepared) -> Result<Inserted> {
-    let (inserted, pending) = insert_rows(conn, p)?;
-    if let Some(i) = pending {
-        let doc = i.repair_document.as_deref().unwrap_or(&p.document);
-        index_row(conn, i.rid, &p.id, &p.collection_id, doc)?;
-    }
-    Ok(inserted)
-}
-
-/// [`insert_prepared`] for many records, in the order FTS5 absorbs
+/// Inserts prepared records inside the caller's transaction: their inline
+/// content, record rows, change events, FTS rows and token counts. An
+/// existing record keeps its first envelope; collecting it again repairs
+/// its inline content and a missing index row. The order is the one FTS5 absorbs
 /// fastest: every record row first, then every FTS row, then every token
 /// count. (FTS5 flushes its pending terms to a new index segment whenever
 /// a statement opens a savepoint while it holds some, and a multi-index
@@ -408,8 +536,8 @@ pub(crate) fn insert_many(conn: &Connection, items: &[&Prepared]) -> Result<Vec<
     Ok(out)
 }
 
-/// The non-FTS part of an insert (see [`insert_prepared`]); says which FTS
-/// row is still to write.
+/// The non-FTS part of an insert (see [`insert_many`]); says which FTS row
+/// is still to write.
 fn insert_rows(conn: &Connection, p: &Prepared) -> Result<(Inserted, Option<PendingIndex>)> {
     if p.is_inline() {
         // Small content commits with its row. REPLACE also repairs a

@@ -264,17 +264,18 @@ impl Node {
         };
         std::thread::scope(|s| {
             // Freeing a batch's records, and copying committed WAL frames
-            // into the database file, are real work that need not hold up
-            // the next batch: two helper threads do them on the other core.
+            // into the database file (`writer::Checkpointer`), are real work
+            // that need not hold up the next batch: two helper threads do
+            // them on the other core.
             let (dropper, garbage) = mpsc::sync_channel::<Vec<Prepared>>(2);
             std::thread::Builder::new()
                 .name("bulk-free".into())
                 .spawn_scoped(s, move || garbage.into_iter().for_each(drop))
                 .map_err(|e| Error::internal(format!("cannot start a bulk thread: {e}")))?;
-            let mut session: Option<(Connection, mpsc::SyncSender<()>)> = None;
+            let mut session: Option<(Connection, writer::Checkpointer)> = None;
             let res = (|| -> Result<()> {
                 for batch in rx {
-                    self.commit_batch(s, batch, &mut session, &mut tally, &dropper)?;
+                    self.commit_batch(batch, &mut session, &mut tally, &dropper)?;
                     progress(&tally.progress);
                 }
                 Ok(())
@@ -285,8 +286,8 @@ impl Node {
                     tally.progress.committed_through_line,
                 )
             });
-            if let Some((conn, checkpoint)) = session {
-                drop(checkpoint);
+            if let Some((conn, checkpoints)) = session {
+                checkpoints.stop();
                 if let Ok(lock) = self.dir.lock(self.lock_timeout) {
                     // Best effort (the data is committed): a large WAL is
                     // checkpointed and truncated now rather than by the
@@ -300,11 +301,10 @@ impl Node {
 
     /// One batch: large content durable first, then one transaction under
     /// the data-directory lock.
-    fn commit_batch<'s>(
-        &'s self,
-        scope: &'s std::thread::Scope<'s, '_>,
+    fn commit_batch(
+        &self,
         batch: Batch,
-        session: &mut Option<(Connection, mpsc::SyncSender<()>)>,
+        session: &mut Option<(Connection, writer::Checkpointer)>,
         tally: &mut Tally,
         dropper: &mpsc::SyncSender<Vec<Prepared>>,
     ) -> Result<()> {
@@ -321,39 +321,22 @@ impl Node {
         self.store_blobs_parallel(large)?;
         let lock = self.dir.lock(self.lock_timeout)?;
         if session.is_none() {
-            let conn = writer::open(&self.dir, &self.now(), &lock)?;
-            // The checkpointer below copies WAL frames; the writer never
-            // stops to.
-            conn.execute_batch("PRAGMA wal_autocheckpoint = 0")?;
-            let ckpt = self.dir.open_write(&SPEC, &self.now(), &lock)?;
-            let (tx, rx) = mpsc::sync_channel::<()>(1);
-            std::thread::Builder::new()
-                .name("bulk-checkpoint".into())
-                .spawn_scoped(scope, move || {
-                    for () in rx {
-                        // Passive: never waits for, or blocks, anyone. A
-                        // failure only leaves more WAL for the next one.
-                        let _ = ckpt.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()));
-                    }
-                })
-                .map_err(|e| Error::internal(format!("cannot start a bulk thread: {e}")))?;
-            *session = Some((conn, tx));
+            let now = self.now();
+            let conn = writer::open(&self.dir, &now, &lock)?;
+            let checkpoints = writer::Checkpointer::start(&self.dir, &conn, &now, &lock)?;
+            *session = Some((conn, checkpoints));
         }
-        let Some((conn, checkpoint)) = session.as_ref() else {
+        let Some((conn, checkpoints)) = session.as_ref() else {
             return Err(Error::internal("the bulk writer lost its connection"));
         };
-        if wal_bytes(&self.dir) > MAX_WAL_BYTES {
-            // The passive checkpoints run while the next batch writes, so
-            // the WAL never finds a moment to start over: make one.
-            let _ = conn.query_row("PRAGMA wal_checkpoint(RESTART)", [], |_| Ok(()));
-        }
+        checkpoints.bound(conn);
         let mut next = Tally {
             progress: tally.progress.clone(),
             errors: Vec::new(),
         };
         let done = apply_batch(conn, batch.lines, &mut next)?;
         drop(lock);
-        let _ = checkpoint.try_send(());
+        checkpoints.kick();
         let _ = dropper.send(done);
         next.progress.committed_through_line = batch.last_line;
         tally.progress = next.progress;
@@ -364,16 +347,6 @@ impl Node {
         }
         Ok(())
     }
-}
-
-/// The WAL grows past this during a bulk ingest only until the next batch
-/// boundary.
-const MAX_WAL_BYTES: u64 = 256 << 20;
-
-fn wal_bytes(dir: &crate::store::DataDir) -> u64 {
-    let mut wal = dir.root().join(SPEC.file).into_os_string();
-    wal.push("-wal");
-    std::fs::symlink_metadata(wal).map_or(0, |m| m.len())
 }
 
 /// One transaction for a batch; on any store error it is rolled back and
