@@ -173,10 +173,16 @@ _arguments "${_arguments_options[@]}" : \
         case $line[1] in
             (probe)
 _arguments "${_arguments_options[@]}" : \
-'--runtime=[Which runtime]:RUNTIME:((bwrap\:"bubblewrap\: read-only snapshot, no network, pid namespace, private /tmp"
-unshare\:"unshare\: network cut only; the file system is shared"
+'--runtime=[Which runtime]:RUNTIME:((bwrap\:"bubblewrap\: read-only snapshot, no network, pid namespace, sized private tmpfs, pinned limits"
+unshare\:"unshare\: refused (it shares the host file system with candidate code)"
 oci\:"podman or docker with --network none"))' \
 '--oci-image=[For \`oci\`\: the image, pinned by digest (\`NAME@sha256\:<64 hex>\`); it must be in the engine'\''s local store (never pulled)]:REF:_default' \
+'--sandbox-tmpfs-bytes=[Size of each writable tmpfs inside the sandbox (/tmp, /scratch, /dev/shm)]:BYTES:_default' \
+'--sandbox-address-space-bytes=[Address space of each sandboxed process (RLIMIT_AS)]:BYTES:_default' \
+'--sandbox-processes=[Processes and threads of the sandbox'\''s uid (RLIMIT_NPROC)]:N:_default' \
+'--sandbox-file-size-bytes=[Largest file a sandboxed process may write (RLIMIT_FSIZE)]:BYTES:_default' \
+'--sandbox-cpu-seconds=[CPU time of each sandboxed process (RLIMIT_CPU)]:SECONDS:_default' \
+'--sandbox-uid=[The dedicated uid (and gid) candidate code runs as; only when the collector runs as root, where it is required (default 2000000000)]:UID:_default' \
 '--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
@@ -544,6 +550,396 @@ _arguments "${_arguments_options[@]}" : \
 && ret=0
 ;;
 (doctor)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(help)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+        esac
+    ;;
+esac
+;;
+        esac
+    ;;
+esac
+;;
+(sync)
+_arguments "${_arguments_options[@]}" : \
+'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
+'-h[Print help]' \
+'--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
+":: :_agent-task__subcmd__sync_commands" \
+"*::: :->sync" \
+&& ret=0
+
+    case $state in
+    (sync)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:agent-task-sync-command-$line[1]:"
+        case $line[1] in
+            (keygen)
+_arguments "${_arguments_options[@]}" : \
+'--id=[The identity id (opaque, 1-2048 characters, e.g. did\:example\:node-a)]:ID:_default' \
+'--import=[Restore keys from a backup instead of generating them\: an owner-only JSON file {"ed25519_seed"\: b64u(32), "x25519_secret"\: b64u(32)}]:FILE:_files' \
+'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
+'-h[Print help]' \
+'--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
+&& ret=0
+;;
+(identity)
+_arguments "${_arguments_options[@]}" : \
+'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
+'-h[Print help]' \
+'--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
+&& ret=0
+;;
+(authority)
+_arguments "${_arguments_options[@]}" : \
+'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
+'-h[Print help]' \
+'--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
+":: :_agent-task__subcmd__sync__subcmd__authority_commands" \
+"*::: :->authority" \
+&& ret=0
+
+    case $state in
+    (authority)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:agent-task-sync-authority-command-$line[1]:"
+        case $line[1] in
+            (add)
+_arguments "${_arguments_options[@]}" : \
+'--peer=[Local label of the destination (never on the wire)]:PEER:_default' \
+'--bearer-file=[File holding the page-only bearer (owner-only, not a symlink; only its SHA-256 is kept)]:F:_files' \
+'*--collection=[A collection this bearer may page (repeat for more)]:COLLECTIONS:_default' \
+'--recipient-id=[The destination'\''s identity id (the grant audience)]:RECIPIENT_ID:_default' \
+'--recipient-key=[The destination'\''s X25519 public key (43 characters of base64url)]:RECIPIENT_KEY:_default' \
+'--recipient-key-id=[The destination'\''s key id; checked against the key when given]:RECIPIENT_KEY_ID:_default' \
+'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
+'-h[Print help]' \
+'--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
+&& ret=0
+;;
+(list)
+_arguments "${_arguments_options[@]}" : \
+'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
+'-h[Print help]' \
+'--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
+&& ret=0
+;;
+(remove)
+_arguments "${_arguments_options[@]}" : \
+'--peer=[The alias]:PEER:_default' \
+'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
+'-h[Print help]' \
+'--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
+&& ret=0
+;;
+(help)
+_arguments "${_arguments_options[@]}" : \
+":: :_agent-task__subcmd__sync__subcmd__authority__subcmd__help_commands" \
+"*::: :->help" \
+&& ret=0
+
+    case $state in
+    (help)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:agent-task-sync-authority-help-command-$line[1]:"
+        case $line[1] in
+            (add)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(list)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(remove)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(help)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+        esac
+    ;;
+esac
+;;
+        esac
+    ;;
+esac
+;;
+(peer)
+_arguments "${_arguments_options[@]}" : \
+'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
+'-h[Print help]' \
+'--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
+":: :_agent-task__subcmd__sync__subcmd__peer_commands" \
+"*::: :->peer" \
+&& ret=0
+
+    case $state in
+    (peer)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:agent-task-sync-peer-command-$line[1]:"
+        case $line[1] in
+            (add)
+_arguments "${_arguments_options[@]}" : \
+'--peer=[Alias (the only selector a pull takes)]:PEER:_default' \
+'--origin=[Exact origin\: https\://host\[\:port\] (http only on loopback); no path, query or userinfo]:ORIGIN:_default' \
+'--node-id=[The node id every page must carry]:NODE_ID:_default' \
+'--publisher-id=[Pinned publisher id]:PUBLISHER_ID:_default' \
+'--publisher-key=[Pinned publisher Ed25519 public key (base64url)]:PUBLISHER_KEY:_default' \
+'--page-token-file=[File holding the page bearer the peer'\''s operator issued (owner-only, not a symlink)]:F:_files' \
+'--ca-file=[PEM CA certificates to trust for this peer'\''s HTTPS (instead of the web roots)]:F:_files' \
+'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
+'-h[Print help]' \
+'--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
+&& ret=0
+;;
+(list)
+_arguments "${_arguments_options[@]}" : \
+'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
+'-h[Print help]' \
+'--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
+&& ret=0
+;;
+(remove)
+_arguments "${_arguments_options[@]}" : \
+'--peer=[The alias]:PEER:_default' \
+'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
+'-h[Print help]' \
+'--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
+&& ret=0
+;;
+(help)
+_arguments "${_arguments_options[@]}" : \
+":: :_agent-task__subcmd__sync__subcmd__peer__subcmd__help_commands" \
+"*::: :->help" \
+&& ret=0
+
+    case $state in
+    (help)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:agent-task-sync-peer-help-command-$line[1]:"
+        case $line[1] in
+            (add)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(list)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(remove)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(help)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+        esac
+    ;;
+esac
+;;
+        esac
+    ;;
+esac
+;;
+(pull)
+_arguments "${_arguments_options[@]}" : \
+'--peer=[Peer alias]:PEER:_default' \
+'--collection=[Collection]:COLLECTION:_default' \
+'--limit=[Changes per page (1-100, default 10)]:LIMIT:_default' \
+'--max-pages=[Pages at most (1-100, default 10)]:MAX_PAGES:_default' \
+'--max-plaintext-bytes=[Record-content bytes per page (default 1 MiB, at most 10 MiB)]:MAX_PLAINTEXT_BYTES:_default' \
+'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
+'-h[Print help]' \
+'--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
+&& ret=0
+;;
+(status)
+_arguments "${_arguments_options[@]}" : \
+'--peer=[Peer alias]:PEER:_default' \
+'--collection=[Collection]:COLLECTION:_default' \
+'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
+'-h[Print help]' \
+'--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
+&& ret=0
+;;
+(reset)
+_arguments "${_arguments_options[@]}" : \
+'--peer=[Peer alias]:PEER:_default' \
+'--collection=[Collection]:COLLECTION:_default' \
+'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
+'-h[Print help]' \
+'--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
+&& ret=0
+;;
+(help)
+_arguments "${_arguments_options[@]}" : \
+":: :_agent-task__subcmd__sync__subcmd__help_commands" \
+"*::: :->help" \
+&& ret=0
+
+    case $state in
+    (help)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:agent-task-sync-help-command-$line[1]:"
+        case $line[1] in
+            (keygen)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(identity)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(authority)
+_arguments "${_arguments_options[@]}" : \
+":: :_agent-task__subcmd__sync__subcmd__help__subcmd__authority_commands" \
+"*::: :->authority" \
+&& ret=0
+
+    case $state in
+    (authority)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:agent-task-sync-help-authority-command-$line[1]:"
+        case $line[1] in
+            (add)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(list)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(remove)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+        esac
+    ;;
+esac
+;;
+(peer)
+_arguments "${_arguments_options[@]}" : \
+":: :_agent-task__subcmd__sync__subcmd__help__subcmd__peer_commands" \
+"*::: :->peer" \
+&& ret=0
+
+    case $state in
+    (peer)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:agent-task-sync-help-peer-command-$line[1]:"
+        case $line[1] in
+            (add)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(list)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(remove)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+        esac
+    ;;
+esac
+;;
+(pull)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(status)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(reset)
 _arguments "${_arguments_options[@]}" : \
 && ret=0
 ;;
@@ -983,6 +1379,7 @@ esac
 _arguments "${_arguments_options[@]}" : \
 '(--workspace)--change=[Change id]:CHANGE:_default' \
 '--workspace=[Workspace directory of the Change]:PATH:_files' \
+'--max-revision-bytes=[Refuse (\`revision_too_large\`, before reading any file) a workspace whose files add up to more than this many bytes]:BYTES:_default' \
 '--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
@@ -1174,8 +1571,8 @@ _arguments "${_arguments_options[@]}" : \
 ;;
 (install-stop)
 _arguments "${_arguments_options[@]}" : \
-'--agent=[Which agent'\''s settings to edit]:AGENT:((claude\:"Claude Code\: \`.claude/settings.json\`, \`task-stop\`"
-codex\:"Codex CLI\: \`.codex/hooks.json\`, \`task-codex-stop\`"))' \
+'--agent=[Which agent'\''s settings to edit]:AGENT:((claude\:"Claude Code\: \`.claude/settings.local.json\`, \`task-stop\`"
+codex\:"Codex CLI\: \`~/.codex/hooks.json\` (or the repository'\''s with \`--repo-hooks\`), \`task-codex-stop\`"))' \
 '--workspace=[The workspace holding \`.claude/\` or \`.codex/\`]:PATH:_files' \
 '--change=[The Change the hook guards]:CHANGE:_default' \
 '--endpoint=[Remote workspace endpoint (base URL) the hook asks for qualification]:URL:_default' \
@@ -1184,6 +1581,7 @@ codex\:"Codex CLI\: \`.codex/hooks.json\`, \`task-codex-stop\`"))' \
 '--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--repo-hooks[Codex only\: write the repository'\''s .codex/hooks.json (kept out of revisions through git'\''s info/exclude) instead of the user-level \$CODEX_HOME/hooks.json]' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help (see more with '\''--help'\'')]' \
 '--help[Print help (see more with '\''--help'\'')]' \
@@ -1262,11 +1660,17 @@ _arguments "${_arguments_options[@]}" : \
 _arguments "${_arguments_options[@]}" : \
 '--registration=[Registration id (from \`enroll\`)]:REGISTRATION:_default' \
 '--step=[Step id (a command step of the installed requirement)]:STEP:_default' \
-'--runtime=[Runtime]:RUNTIME:((bwrap\:"bubblewrap\: read-only snapshot, no network, pid namespace, private /tmp"
-unshare\:"unshare\: network cut only; the file system is shared"
+'--runtime=[Runtime]:RUNTIME:((bwrap\:"bubblewrap\: read-only snapshot, no network, pid namespace, sized private tmpfs, pinned limits"
+unshare\:"unshare\: refused (it shares the host file system with candidate code)"
 oci\:"podman or docker with --network none"))' \
 '--file=[A pinned identity \`{"basis"\: "pinned_file", "identity"\: {…}}\` instead of probing now]:FILE:_files' \
 '--oci-image=[The image an \`oci\` profile runs, pinned by digest (\`NAME@sha256\:<64 hex>\`; a tag alone is refused). It must already be in the engine'\''s local store\: collections never pull]:REF:_default' \
+'--sandbox-tmpfs-bytes=[Size of each writable tmpfs inside the sandbox (/tmp, /scratch, /dev/shm)]:BYTES:_default' \
+'--sandbox-address-space-bytes=[Address space of each sandboxed process (RLIMIT_AS)]:BYTES:_default' \
+'--sandbox-processes=[Processes and threads of the sandbox'\''s uid (RLIMIT_NPROC)]:N:_default' \
+'--sandbox-file-size-bytes=[Largest file a sandboxed process may write (RLIMIT_FSIZE)]:BYTES:_default' \
+'--sandbox-cpu-seconds=[CPU time of each sandboxed process (RLIMIT_CPU)]:SECONDS:_default' \
+'--sandbox-uid=[The dedicated uid (and gid) candidate code runs as; only when the collector runs as root, where it is required (default 2000000000)]:UID:_default' \
 '--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
@@ -1389,11 +1793,30 @@ _arguments "${_arguments_options[@]}" : \
 '--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--allow-protected-change[Land a revision that changes protected paths (the operator'\''s explicit override\: no receipt is required for it, since its tests are not the operator'\''s; the landing row and the commit message record it)]' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
 '-V[Print version]' \
 '--version[Print version]' \
+&& ret=0
+;;
+(sandbox-exec)
+_arguments "${_arguments_options[@]}" : \
+'--rlimit-as=[RLIMIT_AS]:BYTES:_default' \
+'--rlimit-nproc=[RLIMIT_NPROC]:N:_default' \
+'--rlimit-fsize=[RLIMIT_FSIZE]:BYTES:_default' \
+'--rlimit-cpu=[RLIMIT_CPU]:SECONDS:_default' \
+'--run-as-uid=[The dedicated uid/gid to drop to (root only)]:UID:_default' \
+'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
+'-h[Print help]' \
+'--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
+'*::command -- The program (bwrap) and its arguments:_default' \
 && ret=0
 ;;
 (help)
@@ -1537,6 +1960,98 @@ _arguments "${_arguments_options[@]}" : \
 && ret=0
 ;;
 (doctor)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+        esac
+    ;;
+esac
+;;
+(sync)
+_arguments "${_arguments_options[@]}" : \
+":: :_agent-task__subcmd__help__subcmd__sync_commands" \
+"*::: :->sync" \
+&& ret=0
+
+    case $state in
+    (sync)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:agent-task-help-sync-command-$line[1]:"
+        case $line[1] in
+            (keygen)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(identity)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(authority)
+_arguments "${_arguments_options[@]}" : \
+":: :_agent-task__subcmd__help__subcmd__sync__subcmd__authority_commands" \
+"*::: :->authority" \
+&& ret=0
+
+    case $state in
+    (authority)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:agent-task-help-sync-authority-command-$line[1]:"
+        case $line[1] in
+            (add)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(list)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(remove)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+        esac
+    ;;
+esac
+;;
+(peer)
+_arguments "${_arguments_options[@]}" : \
+":: :_agent-task__subcmd__help__subcmd__sync__subcmd__peer_commands" \
+"*::: :->peer" \
+&& ret=0
+
+    case $state in
+    (peer)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:agent-task-help-sync-peer-command-$line[1]:"
+        case $line[1] in
+            (add)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(list)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(remove)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+        esac
+    ;;
+esac
+;;
+(pull)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(status)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(reset)
 _arguments "${_arguments_options[@]}" : \
 && ret=0
 ;;
@@ -1780,6 +2295,10 @@ _arguments "${_arguments_options[@]}" : \
 _arguments "${_arguments_options[@]}" : \
 && ret=0
 ;;
+(sandbox-exec)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
 (help)
 _arguments "${_arguments_options[@]}" : \
 && ret=0
@@ -1803,6 +2322,7 @@ _agent-task_commands() {
 'completions:Print a shell completion script' \
 'man:Write a man page per subcommand into a directory' \
 'data:The agent-data/v1 local node' \
+'sync:agent-data-sync/v1\: explicit encrypted pulls between data nodes' \
 'serve:Serve the data node over HTTP (hyper, loopback by default; limits in docs/http.md)' \
 'repo:Operator\: register and list repositories' \
 'requirement:Operator\: install and show workflow requirements' \
@@ -1835,6 +2355,7 @@ _agent-task_commands() {
 'finalize:Agent\: create the v2 receipt of the current subject from retained transfers' \
 'qualify:Agent\: read-only exact-subject qualification' \
 'land:Operator\: admission rechecks, then move the target head (and commit, for git)' \
+'sandbox-exec:Internal\: the sandbox launcher a bwrap run goes through (limits, uid, then bwrap)' \
 'help:Print this message or the help of the given subcommand(s)' \
     )
     _describe -t commands 'agent-task commands' commands "$@"
@@ -2194,6 +2715,7 @@ _agent-task__subcmd__help_commands() {
 'completions:Print a shell completion script' \
 'man:Write a man page per subcommand into a directory' \
 'data:The agent-data/v1 local node' \
+'sync:agent-data-sync/v1\: explicit encrypted pulls between data nodes' \
 'serve:Serve the data node over HTTP (hyper, loopback by default; limits in docs/http.md)' \
 'repo:Operator\: register and list repositories' \
 'requirement:Operator\: install and show workflow requirements' \
@@ -2226,6 +2748,7 @@ _agent-task__subcmd__help_commands() {
 'finalize:Agent\: create the v2 receipt of the current subject from retained transfers' \
 'qualify:Agent\: read-only exact-subject qualification' \
 'land:Operator\: admission rechecks, then move the target head (and commit, for git)' \
+'sandbox-exec:Internal\: the sandbox launcher a bwrap run goes through (limits, uid, then bwrap)' \
 'help:Print this message or the help of the given subcommand(s)' \
     )
     _describe -t commands 'agent-task help commands' commands "$@"
@@ -2537,7 +3060,7 @@ _agent-task__subcmd__help__subcmd__retry-upload_commands() {
 (( $+functions[_agent-task__subcmd__help__subcmd__runtime_commands] )) ||
 _agent-task__subcmd__help__subcmd__runtime_commands() {
     local commands; commands=(
-'probe:Print the observed identity (program digest, version, pinned arguments, isolation facts, for oci the engine and resolved image, and their digest) after a trial run (bwrap, unshare)' \
+'probe:Print the observed identity (program digest, version, pinned arguments, isolation facts, for bwrap the pinned limits, for oci the engine and resolved image, and their digest) after a trial run (bwrap)' \
     )
     _describe -t commands 'agent-task help runtime commands' commands "$@"
 }
@@ -2545,6 +3068,11 @@ _agent-task__subcmd__help__subcmd__runtime_commands() {
 _agent-task__subcmd__help__subcmd__runtime__subcmd__probe_commands() {
     local commands; commands=()
     _describe -t commands 'agent-task help runtime probe commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__help__subcmd__sandbox-exec_commands] )) ||
+_agent-task__subcmd__help__subcmd__sandbox-exec_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task help sandbox-exec commands' commands "$@"
 }
 (( $+functions[_agent-task__subcmd__help__subcmd__serve_commands] )) ||
 _agent-task__subcmd__help__subcmd__serve_commands() {
@@ -2555,6 +3083,92 @@ _agent-task__subcmd__help__subcmd__serve_commands() {
 _agent-task__subcmd__help__subcmd__status_commands() {
     local commands; commands=()
     _describe -t commands 'agent-task help status commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__help__subcmd__sync_commands] )) ||
+_agent-task__subcmd__help__subcmd__sync_commands() {
+    local commands; commands=(
+'keygen:Create this node'\''s sync identity (Ed25519 publisher + X25519 recipient keys, owner-private)' \
+'identity:Print the public identity another operator pins (ids, keys, key id)' \
+'authority:Source side\: page authorities (who may page which collections, for which recipient)' \
+'peer:Destination side\: peers this node pulls from' \
+'pull:Pull pages of one collection from a configured peer' \
+'status:The checkpoint status of one (peer, collection) (never the raw cursor)' \
+'reset:Delete the checkpoint of one (peer, collection); imported data stays' \
+    )
+    _describe -t commands 'agent-task help sync commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__help__subcmd__sync__subcmd__authority_commands] )) ||
+_agent-task__subcmd__help__subcmd__sync__subcmd__authority_commands() {
+    local commands; commands=(
+'add:Add a page authority' \
+'list:List page authorities (never their bearers)' \
+'remove:Remove a page authority (its bearer stops working at once)' \
+    )
+    _describe -t commands 'agent-task help sync authority commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__help__subcmd__sync__subcmd__authority__subcmd__add_commands] )) ||
+_agent-task__subcmd__help__subcmd__sync__subcmd__authority__subcmd__add_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task help sync authority add commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__help__subcmd__sync__subcmd__authority__subcmd__list_commands] )) ||
+_agent-task__subcmd__help__subcmd__sync__subcmd__authority__subcmd__list_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task help sync authority list commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__help__subcmd__sync__subcmd__authority__subcmd__remove_commands] )) ||
+_agent-task__subcmd__help__subcmd__sync__subcmd__authority__subcmd__remove_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task help sync authority remove commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__help__subcmd__sync__subcmd__identity_commands] )) ||
+_agent-task__subcmd__help__subcmd__sync__subcmd__identity_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task help sync identity commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__help__subcmd__sync__subcmd__keygen_commands] )) ||
+_agent-task__subcmd__help__subcmd__sync__subcmd__keygen_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task help sync keygen commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__help__subcmd__sync__subcmd__peer_commands] )) ||
+_agent-task__subcmd__help__subcmd__sync__subcmd__peer_commands() {
+    local commands; commands=(
+'add:Configure a peer to pull from' \
+'list:List peers (never their bearers)' \
+'remove:Remove a peer; its checkpoints stay and refuse a re-added peer with another origin, node id or publisher until \`sync reset\`' \
+    )
+    _describe -t commands 'agent-task help sync peer commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__help__subcmd__sync__subcmd__peer__subcmd__add_commands] )) ||
+_agent-task__subcmd__help__subcmd__sync__subcmd__peer__subcmd__add_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task help sync peer add commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__help__subcmd__sync__subcmd__peer__subcmd__list_commands] )) ||
+_agent-task__subcmd__help__subcmd__sync__subcmd__peer__subcmd__list_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task help sync peer list commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__help__subcmd__sync__subcmd__peer__subcmd__remove_commands] )) ||
+_agent-task__subcmd__help__subcmd__sync__subcmd__peer__subcmd__remove_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task help sync peer remove commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__help__subcmd__sync__subcmd__pull_commands] )) ||
+_agent-task__subcmd__help__subcmd__sync__subcmd__pull_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task help sync pull commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__help__subcmd__sync__subcmd__reset_commands] )) ||
+_agent-task__subcmd__help__subcmd__sync__subcmd__reset_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task help sync reset commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__help__subcmd__sync__subcmd__status_commands] )) ||
+_agent-task__subcmd__help__subcmd__sync__subcmd__status_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task help sync status commands' commands "$@"
 }
 (( $+functions[_agent-task__subcmd__help__subcmd__task-codex-stop_commands] )) ||
 _agent-task__subcmd__help__subcmd__task-codex-stop_commands() {
@@ -2784,7 +3398,7 @@ _agent-task__subcmd__retry-upload_commands() {
 (( $+functions[_agent-task__subcmd__runtime_commands] )) ||
 _agent-task__subcmd__runtime_commands() {
     local commands; commands=(
-'probe:Print the observed identity (program digest, version, pinned arguments, isolation facts, for oci the engine and resolved image, and their digest) after a trial run (bwrap, unshare)' \
+'probe:Print the observed identity (program digest, version, pinned arguments, isolation facts, for bwrap the pinned limits, for oci the engine and resolved image, and their digest) after a trial run (bwrap)' \
 'help:Print this message or the help of the given subcommand(s)' \
     )
     _describe -t commands 'agent-task runtime commands' commands "$@"
@@ -2792,7 +3406,7 @@ _agent-task__subcmd__runtime_commands() {
 (( $+functions[_agent-task__subcmd__runtime__subcmd__help_commands] )) ||
 _agent-task__subcmd__runtime__subcmd__help_commands() {
     local commands; commands=(
-'probe:Print the observed identity (program digest, version, pinned arguments, isolation facts, for oci the engine and resolved image, and their digest) after a trial run (bwrap, unshare)' \
+'probe:Print the observed identity (program digest, version, pinned arguments, isolation facts, for bwrap the pinned limits, for oci the engine and resolved image, and their digest) after a trial run (bwrap)' \
 'help:Print this message or the help of the given subcommand(s)' \
     )
     _describe -t commands 'agent-task runtime help commands' commands "$@"
@@ -2812,6 +3426,11 @@ _agent-task__subcmd__runtime__subcmd__probe_commands() {
     local commands; commands=()
     _describe -t commands 'agent-task runtime probe commands' commands "$@"
 }
+(( $+functions[_agent-task__subcmd__sandbox-exec_commands] )) ||
+_agent-task__subcmd__sandbox-exec_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task sandbox-exec commands' commands "$@"
+}
 (( $+functions[_agent-task__subcmd__serve_commands] )) ||
 _agent-task__subcmd__serve_commands() {
     local commands; commands=()
@@ -2821,6 +3440,247 @@ _agent-task__subcmd__serve_commands() {
 _agent-task__subcmd__status_commands() {
     local commands; commands=()
     _describe -t commands 'agent-task status commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__sync_commands] )) ||
+_agent-task__subcmd__sync_commands() {
+    local commands; commands=(
+'keygen:Create this node'\''s sync identity (Ed25519 publisher + X25519 recipient keys, owner-private)' \
+'identity:Print the public identity another operator pins (ids, keys, key id)' \
+'authority:Source side\: page authorities (who may page which collections, for which recipient)' \
+'peer:Destination side\: peers this node pulls from' \
+'pull:Pull pages of one collection from a configured peer' \
+'status:The checkpoint status of one (peer, collection) (never the raw cursor)' \
+'reset:Delete the checkpoint of one (peer, collection); imported data stays' \
+'help:Print this message or the help of the given subcommand(s)' \
+    )
+    _describe -t commands 'agent-task sync commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__sync__subcmd__authority_commands] )) ||
+_agent-task__subcmd__sync__subcmd__authority_commands() {
+    local commands; commands=(
+'add:Add a page authority' \
+'list:List page authorities (never their bearers)' \
+'remove:Remove a page authority (its bearer stops working at once)' \
+'help:Print this message or the help of the given subcommand(s)' \
+    )
+    _describe -t commands 'agent-task sync authority commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__sync__subcmd__authority__subcmd__add_commands] )) ||
+_agent-task__subcmd__sync__subcmd__authority__subcmd__add_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task sync authority add commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__sync__subcmd__authority__subcmd__help_commands] )) ||
+_agent-task__subcmd__sync__subcmd__authority__subcmd__help_commands() {
+    local commands; commands=(
+'add:Add a page authority' \
+'list:List page authorities (never their bearers)' \
+'remove:Remove a page authority (its bearer stops working at once)' \
+'help:Print this message or the help of the given subcommand(s)' \
+    )
+    _describe -t commands 'agent-task sync authority help commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__sync__subcmd__authority__subcmd__help__subcmd__add_commands] )) ||
+_agent-task__subcmd__sync__subcmd__authority__subcmd__help__subcmd__add_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task sync authority help add commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__sync__subcmd__authority__subcmd__help__subcmd__help_commands] )) ||
+_agent-task__subcmd__sync__subcmd__authority__subcmd__help__subcmd__help_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task sync authority help help commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__sync__subcmd__authority__subcmd__help__subcmd__list_commands] )) ||
+_agent-task__subcmd__sync__subcmd__authority__subcmd__help__subcmd__list_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task sync authority help list commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__sync__subcmd__authority__subcmd__help__subcmd__remove_commands] )) ||
+_agent-task__subcmd__sync__subcmd__authority__subcmd__help__subcmd__remove_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task sync authority help remove commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__sync__subcmd__authority__subcmd__list_commands] )) ||
+_agent-task__subcmd__sync__subcmd__authority__subcmd__list_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task sync authority list commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__sync__subcmd__authority__subcmd__remove_commands] )) ||
+_agent-task__subcmd__sync__subcmd__authority__subcmd__remove_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task sync authority remove commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__sync__subcmd__help_commands] )) ||
+_agent-task__subcmd__sync__subcmd__help_commands() {
+    local commands; commands=(
+'keygen:Create this node'\''s sync identity (Ed25519 publisher + X25519 recipient keys, owner-private)' \
+'identity:Print the public identity another operator pins (ids, keys, key id)' \
+'authority:Source side\: page authorities (who may page which collections, for which recipient)' \
+'peer:Destination side\: peers this node pulls from' \
+'pull:Pull pages of one collection from a configured peer' \
+'status:The checkpoint status of one (peer, collection) (never the raw cursor)' \
+'reset:Delete the checkpoint of one (peer, collection); imported data stays' \
+'help:Print this message or the help of the given subcommand(s)' \
+    )
+    _describe -t commands 'agent-task sync help commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__sync__subcmd__help__subcmd__authority_commands] )) ||
+_agent-task__subcmd__sync__subcmd__help__subcmd__authority_commands() {
+    local commands; commands=(
+'add:Add a page authority' \
+'list:List page authorities (never their bearers)' \
+'remove:Remove a page authority (its bearer stops working at once)' \
+    )
+    _describe -t commands 'agent-task sync help authority commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__sync__subcmd__help__subcmd__authority__subcmd__add_commands] )) ||
+_agent-task__subcmd__sync__subcmd__help__subcmd__authority__subcmd__add_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task sync help authority add commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__sync__subcmd__help__subcmd__authority__subcmd__list_commands] )) ||
+_agent-task__subcmd__sync__subcmd__help__subcmd__authority__subcmd__list_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task sync help authority list commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__sync__subcmd__help__subcmd__authority__subcmd__remove_commands] )) ||
+_agent-task__subcmd__sync__subcmd__help__subcmd__authority__subcmd__remove_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task sync help authority remove commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__sync__subcmd__help__subcmd__help_commands] )) ||
+_agent-task__subcmd__sync__subcmd__help__subcmd__help_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task sync help help commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__sync__subcmd__help__subcmd__identity_commands] )) ||
+_agent-task__subcmd__sync__subcmd__help__subcmd__identity_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task sync help identity commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__sync__subcmd__help__subcmd__keygen_commands] )) ||
+_agent-task__subcmd__sync__subcmd__help__subcmd__keygen_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task sync help keygen commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__sync__subcmd__help__subcmd__peer_commands] )) ||
+_agent-task__subcmd__sync__subcmd__help__subcmd__peer_commands() {
+    local commands; commands=(
+'add:Configure a peer to pull from' \
+'list:List peers (never their bearers)' \
+'remove:Remove a peer; its checkpoints stay and refuse a re-added peer with another origin, node id or publisher until \`sync reset\`' \
+    )
+    _describe -t commands 'agent-task sync help peer commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__sync__subcmd__help__subcmd__peer__subcmd__add_commands] )) ||
+_agent-task__subcmd__sync__subcmd__help__subcmd__peer__subcmd__add_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task sync help peer add commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__sync__subcmd__help__subcmd__peer__subcmd__list_commands] )) ||
+_agent-task__subcmd__sync__subcmd__help__subcmd__peer__subcmd__list_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task sync help peer list commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__sync__subcmd__help__subcmd__peer__subcmd__remove_commands] )) ||
+_agent-task__subcmd__sync__subcmd__help__subcmd__peer__subcmd__remove_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task sync help peer remove commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__sync__subcmd__help__subcmd__pull_commands] )) ||
+_agent-task__subcmd__sync__subcmd__help__subcmd__pull_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task sync help pull commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__sync__subcmd__help__subcmd__reset_commands] )) ||
+_agent-task__subcmd__sync__subcmd__help__subcmd__reset_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task sync help reset commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__sync__subcmd__help__subcmd__status_commands] )) ||
+_agent-task__subcmd__sync__subcmd__help__subcmd__status_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task sync help status commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__sync__subcmd__identity_commands] )) ||
+_agent-task__subcmd__sync__subcmd__identity_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task sync identity commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__sync__subcmd__keygen_commands] )) ||
+_agent-task__subcmd__sync__subcmd__keygen_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task sync keygen commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__sync__subcmd__peer_commands] )) ||
+_agent-task__subcmd__sync__subcmd__peer_commands() {
+    local commands; commands=(
+'add:Configure a peer to pull from' \
+'list:List peers (never their bearers)' \
+'remove:Remove a peer; its checkpoints stay and refuse a re-added peer with another origin, node id or publisher until \`sync reset\`' \
+'help:Print this message or the help of the given subcommand(s)' \
+    )
+    _describe -t commands 'agent-task sync peer commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__sync__subcmd__peer__subcmd__add_commands] )) ||
+_agent-task__subcmd__sync__subcmd__peer__subcmd__add_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task sync peer add commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__sync__subcmd__peer__subcmd__help_commands] )) ||
+_agent-task__subcmd__sync__subcmd__peer__subcmd__help_commands() {
+    local commands; commands=(
+'add:Configure a peer to pull from' \
+'list:List peers (never their bearers)' \
+'remove:Remove a peer; its checkpoints stay and refuse a re-added peer with another origin, node id or publisher until \`sync reset\`' \
+'help:Print this message or the help of the given subcommand(s)' \
+    )
+    _describe -t commands 'agent-task sync peer help commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__sync__subcmd__peer__subcmd__help__subcmd__add_commands] )) ||
+_agent-task__subcmd__sync__subcmd__peer__subcmd__help__subcmd__add_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task sync peer help add commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__sync__subcmd__peer__subcmd__help__subcmd__help_commands] )) ||
+_agent-task__subcmd__sync__subcmd__peer__subcmd__help__subcmd__help_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task sync peer help help commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__sync__subcmd__peer__subcmd__help__subcmd__list_commands] )) ||
+_agent-task__subcmd__sync__subcmd__peer__subcmd__help__subcmd__list_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task sync peer help list commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__sync__subcmd__peer__subcmd__help__subcmd__remove_commands] )) ||
+_agent-task__subcmd__sync__subcmd__peer__subcmd__help__subcmd__remove_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task sync peer help remove commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__sync__subcmd__peer__subcmd__list_commands] )) ||
+_agent-task__subcmd__sync__subcmd__peer__subcmd__list_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task sync peer list commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__sync__subcmd__peer__subcmd__remove_commands] )) ||
+_agent-task__subcmd__sync__subcmd__peer__subcmd__remove_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task sync peer remove commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__sync__subcmd__pull_commands] )) ||
+_agent-task__subcmd__sync__subcmd__pull_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task sync pull commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__sync__subcmd__reset_commands] )) ||
+_agent-task__subcmd__sync__subcmd__reset_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task sync reset commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__sync__subcmd__status_commands] )) ||
+_agent-task__subcmd__sync__subcmd__status_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task sync status commands' commands "$@"
 }
 (( $+functions[_agent-task__subcmd__task-codex-stop_commands] )) ||
 _agent-task__subcmd__task-codex-stop_commands() {

@@ -75,12 +75,17 @@ for a in ["--setenv", "PATH", "/usr/local/bin:/usr/bin:/bin", "--", "true"]:
 echo "# collect overhead, $(nproc) cores, $(date -u +%Y-%m-%dT%H:%M:%SZ)"
 "$bench" --runs "$RUNS" --warmup "$WARMUP" --json \
   --label "bwrap true (anchor)" -- "${bw[@]}" \
-  --label "agent-task collect (true)" -- "$bin" collect --descriptor "{line:$work/descs}" --collector-dir "$work/c" \
+  --label "agent-task collect (true)" -- "$bin" --data-dir "$AGENT_TASK_DATA_DIR" collect --descriptor "{line:$work/descs}" --collector-dir "$work/c" \
   > "$work/collect.json"
 python3 - "$work/collect.json" "$work/c" "$WARMUP" <<'PY'
 import json, sys, glob, statistics
+def sealed_json(p):
+    # a sealed collector file: "ATSEAL1\n", u64be length, body, 32-byte MAC (not checked here)
+    b = open(p, "rb").read()
+    n = int.from_bytes(b[8:16], "big")
+    return json.loads(b[16:16 + n])
 rows = json.load(open(sys.argv[1]))
-durs = sorted(json.load(open(p))["run"]["duration_ms"] for p in glob.glob(sys.argv[2] + "/executions/*/record.json"))
+durs = sorted(sealed_json(p)["run"]["duration_ms"] for p in glob.glob(sys.argv[2] + "/executions/*/record.sealed"))
 for r in rows:
     print(f'{r["label"]:<28} median {r["median_ms"]:8.2f} ms  p10 {r["p10_ms"]:8.2f}  p90 {r["p90_ms"]:8.2f}  ratio {r["ratio_to_anchor"]:.2f}x')
 own = statistics.median(durs)
@@ -97,7 +102,7 @@ n=0
 while read -r task; do
   n=$((n + 1))
   "$bin" collector-claim "$task" --descriptor-out "$work/q$n.json" >/dev/null
-  "$bin" collect --descriptor "$work/q$n.json" --collector-dir "$work/c" >/dev/null
+  "$bin" --data-dir "$AGENT_TASK_DATA_DIR" collect --descriptor "$work/q$n.json" --collector-dir "$work/c" >/dev/null
 done < "$work/tasks"
 "$bin" finalize --change "$ch" >/dev/null
 test "$("$bin" qualify --change "$ch" | j '["qualified"]')" = True

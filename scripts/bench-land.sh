@@ -66,7 +66,7 @@ export AGENT_TASK_TOKEN_FILE="$work/token"
 ch=$("$bin" change open --repo demo/land --profile default --workspace "$work/ws" | j '["change_id"]')
 task=$("$bin" checkpoint --workspace "$work/ws" | j '["tasks"][0]["task_id"]')
 "$bin" collector-claim "$task" --descriptor-out "$work/d.json" >/dev/null
-"$bin" collect --descriptor "$work/d.json" --collector-dir "$work/c" >/dev/null
+"$bin" --data-dir "$AGENT_TASK_DATA_DIR" collect --descriptor "$work/d.json" --collector-dir "$work/c" >/dev/null
 "$bin" finalize --change "$ch" >/dev/null
 test "$("$bin" qualify --change "$ch" | j '["qualified"]')" = True
 unset AGENT_TASK_TOKEN_FILE

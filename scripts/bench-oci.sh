@@ -85,12 +85,17 @@ for a in ["--name", "agent-task-bench-{i}", "--", d["image"]["reference"], "true
 echo "# oci collect overhead, podman $(podman --version | cut -d" " -f3), $(nproc) cores, $(date -u +%Y-%m-%dT%H:%M:%SZ)"
 "$bench" --runs "$RUNS" --warmup "$WARMUP" --json \
   --label "podman run true (anchor)" -- "${bare[@]}" \
-  --label "agent-task collect (oci true)" -- "$bin" collect --descriptor "{line:$work/descs}" --collector-dir "$work/c" \
+  --label "agent-task collect (oci true)" -- "$bin" --data-dir "$AGENT_TASK_DATA_DIR" collect --descriptor "{line:$work/descs}" --collector-dir "$work/c" \
   > "$work/collect.json"
 python3 - "$work/collect.json" "$work/c" <<'PY'
 import json, sys, glob, statistics
+def sealed_json(p):
+    # a sealed collector file: "ATSEAL1\n", u64be length, body, 32-byte MAC (not checked here)
+    b = open(p, "rb").read()
+    n = int.from_bytes(b[8:16], "big")
+    return json.loads(b[16:16 + n])
 rows = json.load(open(sys.argv[1]))
-recs = [json.load(open(p)) for p in glob.glob(sys.argv[2] + "/executions/*/record.json")]
+recs = [sealed_json(p) for p in glob.glob(sys.argv[2] + "/executions/*/record.sealed")]
 assert all(r["outcome"] == "passed" for r in recs), "every collect must pass"
 durs = sorted(r["run"]["duration_ms"] for r in recs)
 for r in rows:

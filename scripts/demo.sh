@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # The main job, end to end: build the release binary and run the whole loop
 # on temporary directories, showing each step's JSON. An operator sets up a
-# fixture git repository; an agent's change fails the operator's test inside
-# the bwrap sandbox, gets fixed, passes, is finalised into a receipt,
-# qualifies, and the operator lands it as a commit on `main`.
+# fixture git repository whose workflow protects test.sh and tests/**; an
+# agent first tries to pass by rewriting the test to `exit 0` (refused: the
+# revision never qualifies and nothing is collected), then works honestly:
+# its change fails the operator's test inside the bwrap sandbox, gets fixed,
+# passes, is finalised into a receipt, qualifies, and the operator lands it
+# as a commit on `main` that contains no local hook settings.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
@@ -40,20 +43,37 @@ pk=$(step keygen --collector-dir "$work/collector" | field '["public_key"]')
 reg=$(step enroll --repo demo/basic --profile default --step tests --executor laptop-ci --public-key "$pk" | field '["registration_id"]')
 show profile install --registration "$reg" --step tests --runtime bwrap
 
-say "agent: open a change on a workspace and edit add.sh (with a bug)"
+say "agent: open a change on its own clone of the repository"
 export AGENT_TASK_TOKEN_FILE="$work/alice.token"
-cp -r fixtures/repos/basic "$work/ws"
+git clone -q "$work/basic" "$work/ws"
 ch=$(step change open --repo demo/basic --profile default --workspace "$work/ws" | field '["change_id"]')
-say "agent setup: the Stop hook in .claude/settings.json and the Workflow tasks block in AGENTS.md"
+say "agent setup: the Stop hook in .claude/settings.local.json (kept out of revisions by .git/info/exclude) and the Workflow tasks block in AGENTS.md"
 export XDG_STATE_HOME="$work/state" # where the hook keeps its continuation counter
 show install-stop --agent claude --workspace "$work/ws" --change "$ch"
 show init-repo --workspace "$work/ws"
+
+say "agent, cheating: break add.sh, and make the test pass anyway by rewriting test.sh to exit 0"
+printf '#!/bin/sh\necho $(($1 - $2))\n' > "$work/ws/add.sh"
+printf 'exit 0\n' > "$work/ws/test.sh"
+say "checkpoint succeeds and lists the protected path it changed (the workflow protects test.sh and tests/**)"
+task=$(step checkpoint --workspace "$work/ws" | field '["tasks"][0]["task_id"]')
+say "qualify: not qualified, protected_path_changed, next: checkpoint"
+show qualify --change "$ch"
+say "collector-claim refuses before anything runs: no evidence is ever made for this revision"
+if step collector-claim "$task" --descriptor-out "$work/d0.json" >&2; then
+  echo "demo: collector-claim should have refused" >&2; exit 1
+fi
+say "agent tries to finish: the Stop hook blocks"
+stop "$ch" "$work/ws"
+
+say "agent, honest: restore the test, keep the bug for now, checkpoint (a new subject), collect"
+git -C "$work/ws" checkout -q -- test.sh
 printf '#!/bin/sh\n# Adds two integers (now documented by the agent).\necho $(($1 - $2))\n' > "$work/ws/add.sh"
 task=$(step checkpoint --workspace "$work/ws" | field '["tasks"][0]["task_id"]')
 show next --change "$ch"
 step collector-claim "$task" --descriptor-out "$work/d1.json" | field '["descriptor"]["attempt_id"]' >/dev/null
-say "collect runs sh test.sh in bwrap on the exact revision; the test fails, collect still exits 0"
-show collect --descriptor "$work/d1.json" --collector-dir "$work/collector"
+say "collect runs sh test.sh in bwrap on the exact revision (pinned limits, a dedicated uid when root); the test fails, collect still exits 0"
+show --data-dir "$AGENT_TASK_DATA_DIR" collect --descriptor "$work/d1.json" --collector-dir "$work/collector"
 show qualify --change "$ch"
 say "agent tries to finish: the Stop hook blocks, naming the typed next step"
 stop "$ch" "$work/ws"
@@ -62,7 +82,7 @@ say "agent: fix the bug, checkpoint (a new subject with fresh task ids), collect
 printf '#!/bin/sh\n# Adds two integers (now documented by the agent).\necho $(($1 + $2))\n' > "$work/ws/add.sh"
 task=$(step checkpoint --workspace "$work/ws" | field '["tasks"][0]["task_id"]')
 step collector-claim "$task" --descriptor-out "$work/d2.json" | field '["descriptor"]["attempt_id"]' >/dev/null
-show collect --descriptor "$work/d2.json" --collector-dir "$work/collector"
+show --data-dir "$AGENT_TASK_DATA_DIR" collect --descriptor "$work/d2.json" --collector-dir "$work/collector"
 show finalize --change "$ch"
 show qualify --change "$ch"
 say "agent tries to finish again: qualified, clean workspace at the qualified revision, the hook lets it stop"
@@ -74,4 +94,70 @@ show land --repo demo/basic --change "$ch"
 printf '\n\033[1m$ git log --stat -1 main\033[0m\n' >&2
 git -C "$work/basic" log --oneline main >&2
 git -C "$work/basic" log --stat -1 main >&2
+say "the landed commit holds the tested revision and no local settings file"
+if git -C "$work/basic" ls-tree -r --name-only main | grep -E '^\.(claude|codex)/' >&2; then
+  echo "demo: a local settings file was landed" >&2; exit 1
+fi
+git -C "$work/basic" ls-tree -r --name-only main >&2
 printf '\ndemo finished: data directory was %s\n' "$AGENT_TASK_DATA_DIR" >&2
+
+# ---------------------------------------------------------------------------
+# The data half: two agent-data/v1 nodes and an explicit encrypted pull
+# (agent-data-sync/v1; docs/sync.md). Node A collects, node B pulls the
+# collection over the ADDS-encrypted profile, then answers offline.
+# ---------------------------------------------------------------------------
+node_a="$work/node-a"
+node_b="$work/node-b"
+servers=()
+trap 'for p in "${servers[@]}"; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done; rm -rf "$work"' EXIT
+a() { step --data-dir "$node_a" "$@"; }
+b() { step --data-dir "$node_b" "$@"; }
+umask 077
+mkdir -p "$work/files"
+printf '# Field notes\nThe pull is explicit and every payload is encrypted for one recipient.\n' >"$work/files/notes.md"
+
+say "data node A: a node, text and a file collected into one collection, a query, a tombstone"
+a init >/dev/null
+a data init --node-id node_demo_a --file-root "$work/files" >&2
+a data collect --collection default --collector text \
+  --input '{"text":"sync moves encrypted pages between nodes","external_id":"t1"}' >&2
+gone=$(a data collect --collection default --collector text \
+  --input '{"text":"a draft about encrypted pages, withdrawn","external_id":"t2"}' | field '["records"][0]["id"]')
+a data collect --collection default --collector file --input "{\"path\":\"$work/files/notes.md\"}" >&2
+a data query --text encrypted >&2
+a data tombstone "$gone" --reason "withdrawn draft" >&2
+
+say "both nodes: a sync identity each (Ed25519 publisher + X25519 recipient, owner-private)"
+b init >/dev/null
+b data init --node-id node_demo_b >&2
+a sync keygen --id did:example:demo-a >&2
+rcpt=$(b sync keygen --id did:example:demo-b)
+printf '%s\n' "$rcpt" >&2
+pub=$(a sync identity)
+
+say "operator of A: a page-only bearer for B, scoped to one collection and B's recipient key"
+printf 'demo-page-token-%s\n' "$RANDOM$RANDOM" >"$work/page.token"
+a sync authority add --peer node-b --bearer-file "$work/page.token" --collection default \
+  --recipient-id did:example:demo-b \
+  --recipient-key "$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["recipient"]["x25519_public_key"])' "$rcpt")" >&2
+printf 'demo-node-a-%s\n' "$RANDOM$RANDOM" >"$work/a.token"
+"$bin" --data-dir "$node_a" serve --bind 127.0.0.1:0 --data-token-file "$work/a.token" >"$work/a.out" 2>/dev/null &
+servers+=($!)
+for _ in $(seq 1 100); do [ -s "$work/a.out" ] && break; sleep 0.05; done
+origin=$(python3 -c 'import json,sys; print(json.loads(open(sys.argv[1]).readline())["listening"])' "$work/a.out")
+say "node A serves on $origin"
+
+say "operator of B: peer A pinned by origin, node id and publisher key"
+b sync peer add --peer node-a --origin "$origin" --node-id node_demo_a \
+  --publisher-id did:example:demo-a \
+  --publisher-key "$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["publisher"]["ed25519_public_key"])' "$pub")" \
+  --page-token-file "$work/page.token" >&2
+b sync pull --peer node-a --collection default >&2
+b sync status --peer node-a --collection default >&2
+
+say "node A stops; B answers the same query offline (the tombstoned draft stays gone)"
+kill "${servers[0]}"; wait "${servers[0]}" 2>/dev/null || true
+a data query --text encrypted >&2
+b data query --text encrypted >&2
+b data get "$gone" >&2 || true
+printf '\ndata demo finished: nodes were %s and %s\n' "$node_a" "$node_b" >&2

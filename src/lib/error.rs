@@ -205,8 +205,9 @@ codes! {
     CollectionConflict = "collection_conflict" => exit 65, http 409;
     /// A configured node id differs from the persisted one.
     NodeIdConflict = "node_id_conflict" => exit 65, http 409;
-    /// The persisted change-feed id is malformed.
-    InvalidFeedId = "invalid_feed_id" => exit 65, http 500;
+    /// A change-feed id is malformed (a sync page request's `expected_feed_id`;
+    /// a persisted one is refused when the node opens, before any HTTP request).
+    InvalidFeedId = "invalid_feed_id" => exit 65, http 400;
     /// Node limit overrides are invalid.
     InvalidLimits = "invalid_limits" => exit 78, http 400;
     /// The HTTP collector's final response status is not 2xx.
@@ -259,6 +260,105 @@ codes! {
     OciImageReferenceInvalid = "oci_image_reference_invalid" => exit 65, http 400;
     /// The pinned OCI image is not in the engine's local store (it is never pulled).
     OciImageUnavailable = "oci_image_unavailable" => exit 69, http 503;
+    // agent-data-sync/v1 (spec/agent-data-sync-facts.md §12): names and
+    // HTTP statuses are the reference's.
+    /// A sync request has unknown members, a wrong type or an inconsistent pair.
+    InvalidSyncRequest = "invalid_sync_request" => exit 65, http 400;
+    /// A sync request names another protocol than `agent-data-sync/v1`.
+    UnsupportedSyncProtocol = "unsupported_sync_protocol" => exit 65, http 400;
+    /// A sync cursor is not a 1-4096 character string.
+    InvalidSyncCursor = "invalid_sync_cursor" => exit 65, http 400;
+    /// A sync page limit is above the source's maximum.
+    SyncLimitExceeded = "sync_limit_exceeded" => exit 65, http 400;
+    /// A sync recipient is malformed or its key id is not its fingerprint.
+    InvalidRecipient = "invalid_recipient" => exit 65, http 400;
+    /// The source's feed is not the one the destination's checkpoint names.
+    SyncFeedMismatch = "sync_feed_mismatch" => exit 65, http 409;
+    /// The next record alone exceeds the page's plaintext budget.
+    SyncRecordTooLarge = "sync_record_too_large" => exit 65, http 413;
+    /// A page cannot fit the response ceiling even with one change (source side).
+    SyncResponseTooLarge = "sync_response_too_large" => exit 65, http 413;
+    /// A peer's page exceeds the destination's response or plaintext ceiling
+    /// (destination side; same wire name as the source's 413, answered 502).
+    PeerSyncResponseTooLarge = "sync_response_too_large" => exit 76, http 502;
+    /// One sync payload exceeds the response ceiling.
+    SyncObjectTooLarge = "sync_object_too_large" => exit 65, http 413;
+    /// The page route has no page authority configured.
+    PageAuthNotConfigured = "page_auth_not_configured" => exit 78, http 503;
+    /// The page bearer's authority does not cover this collection or recipient.
+    PageScopeDenied = "page_scope_denied" => exit 77, http 403;
+    /// A peer's page has the wrong shape (checked before any decryption).
+    InvalidSyncPage = "invalid_sync_page" => exit 76, http 502;
+    /// A grant was issued by another key than the pinned publisher.
+    UnexpectedSyncPublisher = "unexpected_sync_publisher" => exit 76, http 502;
+    /// An encrypted sync object fails ADDS verification or decryption.
+    SyncObjectInvalid = "sync_object_invalid" => exit 76, http 502;
+    /// The page-control object does not bind the visible page.
+    SyncPageControlInvalid = "sync_page_control_invalid" => exit 76, http 502;
+    /// A page or its collection object is for another collection.
+    SyncCollectionMismatch = "sync_collection_mismatch" => exit 76, http 502;
+    /// A page does not continue from the checkpoint's cursor.
+    SyncCursorConflict = "sync_cursor_conflict" => exit 65, http 409;
+    /// A page with changes did not move the cursor.
+    SyncCursorStalled = "sync_cursor_stalled" => exit 76, http 502;
+    /// A change header does not match its decrypted object.
+    SyncChangeMismatch = "sync_change_mismatch" => exit 76, http 502;
+    /// The peer could not be reached (connect, TLS, redirect, deadline before headers).
+    PeerUnreachable = "peer_unreachable" => exit 69, http 502;
+    /// The peer answered a non-2xx status (its error code is in the message).
+    PeerResponseError = "peer_response_error" => exit 76, http 502;
+    /// The peer's response is not UTF-8 JSON of type application/json.
+    PeerResponseInvalid = "peer_response_invalid" => exit 76, http 502;
+    /// The page's origin node id is not the peer's configured node id.
+    UnexpectedPeerNode = "unexpected_peer_node" => exit 76, http 502;
+    /// No peer with this alias is configured.
+    PeerNotConfigured = "peer_not_configured" => exit 66, http 404;
+    /// Another pull (or reset) of the same peer and collection is running.
+    SyncInProgress = "sync_in_progress" => exit 75, http 409;
+    /// The checkpoint was made for another origin, node id or publisher.
+    SyncCheckpointPeerMismatch = "sync_checkpoint_peer_mismatch" => exit 78, http 409;
+    /// A stored checkpoint row fails validation.
+    InvalidCheckpoint = "invalid_checkpoint" => exit 65, http 400;
+    /// A peer configuration is invalid.
+    InvalidPeer = "invalid_peer" => exit 65, http 400;
+    /// A peer alias does not match the id syntax.
+    InvalidPeerId = "invalid_peer_id" => exit 65, http 400;
+    /// A peer alias is already configured.
+    DuplicatePeer = "duplicate_peer" => exit 65, http 409;
+    /// A page authority or another server option is invalid.
+    InvalidServerOption = "invalid_server_option" => exit 78, http 400;
+    /// The node has no sync identity yet (`sync keygen`).
+    SyncIdentityMissing = "sync_identity_missing" => exit 78, http 503;
+    /// A replica's origin node id is malformed.
+    InvalidReplicaOrigin = "invalid_replica_origin" => exit 65, http 400;
+    /// A replica envelope's id is not the id derived from it.
+    ReplicaRecordIdMismatch = "replica_record_id_mismatch" => exit 65, http 422;
+    /// A replica's bytes do not have the envelope's size.
+    ReplicaContentSizeMismatch = "replica_content_size_mismatch" => exit 65, http 422;
+    /// A replica's bytes do not have the envelope's SHA-256.
+    ReplicaContentHashMismatch = "replica_content_hash_mismatch" => exit 65, http 422;
+    /// A replica's schema version is not the local collection's.
+    ReplicaSchemaMismatch = "replica_schema_mismatch" => exit 65, http 409;
+    /// A replica id exists locally with another envelope.
+    ReplicaRecordConflict = "replica_record_conflict" => exit 65, http 409;
+    /// A replica tombstone names a record of another collection.
+    ReplicaTombstoneCollectionMismatch = "replica_tombstone_collection_mismatch" => exit 65, http 409;
+    /// A replica tombstone differs from the existing tombstone.
+    ReplicaTombstoneConflict = "replica_tombstone_conflict" => exit 65, http 409;
+    /// A candidate revision changes a path the workflow protects (relative to the target head).
+    ProtectedPathChanged = "protected_path_changed" => exit 65, http 409;
+    /// A workspace path git would refuse or alias (`.git` in any case or alias, a symlinked `.gitmodules`, …).
+    PathNotRepresentable = "path_not_representable" => exit 65, http 422;
+    /// A revision's files add up to more than the checkpoint's size cap.
+    RevisionTooLarge = "revision_too_large" => exit 65, http 413;
+    /// The git tree `land` wrote differs from the revision's manifest; nothing was moved.
+    LandedTreeMismatch = "landed_tree_mismatch" => exit 65, http 500;
+    /// Retained collector state fails its MAC (planted or edited); nothing is signed.
+    CollectorStateTampered = "collector_state_tampered" => exit 65, http 500;
+    /// The runtime lets candidate code reach the collector's key, state or files outside its scratch.
+    RuntimeNotIsolating = "runtime_not_isolating" => exit 78, http 409;
+    /// A sandbox limit the profile pins cannot be applied on this host.
+    SandboxLimitUnavailable = "sandbox_limit_unavailable" => exit 69, http 503;
 }
 
 impl fmt::Display for Code {
@@ -406,7 +506,11 @@ mod tests {
         let mut seen = HashSet::new();
         for c in Code::ALL {
             let s = c.as_str();
-            assert!(seen.insert(s), "duplicate code {s}");
+            // The one deliberate alias: the reference answers
+            // sync_response_too_large 413 as a source and 502 as a destination.
+            if *c != Code::PeerSyncResponseTooLarge {
+                assert!(seen.insert(s), "duplicate code {s}");
+            }
             assert!(
                 s.bytes()
                     .all(|b| b.is_ascii_lowercase() || b == b'_' || b.is_ascii_digit()),

@@ -24,6 +24,7 @@ pub mod http;
 pub mod net;
 pub mod ops;
 pub mod store;
+pub mod sync;
 pub mod task;
 pub mod wire;
 

@@ -27,12 +27,14 @@ pub fn retained(l: &Loop) -> (Value, Vec<u8>, String) {
         ],
     );
     assert_eq!(out.code, -1, "killed by SIGKILL: {out}");
-    let bytes = std::fs::read(l.transfer_path(&d)).expect("retained transfer");
+    let bytes = l.read_retained(&d, "transfer").expect("retained transfer");
     (d, bytes, t)
 }
 
 fn upload(l: &Loop, d: &Value, bytes: &[u8]) -> Output {
-    std::fs::write(l.transfer_path(d), bytes).expect("write");
+    // Re-sealed with the collector's key: the authority's import is what
+    // these tests exercise (an unsealed file never gets that far).
+    l.write_retained(d, "transfer", bytes);
     l.retry(d)
 }
 
@@ -188,9 +190,14 @@ fn tampered_transfers_are_refused_and_nothing_is_retained() {
         refused(&upload(&l, &d, &b), "wrong key"),
         "signature_invalid"
     );
-    // An oversized envelope is refused before it is read.
+    // An oversized retained envelope is refused by the collector itself,
+    // before it is read whole or uploaded (the authority's own 16 MiB bound
+    // is unit-tested in transfer.rs and over HTTP in workspace_collect.rs).
     let big = vec![0u8; transfer::MAX_TRANSFER_BYTES as usize + 1];
-    assert_eq!(refused(&upload(&l, &d, &big), "oversized"), "too_large");
+    assert_eq!(
+        refused(&upload(&l, &d, &big), "oversized"),
+        "collector_state_tampered"
+    );
     // Nothing was retained: the task is still only claimed.
     assert_eq!(task_state(&l, &task), "claimed");
     // The original bytes import; an identical retry is the historical view;
@@ -275,11 +282,8 @@ fn runtime_identity_mismatch_is_a_typed_failed_record() {
     // A fixture-basis pin (test builds only) of a bwrap identity that is
     // not this host's: collect does not fall back, it records the mismatch.
     let env0 = TestEnv::new();
-    let mut id = agent_task::collector::runtime::probe(
-        agent_task::collector::runtime::RuntimeKind::Bwrap,
-        None,
-    )
-    .expect("bwrap (scripts/install-deps.sh)");
+    let mut id: agent_task::collector::runtime::RuntimeIdentity =
+        serde_json::from_value(crate::common::probe_bwrap(&env0)).expect("identity");
     id.version = "bubblewrap 0.0.0-pinned-elsewhere".into();
     id.digest = id.computed_digest().expect("digest");
     let pin = env0.path("pin.json");
@@ -315,6 +319,22 @@ fn lines(p: &Path) -> usize {
         .unwrap_or(0)
 }
 
+/// A Loop whose every command logs each recipe start to `runs.log` (the
+/// test-hooks seam `AGENT_TASK_TEST_RUN_LOG`: the sandbox lets nothing
+/// out, so the collector counts the starts).
+fn counting_loop(argv: &[&str]) -> (Loop, PathBuf) {
+    let env0 = TestEnv::new();
+    let wf = workflow_with(&env0, argv);
+    let mut env = TestEnv::new();
+    let counter = env.path("runs.log");
+    env.extra_env
+        .push(("AGENT_TASK_TEST_RUN_LOG".into(), counter.clone().into()));
+    env.run(&["init"]).json();
+    let l = Loop::setup(env, &wf, "bwrap", &[]);
+    drop(env0);
+    (l, counter)
+}
+
 #[test]
 fn sigkill_at_each_step_never_runs_the_command_twice() {
     for step in [
@@ -324,14 +344,7 @@ fn sigkill_at_each_step_never_runs_the_command_twice() {
         "after_sign",
         "during_upload",
     ] {
-        let env0 = TestEnv::new();
-        std::fs::create_dir_all(env0.tmp.path()).expect("dir");
-        let counter = env0.path("runs.log");
-        let script = format!("echo run >> {}; sh test.sh", counter.display());
-        let wf = workflow_with(&env0, &["sh", "-c", &script]);
-        // unshare shares the file system, so the command can append to a
-        // file outside the snapshot that the test counts.
-        let l = Loop::new(&wf, "unshare", None);
+        let (l, counter) = counting_loop(&["sh", "test.sh"]);
         let t = l.checkpoint();
         let (dp, d) = l.claim(&t, "d.json");
         let args = [
@@ -382,14 +395,34 @@ fn sigkill_at_each_step_never_runs_the_command_twice() {
     }
 }
 
+/// Whether a process runs with exactly this command line.
+fn ps_line(args: &str) -> bool {
+    let ps = std::process::Command::new("ps")
+        .args(["-eo", "args="])
+        .output()
+        .expect("ps");
+    String::from_utf8_lossy(&ps.stdout)
+        .lines()
+        .any(|l| l.trim() == args)
+}
+
+fn ps_has(marker: &str) -> bool {
+    let ps = std::process::Command::new("ps")
+        .args(["-eo", "args"])
+        .output()
+        .expect("ps");
+    String::from_utf8_lossy(&ps.stdout).contains(marker)
+}
+
 #[test]
 fn sigkill_of_collect_while_the_command_runs_never_reruns_it() {
-    let env0 = TestEnv::new();
-    std::fs::create_dir_all(env0.tmp.path()).expect("dir");
-    let counter = env0.path("runs.log");
-    let script = format!("echo run >> {}; sleep 60", counter.display());
-    let wf = workflow_with(&env0, &["sh", "-c", &script]);
-    let l = Loop::new(&wf, "unshare", None);
+    // A marker unique to this run, visible in the sandboxed shell's argv,
+    // and a sleep whose exact argv shows the command itself is running
+    // (not just the launcher or bwrap setting the sandbox up).
+    let marker = format!("marker-{}", std::process::id());
+    let hold = format!("sleep 3599.{}", std::process::id());
+    let script = format!("{hold}; : {marker}");
+    let (l, counter) = counting_loop(&["sh", "-c", &script]);
     let t = l.checkpoint();
     let (dp, _) = l.claim(&t, "d.json");
     let mut child = l
@@ -408,14 +441,15 @@ fn sigkill_of_collect_while_the_command_runs_never_reruns_it() {
         .stderr(std::process::Stdio::null())
         .spawn()
         .expect("spawn collect");
-    // Wait (bounded) until the command has started inside the sandbox.
+    // Wait (bounded) until the command runs inside the sandbox.
     for _ in 0..3000 {
-        if lines(&counter) == 1 {
+        if lines(&counter) == 1 && ps_line(&hold) {
             break;
         }
         std::thread::sleep(std::time::Duration::from_millis(10));
     }
     assert_eq!(lines(&counter), 1, "the command started");
+    assert!(ps_line(&hold), "the command runs");
     child.kill().expect("SIGKILL collect");
     child.wait().expect("reap");
     // The rerun finds the reservation without a record: a typed
@@ -428,14 +462,9 @@ fn sigkill_of_collect_while_the_command_runs_never_reruns_it() {
     let q = l.qualify();
     assert_eq!(q["failures"][0]["code"], "collector_not_passed");
     // The sandboxed command died with its collector: nothing still runs it.
-    let marker = counter.display().to_string();
     let mut left = true;
     for _ in 0..500 {
-        let ps = std::process::Command::new("ps")
-            .args(["-eo", "args"])
-            .output()
-            .expect("ps");
-        left = String::from_utf8_lossy(&ps.stdout).contains(&marker);
+        left = ps_has(&marker) || ps_line(&hold);
         if !left {
             break;
         }

@@ -1,5 +1,5 @@
 //! The collector pipeline through the real binary: profile install,
-//! collector-claim, collect (bwrap / unshare), import, finalize, qualify,
+//! collector-claim, collect (bwrap), import, finalize, qualify,
 //! land; the tamper suite and the SIGKILL suite.
 
 #![allow(dead_code)] // helpers shared with the tamper and SIGKILL suites
@@ -267,14 +267,36 @@ impl Loop {
         .expect("write");
     }
 
-    pub fn transfer_path(&self, d: &Value) -> PathBuf {
-        use sha2::Digest;
-        let op = d["execution_operation_id"].as_str().expect("op");
-        let h = data_encoding::HEXLOWER.encode(&sha2::Sha256::digest(op.as_bytes()));
-        self.collector
-            .join("executions")
-            .join(h)
-            .join("transfer.bin")
+    /// Where the sealed retained file `kind` (reservation, record,
+    /// transfer, upload) of a descriptor's execution lives.
+    pub fn retained_path(&self, d: &Value, kind: &str) -> PathBuf {
+        agent_task::collector::collect::retained_path(
+            &self.collector,
+            d["execution_operation_id"].as_str().expect("op"),
+            kind,
+        )
+    }
+
+    /// The body of a retained file, its MAC verified (`None`: absent).
+    pub fn read_retained(&self, d: &Value, kind: &str) -> Option<Vec<u8>> {
+        agent_task::collector::collect::read_retained(
+            &self.collector,
+            d["execution_operation_id"].as_str().expect("op"),
+            kind,
+        )
+        .expect("retained state verifies")
+    }
+
+    /// Seals `body` as a retained file with the collector's key, as only a
+    /// holder of the signing key can.
+    pub fn write_retained(&self, d: &Value, kind: &str, body: &[u8]) {
+        agent_task::collector::collect::write_retained(
+            &self.collector,
+            d["execution_operation_id"].as_str().expect("op"),
+            kind,
+            body,
+        )
+        .expect("seal");
     }
 
     pub fn retry(&self, d: &Value) -> Output {
@@ -444,13 +466,10 @@ fn bwrap_sandbox_has_no_network_and_cannot_write_the_snapshot() {
     let c = l.collect(&d).json();
     assert_eq!(c["outcome"], "passed", "{c}");
     assert_eq!(c["stdout_tail"], "isolated\n");
-    // The same probe with the unshare runtime (shared file system) fails:
-    // the snapshot is writable there, which is why the record states it.
-    let l2 = Loop::new(&wf, "unshare", None);
-    std::fs::copy(l.workspace.join("probe.sh"), l2.workspace.join("probe.sh")).expect("cp");
-    let t2 = l2.checkpoint();
-    let (d2, _) = l2.claim(&t2, "d.json");
-    let c2 = l2.collect(&d2).json();
-    assert_eq!(c2["outcome"], "failed", "{c2}");
-    assert_eq!(c2["stdout_tail"], "SNAPSHOT_WRITABLE\n");
+    // The unshare runtime (shared file system) is refused outright.
+    let env = TestEnv::init();
+    let e = env
+        .run(&["runtime", "probe", "--runtime", "unshare"])
+        .error("runtime_not_isolating", 78);
+    assert_eq!(e["details"]["runtime"], "unshare");
 }

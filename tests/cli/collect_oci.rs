@@ -231,8 +231,7 @@ fn oci_loop(oci: &Oci, env: TestEnv, workflow: &Path) -> Loop {
 }
 
 fn record(l: &Loop, d: &Value) -> Value {
-    let p = l.transfer_path(d).with_file_name("record.json");
-    serde_json::from_slice(&std::fs::read(p).expect("record")).expect("json")
+    serde_json::from_slice(&l.read_retained(d, "record").expect("record")).expect("json")
 }
 
 #[test]

@@ -39,7 +39,15 @@ fn hook_install_stop_merges_with_other_hooks_and_is_idempotent() {
             "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "guard.sh"}]}]
         }
     });
-    std::fs::write(ws.join(".claude/settings.json"), claude_before.to_string()).expect("w");
+    std::fs::write(
+        ws.join(".claude/settings.local.json"),
+        claude_before.to_string(),
+    )
+    .expect("w");
+    // The shared settings file holds an entry an older install-stop wrote.
+    let legacy = json!({"model": "x", "hooks": {"Stop": [{"hooks": [{"type": "command",
+        "command": format!("{} --data-dir /d task-stop ch_0 --workspace /w", crate::common::bin().display())}]}]}});
+    std::fs::write(ws.join(".claude/settings.json"), legacy.to_string()).expect("w");
     let codex_before =
         json!({"hooks": {"SessionStart": [{"hooks": [{"type": "command", "command": "hi.sh"}]}]}});
     std::fs::write(ws.join(".codex/hooks.json"), codex_before.to_string()).expect("w");
@@ -47,11 +55,33 @@ fn hook_install_stop_merges_with_other_hooks_and_is_idempotent() {
 
     let out = install(&env, "claude", &ws, &token, &[]);
     assert_eq!(out["action"], "added");
-    assert_eq!(out["settings_file"], ".claude/settings.json");
+    assert_eq!(out["settings_file"], ".claude/settings.local.json");
+    assert_eq!(out["scope"], "workspace_local");
+    assert!(
+        out["removed_from"]
+            .as_str()
+            .expect("removed")
+            .ends_with(".claude/settings.json")
+    );
+    let shared: Value =
+        serde_json::from_slice(&std::fs::read(ws.join(".claude/settings.json")).expect("r"))
+            .expect("json");
+    assert_eq!(
+        shared,
+        json!({"model": "x", "hooks": {"Stop": []}}),
+        "legacy entry removed"
+    );
+    assert!(
+        out["warnings"][0]
+            .as_str()
+            .expect("warning")
+            .contains("not the top of a git work tree"),
+        "{out}"
+    );
     let cmd = out["command"].as_str().expect("command").to_owned();
     assert!(cmd.contains(" task-stop ch_1 --workspace "), "{cmd}");
     let doc: Value =
-        serde_json::from_slice(&std::fs::read(ws.join(".claude/settings.json")).expect("r"))
+        serde_json::from_slice(&std::fs::read(ws.join(".claude/settings.local.json")).expect("r"))
             .expect("json");
     assert_eq!(doc["permissions"], claude_before["permissions"]);
     assert_eq!(
@@ -65,13 +95,13 @@ fn hook_install_stop_merges_with_other_hooks_and_is_idempotent() {
     assert_eq!(stop[1]["hooks"][0]["type"], "command");
 
     // Idempotent: same file bytes on a second run.
-    let bytes = std::fs::read(ws.join(".claude/settings.json")).expect("r");
+    let bytes = std::fs::read(ws.join(".claude/settings.local.json")).expect("r");
     assert_eq!(
         install(&env, "claude", &ws, &token, &[])["action"],
         "unchanged"
     );
     assert_eq!(
-        std::fs::read(ws.join(".claude/settings.json")).expect("r"),
+        std::fs::read(ws.join(".claude/settings.local.json")).expect("r"),
         bytes
     );
 
@@ -92,7 +122,7 @@ fn hook_install_stop_merges_with_other_hooks_and_is_idempotent() {
     );
     assert_eq!(out["action"], "replaced");
     let doc: Value =
-        serde_json::from_slice(&std::fs::read(ws.join(".claude/settings.json")).expect("r"))
+        serde_json::from_slice(&std::fs::read(ws.join(".claude/settings.local.json")).expect("r"))
             .expect("json");
     let stop = doc["hooks"]["Stop"].as_array().expect("Stop");
     assert_eq!(stop.len(), 2);
@@ -103,9 +133,11 @@ fn hook_install_stop_merges_with_other_hooks_and_is_idempotent() {
             .contains("--endpoint http://127.0.0.1:7742")
     );
 
-    // Codex: the same merge in .codex/hooks.json with task-codex-stop.
-    let out = install(&env, "codex", &ws, &token, &[]);
+    // Codex with --repo-hooks: the same merge in the repository's
+    // .codex/hooks.json with task-codex-stop.
+    let out = install(&env, "codex", &ws, &token, &["--repo-hooks"]);
     assert_eq!(out["settings_file"], ".codex/hooks.json");
+    assert_eq!(out["scope"], "repository");
     let doc: Value =
         serde_json::from_slice(&std::fs::read(ws.join(".codex/hooks.json")).expect("r"))
             .expect("json");
@@ -140,10 +172,10 @@ fn hook_install_stop_merges_with_other_hooks_and_is_idempotent() {
     );
 
     // A settings file that is not JSON is refused, not overwritten.
-    std::fs::write(ws.join(".claude/settings.json"), "{ not json").expect("w");
+    std::fs::write(ws.join(".claude/settings.local.json"), "{ not json").expect("w");
     install_err(&env, &ws, &token);
     assert_eq!(
-        std::fs::read(ws.join(".claude/settings.json")).expect("r"),
+        std::fs::read(ws.join(".claude/settings.local.json")).expect("r"),
         b"{ not json"
     );
 }

@@ -102,14 +102,7 @@ fn install_claim_import_finalize_and_land_refuse_an_unknown_basis() {
     assert_eq!(head, after, "nothing landed");
 
     // Install: a pinned file with an unknown basis is refused.
-    let id: Value = serde_json::to_value(
-        agent_task::collector::runtime::probe(
-            agent_task::collector::runtime::RuntimeKind::Bwrap,
-            None,
-        )
-        .expect("bwrap (scripts/install-deps.sh)"),
-    )
-    .expect("identity");
+    let id: Value = crate::common::probe_bwrap(&l.env);
     let pin = l.env.path("pin.json");
     std::fs::write(
         &pin,

@@ -3,20 +3,58 @@
 use crate::common::TestEnv;
 
 #[test]
-fn probe_bwrap_and_unshare_report_identity() {
+fn probe_bwrap_reports_its_identity_and_unshare_is_refused() {
     let env = TestEnv::new();
-    for (rt, snapshot) in [("bwrap", "read_only"), ("unshare", "shared_writable")] {
-        let v = env.run(&["runtime", "probe", "--runtime", rt]).json();
-        assert_eq!(v["runtime"], rt);
-        assert_eq!(v["isolation"]["network"], "none");
-        assert_eq!(v["isolation"]["snapshot"], snapshot);
-        assert_eq!(v["digest"].as_str().expect("digest").len(), 64);
-        // The identity is stable between probes on one host.
-        assert_eq!(
-            env.run(&["runtime", "probe", "--runtime", rt]).json()["digest"],
-            v["digest"]
-        );
-    }
+    let v = env.run(&["runtime", "probe", "--runtime", "bwrap"]).json();
+    assert_eq!(v["runtime"], "bwrap");
+    assert_eq!(v["isolation"]["network"], "none");
+    assert_eq!(v["isolation"]["snapshot"], "read_only");
+    assert_eq!(v["digest"].as_str().expect("digest").len(), 64);
+    assert_eq!(v["limits"]["processes"], 1024, "{v}");
+    assert!(
+        v["pinned_args"]
+            .as_array()
+            .expect("args")
+            .iter()
+            .any(|a| a == "--disable-userns"),
+        "{v}"
+    );
+    // The identity is stable between probes on one host, and the limits
+    // are part of it.
+    assert_eq!(
+        env.run(&["runtime", "probe", "--runtime", "bwrap"]).json()["digest"],
+        v["digest"]
+    );
+    let other = env
+        .run(&[
+            "runtime",
+            "probe",
+            "--runtime",
+            "bwrap",
+            "--sandbox-processes",
+            "512",
+        ])
+        .json();
+    assert_ne!(other["digest"], v["digest"]);
+    assert_eq!(other["limits"]["processes"], 512);
+    // unshare shares the host file system with candidate code: refused.
+    let e = env
+        .run(&["runtime", "probe", "--runtime", "unshare"])
+        .error("runtime_not_isolating", 78);
+    assert!(
+        e["message"].as_str().expect("msg").contains("file system"),
+        "{e}"
+    );
+    // A limit this collector cannot apply is typed.
+    env.run(&[
+        "runtime",
+        "probe",
+        "--runtime",
+        "bwrap",
+        "--sandbox-processes",
+        "0",
+    ])
+    .error("sandbox_limit_unavailable", 69);
 }
 
 #[test]

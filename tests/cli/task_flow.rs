@@ -400,8 +400,8 @@ fn task_checkpoint_records_links_modes_and_ignores() {
     let cp = s.agent(&["checkpoint", "--workspace", s.ws()]).json();
     assert_eq!(cp["version"], 1);
     assert_eq!(
-        cp["files"], 6,
-        "5 fixture files + the link; ignored files left out: {cp}"
+        cp["files"], 7,
+        "6 fixture files + the link; ignored files left out: {cp}"
     );
     let again = s.agent(&["checkpoint", "--workspace", s.ws()]).json();
     assert_eq!(again["version"], 2);

@@ -109,7 +109,13 @@ pub fn repo_add(
             )
             .with("repository", req.repo_id.clone()));
         }
-        let snap = super::change::store_snapshot(tx, dir, &source, now)?;
+        let snap = super::change::store_snapshot(
+            tx,
+            dir,
+            &source,
+            now,
+            super::snapshot::DEFAULT_MAX_REVISION_BYTES,
+        )?;
         tx.execute(
             "INSERT INTO repositories(repo_id, source, target, head_revision, created_at) VALUES (?1, ?2, ?3, ?4, ?5)",
             params![req.repo_id, source_str, req.target, snap.revision.as_str(), now],
@@ -146,6 +152,57 @@ pub struct RequirementOutput {
     pub policy_epoch: u64,
     /// The installed workflow.
     pub workflow: Workflow,
+    /// `requirement install` only: each command step whose argv names a
+    /// file of the target head that no protected pattern covers (the agent
+    /// could rewrite what judges it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub warnings: Option<Vec<RequirementWarning>>,
+}
+
+/// A command step that runs a file of the tree no protected pattern covers.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RequirementWarning {
+    /// The command step.
+    pub step_id: String,
+    /// The file its argv names.
+    pub path: String,
+    /// What to do about it.
+    pub message: String,
+}
+
+/// The warnings of a workflow against the files of the target head.
+pub fn unprotected_recipe_files(
+    wf: &Workflow,
+    head: &super::snapshot::Manifest,
+) -> Result<Vec<RequirementWarning>> {
+    let protected = wf.protected_paths()?;
+    let mut out: Vec<RequirementWarning> = Vec::new();
+    for step in &wf.steps {
+        let Some(recipe) = &step.recipe else { continue };
+        for arg in &recipe.argv {
+            let mut path = arg.as_str();
+            while let Some(rest) = path.strip_prefix("./") {
+                path = rest;
+            }
+            let named = head.get(path).is_some();
+            if !named || protected.covers(path) {
+                continue;
+            }
+            if out.iter().any(|w| w.step_id == step.id && w.path == path) {
+                continue;
+            }
+            out.push(RequirementWarning {
+                step_id: step.id.clone(),
+                path: path.to_owned(),
+                message: format!(
+                    "step {} runs {path}, which no protected pattern covers: a candidate may rewrite it \
+                     (protect it, and the directories of whatever it loads)",
+                    step.id
+                ),
+            });
+        }
+    }
+    Ok(out)
 }
 
 /// Installs a workflow requirement for a repository profile.
@@ -167,8 +224,14 @@ pub fn requirement_install(
     let wf = Workflow::parse(&bytes)?;
     let canonical = wf.canonical_bytes()?;
     let digest = wf.digest()?;
-    with_write(root, timeout, clock, |tx, _dir, now| {
-        repository(tx, repo_id)?;
+    with_write(root, timeout, clock, |tx, dir, now| {
+        let repo = repository(tx, repo_id)?;
+        let head = super::change::load_manifest(
+            tx,
+            dir,
+            &crate::wire::digest::Sha256Hex::parse(&repo.head_revision)?,
+        )?;
+        let warnings = unprotected_recipe_files(&wf, &head)?;
         tx.execute(
             "INSERT OR IGNORE INTO requirements(requirement_digest, bytes, name) VALUES (?1, ?2, ?3)",
             params![digest.as_str(), canonical, wf.name],
@@ -192,6 +255,7 @@ pub fn requirement_install(
             requirement_digest: digest.to_string(),
             policy_epoch: epoch,
             workflow: wf.clone(),
+            warnings: Some(warnings),
         })
     })
 }
@@ -219,6 +283,7 @@ pub fn requirement_show(root: &Path, repo_id: &str, profile: &str) -> Result<Req
         requirement_digest: digest,
         policy_epoch: policy_epoch(&conn)?,
         workflow: wf,
+        warnings: None,
     })
 }
 
@@ -420,6 +485,12 @@ pub fn keygen(collector_dir: &Path) -> Result<KeygenOutput> {
 
 /// Loads the signing key of a collector directory.
 pub fn load_signing_key(collector_dir: &Path) -> Result<Keypair> {
+    Ok(Keypair::from_seed(&load_signing_seed(collector_dir)?))
+}
+
+/// Loads the signing-key seed of a collector directory (the directory
+/// 0700 and the key file 0600, both the caller's, neither a symlink).
+pub fn load_signing_seed(collector_dir: &Path) -> Result<[u8; 32]> {
     let path = collector_dir.join(KEY_FILE);
     if !private_fs::check_private(collector_dir, private_fs::Kind::Dir)?
         || !private_fs::check_private(&path, private_fs::Kind::File)?
@@ -441,7 +512,7 @@ pub fn load_signing_key(collector_dir: &Path) -> Result<Keypair> {
         .ok_or_else(|| Error::new(Code::IntegrityError, "signing key file is malformed"))?;
     let mut b = [0u8; 32];
     b.copy_from_slice(&seed);
-    Ok(Keypair::from_seed(&b))
+    Ok(b)
 }
 
 /// `enroll` request.

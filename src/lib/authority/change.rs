@@ -32,7 +32,8 @@ pub struct ChangeContext {
     pub change_id: String,
     /// Change version.
     pub change_version: u64,
-    /// Base revision (target head when the Change opened).
+    /// Base revision: the target head when this version was checkpointed
+    /// (each checkpoint records the head then as the Change's new base).
     pub base_revision: Sha256Hex,
     /// Checkpointed revision.
     pub revision: Sha256Hex,
@@ -117,6 +118,7 @@ pub fn store_snapshot(
     dir: &DataDir,
     root: &Path,
     now: &str,
+    max_revision_bytes: u64,
 ) -> Result<Snapshot> {
     let key = root
         .to_str()
@@ -132,7 +134,7 @@ pub fn store_snapshot(
             .optional()?
             .is_some())
     };
-    let snap = snapshot::scan(root, &dir.cas(), &cache, &known)?;
+    let snap = snapshot::scan(root, &dir.cas(), &cache, &known, max_revision_bytes)?;
     {
         let mut up = conn.prepare_cached(
             "INSERT OR REPLACE INTO stat_cache(root, path, ino, size, mtime_ns, ctime_ns, mode, sha256) VALUES (?1,?2,?3,?4,?5,?6,?7,?8)",
@@ -325,6 +327,14 @@ pub struct CheckpointOutput {
     pub files: usize,
     /// Files whose bytes were read (stat-cache misses).
     pub hashed: u64,
+    /// The Change's base after this checkpoint: the target head now.
+    pub base_revision: String,
+    /// Protected paths this revision changes relative to the target head
+    /// (at most [`super::protected::MAX_LISTED`]; empty when none). Such a
+    /// subject never qualifies and no collector runs on it.
+    pub protected_changes: Vec<super::protected::ProtectedChange>,
+    /// How many protected paths changed in all.
+    pub protected_changes_total: u64,
     /// The new subject's tasks.
     pub tasks: Vec<TaskSummary>,
 }
@@ -369,6 +379,7 @@ pub fn checkpoint(
     clock: &dyn Clock,
     token: &str,
     sel: &ChangeSel,
+    max_revision_bytes: u64,
 ) -> Result<CheckpointOutput> {
     super::admin::with_write(root, timeout, clock, |tx, dir, now| {
         let who = super::admin::authenticate(tx, token)?;
@@ -388,15 +399,25 @@ pub fn checkpoint(
                 )
             })?;
         let wf = Workflow::parse(&req_bytes)?;
-        let snap = store_snapshot(tx, dir, Path::new(&ch.workspace), now)?;
+        let protected = wf.protected_paths()?;
+        let snap = store_snapshot(tx, dir, Path::new(&ch.workspace), now, max_revision_bytes)?;
         let version = ch.version + 1;
+        // The target head now is the Change's new base: an agent brings its
+        // workspace up to date with a moved head and checkpoints again.
+        let base = Sha256Hex::parse(&repo.head_revision)?;
+        let changes = if protected.is_empty() {
+            super::protected::ProtectedChanges::default()
+        } else {
+            let head = load_manifest(tx, dir, &base)?;
+            super::protected::diff(&protected, &head, &snap.manifest)
+        };
         let ctx = ChangeContext {
             version: 1,
             repository: ch.repository.clone(),
             profile: ch.profile.clone(),
             change_id: ch.change_id.clone(),
             change_version: version,
-            base_revision: Sha256Hex::parse(&ch.base_revision)?,
+            base_revision: base.clone(),
             revision: snap.revision.clone(),
             target: repo.target.clone(),
             target_head: Sha256Hex::parse(&repo.head_revision)?,
@@ -407,10 +428,15 @@ pub fn checkpoint(
         let ctx_digest = domain_digest(DOMAIN_CONTEXT, &ctx_bytes);
         let tasks = compile(&ctx, &ctx_digest, &wf, &snap.manifest)?;
         let tasks_json = canonical_bytes(&tasks)?;
+        let protected_json = if changes.is_empty() {
+            None
+        } else {
+            Some(canonical_bytes(&changes)?)
+        };
         tx.execute(
-            "INSERT INTO change_versions(change_id, version, revision, context_digest, context_bytes, tasks_json, created_at) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-            params![ch.change_id, version as i64, snap.revision.as_str(), ctx_digest.as_str(), ctx_bytes, tasks_json, now],
+            "INSERT INTO change_versions(change_id, version, revision, context_digest, context_bytes, tasks_json, created_at, protected_changes) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+            params![ch.change_id, version as i64, snap.revision.as_str(), ctx_digest.as_str(), ctx_bytes, tasks_json, now, protected_json],
         )?;
         for t in &tasks {
             tx.execute(
@@ -419,8 +445,8 @@ pub fn checkpoint(
             )?;
         }
         tx.execute(
-            "UPDATE changes SET current_version = ?2 WHERE change_id = ?1",
-            params![ch.change_id, version as i64],
+            "UPDATE changes SET current_version = ?2, base_revision = ?3 WHERE change_id = ?1",
+            params![ch.change_id, version as i64, base.as_str()],
         )?;
         Ok(CheckpointOutput {
             change_id: ch.change_id.clone(),
@@ -429,6 +455,9 @@ pub fn checkpoint(
             context_digest: ctx_digest.to_string(),
             files: snap.manifest.entries.len(),
             hashed: snap.hashed,
+            base_revision: base.to_string(),
+            protected_changes_total: changes.total,
+            protected_changes: changes.paths,
             tasks: tasks.iter().map(summary).collect::<Result<_>>()?,
         })
     })
@@ -646,6 +675,68 @@ pub fn find_task(conn: &Connection, task_id: &str) -> Result<(WorkflowTask, Stor
             )
         })?;
     Ok((t, s))
+}
+
+/// Largest manifest read back from the CAS.
+pub const MAX_MANIFEST_BYTES: u64 = 256 * 1024 * 1024;
+
+/// Loads a recorded revision's manifest from the CAS, checking that its
+/// bytes are that revision.
+pub fn load_manifest(
+    conn: &Connection,
+    dir: &DataDir,
+    revision: &Sha256Hex,
+) -> Result<snapshot::Manifest> {
+    let (msha, msize): (String, i64) = conn
+        .query_row(
+            "SELECT manifest_sha256, manifest_size FROM revisions WHERE revision = ?1",
+            params![revision.as_str()],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .optional()?
+        .ok_or_else(|| {
+            Error::new(
+                Code::IntegrityError,
+                format!("revision {revision} is not recorded"),
+            )
+        })?;
+    let msize = u64::try_from(msize)
+        .map_err(|_| Error::new(Code::IntegrityError, "negative manifest size"))?;
+    let bytes = dir
+        .cas()
+        .read(&Sha256Hex::parse(&msha)?, Some(msize), MAX_MANIFEST_BYTES)?;
+    if domain_digest(snapshot::DOMAIN_REVISION, &bytes) != *revision {
+        return Err(Error::new(
+            Code::IntegrityError,
+            format!("the stored manifest is not revision {revision}"),
+        ));
+    }
+    Ok(serde_json::from_slice(&bytes)?)
+}
+
+/// The protected changes recorded with a checkpoint (none for a
+/// checkpoint made without protected patterns).
+pub fn stored_protected(
+    conn: &Connection,
+    change_id: &str,
+    version: u64,
+) -> Result<super::protected::ProtectedChanges> {
+    let raw: Option<Option<Vec<u8>>> = conn
+        .query_row(
+            "SELECT protected_changes FROM change_versions WHERE change_id = ?1 AND version = ?2",
+            params![change_id, version as i64],
+            |r| r.get(0),
+        )
+        .optional()?;
+    match raw.flatten() {
+        None => Ok(super::protected::ProtectedChanges::default()),
+        Some(b) => serde_json::from_slice(&b).map_err(|e| {
+            Error::new(
+                Code::IntegrityError,
+                format!("stored protected changes are malformed: {e}"),
+            )
+        }),
+    }
 }
 
 /// Whether `actor` may view a Change's tasks (same owner).

@@ -54,6 +54,9 @@ pub struct ProfileInstallRequest {
     /// The digest-pinned image (`NAME@sha256:<64 hex>`): required for
     /// `oci`, refused for the other runtimes.
     pub oci_image: Option<String>,
+    /// The sandbox limits a probed `bwrap` identity pins (a pinned file
+    /// carries its own).
+    pub limits: runtime::LimitRequest,
 }
 
 /// `profile install` output.
@@ -92,6 +95,9 @@ pub fn profile_install(
     req: &ProfileInstallRequest,
 ) -> Result<ProfileInstallOutput> {
     runtime::check_image_flag(req.runtime, req.oci_image.as_deref())?;
+    if req.runtime == RuntimeKind::Unshare {
+        return Err(runtime::not_isolating(req.runtime));
+    }
     let (identity, basis) = match &req.pinned {
         Some(p) => {
             if p.identity.computed_digest()? != p.identity.digest {
@@ -104,11 +110,27 @@ pub fn profile_install(
             }
             (p.identity.clone(), p.basis.clone())
         }
-        None => (
-            runtime::probe(req.runtime, req.oci_image.as_deref())?,
-            "observed".to_owned(),
-        ),
+        None => {
+            let limits = match req.runtime {
+                RuntimeKind::Bwrap => Some(req.limits.resolve()?),
+                _ => None,
+            };
+            let launcher = std::env::current_exe()
+                .map_err(|e| Error::new(Code::Io, format!("cannot locate agent-task: {e}")))?;
+            let plan = runtime::Plan {
+                oci_image: req.oci_image.as_deref(),
+                limits: limits.as_ref(),
+                launcher: &launcher,
+            };
+            (runtime::probe(req.runtime, &plan)?, "observed".to_owned())
+        }
     };
+    // Whatever its source, the identity must keep candidate code in, and
+    // its limits must be ones this collector can apply.
+    identity.check_isolating()?;
+    if let Some(l) = &identity.limits {
+        l.check_applicable()?;
+    }
     if identity.runtime != req.runtime {
         return Err(profile_err(
             "the pinned identity is for another runtime kind",
@@ -170,6 +192,7 @@ pub fn profile_install(
                 timeout_ms: recipe.timeout_ms,
                 max_output_bytes: MAX_OUTPUT_BYTES,
                 tail_bytes: TAIL_BYTES,
+                sandbox: identity.limits.clone(),
             },
             recipe,
             runtime: req.runtime,
@@ -445,6 +468,13 @@ pub fn collector_claim(
                 Code::InvalidInput,
                 "collector-claim is for command steps",
             ));
+        }
+        // Before any attempt exists: a revision that changes a protected
+        // path is never collected (its tests are not the operator's).
+        let protected =
+            change::stored_protected(a, &t.subject.change_id, t.subject.change_version)?;
+        if !protected.is_empty() {
+            return Err(protected.error("collector-claim refused"));
         }
         let p = current_profile(
             a,

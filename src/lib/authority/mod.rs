@@ -10,9 +10,11 @@
 pub mod admin;
 pub mod change;
 pub mod collector;
+pub mod protected;
 pub mod receipt;
 pub mod schema;
 pub mod snapshot;
+pub mod tree_path;
 pub mod workflow;
 
 use crate::error::{Code, Error, Result};

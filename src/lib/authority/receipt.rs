@@ -321,6 +321,10 @@ pub fn finalize(cx: &crate::task::ops::AgentCtx<'_>, sel: &ChangeSel) -> Result<
     if !subject_is_current(&at, &s)? {
         return Err(stale_error());
     }
+    let protected = change::stored_protected(&at, &ch.change_id, s.version)?;
+    if !protected.is_empty() {
+        return Err(protected.error("no receipt for this subject"));
+    }
     let j = j.ok_or_else(|| Error::new(Code::ReceiptIncomplete, "nothing was collected yet"))?;
     let evals = evaluate(Some(&j), &at, &s, now_ms)?;
     let receipt = build_receipt(&j, &at, &dir, &s, &evals).map_err(|r| {
@@ -387,6 +391,29 @@ pub fn qualify(cx: &crate::task::ops::AgentCtx<'_>, sel: &ChangeSel) -> Result<V
         }
         let dir = DataDir::open(cx.root)?;
         let evals = evaluate(j, a, &s, now.ms)?;
+        let tasks: Vec<Value> = evals
+            .iter()
+            .map(|e| {
+                Ok(json!({"task_id": e.task.task_id, "task_digest": e.task.digest()?,
+                          "step_id": e.task.subject.step_id, "required": e.task.required, "state": e.state}))
+            })
+            .collect::<Result<_>>()?;
+        // A revision that changes a protected path never qualifies: one
+        // typed failure per required task, and the way on is a checkpoint
+        // of a revision that leaves the protected paths alone.
+        if !change::stored_protected(a, &ch.change_id, s.version)?.is_empty() {
+            let failures: Vec<Value> = evals
+                .iter()
+                .filter(|e| e.task.required)
+                .take(MAX_FAILURES)
+                .map(|e| json!({"task_id": e.task.task_id, "code": "protected_path_changed"}))
+                .collect();
+            return Ok(json!({
+                "qualified": false, "subject_current": true, "receipt_digest": null,
+                "revision": s.context.revision, "tasks": tasks, "failures": failures,
+                "next": {"operation": "checkpoint"},
+            }));
+        }
         let mut failures: Vec<Value> = Vec::new();
         let mut next: Option<Value> = None;
         let mut all_ok = true;
@@ -427,13 +454,6 @@ pub fn qualify(cx: &crate::task::ops::AgentCtx<'_>, sel: &ChangeSel) -> Result<V
             }
         }
         failures.truncate(MAX_FAILURES);
-        let tasks: Vec<Value> = evals
-            .iter()
-            .map(|e| {
-                Ok(json!({"task_id": e.task.task_id, "task_digest": e.task.digest()?,
-                          "step_id": e.task.subject.step_id, "required": e.task.required, "state": e.state}))
-            })
-            .collect::<Result<_>>()?;
         Ok(json!({
             "qualified": qualified, "subject_current": true, "receipt_digest": receipt_digest,
             "revision": s.context.revision, "tasks": tasks, "failures": failures,
@@ -458,6 +478,11 @@ pub struct LandRequest {
     pub repo_id: String,
     /// Change.
     pub change_id: String,
+    /// The operator's explicit acceptance of a revision that changes
+    /// protected paths (`--allow-protected-change`). Such a revision has
+    /// no receipt (its tests are not the operator's, so none is collected);
+    /// the landing row and the commit message record the override.
+    pub allow_protected_change: bool,
 }
 
 /// A landing as its durable row records it.
@@ -468,9 +493,14 @@ struct Landing {
     change_id: String,
     change_version: u64,
     revision: String,
-    receipt_digest: String,
+    /// `None` only for a landing the operator allowed with protected changes.
+    receipt_digest: Option<String>,
     old_head: String,
     git: Option<GitIntent>,
+    /// Whether the operator's `--allow-protected-change` let it land.
+    allow_protected_change: bool,
+    /// How many protected paths it changes (0 unless allowed).
+    protected_changes: u64,
 }
 
 /// What phase 2 needs: the branch, its value when the intent was made
@@ -531,22 +561,30 @@ pub fn land(root: &Path, timeout: Duration, clock: &dyn Clock, req: &LandRequest
         Some(v) => e.with("resolved_pending", v.clone()),
         None => e,
     };
-    let j = j
-        .ok_or_else(|| Error::new(Code::NotQualified, "nothing was collected"))
-        .map_err(with_other)?;
     let at = ac.transaction_with_behavior(TransactionBehavior::Immediate)?;
-    let (repo, s, stored) =
-        admit(&j, &at, &dir, &req.repo_id, &req.change_id, now_ms).map_err(with_other)?;
-    let git = git_prepare(&dir, &at, &repo, &s, &stored).map_err(with_other)?;
+    let a = admit(
+        j.as_ref(),
+        &at,
+        &dir,
+        &req.repo_id,
+        &req.change_id,
+        now_ms,
+        req.allow_protected_change,
+    )
+    .map_err(with_other)?;
+    let git = git_prepare(&dir, &at, &a).map_err(with_other)?;
+    let (repo, s) = (&a.repo, &a.subject);
     let landing = Landing {
         landing_id: crate::wire::random_id("land")?,
         repo_id: repo.repo_id.clone(),
         change_id: s.change.change_id.clone(),
         change_version: s.version,
         revision: s.context.revision.as_str().to_owned(),
-        receipt_digest: stored,
+        receipt_digest: a.receipt.clone(),
         old_head: repo.head_revision.clone(),
         git,
+        allow_protected_change: !a.protected.is_empty(),
+        protected_changes: a.protected.total,
     };
     let state = if landing.git.is_some() {
         "pending"
@@ -554,6 +592,7 @@ pub fn land(root: &Path, timeout: Duration, clock: &dyn Clock, req: &LandRequest
         "landed"
     };
     insert_landing(&at, &landing, state, &ts)?;
+    let repo = a.repo.clone();
     let mut out = if landing.git.is_none() {
         set_head(&at, &landing)?;
         at.commit()?;
@@ -562,7 +601,7 @@ pub fn land(root: &Path, timeout: Duration, clock: &dyn Clock, req: &LandRequest
         // Phase 1 is durable: the intent names everything a resume needs.
         at.commit()?;
         crate::collector::crash_point("land_after_intent");
-        match resolve(&dir, &mut ac, Some(&j), &landing, false, &ts, now_ms)? {
+        match resolve(&dir, &mut ac, j.as_ref(), &landing, false, &ts, now_ms)? {
             Resolution::Landed(v) => v,
             Resolution::Abandoned(e) => return Err(with_other(e)),
         }
@@ -574,16 +613,47 @@ pub fn land(root: &Path, timeout: Duration, clock: &dyn Clock, req: &LandRequest
     Ok(out)
 }
 
-/// Every admission recheck; returns the repository, the current subject
-/// and its stored receipt digest.
+/// What admission found: the repository, the current subject, its
+/// stored receipt (`None` only when protected changes were allowed) and
+/// the protected changes (empty unless allowed).
+struct Admitted {
+    repo: super::Repository,
+    subject: StoredSubject,
+    receipt: Option<String>,
+    protected: super::protected::ProtectedChanges,
+}
+
+/// The protected changes of a subject, recomputed from the installed
+/// requirement and the manifests of the target head and the revision.
+fn protected_now(
+    at: &Connection,
+    dir: &DataDir,
+    repo: &super::Repository,
+    s: &StoredSubject,
+) -> Result<super::protected::ProtectedChanges> {
+    let (_, bytes) = super::installed_requirement(at, &repo.repo_id, &s.change.profile)?
+        .ok_or_else(|| Error::new(Code::NotQualified, "no requirement is installed"))?;
+    let protected = super::workflow::Workflow::parse(&bytes)?.protected_paths()?;
+    if protected.is_empty() {
+        return Ok(super::protected::ProtectedChanges::default());
+    }
+    let head = change::load_manifest(at, dir, &Sha256Hex::parse(&repo.head_revision)?)?;
+    let candidate = change::load_manifest(at, dir, &s.context.revision)?;
+    Ok(super::protected::diff(&protected, &head, &candidate))
+}
+
+/// Every admission recheck. A revision that changes protected paths
+/// (recomputed now, not trusted from the checkpoint) is refused unless
+/// the operator allows it, and then needs no receipt.
 fn admit(
-    j: &Connection,
+    j: Option<&Connection>,
     at: &Connection,
     dir: &DataDir,
     repo_id: &str,
     change_id: &str,
     now_ms: i64,
-) -> Result<(super::Repository, StoredSubject, String)> {
+    allow_protected_change: bool,
+) -> Result<Admitted> {
     let ch = change::change(at, change_id)?;
     if ch.repository != repo_id {
         return Err(Error::new(
@@ -596,6 +666,19 @@ fn admit(
     if !subject_is_current(at, &s)? {
         return Err(stale_error());
     }
+    let protected = protected_now(at, dir, &repo, &s)?;
+    if !protected.is_empty() {
+        if !allow_protected_change {
+            return Err(protected.error("land refused"));
+        }
+        return Ok(Admitted {
+            repo,
+            subject: s,
+            receipt: None,
+            protected,
+        });
+    }
+    let j = j.ok_or_else(|| Error::new(Code::NotQualified, "nothing was collected"))?;
     let stored = stored_receipt(at, &s)?.ok_or_else(|| {
         Error::new(Code::NotQualified, "the current subject has no receipt")
             .with("next", json!({"operation": "collector_finalize"}))
@@ -616,7 +699,12 @@ fn admit(
             "a receipt without any collector transfer cannot land",
         ));
     }
-    Ok((repo, s, stored))
+    Ok(Admitted {
+        repo,
+        subject: s,
+        receipt: Some(stored),
+        protected,
+    })
 }
 
 /// Resolves a `pending` landing (the lock is held). The git branch is the
@@ -652,16 +740,22 @@ fn resolve(
     }
     if recheck {
         let at = ac.transaction_with_behavior(TransactionBehavior::Immediate)?;
-        let admitted = match j {
-            Some(j) => admit(j, &at, dir, &p.repo_id, &p.change_id, now_ms),
-            None => Err(Error::new(Code::NotQualified, "nothing was collected")),
-        };
+        let admitted = admit(
+            j,
+            &at,
+            dir,
+            &p.repo_id,
+            &p.change_id,
+            now_ms,
+            p.allow_protected_change,
+        );
         let refusal = match admitted {
-            Ok((r, s, receipt)) => {
-                let same = s.version == p.change_version
-                    && s.context.revision.as_str() == p.revision
-                    && receipt == p.receipt_digest
-                    && r.head_revision == p.old_head;
+            Ok(a) => {
+                let same = a.subject.version == p.change_version
+                    && a.subject.context.revision.as_str() == p.revision
+                    && a.receipt == p.receipt_digest
+                    && a.protected.total == p.protected_changes
+                    && a.repo.head_revision == p.old_head;
                 (!same).then(|| {
                     Error::new(
                         Code::NotQualified,
@@ -790,8 +884,8 @@ fn insert_landing(at: &Connection, p: &Landing, state: &str, ts: &str) -> Result
     let g = p.git.as_ref();
     at.execute(
         "INSERT INTO landings(landing_id, repo_id, change_id, change_version, revision, receipt_digest, old_head, \
-         git_commit, ref_name, expected_old, state, reason, intent_at, landed_at) \
-         VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,NULL,?12,?13)",
+         git_commit, ref_name, expected_old, state, reason, intent_at, landed_at, allow_protected_change, protected_changes) \
+         VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,NULL,?12,?13,?14,?15)",
         params![
             p.landing_id,
             p.repo_id,
@@ -805,7 +899,9 @@ fn insert_landing(at: &Connection, p: &Landing, state: &str, ts: &str) -> Result
             g.map(|g| g.expected_old.as_str()),
             state,
             ts,
-            landed_at
+            landed_at,
+            i64::from(p.allow_protected_change),
+            p.protected_changes as i64
         ],
     )?;
     Ok(())
@@ -816,7 +912,8 @@ fn pending_landing(a: &Connection, repo_id: &str) -> Result<Option<Landing>> {
     let row = a
         .query_row(
             "SELECT landing_id, repo_id, change_id, change_version, revision, receipt_digest, old_head, \
-             git_commit, ref_name, expected_old FROM landings WHERE repo_id = ?1 AND state = 'pending'",
+             git_commit, ref_name, expected_old, allow_protected_change, protected_changes \
+             FROM landings WHERE repo_id = ?1 AND state = 'pending'",
             params![repo_id],
             |r| {
                 Ok((
@@ -829,6 +926,8 @@ fn pending_landing(a: &Connection, repo_id: &str) -> Result<Option<Landing>> {
                         receipt_digest: r.get(5)?,
                         old_head: r.get(6)?,
                         git: None,
+                        allow_protected_change: r.get::<_, i64>(10)? == 1,
+                        protected_changes: u64::try_from(r.get::<_, i64>(11)?).unwrap_or(0),
                     },
                     r.get::<_, i64>(3)?,
                     r.get::<_, Option<String>>(7)?,
@@ -860,6 +959,7 @@ fn landed_output(repo: &super::Repository, p: &Landing, resumed: bool) -> Value 
         "change_version": p.change_version, "revision": p.revision, "old_head": p.old_head,
         "receipt_digest": p.receipt_digest,
         "git_commit": p.git.as_ref().map(|g| g.commit.clone()), "resumed": resumed,
+        "allow_protected_change": p.allow_protected_change, "protected_changes": p.protected_changes,
     })
 }
 
@@ -904,6 +1004,28 @@ fn git(src: &Path, index: Option<&Path>, args: &[&str], stdin: Option<&[u8]>) ->
     Ok(String::from_utf8_lossy(&out.stdout).trim().to_owned())
 }
 
+/// Runs git and returns its raw stdout (for `-z` output).
+fn git_bytes(src: &Path, args: &[&str]) -> Result<Vec<u8>> {
+    let out = std::process::Command::new("git")
+        .arg("-C")
+        .arg(src)
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .map_err(|e| Error::new(Code::Io, format!("cannot run git: {e}")))?;
+    if !out.status.success() {
+        return Err(Error::new(
+            Code::Io,
+            format!(
+                "git {} failed: {}",
+                args.first().copied().unwrap_or_default(),
+                String::from_utf8_lossy(&out.stderr).trim()
+            ),
+        ));
+    }
+    Ok(out.stdout)
+}
+
 /// The value of `ref_name` (`None`: absent). A git failure is an error.
 fn git_ref_value(src: &Path, ref_name: &str) -> Result<Option<String>> {
     let out = git(
@@ -925,16 +1047,13 @@ fn git_ref_value(src: &Path, ref_name: &str) -> Result<Option<String>> {
 
 /// Phase 1's git part when the repository's source is the top of a git
 /// work tree: writes the revision's blobs (one `git fast-import` process),
-/// its tree (a temporary index, never the operator's) and a commit whose
-/// parent is the branch's current value; nothing references them yet.
-/// `None` when the source is not a git work tree.
-fn git_prepare(
-    dir: &DataDir,
-    a: &Connection,
-    repo: &super::Repository,
-    s: &StoredSubject,
-    receipt: &str,
-) -> Result<Option<GitIntent>> {
+/// its tree (a temporary index, never the operator's), checks that tree
+/// entry by entry against the manifest (git silently drops paths it
+/// refuses; a difference is `landed_tree_mismatch`), and writes a commit
+/// whose parent is the branch's current value; nothing references them
+/// yet. `None` when the source is not a git work tree.
+fn git_prepare(dir: &DataDir, a: &Connection, ad: &Admitted) -> Result<Option<GitIntent>> {
+    let (repo, s) = (&ad.repo, &ad.subject);
     let src = Path::new(&repo.source);
     let top = match git(src, None, &["rev-parse", "--show-toplevel"], None) {
         Ok(t) => t,
@@ -944,22 +1063,16 @@ fn git_prepare(
     if !same {
         return Ok(None);
     }
-    let (msha, msize): (String, i64) = a.query_row(
-        "SELECT manifest_sha256, manifest_size FROM revisions WHERE revision = ?1",
-        params![s.context.revision.as_str()],
-        |r| Ok((r.get(0)?, r.get(1)?)),
-    )?;
-    let cas = dir.cas();
-    let msize = u64::try_from(msize)
-        .map_err(|_| Error::new(Code::IntegrityError, "negative manifest size"))?;
-    let mbytes = cas.read(&Sha256Hex::parse(&msha)?, Some(msize), 256 << 20)?;
-    let manifest: super::snapshot::Manifest = serde_json::from_slice(&mbytes)?;
+    let manifest = change::load_manifest(a, dir, &s.context.revision)?;
     let tmp = tempfile::tempdir_in(dir.root())
         .map_err(|e| Error::new(Code::Io, format!("temp dir: {e}")))?;
     let oids = write_blobs(src, tmp.path(), dir, &manifest)?;
     let index = tmp.path().join("index");
     let mut info = Vec::new();
-    for (e, oid) in manifest.entries.iter().zip(&oids) {
+    for (i, (e, oid)) in manifest.entries.iter().zip(&oids).enumerate() {
+        if i == 0 && tamper_tree() {
+            continue;
+        }
         info.extend_from_slice(format!("{:o} {oid}\t{}", e.mode, e.path).as_bytes());
         info.push(0);
     }
@@ -970,12 +1083,10 @@ fn git_prepare(
         Some(&info),
     )?;
     let tree = git(src, Some(&index), &["write-tree"], None)?;
+    verify_tree(src, &tree, &manifest, &oids)?;
     let ref_name = format!("refs/heads/{}", repo.target);
     let old = git_ref_value(src, &ref_name)?;
-    let msg = format!(
-        "Land change {} v{} (agent-task)\n\nrevision: {}\nreceipt: {}\n",
-        s.change.change_id, s.version, s.context.revision, receipt
-    );
+    let msg = commit_message(ad);
     let mut args = vec!["commit-tree", tree.as_str(), "-m", msg.as_str()];
     if let Some(o) = &old {
         args.extend(["-p", o.as_str()]);
@@ -987,6 +1098,108 @@ fn git_prepare(
         expected_old,
         commit,
     }))
+}
+
+/// The landing commit's message: the change, the revision, the receipt,
+/// and an operator's override of protected paths with the paths it let in.
+fn commit_message(ad: &Admitted) -> String {
+    let s = &ad.subject;
+    let mut msg = format!(
+        "Land change {} v{} (agent-task)\n\nrevision: {}\n",
+        s.change.change_id, s.version, s.context.revision
+    );
+    match &ad.receipt {
+        Some(r) => msg.push_str(&format!("receipt: {r}\n")),
+        None => msg.push_str("receipt: none\n"),
+    }
+    if !ad.protected.is_empty() {
+        msg.push_str(&format!(
+            "protected-paths-changed: {} (allowed by the operator: land --allow-protected-change)\n",
+            ad.protected.total
+        ));
+        for c in &ad.protected.paths {
+            let kind = serde_json::to_value(c.change)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_owned))
+                .unwrap_or_default();
+            msg.push_str(&format!("  {kind}: {}\n", c.path.escape_debug()));
+        }
+        if ad.protected.total > ad.protected.paths.len() as u64 {
+            msg.push_str("  …\n");
+        }
+    }
+    msg
+}
+
+/// Test builds only: `AGENT_TASK_TEST_LAND_TAMPER_TREE=1` leaves the first
+/// manifest entry out of the index, as git does with a path it refuses,
+/// so that the tree check's refusal can be tested.
+fn tamper_tree() -> bool {
+    #[cfg(feature = "test-hooks")]
+    {
+        std::env::var_os("AGENT_TASK_TEST_LAND_TAMPER_TREE").is_some()
+    }
+    #[cfg(not(feature = "test-hooks"))]
+    {
+        false
+    }
+}
+
+/// `git ls-tree -r -z` of the written tree must be exactly the manifest:
+/// the same paths, each with the manifest's mode and the blob id that
+/// fast-import gave the manifest's bytes.
+fn verify_tree(
+    src: &Path,
+    tree: &str,
+    manifest: &super::snapshot::Manifest,
+    oids: &[String],
+) -> Result<()> {
+    let listing = git_bytes(src, &["ls-tree", "-r", "-z", "--full-tree", tree])?;
+    /// (mode, type, object id) of one `ls-tree` line.
+    type Listed<'a> = (&'a [u8], &'a [u8], &'a [u8]);
+    let mut got: std::collections::HashMap<&[u8], Listed<'_>> = std::collections::HashMap::new();
+    for rec in listing.split(|&b| b == 0).filter(|r| !r.is_empty()) {
+        let parsed = rec
+            .iter()
+            .position(|&b| b == b'\t')
+            .and_then(|tab| {
+                let (meta, path) = (&rec[..tab], &rec[tab + 1..]);
+                let mut it = meta.split(|&b| b == b' ');
+                Some((path, (it.next()?, it.next()?, it.next()?)))
+            })
+            .ok_or_else(|| Error::new(Code::Io, "git ls-tree printed an unexpected line"))?;
+        got.insert(parsed.0, parsed.1);
+    }
+    let mismatch = |path: &str, why: &str| {
+        Error::new(
+            Code::LandedTreeMismatch,
+            format!(
+                "the tree git wrote is not the tested revision ({why}: {}); nothing was landed",
+                path.escape_debug()
+            ),
+        )
+        .with("path", path)
+        .with("tree", tree)
+    };
+    for (e, oid) in manifest.entries.iter().zip(oids) {
+        let Some((mode, kind, id)) = got.remove(e.path.as_bytes()) else {
+            return Err(mismatch(&e.path, "missing from the tree"));
+        };
+        let want_mode = format!("{:06o}", e.mode);
+        if mode != want_mode.as_bytes() || kind != b"blob" {
+            return Err(mismatch(&e.path, "another mode or type"));
+        }
+        if id != oid.as_bytes() {
+            return Err(mismatch(&e.path, "another blob"));
+        }
+    }
+    if let Some(extra) = got.keys().next() {
+        return Err(mismatch(
+            &String::from_utf8_lossy(extra),
+            "in the tree but not in the revision",
+        ));
+    }
+    Ok(())
 }
 
 /// Writes every manifest entry's bytes (read and verified from the CAS) as
@@ -1020,9 +1233,10 @@ fn write_blobs(
             let mut w = std::io::BufWriter::with_capacity(1 << 20, stdin);
             let pipe = |e: std::io::Error| Error::new(Code::Io, format!("git fast-import: {e}"));
             for (i, e) in manifest.entries.iter().enumerate() {
-                let bytes = cas.read(&e.sha256, Some(e.size), super::snapshot::MAX_FILE_BYTES)?;
-                write!(w, "blob\nmark :{}\ndata {}\n", i + 1, bytes.len()).map_err(pipe)?;
-                w.write_all(&bytes).map_err(pipe)?;
+                // Streamed from the CAS (verified at the end of each
+                // object); a bad object stops the feed before `done`.
+                write!(w, "blob\nmark :{}\ndata {}\n", i + 1, e.size).map_err(pipe)?;
+                cas.copy_to(&e.sha256, e.size, &mut w)?;
                 w.write_all(b"\n").map_err(pipe)?;
             }
             w.write_all(b"done\n").map_err(pipe)?;

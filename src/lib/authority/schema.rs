@@ -232,6 +232,43 @@ CREATE TABLE stat_cache_roots (
 ) STRICT;
 ",
     },
+    Migration {
+        version: 6,
+        description: "protected paths: each checkpoint's protected changes; landings record an operator's --allow-protected-change",
+        sql: "
+ALTER TABLE change_versions ADD COLUMN protected_changes BLOB;
+CREATE TABLE landings_v6 (
+    landing_id TEXT PRIMARY KEY NOT NULL,
+    repo_id TEXT NOT NULL,
+    change_id TEXT NOT NULL,
+    change_version INTEGER NOT NULL,
+    revision TEXT NOT NULL,
+    receipt_digest TEXT,
+    old_head TEXT NOT NULL,
+    git_commit TEXT,
+    ref_name TEXT,
+    expected_old TEXT,
+    state TEXT NOT NULL CHECK (state IN ('pending', 'landed', 'abandoned')),
+    reason TEXT,
+    intent_at TEXT NOT NULL,
+    landed_at TEXT,
+    allow_protected_change INTEGER NOT NULL DEFAULT 0 CHECK (allow_protected_change IN (0, 1)),
+    protected_changes INTEGER NOT NULL DEFAULT 0 CHECK (protected_changes >= 0),
+    CHECK ((ref_name IS NULL) = (expected_old IS NULL) AND (ref_name IS NULL OR git_commit IS NOT NULL)),
+    CHECK ((state = 'landed') = (landed_at IS NOT NULL)),
+    CHECK (receipt_digest IS NOT NULL OR (allow_protected_change = 1 AND protected_changes > 0))
+) STRICT;
+INSERT INTO landings_v6(landing_id, repo_id, change_id, change_version, revision, receipt_digest,
+    old_head, git_commit, ref_name, expected_old, state, reason, intent_at, landed_at)
+SELECT landing_id, repo_id, change_id, change_version, revision, receipt_digest,
+    old_head, git_commit, ref_name, expected_old, state, reason, intent_at, landed_at
+FROM landings;
+DROP TABLE landings;
+ALTER TABLE landings_v6 RENAME TO landings;
+CREATE UNIQUE INDEX landings_one_pending ON landings(repo_id) WHERE state = 'pending';
+CREATE UNIQUE INDEX landings_once ON landings(change_id, change_version) WHERE state <> 'abandoned';
+",
+    },
 ];
 
 #[cfg(test)]
@@ -274,6 +311,43 @@ mod tests {
                 "t".into()
             )
         );
+    }
+
+    #[test]
+    fn migration_6_keeps_landings_and_requires_a_receipt_unless_allowed() {
+        let c = at(5);
+        c.execute(
+            "INSERT INTO landings(landing_id, repo_id, change_id, change_version, revision, receipt_digest, \
+             old_head, git_commit, ref_name, expected_old, state, intent_at, landed_at) \
+             VALUES ('l1', 'r', 'a', 1, 'rev', 'rc', 'old', 'c', 'refs/heads/main', '0', 'landed', 't', 't')",
+            [],
+        )
+        .expect("v5 row");
+        let m6 = MIGRATIONS.iter().find(|m| m.version == 6).expect("m6");
+        c.execute_batch(m6.sql).expect("migration 6");
+        let row: (String, i64, i64) = c
+            .query_row(
+                "SELECT receipt_digest, allow_protected_change, protected_changes FROM landings",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            )
+            .expect("row");
+        assert_eq!(row, ("rc".into(), 0, 0));
+        let ins = |id: &str, change: &str, allow: i64, n: i64| {
+            c.execute(
+                "INSERT INTO landings(landing_id, repo_id, change_id, change_version, revision, receipt_digest, \
+                 old_head, state, intent_at, landed_at, allow_protected_change, protected_changes) \
+                 VALUES (?1, 'r', ?2, 1, 'rev', NULL, 'old', 'landed', 't', 't', ?3, ?4)",
+                rusqlite::params![id, change, allow, n],
+            )
+        };
+        assert!(ins("l2", "b", 0, 0).is_err(), "no receipt, not allowed");
+        assert!(
+            ins("l3", "c", 1, 0).is_err(),
+            "no receipt and nothing protected changed"
+        );
+        ins("l4", "d", 1, 2).expect("allowed protected change");
+        assert!(ins("l5", "a", 1, 2).is_err(), "same version twice");
     }
 
     #[test]

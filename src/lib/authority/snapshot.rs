@@ -441,26 +441,72 @@ fn walk(root: &Path, stop: &std::sync::atomic::AtomicBool) -> Result<Vec<Found>>
     Ok(v)
 }
 
+/// Default cap on a revision's total size (the sum of its file sizes,
+/// link targets included): 2 GiB.
+pub const DEFAULT_MAX_REVISION_BYTES: u64 = 2 << 30;
+
+fn too_large(total: u64, max: u64) -> Error {
+    Error::new(
+        Code::RevisionTooLarge,
+        format!(
+            "the workspace's files add up to {total} bytes, over the revision cap of {max} bytes \
+             (--max-revision-bytes); remove or ignore large files"
+        ),
+    )
+    .with("total_bytes", total)
+    .with("max_revision_bytes", max)
+}
+
+/// Refuses a walked tree before any file is read: a path git would refuse
+/// or alias (`path_not_representable`), or a total size over
+/// `max_revision_bytes` from the stats alone (`revision_too_large`; a
+/// sparse file counts its apparent size, which is what a snapshot would
+/// materialise).
+fn admit_walked(walked: &Walked, max_revision_bytes: u64) -> Result<()> {
+    let mut total = 0u64;
+    for f in &walked.found {
+        super::tree_path::check(f.rel(), f.mode == MODE_LINK)?;
+        total = total.saturating_add(f.key.1);
+    }
+    if total > max_revision_bytes {
+        return Err(too_large(total, max_revision_bytes));
+    }
+    Ok(())
+}
+
 /// Scans `root` and stores every file's bytes (and the manifest) in `cas`.
 /// `known` says whether a revision is already recorded (its manifest is
-/// then durably stored and is not written again).
+/// then durably stored and is not written again). A path git would refuse
+/// or alias, or a tree over `max_revision_bytes`, is refused before any
+/// byte is read; bytes are streamed into the store, never held whole.
 pub fn scan(
     root: &Path,
     cas: &Cas,
     cache: &StatCache,
     known: &dyn Fn(&Sha256Hex) -> Result<bool>,
+    max_revision_bytes: u64,
 ) -> Result<Snapshot> {
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let walked = walk_tree(root, &stop)?;
+    admit_walked(&walked, max_revision_bytes)?;
+    let per_file = MAX_FILE_BYTES.min(max_revision_bytes);
     let mut batch = cas.batch();
-    let mut t = hash_tree(root, cache, true, &mut |c| match c {
+    let mut t = compare_tree(walked, cache, true, &mut |c| match c {
         Content::Bytes(b) => batch.put_bytes(b).map(|p| (p.digest, p.size)),
-        Content::Reader(r) => batch
-            .put_reader(r, MAX_FILE_BYTES)
-            .map(|p| (p.digest, p.size)),
+        Content::Reader(r) => batch.put_reader(r, per_file).map(|p| (p.digest, p.size)),
     })?;
     let manifest = Manifest {
         version: 1,
         entries: t.entries.take().unwrap_or_default(),
     };
+    // Files that grew while they were read count with what was read.
+    let total = manifest
+        .entries
+        .iter()
+        .fold(0u64, |n, e| n.saturating_add(e.size));
+    if total > max_revision_bytes {
+        return Err(too_large(total, max_revision_bytes));
+    }
     let (revision, manifest_bytes) = match t.revision {
         // Unchanged: the cache's revision, when it is still recorded.
         Some(r) if known(&r)? => (r, None),
@@ -564,19 +610,6 @@ struct Tree {
     scanned_at_ns: i64,
 }
 
-/// What [`scan`] and [`check_readonly`] share: which files, their modes,
-/// the comparison with the stat cache; `sink` stores or hashes the bytes
-/// of a miss.
-fn hash_tree(
-    root: &Path,
-    cache: &StatCache,
-    want_entries: bool,
-    sink: &mut Sink<'_>,
-) -> Result<Tree> {
-    let stop = std::sync::atomic::AtomicBool::new(false);
-    compare_tree(walk_tree(root, &stop)?, cache, want_entries, sink)
-}
-
 /// A workspace walked (what git would track, with stats) and not yet
 /// compared with a stat cache: lets a caller walk while it loads the
 /// cache.
@@ -605,6 +638,9 @@ pub fn walk_tree(root: &Path, stop: &std::sync::atomic::AtomicBool) -> Result<Wa
     })
 }
 
+/// What [`scan`] and [`check_readonly`] share: which files, their modes,
+/// the comparison with the stat cache; `sink` stores or hashes the bytes
+/// of a miss.
 fn compare_tree(
     walked: Walked,
     cache: &StatCache,
@@ -730,7 +766,14 @@ mod tests {
         )
         .expect("chmod");
         std::os::unix::fs::symlink("/etc/passwd", ws.join("link")).expect("symlink");
-        let s = scan(&ws, &dir.cas(), &StatCache::default(), &|_| Ok(false)).expect("scan");
+        let s = scan(
+            &ws,
+            &dir.cas(),
+            &StatCache::default(),
+            &|_| Ok(false),
+            DEFAULT_MAX_REVISION_BYTES,
+        )
+        .expect("scan");
         let paths: Vec<_> = s
             .manifest
             .entries
@@ -773,16 +816,37 @@ mod tests {
                 scanned_at_ns: s.scanned_at_ns + 10 * COARSE_RACY_MARGIN_NS,
             }),
         );
-        let s2 = scan(&ws, &dir.cas(), &cache, &|_| Ok(true)).expect("rescan");
+        let s2 = scan(
+            &ws,
+            &dir.cas(),
+            &cache,
+            &|_| Ok(true),
+            DEFAULT_MAX_REVISION_BYTES,
+        )
+        .expect("rescan");
         assert_eq!((s2.hashed, s2.revision.clone()), (0, s.revision.clone()));
         assert!(s2.manifest_bytes.is_none() && s2.cache_updates.is_empty());
         assert_eq!(s2.manifest, s.manifest);
         // The same revision, unknown to the store: recomputed and stored.
-        let s2b = scan(&ws, &dir.cas(), &cache, &|_| Ok(false)).expect("rescan");
+        let s2b = scan(
+            &ws,
+            &dir.cas(),
+            &cache,
+            &|_| Ok(false),
+            DEFAULT_MAX_REVISION_BYTES,
+        )
+        .expect("rescan");
         assert_eq!(s2b.revision, s.revision);
         assert_eq!(s2b.manifest_bytes, s.manifest_bytes);
         std::fs::write(ws.join("a.txt"), "bb").expect("w");
-        let s3 = scan(&ws, &dir.cas(), &cache, &|_| Ok(false)).expect("rescan");
+        let s3 = scan(
+            &ws,
+            &dir.cas(),
+            &cache,
+            &|_| Ok(false),
+            DEFAULT_MAX_REVISION_BYTES,
+        )
+        .expect("rescan");
         assert_eq!(s3.hashed, 1);
         assert_ne!(s3.revision, s.revision);
         // The read-only check computes the same revision and writes nothing.
@@ -791,7 +855,14 @@ mod tests {
         let r = check_readonly(&ws, &cache).expect("ro");
         assert_eq!(r.hashed, 2);
         assert_eq!(dir.cas().stats().expect("stats"), before);
-        let s4 = scan(&ws, &dir.cas(), &cache, &|_| Ok(false)).expect("rescan");
+        let s4 = scan(
+            &ws,
+            &dir.cas(),
+            &cache,
+            &|_| Ok(false),
+            DEFAULT_MAX_REVISION_BYTES,
+        )
+        .expect("rescan");
         assert_eq!(r.revision, s4.revision);
         // A removed file is a change even when every other stat matches.
         std::fs::remove_file(ws.join("new.txt")).expect("rm");
@@ -799,6 +870,45 @@ mod tests {
         std::fs::remove_file(ws.join("link")).expect("rm");
         let r = check_readonly(&ws, &cache).expect("ro");
         assert_ne!(r.revision, s.revision);
+    }
+
+    #[test]
+    fn unrepresentable_paths_and_oversized_trees_are_refused_before_reading() {
+        let t = tempfile::tempdir().expect("tmp");
+        let (dir, _lock) =
+            crate::store::DataDir::create(&t.path().join("d"), std::time::Duration::from_secs(1))
+                .expect("dd");
+        let ws = t.path().join("ws");
+        std::fs::create_dir_all(ws.join(".Git")).expect("mkdir");
+        std::fs::write(ws.join(".Git/x"), "x").expect("w");
+        let e = scan(
+            &ws,
+            &dir.cas(),
+            &StatCache::default(),
+            &|_| Ok(false),
+            DEFAULT_MAX_REVISION_BYTES,
+        )
+        .expect_err("refused");
+        assert_eq!(e.code(), Code::PathNotRepresentable);
+        std::fs::remove_dir_all(ws.join(".Git")).expect("rm");
+        // A sparse file: its apparent size counts, nothing is read.
+        let f = std::fs::File::create(ws.join("sparse")).expect("create");
+        f.set_len(1 << 30).expect("sparse");
+        let before = dir.cas().stats().expect("stats");
+        let e = scan(
+            &ws,
+            &dir.cas(),
+            &StatCache::default(),
+            &|_| Ok(false),
+            1 << 20,
+        )
+        .expect_err("refused");
+        assert_eq!(e.code(), Code::RevisionTooLarge);
+        assert_eq!(
+            dir.cas().stats().expect("stats"),
+            before,
+            "nothing was stored"
+        );
     }
 
     #[test]

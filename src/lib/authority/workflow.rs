@@ -31,6 +31,11 @@ pub struct Workflow {
     pub schema: String,
     /// A name.
     pub name: String,
+    /// Gitignore-style patterns of paths a candidate must leave exactly as
+    /// the target head has them (optional; left out of the installed bytes
+    /// when empty, so older requirement digests are unchanged).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub protected: Vec<String>,
     /// The steps.
     pub steps: Vec<Step>,
 }
@@ -119,6 +124,7 @@ impl Workflow {
             return Err(invalid(format!("schema must be {WORKFLOW_SCHEMA}")));
         }
         check_id("name", &self.name)?;
+        self.protected_paths()?;
         if self.steps.is_empty() || self.steps.len() > MAX_STEPS {
             return Err(invalid(format!("a workflow has 1..={MAX_STEPS} steps")));
         }
@@ -216,6 +222,11 @@ impl Workflow {
         Ok(domain_digest(DOMAIN_REQUIREMENT, &self.canonical_bytes()?))
     }
 
+    /// The compiled protected patterns.
+    pub fn protected_paths(&self) -> Result<super::protected::Protected> {
+        super::protected::Protected::new(&self.protected)
+    }
+
     /// A step by id.
     pub fn step(&self, id: &str) -> Option<&Step> {
         self.steps.iter().find(|s| s.id == id)
@@ -246,6 +257,19 @@ mod tests {
         assert!(
             Workflow::parse(br#"{"schema":"agent-task.workflow/v1","name":"x","steps":[],"x":1}"#)
                 .is_err()
+        );
+        // Protected patterns: validated, part of the digest, left out when empty.
+        assert!(w.protected_paths().expect("patterns").covers("test.sh"));
+        let mut bad = w.clone();
+        bad.protected.push("# a comment".into());
+        assert!(bad.validate().is_err());
+        let mut none = w.clone();
+        none.protected.clear();
+        assert_ne!(none.digest().expect("d"), w.digest().expect("d"));
+        assert!(
+            !String::from_utf8(none.canonical_bytes().expect("bytes"))
+                .expect("utf8")
+                .contains("protected")
         );
     }
 }

@@ -10,6 +10,9 @@ use std::time::Duration;
 /// Per-invocation context.
 pub struct Ctx {
     data_dir: Option<PathBuf>,
+    /// Whether `--data-dir` itself was on the command line (not the
+    /// environment or the default).
+    data_dir_on_command_line: bool,
     /// Bounded wait for the data-directory lock.
     pub lock_timeout: Duration,
     /// The clock (system, or the test override in test builds).
@@ -18,9 +21,10 @@ pub struct Ctx {
 }
 
 impl Ctx {
-    pub(crate) fn from_cli(cli: &Cli) -> Result<Ctx> {
+    pub(crate) fn from_cli(cli: &Cli, data_dir_on_command_line: bool) -> Result<Ctx> {
         Ok(Ctx {
             data_dir: cli.data_dir.clone().or_else(default_data_dir),
+            data_dir_on_command_line,
             lock_timeout: Duration::from_millis(cli.lock_timeout_ms),
             clock: process_clock()?,
             token_file: cli.token_file.clone(),
@@ -39,6 +43,22 @@ impl Ctx {
 }
 
 impl Ctx {
+    /// The data directory, which `command` takes only from `--data-dir` on
+    /// its own command line: nothing in the environment (which the agent
+    /// may set) can point a collection at another data directory.
+    pub fn data_dir_from_command_line(&self, command: &str) -> Result<&std::path::Path> {
+        if !self.data_dir_on_command_line {
+            return Err(Error::new(
+                Code::Usage,
+                format!(
+                    "{command} takes its data directory only from --data-dir on the command line \
+                     (not AGENT_TASK_DATA_DIR or a default)"
+                ),
+            ));
+        }
+        self.data_dir()
+    }
+
     /// The token text from `--token-file` / `AGENT_TASK_TOKEN_FILE`.
     pub fn token(&self) -> Result<String> {
         let p = self.token_file.as_deref().ok_or_else(|| {

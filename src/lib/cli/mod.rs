@@ -67,12 +67,18 @@ where
     T: Into<OsString> + Clone,
 {
     crate::store::private_fs::set_private_umask();
-    let cli = match Cli::try_parse_from(args) {
-        Ok(cli) => cli,
+    use clap::{CommandFactory, FromArgMatches};
+    let parsed = Cli::command()
+        .try_get_matches_from(args)
+        .and_then(|m| Cli::from_arg_matches(&m).map(|c| (c, m)));
+    let (cli, matches) = match parsed {
+        Ok(p) => p,
         Err(e) => return output::clap_error(e),
     };
+    let on_line = matches.value_source("data_dir") == Some(clap::parser::ValueSource::CommandLine);
     let pretty = cli.pretty;
-    let result = ctx::Ctx::from_cli(&cli).and_then(|ctx| commands::dispatch(&ctx, cli.command));
+    let result =
+        ctx::Ctx::from_cli(&cli, on_line).and_then(|ctx| commands::dispatch(&ctx, cli.command));
     match result {
         Ok(reply) => output::success(&reply.value, pretty, reply.exit_code),
         Err(e) => output::failure(&e),

@@ -4,18 +4,27 @@
 //! COLLECTOR_DIR/                      0700, never inside a candidate tree
 //!   signing-key.ed25519               0600
 //!   executions/<sha256(exec op)>/     one single-digest component per execution
-//!     reservation.json                written and fsynced before any external effect
-//!     record.json                     the ExecutionRecord (after the run)
-//!     transfer.bin                    the signed transfer (retained before upload)
-//!     upload.json                     the authority's answer
+//!     reservation.sealed              written and fsynced before any external effect
+//!     record.sealed                   the ExecutionRecord (after the run)
+//!     transfer.sealed                 the signed transfer (retained before upload)
+//!     upload.sealed                   the authority's answer
 //!   snapshots/<sha256(attempt digest)>/   the materialised revision (removed after the run)
-//!   scratch/<sha256(attempt digest)>/     HOME inside the sandbox (removed by the runtime)
 //! ```
 //!
-//! Reopening retained state never reruns the command: a reservation
-//! without a record becomes a typed `interrupted` failed record.
+//! Every retained file is sealed with a MAC ([`super::state`]); resuming
+//! accepts only what verifies (`collector_state_tampered` otherwise, and
+//! nothing is signed). Reopening retained state never reruns the command: a
+//! reservation without a record becomes a typed `interrupted` failed record.
+//!
+//! Before anything is reserved, `collect` fails closed on a misconfigured
+//! deployment: the collector directory, its key and its state must be the
+//! caller's and private, and no directory above the collector directory or
+//! the data directory may be a symlink or writable by others. A runtime that
+//! does not keep candidate code in (`unshare`) is refused, and so is a
+//! pinned sandbox limit this host cannot apply.
 
 use super::runtime::{self, RunSpec};
+use super::state::StateKey;
 use super::transfer::{
     self, CollectorDescriptor, CollectorIdentity, ExecutionOutcome, ExecutionRecord,
     ExecutionRequest, ExecutionStatus, MAX_TRANSFER_BYTES, TransferHeader,
@@ -25,11 +34,10 @@ use crate::authority::snapshot::{DOMAIN_REVISION, MODE_EXEC, MODE_LINK, Manifest
 use crate::clock::{Clock, rfc3339_millis};
 use crate::error::{Code, Error, Result};
 use crate::store::{DataDir, private_fs};
-use crate::task::contract::{canonical_bytes, check_relative_path};
+use crate::task::contract::canonical_bytes;
 use crate::wire::digest::{Sha256Hex, domain_digest};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -37,6 +45,8 @@ use std::time::Duration;
 pub const MAX_DESCRIPTOR_BYTES: u64 = 64 * 1024;
 /// Largest manifest materialised.
 const MAX_MANIFEST_BYTES: u64 = 256 * 1024 * 1024;
+/// Longest symbolic link target materialised.
+const MAX_LINK_TARGET: u64 = 4096;
 
 /// Where signed transfers go. Locally: the authority of `--data-dir`; an
 /// HTTP upload endpoint implements the same trait.
@@ -87,30 +97,106 @@ pub struct CollectRequest<'a> {
     pub collector_dir: &'a Path,
 }
 
-fn exec_dir(collector_dir: &Path, op: &str) -> PathBuf {
-    collector_dir
-        .join("executions")
-        .join(Sha256Hex::digest(op.as_bytes()).as_str())
+/// The retained files of one execution and the key that seals them.
+struct Execution {
+    dir: PathBuf,
+    tag: String,
+    state: StateKey,
 }
 
-fn read_bounded(path: &Path, max: u64) -> Result<Vec<u8>> {
-    let f = private_fs::open_nofollow_read(path)?;
-    let len = f.metadata().map_err(|e| Error::io("stat", path, e))?.len();
-    if len > max {
+impl Execution {
+    fn new(collector_dir: &Path, op: &str, state: StateKey) -> Execution {
+        let tag = Sha256Hex::digest(op.as_bytes()).to_string();
+        Execution {
+            dir: collector_dir.join("executions").join(&tag),
+            tag,
+            state,
+        }
+    }
+
+    fn path(&self, kind: &str) -> PathBuf {
+        self.dir.join(format!("{kind}.sealed"))
+    }
+
+    fn read(&self, kind: &str, max: u64) -> Result<Option<Vec<u8>>> {
+        self.state.read(&self.path(kind), kind, &self.tag, max)
+    }
+
+    fn write(&self, kind: &str, body: &[u8]) -> Result<()> {
+        self.state.write(&self.path(kind), kind, &self.tag, body)
+    }
+
+    /// Refuses unsealed files of the layout before sealing
+    /// (`reservation.json`, `record.json`, `transfer.bin`, `upload.json`):
+    /// nothing proves who wrote them, and ignoring them could run the
+    /// command a second time.
+    fn refuse_unsealed(&self) -> Result<()> {
+        for name in LEGACY_FILES {
+            if std::fs::symlink_metadata(self.dir.join(name)).is_ok() {
+                return Err(Error::new(
+                    Code::CollectorStateTampered,
+                    format!(
+                        "the execution directory holds an unsealed {name} (planted, or retained by an \
+                         older agent-task): it cannot be verified, so nothing is signed from it"
+                    ),
+                )
+                .with("file", *name));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Retained files of the unsealed layout.
+const LEGACY_FILES: &[&str] = &[
+    "reservation.json",
+    "record.json",
+    "transfer.bin",
+    "upload.json",
+];
+
+/// Fails closed on a misconfigured deployment: the collector directory
+/// must exist, be the caller's and private; no directory above it or above
+/// the data directory may be a symlink or replaceable by others.
+fn check_deployment(root: &Path, cdir: &Path) -> Result<()> {
+    private_fs::check_trusted_ancestors(cdir)?;
+    private_fs::check_trusted_ancestors(root)?;
+    if !private_fs::check_private(cdir, private_fs::Kind::Dir)? {
         return Err(Error::new(
-            Code::TooLarge,
-            format!("{} is over {max} bytes", path.display()),
+            Code::NotFound,
+            format!(
+                "no collector directory at {} (create it with keygen)",
+                cdir.display()
+            ),
         ));
     }
-    let mut b = Vec::new();
-    f.take(max + 1)
-        .read_to_end(&mut b)
-        .map_err(|e| Error::io("read", path, e))?;
-    Ok(b)
+    Ok(())
 }
 
-fn exists_private(p: &Path) -> Result<bool> {
-    private_fs::check_private(p, private_fs::Kind::File)
+/// The collector directory's key and state key, after the deployment checks.
+fn open_collector(root: &Path, collector_dir: &Path) -> Result<(PathBuf, [u8; 32])> {
+    let cdir =
+        std::path::absolute(collector_dir).map_err(|e| Error::io("resolve", collector_dir, e))?;
+    check_deployment(root, &cdir)?;
+    let seed = admin::load_signing_seed(&cdir)?;
+    Ok((cdir, seed))
+}
+
+/// Refuses, before anything is reserved, a descriptor whose runtime does
+/// not keep candidate code in or whose pinned limits this host cannot apply.
+fn check_runtime(d: &CollectorDescriptor) -> Result<()> {
+    match d.runtime {
+        runtime::RuntimeKind::Unshare => Err(runtime::not_isolating(d.runtime)),
+        runtime::RuntimeKind::Bwrap => match &d.limits.sandbox {
+            None => Err(Error::new(
+                Code::ProfileInvalid,
+                "the collector profile pins no sandbox limits (it predates them): \
+                 re-enroll and install a new bwrap profile",
+            )),
+            Some(l) => l.check_applicable(),
+        },
+        runtime::RuntimeKind::Oci => Ok(()),
+    }
 }
 
 /// Runs the recipe of a claimed descriptor once, durably: reserve, run,
@@ -120,9 +206,9 @@ pub fn collect(req: &CollectRequest<'_>, up: &dyn Uploader) -> Result<Value> {
         return Err(Error::new(Code::TooLarge, "descriptor is over 64 KiB"));
     }
     let d: CollectorDescriptor = serde_json::from_slice(req.descriptor)?;
-    let cdir = std::path::absolute(req.collector_dir)
-        .map_err(|e| Error::io("resolve", req.collector_dir, e))?;
-    let key = admin::load_signing_key(&cdir)?;
+    let (cdir, seed) = open_collector(req.root, req.collector_dir)?;
+    check_runtime(&d)?;
+    let key = crate::wire::ed25519::Keypair::from_seed(&seed);
     if crate::task::contract::key_id(&key.public_key()) != d.registration.key_id {
         return Err(Error::new(
             Code::EnrollmentInvalid,
@@ -130,57 +216,80 @@ pub fn collect(req: &CollectRequest<'_>, up: &dyn Uploader) -> Result<Value> {
         ));
     }
     private_fs::ensure_private_dir(&cdir.join("executions"))?;
-    let edir = exec_dir(&cdir, &d.execution_operation_id);
-    let rpath = edir.join("reservation.json");
-    let resumed = exists_private(&rpath)?;
-    if resumed {
-        let r: Reservation =
-            serde_json::from_slice(&read_bounded(&rpath, MAX_DESCRIPTOR_BYTES * 2)?)?;
-        if r.descriptor != d {
+    let ex = Execution::new(&cdir, &d.execution_operation_id, StateKey::derive(&seed)?);
+    ex.refuse_unsealed()?;
+    let request_digest = ExecutionRequest::from_descriptor(&d).digest()?;
+    let resumed = match ex.read("reservation", MAX_DESCRIPTOR_BYTES * 2)? {
+        Some(b) => {
+            let r: Reservation = serde_json::from_slice(&b).map_err(|e| {
+                Error::internal(format!("a sealed reservation does not decode: {e}"))
+            })?;
+            if r.descriptor != d || r.request_digest != request_digest {
+                return Err(Error::new(
+                    Code::DescriptorMismatch,
+                    "this execution was reserved under another descriptor",
+                ));
+            }
+            true
+        }
+        None => {
+            crate::authority::collector::recheck_descriptor(req.root, req.clock, req.token, &d)?;
+            crate::collector::crash_point("before_reserve");
+            private_fs::ensure_private_dir(&ex.dir)?;
+            let res = Reservation {
+                version: 1,
+                request_digest: request_digest.clone(),
+                descriptor: d.clone(),
+                reserved_at: rfc3339_millis(req.clock.now()),
+            };
+            ex.write("reservation", &canonical_bytes(&res)?)?;
+            crate::collector::crash_point("after_reserve");
+            false
+        }
+    };
+    let retained_record = |b: Vec<u8>| -> Result<ExecutionRecord> {
+        let r: ExecutionRecord = serde_json::from_slice(&b)
+            .map_err(|e| Error::internal(format!("a sealed record does not decode: {e}")))?;
+        if r.request_digest != request_digest {
             return Err(Error::new(
-                Code::DescriptorMismatch,
-                "this execution was reserved under another descriptor",
+                Code::CollectorStateTampered,
+                "the retained record answers another request",
             ));
         }
-    } else {
-        crate::authority::collector::recheck_descriptor(req.root, req.clock, req.token, &d)?;
-        crate::collector::crash_point("before_reserve");
-        private_fs::ensure_private_dir(&edir)?;
-        let res = Reservation {
-            version: 1,
-            request_digest: ExecutionRequest::from_descriptor(&d).digest()?,
-            descriptor: d.clone(),
-            reserved_at: rfc3339_millis(req.clock.now()),
-        };
-        private_fs::write_atomic(&rpath, &canonical_bytes(&res)?)?;
-        crate::collector::crash_point("after_reserve");
-    }
-    let tpath = edir.join("transfer.bin");
-    let recpath = edir.join("record.json");
-    let bytes = if exists_private(&tpath)? {
-        read_bounded(&tpath, MAX_TRANSFER_BYTES)?
-    } else {
-        let record = if exists_private(&recpath)? {
-            serde_json::from_slice(&read_bounded(&recpath, MAX_TRANSFER_BYTES)?)?
-        } else {
-            let record = if resumed {
-                interrupted(&d)?
-            } else {
-                execute(req, &cdir, &d)?
-            };
-            private_fs::write_atomic(&recpath, &canonical_bytes(&record)?)?;
-            crate::collector::crash_point("after_run");
-            record
-        };
-        let bytes = seal(&d, &record, &key)?;
-        private_fs::write_atomic(&tpath, &bytes)?;
-        crate::collector::crash_point("after_sign");
-        bytes
+        Ok(r)
     };
-    let record: ExecutionRecord =
-        serde_json::from_slice(&read_bounded(&recpath, MAX_TRANSFER_BYTES)?)?;
+    let (bytes, record) = match ex.read("transfer", MAX_TRANSFER_BYTES)? {
+        Some(bytes) => {
+            let record = ex.read("record", MAX_TRANSFER_BYTES)?.ok_or_else(|| {
+                Error::new(
+                    Code::CollectorStateTampered,
+                    "a retained transfer without its record",
+                )
+            })?;
+            (bytes, retained_record(record)?)
+        }
+        None => {
+            let record = match ex.read("record", MAX_TRANSFER_BYTES)? {
+                Some(b) => retained_record(b)?,
+                None => {
+                    let record = if resumed {
+                        interrupted(&d)?
+                    } else {
+                        execute(req, &cdir, &d)?
+                    };
+                    ex.write("record", &canonical_bytes(&record)?)?;
+                    crate::collector::crash_point("after_run");
+                    record
+                }
+            };
+            let bytes = seal(&d, &record, &key)?;
+            ex.write("transfer", &bytes)?;
+            crate::collector::crash_point("after_sign");
+            (bytes, record)
+        }
+    };
     let answer = up.upload(&bytes)?;
-    private_fs::write_atomic(&edir.join("upload.json"), &serde_json::to_vec(&answer)?)?;
+    ex.write("upload", &serde_json::to_vec(&answer)?)?;
     Ok(json!({
         "execution_operation_id": d.execution_operation_id, "task_id": d.task_id, "attempt_id": d.attempt_id,
         "resumed": resumed, "status": record.status, "outcome": record.outcome, "detail": record.detail,
@@ -189,33 +298,63 @@ pub fn collect(req: &CollectRequest<'_>, up: &dyn Uploader) -> Result<Value> {
         "stdout_tail": record.run.as_ref().map(|r| r.stdout.tail.clone()),
         "stderr_tail": record.run.as_ref().map(|r| r.stderr.tail.clone()),
         "transfer_digest": transfer::transfer_digest(&bytes), "transfer_size": bytes.len(),
-        "retained": tpath.display().to_string(), "upload": answer,
+        "retained": ex.path("transfer").display().to_string(), "upload": answer,
     }))
 }
 
-/// `retry-upload`: resends the identical retained bytes of an execution.
-pub fn retry_upload(collector_dir: &Path, operation: &str, up: &dyn Uploader) -> Result<Value> {
+/// `retry-upload`: resends the identical retained bytes of an execution
+/// (which must verify as this collector's own).
+pub fn retry_upload(
+    root: &Path,
+    collector_dir: &Path,
+    operation: &str,
+    up: &dyn Uploader,
+) -> Result<Value> {
     crate::task::contract::check_id("operation", operation)?;
-    let cdir =
-        std::path::absolute(collector_dir).map_err(|e| Error::io("resolve", collector_dir, e))?;
-    if !private_fs::check_private(&cdir, private_fs::Kind::Dir)? {
-        return Err(Error::new(Code::NotFound, "no collector directory"));
-    }
-    let edir = exec_dir(&cdir, operation);
-    let tpath = edir.join("transfer.bin");
-    if !exists_private(&tpath)? {
-        return Err(Error::new(
+    let (cdir, seed) = open_collector(root, collector_dir)?;
+    let ex = Execution::new(&cdir, operation, StateKey::derive(&seed)?);
+    ex.refuse_unsealed()?;
+    let bytes = ex.read("transfer", MAX_TRANSFER_BYTES)?.ok_or_else(|| {
+        Error::new(
             Code::NotFound,
             "no retained transfer for this execution (rerun collect to finish it)",
-        ));
-    }
-    let bytes = read_bounded(&tpath, MAX_TRANSFER_BYTES)?;
+        )
+    })?;
     let answer = up.upload(&bytes)?;
-    private_fs::write_atomic(&edir.join("upload.json"), &serde_json::to_vec(&answer)?)?;
+    ex.write("upload", &serde_json::to_vec(&answer)?)?;
     Ok(
         json!({"execution_operation_id": operation, "transfer_digest": transfer::transfer_digest(&bytes),
               "transfer_size": bytes.len(), "upload": answer}),
     )
+}
+
+/// Reads one retained file of an execution, verifying its MAC with the
+/// collector directory's key (for tools and tests that inspect state).
+pub fn read_retained(collector_dir: &Path, operation: &str, kind: &str) -> Result<Option<Vec<u8>>> {
+    let seed = admin::load_signing_seed(collector_dir)?;
+    Execution::new(collector_dir, operation, StateKey::derive(&seed)?)
+        .read(kind, MAX_TRANSFER_BYTES)
+}
+
+/// Writes one retained file of an execution sealed with the collector
+/// directory's key: what a holder of the signing key can always do
+/// (tests use it to hand the authority re-signed transfers).
+pub fn write_retained(
+    collector_dir: &Path,
+    operation: &str,
+    kind: &str,
+    body: &[u8],
+) -> Result<()> {
+    let seed = admin::load_signing_seed(collector_dir)?;
+    Execution::new(collector_dir, operation, StateKey::derive(&seed)?).write(kind, body)
+}
+
+/// The path of one retained file of an execution.
+pub fn retained_path(collector_dir: &Path, operation: &str, kind: &str) -> PathBuf {
+    collector_dir
+        .join("executions")
+        .join(Sha256Hex::digest(operation.as_bytes()).as_str())
+        .join(format!("{kind}.sealed"))
 }
 
 fn interrupted(d: &CollectorDescriptor) -> Result<ExecutionRecord> {
@@ -228,6 +367,25 @@ fn interrupted(d: &CollectorDescriptor) -> Result<ExecutionRecord> {
         run: None,
         detail: Some("the collector stopped after reserving; the command is never rerun".into()),
     })
+}
+
+/// Test builds only: when `AGENT_TASK_TEST_RUN_LOG` names a file, each
+/// start of a recipe appends a line to it (the sandbox lets nothing out,
+/// so this is how the crash suite counts runs).
+fn log_run(d: &CollectorDescriptor) {
+    #[cfg(feature = "test-hooks")]
+    if let Some(p) = std::env::var_os("AGENT_TASK_TEST_RUN_LOG") {
+        use std::io::Write;
+        if let Ok(mut f) = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(p)
+        {
+            let _ = writeln!(f, "run {}", d.execution_operation_id);
+        }
+    }
+    #[cfg(not(feature = "test-hooks"))]
+    let _ = d;
 }
 
 fn execute(
@@ -245,7 +403,14 @@ fn execute(
         run: None,
         detail: Some(detail),
     };
-    let identity = match runtime::probe(d.runtime, d.oci_image.as_deref()) {
+    let launcher = std::env::current_exe()
+        .map_err(|e| Error::new(Code::Io, format!("cannot locate agent-task: {e}")))?;
+    let plan = runtime::Plan {
+        oci_image: d.oci_image.as_deref(),
+        limits: d.limits.sandbox.as_ref(),
+        launcher: &launcher,
+    };
+    let identity = match runtime::probe(d.runtime, &plan) {
         Ok(id) if id.digest == d.runtime_identity_digest => id,
         Ok(id) => {
             return Ok(failed(
@@ -255,10 +420,10 @@ fn execute(
             ));
         }
         Err(e) => {
-            let status = if e.code() == Code::OciImageUnavailable {
-                ExecutionStatus::ImageUnavailable
-            } else {
-                ExecutionStatus::RuntimeUnavailable
+            let status = match e.code() {
+                Code::OciImageUnavailable => ExecutionStatus::ImageUnavailable,
+                Code::SandboxLimitUnavailable => ExecutionStatus::LimitUnavailable,
+                _ => ExecutionStatus::RuntimeUnavailable,
             };
             return Ok(failed(
                 status,
@@ -268,20 +433,14 @@ fn execute(
         }
     };
     let tag = Sha256Hex::digest(d.attempt_digest.as_str().as_bytes());
-    for p in ["snapshots", "scratch"] {
-        private_fs::ensure_private_dir(&cdir.join(p))?;
-    }
-    let snap = cdir.join("snapshots").join(tag.as_str());
-    let scratch = cdir.join("scratch").join(tag.as_str());
-    for p in [&snap, &scratch] {
-        if std::fs::symlink_metadata(p).is_ok() {
-            std::fs::remove_dir_all(p).map_err(|e| Error::io("remove", p, e))?;
-        }
-        private_fs::ensure_private_dir(p)?;
-    }
+    private_fs::ensure_private_dir(&cdir.join("snapshots"))?;
+    let sdir = runtime::snapshot_dir(
+        identity.limits.as_ref(),
+        &cdir.join("snapshots").join(tag.as_str()),
+    )?;
+    let snap = sdir.path().to_path_buf();
     if let Err(e) = materialise(req.root, d, &snap) {
-        let _ = std::fs::remove_dir_all(&snap);
-        let _ = std::fs::remove_dir_all(&scratch);
+        sdir.remove();
         return Ok(failed(
             ExecutionStatus::SnapshotUnavailable,
             Some(identity),
@@ -290,16 +449,17 @@ fn execute(
     }
     let spec = RunSpec {
         snapshot: &snap,
-        scratch: &scratch,
         argv: &d.recipe.argv,
         env: &[],
         timeout: Duration::from_millis(d.recipe.timeout_ms),
         max_output_bytes: d.limits.max_output_bytes,
         tail_bytes: usize::try_from(d.limits.tail_bytes).unwrap_or(4096),
         oci_image: d.oci_image.as_deref(),
+        launcher: &launcher,
     };
+    log_run(d);
     let run = runtime::run(&identity, &spec, req.clock);
-    let snap_removed = make_writable_and_remove(&snap);
+    let snap_removed = sdir.remove();
     let mut out = match run {
         Ok(o) => o,
         Err(e) => {
@@ -324,40 +484,14 @@ fn execute(
     Ok(rec)
 }
 
-fn make_writable_and_remove(p: &Path) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    for e in ignore_walk(p) {
-        if let Ok(m) = std::fs::symlink_metadata(&e)
-            && m.is_dir()
-        {
-            let _ = std::fs::set_permissions(&e, std::fs::Permissions::from_mode(0o700));
-        }
-    }
-    match std::fs::remove_dir_all(p) {
-        Ok(()) => true,
-        Err(e) => e.kind() == std::io::ErrorKind::NotFound,
-    }
-}
-
-fn ignore_walk(p: &Path) -> Vec<PathBuf> {
-    let mut out = vec![p.to_path_buf()];
-    let mut i = 0;
-    while i < out.len() {
-        if let Ok(rd) = std::fs::read_dir(&out[i]) {
-            for e in rd.flatten() {
-                if e.file_type().is_ok_and(|t| t.is_dir()) {
-                    out.push(e.path());
-                }
-            }
-        }
-        i += 1;
-    }
-    out
-}
-
-/// Writes the exact revision from the CAS into `snap` (which exists, empty).
+/// Writes the exact revision from the CAS into `snap` (which exists,
+/// empty, owner-private), streaming every file (never whole in memory;
+/// each verified against its digest). Paths follow git's rules, and no
+/// entry may sit below another entry (a link cannot redirect a write).
+/// Directories become 0755 and files 0644/0755, so that a dedicated
+/// sandbox uid can read them; the snapshot's parent stays private.
 fn materialise(root: &Path, d: &CollectorDescriptor, snap: &Path) -> Result<()> {
-    use std::os::unix::fs::PermissionsExt;
+    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
     let dir = DataDir::open(root)?;
     let cas = dir.cas();
     let mbytes = cas.read(&d.manifest_sha256, None, MAX_MANIFEST_BYTES)?;
@@ -368,29 +502,69 @@ fn materialise(root: &Path, d: &CollectorDescriptor, snap: &Path) -> Result<()> 
         ));
     }
     let m: Manifest = serde_json::from_slice(&mbytes)?;
+    let paths: std::collections::HashSet<&str> =
+        m.entries.iter().map(|e| e.path.as_str()).collect();
     for e in &m.entries {
-        check_relative_path(&e.path)?;
-        let target = snap.join(&e.path);
-        if let Some(parent) = target.parent() {
-            std::fs::create_dir_all(parent).map_err(|x| Error::io("create", parent, x))?;
+        crate::authority::tree_path::check(&e.path, e.mode == MODE_LINK)?;
+        let mut parent = Path::new(&e.path).parent();
+        while let Some(p) = parent.filter(|p| !p.as_os_str().is_empty()) {
+            if p.to_str().is_some_and(|s| paths.contains(s)) {
+                return Err(Error::new(
+                    Code::IntegrityError,
+                    "a manifest entry lies below another entry",
+                ));
+            }
+            parent = p.parent();
         }
-        let bytes = cas.read(
-            &e.sha256,
-            Some(e.size),
-            crate::authority::snapshot::MAX_FILE_BYTES,
-        )?;
+    }
+    let mut mkdir = std::fs::DirBuilder::new();
+    mkdir.mode(0o755);
+    for e in &m.entries {
+        let target = snap.join(&e.path);
+        if let Some(parent) = Path::new(&e.path).parent() {
+            let mut cur = snap.to_path_buf();
+            for c in parent.components() {
+                cur.push(c);
+                match std::fs::symlink_metadata(&cur) {
+                    Ok(md) if md.is_dir() => {}
+                    Ok(_) => {
+                        return Err(Error::new(
+                            Code::IntegrityError,
+                            format!("{} is not a directory", cur.display()),
+                        ));
+                    }
+                    Err(_) => {
+                        mkdir
+                            .create(&cur)
+                            .map_err(|x| Error::io("create", &cur, x))?;
+                        std::fs::set_permissions(&cur, std::fs::Permissions::from_mode(0o755))
+                            .map_err(|x| Error::io("chmod", &cur, x))?;
+                    }
+                }
+            }
+        }
         if e.mode == MODE_LINK {
+            let bytes = cas.read(&e.sha256, Some(e.size), MAX_LINK_TARGET)?;
             let t = String::from_utf8(bytes)
                 .map_err(|_| Error::new(Code::InvalidInput, "link target is not UTF-8"))?;
             std::os::unix::fs::symlink(&t, &target)
                 .map_err(|x| Error::io("symlink", &target, x))?;
             continue;
         }
-        std::fs::write(&target, &bytes).map_err(|x| Error::io("write", &target, x))?;
         let mode = if e.mode == MODE_EXEC { 0o755 } else { 0o644 };
-        std::fs::set_permissions(&target, std::fs::Permissions::from_mode(mode))
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+            .open(&target)
+            .map_err(|x| Error::io("create", &target, x))?;
+        cas.copy_to(&e.sha256, e.size, &mut f)?;
+        f.set_permissions(std::fs::Permissions::from_mode(mode))
             .map_err(|x| Error::io("chmod", &target, x))?;
     }
+    std::fs::set_permissions(snap, std::fs::Permissions::from_mode(0o755))
+        .map_err(|x| Error::io("chmod", snap, x))?;
     Ok(())
 }
 

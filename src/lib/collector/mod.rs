@@ -5,6 +5,8 @@
 
 pub mod collect;
 pub mod runtime;
+pub mod sandbox;
+pub mod state;
 pub mod transfer;
 
 /// Test-only crash injection: with the `test-hooks` feature, when

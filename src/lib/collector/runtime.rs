@@ -9,9 +9,18 @@
 //!
 //! | runtime | network | snapshot | pid namespace | /tmp | user |
 //! |---|---|---|---|---|---|
-//! | `bwrap` | none (own netns) | read-only bind | yes | private tmpfs | uid 65534 in a user namespace, no capabilities |
-//! | `unshare` | none (own netns) | shared file system, writable | yes | shared | the invoking user |
+//! | `bwrap` | none (own netns) | read-only bind | yes | private sized tmpfs | uid 65534 in a user namespace, no capabilities, no nested user namespaces; a dedicated host uid when the collector is root |
 //! | `oci` | none (`--network none`) | read-only volume | yes | private tmpfs | 65534, no capabilities |
+//!
+//! `unshare` (network namespace only, the host file system shared and
+//! writable) let candidate code read the collector's key and write into
+//! the data directory; it is refused (`runtime_not_isolating`) at probe,
+//! profile install and collect, and kept only so that old profiles decode.
+//!
+//! A `bwrap` run goes through [`super::sandbox`] (the collector's own
+//! binary, re-executed), which applies the pinned [`SandboxLimits`] that
+//! bubblewrap cannot: rlimits and, when the collector is root, a dedicated
+//! unprivileged uid. The limits are part of the runtime identity.
 //!
 //! The `oci` runtime runs one digest-pinned image (`NAME@sha256:<64 hex>`)
 //! that must already be in the engine's local store: it is never pulled
@@ -47,6 +56,7 @@ pub enum RuntimeKind {
     /// bubblewrap: read-only snapshot, no network, pid namespace, private /tmp.
     Bwrap,
     /// `unshare --net --pid`: network cut only; the file system is shared.
+    /// Refused everywhere (`runtime_not_isolating`); decodes for old profiles.
     Unshare,
     /// podman or docker with `--network none` and a read-only snapshot volume.
     Oci,
@@ -95,12 +105,168 @@ pub struct RuntimeIdentity {
     pub pinned_args: Vec<String>,
     /// What those arguments guarantee.
     pub isolation: IsolationFacts,
+    /// For `bwrap`: the limits every run is held to (left out otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limits: Option<SandboxLimits>,
     /// For `oci` only: the pinned image as the engine resolved it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub image: Option<OciImage>,
     /// `domain_digest(IDENTITY_DOMAIN, JSON of the fields above in this order)`
-    /// (`image` is left out of that JSON when absent).
+    /// (`limits` and `image` are left out of that JSON when absent).
     pub digest: Sha256Hex,
+}
+
+/// The limits a `bwrap` run is held to: pinned in the runtime identity
+/// (so in the profile's identity digest) and applied to every run; one
+/// that cannot be applied refuses the run (`sandbox_limit_unavailable`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SandboxLimits {
+    /// Size of each writable tmpfs (`/tmp`, `/scratch`, `/dev/shm`): bwrap `--size`.
+    pub tmpfs_bytes: u64,
+    /// `RLIMIT_AS` per process.
+    pub address_space_bytes: u64,
+    /// `RLIMIT_NPROC`: processes and threads of the sandbox's uid.
+    pub processes: u64,
+    /// `RLIMIT_FSIZE`: largest file a process may write.
+    pub file_size_bytes: u64,
+    /// `RLIMIT_CPU` per process, in seconds.
+    pub cpu_seconds: u64,
+    /// The dedicated host uid (and gid) candidate code runs as when the
+    /// collector runs as root; `null` when it does not (the sandbox then
+    /// maps the collector's own uid to 65534).
+    pub run_as_uid: Option<u32>,
+}
+
+/// Default tmpfs size: 1 GiB each.
+pub const DEFAULT_TMPFS_BYTES: u64 = 1 << 30;
+/// Default address space per process: 8 GiB.
+pub const DEFAULT_ADDRESS_SPACE_BYTES: u64 = 8 << 30;
+/// Default process (and thread) count of the sandbox uid.
+pub const DEFAULT_PROCESSES: u64 = 1024;
+/// Default largest written file: 2 GiB.
+pub const DEFAULT_FILE_SIZE_BYTES: u64 = 2 << 30;
+/// Default CPU time per process: one hour.
+pub const DEFAULT_CPU_SECONDS: u64 = 3600;
+/// Default dedicated uid and gid when the collector runs as root: outside
+/// the ranges distributions allocate (system and login users, systemd
+/// dynamic users, `nobody`, the usual subordinate-id blocks).
+pub const DEFAULT_SANDBOX_UID: u32 = 2_000_000_000;
+
+/// What an operator asks for (`profile install` / `runtime probe` flags);
+/// [`LimitRequest::resolve`] turns it into the pinned [`SandboxLimits`]
+/// for this host.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LimitRequest {
+    /// See [`SandboxLimits::tmpfs_bytes`].
+    pub tmpfs_bytes: u64,
+    /// See [`SandboxLimits::address_space_bytes`].
+    pub address_space_bytes: u64,
+    /// See [`SandboxLimits::processes`].
+    pub processes: u64,
+    /// See [`SandboxLimits::file_size_bytes`].
+    pub file_size_bytes: u64,
+    /// See [`SandboxLimits::cpu_seconds`].
+    pub cpu_seconds: u64,
+    /// The dedicated uid (root only; default [`DEFAULT_SANDBOX_UID`]).
+    pub sandbox_uid: Option<u32>,
+}
+
+impl Default for LimitRequest {
+    fn default() -> Self {
+        LimitRequest {
+            tmpfs_bytes: DEFAULT_TMPFS_BYTES,
+            address_space_bytes: DEFAULT_ADDRESS_SPACE_BYTES,
+            processes: DEFAULT_PROCESSES,
+            file_size_bytes: DEFAULT_FILE_SIZE_BYTES,
+            cpu_seconds: DEFAULT_CPU_SECONDS,
+            sandbox_uid: None,
+        }
+    }
+}
+
+fn limit_error(msg: impl Into<String>) -> Error {
+    Error::new(Code::SandboxLimitUnavailable, msg)
+}
+
+impl LimitRequest {
+    /// The limits for a collector running as this process's user: a
+    /// dedicated uid exactly when it is root.
+    pub fn resolve(&self) -> Result<SandboxLimits> {
+        let run_as_uid = match (is_root(), self.sandbox_uid) {
+            (true, u) => Some(u.unwrap_or(DEFAULT_SANDBOX_UID)),
+            (false, None) => None,
+            (false, Some(_)) => {
+                return Err(limit_error(
+                    "--sandbox-uid needs a collector running as root (only root can switch to it)",
+                ));
+            }
+        };
+        let l = SandboxLimits {
+            tmpfs_bytes: self.tmpfs_bytes,
+            address_space_bytes: self.address_space_bytes,
+            processes: self.processes,
+            file_size_bytes: self.file_size_bytes,
+            cpu_seconds: self.cpu_seconds,
+            run_as_uid,
+        };
+        l.check_applicable()?;
+        Ok(l)
+    }
+}
+
+impl SandboxLimits {
+    /// Whether this process can apply every limit: nonzero values, a
+    /// dedicated uid exactly when running as root (never 0), and rlimits
+    /// within the hard limits a non-root collector cannot raise.
+    pub fn check_applicable(&self) -> Result<()> {
+        use rustix::process::{Resource, getrlimit};
+        for (v, name) in [
+            (self.tmpfs_bytes, "tmpfs size"),
+            (self.address_space_bytes, "address space"),
+            (self.processes, "process count"),
+            (self.file_size_bytes, "file size"),
+            (self.cpu_seconds, "CPU time"),
+        ] {
+            if v == 0 {
+                return Err(limit_error(format!("the {name} limit must be positive")));
+            }
+        }
+        match (is_root(), self.run_as_uid) {
+            (_, Some(0)) | (_, Some(u32::MAX)) => {
+                return Err(limit_error("the sandbox uid must be an unprivileged uid"));
+            }
+            (true, None) => {
+                return Err(limit_error(
+                    "the collector runs as root but the profile pins no dedicated sandbox uid; \
+                     install the profile as the collector's user",
+                ));
+            }
+            (false, Some(u)) => {
+                return Err(limit_error(format!(
+                    "the profile pins sandbox uid {u}, which only a root collector can switch to"
+                )));
+            }
+            _ => {}
+        }
+        if !is_root() {
+            for (res, v, name) in [
+                (Resource::As, self.address_space_bytes, "address space"),
+                (Resource::Nproc, self.processes, "process count"),
+                (Resource::Fsize, self.file_size_bytes, "file size"),
+                (Resource::Cpu, self.cpu_seconds, "CPU time"),
+            ] {
+                if let Some(hard) = getrlimit(res).maximum
+                    && v > hard
+                {
+                    return Err(limit_error(format!(
+                        "the {name} limit {v} is over this user's hard limit {hard}"
+                    )));
+                }
+            }
+        }
+        Ok(())
+    }
 }
 
 /// A digest-pinned OCI image, as present in the engine's local store.
@@ -125,6 +291,8 @@ struct IdentityCore<'a> {
     pinned_args: &'a [String],
     isolation: &'a IsolationFacts,
     #[serde(skip_serializing_if = "Option::is_none")]
+    limits: Option<&'a SandboxLimits>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     image: Option<&'a OciImage>,
 }
 
@@ -134,6 +302,7 @@ fn identity(
     version: String,
     pinned_args: Vec<String>,
     isolation: IsolationFacts,
+    limits: Option<SandboxLimits>,
     image: Option<OciImage>,
 ) -> Result<RuntimeIdentity> {
     let bytes = std::fs::read(&program).map_err(|e| Error::io("read", &program, e))?;
@@ -146,6 +315,7 @@ fn identity(
         version: &version,
         pinned_args: &pinned_args,
         isolation: &isolation,
+        limits: limits.as_ref(),
         image: image.as_ref(),
     };
     let digest = domain_digest(IDENTITY_DOMAIN, &serde_json::to_vec(&core)?);
@@ -156,6 +326,7 @@ fn identity(
         version,
         pinned_args,
         isolation,
+        limits,
         image,
         digest,
     })
@@ -172,73 +343,124 @@ impl RuntimeIdentity {
             version: &self.version,
             pinned_args: &self.pinned_args,
             isolation: &self.isolation,
+            limits: self.limits.as_ref(),
             image: self.image.as_ref(),
         };
         Ok(domain_digest(IDENTITY_DOMAIN, &serde_json::to_vec(&core)?))
     }
+
+    /// Refuses (`runtime_not_isolating`) an identity under which candidate
+    /// code could reach the collector's key or state or write outside its
+    /// scratch: its facts must be no network, a read-only snapshot, a pid
+    /// namespace, a private /tmp and an unprivileged user, and a `bwrap`
+    /// identity must pin its limits.
+    pub fn check_isolating(&self) -> Result<()> {
+        let i = &self.isolation;
+        let facts = i.network == "none"
+            && i.snapshot == "read_only"
+            && i.pid_namespace
+            && i.private_tmp
+            && i.user == "unprivileged";
+        let ok = match self.runtime {
+            RuntimeKind::Unshare => false,
+            RuntimeKind::Bwrap => facts && self.limits.is_some(),
+            RuntimeKind::Oci => facts,
+        };
+        if ok {
+            Ok(())
+        } else {
+            Err(not_isolating(self.runtime))
+        }
+    }
 }
 
-/// Mount and namespace plan of the bwrap runtime. `{snapshot}` and
-/// `{scratch}` are replaced per run; everything else is fixed.
-const BWRAP_ARGS: &[&str] = &[
-    "--unshare-all",
-    "--unshare-user",
-    "--uid",
-    "65534",
-    "--gid",
-    "65534",
-    "--cap-drop",
-    "ALL",
-    "--die-with-parent",
-    "--new-session",
-    "--ro-bind",
-    "/usr",
-    "/usr",
-    "--symlink",
-    "usr/bin",
-    "/bin",
-    "--symlink",
-    "usr/lib",
-    "/lib",
-    "--symlink",
-    "usr/lib64",
-    "/lib64",
-    "--symlink",
-    "usr/sbin",
-    "/sbin",
-    "--ro-bind-try",
-    "/etc/passwd",
-    "/etc/passwd",
-    "--ro-bind-try",
-    "/etc/group",
-    "/etc/group",
-    "--ro-bind-try",
-    "/etc/ld.so.cache",
-    "/etc/ld.so.cache",
-    "--ro-bind-try",
-    "/etc/alternatives",
-    "/etc/alternatives",
-    "--ro-bind-try",
-    "/etc/hosts",
-    "/etc/hosts",
-    "--proc",
-    "/proc",
-    "--dev",
-    "/dev",
-    "--tmpfs",
-    "/tmp",
-    "--ro-bind",
-    "{snapshot}",
-    "/work",
-    "--bind",
-    "{scratch}",
-    "/scratch",
-    "--chdir",
-    "/work",
-    "--clearenv",
-];
+/// The refusal of a runtime that does not keep candidate code in.
+pub fn not_isolating(kind: RuntimeKind) -> Error {
+    let why = match kind {
+        RuntimeKind::Unshare => {
+            "unshare cuts the network only: candidate code shares the host file system, so it \
+             could read the collector's key and state and write into the data directory; use bwrap"
+        }
+        _ => {
+            "its isolation facts do not keep candidate code away from the collector's key, state and files"
+        }
+    };
+    Error::new(
+        Code::RuntimeNotIsolating,
+        format!("the {} runtime is refused: {why}", kind.as_str()),
+    )
+    .with("runtime", kind.as_str())
+}
 
-const UNSHARE_ARGS: &[&str] = &["--net", "--pid", "--fork", "--kill-child", "--mount-proc"];
+/// Mount and namespace plan of the bwrap runtime, with the pinned tmpfs
+/// size. `{snapshot}` is replaced per run; everything else is fixed. The root, `/dev` and the snapshot are
+/// read-only; the only writable places are three sized tmpfs mounts.
+fn bwrap_args(limits: &SandboxLimits) -> Vec<String> {
+    let size = limits.tmpfs_bytes.to_string();
+    let mut v: Vec<&str> = vec![
+        "--unshare-all",
+        "--unshare-user",
+        "--disable-userns",
+        "--uid",
+        "65534",
+        "--gid",
+        "65534",
+        "--cap-drop",
+        "ALL",
+        "--die-with-parent",
+        "--new-session",
+        "--ro-bind",
+        "/usr",
+        "/usr",
+        "--symlink",
+        "usr/bin",
+        "/bin",
+        "--symlink",
+        "usr/lib",
+        "/lib",
+        "--symlink",
+        "usr/lib64",
+        "/lib64",
+        "--symlink",
+        "usr/sbin",
+        "/sbin",
+        "--ro-bind-try",
+        "/etc/passwd",
+        "/etc/passwd",
+        "--ro-bind-try",
+        "/etc/group",
+        "/etc/group",
+        "--ro-bind-try",
+        "/etc/ld.so.cache",
+        "/etc/ld.so.cache",
+        "--ro-bind-try",
+        "/etc/alternatives",
+        "/etc/alternatives",
+        "--ro-bind-try",
+        "/etc/hosts",
+        "/etc/hosts",
+        "--proc",
+        "/proc",
+        "--dev",
+        "/dev",
+    ];
+    for dir in ["/dev/shm", "/tmp", "/scratch"] {
+        v.extend(["--size", size.as_str(), "--tmpfs", dir]);
+    }
+    v.extend([
+        "--ro-bind",
+        "{snapshot}",
+        "/work",
+        "--remount-ro",
+        "/dev",
+        "--remount-ro",
+        "/",
+        "--chdir",
+        "/work",
+        "--clearenv",
+    ]);
+    v.into_iter().map(str::to_owned).collect()
+}
 
 /// Run plan of the `oci` runtime under podman. `/tmp` and `/scratch` are
 /// tmpfs mounts owned by the container user (`U`), so a rootful engine
@@ -608,16 +830,37 @@ pub fn check_image_flag(kind: RuntimeKind, oci_image: Option<&str>) -> Result<()
     }
 }
 
+/// What a probe or a run needs besides the runtime kind: for `oci` the
+/// digest-pinned image, for `bwrap` the pinned limits and the launcher
+/// (this binary, re-executed as `sandbox-exec`).
+#[derive(Debug, Clone, Copy)]
+pub struct Plan<'a> {
+    /// The pinned image (`oci` only; refused for the other runtimes).
+    pub oci_image: Option<&'a str>,
+    /// The sandbox limits (`bwrap` only).
+    pub limits: Option<&'a SandboxLimits>,
+    /// The launcher executable: an `agent-task` binary.
+    pub launcher: &'a Path,
+}
+
 /// Observes the identity of `kind` on this host, and checks that it can
-/// actually isolate (a trial run), so that a later run does not discover
-/// too late that it cannot. For `oci`, `oci_image` names the digest-pinned
-/// image (required, and refused for the other runtimes); the engine must
-/// answer and the image must be in its local store. An image may hold no
-/// `true`, so `oci` has no trial run; its first run is the collection.
-pub fn probe(kind: RuntimeKind, oci_image: Option<&str>) -> Result<RuntimeIdentity> {
-    check_image_flag(kind, oci_image)?;
+/// actually isolate (a trial run through the launcher with the pinned
+/// limits), so that a later run does not discover too late that it cannot.
+/// For `oci`, the plan's image is required (and refused for the other
+/// runtimes); the engine must answer and the image must be in its local
+/// store. An image may hold no `true`, so `oci` has no trial run; its
+/// first run is the collection. `unshare` is refused.
+pub fn probe(kind: RuntimeKind, plan: &Plan<'_>) -> Result<RuntimeIdentity> {
+    check_image_flag(kind, plan.oci_image)?;
     let id = match kind {
         RuntimeKind::Bwrap => {
+            let limits = plan.limits.ok_or_else(|| {
+                Error::new(
+                    Code::InvalidInput,
+                    "the bwrap runtime needs its sandbox limits",
+                )
+            })?;
+            limits.check_applicable()?;
             let program =
                 find_program("bwrap").ok_or_else(|| unavailable(kind, "bwrap is not installed"))?;
             let version = version_of(kind, &program, &["--version"])?;
@@ -625,7 +868,7 @@ pub fn probe(kind: RuntimeKind, oci_image: Option<&str>) -> Result<RuntimeIdenti
                 kind,
                 program,
                 version,
-                BWRAP_ARGS.iter().map(|s| s.to_string()).collect(),
+                bwrap_args(limits),
                 IsolationFacts {
                     network: "none".into(),
                     snapshot: "read_only".into(),
@@ -633,34 +876,15 @@ pub fn probe(kind: RuntimeKind, oci_image: Option<&str>) -> Result<RuntimeIdenti
                     private_tmp: true,
                     user: "unprivileged".into(),
                 },
+                Some(limits.clone()),
                 None,
             )?
         }
-        RuntimeKind::Unshare => {
-            let program = find_program("unshare")
-                .ok_or_else(|| unavailable(kind, "unshare is not installed"))?;
-            let version = version_of(kind, &program, &["--version"])?;
-            let mut args: Vec<String> = UNSHARE_ARGS.iter().map(|s| s.to_string()).collect();
-            if !is_root() {
-                args.insert(0, "--map-root-user".into());
-            }
-            identity(
-                kind,
-                program,
-                version,
-                args,
-                IsolationFacts {
-                    network: "none".into(),
-                    snapshot: "shared_writable".into(),
-                    pid_namespace: true,
-                    private_tmp: false,
-                    user: "invoking_user".into(),
-                },
-                None,
-            )?
-        }
+        RuntimeKind::Unshare => return Err(not_isolating(kind)),
         RuntimeKind::Oci => {
-            let reference = oci_image.ok_or_else(|| Error::internal("checked above"))?;
+            let reference = plan
+                .oci_image
+                .ok_or_else(|| Error::internal("checked above"))?;
             let program = find_program("podman")
                 .or_else(|| find_program("docker"))
                 .ok_or_else(|| unavailable(kind, "neither podman nor docker is installed"))?;
@@ -683,24 +907,26 @@ pub fn probe(kind: RuntimeKind, oci_image: Option<&str>) -> Result<RuntimeIdenti
                     private_tmp: true,
                     user: "unprivileged".into(),
                 },
+                None,
                 Some(image),
             )?
         }
     };
+    id.check_isolating()?;
     if kind != RuntimeKind::Oci {
-        trial(&id)?;
+        trial(&id, plan)?;
     }
     Ok(id)
 }
 
-/// Probes `kind` (with its pinned image for `oci`) and requires its digest
-/// to equal the pinned one.
+/// Probes `kind` with its plan and requires its digest to equal the
+/// pinned one.
 pub fn verify_pinned(
     kind: RuntimeKind,
-    oci_image: Option<&str>,
+    plan: &Plan<'_>,
     pinned: &Sha256Hex,
 ) -> Result<RuntimeIdentity> {
-    let id = probe(kind, oci_image)?;
+    let id = probe(kind, plan)?;
     if id.digest != *pinned {
         return Err(Error::new(
             Code::RuntimeIdentityMismatch,
@@ -715,32 +941,130 @@ pub fn verify_pinned(
     Ok(id)
 }
 
-fn trial(id: &RuntimeIdentity) -> Result<()> {
-    let dir = tempfile::tempdir().map_err(|e| Error::new(Code::Io, format!("temp dir: {e}")))?;
-    let snap = dir.path().join("s");
-    let scratch = dir.path().join("t");
-    for d in [&snap, &scratch] {
-        std::fs::create_dir(d).map_err(|e| Error::io("create", d, e))?;
+/// Where a snapshot is materialised for one run.
+pub struct SnapshotDir {
+    tmp: Option<tempfile::TempDir>,
+    path: PathBuf,
+}
+
+impl SnapshotDir {
+    /// The snapshot directory (it exists, empty, owner-private).
+    pub fn path(&self) -> &Path {
+        &self.path
     }
+
+    /// Removes it (and its run directory).
+    pub fn remove(self) -> bool {
+        let gone = remove_tree(&self.path);
+        match self.tmp {
+            Some(t) => t.close().is_ok() && gone,
+            None => gone,
+        }
+    }
+}
+
+/// Makes a tree writable by its owner again and removes it.
+pub fn remove_tree(p: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    let mut dirs = vec![p.to_path_buf()];
+    let mut i = 0;
+    while i < dirs.len() {
+        let d = dirs[i].clone();
+        if std::fs::symlink_metadata(&d).is_ok_and(|m| m.is_dir()) {
+            let _ = std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o700));
+            if let Ok(rd) = std::fs::read_dir(&d) {
+                for e in rd.flatten() {
+                    if e.file_type().is_ok_and(|t| t.is_dir()) {
+                        dirs.push(e.path());
+                    }
+                }
+            }
+        }
+        i += 1;
+    }
+    match std::fs::remove_dir_all(p) {
+        Ok(()) => true,
+        Err(e) => e.kind() == std::io::ErrorKind::NotFound,
+    }
+}
+
+/// A fresh directory for a run's snapshot. Under a dedicated sandbox uid
+/// (a root collector) bubblewrap runs as that uid and must reach the
+/// snapshot by path, which the owner-private collector directory forbids:
+/// the snapshot then goes into a new run directory in the system temp
+/// directory (whose ancestors must be trusted: root's or ours, not
+/// replaceable by others), traverse-only (0711) under an unguessable
+/// name, the snapshot itself under another. Otherwise it is `private`
+/// (inside the collector directory).
+pub fn snapshot_dir(limits: Option<&SandboxLimits>, private: &Path) -> Result<SnapshotDir> {
+    use std::os::unix::fs::PermissionsExt;
+    if limits.and_then(|l| l.run_as_uid).is_none() {
+        if std::fs::symlink_metadata(private).is_ok() {
+            remove_tree(private);
+        }
+        crate::store::private_fs::ensure_private_dir(private)?;
+        return Ok(SnapshotDir {
+            tmp: None,
+            path: private.to_path_buf(),
+        });
+    }
+    let parent = std::env::temp_dir();
+    crate::store::private_fs::check_trusted_ancestors(&parent.join("run"))?;
+    let tmp = tempfile::Builder::new()
+        .prefix("agent-task-run-")
+        .tempdir_in(&parent)
+        .map_err(|e| Error::io("create a run directory in", &parent, e))?;
+    std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o711))
+        .map_err(|e| Error::io("chmod", tmp.path(), e))?;
+    let path = tmp
+        .path()
+        .join(crate::wire::random_id("s")?.replace(['_', '-'], ""));
+    crate::store::private_fs::ensure_private_dir(&path)?;
+    Ok(SnapshotDir {
+        tmp: Some(tmp),
+        path,
+    })
+}
+
+fn trial(id: &RuntimeIdentity, plan: &Plan<'_>) -> Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    let private =
+        tempfile::tempdir().map_err(|e| Error::new(Code::Io, format!("temp dir: {e}")))?;
+    let dir = snapshot_dir(id.limits.as_ref(), &private.path().join("s"))?;
+    let snap = dir.path().to_path_buf();
+    // A dedicated uid must be able to enter it.
+    std::fs::set_permissions(&snap, std::fs::Permissions::from_mode(0o755))
+        .map_err(|e| Error::io("chmod", &snap, e))?;
     let spec = RunSpec {
         snapshot: &snap,
-        scratch: &scratch,
         argv: &["true".to_string()],
         env: &[],
         timeout: Duration::from_secs(20),
         max_output_bytes: 4096,
         tail_bytes: 512,
         oci_image: None,
+        launcher: plan.launcher,
     };
-    let out = run(id, &spec, &crate::clock::SystemClock)?;
+    let out = run(id, &spec, &crate::clock::SystemClock);
+    dir.remove();
+    let out = out?;
     if out.exit_code != Some(0) {
-        return Err(unavailable(
-            id.runtime,
+        // The launcher reports a limit it cannot apply as a typed error.
+        let code = if out.stderr.tail.contains("\"sandbox_limit_unavailable\"") {
+            Code::SandboxLimitUnavailable
+        } else {
+            Code::RuntimeUnavailable
+        };
+        return Err(Error::new(
+            code,
             format!(
-                "a trial run of `true` failed (exit {:?}): {}",
-                out.exit_code, out.stderr.tail
+                "runtime {} cannot run here: a trial run of `true` failed (exit {:?}): {}",
+                id.runtime.as_str(),
+                out.exit_code,
+                out.stderr.tail
             ),
-        ));
+        )
+        .with("runtime", id.runtime.as_str()));
     }
     Ok(())
 }
@@ -748,10 +1072,9 @@ fn trial(id: &RuntimeIdentity) -> Result<()> {
 /// One run: where, what, and its bounds.
 #[derive(Debug)]
 pub struct RunSpec<'a> {
-    /// The materialised snapshot (read-only inside bwrap and OCI).
+    /// The materialised snapshot (read-only inside bwrap and OCI; its
+    /// directories must be enterable by the sandbox's uid).
     pub snapshot: &'a Path,
-    /// A writable, owner-private scratch directory (HOME inside the sandbox).
-    pub scratch: &'a Path,
     /// The command (argv[0] is looked up on the sandbox's PATH).
     pub argv: &'a [String],
     /// Extra environment (the sandbox starts from an empty environment).
@@ -764,6 +1087,8 @@ pub struct RunSpec<'a> {
     pub tail_bytes: usize,
     /// The pinned image, for `oci` only.
     pub oci_image: Option<&'a str>,
+    /// The launcher (`bwrap` runs): an `agent-task` binary.
+    pub launcher: &'a Path,
 }
 
 /// Digest, size and bounded tail of one output stream.
@@ -800,19 +1125,14 @@ pub struct RunOutcome {
     pub stdout: StreamSummary,
     /// Standard error.
     pub stderr: StreamSummary,
-    /// No process of the run is left, the scratch directory was removed
-    /// and (for `oci`) the container no longer exists.
+    /// No process of the run is left and (for `oci`) the container no
+    /// longer exists (scratch is a tmpfs that goes with the sandbox).
     pub cleanup_confirmed: bool,
 }
 
-fn substitute(args: &[String], snapshot: &Path, scratch: &Path) -> Vec<String> {
-    let (s, t) = (
-        snapshot.display().to_string(),
-        scratch.display().to_string(),
-    );
-    args.iter()
-        .map(|a| a.replace("{snapshot}", &s).replace("{scratch}", &t))
-        .collect()
+fn substitute(args: &[String], snapshot: &Path) -> Vec<String> {
+    let s = snapshot.display().to_string();
+    args.iter().map(|a| a.replace("{snapshot}", &s)).collect()
 }
 
 const SANDBOX_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
@@ -836,7 +1156,7 @@ fn oci_argv(id: &RuntimeIdentity, spec: &RunSpec<'_>, name: &str) -> Result<Vec<
             "the snapshot path must be absolute and free of ':' and ','",
         ));
     }
-    let mut argv = substitute(&id.pinned_args, spec.snapshot, spec.scratch);
+    let mut argv = substitute(&id.pinned_args, spec.snapshot);
     argv.extend(["--name".to_owned(), name.to_owned()]);
     if engine_of(&id.program) == Engine::Podman {
         // Should the collector itself die, conmon still stops the container.
@@ -870,50 +1190,70 @@ fn build_command(
             "the command recipe has an empty argv",
         ));
     }
-    let mut cmd = Command::new(&id.program);
-    cmd.env_clear();
-    match id.runtime {
+    let mut cmd = match id.runtime {
         RuntimeKind::Bwrap => {
-            cmd.args(substitute(&id.pinned_args, spec.snapshot, spec.scratch));
-            cmd.args([
-                "--setenv",
-                "PATH",
-                SANDBOX_PATH,
-                "--setenv",
-                "HOME",
-                "/scratch",
-                "--setenv",
-                "TMPDIR",
-                "/tmp",
-            ]);
+            // The launcher applies the limits, then executes bwrap with the
+            // pinned plan and the recipe. It sets its own parent-death
+            // signal after any uid change (a uid change clears it).
+            let limits = id
+                .limits
+                .as_ref()
+                .ok_or_else(|| not_isolating(id.runtime))?;
+            let mut args = substitute(&id.pinned_args, spec.snapshot);
+            args.extend(
+                [
+                    "--setenv",
+                    "PATH",
+                    SANDBOX_PATH,
+                    "--setenv",
+                    "HOME",
+                    "/scratch",
+                    "--setenv",
+                    "TMPDIR",
+                    "/tmp",
+                ]
+                .map(str::to_owned),
+            );
             for (k, v) in spec.env {
-                cmd.args(["--setenv", k, v]);
+                args.extend(["--setenv".to_owned(), k.clone(), v.clone()]);
             }
-            cmd.arg("--").args(spec.argv);
+            args.push("--".to_owned());
+            args.extend(spec.argv.iter().cloned());
+            let launch = super::sandbox::Launch {
+                address_space_bytes: limits.address_space_bytes,
+                processes: limits.processes,
+                file_size_bytes: limits.file_size_bytes,
+                cpu_seconds: limits.cpu_seconds,
+                run_as_uid: limits.run_as_uid,
+                program: PathBuf::from(&id.program),
+                args,
+            };
+            let mut cmd = Command::new(spec.launcher);
+            cmd.env_clear().args(super::sandbox::argv(&launch));
+            cmd.stdin(Stdio::null())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped());
+            std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+            return Ok(cmd);
         }
-        RuntimeKind::Unshare => {
-            cmd.args(&id.pinned_args).arg("--").args(spec.argv);
-            cmd.current_dir(spec.snapshot);
-            cmd.env("PATH", SANDBOX_PATH).env("HOME", spec.scratch);
-            cmd.envs(spec.env.iter().map(|(k, v)| (k, v)));
-        }
+        RuntimeKind::Unshare => return Err(not_isolating(id.runtime)),
         RuntimeKind::Oci => {
             let name = container.ok_or_else(|| Error::internal("an oci run needs a name"))?;
             let argv = oci_argv(id, spec, name)?;
-            cmd = engine_command(Path::new(&id.program));
+            let mut cmd = engine_command(Path::new(&id.program));
             cmd.args(argv);
+            cmd
         }
-    }
+    };
     cmd.stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
-    // If the collector itself dies (SIGKILL), the runtime process dies too
-    // (bwrap --die-with-parent and unshare --kill-child take the command
-    // with them), so a rerun never races a command left running. An OCI
-    // container is not the client's child: podman's --timeout bounds it
+    // If the collector itself dies (SIGKILL), the OCI client dies too. An
+    // OCI container is not the client's child: podman's --timeout bounds it
     // (docker has no such flag), and the rerun records `interrupted`
-    // without running anything.
+    // without running anything. (A bwrap run's launcher sets the same
+    // signal itself; bwrap --die-with-parent takes the command with it.)
     #[allow(unsafe_code)]
     // SAFETY: the closure runs in the forked child before exec and only
     // calls prctl(2), which is async-signal-safe; no memory is shared.
@@ -1049,10 +1389,6 @@ pub fn run(id: &RuntimeIdentity, spec: &RunSpec<'_>, clock: &dyn Clock) -> Resul
         Some(name) => remove_container(Path::new(&id.program), name),
         None => true,
     };
-    let scratch_removed = match std::fs::remove_dir_all(spec.scratch) {
-        Ok(()) => true,
-        Err(e) => e.kind() == std::io::ErrorKind::NotFound,
-    };
     use std::os::unix::process::ExitStatusExt;
     Ok(RunOutcome {
         exit_code: status.code(),
@@ -1063,7 +1399,7 @@ pub fn run(id: &RuntimeIdentity, spec: &RunSpec<'_>, clock: &dyn Clock) -> Resul
         duration_ms,
         stdout,
         stderr,
-        cleanup_confirmed: group_gone && scratch_removed && container_removed,
+        cleanup_confirmed: group_gone && container_removed,
     })
 }
 
@@ -1085,120 +1421,6 @@ mod tests {
         assert_eq!(s.tail, "abc");
     }
 
-    fn sandbox(kind: RuntimeKind, script: &str, timeout: Duration, cap: u64) -> RunOutcome {
-        let id = probe(kind, None).unwrap_or_else(|e| {
-            panic!(
-                "{} must be available (scripts/install-deps.sh installs it): {e}",
-                kind.as_str()
-            )
-        });
-        let dir = tempfile::tempdir().expect("tempdir");
-        let snap = dir.path().join("snap");
-        let scratch = dir.path().join("scratch");
-        std::fs::create_dir(&snap).expect("snap");
-        std::fs::create_dir(&scratch).expect("scratch");
-        std::fs::write(snap.join("t.sh"), script).expect("script");
-        let argv = ["bash".to_string(), "t.sh".to_string()];
-        let spec = RunSpec {
-            snapshot: &snap,
-            scratch: &scratch,
-            argv: &argv,
-            env: &[("GREETING".into(), "hi".into())],
-            timeout,
-            max_output_bytes: cap,
-            tail_bytes: 256,
-            oci_image: None,
-        };
-        let out = run(&id, &spec, &crate::clock::SystemClock).expect("run");
-        assert!(!scratch.exists(), "scratch must be removed");
-        out
-    }
-
-    #[test]
-    fn bwrap_has_no_network_and_a_read_only_snapshot() {
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("listen");
-        let port = listener.local_addr().expect("addr").port();
-        let script = format!(
-            "echo \"$GREETING from $(id -u)\"\n\
-             if (exec 3<>/dev/tcp/127.0.0.1/{port}) 2>/dev/null; then echo LOOPBACK_REACHED; fi\n\
-             if (exec 3<>/dev/tcp/192.0.2.1/80) 2>/dev/null; then echo OUTSIDE_REACHED; fi\n\
-             if touch /work/new 2>/dev/null; then echo SNAPSHOT_WRITTEN; fi\n\
-             if echo x > /scratch/ok; then echo SCRATCH_OK; fi\n"
-        );
-        let out = sandbox(
-            RuntimeKind::Bwrap,
-            &script,
-            Duration::from_secs(30),
-            1 << 20,
-        );
-        assert_eq!(out.exit_code, Some(0), "{out:?}");
-        assert!(out.stdout.tail.contains("hi from 65534"), "{out:?}");
-        assert!(!out.stdout.tail.contains("LOOPBACK_REACHED"), "{out:?}");
-        assert!(!out.stdout.tail.contains("OUTSIDE_REACHED"), "{out:?}");
-        assert!(!out.stdout.tail.contains("SNAPSHOT_WRITTEN"), "{out:?}");
-        assert!(out.stdout.tail.contains("SCRATCH_OK"), "{out:?}");
-        assert!(out.cleanup_confirmed);
-        drop(listener);
-    }
-
-    #[test]
-    fn unshare_cuts_the_network() {
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("listen");
-        let port = listener.local_addr().expect("addr").port();
-        let script = format!(
-            "if (exec 3<>/dev/tcp/127.0.0.1/{port}) 2>/dev/null; then echo LOOPBACK_REACHED; fi\necho done\n"
-        );
-        let out = sandbox(
-            RuntimeKind::Unshare,
-            &script,
-            Duration::from_secs(30),
-            1 << 20,
-        );
-        assert_eq!(out.exit_code, Some(0), "{out:?}");
-        assert_eq!(out.stdout.tail, "done\n", "{out:?}");
-        assert!(out.cleanup_confirmed);
-        drop(listener);
-    }
-
-    #[test]
-    fn failing_command_is_an_outcome_not_an_error() {
-        let out = sandbox(
-            RuntimeKind::Bwrap,
-            "echo oops >&2; exit 3\n",
-            Duration::from_secs(30),
-            1 << 20,
-        );
-        assert_eq!(out.exit_code, Some(3));
-        assert_eq!(out.stderr.tail, "oops\n");
-        assert!(!out.timed_out && !out.output_capped);
-    }
-
-    #[test]
-    fn timeout_kills_the_whole_tree() {
-        let out = sandbox(
-            RuntimeKind::Bwrap,
-            "sleep 60 & sleep 60\n",
-            Duration::from_millis(300),
-            1 << 20,
-        );
-        assert!(out.timed_out, "{out:?}");
-        assert_eq!(out.exit_code, None);
-        assert!(out.cleanup_confirmed, "{out:?}");
-    }
-
-    #[test]
-    fn output_cap_stops_the_run() {
-        let out = sandbox(
-            RuntimeKind::Bwrap,
-            "yes\n",
-            Duration::from_secs(30),
-            64 * 1024,
-        );
-        assert!(out.output_capped, "{out:?}");
-        assert_eq!(out.stdout.bytes, 64 * 1024);
-        assert!(!out.timed_out);
-    }
-
     #[test]
     fn identity_digest_binds_every_field() {
         let iso = IsolationFacts {
@@ -1216,6 +1438,7 @@ mod tests {
             vec!["--x".into()],
             iso.clone(),
             None,
+            None,
         )
         .expect("id");
         let b = identity(
@@ -1224,6 +1447,7 @@ mod tests {
             "v2".into(),
             vec!["--x".into()],
             iso.clone(),
+            None,
             None,
         )
         .expect("id");
@@ -1234,6 +1458,7 @@ mod tests {
             vec!["--y".into()],
             iso.clone(),
             None,
+            None,
         )
         .expect("id");
         let d = identity(
@@ -1243,11 +1468,153 @@ mod tests {
             vec!["--x".into()],
             iso,
             None,
+            None,
         )
         .expect("id");
         assert_ne!(a.digest, b.digest);
         assert_ne!(a.digest, c.digest);
         assert_ne!(a.digest, d.digest);
+    }
+
+    #[test]
+    fn unshare_and_unpinned_bwrap_identities_are_refused() {
+        let facts = IsolationFacts {
+            network: "none".into(),
+            snapshot: "read_only".into(),
+            pid_namespace: true,
+            private_tmp: true,
+            user: "unprivileged".into(),
+        };
+        let exe = std::env::current_exe().expect("exe");
+        let limits = SandboxLimits {
+            tmpfs_bytes: 1 << 20,
+            address_space_bytes: 1 << 30,
+            processes: 64,
+            file_size_bytes: 1 << 20,
+            cpu_seconds: 60,
+            run_as_uid: None,
+        };
+        let mk = |kind, iso: IsolationFacts, l: Option<SandboxLimits>| {
+            identity(kind, exe.clone(), "v".into(), vec![], iso, l, None).expect("id")
+        };
+        assert!(
+            mk(RuntimeKind::Bwrap, facts.clone(), Some(limits.clone()))
+                .check_isolating()
+                .is_ok()
+        );
+        let refused = |id: RuntimeIdentity| {
+            assert_eq!(
+                id.check_isolating().expect_err("refused").code(),
+                Code::RuntimeNotIsolating
+            )
+        };
+        refused(mk(RuntimeKind::Bwrap, facts.clone(), None));
+        refused(mk(
+            RuntimeKind::Unshare,
+            facts.clone(),
+            Some(limits.clone()),
+        ));
+        let shared = IsolationFacts {
+            snapshot: "shared_writable".into(),
+            private_tmp: false,
+            user: "invoking_user".into(),
+            ..facts.clone()
+        };
+        refused(mk(RuntimeKind::Oci, shared, None));
+        let plan = Plan {
+            oci_image: None,
+            limits: None,
+            launcher: Path::new("/nonexistent"),
+        };
+        assert_eq!(
+            probe(RuntimeKind::Unshare, &plan)
+                .expect_err("refused")
+                .code(),
+            Code::RuntimeNotIsolating
+        );
+        // The limits are part of the identity digest.
+        let a = mk(RuntimeKind::Bwrap, facts.clone(), Some(limits.clone()));
+        let b = mk(
+            RuntimeKind::Bwrap,
+            facts,
+            Some(SandboxLimits {
+                processes: 65,
+                ..limits
+            }),
+        );
+        assert_ne!(a.digest, b.digest);
+    }
+
+    #[test]
+    fn the_bwrap_plan_caps_every_writable_mount_and_nested_namespaces() {
+        let l = SandboxLimits {
+            tmpfs_bytes: 12345,
+            address_space_bytes: 1,
+            processes: 1,
+            file_size_bytes: 1,
+            cpu_seconds: 1,
+            run_as_uid: None,
+        };
+        let args = bwrap_args(&l);
+        let s = args.join(" ");
+        for want in [
+            "--unshare-all --unshare-user --disable-userns",
+            "--size 12345 --tmpfs /dev/shm",
+            "--size 12345 --tmpfs /tmp",
+            "--size 12345 --tmpfs /scratch",
+            "--ro-bind {snapshot} /work",
+            "--remount-ro /dev --remount-ro /",
+            "--cap-drop ALL",
+        ] {
+            assert!(s.contains(want), "{want} in {s}");
+        }
+        assert!(
+            !s.contains("--bind "),
+            "nothing of the host is writable: {s}"
+        );
+    }
+
+    #[test]
+    fn limits_resolve_to_a_dedicated_uid_exactly_as_root() {
+        let r = LimitRequest::default().resolve().expect("defaults apply");
+        assert_eq!(r.run_as_uid.is_some(), is_root());
+        if is_root() {
+            assert_eq!(r.run_as_uid, Some(DEFAULT_SANDBOX_UID));
+            let e = LimitRequest {
+                sandbox_uid: Some(0),
+                ..LimitRequest::default()
+            }
+            .resolve()
+            .expect_err("uid 0");
+            assert_eq!(e.code(), Code::SandboxLimitUnavailable);
+            let pinned_none = SandboxLimits {
+                run_as_uid: None,
+                ..r
+            };
+            assert_eq!(
+                pinned_none
+                    .check_applicable()
+                    .expect_err("root without a uid")
+                    .code(),
+                Code::SandboxLimitUnavailable
+            );
+        } else {
+            let e = LimitRequest {
+                sandbox_uid: Some(4242),
+                ..LimitRequest::default()
+            }
+            .resolve()
+            .expect_err("only root switches uid");
+            assert_eq!(e.code(), Code::SandboxLimitUnavailable);
+        }
+        let zero = LimitRequest {
+            processes: 0,
+            ..LimitRequest::default()
+        };
+        assert_eq!(
+            zero.resolve().expect_err("zero").code(),
+            Code::SandboxLimitUnavailable
+        );
     }
 
     const HEX: &str = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
@@ -1266,6 +1633,7 @@ mod tests {
                 private_tmp: true,
                 user: "unprivileged".into(),
             },
+            limits: None,
             image: Some(OciImage {
                 reference: reference.into(),
                 id: format!("sha256:{HEX}"),
@@ -1330,7 +1698,12 @@ mod tests {
                 code
             );
             // probe refuses before looking at the host.
-            assert_eq!(probe(kind, image).expect_err("refused").code(), code);
+            let plan = Plan {
+                oci_image: image,
+                limits: None,
+                launcher: Path::new("/nonexistent"),
+            };
+            assert_eq!(probe(kind, &plan).expect_err("refused").code(), code);
         }
     }
 
@@ -1341,13 +1714,13 @@ mod tests {
         let env = [("GREETING".to_string(), "hi".to_string())];
         let spec = RunSpec {
             snapshot: Path::new("/c/snapshots/s1"),
-            scratch: Path::new("/c/scratch/s1"),
             argv: &argv,
             env: &env,
             timeout: Duration::from_millis(600_000),
             max_output_bytes: 1024,
             tail_bytes: 16,
             oci_image: Some(&reference),
+            launcher: Path::new("/nonexistent"),
         };
         let podman = oci_identity("/usr/bin/podman", PODMAN_ARGS, &reference);
         let got = oci_argv(&podman, &spec, "agent-task_1").expect("argv");
@@ -1441,13 +1814,13 @@ mod tests {
     fn spec_clone<'a>(s: &RunSpec<'a>) -> RunSpec<'a> {
         RunSpec {
             snapshot: s.snapshot,
-            scratch: s.scratch,
             argv: s.argv,
             env: s.env,
             timeout: s.timeout,
             max_output_bytes: s.max_output_bytes,
             tail_bytes: s.tail_bytes,
             oci_image: s.oci_image,
+            launcher: s.launcher,
         }
     }
 
@@ -1473,6 +1846,7 @@ mod tests {
                 "v".into(),
                 vec![],
                 iso.clone(),
+                None,
                 img,
             )
             .expect("id")

@@ -50,6 +50,10 @@ pub struct Limits {
     pub max_output_bytes: u64,
     /// Tail kept of each stream.
     pub tail_bytes: u64,
+    /// `bwrap` only: the sandbox limits the runtime identity pins (left out
+    /// for the other runtimes, whose profile bytes are as before).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<super::runtime::SandboxLimits>,
 }
 
 /// The originating actor and its grant generation.
@@ -289,6 +293,8 @@ pub enum ExecutionStatus {
     /// The profile's pinned OCI image is not in the engine's local store
     /// (it is never pulled).
     ImageUnavailable,
+    /// A sandbox limit the profile pins cannot be applied on this host.
+    LimitUnavailable,
 }
 
 /// Pass or fail, derived by a fixed rule (see [`ExecutionRecord::derived_outcome`]).
@@ -624,6 +630,7 @@ mod tests {
                 timeout_ms: 1000,
                 max_output_bytes: 1024,
                 tail_bytes: 64,
+                sandbox: None,
             },
         }
     }

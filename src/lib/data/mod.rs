@@ -9,6 +9,7 @@ pub mod config;
 pub mod cursor;
 pub mod fts;
 pub mod node;
+pub mod replica;
 pub mod schema;
 pub mod syntax;
 pub mod writer;

@@ -46,6 +46,8 @@ pub enum WriteOp {
     },
     /// Define a collection.
     PutCollection(Map<String, Value>, String),
+    /// Import a verified sync page's objects, in order (`data::replica`).
+    Replica(Vec<super::replica::ReplicaOp>),
 }
 
 /// The result of one write.
@@ -57,6 +59,8 @@ pub enum WriteResult {
     Tombstone(Value),
     /// The stored collection and whether it was created.
     Collection(Value, bool),
+    /// What a replica import inserted or found.
+    Replica(super::replica::ReplicaOutcome),
 }
 
 pub(crate) struct Job {
@@ -370,7 +374,9 @@ pub(crate) fn apply_batch(conn: &Connection, ops: Vec<WriteOp>) -> Vec<Result<Wr
     let mut results = Vec::with_capacity(n);
     let mut deferred = Deferred::default();
     for op in ops {
-        if matches!(op, WriteOp::Tombstone { .. })
+        // Anything but a collect may read or delete FTS rows (a tombstone,
+        // a replica import): the deferred ones are written first.
+        if !matches!(op, WriteOp::Collect(_))
             && let Err(e) = deferred.flush(conn)
         {
             return fail_all(e);
@@ -471,6 +477,7 @@ fn apply(
             reason,
             now,
         } => tombstone(conn, &record_id, reason, &now).map(WriteResult::Tombstone),
+        WriteOp::Replica(ops) => super::replica::apply(conn, ops).map(WriteResult::Replica),
         WriteOp::PutCollection(def, now) => {
             put_collection(conn, def, &now).map(|(v, c)| WriteResult::Collection(v, c))
         }
@@ -491,6 +498,20 @@ pub(crate) enum Inserted {
 struct PendingIndex {
     rid: i64,
     repair_document: Option<String>,
+}
+
+/// Inserts one prepared record inside the caller's transaction, its FTS
+/// row and token count included (for replica import): the stored envelope
+/// and whether it is new.
+pub(crate) fn insert_record(conn: &Connection, p: Prepared) -> Result<(Value, bool)> {
+    let inserted = insert_many(conn, &[&p])?
+        .pop()
+        .ok_or_else(|| Error::internal("an insert reported nothing"))?;
+    match inserted {
+        Inserted::New if p.envelope.is_empty() => Ok((parse(&p.canonical)?, true)),
+        Inserted::New => Ok((Value::Object(p.envelope), true)),
+        Inserted::Existing(env) => Ok((parse(&env)?, false)),
+    }
 }
 
 /// Inserts prepared records inside the caller's transaction: their inline
@@ -607,7 +628,7 @@ fn insert_rows(conn: &Connection, p: &Prepared) -> Result<(Inserted, Option<Pend
     Ok((Inserted::Existing(env), pending))
 }
 
-fn tombstone(
+pub(crate) fn tombstone(
     conn: &Connection,
     record_id: &str,
     reason: Option<String>,

@@ -1,7 +1,22 @@
-//! `install-stop`: registers the Stop hook in `.claude/settings.json`
-//! (Claude Code) or `.codex/hooks.json` (Codex), merging with what is
-//! there. Other hooks and settings are kept; re-running replaces this
-//! toolkit's own entry in place (idempotent).
+//! `install-stop`: registers the Stop hook where the agent keeps personal,
+//! never-committed settings, merging with what is there. Other hooks and
+//! settings are kept; re-running replaces this toolkit's own entry in
+//! place (idempotent).
+//!
+//! - Claude Code: `.claude/settings.local.json` in the workspace (Claude
+//!   Code's personal project settings). An entry an older `install-stop`
+//!   left in the shared `.claude/settings.json` is removed.
+//! - Codex: the user-level `$CODEX_HOME/hooks.json` (else
+//!   `~/.codex/hooks.json`), or with `--repo-hooks` the repository's
+//!   `.codex/hooks.json`. A user-level hook fires in every repository, so
+//!   the hook passes silently when the agent's `cwd` is outside its
+//!   workspace, and one entry per workspace is kept.
+//!
+//! The hook names the binary, the data directory and the token file by
+//! absolute path: machine-local facts that must never reach a revision. A
+//! settings file written inside a git workspace is added to the
+//! repository's `info/exclude`, so checkpoints (which honour it) and the
+//! clean-workspace scan leave it out and `land` never commits it.
 
 use crate::error::{Code, Error, Result};
 use serde::Serialize;
@@ -12,21 +27,13 @@ use std::path::{Path, PathBuf};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Agent {
-    /// Claude Code: `.claude/settings.json`, `task-stop`.
+    /// Claude Code: `.claude/settings.local.json`, `task-stop`.
     Claude,
-    /// Codex CLI: `.codex/hooks.json`, `task-codex-stop`.
+    /// Codex CLI: `~/.codex/hooks.json` (or the repository's with `--repo-hooks`), `task-codex-stop`.
     Codex,
 }
 
 impl Agent {
-    /// The settings file, relative to the workspace.
-    pub fn settings_file(self) -> &'static str {
-        match self {
-            Agent::Claude => ".claude/settings.json",
-            Agent::Codex => ".codex/hooks.json",
-        }
-    }
-
     /// The hook subcommand.
     pub fn subcommand(self) -> &'static str {
         match self {
@@ -35,6 +42,13 @@ impl Agent {
         }
     }
 }
+
+/// Claude Code's personal project settings, relative to the workspace.
+pub const CLAUDE_LOCAL: &str = ".claude/settings.local.json";
+/// Claude Code's shared (committed) project settings.
+pub const CLAUDE_SHARED: &str = ".claude/settings.json";
+/// Codex's repository hooks file, relative to the workspace.
+pub const CODEX_REPO: &str = ".codex/hooks.json";
 
 /// Seconds the agent waits for the hook (the remote call is capped at 30).
 pub const HOOK_TIMEOUT_S: u64 = 60;
@@ -55,7 +69,7 @@ pub struct Remote {
 pub struct InstallStopRequest {
     /// The agent.
     pub agent: Agent,
-    /// The workspace holding the settings file.
+    /// The workspace the hook guards.
     pub workspace: PathBuf,
     /// The Change the hook guards.
     pub change: String,
@@ -67,17 +81,33 @@ pub struct InstallStopRequest {
     pub remote: Option<Remote>,
     /// The `agent-task` executable the hook runs (absolute).
     pub executable: PathBuf,
+    /// Codex only: write the repository's `.codex/hooks.json` instead of
+    /// the user-level file.
+    pub repo_hooks: bool,
+    /// Codex only: the user-level configuration directory (`$CODEX_HOME`,
+    /// else `~/.codex`), absolute.
+    pub codex_home: Option<PathBuf>,
 }
 
 /// `install-stop` output.
 #[derive(Debug, Serialize)]
 pub struct InstallStopOutput {
-    /// The settings file, relative to the workspace.
-    pub settings_file: &'static str,
+    /// The settings file: relative to the workspace when inside it,
+    /// absolute for the user-level Codex file.
+    pub settings_file: String,
+    /// `workspace_local` (Claude Code), `repository` or `user` (Codex).
+    pub scope: &'static str,
     /// `added`, `replaced` or `unchanged`.
     pub action: &'static str,
     /// The exact command registered.
     pub command: String,
+    /// The git exclude file that keeps the settings file out of revisions
+    /// (`null` when it is outside the workspace or the workspace is not git).
+    pub excluded_in: Option<String>,
+    /// The shared settings file an older entry was removed from, if any.
+    pub removed_from: Option<String>,
+    /// What the caller should know (a non-git workspace cannot exclude the file).
+    pub warnings: Vec<String>,
     /// Where the agent-facing guidance lives.
     pub instructions: &'static str,
 }
@@ -140,34 +170,60 @@ pub fn hook_command(r: &InstallStopRequest) -> Result<String> {
         .join(" "))
 }
 
-/// Whether a registered hook command is one of ours (same executable,
-/// a `task-stop`/`task-codex-stop` subcommand).
-fn is_ours(cmd: &str, exe_word: &str) -> bool {
-    cmd.starts_with(&format!("{exe_word} "))
-        && (cmd.contains(" task-stop ") || cmd.contains(" task-codex-stop "))
+/// Which registered commands are ours: the same executable and a
+/// `task-stop`/`task-codex-stop` subcommand, and (for a file that serves
+/// several workspaces) the same `--workspace`.
+#[derive(Debug, Clone)]
+pub struct Ours {
+    exe_word: String,
+    workspace_word: Option<String>,
+}
+
+impl Ours {
+    /// Our entries for `exe_word`; with `workspace_word`, only that workspace's.
+    pub fn new(exe_word: &str, workspace_word: Option<&str>) -> Ours {
+        Ours {
+            exe_word: exe_word.to_owned(),
+            workspace_word: workspace_word.map(str::to_owned),
+        }
+    }
+
+    fn matches(&self, cmd: &str) -> bool {
+        cmd.starts_with(&format!("{} ", self.exe_word))
+            && (cmd.contains(" task-stop ") || cmd.contains(" task-codex-stop "))
+            && self.workspace_word.as_ref().is_none_or(|w| {
+                cmd.ends_with(&format!(" --workspace {w}"))
+                    || cmd.contains(&format!(" --workspace {w} "))
+            })
+    }
+}
+
+fn shape_error(what: &str) -> Error {
+    Error::new(
+        Code::InvalidInput,
+        format!("the settings file's {what} has an unexpected shape; fix it by hand"),
+    )
 }
 
 /// Merges the hook into a settings document. Returns the new document and
 /// what happened.
-pub fn merge(doc: Value, command: &str, exe_word: &str) -> Result<(Value, &'static str)> {
-    let bad = |what: &str| {
-        Error::new(
-            Code::InvalidInput,
-            format!("the settings file's {what} has an unexpected shape; fix it by hand"),
-        )
-    };
+pub fn merge(doc: Value, command: &str, ours: &Ours) -> Result<(Value, &'static str)> {
     let mut root = match doc {
         Value::Object(m) => m,
-        _ => return Err(bad("top level")),
+        _ => return Err(shape_error("top level")),
     };
     let hooks = root
         .entry("hooks")
         .or_insert_with(|| Value::Object(Map::new()));
-    let hooks = hooks.as_object_mut().ok_or_else(|| bad("\"hooks\""))?;
+    let hooks = hooks
+        .as_object_mut()
+        .ok_or_else(|| shape_error("\"hooks\""))?;
     let stop = hooks
         .entry("Stop")
         .or_insert_with(|| Value::Array(Vec::new()));
-    let stop = stop.as_array_mut().ok_or_else(|| bad("\"hooks.Stop\""))?;
+    let stop = stop
+        .as_array_mut()
+        .ok_or_else(|| shape_error("\"hooks.Stop\""))?;
     let entry = json!({"type": "command", "command": command, "timeout": HOOK_TIMEOUT_S});
     let mut action = "added";
     let mut placed = false;
@@ -177,11 +233,11 @@ pub fn merge(doc: Value, command: &str, exe_word: &str) -> Result<(Value, &'stat
         };
         let mut i = 0;
         while i < list.len() {
-            let ours = list[i]
+            let is_ours = list[i]
                 .get("command")
                 .and_then(Value::as_str)
-                .is_some_and(|c| is_ours(c, exe_word));
-            if ours {
+                .is_some_and(|c| ours.matches(c));
+            if is_ours {
                 if placed {
                     list.remove(i);
                     action = "replaced";
@@ -209,33 +265,213 @@ pub fn merge(doc: Value, command: &str, exe_word: &str) -> Result<(Value, &'stat
     Ok((Value::Object(root), action))
 }
 
+/// Removes our entries from a settings document; `None` when there were
+/// none (the document is then left exactly as it was).
+pub fn remove(doc: &Value, ours: &Ours) -> Option<Value> {
+    let mut doc = doc.clone();
+    let stop = doc.get_mut("hooks")?.get_mut("Stop")?.as_array_mut()?;
+    let mut removed = false;
+    for group in stop.iter_mut() {
+        if let Some(list) = group.get_mut("hooks").and_then(Value::as_array_mut) {
+            let before = list.len();
+            list.retain(|h| {
+                !h.get("command")
+                    .and_then(Value::as_str)
+                    .is_some_and(|c| ours.matches(c))
+            });
+            removed |= list.len() != before;
+        }
+    }
+    if !removed {
+        return None;
+    }
+    stop.retain(|g| {
+        g.get("hooks")
+            .and_then(Value::as_array)
+            .is_none_or(|l| !l.is_empty())
+    });
+    Some(doc)
+}
+
+fn read_json(path: &Path, shown: &str) -> Result<Option<Value>> {
+    match super::read_project_file(path)? {
+        Some(t) if t.trim().is_empty() => Ok(Some(Value::Object(Map::new()))),
+        Some(t) => serde_json::from_str(&t).map(Some).map_err(|e| {
+            Error::new(
+                Code::InvalidInput,
+                format!("{shown} is not valid JSON ({e}); fix it by hand"),
+            )
+        }),
+        None => Ok(None),
+    }
+}
+
+fn render(doc: &Value) -> Result<String> {
+    let mut text = serde_json::to_string_pretty(doc)?;
+    text.push('\n');
+    Ok(text)
+}
+
+/// The git exclude file of a workspace that is the top of a git work tree
+/// (`None` when it is not one).
+fn git_exclude_file(workspace: &Path) -> Option<PathBuf> {
+    if std::fs::symlink_metadata(workspace.join(".git")).is_err() {
+        return None;
+    }
+    let out = std::process::Command::new("git")
+        .arg("-C")
+        .arg(workspace)
+        .args([
+            "rev-parse",
+            "--path-format=absolute",
+            "--git-path",
+            "info/exclude",
+        ])
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .output()
+        .ok()?;
+    if !out.status.success() {
+        return None;
+    }
+    let p = PathBuf::from(String::from_utf8(out.stdout).ok()?.trim_end_matches('\n'));
+    p.is_absolute().then_some(p)
+}
+
+/// Adds `/<rel>` to a git exclude file unless a line already says so.
+fn exclude(file: &Path, rel: &str) -> Result<()> {
+    let line = format!("/{rel}");
+    let current = match std::fs::read(file) {
+        Ok(b) => String::from_utf8(b).map_err(|_| {
+            Error::new(
+                Code::InvalidInput,
+                format!("{} is not UTF-8", file.display()),
+            )
+        })?,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(e) => return Err(Error::io("read", file, e)),
+    };
+    if current
+        .lines()
+        .any(|l| l.trim_end() == line || l.trim_end() == rel)
+    {
+        return Ok(());
+    }
+    let mut next = current;
+    if !next.is_empty() && !next.ends_with('\n') {
+        next.push('\n');
+    }
+    next.push_str("# agent-task: machine-local hook settings (absolute paths), never committed\n");
+    next.push_str(&line);
+    next.push('\n');
+    let (dir, name) = match (file.parent(), file.file_name().and_then(|n| n.to_str())) {
+        (Some(d), Some(n)) => (d, n),
+        _ => return Err(Error::internal("exclude file without a parent")),
+    };
+    std::fs::create_dir_all(dir).map_err(|e| Error::io("create", dir, e))?;
+    super::write_project_file(dir, name, &next)
+}
+
 /// `install-stop`.
 pub fn install_stop(r: &InstallStopRequest) -> Result<InstallStopOutput> {
     super::check_workspace(&r.workspace)?;
     let command = hook_command(r)?;
     let exe_word = shell_quote(&text(&r.executable, "the agent-task executable")?);
-    let rel = r.agent.settings_file();
-    let path = r.workspace.join(rel);
-    let doc = match super::read_project_file(&path)? {
-        Some(t) if t.trim().is_empty() => Value::Object(Map::new()),
-        Some(t) => serde_json::from_str(&t).map_err(|e| {
-            Error::new(
-                Code::InvalidInput,
-                format!("{rel} is not valid JSON ({e}); fix it by hand"),
+    let ws_word = shell_quote(&text(&r.workspace, "--workspace")?);
+    if r.repo_hooks && r.agent != Agent::Codex {
+        return Err(Error::new(
+            Code::Usage,
+            "--repo-hooks is for Codex; Claude Code's hook goes into .claude/settings.local.json",
+        ));
+    }
+    // (directory, file relative to it, inside the workspace, scope, ours)
+    let (base, rel, in_workspace, scope, ours) = match (r.agent, r.repo_hooks) {
+        (Agent::Claude, _) => (
+            r.workspace.clone(),
+            CLAUDE_LOCAL.to_owned(),
+            true,
+            "workspace_local",
+            Ours::new(&exe_word, None),
+        ),
+        (Agent::Codex, true) => (
+            r.workspace.clone(),
+            CODEX_REPO.to_owned(),
+            true,
+            "repository",
+            Ours::new(&exe_word, None),
+        ),
+        (Agent::Codex, false) => {
+            let home = r.codex_home.clone().ok_or_else(|| {
+                Error::new(
+                    Code::Config,
+                    "no Codex home: set CODEX_HOME or HOME (or pass --repo-hooks)",
+                )
+            })?;
+            text(&home, "the Codex home")?;
+            if std::fs::symlink_metadata(&home).is_err() {
+                use std::os::unix::fs::DirBuilderExt;
+                std::fs::DirBuilder::new()
+                    .recursive(true)
+                    .mode(0o700)
+                    .create(&home)
+                    .map_err(|e| Error::io("create", &home, e))?;
+            }
+            (
+                home,
+                "hooks.json".to_owned(),
+                false,
+                "user",
+                Ours::new(&exe_word, Some(&ws_word)),
             )
-        })?,
-        None => Value::Object(Map::new()),
+        }
     };
-    let (doc, action) = merge(doc, &command, &exe_word)?;
+    let path = base.join(&rel);
+    let shown = if in_workspace {
+        rel.clone()
+    } else {
+        path.display().to_string()
+    };
+    let doc = read_json(&path, &shown)?.unwrap_or_else(|| Value::Object(Map::new()));
+    // Refuse before writing anything: the legacy shared file must be readable.
+    let legacy = if r.agent == Agent::Claude {
+        let p = r.workspace.join(CLAUDE_SHARED);
+        read_json(&p, CLAUDE_SHARED)?
+            .and_then(|d| remove(&d, &Ours::new(&exe_word, None)))
+            .map(|d| (p, d))
+    } else {
+        None
+    };
+    let (doc, action) = merge(doc, &command, &ours)?;
+    let mut warnings = Vec::new();
+    let mut excluded_in = None;
+    if in_workspace {
+        match git_exclude_file(&r.workspace) {
+            Some(f) => {
+                exclude(&f, &rel)?;
+                excluded_in = Some(f.display().to_string());
+            }
+            None => warnings.push(format!(
+                "the workspace is not the top of a git work tree, so {rel} cannot be excluded and \
+                 every checkpoint would include it: add it to .gitignore"
+            )),
+        }
+    }
     if action != "unchanged" {
-        let mut text = serde_json::to_string_pretty(&doc)?;
-        text.push('\n');
-        super::write_project_file(&r.workspace, rel, &text)?;
+        super::write_project_file(&base, &rel, &render(&doc)?)?;
+    }
+    let mut removed_from = None;
+    if let Some((p, d)) = legacy {
+        super::write_project_file(&r.workspace, CLAUDE_SHARED, &render(&d)?)?;
+        removed_from = Some(p.display().to_string());
     }
     Ok(InstallStopOutput {
-        settings_file: rel,
+        settings_file: shown,
+        scope,
         action,
         command,
+        excluded_in,
+        removed_from,
+        warnings,
         instructions: "Agent guidance: the \"Workflow tasks\" block that `agent-task init-repo` writes into AGENTS.md and CLAUDE.md",
     })
 }
@@ -254,12 +490,13 @@ mod tests {
 
     #[test]
     fn merge_keeps_other_hooks_and_is_idempotent() {
+        let ours = Ours::new("/bin/at", None);
         let doc = json!({"model": "x", "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "other"}]}],
                           "PreToolUse": [{"matcher": "Bash", "hooks": []}]}});
         let (d1, a1) = merge(
             doc,
             "/bin/at --data-dir /d task-stop C --workspace /w",
-            "/bin/at",
+            &ours,
         )
         .expect("m");
         assert_eq!(a1, "added");
@@ -268,19 +505,59 @@ mod tests {
         let (d2, a2) = merge(
             d1.clone(),
             "/bin/at --data-dir /d task-stop C --workspace /w",
-            "/bin/at",
+            &ours,
         )
         .expect("m");
         assert_eq!((a2, &d2), ("unchanged", &d1));
         let (d3, a3) = merge(
             d2,
             "/bin/at --data-dir /e task-stop C --workspace /w",
-            "/bin/at",
+            &ours,
         )
         .expect("m");
         assert_eq!(a3, "replaced");
         assert_eq!(d3["hooks"]["Stop"].as_array().map(Vec::len), Some(2));
-        assert!(merge(json!([]), "x", "y").is_err());
-        assert!(merge(json!({"hooks": {"Stop": {}}}), "x", "y").is_err());
+        assert!(merge(json!([]), "x", &ours).is_err());
+        assert!(merge(json!({"hooks": {"Stop": {}}}), "x", &ours).is_err());
+        // Removing ours leaves the other hook.
+        let left = remove(&d3, &ours).expect("removed");
+        assert_eq!(
+            left["hooks"]["Stop"],
+            json!([{"hooks": [{"type": "command", "command": "other"}]}])
+        );
+        assert!(remove(&left, &ours).is_none());
+    }
+
+    #[test]
+    fn a_user_level_file_keeps_one_entry_per_workspace() {
+        let a = Ours::new("/bin/at", Some("/w/a"));
+        let b = Ours::new("/bin/at", Some("/w/b"));
+        let (d, _) = merge(
+            json!({}),
+            "/bin/at --data-dir /d task-codex-stop C --workspace /w/a",
+            &a,
+        )
+        .expect("a");
+        let (d, act) = merge(
+            d,
+            "/bin/at --data-dir /d task-codex-stop D --workspace /w/b",
+            &b,
+        )
+        .expect("b");
+        assert_eq!(act, "added");
+        assert_eq!(d["hooks"]["Stop"].as_array().map(Vec::len), Some(2));
+        let (d, act) = merge(
+            d,
+            "/bin/at --data-dir /e task-codex-stop C --workspace /w/a",
+            &a,
+        )
+        .expect("a again");
+        assert_eq!(act, "replaced");
+        assert_eq!(d["hooks"]["Stop"].as_array().map(Vec::len), Some(2));
+        // A workspace that is a prefix of another is not the other.
+        assert!(
+            !Ours::new("/bin/at", Some("/w/a"))
+                .matches("/bin/at x task-codex-stop C --workspace /w/ab")
+        );
     }
 }

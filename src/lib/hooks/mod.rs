@@ -1,6 +1,6 @@
 //! Agent integration: the read-only Stop hooks (`task-stop`,
 //! `task-codex-stop`), their continuation counter, `install-stop` (hook
-//! registration in `.claude/settings.json` / `.codex/hooks.json`) and
+//! registration in `.claude/settings.local.json` / Codex's `hooks.json`) and
 //! `init-repo` (the managed "Workflow tasks" instruction block).
 //! See `docs/hooks.md`.
 

@@ -87,6 +87,17 @@ pub struct StopOutcome {
     pub stderr: Option<String>,
 }
 
+/// Whether the agent's `cwd` lies outside the guarded workspace (both
+/// resolved; a workspace that cannot be resolved is not "outside": the
+/// hook then blocks as usual).
+fn outside_workspace(cwd: &str, workspace: &Path) -> bool {
+    let Ok(ws) = std::fs::canonicalize(workspace) else {
+        return false;
+    };
+    let cwd = std::fs::canonicalize(cwd).unwrap_or_else(|_| PathBuf::from(cwd));
+    !cwd.starts_with(&ws)
+}
+
 /// Reads stdin with the size bound.
 pub fn read_stdin() -> std::io::Result<Vec<u8>> {
     let mut b = Vec::new();
@@ -99,6 +110,8 @@ pub fn read_stdin() -> std::io::Result<Vec<u8>> {
 pub struct Payload {
     /// Session id.
     pub session_id: String,
+    /// The agent's working directory.
+    pub cwd: String,
     /// Whether this stop follows a block by a Stop hook.
     pub stop_hook_active: bool,
 }
@@ -162,6 +175,11 @@ pub fn decode_payload(flavor: Flavor, bytes: &[u8]) -> Result<Payload, String> {
         .ok_or_else(|| "field stop_hook_active is missing or not a boolean".to_owned())?;
     Ok(Payload {
         session_id,
+        cwd: m
+            .get("cwd")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned(),
         stop_hook_active,
     })
 }
@@ -570,6 +588,16 @@ pub fn run(r: &StopRequest<'_>) -> StopOutcome {
         Ok(p) => p,
         Err(e) => return fail(format!("malformed stdin: {e}")),
     };
+    // A user-level hook fires in every repository: outside its workspace
+    // it is none of this hook's business, so it passes silently (no
+    // decision, no counter, nothing read).
+    if outside_workspace(&payload.cwd, &r.workspace) {
+        return StopOutcome {
+            exit_code: 0,
+            stdout: json!({}),
+            stderr: None,
+        };
+    }
     let counter = match &r.counter_dir {
         Some(d) => Counter::in_dir(d, &payload.session_id, &r.change),
         None => Counter::for_session(&payload.session_id, &r.change),

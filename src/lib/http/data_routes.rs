@@ -30,7 +30,9 @@ pub fn mount(router: &mut Router, node: Arc<Node>, token: Option<String>) {
             path,
             Access::Public,
             Arc::new(move |req: &mut Request<'_>| {
-                Ok(Response::json(200, &n.manifest(Some(&req.origin))))
+                let mut m = n.manifest(Some(&req.origin));
+                crate::sync::service::decorate_manifest(&n, &mut m, Some(&req.origin));
+                Ok(Response::json(200, &m))
             }),
         );
     }

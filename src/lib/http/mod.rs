@@ -10,6 +10,7 @@ pub mod gate;
 pub mod mcp;
 pub mod router;
 pub mod server;
+pub mod sync_routes;
 pub mod workspace;
 
 use crate::error::{Code, Error, Result};

@@ -428,10 +428,111 @@ fn one_hop(
     }))
 }
 
+/// One `POST` with a body to an operator-configured endpoint (sync page
+/// requests): the same pinned single DNS resolution, no proxy, one
+/// deadline and body cap as [`fetch`], but **no redirect is followed**
+/// (a 3xx is returned for the caller to refuse), and HTTPS trusts only
+/// `ca_pem`'s certificates when given (else the compiled-in web roots).
+#[derive(Debug, Clone)]
+pub struct PostRequest {
+    /// Absolute `http` or `https` URL.
+    pub url: String,
+    /// Request headers.
+    pub headers: Vec<(String, String)>,
+    /// The body.
+    pub body: Vec<u8>,
+    /// PEM certificates to trust instead of the web roots.
+    pub ca_pem: Option<Vec<u8>>,
+}
+
+/// Sends a [`PostRequest`] under `policy` (`max_redirects` is ignored: none
+/// is followed).
+pub fn post(req: &PostRequest, policy: &FetchPolicy) -> Result<FetchResponse> {
+    let deadline = Instant::now() + policy.timeout;
+    let headers = check_headers(&req.headers)?;
+    let url = validate_url(&req.url)?;
+    let addrs = resolve_checked(&url, policy, &[], deadline)?;
+    let left = remaining(deadline)?;
+    let host = match url.host() {
+        Some(url::Host::Ipv6(a)) => format!("[{a}]"),
+        Some(h) => h.to_string(),
+        None => return Err(Error::new(Code::InvalidUrl, "URL has no host")),
+    };
+    let mut config = hop_builder(left);
+    if let Some(pem) = &req.ca_pem {
+        let mut certs = Vec::new();
+        for item in ureq::tls::parse_pem(pem) {
+            match item {
+                Ok(ureq::tls::PemItem::Certificate(c)) => certs.push(c),
+                Ok(_) => {}
+                Err(e) => {
+                    return Err(Error::new(Code::Config, format!("CA file is not PEM: {e}")));
+                }
+            }
+        }
+        if certs.is_empty() {
+            return Err(Error::new(Code::Config, "CA file holds no certificate"));
+        }
+        config = config.tls_config(
+            ureq::tls::TlsConfig::builder()
+                .root_certs(ureq::tls::RootCerts::Specific(std::sync::Arc::new(certs)))
+                .build(),
+        );
+    }
+    let agent = ureq::Agent::with_parts(
+        config.build(),
+        DefaultConnector::default(),
+        PinnedResolver { host, addrs },
+    );
+    let mut builder = agent.post(url.as_str());
+    for (k, v) in &headers {
+        builder = builder.header(k.as_str(), v.as_str());
+    }
+    let mut resp = builder
+        .send(&req.body[..])
+        .map_err(|e| map_ureq(e, deadline))?;
+    let status = resp.status().as_u16();
+    let headers: Vec<(String, String)> = resp
+        .headers()
+        .iter()
+        .map(|(k, v)| {
+            (
+                k.as_str().to_ascii_lowercase(),
+                String::from_utf8_lossy(v.as_bytes()).into_owned(),
+            )
+        })
+        .collect();
+    if let Some(len) = resp.body().content_length()
+        && len > policy.max_bytes
+    {
+        return Err(too_large(policy.max_bytes));
+    }
+    let body = resp
+        .body_mut()
+        .with_config()
+        .limit(policy.max_bytes)
+        .read_to_vec()
+        .map_err(|e| match e {
+            ureq::Error::BodyExceedsLimit(_) => too_large(policy.max_bytes),
+            other => map_ureq(other, deadline),
+        })?;
+    Ok(FetchResponse {
+        final_url: url.into(),
+        status,
+        headers,
+        body,
+        redirects: 0,
+    })
+}
+
 /// The ureq configuration of one hop: no proxy (the `*_PROXY` environment
 /// is ignored), no automatic redirects, statuses returned rather than
 /// raised, no pooled connection kept, and the remaining deadline.
 fn hop_config(left: Duration) -> ureq::config::Config {
+    hop_builder(left).build()
+}
+
+fn hop_builder(left: Duration) -> ureq::config::ConfigBuilder<ureq::typestate::AgentScope> {
     ureq::Agent::config_builder()
         .proxy(None)
         .max_redirects(0)
@@ -440,7 +541,6 @@ fn hop_config(left: Duration) -> ureq::config::Config {
         .max_idle_connections(0)
         .user_agent(concat!("agent-task/", env!("CARGO_PKG_VERSION")))
         .timeout_global(Some(left))
-        .build()
 }
 
 fn too_large(max: u64) -> Error {

@@ -280,6 +280,56 @@ impl Cas {
         Ok(bytes)
     }
 
+    /// Streams an object into `out` in bounded chunks (never the whole
+    /// object in memory) and verifies its size first and its digest at the
+    /// end. On `integrity_error` the bytes already written are wrong: the
+    /// caller must discard what `out` received.
+    pub fn copy_to(
+        &self,
+        digest: &Sha256Hex,
+        expected_size: u64,
+        out: &mut dyn Write,
+    ) -> Result<u64> {
+        let path = self.object_path(digest);
+        let mut f = private_fs::open_nofollow_read(&path).map_err(|e| {
+            if e.code() == Code::NotFound {
+                Error::new(
+                    Code::IntegrityError,
+                    format!("object {digest} is missing from the store"),
+                )
+                .with("digest", digest.to_string())
+            } else {
+                e
+            }
+        })?;
+        let len = f.metadata().map_err(|e| Error::io("stat", &path, e))?.len();
+        if len != expected_size {
+            return Err(integrity(digest, &path));
+        }
+        let mut hasher = Sha256::new();
+        let mut size = 0u64;
+        let mut buf = vec![0u8; BUF];
+        loop {
+            let n = match f.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(Error::io("read", &path, e)),
+            };
+            size += n as u64;
+            if size > expected_size {
+                return Err(integrity(digest, &path));
+            }
+            hasher.update(&buf[..n]);
+            out.write_all(&buf[..n])
+                .map_err(|e| Error::new(Code::Io, format!("writing object {digest}: {e}")))?;
+        }
+        if size != expected_size || Sha256Hex::from_bytes(hasher.finalize().into()) != *digest {
+            return Err(integrity(digest, &path));
+        }
+        Ok(size)
+    }
+
     /// Verifies every object against its name (read-only). Returns the
     /// number checked and the digests of corrupt objects.
     pub fn fsck(&self) -> Result<(u64, Vec<String>)> {
@@ -389,7 +439,22 @@ mod tests {
             c.read(&a.digest, None, 100).map_err(|e| e.code()).err(),
             Some(Code::IntegrityError)
         );
+        let mut out = Vec::new();
+        assert_eq!(
+            c.copy_to(&a.digest, 5, &mut out)
+                .map_err(|e| e.code())
+                .err(),
+            Some(Code::IntegrityError),
+            "a streamed copy verifies too"
+        );
         let r = c.put_bytes(b"hello").expect("repair");
+        let mut out = Vec::new();
+        assert_eq!(c.copy_to(&r.digest, 5, &mut out).expect("copy"), 5);
+        assert_eq!(out, b"hello");
+        assert!(
+            c.copy_to(&r.digest, 4, &mut Vec::new()).is_err(),
+            "size is checked"
+        );
         assert!(r.repaired);
         assert_eq!(c.read(&a.digest, Some(5), 100).expect("read"), b"hello");
         assert_eq!(c.stats().expect("stats").objects, 1);

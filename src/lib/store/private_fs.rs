@@ -92,6 +92,65 @@ pub fn check_private(path: &Path, kind: Kind) -> Result<bool> {
     Ok(true)
 }
 
+/// Checks every directory above `path` (not `path` itself): none may be a
+/// symbolic link, each must be owned by root or the current user, and none
+/// may be writable by group or other unless it is root-owned with the
+/// sticky bit (as `/tmp` is: others cannot rename or remove what they do
+/// not own there). Anyone who could replace a parent could swap a store or
+/// key underneath; refusing fails closed on a misconfigured deployment.
+pub fn check_trusted_ancestors(path: &Path) -> Result<()> {
+    let abs = std::path::absolute(path).map_err(|e| Error::io("resolve", path, e))?;
+    let me = current_uid();
+    let mut cur = abs.parent();
+    while let Some(dir) = cur {
+        let md = fs::symlink_metadata(dir).map_err(|e| Error::io("stat", dir, e))?;
+        let shown = dir.display().to_string();
+        if md.file_type().is_symlink() {
+            return Err(Error::new(
+                Code::SymlinkRefused,
+                format!(
+                    "{shown}, a parent of {}, is a symbolic link; name the real path",
+                    abs.display()
+                ),
+            )
+            .with("path", shown));
+        }
+        if !md.is_dir() {
+            return Err(
+                Error::new(Code::Config, format!("{shown} is not a directory")).with("path", shown),
+            );
+        }
+        if md.uid() != 0 && md.uid() != me {
+            return Err(Error::new(
+                Code::InsecurePermissions,
+                format!(
+                    "{shown}, a parent of {}, is owned by uid {}: that user could replace what is below it",
+                    abs.display(),
+                    md.uid()
+                ),
+            )
+            .with("path", shown)
+            .with("fix", "keep the collector and data directories under directories owned by root or by you"));
+        }
+        let mode = md.permissions().mode() & 0o7777;
+        let sticky_root = mode & 0o1000 != 0 && md.uid() == 0;
+        if mode & 0o022 != 0 && !sticky_root {
+            return Err(Error::new(
+                Code::InsecurePermissions,
+                format!(
+                    "{shown}, a parent of {}, has mode {mode:04o}: others could replace what is below it",
+                    abs.display()
+                ),
+            )
+            .with("path", shown.clone())
+            .with("mode", format!("{mode:04o}"))
+            .with("fix", format!("chmod go-w {shown}")));
+        }
+        cur = dir.parent();
+    }
+    Ok(())
+}
+
 fn kind_word(kind: Kind) -> &'static str {
     match kind {
         Kind::Dir => "directory",
@@ -220,6 +279,39 @@ mod tests {
             Some(Code::SymlinkRefused)
         );
         assert!(!check_private(&t.path().join("missing"), Kind::File).expect("ok"));
+    }
+
+    #[test]
+    fn ancestors_must_not_be_writable_by_others_or_links() {
+        let t = tempfile::tempdir().expect("tempdir");
+        let d = t.path().join("a/b");
+        fs::create_dir_all(&d).expect("mkdir");
+        check_trusted_ancestors(&d.join("c")).expect("a private tree under /tmp is fine");
+        fs::set_permissions(t.path().join("a"), fs::Permissions::from_mode(0o777)).expect("chmod");
+        assert_eq!(
+            check_trusted_ancestors(&d.join("c"))
+                .map_err(|e| e.code())
+                .err(),
+            Some(Code::InsecurePermissions)
+        );
+        fs::set_permissions(t.path().join("a"), fs::Permissions::from_mode(0o1777)).expect("chmod");
+        // Sticky and world-writable is trusted only when root owns it.
+        let sticky = check_trusted_ancestors(&d.join("c"))
+            .map_err(|e| e.code())
+            .err();
+        if current_uid() == 0 {
+            assert_eq!(sticky, None);
+        } else {
+            assert_eq!(sticky, Some(Code::InsecurePermissions));
+        }
+        fs::set_permissions(t.path().join("a"), fs::Permissions::from_mode(0o700)).expect("chmod");
+        std::os::unix::fs::symlink(&d, t.path().join("l")).expect("symlink");
+        assert_eq!(
+            check_trusted_ancestors(&t.path().join("l/c"))
+                .map_err(|e| e.code())
+                .err(),
+            Some(Code::SymlinkRefused)
+        );
     }
 
     #[test]

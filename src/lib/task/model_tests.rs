@@ -250,8 +250,12 @@ impl World {
     }
 
     fn checkpoint(&mut self) {
-        let out = ops::checkpoint(&self.cx(), &ChangeSel::Id(self.change_id.clone()))
-            .expect("checkpoint");
+        let out = ops::checkpoint(
+            &self.cx(),
+            &ChangeSel::Id(self.change_id.clone()),
+            crate::authority::snapshot::DEFAULT_MAX_REVISION_BYTES,
+        )
+        .expect("checkpoint");
         let t = out
             .tasks
             .iter()

@@ -168,6 +168,14 @@ pub fn next(cx: &AgentCtx<'_>, sel: &ChangeSel) -> Result<Value> {
             return Ok(json!({"change_id": ch.change_id, "version": ch.version, "subject_current": false,
                              "next": {"operation": "checkpoint"}, "tasks": []}));
         }
+        let protected = change::stored_protected(a, &ch.change_id, s.version)?;
+        if !protected.is_empty() {
+            return Ok(json!({"change_id": ch.change_id, "version": ch.version, "subject_current": true,
+                             "revision": s.context.revision,
+                             "next": {"operation": "checkpoint", "reason": "protected_path_changed"},
+                             "protected_changes": protected.paths, "protected_changes_total": protected.total,
+                             "tasks": []}));
+        }
         let mut rows = Vec::new();
         let mut chosen: Option<Value> = None;
         let mut order: Vec<&WorkflowTask> = s.tasks.iter().filter(|t| t.required).collect();
@@ -418,8 +426,19 @@ pub fn recovery(
 }
 
 /// `checkpoint` (the authority act, for the agent's actor).
-pub fn checkpoint(cx: &AgentCtx<'_>, sel: &ChangeSel) -> Result<change::CheckpointOutput> {
-    change::checkpoint(cx.root, cx.timeout, cx.clock, cx.token, sel)
+pub fn checkpoint(
+    cx: &AgentCtx<'_>,
+    sel: &ChangeSel,
+    max_revision_bytes: u64,
+) -> Result<change::CheckpointOutput> {
+    change::checkpoint(
+        cx.root,
+        cx.timeout,
+        cx.clock,
+        cx.token,
+        sel,
+        max_revision_bytes,
+    )
 }
 
 /// `change open`.

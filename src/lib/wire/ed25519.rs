@@ -10,7 +10,8 @@
 
 use crate::error::{Code, Error, Result};
 use curve25519_dalek::edwards::CompressedEdwardsY;
-use ed25519_dalek::{Signature, Signer, SigningKey, VerifyingKey};
+pub use ed25519_dalek::VerifyingKey;
+use ed25519_dalek::{Signature, Signer, SigningKey};
 
 /// Length of a public key in bytes.
 pub const PUBLIC_KEY_LEN: usize = 32;
@@ -81,6 +82,35 @@ pub fn verify_strict(public_key: &[u8; 32], msg: &[u8], sig: &[u8; 64]) -> Resul
         .map_err(|_| bad("signature does not verify"))
 }
 
+/// [`verify_strict`] for a public key that has already passed
+/// [`check_point`] (a pinned key checked once and then reused).
+///
+/// The equation runs first: dalek's `verify_strict` recomputes
+/// `R' = [s]B − [k]A` and requires `R'`'s canonical encoding to equal the
+/// signature's `R` bytes, refusing small-order `R` and non-canonical `S`.
+/// With `A` torsion-free, `R'` lies in the prime-order subgroup, so a
+/// passing equation already implies that `R` is canonical, not of small
+/// order and torsion-free: the explicit point checks of `R` (a scalar
+/// multiplication) are needed only to name the reason of a failure. The
+/// accepted set is exactly [`verify_strict`]'s.
+pub fn verify_strict_checked_key(public_key: &[u8; 32], msg: &[u8], sig: &[u8; 64]) -> Result<()> {
+    let vk = VerifyingKey::from_bytes(public_key).map_err(|_| bad("invalid public key"))?;
+    verify_strict_checked(&vk, msg, sig)
+}
+
+/// [`verify_strict_checked_key`] with the key already decompressed (a
+/// pinned key reused for many signatures).
+pub fn verify_strict_checked(vk: &VerifyingKey, msg: &[u8], sig: &[u8; 64]) -> Result<()> {
+    let s = Signature::from_bytes(sig);
+    if vk.verify_strict(msg, &s).is_ok() {
+        return Ok(());
+    }
+    let mut r = [0u8; 32];
+    r.copy_from_slice(&sig[..32]);
+    check_point(&r)?;
+    Err(bad("signature does not verify"))
+}
+
 /// Verifies a signature given as 128 lowercase hex characters.
 pub fn verify_strict_hex(public_key: &[u8; 32], msg: &[u8], sig_hex: &str) -> Result<()> {
     let v = decode_hex(sig_hex, SIGNATURE_LEN)?;
@@ -111,6 +141,11 @@ impl Keypair {
         self.0.verifying_key().to_bytes()
     }
 
+    /// Signs `msg`; returns the 64 signature bytes.
+    pub fn sign(&self, msg: &[u8]) -> [u8; 64] {
+        self.0.sign(msg).to_bytes()
+    }
+
     /// Signs `msg`; returns 128 lowercase hex characters.
     pub fn sign_hex(&self, msg: &[u8]) -> String {
         data_encoding::HEXLOWER.encode(&self.0.sign(msg).to_bytes())
@@ -121,6 +156,24 @@ impl Keypair {
 mod tests {
     use super::*;
     use curve25519_dalek::constants::EIGHT_TORSION;
+
+    #[test]
+    fn the_checked_key_variant_accepts_exactly_what_verify_strict_accepts() {
+        let k = Keypair::from_seed(&[9u8; 32]);
+        let pk = k.public_key();
+        let sig = k.sign(b"m");
+        verify_strict(&pk, b"m", &sig).expect("ok");
+        verify_strict_checked_key(&pk, b"m", &sig).expect("ok");
+        // R replaced by a mixed-order point: both refuse.
+        let r = CompressedEdwardsY(sig[..32].try_into().expect("32"))
+            .decompress()
+            .expect("R");
+        let mut bad_sig = sig;
+        bad_sig[..32].copy_from_slice(&(r + EIGHT_TORSION[1]).compress().0);
+        assert!(verify_strict(&pk, b"m", &bad_sig).is_err());
+        let e = verify_strict_checked_key(&pk, b"m", &bad_sig).expect_err("mixed R");
+        assert!(e.message().contains("torsion"), "{e}");
+    }
 
     #[test]
     fn sign_verify_and_refusals() {

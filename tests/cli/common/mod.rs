@@ -132,6 +132,12 @@ pub fn run_cmd(c: &mut Command) -> Output {
     }
 }
 
+/// `runtime probe --runtime bwrap` through the real binary (the identity a
+/// default bwrap profile installed by this user pins).
+pub fn probe_bwrap(env: &TestEnv) -> Value {
+    env.run(&["runtime", "probe", "--runtime", "bwrap"]).json()
+}
+
 /// The absolute path of the built binary.
 pub fn bin() -> &'static Path {
     assert_cmd::cargo::cargo_bin!("agent-task")

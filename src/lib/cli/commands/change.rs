@@ -71,7 +71,21 @@ pub(super) fn change(ctx: &Ctx, c: ChangeCmd) -> Result<Value> {
     }
 }
 
-pub(super) fn checkpoint(ctx: &Ctx, a: ChangeSelArgs) -> Result<Value> {
-    let sel = a.sel()?;
-    with_agent(ctx, |cx| to_value(&ops::checkpoint(cx, &sel)?))
+/// Arguments of `checkpoint`.
+#[derive(Debug, clap::Args)]
+pub struct CheckpointArgs {
+    /// Which Change.
+    #[command(flatten)]
+    pub sel: ChangeSelArgs,
+    /// Refuse (`revision_too_large`, before reading any file) a workspace
+    /// whose files add up to more than this many bytes.
+    #[arg(long, value_name = "BYTES", default_value_t = crate::authority::snapshot::DEFAULT_MAX_REVISION_BYTES)]
+    pub max_revision_bytes: u64,
+}
+
+pub(super) fn checkpoint(ctx: &Ctx, a: CheckpointArgs) -> Result<Value> {
+    let sel = a.sel.sel()?;
+    with_agent(ctx, |cx| {
+        to_value(&ops::checkpoint(cx, &sel, a.max_revision_bytes)?)
+    })
 }

@@ -39,6 +39,9 @@ pub enum ProfileCmd {
         /// be in the engine's local store: collections never pull.
         #[arg(long, value_name = "REF")]
         oci_image: Option<String>,
+        /// For `bwrap` (probed now): the limits the identity pins.
+        #[command(flatten)]
+        limits: super::runtime::LimitArgs,
     },
 }
 
@@ -121,6 +124,11 @@ pub struct LandArgs {
     /// Change id.
     #[arg(long)]
     pub change: String,
+    /// Land a revision that changes protected paths (the operator's explicit
+    /// override: no receipt is required for it, since its tests are not the
+    /// operator's; the landing row and the commit message record it).
+    #[arg(long)]
+    pub allow_protected_change: bool,
 }
 
 fn read_small(p: &Path, max: u64) -> Result<Vec<u8>> {
@@ -146,6 +154,7 @@ pub(super) fn profile(ctx: &Ctx, c: ProfileCmd) -> Result<Value> {
             runtime,
             file,
             oci_image,
+            limits,
         } => {
             let pinned = match file {
                 Some(f) => Some(serde_json::from_slice::<PinnedRuntime>(&read_small(
@@ -164,6 +173,7 @@ pub(super) fn profile(ctx: &Ctx, c: ProfileCmd) -> Result<Value> {
                     runtime: runtime.into(),
                     pinned,
                     oci_image,
+                    limits: limits.request(),
                 },
             )?)
         }
@@ -199,7 +209,7 @@ pub(super) fn collector_claim(ctx: &Ctx, a: CollectorClaimArgs) -> Result<Value>
 pub(super) fn collect(ctx: &Ctx, a: CollectArgs) -> Result<Value> {
     let bytes = read_small(&a.descriptor, collect::MAX_DESCRIPTOR_BYTES)?;
     let token = ctx.token()?;
-    let root = ctx.data_dir()?;
+    let root = ctx.data_dir_from_command_line("collect")?;
     let up = LocalUpload {
         root,
         timeout: ctx.lock_timeout,
@@ -225,8 +235,9 @@ pub(super) fn collect(ctx: &Ctx, a: CollectArgs) -> Result<Value> {
 
 pub(super) fn retry_upload(ctx: &Ctx, a: RetryUploadArgs) -> Result<Value> {
     let token = ctx.token()?;
+    let root = ctx.data_dir_from_command_line("retry-upload")?;
     let up = LocalUpload {
-        root: ctx.data_dir()?,
+        root,
         timeout: ctx.lock_timeout,
         clock: ctx.clock.as_ref(),
         token: &token,
@@ -236,7 +247,7 @@ pub(super) fn retry_upload(ctx: &Ctx, a: RetryUploadArgs) -> Result<Value> {
         Some(h) => h,
         None => &up,
     };
-    collect::retry_upload(&a.collector_dir, &a.operation, up)
+    collect::retry_upload(root, &a.collector_dir, &a.operation, up)
 }
 
 pub(super) fn finalize(ctx: &Ctx, a: ChangeSelArgs) -> Result<Value> {
@@ -258,6 +269,7 @@ pub(super) fn land(ctx: &Ctx, a: LandArgs) -> Result<Value> {
         &LandRequest {
             repo_id: a.repo,
             change_id: a.change,
+            allow_protected_change: a.allow_protected_change,
         },
     )
 }

@@ -28,6 +28,11 @@ pub struct InstallStopArgs {
     /// Profile id (with --endpoint).
     #[arg(long, requires = "endpoint")]
     pub profile: Option<String>,
+    /// Codex only: write the repository's .codex/hooks.json (kept out of
+    /// revisions through git's info/exclude) instead of the user-level
+    /// $CODEX_HOME/hooks.json.
+    #[arg(long)]
+    pub repo_hooks: bool,
 }
 
 /// Arguments of `init-repo`.
@@ -72,8 +77,22 @@ pub(super) fn install_stop(ctx: &Ctx, a: InstallStopArgs) -> Result<Value> {
             _ => None,
         },
         executable,
+        repo_hooks: a.repo_hooks,
+        codex_home: codex_home(),
     };
     to_value(&install::install_stop(&req)?)
+}
+
+/// `$CODEX_HOME`, else `$HOME/.codex` (absolute only).
+fn codex_home() -> Option<PathBuf> {
+    let nonempty = |k: &str| {
+        std::env::var_os(k)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    nonempty("CODEX_HOME")
+        .or_else(|| nonempty("HOME").map(|h| h.join(".codex")))
+        .filter(|p| p.is_absolute())
 }
 
 pub(super) fn init_repo(a: InitRepoArgs) -> Result<Value> {

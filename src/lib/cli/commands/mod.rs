@@ -9,9 +9,10 @@ mod enroll;
 mod hooks;
 mod repo;
 mod requirement;
-mod runtime;
+pub(crate) mod runtime;
 mod serve;
 mod setup;
+mod sync;
 mod task;
 mod token;
 
@@ -41,6 +42,9 @@ pub enum Command {
     /// The agent-data/v1 local node.
     #[command(subcommand)]
     Data(data::DataCommand),
+    /// agent-data-sync/v1: explicit encrypted pulls between data nodes.
+    #[command(subcommand)]
+    Sync(sync::SyncCommand),
     /// Serve the data node over HTTP (hyper, loopback by default; limits in docs/http.md).
     Serve(serve::ServeArgs),
     /// Operator: register and list repositories.
@@ -63,7 +67,7 @@ pub enum Command {
     #[command(subcommand)]
     Change(change::ChangeCmd),
     /// Agent: snapshot the workspace into a new Change version (a new subject).
-    Checkpoint(change::ChangeSelArgs),
+    Checkpoint(change::CheckpointArgs),
     /// Agent: capability, schema versions and operation names.
     Capabilities,
     /// Agent: the installed requirement of a Change's profile.
@@ -111,6 +115,9 @@ pub enum Command {
     Qualify(change::ChangeSelArgs),
     /// Operator: admission rechecks, then move the target head (and commit, for git).
     Land(collect::LandArgs),
+    /// Internal: the sandbox launcher a bwrap run goes through (limits, uid, then bwrap).
+    #[command(hide = true)]
+    SandboxExec(runtime::SandboxExecArgs),
 }
 
 /// What a successful command prints on stdout, and its exit code (0 for
@@ -143,6 +150,7 @@ pub fn dispatch(ctx: &Ctx, command: Command) -> Result<Reply> {
         Command::Completions(a) => docs::completions(&a).map(Reply::from),
         Command::Man(a) => docs::man(&a).map(Reply::from),
         Command::Data(c) => data::dispatch(ctx, c),
+        Command::Sync(c) => sync::dispatch(ctx, c),
         Command::Serve(a) => serve::run(ctx, &a),
         Command::Repo(c) => repo::run(ctx, c).map(Reply::from),
         Command::Requirement(c) => requirement::run(ctx, c).map(Reply::from),
@@ -175,6 +183,7 @@ pub fn dispatch(ctx: &Ctx, command: Command) -> Result<Reply> {
         Command::Finalize(a) => collect::finalize(ctx, a).map(Reply::from),
         Command::Qualify(a) => collect::qualify(ctx, a).map(Reply::from),
         Command::Land(a) => collect::land(ctx, a).map(Reply::from),
+        Command::SandboxExec(a) => runtime::sandbox_exec(&a).map(Reply::from),
     }
 }
 

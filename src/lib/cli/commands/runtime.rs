@@ -1,16 +1,19 @@
-//! `runtime probe`: the observed identity of a sandbox runtime on this host.
+//! `runtime probe`: the observed identity of a sandbox runtime on this
+//! host; and the hidden `sandbox-exec` launcher a `bwrap` run goes through.
 
 use super::to_value;
-use crate::collector::runtime::{self, RuntimeKind};
-use crate::error::Result;
+use crate::collector::runtime::{self, LimitRequest, RuntimeKind};
+use crate::collector::sandbox::Launch;
+use crate::error::{Code, Error, Result};
 use serde_json::Value;
+use std::path::PathBuf;
 
 /// Runtimes selectable on the command line.
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
 pub enum RuntimeArg {
-    /// bubblewrap: read-only snapshot, no network, pid namespace, private /tmp.
+    /// bubblewrap: read-only snapshot, no network, pid namespace, sized private tmpfs, pinned limits.
     Bwrap,
-    /// unshare: network cut only; the file system is shared.
+    /// unshare: refused (it shares the host file system with candidate code).
     Unshare,
     /// podman or docker with --network none.
     Oci,
@@ -26,12 +29,49 @@ impl From<RuntimeArg> for RuntimeKind {
     }
 }
 
+/// The sandbox limits a `bwrap` identity pins (see docs/runtimes.md).
+#[derive(Debug, Clone, clap::Args)]
+pub struct LimitArgs {
+    /// Size of each writable tmpfs inside the sandbox (/tmp, /scratch, /dev/shm).
+    #[arg(long, value_name = "BYTES", default_value_t = runtime::DEFAULT_TMPFS_BYTES)]
+    pub sandbox_tmpfs_bytes: u64,
+    /// Address space of each sandboxed process (RLIMIT_AS).
+    #[arg(long, value_name = "BYTES", default_value_t = runtime::DEFAULT_ADDRESS_SPACE_BYTES)]
+    pub sandbox_address_space_bytes: u64,
+    /// Processes and threads of the sandbox's uid (RLIMIT_NPROC).
+    #[arg(long, value_name = "N", default_value_t = runtime::DEFAULT_PROCESSES)]
+    pub sandbox_processes: u64,
+    /// Largest file a sandboxed process may write (RLIMIT_FSIZE).
+    #[arg(long, value_name = "BYTES", default_value_t = runtime::DEFAULT_FILE_SIZE_BYTES)]
+    pub sandbox_file_size_bytes: u64,
+    /// CPU time of each sandboxed process (RLIMIT_CPU).
+    #[arg(long, value_name = "SECONDS", default_value_t = runtime::DEFAULT_CPU_SECONDS)]
+    pub sandbox_cpu_seconds: u64,
+    /// The dedicated uid (and gid) candidate code runs as; only when the
+    /// collector runs as root, where it is required (default 2000000000).
+    #[arg(long, value_name = "UID")]
+    pub sandbox_uid: Option<u32>,
+}
+
+impl LimitArgs {
+    pub(super) fn request(&self) -> LimitRequest {
+        LimitRequest {
+            tmpfs_bytes: self.sandbox_tmpfs_bytes,
+            address_space_bytes: self.sandbox_address_space_bytes,
+            processes: self.sandbox_processes,
+            file_size_bytes: self.sandbox_file_size_bytes,
+            cpu_seconds: self.sandbox_cpu_seconds,
+            sandbox_uid: self.sandbox_uid,
+        }
+    }
+}
+
 /// The `runtime` subcommands.
 #[derive(Debug, clap::Subcommand)]
 pub enum RuntimeCommand {
     /// Print the observed identity (program digest, version, pinned arguments,
-    /// isolation facts, for oci the engine and resolved image, and their
-    /// digest) after a trial run (bwrap, unshare).
+    /// isolation facts, for bwrap the pinned limits, for oci the engine and
+    /// resolved image, and their digest) after a trial run (bwrap).
     Probe {
         /// Which runtime.
         #[arg(long)]
@@ -40,6 +80,9 @@ pub enum RuntimeCommand {
         /// it must be in the engine's local store (never pulled).
         #[arg(long, value_name = "REF")]
         oci_image: Option<String>,
+        /// For `bwrap`: the limits the identity pins.
+        #[command(flatten)]
+        limits: LimitArgs,
     },
 }
 
@@ -48,6 +91,67 @@ pub(super) fn run(c: &RuntimeCommand) -> Result<Value> {
         RuntimeCommand::Probe {
             runtime: r,
             oci_image,
-        } => to_value(&runtime::probe((*r).into(), oci_image.as_deref())?),
+            limits,
+        } => {
+            let kind: RuntimeKind = (*r).into();
+            let limits = match kind {
+                RuntimeKind::Bwrap => Some(limits.request().resolve()?),
+                _ => None,
+            };
+            let launcher = std::env::current_exe()
+                .map_err(|e| Error::new(Code::Io, format!("cannot locate agent-task: {e}")))?;
+            to_value(&runtime::probe(
+                kind,
+                &runtime::Plan {
+                    oci_image: oci_image.as_deref(),
+                    limits: limits.as_ref(),
+                    launcher: &launcher,
+                },
+            )?)
+        }
     }
+}
+
+/// Arguments of the hidden `sandbox-exec` launcher (see
+/// `src/lib/collector/sandbox.rs`): what the collector passes it.
+#[derive(Debug, clap::Args)]
+pub struct SandboxExecArgs {
+    /// RLIMIT_AS.
+    #[arg(long, value_name = "BYTES")]
+    pub rlimit_as: u64,
+    /// RLIMIT_NPROC.
+    #[arg(long, value_name = "N")]
+    pub rlimit_nproc: u64,
+    /// RLIMIT_FSIZE.
+    #[arg(long, value_name = "BYTES")]
+    pub rlimit_fsize: u64,
+    /// RLIMIT_CPU.
+    #[arg(long, value_name = "SECONDS")]
+    pub rlimit_cpu: u64,
+    /// The dedicated uid/gid to drop to (root only).
+    #[arg(long, value_name = "UID")]
+    pub run_as_uid: Option<u32>,
+    /// The program (bwrap) and its arguments.
+    #[arg(last = true, required = true, num_args = 1..)]
+    pub command: Vec<String>,
+}
+
+impl SandboxExecArgs {
+    /// The launch these arguments describe.
+    pub fn launch(&self) -> Launch {
+        let mut it = self.command.iter();
+        Launch {
+            address_space_bytes: self.rlimit_as,
+            processes: self.rlimit_nproc,
+            file_size_bytes: self.rlimit_fsize,
+            cpu_seconds: self.rlimit_cpu,
+            run_as_uid: self.run_as_uid,
+            program: it.next().map(PathBuf::from).unwrap_or_default(),
+            args: it.cloned().collect(),
+        }
+    }
+}
+
+pub(super) fn sandbox_exec(a: &SandboxExecArgs) -> Result<Value> {
+    Err(crate::collector::sandbox::exec(&a.launch()))
 }

@@ -126,12 +126,6 @@ fn limits(a: &ServeArgs) -> http::server::Limits {
 pub(super) fn run(ctx: &Ctx, a: &ServeArgs) -> Result<Reply> {
     let token = token(a)?;
     let (host, _port) = http::split_bind(&a.bind)?;
-    if token.is_none() && !http::is_loopback_host(&host) {
-        return Err(Error::new(
-            Code::UnsafeServerBind,
-            format!("refusing to bind non-loopback {host} without a node bearer"),
-        ));
-    }
     let workspace = a
         .workspace_config
         .as_deref()
@@ -146,11 +140,28 @@ pub(super) fn run(ctx: &Ctx, a: &ServeArgs) -> Result<Reply> {
         Err(e) if workspace.is_some() && e.code() == Code::NotInitialized => None,
         Err(e) => return Err(e),
     };
+    // A non-loopback bind needs a node bearer or at least one sync page
+    // authority (facts §12.2); the node bearer differs from every sync bearer.
+    if token.is_none()
+        && !http::is_loopback_host(&host)
+        && !node
+            .as_deref()
+            .is_some_and(crate::sync::service::has_page_authority)
+    {
+        return Err(Error::new(
+            Code::UnsafeServerBind,
+            format!("refusing to bind non-loopback {host} without a node bearer"),
+        ));
+    }
+    if let Some(n) = &node {
+        crate::sync::service::check_server_options(n, token.as_deref())?;
+    }
     let server = Server::bind(&a.bind)?;
     let url = format!("http://{}", server.local_addr);
     let mut router = Router::new();
     if let Some(node) = &node {
         http::data_routes::mount(&mut router, node.clone(), token.clone());
+        http::sync_routes::mount(&mut router, node.clone(), token.as_deref());
     }
     let profiles = workspace
         .as_ref()

@@ -151,6 +151,12 @@ impl Node {
         Ok(())
     }
 
+    /// One write through the node's writer (for the node's other modules,
+    /// such as replica import).
+    pub(crate) fn writer_write(&self, op: WriteOp) -> Result<WriteResult> {
+        self.writer.write(self, op)
+    }
+
     /// The persisted node id.
     pub fn node_id(&self) -> &str {
         &self.node_id

@@ -15,5 +15,8 @@ pub struct ManifestArgs {
 
 pub(super) fn run(ctx: &Ctx, a: &ManifestArgs) -> Result<Value> {
     let node = super::open_node(ctx)?;
-    Ok(node.manifest(a.origin.as_deref().map(|o| o.trim_end_matches('/'))))
+    let origin = a.origin.as_deref().map(|o| o.trim_end_matches('/'));
+    let mut m = node.manifest(origin);
+    crate::sync::service::decorate_manifest(&node, &mut m, origin);
+    Ok(m)
 }

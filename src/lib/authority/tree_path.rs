@@ -1,0 +1,341 @@
+//! Which workspace paths a revision may hold: exactly those git stores as
+//! they are, so that the tree `land` writes is the revision that was
+//! tested.
+//!
+//! These are git's own rules (`verify_path` and its helpers in git's
+//! `read-cache.c` and `path.c`), reimplemented from their documented
+//! behaviour, with both of git's platform protections on (git turns
+//! `core.protectNTFS` on everywhere; `core.protectHFS` is on for macOS, and
+//! a landed branch may be checked out there):
+//!
+//! - no empty path, no leading `/`, no empty component, no `.` or `..`
+//!   component, no trailing `/`, no NUL;
+//! - no component that is `.git` in any letter case;
+//! - NTFS aliases of `.git` as any component: `git~1` (any case), and
+//!   either form followed only by dots and spaces, or by `:` (an alternate
+//!   data stream such as `.git::$INDEX_ALLOCATION`); a backslash also starts
+//!   a component for this check;
+//! - HFS+ aliases: `.git` with Unicode code points HFS+ ignores (zero-width
+//!   joiners, directional marks, …) anywhere in it;
+//! - a symbolic link named `.gitmodules` in any of those spellings,
+//!   including its NTFS short names (`gitmod~1`, `gi7eba~1`).
+//!
+//! [`refusal`] returns the reason a path is refused, [`check`] the typed
+//! error (`path_not_representable`).
+
+use crate::error::{Code, Error, Result};
+
+/// Longest path accepted (Linux `PATH_MAX`).
+pub const MAX_PATH_BYTES: usize = 4096;
+
+/// Code points HFS+ ignores when it compares names (git's
+/// `next_hfs_char` skips the same ones).
+const HFS_IGNORED: &[u32] = &[
+    0x200c, 0x200d, 0x200e, 0x200f, 0x202a, 0x202b, 0x202c, 0x202d, 0x202e, 0x206a, 0x206b, 0x206c,
+    0x206d, 0x206e, 0x206f, 0xfeff,
+];
+
+/// The typed refusal of a path git would refuse or alias.
+pub fn check(path: &str, is_link: bool) -> Result<()> {
+    match refusal(path, is_link) {
+        None => Ok(()),
+        Some(why) => Err(Error::new(
+            Code::PathNotRepresentable,
+            format!(
+                "the workspace path {:?} cannot be stored by git as it is ({why}); rename or remove it",
+                shown(path)
+            ),
+        )
+        .with("path", shown(path))
+        .with("reason", why)),
+    }
+}
+
+fn shown(path: &str) -> String {
+    path.chars().take(200).collect()
+}
+
+/// Why git would refuse or alias `path` (a `/`-separated relative path;
+/// `is_link`: it is a symbolic link), or `None` when it is stored as is.
+pub fn refusal(path: &str, is_link: bool) -> Option<&'static str> {
+    let b = path.as_bytes();
+    if b.is_empty() {
+        return Some("empty path");
+    }
+    if b.len() > MAX_PATH_BYTES {
+        return Some("longer than 4096 bytes");
+    }
+    if b.contains(&0) {
+        return Some("contains NUL");
+    }
+    if b[0] == b'/' {
+        return Some("absolute path");
+    }
+    let mut start = 0;
+    loop {
+        let rest = &path[start..];
+        if let Some(why) = component_refusal(rest, is_link) {
+            return Some(why);
+        }
+        // Backslashes start a component for git's NTFS checks.
+        let end = rest.find('/').map_or(path.len(), |i| start + i);
+        let comp = &path[start..end];
+        for (i, _) in comp.match_indices('\\') {
+            let after = &path[start + i + 1..];
+            if is_ntfs_dotgit(after.as_bytes()) {
+                return Some("an NTFS alias of .git after a backslash");
+            }
+            if is_link && is_ntfs_dotgitmodules(after.as_bytes()) {
+                return Some("a symbolic link that is an NTFS alias of .gitmodules");
+            }
+        }
+        if end == path.len() {
+            return None;
+        }
+        start = end + 1;
+    }
+}
+
+/// The checks git makes at the start of each component (`rest` runs to
+/// the end of the path).
+fn component_refusal(rest: &str, is_link: bool) -> Option<&'static str> {
+    let b = rest.as_bytes();
+    if is_hfs_dot_generic(rest, "git") {
+        return Some("an HFS+ alias of .git");
+    }
+    if is_link && is_hfs_dot_generic(rest, "gitmodules") {
+        return Some("a symbolic link that is an HFS+ alias of .gitmodules");
+    }
+    if is_ntfs_dotgit(b) {
+        return Some("an NTFS alias of .git");
+    }
+    if is_link && is_ntfs_dotgitmodules(b) {
+        return Some("a symbolic link that is an NTFS alias of .gitmodules");
+    }
+    match b.first() {
+        None => Some("empty component or trailing '/'"),
+        Some(b'/') => Some("empty component"),
+        Some(b'.') => verify_dotfile(&b[1..], is_link),
+        Some(_) => None,
+    }
+}
+
+fn at(b: &[u8], i: usize) -> u8 {
+    b.get(i).copied().unwrap_or(0)
+}
+
+fn end_of_component(c: u8) -> bool {
+    c == 0 || c == b'/'
+}
+
+/// git's `verify_dotfile`: `rest` follows a component's leading `.`.
+fn verify_dotfile(rest: &[u8], is_link: bool) -> Option<&'static str> {
+    let c = at(rest, 0);
+    if end_of_component(c) {
+        return Some("a '.' component");
+    }
+    match c {
+        b'g' | b'G' => {
+            if !at(rest, 1).eq_ignore_ascii_case(&b'i') || !at(rest, 2).eq_ignore_ascii_case(&b't')
+            {
+                return None;
+            }
+            if end_of_component(at(rest, 3)) {
+                return Some("a .git component (any letter case)");
+            }
+            if is_link {
+                let tail = rest.get(3..).unwrap_or_default();
+                if tail.len() >= 7
+                    && tail[..7].eq_ignore_ascii_case(b"modules")
+                    && end_of_component(at(tail, 7))
+                {
+                    return Some("a symbolic link named .gitmodules");
+                }
+            }
+            None
+        }
+        b'.' if end_of_component(at(rest, 1)) => Some("a '..' component"),
+        _ => None,
+    }
+}
+
+fn xplatform_sep(c: u8) -> bool {
+    c == b'/' || c == b'\\'
+}
+
+/// git's `is_ntfs_dotgit`: `.git` or `git~1` (any case) followed only by
+/// dots and spaces up to the end of the component or a `:`.
+fn is_ntfs_dotgit(b: &[u8]) -> bool {
+    let i = match at(b, 0) {
+        b'.' if b.len() >= 4 && b[1..4].eq_ignore_ascii_case(b"git") => 4,
+        b'g' | b'G' if b.len() >= 5 && b[1..3].eq_ignore_ascii_case(b"it") && &b[3..5] == b"~1" => {
+            5
+        }
+        _ => return false,
+    };
+    only_dots_and_spaces(b, i, true)
+}
+
+/// From `i`: only `.` and ` ` up to the end (or a separator when
+/// `sep_ends`, or a `:`).
+fn only_dots_and_spaces(b: &[u8], mut i: usize, sep_ends: bool) -> bool {
+    loop {
+        let c = at(b, i);
+        i += 1;
+        if c == 0 || c == b':' || (sep_ends && xplatform_sep(c)) {
+            return true;
+        }
+        if c != b'.' && c != b' ' {
+            return false;
+        }
+    }
+}
+
+/// git's `is_ntfs_dotgitmodules` (`is_ntfs_dot_generic` with the name
+/// `gitmodules` and the short-name prefix `gi7eba`).
+fn is_ntfs_dotgitmodules(b: &[u8]) -> bool {
+    const NAME: &[u8] = b"gitmodules";
+    const SHORT: &[u8] = b"gi7eba";
+    if at(b, 0) == b'.' && b.len() > NAME.len() && b[1..=NAME.len()].eq_ignore_ascii_case(NAME) {
+        return only_dots_and_spaces(b, NAME.len() + 1, false);
+    }
+    // The regular NTFS short name: six letters, `~`, 1..4.
+    if b.len() >= 8
+        && b[..6].eq_ignore_ascii_case(&NAME[..6])
+        && b[6] == b'~'
+        && (b'1'..=b'4').contains(&b[7])
+    {
+        return only_dots_and_spaces(b, 8, false);
+    }
+    // The fall-back short name: up to six characters of the hashed prefix,
+    // `~`, a digit 1..9, then digits, eight characters in all.
+    let mut saw_tilde = false;
+    let mut i = 0;
+    while i < 8 {
+        let c = at(b, i);
+        if c == 0 {
+            return false;
+        }
+        if saw_tilde {
+            if !c.is_ascii_digit() {
+                return false;
+            }
+        } else if c == b'~' {
+            i += 1;
+            if !(b'1'..=b'9').contains(&at(b, i)) {
+                return false;
+            }
+            saw_tilde = true;
+        } else if i >= 6 || c & 0x80 != 0 || c.to_ascii_lowercase() != SHORT[i] {
+            return false;
+        }
+        i += 1;
+    }
+    only_dots_and_spaces(b, 8, false)
+}
+
+/// git's `is_hfs_dot_generic`: `.` + `needle` (ASCII, any case) with
+/// HFS+-ignored code points anywhere, then the end of the component.
+fn is_hfs_dot_generic(rest: &str, needle: &str) -> bool {
+    let mut chars = rest
+        .chars()
+        .filter(|c| !HFS_IGNORED.contains(&u32::from(*c)));
+    if chars.next() != Some('.') {
+        return false;
+    }
+    for n in needle.chars() {
+        match chars.next() {
+            Some(c) if c.is_ascii() && c.to_ascii_lowercase() == n => {}
+            _ => return false,
+        }
+    }
+    matches!(chars.next(), None | Some('/'))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refuses_what_git_refuses() {
+        for p in [
+            ".git/x",
+            ".Git/x",
+            ".GIT/config",
+            ".GIT",
+            "a/.git",
+            "a/.gIt/b",
+            "GIT~1/x",
+            "git~1",
+            "a/Git~1/b",
+            ".git./x",
+            ".git /x",
+            ".git . ./x",
+            ".git::$INDEX_ALLOCATION/x",
+            "git~1::$INDEX_ALLOCATION",
+            "a\\.git\\x",
+            "a\\git~1",
+            ".g\u{200c}it/x",
+            "\u{feff}.git",
+            ".gi\u{200d}t",
+            ".",
+            "..",
+            "a/./b",
+            "a/../b",
+            "a//b",
+            "a/",
+            "/abs",
+            "",
+            "nul\0byte",
+        ] {
+            assert!(refusal(p, false).is_some(), "{p:?} must be refused");
+        }
+    }
+
+    #[test]
+    fn a_symlinked_gitmodules_is_refused_in_every_spelling() {
+        for p in [
+            ".gitmodules",
+            ".GitModules",
+            "sub/.gitmodules",
+            ".gitmodules.",
+            ".gitmodules ",
+            ".gitmodules::$DATA",
+            "gitmod~1",
+            "GITMOD~4",
+            "gi7eba~1",
+            "gi7eb~12",
+            ".gitmodule\u{200c}s",
+        ] {
+            assert!(refusal(p, true).is_some(), "link {p:?} must be refused");
+            assert_eq!(refusal(p, false), None, "file {p:?} is fine");
+        }
+    }
+
+    #[test]
+    fn ordinary_paths_pass() {
+        for p in [
+            "a",
+            "README.md",
+            ".gitignore",
+            ".github/workflows/ci.yml",
+            ".gitattributes",
+            ".gitx/y",
+            "gitx",
+            "git~2/x",
+            ".git-credentials.example",
+            "a.git",
+            "tests/.hidden",
+            "...",
+            "a/..b/c",
+            "café/ünïcode.txt",
+            "with space/and:colon",
+            "back\\slash",
+            "gitmod~5",
+        ] {
+            assert_eq!(refusal(p, false), None, "{p:?}");
+            assert_eq!(refusal(p, true), None, "link {p:?}");
+        }
+        assert!(check(".Git/x", false).is_err_and(|e| e.code() == Code::PathNotRepresentable));
+    }
+}

@@ -1,0 +1,584 @@
+//! Replica import (spec/agent-data-facts.md §17, spec/agent-data-sync-facts.md
+//! §11): collections, records and tombstones pulled from another node,
+//! re-validated field by field, their record ids re-derived, their bytes
+//! checked, then written through the node's writer in one transaction per
+//! page with the same row layout a local collect produces (the local
+//! `blob_ref` replaces the source's; a local change row is appended and
+//! the original `ingested_at`/`tombstoned_at` kept).
+
+use super::canon::{canonical_json, utf16_len};
+use super::collection;
+use super::node::{Node, PROTOCOL, Prepared, index_document, record_id};
+use super::syntax::{is_collection_id, is_record_id, normalize_date, normalize_media_type};
+use super::writer::{self, WriteOp, WriteResult};
+use crate::error::{Code, Error, Result};
+use crate::store::{Connection, OptionalExtension};
+use crate::wire::digest::Sha256Hex;
+use serde::Serialize;
+use serde_json::{Map, Value, json};
+
+/// One object of a verified page, in page order.
+#[derive(Debug)]
+pub enum ReplicaOp {
+    /// A normalised collection definition and its source `created_at`.
+    Collection(Map<String, Value>, String),
+    /// A record ready to store.
+    Record(Prepared),
+    /// A tombstone `{record_id, collection_id, reason?, tombstoned_at}`.
+    Tombstone(Map<String, Value>),
+}
+
+/// What one import did.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct ReplicaOutcome {
+    /// Records new here.
+    pub records_inserted: u64,
+    /// Records already here (identical).
+    pub records_existing: u64,
+    /// Tombstones new here.
+    pub tombstones_applied: u64,
+}
+
+fn bad(code: Code, msg: impl Into<String>) -> Error {
+    Error::new(code, msg)
+}
+
+fn date(field: &str, v: Option<&Value>) -> Result<String> {
+    match v {
+        Some(Value::String(s)) => {
+            normalize_date(field, s)?;
+            Ok(s.clone())
+        }
+        _ => Err(bad(
+            Code::InvalidDate,
+            format!("{field} must be RFC 3339 with a timezone"),
+        )),
+    }
+}
+
+fn nonempty<'a>(m: &'a Map<String, Value>, k: &str, what: &str) -> Result<&'a str> {
+    match m.get(k) {
+        Some(Value::String(s)) if !s.is_empty() => Ok(s),
+        _ => Err(bad(
+            Code::InvalidRequest,
+            format!("{what}.{k} must be a non-empty string"),
+        )),
+    }
+}
+
+fn only(m: &Map<String, Value>, allowed: &[&str], what: &str) -> Result<()> {
+    match m.keys().find(|k| !allowed.contains(&k.as_str())) {
+        Some(k) => Err(bad(
+            Code::InvalidRequest,
+            format!("{what} has an unknown member {k:?}"),
+        )),
+        None => Ok(()),
+    }
+}
+
+/// Validates a pulled collection (the stored `CollectionManifest` shape)
+/// and normalises it; returns the definition without `created_at` and
+/// the source's `created_at`.
+pub fn prepare_collection(v: &Value) -> Result<(Map<String, Value>, String)> {
+    let Value::Object(m) = v else {
+        return Err(bad(Code::InvalidCollection, "collection must be an object"));
+    };
+    only(
+        m,
+        &[
+            "protocol",
+            "id",
+            "name",
+            "description",
+            "schema",
+            "policy",
+            "created_at",
+        ],
+        "collection",
+    )?;
+    if m.get("protocol").and_then(Value::as_str) != Some(PROTOCOL) {
+        return Err(bad(
+            Code::InvalidCollection,
+            "collection protocol must be agent-data/v1",
+        ));
+    }
+    if !m.get("schema").is_some_and(Value::is_object)
+        || !m.get("policy").is_some_and(Value::is_object)
+    {
+        return Err(bad(
+            Code::InvalidCollection,
+            "collection schema and policy are required",
+        ));
+    }
+    if !m["policy"].get("visibility").is_some_and(Value::is_string) {
+        return Err(bad(
+            Code::InvalidCollection,
+            "collection policy.visibility is required",
+        ));
+    }
+    let created_at = date("collection.created_at", m.get("created_at"))?;
+    let def = collection::normalize(v)?;
+    Ok((def, created_at))
+}
+
+/// The envelope without `blob_ref`, canonical (the "same record" test).
+fn comparable(env: &Map<String, Value>) -> Result<String> {
+    let mut e = env.clone();
+    if let Some(Value::Object(c)) = e.get_mut("content") {
+        c.remove("blob_ref");
+    }
+    canonical_json(&Value::Object(e))
+}
+
+impl Node {
+    /// Validates a pulled record envelope and its bytes against the
+    /// collection `def` (the page's, identical to the local one or about
+    /// to become it); returns it ready to store with the local
+    /// `blob_ref`.
+    pub fn prepare_replica_record(
+        &self,
+        def: &Map<String, Value>,
+        envelope: &Value,
+        bytes: Vec<u8>,
+    ) -> Result<Prepared> {
+        let Value::Object(env) = envelope else {
+            return Err(bad(Code::InvalidRequest, "record must be an object"));
+        };
+        only(
+            env,
+            &[
+                "protocol",
+                "id",
+                "collection_id",
+                "source",
+                "content",
+                "schema_version",
+                "metadata",
+                "ingested_at",
+                "observed_at",
+                "key",
+                "version",
+                "supersedes_id",
+                "provenance",
+                "signature",
+            ],
+            "record",
+        )?;
+        if env.get("protocol").and_then(Value::as_str) != Some(PROTOCOL) {
+            return Err(bad(
+                Code::InvalidRequest,
+                "record protocol must be agent-data/v1",
+            ));
+        }
+        let id = env.get("id").and_then(Value::as_str).unwrap_or("");
+        if !is_record_id(id) {
+            return Err(bad(
+                Code::InvalidRecordId,
+                "record id must match ^rec_[a-f0-9]{64}$",
+            ));
+        }
+        let collection_id = env
+            .get("collection_id")
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        if !is_collection_id(collection_id) {
+            return Err(bad(
+                Code::InvalidCollectionId,
+                "record collection_id is invalid",
+            ));
+        }
+        let Some(Value::Object(source)) = env.get("source") else {
+            return Err(bad(Code::InvalidRequest, "record source must be an object"));
+        };
+        only(
+            source,
+            &["collector_id", "uri", "external_id"],
+            "record.source",
+        )?;
+        nonempty(source, "collector_id", "record.source")?;
+        nonempty(source, "uri", "record.source")?;
+        if source.contains_key("external_id") {
+            nonempty(source, "external_id", "record.source")?;
+        }
+        let Some(Value::Object(content)) = env.get("content") else {
+            return Err(bad(
+                Code::InvalidRequest,
+                "record content must be an object",
+            ));
+        };
+        only(
+            content,
+            &["sha256", "size", "media_type", "blob_ref"],
+            "record.content",
+        )?;
+        let sha = content.get("sha256").and_then(Value::as_str).unwrap_or("");
+        let sha = Sha256Hex::parse(sha).map_err(|_| {
+            bad(
+                Code::InvalidRequest,
+                "record content.sha256 must be 64 lowercase hex",
+            )
+        })?;
+        let size = content
+            .get("size")
+            .and_then(Value::as_u64)
+            .filter(|n| *n as f64 <= collection::MAX_SAFE_INTEGER)
+            .ok_or_else(|| {
+                bad(
+                    Code::InvalidNumber,
+                    "record content.size must be a safe integer >= 0",
+                )
+            })?;
+        let media_type = content
+            .get("media_type")
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        if normalize_media_type(media_type)? != media_type {
+            return Err(bad(
+                Code::InvalidMediaType,
+                "record content.media_type is not normalised",
+            ));
+        }
+        nonempty(content, "blob_ref", "record.content")?;
+        let schema_version = nonempty(env, "schema_version", "record")?;
+        if !env.get("metadata").is_some_and(Value::is_object) {
+            return Err(bad(
+                Code::InvalidJson,
+                "record metadata must be a JSON object",
+            ));
+        }
+        let ingested_at = date("record.ingested_at", env.get("ingested_at"))?;
+        if env.contains_key("observed_at") {
+            date("record.observed_at", env.get("observed_at"))?;
+        }
+        for k in ["key", "version", "supersedes_id"] {
+            if env.contains_key(k) {
+                nonempty(env, k, "record")?;
+            }
+        }
+        if let Some(s) = env.get("supersedes_id").and_then(Value::as_str)
+            && (!is_record_id(s) || s == id)
+        {
+            return Err(bad(
+                Code::InvalidRecordId,
+                "record supersedes_id is invalid",
+            ));
+        }
+        if let Some(p) = env.get("provenance") {
+            let Value::Array(entries) = p else {
+                return Err(bad(
+                    Code::InvalidRequest,
+                    "record provenance must be an array",
+                ));
+            };
+            for e in entries {
+                let Value::Object(e) = e else {
+                    return Err(bad(
+                        Code::InvalidRequest,
+                        "provenance entries must be objects",
+                    ));
+                };
+                only(e, &["activity", "at", "actor", "input_ids"], "provenance[]")?;
+                nonempty(e, "activity", "provenance[]")?;
+                date("provenance.at", e.get("at"))?;
+                if e.contains_key("actor") {
+                    nonempty(e, "actor", "provenance[]")?;
+                }
+                if let Some(ids) = e.get("input_ids") {
+                    let ok = ids.as_array().is_some_and(|a| {
+                        a.iter().all(|x| x.as_str().is_some_and(|s| !s.is_empty()))
+                    });
+                    if !ok {
+                        return Err(bad(
+                            Code::InvalidRequest,
+                            "provenance input_ids must be non-empty strings",
+                        ));
+                    }
+                }
+            }
+        }
+        if let Some(s) = env.get("signature") {
+            let Value::Object(s) = s else {
+                return Err(bad(
+                    Code::InvalidRequest,
+                    "record signature must be an object",
+                ));
+            };
+            only(s, &["algorithm", "signer", "value"], "record.signature")?;
+            for k in ["algorithm", "signer", "value"] {
+                nonempty(s, k, "record.signature")?;
+            }
+        }
+        // The id is re-derived from the identity subset.
+        let mut core = Map::new();
+        core.insert("protocol".into(), PROTOCOL.into());
+        core.insert("collection_id".into(), collection_id.into());
+        core.insert("source".into(), Value::Object(source.clone()));
+        core.insert(
+            "content".into(),
+            json!({"sha256": sha.as_str(), "size": size, "media_type": media_type}),
+        );
+        core.insert("schema_version".into(), schema_version.into());
+        for k in ["key", "version", "supersedes_id"] {
+            if let Some(v) = env.get(k) {
+                core.insert(k.into(), v.clone());
+            }
+        }
+        if record_id(&Value::Object(core))? != id {
+            return Err(bad(
+                Code::ReplicaRecordIdMismatch,
+                format!("Replica record id {id} does not match its envelope"),
+            ));
+        }
+        if bytes.len() as u64 != size {
+            return Err(bad(
+                Code::ReplicaContentSizeMismatch,
+                "Replica content size does not match",
+            ));
+        }
+        if Sha256Hex::digest(&bytes) != sha {
+            return Err(bad(
+                Code::ReplicaContentHashMismatch,
+                "Replica content SHA-256 does not match",
+            ));
+        }
+        let policy = def.get("policy");
+        let mut limit = self.limits().max_record_bytes;
+        if let Some(p) = policy
+            .and_then(|p| p.get("max_record_bytes"))
+            .and_then(Value::as_u64)
+        {
+            limit = limit.min(p);
+        }
+        if size > limit {
+            return Err(bad(
+                Code::ContentTooLarge,
+                format!("Collected content exceeds the {limit}-byte limit"),
+            ));
+        }
+        if let Some(Value::Array(allowed)) = policy.and_then(|p| p.get("allowed_media_types"))
+            && !allowed.iter().any(|t| t.as_str() == Some(media_type))
+        {
+            return Err(bad(
+                Code::MediaTypeNotAllowed,
+                format!("Media type {media_type} is not allowed in collection {collection_id}"),
+            ));
+        }
+        let local_schema = def
+            .get("schema")
+            .and_then(|s| s.get("version"))
+            .and_then(Value::as_str);
+        if local_schema != Some(schema_version) {
+            return Err(bad(
+                Code::ReplicaSchemaMismatch,
+                "Replica schema_version differs from the local collection's",
+            ));
+        }
+        let mut envelope = env.clone();
+        if let Some(Value::Object(c)) = envelope.get_mut("content") {
+            c.insert("blob_ref".into(), format!("sha256:{sha}").into());
+        }
+        let canonical = canonical_json(&Value::Object(envelope.clone()))?;
+        let document = index_document(&envelope, &bytes, media_type);
+        Ok(Prepared {
+            id: id.to_owned(),
+            collection_id: collection_id.to_owned(),
+            envelope,
+            canonical,
+            sha256: sha,
+            bytes,
+            document,
+            ingested_at,
+            supersedes_id: env
+                .get("supersedes_id")
+                .and_then(Value::as_str)
+                .map(str::to_owned),
+        })
+    }
+
+    /// Imports one verified page's objects: large bytes fsynced into the
+    /// CAS first, then everything in one write of the node's writer.
+    pub fn apply_replica(&self, ops: Vec<ReplicaOp>) -> Result<ReplicaOutcome> {
+        for op in &ops {
+            if let ReplicaOp::Record(p) = op {
+                self.store_blobs(std::slice::from_ref(p))?;
+            }
+        }
+        match self.writer_write(WriteOp::Replica(ops))? {
+            WriteResult::Replica(o) => Ok(o),
+            _ => Err(Error::internal("unexpected writer result")),
+        }
+    }
+}
+
+/// Validates a pulled tombstone.
+pub fn prepare_tombstone(v: &Value) -> Result<Map<String, Value>> {
+    let Value::Object(t) = v else {
+        return Err(bad(Code::InvalidRequest, "tombstone must be an object"));
+    };
+    only(
+        t,
+        &["record_id", "collection_id", "reason", "tombstoned_at"],
+        "tombstone",
+    )?;
+    if !t
+        .get("record_id")
+        .and_then(Value::as_str)
+        .is_some_and(is_record_id)
+    {
+        return Err(bad(Code::InvalidRecordId, "tombstone record_id is invalid"));
+    }
+    if !t
+        .get("collection_id")
+        .and_then(Value::as_str)
+        .is_some_and(is_collection_id)
+    {
+        return Err(bad(
+            Code::InvalidCollectionId,
+            "tombstone collection_id is invalid",
+        ));
+    }
+    if let Some(r) = t.get("reason") {
+        match r {
+            Value::String(s) if (1..=1000).contains(&utf16_len(s)) => {}
+            _ => {
+                return Err(bad(
+                    Code::InvalidRequest,
+                    "tombstone reason must be 1-1000 characters",
+                ));
+            }
+        }
+    }
+    date("tombstone.tombstoned_at", t.get("tombstoned_at"))?;
+    Ok(t.clone())
+}
+
+/// Applies a page's objects inside the writer's transaction (one
+/// savepoint: a failure leaves nothing of the page).
+pub(crate) fn apply(conn: &Connection, ops: Vec<ReplicaOp>) -> Result<ReplicaOutcome> {
+    let mut out = ReplicaOutcome::default();
+    for op in ops {
+        match op {
+            ReplicaOp::Collection(def, created_at) => {
+                writer::put_collection(conn, def, &created_at)?;
+            }
+            ReplicaOp::Record(p) => {
+                if let Some(sup) = p.envelope.get("supersedes_id").and_then(Value::as_str) {
+                    let c: Option<String> = conn
+                        .prepare_cached("SELECT collection_id FROM records WHERE id = ?1")?
+                        .query_row([sup], |r| r.get(0))
+                        .optional()?;
+                    match c {
+                        None => {
+                            return Err(bad(
+                                Code::SupersededRecordNotFound,
+                                format!("Superseded record {sup} was not found"),
+                            ));
+                        }
+                        Some(c) if c != p.collection_id => {
+                            return Err(bad(
+                                Code::SupersededRecordCollectionMismatch,
+                                "Superseded record belongs to another collection",
+                            ));
+                        }
+                        Some(_) => {}
+                    }
+                }
+                let want = comparable(&p.envelope)?;
+                let id = p.id.clone();
+                let (stored, inserted) = writer::insert_record(conn, p)?;
+                if inserted {
+                    out.records_inserted += 1;
+                } else {
+                    let same = match &stored {
+                        Value::Object(m) => comparable(m)? == want,
+                        _ => false,
+                    };
+                    if !same {
+                        return Err(bad(
+                            Code::ReplicaRecordConflict,
+                            format!("Record {id} already exists with a different envelope"),
+                        ));
+                    }
+                    out.records_existing += 1;
+                }
+            }
+            ReplicaOp::Tombstone(t) => {
+                let record_id = t
+                    .get("record_id")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_owned();
+                let coll: Option<String> = conn
+                    .prepare_cached("SELECT collection_id FROM records WHERE id = ?1")?
+                    .query_row([&record_id], |r| r.get(0))
+                    .optional()?;
+                let Some(coll) = coll else {
+                    return Err(bad(
+                        Code::RecordNotFound,
+                        format!("Record {record_id} was not found"),
+                    ));
+                };
+                if t.get("collection_id").and_then(Value::as_str) != Some(coll.as_str()) {
+                    return Err(bad(
+                        Code::ReplicaTombstoneCollectionMismatch,
+                        "Replica tombstone names a record of another collection",
+                    ));
+                }
+                let want = canonical_json(&Value::Object(t.clone()))?;
+                let existing: Option<String> = conn
+                    .prepare_cached("SELECT tombstone_json FROM tombstones WHERE record_id = ?1")?
+                    .query_row([&record_id], |r| r.get(0))
+                    .optional()?;
+                match existing {
+                    Some(e) => {
+                        let e: Value = serde_json::from_str(&e)
+                            .map_err(|e| Error::internal(format!("stored JSON is corrupt: {e}")))?;
+                        if canonical_json(&e)? != want {
+                            return Err(bad(
+                                Code::ReplicaTombstoneConflict,
+                                format!("Record {record_id} already has a different tombstone"),
+                            ));
+                        }
+                    }
+                    None => {
+                        let reason = t.get("reason").and_then(Value::as_str).map(str::to_owned);
+                        let at = t.get("tombstoned_at").and_then(Value::as_str).unwrap_or("");
+                        writer::tombstone(conn, &record_id, reason, at)?;
+                        out.tombstones_applied += 1;
+                    }
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+impl Node {
+    /// The verified bytes of a record's content by digest and size,
+    /// tombstoned or not (a sync source sends a record's content even when
+    /// a later change tombstones it).
+    pub fn content_bytes(&self, sha: &Sha256Hex, size: u64) -> Result<Vec<u8>> {
+        let inline: Option<Vec<u8>> = self.read(|c| {
+            Ok(
+                c.prepare_cached("SELECT bytes FROM inline_blobs WHERE sha256 = ?1")?
+                    .query_row([sha.as_str()], |r| r.get(0))
+                    .optional()?,
+            )
+        })?;
+        let bytes = match inline {
+            Some(b) => b,
+            None => {
+                self.data_dir()
+                    .cas()
+                    .read(sha, None, self.limits().max_record_bytes.max(size))?
+            }
+        };
+        if bytes.len() as u64 != size || Sha256Hex::digest(&bytes) != *sha {
+            return Err(bad(
+                Code::BlobIntegrityError,
+                "stored content does not match its record",
+            ));
+        }
+        Ok(bytes)
+    }
+}

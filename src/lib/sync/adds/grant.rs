@@ -1,0 +1,408 @@
+//! Direct-recipient grants (facts §8): issuing with the
+//! X25519-HKDF-SHA256-AES-256-GCM key wrap, validation in the sheet's
+//! order, the reader's authorisation checks and the unwrap.
+
+use super::cid::parse as parse_cid;
+use super::encoding::{b64u, b64u_fixed, x25519_key_id};
+use super::jcs::domain_message;
+use super::object::{
+    Manifest, Principal, check_extensions, exact, id_string, sign, signature_shape, string, time,
+    verify,
+};
+use super::{ADDS_VERSION, AResult, AddsError, Class, integrity, invalid};
+use crate::wire::ed25519::Keypair;
+use aes_gcm::aead::{Aead, KeyInit, Payload};
+use aes_gcm::{Aes256Gcm, Nonce};
+use hkdf::Hkdf;
+use serde_json::{Map, Value, json};
+use sha2::{Digest, Sha256};
+use x25519_dalek::{PublicKey, StaticSecret};
+
+/// Grant signing domain.
+pub const GRANT_DOMAIN: &str = "adds-grant/v1";
+/// Wrap AAD domain.
+pub const WRAP_DOMAIN: &str = "adds-grant-wrap/v1";
+/// HKDF info.
+pub const KEK_INFO: &[u8] = b"adds-grant-kek/v1";
+/// The only wrap algorithm.
+pub const WRAP_ALGORITHM: &str = "X25519-HKDF-SHA256-AES-256-GCM";
+/// The reader's default lifetime policy (30 days).
+pub const MAX_LIFETIME: i64 = 2_592_000;
+
+const REQUIRED: &[&str] = &[
+    "adds_version",
+    "kind",
+    "grant_id",
+    "manifest_cid",
+    "issuer",
+    "audience",
+    "audience_x25519_public_key",
+    "audience_x25519_key_id",
+    "rights",
+    "issued_at",
+    "expires_at",
+    "key_wrap",
+    "signature",
+];
+const OPTIONAL: &[&str] = &["not_before", "extensions", "scope", "parent_grant"];
+
+/// A sync recipient: `{id, x25519_public_key, x25519_key_id}`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Recipient {
+    /// Identity id.
+    pub id: String,
+    /// b64u of the X25519 public key.
+    pub x25519_public_key: String,
+    /// Its key id.
+    pub x25519_key_id: String,
+}
+
+impl Recipient {
+    /// From a raw public key.
+    pub fn new(id: &str, public_key: &[u8; 32]) -> Recipient {
+        Recipient {
+            id: id.to_owned(),
+            x25519_public_key: b64u(public_key),
+            x25519_key_id: x25519_key_id(public_key),
+        }
+    }
+
+    /// The JSON object.
+    pub fn to_json(&self) -> Value {
+        json!({"id": self.id, "x25519_public_key": self.x25519_public_key,
+               "x25519_key_id": self.x25519_key_id})
+    }
+}
+
+/// What a grant carries, for issuing.
+#[derive(Debug, Clone)]
+pub struct GrantParams {
+    /// `grant_id`.
+    pub grant_id: String,
+    /// The root CID it opens.
+    pub manifest_cid: String,
+    /// Issuer id (the key is the signer's).
+    pub issuer_id: String,
+    /// The audience.
+    pub audience: Recipient,
+    /// `issued_at`.
+    pub issued_at: i64,
+    /// `expires_at`.
+    pub expires_at: i64,
+    /// `not_before`.
+    pub not_before: Option<i64>,
+    /// Ephemeral X25519 secret.
+    pub ephemeral_secret: [u8; 32],
+    /// Wrap nonce.
+    pub nonce: [u8; 12],
+}
+
+/// A validated grant.
+#[derive(Debug, Clone)]
+pub struct Grant {
+    /// The whole grant.
+    pub value: Map<String, Value>,
+    /// `manifest_cid`.
+    pub manifest_cid: String,
+    /// `issuer`.
+    pub issuer: Principal,
+    /// `audience`.
+    pub audience: String,
+    /// `audience_x25519_public_key` as sent.
+    pub audience_key: String,
+    /// `issued_at`.
+    pub issued_at: i64,
+    /// `expires_at`.
+    pub expires_at: i64,
+    /// `not_before ?? issued_at`.
+    pub effective_not_before: i64,
+    /// Ephemeral public key.
+    pub ephemeral: [u8; 32],
+    /// Wrap nonce.
+    pub nonce: [u8; 12],
+    /// Wrapped DEK.
+    pub ciphertext: [u8; 48],
+}
+
+/// The wrap header: the grant without `signature`, `key_wrap` cut to
+/// `{algorithm, ephemeral_public_key}`.
+pub fn wrap_header(grant: &Map<String, Value>) -> Map<String, Value> {
+    let mut h = grant.clone();
+    h.remove("signature");
+    if let Some(Value::Object(kw)) = grant.get("key_wrap") {
+        let mut cut = Map::new();
+        for k in ["algorithm", "ephemeral_public_key"] {
+            if let Some(v) = kw.get(k) {
+                cut.insert(k.into(), v.clone());
+            }
+        }
+        h.insert("key_wrap".into(), Value::Object(cut));
+    }
+    h
+}
+
+fn kek(shared: &[u8; 32], aad: &[u8]) -> AResult<[u8; 32]> {
+    let salt = Sha256::digest(aad);
+    let mut out = [0u8; 32];
+    Hkdf::<Sha256>::new(Some(&salt), shared)
+        .expand(KEK_INFO, &mut out)
+        .map_err(|_| invalid("HKDF expansion failed"))?;
+    Ok(out)
+}
+
+/// The X25519 shared secret, refusing an all-zero result.
+pub fn shared_secret(secret: &[u8; 32], public: &[u8; 32]) -> AResult<[u8; 32]> {
+    let s = StaticSecret::from(*secret).diffie_hellman(&PublicKey::from(*public));
+    if !s.was_contributory() {
+        return Err(integrity("X25519 shared secret is all zero"));
+    }
+    Ok(s.to_bytes())
+}
+
+/// The X25519 public key of a secret.
+pub fn x25519_public(secret: &[u8; 32]) -> [u8; 32] {
+    PublicKey::from(&StaticSecret::from(*secret)).to_bytes()
+}
+
+/// Issues a signed grant wrapping `dek` for `p.audience`.
+pub fn issue(dek: &[u8; 32], p: &GrantParams, signer: &Keypair) -> AResult<Value> {
+    let audience_pub = b64u_fixed::<32>(&p.audience.x25519_public_key, "audience key")?;
+    let eph_pub = x25519_public(&p.ephemeral_secret);
+    let mut g = Map::new();
+    g.insert("adds_version".into(), ADDS_VERSION.into());
+    g.insert("kind".into(), "grant".into());
+    g.insert("grant_id".into(), p.grant_id.clone().into());
+    g.insert("manifest_cid".into(), p.manifest_cid.clone().into());
+    g.insert(
+        "issuer".into(),
+        json!({"id": p.issuer_id, "ed25519_public_key": b64u(&signer.public_key())}),
+    );
+    g.insert("audience".into(), p.audience.id.clone().into());
+    g.insert(
+        "audience_x25519_public_key".into(),
+        p.audience.x25519_public_key.clone().into(),
+    );
+    g.insert(
+        "audience_x25519_key_id".into(),
+        p.audience.x25519_key_id.clone().into(),
+    );
+    g.insert("rights".into(), json!(["read"]));
+    g.insert("issued_at".into(), p.issued_at.into());
+    if let Some(nb) = p.not_before {
+        g.insert("not_before".into(), nb.into());
+    }
+    g.insert("expires_at".into(), p.expires_at.into());
+    g.insert(
+        "key_wrap".into(),
+        json!({"algorithm": WRAP_ALGORITHM, "ephemeral_public_key": b64u(&eph_pub)}),
+    );
+    let aad = domain_message(WRAP_DOMAIN, &Value::Object(wrap_header(&g)))?;
+    let shared = shared_secret(&p.ephemeral_secret, &audience_pub)?;
+    let kek = kek(&shared, &aad)?;
+    let ct = Aes256Gcm::new_from_slice(&kek)
+        .map_err(|_| invalid("bad KEK length"))?
+        .encrypt(
+            &Nonce::from(p.nonce),
+            Payload {
+                msg: dek,
+                aad: &aad,
+            },
+        )
+        .map_err(|_| integrity("key wrap failed"))?;
+    g.insert(
+        "key_wrap".into(),
+        json!({"algorithm": WRAP_ALGORITHM, "ephemeral_public_key": b64u(&eph_pub),
+               "nonce": b64u(&p.nonce), "ciphertext": b64u(&ct)}),
+    );
+    let unsigned = Value::Object(g.clone());
+    g.insert("signature".into(), sign(GRANT_DOMAIN, &unsigned, signer)?);
+    Ok(Value::Object(g))
+}
+
+/// Validates a grant (facts §8.3, steps 1–8, signature included).
+pub fn validate_grant(v: &Value) -> AResult<Grant> {
+    // 1.
+    let m = exact(v, REQUIRED, OPTIONAL, "grant")?;
+    if m.get("adds_version").and_then(Value::as_str) != Some(ADDS_VERSION) {
+        return Err(invalid("grant adds_version must be \"0.1\""));
+    }
+    if m.get("kind").and_then(Value::as_str) != Some("grant") {
+        return Err(invalid("grant kind must be \"grant\""));
+    }
+    id_string(m.get("grant_id"), "grant.grant_id")?;
+    // 2.
+    let manifest_cid = string(m.get("manifest_cid"), "grant.manifest_cid")?;
+    parse_cid(manifest_cid).map_err(|_| invalid("grant.manifest_cid is not a CID"))?;
+    let issuer = Principal::from_json(&m["issuer"], "grant.issuer")?;
+    let audience = id_string(m.get("audience"), "grant.audience")?.to_owned();
+    // 3.
+    let audience_key = string(
+        m.get("audience_x25519_public_key"),
+        "grant.audience_x25519_public_key",
+    )?;
+    let ak = b64u_fixed::<32>(audience_key, "grant.audience_x25519_public_key")?;
+    let key_id = string(
+        m.get("audience_x25519_key_id"),
+        "grant.audience_x25519_key_id",
+    )?;
+    if key_id != x25519_key_id(&ak) {
+        return Err(integrity(
+            "audience_x25519_key_id is not the audience key's fingerprint",
+        ));
+    }
+    // 4.
+    if m.get("rights") != Some(&json!(["read"])) {
+        return Err(invalid("grant.rights must be exactly [\"read\"]"));
+    }
+    // 5.
+    let issued_at = time(m.get("issued_at"), "grant.issued_at")?;
+    let expires_at = time(m.get("expires_at"), "grant.expires_at")?;
+    let not_before = match m.get("not_before") {
+        None => None,
+        v => Some(time(v, "grant.not_before")?),
+    };
+    let nb = not_before.unwrap_or(issued_at);
+    if !(issued_at <= nb && nb < expires_at) {
+        return Err(invalid(
+            "grant times must satisfy issued_at <= not_before < expires_at",
+        ));
+    }
+    // 6.
+    if m.contains_key("parent_grant") {
+        return Err(AddsError::new(
+            Class::Unsupported,
+            "delegated grants (parent_grant) are not supported",
+        ));
+    }
+    if m.contains_key("scope") {
+        return Err(AddsError::new(
+            Class::Unsupported,
+            "scoped grants are not supported",
+        ));
+    }
+    check_extensions(m.get("extensions"))?;
+    // 7.
+    let kw = exact(
+        &m["key_wrap"],
+        &["algorithm", "ephemeral_public_key", "nonce", "ciphertext"],
+        &[],
+        "grant.key_wrap",
+    )?;
+    if kw.get("algorithm").and_then(Value::as_str) != Some(WRAP_ALGORITHM) {
+        return Err(invalid(
+            "key_wrap.algorithm is not X25519-HKDF-SHA256-AES-256-GCM",
+        ));
+    }
+    let ephemeral = b64u_fixed::<32>(
+        string(
+            kw.get("ephemeral_public_key"),
+            "key_wrap.ephemeral_public_key",
+        )?,
+        "key_wrap.ephemeral_public_key",
+    )?;
+    let nonce = b64u_fixed::<12>(string(kw.get("nonce"), "key_wrap.nonce")?, "key_wrap.nonce")?;
+    let ciphertext = b64u_fixed::<48>(
+        string(kw.get("ciphertext"), "key_wrap.ciphertext")?,
+        "key_wrap.ciphertext",
+    )?;
+    // 8.
+    let (sig_key, sig) = signature_shape(&m["signature"])?;
+    if sig_key != issuer.ed25519_public_key {
+        return Err(integrity("signature.public_key is not the issuer's key"));
+    }
+    let mut unsigned = m.clone();
+    unsigned.remove("signature");
+    let msg = domain_message(GRANT_DOMAIN, &Value::Object(unsigned))?;
+    verify(&issuer.ed25519_public_key, &msg, &sig)?;
+    Ok(Grant {
+        value: m.clone(),
+        manifest_cid: manifest_cid.to_owned(),
+        issuer,
+        audience,
+        audience_key: audience_key.to_owned(),
+        issued_at,
+        expires_at,
+        effective_not_before: nb,
+        ephemeral,
+        nonce,
+        ciphertext,
+    })
+}
+
+fn unauthorized(msg: impl Into<String>) -> AddsError {
+    AddsError::new(Class::Unauthorized, msg)
+}
+
+/// The reader's checks before reading (facts §8.4 steps 1–4): CID,
+/// audience, lifetime policy, time window (no skew; `expires_at`
+/// exclusive).
+pub fn authorize(g: &Grant, cid: &str, reader_id: &str, now: i64) -> AResult<()> {
+    if g.manifest_cid != cid {
+        return Err(unauthorized("grant is for another object"));
+    }
+    if g.audience != reader_id {
+        return Err(unauthorized("grant audience is not this reader"));
+    }
+    if g.expires_at - g.issued_at > MAX_LIFETIME {
+        return Err(unauthorized(
+            "grant lifetime exceeds the reader's 30-day policy",
+        ));
+    }
+    if now < g.effective_not_before {
+        return Err(unauthorized("grant is not active yet"));
+    }
+    if now >= g.expires_at {
+        return Err(unauthorized("grant has expired"));
+    }
+    Ok(())
+}
+
+/// Direct issuer (facts §8.4 step 6): the manifest's publisher is the
+/// grant's issuer, id and key.
+pub fn check_direct_issuer(g: &Grant, m: &Manifest) -> AResult<()> {
+    if m.publisher != g.issuer {
+        return Err(integrity("grant issuer is not the manifest publisher"));
+    }
+    Ok(())
+}
+
+/// Unwraps the DEK (facts §8.4 step 7).
+pub fn unwrap(g: &Grant, reader_id: &str, reader_secret: &[u8; 32]) -> AResult<[u8; 32]> {
+    unwrap_with(
+        g,
+        reader_id,
+        reader_secret,
+        &b64u(&x25519_public(reader_secret)),
+    )
+}
+
+/// [`unwrap`] with the reader's public key (b64u) computed once by the
+/// caller for many grants.
+pub fn unwrap_with(
+    g: &Grant,
+    reader_id: &str,
+    reader_secret: &[u8; 32],
+    reader_public_b64u: &str,
+) -> AResult<[u8; 32]> {
+    if g.audience != reader_id {
+        return Err(unauthorized("grant audience is not this reader"));
+    }
+    if reader_public_b64u != g.audience_key {
+        return Err(unauthorized("grant is wrapped for another X25519 key"));
+    }
+    let aad = domain_message(WRAP_DOMAIN, &Value::Object(wrap_header(&g.value)))?;
+    let shared = shared_secret(reader_secret, &g.ephemeral)?;
+    let kek = kek(&shared, &aad)?;
+    let dek = Aes256Gcm::new_from_slice(&kek)
+        .map_err(|_| invalid("bad KEK length"))?
+        .decrypt(
+            &Nonce::from(g.nonce),
+            Payload {
+                msg: &g.ciphertext,
+                aad: &aad,
+            },
+        )
+        .map_err(|_| integrity("key wrap does not open"))?;
+    dek.try_into()
+        .map_err(|_| integrity("unwrapped DEK is not 32 bytes"))
+}

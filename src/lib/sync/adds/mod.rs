@@ -1,0 +1,120 @@
+//! ADDS 0.1 (spec/agent-data-sync-facts.md §1–§9): the encrypted object
+//! plane sync carries. Strict base64url, the ADDS canonical-JSON profile,
+//! CIDv1 raw sha2-256, chunked AES-256-GCM objects with signed manifests,
+//! direct-recipient grants with the X25519-HKDF-SHA256-AES-256-GCM key wrap,
+//! and the keyless `adds-bundle/v1` wire form.
+//!
+//! Every check runs in the order the facts sheet gives and stops at the
+//! first failure. Failures are [`AddsError`]s carrying the reference's
+//! failure class; the sync layer reports all of them as
+//! `sync_object_invalid` and keeps the class and message in the details.
+
+pub mod bundle;
+pub mod cid;
+pub mod encoding;
+pub mod grant;
+pub mod jcs;
+pub mod object;
+
+use crate::error::{Code, Error};
+use std::fmt;
+
+/// The reference's failure classes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Class {
+    /// Malformed input (wrong keys, types, lengths).
+    InvalidInput,
+    /// Bytes that do not match what binds them (CIDs, signatures, sizes, tags).
+    Integrity,
+    /// A well-formed grant that does not authorise this reader now.
+    Unauthorized,
+    /// A feature ADDS 0.1 recognises and refuses (delegation).
+    Unsupported,
+    /// Over a size ceiling.
+    TooLarge,
+}
+
+impl Class {
+    /// Snake-case name for details.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Class::InvalidInput => "invalid_input",
+            Class::Integrity => "integrity_failure",
+            Class::Unauthorized => "unauthorized",
+            Class::Unsupported => "unsupported",
+            Class::TooLarge => "too_large",
+        }
+    }
+}
+
+/// One ADDS failure.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AddsError {
+    /// The class.
+    pub class: Class,
+    /// What failed.
+    pub message: String,
+}
+
+impl AddsError {
+    /// A new failure.
+    pub fn new(class: Class, message: impl Into<String>) -> AddsError {
+        AddsError {
+            class,
+            message: message.into(),
+        }
+    }
+
+    /// As a crate error with `code`, keeping the class in the details.
+    pub fn into_error(self, code: Code) -> Error {
+        Error::new(code, self.message).with("adds_class", self.class.as_str())
+    }
+}
+
+impl fmt::Display for AddsError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.class.as_str(), self.message)
+    }
+}
+
+/// Result alias of the ADDS layer.
+pub type AResult<T> = std::result::Result<T, AddsError>;
+
+pub(crate) fn invalid(msg: impl Into<String>) -> AddsError {
+    AddsError::new(Class::InvalidInput, msg)
+}
+
+pub(crate) fn integrity(msg: impl Into<String>) -> AddsError {
+    AddsError::new(Class::Integrity, msg)
+}
+
+/// `"0.1"`.
+pub const ADDS_VERSION: &str = "0.1";
+/// Largest ADDS epoch-seconds time (9999-12-31T23:59:59Z).
+pub const MAX_TIME: i64 = 253_402_300_799;
+/// Manifest bytes ceiling.
+pub const MAX_MANIFEST_BYTES: usize = 8 * 1024 * 1024;
+/// Largest chunk size.
+pub const MAX_CHUNK_SIZE: u64 = 16 * 1024 * 1024;
+/// Most chunks a manifest may declare.
+pub const MAX_CHUNKS: u64 = 1_048_576;
+/// Largest id strings (UTF-16 code units).
+pub const MAX_ID_LEN: usize = 2048;
+
+/// Random bytes from the OS CSPRNG.
+pub fn random<const N: usize>() -> crate::error::Result<[u8; N]> {
+    let mut b = [0u8; N];
+    getrandom::fill(&mut b)
+        .map_err(|e| Error::internal(format!("OS random source failed: {e}")))?;
+    Ok(b)
+}
+
+/// `urn:uuid:` + a random UUIDv4.
+pub fn random_urn_uuid() -> crate::error::Result<String> {
+    Ok(format!(
+        "urn:uuid:{}",
+        uuid::Builder::from_random_bytes(random::<16>()?)
+            .into_uuid()
+            .hyphenated()
+    ))
+}

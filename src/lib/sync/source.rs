@@ -1,0 +1,297 @@
+//! The source side (facts §13.1, §15): one page of a collection's change
+//! feed for the page authority that asked, every object sealed for its
+//! pinned recipient.
+
+use super::adds::encoding::b64u;
+use super::inline::{SealCtx, seal};
+use super::store::{Authority, Identity};
+use super::wire::{OBJECT_PROTOCOL, PROTOCOL, SyncLimits, control_payload, parse_page_request};
+use crate::data::{ChangesRequest, Node, cursor};
+use crate::error::{Code, Error, Result};
+use crate::wire::digest::Sha256Hex;
+use serde_json::{Map, Value, json};
+
+/// The scope check (facts §12.2): it runs on the parsed body before any
+/// other field validation.
+pub fn check_scope(a: &Authority, body: &Map<String, Value>) -> Result<()> {
+    let denied = || {
+        Error::new(
+            Code::PageScopeDenied,
+            "this page bearer may not page that collection for that recipient",
+        )
+    };
+    let coll = body
+        .get("collection_id")
+        .and_then(Value::as_str)
+        .ok_or_else(denied)?;
+    if !a.collection_ids.iter().any(|c| c == coll) {
+        return Err(denied());
+    }
+    let r = body.get("recipient").ok_or_else(denied)?;
+    let eq = |k: &str, want: &str| r.get(k).and_then(Value::as_str) == Some(want);
+    if !(eq("id", &a.recipient.id)
+        && eq("x25519_public_key", &a.recipient.x25519_public_key)
+        && eq("x25519_key_id", &a.recipient.x25519_key_id))
+    {
+        return Err(denied());
+    }
+    Ok(())
+}
+
+struct Built {
+    header: Value,
+    root: String,
+    cursor_after: String,
+    more_after: bool,
+    seq: u64,
+    kind: &'static str,
+    record_id: String,
+    occurred_at: String,
+}
+
+/// Seals many payloads on every core, keeping their order.
+fn seal_all(payloads: &[&Value], ctx: &SealCtx<'_>) -> Vec<Result<(Value, String)>> {
+    let threads = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+        .min(8);
+    if payloads.len() < 4 || threads < 2 {
+        return payloads.iter().map(|p| seal(p, ctx)).collect();
+    }
+    let chunk = payloads.len().div_ceil(threads);
+    std::thread::scope(|s| {
+        let handles: Vec<_> = payloads
+            .chunks(chunk)
+            .map(|c| s.spawn(move || c.iter().map(|p| seal(p, ctx)).collect::<Vec<_>>()))
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| vec![Err(Error::internal("a sealing thread panicked"))])
+            })
+            .collect()
+    })
+}
+
+/// Builds one page for `body` (already scope-checked).
+pub fn page(
+    node: &Node,
+    id: &Identity,
+    a: &Authority,
+    body: &Map<String, Value>,
+    limits: &SyncLimits,
+) -> Result<Value> {
+    check_scope(a, body)?;
+    let req = parse_page_request(body, limits)?;
+    if let Some(f) = &req.expected_feed_id
+        && f != node.feed_id()
+    {
+        return Err(Error::new(
+            Code::SyncFeedMismatch,
+            "expected_feed_id is not this node's current feed",
+        ));
+    }
+    let collections = node.collections()?;
+    let collection = collections["collections"]
+        .as_array()
+        .and_then(|a| a.iter().find(|c| c["id"] == req.collection_id.as_str()))
+        .cloned()
+        .ok_or_else(|| {
+            Error::new(
+                Code::CollectionNotFound,
+                format!("Collection {} was not found", req.collection_id),
+            )
+        })?;
+    let now = node.clock.now().as_second();
+    let publisher = id.publisher();
+    let ctx = SealCtx {
+        key: &id.signing,
+        publisher_id: &publisher.id,
+        recipient: &req.recipient,
+        issued_at: now,
+        ttl_seconds: limits.grant_ttl_seconds as i64,
+    };
+    let max = limits.max_response_bytes;
+    let (coll_obj, coll_root) = seal(
+        &json!({"protocol": OBJECT_PROTOCOL, "kind": "collection", "collection": collection}),
+        &ctx,
+    )?;
+    let coll_size = coll_obj.to_string().len() as u64;
+    if coll_size >= max {
+        return Err(Error::new(
+            Code::SyncObjectTooLarge,
+            "the collection object exceeds the response ceiling",
+        ));
+    }
+    let feed = node.changes(&ChangesRequest {
+        collection_id: Some(req.collection_id.clone()),
+        cursor: req.cursor.clone(),
+        limit: Some(req.limit),
+    })?;
+    let rows = feed["changes"].as_array().cloned().unwrap_or_default();
+    let feed_more = feed["has_more"].as_bool().unwrap_or(false);
+    let mut cursor_now = feed["cursor"].as_str().unwrap_or_default().to_owned();
+    if req.cursor.is_none() && rows.is_empty() {
+        cursor_now = cursor::encode(node.feed_id(), Some(&req.collection_id), 0);
+    }
+    let mut built: Vec<Built> = Vec::new();
+    let mut plaintext = 0u64;
+    let mut projected = coll_size + 1024;
+    // 1. The changes the plaintext budget admits, their payloads.
+    struct Cand {
+        i: usize,
+        seq: u64,
+        kind: &'static str,
+        record_id: String,
+        occurred_at: String,
+        payload: Value,
+    }
+    let mut cands: Vec<Cand> = Vec::new();
+    let mut budget_stop = false;
+    for (i, ch) in rows.iter().enumerate() {
+        let seq = ch["sequence"].as_u64().unwrap_or(0);
+        let kind: &'static str = if ch["type"] == "record.created" {
+            "record.created"
+        } else {
+            "record.tombstoned"
+        };
+        let payload = if kind == "record.created" {
+            let env = &ch["record"];
+            let size = env
+                .pointer("/content/size")
+                .and_then(Value::as_u64)
+                .unwrap_or(0);
+            if plaintext + size > req.max_plaintext_bytes {
+                if cands.is_empty() {
+                    return Err(Error::new(
+                        Code::SyncRecordTooLarge,
+                        "the next record exceeds the page's plaintext budget",
+                    ));
+                }
+                budget_stop = true;
+                break;
+            }
+            plaintext += size;
+            let sha = env
+                .pointer("/content/sha256")
+                .and_then(Value::as_str)
+                .and_then(|s| Sha256Hex::parse(s).ok())
+                .ok_or_else(|| Error::internal("stored envelope has no content digest"))?;
+            let bytes = node.content_bytes(&sha, size)?;
+            json!({"protocol": OBJECT_PROTOCOL, "kind": "record", "record": env,
+                   "content": {"encoding": "base64url", "data": b64u(&bytes)}})
+        } else {
+            json!({"protocol": OBJECT_PROTOCOL, "kind": "tombstone", "tombstone": ch["tombstone"]})
+        };
+        cands.push(Cand {
+            i,
+            seq,
+            kind,
+            record_id: ch["record_id"].as_str().unwrap_or_default().to_owned(),
+            occurred_at: ch["occurred_at"].as_str().unwrap_or_default().to_owned(),
+            payload,
+        });
+    }
+    // 2. Sealed on every core (each object has its own keys and nonces).
+    let payloads: Vec<&Value> = cands.iter().map(|c| &c.payload).collect();
+    let sealed = seal_all(&payloads, &ctx);
+    // 3. Accepted in order while the projected page fits.
+    let mut stopped = false;
+    for (c, res) in cands.iter().zip(sealed) {
+        let (obj, root) = res?;
+        let header = json!({"id": format!("change_{}", c.seq), "type": c.kind, "sequence": c.seq,
+            "collection_id": req.collection_id, "record_id": c.record_id,
+            "occurred_at": c.occurred_at, "object": obj});
+        let hsize = header.to_string().len() as u64;
+        if hsize >= max {
+            return Err(Error::new(
+                Code::SyncObjectTooLarge,
+                "one sync object exceeds the response ceiling",
+            ));
+        }
+        if projected + hsize > max {
+            if built.is_empty() {
+                return Err(Error::new(
+                    Code::SyncResponseTooLarge,
+                    "the page cannot fit the response ceiling",
+                ));
+            }
+            stopped = true;
+            break;
+        }
+        projected += hsize;
+        built.push(Built {
+            header,
+            root,
+            cursor_after: cursor::encode(node.feed_id(), Some(&req.collection_id), c.seq as i64),
+            more_after: c.i + 1 < rows.len() || feed_more,
+            seq: c.seq,
+            kind: c.kind,
+            record_id: c.record_id.clone(),
+            occurred_at: c.occurred_at.clone(),
+        });
+    }
+    let mut has_more = stopped || budget_stop || built.last().is_some_and(|b| b.more_after);
+    if let Some(last) = built.last() {
+        cursor_now = last.cursor_after.clone();
+    }
+    loop {
+        let changes: Vec<(u64, &str, &str, &str, &str)> = built
+            .iter()
+            .map(|b| {
+                (
+                    b.seq,
+                    b.kind,
+                    b.record_id.as_str(),
+                    b.occurred_at.as_str(),
+                    b.root.as_str(),
+                )
+            })
+            .collect();
+        let control = control_payload(
+            node.node_id(),
+            node.feed_id(),
+            &req.collection_id,
+            req.cursor.as_deref(),
+            &cursor_now,
+            has_more,
+            &coll_root,
+            &changes,
+        );
+        let (control_obj, _) = seal(&control, &ctx)?;
+        let mut m = Map::new();
+        m.insert("protocol".into(), PROTOCOL.into());
+        m.insert("origin_node_id".into(), node.node_id().into());
+        m.insert("feed_id".into(), node.feed_id().into());
+        m.insert("collection_id".into(), req.collection_id.clone().into());
+        if let Some(c) = &req.cursor {
+            m.insert("previous_cursor".into(), c.clone().into());
+        }
+        m.insert("cursor".into(), cursor_now.clone().into());
+        m.insert("has_more".into(), has_more.into());
+        m.insert("collection_object".into(), coll_obj.clone());
+        m.insert(
+            "changes".into(),
+            Value::Array(built.iter().map(|b| b.header.clone()).collect()),
+        );
+        m.insert("control_object".into(), control_obj);
+        let page = Value::Object(m);
+        let size = page.to_string().len() as u64;
+        if size <= max {
+            return Ok(page);
+        }
+        if built.len() <= 1 {
+            return Err(Error::new(
+                Code::SyncResponseTooLarge,
+                "the page cannot fit the response ceiling",
+            ));
+        }
+        built.pop();
+        cursor_now = built
+            .last()
+            .map(|b| b.cursor_after.clone())
+            .unwrap_or_default();
+        has_more = true;
+    }
+}
