@@ -261,7 +261,12 @@ pub(crate) const MAX_WAL_BYTES: u64 = 64 << 20;
 
 impl Checkpointer {
     /// Turns off `conn`'s automatic checkpoints and starts the thread.
-    pub(crate) fn start(dir: &DataDir, conn: &Connection, now: &str, lock: &DirLock) -> Result<Checkpointer> {
+    pub(crate) fn start(
+        dir: &DataDir,
+        conn: &Connection,
+        now: &str,
+        lock: &DirLock,
+    ) -> Result<Checkpointer> {
         conn.execute_batch("PRAGMA wal_autocheckpoint = 0")?;
         let ckpt = dir.open_write(&SPEC, now, lock)?;
         let (kick, rx) = mpsc::sync_channel::<()>(1);
@@ -724,4 +729,221 @@ pub(crate) fn put_collection(
         params![id, canonical_json(&v)?, now],
     )?;
     Ok((v, true))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::clock::FixedClock;
+    use crate::data::node::{CollectRequest, InitRequest, QueryRequest, init};
+    use crate::data::replica::ReplicaOp;
+    use serde_json::json;
+
+    /// Everything a write leaves in the database, in a comparable form.
+    fn dump(node: &Node) -> Vec<String> {
+        with_write(node, |c| {
+            let mut out = Vec::new();
+            for sql in [
+                "SELECT rid, id, collection_id, envelope_json, content_sha256 FROM records ORDER BY rid",
+                "SELECT sequence, type, collection_id, record_id, at, payload_json FROM changes ORDER BY sequence",
+                "SELECT record_id, tombstone_json FROM tombstones ORDER BY record_id",
+                "SELECT rowid, record_id, collection_id, document FROM record_fts ORDER BY rowid",
+                "SELECT rid, ntok FROM record_doclen ORDER BY rid",
+                "SELECT sha256, bytes FROM inline_blobs ORDER BY sha256",
+                "SELECT term, doc, cnt FROM record_fts_vocab ORDER BY term",
+                "SELECT id, definition_json FROM collections ORDER BY id",
+            ] {
+                let mut s = c.prepare(sql)?;
+                let n = s.column_count();
+                let rows = s.query_map([], |r| {
+                    let mut v = Vec::with_capacity(n);
+                    for i in 0..n {
+                        v.push(format!("{:?}", r.get_ref(i)?));
+                    }
+                    Ok(v.join("|"))
+                })?;
+                for r in rows {
+                    out.push(format!("{sql}: {}", r?));
+                }
+            }
+            c.execute_batch("INSERT INTO record_fts(record_fts) VALUES ('integrity-check')")?;
+            Ok(out)
+        })
+        .expect("dump")
+    }
+
+    fn with_write<T>(node: &Node, f: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
+        let lock = node.dir.lock(node.lock_timeout)?;
+        let conn = open(&node.dir, "2026-01-01T00:00:00.000Z", &lock)?;
+        f(&conn)
+    }
+
+    fn shown(r: &Result<WriteResult>) -> String {
+        match r {
+            Ok(v) => format!("ok {v:?}"),
+            Err(e) => format!("err {}", e.code().as_str()),
+        }
+    }
+
+    /// The differential test of the group commit: a random mix of
+    /// collects (new, repeated within and across writes, repairing a lost
+    /// index row), tombstones (of records collected earlier in the same
+    /// batch, of unknown records), collection definitions and replica
+    /// tombstones, applied as one batch (FTS rows deferred to its end),
+    /// leaves the same rows, FTS index, token counts and answers as the
+    /// same writes applied one transaction each.
+    #[test]
+    fn one_batch_equals_one_transaction_per_write() {
+        for seed in 1..=8u64 {
+            let mut rng = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+            let mut next = move || {
+                rng ^= rng << 13;
+                rng ^= rng >> 7;
+                rng ^= rng << 17;
+                rng
+            };
+            let t = tempfile::tempdir().expect("tempdir");
+            let clock = FixedClock(jiff::Timestamp::UNIX_EPOCH);
+            let nodes: Vec<Node> = ["one", "many"]
+                .iter()
+                .map(|n| {
+                    let root = t.path().join(n);
+                    init(
+                        &root,
+                        &InitRequest::default(),
+                        &clock,
+                        Duration::from_secs(5),
+                    )
+                    .expect("init");
+                    Node::open(&root, Arc::new(clock), Duration::from_secs(5)).expect("open")
+                })
+                .collect();
+            let prep = |node: &Node, texts: &[String]| -> Vec<Prepared> {
+                texts
+                    .iter()
+                    .flat_map(|text| {
+                        let req = CollectRequest {
+                            collection_id: Some(json!("default")),
+                            collector_id: Some(json!("text")),
+                            input: Some(json!({"text": text})),
+                            cursor: None,
+                        };
+                        node.prepare_collect(&req).expect("prepare").0
+                    })
+                    .collect()
+            };
+            // Existing records, one of which loses its index row.
+            let setup: Vec<String> = (0..6).map(|k| format!("old alpha w{k}")).collect();
+            for node in &nodes {
+                let r = Writer::Direct.write(node, WriteOp::Collect(prep(node, &setup)));
+                assert!(r.is_ok(), "{}", shown(&r));
+                with_write(node, |c| {
+                    c.execute_batch(
+                        "DELETE FROM record_fts WHERE rowid = 2; DELETE FROM record_doclen WHERE rid = 2",
+                    )?;
+                    Ok(())
+                })
+                .expect("damage");
+            }
+            let ids = prep(&nodes[0], &setup)
+                .into_iter()
+                .map(|p| p.id)
+                .collect::<Vec<_>>();
+            // One script of writes, made twice (one per node).
+            let mut script = Vec::new();
+            let mut made: Vec<String> = Vec::new();
+            for _ in 0..(6 + next() % 20) {
+                let step = match next() % 8 {
+                    0..=2 => {
+                        let n = 1 + next() % 3;
+                        let texts: Vec<String> = (0..n)
+                            .map(|_| match next() % 4 {
+                                0 => format!("old alpha w{}", next() % 6),
+                                1 if !made.is_empty() => {
+                                    made[(next() as usize) % made.len()].clone()
+                                }
+                                _ => format!("new beta w{} beta", next() % 40),
+                            })
+                            .collect();
+                        made.extend(texts.iter().cloned());
+                        ("collect", texts)
+                    }
+                    3 if !made.is_empty() => (
+                        "tombstone",
+                        vec![made[(next() as usize) % made.len()].clone()],
+                    ),
+                    4 => (
+                        "tombstone_old",
+                        vec![ids[(next() as usize) % ids.len()].clone()],
+                    ),
+                    5 => ("unknown", vec![]),
+                    6 => ("collection", vec![format!("c{}", next() % 3)]),
+                    _ if !made.is_empty() => (
+                        "replica_tombstone",
+                        vec![made[(next() as usize) % made.len()].clone()],
+                    ),
+                    _ => ("unknown", vec![]),
+                };
+                script.push(step);
+            }
+            let ops = |node: &Node| -> Vec<WriteOp> {
+                let now = "2026-01-01T00:00:00.000Z".to_owned();
+                script
+                    .iter()
+                    .map(|(kind, args)| match *kind {
+                        "collect" => WriteOp::Collect(prep(node, args)),
+                        "tombstone" => WriteOp::Tombstone {
+                            record_id: prep(node, args)[0].id.clone(),
+                            reason: None,
+                            now: now.clone(),
+                        },
+                        "tombstone_old" => WriteOp::Tombstone {
+                            record_id: args[0].clone(),
+                            reason: Some("old".into()),
+                            now: now.clone(),
+                        },
+                        "unknown" => WriteOp::Tombstone {
+                            record_id: "rec_unknown".into(),
+                            reason: None,
+                            now: now.clone(),
+                        },
+                        "collection" => {
+                            let mut def = Map::new();
+                            def.insert("id".into(), json!(args[0]));
+                            WriteOp::PutCollection(def, now.clone())
+                        }
+                        _ => {
+                            let mut t = Map::new();
+                            t.insert("record_id".into(), json!(prep(node, args)[0].id));
+                            t.insert("collection_id".into(), json!("default"));
+                            t.insert("tombstoned_at".into(), json!(now));
+                            WriteOp::Replica(vec![ReplicaOp::Tombstone(t)])
+                        }
+                    })
+                    .collect()
+            };
+            let one: Vec<String> = ops(&nodes[0])
+                .into_iter()
+                .map(|op| shown(&Writer::Direct.write(&nodes[0], op)))
+                .collect();
+            let many: Vec<String> = Writer::Direct
+                .write_many(&nodes[1], ops(&nodes[1]))
+                .iter()
+                .map(shown)
+                .collect();
+            assert_eq!(one, many, "seed {seed}: {script:?}");
+            assert_eq!(dump(&nodes[0]), dump(&nodes[1]), "seed {seed}: {script:?}");
+            for text in ["alpha", "beta", "new beta", "old", "w3"] {
+                let q = |node: &Node| {
+                    let req = QueryRequest {
+                        text: Some(json!(text)),
+                        limit: Some(json!(100)),
+                        ..QueryRequest::default()
+                    };
+                    serde_json::to_string(&node.query(&req).expect("query")).expect("json")
+                };
+                assert_eq!(q(&nodes[0]), q(&nodes[1]), "seed {seed}: {text}");
+            }
+        }
+    }
 }
