@@ -79,17 +79,18 @@ pub(crate) enum Writer {
 impl Writer {
     /// Starts a group-commit writer thread for `dir`.
     pub fn start_group(dir: DataDir, timeout: Duration, clock: Arc<dyn Clock>) -> Result<Writer> {
-        let (conn, checkpoints) = {
+        // The server's writer keeps SQLite's automatic checkpoints, inside
+        // the commit: a checkpoint thread (as bulk ingest has) would copy
+        // frames into the database file after the writes it follows were
+        // acknowledged, so the files of an idle server would still change.
+        let conn = {
             let lock = dir.lock(timeout)?;
-            let now = rfc3339_millis(clock.now());
-            let conn = open(&dir, &now, &lock)?;
-            let checkpoints = Checkpointer::start(&dir, &conn, &now, &lock)?;
-            (conn, checkpoints)
+            open(&dir, &rfc3339_millis(clock.now()), &lock)?
         };
         let (tx, rx) = mpsc::channel::<Job>();
         std::thread::Builder::new()
             .name("data-writer".into())
-            .spawn(move || group_loop(&dir, timeout, conn, &checkpoints, rx))
+            .spawn(move || group_loop(&dir, timeout, conn, rx))
             .map_err(|e| Error::internal(format!("cannot start the writer thread: {e}")))?;
         Ok(Writer::Group(tx))
     }
@@ -243,7 +244,7 @@ pub(crate) fn clone_err(e: &Error) -> Error {
     c
 }
 
-/// Copies committed WAL frames into the database file on a thread of its
+/// Bulk ingest's checkpointer: copies committed WAL frames into the database file on a thread of its
 /// own (`PRAGMA wal_checkpoint(PASSIVE)`: it never waits for, or blocks,
 /// readers or the writer), so that a commit never stops to; the writer's
 /// own automatic checkpoints are off. When the WAL still grows past
@@ -312,13 +313,7 @@ impl Checkpointer {
 /// to send again, and one commit for all of them beats one each.
 const LINGER: Duration = Duration::from_micros(500);
 
-fn group_loop(
-    dir: &DataDir,
-    timeout: Duration,
-    conn: Connection,
-    checkpoints: &Checkpointer,
-    rx: mpsc::Receiver<Job>,
-) {
+fn group_loop(dir: &DataDir, timeout: Duration, conn: Connection, rx: mpsc::Receiver<Job>) {
     let mut previous = 1usize;
     while let Ok(first) = rx.recv() {
         let mut jobs = vec![first];
@@ -344,10 +339,8 @@ fn group_loop(
         let n = ops.len();
         let results = match dir.lock(timeout) {
             Ok(lock) => {
-                checkpoints.bound(&conn);
                 let r = apply_batch(&conn, ops);
                 drop(lock);
-                checkpoints.kick();
                 r
             }
             Err(e) => (0..n).map(|_| Err(clone_err(&e))).collect(),
