@@ -957,8 +957,11 @@ esac
 ;;
 (serve)
 _arguments "${_arguments_options[@]}" : \
-'--bind=[Address to listen on. A non-loopback host needs a node bearer]:HOST:PORT:_default' \
-'--data-token-file=[File holding the dedicated node bearer (one line). Without it (and without AGENT_TASK_NODE_TOKEN) every /v1/data/* route answers 503]:F:_files' \
+'--bind=[Address to listen on. A non-loopback host needs a node bearer, and TLS (--tls-cert/--tls-key) unless --insecure-http]:HOST:PORT:_default' \
+'--tls-cert=[PEM certificate chain (leaf first)\: serve HTTPS with rustls]:F:_files' \
+'--tls-key=[PEM private key of --tls-cert (owner-private 0600, not a symlink)]:F:_files' \
+'*--public-name=[A host name (NAME or NAME\:PORT; the bound port by default) clients use for this server, added to the allow-list checked against every request'\''s Host (else 421 misdirected_request) and MCP'\''s Origin. The bound address is always on it, and a loopback bind adds localhost, 127.0.0.1 and \[\:\:1\]. Repeatable; required for a wildcard bind]:NAME[:PORT]:_default' \
+'--data-token-file=[File holding the dedicated node bearer (one line; owner-private 0600, not a symlink). Without it (and without AGENT_TASK_NODE_TOKEN) every /v1/data/* route answers 503]:F:_files' \
 '--workers=[Handler threads\: the bounded pool that runs request handlers. Socket work (heads, bodies, writes) for every connection runs on two other threads, never one per connection]:WORKERS:_default' \
 '--max-connections=[Connections served at once. Past it, --accept-backlog more wait for a slot; every other new connection gets 503 server_busy]:N:_default' \
 '--accept-backlog=[Connections over --max-connections that may wait for a slot (each at most --accept-backlog-ms, then 503 server_busy)]:N:_default' \
@@ -970,9 +973,15 @@ _arguments "${_arguments_options[@]}" : \
 '--idle-timeout-ms=[How long a kept-alive connection may wait for its next request before it is closed (without an answer)]:MS:_default' \
 '--send-timeout-ms=[How long writing a response may make no progress (a client that does not read) before the connection is dropped]:MS:_default' \
 '--workspace-config=[Operator file of workspace task profiles (\`agent_task_profiles\`, version 1)\: mounts the workspace task endpoint, the collector upload route and MCP under /v1/hub/workspace/ (bearer\: an agent token). The data routes are then mounted only when the data node is initialised]:FILE:_files' \
+'--max-revision-bytes=[Remote checkpoints\: refuse (\`revision_too_large\`) a manifest whose files add up to more than this many bytes]:BYTES:_default' \
+'--max-manifest-bytes=[Remote checkpoints\: the largest manifest body (64 MiB holds about 500,000 entries)]:BYTES:_default' \
+'--max-pack-bytes=[Remote checkpoints\: the largest blob pack body, and so the largest single file a remote checkpoint can carry]:BYTES:_default' \
+'--staging-quota-bytes=[Remote checkpoints\: the most bytes of uploaded blobs not yet referenced by a revision that one agent may have staged]:BYTES:_default' \
+'--staging-ttl-ms=[Remote checkpoints\: how long a checkpoint session, and a staged blob no revision references, live before they are removed]:MS:_default' \
 '--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'(--tls-cert)--insecure-http[Serve plain HTTP on a non-loopback address\: bearers and agent tokens then cross the network in clear. Without it such a bind is refused]' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -1334,9 +1343,12 @@ _arguments "${_arguments_options[@]}" : \
         case $line[1] in
             (open)
 _arguments "${_arguments_options[@]}" : \
-'--repo=[Repository id]:REPO:_default' \
-'--profile=[Profile id]:PROFILE:_default' \
-'--workspace=[Workspace directory]:PATH:_files' \
+'(--endpoint)--repo=[Repository id (local)]:REPO:_default' \
+'--profile=[Profile id (local\: the native profile; with --endpoint\: the workspace profile)]:PROFILE:_default' \
+'(--endpoint)--workspace=[Workspace directory (local)]:PATH:_files' \
+'--endpoint=[Open through this workspace endpoint (base URL)]:URL:_default' \
+'--repository=[Repository id of the workspace profile (with --endpoint)]:REPOSITORY:_default' \
+'--request-id=[Idempotency key (with --endpoint)\: a retry returns the Change this request opened]:REQUEST_ID:_default' \
 '--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
@@ -1377,9 +1389,12 @@ esac
 ;;
 (checkpoint)
 _arguments "${_arguments_options[@]}" : \
-'(--workspace)--change=[Change id]:CHANGE:_default' \
+'--change=[Change id]:CHANGE:_default' \
 '--workspace=[Workspace directory of the Change]:PATH:_files' \
 '--max-revision-bytes=[Refuse (\`revision_too_large\`, before reading any file) a workspace whose files add up to more than this many bytes]:BYTES:_default' \
+'--endpoint=[Run through this workspace endpoint (base URL, \`http\://host\:port\`) instead of a local data directory\: the token file is all the agent needs (docs/workspace-http.md)]:URL:_default' \
+'--repository=[Repository id of the workspace profile (with --endpoint)]:REPOSITORY:_default' \
+'--profile=[Profile id of the workspace profile (with --endpoint)]:PROFILE:_default' \
 '--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
@@ -1392,6 +1407,9 @@ _arguments "${_arguments_options[@]}" : \
 ;;
 (capabilities)
 _arguments "${_arguments_options[@]}" : \
+'--endpoint=[Run through this workspace endpoint (base URL, \`http\://host\:port\`) instead of a local data directory\: the token file is all the agent needs (docs/workspace-http.md)]:URL:_default' \
+'--repository=[Repository id of the workspace profile (with --endpoint)]:REPOSITORY:_default' \
+'--profile=[Profile id of the workspace profile (with --endpoint)]:PROFILE:_default' \
 '--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
@@ -1404,8 +1422,11 @@ _arguments "${_arguments_options[@]}" : \
 ;;
 (requirements)
 _arguments "${_arguments_options[@]}" : \
-'(--workspace)--change=[Change id]:CHANGE:_default' \
+'--change=[Change id]:CHANGE:_default' \
 '--workspace=[Workspace directory of the Change]:PATH:_files' \
+'--endpoint=[Run through this workspace endpoint (base URL, \`http\://host\:port\`) instead of a local data directory\: the token file is all the agent needs (docs/workspace-http.md)]:URL:_default' \
+'--repository=[Repository id of the workspace profile (with --endpoint)]:REPOSITORY:_default' \
+'--profile=[Profile id of the workspace profile (with --endpoint)]:PROFILE:_default' \
 '--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
@@ -1418,8 +1439,11 @@ _arguments "${_arguments_options[@]}" : \
 ;;
 (next)
 _arguments "${_arguments_options[@]}" : \
-'(--workspace)--change=[Change id]:CHANGE:_default' \
+'--change=[Change id]:CHANGE:_default' \
 '--workspace=[Workspace directory of the Change]:PATH:_files' \
+'--endpoint=[Run through this workspace endpoint (base URL, \`http\://host\:port\`) instead of a local data directory\: the token file is all the agent needs (docs/workspace-http.md)]:URL:_default' \
+'--repository=[Repository id of the workspace profile (with --endpoint)]:REPOSITORY:_default' \
+'--profile=[Profile id of the workspace profile (with --endpoint)]:PROFILE:_default' \
 '--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
@@ -1433,6 +1457,9 @@ _arguments "${_arguments_options[@]}" : \
 (instructions)
 _arguments "${_arguments_options[@]}" : \
 '--schema-version=[Schema version the caller speaks]:SCHEMA_VERSION:_default' \
+'--endpoint=[Run through this workspace endpoint (base URL, \`http\://host\:port\`) instead of a local data directory\: the token file is all the agent needs (docs/workspace-http.md)]:URL:_default' \
+'--repository=[Repository id of the workspace profile (with --endpoint)]:REPOSITORY:_default' \
+'--profile=[Profile id of the workspace profile (with --endpoint)]:PROFILE:_default' \
 '--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
@@ -1448,6 +1475,9 @@ _arguments "${_arguments_options[@]}" : \
 _arguments "${_arguments_options[@]}" : \
 '--schema-version=[Expected schema version]:SCHEMA_VERSION:_default' \
 '--expected-sha256=[Expected body SHA-256 (from instructions)]:HEX:_default' \
+'--endpoint=[Run through this workspace endpoint (base URL, \`http\://host\:port\`) instead of a local data directory\: the token file is all the agent needs (docs/workspace-http.md)]:URL:_default' \
+'--repository=[Repository id of the workspace profile (with --endpoint)]:REPOSITORY:_default' \
+'--profile=[Profile id of the workspace profile (with --endpoint)]:PROFILE:_default' \
 '--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
@@ -1465,6 +1495,9 @@ _arguments "${_arguments_options[@]}" : \
 '--request-id=[Idempotency key (an identical retry returns the retained outcome)]:REQUEST_ID:_default' \
 '--lease-ms=[Requested lease]:LEASE_MS:_default' \
 '--executor=[Executor registration that will run the task]:EXECUTOR:_default' \
+'--endpoint=[Run through this workspace endpoint (base URL, \`http\://host\:port\`) instead of a local data directory\: the token file is all the agent needs (docs/workspace-http.md)]:URL:_default' \
+'--repository=[Repository id of the workspace profile (with --endpoint)]:REPOSITORY:_default' \
+'--profile=[Profile id of the workspace profile (with --endpoint)]:PROFILE:_default' \
 '--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
@@ -1483,6 +1516,9 @@ _arguments "${_arguments_options[@]}" : \
 '--request-id=[Idempotency key]:REQUEST_ID:_default' \
 '--lease-ms=[Requested lease (heartbeat)]:LEASE_MS:_default' \
 '--reason=[Reason (cancel, reconcile)]:REASON:_default' \
+'--endpoint=[Run through this workspace endpoint (base URL, \`http\://host\:port\`) instead of a local data directory\: the token file is all the agent needs (docs/workspace-http.md)]:URL:_default' \
+'--repository=[Repository id of the workspace profile (with --endpoint)]:REPOSITORY:_default' \
+'--profile=[Profile id of the workspace profile (with --endpoint)]:PROFILE:_default' \
 '--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
@@ -1497,6 +1533,9 @@ _arguments "${_arguments_options[@]}" : \
 _arguments "${_arguments_options[@]}" : \
 '--task=[Task id]:TASK:_default' \
 '--attempt=[Attempt id]:ATTEMPT:_default' \
+'--endpoint=[Run through this workspace endpoint (base URL, \`http\://host\:port\`) instead of a local data directory\: the token file is all the agent needs (docs/workspace-http.md)]:URL:_default' \
+'--repository=[Repository id of the workspace profile (with --endpoint)]:REPOSITORY:_default' \
+'--profile=[Profile id of the workspace profile (with --endpoint)]:PROFILE:_default' \
 '--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
@@ -1514,6 +1553,9 @@ _arguments "${_arguments_options[@]}" : \
 '--request-id=[Idempotency key]:REQUEST_ID:_default' \
 '--lease-ms=[Requested lease (heartbeat)]:LEASE_MS:_default' \
 '--reason=[Reason (cancel, reconcile)]:REASON:_default' \
+'--endpoint=[Run through this workspace endpoint (base URL, \`http\://host\:port\`) instead of a local data directory\: the token file is all the agent needs (docs/workspace-http.md)]:URL:_default' \
+'--repository=[Repository id of the workspace profile (with --endpoint)]:REPOSITORY:_default' \
+'--profile=[Profile id of the workspace profile (with --endpoint)]:PROFILE:_default' \
 '--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
@@ -1531,6 +1573,9 @@ _arguments "${_arguments_options[@]}" : \
 '--request-id=[Idempotency key]:REQUEST_ID:_default' \
 '--lease-ms=[Requested lease (heartbeat)]:LEASE_MS:_default' \
 '--reason=[Reason (cancel, reconcile)]:REASON:_default' \
+'--endpoint=[Run through this workspace endpoint (base URL, \`http\://host\:port\`) instead of a local data directory\: the token file is all the agent needs (docs/workspace-http.md)]:URL:_default' \
+'--repository=[Repository id of the workspace profile (with --endpoint)]:REPOSITORY:_default' \
+'--profile=[Profile id of the workspace profile (with --endpoint)]:PROFILE:_default' \
 '--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
@@ -1544,6 +1589,9 @@ _arguments "${_arguments_options[@]}" : \
 (result)
 _arguments "${_arguments_options[@]}" : \
 '--file=[TaskResultAssertion JSON file (\`-\` for stdin)]:FILE:_files' \
+'--endpoint=[Run through this workspace endpoint (base URL, \`http\://host\:port\`) instead of a local data directory\: the token file is all the agent needs (docs/workspace-http.md)]:URL:_default' \
+'--repository=[Repository id of the workspace profile (with --endpoint)]:REPOSITORY:_default' \
+'--profile=[Profile id of the workspace profile (with --endpoint)]:PROFILE:_default' \
 '--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
@@ -1559,6 +1607,9 @@ _arguments "${_arguments_options[@]}" : \
 '--task=[Task id]:TASK:_default' \
 '--attempt=[Attempt id (default\: the task'\''s current attempt)]:ATTEMPT:_default' \
 '--request-id=[Request id to resolve]:REQUEST_ID:_default' \
+'--endpoint=[Run through this workspace endpoint (base URL, \`http\://host\:port\`) instead of a local data directory\: the token file is all the agent needs (docs/workspace-http.md)]:URL:_default' \
+'--repository=[Repository id of the workspace profile (with --endpoint)]:REPOSITORY:_default' \
+'--profile=[Profile id of the workspace profile (with --endpoint)]:PROFILE:_default' \
 '--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
@@ -1709,10 +1760,79 @@ esac
     ;;
 esac
 ;;
+(collector)
+_arguments "${_arguments_options[@]}" : \
+'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
+'-h[Print help]' \
+'--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
+":: :_agent-task__subcmd__collector_commands" \
+"*::: :->collector" \
+&& ret=0
+
+    case $state in
+    (collector)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:agent-task-collector-command-$line[1]:"
+        case $line[1] in
+            (wrapper)
+_arguments "${_arguments_options[@]}" : \
+'--out=[Where to write the wrapper script (in a root-owned directory, e.g. /usr/local/sbin/agent-task-collect)]:FILE:_files' \
+'--collector-dir=[The operator'\''s collector directory (signing key and retained state)]:DIR:_files' \
+'--binary=[The root-owned agent-task binary the wrapper runs]:FILE:_files' \
+'--operator-user=[The operator'\''s user (who owns the data and collector directories)]:USER:_default' \
+'--agent-user=[The agent'\''s user (the only user the rule lets run the wrapper)]:USER:_default' \
+'--sudoers-out=[Also write the sudoers rule here (e.g. /etc/sudoers.d/agent-task-collect)]:FILE:_files' \
+'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
+'-h[Print help]' \
+'--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
+&& ret=0
+;;
+(help)
+_arguments "${_arguments_options[@]}" : \
+":: :_agent-task__subcmd__collector__subcmd__help_commands" \
+"*::: :->help" \
+&& ret=0
+
+    case $state in
+    (help)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:agent-task-collector-help-command-$line[1]:"
+        case $line[1] in
+            (wrapper)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(help)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+        esac
+    ;;
+esac
+;;
+        esac
+    ;;
+esac
+;;
 (collector-claim)
 _arguments "${_arguments_options[@]}" : \
 '--request-id=[Idempotency key (default\: a fresh one)]:REQUEST_ID:_default' \
 '--descriptor-out=[Also write the descriptor to this new 0600 file]:FILE:_files' \
+'--endpoint=[Run through this workspace endpoint (base URL, \`http\://host\:port\`) instead of a local data directory\: the token file is all the agent needs (docs/workspace-http.md)]:URL:_default' \
+'--repository=[Repository id of the workspace profile (with --endpoint)]:REPOSITORY:_default' \
+'--profile=[Profile id of the workspace profile (with --endpoint)]:PROFILE:_default' \
 '--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
@@ -1726,7 +1846,7 @@ _arguments "${_arguments_options[@]}" : \
 ;;
 (collect)
 _arguments "${_arguments_options[@]}" : \
-'--descriptor=[The descriptor (from \`collector-claim\`)]:FILE:_files' \
+'--descriptor=[The descriptor (from \`collector-claim\`); \`-\` reads it from stdin]:FILE:_files' \
 '--collector-dir=[The owner-private collector directory (signing key and retained state)]:DIR:_files' \
 '--endpoint=[Workspace endpoint base URL (\`http\://host\:port\`)]:URL:_default' \
 '--repository=[Repository id of the workspace profile (with --endpoint)]:REPOSITORY:_default' \
@@ -1734,6 +1854,7 @@ _arguments "${_arguments_options[@]}" : \
 '--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--token-on-stdin[Read the agent'\''s token from the first line of stdin, the descriptor from the rest (with \`--descriptor -\`)\: how the sudo wrapper, which resets the environment, passes them. Excludes --token-file]' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -1760,8 +1881,11 @@ _arguments "${_arguments_options[@]}" : \
 ;;
 (finalize)
 _arguments "${_arguments_options[@]}" : \
-'(--workspace)--change=[Change id]:CHANGE:_default' \
+'--change=[Change id]:CHANGE:_default' \
 '--workspace=[Workspace directory of the Change]:PATH:_files' \
+'--endpoint=[Run through this workspace endpoint (base URL, \`http\://host\:port\`) instead of a local data directory\: the token file is all the agent needs (docs/workspace-http.md)]:URL:_default' \
+'--repository=[Repository id of the workspace profile (with --endpoint)]:REPOSITORY:_default' \
+'--profile=[Profile id of the workspace profile (with --endpoint)]:PROFILE:_default' \
 '--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
@@ -1774,8 +1898,11 @@ _arguments "${_arguments_options[@]}" : \
 ;;
 (qualify)
 _arguments "${_arguments_options[@]}" : \
-'(--workspace)--change=[Change id]:CHANGE:_default' \
+'--change=[Change id]:CHANGE:_default' \
 '--workspace=[Workspace directory of the Change]:PATH:_files' \
+'--endpoint=[Run through this workspace endpoint (base URL, \`http\://host\:port\`) instead of a local data directory\: the token file is all the agent needs (docs/workspace-http.md)]:URL:_default' \
+'--repository=[Repository id of the workspace profile (with --endpoint)]:REPOSITORY:_default' \
+'--profile=[Profile id of the workspace profile (with --endpoint)]:PROFILE:_default' \
 '--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
@@ -1817,6 +1944,162 @@ _arguments "${_arguments_options[@]}" : \
 '-V[Print version]' \
 '--version[Print version]' \
 '*::command -- The program (bwrap) and its arguments:_default' \
+&& ret=0
+;;
+(authority)
+_arguments "${_arguments_options[@]}" : \
+'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
+'-h[Print help]' \
+'--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
+":: :_agent-task__subcmd__authority_commands" \
+"*::: :->authority" \
+&& ret=0
+
+    case $state in
+    (authority)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:agent-task-authority-command-$line[1]:"
+        case $line[1] in
+            (key)
+_arguments "${_arguments_options[@]}" : \
+'--format=[Public key format\: 64 lowercase hex characters, or a PEM \`PUBLIC KEY\`]:FORMAT:((hex\:"64 lowercase hex characters"
+pem\:"PEM SubjectPublicKeyInfo (RFC 8410)"))' \
+'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
+'-h[Print help (see more with '\''--help'\'')]' \
+'--help[Print help (see more with '\''--help'\'')]' \
+'-V[Print version]' \
+'--version[Print version]' \
+":: :_agent-task__subcmd__authority__subcmd__key_commands" \
+"*::: :->key" \
+&& ret=0
+
+    case $state in
+    (key)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:agent-task-authority-key-command-$line[1]:"
+        case $line[1] in
+            (rotate)
+_arguments "${_arguments_options[@]}" : \
+'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
+'-h[Print help]' \
+'--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
+&& ret=0
+;;
+(help)
+_arguments "${_arguments_options[@]}" : \
+":: :_agent-task__subcmd__authority__subcmd__key__subcmd__help_commands" \
+"*::: :->help" \
+&& ret=0
+
+    case $state in
+    (help)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:agent-task-authority-key-help-command-$line[1]:"
+        case $line[1] in
+            (rotate)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(help)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+        esac
+    ;;
+esac
+;;
+        esac
+    ;;
+esac
+;;
+(help)
+_arguments "${_arguments_options[@]}" : \
+":: :_agent-task__subcmd__authority__subcmd__help_commands" \
+"*::: :->help" \
+&& ret=0
+
+    case $state in
+    (help)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:agent-task-authority-help-command-$line[1]:"
+        case $line[1] in
+            (key)
+_arguments "${_arguments_options[@]}" : \
+":: :_agent-task__subcmd__authority__subcmd__help__subcmd__key_commands" \
+"*::: :->key" \
+&& ret=0
+
+    case $state in
+    (key)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:agent-task-authority-help-key-command-$line[1]:"
+        case $line[1] in
+            (rotate)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+        esac
+    ;;
+esac
+;;
+(help)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+        esac
+    ;;
+esac
+;;
+        esac
+    ;;
+esac
+;;
+(attest)
+_arguments "${_arguments_options[@]}" : \
+'--change=[The Change (its landing when its current version landed, else its qualified subject)]:CHANGE:_default' \
+'--out=[Also write each envelope and the whole set (\`attestations.jsonl\`) into this directory]:DIR:_files' \
+'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
+'-h[Print help]' \
+'--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
+&& ret=0
+;;
+(verify)
+_arguments "${_arguments_options[@]}" : \
+'--repo=[The git repository holding the commit and its \`refs/notes/agent-task\` note]:PATH:_files' \
+'--commit=[The landed commit]:SHA:_default' \
+'--key=[The authority'\''s public key (PEM or 64 hex characters), e.g. from \`authority key\`]:FILE:_files' \
+'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--allow-override[Also accept a commit the operator landed with \`--allow-protected-change\` (no receipt, no tests)\: reported \`qualified\: false\` instead of failing with \`attestation_unqualified\`]' \
+'--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
+'-h[Print help]' \
+'--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
 && ret=0
 ;;
 (help)
@@ -2271,6 +2554,26 @@ _arguments "${_arguments_options[@]}" : \
     ;;
 esac
 ;;
+(collector)
+_arguments "${_arguments_options[@]}" : \
+":: :_agent-task__subcmd__help__subcmd__collector_commands" \
+"*::: :->collector" \
+&& ret=0
+
+    case $state in
+    (collector)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:agent-task-help-collector-command-$line[1]:"
+        case $line[1] in
+            (wrapper)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+        esac
+    ;;
+esac
+;;
 (collector-claim)
 _arguments "${_arguments_options[@]}" : \
 && ret=0
@@ -2296,6 +2599,50 @@ _arguments "${_arguments_options[@]}" : \
 && ret=0
 ;;
 (sandbox-exec)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(authority)
+_arguments "${_arguments_options[@]}" : \
+":: :_agent-task__subcmd__help__subcmd__authority_commands" \
+"*::: :->authority" \
+&& ret=0
+
+    case $state in
+    (authority)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:agent-task-help-authority-command-$line[1]:"
+        case $line[1] in
+            (key)
+_arguments "${_arguments_options[@]}" : \
+":: :_agent-task__subcmd__help__subcmd__authority__subcmd__key_commands" \
+"*::: :->key" \
+&& ret=0
+
+    case $state in
+    (key)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:agent-task-help-authority-key-command-$line[1]:"
+        case $line[1] in
+            (rotate)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+        esac
+    ;;
+esac
+;;
+        esac
+    ;;
+esac
+;;
+(attest)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(verify)
 _arguments "${_arguments_options[@]}" : \
 && ret=0
 ;;
@@ -2349,6 +2696,7 @@ _agent-task_commands() {
 'task-stop:Stop hook for Claude Code (read-only)\: blocks until the Change is qualified' \
 'task-codex-stop:Stop hook for Codex CLI (read-only)\: blocks until the Change is qualified' \
 'profile:Operator\: install an immutable collector profile' \
+'collector:Operator\: set up collection for a privilege-separated agent (the sudo wrapper)' \
 'collector-claim:Agent\: claim a command task for the installed collector profile; prints the descriptor' \
 'collect:Agent/collector\: run a claimed descriptor once, sign, retain and upload (exit 0 whatever the test said)' \
 'retry-upload:Agent/collector\: resend the identical retained transfer of an execution' \
@@ -2356,9 +2704,81 @@ _agent-task_commands() {
 'qualify:Agent\: read-only exact-subject qualification' \
 'land:Operator\: admission rechecks, then move the target head (and commit, for git)' \
 'sandbox-exec:Internal\: the sandbox launcher a bwrap run goes through (limits, uid, then bwrap)' \
+'authority:Operator\: the authority'\''s attestation signing key' \
+'attest:Operator\: signed in-toto attestations (DSSE) of a landed or qualified Change' \
+'verify:Check a landed commit'\''s attestations with only the repository and a public key' \
 'help:Print this message or the help of the given subcommand(s)' \
     )
     _describe -t commands 'agent-task commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__attest_commands] )) ||
+_agent-task__subcmd__attest_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task attest commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__authority_commands] )) ||
+_agent-task__subcmd__authority_commands() {
+    local commands; commands=(
+'key:Print the authority'\''s attestation public key and key id (\`rotate\`\: make a new one)' \
+'help:Print this message or the help of the given subcommand(s)' \
+    )
+    _describe -t commands 'agent-task authority commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__authority__subcmd__help_commands] )) ||
+_agent-task__subcmd__authority__subcmd__help_commands() {
+    local commands; commands=(
+'key:Print the authority'\''s attestation public key and key id (\`rotate\`\: make a new one)' \
+'help:Print this message or the help of the given subcommand(s)' \
+    )
+    _describe -t commands 'agent-task authority help commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__authority__subcmd__help__subcmd__help_commands] )) ||
+_agent-task__subcmd__authority__subcmd__help__subcmd__help_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task authority help help commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__authority__subcmd__help__subcmd__key_commands] )) ||
+_agent-task__subcmd__authority__subcmd__help__subcmd__key_commands() {
+    local commands; commands=(
+'rotate:Make a new current signing key; old public keys stay listed for verification' \
+    )
+    _describe -t commands 'agent-task authority help key commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__authority__subcmd__help__subcmd__key__subcmd__rotate_commands] )) ||
+_agent-task__subcmd__authority__subcmd__help__subcmd__key__subcmd__rotate_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task authority help key rotate commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__authority__subcmd__key_commands] )) ||
+_agent-task__subcmd__authority__subcmd__key_commands() {
+    local commands; commands=(
+'rotate:Make a new current signing key; old public keys stay listed for verification' \
+'help:Print this message or the help of the given subcommand(s)' \
+    )
+    _describe -t commands 'agent-task authority key commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__authority__subcmd__key__subcmd__help_commands] )) ||
+_agent-task__subcmd__authority__subcmd__key__subcmd__help_commands() {
+    local commands; commands=(
+'rotate:Make a new current signing key; old public keys stay listed for verification' \
+'help:Print this message or the help of the given subcommand(s)' \
+    )
+    _describe -t commands 'agent-task authority key help commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__authority__subcmd__key__subcmd__help__subcmd__help_commands] )) ||
+_agent-task__subcmd__authority__subcmd__key__subcmd__help__subcmd__help_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task authority key help help commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__authority__subcmd__key__subcmd__help__subcmd__rotate_commands] )) ||
+_agent-task__subcmd__authority__subcmd__key__subcmd__help__subcmd__rotate_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task authority key help rotate commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__authority__subcmd__key__subcmd__rotate_commands] )) ||
+_agent-task__subcmd__authority__subcmd__key__subcmd__rotate_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task authority key rotate commands' commands "$@"
 }
 (( $+functions[_agent-task__subcmd__cancel_commands] )) ||
 _agent-task__subcmd__cancel_commands() {
@@ -2428,7 +2848,7 @@ _agent-task__subcmd__cas__subcmd__put_commands() {
 (( $+functions[_agent-task__subcmd__change_commands] )) ||
 _agent-task__subcmd__change_commands() {
     local commands; commands=(
-'open:Open a Change on a workspace for the token'\''s actor' \
+'open:Open a Change for the token'\''s actor\: on a workspace of this host (--repo, --profile, --workspace), or through a workspace endpoint (--endpoint, --repository, --profile), where the workspace stays the client'\''s and is never named' \
 'help:Print this message or the help of the given subcommand(s)' \
     )
     _describe -t commands 'agent-task change commands' commands "$@"
@@ -2436,7 +2856,7 @@ _agent-task__subcmd__change_commands() {
 (( $+functions[_agent-task__subcmd__change__subcmd__help_commands] )) ||
 _agent-task__subcmd__change__subcmd__help_commands() {
     local commands; commands=(
-'open:Open a Change on a workspace for the token'\''s actor' \
+'open:Open a Change for the token'\''s actor\: on a workspace of this host (--repo, --profile, --workspace), or through a workspace endpoint (--endpoint, --repository, --profile), where the workspace stays the client'\''s and is never named' \
 'help:Print this message or the help of the given subcommand(s)' \
     )
     _describe -t commands 'agent-task change help commands' commands "$@"
@@ -2470,6 +2890,37 @@ _agent-task__subcmd__claim_commands() {
 _agent-task__subcmd__collect_commands() {
     local commands; commands=()
     _describe -t commands 'agent-task collect commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__collector_commands] )) ||
+_agent-task__subcmd__collector_commands() {
+    local commands; commands=(
+'wrapper:Operator (as root)\: write the sudo wrapper of a privilege-separated deployment — a root-owned script pinning the binary, --data-dir and --collector-dir that takes the agent'\''s token and the descriptor on stdin — and the sudoers rule that lets the agent'\''s user run exactly it as the operator (checked with visudo -c when --sudoers-out is given)' \
+'help:Print this message or the help of the given subcommand(s)' \
+    )
+    _describe -t commands 'agent-task collector commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__collector__subcmd__help_commands] )) ||
+_agent-task__subcmd__collector__subcmd__help_commands() {
+    local commands; commands=(
+'wrapper:Operator (as root)\: write the sudo wrapper of a privilege-separated deployment — a root-owned script pinning the binary, --data-dir and --collector-dir that takes the agent'\''s token and the descriptor on stdin — and the sudoers rule that lets the agent'\''s user run exactly it as the operator (checked with visudo -c when --sudoers-out is given)' \
+'help:Print this message or the help of the given subcommand(s)' \
+    )
+    _describe -t commands 'agent-task collector help commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__collector__subcmd__help__subcmd__help_commands] )) ||
+_agent-task__subcmd__collector__subcmd__help__subcmd__help_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task collector help help commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__collector__subcmd__help__subcmd__wrapper_commands] )) ||
+_agent-task__subcmd__collector__subcmd__help__subcmd__wrapper_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task collector help wrapper commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__collector__subcmd__wrapper_commands] )) ||
+_agent-task__subcmd__collector__subcmd__wrapper_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task collector wrapper commands' commands "$@"
 }
 (( $+functions[_agent-task__subcmd__collector-claim_commands] )) ||
 _agent-task__subcmd__collector-claim_commands() {
@@ -2742,6 +3193,7 @@ _agent-task__subcmd__help_commands() {
 'task-stop:Stop hook for Claude Code (read-only)\: blocks until the Change is qualified' \
 'task-codex-stop:Stop hook for Codex CLI (read-only)\: blocks until the Change is qualified' \
 'profile:Operator\: install an immutable collector profile' \
+'collector:Operator\: set up collection for a privilege-separated agent (the sudo wrapper)' \
 'collector-claim:Agent\: claim a command task for the installed collector profile; prints the descriptor' \
 'collect:Agent/collector\: run a claimed descriptor once, sign, retain and upload (exit 0 whatever the test said)' \
 'retry-upload:Agent/collector\: resend the identical retained transfer of an execution' \
@@ -2749,9 +3201,36 @@ _agent-task__subcmd__help_commands() {
 'qualify:Agent\: read-only exact-subject qualification' \
 'land:Operator\: admission rechecks, then move the target head (and commit, for git)' \
 'sandbox-exec:Internal\: the sandbox launcher a bwrap run goes through (limits, uid, then bwrap)' \
+'authority:Operator\: the authority'\''s attestation signing key' \
+'attest:Operator\: signed in-toto attestations (DSSE) of a landed or qualified Change' \
+'verify:Check a landed commit'\''s attestations with only the repository and a public key' \
 'help:Print this message or the help of the given subcommand(s)' \
     )
     _describe -t commands 'agent-task help commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__help__subcmd__attest_commands] )) ||
+_agent-task__subcmd__help__subcmd__attest_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task help attest commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__help__subcmd__authority_commands] )) ||
+_agent-task__subcmd__help__subcmd__authority_commands() {
+    local commands; commands=(
+'key:Print the authority'\''s attestation public key and key id (\`rotate\`\: make a new one)' \
+    )
+    _describe -t commands 'agent-task help authority commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__help__subcmd__authority__subcmd__key_commands] )) ||
+_agent-task__subcmd__help__subcmd__authority__subcmd__key_commands() {
+    local commands; commands=(
+'rotate:Make a new current signing key; old public keys stay listed for verification' \
+    )
+    _describe -t commands 'agent-task help authority key commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__help__subcmd__authority__subcmd__key__subcmd__rotate_commands] )) ||
+_agent-task__subcmd__help__subcmd__authority__subcmd__key__subcmd__rotate_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task help authority key rotate commands' commands "$@"
 }
 (( $+functions[_agent-task__subcmd__help__subcmd__cancel_commands] )) ||
 _agent-task__subcmd__help__subcmd__cancel_commands() {
@@ -2790,7 +3269,7 @@ _agent-task__subcmd__help__subcmd__cas__subcmd__put_commands() {
 (( $+functions[_agent-task__subcmd__help__subcmd__change_commands] )) ||
 _agent-task__subcmd__help__subcmd__change_commands() {
     local commands; commands=(
-'open:Open a Change on a workspace for the token'\''s actor' \
+'open:Open a Change for the token'\''s actor\: on a workspace of this host (--repo, --profile, --workspace), or through a workspace endpoint (--endpoint, --repository, --profile), where the workspace stays the client'\''s and is never named' \
     )
     _describe -t commands 'agent-task help change commands' commands "$@"
 }
@@ -2813,6 +3292,18 @@ _agent-task__subcmd__help__subcmd__claim_commands() {
 _agent-task__subcmd__help__subcmd__collect_commands() {
     local commands; commands=()
     _describe -t commands 'agent-task help collect commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__help__subcmd__collector_commands] )) ||
+_agent-task__subcmd__help__subcmd__collector_commands() {
+    local commands; commands=(
+'wrapper:Operator (as root)\: write the sudo wrapper of a privilege-separated deployment — a root-owned script pinning the binary, --data-dir and --collector-dir that takes the agent'\''s token and the descriptor on stdin — and the sudoers rule that lets the agent'\''s user run exactly it as the operator (checked with visudo -c when --sudoers-out is given)' \
+    )
+    _describe -t commands 'agent-task help collector commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__help__subcmd__collector__subcmd__wrapper_commands] )) ||
+_agent-task__subcmd__help__subcmd__collector__subcmd__wrapper_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task help collector wrapper commands' commands "$@"
 }
 (( $+functions[_agent-task__subcmd__help__subcmd__collector-claim_commands] )) ||
 _agent-task__subcmd__help__subcmd__collector-claim_commands() {
@@ -3197,6 +3688,11 @@ _agent-task__subcmd__help__subcmd__token__subcmd__issue_commands() {
 _agent-task__subcmd__help__subcmd__token__subcmd__revoke_commands() {
     local commands; commands=()
     _describe -t commands 'agent-task help token revoke commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__help__subcmd__verify_commands] )) ||
+_agent-task__subcmd__help__subcmd__verify_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task help verify commands' commands "$@"
 }
 (( $+functions[_agent-task__subcmd__info_commands] )) ||
 _agent-task__subcmd__info_commands() {
@@ -3734,6 +4230,11 @@ _agent-task__subcmd__token__subcmd__issue_commands() {
 _agent-task__subcmd__token__subcmd__revoke_commands() {
     local commands; commands=()
     _describe -t commands 'agent-task token revoke commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__verify_commands] )) ||
+_agent-task__subcmd__verify_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task verify commands' commands "$@"
 }
 
 if [ "$funcstack[1]" = "_agent-task" ]; then

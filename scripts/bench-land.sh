@@ -18,6 +18,11 @@
 # Both start from the same page-cache state (the restore just read the
 # files). Runs are interleaved (anchor, land, anchor, land, ...); the
 # script prints medians, p10/p90 and the ratio land/anchor.
+#
+# Then `agent-task verify` of the landed commit (no data directory: read
+# the note, recompute the revision from the tree, check the 3 envelopes)
+# vs the anchor `git ls-tree -r --object-only main | git cat-file --batch
+# | sha256sum` (every blob read through git once), interleaved likewise.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RUNS=${RUNS:-10}
@@ -119,4 +124,41 @@ for label, _ in cases:
     med = statistics.median(xs)
     print(f"{label:<36} median {med:9.1f} ms  p10 {q[0]:9.1f}  p90 {q[-1]:9.1f}  ratio {med / base:.2f}x")
 print(f"runs {runs} (+{warmup} warmup); landed tree {'==' if trees[0] == trees[1] else '!='} anchor tree")
+
+# verify of the landed commit vs reading every blob through git once.
+key = f"{work}/authority.hex"
+with open(key, "w") as f:
+    import json
+    f.write(json.loads(subprocess.run([bin_, "authority", "key"], capture_output=True, check=True,
+                                      env={**os.environ, "AGENT_TASK_DATA_DIR": f"{work}/data"}).stdout)["public_key"])
+env = {k: v for k, v in os.environ.items() if k != "AGENT_TASK_DATA_DIR"}
+
+def read_blobs():
+    t = time.perf_counter()
+    subprocess.run(["sh", "-c", "git ls-tree -r --object-only main | git cat-file --batch | sha256sum >/dev/null"],
+                   cwd=f"{work}/src", check=True)
+    return time.perf_counter() - t
+
+def verify():
+    t = time.perf_counter()
+    out = subprocess.run([bin_, "verify", "--repo", f"{work}/src", "--commit", "main", "--key", key],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    dt = time.perf_counter() - t
+    if out.returncode != 0 or b'"verified":true' not in out.stdout:
+        sys.exit(f"verify failed: {out.stdout!r} {out.stderr!r}")
+    return dt
+
+cases = [("git ls-tree | git cat-file --batch (anchor)", read_blobs), ("agent-task verify", verify)]
+ms = {label: [] for label, _ in cases}
+for i in range(warmup + runs):
+    for label, f in (cases if i % 2 == 0 else cases[::-1]):
+        dt = f() * 1000
+        if i >= warmup:
+            ms[label].append(dt)
+base = statistics.median(ms[cases[0][0]])
+for label, _ in cases:
+    xs = sorted(ms[label])
+    q = statistics.quantiles(xs, n=10) if len(xs) > 1 else [xs[0]] * 9
+    med = statistics.median(xs)
+    print(f"{label:<44} median {med:9.1f} ms  p10 {q[0]:9.1f}  p90 {q[-1]:9.1f}  ratio {med / base:.2f}x")
 PY

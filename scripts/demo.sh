@@ -6,7 +6,14 @@
 # revision never qualifies and nothing is collected), then works honestly:
 # its change fails the operator's test inside the bwrap sandbox, gets fixed,
 # passes, is finalised into a receipt, qualifies, and the operator lands it
-# as a commit on `main` that contains no local hook settings.
+# as a commit on `main` that contains no local hook settings, with signed
+# attestations in a git note, which a fresh clone verifies with only the
+# authority's public key.
+# The demo runs as one Unix user (agent and operator alike), which is for
+# trying the tool only: the privilege-separated set-up (operator user with
+# the key and the data, agent on the endpoint with its token, collect
+# through a sudo wrapper) is in docs/security.md, "Privilege-separated
+# deployment", and tests/cli/privsep.rs runs it with real users.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
@@ -99,6 +106,10 @@ if git -C "$work/basic" ls-tree -r --name-only main | grep -E '^\.(claude|codex)
   echo "demo: a local settings file was landed" >&2; exit 1
 fi
 git -C "$work/basic" ls-tree -r --name-only main >&2
+say "reviewer: a fresh clone with the notes and only the authority's public key verifies the landed commit"
+step authority key --format pem | field '["public_key"]' >"$work/authority.pem"
+git clone -q "$work/basic" "$work/review" && git -C "$work/review" fetch -q origin refs/notes/agent-task:refs/notes/agent-task
+(cd "$work/review" && unset AGENT_TASK_DATA_DIR && show verify --commit "$(git rev-parse main)" --key "$work/authority.pem")
 printf '\ndemo finished: data directory was %s\n' "$AGENT_TASK_DATA_DIR" >&2
 
 # ---------------------------------------------------------------------------

@@ -4,12 +4,18 @@
 # is needed by the workflow fixtures; bubblewrap by the bwrap collector
 # runtime and its tests; podman (with runc, for hosts where crun cannot
 # run) and a static busybox by the oci runtime's tests, which build a local
-# image without any registry. Idempotent; quiet when all is present.
+# image without any registry; sudo, setpriv and useradd by the multi-user
+# privilege-separated deployment test (tests/cli/privsep.rs, run as root)
+# and by that deployment itself (docs/security.md). Idempotent; quiet when
+# all is present.
 set -euo pipefail
 need=()
 command -v git >/dev/null || need+=(git)
 command -v bwrap >/dev/null || need+=(bubblewrap)
 command -v unshare >/dev/null || need+=(util-linux)
+command -v setpriv >/dev/null || need+=(util-linux)
+command -v useradd >/dev/null || [ -x /usr/sbin/useradd ] || need+=(passwd)
+command -v sudo >/dev/null || need+=(sudo)
 command -v podman >/dev/null || need+=(podman)
 command -v runc >/dev/null || need+=(runc)
 dpkg-query -W -f '${Status}' busybox-static 2>/dev/null | grep -q 'ok installed' || need+=(busybox-static)

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs the official MCP SDK clients used by the interop tests
-# (tests/cli/mcp_interop.rs) under target/interop/ (ignored by git):
+# (tests/cli/mcp_interop.rs) and the independent attestation verifiers
+# (tests/cli/attest_interop.rs) under target/interop/ (ignored by git):
 #   target/interop/venv          Python venv with tests/interop/python/requirements.txt
+#   target/interop/attest-venv   Python venv with tests/interop/attest/requirements.txt
 #   target/interop/node          node_modules from tests/interop/node/package-lock.json
 # Idempotent: a stamp holding the lock file's SHA-256 skips the work when
 # nothing changed. Prints the environment the tests read, one
@@ -33,8 +35,20 @@ if [ -n "$py" ]; then
     echo "$want" >"$root/venv.stamp"
   fi
   echo "export AGENT_TASK_INTEROP_PYTHON=$root/venv/bin/python"
+  # securesystemslib, in-toto-attestation and jsonschema, pinned: the
+  # independent verifiers of agent-task's DSSE envelopes and statements.
+  req=tests/interop/attest/requirements.txt
+  want="$(sha256sum "$req" | cut -d' ' -f1) $($py -c 'import sys; print(sys.version.split()[0])')"
+  if ! stamp_ok "$root/attest-venv.stamp" "$want" || [ ! -x "$root/attest-venv/bin/python" ]; then
+    echo "install-interop: creating $root/attest-venv" >&2
+    rm -rf "$root/attest-venv" "$root/attest-venv.stamp"
+    "$py" -m venv "$root/attest-venv"
+    "$root/attest-venv/bin/python" -m pip install -q --disable-pip-version-check --no-input -r "$req" >&2
+    echo "$want" >"$root/attest-venv.stamp"
+  fi
+  echo "export AGENT_TASK_INTEROP_ATTEST_PYTHON=$root/attest-venv/bin/python"
 else
-  echo "install-interop: no Python >= 3.10 found; the Python SDK interop test will be skipped" >&2
+  echo "install-interop: no Python >= 3.10 found; the Python SDK and attestation interop tests will be skipped" >&2
 fi
 
 # Node: the TypeScript SDK needs Node >= 18.

@@ -151,6 +151,8 @@ codes! {
     InvalidJson = "invalid_json" => exit 65, http 400;
     /// A query-string parameter is malformed.
     InvalidQuery = "invalid_query" => exit 65, http 400;
+    /// The request's `Host` (or MCP `Origin`) is not a name this server answers to.
+    MisdirectedRequest = "misdirected_request" => exit 65, http 421;
     /// A path segment is not valid percent-encoding.
     InvalidPath = "invalid_path" => exit 65, http 400;
     /// A request field has the wrong type or is out of bounds.
@@ -161,6 +163,8 @@ codes! {
     LimitExceeded = "limit_exceeded" => exit 65, http 400;
     /// A consistency other than `local` was asked for.
     UnsupportedConsistency = "unsupported_consistency" => exit 65, http 400;
+    /// A text query has more terms than the node's cap.
+    QueryTooComplex = "query_too_complex" => exit 65, http 400;
     /// A change cursor is malformed or belongs to another filter.
     InvalidCursor = "invalid_cursor" => exit 65, http 400;
     /// A collection id does not match the id syntax.
@@ -359,6 +363,41 @@ codes! {
     RuntimeNotIsolating = "runtime_not_isolating" => exit 78, http 409;
     /// A sandbox limit the profile pins cannot be applied on this host.
     SandboxLimitUnavailable = "sandbox_limit_unavailable" => exit 69, http 503;
+    /// An attestation envelope, statement or predicate is malformed, or a commit's set of attestations is incomplete or inconsistent.
+    AttestationInvalid = "attestation_invalid" => exit 65, http 400;
+    /// An envelope's payload type is not `application/vnd.in-toto+json`.
+    AttestationPayloadTypeUnsupported = "attestation_payload_type_unsupported" => exit 65, http 415;
+    /// No signature of an envelope is by the given key (signed by another key).
+    AttestationKeyMismatch = "attestation_key_mismatch" => exit 65, http 400;
+    /// A statement's `gitCommit` subject is not the commit being verified (the envelope was moved).
+    AttestationCommitMismatch = "attestation_commit_mismatch" => exit 65, http 409;
+    /// A statement's revision subject is not the revision recomputed from the commit's tree.
+    AttestationRevisionMismatch = "attestation_revision_mismatch" => exit 65, http 409;
+    /// A landed commit's attestations verify but do not qualify it: the operator's `land --allow-protected-change` let it in without a receipt (`verify --allow-override` accepts it).
+    AttestationUnqualified = "attestation_unqualified" => exit 65, http 409;
+    /// A review record is not what the controller derives by replaying its own trace.
+    ReviewReplayMismatch = "review_replay_mismatch" => exit 65, http 422;
+    /// A remote checkpoint's manifest is not a canonical, sorted, valid revision manifest.
+    ManifestInvalid = "manifest_invalid" => exit 65, http 400;
+    /// Uploaded blob bytes do not hash to the digest (or size) they were sent under; nothing of that blob is stored.
+    BlobDigestMismatch = "blob_digest_mismatch" => exit 65, http 422;
+    /// An uploaded blob is not one the Change's open checkpoint session asked for.
+    BlobNotRequested = "blob_not_requested" => exit 65, http 409;
+    /// A checkpoint commit names blobs the authority does not hold (upload them, or negotiate again).
+    BlobsMissing = "blobs_missing" => exit 65, http 409;
+    /// The caller's blobs not yet referenced by a revision, or its open checkpoint sessions, are at their quota.
+    UploadQuotaExceeded = "upload_quota_exceeded" => exit 75, http 507;
+    /// The workspace endpoint could not be reached or did not answer.
+    EndpointUnreachable = "endpoint_unreachable" => exit 69, http 502;
+    /// The workspace endpoint answered something that is not a valid answer of its protocol.
+    EndpointResponseInvalid = "endpoint_response_invalid" => exit 76, http 502;
+}
+
+impl Code {
+    /// The code named `name` (the first, for the one deliberate alias), if any.
+    pub fn from_name(name: &str) -> Option<Code> {
+        Code::ALL.iter().copied().find(|c| c.as_str() == name)
+    }
 }
 
 impl fmt::Display for Code {

@@ -108,3 +108,54 @@ fn sigkill_during_large_put_leaves_no_partial_object() {
     assert_eq!(put["size"], 32u64 << 20);
     assert_eq!(env.run(&["cas", "fsck"]).json()["checked"], 1);
 }
+
+/// Orphan temp files of a killed put: a writer (holding the write lock)
+/// removes those older than an hour; a young one (a put that may still be
+/// running) stays; read commands and the Stop hook never touch them.
+#[test]
+fn old_temp_files_are_swept_by_writers_only() {
+    let s = crate::task_support::Setup::new();
+    let env = &s.env;
+    let tmp = env.data_dir.join("cas/tmp");
+    let now = std::time::SystemTime::now();
+    let plant = |name: &str, age: u64| {
+        let p = tmp.join(name);
+        std::fs::File::create(&p)
+            .expect("create")
+            .set_modified(now - std::time::Duration::from_secs(age))
+            .expect("mtime");
+        p
+    };
+    let old = plant("put-killed-long-ago", 2 * 3600);
+    let young = plant("put-still-running", 30);
+    assert_eq!(env.run(&["info"]).json()["cas"]["temp_files"], 2);
+    // Reads: info, fsck, cat, a data query, status reads and the Stop hook.
+    env.run(&["cas", "fsck"]).json();
+    let out = env.path("cat-out");
+    env.run(&[
+        "cas",
+        "cat",
+        &"0".repeat(64),
+        "--out",
+        out.to_str().expect("p"),
+    ])
+    .error("not_found", 66);
+    s.agent(&["next", "--workspace", s.ws()]).json();
+    let stdin = std::fs::read(crate::common::repo_root().join("fixtures/hooks/claude-stop.json"))
+        .expect("fixture");
+    let mut c = env.cmd();
+    c.arg("--token-file")
+        .arg(&s.token)
+        .args(["task-stop", &s.change_id, "--workspace", s.ws()])
+        .write_stdin(stdin);
+    let hook = crate::common::run_cmd(&mut c);
+    assert_eq!(hook.code, 0, "{hook}");
+    assert!(old.exists() && young.exists(), "a read swept a temp file");
+    // A writer sweeps the old one only.
+    let src = env.path("blob");
+    std::fs::write(&src, b"bytes").expect("write");
+    env.run(&["cas", "put", src.to_str().expect("utf8")]).json();
+    assert!(!old.exists(), "the writer left an hour-old temp file");
+    assert!(young.exists(), "the writer removed a young temp file");
+    assert_eq!(env.run(&["info"]).json()["cas"]["temp_files"], 1);
+}

@@ -52,12 +52,23 @@ fn discovery_manifests_are_public_and_absolute() {
     no_endpoints.as_object_mut().expect("o").remove("endpoints");
     let text = no_endpoints.to_string();
     assert!(!text.contains("\"collections\":") && !text.contains("blob_ref"));
-    // The origin follows the Host header the client used.
-    let other = raw(a, b"GET /.well-known/agent-data HTTP/1.1\r\nHost: example.test:9\r\nConnection: close\r\n\r\n").ok();
-    assert_eq!(other["base_url"], "http://example.test:9");
+    // The origin follows the Host header the client used, among the names
+    // the server answers to (docs/http.md, "Host allow-list").
+    let port = a.rsplit_once(':').expect("port").1;
+    let other = raw(a, format!("GET /.well-known/agent-data HTTP/1.1\r\nHost: localhost:{port}\r\nConnection: close\r\n\r\n").as_bytes()).ok();
+    assert_eq!(other["base_url"], format!("http://localhost:{port}"));
     assert_eq!(
         other["endpoints"]["manifest"],
-        "http://example.test:9/v1/data/manifest"
+        format!("http://localhost:{port}/v1/data/manifest")
+    );
+    // Any other name is misdirected: 421, before any route runs.
+    let r = raw(a, b"GET /.well-known/agent-data HTTP/1.1\r\nHost: example.test:9\r\nConnection: close\r\n\r\n");
+    let e = r.error(421, "misdirected_request");
+    assert!(
+        e["details"]["allowed_hosts"]
+            .as_array()
+            .is_some_and(|h| h.len() >= 3),
+        "{e}"
     );
     // Timestamps are …mmmZ.
     let g = wk["generated_at"].as_str().expect("t");

@@ -69,7 +69,13 @@ fn file_collector_reads_only_under_configured_roots() {
     std::os::unix::fs::symlink(&outside, root.join("link.txt")).expect("symlink");
     let e =
         collect_file(&env, root.join("link.txt").to_str().expect("p")).error("invalid_file", 65);
-    assert!(e["message"].as_str().expect("m").contains("outside"), "{e}");
+    assert!(
+        e["message"]
+            .as_str()
+            .expect("m")
+            .contains("beneath a configured file root"),
+        "{e}"
+    );
     collect_file(&env, root.join("sub").to_str().expect("p")).error("invalid_file", 65);
     collect_file(&env, root.join("missing.txt").to_str().expect("p")).error("invalid_file", 65);
     assert_eq!(all_changes(&env).len(), 1);

@@ -413,7 +413,7 @@ fn framing_refusals_are_typed_json_and_change_nothing() {
     // A head cut short by a half-close.
     let r = send(
         a,
-        b"GET /.well-known/agent-data HTTP/1.1\r\nHost: x\r\n",
+        format!("GET /.well-known/agent-data HTTP/1.1\r\nHost: {a}\r\n").as_bytes(),
         true,
     );
     r.refused(400, "invalid_request").closes();
@@ -579,7 +579,7 @@ fn slow_heads_and_bodies_get_408_and_the_manifest_keeps_answering() {
     let before = state(&s);
     let mut slow_head = connect(a);
     slow_head
-        .write_all(b"GET /.well-known/agent-data HTTP/1.1\r\nHost: x\r\n")
+        .write_all(format!("GET /.well-known/agent-data HTTP/1.1\r\nHost: {a}\r\n").as_bytes())
         .expect("write");
     let t1 = trickle(
         &slow_head,
@@ -620,7 +620,7 @@ fn slow_heads_and_bodies_get_408_and_the_manifest_keeps_answering() {
     let a = s.addr.as_str();
     let before = state(&s);
     let mut c = connect(a);
-    c.write_all(b"GET /.well-known/agent-data HTTP/1.1\r\nHost: x\r\n")
+    c.write_all(format!("GET /.well-known/agent-data HTTP/1.1\r\nHost: {a}\r\n").as_bytes())
         .expect("write");
     let t = trickle(
         &c,
@@ -655,7 +655,7 @@ fn slow_heads_and_bodies_get_408_and_the_manifest_keeps_answering() {
     let mut idle = connect(a);
     assert!(closed(&mut idle));
     let mut kept = connect(a);
-    kept.write_all(b"GET /.well-known/agent-data HTTP/1.1\r\nHost: x\r\n\r\n")
+    kept.write_all(format!("GET /.well-known/agent-data HTTP/1.1\r\nHost: {a}\r\n\r\n").as_bytes())
         .expect("write");
     let r = read_response(&mut kept).expect("manifest");
     assert_eq!((r.status, r.header("connection")), (200, None));
@@ -687,12 +687,14 @@ fn past_the_connection_cap_new_connections_get_503_server_busy() {
         })
         .collect();
     // Keep-alive on a held slot is unaffected: finish one held request.
-    held[0].write_all(b"Host: x\r\n\r\n").expect("write");
+    held[0]
+        .write_all(format!("Host: {a}\r\n\r\n").as_bytes())
+        .expect("write");
     assert_eq!(read_response(&mut held[0]).expect("manifest").status, 200);
     for _ in 0..3 {
         let r = send(
             a,
-            b"GET /.well-known/agent-data HTTP/1.1\r\nHost: x\r\n\r\n",
+            format!("GET /.well-known/agent-data HTTP/1.1\r\nHost: {a}\r\n\r\n").as_bytes(),
             false,
         );
         r.refused(503, "server_busy").closes();
@@ -704,7 +706,10 @@ fn past_the_connection_cap_new_connections_get_503_server_busy() {
     let served = (0..50).any(|_| {
         let r = send(
             a,
-            b"GET /.well-known/agent-data HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+            format!(
+                "GET /.well-known/agent-data HTTP/1.1\r\nHost: {a}\r\nConnection: close\r\n\r\n"
+            )
+            .as_bytes(),
             false,
         );
         r.status == 200
@@ -712,7 +717,7 @@ fn past_the_connection_cap_new_connections_get_503_server_busy() {
     assert!(served, "no connection was served after a slot freed");
     drop(held);
     let served = (0..50).any(|_| {
-        let get = format!("GET /v1/data/changes HTTP/1.1\r\nHost: x\r\nConnection: close\r\nAuthorization: Bearer {TOKEN}\r\n\r\n");
+        let get = format!("GET /v1/data/changes HTTP/1.1\r\nHost: {a}\r\nConnection: close\r\nAuthorization: Bearer {TOKEN}\r\n\r\n");
         send(a, get.as_bytes(), false).status == 200
     });
     assert!(served);
@@ -797,4 +802,416 @@ fn a_client_that_never_reads_its_answers_is_dropped() {
         "{e:?}"
     );
     intact(&s, &before, "a client that never reads");
+}
+
+/// Hostile bodies, ids and cursors on every route family (issue #11, part
+/// 2): deep nesting, invalid UTF-8, NUL, overlong strings, encoded
+/// traversal in record ids, garbage cursors, duplicate keys per route and
+/// wrong media types. Each is one typed JSON error with the documented
+/// status (or, on the `/v1/data/*` routes, the reference's last-value-wins
+/// for duplicate keys); the manifest keeps answering and nothing changes.
+mod bodies {
+    use super::*;
+
+    fn raw_post(addr: &str, path: &str, bearer: &str, ct: &str, body: &[u8]) -> Resp {
+        let mut req = format!(
+            "POST {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nAuthorization: Bearer {bearer}\r\nContent-Type: {ct}\r\nContent-Length: {}\r\n\r\n",
+            body.len()
+        )
+        .into_bytes();
+        req.extend_from_slice(body);
+        send(addr, &req, false)
+    }
+
+    fn get(addr: &str, target: &str) -> Resp {
+        send(
+            addr,
+            format!("GET {target} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nAuthorization: Bearer {TOKEN}\r\n\r\n").as_bytes(),
+            false,
+        )
+    }
+
+    fn nested(depth: usize) -> String {
+        format!("{}1{}", "[".repeat(depth), "]".repeat(depth))
+    }
+
+    #[test]
+    fn data_routes_refuse_hostile_bodies_ids_and_cursors() {
+        let s = full_server(&[]);
+        let a = s.addr.as_str();
+        let before = state(&s);
+        let json = "application/json";
+        let collect = |input: &str| {
+            format!(r#"{{"collection_id":"default","collector_id":"text","input":{input}}}"#)
+        };
+        let cases: Vec<(&str, &str, Vec<u8>, u16, &str)> = vec![
+            // Deep nesting (the node's bound is 64).
+            (
+                "collect deep",
+                "/v1/data/collect",
+                collect(&format!(
+                    r#"{{"text":"x","metadata":{{"a":{}}}}}"#,
+                    nested(80)
+                ))
+                .into_bytes(),
+                400,
+                "invalid_json",
+            ),
+            (
+                "query deep",
+                "/v1/data/query",
+                format!(r#"{{"where":{{"metadata":{{"a":{}}}}}}}"#, nested(80)).into_bytes(),
+                400,
+                "invalid_json",
+            ),
+            // Invalid UTF-8 and a raw NUL (JSON forbids raw control bytes).
+            (
+                "collect utf8",
+                "/v1/data/collect",
+                [collect(r#"{"text":""#).as_bytes(), b"\xff\xfe\"}}"].concat(),
+                400,
+                "invalid_json",
+            ),
+            (
+                "query nul",
+                "/v1/data/query",
+                b"{\"text\":\"a\x00b\"}".to_vec(),
+                400,
+                "invalid_json",
+            ),
+            (
+                "collection nul",
+                "/v1/data/collect",
+                br#"{"collection_id":"def\u0000ault","collector_id":"text","input":{"text":"x"}}"#
+                    .to_vec(),
+                400,
+                "invalid_collection_id",
+            ),
+            // Overlong strings.
+            (
+                "collection overlong",
+                "/v1/data/collect",
+                format!(
+                    r#"{{"collection_id":"{}","collector_id":"text","input":{{"text":"x"}}}}"#,
+                    "c".repeat(10_000)
+                )
+                .into_bytes(),
+                400,
+                "invalid_collection_id",
+            ),
+            (
+                "collector overlong",
+                "/v1/data/collect",
+                format!(
+                    r#"{{"collection_id":"default","collector_id":"{}","input":{{}}}}"#,
+                    "t".repeat(10_000)
+                )
+                .into_bytes(),
+                404,
+                "collector_not_found",
+            ),
+            (
+                "query overlong",
+                "/v1/data/query",
+                format!(r#"{{"text":"{}"}}"#, "q".repeat(1_100_000)).into_bytes(),
+                413,
+                "request_too_large",
+            ),
+            (
+                "tombstone bad id",
+                "/v1/data/records/..%2F..%2Fetc%2Fpasswd/tombstone",
+                b"{}".to_vec(),
+                400,
+                "invalid_record_id",
+            ),
+        ];
+        for (name, path, body, status, code) in &cases {
+            let r = raw_post(a, path, TOKEN, json, body);
+            r.refused(*status, code);
+            intact(&s, &before, name);
+        }
+        // Wrong media types on each JSON route.
+        for path in [
+            "/v1/data/collect",
+            "/v1/data/query",
+            &format!("/v1/data/records/rec_{}/tombstone", "a".repeat(64)),
+        ] {
+            for ct in [
+                "text/plain",
+                "application/x-www-form-urlencoded",
+                "application/jsonx",
+                "",
+            ] {
+                raw_post(a, path, TOKEN, ct, br#"{}"#).refused(415, "unsupported_media_type");
+            }
+            intact(&s, &before, "media type");
+        }
+        // Encoded traversal and junk in record ids.
+        for id in [
+            "..%2F..%2Fetc%2Fpasswd",
+            "%2e%2e",
+            "rec_%2e%2e%2f",
+            &format!("rec_{}%00", "a".repeat(64)),
+            &format!("rec_{}", "A".repeat(64)),
+            &format!("rec_{}", "a".repeat(10_000)),
+            "rec_%C0%AE%C0%AE",
+        ] {
+            let r = get(a, &format!("/v1/data/records/{id}"));
+            assert!(
+                matches!(r.status, 400 | 404),
+                "{id}: {} {}",
+                r.status,
+                String::from_utf8_lossy(&r.body)
+            );
+            let code = r.json()["error"].as_str().expect("code").to_owned();
+            assert!(
+                ["invalid_record_id", "invalid_path", "not_found"].contains(&code.as_str()),
+                "{id}: {code}"
+            );
+            r.refused(r.status, &code);
+        }
+        intact(&s, &before, "record ids");
+        // Garbage cursors.
+        // A well-formed cursor of another node's feed.
+        let other_feed = format!(
+            "adc1.{}",
+            data_b64(br#"{"c":null,"f":"feed_00000000-0000-4000-8000-000000000000","s":1}"#)
+        );
+        for cursor in [
+            "garbage".to_owned(),
+            "adc1.".to_owned(),
+            "adc1.!!!!".to_owned(),
+            other_feed,
+            format!("adc1.{}", "A".repeat(5000)),
+            "adc1.%00".to_owned(),
+        ] {
+            get(a, &format!("/v1/data/changes?cursor={cursor}")).refused(400, "invalid_cursor");
+        }
+        get(a, "/v1/data/changes?limit=0").refused(400, "invalid_query");
+        intact(&s, &before, "cursors");
+    }
+
+    /// Base64url without padding (the cursor alphabet).
+    fn data_b64(bytes: &[u8]) -> String {
+        const A: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+        let mut out = String::new();
+        for chunk in bytes.chunks(3) {
+            let n = chunk.iter().fold(0u32, |acc, b| (acc << 8) | u32::from(*b))
+                << (8 * (3 - chunk.len()));
+            for i in 0..=chunk.len() {
+                out.push(A[((n >> (18 - 6 * i)) & 63) as usize] as char);
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn workspace_mcp_and_upload_refuse_duplicate_keys_and_hostile_bodies() {
+        let s = full_server(&[]);
+        let a = s.addr.as_str();
+        let tok = s.agent.clone().expect("agent token");
+        let before = state(&s);
+        let json = "application/json";
+        // The issue's example: the last `operation` would have run.
+        let r = raw_post(
+            a,
+            OPS,
+            &tok,
+            json,
+            br#"{"operation":"nope","operation":"capabilities"}"#,
+        );
+        let v = r.refused(400, "invalid_json").json();
+        assert_eq!(v["details"]["reason"], "duplicate_key", "{v}");
+        for (name, body, code, reason) in [
+            (
+                "nested dup",
+                br#"{"operation":"claim","task_id":"t","request_id":"r","executor":{"a":1,"a":2}}"#
+                    .to_vec(),
+                "invalid_json",
+                Some("duplicate_key"),
+            ),
+            (
+                "escaped dup",
+                br#"{"operation":"capabilities","\u006fperation":"next"}"#.to_vec(),
+                "invalid_json",
+                Some("duplicate_key"),
+            ),
+            (
+                "deep",
+                format!(r#"{{"operation":"capabilities","x":{}}}"#, nested(100)).into_bytes(),
+                "invalid_json",
+                Some("too_deep"),
+            ),
+            (
+                "utf8",
+                b"{\"operation\":\"capabilities\xff\"}".to_vec(),
+                "invalid_json",
+                Some("invalid"),
+            ),
+            (
+                "nul",
+                b"{\"operation\":\"cap\x00abilities\"}".to_vec(),
+                "invalid_json",
+                Some("invalid"),
+            ),
+            (
+                "escaped nul",
+                br#"{"operation":"capabilities\u0000"}"#.to_vec(),
+                "invalid_request",
+                None,
+            ),
+            ("not an object", b"[1,2]".to_vec(), "invalid_json", None),
+            (
+                "unknown field",
+                br#"{"operation":"capabilities","x":1}"#.to_vec(),
+                "invalid_request",
+                None,
+            ),
+            (
+                "overlong",
+                format!(
+                    r#"{{"operation":"next","change_id":"{}"}}"#,
+                    "c".repeat(100_000)
+                )
+                .into_bytes(),
+                "invalid_input",
+                None,
+            ),
+        ] {
+            let r = raw_post(a, OPS, &tok, json, &body);
+            let got = r.json()["error"].as_str().unwrap_or("").to_owned();
+            assert_eq!(got, code, "{name}: {}", String::from_utf8_lossy(&r.body));
+            let v = r.refused(r.status, code).json();
+            if let Some(reason) = reason {
+                assert_eq!(v["details"]["reason"], reason, "{name}: {v}");
+            }
+            intact(&s, &before, name);
+        }
+        raw_post(
+            a,
+            OPS,
+            &tok,
+            "text/plain",
+            br#"{"operation":"capabilities"}"#,
+        )
+        .refused(415, "unsupported_media_type");
+        // MCP: a duplicate key or deep nesting is a -32600 with id null
+        // (HTTP 400); invalid requests with an id get -32600 with that id.
+        for body in [
+            br#"{"jsonrpc":"2.0","id":1,"method":"ping","method":"tools/list"}"#.to_vec(),
+            br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"next","arguments":{"change_id":"a","change_id":"b"}}}"#.to_vec(),
+            format!(r#"{{"jsonrpc":"2.0","id":1,"method":"ping","params":{{"x":{}}}}}"#, nested(100)).into_bytes(),
+        ] {
+            let r = raw_post(a, MCP, &tok, json, &body);
+            assert_eq!(r.status, 400, "{}", String::from_utf8_lossy(&r.body));
+            let v = r.json();
+            assert_eq!((v["id"].clone(), v["error"]["code"].clone()), (Value::Null, json!(-32600)), "{v}");
+        }
+        for (body, id) in [
+            (r#"{"jsonrpc":"2.0","id":1,"method":5}"#, json!(1)),
+            (r#"{"jsonrpc":"2.0","id":"x","method":null}"#, json!("x")),
+            (r#"{"jsonrpc":"1.0","id":2,"method":"ping"}"#, json!(2)),
+            (r#"{"jsonrpc":"2.0","id":3}"#, json!(3)),
+            (
+                r#"{"jsonrpc":"2.0","id":4,"method":"ping","params":"p"}"#,
+                json!(4),
+            ),
+        ] {
+            let r = raw_post(a, MCP, &tok, json, body.as_bytes());
+            assert_eq!(
+                r.status,
+                200,
+                "{body}: {}",
+                String::from_utf8_lossy(&r.body)
+            );
+            let v = r.json();
+            assert_eq!(v["jsonrpc"], "2.0");
+            assert_eq!(v["id"], id, "{body}: {v}");
+            assert_eq!(v["error"]["code"], -32600, "{body}: {v}");
+        }
+        for body in [
+            r#"{"jsonrpc":"2.0","id":1.5,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","method":7}"#,
+        ] {
+            let r = raw_post(a, MCP, &tok, json, body.as_bytes());
+            assert_eq!(r.status, 400, "{body}");
+            assert_eq!(r.json()["id"], Value::Null);
+        }
+        raw_post(a, MCP, &tok, "text/plain", b"{}").refused(415, "unsupported_media_type");
+        intact(&s, &before, "mcp");
+        // Collector upload: a transfer whose header repeats a key is
+        // refused before anything else (its signature is never looked at).
+        let header = br#"{"version":1,"version":1}"#;
+        let mut t = b"ATXFER1\n".to_vec();
+        t.extend_from_slice(&(header.len() as u32).to_be_bytes());
+        t.extend_from_slice(header);
+        t.extend_from_slice(&[0u8; 64]);
+        let v = raw_post(a, UPLOAD, &tok, "application/octet-stream", &t)
+            .refused(400, "transfer_invalid")
+            .json();
+        assert_eq!(v["details"]["reason"], "duplicate_key", "{v}");
+        raw_post(a, UPLOAD, &tok, json, &t).refused(415, "unsupported_media_type");
+        intact(&s, &before, "upload");
+    }
+
+    /// A Host outside the allow-list (DNS rebinding, a misrouted proxy) is
+    /// 421 before any route runs, on every route family, with a valid
+    /// bearer and body; encoded traversal in the workspace path segments
+    /// and MCP query is a typed refusal. Nothing runs, nothing changes.
+    #[test]
+    fn misdirected_hosts_and_traversal_in_workspace_paths_run_nothing() {
+        let s = full_server(&[]);
+        let a = s.addr.as_str();
+        let port = a.rsplit_once(':').expect("port").1;
+        let tok = s.agent.clone().expect("agent token");
+        let before = state(&s);
+        let json = "application/json";
+        let with_host = |host: &str, path: &str, bearer: &str, body: &str| {
+            send(
+                a,
+                format!("POST {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\nAuthorization: Bearer {bearer}\r\nContent-Type: {json}\r\nContent-Length: {}\r\n\r\n{body}", body.len()).as_bytes(),
+                false,
+            )
+        };
+        let mcp_call = r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#;
+        let claim = r#"{"operation":"capabilities"}"#;
+        for host in [
+            format!("evil.test:{port}"),
+            "127.0.0.1".to_owned(),
+            format!("127.0.0.1:{}", port.parse::<u32>().expect("p") + 1),
+            format!("127.0.0.2:{port}"),
+            format!("localhost.evil.test:{port}"),
+            format!("[::2]:{port}"),
+            "".to_owned(),
+        ] {
+            for (path, bearer, body) in [
+                ("/v1/data/collect", TOKEN, COLLECT),
+                (OPS, tok.as_str(), claim),
+                (MCP, tok.as_str(), mcp_call),
+            ] {
+                let e = with_host(&host, path, bearer, body)
+                    .refused(421, "misdirected_request")
+                    .json();
+                assert_eq!(e["details"]["allowed_hosts"][0], a, "{e}");
+            }
+            intact(&s, &before, &format!("host {host:?}"));
+        }
+        // Encoded traversal in the workspace repository and profile: no
+        // such profile (the names are compared, never joined to a path),
+        // or a path that does not decode to UTF-8.
+        for (repo, profile, path_code) in [
+            ("..%2F..%2Fetc", "default", (404, "not_found")),
+            ("%2e%2e", "default", (404, "not_found")),
+            ("demo-basic", "..%2Fdefault", (404, "not_found")),
+            ("demo-basic%00", "default", (404, "not_found")),
+            ("demo-basic", "%C0%AE%C0%AE", (400, "invalid_path")),
+        ] {
+            let path =
+                format!("/v1/hub/workspace/repositories/{repo}/profiles/{profile}/agent-tasks");
+            post(a, &path, &tok, json, claim).refused(path_code.0, path_code.1);
+            let q = format!("/v1/hub/workspace/mcp?repository={repo}&profile={profile}");
+            post(a, &q, &tok, json, mcp_call).refused(404, "not_found");
+            intact(&s, &before, &path);
+        }
+    }
 }

@@ -3,6 +3,8 @@
 
 #![allow(clippy::print_stdout, clippy::print_stderr)] // tests may explain a skip
 
+mod attest;
+mod attest_interop;
 mod cas;
 mod collect_faults;
 mod collect_flow;
@@ -10,6 +12,8 @@ mod collect_oci;
 mod common;
 mod data_bulk;
 mod data_core;
+mod data_file_collector;
+mod data_hostile;
 mod data_http;
 mod data_http_collector;
 mod data_ingest;
@@ -28,8 +32,14 @@ mod mcp_client;
 mod mcp_interop;
 mod net_ssrf;
 mod origin;
+mod privsep;
 mod profile_basis;
+mod reads_create_nothing;
+mod remote_checkpoint;
+mod review_core;
 mod runtime;
+mod serve_tls;
+mod strict_json;
 mod sync_nodes;
 mod sync_pull;
 mod sync_support;

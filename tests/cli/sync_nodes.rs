@@ -321,6 +321,21 @@ fn sync_routes_auth_and_request_rules() {
         Some("Bearer realm=\"agent-data-node\"")
     );
     req(a, "POST", "/v1/data/sync/page", Some(PAGE), Some("[1]")).error(400, "invalid_json");
+    // Strict JSON (docs/wire.md): a duplicate key is refused, not last-wins.
+    let dup = format!(
+        r#"{{"protocol":"agent-data-sync/v1","collection_id":"nope","collection_id":"default","recipient":{rb}}}"#
+    );
+    let e = req(a, "POST", "/v1/data/sync/page", Some(PAGE), Some(&dup)).error(400, "invalid_json");
+    assert_eq!(e["details"]["reason"], "duplicate_key", "{e}");
+    let e = req(
+        a,
+        "POST",
+        "/v1/data/sync/pull",
+        Some(TOKEN_A),
+        Some(r#"{"peer_id":"b","collection_id":"default","collection_id":"x"}"#),
+    )
+    .error(400, "invalid_json");
+    assert_eq!(e["details"]["reason"], "duplicate_key", "{e}");
     crate::data_support::req_ct(
         a,
         "POST",
@@ -548,4 +563,170 @@ fn a_locally_collected_copy_with_another_envelope_is_a_conflict() {
     assert_eq!(st["cursor_present"], false);
     n.b.run(&["data", "get", &n.ids[0]])
         .error("record_not_found", 66);
+}
+
+/// Hostile bodies on the sync routes (issue #11, part 2): deep nesting,
+/// invalid UTF-8, a raw NUL, overlong strings and garbage cursors each get
+/// one typed JSON error; neither node's data directory changes and both
+/// keep answering their manifests.
+#[test]
+fn sync_routes_refuse_hostile_bodies_and_change_nothing() {
+    use crate::common::snapshot_files;
+    let n = nodes(2, 0);
+    let a = &n.sa.addr;
+    let sb = serve(&n.b, TOKEN);
+    let b = &sb.addr;
+    let rb = n.b.run(&["sync", "identity"]).json()["recipient"].to_string();
+    let feed = req(
+        a,
+        "POST",
+        "/v1/data/sync/page",
+        Some(PAGE),
+        Some(&format!(
+            r#"{{"protocol":"agent-data-sync/v1","collection_id":"default","recipient":{rb}}}"#
+        )),
+    )
+    .ok()["feed_id"]
+        .as_str()
+        .expect("feed id")
+        .to_owned();
+    let (before_a, before_b) = (snapshot_files(&n.a.data_dir), snapshot_files(&n.b.data_dir));
+    let nested = |d: usize| format!("{}1{}", "[".repeat(d), "]".repeat(d));
+    let page = |extra: &str| {
+        format!(
+            r#"{{"protocol":"agent-data-sync/v1","collection_id":"default","recipient":{rb}{extra}}}"#
+        )
+    };
+    let pull = |extra: &str| {
+        format!(
+            r#"{{"protocol":"agent-data-sync/v1","peer_id":"a","collection_id":"default"{extra}}}"#
+        )
+    };
+    let send = |addr: &str, path: &str, bearer: &str, body: &[u8]| {
+        let mut r = format!(
+            "POST {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nAuthorization: Bearer {bearer}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+            body.len()
+        )
+        .into_bytes();
+        r.extend_from_slice(body);
+        crate::data_support::raw(addr, &r)
+    };
+    // Invalid UTF-8: each \u{1} becomes a lone 0xff byte.
+    let ff = |s: String| -> Vec<u8> { s.bytes().map(|c| if c == 1 { 0xff } else { c }).collect() };
+    // (case, server, route, body, status, code)
+    type Case<'a> = (&'a str, &'a str, &'a str, Vec<u8>, u16, &'a str);
+    let cases: Vec<Case> = vec![
+        (
+            "page deep",
+            a,
+            "/v1/data/sync/page",
+            page(&format!(r#","x":{}"#, nested(100))).into_bytes(),
+            400,
+            "invalid_json",
+        ),
+        (
+            "pull deep",
+            b,
+            "/v1/data/sync/pull",
+            pull(&format!(r#","x":{}"#, nested(100))).into_bytes(),
+            400,
+            "invalid_json",
+        ),
+        (
+            "page utf8",
+            a,
+            "/v1/data/sync/page",
+            ff(page("").replace("default", "def\u{1}")),
+            400,
+            "invalid_json",
+        ),
+        (
+            "pull utf8",
+            b,
+            "/v1/data/sync/pull",
+            ff(pull("").replace("\"a\"", "\"a\u{1}\"")),
+            400,
+            "invalid_json",
+        ),
+        (
+            "page nul",
+            a,
+            "/v1/data/sync/page",
+            page("").replace("default", "def\u{0}ault").into_bytes(),
+            400,
+            "invalid_json",
+        ),
+        (
+            "pull nul",
+            b,
+            "/v1/data/sync/pull",
+            pull("").replace("\"a\"", "\"a\u{0}\"").into_bytes(),
+            400,
+            "invalid_json",
+        ),
+        (
+            "pull escaped nul",
+            b,
+            "/v1/data/sync/pull",
+            pull("").replace("\"a\"", r#""a\u0000""#).into_bytes(),
+            400,
+            "invalid_peer_id",
+        ),
+        (
+            "page overlong collection",
+            a,
+            "/v1/data/sync/page",
+            page("")
+                .replace("\"default\"", &format!("\"{}\"", "c".repeat(100_000)))
+                .into_bytes(),
+            403,
+            "page_scope_denied",
+        ),
+        (
+            "pull overlong peer",
+            b,
+            "/v1/data/sync/pull",
+            pull("")
+                .replace("\"a\"", &format!("\"{}\"", "p".repeat(100_000)))
+                .into_bytes(),
+            400,
+            "invalid_peer_id",
+        ),
+        (
+            "page garbage cursor",
+            a,
+            "/v1/data/sync/page",
+            page(&format!(
+                r#","cursor":"adc1.!!!!","expected_feed_id":"{feed}""#
+            ))
+            .into_bytes(),
+            400,
+            "invalid_cursor",
+        ),
+        (
+            "page overlong cursor",
+            a,
+            "/v1/data/sync/page",
+            page(&format!(
+                r#","cursor":"{}","expected_feed_id":"{feed}""#,
+                "A".repeat(100_000)
+            ))
+            .into_bytes(),
+            400,
+            "invalid_sync_cursor",
+        ),
+    ];
+    for (name, addr, path, body, status, code) in &cases {
+        let bearer = if *addr == a.as_str() { PAGE } else { TOKEN };
+        let r = send(addr, path, bearer, body);
+        let e = r.error(*status, code);
+        assert!(
+            e["message"].as_str().is_some_and(|m| !m.is_empty()),
+            "{name}: {e}"
+        );
+        req(a, "GET", "/.well-known/agent-data", None, None).ok();
+        req(b, "GET", "/.well-known/agent-data", None, None).ok();
+        assert_eq!(snapshot_files(&n.a.data_dir), before_a, "{name} changed A");
+        assert_eq!(snapshot_files(&n.b.data_dir), before_b, "{name} changed B");
+    }
 }

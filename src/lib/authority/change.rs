@@ -164,18 +164,37 @@ pub fn store_snapshot(
     )?;
     // Without manifest bytes the revision is the cache's, already recorded.
     if let Some(bytes) = &snap.manifest_bytes {
-        conn.execute(
-            "INSERT OR IGNORE INTO revisions(revision, manifest_sha256, manifest_size, file_count, created_at) VALUES (?1, ?2, ?3, ?4, ?5)",
-            params![
-                snap.revision.as_str(),
-                Sha256Hex::digest(bytes).as_str(),
-                bytes.len() as i64,
-                snap.manifest.entries.len() as i64,
-                now
-            ],
+        record_revision(
+            conn,
+            &snap.revision,
+            bytes,
+            snap.manifest.entries.len(),
+            now,
         )?;
     }
     Ok(snap)
+}
+
+/// Records a revision whose manifest bytes (and every object they name)
+/// are durably in the CAS; recording it again changes nothing.
+pub(crate) fn record_revision(
+    conn: &Connection,
+    revision: &Sha256Hex,
+    manifest_bytes: &[u8],
+    files: usize,
+    now: &str,
+) -> Result<()> {
+    conn.execute(
+        "INSERT OR IGNORE INTO revisions(revision, manifest_sha256, manifest_size, file_count, created_at) VALUES (?1, ?2, ?3, ?4, ?5)",
+        params![
+            revision.as_str(),
+            Sha256Hex::digest(manifest_bytes).as_str(),
+            manifest_bytes.len() as i64,
+            files as i64,
+            now
+        ],
+    )?;
+    Ok(())
 }
 
 /// A Change row.
@@ -371,6 +390,60 @@ pub fn select(conn: &Connection, sel: &ChangeSel) -> Result<Change> {
     }
 }
 
+/// What the workspace column of a Change opened through the workspace
+/// endpoint starts with: the authority never sees the client's path, so
+/// the column names the Change (`endpoint:<change_id>`), never a directory.
+pub const ENDPOINT_WORKSPACE_PREFIX: &str = "endpoint:";
+
+impl Change {
+    /// Whether this Change was opened through the workspace endpoint (its
+    /// revisions arrive as remote checkpoints, never from a local scan).
+    pub fn via_endpoint(&self) -> bool {
+        self.workspace.starts_with(ENDPOINT_WORKSPACE_PREFIX)
+    }
+}
+
+/// Refuses a caller of another owner.
+pub(crate) fn check_owner(ch: &Change, who: &super::admin::Authenticated) -> Result<()> {
+    if ch.owner_id != who.actor.owner_id {
+        return Err(Error::new(
+            Code::Forbidden,
+            "the change belongs to another owner",
+        ));
+    }
+    Ok(())
+}
+
+/// What a new Change version is built on, loaded before any byte of the
+/// candidate is read: the repository, the installed requirement and its
+/// protected patterns.
+pub(crate) struct VersionBasis {
+    repo: super::Repository,
+    req_digest: Sha256Hex,
+    wf: Workflow,
+    protected: super::protected::Protected,
+}
+
+/// Loads the basis of a Change's next version.
+pub(crate) fn version_basis(tx: &Connection, ch: &Change) -> Result<VersionBasis> {
+    let repo = repository(tx, &ch.repository)?;
+    let (req_digest, req_bytes) = installed_requirement(tx, &ch.repository, &ch.profile)?
+        .ok_or_else(|| {
+            Error::new(
+                Code::NotFound,
+                "the profile's requirement is no longer installed",
+            )
+        })?;
+    let wf = Workflow::parse(&req_bytes)?;
+    let protected = wf.protected_paths()?;
+    Ok(VersionBasis {
+        repo,
+        req_digest: Sha256Hex::parse(&req_digest)?,
+        wf,
+        protected,
+    })
+}
+
 /// Snapshots the workspace into a new Change version with exact context
 /// bytes and a freshly compiled task set.
 pub fn checkpoint(
@@ -384,82 +457,110 @@ pub fn checkpoint(
     super::admin::with_write(root, timeout, clock, |tx, dir, now| {
         let who = super::admin::authenticate(tx, token)?;
         let ch = select(tx, sel)?;
-        if ch.owner_id != who.actor.owner_id {
+        check_owner(&ch, &who)?;
+        if ch.via_endpoint() {
             return Err(Error::new(
-                Code::Forbidden,
-                "the change belongs to another owner",
-            ));
+                Code::Conflict,
+                "this change was opened through the workspace endpoint: its workspace is the \
+                 client's, so checkpoint it there (checkpoint --endpoint)",
+            )
+            .with("change_id", ch.change_id.clone()));
         }
-        let repo = repository(tx, &ch.repository)?;
-        let (req_digest, req_bytes) = installed_requirement(tx, &ch.repository, &ch.profile)?
-            .ok_or_else(|| {
-                Error::new(
-                    Code::NotFound,
-                    "the profile's requirement is no longer installed",
-                )
-            })?;
-        let wf = Workflow::parse(&req_bytes)?;
-        let protected = wf.protected_paths()?;
+        let basis = version_basis(tx, &ch)?;
         let snap = store_snapshot(tx, dir, Path::new(&ch.workspace), now, max_revision_bytes)?;
-        let version = ch.version + 1;
-        // The target head now is the Change's new base: an agent brings its
-        // workspace up to date with a moved head and checkpoints again.
-        let base = Sha256Hex::parse(&repo.head_revision)?;
-        let changes = if protected.is_empty() {
-            super::protected::ProtectedChanges::default()
-        } else {
-            let head = load_manifest(tx, dir, &base)?;
-            super::protected::diff(&protected, &head, &snap.manifest)
-        };
-        let ctx = ChangeContext {
-            version: 1,
-            repository: ch.repository.clone(),
-            profile: ch.profile.clone(),
-            change_id: ch.change_id.clone(),
-            change_version: version,
-            base_revision: base.clone(),
-            revision: snap.revision.clone(),
-            target: repo.target.clone(),
-            target_head: Sha256Hex::parse(&repo.head_revision)?,
-            requirement_digest: Sha256Hex::parse(&req_digest)?,
-            policy_epoch: policy_epoch(tx)?,
-        };
-        let ctx_bytes = canonical_bytes(&ctx)?;
-        let ctx_digest = domain_digest(DOMAIN_CONTEXT, &ctx_bytes);
-        let tasks = compile(&ctx, &ctx_digest, &wf, &snap.manifest)?;
-        let tasks_json = canonical_bytes(&tasks)?;
-        let protected_json = if changes.is_empty() {
-            None
-        } else {
-            Some(canonical_bytes(&changes)?)
-        };
+        record_version(
+            tx,
+            dir,
+            now,
+            &ch,
+            &basis,
+            &snap.revision,
+            &snap.manifest,
+            snap.hashed,
+        )
+    })
+}
+
+/// Records a new version of `ch` whose revision (already recorded, its
+/// objects durable) is `revision` with `manifest`: the target head now
+/// becomes the Change's base, the protected paths are compared with it,
+/// and the context and task set are derived. What a local and a remote
+/// checkpoint share, inside the caller's transaction.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn record_version(
+    tx: &Connection,
+    dir: &DataDir,
+    now: &str,
+    ch: &Change,
+    basis: &VersionBasis,
+    revision: &Sha256Hex,
+    manifest: &snapshot::Manifest,
+    hashed: u64,
+) -> Result<CheckpointOutput> {
+    let VersionBasis {
+        repo,
+        req_digest,
+        wf,
+        protected,
+    } = basis;
+    let version = ch.version + 1;
+    // The target head now is the Change's new base: an agent brings its
+    // workspace up to date with a moved head and checkpoints again.
+    let base = Sha256Hex::parse(&repo.head_revision)?;
+    let changes = if protected.is_empty() {
+        super::protected::ProtectedChanges::default()
+    } else {
+        let head = load_manifest(tx, dir, &base)?;
+        super::protected::diff(protected, &head, manifest)
+    };
+    let ctx = ChangeContext {
+        version: 1,
+        repository: ch.repository.clone(),
+        profile: ch.profile.clone(),
+        change_id: ch.change_id.clone(),
+        change_version: version,
+        base_revision: base.clone(),
+        revision: revision.clone(),
+        target: repo.target.clone(),
+        target_head: base.clone(),
+        requirement_digest: req_digest.clone(),
+        policy_epoch: policy_epoch(tx)?,
+    };
+    let ctx_bytes = canonical_bytes(&ctx)?;
+    let ctx_digest = domain_digest(DOMAIN_CONTEXT, &ctx_bytes);
+    let tasks = compile(&ctx, &ctx_digest, wf, manifest)?;
+    let tasks_json = canonical_bytes(&tasks)?;
+    let protected_json = if changes.is_empty() {
+        None
+    } else {
+        Some(canonical_bytes(&changes)?)
+    };
+    tx.execute(
+        "INSERT INTO change_versions(change_id, version, revision, context_digest, context_bytes, tasks_json, created_at, protected_changes) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+        params![ch.change_id, version as i64, revision.as_str(), ctx_digest.as_str(), ctx_bytes, tasks_json, now, protected_json],
+    )?;
+    for t in &tasks {
         tx.execute(
-            "INSERT INTO change_versions(change_id, version, revision, context_digest, context_bytes, tasks_json, created_at, protected_changes) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-            params![ch.change_id, version as i64, snap.revision.as_str(), ctx_digest.as_str(), ctx_bytes, tasks_json, now, protected_json],
+            "INSERT INTO subject_tasks(task_id, change_id, version, step_id) VALUES (?1, ?2, ?3, ?4)",
+            params![t.task_id, ch.change_id, version as i64, t.subject.step_id],
         )?;
-        for t in &tasks {
-            tx.execute(
-                "INSERT INTO subject_tasks(task_id, change_id, version, step_id) VALUES (?1, ?2, ?3, ?4)",
-                params![t.task_id, ch.change_id, version as i64, t.subject.step_id],
-            )?;
-        }
-        tx.execute(
-            "UPDATE changes SET current_version = ?2, base_revision = ?3 WHERE change_id = ?1",
-            params![ch.change_id, version as i64, base.as_str()],
-        )?;
-        Ok(CheckpointOutput {
-            change_id: ch.change_id.clone(),
-            version,
-            revision: snap.revision.to_string(),
-            context_digest: ctx_digest.to_string(),
-            files: snap.manifest.entries.len(),
-            hashed: snap.hashed,
-            base_revision: base.to_string(),
-            protected_changes_total: changes.total,
-            protected_changes: changes.paths,
-            tasks: tasks.iter().map(summary).collect::<Result<_>>()?,
-        })
+    }
+    tx.execute(
+        "UPDATE changes SET current_version = ?2, base_revision = ?3 WHERE change_id = ?1",
+        params![ch.change_id, version as i64, base.as_str()],
+    )?;
+    Ok(CheckpointOutput {
+        change_id: ch.change_id.clone(),
+        version,
+        revision: revision.to_string(),
+        context_digest: ctx_digest.to_string(),
+        files: manifest.entries.len(),
+        hashed,
+        base_revision: base.to_string(),
+        protected_changes_total: changes.total,
+        protected_changes: changes.paths,
+        tasks: tasks.iter().map(summary).collect::<Result<_>>()?,
     })
 }
 

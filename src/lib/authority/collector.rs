@@ -672,8 +672,12 @@ pub fn validate_transfer(j: &Connection, a: &Connection, bytes: &[u8]) -> Result
     if h.request_digest != request.digest()? {
         return Err(tinv("the header's request digest is wrong"));
     }
-    let record: ExecutionRecord = serde_json::from_slice(&env.records[1])
-        .map_err(|e| tinv(format!("execution record: {e}")))?;
+    let record: ExecutionRecord = crate::wire::json::decode(
+        &env.records[1],
+        crate::wire::json::Limits::bytes(crate::collector::transfer::MAX_TRANSFER_BYTES as usize),
+        Code::TransferInvalid,
+        "execution record",
+    )?;
     if canonical_bytes(&record)? != env.records[1] {
         return Err(tinv("the execution record is not canonical"));
     }
@@ -739,6 +743,8 @@ pub fn import(
     let now = Now {
         ms: unix_millis(clock.now()),
     };
+    // A refused import must not leave a new journal behind.
+    let journal_guard = dir.new_db_guard(&journal::SPEC, &lock)?;
     let mut jc = dir.open_write(&journal::SPEC, &ts, &lock)?;
     let jt = jc.transaction_with_behavior(TransactionBehavior::Immediate)?;
     let mut ac = dir.open_write(&super::schema::SPEC, &ts, &lock)?;
@@ -770,6 +776,7 @@ pub fn import(
             .is_ok();
         at.rollback()?;
         jt.commit()?;
+        journal_guard.keep();
         drop(lock);
         return Ok(json!({
             "replay": true, "retained": true, "transfer_digest": digest,
@@ -811,6 +818,7 @@ pub fn import(
     crate::collector::crash_point("during_upload");
     at.commit()?;
     jt.commit()?;
+    journal_guard.keep();
     drop(lock);
     let passed = outcome_s == "passed";
     Ok(json!({

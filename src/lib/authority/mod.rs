@@ -12,6 +12,7 @@ pub mod change;
 pub mod collector;
 pub mod protected;
 pub mod receipt;
+pub mod remote;
 pub mod schema;
 pub mod snapshot;
 pub mod tree_path;

@@ -11,7 +11,7 @@ use crate::store::{Connection, DataDir, OptionalExtension, TransactionBehavior, 
 use crate::task::contract::{ActionClass, WorkflowTask, canonical_bytes};
 use crate::task::journal;
 use crate::wire::digest::{Sha256Hex, domain_digest};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use std::path::Path;
 use std::time::Duration;
@@ -98,7 +98,8 @@ pub fn evaluate(
 }
 
 /// A transfer as a receipt names it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct ReceiptTransfer {
     /// SHA-256 of the retained signed bytes.
     pub transfer_digest: String,
@@ -125,7 +126,8 @@ pub struct ReceiptTransfer {
 }
 
 /// A v2 receipt.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Receipt {
     /// Always 2.
     pub version: u32,
@@ -539,23 +541,30 @@ pub fn land(root: &Path, timeout: Duration, clock: &dyn Clock, req: &LandRequest
     let j = dir.open_read(&journal::SPEC)?;
     let mut ac = dir.open_write(&super::schema::SPEC, &ts, &lock)?;
     repository(&ac, &req.repo_id)?;
+    // The signing key exists before anything lands (docs/attestations.md).
+    crate::attest::key::ensure(&dir, &lock, &ts)?;
     let mut resolved_other = None;
     if let Some(p) = pending_landing(&ac, &req.repo_id)? {
         let r = resolve(&dir, &mut ac, j.as_ref(), &p, true, &ts, now_ms)?;
         if p.change_id == req.change_id {
-            drop(lock);
-            return match r {
-                Resolution::Landed(v) => Ok(v),
+            let r = match r {
+                Resolution::Landed(v) => with_note(&dir, &ac, v),
                 Resolution::Abandoned(e) => Err(e),
             };
+            drop(lock);
+            return r;
         }
-        resolved_other = Some(match &r {
-            Resolution::Landed(v) => v.clone(),
+        resolved_other = Some(match r {
+            Resolution::Landed(v) => with_note(&dir, &ac, v)?,
             Resolution::Abandoned(e) => json!({
                 "landed": false, "change_id": p.change_id, "change_version": p.change_version,
                 "abandoned": e.code().as_str(),
             }),
         });
+    }
+    if let Some(v) = finish_missing_note(&dir, &ac, req)? {
+        drop(lock);
+        return Ok(v);
     }
     let with_other = |e: Error| match &resolved_other {
         Some(v) => e.with("resolved_pending", v.clone()),
@@ -593,7 +602,7 @@ pub fn land(root: &Path, timeout: Duration, clock: &dyn Clock, req: &LandRequest
     };
     insert_landing(&at, &landing, state, &ts)?;
     let repo = a.repo.clone();
-    let mut out = if landing.git.is_none() {
+    let out = if landing.git.is_none() {
         set_head(&at, &landing)?;
         at.commit()?;
         landed_output(&repo, &landing, false)
@@ -606,6 +615,7 @@ pub fn land(root: &Path, timeout: Duration, clock: &dyn Clock, req: &LandRequest
             Resolution::Abandoned(e) => return Err(with_other(e)),
         }
     };
+    let mut out = with_note(&dir, &ac, out).map_err(with_other)?;
     drop(lock);
     if let (Some(v), Some(o)) = (resolved_other, out.as_object_mut()) {
         o.insert("resolved_pending".into(), v);
@@ -613,14 +623,110 @@ pub fn land(root: &Path, timeout: Duration, clock: &dyn Clock, req: &LandRequest
     Ok(out)
 }
 
+/// Attaches a landing's attestations (the lock held): for a git landing the
+/// signed statements become the note on the landed commit (written now
+/// unless one is there) and the output gains `attestation`; `null`
+/// otherwise. The branch and the landed mark are already durable, so a
+/// failure here says `landing: "landed"` and `next: land`, whose re-run
+/// finishes the note (see docs/attestations.md, "Landing").
+fn with_note(dir: &DataDir, a: &Connection, mut v: Value) -> Result<Value> {
+    let att = if v["git_commit"].is_null() {
+        Value::Null
+    } else {
+        let change_id = v["change_id"].as_str().unwrap_or_default().to_owned();
+        let version = v["change_version"].as_u64().unwrap_or_default();
+        let repo = repository(a, v["repository"].as_str().unwrap_or_default())?;
+        crate::attest::ensure_landing_note(dir, a, Path::new(&repo.source), &change_id, version)
+            .map_err(|e| {
+                e.with("landing", "landed")
+                    .with("change_id", change_id.clone())
+                    .with("next", json!({"operation": "land", "change_id": change_id}))
+            })?
+    };
+    if let Some(o) = v.as_object_mut() {
+        o.insert("attestation".into(), att);
+    }
+    Ok(v)
+}
+
+/// A re-run of `land` for a Change whose current version landed on git but
+/// whose commit has no note yet (a crash after phase 3, or a failed note
+/// write): writes the note and answers as the landing did, `resumed: true`.
+/// `None` when there is nothing to finish (admission then answers).
+fn finish_missing_note(dir: &DataDir, a: &Connection, req: &LandRequest) -> Result<Option<Value>> {
+    let ch = match change::change(a, &req.change_id) {
+        Ok(ch) => ch,
+        Err(e) if e.code() == Code::NotFound => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    if ch.repository != req.repo_id {
+        return Ok(None);
+    }
+    let row = a
+        .query_row(
+            "SELECT landing_id, revision, receipt_digest, old_head, git_commit, ref_name, expected_old, \
+             allow_protected_change, protected_changes \
+             FROM landings WHERE change_id = ?1 AND change_version = ?2 AND state = 'landed' \
+             AND git_commit IS NOT NULL",
+            params![ch.change_id, ch.version as i64],
+            |r| {
+                Ok((
+                    (
+                        r.get::<_, String>(0)?,
+                        r.get::<_, String>(1)?,
+                        r.get::<_, Option<String>>(2)?,
+                        r.get::<_, String>(3)?,
+                    ),
+                    (
+                        r.get::<_, String>(4)?,
+                        r.get::<_, Option<String>>(5)?,
+                        r.get::<_, Option<String>>(6)?,
+                    ),
+                    (r.get::<_, i64>(7)?, r.get::<_, i64>(8)?),
+                ))
+            },
+        )
+        .optional()?;
+    let Some((
+        (landing_id, revision, receipt_digest, old_head),
+        (commit, ref_name, expected_old),
+        (allowed, protected_changes),
+    )) = row
+    else {
+        return Ok(None);
+    };
+    let repo = repository(a, &req.repo_id)?;
+    if !crate::attest::note_missing(Path::new(&repo.source), &commit)? {
+        return Ok(None);
+    }
+    let p = Landing {
+        landing_id,
+        repo_id: repo.repo_id.clone(),
+        change_id: ch.change_id.clone(),
+        change_version: ch.version,
+        revision,
+        receipt_digest,
+        old_head,
+        git: Some(GitIntent {
+            ref_name: ref_name.unwrap_or_default(),
+            expected_old: expected_old.unwrap_or_default(),
+            commit,
+        }),
+        allow_protected_change: allowed == 1,
+        protected_changes: u64::try_from(protected_changes)
+            .map_err(|_| Error::new(Code::IntegrityError, "negative protected change count"))?,
+    };
+    with_note(dir, a, landed_output(&repo, &p, true)).map(Some)
+}
+
 /// What admission found: the repository, the current subject, its
 /// stored receipt (`None` only when protected changes were allowed) and
 /// the protected changes (empty unless allowed).
-struct Admitted {
-    repo: super::Repository,
-    subject: StoredSubject,
-    receipt: Option<String>,
-    protected: super::protected::ProtectedChanges,
+pub(crate) struct Admitted {
+    pub(crate) repo: super::Repository,
+    pub(crate) subject: StoredSubject,
+    pub(crate) receipt: Option<String>,
+    pub(crate) protected: super::protected::ProtectedChanges,
 }
 
 /// The protected changes of a subject, recomputed from the installed
@@ -645,7 +751,7 @@ fn protected_now(
 /// Every admission recheck. A revision that changes protected paths
 /// (recomputed now, not trusted from the checkpoint) is refused unless
 /// the operator allows it, and then needs no receipt.
-fn admit(
+pub(crate) fn admit(
     j: Option<&Connection>,
     at: &Connection,
     dir: &DataDir,

@@ -269,6 +269,43 @@ CREATE UNIQUE INDEX landings_one_pending ON landings(repo_id) WHERE state = 'pen
 CREATE UNIQUE INDEX landings_once ON landings(change_id, change_version) WHERE state <> 'abandoned';
 ",
     },
+    Migration {
+        version: 7,
+        description: "endpoint changes: idempotent change_open, checkpoint sessions, staged blobs not yet referenced by a revision",
+        sql: "
+ALTER TABLE changes ADD COLUMN open_request_id TEXT;
+CREATE UNIQUE INDEX changes_open_request ON changes(owner_id, agent_id, open_request_id)
+    WHERE open_request_id IS NOT NULL;
+CREATE TABLE checkpoint_sessions (
+    change_id TEXT PRIMARY KEY NOT NULL REFERENCES changes(change_id),
+    owner_id TEXT NOT NULL,
+    agent_id TEXT NOT NULL,
+    revision TEXT NOT NULL,
+    manifest_sha256 TEXT NOT NULL,
+    manifest_size INTEGER NOT NULL CHECK (manifest_size >= 0),
+    files INTEGER NOT NULL CHECK (files >= 0),
+    total_bytes INTEGER NOT NULL CHECK (total_bytes >= 0),
+    created_at_ms INTEGER NOT NULL,
+    expires_at_ms INTEGER NOT NULL
+) STRICT;
+CREATE INDEX checkpoint_sessions_by_actor ON checkpoint_sessions(owner_id, agent_id);
+CREATE TABLE checkpoint_session_blobs (
+    change_id TEXT NOT NULL REFERENCES checkpoint_sessions(change_id) ON DELETE CASCADE,
+    sha256 TEXT NOT NULL,
+    size INTEGER NOT NULL CHECK (size >= 0),
+    PRIMARY KEY (change_id, sha256)
+) STRICT, WITHOUT ROWID;
+CREATE TABLE staged_blobs (
+    sha256 TEXT PRIMARY KEY NOT NULL,
+    size INTEGER NOT NULL CHECK (size >= 0),
+    owner_id TEXT NOT NULL,
+    agent_id TEXT NOT NULL,
+    staged_at_ms INTEGER NOT NULL
+) STRICT;
+CREATE INDEX staged_blobs_by_actor ON staged_blobs(owner_id, agent_id);
+CREATE INDEX staged_blobs_by_age ON staged_blobs(staged_at_ms);
+",
+    },
 ];
 
 #[cfg(test)]

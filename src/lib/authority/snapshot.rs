@@ -545,34 +545,7 @@ pub fn check_readonly(root: &Path, cache: &StatCache) -> Result<Check> {
 
 /// [`check_readonly`] of a tree already walked by [`walk_tree`].
 pub fn check_walked(walked: Walked, cache: &StatCache) -> Result<Check> {
-    let t = compare_tree(walked, cache, false, &mut |c| {
-        use sha2::Digest;
-        let mut h = sha2::Sha256::new();
-        let size = match c {
-            Content::Bytes(b) => {
-                h.update(b);
-                b.len() as u64
-            }
-            Content::Reader(r) => {
-                let mut buf = vec![0u8; 64 * 1024];
-                let mut n = 0u64;
-                loop {
-                    let k = std::io::Read::read(r, &mut buf)
-                        .map_err(|e| Error::new(Code::Io, format!("reading the workspace: {e}")))?;
-                    if k == 0 {
-                        break;
-                    }
-                    n += k as u64;
-                    if n > MAX_FILE_BYTES {
-                        return Err(Error::new(Code::TooLarge, "workspace file is too large"));
-                    }
-                    h.update(&buf[..k]);
-                }
-                n
-            }
-        };
-        Ok((Sha256Hex::from_bytes(h.finalize().into()), size))
-    })?;
+    let t = compare_tree(walked, cache, false, &mut hash_content)?;
     let revision = match (t.revision, t.entries) {
         (Some(r), _) => r,
         (None, entries) => {
@@ -586,6 +559,207 @@ pub fn check_walked(walked: Walked, cache: &StatCache) -> Result<Check> {
     Ok(Check {
         revision,
         hashed: t.hashed,
+    })
+}
+
+/// Hashes content in memory (bounded reads), storing nothing.
+fn hash_content(c: Content<'_>) -> Result<(Sha256Hex, u64)> {
+    use sha2::Digest;
+    let mut h = sha2::Sha256::new();
+    let size = match c {
+        Content::Bytes(b) => {
+            h.update(b);
+            b.len() as u64
+        }
+        Content::Reader(r) => {
+            let mut buf = vec![0u8; 64 * 1024];
+            let mut n = 0u64;
+            loop {
+                let k = std::io::Read::read(r, &mut buf)
+                    .map_err(|e| Error::new(Code::Io, format!("reading the workspace: {e}")))?;
+                if k == 0 {
+                    break;
+                }
+                n += k as u64;
+                if n > MAX_FILE_BYTES {
+                    return Err(Error::new(Code::TooLarge, "workspace file is too large"));
+                }
+                h.update(&buf[..k]);
+            }
+            n
+        }
+    };
+    Ok((Sha256Hex::from_bytes(h.finalize().into()), size))
+}
+
+/// What a client of a remote authority computes of its workspace: the
+/// manifest, its canonical bytes and revision exactly as [`scan`] would
+/// record them, and the stat cache rows after the scan. Nothing is
+/// written anywhere.
+#[derive(Debug)]
+pub struct ClientScan {
+    /// The manifest.
+    pub manifest: Manifest,
+    /// Its canonical bytes (what the manifest route receives).
+    pub manifest_bytes: Vec<u8>,
+    /// The revision id.
+    pub revision: Sha256Hex,
+    /// Every row of the stat cache after this scan, sorted by path bytes.
+    pub cache_rows: Vec<(String, CacheRow)>,
+    /// Files whose bytes were read (cache misses and racily clean rows).
+    pub hashed: u64,
+    /// Wall-clock ns when the walk began.
+    pub scanned_at_ns: i64,
+}
+
+/// Walks and hashes `root` the way [`scan`] does (same walker, same path
+/// and size refusals before any byte is read, same canonical manifest),
+/// storing nothing: the client side of a remote checkpoint. `cache` lets
+/// an unchanged file be taken from its stat without reading it.
+pub fn scan_client(root: &Path, cache: &StatCache, max_revision_bytes: u64) -> Result<ClientScan> {
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let walked = walk_tree(root, &stop)?;
+    admit_walked(&walked, max_revision_bytes)?;
+    let mut t = compare_tree(walked, cache, true, &mut hash_content)?;
+    let manifest = Manifest {
+        version: 1,
+        entries: t.entries.take().unwrap_or_default(),
+    };
+    let total = manifest
+        .entries
+        .iter()
+        .fold(0u64, |n, e| n.saturating_add(e.size));
+    if total > max_revision_bytes {
+        return Err(too_large(total, max_revision_bytes));
+    }
+    let manifest_bytes = canonical_bytes(&manifest)?;
+    let revision = domain_digest(DOMAIN_REVISION, &manifest_bytes);
+    let gone: std::collections::HashSet<&str> = t.removals.iter().map(String::as_str).collect();
+    let changed: std::collections::HashSet<&str> =
+        t.updates.iter().map(|(p, _)| p.as_str()).collect();
+    let mut rows: Vec<(String, CacheRow)> = cache
+        .rows()
+        .iter()
+        .filter(|(p, _)| !gone.contains(p.as_str()) && !changed.contains(p.as_str()))
+        .cloned()
+        .collect();
+    rows.extend(t.updates.iter().cloned());
+    rows.sort_unstable_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
+    Ok(ClientScan {
+        manifest,
+        manifest_bytes,
+        revision,
+        cache_rows: rows,
+        hashed: t.hashed,
+        scanned_at_ns: t.scanned_at_ns,
+    })
+}
+
+/// Longest symbolic link target a revision may hold (what a snapshot can
+/// materialise).
+pub const MAX_LINK_TARGET: u64 = 4096;
+
+/// A manifest a remote client sent, admitted.
+#[derive(Debug)]
+pub struct Admitted {
+    /// The manifest.
+    pub manifest: Manifest,
+    /// Its revision id.
+    pub revision: Sha256Hex,
+    /// The sum of its sizes.
+    pub total_bytes: u64,
+}
+
+fn invalid_manifest(msg: impl Into<String>) -> Error {
+    Error::new(Code::ManifestInvalid, msg)
+}
+
+/// Admits the manifest bytes a remote client sent for a checkpoint, with
+/// the same refusals a local [`scan`] applies to a walked tree plus what a
+/// walk cannot produce: the bytes must be exactly the canonical manifest
+/// (`{"version":1,"entries":[…]}`, entries strictly sorted by path bytes,
+/// so the revision is the one a local checkpoint of the same tree
+/// records), every mode one of the three, every path one git stores as is
+/// (`path_not_representable`), no path both a file and a directory, sizes
+/// within the per-file and link bounds, at most [`MAX_FILES`] entries and
+/// at most `max_revision_bytes` in all (`revision_too_large`).
+pub fn admit_manifest(bytes: &[u8], max_revision_bytes: u64) -> Result<Admitted> {
+    let manifest: Manifest = serde_json::from_slice(bytes)
+        .map_err(|e| invalid_manifest(format!("the manifest is not a revision manifest: {e}")))?;
+    if manifest.version != 1 {
+        return Err(invalid_manifest(format!(
+            "manifest version {} is not supported (1)",
+            manifest.version
+        )));
+    }
+    if manifest.entries.len() > MAX_FILES {
+        return Err(invalid_manifest(format!(
+            "the manifest has more than {MAX_FILES} entries"
+        )));
+    }
+    let mut total = 0u64;
+    let mut dirs: std::collections::HashSet<&str> = std::collections::HashSet::new();
+    let mut prev: Option<&str> = None;
+    for (i, e) in manifest.entries.iter().enumerate() {
+        if prev.is_some_and(|p| p.as_bytes() >= e.path.as_bytes()) {
+            return Err(invalid_manifest(format!(
+                "manifest entry {i} is not strictly after the previous one in path byte order"
+            ))
+            .with("index", i));
+        }
+        prev = Some(&e.path);
+        let link = match e.mode {
+            MODE_FILE | MODE_EXEC => false,
+            MODE_LINK => true,
+            m => {
+                return Err(invalid_manifest(format!(
+                    "manifest entry {i} has mode {m:o} (100644, 100755 or 120000)"
+                ))
+                .with("index", i));
+            }
+        };
+        super::tree_path::check(&e.path, link)?;
+        if e.size > MAX_FILE_BYTES || (link && !(1..=MAX_LINK_TARGET).contains(&e.size)) {
+            return Err(invalid_manifest(format!(
+                "manifest entry {i} has size {} (files at most {MAX_FILE_BYTES}, link targets 1-{MAX_LINK_TARGET})",
+                e.size
+            ))
+            .with("index", i));
+        }
+        total = total.saturating_add(e.size);
+        let mut cut = 0;
+        while let Some(k) = e.path.get(cut..).and_then(|r| r.find('/')) {
+            dirs.insert(&e.path[..cut + k]);
+            cut += k + 1;
+        }
+    }
+    if let Some(e) = manifest
+        .entries
+        .iter()
+        .find(|e| dirs.contains(e.path.as_str()))
+    {
+        return Err(Error::new(
+            Code::PathNotRepresentable,
+            format!(
+                "the manifest names {:?} both as a file and as a directory",
+                e.path.chars().take(200).collect::<String>()
+            ),
+        )
+        .with("path", e.path.chars().take(200).collect::<String>())
+        .with("reason", "a file and a directory of the same name"));
+    }
+    if total > max_revision_bytes {
+        return Err(too_large(total, max_revision_bytes));
+    }
+    if canonical_bytes(&manifest)? != bytes {
+        return Err(invalid_manifest(
+            "the manifest is not in canonical form (agent-task's compact JSON of {version, entries})",
+        ));
+    }
+    Ok(Admitted {
+        revision: domain_digest(DOMAIN_REVISION, bytes),
+        manifest,
+        total_bytes: total,
     })
 }
 
@@ -909,6 +1083,168 @@ mod tests {
             before,
             "nothing was stored"
         );
+    }
+
+    #[test]
+    fn remote_manifests_are_admitted_only_canonical_sorted_and_representable() {
+        let e = |p: &str, mode: u32, size: u64| Entry {
+            path: p.into(),
+            mode,
+            size,
+            sha256: Sha256Hex::digest(p.as_bytes()),
+        };
+        let bytes = |entries: Vec<Entry>| {
+            canonical_bytes(&Manifest {
+                version: 1,
+                entries,
+            })
+            .expect("bytes")
+        };
+        let code = |b: &[u8], cap: u64| admit_manifest(b, cap).map_err(|e| e.code()).err();
+        let ok = bytes(vec![
+            e("a", MODE_FILE, 1),
+            e("b/c", MODE_EXEC, 2),
+            e("l", MODE_LINK, 3),
+        ]);
+        let adm = admit_manifest(&ok, 100).expect("admitted");
+        assert_eq!(adm.revision, domain_digest(DOMAIN_REVISION, &ok));
+        assert_eq!(adm.total_bytes, 6);
+        assert_eq!(code(&bytes(vec![]), 0), None, "an empty tree is a tree");
+        // Not canonical: whitespace, another key order, unknown fields, version.
+        let spaced = String::from_utf8(ok.clone())
+            .expect("utf8")
+            .replacen(':', ": ", 1);
+        assert_eq!(code(spaced.as_bytes(), 100), Some(Code::ManifestInvalid));
+        let reordered = br#"{"entries":[],"version":1}"#;
+        assert_eq!(code(reordered, 100), Some(Code::ManifestInvalid));
+        assert_eq!(
+            code(br#"{"version":1,"entries":[],"x":1}"#, 100),
+            Some(Code::ManifestInvalid)
+        );
+        assert_eq!(
+            code(br#"{"version":2,"entries":[]}"#, 100),
+            Some(Code::ManifestInvalid)
+        );
+        assert_eq!(code(b"[]", 100), Some(Code::ManifestInvalid));
+        // Unsorted, duplicate, bad mode, bad sizes.
+        assert_eq!(
+            code(
+                &bytes(vec![e("b", MODE_FILE, 1), e("a", MODE_FILE, 1)]),
+                100
+            ),
+            Some(Code::ManifestInvalid)
+        );
+        assert_eq!(
+            code(
+                &bytes(vec![e("a", MODE_FILE, 1), e("a", MODE_FILE, 1)]),
+                100
+            ),
+            Some(Code::ManifestInvalid)
+        );
+        assert_eq!(
+            code(&bytes(vec![e("a", 0o100600, 1)]), 100),
+            Some(Code::ManifestInvalid)
+        );
+        assert_eq!(
+            code(&bytes(vec![e("a", 0o040000, 1)]), 100),
+            Some(Code::ManifestInvalid)
+        );
+        assert_eq!(
+            code(&bytes(vec![e("l", MODE_LINK, 0)]), 100),
+            Some(Code::ManifestInvalid)
+        );
+        assert_eq!(
+            code(&bytes(vec![e("l", MODE_LINK, 4097)]), 10_000),
+            Some(Code::ManifestInvalid)
+        );
+        assert_eq!(
+            code(
+                &bytes(vec![e("a", MODE_FILE, MAX_FILE_BYTES + 1)]),
+                u64::MAX
+            ),
+            Some(Code::ManifestInvalid)
+        );
+        // Paths git would refuse or alias, and a file that is also a directory.
+        for p in [
+            ".git/config",
+            ".GIT/x",
+            "a/../b",
+            "/abs",
+            "a//b",
+            "git~1/x",
+            ".git /x",
+        ] {
+            assert_eq!(
+                code(&bytes(vec![e(p, MODE_FILE, 1)]), 100),
+                Some(Code::PathNotRepresentable),
+                "{p}"
+            );
+        }
+        assert_eq!(
+            code(&bytes(vec![e(".gitmodules", MODE_LINK, 1)]), 100),
+            Some(Code::PathNotRepresentable)
+        );
+        assert_eq!(
+            code(
+                &bytes(vec![
+                    e("a", MODE_FILE, 1),
+                    e("a-x", MODE_FILE, 1),
+                    e("a/b", MODE_FILE, 1)
+                ]),
+                100
+            ),
+            Some(Code::PathNotRepresentable)
+        );
+        // The revision cap counts every size.
+        assert_eq!(code(&ok, 5), Some(Code::RevisionTooLarge));
+    }
+
+    #[test]
+    fn a_client_scan_is_the_local_scan() {
+        let t = tempfile::tempdir().expect("tmp");
+        let (dir, _lock) =
+            crate::store::DataDir::create(&t.path().join("d"), std::time::Duration::from_secs(1))
+                .expect("dd");
+        let ws = t.path().join("ws");
+        std::fs::create_dir_all(ws.join("sub")).expect("mkdir");
+        std::fs::write(ws.join(".gitignore"), "*.log\n").expect("w");
+        std::fs::write(ws.join("a.txt"), "a").expect("w");
+        std::fs::write(ws.join("x.log"), "ignored").expect("w");
+        std::fs::write(ws.join("sub/b"), "b").expect("w");
+        std::os::unix::fs::symlink("a.txt", ws.join("link")).expect("symlink");
+        let before = dir.cas().stats().expect("stats");
+        let c =
+            scan_client(&ws, &StatCache::default(), DEFAULT_MAX_REVISION_BYTES).expect("client");
+        assert_eq!(
+            dir.cas().stats().expect("stats"),
+            before,
+            "a client scan stores nothing"
+        );
+        let s = scan(
+            &ws,
+            &dir.cas(),
+            &StatCache::default(),
+            &|_| Ok(false),
+            DEFAULT_MAX_REVISION_BYTES,
+        )
+        .expect("scan");
+        assert_eq!(c.revision, s.revision);
+        assert_eq!(Some(&c.manifest_bytes), s.manifest_bytes.as_ref());
+        assert_eq!(c.cache_rows.len(), 4);
+        let adm = admit_manifest(&c.manifest_bytes, DEFAULT_MAX_REVISION_BYTES).expect("admit");
+        assert_eq!(adm.revision, s.revision);
+        // With its own rows trusted, a rescan reads nothing.
+        let cache = StatCache::new(
+            c.cache_rows.clone(),
+            Some(CacheState {
+                revision: c.revision.clone(),
+                scanned_at_ns: c.scanned_at_ns + 10 * COARSE_RACY_MARGIN_NS,
+            }),
+        );
+        let again = scan_client(&ws, &cache, DEFAULT_MAX_REVISION_BYTES).expect("again");
+        assert_eq!((again.hashed, again.revision), (0, s.revision.clone()));
+        let e = scan_client(&ws, &StatCache::default(), 1).expect_err("cap");
+        assert_eq!(e.code(), Code::RevisionTooLarge);
     }
 
     #[test]

@@ -113,7 +113,12 @@ impl Workflow {
         if bytes.len() as u64 > MAX_WORKFLOW_BYTES {
             return Err(Error::new(Code::TooLarge, "workflow file is over 1 MiB"));
         }
-        let w: Workflow = serde_json::from_slice(bytes)?;
+        let w: Workflow = crate::wire::json::decode(
+            bytes,
+            crate::wire::json::Limits::bytes(MAX_WORKFLOW_BYTES as usize),
+            Code::InvalidInput,
+            "workflow file",
+        )?;
         w.validate()?;
         Ok(w)
     }

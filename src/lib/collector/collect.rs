@@ -205,7 +205,12 @@ pub fn collect(req: &CollectRequest<'_>, up: &dyn Uploader) -> Result<Value> {
     if req.descriptor.len() as u64 > MAX_DESCRIPTOR_BYTES {
         return Err(Error::new(Code::TooLarge, "descriptor is over 64 KiB"));
     }
-    let d: CollectorDescriptor = serde_json::from_slice(req.descriptor)?;
+    let d: CollectorDescriptor = crate::wire::json::decode(
+        req.descriptor,
+        crate::wire::json::Limits::bytes(MAX_DESCRIPTOR_BYTES as usize),
+        Code::InvalidInput,
+        "collector descriptor",
+    )?;
     let (cdir, seed) = open_collector(req.root, req.collector_dir)?;
     check_runtime(&d)?;
     let key = crate::wire::ed25519::Keypair::from_seed(&seed);

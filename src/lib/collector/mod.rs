@@ -1,13 +1,15 @@
 //! Collectors that run operator-pinned work on an exact revision: sandbox
 //! runtimes, the signed transfer format and the command collector
-//! (`collect`, `retry-upload`). The review controller will add a second
-//! record kind to the same transfer.
+//! (`collect`, `retry-upload`); and the finite review controller
+//! ([`review`]), whose record will be the transfer's second kind.
 
 pub mod collect;
+pub mod review;
 pub mod runtime;
 pub mod sandbox;
 pub mod state;
 pub mod transfer;
+pub mod wrapper;
 
 /// Test-only crash injection: with the `test-hooks` feature, when
 /// `AGENT_TASK_TEST_CRASH_AT` names `step`, the process SIGKILLs itself.

@@ -501,8 +501,12 @@ pub fn open(bytes: &[u8]) -> Result<Envelope> {
         return Err(bad("header length out of bounds"));
     }
     let hbytes = &bytes[12..12 + hlen];
-    let header: TransferHeader =
-        serde_json::from_slice(hbytes).map_err(|e| bad(format!("header: {e}")))?;
+    let header: TransferHeader = crate::wire::json::decode(
+        hbytes,
+        crate::wire::json::Limits::bytes(MAX_HEADER_BYTES),
+        Code::TransferInvalid,
+        "transfer header",
+    )?;
     if canonical_bytes(&header)? != hbytes {
         return Err(bad("header is not in canonical form"));
     }
@@ -734,6 +738,22 @@ mod tests {
                 .err(),
             Some(Code::TooLarge)
         );
+    }
+
+    #[test]
+    fn a_header_with_a_duplicate_key_is_refused_before_anything_else() {
+        let key = Keypair::from_seed(&[7u8; 32]);
+        let bytes = seal(header(), &[], &key).expect("seal");
+        let hlen = u32::from_be_bytes(bytes[8..12].try_into().expect("len")) as usize;
+        let h = std::str::from_utf8(&bytes[12..12 + hlen]).expect("utf8");
+        let dup = h.replacen('{', "{\"fence\":2,", 1);
+        let mut b = MAGIC.to_vec();
+        b.extend_from_slice(&(dup.len() as u32).to_be_bytes());
+        b.extend_from_slice(dup.as_bytes());
+        b.extend_from_slice(&bytes[12 + hlen..]);
+        let e = open(&b).map(|_| ()).expect_err("refused");
+        assert_eq!(e.code(), Code::TransferInvalid);
+        assert_eq!(e.details().expect("details")["reason"], "duplicate_key");
     }
 
     #[test]

@@ -280,50 +280,27 @@ fn file(input: &Map<String, Value>, env: &Env<'_>) -> Result<Item> {
             "the file collector has no configured roots; run `agent-task data init --file-root DIR` or list file_roots in the node config",
         ));
     }
-    let abs = std::path::absolute(&path)
-        .map_err(|e| Error::new(Code::InvalidFile, format!("path cannot be resolved: {e}")))?;
-    let real = std::fs::canonicalize(&abs).map_err(|e| {
-        Error::new(
-            Code::InvalidFile,
-            format!("path is not a readable file: {e}"),
-        )
-        .with("path", abs.display().to_string())
-    })?;
-    if !env.file_roots.iter().any(|r| real.starts_with(r)) {
-        return Err(Error::new(
-            Code::InvalidFile,
-            "path is outside the configured file roots (symbolic links are resolved first)",
-        )
-        .with("path", abs.display().to_string()));
-    }
-    let f = std::fs::File::open(&real)
-        .map_err(|e| Error::new(Code::InvalidFile, format!("cannot open file: {e}")))?;
-    let md = f
-        .metadata()
-        .map_err(|e| Error::new(Code::InvalidFile, format!("cannot stat file: {e}")))?;
-    if !md.is_file() {
-        return Err(Error::new(Code::InvalidFile, "path is not a regular file")
-            .with("path", abs.display().to_string()));
-    }
+    let opened = open_under_roots(&path, env.file_roots)?;
+    let md = opened.metadata;
     if md.len() > env.limit {
         return Err(too_large(env.limit));
     }
     let mut bytes = Vec::with_capacity(md.len() as usize);
-    f.take(env.limit.saturating_add(1))
+    opened
+        .file
+        .take(env.limit.saturating_add(1))
         .read_to_end(&mut bytes)
-        .map_err(|e| Error::new(Code::InvalidFile, format!("cannot read file: {e}")))?;
+        .map_err(|_| file_refused())?;
     if bytes.len() as u64 > env.limit {
         return Err(too_large(env.limit));
     }
+    let real = opened.path;
     let mtime = md
         .modified()
         .ok()
         .and_then(|t| jiff::Timestamp::try_from(t).ok())
         .map(crate::clock::rfc3339_millis);
-    let real_str = real
-        .to_str()
-        .ok_or_else(|| Error::new(Code::InvalidFile, "path is not valid UTF-8"))?
-        .to_owned();
+    let real_str = real.to_str().ok_or_else(file_refused)?.to_owned();
     item.media_type = media_type.unwrap_or_else(|| media_type_for_path(&real_str).into());
     item.uri = source_uri.unwrap_or_else(|| file_url(&real));
     item.external_id = Some(external_id.unwrap_or_else(|| real_str.clone()));
@@ -346,6 +323,38 @@ fn file(input: &Map<String, Value>, env: &Env<'_>) -> Result<Item> {
     item.metadata = Some(Value::Object(meta));
     item.bytes = bytes;
     Ok(item)
+}
+
+/// The one refusal of the file collector for a path it will not read:
+/// outside every root, missing, unreadable, a link anywhere on the way, or
+/// not a regular file all give this same error (same code, message and
+/// status), so the answer is no oracle for which host paths exist.
+pub fn file_refused() -> Error {
+    Error::new(
+        Code::InvalidFile,
+        "path is not a readable regular file beneath a configured file root (symbolic links are not followed)",
+    )
+}
+
+/// Opens `path` (absolute, or relative to the working directory) beneath
+/// the first configured root it lies under, by name relative to the root's
+/// descriptor (see [`super::beneath`]).
+fn open_under_roots(path: &str, roots: &[PathBuf]) -> Result<super::beneath::Opened> {
+    let abs = std::path::absolute(path).map_err(|_| file_refused())?;
+    // `strip_prefix` drops a trailing `/` or `/.`, which must not turn
+    // "a directory named f" into "the file f".
+    if !super::beneath::names_an_entry(&abs) {
+        return Err(file_refused());
+    }
+    for root in roots {
+        let Ok(rel) = abs.strip_prefix(root) else {
+            continue;
+        };
+        if let Ok(o) = super::beneath::open_beneath(root, rel, super::beneath::Strategy::Auto) {
+            return Ok(o);
+        }
+    }
+    Err(file_refused())
 }
 
 /// Redirects the http collector follows.

@@ -55,12 +55,12 @@ impl NodeConfig {
                 format!("{} is over 1 MiB", path.display()),
             ));
         }
-        let cfg: NodeConfig = serde_json::from_slice(&bytes).map_err(|e| {
-            Error::new(
-                Code::Config,
-                format!("{} is not a valid node config: {e}", path.display()),
-            )
-        })?;
+        let cfg: NodeConfig = crate::wire::json::decode(
+            &bytes,
+            crate::wire::json::Limits::bytes(MAX_BYTES as usize),
+            Code::Config,
+            &format!("{} is not a valid node config", path.display()),
+        )?;
         if cfg.version != 1 {
             return Err(Error::new(
                 Code::Config,

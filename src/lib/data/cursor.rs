@@ -11,7 +11,13 @@ use serde_json::{Value, json};
 const PREFIX: &str = "adc1.";
 const MAX_LEN: usize = 1024;
 
-/// Encodes a position.
+/// Largest sequence a cursor carries exactly: the canonical JSON number is
+/// an IEEE-754 double, as in the reference, so positions are JavaScript
+/// safe integers (a feed never gets near it).
+pub const MAX_SEQUENCE: i64 = (1 << 53) - 1;
+
+/// Encodes a position (`0..=MAX_SEQUENCE`; beyond it the number loses
+/// precision and the cursor would not decode).
 pub fn encode(feed_id: &str, filter: Option<&str>, sequence: i64) -> String {
     let v = json!({"c": filter, "f": feed_id, "s": sequence});
     let text = canonical_json(&v).unwrap_or_default();
@@ -88,5 +94,19 @@ mod tests {
         assert_eq!(decode(&u, f, None).expect("ok"), 0);
         assert!(decode("not-an-agent-data-cursor", f, None).is_err());
         assert!(decode("adc1.!!", f, None).is_err());
+    }
+
+    /// Found by `fuzz/fuzz_targets/cursor.rs`: a sequence past 2^53 − 1
+    /// does not survive the canonical (double) number, so its cursor names
+    /// another position or none; every safe integer round-trips.
+    #[test]
+    fn sequences_are_safe_integers() {
+        let f = "feed_x";
+        for s in [0, 1, 42, MAX_SEQUENCE - 1, MAX_SEQUENCE] {
+            assert_eq!(decode(&encode(f, None, s), f, None).expect("safe"), s);
+        }
+        for s in [MAX_SEQUENCE + 2, 0x6164_6331_2e65_794a, i64::MAX] {
+            assert_ne!(decode(&encode(f, None, s), f, None).ok(), Some(s));
+        }
     }
 }

@@ -2,6 +2,7 @@
 //! spec/agent-data-facts.md): `DATA_DIR/data/data.sqlite` plus content bytes
 //! in the data directory's CAS.
 
+pub mod beneath;
 pub mod canon;
 pub mod collection;
 pub mod collectors;

@@ -192,9 +192,161 @@ pub fn normalize_date(field: &str, s: &str) -> Result<String> {
     Ok(crate::clock::rfc3339_millis(ts))
 }
 
+/// Most terms (quoted FTS5 phrases) one text query may have; more is
+/// `query_too_complex` (docs/data-node.md). A query ANDs every term, so a
+/// longer one matches nothing any real record holds, while its cost grows
+/// with every term.
+pub const MAX_QUERY_TERMS: usize = 1024;
+
+/// The FTS5 MATCH expression for a query text (facts §18.11: NFKC, the
+/// operator characters `"*:^(){}[]~+-` become spaces, every whitespace-split
+/// token is quoted and all are ANDed), `Ok(None)` when no token remains
+/// (which matches nothing), `query_too_complex` past [`MAX_QUERY_TERMS`].
+///
+/// The terms are ANDed as a balanced tree of parentheses, not a chain:
+/// FTS5 merges `a AND b` into an n-ary node by copying the children of
+/// both sides, so a left-deep chain of n terms costs O(n²) copies while a
+/// balanced tree costs O(n log n). The phrases, their order and so the
+/// BM25 scores are the same either way.
+pub fn fts_match(text: &str) -> Result<Option<String>> {
+    use unicode_normalization::UnicodeNormalization;
+    let norm: String = text
+        .nfkc()
+        .map(|c| if "\"*:^(){}[]~+-".contains(c) { ' ' } else { c })
+        .collect();
+    let mut terms: Vec<&str> = Vec::new();
+    for t in norm.split(char::is_whitespace).filter(|p| !p.is_empty()) {
+        if terms.len() == MAX_QUERY_TERMS {
+            return Err(Error::new(
+                Code::QueryTooComplex,
+                format!("a text query may have at most {MAX_QUERY_TERMS} terms"),
+            )
+            .with("max_terms", MAX_QUERY_TERMS));
+        }
+        terms.push(t);
+    }
+    if terms.is_empty() {
+        return Ok(None);
+    }
+    let mut out = String::with_capacity(norm.len() + terms.len() * 8);
+    and_tree(&terms, &mut out);
+    Ok(Some(out))
+}
+
+/// Writes `terms` (at least one) as quoted phrases ANDed in a balanced
+/// tree.
+fn and_tree(terms: &[&str], out: &mut String) {
+    if let [t] = terms {
+        out.push('"');
+        out.push_str(t);
+        out.push('"');
+        return;
+    }
+    let (l, r) = terms.split_at(terms.len() / 2);
+    and_group(l, out);
+    out.push_str(" AND ");
+    and_group(r, out);
+}
+
+fn and_group(terms: &[&str], out: &mut String) {
+    if terms.len() > 1 {
+        out.push('(');
+        and_tree(terms, out);
+        out.push(')');
+    } else {
+        and_tree(terms, out);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn match_strings() {
+        let m = |t: &str| fts_match(t).expect("ok");
+        assert_eq!(
+            m("foo-bar baz").as_deref(),
+            Some("\"foo\" AND (\"bar\" AND \"baz\")")
+        );
+        assert_eq!(m("ＨＥＬＬＯ").as_deref(), Some("\"HELLO\""));
+        assert_eq!(m("***"), None);
+        assert_eq!(m("  "), None);
+        assert_eq!(m("a b").as_deref(), Some("\"a\" AND \"b\""));
+        assert_eq!(
+            m("a OR b c").as_deref(),
+            Some("(\"a\" AND \"OR\") AND (\"b\" AND \"c\")")
+        );
+    }
+
+    /// The balanced tree matches the same rows with the same BM25 scores as
+    /// the reference's chain of ANDs.
+    #[test]
+    fn balanced_tree_scores_like_the_chain() {
+        let c = rusqlite::Connection::open_in_memory().expect("db");
+        c.execute_batch("CREATE VIRTUAL TABLE f USING fts5(body, tokenize='unicode61')")
+            .expect("fts");
+        for body in [
+            "alpha beta gamma delta",
+            "alpha alpha beta gamma delta epsilon",
+            "beta gamma delta alpha zeta alpha",
+            "alpha beta",
+        ] {
+            c.execute("INSERT INTO f(body) VALUES (?1)", [body])
+                .expect("insert");
+        }
+        let scores = |expr: &str| -> Vec<(i64, f64)> {
+            let mut st = c
+                .prepare("SELECT rowid, bm25(f) FROM f WHERE f MATCH ?1 ORDER BY rank, rowid")
+                .expect("prepare");
+            st.query_map([expr], |r| Ok((r.get(0)?, r.get(1)?)))
+                .expect("query")
+                .collect::<rusqlite::Result<_>>()
+                .expect("rows")
+        };
+        for text in [
+            "alpha beta gamma delta",
+            "alpha gamma",
+            "delta alpha beta",
+            "alpha",
+        ] {
+            let chain = text
+                .split(' ')
+                .map(|t| format!("\"{t}\""))
+                .collect::<Vec<_>>()
+                .join(" AND ");
+            let tree = fts_match(text).expect("ok").expect("terms");
+            let (a, b) = (scores(&chain), scores(&tree));
+            assert!(!a.is_empty(), "{text}");
+            assert_eq!(a, b, "{text}: {chain} vs {tree}");
+        }
+    }
+
+    #[test]
+    fn term_cap() {
+        let at_cap = vec!["w"; MAX_QUERY_TERMS].join(" ");
+        let m = fts_match(&at_cap).expect("at the cap").expect("terms");
+        assert_eq!(m.matches("\"w\"").count(), MAX_QUERY_TERMS);
+        // Balanced: parentheses nest about log2(n) deep.
+        let mut depth = 0i32;
+        let mut max = 0;
+        for c in m.chars() {
+            match c {
+                '(' => depth += 1,
+                ')' => depth -= 1,
+                _ => {}
+            }
+            max = max.max(depth);
+        }
+        assert_eq!(depth, 0);
+        assert!(max <= 11, "{max}");
+        let over = format!("{at_cap} w");
+        let e = fts_match(&over).expect_err("over the cap");
+        assert_eq!(e.code(), Code::QueryTooComplex);
+        assert_eq!(e.code().http_status(), 400);
+        // Separators that vanish are not terms.
+        fts_match(&format!("{at_cap} - * ()")).expect("still at the cap");
+    }
 
     #[test]
     fn ids() {

@@ -73,8 +73,9 @@ pub struct InstallStopRequest {
     pub workspace: PathBuf,
     /// The Change the hook guards.
     pub change: String,
-    /// The local data directory (absolute).
-    pub data_dir: PathBuf,
+    /// The local data directory (absolute); `None` for an agent that
+    /// reaches its authority only through the endpoint.
+    pub data_dir: Option<PathBuf>,
     /// The agent's token file (absolute).
     pub token_file: PathBuf,
     /// The remote endpoint, if any.
@@ -138,21 +139,28 @@ fn text(p: &Path, what: &str) -> Result<String> {
 /// The command line the hook runs.
 pub fn hook_command(r: &InstallStopRequest) -> Result<String> {
     let exe = text(&r.executable, "the agent-task executable")?;
-    let data = text(&r.data_dir, "--data-dir")?;
     let token = text(&r.token_file, "--token-file")?;
     let ws = text(&r.workspace, "--workspace")?;
     crate::task::contract::check_id("change", &r.change)?;
-    let mut words = vec![
-        exe,
-        "--data-dir".into(),
-        data,
+    let mut words = vec![exe];
+    match (&r.data_dir, &r.remote) {
+        (Some(d), _) => words.extend(["--data-dir".into(), text(d, "--data-dir")?]),
+        (None, Some(_)) => {}
+        (None, None) => {
+            return Err(Error::new(
+                Code::Usage,
+                "the hook needs a data directory, or --endpoint to read its Change through",
+            ));
+        }
+    }
+    words.extend([
         "--token-file".into(),
         token,
         r.agent.subcommand().into(),
         r.change.clone(),
         "--workspace".into(),
         ws,
-    ];
+    ]);
     if let Some(rm) = &r.remote {
         words.extend([
             "--endpoint".into(),

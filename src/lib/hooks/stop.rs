@@ -256,13 +256,26 @@ fn checkpoint() -> Value {
     json!({"operation": "checkpoint"})
 }
 
-/// The local subject of a Change, as the hook compares it.
+/// The subject of a Change, as the hook compares it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Subject {
     version: u64,
     revision: String,
     context_digest: String,
     workspace: String,
+}
+
+impl Subject {
+    /// Whether `named` (canonical) is the Change's workspace. A Change
+    /// opened through the endpoint records no path (the authority never
+    /// sees the client's): any workspace may be checked against its
+    /// revision, and one that is not the checkpointed tree blocks as not
+    /// checkpointed.
+    fn is_workspace(&self, named: &str) -> bool {
+        self.workspace
+            .starts_with(change::ENDPOINT_WORKSPACE_PREFIX)
+            || self.workspace == named
+    }
 }
 
 /// Reads the local subject of a Change and, when `with_cache`, the stat
@@ -405,7 +418,15 @@ pub fn validate_answer(v: &Value, local_revision: &str) -> Option<(bool, Vec<Val
     Some((qualified && current, out, Value::Object(next.clone())))
 }
 
-fn remote_qualification(r: &Remote, token: &str, change_id: &str) -> Result<Value, &'static str> {
+/// One operation on the endpoint's task route (30 s limit, no proxy, no
+/// redirects, answer at most [`MAX_ANSWER`]), validated as its envelope;
+/// failures are the fixed categories.
+fn remote_call(
+    r: &Remote,
+    token: &str,
+    body: &Value,
+    operation: &str,
+) -> Result<Value, &'static str> {
     let base = r.endpoint.trim_end_matches('/');
     let seg = |s: &str| {
         percent_encoding::utf8_percent_encode(s, percent_encoding::NON_ALPHANUMERIC).to_string()
@@ -423,7 +444,7 @@ fn remote_qualification(r: &Remote, token: &str, change_id: &str) -> Result<Valu
         .user_agent(concat!("agent-task-stop-hook/", env!("CARGO_PKG_VERSION")))
         .build()
         .into();
-    let body = json!({"operation": "qualification", "change_id": change_id}).to_string();
+    let body = body.to_string();
     let mut resp = agent
         .post(&url)
         .header("authorization", &format!("Bearer {token}"))
@@ -463,17 +484,122 @@ fn remote_qualification(r: &Remote, token: &str, change_id: &str) -> Result<Valu
         &[],
     ) || m.get("capability").and_then(Value::as_str) != Some(CAPABILITY)
         || m.get("schema_version").and_then(Value::as_u64) != Some(1)
-        || m.get("operation").and_then(Value::as_str) != Some("qualification")
+        || m.get("operation").and_then(Value::as_str) != Some(operation)
     {
         return Err(category::MALFORMED);
     }
     m.get("result").cloned().ok_or(category::MALFORMED)
 }
 
+fn remote_qualification(r: &Remote, token: &str, change_id: &str) -> Result<Value, &'static str> {
+    remote_call(
+        r,
+        token,
+        &json!({"operation": "qualification", "change_id": change_id}),
+        "qualification",
+    )
+}
+
+/// The subject of a Change read through the endpoint (`change_subject`),
+/// validated strictly: exactly `{change_id, version, revision,
+/// context_digest, base_revision, workspace}`, the Change asked about,
+/// digests 64 lowercase hex (null before the first checkpoint).
+fn remote_subject(r: &Remote, token: &str, change_id: &str) -> Result<Subject, &'static str> {
+    let v = remote_call(
+        r,
+        token,
+        &json!({"operation": "change_subject", "change_id": change_id}),
+        "change_subject",
+    )?;
+    let m = v.as_object().ok_or(category::MALFORMED)?;
+    if !exact_keys(
+        m,
+        &[
+            "change_id",
+            "version",
+            "revision",
+            "context_digest",
+            "base_revision",
+            "workspace",
+        ],
+        &[],
+    ) || m.get("change_id").and_then(Value::as_str) != Some(change_id)
+        || !is_hex64(m.get("base_revision").ok_or(category::MALFORMED)?)
+    {
+        return Err(category::MALFORMED);
+    }
+    let version = m
+        .get("version")
+        .and_then(Value::as_u64)
+        .ok_or(category::MALFORMED)?;
+    let workspace = m
+        .get("workspace")
+        .and_then(Value::as_str)
+        .filter(|w| w.len() <= 4096)
+        .ok_or(category::MALFORMED)?;
+    let (rev, ctx) = (
+        m.get("revision").ok_or(category::MALFORMED)?,
+        m.get("context_digest").ok_or(category::MALFORMED)?,
+    );
+    if version == 0 {
+        if !rev.is_null() || !ctx.is_null() {
+            return Err(category::MALFORMED);
+        }
+        return Err(category::NO_CHECKPOINT);
+    }
+    if !is_hex64(rev) || !is_hex64(ctx) {
+        return Err(category::MALFORMED);
+    }
+    Ok(Subject {
+        version,
+        revision: rev.as_str().unwrap_or_default().to_owned(),
+        context_digest: ctx.as_str().unwrap_or_default().to_owned(),
+        workspace: workspace.to_owned(),
+    })
+}
+
+/// Where the hook reads the subject: the local authority (the spec's
+/// hook), or the endpoint when the local authority is not readable
+/// (a privilege-separated agent holds only its token; `docs/security.md`).
+enum Source<'a> {
+    Local(&'a Path),
+    Remote(&'a Remote),
+}
+
+impl Source<'_> {
+    /// The subject, and with `with_cache` the stat cache of `named` (the
+    /// checkpoint's, locally; the client's own for an endpoint).
+    fn subject(
+        &self,
+        change_id: &str,
+        token: &str,
+        with_cache: Option<&str>,
+    ) -> Result<(Subject, Option<change::StatCache>), &'static str> {
+        match self {
+            Source::Local(d) => read_subject(d, change_id, with_cache.is_some()),
+            Source::Remote(r) => {
+                let s = remote_subject(r, token, change_id)?;
+                let cache = with_cache.map(|named| {
+                    crate::remote::cache::path_for(named)
+                        .map(|p| crate::remote::cache::load(&p, named))
+                        .unwrap_or_default()
+                });
+                Ok((s, cache))
+            }
+        }
+    }
+}
+
 /// Decides pass or block (read-only).
 pub fn evaluate(r: &StopRequest<'_>) -> Verdict {
-    let Some(data_dir) = r.data_dir.as_deref() else {
-        return block(category::LOCAL_STORE, none());
+    let local = r
+        .data_dir
+        .as_deref()
+        .filter(|d| crate::authority::admin::open_read(d).is_ok());
+    let source = match (local, &r.remote) {
+        (Some(d), _) => Source::Local(d),
+        (None, Some(rm)) => Source::Remote(rm),
+        (None, None) => return block(category::LOCAL_STORE, none()),
     };
     let token = match r.token_file.as_deref() {
         Some(p) if p.is_absolute() => match crate::authority::admin::read_token_file(p) {
@@ -493,8 +619,11 @@ pub fn evaluate(r: &StopRequest<'_>) -> Verdict {
         let walk = named
             .as_deref()
             .map(|p| s.spawn(|| crate::authority::snapshot::walk_tree(Path::new(p), &stop)));
-        let loaded = read_subject(data_dir, &r.change, true);
-        let mine = matches!((&loaded, &named), (Ok((b, _)), Some(p)) if *p == b.workspace);
+        let loaded = match named.as_deref() {
+            Some(n) => source.subject(&r.change, &token, Some(n)),
+            None => Err(category::WORKSPACE),
+        };
+        let mine = matches!((&loaded, &named), (Ok((b, _)), Some(p)) if b.is_workspace(p));
         if !mine {
             stop.store(true, std::sync::atomic::Ordering::Relaxed);
         }
@@ -507,18 +636,19 @@ pub fn evaluate(r: &StopRequest<'_>) -> Verdict {
         Err(c) if c == category::NO_CHECKPOINT => return block(c, checkpoint()),
         Err(c) => return block(c, none()),
     };
-    if named.as_deref() != Some(before.workspace.as_str()) {
+    let Some(ws) = named.as_deref().filter(|n| before.is_workspace(n)) else {
         return block(category::WORKSPACE, none());
-    }
-    let ws = PathBuf::from(&before.workspace);
+    };
+    let ws = PathBuf::from(ws);
     // Stat-only against the checkpoint's cache; files read only on a miss.
     let Some(Ok(scan1)) = walked.map(|w| crate::authority::snapshot::check_walked(w, &cache))
     else {
         return block(category::WORKSPACE, none());
     };
-    let answer = match &r.remote {
-        Some(rm) => remote_qualification(rm, &token, &r.change),
-        None => {
+    let answer = match (&r.remote, &source) {
+        (Some(rm), _) => remote_qualification(rm, &token, &r.change),
+        (None, Source::Remote(_)) => Err(category::SERVICE),
+        (None, Source::Local(data_dir)) => {
             let cx = AgentCtx {
                 root: data_dir,
                 timeout: r.timeout,
@@ -534,7 +664,7 @@ pub fn evaluate(r: &StopRequest<'_>) -> Verdict {
         }
     };
     let scan2 = crate::authority::snapshot::check_readonly(&ws, &cache);
-    let after = read_subject(data_dir, &r.change, false).map(|(s, _)| s);
+    let after = source.subject(&r.change, &token, None).map(|(s, _)| s);
     let answer = match answer {
         Ok(a) => a,
         Err(c) => return block(c, none()),

@@ -56,6 +56,57 @@ const READ_CHUNK: usize = 16 * 1024;
 const LINGER: Duration = Duration::from_secs(1);
 const LINGER_BYTES: usize = 1024 * 1024;
 
+/// A connection's byte stream: plain TCP, or TLS over TCP once the
+/// handshake is done (the gate sees decrypted bytes either way).
+pub enum Io {
+    /// Plain HTTP.
+    Plain(TcpStream),
+    /// HTTPS (`serve --tls-cert/--tls-key`).
+    Tls(Box<tokio_rustls::server::TlsStream<TcpStream>>),
+}
+
+impl From<TcpStream> for Io {
+    fn from(s: TcpStream) -> Io {
+        Io::Plain(s)
+    }
+}
+
+impl AsyncRead for Io {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            Io::Plain(s) => Pin::new(s).poll_read(cx, buf),
+            Io::Tls(s) => Pin::new(s.as_mut()).poll_read(cx, buf),
+        }
+    }
+}
+
+impl AsyncWrite for Io {
+    fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, b: &[u8]) -> Poll<io::Result<usize>> {
+        match self.get_mut() {
+            Io::Plain(s) => Pin::new(s).poll_write(cx, b),
+            Io::Tls(s) => Pin::new(s.as_mut()).poll_write(cx, b),
+        }
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            Io::Plain(s) => Pin::new(s).poll_flush(cx),
+            Io::Tls(s) => Pin::new(s.as_mut()).poll_flush(cx),
+        }
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            Io::Plain(s) => Pin::new(s).poll_shutdown(cx),
+            Io::Tls(s) => Pin::new(s.as_mut()).poll_shutdown(cx),
+        }
+    }
+}
+
 /// The limits the gate enforces.
 #[derive(Debug, Clone)]
 pub struct HeadLimits {
@@ -125,7 +176,7 @@ enum BodyFraming {
 
 /// The validating reader/writer (see the module docs).
 pub struct Gate {
-    io: TcpStream,
+    io: Io,
     limits: HeadLimits,
     conn: std::sync::Arc<ConnState>,
     buf: BytesMut,
@@ -142,7 +193,7 @@ pub struct Gate {
 impl Gate {
     /// A gate on a freshly accepted connection: the head deadline of the
     /// first request runs from now.
-    pub fn new(io: TcpStream, limits: HeadLimits, conn: std::sync::Arc<ConnState>) -> Gate {
+    pub fn new(io: Io, limits: HeadLimits, conn: std::sync::Arc<ConnState>) -> Gate {
         let first = Box::pin(tokio::time::sleep(limits.head_timeout));
         Gate {
             io,
@@ -281,6 +332,35 @@ impl Gate {
             return Poll::Ready(Ok(true));
         }
     }
+}
+
+/// The gate's head rules on one buffer, as [`Gate`] applies them (leading
+/// empty lines skipped, the byte bound, then [`validate`]), for the fuzz
+/// target and tests: `None` while `buf` holds no complete head; else the
+/// offset where the body starts and the head's body framing (`Some(n)`:
+/// `Content-Length` n, `None`: chunked), or the refusal the gate answers.
+pub fn check_head(buf: &[u8], limits: &HeadLimits) -> Option<Result<(usize, Option<u64>), Error>> {
+    let lead = buf
+        .iter()
+        .take_while(|b| **b == b'\r' || **b == b'\n')
+        .count();
+    let rest = &buf[lead..];
+    let mut scanned = 0;
+    let Some(end) = head_end(rest, &mut scanned) else {
+        return (rest.len() > limits.max_header_bytes).then(|| Err(too_large(limits)));
+    };
+    if end > limits.max_header_bytes {
+        return Some(Err(too_large(limits)));
+    }
+    Some(validate(&rest[..end], limits).map(|f| {
+        (
+            lead + end,
+            match f {
+                BodyFraming::Length(n) => Some(n),
+                BodyFraming::Chunked => None,
+            },
+        )
+    }))
 }
 
 fn too_large(l: &HeadLimits) -> Error {
@@ -600,6 +680,30 @@ mod tests {
         }
         let mut s = 0;
         assert_eq!(head_end(b"GET / HTTP/1.1\n\nx", &mut s), Some(16));
+    }
+
+    #[test]
+    fn check_head_applies_the_gate_rules_to_one_buffer() {
+        let l = limits();
+        assert_eq!(
+            check_head(
+                b"\r\n\r\nPOST / HTTP/1.1\r\nContent-Length: 2\r\n\r\nab",
+                &l
+            )
+            .map(|r| r.map_err(|e| e.code())),
+            Some(Ok((42, Some(2))))
+        );
+        assert!(check_head(b"GET / HTTP/1.1\r\nHost: a\r\n", &l).is_none());
+        let big = format!("GET / HTTP/1.1\r\nX: {}\r\n", "a".repeat(2000));
+        assert_eq!(
+            check_head(big.as_bytes(), &l).map(|r| r.map_err(|e| e.code())),
+            Some(Err(Code::HeaderTooLarge))
+        );
+        assert_eq!(
+            check_head(b"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n", &l)
+                .map(|r| r.map_err(|e| e.code())),
+            Some(Ok((47, None)))
+        );
     }
 
     #[test]

@@ -69,6 +69,36 @@ pub fn tools() -> Vec<Value> {
             obj(&[], &[]),
         ),
         (
+            "change_open",
+            "Open a Change on this profile's repository for the bearer's agent (the workspace stays on the client; checkpoints arrive through the manifest and blob routes).",
+            obj(
+                &[(
+                    "request_id",
+                    id_schema("idempotency key: a retry returns the Change this request opened"),
+                )],
+                &[],
+            ),
+        ),
+        (
+            "change_subject",
+            "The current subject of a Change: version, revision, context digest, base (read-only).",
+            change(),
+        ),
+        (
+            "checkpoint_commit",
+            "Commit a remote checkpoint after its manifest was posted and its missing blobs uploaded over HTTP: a new Change version (a new subject).",
+            obj(
+                &[
+                    ("change_id", id_schema("Change id")),
+                    (
+                        "revision",
+                        hex_schema("the revision the manifest route answered"),
+                    ),
+                ],
+                &["change_id", "revision"],
+            ),
+        ),
+        (
             "claim",
             "Claim a pending task: fresh attempt, bounded lease, new fence.",
             obj(
@@ -212,27 +242,14 @@ fn rpc_result(id: Value, result: Value) -> Response {
     Response::json(200, &json!({"jsonrpc": "2.0", "id": id, "result": result}))
 }
 
-/// The `Origin` check: absent, or the same origin the client addressed,
-/// else `forbidden` (DNS-rebinding defence).
-fn check_origin(req: &Request<'_>) -> Result<()> {
+/// The `Origin` check (DNS-rebinding defence): absent (not a browser), or
+/// an origin on the server's host allow-list with the server's scheme,
+/// else `forbidden`. It is not compared with `Host`: a rebinding page
+/// controls both, but not the allow-list.
+fn check_origin(ws: &Workspace, req: &Request<'_>) -> Result<()> {
     match req.header("origin") {
         None => Ok(()),
-        Some(o) if o.eq_ignore_ascii_case(&req.origin) => Ok(()),
-        Some(o)
-            if url::Url::parse(o).ok().is_some_and(|u| {
-                u.host_str().is_some_and(super::is_loopback_host)
-                    && url::Url::parse(&req.origin)
-                        .ok()
-                        .and_then(|r| r.host_str().map(super::is_loopback_host))
-                        .unwrap_or(false)
-                    && u.port_or_known_default()
-                        == url::Url::parse(&req.origin)
-                            .ok()
-                            .and_then(|r| r.port_or_known_default())
-            }) =>
-        {
-            Ok(())
-        }
+        Some(o) if ws.hosts.allows_origin(o) => Ok(()),
         Some(_) => Err(Error::new(Code::Forbidden, "foreign Origin refused")),
     }
 }
@@ -240,7 +257,7 @@ fn check_origin(req: &Request<'_>) -> Result<()> {
 /// The caller and profile of an MCP request, from its head: the `Origin`
 /// check, the bearer and the `repository`/`profile` query parameters.
 fn target(ws: &Workspace, req: &Request<'_>) -> Result<(String, TaskProfile)> {
-    check_origin(req)?;
+    check_origin(ws, req)?;
     let tok = bearer(req)?;
     let repository = req.query_param("repository")?.ok_or_else(|| {
         Error::new(
@@ -287,31 +304,22 @@ fn handle(ws: &Workspace, req: &mut Request<'_>) -> Result<Response> {
             format!("unsupported MCP-Protocol-Version (this server speaks {PROTOCOL_VERSION})"),
         ));
     }
-    let (Some(id), Some(method)) = (id, method) else {
+    let (id, method) = match classify(&msg) {
+        Kind::Request => match (id, method) {
+            (Some(id), Some(method)) => (id, method),
+            _ => return Ok(invalid_request(Value::Null, "invalid JSON-RPC request")),
+        },
         // Notifications and responses: accepted, no body.
-        if msg.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
-            return Ok(rpc_error(
-                Value::Null,
-                INVALID_REQUEST,
-                "not a JSON-RPC 2.0 message",
-            ));
+        Kind::Accepted => {
+            return Ok(Response {
+                status: 202,
+                headers: Vec::new(),
+                body: Vec::new(),
+                content_type: "application/json",
+            });
         }
-        return Ok(Response {
-            status: 202,
-            headers: Vec::new(),
-            body: Vec::new(),
-            content_type: "application/json",
-        });
+        Kind::Invalid(id, why) => return Ok(invalid_request(id, why)),
     };
-    if msg.get("jsonrpc").and_then(Value::as_str) != Some("2.0")
-        || !(id.is_string() || id.is_i64() || id.is_u64())
-    {
-        return Ok(rpc_error(
-            Value::Null,
-            INVALID_REQUEST,
-            "invalid JSON-RPC request",
-        ));
-    }
     let params = msg.get("params").cloned().unwrap_or(json!({}));
     match method {
         "initialize" => Ok(rpc_result(
@@ -353,14 +361,84 @@ fn handle(ws: &Workspace, req: &mut Request<'_>) -> Result<Response> {
     }
 }
 
+/// What one JSON-RPC message is (JSON-RPC 2.0 §4-5 with MCP's rules: a
+/// request id is a string or an integer, never null).
+#[derive(Debug, PartialEq)]
+enum Kind {
+    /// A request with a valid id and a string method: answered.
+    Request,
+    /// A notification (a method, no id) or a response (an id and exactly
+    /// one of `result`/`error`, no method): HTTP 202, no body.
+    Accepted,
+    /// Anything else: `-32600`, with the message's id when it has a valid
+    /// one (else `null`).
+    Invalid(Value, &'static str),
+}
+
+fn classify(msg: &Map<String, Value>) -> Kind {
+    let id = msg.get("id");
+    let valid_id = id.filter(|v| v.is_string() || v.is_i64() || v.is_u64());
+    let answer_id = valid_id.cloned().unwrap_or(Value::Null);
+    if msg.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+        return Kind::Invalid(
+            answer_id,
+            "not a JSON-RPC 2.0 message (jsonrpc must be \"2.0\")",
+        );
+    }
+    match msg.get("method") {
+        Some(Value::String(_)) => {
+            if msg
+                .get("params")
+                .is_some_and(|p| !(p.is_object() || p.is_array()))
+            {
+                return Kind::Invalid(answer_id, "params must be an object");
+            }
+            match (id, valid_id) {
+                (None, _) => Kind::Accepted,
+                (Some(_), None) => {
+                    Kind::Invalid(Value::Null, "a request id must be a string or an integer")
+                }
+                (Some(_), Some(_)) => Kind::Request,
+            }
+        }
+        Some(_) => Kind::Invalid(answer_id, "method must be a string"),
+        None => {
+            let has_result = msg.contains_key("result");
+            let has_error = msg.contains_key("error");
+            if id.is_some() && has_result != has_error {
+                Kind::Accepted
+            } else {
+                Kind::Invalid(
+                    answer_id,
+                    "neither a request, a notification nor a response",
+                )
+            }
+        }
+    }
+}
+
+/// The `-32600` answer: HTTP 200 when it carries the request's id (like
+/// every other JSON-RPC error with an id), 400 when the id is `null`.
+fn invalid_request(id: Value, message: &str) -> Response {
+    let status = if id.is_null() { 400 } else { 200 };
+    Response::json(
+        status,
+        &json!({"jsonrpc": "2.0", "id": id, "error": {"code": INVALID_REQUEST, "message": message}}),
+    )
+}
+
 /// Reads one JSON-RPC message: `Ok(Ok(object))`, or `Ok(Err(answer))`
 /// with the JSON-RPC error for a body that is not one message — `-32700`
-/// for bytes that are not JSON, `-32600` for a JSON array (a batch: MCP
+/// for bytes that are not JSON (or not UTF-8), `-32600` for a duplicate
+/// key at any depth or nesting deeper than 64 (strict JSON,
+/// `docs/wire.md`: which of two values would count is ambiguous, so the
+/// message is refused whole, `id: null`), for a JSON array (a batch: MCP
 /// 2025-06-18 removed JSON-RPC batching and 2025-11-25 has none) or any
 /// other non-object. Media type and size refusals stay typed errors.
 fn read_message(
     req: &mut Request<'_>,
 ) -> Result<std::result::Result<Map<String, Value>, Response>> {
+    use crate::wire::json::{Limits, Refusal, from_slice};
     let max = super::workspace::MAX_BODY;
     let bytes = super::router::read_json_bytes(req, max)?;
     let refuse = |code: i64, message: &str| {
@@ -369,18 +447,20 @@ fn read_message(
             &json!({"jsonrpc": "2.0", "id": null, "error": {"code": code, "message": message}}),
         )
     };
-    let parsed = std::str::from_utf8(&bytes)
-        .ok()
-        .and_then(|t| serde_json::from_str::<Value>(t).ok());
-    Ok(match parsed {
-        Some(Value::Object(m)) => Ok(m),
-        Some(Value::Array(_)) => Err(refuse(
-            INVALID_REQUEST,
-            "JSON-RPC batches are not supported: MCP 2025-11-25 carries one message per POST",
-        )),
-        Some(_) => Err(refuse(INVALID_REQUEST, "not a JSON-RPC message object")),
-        None => Err(refuse(PARSE_ERROR, "parse error")),
-    })
+    Ok(
+        match from_slice::<Value>(&bytes, Limits::bytes(max as usize)) {
+            Ok(Value::Object(m)) => Ok(m),
+            Ok(Value::Array(_)) => Err(refuse(
+                INVALID_REQUEST,
+                "JSON-RPC batches are not supported: MCP 2025-11-25 carries one message per POST",
+            )),
+            Ok(_) => Err(refuse(INVALID_REQUEST, "not a JSON-RPC message object")),
+            Err(r @ (Refusal::DuplicateKey(_) | Refusal::TooDeep { .. })) => {
+                Err(refuse(INVALID_REQUEST, &format!("invalid request: {r}")))
+            }
+            Err(_) => Err(refuse(PARSE_ERROR, "parse error")),
+        },
+    )
 }
 
 /// A `tools/call` result: `structuredContent` plus a text copy.
@@ -426,5 +506,81 @@ pub fn mount(router: &mut Router, ws: Arc<Workspace>) {
                 Ok(r)
             }),
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kind(v: Value) -> Kind {
+        classify(v.as_object().expect("object"))
+    }
+
+    #[test]
+    fn classification() {
+        assert_eq!(
+            kind(json!({"jsonrpc": "2.0", "id": 1, "method": "ping"})),
+            Kind::Request
+        );
+        assert_eq!(
+            kind(json!({"jsonrpc": "2.0", "id": "a", "method": "ping", "params": {}})),
+            Kind::Request
+        );
+        assert_eq!(
+            kind(json!({"jsonrpc": "2.0", "method": "notifications/initialized"})),
+            Kind::Accepted
+        );
+        assert_eq!(
+            kind(json!({"jsonrpc": "2.0", "id": 1, "result": {}})),
+            Kind::Accepted
+        );
+        assert_eq!(
+            kind(json!({"jsonrpc": "2.0", "id": null, "error": {"code": 1, "message": "x"}})),
+            Kind::Accepted
+        );
+        for (msg, id) in [
+            (json!({"jsonrpc": "2.0", "id": 1, "method": 5}), json!(1)),
+            (
+                json!({"jsonrpc": "2.0", "id": "x", "method": null}),
+                json!("x"),
+            ),
+            (json!({"jsonrpc": "2.0", "id": 7}), json!(7)),
+            (
+                json!({"jsonrpc": "2.0", "id": 7, "result": 1, "error": {}}),
+                json!(7),
+            ),
+            (
+                json!({"jsonrpc": "1.0", "id": 2, "method": "ping"}),
+                json!(2),
+            ),
+            (json!({"id": 3, "method": "ping"}), json!(3)),
+            (
+                json!({"jsonrpc": "2.0", "id": 4, "method": "ping", "params": 1}),
+                json!(4),
+            ),
+            (
+                json!({"jsonrpc": "2.0", "id": 1.5, "method": "ping"}),
+                Value::Null,
+            ),
+            (
+                json!({"jsonrpc": "2.0", "id": null, "method": "ping"}),
+                Value::Null,
+            ),
+            (
+                json!({"jsonrpc": "2.0", "id": {}, "method": "ping"}),
+                Value::Null,
+            ),
+            (json!({"jsonrpc": "2.0", "method": 5}), Value::Null),
+            (json!({"jsonrpc": "2.0"}), Value::Null),
+        ] {
+            match kind(msg.clone()) {
+                Kind::Invalid(got, _) => assert_eq!(got, id, "{msg}"),
+                other => panic!("{msg}: {other:?}"),
+            }
+        }
+        let r = invalid_request(json!(1), "x");
+        assert_eq!(r.status, 200);
+        assert_eq!(invalid_request(Value::Null, "x").status, 400);
     }
 }

@@ -7,10 +7,12 @@
 
 pub mod data_routes;
 pub mod gate;
+pub mod hosts;
 pub mod mcp;
 pub mod router;
 pub mod server;
 pub mod sync_routes;
+pub mod tls;
 pub mod workspace;
 
 use crate::error::{Code, Error, Result};
@@ -77,9 +79,15 @@ impl Server {
         })
     }
 
-    /// Serves forever within `limits` (`limits.workers` handler threads).
-    pub fn run(self, router: Arc<Router>, limits: server::Limits) -> Result<()> {
-        server::serve(self.listener, router, limits)
+    /// Serves forever within `limits` (`limits.workers` handler threads),
+    /// as `front` says (TLS or not, the host allow-list).
+    pub fn run(
+        self,
+        router: Arc<Router>,
+        limits: server::Limits,
+        front: server::Front,
+    ) -> Result<()> {
+        server::serve(self.listener, router, limits, front)
     }
 }
 

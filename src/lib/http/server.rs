@@ -21,7 +21,8 @@
 //!
 //! Limits and what the client sees for each refusal: `docs/http.md`.
 
-use super::gate::{ConnState, Gate, HeadLimits};
+use super::gate::{ConnState, Gate, HeadLimits, Io};
+use super::hosts::HostAllowList;
 use super::router::{Method, Request, Response, Router, public_error};
 use crate::error::{Code, Error, Result};
 use bytes::Bytes;
@@ -92,15 +93,32 @@ impl Default for Limits {
     }
 }
 
+/// What the server answers as: TLS or plain, and the host names it
+/// accepts (`Host`, and MCP's `Origin`).
+#[derive(Clone)]
+pub struct Front {
+    /// `serve --tls-cert/--tls-key`: every connection is TLS.
+    pub tls: Option<Arc<tokio_rustls::rustls::ServerConfig>>,
+    /// The allow-list; a request naming another host gets 421.
+    pub hosts: Arc<HostAllowList>,
+}
+
 struct Shared {
     router: Arc<Router>,
     limits: Limits,
     fallback_host: String,
     http: http1::Builder,
+    tls: Option<tokio_rustls::TlsAcceptor>,
+    hosts: Arc<HostAllowList>,
 }
 
 /// Serves `listener` forever.
-pub fn serve(listener: std::net::TcpListener, router: Arc<Router>, limits: Limits) -> Result<()> {
+pub fn serve(
+    listener: std::net::TcpListener,
+    router: Arc<Router>,
+    limits: Limits,
+    front: Front,
+) -> Result<()> {
     let local = listener
         .local_addr()
         .map_err(|e| Error::new(Code::ServerBindFailed, format!("bound address: {e}")))?;
@@ -129,6 +147,8 @@ pub fn serve(listener: std::net::TcpListener, router: Arc<Router>, limits: Limit
         limits,
         fallback_host: local.to_string(),
         http,
+        tls: front.tls.map(tokio_rustls::TlsAcceptor::from),
+        hosts: front.hosts,
     });
     rt.block_on(accept_loop(listener, shared))
 }
@@ -170,7 +190,7 @@ async fn accept_loop(listener: std::net::TcpListener, shared: Arc<Shared>) -> Re
                     Ok(Ok(slot)) => serve_conn(stream, slot, shared).await,
                     _ => {
                         if let Ok(p) = busy.try_acquire_owned() {
-                            refuse_busy(stream, shared.limits.max_connections, p).await;
+                            refuse_busy(stream, shared, p).await;
                         }
                     }
                 }
@@ -178,15 +198,34 @@ async fn accept_loop(listener: std::net::TcpListener, shared: Arc<Shared>) -> Re
             continue;
         }
         if let Ok(p) = busy.clone().try_acquire_owned() {
-            tokio::spawn(refuse_busy(stream, shared.limits.max_connections, p));
+            tokio::spawn(refuse_busy(stream, shared.clone(), p));
         }
+    }
+}
+
+/// The connection's stream: a TLS handshake first when the server speaks
+/// TLS, bounded by `deadline` (a client that never finishes it is closed
+/// without an answer and without holding anything longer).
+async fn open_io(stream: TcpStream, shared: &Shared, deadline: Instant) -> Option<Io> {
+    match &shared.tls {
+        None => Some(Io::Plain(stream)),
+        Some(acceptor) => match tokio::time::timeout_at(deadline, acceptor.accept(stream)).await {
+            Ok(Ok(tls)) => Some(Io::Tls(Box::new(tls))),
+            _ => None,
+        },
     }
 }
 
 /// Writes the one `503 server_busy` answer of an over-cap connection, then
 /// lingers briefly (reading and dropping what the client sends) so that
-/// closing does not reset the answer away.
-async fn refuse_busy(mut stream: TcpStream, cap: usize, _permit: OwnedSemaphorePermit) {
+/// closing does not reset the answer away. On a TLS server the answer
+/// follows a handshake bounded by the same short deadline.
+async fn refuse_busy(stream: TcpStream, shared: Arc<Shared>, _permit: OwnedSemaphorePermit) {
+    let cap = shared.limits.max_connections;
+    let end = Instant::now() + BUSY_LINGER;
+    let Some(mut stream) = open_io(stream, &shared, end).await else {
+        return;
+    };
     let r = Response::error(&Error::new(
         Code::ServerBusy,
         format!("the server is at its limit of {cap} open connections; retry shortly"),
@@ -198,7 +237,6 @@ async fn refuse_busy(mut stream: TcpStream, cap: usize, _permit: OwnedSemaphoreP
     )
     .into_bytes();
     msg.extend_from_slice(&r.body);
-    let end = Instant::now() + BUSY_LINGER;
     if tokio::time::timeout_at(end, stream.write_all(&msg))
         .await
         .is_err()
@@ -217,8 +255,13 @@ async fn refuse_busy(mut stream: TcpStream, cap: usize, _permit: OwnedSemaphoreP
 }
 
 async fn serve_conn(stream: TcpStream, _slot: OwnedSemaphorePermit, shared: Arc<Shared>) {
+    // The TLS handshake counts against the first head's deadline.
+    let deadline = Instant::now() + shared.limits.head.head_timeout;
+    let Some(io) = open_io(stream, &shared, deadline).await else {
+        return;
+    };
     let conn = Arc::new(ConnState::default());
-    let gate = Gate::new(stream, shared.limits.head.clone(), conn.clone());
+    let gate = Gate::new(io, shared.limits.head.clone(), conn.clone());
     let s = shared.clone();
     let svc = service_fn(move |req| {
         let (s, c) = (s.clone(), conn.clone());
@@ -239,7 +282,7 @@ struct Head {
 }
 
 impl Head {
-    fn new(parts: &http::request::Parts, fallback_host: &str) -> Head {
+    fn new(parts: &http::request::Parts, fallback_host: &str, scheme: &str) -> Head {
         let method = match parts.method {
             http::Method::GET => Method::Get,
             http::Method::POST => Method::Post,
@@ -270,7 +313,7 @@ impl Head {
             path: parts.uri.path().to_owned(),
             query: parts.uri.query().map(str::to_owned),
             headers,
-            origin: format!("http://{host}"),
+            origin: format!("{scheme}://{host}"),
             content_length,
         }
     }
@@ -311,7 +354,20 @@ async fn handle(
     }
     let close_after = conn.close_after();
     let (parts, body) = req.into_parts();
-    let head = Head::new(&parts, &shared.fallback_host);
+    // The allow-list, before any route: a request naming another host (a
+    // DNS-rebinding page, a misdirected client) is refused with 421.
+    let host = parts
+        .headers
+        .get(http::header::HOST)
+        .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
+    if !shared
+        .hosts
+        .allows_host(host.as_deref().unwrap_or(&shared.fallback_host))
+    {
+        let e = shared.hosts.refusal(host.as_deref());
+        return render(Response::error(&e), true);
+    }
+    let head = Head::new(&parts, &shared.fallback_host, shared.hosts.scheme());
     let chunked = parts.headers.contains_key(http::header::TRANSFER_ENCODING);
     let router = shared.router.clone();
     if !chunked && head.content_length.unwrap_or(0) == 0 {

@@ -83,23 +83,25 @@ pub fn mount(router: &mut Router, node: Arc<Node>, node_bearer: Option<&str>) {
     );
 }
 
-/// The body as one JSON object (UTF-8; `invalid_json` otherwise).
+/// The body as one JSON object, decoded strictly (`docs/wire.md`,
+/// "Strict JSON"): malformed JSON, invalid UTF-8, a duplicate key at any
+/// depth or nesting past 64 levels is `invalid_json` with
+/// `details.reason`, like a body that is not an object.
 fn json_object(req: &mut Request<'_>) -> Result<Map<String, Value>> {
+    use crate::wire::json::{Limits, Refusal, from_slice, refusal_error};
     let bytes = super::router::read_json_bytes(req, MAX_BODY)?;
-    let invalid = || {
-        Error::new(
-            Code::InvalidJson,
-            "Request body must contain valid UTF-8 JSON",
-        )
-    };
-    let text = std::str::from_utf8(&bytes).map_err(|_| invalid())?;
-    match serde_json::from_str::<Value>(text) {
+    match from_slice::<Value>(&bytes, Limits::bytes(MAX_BODY as usize)) {
         Ok(Value::Object(m)) => Ok(m),
         Ok(_) => Err(Error::new(
             Code::InvalidJson,
             "Request body must be a JSON object",
         )),
-        Err(_) => Err(invalid()),
+        Err(r @ Refusal::Invalid(_)) => Err(Error::new(
+            Code::InvalidJson,
+            "Request body must contain valid UTF-8 JSON",
+        )
+        .with("reason", r.reason())),
+        Err(r) => Err(refusal_error(&r, Code::InvalidJson, "request body")),
     }
 }
 

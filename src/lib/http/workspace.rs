@@ -30,6 +30,10 @@ pub struct Workspace {
     pub clock: Arc<dyn Clock>,
     /// Lock wait for mutations.
     pub lock_timeout: Duration,
+    /// The server's host allow-list (MCP checks `Origin` against it).
+    pub hosts: Arc<super::hosts::HostAllowList>,
+    /// The operator's bounds on remote checkpoints.
+    pub limits: crate::authority::remote::RemoteLimits,
 }
 
 impl Workspace {
@@ -53,7 +57,16 @@ impl Workspace {
             clock: self.clock.as_ref(),
             token: bearer,
         };
-        facade::execute(&cx, profile, &op)
+        facade::execute(&cx, profile, &op, &self.limits)
+    }
+
+    fn ctx<'a>(&'a self, profile: &'a TaskProfile, bearer: &'a str) -> AgentCtx<'a> {
+        AgentCtx {
+            root: &profile.data_dir,
+            timeout: self.lock_timeout,
+            clock: self.clock.as_ref(),
+            token: bearer,
+        }
     }
 }
 
@@ -108,6 +121,28 @@ fn authorize_path(ws: Arc<Workspace>) -> Guard {
     })
 }
 
+/// An operation body: `application/json` of at most [`MAX_BODY`] bytes,
+/// decoded strictly (`docs/wire.md`, "Strict JSON"): malformed JSON, a
+/// duplicate key at any depth (`{"operation":"nope","operation":"next"}`
+/// would otherwise run `next`) or nesting past 64 levels is `invalid_json`
+/// with `details.reason`; the typed decode then refuses unknown fields.
+fn read_operation_body(req: &mut Request<'_>) -> Result<serde_json::Map<String, Value>> {
+    use crate::wire::json::{Limits, decode};
+    let bytes = super::router::read_json_bytes(req, MAX_BODY)?;
+    match decode::<Value>(
+        &bytes,
+        Limits::bytes(MAX_BODY as usize),
+        Code::InvalidJson,
+        "request body",
+    )? {
+        Value::Object(m) => Ok(m),
+        _ => Err(Error::new(
+            Code::InvalidJson,
+            "Request body must be a JSON object",
+        )),
+    }
+}
+
 /// The body of a collector upload: `application/octet-stream`, bounded by
 /// the transfer limit.
 fn upload_body() -> BodySpec {
@@ -118,6 +153,41 @@ fn upload_body() -> BodySpec {
         wrong_media: "a collector upload must use application/octet-stream".into(),
         too_large: format!("a collector transfer is at most {max} bytes"),
     }
+}
+
+/// The body of a remote checkpoint's manifest: the canonical manifest
+/// bytes, `application/json`, bounded by the operator's manifest cap.
+fn manifest_body(limits: &crate::authority::remote::RemoteLimits) -> BodySpec {
+    let max = limits.max_manifest_bytes;
+    BodySpec {
+        media: "application/json",
+        max,
+        wrong_media: "a checkpoint manifest must use application/json".into(),
+        too_large: format!("a checkpoint manifest is at most {max} bytes"),
+    }
+}
+
+/// The body of a blob pack: frames of `sha256 || u64be size || bytes`,
+/// `application/octet-stream`, bounded by the operator's pack cap.
+fn pack_body(limits: &crate::authority::remote::RemoteLimits) -> BodySpec {
+    let max = limits.max_pack_bytes;
+    BodySpec {
+        media: "application/octet-stream",
+        max,
+        wrong_media: "a blob pack must use application/octet-stream".into(),
+        too_large: format!("a blob pack is at most {max} bytes"),
+    }
+}
+
+/// The authorize step of the two remote-checkpoint routes: the bearer and
+/// the Change's scope, on the head alone.
+fn authorize_change(ws: Arc<Workspace>) -> Guard {
+    Arc::new(move |req: &Request<'_>| {
+        let tok = bearer(req)?;
+        let profile = ws.config.profile(&param(req, 0)?, &param(req, 1)?)?;
+        let change = param(req, 2)?;
+        facade::check_change_scope(&ws.ctx(profile, &tok), profile, &change)
+    })
 }
 
 /// Mounts the workspace routes and their bearer guard.
@@ -136,7 +206,7 @@ pub fn mount(router: &mut Router, ws: Arc<Workspace>) {
         Arc::new(move |req: &mut Request<'_>| {
             let tok = bearer(req)?;
             let profile = w.config.profile(&param(req, 0)?, &param(req, 1)?)?.clone();
-            let body = super::data_routes::read_json_body(req, MAX_BODY)?;
+            let body = read_operation_body(req)?;
             let op = body
                 .get("operation")
                 .and_then(Value::as_str)
@@ -169,7 +239,85 @@ pub fn mount(router: &mut Router, ws: Arc<Workspace>) {
             Ok(Response::json(200, &envelope("collector_upload", out)))
         }),
     );
+    let w = ws.clone();
+    router.route_with(
+        Method::Post,
+        "/v1/hub/workspace/repositories/{repository}/profiles/{profile}/agent-tasks/changes/{change}/manifest",
+        RouteSpec::new(Access::Guarded)
+            .authorize(authorize_change(ws.clone()))
+            .body(manifest_body(&ws.limits)),
+        Arc::new(move |req: &mut Request<'_>| {
+            let tok = bearer(req)?;
+            let profile = w.config.profile(&param(req, 0)?, &param(req, 1)?)?.clone();
+            let change = param(req, 2)?;
+            let spec = manifest_body(&w.limits);
+            spec.check_head(req)?;
+            let mut body = std::io::Read::take(&mut *req.body, spec.max + 1);
+            let out = crate::authority::remote::manifest(
+                &w.ctx(&profile, &tok),
+                &change,
+                &mut body,
+                &w.limits,
+            )?;
+            Ok(Response::json(200, &envelope("checkpoint_manifest", out)))
+        }),
+    );
+    let w = ws.clone();
+    router.route_with(
+        Method::Post,
+        "/v1/hub/workspace/repositories/{repository}/profiles/{profile}/agent-tasks/changes/{change}/blobs",
+        RouteSpec::new(Access::Guarded)
+            .authorize(authorize_change(ws.clone()))
+            .body(pack_body(&ws.limits)),
+        Arc::new(move |req: &mut Request<'_>| {
+            let tok = bearer(req)?;
+            let profile = w.config.profile(&param(req, 0)?, &param(req, 1)?)?.clone();
+            let change = param(req, 2)?;
+            let spec = pack_body(&w.limits);
+            spec.check_head(req)?;
+            let mut body = Capped {
+                inner: &mut req.body,
+                left: spec.max,
+                too_large: spec.too_large.clone(),
+            };
+            let out = crate::authority::remote::blobs(
+                &w.ctx(&profile, &tok),
+                &change,
+                &mut body,
+                &w.limits,
+            )?;
+            Ok(Response::json(200, &envelope("checkpoint_blobs", out)))
+        }),
+    );
     super::mcp::mount(router, ws);
+}
+
+/// A body reader that fails with `request_too_large` once more than the
+/// cap would be read (a streamed body the declared length did not bound).
+struct Capped<'a, 'b> {
+    inner: &'a mut &'b mut dyn std::io::Read,
+    left: u64,
+    too_large: String,
+}
+
+impl std::io::Read for Capped<'_, '_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if buf.is_empty() {
+            return Ok(0);
+        }
+        let want = buf
+            .len()
+            .min(usize::try_from(self.left.saturating_add(1)).unwrap_or(usize::MAX));
+        let n = self.inner.read(&mut buf[..want])?;
+        if n as u64 > self.left {
+            return Err(std::io::Error::other(Error::new(
+                Code::RequestTooLarge,
+                self.too_large.clone(),
+            )));
+        }
+        self.left -= n as u64;
+        Ok(n)
+    }
 }
 
 /// Uploads retained transfers to a workspace endpoint (the HTTP side of

@@ -29,6 +29,9 @@ pub struct InitOutput {
     pub created: bool,
     /// Schema versions after init.
     pub schema_versions: BTreeMap<&'static str, u32>,
+    /// Key id of the authority's attestation signing key (created by the
+    /// first `init`, or by a later one on a directory that has none).
+    pub authority_key_id: String,
 }
 
 /// Creates (or re-checks and migrates) a data directory. Idempotent.
@@ -61,11 +64,13 @@ pub fn init(root: &Path, timeout: Duration, clock: &dyn Clock) -> Result<InitOut
             versions.insert(db.name, db.latest());
         }
     }
+    let (key, _) = crate::attest::key::ensure(&dir, &lock, &now)?;
     Ok(InitOutput {
         data_dir: dir.root().display().to_string(),
         data_dir_id: id,
         created,
         schema_versions: versions,
+        authority_key_id: key.key_id().to_owned(),
     })
 }
 

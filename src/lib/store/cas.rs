@@ -7,6 +7,14 @@
 //! crash leaves at most an orphan temp file, never a partial object. Reads
 //! verify size and digest and fail with `integrity_error` on a mismatch.
 //! Putting bytes whose object exists but is corrupt repairs it atomically.
+//!
+//! Orphan temp files (a writer killed mid-put) are swept by writers: every
+//! time a command takes the data-directory write lock it removes the
+//! `cas/tmp/put-*` files whose last modification is older than
+//! [`TEMP_SWEEP_AGE`] (one hour). A put still in progress keeps touching
+//! its temp file, so only a put stalled for that long can lose it (its
+//! rename then fails with `io_error`; nothing half-written is ever named).
+//! Read commands and the Stop hook never take the lock and never sweep.
 
 use super::private_fs;
 use crate::error::{Code, Error, Result};
@@ -69,6 +77,51 @@ impl CasBatch<'_> {
         self.put_reader(&mut &bytes[..], u64::MAX)
     }
 
+    /// Moves a staged file (already verified as `digest` of `size` bytes,
+    /// [`super::Staging`]) into the store by renaming it, without a copy or
+    /// a per-object fsync. An intact existing object wins and the staged
+    /// file is removed; a corrupt one is replaced (repaired).
+    pub fn adopt(&mut self, staged: &Path, digest: &Sha256Hex, size: u64) -> Result<PutOutcome> {
+        let md = fs::symlink_metadata(staged).map_err(|e| Error::io("stat", staged, e))?;
+        if !md.is_file() || md.len() != size {
+            return Err(Error::new(
+                Code::IntegrityError,
+                format!("staged blob {digest} is not a {size}-byte file"),
+            ));
+        }
+        let path = self.cas.object_path(digest);
+        let mut repaired = false;
+        match self.cas.verify_path(&path, digest, Some(size)) {
+            Ok(true) => {
+                fs::remove_file(staged).map_err(|e| Error::io("remove", staged, e))?;
+                return Ok(PutOutcome {
+                    digest: digest.clone(),
+                    size,
+                    created: false,
+                    repaired: false,
+                });
+            }
+            Ok(false) => {}
+            Err(e) if e.code() == Code::IntegrityError => repaired = true,
+            Err(e) => return Err(e),
+        }
+        let dir = path
+            .parent()
+            .ok_or_else(|| Error::internal("object path has no parent"))?;
+        if !self.dirs.contains(dir) {
+            private_fs::ensure_private_dir(dir)?;
+            self.dirs.insert(dir.to_path_buf());
+        }
+        fs::rename(staged, &path).map_err(|e| Error::io("rename into", &path, e))?;
+        self.written += 1;
+        Ok(PutOutcome {
+            digest: digest.clone(),
+            size,
+            created: !repaired,
+            repaired,
+        })
+    }
+
     /// Makes every object of the batch durable: one `syncfs(2)` of the
     /// store's file system (file data, inodes and directory entries).
     pub fn commit(self) -> Result<()> {
@@ -86,6 +139,12 @@ pub struct Cas {
 }
 
 const BUF: usize = 64 * 1024;
+
+/// Age past which a writer removes an orphan CAS temp file.
+pub const TEMP_SWEEP_AGE: std::time::Duration = std::time::Duration::from_secs(3600);
+
+/// Prefix of the temp files of a put.
+const TEMP_PREFIX: &str = "put-";
 
 impl Cas {
     pub(crate) fn new(root: PathBuf) -> Self {
@@ -135,7 +194,7 @@ impl Cas {
     ) -> Result<PutOutcome> {
         let tmp_dir = self.root.join("tmp");
         let mut tmp = tempfile::Builder::new()
-            .prefix("put-")
+            .prefix(TEMP_PREFIX)
             .tempfile_in(&tmp_dir)
             .map_err(|e| Error::io("create temp file in", &tmp_dir, e))?;
         let mut hasher = Sha256::new();
@@ -203,6 +262,24 @@ impl Cas {
             created: !repaired,
             repaired,
         })
+    }
+
+    /// Whether an object of this digest and size exists, by a stat alone
+    /// (no read): what a remote checkpoint's negotiation counts as present.
+    /// A file of another size counts as absent, so it is sent again and the
+    /// adoption repairs it.
+    pub fn has(&self, digest: &Sha256Hex, size: u64) -> Result<bool> {
+        let p = self.object_path(digest);
+        match fs::symlink_metadata(&p) {
+            Ok(md) => Ok(md.is_file() && md.len() == size),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
+            Err(e) => Err(Error::io("stat", &p, e)),
+        }
+    }
+
+    /// The staging area of remote checkpoints, beside the objects.
+    pub fn staging(&self) -> super::Staging {
+        super::Staging::new(self.root.join("staging"))
     }
 
     /// Whether an intact object exists (`Ok(false)`: absent; `integrity_error`:
@@ -365,6 +442,44 @@ impl Cas {
         Ok((checked, corrupt))
     }
 
+    /// Removes the orphan temp files (`cas/tmp/put-*`, regular files) last
+    /// modified more than `age` before `now`, under the write lock (the
+    /// `DirLock` is the proof). Returns how many were removed. A file that
+    /// vanished meanwhile is not an error.
+    pub fn sweep_temp(
+        &self,
+        _lock: &super::DirLock,
+        now: std::time::SystemTime,
+        age: std::time::Duration,
+    ) -> Result<u64> {
+        let dir = self.root.join("tmp");
+        let mut removed = 0;
+        for e in read_dir_if_exists(&dir)? {
+            let e = e.map_err(|e| Error::io("list", &dir, e))?;
+            if !e.file_name().to_string_lossy().starts_with(TEMP_PREFIX) {
+                continue;
+            }
+            let md = match fs::symlink_metadata(e.path()) {
+                Ok(md) => md,
+                Err(err) if err.kind() == std::io::ErrorKind::NotFound => continue,
+                Err(err) => return Err(Error::io("stat", &e.path(), err)),
+            };
+            let old = md
+                .modified()
+                .ok()
+                .and_then(|m| now.duration_since(m).ok())
+                .is_some_and(|d| d > age);
+            if md.file_type().is_file() && old {
+                match fs::remove_file(e.path()) {
+                    Ok(()) => removed += 1,
+                    Err(err) if err.kind() == std::io::ErrorKind::NotFound => {}
+                    Err(err) => return Err(Error::io("remove", &e.path(), err)),
+                }
+            }
+        }
+        Ok(removed)
+    }
+
     /// Counts objects, their bytes and orphan temp files (read-only).
     pub fn stats(&self) -> Result<CasStats> {
         let mut s = CasStats::default();
@@ -458,6 +573,37 @@ mod tests {
         assert!(r.repaired);
         assert_eq!(c.read(&a.digest, Some(5), 100).expect("read"), b"hello");
         assert_eq!(c.stats().expect("stats").objects, 1);
+    }
+
+    #[test]
+    fn sweep_removes_only_old_put_temp_files() {
+        let (t, c) = cas();
+        let tmp = t.path().join("cas/tmp");
+        let now = std::time::SystemTime::now();
+        let plant = |name: &str, age_s: u64| {
+            let p = tmp.join(name);
+            let f = fs::File::create(&p).expect("create");
+            f.set_modified(now - std::time::Duration::from_secs(age_s))
+                .expect("mtime");
+            p
+        };
+        let old = plant("put-old", 7200);
+        let young = plant("put-young", 60);
+        let other = plant("keep-other", 7200);
+        fs::create_dir(tmp.join("put-dir")).expect("mkdir");
+        let lock =
+            super::super::lock::acquire(&t.path().join("lock"), std::time::Duration::from_secs(1))
+                .expect("lock");
+        assert_eq!(c.sweep_temp(&lock, now, TEMP_SWEEP_AGE).expect("sweep"), 1);
+        assert!(!old.exists());
+        assert!(young.exists() && other.exists() && tmp.join("put-dir").exists());
+        // Later, the young one is old too.
+        let later = now + std::time::Duration::from_secs(3600);
+        assert_eq!(
+            c.sweep_temp(&lock, later, TEMP_SWEEP_AGE).expect("sweep"),
+            1
+        );
+        assert!(!young.exists());
     }
 
     #[test]

@@ -13,11 +13,13 @@ mod cas;
 mod db;
 mod lock;
 pub mod private_fs;
+mod staging;
 
-pub use cas::{Cas, CasBatch, CasStats, PutOutcome};
+pub use cas::{Cas, CasBatch, CasStats, PutOutcome, TEMP_SWEEP_AGE};
 pub use db::{DbSpec, Migration};
 pub use lock::{DEFAULT_TIMEOUT, DirLock};
 pub use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, params};
+pub use staging::Staging;
 
 use crate::error::{Code, Error, Result};
 use private_fs::Kind;
@@ -90,9 +92,15 @@ impl DataDir {
     }
 
     /// Takes the exclusive advisory lock, waiting at most `timeout`, then
-    /// fails with `busy`.
+    /// fails with `busy`. Only writers take it; holding it, this also sweeps
+    /// the CAS's orphan temp files older than [`cas::TEMP_SWEEP_AGE`] (best
+    /// effort: a failed sweep never fails the write).
     pub fn lock(&self, timeout: Duration) -> Result<DirLock> {
-        lock::acquire(&self.root.join(LOCK_FILE), timeout)
+        let lock = lock::acquire(&self.root.join(LOCK_FILE), timeout)?;
+        let _ = self
+            .cas()
+            .sweep_temp(&lock, std::time::SystemTime::now(), cas::TEMP_SWEEP_AGE);
+        Ok(lock)
     }
 
     /// The content-addressed store.
@@ -127,6 +135,26 @@ impl DataDir {
         let _ = db::truncate_large_wal(&conn, &self.root.join(spec.file), lock);
     }
 
+    /// A guard for a database this write may create: when the database did
+    /// not exist, dropping the guard without [`NewDbGuard::keep`] removes
+    /// the files the write created (database, `-wal`, `-shm`), so a refused
+    /// mutation never leaves a new, empty database behind. Create it after
+    /// taking the lock and before [`DataDir::open_write`], call `keep` right
+    /// after the first successful commit; its connections must be dropped
+    /// before it (declare them after it).
+    pub fn new_db_guard<'a>(
+        &'a self,
+        spec: &'static DbSpec,
+        lock: &'a DirLock,
+    ) -> Result<NewDbGuard<'a>> {
+        let path = self.root.join(spec.file);
+        Ok(NewDbGuard {
+            fresh: !private_fs::check_private(&path, Kind::File)?,
+            path,
+            _lock: lock,
+        })
+    }
+
     /// Opens an existing database read-only; `None` when it does not exist.
     pub fn open_read(&self, spec: &DbSpec) -> Result<Option<Connection>> {
         db::open_read(&self.root.join(spec.file), spec)
@@ -144,6 +172,39 @@ impl DataDir {
             rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NOFOLLOW,
         )?;
         db::schema_version(&conn).map(Some)
+    }
+}
+
+/// See [`DataDir::new_db_guard`].
+#[must_use = "a dropped guard removes the new database at once"]
+#[derive(Debug)]
+pub struct NewDbGuard<'a> {
+    path: PathBuf,
+    fresh: bool,
+    _lock: &'a DirLock,
+}
+
+impl NewDbGuard<'_> {
+    /// The write committed: keep the database.
+    pub fn keep(mut self) {
+        self.fresh = false;
+    }
+}
+
+impl Drop for NewDbGuard<'_> {
+    fn drop(&mut self) {
+        if !self.fresh {
+            return;
+        }
+        let mut removed = false;
+        for suffix in ["", "-wal", "-shm", "-journal"] {
+            let mut p = self.path.clone().into_os_string();
+            p.push(suffix);
+            removed |= std::fs::remove_file(&p).is_ok();
+        }
+        if removed && let Some(dir) = self.path.parent() {
+            let _ = private_fs::sync_dir(dir);
+        }
     }
 }
 

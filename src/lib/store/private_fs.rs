@@ -44,6 +44,13 @@ pub fn check_private(path: &Path, kind: Kind) -> Result<bool> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
         Err(e) => return Err(Error::io("stat", path, e)),
     };
+    check_metadata(path, &md, kind)?;
+    Ok(true)
+}
+
+/// The checks of [`check_private`] on metadata already in hand (from
+/// `lstat`, or from `fstat` on an open descriptor).
+fn check_metadata(path: &Path, md: &fs::Metadata, kind: Kind) -> Result<()> {
     let shown = path.display().to_string();
     if md.file_type().is_symlink() {
         return Err(Error::new(
@@ -89,7 +96,38 @@ pub fn check_private(path: &Path, kind: Kind) -> Result<bool> {
         .with("mode", format!("{mode:04o}"))
         .with("fix", format!("chmod {want} {shown}")));
     }
-    Ok(true)
+    Ok(())
+}
+
+/// Opens an owner-private regular file read-only under the rule of
+/// [`check_private`] (not a symlink, owned by the current user, no group
+/// or other bits), checked on the open descriptor itself so that nothing
+/// can be swapped between the check and the open. `O_NONBLOCK`: a FIFO
+/// in its place is refused, never waited on. `Ok(None)`: no such file.
+pub fn open_private_read(path: &Path) -> Result<Option<File>> {
+    let f = match OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC | libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)
+    {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
+            let shown = path.display().to_string();
+            return Err(Error::new(
+                Code::SymlinkRefused,
+                format!(
+                    "{shown} is a symbolic link; agent-task refuses to follow links to its secrets"
+                ),
+            )
+            .with("path", shown)
+            .with("fix", "replace the link with a real file (mode 0600)"));
+        }
+        Err(e) => return Err(Error::io("open", path, e)),
+    };
+    let md = f.metadata().map_err(|e| Error::io("stat", path, e))?;
+    check_metadata(path, &md, Kind::File)?;
+    Ok(Some(f))
 }
 
 /// Checks every directory above `path` (not `path` itself): none may be a
@@ -279,6 +317,47 @@ mod tests {
             Some(Code::SymlinkRefused)
         );
         assert!(!check_private(&t.path().join("missing"), Kind::File).expect("ok"));
+    }
+
+    #[test]
+    fn open_private_read_refuses_links_loose_modes_and_fifos() {
+        let t = tempfile::tempdir().expect("tempdir");
+        let p = t.path().join("secret");
+        write_atomic(&p, b"s").expect("write");
+        assert!(open_private_read(&p).expect("ok").is_some());
+        assert!(
+            open_private_read(&t.path().join("missing"))
+                .expect("ok")
+                .is_none()
+        );
+        fs::set_permissions(&p, fs::Permissions::from_mode(0o644)).expect("chmod");
+        let e = open_private_read(&p).expect_err("0644");
+        assert_eq!(e.code(), Code::InsecurePermissions);
+        assert!(
+            e.details().expect("d")["fix"]
+                .as_str()
+                .expect("fix")
+                .starts_with("chmod 600")
+        );
+        fs::set_permissions(&p, fs::Permissions::from_mode(0o600)).expect("chmod");
+        let l = t.path().join("link");
+        std::os::unix::fs::symlink(&p, &l).expect("symlink");
+        let e = open_private_read(&l).expect_err("link");
+        assert_eq!(e.code(), Code::SymlinkRefused);
+        assert!(e.details().expect("d").contains_key("fix"));
+        let fifo = t.path().join("fifo");
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            &fifo,
+            rustix::fs::FileType::Fifo,
+            rustix::fs::Mode::from_raw_mode(0o600),
+            0,
+        )
+        .expect("mkfifo");
+        assert_eq!(
+            open_private_read(&fifo).expect_err("fifo").code(),
+            Code::Config
+        );
     }
 
     #[test]

@@ -15,7 +15,7 @@ use crate::authority::change::{self, ChangeSel};
 use crate::error::{Code, Error, Result};
 use crate::store::OptionalExtension;
 use crate::wire::digest::Sha256Hex;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 
@@ -61,8 +61,12 @@ impl WorkspaceConfig {
     /// Parses and validates configuration bytes.
     pub fn parse(bytes: &[u8]) -> Result<WorkspaceConfig> {
         let bad = |m: String| Error::new(Code::Config, m);
-        let c: WorkspaceConfig =
-            serde_json::from_slice(bytes).map_err(|e| bad(format!("workspace config: {e}")))?;
+        let c: WorkspaceConfig = crate::wire::json::decode(
+            bytes,
+            crate::wire::json::Limits::bytes(MAX_CONFIG_BYTES as usize),
+            Code::Config,
+            "workspace config",
+        )?;
         if c.version != CONFIG_VERSION {
             return Err(bad(format!(
                 "workspace config version {} is not supported (1)",
@@ -128,7 +132,9 @@ fn default_schema() -> u32 {
 
 /// One agent operation, as sent over HTTP (`{"operation": …, …}`) or as an
 /// MCP tool call (tool name = operation, arguments = the other fields).
-#[derive(Debug, Clone, Deserialize)]
+/// The CLI's `--endpoint` client serialises the same struct (a Change is
+/// then named by id only).
+#[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(tag = "operation", rename_all = "snake_case", deny_unknown_fields)]
 pub enum OperationRequest {
     /// Capability, schema versions and operation names.
@@ -136,13 +142,21 @@ pub enum OperationRequest {
     /// The installed requirement of a Change's profile.
     Requirements {
         /// The Change (`change_id` on the wire; the CLI may name it by workspace).
-        #[serde(rename = "change_id", deserialize_with = "change_by_id")]
+        #[serde(
+            rename = "change_id",
+            deserialize_with = "change_by_id",
+            serialize_with = "change_as_id"
+        )]
         change: ChangeSel,
     },
     /// The typed next operation for a Change.
     Next {
         /// The Change (`change_id` on the wire; the CLI may name it by workspace).
-        #[serde(rename = "change_id", deserialize_with = "change_by_id")]
+        #[serde(
+            rename = "change_id",
+            deserialize_with = "change_by_id",
+            serialize_with = "change_as_id"
+        )]
         change: ChangeSel,
     },
     /// A task's instruction entrypoint (or a schema mismatch).
@@ -217,14 +231,54 @@ pub enum OperationRequest {
     /// validated transfers.
     CollectorFinalize {
         /// The Change (`change_id` on the wire; the CLI may name it by workspace).
-        #[serde(rename = "change_id", deserialize_with = "change_by_id")]
+        #[serde(
+            rename = "change_id",
+            deserialize_with = "change_by_id",
+            serialize_with = "change_as_id"
+        )]
         change: ChangeSel,
     },
     /// Read-only exact-subject qualification.
     Qualification {
         /// The Change (`change_id` on the wire; the CLI may name it by workspace).
-        #[serde(rename = "change_id", deserialize_with = "change_by_id")]
+        #[serde(
+            rename = "change_id",
+            deserialize_with = "change_by_id",
+            serialize_with = "change_as_id"
+        )]
         change: ChangeSel,
+    },
+    /// Open a Change through the endpoint on the profile's repository and
+    /// profile (the workspace is the client's and is never named).
+    ChangeOpen {
+        /// Idempotency key: a retry returns the Change this request opened.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        request_id: Option<String>,
+    },
+    /// The current subject of a Change (version, revision, context digest,
+    /// base, workspace), read-only: what the Stop hook compares.
+    ChangeSubject {
+        /// The Change (`change_id` on the wire).
+        #[serde(
+            rename = "change_id",
+            deserialize_with = "change_by_id",
+            serialize_with = "change_as_id"
+        )]
+        change: ChangeSel,
+    },
+    /// Commit a remote checkpoint whose manifest was posted and whose
+    /// missing blobs were uploaded: a new Change version, exactly as a
+    /// local checkpoint records it.
+    CheckpointCommit {
+        /// The Change (`change_id` on the wire).
+        #[serde(
+            rename = "change_id",
+            deserialize_with = "change_by_id",
+            serialize_with = "change_as_id"
+        )]
+        change: ChangeSel,
+        /// The revision the manifest route answered.
+        revision: Sha256Hex,
     },
     /// Recovery envelope.
     Recovery {
@@ -239,6 +293,17 @@ pub enum OperationRequest {
     },
 }
 
+/// Encodes a Change for the wire: by id only (a workspace path names a
+/// Change only on the authority's own host).
+fn change_as_id<S: serde::Serializer>(c: &ChangeSel, s: S) -> std::result::Result<S::Ok, S::Error> {
+    match c {
+        ChangeSel::Id(id) => s.serialize_str(id),
+        ChangeSel::Workspace(_) => Err(serde::ser::Error::custom(
+            "with --endpoint, name the Change with --change (the endpoint knows no workspace path)",
+        )),
+    }
+}
+
 /// Decodes the wire's `change_id` string: a remote caller names a Change
 /// only by id, never by a path.
 fn change_by_id<'de, D: serde::Deserializer<'de>>(
@@ -248,7 +313,7 @@ fn change_by_id<'de, D: serde::Deserializer<'de>>(
 }
 
 /// Body of heartbeat, cancel and reconcile.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct MutationBody {
     /// Attempt id.
@@ -258,10 +323,10 @@ pub struct MutationBody {
     /// Idempotency key.
     pub request_id: String,
     /// Requested lease.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lease_ms: Option<u64>,
     /// Reason.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
 }
 
@@ -269,6 +334,9 @@ pub struct MutationBody {
 pub const OPERATIONS: &[&str] = &[
     "cancel",
     "capabilities",
+    "change_open",
+    "change_subject",
+    "checkpoint_commit",
     "claim",
     "collector_claim",
     "collector_descriptor",
@@ -363,6 +431,9 @@ impl OperationRequest {
             Self::CollectorDescriptor { .. } => "collector_descriptor",
             Self::CollectorFinalize { .. } => "collector_finalize",
             Self::Qualification { .. } => "qualification",
+            Self::ChangeOpen { .. } => "change_open",
+            Self::ChangeSubject { .. } => "change_subject",
+            Self::CheckpointCommit { .. } => "checkpoint_commit",
         }
     }
 }
@@ -386,7 +457,9 @@ enum Named<'a> {
 
 fn named(r: &OperationRequest) -> Named<'_> {
     match r {
-        OperationRequest::Capabilities {} => Named::Nothing,
+        OperationRequest::Capabilities {} | OperationRequest::ChangeOpen { .. } => Named::Nothing,
+        OperationRequest::ChangeSubject { change }
+        | OperationRequest::CheckpointCommit { change, .. } => Named::Change(change),
         OperationRequest::Requirements { change }
         | OperationRequest::Next { change }
         | OperationRequest::CollectorFinalize { change }
@@ -467,11 +540,45 @@ pub fn check_scope(cx: &AgentCtx<'_>, p: &TaskProfile, r: &OperationRequest) -> 
     Ok(())
 }
 
+/// Checks the bearer, the profile's pins and that `change_id` belongs to
+/// the profile (the manifest and blob routes, which name the Change in
+/// their path).
+pub fn check_change_scope(cx: &AgentCtx<'_>, p: &TaskProfile, change_id: &str) -> Result<()> {
+    check_scope(
+        cx,
+        p,
+        &OperationRequest::ChangeSubject {
+            change: ChangeSel::Id(change_id.to_owned()),
+        },
+    )
+}
+
 /// Runs one operation for the bearer's actor inside profile `p`: the scope
-/// check, then [`run`], exactly as the CLI runs it.
-pub fn execute(cx: &AgentCtx<'_>, p: &TaskProfile, r: &OperationRequest) -> Result<Value> {
+/// check, then [`run`], exactly as the CLI runs it. The endpoint-only
+/// operations (`change_open` on the profile's repository and profile,
+/// `checkpoint_commit` under the operator's `limits`) run here.
+pub fn execute(
+    cx: &AgentCtx<'_>,
+    p: &TaskProfile,
+    r: &OperationRequest,
+    limits: &crate::authority::remote::RemoteLimits,
+) -> Result<Value> {
     check_scope(cx, p, r)?;
-    run(cx, r)
+    match r {
+        OperationRequest::ChangeOpen { request_id } => {
+            to_value(&crate::authority::remote::change_open(
+                cx,
+                &p.native_repository,
+                &p.profile_id,
+                request_id.as_deref(),
+            )?)
+        }
+        OperationRequest::CheckpointCommit {
+            change: ChangeSel::Id(id),
+            revision,
+        } => to_value(&crate::authority::remote::commit(cx, id, revision, limits)?),
+        _ => run(cx, r),
+    }
 }
 
 /// Runs one operation for the bearer's actor. The CLI calls this directly
@@ -540,6 +647,25 @@ pub fn run(cx: &AgentCtx<'_>, r: &OperationRequest) -> Result<Value> {
         }
         OperationRequest::Qualification { change } => {
             crate::authority::receipt::qualify(cx, change)
+        }
+        OperationRequest::ChangeSubject { change } => match change {
+            ChangeSel::Id(id) => crate::authority::remote::subject(cx, id),
+            ChangeSel::Workspace(p) => {
+                let id = cx.read(|_j, a, _who, _now| {
+                    Ok(change::select(a, &ChangeSel::Workspace(p.clone()))?.change_id)
+                })?;
+                crate::authority::remote::subject(cx, &id)
+            }
+        },
+        OperationRequest::ChangeOpen { .. } | OperationRequest::CheckpointCommit { .. } => {
+            Err(Error::new(
+                Code::Usage,
+                format!(
+                    "{} runs only through the workspace endpoint (the CLI's local forms are \
+                     `change open` and `checkpoint`)",
+                    r.name()
+                ),
+            ))
         }
         OperationRequest::Recovery {
             task_id,

@@ -44,6 +44,9 @@ impl AgentCtx<'_> {
         let lock = dir.lock(self.timeout)?;
         let now_ts = rfc3339_millis(self.clock.now());
         let now = self.now();
+        // A refused mutation (bad token, task not claimable, …) must not
+        // leave a new journal behind: reads never create it either.
+        let journal_guard = dir.new_db_guard(&journal::SPEC, &lock)?;
         let mut jc = dir.open_write(&journal::SPEC, &now_ts, &lock)?;
         let jt = jc.transaction_with_behavior(TransactionBehavior::Immediate)?;
         let mut ac = dir.open_write(&crate::authority::schema::SPEC, &now_ts, &lock)?;
@@ -51,6 +54,7 @@ impl AgentCtx<'_> {
         let who = admin::authenticate(&at, self.token)?;
         let out = f(&jt, &at, &who, now)?;
         jt.commit()?;
+        journal_guard.keep();
         at.rollback()?;
         drop(lock);
         Ok(out)

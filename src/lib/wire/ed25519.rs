@@ -148,7 +148,7 @@ impl Keypair {
 
     /// Signs `msg`; returns 128 lowercase hex characters.
     pub fn sign_hex(&self, msg: &[u8]) -> String {
-        data_encoding::HEXLOWER.encode(&self.0.sign(msg).to_bytes())
+        data_encoding::HEXLOWER.encode(&self.sign(msg))
     }
 }
 

@@ -3,6 +3,7 @@
 
 pub mod digest;
 pub mod ed25519;
+pub mod json;
 
 use crate::error::{Error, Result};
 

@@ -8,20 +8,84 @@ use crate::task::ops::{self, AgentCtx};
 use serde_json::Value;
 use std::path::PathBuf;
 
+/// Where an agent command runs: a workspace endpoint (the agent needs only
+/// its token file), or by default the local data directory.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct EndpointArgs {
+    /// Run through this workspace endpoint (base URL, `http://host:port`)
+    /// instead of a local data directory: the token file is all the agent
+    /// needs (docs/workspace-http.md).
+    #[arg(long, value_name = "URL", env = "AGENT_TASK_ENDPOINT", requires_all = ["repository", "profile"])]
+    pub endpoint: Option<String>,
+    /// Repository id of the workspace profile (with --endpoint).
+    #[arg(long, env = "AGENT_TASK_REPOSITORY", requires = "endpoint")]
+    pub repository: Option<String>,
+    /// Profile id of the workspace profile (with --endpoint).
+    #[arg(long, env = "AGENT_TASK_PROFILE", requires = "endpoint")]
+    pub profile: Option<String>,
+}
+
+impl EndpointArgs {
+    /// The endpoint client for the token of `ctx`, when an endpoint is named.
+    pub(crate) fn client(&self, ctx: &Ctx) -> Result<Option<crate::remote::Client>> {
+        match (&self.endpoint, &self.repository, &self.profile) {
+            (Some(base), Some(repository), Some(profile)) => Ok(Some(crate::remote::Client::new(
+                crate::remote::Endpoint {
+                    base: base.clone(),
+                    repository: repository.clone(),
+                    profile: profile.clone(),
+                },
+                ctx.token()?,
+            )?)),
+            (None, None, None) => Ok(None),
+            _ => Err(Error::new(
+                Code::Usage,
+                "--endpoint, --repository and --profile go together",
+            )),
+        }
+    }
+}
+
 /// `change` subcommands.
 #[derive(Debug, clap::Subcommand)]
 pub enum ChangeCmd {
-    /// Open a Change on a workspace for the token's actor.
+    /// Open a Change for the token's actor: on a workspace of this host
+    /// (--repo, --profile, --workspace), or through a workspace endpoint
+    /// (--endpoint, --repository, --profile), where the workspace stays the
+    /// client's and is never named.
     Open {
-        /// Repository id.
-        #[arg(long)]
-        repo: String,
-        /// Profile id.
+        /// Repository id (local).
+        #[arg(
+            long,
+            required_unless_present = "endpoint",
+            conflicts_with = "endpoint"
+        )]
+        repo: Option<String>,
+        /// Profile id (local: the native profile; with --endpoint: the workspace profile).
         #[arg(long)]
         profile: String,
-        /// Workspace directory.
-        #[arg(long, value_name = "PATH")]
-        workspace: PathBuf,
+        /// Workspace directory (local).
+        #[arg(
+            long,
+            value_name = "PATH",
+            required_unless_present = "endpoint",
+            conflicts_with = "endpoint"
+        )]
+        workspace: Option<PathBuf>,
+        /// Open through this workspace endpoint (base URL).
+        #[arg(
+            long,
+            value_name = "URL",
+            env = "AGENT_TASK_ENDPOINT",
+            requires = "repository"
+        )]
+        endpoint: Option<String>,
+        /// Repository id of the workspace profile (with --endpoint).
+        #[arg(long, env = "AGENT_TASK_REPOSITORY", requires = "endpoint")]
+        repository: Option<String>,
+        /// Idempotency key (with --endpoint): a retry returns the Change this request opened.
+        #[arg(long, requires = "endpoint")]
+        request_id: Option<String>,
     },
 }
 
@@ -29,7 +93,7 @@ pub enum ChangeCmd {
 #[derive(Debug, clap::Args)]
 pub struct ChangeSelArgs {
     /// Change id.
-    #[arg(long, conflicts_with = "workspace")]
+    #[arg(long)]
     pub change: Option<String>,
     /// Workspace directory of the Change.
     #[arg(long, value_name = "PATH")]
@@ -39,7 +103,11 @@ pub struct ChangeSelArgs {
 impl ChangeSelArgs {
     pub(crate) fn sel(&self) -> Result<ChangeSel> {
         match (&self.change, &self.workspace) {
-            (Some(c), _) => Ok(ChangeSel::Id(c.clone())),
+            (Some(_), Some(_)) => Err(Error::new(
+                Code::Usage,
+                "name the Change by --change or by --workspace, not both",
+            )),
+            (Some(c), None) => Ok(ChangeSel::Id(c.clone())),
             (None, Some(w)) => Ok(ChangeSel::Workspace(w.clone())),
             (None, None) => std::env::current_dir()
                 .map(ChangeSel::Workspace)
@@ -65,10 +133,41 @@ pub(super) fn change(ctx: &Ctx, c: ChangeCmd) -> Result<Value> {
             repo,
             profile,
             workspace,
-        } => with_agent(ctx, |cx| {
-            to_value(&ops::change_open(cx, &repo, &profile, &workspace)?)
-        }),
+            endpoint,
+            repository,
+            request_id,
+        } => match (endpoint, repo, workspace) {
+            (Some(base), _, _) => {
+                let remote = EndpointArgs {
+                    endpoint: Some(base),
+                    repository,
+                    profile: Some(profile),
+                };
+                let client = remote
+                    .client(ctx)?
+                    .ok_or_else(|| Error::internal("endpoint client missing"))?;
+                client.op(&crate::task::facade::OperationRequest::ChangeOpen { request_id })
+            }
+            (None, Some(repo), Some(workspace)) => with_agent(ctx, |cx| {
+                to_value(&ops::change_open(cx, &repo, &profile, &workspace)?)
+            }),
+            _ => Err(Error::new(
+                Code::Usage,
+                "change open needs --repo and --workspace (or --endpoint and --repository)",
+            )),
+        },
     }
+}
+
+/// A Change, on this host or through an endpoint.
+#[derive(Debug, clap::Args)]
+pub struct AgentChangeArgs {
+    /// Which Change.
+    #[command(flatten)]
+    pub sel: ChangeSelArgs,
+    /// Through a workspace endpoint (name the Change with --change).
+    #[command(flatten)]
+    pub remote: EndpointArgs,
 }
 
 /// Arguments of `checkpoint`.
@@ -81,9 +180,32 @@ pub struct CheckpointArgs {
     /// whose files add up to more than this many bytes.
     #[arg(long, value_name = "BYTES", default_value_t = crate::authority::snapshot::DEFAULT_MAX_REVISION_BYTES)]
     pub max_revision_bytes: u64,
+    /// Checkpoint through a workspace endpoint: the workspace is walked and
+    /// hashed here, only the blobs the authority lacks are uploaded
+    /// (--change names the Change; --workspace or the current directory is
+    /// the tree).
+    #[command(flatten)]
+    pub remote: EndpointArgs,
 }
 
 pub(super) fn checkpoint(ctx: &Ctx, a: CheckpointArgs) -> Result<Value> {
+    if let Some(client) = a.remote.client(ctx)? {
+        let change = a.sel.change.clone().ok_or_else(|| {
+            Error::new(
+                Code::Usage,
+                "with --endpoint, name the Change with --change (the endpoint knows no workspace path)",
+            )
+        })?;
+        let ws = match &a.sel.workspace {
+            Some(w) => w.clone(),
+            None => {
+                std::env::current_dir().map_err(|_| Error::new(Code::Usage, "pass --workspace"))?
+            }
+        };
+        let canon = std::fs::canonicalize(&ws).map_err(|e| Error::io("resolve", &ws, e))?;
+        let cache = canon.to_str().and_then(crate::remote::cache::path_for);
+        return client.checkpoint(&change, &canon, a.max_revision_bytes, cache.as_deref());
+    }
     let sel = a.sel.sel()?;
     with_agent(ctx, |cx| {
         to_value(&ops::checkpoint(cx, &sel, a.max_revision_bytes)?)

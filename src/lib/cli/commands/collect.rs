@@ -1,7 +1,7 @@
 //! Collector commands: `profile install`, `collector-claim`, `collect`,
 //! `retry-upload`, `finalize`, `qualify` and `land`.
 
-use super::change::ChangeSelArgs;
+use super::change::{AgentChangeArgs, EndpointArgs};
 use super::runtime::RuntimeArg;
 use super::to_value;
 use crate::authority::collector::{self as col, PinnedRuntime, ProfileInstallRequest};
@@ -56,14 +56,53 @@ pub struct CollectorClaimArgs {
     /// Also write the descriptor to this new 0600 file.
     #[arg(long, value_name = "FILE")]
     pub descriptor_out: Option<PathBuf>,
+    /// Through a workspace endpoint.
+    #[command(flatten)]
+    pub remote: EndpointArgs,
+}
+
+/// `collector` subcommands.
+#[derive(Debug, clap::Subcommand)]
+pub enum CollectorCmd {
+    /// Operator (as root): write the sudo wrapper of a privilege-separated
+    /// deployment — a root-owned script pinning the binary, --data-dir and
+    /// --collector-dir that takes the agent's token and the descriptor on
+    /// stdin — and the sudoers rule that lets the agent's user run exactly
+    /// it as the operator (checked with visudo -c when --sudoers-out is given).
+    Wrapper {
+        /// Where to write the wrapper script (in a root-owned directory,
+        /// e.g. /usr/local/sbin/agent-task-collect).
+        #[arg(long, value_name = "FILE")]
+        out: PathBuf,
+        /// The operator's collector directory (signing key and retained state).
+        #[arg(long, value_name = "DIR")]
+        collector_dir: PathBuf,
+        /// The root-owned agent-task binary the wrapper runs.
+        #[arg(long, value_name = "FILE")]
+        binary: PathBuf,
+        /// The operator's user (who owns the data and collector directories).
+        #[arg(long, value_name = "USER")]
+        operator_user: String,
+        /// The agent's user (the only user the rule lets run the wrapper).
+        #[arg(long, value_name = "USER")]
+        agent_user: String,
+        /// Also write the sudoers rule here (e.g. /etc/sudoers.d/agent-task-collect).
+        #[arg(long, value_name = "FILE")]
+        sudoers_out: Option<PathBuf>,
+    },
 }
 
 /// Arguments of `collect`.
 #[derive(Debug, clap::Args)]
 pub struct CollectArgs {
-    /// The descriptor (from `collector-claim`).
+    /// The descriptor (from `collector-claim`); `-` reads it from stdin.
     #[arg(long, value_name = "FILE")]
     pub descriptor: PathBuf,
+    /// Read the agent's token from the first line of stdin, the descriptor
+    /// from the rest (with `--descriptor -`): how the sudo wrapper, which
+    /// resets the environment, passes them. Excludes --token-file.
+    #[arg(long)]
+    pub token_on_stdin: bool,
     /// The owner-private collector directory (signing key and retained state).
     #[arg(long, value_name = "DIR")]
     pub collector_dir: PathBuf,
@@ -157,10 +196,12 @@ pub(super) fn profile(ctx: &Ctx, c: ProfileCmd) -> Result<Value> {
             limits,
         } => {
             let pinned = match file {
-                Some(f) => Some(serde_json::from_slice::<PinnedRuntime>(&read_small(
-                    &f,
-                    col::MAX_PIN_FILE,
-                )?)?),
+                Some(f) => Some(crate::wire::json::decode::<PinnedRuntime>(
+                    &read_small(&f, col::MAX_PIN_FILE)?,
+                    crate::wire::json::Limits::bytes(col::MAX_PIN_FILE as usize),
+                    crate::error::Code::InvalidInput,
+                    "pinned runtime file",
+                )?),
                 None => None,
             };
             to_value(&col::profile_install(
@@ -187,6 +228,7 @@ pub(super) fn collector_claim(ctx: &Ctx, a: CollectorClaimArgs) -> Result<Value>
     };
     let out = super::task::run(
         ctx,
+        &a.remote,
         OperationRequest::CollectorClaim {
             task_id: a.task,
             request_id: rid,
@@ -206,9 +248,107 @@ pub(super) fn collector_claim(ctx: &Ctx, a: CollectorClaimArgs) -> Result<Value>
     Ok(out)
 }
 
+/// Reads stdin: at most `max` bytes.
+fn read_stdin(max: u64) -> Result<Vec<u8>> {
+    let mut b = Vec::new();
+    std::io::stdin()
+        .take(max + 1)
+        .read_to_end(&mut b)
+        .map_err(|e| Error::new(Code::Io, format!("reading stdin: {e}")))?;
+    if b.len() as u64 > max {
+        return Err(Error::new(
+            Code::TooLarge,
+            format!("stdin is over {max} bytes"),
+        ));
+    }
+    Ok(b)
+}
+
+/// Splits `token line \n descriptor` (what the sudo wrapper passes on).
+fn split_token(stdin: &[u8]) -> Result<(String, &[u8])> {
+    let unauth = |m: &str| Error::new(Code::Unauthorized, m.to_owned());
+    let cut = stdin
+        .iter()
+        .position(|&b| b == b'\n')
+        .ok_or_else(|| unauth("stdin holds no token line before the descriptor"))?;
+    let line = &stdin[..cut];
+    let line = line.strip_suffix(b"\r").unwrap_or(line);
+    if line.is_empty()
+        || line.len() as u64 > crate::authority::admin::MAX_TOKEN_FILE
+        || !line.iter().all(|b| (0x21..=0x7e).contains(b))
+    {
+        return Err(unauth(
+            "the first line of stdin is not a token (1-512 printable ASCII characters)",
+        ));
+    }
+    Ok((
+        String::from_utf8_lossy(line).into_owned(),
+        &stdin[cut + 1..],
+    ))
+}
+
+pub(super) fn collector(ctx: &Ctx, c: CollectorCmd) -> Result<Value> {
+    match c {
+        CollectorCmd::Wrapper {
+            out,
+            collector_dir,
+            binary,
+            operator_user,
+            agent_user,
+            sudoers_out,
+        } => to_value(&crate::collector::wrapper::write(
+            &crate::collector::wrapper::WrapperRequest {
+                out,
+                data_dir: ctx
+                    .data_dir_from_command_line("collector wrapper")?
+                    .to_path_buf(),
+                collector_dir,
+                binary,
+                operator_user,
+                agent_user,
+                sudoers_out,
+            },
+        )?),
+    }
+}
+
 pub(super) fn collect(ctx: &Ctx, a: CollectArgs) -> Result<Value> {
-    let bytes = read_small(&a.descriptor, collect::MAX_DESCRIPTOR_BYTES)?;
-    let token = ctx.token()?;
+    let from_stdin = a.descriptor.as_os_str() == "-";
+    let (bytes, token) = if a.token_on_stdin {
+        if !from_stdin {
+            return Err(Error::new(
+                Code::Usage,
+                "--token-on-stdin reads the descriptor from stdin too: pass --descriptor -",
+            ));
+        }
+        if ctx.token_file().is_some() {
+            return Err(Error::new(
+                Code::Usage,
+                "--token-on-stdin excludes --token-file and AGENT_TASK_TOKEN_FILE",
+            ));
+        }
+        let stdin = read_stdin(
+            crate::authority::admin::MAX_TOKEN_FILE + 2 + collect::MAX_DESCRIPTOR_BYTES,
+        )?;
+        let (token, rest) = split_token(&stdin)?;
+        if rest.len() as u64 > collect::MAX_DESCRIPTOR_BYTES {
+            return Err(Error::new(
+                Code::TooLarge,
+                format!(
+                    "the descriptor is over {} bytes",
+                    collect::MAX_DESCRIPTOR_BYTES
+                ),
+            ));
+        }
+        (rest.to_vec(), token)
+    } else if from_stdin {
+        (read_stdin(collect::MAX_DESCRIPTOR_BYTES)?, ctx.token()?)
+    } else {
+        (
+            read_small(&a.descriptor, collect::MAX_DESCRIPTOR_BYTES)?,
+            ctx.token()?,
+        )
+    };
     let root = ctx.data_dir_from_command_line("collect")?;
     let up = LocalUpload {
         root,
@@ -250,15 +390,18 @@ pub(super) fn retry_upload(ctx: &Ctx, a: RetryUploadArgs) -> Result<Value> {
     collect::retry_upload(root, &a.collector_dir, &a.operation, up)
 }
 
-pub(super) fn finalize(ctx: &Ctx, a: ChangeSelArgs) -> Result<Value> {
+pub(super) fn finalize(ctx: &Ctx, a: AgentChangeArgs) -> Result<Value> {
+    let change = super::task::change_sel(&a)?;
     super::task::run(
         ctx,
-        OperationRequest::CollectorFinalize { change: a.sel()? },
+        &a.remote,
+        OperationRequest::CollectorFinalize { change },
     )
 }
 
-pub(super) fn qualify(ctx: &Ctx, a: ChangeSelArgs) -> Result<Value> {
-    super::task::run(ctx, OperationRequest::Qualification { change: a.sel()? })
+pub(super) fn qualify(ctx: &Ctx, a: AgentChangeArgs) -> Result<Value> {
+    let change = super::task::change_sel(&a)?;
+    super::task::run(ctx, &a.remote, OperationRequest::Qualification { change })
 }
 
 pub(super) fn land(ctx: &Ctx, a: LandArgs) -> Result<Value> {

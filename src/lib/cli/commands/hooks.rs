@@ -62,11 +62,19 @@ pub(super) fn install_stop(ctx: &Ctx, a: InstallStopArgs) -> Result<Value> {
     }
     let executable = std::env::current_exe()
         .map_err(|e| Error::new(Code::Io, format!("cannot locate agent-task: {e}")))?;
+    // Through an endpoint the data directory goes into the hook only when
+    // this user can read it (a privilege-separated agent cannot: the hook
+    // then reads its Change through the endpoint).
+    let data_dir = match (&a.endpoint, ctx.data_dir()) {
+        (None, d) => Some(absolute(d?)?),
+        (Some(_), Ok(d)) if crate::authority::admin::open_read(d).is_ok() => Some(absolute(d)?),
+        (Some(_), _) => None,
+    };
     let req = InstallStopRequest {
         agent: a.agent,
         workspace: absolute(&a.workspace)?,
         change: a.change,
-        data_dir: absolute(ctx.data_dir()?)?,
+        data_dir,
         token_file: token_file.to_path_buf(),
         remote: match (a.endpoint, a.repository, a.profile) {
             (Some(endpoint), Some(repository), Some(profile)) => Some(Remote {

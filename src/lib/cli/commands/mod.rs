@@ -1,5 +1,6 @@
 //! The command tree and the single dispatch `match`.
 
+mod attest;
 mod cas;
 mod change;
 mod collect;
@@ -69,11 +70,11 @@ pub enum Command {
     /// Agent: snapshot the workspace into a new Change version (a new subject).
     Checkpoint(change::CheckpointArgs),
     /// Agent: capability, schema versions and operation names.
-    Capabilities,
+    Capabilities(change::EndpointArgs),
     /// Agent: the installed requirement of a Change's profile.
-    Requirements(change::ChangeSelArgs),
+    Requirements(change::AgentChangeArgs),
     /// Agent: the typed next operation for a Change (data, never a command).
-    Next(change::ChangeSelArgs),
+    Next(change::AgentChangeArgs),
     /// Agent: a task's instruction entrypoint (or a schema mismatch).
     Instructions(task::InstructionsArgs),
     /// Agent: read one named reference of a task.
@@ -103,6 +104,9 @@ pub enum Command {
     /// Operator: install an immutable collector profile.
     #[command(subcommand)]
     Profile(collect::ProfileCmd),
+    /// Operator: set up collection for a privilege-separated agent (the sudo wrapper).
+    #[command(subcommand)]
+    Collector(collect::CollectorCmd),
     /// Agent: claim a command task for the installed collector profile; prints the descriptor.
     CollectorClaim(collect::CollectorClaimArgs),
     /// Agent/collector: run a claimed descriptor once, sign, retain and upload (exit 0 whatever the test said).
@@ -110,14 +114,21 @@ pub enum Command {
     /// Agent/collector: resend the identical retained transfer of an execution.
     RetryUpload(collect::RetryUploadArgs),
     /// Agent: create the v2 receipt of the current subject from retained transfers.
-    Finalize(change::ChangeSelArgs),
+    Finalize(change::AgentChangeArgs),
     /// Agent: read-only exact-subject qualification.
-    Qualify(change::ChangeSelArgs),
+    Qualify(change::AgentChangeArgs),
     /// Operator: admission rechecks, then move the target head (and commit, for git).
     Land(collect::LandArgs),
     /// Internal: the sandbox launcher a bwrap run goes through (limits, uid, then bwrap).
     #[command(hide = true)]
     SandboxExec(runtime::SandboxExecArgs),
+    /// Operator: the authority's attestation signing key.
+    #[command(subcommand)]
+    Authority(attest::AuthorityCmd),
+    /// Operator: signed in-toto attestations (DSSE) of a landed or qualified Change.
+    Attest(attest::AttestArgs),
+    /// Check a landed commit's attestations with only the repository and a public key.
+    Verify(attest::VerifyArgs),
 }
 
 /// What a successful command prints on stdout, and its exit code (0 for
@@ -160,7 +171,7 @@ pub fn dispatch(ctx: &Ctx, command: Command) -> Result<Reply> {
         Command::Enrollment(c) => enroll::enrollment(ctx, c).map(Reply::from),
         Command::Change(c) => change::change(ctx, c).map(Reply::from),
         Command::Checkpoint(a) => change::checkpoint(ctx, a).map(Reply::from),
-        Command::Capabilities => task::capabilities().map(Reply::from),
+        Command::Capabilities(a) => task::capabilities(ctx, a).map(Reply::from),
         Command::Requirements(a) => task::requirements(ctx, a).map(Reply::from),
         Command::Next(a) => task::next(ctx, a).map(Reply::from),
         Command::Instructions(a) => task::instructions(ctx, a).map(Reply::from),
@@ -177,6 +188,7 @@ pub fn dispatch(ctx: &Ctx, command: Command) -> Result<Reply> {
         Command::TaskStop(a) => hooks::stop(ctx, crate::hooks::stop::Flavor::Claude, a),
         Command::TaskCodexStop(a) => hooks::stop(ctx, crate::hooks::stop::Flavor::Codex, a),
         Command::Profile(c) => collect::profile(ctx, c).map(Reply::from),
+        Command::Collector(c) => collect::collector(ctx, c).map(Reply::from),
         Command::CollectorClaim(a) => collect::collector_claim(ctx, a).map(Reply::from),
         Command::Collect(a) => collect::collect(ctx, a).map(Reply::from),
         Command::RetryUpload(a) => collect::retry_upload(ctx, a).map(Reply::from),
@@ -184,6 +196,9 @@ pub fn dispatch(ctx: &Ctx, command: Command) -> Result<Reply> {
         Command::Qualify(a) => collect::qualify(ctx, a).map(Reply::from),
         Command::Land(a) => collect::land(ctx, a).map(Reply::from),
         Command::SandboxExec(a) => runtime::sandbox_exec(&a).map(Reply::from),
+        Command::Authority(c) => attest::authority(ctx, c).map(Reply::from),
+        Command::Attest(a) => attest::attest_cmd(ctx, a).map(Reply::from),
+        Command::Verify(a) => attest::verify(a).map(Reply::from),
     }
 }
 

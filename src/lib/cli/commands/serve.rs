@@ -11,11 +11,30 @@ use std::sync::Arc;
 /// Arguments of `serve`.
 #[derive(Debug, clap::Args)]
 pub struct ServeArgs {
-    /// Address to listen on. A non-loopback host needs a node bearer.
+    /// Address to listen on. A non-loopback host needs a node bearer, and
+    /// TLS (--tls-cert/--tls-key) unless --insecure-http.
     #[arg(long, default_value = "127.0.0.1:7742", value_name = "HOST:PORT")]
     pub bind: String,
-    /// File holding the dedicated node bearer (one line). Without it (and
-    /// without AGENT_TASK_NODE_TOKEN) every /v1/data/* route answers 503.
+    /// PEM certificate chain (leaf first): serve HTTPS with rustls.
+    #[arg(long, value_name = "F", requires = "tls_key")]
+    pub tls_cert: Option<PathBuf>,
+    /// PEM private key of --tls-cert (owner-private 0600, not a symlink).
+    #[arg(long, value_name = "F", requires = "tls_cert")]
+    pub tls_key: Option<PathBuf>,
+    /// Serve plain HTTP on a non-loopback address: bearers and agent tokens
+    /// then cross the network in clear. Without it such a bind is refused.
+    #[arg(long, conflicts_with = "tls_cert")]
+    pub insecure_http: bool,
+    /// A host name (NAME or NAME:PORT; the bound port by default) clients
+    /// use for this server, added to the allow-list checked against every
+    /// request's Host (else 421 misdirected_request) and MCP's Origin. The
+    /// bound address is always on it, and a loopback bind adds localhost,
+    /// 127.0.0.1 and [::1]. Repeatable; required for a wildcard bind.
+    #[arg(long, value_name = "NAME[:PORT]")]
+    pub public_name: Vec<String>,
+    /// File holding the dedicated node bearer (one line; owner-private 0600,
+    /// not a symlink). Without it (and without AGENT_TASK_NODE_TOKEN) every
+    /// /v1/data/* route answers 503.
     #[arg(long, value_name = "F")]
     pub data_token_file: Option<PathBuf>,
     /// Handler threads: the bounded pool that runs request handlers. Socket
@@ -64,6 +83,29 @@ pub struct ServeArgs {
     /// The data routes are then mounted only when the data node is initialised.
     #[arg(long, value_name = "FILE")]
     pub workspace_config: Option<PathBuf>,
+    /// Remote checkpoints: refuse (`revision_too_large`) a manifest whose
+    /// files add up to more than this many bytes.
+    #[arg(long, value_name = "BYTES", default_value_t = crate::authority::snapshot::DEFAULT_MAX_REVISION_BYTES)]
+    pub max_revision_bytes: u64,
+    /// Remote checkpoints: the largest manifest body (64 MiB holds about
+    /// 500,000 entries).
+    #[arg(long, value_name = "BYTES", default_value_t = crate::authority::remote::DEFAULT_MAX_MANIFEST_BYTES,
+          value_parser = clap::value_parser!(u64).range(1024..=268_435_456))]
+    pub max_manifest_bytes: u64,
+    /// Remote checkpoints: the largest blob pack body, and so the largest
+    /// single file a remote checkpoint can carry.
+    #[arg(long, value_name = "BYTES", default_value_t = crate::authority::remote::DEFAULT_MAX_PACK_BYTES,
+          value_parser = clap::value_parser!(u64).range(1024..))]
+    pub max_pack_bytes: u64,
+    /// Remote checkpoints: the most bytes of uploaded blobs not yet
+    /// referenced by a revision that one agent may have staged.
+    #[arg(long, value_name = "BYTES", default_value_t = crate::authority::remote::DEFAULT_QUOTA_BYTES)]
+    pub staging_quota_bytes: u64,
+    /// Remote checkpoints: how long a checkpoint session, and a staged blob
+    /// no revision references, live before they are removed.
+    #[arg(long, value_name = "MS", default_value_t = crate::authority::remote::DEFAULT_TTL_MS,
+          value_parser = clap::value_parser!(u64).range(1000..))]
+    pub staging_ttl_ms: u64,
 }
 
 const MAX_TOKEN: u64 = 16_384;
@@ -71,10 +113,17 @@ const MAX_TOKEN: u64 = 16_384;
 fn token(a: &ServeArgs) -> Result<Option<String>> {
     let raw = match &a.data_token_file {
         Some(p) => {
+            // The same rule as agent token files: owner-private (0600),
+            // not a symbolic link, checked on the open descriptor.
+            let f = crate::store::private_fs::open_private_read(p)?.ok_or_else(|| {
+                Error::new(
+                    Code::Config,
+                    format!("the node bearer file {} does not exist", p.display()),
+                )
+                .with("path", p.display().to_string())
+            })?;
             let mut s = Vec::new();
-            std::fs::File::open(p)
-                .map_err(|e| Error::io("open", p, e))?
-                .take(MAX_TOKEN + 3)
+            f.take(MAX_TOKEN + 3)
                 .read_to_end(&mut s)
                 .map_err(|e| Error::io("read", p, e))?;
             let mut s = String::from_utf8(s)
@@ -126,6 +175,19 @@ fn limits(a: &ServeArgs) -> http::server::Limits {
 pub(super) fn run(ctx: &Ctx, a: &ServeArgs) -> Result<Reply> {
     let token = token(a)?;
     let (host, _port) = http::split_bind(&a.bind)?;
+    if a.tls_cert.is_none() && !a.insecure_http && !http::is_loopback_host(&host) {
+        return Err(Error::new(
+            Code::UnsafeServerBind,
+            format!(
+                "refusing to serve plain HTTP on non-loopback {host}: bearers and agent tokens would cross the network in clear"
+            ),
+        )
+        .with("fix", "pass --tls-cert F --tls-key F, or --insecure-http to accept clear text"));
+    }
+    let tls = match (&a.tls_cert, &a.tls_key) {
+        (Some(c), Some(k)) => Some(http::tls::server_config(c, k)?),
+        _ => None,
+    };
     let workspace = a
         .workspace_config
         .as_deref()
@@ -157,7 +219,13 @@ pub(super) fn run(ctx: &Ctx, a: &ServeArgs) -> Result<Reply> {
         crate::sync::service::check_server_options(n, token.as_deref())?;
     }
     let server = Server::bind(&a.bind)?;
-    let url = format!("http://{}", server.local_addr);
+    let hosts = Arc::new(http::hosts::HostAllowList::new(
+        &host,
+        server.local_addr,
+        &a.public_name,
+        tls.is_some(),
+    )?);
+    let url = format!("{}://{}", hosts.scheme(), server.local_addr);
     let mut router = Router::new();
     if let Some(node) = &node {
         http::data_routes::mount(&mut router, node.clone(), token.clone());
@@ -174,6 +242,15 @@ pub(super) fn run(ctx: &Ctx, a: &ServeArgs) -> Result<Reply> {
                 config,
                 clock: Arc::from(crate::clock::process_clock()?),
                 lock_timeout: ctx.lock_timeout,
+                hosts: hosts.clone(),
+                limits: crate::authority::remote::RemoteLimits {
+                    max_revision_bytes: a.max_revision_bytes,
+                    max_manifest_bytes: a.max_manifest_bytes,
+                    max_pack_bytes: a.max_pack_bytes,
+                    quota_bytes: a.staging_quota_bytes,
+                    ttl_ms: a.staging_ttl_ms,
+                    ..crate::authority::remote::RemoteLimits::default()
+                },
             }),
         );
     }
@@ -211,6 +288,10 @@ pub(super) fn run(ctx: &Ctx, a: &ServeArgs) -> Result<Reply> {
             );
         }
     }
-    server.run(Arc::new(router), limits(a))?;
+    server.run(
+        Arc::new(router),
+        limits(a),
+        http::server::Front { tls, hosts },
+    )?;
     Err(Error::internal("the server stopped"))
 }

@@ -79,10 +79,10 @@ pub struct AuthorityAddArgs {
     #[arg(long)]
     pub recipient_id: String,
     /// The destination's X25519 public key (43 characters of base64url).
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     pub recipient_key: String,
     /// The destination's key id; checked against the key when given.
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     pub recipient_key_id: Option<String>,
 }
 
@@ -122,7 +122,7 @@ pub struct PeerAddArgs {
     #[arg(long)]
     pub publisher_id: String,
     /// Pinned publisher Ed25519 public key (base64url).
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     pub publisher_key: String,
     /// File holding the page bearer the peer's operator issued (owner-only, not a symlink).
     #[arg(long, value_name = "F")]
@@ -342,4 +342,55 @@ fn authority_json(a: &Authority) -> Value {
 fn peer_json(p: &Peer) -> Value {
     json!({"peer_id": p.peer_id, "base_url": p.base_url, "expected_node_id": p.expected_node_id,
            "expected_publisher": p.publisher.to_json(), "ca_file": p.ca_pem.is_some()})
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::cli::Cli;
+    use clap::Parser;
+
+    /// One key in 64 starts with `-` in base64url: such a key is a value,
+    /// never an unknown flag.
+    #[test]
+    fn keys_starting_with_a_hyphen_parse_as_values() {
+        let key = "-iQ2F7s6k3vN0m9pL8xYtRz1cWbVaUe4dHgJo5qSfK0";
+        let peer = Cli::try_parse_from([
+            "agent-task",
+            "sync",
+            "peer",
+            "add",
+            "--peer",
+            "a",
+            "--origin",
+            "http://127.0.0.1:1",
+            "--node-id",
+            "n",
+            "--publisher-id",
+            "did:example:a",
+            "--publisher-key",
+            key,
+            "--page-token-file",
+            "t",
+        ]);
+        assert!(peer.is_ok(), "{peer:?}");
+        let auth = Cli::try_parse_from([
+            "agent-task",
+            "sync",
+            "authority",
+            "add",
+            "--peer",
+            "b",
+            "--bearer-file",
+            "t",
+            "--collection",
+            "default",
+            "--recipient-id",
+            "did:example:b",
+            "--recipient-key",
+            key,
+            "--recipient-key-id",
+            key,
+        ]);
+        assert!(auth.is_ok(), "{auth:?}");
+    }
 }

@@ -1,7 +1,7 @@
 //! Agent task commands: capabilities, requirements, next, instructions,
 //! reference, claim, heartbeat, status, cancel, reconcile, result, recovery.
 
-use super::change::{ChangeSelArgs, with_agent};
+use super::change::{AgentChangeArgs, EndpointArgs, with_agent};
 use crate::cli::ctx::Ctx;
 use crate::error::{Code, Error, Result};
 use crate::task::contract::{MutationAction, SCHEMA_VERSION, TaskResultAssertion};
@@ -21,6 +21,9 @@ pub struct InstructionsArgs {
     /// Schema version the caller speaks.
     #[arg(long, default_value_t = SCHEMA_VERSION)]
     pub schema_version: u32,
+    /// Through a workspace endpoint.
+    #[command(flatten)]
+    pub remote: EndpointArgs,
 }
 
 /// Arguments of `reference`.
@@ -36,6 +39,9 @@ pub struct ReferenceArgs {
     /// Expected body SHA-256 (from instructions).
     #[arg(long, value_name = "HEX")]
     pub expected_sha256: Option<String>,
+    /// Through a workspace endpoint.
+    #[command(flatten)]
+    pub remote: EndpointArgs,
 }
 
 /// Arguments of `claim`.
@@ -52,6 +58,9 @@ pub struct ClaimArgs {
     /// Executor registration that will run the task.
     #[arg(long)]
     pub executor: Option<String>,
+    /// Through a workspace endpoint.
+    #[command(flatten)]
+    pub remote: EndpointArgs,
 }
 
 /// Arguments of heartbeat, cancel and reconcile.
@@ -72,6 +81,9 @@ pub struct MutateArgs {
     /// Reason (cancel, reconcile).
     #[arg(long)]
     pub reason: Option<String>,
+    /// Through a workspace endpoint.
+    #[command(flatten)]
+    pub remote: EndpointArgs,
 }
 
 /// Arguments of `status`.
@@ -83,6 +95,9 @@ pub struct StatusArgs {
     /// Attempt id.
     #[arg(long)]
     pub attempt: String,
+    /// Through a workspace endpoint.
+    #[command(flatten)]
+    pub remote: EndpointArgs,
 }
 
 /// Arguments of `result`.
@@ -91,6 +106,9 @@ pub struct ResultArgs {
     /// TaskResultAssertion JSON file (`-` for stdin).
     #[arg(long, value_name = "FILE")]
     pub file: PathBuf,
+    /// Through a workspace endpoint.
+    #[command(flatten)]
+    pub remote: EndpointArgs,
 }
 
 /// Arguments of `recovery`.
@@ -105,29 +123,54 @@ pub struct RecoveryArgs {
     /// Request id to resolve.
     #[arg(long)]
     pub request_id: Option<String>,
+    /// Through a workspace endpoint.
+    #[command(flatten)]
+    pub remote: EndpointArgs,
 }
 
-pub(super) fn capabilities() -> Result<Value> {
-    Ok(facade::capabilities())
+pub(super) fn capabilities(ctx: &Ctx, a: EndpointArgs) -> Result<Value> {
+    match a.client(ctx)? {
+        Some(c) => c.op(&OperationRequest::Capabilities {}),
+        None => Ok(facade::capabilities()),
+    }
 }
 
 /// Runs one agent operation through the same request struct and library
-/// call the workspace HTTP endpoint and MCP tools use.
-pub(super) fn run(ctx: &Ctx, r: OperationRequest) -> Result<Value> {
-    with_agent(ctx, |cx| facade::run(cx, &r))
+/// call the workspace HTTP endpoint and MCP tools use; with `--endpoint`,
+/// the same struct goes to the endpoint.
+pub(super) fn run(ctx: &Ctx, remote: &EndpointArgs, r: OperationRequest) -> Result<Value> {
+    match remote.client(ctx)? {
+        Some(c) => c.op(&r),
+        None => with_agent(ctx, |cx| facade::run(cx, &r)),
+    }
 }
 
-pub(super) fn requirements(ctx: &Ctx, a: ChangeSelArgs) -> Result<Value> {
-    run(ctx, OperationRequest::Requirements { change: a.sel()? })
+/// The Change an agent command names: by id through an endpoint, by id or
+/// workspace locally.
+pub(super) fn change_sel(a: &AgentChangeArgs) -> Result<crate::authority::change::ChangeSel> {
+    match (&a.remote.endpoint, &a.sel.change) {
+        (Some(_), None) => Err(Error::new(
+            Code::Usage,
+            "with --endpoint, name the Change with --change (the endpoint knows no workspace path)",
+        )),
+        _ => a.sel.sel(),
+    }
 }
 
-pub(super) fn next(ctx: &Ctx, a: ChangeSelArgs) -> Result<Value> {
-    run(ctx, OperationRequest::Next { change: a.sel()? })
+pub(super) fn requirements(ctx: &Ctx, a: AgentChangeArgs) -> Result<Value> {
+    let change = change_sel(&a)?;
+    run(ctx, &a.remote, OperationRequest::Requirements { change })
+}
+
+pub(super) fn next(ctx: &Ctx, a: AgentChangeArgs) -> Result<Value> {
+    let change = change_sel(&a)?;
+    run(ctx, &a.remote, OperationRequest::Next { change })
 }
 
 pub(super) fn instructions(ctx: &Ctx, a: InstructionsArgs) -> Result<Value> {
     run(
         ctx,
+        &a.remote,
         OperationRequest::Instructions {
             task_id: a.task,
             schema_version: a.schema_version,
@@ -143,6 +186,7 @@ pub(super) fn reference(ctx: &Ctx, a: ReferenceArgs) -> Result<Value> {
         .transpose()?;
     run(
         ctx,
+        &a.remote,
         OperationRequest::Reference {
             task_id: a.task,
             name: a.name,
@@ -156,6 +200,7 @@ pub(super) fn reference(ctx: &Ctx, a: ReferenceArgs) -> Result<Value> {
 pub(super) fn claim(ctx: &Ctx, a: ClaimArgs) -> Result<Value> {
     run(
         ctx,
+        &a.remote,
         OperationRequest::Claim {
             task_id: a.task,
             request_id: a.request_id,
@@ -175,6 +220,7 @@ pub(super) fn mutate(ctx: &Ctx, action: MutationAction, a: MutateArgs) -> Result
     };
     run(
         ctx,
+        &a.remote,
         match action {
             MutationAction::Heartbeat => OperationRequest::Heartbeat(body),
             MutationAction::Cancel => OperationRequest::Cancel(body),
@@ -186,6 +232,7 @@ pub(super) fn mutate(ctx: &Ctx, action: MutationAction, a: MutateArgs) -> Result
 pub(super) fn status(ctx: &Ctx, a: StatusArgs) -> Result<Value> {
     run(
         ctx,
+        &a.remote,
         OperationRequest::Status {
             task_id: a.task,
             attempt_id: a.attempt,
@@ -210,9 +257,15 @@ pub(super) fn result(ctx: &Ctx, a: ResultArgs) -> Result<Value> {
     if bytes.len() as u64 > MAX_RESULT_BYTES {
         return Err(too_large());
     }
-    let assertion: TaskResultAssertion = serde_json::from_slice(&bytes)?;
+    let assertion: TaskResultAssertion = crate::wire::json::decode(
+        &bytes,
+        crate::wire::json::Limits::bytes(MAX_RESULT_BYTES as usize),
+        Code::InvalidInput,
+        "assertion",
+    )?;
     run(
         ctx,
+        &a.remote,
         OperationRequest::Result {
             assertion: Box::new(assertion),
         },
@@ -222,6 +275,7 @@ pub(super) fn result(ctx: &Ctx, a: ResultArgs) -> Result<Value> {
 pub(super) fn recovery(ctx: &Ctx, a: RecoveryArgs) -> Result<Value> {
     run(
         ctx,
+        &a.remote,
         OperationRequest::Recovery {
             task_id: a.task,
             attempt_id: a.attempt,

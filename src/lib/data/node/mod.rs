@@ -17,7 +17,7 @@ pub use changes::{ChangesRequest, TombstoneRequest};
 pub use collect::{CollectRequest, CollectResponse, Prepared, index_document, record_id};
 use init::is_feed_id;
 pub use init::{InitOutput, InitRequest, init};
-pub use query::{QueryRequest, fts_match};
+pub use query::QueryRequest;
 pub use read::RecordRead;
 
 use super::collection;

@@ -140,7 +140,7 @@ impl Node {
         }
         let text_mode = text.as_deref().is_some_and(|t| !t.trim().is_empty());
         let match_expr = match (&text, text_mode) {
-            (Some(t), true) => match fts_match(t) {
+            (Some(t), true) => match crate::data::syntax::fts_match(t)? {
                 Some(m) => Some(m),
                 None => return Ok(empty),
             },
@@ -335,44 +335,5 @@ impl Node {
         }
         hits.truncate(limit);
         Ok(hits)
-    }
-}
-
-/// The FTS5 MATCH expression for a query text, or `None` when no token
-/// remains (which matches nothing).
-pub fn fts_match(text: &str) -> Option<String> {
-    use unicode_normalization::UnicodeNormalization;
-    let norm: String = text
-        .nfkc()
-        .map(|c| if "\"*:^(){}[]~+-".contains(c) { ' ' } else { c })
-        .collect();
-    let parts: Vec<String> = norm
-        .split(char::is_whitespace)
-        .filter(|p| !p.is_empty())
-        .map(|p| format!("\"{p}\""))
-        .collect();
-    if parts.is_empty() {
-        None
-    } else {
-        Some(parts.join(" AND "))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn match_strings() {
-        assert_eq!(
-            fts_match("foo-bar baz").as_deref(),
-            Some("\"foo\" AND \"bar\" AND \"baz\"")
-        );
-        assert_eq!(fts_match("ＨＥＬＬＯ").as_deref(), Some("\"HELLO\""));
-        assert_eq!(fts_match("***"), None);
-        assert_eq!(
-            fts_match("a OR b").as_deref(),
-            Some("\"a\" AND \"OR\" AND \"b\"")
-        );
     }
 }

@@ -1,0 +1,533 @@
+//! The git plumbing attestations need: resolve a commit, its tree, the
+//! revision digest of that tree, and the `refs/notes/agent-task` note.
+//!
+//! The revision digest of a tree is recomputed exactly as a checkpoint
+//! computes it from a work tree (`authority::snapshot`): one manifest
+//! entry per blob of `git ls-tree -r -z` (path, mode 100644/100755/120000,
+//! size, SHA-256 of the blob's bytes, streamed through one
+//! `git cat-file --batch` process), sorted by path bytes, serialised
+//! canonically and digested under `agent-task.revision.v1`. A submodule,
+//! a non-UTF-8 path or any other mode cannot be part of a revision.
+
+use crate::authority::snapshot::{self, Entry, Manifest};
+use crate::error::{Code, Error, Result};
+use crate::task::contract::canonical_bytes;
+use crate::wire::digest::{Sha256Hex, domain_digest};
+use sha2::Digest as _;
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+/// The notes ref the envelopes live under.
+pub const NOTES_REF: &str = "refs/notes/agent-task";
+/// Largest note read or written.
+pub const MAX_NOTE_BYTES: u64 = 16 << 20;
+/// Longest path accepted in a tree.
+pub const MAX_PATH_BYTES: usize = 4096;
+
+fn command(repo: &Path) -> Command {
+    let mut c = Command::new("git");
+    c.arg("-C")
+        .arg(repo)
+        .env("GIT_AUTHOR_NAME", "agent-task land")
+        .env("GIT_AUTHOR_EMAIL", "agent-task@localhost")
+        .env("GIT_COMMITTER_NAME", "agent-task land")
+        .env("GIT_COMMITTER_EMAIL", "agent-task@localhost")
+        .env_remove("GIT_NOTES_REF")
+        .env_remove("GIT_DIR")
+        .env_remove("GIT_WORK_TREE")
+        .env_remove("GIT_INDEX_FILE");
+    c
+}
+
+/// Runs git; returns (exit code, stdout, stderr). Only a failure to start
+/// is an error here.
+fn run(repo: &Path, args: &[&str], stdin: Option<&[u8]>) -> Result<(i32, Vec<u8>, String)> {
+    let mut c = command(repo);
+    c.args(args)
+        .stdin(if stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = c
+        .spawn()
+        .map_err(|e| Error::new(Code::Io, format!("cannot run git: {e}")))?;
+    if let (Some(b), Some(mut w)) = (stdin, child.stdin.take()) {
+        w.write_all(b)
+            .map_err(|e| Error::new(Code::Io, format!("git stdin: {e}")))?;
+    }
+    let out = child
+        .wait_with_output()
+        .map_err(|e| Error::new(Code::Io, format!("git: {e}")))?;
+    Ok((
+        out.status.code().unwrap_or(-1),
+        out.stdout,
+        String::from_utf8_lossy(&out.stderr).trim().to_owned(),
+    ))
+}
+
+/// Runs git and requires success; returns trimmed stdout.
+fn run_ok(repo: &Path, args: &[&str], stdin: Option<&[u8]>) -> Result<String> {
+    let (code, out, err) = run(repo, args, stdin)?;
+    if code != 0 {
+        return Err(Error::new(
+            Code::Io,
+            format!(
+                "git {} failed: {err}",
+                args.first().copied().unwrap_or_default()
+            ),
+        ));
+    }
+    Ok(String::from_utf8_lossy(&out).trim().to_owned())
+}
+
+fn is_object_id(s: &str) -> bool {
+    (s.len() == 40 || s.len() == 64)
+        && s.bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+}
+
+/// Resolves `rev` to a full commit id in `repo` (`not_found` when it names
+/// no commit there; `invalid_input` for a malformed name).
+pub fn resolve_commit(repo: &Path, rev: &str) -> Result<String> {
+    if rev.is_empty() || rev.len() > 256 || rev.starts_with('-') || rev.contains(['\0', '\n']) {
+        return Err(Error::new(Code::InvalidInput, "not a commit name").with("commit", rev));
+    }
+    let (code, _, err) = run(repo, &["rev-parse", "--git-dir"], None)?;
+    if code != 0 {
+        return Err(Error::new(
+            Code::NotFound,
+            format!("{} is not a git repository: {err}", repo.display()),
+        )
+        .with("repo", repo.display().to_string()));
+    }
+    let spec = format!("{rev}^{{commit}}");
+    let (code, out, _) = run(
+        repo,
+        &[
+            "rev-parse",
+            "--verify",
+            "--quiet",
+            "--end-of-options",
+            &spec,
+        ],
+        None,
+    )?;
+    let id = String::from_utf8_lossy(&out).trim().to_owned();
+    if code != 0 || !is_object_id(&id) {
+        return Err(Error::new(
+            Code::NotFound,
+            format!("no commit {rev} in {}", repo.display()),
+        )
+        .with("commit", rev));
+    }
+    Ok(id)
+}
+
+/// The tree id of a commit.
+pub fn tree_of(repo: &Path, commit: &str) -> Result<String> {
+    let t = run_ok(
+        repo,
+        &[
+            "rev-parse",
+            "--verify",
+            "--end-of-options",
+            &format!("{commit}^{{tree}}"),
+        ],
+        None,
+    )?;
+    if !is_object_id(&t) {
+        return Err(Error::new(Code::Io, "git rev-parse printed no tree id"));
+    }
+    Ok(t)
+}
+
+/// A tree's revision digest and the plain SHA-256 of its canonical manifest.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TreeRevision {
+    /// `domain_digest("agent-task.revision.v1", manifest)`.
+    pub revision: Sha256Hex,
+    /// SHA-256 of the canonical manifest bytes.
+    pub manifest_sha256: Sha256Hex,
+    /// Files in the tree.
+    pub files: usize,
+}
+
+fn not_a_revision(msg: String) -> Error {
+    Error::new(Code::AttestationRevisionMismatch, msg)
+}
+
+/// Recomputes the revision digest of a tree (streaming, bounded: at most
+/// `snapshot::MAX_FILES` entries, paths of at most 4096 bytes, blobs of at
+/// most `snapshot::MAX_FILE_BYTES`).
+pub fn revision_of_tree(repo: &Path, tree: &str) -> Result<TreeRevision> {
+    if !is_object_id(tree) {
+        return Err(Error::new(Code::InvalidInput, "not a tree id"));
+    }
+    let mut child = command(repo)
+        .args(["ls-tree", "-r", "-z", "--end-of-options", tree])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .map_err(|e| Error::new(Code::Io, format!("cannot run git ls-tree: {e}")))?;
+    let stdout = child
+        .stdout
+        .take()
+        .ok_or_else(|| Error::internal("git ls-tree has no stdout"))?;
+    let listed = read_tree_listing(BufReader::new(stdout));
+    let status = child
+        .wait()
+        .map_err(|e| Error::new(Code::Io, format!("git ls-tree: {e}")))?;
+    let listed = listed?;
+    if !status.success() {
+        return Err(Error::new(Code::Io, "git ls-tree failed"));
+    }
+    let blobs = hash_blobs(repo, &listed)?;
+    let mut entries = Vec::with_capacity(listed.len());
+    for (path, mode, oid) in listed {
+        let (size, sha256) = blobs
+            .get(&oid)
+            .cloned()
+            .ok_or_else(|| Error::internal("a listed blob was not hashed"))?;
+        entries.push(Entry {
+            path,
+            mode,
+            size,
+            sha256,
+        });
+    }
+    entries.sort_unstable_by(|a, b| a.path.as_bytes().cmp(b.path.as_bytes()));
+    let files = entries.len();
+    let bytes = canonical_bytes(&Manifest {
+        version: 1,
+        entries,
+    })?;
+    Ok(TreeRevision {
+        revision: domain_digest(snapshot::DOMAIN_REVISION, &bytes),
+        manifest_sha256: Sha256Hex::digest(&bytes),
+        files,
+    })
+}
+
+/// Parses `git ls-tree -r -z` records: `<mode> SP <type> SP <oid> TAB <path> NUL`.
+fn read_tree_listing(mut r: impl BufRead) -> Result<Vec<(String, u32, String)>> {
+    let mut out = Vec::new();
+    let mut rec = Vec::new();
+    loop {
+        rec.clear();
+        let n = r
+            .by_ref()
+            .take((MAX_PATH_BYTES + 128) as u64)
+            .read_until(0, &mut rec)
+            .map_err(|e| Error::new(Code::Io, format!("git ls-tree: {e}")))?;
+        if n == 0 {
+            break;
+        }
+        if rec.last() != Some(&0) {
+            return Err(not_a_revision(
+                "the tree has a path longer than 4096 bytes".into(),
+            ));
+        }
+        rec.pop();
+        let tab = rec
+            .iter()
+            .position(|&b| b == b'\t')
+            .ok_or_else(|| Error::new(Code::Io, "unexpected git ls-tree output"))?;
+        let (meta, path) = (&rec[..tab], &rec[tab + 1..]);
+        let meta = std::str::from_utf8(meta)
+            .map_err(|_| Error::new(Code::Io, "unexpected git ls-tree output"))?;
+        let mut parts = meta.split(' ');
+        let (Some(mode), Some(kind), Some(oid), None) =
+            (parts.next(), parts.next(), parts.next(), parts.next())
+        else {
+            return Err(Error::new(Code::Io, "unexpected git ls-tree output"));
+        };
+        let path = std::str::from_utf8(path)
+            .map_err(|_| not_a_revision("the tree has a path that is not UTF-8".into()))?
+            .to_owned();
+        let mode = match (mode, kind) {
+            ("100644", "blob") => snapshot::MODE_FILE,
+            ("100755", "blob") => snapshot::MODE_EXEC,
+            ("120000", "blob") => snapshot::MODE_LINK,
+            ("160000", _) => {
+                return Err(not_a_revision(format!(
+                    "the tree has a submodule at {path:?}; no revision has one"
+                )));
+            }
+            _ => {
+                return Err(not_a_revision(format!(
+                    "the tree has mode {mode} at {path:?}; a revision has 100644, 100755 or 120000"
+                )));
+            }
+        };
+        if !is_object_id(oid) {
+            return Err(Error::new(Code::Io, "unexpected git ls-tree output"));
+        }
+        if out.len() >= snapshot::MAX_FILES {
+            return Err(Error::new(
+                Code::TooLarge,
+                format!("the tree has more than {} files", snapshot::MAX_FILES),
+            ));
+        }
+        out.push((path, mode, oid.to_owned()));
+    }
+    Ok(out)
+}
+
+/// Size and SHA-256 of every distinct blob, streamed through one
+/// `git cat-file --batch` (a writer thread feeds the ids).
+fn hash_blobs(
+    repo: &Path,
+    listed: &[(String, u32, String)],
+) -> Result<HashMap<String, (u64, Sha256Hex)>> {
+    let mut ids: Vec<&str> = listed.iter().map(|(_, _, o)| o.as_str()).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    let mut out = HashMap::with_capacity(ids.len());
+    if ids.is_empty() {
+        return Ok(out);
+    }
+    let mut child = command(repo)
+        .args(["cat-file", "--batch"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .map_err(|e| Error::new(Code::Io, format!("cannot run git cat-file: {e}")))?;
+    let stdin = child
+        .stdin
+        .take()
+        .ok_or_else(|| Error::internal("git cat-file has no stdin"))?;
+    let stdout = child
+        .stdout
+        .take()
+        .ok_or_else(|| Error::internal("git cat-file has no stdout"))?;
+    let read = std::thread::scope(|sc| {
+        let ids_ref = &ids;
+        sc.spawn(move || {
+            let mut w = std::io::BufWriter::new(stdin);
+            for id in ids_ref {
+                if writeln!(w, "{id}").is_err() {
+                    return;
+                }
+            }
+            let _ = w.flush();
+        });
+        let mut r = BufReader::with_capacity(1 << 16, stdout);
+        let mut header = Vec::new();
+        let mut buf = vec![0u8; 1 << 16];
+        for id in &ids {
+            header.clear();
+            r.by_ref()
+                .take(256)
+                .read_until(b'\n', &mut header)
+                .map_err(|e| Error::new(Code::Io, format!("git cat-file: {e}")))?;
+            let h = String::from_utf8_lossy(&header);
+            let mut parts = h.trim_end().split(' ');
+            let (Some(oid), Some(kind), Some(size), None) =
+                (parts.next(), parts.next(), parts.next(), parts.next())
+            else {
+                return Err(Error::new(
+                    Code::Io,
+                    format!("git cat-file: object {id} is missing"),
+                ));
+            };
+            if oid != *id || kind != "blob" {
+                return Err(Error::new(
+                    Code::Io,
+                    format!("git cat-file: unexpected object {oid} ({kind})"),
+                ));
+            }
+            let size: u64 = size
+                .parse()
+                .map_err(|_| Error::new(Code::Io, "git cat-file: bad size"))?;
+            if size > snapshot::MAX_FILE_BYTES {
+                return Err(not_a_revision(format!(
+                    "a blob is larger than {} bytes",
+                    snapshot::MAX_FILE_BYTES
+                )));
+            }
+            let mut h = sha2::Sha256::new();
+            let mut left = size;
+            while left > 0 {
+                let want = buf.len().min(usize::try_from(left).unwrap_or(buf.len()));
+                let chunk = buf
+                    .get_mut(..want)
+                    .ok_or_else(|| Error::internal("chunk bounds"))?;
+                r.read_exact(chunk)
+                    .map_err(|e| Error::new(Code::Io, format!("git cat-file: {e}")))?;
+                h.update(&*chunk);
+                left -= want as u64;
+            }
+            let mut nl = [0u8; 1];
+            r.read_exact(&mut nl)
+                .map_err(|e| Error::new(Code::Io, format!("git cat-file: {e}")))?;
+            out.insert(
+                (*id).to_owned(),
+                (size, Sha256Hex::from_bytes(h.finalize().into())),
+            );
+        }
+        Ok::<_, Error>(())
+    });
+    let status = child
+        .wait()
+        .map_err(|e| Error::new(Code::Io, format!("git cat-file: {e}")))?;
+    read?;
+    if !status.success() {
+        return Err(Error::new(Code::Io, "git cat-file failed"));
+    }
+    Ok(out)
+}
+
+/// The note on `commit` under [`NOTES_REF`] (`None`: no note).
+pub fn read_note(repo: &Path, commit: &str) -> Result<Option<Vec<u8>>> {
+    let (code, out, err) = run(
+        repo,
+        &["notes", &format!("--ref={NOTES_REF}"), "list", commit],
+        None,
+    )?;
+    if code == 1 && out.is_empty() {
+        return Ok(None);
+    }
+    if code != 0 {
+        return Err(Error::new(
+            Code::Io,
+            format!("git notes list failed: {err}"),
+        ));
+    }
+    let blob = String::from_utf8_lossy(&out).trim().to_owned();
+    if !is_object_id(&blob) {
+        return Err(Error::new(Code::Io, "git notes list printed no object id"));
+    }
+    let size: u64 = run_ok(repo, &["cat-file", "-s", &blob], None)?
+        .parse()
+        .map_err(|_| Error::new(Code::Io, "git cat-file -s printed no size"))?;
+    if size > MAX_NOTE_BYTES {
+        return Err(Error::new(
+            Code::TooLarge,
+            format!("the agent-task note is over {MAX_NOTE_BYTES} bytes"),
+        ));
+    }
+    let (code, bytes, err) = run(repo, &["cat-file", "blob", &blob], None)?;
+    if code != 0 || bytes.len() as u64 != size {
+        return Err(Error::new(
+            Code::Io,
+            format!("git cat-file blob failed: {err}"),
+        ));
+    }
+    Ok(Some(bytes))
+}
+
+/// Adds `bytes` as the note on `commit` (the exact bytes: a blob written
+/// with `hash-object`, attached with `notes add -C`). Refuses to replace
+/// an existing note.
+pub fn write_note(repo: &Path, commit: &str, bytes: &[u8]) -> Result<()> {
+    if bytes.len() as u64 > MAX_NOTE_BYTES {
+        return Err(Error::new(Code::TooLarge, "the note is over 16 MiB"));
+    }
+    let blob = run_ok(repo, &["hash-object", "-w", "--stdin"], Some(bytes))?;
+    if !is_object_id(&blob) {
+        return Err(Error::new(Code::Io, "git hash-object printed no object id"));
+    }
+    run_ok(
+        repo,
+        &[
+            "notes",
+            &format!("--ref={NOTES_REF}"),
+            "add",
+            "-C",
+            &blob,
+            commit,
+        ],
+        None,
+    )?;
+    let (code, out, _) = run(
+        repo,
+        &["notes", &format!("--ref={NOTES_REF}"), "list", commit],
+        None,
+    )?;
+    if code != 0 || String::from_utf8_lossy(&out).trim() != blob {
+        return Err(Error::new(
+            Code::Io,
+            "the note git recorded is not the blob written",
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn listing_parser_refuses_what_no_revision_has() {
+        let oid = "a".repeat(40);
+        let ok = format!("100644 blob {oid}\ta b\0100755 blob {oid}\tx/y\0120000 blob {oid}\tl\0");
+        let v = read_tree_listing(ok.as_bytes()).expect("parse");
+        assert_eq!(v.len(), 3);
+        assert_eq!(v[1], ("x/y".to_owned(), snapshot::MODE_EXEC, oid.clone()));
+        for bad in [
+            format!("160000 commit {oid}\tsub\0"),
+            format!("100664 blob {oid}\tf\0"),
+        ] {
+            let e = read_tree_listing(bad.as_bytes()).expect_err("refused");
+            assert_eq!(e.code(), Code::AttestationRevisionMismatch, "{bad}");
+        }
+        let mut non_utf8 = format!("100644 blob {oid}\t").into_bytes();
+        non_utf8.extend_from_slice(b"\xff\0");
+        assert!(read_tree_listing(&non_utf8[..]).is_err());
+    }
+
+    fn git_ok(dir: &Path, args: &[&str]) -> String {
+        let out = command(dir).args(args).output().expect("git");
+        assert!(out.status.success(), "git {args:?}: {out:?}");
+        String::from_utf8_lossy(&out.stdout).trim().to_owned()
+    }
+
+    #[test]
+    fn tree_revision_equals_the_checkpoint_revision_of_the_same_files() {
+        use std::os::unix::fs::PermissionsExt;
+        let t = tempfile::tempdir().expect("tmp");
+        let w = t.path();
+        std::fs::create_dir_all(w.join("a/b c/ü")).expect("dirs");
+        std::fs::write(w.join("README"), "hello\n").expect("write");
+        std::fs::write(w.join("empty"), "").expect("write");
+        std::fs::write(w.join("a/b c/ü/q\"uo'te\\s.txt"), vec![0u8, 255, 10]).expect("write");
+        std::fs::write(w.join("run.sh"), "#!/bin/sh\n").expect("write");
+        std::fs::set_permissions(w.join("run.sh"), std::fs::Permissions::from_mode(0o755))
+            .expect("chmod");
+        std::os::unix::fs::symlink("a/b c", w.join("link")).expect("symlink");
+        std::fs::write(w.join(".gitignore"), "ignored\n").expect("write");
+        std::fs::write(w.join("ignored"), "not tracked").expect("write");
+        git_ok(w, &["init", "-q", "-b", "main"]);
+        git_ok(w, &["add", "-A"]);
+        git_ok(w, &["commit", "-q", "-m", "fixture"]);
+        let commit = resolve_commit(w, "main").expect("commit");
+        let tree = tree_of(w, &commit).expect("tree");
+        let from_git = revision_of_tree(w, &tree).expect("tree revision");
+        let from_walk = snapshot::check_readonly(w, &snapshot::StatCache::default()).expect("walk");
+        assert_eq!(from_git.revision, from_walk.revision);
+        assert_eq!(from_git.files, 6);
+        // Another tree, another revision.
+        std::fs::write(w.join("README"), "hello!\n").expect("write");
+        git_ok(w, &["commit", "-q", "-am", "edit"]);
+        let t2 = tree_of(w, &resolve_commit(w, "HEAD").expect("head")).expect("tree");
+        assert_ne!(
+            revision_of_tree(w, &t2).expect("rev").revision,
+            from_git.revision
+        );
+        assert_eq!(
+            resolve_commit(w, "--output=x").expect_err("option").code(),
+            Code::InvalidInput
+        );
+        assert_eq!(
+            resolve_commit(w, "nope").expect_err("missing").code(),
+            Code::NotFound
+        );
+    }
+}

@@ -1,0 +1,844 @@
+//! Changes an agent drives through the workspace endpoint with nothing but
+//! its token: `change_open`, `change_subject`, and the checkpoint in three
+//! phases (a negotiation the way git push negotiates, then blob uploads,
+//! then the commit). Wire format: `docs/workspace-http.md`.
+//!
+//! 1. **Manifest** ([`manifest`]): the client walks its workspace with the
+//!    same walker and canonical manifest as a local checkpoint
+//!    ([`super::snapshot::scan_client`]) and posts the manifest bytes. They
+//!    are streamed into the staging area, then admitted under the lock
+//!    ([`super::snapshot::admit_manifest`]: canonical form, path rules,
+//!    size caps). The Change gets one open *checkpoint session* naming the
+//!    revision and the blobs the authority lacks; the answer lists them as
+//!    manifest entry indexes.
+//! 2. **Blobs** ([`blobs`]): packs of `sha256 || u64be size || bytes`
+//!    frames. Only blobs the session asked for are accepted, each with its
+//!    manifest size, hashed while it streams into the staging area (never
+//!    the CAS) and kept only if it matches. What is staged and not yet
+//!    referenced by a revision counts against the actor's quota and
+//!    expires with a TTL.
+//! 3. **Commit** ([`commit`]): under the lock, the session's manifest is
+//!    admitted again, every entry must be present (CAS or staging), link
+//!    targets are checked, and the version is recorded exactly as a local
+//!    checkpoint records it (the target head becomes the base, protected
+//!    paths are listed); only then are the staged blobs moved into the CAS.
+
+use super::admin::{self, Authenticated};
+use super::change::{self, Change, ChangeOpenOutput, ENDPOINT_WORKSPACE_PREFIX};
+use super::snapshot::{self, MODE_LINK};
+use crate::clock::{rfc3339_millis, unix_millis};
+use crate::error::{Code, Error, Result};
+use crate::store::{Connection, DataDir, OptionalExtension, Staging, params};
+use crate::task::contract::check_id;
+use crate::task::ops::AgentCtx;
+use crate::wire::digest::Sha256Hex;
+use serde_json::{Value, json};
+use std::collections::HashMap;
+use std::io::Read;
+
+/// What the operator bounds about remote checkpoints (`serve` flags).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RemoteLimits {
+    /// Largest revision (sum of its sizes), as `checkpoint --max-revision-bytes`.
+    pub max_revision_bytes: u64,
+    /// Largest manifest body.
+    pub max_manifest_bytes: u64,
+    /// Largest blob pack body (and so the largest single blob).
+    pub max_pack_bytes: u64,
+    /// Most staged bytes not yet referenced by a revision, per actor.
+    pub quota_bytes: u64,
+    /// How long a checkpoint session and an unreferenced staged blob live.
+    pub ttl_ms: u64,
+    /// Most open checkpoint sessions per actor.
+    pub max_sessions: u64,
+}
+
+/// Default largest manifest body: 64 MiB (about 500,000 entries).
+pub const DEFAULT_MAX_MANIFEST_BYTES: u64 = 64 << 20;
+/// Default largest pack body: 256 MiB.
+pub const DEFAULT_MAX_PACK_BYTES: u64 = 256 << 20;
+/// Default staging quota per actor: 4 GiB (two default-size revisions).
+pub const DEFAULT_QUOTA_BYTES: u64 = 4 << 30;
+/// Default session and staged-blob lifetime: 24 hours.
+pub const DEFAULT_TTL_MS: u64 = 24 * 3600 * 1000;
+/// Default open sessions per actor.
+pub const DEFAULT_MAX_SESSIONS: u64 = 8;
+/// Most missing entries a `blobs_missing` error lists.
+const LISTED_MISSING: usize = 64;
+
+impl Default for RemoteLimits {
+    fn default() -> Self {
+        RemoteLimits {
+            max_revision_bytes: snapshot::DEFAULT_MAX_REVISION_BYTES,
+            max_manifest_bytes: DEFAULT_MAX_MANIFEST_BYTES,
+            max_pack_bytes: DEFAULT_MAX_PACK_BYTES,
+            quota_bytes: DEFAULT_QUOTA_BYTES,
+            ttl_ms: DEFAULT_TTL_MS,
+            max_sessions: DEFAULT_MAX_SESSIONS,
+        }
+    }
+}
+
+impl RemoteLimits {
+    fn json(&self) -> Value {
+        json!({
+            "max_manifest_bytes": self.max_manifest_bytes,
+            "max_pack_bytes": self.max_pack_bytes,
+            "max_revision_bytes": self.max_revision_bytes,
+            "staging_quota_bytes": self.quota_bytes,
+            "staging_ttl_ms": self.ttl_ms,
+        })
+    }
+}
+
+fn ms(i: u64) -> i64 {
+    i64::try_from(i).unwrap_or(i64::MAX)
+}
+
+/// Opens a Change for the bearer's actor on the profile's repository and
+/// profile. The workspace is the client's and never named: the Change
+/// records `endpoint:<change_id>`. With `request_id`, a retry by the same
+/// actor returns the Change that request opened.
+pub fn change_open(
+    cx: &AgentCtx<'_>,
+    repo_id: &str,
+    profile: &str,
+    request_id: Option<&str>,
+) -> Result<ChangeOpenOutput> {
+    if let Some(r) = request_id {
+        check_id("request_id", r)?;
+    }
+    admin::with_write(cx.root, cx.timeout, cx.clock, |tx, _dir, now| {
+        let who = admin::authenticate(tx, cx.token)?;
+        if let Some(r) = request_id {
+            let prior: Option<String> = tx
+                .query_row(
+                    "SELECT change_id FROM changes WHERE owner_id = ?1 AND agent_id = ?2 AND open_request_id = ?3",
+                    params![who.actor.owner_id, who.actor.agent_id, r],
+                    |x| x.get(0),
+                )
+                .optional()?;
+            if let Some(id) = prior {
+                let ch = change::change(tx, &id)?;
+                if ch.repository != repo_id || ch.profile != profile {
+                    return Err(Error::new(
+                        Code::IdempotencyConflict,
+                        "this request id already opened a change in another profile",
+                    )
+                    .with("change_id", id));
+                }
+                return Ok(ChangeOpenOutput { change: ch });
+            }
+        }
+        let repo = super::repository(tx, repo_id)?;
+        if super::installed_requirement(tx, repo_id, profile)?.is_none() {
+            return Err(Error::new(
+                Code::NotFound,
+                format!("no requirement installed for {repo_id} profile {profile}"),
+            ));
+        }
+        let id = crate::wire::random_id("ch")?;
+        tx.execute(
+            "INSERT INTO changes(change_id, repo_id, profile_id, workspace, owner_id, agent_id, base_revision, current_version, created_at, open_request_id) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 0, ?8, ?9)",
+            params![
+                id,
+                repo_id,
+                profile,
+                format!("{ENDPOINT_WORKSPACE_PREFIX}{id}"),
+                who.actor.owner_id,
+                who.actor.agent_id,
+                repo.head_revision,
+                now,
+                request_id
+            ],
+        )?;
+        Ok(ChangeOpenOutput {
+            change: change::change(tx, &id)?,
+        })
+    })
+}
+
+/// The current subject of a Change as the Stop hook compares it: version,
+/// revision and context digest (null before the first checkpoint), base
+/// and workspace. Read-only.
+pub fn subject(cx: &AgentCtx<'_>, change_id: &str) -> Result<Value> {
+    check_id("change_id", change_id)?;
+    cx.read(|_j, a, who, _now| {
+        let ch = change::change(a, change_id)?;
+        if !change::may_view(&ch, &who.actor) {
+            return Err(Error::new(
+                Code::Forbidden,
+                "the change belongs to another owner",
+            ));
+        }
+        let (revision, context) = if ch.version == 0 {
+            (Value::Null, Value::Null)
+        } else {
+            let s = change::current_subject(a, &ch)?;
+            (
+                json!(s.context.revision),
+                json!(s.context_digest.to_string()),
+            )
+        };
+        Ok(json!({
+            "change_id": ch.change_id,
+            "version": ch.version,
+            "revision": revision,
+            "context_digest": context,
+            "base_revision": ch.base_revision,
+            "workspace": ch.workspace,
+        }))
+    })
+}
+
+/// An open checkpoint session.
+#[derive(Debug, Clone)]
+struct Session {
+    owner_id: String,
+    agent_id: String,
+    revision: String,
+    manifest_sha256: String,
+    manifest_size: u64,
+    expires_at_ms: i64,
+}
+
+fn session(conn: &Connection, change_id: &str) -> Result<Option<Session>> {
+    Ok(conn
+        .query_row(
+            "SELECT owner_id, agent_id, revision, manifest_sha256, manifest_size, expires_at_ms FROM checkpoint_sessions WHERE change_id = ?1",
+            params![change_id],
+            |r| {
+                Ok(Session {
+                    owner_id: r.get(0)?,
+                    agent_id: r.get(1)?,
+                    revision: r.get(2)?,
+                    manifest_sha256: r.get(3)?,
+                    manifest_size: r.get::<_, i64>(4)?.max(0) as u64,
+                    expires_at_ms: r.get(5)?,
+                })
+            },
+        )
+        .optional()?)
+}
+
+fn no_session(change_id: &str, reason: &str, msg: &str) -> Error {
+    Error::new(Code::Conflict, msg.to_owned())
+        .with("change_id", change_id)
+        .with("reason", reason)
+        .with("next", json!({"operation": "checkpoint"}))
+}
+
+/// The Change a remote checkpoint names, for the caller: its owner's, and
+/// opened through the endpoint.
+fn endpoint_change(conn: &Connection, who: &Authenticated, change_id: &str) -> Result<Change> {
+    check_id("change_id", change_id)?;
+    let ch = change::change(conn, change_id)?;
+    change::check_owner(&ch, who)?;
+    if !ch.via_endpoint() {
+        return Err(Error::new(
+            Code::Conflict,
+            "this change was opened on a workspace of the authority's host: checkpoint it there \
+             (checkpoint without --endpoint)",
+        )
+        .with("change_id", change_id));
+    }
+    Ok(ch)
+}
+
+/// Staged bytes charged to an actor.
+fn staged_bytes(conn: &Connection, who: &Authenticated) -> Result<u64> {
+    let n: i64 = conn.query_row(
+        "SELECT COALESCE(SUM(size), 0) FROM staged_blobs WHERE owner_id = ?1 AND agent_id = ?2",
+        params![who.actor.owner_id, who.actor.agent_id],
+        |r| r.get(0),
+    )?;
+    Ok(n.max(0) as u64)
+}
+
+fn quota_error(limit: u64, staged: u64, wanted: u64) -> Error {
+    Error::new(
+        Code::UploadQuotaExceeded,
+        format!(
+            "the staged blobs of this agent not yet referenced by a revision would exceed the \
+             quota of {limit} bytes (staged {staged}, this upload {wanted}); commit or let them \
+             expire"
+        ),
+    )
+    .with("staging_quota_bytes", limit)
+    .with("staged_bytes", staged)
+}
+
+/// Whether a staged row of this digest and size exists.
+fn staged_row(conn: &Connection, sha: &str, size: u64) -> Result<bool> {
+    Ok(conn
+        .query_row(
+            "SELECT 1 FROM staged_blobs WHERE sha256 = ?1 AND size = ?2",
+            params![sha, ms(size)],
+            |r| r.get::<_, i64>(0),
+        )
+        .optional()?
+        .is_some())
+}
+
+/// Expired sessions and staged blobs go; so do staged files a crash left
+/// without a row once they are older than the TTL (by their file time).
+fn collect_garbage(tx: &Connection, staging: &Staging, now_ms: i64, ttl_ms: u64) -> Result<()> {
+    tx.execute(
+        "DELETE FROM checkpoint_sessions WHERE expires_at_ms <= ?1",
+        params![now_ms],
+    )?;
+    let cutoff = now_ms.saturating_sub(ms(ttl_ms));
+    let expired: Vec<String> = tx
+        .prepare("SELECT sha256 FROM staged_blobs WHERE staged_at_ms <= ?1")?
+        .query_map(params![cutoff], |r| r.get(0))?
+        .collect::<rusqlite::Result<_>>()?;
+    for sha in &expired {
+        if let Ok(d) = Sha256Hex::parse(sha) {
+            staging.remove(&d)?;
+        }
+        tx.execute("DELETE FROM staged_blobs WHERE sha256 = ?1", params![sha])?;
+    }
+    let file_cutoff = std::time::SystemTime::now()
+        .checked_sub(std::time::Duration::from_millis(ttl_ms))
+        .unwrap_or(std::time::UNIX_EPOCH);
+    let mut keep = |d: &Sha256Hex| -> Result<bool> {
+        Ok(tx
+            .query_row(
+                "SELECT 1 FROM staged_blobs WHERE sha256 = ?1",
+                params![d.as_str()],
+                |r| r.get::<_, i64>(0),
+            )
+            .optional()?
+            .is_some())
+    };
+    staging.sweep(file_cutoff, &mut keep)?;
+    Ok(())
+}
+
+/// The distinct blobs of a manifest: digest → (first entry index, size).
+/// One digest with two sizes cannot be real bytes.
+fn distinct(m: &snapshot::Manifest) -> Result<Vec<(Sha256Hex, usize, u64)>> {
+    let mut seen: HashMap<&str, (usize, u64)> = HashMap::new();
+    let mut out = Vec::new();
+    for (i, e) in m.entries.iter().enumerate() {
+        match seen.get(e.sha256.as_str()) {
+            Some((_, size)) if *size != e.size => {
+                return Err(Error::new(
+                    Code::ManifestInvalid,
+                    format!("manifest entry {i} gives digest {} a second size", e.sha256),
+                )
+                .with("index", i));
+            }
+            Some(_) => {}
+            None => {
+                seen.insert(e.sha256.as_str(), (i, e.size));
+                out.push((e.sha256.clone(), i, e.size));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Phase 1: admits the manifest `body` for a checkpoint of `change_id`,
+/// opens (or replaces) the Change's checkpoint session and answers which
+/// blobs the authority lacks (manifest entry indexes, one per digest).
+pub fn manifest(
+    cx: &AgentCtx<'_>,
+    change_id: &str,
+    body: &mut dyn Read,
+    limits: &RemoteLimits,
+) -> Result<Value> {
+    check_id("change_id", change_id)?;
+    let dir = DataDir::open(cx.root)?;
+    let staging = dir.cas().staging();
+    // Streamed to a staged file before the lock is taken: a slow client
+    // never holds the data-directory lock.
+    let (msha, msize) = staging.put_any(body, limits.max_manifest_bytes)?;
+    let out = admin::with_write(cx.root, cx.timeout, cx.clock, |tx, dir, _now| {
+        let now_ms = unix_millis(cx.clock.now());
+        collect_garbage(tx, &staging, now_ms, limits.ttl_ms)?;
+        let who = admin::authenticate(tx, cx.token)?;
+        let ch = endpoint_change(tx, &who, change_id)?;
+        let bytes = staging.read(&msha, msize, limits.max_manifest_bytes)?;
+        let adm = snapshot::admit_manifest(&bytes, limits.max_revision_bytes)?;
+        let blobs = distinct(&adm.manifest)?;
+        let others: i64 = tx.query_row(
+            "SELECT count(*) FROM checkpoint_sessions WHERE owner_id = ?1 AND agent_id = ?2 AND change_id <> ?3",
+            params![who.actor.owner_id, who.actor.agent_id, ch.change_id],
+            |r| r.get(0),
+        )?;
+        if others.max(0) as u64 >= limits.max_sessions {
+            return Err(Error::new(
+                Code::UploadQuotaExceeded,
+                format!(
+                    "this agent already has {others} open checkpoint sessions (at most {}): commit \
+                     them or let them expire",
+                    limits.max_sessions
+                ),
+            )
+            .with("max_sessions", limits.max_sessions));
+        }
+        tx.execute(
+            "DELETE FROM checkpoint_sessions WHERE change_id = ?1",
+            params![ch.change_id],
+        )?;
+        let expires = now_ms.saturating_add(ms(limits.ttl_ms));
+        tx.execute(
+            "INSERT INTO checkpoint_sessions(change_id, owner_id, agent_id, revision, manifest_sha256, manifest_size, files, total_bytes, created_at_ms, expires_at_ms) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+            params![
+                ch.change_id,
+                who.actor.owner_id,
+                who.actor.agent_id,
+                adm.revision.as_str(),
+                msha.as_str(),
+                ms(msize),
+                adm.manifest.entries.len() as i64,
+                ms(adm.total_bytes),
+                now_ms,
+                expires
+            ],
+        )?;
+        let cas = dir.cas();
+        let mut missing = Vec::new();
+        let mut missing_bytes = 0u64;
+        {
+            let mut ask = tx.prepare_cached(
+                "INSERT INTO checkpoint_session_blobs(change_id, sha256, size) VALUES (?1, ?2, ?3)",
+            )?;
+            let mut touch =
+                tx.prepare_cached("UPDATE staged_blobs SET staged_at_ms = ?2 WHERE sha256 = ?1")?;
+            for (sha, index, size) in &blobs {
+                if cas.has(sha, *size)? {
+                    continue;
+                }
+                if staged_row(tx, sha.as_str(), *size)? && staging.present(sha, *size)? {
+                    // Lives as long as the session that needs it.
+                    touch.execute(params![sha.as_str(), now_ms])?;
+                    continue;
+                }
+                ask.execute(params![ch.change_id, sha.as_str(), ms(*size)])?;
+                missing.push(*index);
+                missing_bytes = missing_bytes.saturating_add(*size);
+            }
+        }
+        // The manifest itself is staged until the commit moves it.
+        if cas.has(&msha, msize)? {
+            staging.remove(&msha)?;
+        } else {
+            staging.sync()?;
+            tx.execute(
+                "INSERT INTO staged_blobs(sha256, size, owner_id, agent_id, staged_at_ms) VALUES (?1, ?2, ?3, ?4, ?5) \
+                 ON CONFLICT(sha256) DO UPDATE SET staged_at_ms = excluded.staged_at_ms",
+                params![msha.as_str(), ms(msize), who.actor.owner_id, who.actor.agent_id, now_ms],
+            )?;
+            let staged = staged_bytes(tx, &who)?;
+            if staged > limits.quota_bytes {
+                return Err(quota_error(limits.quota_bytes, staged, msize));
+            }
+        }
+        let listed = missing.len();
+        Ok(json!({
+            "change_id": ch.change_id,
+            "revision": adm.revision,
+            "manifest_sha256": msha,
+            "files": adm.manifest.entries.len(),
+            "total_bytes": adm.total_bytes,
+            "missing": missing,
+            "missing_blobs": listed,
+            "missing_bytes": missing_bytes,
+            "expires_at": rfc3339_millis(jiff::Timestamp::from_millisecond(expires).unwrap_or(jiff::Timestamp::MAX)),
+            "limits": limits.json(),
+        }))
+    });
+    match out {
+        Ok(v) => Ok(v),
+        Err(e) => {
+            // Nothing of a refused manifest stays, unless a row (another
+            // session's, the same bytes) claims the file.
+            forget_unclaimed(cx, &staging, &[(msha, msize)]);
+            Err(e)
+        }
+    }
+}
+
+/// Removes staged files no row claims (best effort, under the lock).
+fn forget_unclaimed(cx: &AgentCtx<'_>, staging: &Staging, files: &[(Sha256Hex, u64)]) {
+    let _ = admin::with_write(cx.root, cx.timeout, cx.clock, |tx, _dir, _now| {
+        for (sha, size) in files {
+            if !staged_row(tx, sha.as_str(), *size)? {
+                staging.remove(sha)?;
+            }
+        }
+        Ok(())
+    });
+}
+
+/// Reads up to `buf.len()` bytes; fewer only at the end of the stream.
+fn read_full(r: &mut dyn Read, buf: &mut [u8]) -> Result<usize> {
+    let mut n = 0;
+    while n < buf.len() {
+        match r.read(&mut buf[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => {
+                let msg = e.to_string();
+                return Err(
+                    match e.into_inner().map(|inner| inner.downcast::<Error>()) {
+                        Some(Ok(typed)) => *typed,
+                        _ => Error::new(
+                            Code::InvalidRequest,
+                            format!("cannot read the request body: {msg}"),
+                        ),
+                    },
+                );
+            }
+        }
+    }
+    Ok(n)
+}
+
+/// Reads and drops exactly `size` bytes (a frame of a blob already held).
+fn discard(r: &mut dyn Read, size: u64, sha: &Sha256Hex) -> Result<()> {
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut left = size;
+    while left > 0 {
+        let want = usize::try_from(left.min(buf.len() as u64)).unwrap_or(buf.len());
+        let n = read_full(r, &mut buf[..want])?;
+        if n == 0 {
+            return Err(Error::new(
+                Code::InvalidRequest,
+                format!("the body ended inside blob {sha}"),
+            ));
+        }
+        left -= n as u64;
+    }
+    Ok(())
+}
+
+/// Length of a frame header: 32 raw digest bytes and a big-endian u64 size.
+pub const FRAME_HEADER: usize = 40;
+
+/// Phase 2: stores a pack of blobs for the Change's open session. Each
+/// frame must name a blob the session asked for, with its manifest size,
+/// and hash to it; frames of blobs already held are read and dropped.
+/// Blobs stored before a refused frame stay staged (they were asked for
+/// and verified) and are charged to the actor.
+pub fn blobs(
+    cx: &AgentCtx<'_>,
+    change_id: &str,
+    body: &mut dyn Read,
+    limits: &RemoteLimits,
+) -> Result<Value> {
+    check_id("change_id", change_id)?;
+    let (dir, conn) = admin::open_read(cx.root)?;
+    let who = admin::authenticate(&conn, cx.token)?;
+    endpoint_change(&conn, &who, change_id)?;
+    let now_ms = unix_millis(cx.clock.now());
+    match session(&conn, change_id)? {
+        Some(s)
+            if s.expires_at_ms > now_ms
+                && s.owner_id == who.actor.owner_id
+                && s.agent_id == who.actor.agent_id => {}
+        Some(s) if s.expires_at_ms <= now_ms => {
+            return Err(no_session(
+                change_id,
+                "session_expired",
+                "the change's checkpoint session expired: post the manifest again",
+            ));
+        }
+        Some(_) => {
+            return Err(no_session(
+                change_id,
+                "session_of_another_agent",
+                "the change's open checkpoint session belongs to another agent",
+            ));
+        }
+        None => {
+            return Err(no_session(
+                change_id,
+                "no_session",
+                "the change has no open checkpoint session: post its manifest first",
+            ));
+        }
+    }
+    let cas = dir.cas();
+    let staging = cas.staging();
+    let staged_before = staged_bytes(&conn, &who)?;
+    let mut stored: Vec<(Sha256Hex, u64)> = Vec::new();
+    let mut stored_bytes = 0u64;
+    let mut skipped = 0u64;
+    let mut failure: Option<Error> = None;
+    {
+        let mut asked = conn.prepare_cached(
+            "SELECT size FROM checkpoint_session_blobs WHERE change_id = ?1 AND sha256 = ?2",
+        )?;
+        loop {
+            let mut head = [0u8; FRAME_HEADER];
+            let n = match read_full(body, &mut head) {
+                Ok(n) => n,
+                Err(e) => {
+                    failure = Some(e);
+                    break;
+                }
+            };
+            if n == 0 {
+                break;
+            }
+            if n < FRAME_HEADER {
+                failure = Some(Error::new(
+                    Code::InvalidRequest,
+                    "the body ended inside a frame header (32-byte digest, 8-byte size)",
+                ));
+                break;
+            }
+            let mut raw = [0u8; 32];
+            raw.copy_from_slice(&head[..32]);
+            let sha = Sha256Hex::from_bytes(raw);
+            let mut sz = [0u8; 8];
+            sz.copy_from_slice(&head[32..]);
+            let size = u64::from_be_bytes(sz);
+            let want: Option<i64> = asked
+                .query_row(params![change_id, sha.as_str()], |r| r.get(0))
+                .optional()?;
+            if want != Some(ms(size)) {
+                failure = Some(
+                    Error::new(
+                        Code::BlobNotRequested,
+                        format!(
+                            "blob {sha} of {size} bytes is not one this change's checkpoint \
+                             session asked for"
+                        ),
+                    )
+                    .with("sha256", sha.to_string())
+                    .with("size", size)
+                    .with("stored_before", stored.len()),
+                );
+                break;
+            }
+            let held = cas.has(&sha, size)?
+                || stored.iter().any(|(d, _)| *d == sha)
+                || (staged_row(&conn, sha.as_str(), size)? && staging.present(&sha, size)?);
+            if held {
+                if let Err(e) = discard(body, size, &sha) {
+                    failure = Some(e);
+                    break;
+                }
+                skipped += 1;
+                continue;
+            }
+            let after = staged_before
+                .saturating_add(stored_bytes)
+                .saturating_add(size);
+            if after > limits.quota_bytes {
+                failure = Some(
+                    quota_error(limits.quota_bytes, staged_before + stored_bytes, size)
+                        .with("stored_before", stored.len()),
+                );
+                break;
+            }
+            if let Err(e) = staging.put_exact(body, &sha, size) {
+                failure = Some(e.with("stored_before", stored.len()));
+                break;
+            }
+            stored.push((sha, size));
+            stored_bytes += size;
+        }
+    }
+    drop(conn);
+    if !stored.is_empty() {
+        staging.sync()?;
+        let charged = admin::with_write(cx.root, cx.timeout, cx.clock, |tx, _dir, _now| {
+            let mut ins = tx.prepare_cached(
+                "INSERT INTO staged_blobs(sha256, size, owner_id, agent_id, staged_at_ms) VALUES (?1, ?2, ?3, ?4, ?5) \
+                 ON CONFLICT(sha256) DO NOTHING",
+            )?;
+            for (sha, size) in &stored {
+                ins.execute(params![
+                    sha.as_str(),
+                    ms(*size),
+                    who.actor.owner_id,
+                    who.actor.agent_id,
+                    now_ms
+                ])?;
+            }
+            let staged = staged_bytes(tx, &who)?;
+            if staged > limits.quota_bytes {
+                return Err(quota_error(limits.quota_bytes, staged, stored_bytes));
+            }
+            Ok(())
+        });
+        if let Err(e) = charged {
+            forget_unclaimed(cx, &staging, &stored);
+            return Err(e);
+        }
+    }
+    if let Some(e) = failure {
+        return Err(e);
+    }
+    Ok(json!({
+        "change_id": change_id,
+        "stored": stored.len(),
+        "stored_bytes": stored_bytes,
+        "skipped": skipped,
+    }))
+}
+
+/// Phase 3: records the Change's next version from its open session's
+/// manifest, once every entry is present, exactly as a local checkpoint
+/// records one; moves the staged blobs into the CAS; closes the session.
+pub fn commit(
+    cx: &AgentCtx<'_>,
+    change_id: &str,
+    revision: &Sha256Hex,
+    limits: &RemoteLimits,
+) -> Result<change::CheckpointOutput> {
+    check_id("change_id", change_id)?;
+    admin::with_write(cx.root, cx.timeout, cx.clock, |tx, dir, now| {
+        let now_ms = unix_millis(cx.clock.now());
+        let cas = dir.cas();
+        let staging = cas.staging();
+        collect_garbage(tx, &staging, now_ms, limits.ttl_ms)?;
+        let who = admin::authenticate(tx, cx.token)?;
+        let ch = endpoint_change(tx, &who, change_id)?;
+        let s = session(tx, change_id)?.ok_or_else(|| {
+            no_session(
+                change_id,
+                "no_session",
+                "the change has no open checkpoint session (committed already, replaced or \
+                 expired): post its manifest again",
+            )
+        })?;
+        if s.revision != revision.as_str() {
+            return Err(no_session(
+                change_id,
+                "session_replaced",
+                "the change's open checkpoint session is for another revision (a later manifest \
+                 replaced it)",
+            )
+            .with("session_revision", s.revision));
+        }
+        let msha = Sha256Hex::parse(&s.manifest_sha256)?;
+        let manifest_staged = !cas.has(&msha, s.manifest_size)?;
+        let bytes = if manifest_staged {
+            staging.read(&msha, s.manifest_size, limits.max_manifest_bytes)?
+        } else {
+            cas.read(&msha, Some(s.manifest_size), limits.max_manifest_bytes)?
+        };
+        let adm = snapshot::admit_manifest(&bytes, limits.max_revision_bytes)?;
+        if adm.revision != *revision {
+            return Err(Error::new(
+                Code::IntegrityError,
+                "the session's manifest is not the session's revision",
+            ));
+        }
+        let basis = change::version_basis(tx, &ch)?;
+        let mut adopt = Vec::new();
+        let mut missing = Vec::new();
+        for (sha, index, size) in distinct(&adm.manifest)? {
+            if cas.has(&sha, size)? {
+                continue;
+            }
+            if staged_row(tx, sha.as_str(), size)? && staging.present(&sha, size)? {
+                adopt.push((sha, size));
+            } else {
+                missing.push(index);
+            }
+        }
+        if !missing.is_empty() {
+            let n = missing.len();
+            missing.truncate(LISTED_MISSING);
+            return Err(Error::new(
+                Code::BlobsMissing,
+                format!("{n} blob(s) of the manifest are neither stored nor staged: upload them"),
+            )
+            .with("missing_blobs", n)
+            .with("missing", missing)
+            .with("revision", revision.to_string()));
+        }
+        for e in adm.manifest.entries.iter().filter(|e| e.mode == MODE_LINK) {
+            let target = if cas.has(&e.sha256, e.size)? {
+                cas.read(&e.sha256, Some(e.size), snapshot::MAX_LINK_TARGET)?
+            } else {
+                staging.read(&e.sha256, e.size, snapshot::MAX_LINK_TARGET)?
+            };
+            if target.contains(&0) {
+                return Err(Error::new(
+                    Code::PathNotRepresentable,
+                    format!(
+                        "the symbolic link {:?} has a target with a NUL byte",
+                        e.path.chars().take(200).collect::<String>()
+                    ),
+                )
+                .with("path", e.path.chars().take(200).collect::<String>())
+                .with("reason", "link target contains NUL"));
+            }
+        }
+        change::record_revision(tx, revision, &bytes, adm.manifest.entries.len(), now)?;
+        let out = change::record_version(
+            tx,
+            dir,
+            now,
+            &ch,
+            &basis,
+            revision,
+            &adm.manifest,
+            adopt.len() as u64,
+        )?;
+        // Every check passed: the staged blobs become store objects, made
+        // durable before the rows naming them commit.
+        let mut batch = cas.batch();
+        for (sha, size) in &adopt {
+            batch.adopt(&staging.path(sha), sha, *size)?;
+        }
+        if manifest_staged {
+            batch.adopt(&staging.path(&msha), &msha, s.manifest_size)?;
+        }
+        batch.commit()?;
+        {
+            let mut del = tx.prepare_cached("DELETE FROM staged_blobs WHERE sha256 = ?1")?;
+            for (sha, _) in &adopt {
+                del.execute(params![sha.as_str()])?;
+            }
+            del.execute(params![msha.as_str()])?;
+        }
+        tx.execute(
+            "DELETE FROM checkpoint_sessions WHERE change_id = ?1",
+            params![change_id],
+        )?;
+        Ok(out)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn distinct_blobs_refuse_two_sizes_for_one_digest() {
+        let e = |p: &str, d: &Sha256Hex, size| snapshot::Entry {
+            path: p.into(),
+            mode: snapshot::MODE_FILE,
+            size,
+            sha256: d.clone(),
+        };
+        let a = Sha256Hex::digest(b"a");
+        let b = Sha256Hex::digest(b"b");
+        let m = snapshot::Manifest {
+            version: 1,
+            entries: vec![e("x", &a, 1), e("y", &b, 1), e("z", &a, 1)],
+        };
+        let d = distinct(&m).expect("distinct");
+        assert_eq!(d, vec![(a.clone(), 0, 1), (b, 1, 1)]);
+        let m = snapshot::Manifest {
+            version: 1,
+            entries: vec![e("x", &a, 1), e("z", &a, 2)],
+        };
+        assert_eq!(
+            distinct(&m).map_err(|e| e.code()).err(),
+            Some(Code::ManifestInvalid)
+        );
+    }
+}
