@@ -2,20 +2,33 @@
 //!
 //! ```text
 //! data-load collect URL TOKEN_ENV CLIENTS RECORDS   -> durable collects/s over HTTP
-//! data-load query   URL TOKEN_ENV TEXT N           -> query latency p50/p99 (ms)
-//! data-load jsonl   RECORDS                        -> writes JSON lines to stdout
+//! data-load query   URL TOKEN_ENV BODY N [fresh]   -> query latency p50/p99 (ms); BODY is the
+//!                                                     QueryRequest JSON; `fresh` opens a new
+//!                                                     connection per request (else kept alive)
+//! data-load jsonl   RECORDS [short|kb]             -> writes JSON lines to stdout
 //! ```
+//!
+//! The corpora are `scripts/bench-corpus.rs` (shared with `ingest-probe`).
 #![allow(clippy::print_stdout, clippy::print_stderr, missing_docs)]
 #![allow(clippy::disallowed_methods)] // a load driver: it reads its token variable itself
+
+#[path = "bench-corpus.rs"]
+#[allow(dead_code)]
+mod corpus;
 
 use std::io::Write;
 use std::time::{Duration, Instant};
 
 fn agent() -> ureq::Agent {
+    agent_with(64)
+}
+
+fn agent_with(idle: usize) -> ureq::Agent {
     ureq::Agent::config_builder()
         .http_status_as_error(false)
         .timeout_global(Some(Duration::from_secs(60)))
-        .max_idle_connections_per_host(64)
+        .max_idle_connections(idle)
+        .max_idle_connections_per_host(idle)
         .build()
         .into()
 }
@@ -65,9 +78,9 @@ fn collect(url: &str, token: &str, clients: u64, records: u64) {
     );
 }
 
-fn query(url: &str, token: &str, text: &str, n: usize) {
-    let a = agent();
-    let body = format!("{{\"text\":\"{text}\"}}");
+fn query(url: &str, token: &str, body: &str, n: usize, fresh: bool) {
+    // No idle connections kept: every request opens (and closes) its own.
+    let a = if fresh { agent_with(0) } else { agent() };
     let mut lat = Vec::with_capacity(n);
     let mut hits = 0usize;
     let warmup = (n / 10).min(50);
@@ -112,13 +125,15 @@ fn main() {
     match arg(1).as_str() {
         "jsonl" => {
             let n: u64 = arg(2).parse().unwrap_or(100_000).min(10_000_000);
+            let Some(kind) = corpus::Kind::parse(args.get(3).map_or("short", String::as_str))
+            else {
+                eprintln!("usage: data-load jsonl RECORDS [short|kb]");
+                std::process::exit(64);
+            };
             let out = std::io::stdout();
             let mut out = std::io::BufWriter::new(out.lock());
             for i in 0..n {
-                let _ = writeln!(
-                    out,
-                    "{{\"text\":\"bulk record number {i} token{i} shared words\",\"metadata\":{{\"i\":{i}}}}}"
-                );
+                let _ = writeln!(out, "{}", corpus::input_line(kind, i));
             }
         }
         mode @ ("collect" | "query") => {
@@ -141,6 +156,7 @@ fn main() {
                     &token,
                     &arg(4),
                     arg(5).parse().unwrap_or(2000).clamp(10, 100_000),
+                    arg(6) == "fresh",
                 );
             }
         }

@@ -11,6 +11,7 @@ mod collect_faults;
 mod collect_flow;
 mod collect_oci;
 mod common;
+mod data_bulk;
 mod data_core;
 mod data_file_collector;
 mod data_hostile;

@@ -35,36 +35,62 @@ pub fn normalize(field: &str, v: &Value) -> Result<Value> {
 }
 
 fn check_depth(field: &str, v: &Value, depth: usize) -> Result<()> {
-    let nested = match v {
-        Value::Array(a) => Some(a.iter().collect::<Vec<_>>()),
-        Value::Object(o) => Some(o.values().collect::<Vec<_>>()),
-        _ => None,
+    let too_deep = || {
+        Error::new(
+            Code::InvalidJson,
+            format!("{field} exceeds the maximum JSON depth of {MAX_DEPTH}"),
+        )
     };
-    if let Some(children) = nested {
-        if depth + 1 > MAX_DEPTH {
-            return Err(Error::new(
-                Code::InvalidJson,
-                format!("{field} exceeds the maximum JSON depth of {MAX_DEPTH}"),
-            ));
+    match v {
+        Value::Array(a) => {
+            if depth + 1 > MAX_DEPTH {
+                return Err(too_deep());
+            }
+            a.iter().try_for_each(|c| check_depth(field, c, depth + 1))
         }
-        for c in children {
-            check_depth(field, c, depth + 1)?;
+        Value::Object(o) => {
+            if depth + 1 > MAX_DEPTH {
+                return Err(too_deep());
+            }
+            o.values()
+                .try_for_each(|c| check_depth(field, c, depth + 1))
         }
+        _ => Ok(()),
     }
-    Ok(())
 }
 
 /// A field that must be a JSON object (absent means `{}`), re-read through
 /// its canonical form.
 pub fn clone_object(field: &str, v: Option<&Value>) -> Result<Map<String, Value>> {
+    Ok(canonical_object(field, v)?.0)
+}
+
+/// [`clone_object`], with the canonical text it was re-read from.
+pub fn canonical_object(field: &str, v: Option<&Value>) -> Result<(Map<String, Value>, String)> {
     match v {
-        None => Ok(Map::new()),
-        Some(Value::Object(_)) => match normalize(field, v.unwrap_or(&Value::Null))? {
-            Value::Object(m) => Ok(m),
-            _ => Err(not_object(field)),
-        },
+        None => Ok((Map::new(), "{}".to_owned())),
+        Some(o @ Value::Object(_)) => {
+            check_depth(field, o, 0)?;
+            let text = canonical_json(o)?;
+            match serde_json::from_str(&text) {
+                Ok(Value::Object(m)) => Ok((m, text)),
+                Ok(_) => Err(not_object(field)),
+                Err(e) => Err(Error::new(
+                    Code::InvalidJson,
+                    format!("{field} is not valid JSON: {e}"),
+                )),
+            }
+        }
         Some(_) => Err(not_object(field)),
     }
+}
+
+/// Appends the canonical JSON text of a string (JSON.stringify's escaping,
+/// which is serde_json's: `"`, `\\`, the short escapes and `\u00xx` for
+/// the other control characters, everything else literal).
+pub fn push_json_string(out: &mut Vec<u8>, s: &str) {
+    // Writing a &str into a Vec cannot fail.
+    let _ = serde_json::to_writer(&mut *out, s);
 }
 
 fn not_object(field: &str) -> Error {
@@ -96,6 +122,38 @@ pub fn subset_match(expected: &Value, actual: Option<&Value>) -> bool {
             },
             _ => false,
         },
+    }
+}
+
+/// Text every stored envelope a `where` filter matches must contain: for
+/// each object member of the filter (at any depth, outside arrays) whose
+/// expected value is a primitive, the canonical JSON of `"key":value`.
+/// Envelopes are stored as canonical JSON, and [`subset_match`] requires
+/// that member with that value (`Object.is`: the same canonical text;
+/// `-0` and `0` share one) somewhere in the envelope, so a missing needle
+/// proves no match, while a present one proves nothing: it only spares
+/// parsing envelopes that cannot match.
+pub fn where_needles(filter: &Value) -> Vec<String> {
+    let mut out = Vec::new();
+    needles_into(filter, &mut out);
+    out
+}
+
+fn needles_into(v: &Value, out: &mut Vec<String>) {
+    let Value::Object(m) = v else { return };
+    for (k, ev) in m {
+        match ev {
+            Value::Object(_) => needles_into(ev, out),
+            Value::Array(_) => {}
+            prim => {
+                if let (Ok(key), Ok(val)) = (
+                    canonical_json(&Value::String(k.clone())),
+                    canonical_json(prim),
+                ) {
+                    out.push(format!("{key}:{val}"));
+                }
+            }
+        }
     }
 }
 
@@ -167,5 +225,65 @@ mod tests {
         assert!(!subset_match(&json!({"version":null}), Some(&rec)));
         assert!(subset_match(&json!({"key":null}), Some(&rec)));
         assert!(!subset_match(&json!({"metadata":{"n":"1"}}), Some(&rec)));
+    }
+
+    /// A filter that matches an envelope finds every needle in its
+    /// canonical text (the needles never reject a match).
+    mod needles {
+        use super::super::*;
+        use proptest::prelude::*;
+        use serde_json::json;
+
+        fn value() -> impl Strategy<Value = Value> {
+            let leaf = prop_oneof![
+                Just(Value::Null),
+                any::<bool>().prop_map(Value::Bool),
+                (-3i64..3).prop_map(|n| json!(n)),
+                prop_oneof![Just(1.0f64), Just(-0.0), Just(0.5), Just(1e21)].prop_map(|f| json!(f)),
+                "[ab\"\\\\\u{1}é😀]{0,3}".prop_map(Value::String),
+            ];
+            leaf.prop_recursive(3, 16, 3, |inner| {
+                prop_oneof![
+                    prop::collection::vec(inner.clone(), 0..3).prop_map(Value::Array),
+                    prop::collection::btree_map("[ab\"é]{0,2}", inner, 0..3)
+                        .prop_map(|m| Value::Object(m.into_iter().collect())),
+                ]
+            })
+        }
+
+        /// A random sub-filter of `v` (it matches `v`).
+        fn sub(v: &Value, pick: &mut impl FnMut() -> bool) -> Value {
+            match v {
+                Value::Object(m) => {
+                    let mut out = Map::new();
+                    for (k, x) in m {
+                        if pick() {
+                            out.insert(k.clone(), sub(x, pick));
+                        }
+                    }
+                    Value::Object(out)
+                }
+                other => other.clone(),
+            }
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(512))]
+            #[test]
+            fn never_reject_a_match(env in prop::collection::btree_map("[ab\"é]{0,2}", value(), 0..4),
+                                    other in value(), bits in any::<u64>()) {
+                let env = normalize("env", &Value::Object(env.into_iter().collect())).expect("env");
+                let text = canonical_json(&env).expect("text");
+                let mut b = bits;
+                let mut pick = move || { b = b.rotate_left(1); b & 1 == 1 };
+                for filter in [sub(&env, &mut pick), other] {
+                    if subset_match(&filter, Some(&env)) {
+                        for n in where_needles(&filter) {
+                            prop_assert!(text.contains(&n), "{n} not in {text} for {filter}");
+                        }
+                    }
+                }
+            }
+        }
     }
 }

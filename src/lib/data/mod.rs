@@ -8,6 +8,7 @@ pub mod collection;
 pub mod collectors;
 pub mod config;
 pub mod cursor;
+pub mod fts;
 pub mod node;
 pub mod replica;
 pub mod schema;
@@ -15,6 +16,6 @@ pub mod syntax;
 pub mod writer;
 
 pub use node::{
-    ChangesRequest, CollectRequest, CollectResponse, InitOutput, InitRequest, Limits, Node,
-    QueryRequest, RecordRead, TombstoneRequest,
+    BulkProgress, BulkRequest, BulkSummary, ChangesRequest, CollectRequest, CollectResponse,
+    InitOutput, InitRequest, Limits, Node, QueryRequest, RecordRead, TombstoneRequest,
 };

@@ -388,6 +388,10 @@ impl Node {
             bytes,
             document,
             ingested_at,
+            supersedes_id: env
+                .get("supersedes_id")
+                .and_then(Value::as_str)
+                .map(str::to_owned),
         })
     }
 

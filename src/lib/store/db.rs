@@ -239,6 +239,15 @@ pub(crate) fn in_memory() -> Connection {
     Connection::open_in_memory().expect("in-memory database")
 }
 
+/// A plain connection to the database file at `path`, without the
+/// checks and pragmas of [`open_write`], for unit tests that build an old
+/// schema by hand.
+#[cfg(test)]
+#[allow(clippy::disallowed_methods)] // `store` owns SQLite opens.
+pub(crate) fn raw_file(path: &Path) -> Connection {
+    Connection::open(path).expect("open database file")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

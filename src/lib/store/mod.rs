@@ -16,9 +16,9 @@ pub mod private_fs;
 mod staging;
 
 pub use cas::{Cas, CasBatch, CasStats, PutOutcome, TEMP_SWEEP_AGE};
-#[cfg(test)]
-pub(crate) use db::in_memory;
 pub use db::{DbSpec, Migration};
+#[cfg(test)]
+pub(crate) use db::{in_memory, raw_file};
 pub use lock::{DEFAULT_TIMEOUT, DirLock};
 pub use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, params};
 pub use staging::Staging;

@@ -1,0 +1,434 @@
+//! Bulk ingest (`data collect --jsonl`): one collector input object per
+//! line, streamed through a two-stage pipeline.
+//!
+//! - The calling thread reads lines and prepares them (JSON parsing, the
+//!   collector, hashing, record ids, canonical envelopes, index documents)
+//!   and hands batches to the writer over a channel that holds at most one
+//!   waiting batch, so memory stays bounded whatever the input size.
+//! - The writer thread stores any large content (fsynced CAS objects, in
+//!   parallel), then takes the data-directory lock and commits the batch's
+//!   rows in **one** transaction (one WAL fsync), with statements prepared
+//!   once for the whole run. After each commit it reports the last line the
+//!   commit covers: that report is the acknowledgement. A SIGKILL at any
+//!   point leaves every acknowledged line stored; rerunning the same input
+//!   stores each line exactly once (record ids do not depend on time).
+//!
+//! Failures are per line: a line that is not a JSON object, that the
+//! collector refuses or that names a missing superseded record is reported
+//! with its (1-based, physical) line number and stores nothing, and the
+//! other lines of its batch commit. A failure of the store itself (I/O,
+//! database) rolls back the batch in progress and stops the ingest with a
+//! typed error that says which line the last commit covered.
+
+use super::Node;
+use super::collect::{CollectTarget, Prepared, check_supersedes};
+use crate::data::schema::SPEC;
+use crate::data::syntax::check_collection_id;
+use crate::data::writer::{self, Inserted};
+use crate::error::{Code, Error, Result};
+use crate::store::Connection;
+use serde::Serialize;
+use serde_json::{Map, Value};
+use std::collections::HashMap;
+use std::io::BufRead;
+use std::sync::mpsc;
+
+/// Longest accepted input line.
+pub const MAX_LINE_BYTES: u64 = 32 << 20;
+/// A batch is cut early once its prepared records (content, canonical
+/// envelopes, index documents) reach this many bytes, whatever its line
+/// count: with one batch being read, one waiting and one being written,
+/// this bounds the pipeline's memory.
+pub const MAX_BATCH_BYTES: usize = 16 << 20;
+/// Line errors kept for the summary (the count is always exact).
+pub const MAX_LISTED_ERRORS: usize = 100;
+
+/// What a bulk ingest writes to.
+#[derive(Debug, Clone)]
+pub struct BulkRequest {
+    /// Collection id (must exist).
+    pub collection_id: String,
+    /// Collector id (`text`, `file`, …).
+    pub collector_id: String,
+    /// Input lines per transaction (at least 1).
+    pub batch_lines: usize,
+}
+
+/// The acknowledgement printed after each commit.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct BulkProgress {
+    /// Every line up to and including this one (1-based) is committed or
+    /// reported failed.
+    pub committed_through_line: u64,
+    /// Non-blank lines so far.
+    pub lines: u64,
+    /// Records inserted so far.
+    pub inserted: u64,
+    /// Records that already existed so far.
+    pub existing: u64,
+    /// Lines that failed so far.
+    pub failed: u64,
+}
+
+/// One failed line.
+#[derive(Debug)]
+pub struct LineError {
+    /// 1-based line number in the input.
+    pub line: u64,
+    /// Why.
+    pub error: Error,
+}
+
+/// The outcome of a whole ingest.
+#[derive(Debug)]
+pub struct BulkSummary {
+    /// The counts at the last commit (which covers the whole input).
+    pub progress: BulkProgress,
+    /// The first [`MAX_LISTED_ERRORS`] line errors, in line order.
+    pub errors: Vec<LineError>,
+}
+
+enum Line {
+    Ready(u64, Vec<Prepared>),
+    Failed(u64, Error),
+}
+
+struct Batch {
+    /// The last input line this batch covers (blank lines included).
+    last_line: u64,
+    lines: Vec<Line>,
+}
+
+/// The writer's running state.
+struct Tally {
+    progress: BulkProgress,
+    errors: Vec<LineError>,
+}
+
+impl Tally {
+    fn fail(&mut self, line: u64, error: Error) {
+        self.progress.failed += 1;
+        if self.errors.len() < MAX_LISTED_ERRORS {
+            self.errors.push(LineError { line, error });
+        }
+    }
+}
+
+impl Node {
+    /// Ingests JSON lines from `input` (see the module docs). `progress` is
+    /// called on the writer thread after every commit.
+    pub fn ingest_lines<R: BufRead>(
+        &self,
+        req: &BulkRequest,
+        input: R,
+        progress: &(dyn Fn(&BulkProgress) + Sync),
+    ) -> Result<BulkSummary> {
+        check_collection_id(&req.collection_id)?;
+        let target =
+            self.read(|c| self.collect_target(c, &req.collection_id, &req.collector_id))?;
+        let batch_lines = req.batch_lines.max(1);
+        let (tx, rx) = mpsc::sync_channel::<Batch>(1);
+        std::thread::scope(|s| {
+            let writer = std::thread::Builder::new()
+                .name("bulk-writer".into())
+                .spawn_scoped(s, || self.bulk_writer(rx, progress))
+                .map_err(|e| Error::internal(format!("cannot start the bulk writer: {e}")))?;
+            let read = self.bulk_reader(&target, input, batch_lines, &tx);
+            drop(tx);
+            let written = writer
+                .join()
+                .unwrap_or_else(|_| Err(Error::internal("the bulk writer panicked")));
+            match (read, written) {
+                (Ok(()), Ok(t)) => Ok(BulkSummary {
+                    progress: t.progress,
+                    errors: t.errors,
+                }),
+                // The store failed: that is the error (the reader only saw
+                // its channel close).
+                (_, Err(e)) => Err(e),
+                (Err(e), Ok(t)) => {
+                    Err(e.with("committed_through_line", t.progress.committed_through_line))
+                }
+            }
+        })
+    }
+
+    /// Reads, prepares and batches lines until the input ends or the
+    /// writer stops.
+    fn bulk_reader<R: BufRead>(
+        &self,
+        target: &CollectTarget,
+        mut input: R,
+        batch_lines: usize,
+        tx: &mpsc::SyncSender<Batch>,
+    ) -> Result<()> {
+        let mut line_no = 0u64;
+        let mut batch = Batch {
+            last_line: 0,
+            lines: Vec::with_capacity(batch_lines.min(1 << 16)),
+        };
+        let mut bytes = 0usize;
+        let mut sent_through = 0u64;
+        let mut buf = Vec::new();
+        self.read(|conn| {
+            loop {
+                buf.clear();
+                let n = std::io::Read::take(&mut input, MAX_LINE_BYTES + 1)
+                    .read_until(b'\n', &mut buf)
+                    .map_err(|e| Error::new(Code::Io, format!("reading input: {e}")))?;
+                if n == 0 {
+                    break;
+                }
+                line_no += 1;
+                if n as u64 > MAX_LINE_BYTES && !buf.ends_with(b"\n") {
+                    return Err(Error::new(
+                        Code::TooLarge,
+                        format!("line {line_no} is longer than {MAX_LINE_BYTES} bytes"),
+                    )
+                    .with("line", line_no));
+                }
+                batch.last_line = line_no;
+                let text = buf.trim_ascii();
+                if text.is_empty() {
+                    continue;
+                }
+                let line = match self.prepare_line(conn, target, text) {
+                    Ok(items) => {
+                        bytes += items
+                            .iter()
+                            .map(|p| p.bytes.len() + p.canonical.len())
+                            .sum::<usize>();
+                        Line::Ready(line_no, items)
+                    }
+                    Err(e) => Line::Failed(line_no, e),
+                };
+                batch.lines.push(line);
+                if batch.lines.len() >= batch_lines || bytes >= MAX_BATCH_BYTES {
+                    let full = std::mem::replace(
+                        &mut batch,
+                        Batch {
+                            last_line: line_no,
+                            lines: Vec::with_capacity(batch_lines.min(1 << 16)),
+                        },
+                    );
+                    bytes = 0;
+                    sent_through = line_no;
+                    if tx.send(full).is_err() {
+                        // The writer stopped; its error is the result.
+                        return Ok(());
+                    }
+                }
+            }
+            if !batch.lines.is_empty() || batch.last_line > sent_through {
+                let _ = tx.send(batch);
+            }
+            Ok(())
+        })
+    }
+
+    /// One line: a JSON object, run through the target's collector.
+    fn prepare_line(
+        &self,
+        conn: &Connection,
+        target: &CollectTarget,
+        text: &[u8],
+    ) -> Result<Vec<Prepared>> {
+        let input: Map<String, Value> = match serde_json::from_slice::<Value>(text) {
+            Ok(Value::Object(m)) => m,
+            Ok(_) => return Err(Error::new(Code::InvalidJson, "line must be a JSON object")),
+            Err(e) => {
+                return Err(Error::new(
+                    Code::InvalidJson,
+                    format!("line is not valid JSON: {e}"),
+                ));
+            }
+        };
+        Ok(self.prepare_input(conn, target, &input, true)?.0)
+    }
+
+    /// Commits batches as they come; reports each commit.
+    fn bulk_writer(
+        &self,
+        rx: mpsc::Receiver<Batch>,
+        progress: &(dyn Fn(&BulkProgress) + Sync),
+    ) -> Result<Tally> {
+        let mut tally = Tally {
+            progress: BulkProgress {
+                committed_through_line: 0,
+                lines: 0,
+                inserted: 0,
+                existing: 0,
+                failed: 0,
+            },
+            errors: Vec::new(),
+        };
+        std::thread::scope(|s| {
+            // Freeing a batch's records, and copying committed WAL frames
+            // into the database file (`writer::Checkpointer`), are real work
+            // that need not hold up the next batch: two helper threads do
+            // them on the other core.
+            let (dropper, garbage) = mpsc::sync_channel::<Vec<Prepared>>(2);
+            std::thread::Builder::new()
+                .name("bulk-free".into())
+                .spawn_scoped(s, move || garbage.into_iter().for_each(drop))
+                .map_err(|e| Error::internal(format!("cannot start a bulk thread: {e}")))?;
+            let mut session: Option<(Connection, writer::Checkpointer)> = None;
+            let res = (|| -> Result<()> {
+                for batch in rx {
+                    self.commit_batch(batch, &mut session, &mut tally, &dropper)?;
+                    progress(&tally.progress);
+                }
+                Ok(())
+            })();
+            let res = res.map_err(|e| {
+                e.with(
+                    "committed_through_line",
+                    tally.progress.committed_through_line,
+                )
+            });
+            if let Some((conn, checkpoints)) = session {
+                checkpoints.stop();
+                if let Ok(lock) = self.dir.lock(self.lock_timeout) {
+                    // Best effort (the data is committed): a large WAL is
+                    // checkpointed and truncated now rather than by the
+                    // next writer's open.
+                    self.dir.close_write(&SPEC, conn, &lock);
+                }
+            }
+            res.map(|()| tally)
+        })
+    }
+
+    /// One batch: large content durable first, then one transaction under
+    /// the data-directory lock.
+    fn commit_batch(
+        &self,
+        batch: Batch,
+        session: &mut Option<(Connection, writer::Checkpointer)>,
+        tally: &mut Tally,
+        dropper: &mpsc::SyncSender<Vec<Prepared>>,
+    ) -> Result<()> {
+        let large: Vec<&Prepared> = batch
+            .lines
+            .iter()
+            .filter_map(|l| match l {
+                Line::Ready(_, items) => Some(items),
+                Line::Failed(..) => None,
+            })
+            .flatten()
+            .filter(|p| !p.is_inline())
+            .collect();
+        self.store_blobs_parallel(large)?;
+        let lock = self.dir.lock(self.lock_timeout)?;
+        if session.is_none() {
+            let now = self.now();
+            let conn = writer::open(&self.dir, &now, &lock)?;
+            let checkpoints = writer::Checkpointer::start(&self.dir, &conn, &now, &lock)?;
+            *session = Some((conn, checkpoints));
+        }
+        let Some((conn, checkpoints)) = session.as_ref() else {
+            return Err(Error::internal("the bulk writer lost its connection"));
+        };
+        checkpoints.bound(conn);
+        let mut next = Tally {
+            progress: tally.progress.clone(),
+            errors: Vec::new(),
+        };
+        let done = apply_batch(conn, batch.lines, &mut next)?;
+        drop(lock);
+        checkpoints.kick();
+        let _ = dropper.send(done);
+        next.progress.committed_through_line = batch.last_line;
+        tally.progress = next.progress;
+        for e in next.errors {
+            if tally.errors.len() < MAX_LISTED_ERRORS {
+                tally.errors.push(e);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// One transaction for a batch; on any store error it is rolled back and
+/// the error returned (per-line failures are tallied, not errors).
+fn apply_batch(conn: &Connection, lines: Vec<Line>, tally: &mut Tally) -> Result<Vec<Prepared>> {
+    conn.execute_batch("BEGIN IMMEDIATE")?;
+    // Lines whose checks pass; written together (see `insert_many`).
+    let mut accepted: Vec<Prepared> = Vec::new();
+    let res = (|| -> Result<()> {
+        let mut batch_ids: HashMap<String, String> = HashMap::new();
+        for line in lines {
+            match line {
+                Line::Failed(n, e) => {
+                    tally.progress.lines += 1;
+                    tally.fail(n, e);
+                }
+                Line::Ready(n, items) => {
+                    tally.progress.lines += 1;
+                    // Check every item of the line before writing any, so
+                    // a line stores all of its records or none. A record
+                    // an earlier line of this batch (or an earlier item of
+                    // this line) carries is not in the database yet.
+                    let mut refused = None;
+                    for (k, p) in items.iter().enumerate() {
+                        let Some(sup) = p.supersedes_id.as_deref() else {
+                            continue;
+                        };
+                        let earlier = batch_ids.get(sup).map(String::as_str).or_else(|| {
+                            items[..k]
+                                .iter()
+                                .find(|q| q.id == sup)
+                                .map(|q| q.collection_id.as_str())
+                        });
+                        let r = match earlier {
+                            Some(c) if c == p.collection_id => Ok(()),
+                            Some(_) => Err(Error::new(
+                                Code::SupersededRecordCollectionMismatch,
+                                "Superseded record belongs to another collection",
+                            )),
+                            None => check_supersedes(conn, &p.collection_id, sup),
+                        };
+                        if let Err(e) = r {
+                            refused = Some(e);
+                            break;
+                        }
+                    }
+                    match refused {
+                        Some(e)
+                            if matches!(
+                                e.code(),
+                                Code::SupersededRecordNotFound
+                                    | Code::SupersededRecordCollectionMismatch
+                            ) =>
+                        {
+                            tally.fail(n, e);
+                            continue;
+                        }
+                        Some(e) => return Err(e),
+                        None => {}
+                    }
+                    for p in &items {
+                        batch_ids.insert(p.id.clone(), p.collection_id.clone());
+                    }
+                    accepted.extend(items);
+                }
+            }
+        }
+        let refs: Vec<&Prepared> = accepted.iter().collect();
+        let refs = refs.as_slice();
+        for inserted in writer::insert_many(conn, refs)? {
+            match inserted {
+                Inserted::New => tally.progress.inserted += 1,
+                Inserted::Existing(_) => tally.progress.existing += 1,
+            }
+        }
+        Ok(())
+    })();
+    match res.and_then(|()| Ok(conn.execute_batch("COMMIT")?)) {
+        Ok(()) => Ok(accepted),
+        Err(e) => {
+            let _ = conn.execute_batch("ROLLBACK");
+            Err(e)
+        }
+    }
+}

@@ -1,0 +1,130 @@
+//! The change feed (opaque cursors) and tombstones.
+
+use super::super::canon::utf16_len;
+use super::super::cursor;
+use super::super::syntax::{check_collection_id, check_record_id};
+use super::super::writer::{WriteOp, WriteResult};
+use super::{Node, parse_json};
+use crate::error::{Code, Error, Result};
+use crate::store::params;
+use serde_json::{Map, Value, json};
+
+/// `changes` request.
+#[derive(Debug, Clone, Default)]
+pub struct ChangesRequest {
+    /// Filter on one collection (an empty string is invalid).
+    pub collection_id: Option<String>,
+    /// Position (empty or absent: from the start).
+    pub cursor: Option<String>,
+    /// Page size (absent: the default).
+    pub limit: Option<u64>,
+}
+
+/// `tombstone` request.
+#[derive(Debug, Clone, Default)]
+pub struct TombstoneRequest {
+    /// Record id.
+    pub record_id: String,
+    /// Reason (empty counts as none).
+    pub reason: Option<String>,
+}
+
+impl Node {
+    /// `changes`: one page of the change feed after a cursor.
+    pub fn changes(&self, req: &ChangesRequest) -> Result<Value> {
+        if let Some(c) = &req.collection_id {
+            check_collection_id(c)?;
+            self.read(|conn| self.collection(conn, c).map(|_| ()))?;
+        }
+        let limit = req.limit.unwrap_or(self.limits.default_change_limit);
+        if limit == 0 {
+            return Err(Error::new(
+                Code::InvalidQuery,
+                "limit must be a positive integer",
+            ));
+        }
+        if limit > self.limits.max_change_limit {
+            return Err(Error::new(
+                Code::LimitExceeded,
+                format!("limit cannot exceed {}", self.limits.max_change_limit),
+            ));
+        }
+        let filter = req.collection_id.as_deref();
+        let after = match req.cursor.as_deref() {
+            None | Some("") => 0,
+            Some(c) => cursor::decode(c, &self.feed_id, filter)?,
+        };
+        let rows = self.read(|c| {
+            let mut st = c.prepare_cached(
+                // A record event's payload is its record's envelope (data
+                // schema 3 stores it once, in `records`).
+                "SELECT c.sequence, c.type, c.collection_id, c.record_id, c.at, \
+                 COALESCE(c.payload_json, (SELECT r.envelope_json FROM records r WHERE r.id = c.record_id)) \
+                 FROM changes c \
+                 WHERE c.sequence > ?1 AND (?2 IS NULL OR c.collection_id = ?2) \
+                 ORDER BY c.sequence LIMIT ?3",
+            )?;
+            let rows = st.query_map(params![after, filter, (limit + 1) as i64], |r| {
+                Ok((
+                    r.get::<_, i64>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get::<_, String>(2)?,
+                    r.get::<_, String>(3)?,
+                    r.get::<_, String>(4)?,
+                    r.get::<_, String>(5)?,
+                ))
+            })?;
+            Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+        })?;
+        let has_more = rows.len() as u64 > limit;
+        let mut last = after;
+        let mut changes = Vec::new();
+        for (seq, ty, coll, rec, at, payload) in rows.into_iter().take(limit as usize) {
+            last = seq;
+            let (ty, member) = if ty == "record" {
+                ("record.created", "record")
+            } else {
+                ("record.tombstoned", "tombstone")
+            };
+            let mut ev = Map::new();
+            ev.insert("id".into(), format!("change_{seq}").into());
+            ev.insert("type".into(), ty.into());
+            ev.insert("sequence".into(), seq.into());
+            ev.insert("collection_id".into(), coll.into());
+            ev.insert("record_id".into(), rec.into());
+            ev.insert("occurred_at".into(), at.into());
+            ev.insert(member.into(), parse_json(&payload)?);
+            changes.push(Value::Object(ev));
+        }
+        Ok(json!({
+            "changes": changes,
+            "cursor": cursor::encode(&self.feed_id, filter, last),
+            "has_more": has_more,
+        }))
+    }
+
+    /// `tombstone`: idempotent; the first tombstone wins.
+    pub fn tombstone(&self, req: &TombstoneRequest) -> Result<Value> {
+        check_record_id(&req.record_id)?;
+        let reason = req.reason.clone().filter(|r| !r.is_empty());
+        if reason.as_deref().is_some_and(|r| utf16_len(r) > 1000) {
+            return Err(Error::new(
+                Code::InvalidRequest,
+                "reason must be at most 1000 characters",
+            ));
+        }
+        match self.writer.write(
+            self,
+            WriteOp::Tombstone {
+                record_id: req.record_id.clone(),
+                reason,
+                now: self.now(),
+            },
+        )? {
+            WriteResult::Tombstone(t) => Ok(json!({
+                "record_id": req.record_id, "tombstoned": true, "tombstone": t
+            })),
+            _ => Err(Error::internal("unexpected writer result")),
+        }
+    }
+}

@@ -1,0 +1,847 @@
+//! `collect`: running a collector, deriving record ids and envelopes,
+//! index documents, and committing prepared records (one request, or many
+//! sharing one transaction).
+
+use super::super::canon::{canonical_json, canonical_object, js_number_text, push_json_string};
+use super::super::collectors::{self, Collector, Item};
+use super::super::syntax::{
+    check_collection_id, check_record_id, is_textual, normalize_date, normalize_media_type,
+};
+use super::super::writer::{self, WriteOp, WriteResult};
+use super::{Node, PROTOCOL};
+use crate::error::{Code, Error, Result};
+use crate::store::{Connection, OptionalExtension};
+use crate::wire::digest::Sha256Hex;
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+/// `collect` request (`POST /v1/data/collect`). Fields keep their raw JSON
+/// so that validation follows the reference order exactly.
+#[derive(Debug, Clone, Default)]
+pub struct CollectRequest {
+    /// `collection_id`.
+    pub collection_id: Option<Value>,
+    /// `collector_id`.
+    pub collector_id: Option<Value>,
+    /// `input` (an object or absent).
+    pub input: Option<Value>,
+    /// `cursor` (a string or absent).
+    pub cursor: Option<Value>,
+}
+
+impl CollectRequest {
+    /// From a JSON body (unknown members are ignored, as in the reference).
+    pub fn from_json(body: &Map<String, Value>) -> CollectRequest {
+        CollectRequest {
+            collection_id: body.get("collection_id").cloned(),
+            collector_id: body.get("collector_id").cloned(),
+            input: body.get("input").cloned(),
+            cursor: body.get("cursor").cloned(),
+        }
+    }
+}
+
+/// `collect` response.
+#[derive(Debug, Serialize)]
+pub struct CollectResponse {
+    /// One envelope per item.
+    pub records: Vec<Value>,
+    /// New records.
+    pub inserted: u64,
+    /// Records that already existed (first envelope returned).
+    pub existing: u64,
+    /// A collector continuation cursor.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cursor: Option<String>,
+}
+
+/// An item ready to store: its envelope, bytes and index document.
+#[derive(Debug, Clone)]
+pub struct Prepared {
+    /// Record id.
+    pub id: String,
+    /// Collection id.
+    pub collection_id: String,
+    /// The envelope (empty when prepared for bulk ingest, which keeps only
+    /// its canonical text).
+    pub envelope: Map<String, Value>,
+    /// Its canonical JSON.
+    pub canonical: String,
+    /// SHA-256 of the bytes.
+    pub sha256: Sha256Hex,
+    /// The bytes.
+    pub bytes: Vec<u8>,
+    /// FTS document.
+    pub document: String,
+    /// ingested_at.
+    pub ingested_at: String,
+    /// The record it supersedes, if any.
+    pub supersedes_id: Option<String>,
+}
+
+impl Prepared {
+    /// Whether the content is stored inline with the record row.
+    pub fn is_inline(&self) -> bool {
+        self.bytes.len() <= super::super::schema::INLINE_MAX_BYTES
+    }
+}
+
+/// Where a collect writes: the collection, its effective policy and the
+/// collector (resolved once per request, or once per bulk ingest).
+#[derive(Debug, Clone)]
+pub(crate) struct CollectTarget {
+    pub(crate) collection_id: String,
+    pub(crate) collector: Collector,
+    pub(crate) limit: u64,
+    pub(crate) allowed: Option<Vec<String>>,
+    pub(crate) schema_version: String,
+}
+
+/// A superseded record must exist, in the same collection.
+pub(crate) fn check_supersedes(conn: &Connection, collection_id: &str, sup: &str) -> Result<()> {
+    let coll: Option<String> = conn
+        .prepare_cached("SELECT collection_id FROM records WHERE id=?1")?
+        .query_row([sup], |r| r.get(0))
+        .optional()?;
+    match coll {
+        None => Err(Error::new(
+            Code::SupersededRecordNotFound,
+            format!("Superseded record {sup} was not found"),
+        )),
+        Some(c) if c != collection_id => Err(Error::new(
+            Code::SupersededRecordCollectionMismatch,
+            "Superseded record belongs to another collection",
+        )),
+        Some(_) => Ok(()),
+    }
+}
+
+impl Node {
+    /// Validates a collect request, runs the collector and prepares every
+    /// item (no write).
+    pub fn prepare_collect(&self, req: &CollectRequest) -> Result<(Vec<Prepared>, Option<String>)> {
+        let collection_id = match &req.collection_id {
+            Some(Value::String(s)) => s.as_str(),
+            _ => "",
+        };
+        check_collection_id(collection_id)?;
+        let collector_id = match &req.collector_id {
+            Some(Value::String(s)) if !s.is_empty() => s.as_str(),
+            _ => return Err(Error::new(Code::InvalidRequest, "collector_id is required")),
+        };
+        let empty = Map::new();
+        let input = match &req.input {
+            None => &empty,
+            Some(Value::Object(m)) => m,
+            Some(_) => return Err(Error::new(Code::InvalidJson, "input must be a JSON object")),
+        };
+        if matches!(&req.cursor, Some(v) if !v.is_string()) {
+            return Err(Error::new(Code::InvalidRequest, "cursor must be a string"));
+        }
+        self.read(|conn| {
+            let target = self.collect_target(conn, collection_id, collector_id)?;
+            self.prepare_input(conn, &target, input, false)
+        })
+    }
+
+    /// Resolves what a collect writes to: the collection (which must exist)
+    /// with its effective policy, and the collector.
+    pub(crate) fn collect_target(
+        &self,
+        conn: &Connection,
+        collection_id: &str,
+        collector_id: &str,
+    ) -> Result<CollectTarget> {
+        let coll = self.collection(conn, collection_id)?;
+        let collector: Collector = collectors::lookup(collector_id).ok_or_else(|| {
+            Error::new(
+                Code::CollectorNotFound,
+                format!("Collector {collector_id} was not found"),
+            )
+        })?;
+        let policy = coll.get("policy").and_then(Value::as_object);
+        let mut limit = self.limits.max_record_bytes;
+        if let Some(p) = policy
+            .and_then(|p| p.get("max_record_bytes"))
+            .and_then(Value::as_u64)
+        {
+            limit = limit.min(p);
+        }
+        let allowed: Option<Vec<String>> = policy
+            .and_then(|p| p.get("allowed_media_types"))
+            .and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_owned)
+                    .collect()
+            });
+        let schema_version = coll
+            .get("schema")
+            .and_then(|s| s.get("version"))
+            .and_then(Value::as_str)
+            .unwrap_or("1")
+            .to_owned();
+        Ok(CollectTarget {
+            collection_id: collection_id.to_owned(),
+            collector,
+            limit,
+            allowed,
+            schema_version,
+        })
+    }
+
+    /// Runs the target's collector on one input object and prepares its
+    /// items. `conn` is a read connection for the superseded-record checks.
+    /// For `bulk` ingest a superseded record it does not see yet is left to
+    /// the writer to check (it may be in a batch that has not committed),
+    /// and no envelope map is built (the writer needs the canonical text
+    /// only).
+    pub(crate) fn prepare_input(
+        &self,
+        conn: &Connection,
+        target: &CollectTarget,
+        input: &Map<String, Value>,
+        bulk: bool,
+    ) -> Result<(Vec<Prepared>, Option<String>)> {
+        let env = collectors::Env {
+            limit: target.limit,
+            file_roots: &self.file_roots,
+            http_allow_private_networks: self.http_allow_private_networks,
+        };
+        let out = target.collector.run(input, &env)?;
+        if out.items.len() as u64 > self.limits.max_collect_items {
+            return Err(Error::new(
+                Code::CollectorItemLimit,
+                format!(
+                    "Collector returned more than {} items",
+                    self.limits.max_collect_items
+                ),
+            ));
+        }
+        let ingested_at = self.now();
+        let mut prepared = Vec::with_capacity(out.items.len());
+        for item in out.items {
+            prepared.push(self.prepare_item(conn, target, item, &ingested_at, bulk)?);
+        }
+        Ok((prepared, out.cursor))
+    }
+
+    fn prepare_item(
+        &self,
+        conn: &Connection,
+        target: &CollectTarget,
+        item: Item,
+        ingested_at: &str,
+        bulk: bool,
+    ) -> Result<Prepared> {
+        let collection_id = target.collection_id.as_str();
+        let collector_id = target.collector.id();
+        let schema_version = target.schema_version.as_str();
+        let limit = target.limit;
+        if item.bytes.len() as u64 > limit {
+            return Err(collectors::too_large(limit));
+        }
+        let media_type = normalize_media_type(&item.media_type)?;
+        if let Some(allowed) = &target.allowed
+            && !allowed.contains(&media_type)
+        {
+            return Err(Error::new(
+                Code::MediaTypeNotAllowed,
+                format!("Media type {media_type} is not allowed in collection {collection_id}"),
+            ));
+        }
+        if item.uri.is_empty() {
+            return Err(Error::new(
+                Code::InvalidInput,
+                "source uri must be a non-empty string",
+            ));
+        }
+        if let Some(sup) = &item.supersedes_id {
+            check_record_id(sup)?;
+            match check_supersedes(conn, collection_id, sup) {
+                Err(e) if bulk && e.code() == Code::SupersededRecordNotFound => {}
+                r => r?,
+            }
+        }
+        let (metadata, metadata_text) = canonical_object("metadata", item.metadata.as_ref())?;
+        let observed_at = match &item.observed_at {
+            Some(s) => Some(normalize_date("observed_at", s)?),
+            None => None,
+        };
+        let provenance = match &item.provenance {
+            Some(entries) => {
+                let mut out = Vec::with_capacity(entries.len());
+                for e in entries {
+                    let mut n = e.clone();
+                    if let Some(Value::String(at)) = e.get("at") {
+                        n.insert("at".into(), normalize_date("provenance.at", at)?.into());
+                    }
+                    out.push(Value::Object(n));
+                }
+                Some(Value::Array(out))
+            }
+            None => None,
+        };
+        let provenance_text = provenance.as_ref().map(canonical_json).transpose()?;
+        let signature = item.signature.as_ref().map(|s| Value::Object(s.clone()));
+        let signature_text = signature.as_ref().map(canonical_json).transpose()?;
+        let sha256 = Sha256Hex::digest(&item.bytes);
+        let size = item.bytes.len() as u64;
+        let fields = Fields {
+            collection_id,
+            collector_id,
+            uri: &item.uri,
+            external_id: item.external_id.as_deref(),
+            sha256: sha256.as_str(),
+            size,
+            media_type: &media_type,
+            schema_version,
+            key: item.key.as_deref(),
+            version: item.version.as_deref(),
+            supersedes_id: item.supersedes_id.as_deref(),
+        };
+        let id = format!("rec_{}", Sha256Hex::digest(fields.core_text().as_bytes()));
+        let canonical = fields.envelope_text(&Extra {
+            id: &id,
+            ingested_at,
+            metadata: &metadata_text,
+            observed_at: observed_at.as_deref(),
+            provenance: provenance_text.as_deref(),
+            signature: signature_text.as_deref(),
+        });
+        let document = document_of(
+            &item.bytes,
+            &media_type,
+            Some(item.uri.as_str()),
+            item.external_id.as_deref(),
+            item.key.as_deref(),
+            Some(&Value::Object(metadata)),
+        );
+        let envelope = if bulk {
+            Map::new()
+        } else {
+            match serde_json::from_str(&canonical) {
+                Ok(Value::Object(m)) => m,
+                _ => return Err(Error::internal("a prepared envelope does not parse")),
+            }
+        };
+        Ok(Prepared {
+            id,
+            collection_id: collection_id.into(),
+            envelope,
+            canonical,
+            sha256,
+            bytes: item.bytes,
+            document,
+            ingested_at: ingested_at.into(),
+            supersedes_id: item.supersedes_id,
+        })
+    }
+
+    /// Writes prepared items' bytes durably into the CAS (before any row
+    /// naming them commits). Small content is skipped: the writer stores it
+    /// inline in the same transaction as its record row.
+    pub fn store_blobs(&self, items: &[Prepared]) -> Result<()> {
+        let cas = self.dir.cas();
+        for p in items.iter().filter(|p| !p.is_inline()) {
+            let out = cas.put_bytes(&p.bytes)?;
+            if out.digest != p.sha256 {
+                return Err(Error::internal(
+                    "CAS digest differs from the prepared digest",
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Commits prepared items whose bytes are already durable. Returns one
+    /// `(envelope, inserted)` per item.
+    pub fn commit_prepared(&self, items: Vec<Prepared>) -> Result<Vec<(Value, bool)>> {
+        match self.writer.write(self, WriteOp::Collect(items))? {
+            WriteResult::Collect(v) => Ok(v),
+            _ => Err(Error::internal("unexpected writer result")),
+        }
+    }
+
+    /// `collect`: validate, run the collector, store bytes, commit.
+    pub fn collect(&self, req: &CollectRequest) -> Result<CollectResponse> {
+        let (prepared, cursor) = self.prepare_collect(req)?;
+        // Each request's bytes are fsynced by its own thread; concurrent
+        // requests' syncs share journal commits, and the writer then
+        // commits all their rows with one WAL fsync.
+        self.store_blobs(&prepared)?;
+        let results = self.commit_prepared(prepared)?;
+        let mut resp = CollectResponse {
+            records: Vec::with_capacity(results.len()),
+            inserted: 0,
+            existing: 0,
+            cursor,
+        };
+        for (env, inserted) in results {
+            if inserted {
+                resp.inserted += 1;
+            } else {
+                resp.existing += 1;
+            }
+            resp.records.push(env);
+        }
+        Ok(resp)
+    }
+
+    /// Bulk collect: every request is prepared on its own (a bad one fails
+    /// alone), the bytes of all of them are made durable in parallel, then
+    /// all records commit in one transaction.
+    pub fn collect_batch(&self, reqs: &[CollectRequest]) -> Vec<Result<CollectResponse>> {
+        let mut prepared: Vec<Result<(Vec<Prepared>, Option<String>)>> =
+            reqs.iter().map(|r| self.prepare_collect(r)).collect();
+        let stored = self.store_blobs_parallel(
+            prepared
+                .iter()
+                .filter_map(|p| p.as_ref().ok())
+                .flat_map(|(items, _)| items.iter())
+                .filter(|p| !p.is_inline())
+                .collect(),
+        );
+        if let Err(e) = stored {
+            return reqs.iter().map(|_| Err(writer::clone_err(&e))).collect();
+        }
+        let mut slots = Vec::with_capacity(prepared.len());
+        let mut ops = Vec::new();
+        for p in prepared.iter_mut() {
+            match p {
+                Ok((items, cursor)) => {
+                    slots.push(Ok(cursor.take()));
+                    ops.push(WriteOp::Collect(std::mem::take(items)));
+                }
+                Err(e) => slots.push(Err(writer::clone_err(e))),
+            }
+        }
+        let mut results = self.writer.write_many(self, ops).into_iter();
+        slots
+            .into_iter()
+            .map(|slot| {
+                let cursor = slot?;
+                match results.next() {
+                    Some(Ok(WriteResult::Collect(v))) => {
+                        let mut resp = CollectResponse {
+                            records: Vec::with_capacity(v.len()),
+                            inserted: 0,
+                            existing: 0,
+                            cursor,
+                        };
+                        for (env, inserted) in v {
+                            if inserted {
+                                resp.inserted += 1;
+                            } else {
+                                resp.existing += 1;
+                            }
+                            resp.records.push(env);
+                        }
+                        Ok(resp)
+                    }
+                    Some(Ok(_)) | None => Err(Error::internal("unexpected writer result")),
+                    Some(Err(e)) => Err(e),
+                }
+            })
+            .collect()
+    }
+
+    /// Writes many items' bytes durably, many at once: each object is
+    /// fsynced (file and directory) by one of several threads, so the file
+    /// system folds concurrent syncs into shared journal commits.
+    pub(crate) fn store_blobs_parallel(&self, items: Vec<&Prepared>) -> Result<()> {
+        const THREADS: usize = 32;
+        if items.is_empty() {
+            return Ok(());
+        }
+        let chunk = items.len().div_ceil(THREADS);
+        std::thread::scope(|s| {
+            let handles: Vec<_> = items
+                .chunks(chunk)
+                .map(|c| {
+                    s.spawn(move || {
+                        c.iter()
+                            .try_for_each(|p| self.store_blobs(std::slice::from_ref(*p)))
+                    })
+                })
+                .collect();
+            handles.into_iter().try_for_each(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(Error::internal("a blob writer thread panicked")))
+            })
+        })
+    }
+}
+
+/// The identity and content fields of a record, from which its id core
+/// and envelope are built.
+#[derive(Debug, Clone, Copy)]
+struct Fields<'a> {
+    collection_id: &'a str,
+    collector_id: &'a str,
+    uri: &'a str,
+    external_id: Option<&'a str>,
+    sha256: &'a str,
+    size: u64,
+    media_type: &'a str,
+    schema_version: &'a str,
+    key: Option<&'a str>,
+    version: Option<&'a str>,
+    supersedes_id: Option<&'a str>,
+}
+
+/// The envelope members outside the id core (each already canonical
+/// text where it is JSON).
+struct Extra<'a> {
+    id: &'a str,
+    ingested_at: &'a str,
+    metadata: &'a str,
+    observed_at: Option<&'a str>,
+    provenance: Option<&'a str>,
+    signature: Option<&'a str>,
+}
+
+/// Writes canonical JSON objects member by member; the caller supplies the
+/// members in canonical (UTF-16 code unit) key order. Every key this file
+/// writes is ASCII, where that order is byte order.
+struct Obj<'o> {
+    out: &'o mut Vec<u8>,
+    first: bool,
+}
+
+impl<'o> Obj<'o> {
+    fn open(out: &'o mut Vec<u8>) -> Obj<'o> {
+        out.push(b'{');
+        Obj { out, first: true }
+    }
+    fn key(&mut self, k: &str) -> &mut Vec<u8> {
+        if !self.first {
+            self.out.push(b',');
+        }
+        self.first = false;
+        push_json_string(self.out, k);
+        self.out.push(b':');
+        self.out
+    }
+    fn str(&mut self, k: &str, v: &str) {
+        let out = self.key(k);
+        push_json_string(out, v);
+    }
+    fn opt_str(&mut self, k: &str, v: Option<&str>) {
+        if let Some(v) = v {
+            self.str(k, v);
+        }
+    }
+    fn raw(&mut self, k: &str, json: &str) {
+        self.key(k).extend_from_slice(json.as_bytes());
+    }
+    fn close(self) {
+        self.out.push(b'}');
+    }
+}
+
+impl Fields<'_> {
+    fn content(&self, out: &mut Vec<u8>, blob_ref: bool) {
+        let mut o = Obj::open(out);
+        if blob_ref {
+            o.str("blob_ref", &format!("sha256:{}", self.sha256));
+        }
+        o.str("media_type", self.media_type);
+        o.str("sha256", self.sha256);
+        // A size is an integer below 2^53: its ECMAScript text is its digits.
+        o.raw("size", &self.size.to_string());
+        o.close();
+    }
+
+    fn source(&self, out: &mut Vec<u8>) {
+        let mut o = Obj::open(out);
+        o.str("collector_id", self.collector_id);
+        o.opt_str("external_id", self.external_id);
+        o.str("uri", self.uri);
+        o.close();
+    }
+
+    /// The canonical JSON of the id core (spec/agent-data-facts.md §3).
+    fn core_text(&self) -> String {
+        let mut out = Vec::with_capacity(320);
+        let mut o = Obj::open(&mut out);
+        o.str("collection_id", self.collection_id);
+        self.content(o.key("content"), false);
+        o.opt_str("key", self.key);
+        o.str("protocol", PROTOCOL);
+        o.str("schema_version", self.schema_version);
+        self.source(o.key("source"));
+        o.opt_str("supersedes_id", self.supersedes_id);
+        o.opt_str("version", self.version);
+        o.close();
+        utf8(out)
+    }
+
+    /// The canonical JSON of the stored envelope.
+    fn envelope_text(&self, x: &Extra<'_>) -> String {
+        let mut out = Vec::with_capacity(640 + x.metadata.len());
+        let mut o = Obj::open(&mut out);
+        o.str("collection_id", self.collection_id);
+        self.content(o.key("content"), true);
+        o.str("id", x.id);
+        o.str("ingested_at", x.ingested_at);
+        o.opt_str("key", self.key);
+        o.raw("metadata", x.metadata);
+        o.opt_str("observed_at", x.observed_at);
+        o.str("protocol", PROTOCOL);
+        if let Some(p) = x.provenance {
+            o.raw("provenance", p);
+        }
+        o.str("schema_version", self.schema_version);
+        if let Some(s) = x.signature {
+            o.raw("signature", s);
+        }
+        self.source(o.key("source"));
+        o.opt_str("supersedes_id", self.supersedes_id);
+        o.opt_str("version", self.version);
+        o.close();
+        utf8(out)
+    }
+}
+
+/// Bytes this file assembled from `&str` pieces and JSON text.
+fn utf8(out: Vec<u8>) -> String {
+    String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+}
+
+/// `rec_` + SHA-256 of the canonical JSON of an id core.
+pub fn record_id(core: &Value) -> Result<String> {
+    Ok(format!(
+        "rec_{}",
+        Sha256Hex::digest(canonical_json(core)?.as_bytes())
+    ))
+}
+
+/// The FTS document of a record (spec/agent-data-facts.md §8.3).
+pub fn index_document(env: &Map<String, Value>, bytes: &[u8], media_type: &str) -> String {
+    let source = env.get("source");
+    document_of(
+        bytes,
+        media_type,
+        source.and_then(|s| s.get("uri")).and_then(Value::as_str),
+        source
+            .and_then(|s| s.get("external_id"))
+            .and_then(Value::as_str),
+        env.get("key").and_then(Value::as_str),
+        env.get("metadata"),
+    )
+}
+
+/// [`index_document`] from the members it reads.
+fn document_of(
+    bytes: &[u8],
+    media_type: &str,
+    uri: Option<&str>,
+    external_id: Option<&str>,
+    key: Option<&str>,
+    metadata: Option<&Value>,
+) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    if is_textual(media_type)
+        && let Ok(s) = std::str::from_utf8(bytes)
+    {
+        parts.push(s.to_owned());
+    }
+    for s in [uri, external_id, key].into_iter().flatten() {
+        parts.push(s.to_owned());
+    }
+    if let Some(m) = metadata {
+        flatten(m, &mut parts);
+    }
+    parts.retain(|p| !p.is_empty());
+    parts.join("\n")
+}
+
+fn flatten(v: &Value, out: &mut Vec<String>) {
+    match v {
+        Value::Object(m) => {
+            for (k, v) in m {
+                out.push(k.clone());
+                flatten(v, out);
+            }
+        }
+        Value::Array(a) => a.iter().for_each(|x| flatten(x, out)),
+        Value::String(s) => out.push(s.clone()),
+        Value::Number(n) => out.push(js_number_text(n)),
+        Value::Bool(b) => out.push(b.to_string()),
+        Value::Null => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn reference_record_id_vectors() {
+        let doc: Value = serde_json::from_str(include_str!(
+            "../../../../fixtures/agent-data-record-ids.json"
+        ))
+        .expect("fixture");
+        for v in doc["vectors"].as_array().expect("vectors") {
+            let core_text = v["canonical_core"].as_str().expect("core");
+            let core: Value = serde_json::from_str(core_text).expect("core json");
+            assert_eq!(
+                canonical_json(&core).expect("canon"),
+                core_text,
+                "{}",
+                v["name"]
+            );
+            assert_eq!(record_id(&core).expect("id"), v["id"], "{}", v["name"]);
+            // The member-by-member assembly the collect path uses.
+            let s = |p: &str| core.pointer(p).and_then(Value::as_str);
+            let sha = s("/content/sha256").expect("sha");
+            let f = Fields {
+                collection_id: s("/collection_id").expect("c"),
+                collector_id: s("/source/collector_id").expect("collector"),
+                uri: s("/source/uri").expect("uri"),
+                external_id: s("/source/external_id"),
+                sha256: sha,
+                size: core
+                    .pointer("/content/size")
+                    .and_then(Value::as_u64)
+                    .expect("size"),
+                media_type: s("/content/media_type").expect("mt"),
+                schema_version: s("/schema_version").expect("sv"),
+                key: s("/key"),
+                version: s("/version"),
+                supersedes_id: s("/supersedes_id"),
+            };
+            assert_eq!(f.core_text(), core_text, "{}", v["name"]);
+        }
+    }
+
+    #[test]
+    fn document() {
+        let env = json!({"source":{"uri":"urn:x","external_id":"e"},"key":"k","metadata":{"a":[1.5,true,null,"s"],"b":{"c":1e21}}});
+        let Value::Object(env) = env else { panic!() };
+        assert_eq!(
+            index_document(&env, b"hi", "text/plain"),
+            "hi\nurn:x\ne\nk\na\n1.5\ntrue\ns\nb\nc\n1e+21"
+        );
+        assert_eq!(
+            index_document(&env, b"hi", "image/png"),
+            "urn:x\ne\nk\na\n1.5\ntrue\ns\nb\nc\n1e+21"
+        );
+    }
+
+    /// The member-by-member canonical texts equal the canonicaliser's
+    /// output for the same values (the record ids and stored bytes depend on
+    /// it), over random strings (quotes, controls, non-BMP characters),
+    /// optional members and arbitrary metadata.
+    mod assembled_canonical_json {
+        use super::super::*;
+        use proptest::prelude::*;
+        use serde_json::json;
+
+        fn json_value() -> impl Strategy<Value = Value> {
+            let leaf = prop_oneof![
+                Just(Value::Null),
+                any::<bool>().prop_map(Value::Bool),
+                any::<i64>().prop_map(|n| json!(n)),
+                any::<f64>()
+                    .prop_filter("finite", |f| f.is_finite())
+                    .prop_map(|f| json!(f)),
+                "\\PC{0,8}|[\"\\\\\u{0}-\u{1f}\u{7f}\u{2028}\u{1F600}é]{0,6}"
+                    .prop_map(Value::String),
+            ];
+            leaf.prop_recursive(3, 24, 4, |inner| {
+                prop_oneof![
+                    prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+                    prop::collection::btree_map("\\PC{0,6}", inner, 0..4)
+                        .prop_map(|m| Value::Object(m.into_iter().collect())),
+                ]
+            })
+        }
+
+        fn text() -> impl Strategy<Value = String> {
+            "\\PC{1,12}|[a-z\"\\\\\u{1}\n\u{1F600}\u{FFFF}]{1,8}"
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(256))]
+            #[test]
+            fn equals_the_canonicaliser(
+                collection_id in text(), uri in text(), external_id in proptest::option::of(text()),
+                media_type in text(), schema_version in text(), size in 0u64..(1 << 53),
+                key in proptest::option::of(text()), version in proptest::option::of(text()),
+                supersedes_id in proptest::option::of(text()), observed_at in proptest::option::of(text()),
+                metadata in prop::collection::btree_map("\\PC{0,6}", json_value(), 0..5),
+                provenance in proptest::option::of(prop::collection::vec(json_value(), 0..3)),
+                signature in proptest::option::of(("\\PC{0,5}", text(), text())),
+            ) {
+                let sha = Sha256Hex::digest(uri.as_bytes());
+                let f = Fields {
+                    collection_id: &collection_id, collector_id: "text", uri: &uri,
+                    external_id: external_id.as_deref(), sha256: sha.as_str(), size,
+                    media_type: &media_type, schema_version: &schema_version,
+                    key: key.as_deref(), version: version.as_deref(),
+                    supersedes_id: supersedes_id.as_deref(),
+                };
+                let mut source = Map::new();
+                source.insert("collector_id".into(), "text".into());
+                source.insert("uri".into(), uri.clone().into());
+                if let Some(e) = &external_id {
+                    source.insert("external_id".into(), e.clone().into());
+                }
+                let mut core = Map::new();
+                core.insert("protocol".into(), PROTOCOL.into());
+                core.insert("collection_id".into(), collection_id.clone().into());
+                core.insert("source".into(), Value::Object(source.clone()));
+                core.insert("content".into(), json!({"sha256": sha.as_str(), "size": size, "media_type": media_type}));
+                core.insert("schema_version".into(), schema_version.clone().into());
+                for (k, v) in [("key", &key), ("version", &version), ("supersedes_id", &supersedes_id)] {
+                    if let Some(v) = v {
+                        core.insert(k.into(), v.clone().into());
+                    }
+                }
+                let want_core = canonical_json(&Value::Object(core)).expect("core");
+                prop_assert_eq!(f.core_text(), want_core.clone());
+
+                let metadata = Value::Object(metadata.into_iter().collect());
+                let (metadata, metadata_text) = canonical_object("metadata", Some(&metadata)).expect("metadata");
+                let provenance = provenance.map(Value::Array);
+                let signature = signature.map(|(a, b, c)| json!({"algorithm": a, "signer": b, "value": c}));
+                let prov_text = provenance.as_ref().map(|p| canonical_json(p).expect("p"));
+                let sig_text = signature.as_ref().map(|s| canonical_json(s).expect("s"));
+                let id = format!("rec_{}", Sha256Hex::digest(want_core.as_bytes()));
+                let got = f.envelope_text(&Extra {
+                    id: &id, ingested_at: "2026-12-01T10:03:02.791Z", metadata: &metadata_text,
+                    observed_at: observed_at.as_deref(), provenance: prov_text.as_deref(),
+                    signature: sig_text.as_deref(),
+                });
+                let mut env = Map::new();
+                env.insert("protocol".into(), PROTOCOL.into());
+                env.insert("id".into(), id.clone().into());
+                env.insert("collection_id".into(), collection_id.clone().into());
+                env.insert("source".into(), Value::Object(source));
+                env.insert("content".into(), json!({"sha256": sha.as_str(), "size": size, "media_type": media_type, "blob_ref": format!("sha256:{sha}")}));
+                env.insert("schema_version".into(), schema_version.clone().into());
+                env.insert("metadata".into(), Value::Object(metadata));
+                env.insert("ingested_at".into(), "2026-12-01T10:03:02.791Z".into());
+                if let Some(o) = &observed_at {
+                    env.insert("observed_at".into(), o.clone().into());
+                }
+                for (k, v) in [("key", &key), ("version", &version), ("supersedes_id", &supersedes_id)] {
+                    if let Some(v) = v {
+                        env.insert(k.into(), v.clone().into());
+                    }
+                }
+                if let Some(p) = provenance {
+                    env.insert("provenance".into(), p);
+                }
+                if let Some(s) = signature {
+                    env.insert("signature".into(), s);
+                }
+                prop_assert_eq!(got, canonical_json(&Value::Object(env)).expect("env"));
+            }
+        }
+    }
+}

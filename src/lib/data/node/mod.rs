@@ -1,0 +1,306 @@
+//! The data node: opening, identity, the manifest and collections. Each
+//! other concern has its own file: [`init`] (creating a node), [`collect`]
+//! (collectors, record ids, index documents, bulk batches), [`read`] (exact
+//! reads), [`query`] (full text and `where`) and [`changes`] (the change
+//! feed and tombstones). Every face (CLI, HTTP) calls these functions with
+//! the same request structs.
+
+mod bulk;
+mod changes;
+mod collect;
+mod init;
+mod query;
+mod read;
+
+pub use bulk::{BulkProgress, BulkRequest, BulkSummary, LineError};
+pub use changes::{ChangesRequest, TombstoneRequest};
+pub use collect::{CollectRequest, CollectResponse, Prepared, index_document, record_id};
+use init::is_feed_id;
+pub use init::{InitOutput, InitRequest, init};
+pub use query::QueryRequest;
+pub use read::RecordRead;
+
+use super::collection;
+use super::collectors;
+use super::config::NodeConfig;
+use super::schema::SPEC;
+use super::writer::{WriteOp, WriteResult, Writer};
+use crate::clock::{Clock, rfc3339_millis};
+use crate::error::{Code, Error, Result};
+use crate::store::{Connection, DataDir, OptionalExtension};
+use serde::Serialize;
+use serde_json::{Map, Value, json};
+use std::cell::RefCell;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The protocol name.
+pub const PROTOCOL: &str = "agent-data/v1";
+
+/// Node limits (advertised verbatim in the manifest).
+#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
+pub struct Limits {
+    /// HTTP request body cap.
+    pub max_body_bytes: u64,
+    /// Node-wide cap per record.
+    pub max_record_bytes: u64,
+    /// Largest query `limit`.
+    pub max_query_limit: u64,
+    /// Largest changes `limit`.
+    pub max_change_limit: u64,
+    /// Cap on items from one collector run.
+    pub max_collect_items: u64,
+    /// Query `limit` when absent or null.
+    pub default_query_limit: u64,
+    /// Changes `limit` when absent.
+    pub default_change_limit: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_body_bytes: 1_048_576,
+            max_record_bytes: 10_485_760,
+            max_query_limit: 100,
+            max_change_limit: 1000,
+            max_collect_items: 100,
+            default_query_limit: 20,
+            default_change_limit: 100,
+        }
+    }
+}
+
+/// An open data node.
+pub struct Node {
+    pub(crate) dir: DataDir,
+    node_id: String,
+    feed_id: String,
+    limits: Limits,
+    file_roots: Vec<PathBuf>,
+    http_allow_private_networks: bool,
+    pub(crate) clock: Arc<dyn Clock>,
+    pub(crate) lock_timeout: Duration,
+    writer: Writer,
+}
+
+impl std::fmt::Debug for Node {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Node")
+            .field("node_id", &self.node_id)
+            .finish()
+    }
+}
+
+fn not_initialized(dir: &DataDir) -> Error {
+    Error::new(
+        Code::NotInitialized,
+        format!("no data node in {}", dir.root().display()),
+    )
+    .with("fix", "run `agent-task data init` first")
+}
+
+thread_local! {
+    static READER: RefCell<Option<(PathBuf, Connection)>> = const { RefCell::new(None) };
+}
+
+fn parse_json(s: &str) -> Result<Value> {
+    serde_json::from_str(s).map_err(|e| Error::internal(format!("stored JSON is corrupt: {e}")))
+}
+
+impl Node {
+    /// Opens an initialised node (never creates anything).
+    pub fn open(root: &Path, clock: Arc<dyn Clock>, lock_timeout: Duration) -> Result<Node> {
+        let dir = DataDir::open(root)?;
+        let sub = dir.root().join("data");
+        let (node_id, feed_id) = {
+            let conn = dir.open_read(&SPEC)?.ok_or_else(|| not_initialized(&dir))?;
+            let get = |k: &str| -> Result<String> {
+                conn.query_row("SELECT value FROM node_meta WHERE key=?1", [k], |r| {
+                    r.get(0)
+                })
+                .optional()?
+                .ok_or_else(|| not_initialized(&dir))
+            };
+            (get("node_id")?, get("change_feed_id")?)
+        };
+        if !is_feed_id(&feed_id) {
+            return Err(Error::new(
+                Code::InvalidFeedId,
+                "the persisted change feed id is malformed",
+            ));
+        }
+        let cfg = NodeConfig::load(&sub)?;
+        let file_roots = cfg.canonical_roots()?;
+        Ok(Node {
+            dir,
+            node_id,
+            feed_id,
+            limits: Limits::default(),
+            file_roots,
+            http_allow_private_networks: cfg.http_allow_private_networks,
+            clock,
+            lock_timeout,
+            writer: Writer::Direct,
+        })
+    }
+
+    /// Switches writes to a group-commit writer thread (used by `serve`).
+    pub fn start_group_commit(&mut self) -> Result<()> {
+        self.writer = Writer::start_group(self.dir.clone(), self.lock_timeout, self.clock.clone())?;
+        Ok(())
+    }
+
+    /// One write through the node's writer (for the node's other modules,
+    /// such as replica import).
+    pub(crate) fn writer_write(&self, op: WriteOp) -> Result<WriteResult> {
+        self.writer.write(self, op)
+    }
+
+    /// The persisted node id.
+    pub fn node_id(&self) -> &str {
+        &self.node_id
+    }
+
+    /// The persisted change-feed id.
+    pub fn feed_id(&self) -> &str {
+        &self.feed_id
+    }
+
+    /// The node limits.
+    pub fn limits(&self) -> &Limits {
+        &self.limits
+    }
+
+    /// The data directory.
+    pub fn data_dir(&self) -> &DataDir {
+        &self.dir
+    }
+
+    fn now(&self) -> String {
+        rfc3339_millis(self.clock.now())
+    }
+
+    /// Runs `f` with this thread's read-only connection.
+    pub(crate) fn read<T>(&self, f: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
+        let path = self.dir.root().join(SPEC.file);
+        READER.with(|cell| {
+            let mut slot = cell.borrow_mut();
+            let fresh = !matches!(&*slot, Some((p, _)) if *p == path);
+            if fresh {
+                let conn = self
+                    .dir
+                    .open_read(&SPEC)?
+                    .ok_or_else(|| not_initialized(&self.dir))?;
+                *slot = Some((path.clone(), conn));
+            }
+            match &*slot {
+                Some((_, c)) => f(c),
+                None => Err(Error::internal("reader connection missing")),
+            }
+        })
+    }
+
+    /// The capability manifest; `origin` is the HTTP origin the client used.
+    pub fn manifest(&self, origin: Option<&str>) -> Value {
+        let mut m = Map::new();
+        m.insert("protocol".into(), PROTOCOL.into());
+        m.insert("node_id".into(), self.node_id.clone().into());
+        m.insert("generated_at".into(), self.now().into());
+        if let Some(o) = origin {
+            m.insert("base_url".into(), o.into());
+        }
+        m.insert(
+            "capabilities".into(),
+            json!({
+                "consistency": ["local"],
+                "immutable_records": true, "content_addressed_blobs": true,
+                "full_text_search": true, "opaque_change_cursors": true, "tombstones": true,
+                "peer_sync": false, "signature_verification": false, "schema_validation": false,
+                "http_data_auth": "dedicated_node_bearer",
+                "policy_enforcement": {"max_record_bytes": true, "allowed_media_types": true,
+                    "visibility": false, "ttl": false, "allowed_dids": false, "retention": false}
+            }),
+        );
+        m.insert(
+            "collectors".into(),
+            Value::Array(
+                collectors::registry()
+                    .iter()
+                    .map(|c| c.describe())
+                    .collect(),
+            ),
+        );
+        let o = origin.unwrap_or("");
+        m.insert(
+            "endpoints".into(),
+            json!({
+                "manifest": format!("{o}/v1/data/manifest"),
+                "collections": format!("{o}/v1/data/collections"),
+                "collect": format!("{o}/v1/data/collect"),
+                "query": format!("{o}/v1/data/query"),
+                "record": format!("{o}/v1/data/records/{{id}}"),
+                "changes": format!("{o}/v1/data/changes"),
+                "tombstone": format!("{o}/v1/data/records/{{id}}/tombstone"),
+            }),
+        );
+        m.insert("limits".into(), json!(self.limits));
+        Value::Object(m)
+    }
+
+    /// Every collection, ordered by id.
+    pub fn collections(&self) -> Result<Value> {
+        let list = self.read(|c| {
+            let mut st = c.prepare_cached("SELECT definition_json FROM collections ORDER BY id")?;
+            let rows = st.query_map([], |r| r.get::<_, String>(0))?;
+            let mut out = Vec::new();
+            for r in rows {
+                out.push(parse_json(&r?)?);
+            }
+            Ok(out)
+        })?;
+        Ok(json!({"collections": list}))
+    }
+
+    /// Asserts `default` and every collection of the node config (used
+    /// when `serve` starts; a conflict stops it).
+    pub fn assert_config_collections(&self) -> Result<()> {
+        let cfg = NodeConfig::load(&self.dir.root().join("data"))?;
+        let mut defs = vec![collection::default_definition()];
+        defs.extend(cfg.collections);
+        for d in &defs {
+            self.create_collection(d)?;
+        }
+        Ok(())
+    }
+
+    /// Defines a collection: idempotent for an identical definition,
+    /// `collection_conflict` for a different one.
+    pub fn create_collection(&self, def: &Value) -> Result<Value> {
+        let normalized = collection::normalize(def)?;
+        match self
+            .writer
+            .write(self, WriteOp::PutCollection(normalized, self.now()))?
+        {
+            WriteResult::Collection(c, created) => Ok(json!({"collection": c, "created": created})),
+            _ => Err(Error::internal("unexpected writer result")),
+        }
+    }
+
+    fn collection(&self, conn: &Connection, id: &str) -> Result<Map<String, Value>> {
+        let def: Option<String> = conn
+            .prepare_cached("SELECT definition_json FROM collections WHERE id=?1")?
+            .query_row([id], |r| r.get(0))
+            .optional()?;
+        match def {
+            Some(d) => match parse_json(&d)? {
+                Value::Object(m) => Ok(m),
+                _ => Err(Error::internal("stored collection is not an object")),
+            },
+            None => Err(Error::new(
+                Code::CollectionNotFound,
+                format!("Collection {id} was not found"),
+            )),
+        }
+    }
+}

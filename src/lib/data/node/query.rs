@@ -1,0 +1,339 @@
+//! `query`: full-text search (FTS5, bm25 order) and list mode, with the
+//! `where` subset filter (spec/agent-data-facts.md §9).
+
+use super::super::canon::{clone_object, subset_match, where_needles};
+use super::super::collection;
+use super::super::syntax::check_collection_id;
+use super::{Node, parse_json};
+use crate::error::{Code, Error, Result};
+use crate::store::OptionalExtension;
+use serde_json::{Map, Value, json};
+
+mod ranked;
+
+/// How a query finds its page (the answer is the same). Only `Ranked` is
+/// used outside tests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(not(test), allow(dead_code))]
+pub(crate) enum Strategy {
+    /// The ranked walk where it applies (`ranked::top`), else `Plain`.
+    Ranked,
+    /// The reference's candidate order, in growing batches.
+    Plain,
+    /// The reference's algorithm batch for batch (tests).
+    Literal,
+}
+
+/// The envelope if it passes the `where` filter: cheap substring checks
+/// first (see [`where_needles`]), then the exact subset match.
+pub(crate) fn filtered(
+    env: &str,
+    filter: Option<&Value>,
+    needles: &[String],
+) -> Result<Option<Value>> {
+    if needles.iter().any(|n| !env.contains(n.as_str())) {
+        return Ok(None);
+    }
+    let env = parse_json(env)?;
+    Ok(match filter {
+        Some(f) if !subset_match(f, Some(&env)) => None,
+        _ => Some(env),
+    })
+}
+
+/// `query` request (`POST /v1/data/query`), raw members as sent.
+#[derive(Debug, Clone, Default)]
+pub struct QueryRequest {
+    /// `collections`.
+    pub collections: Option<Value>,
+    /// `text`.
+    pub text: Option<Value>,
+    /// `where`.
+    pub r#where: Option<Value>,
+    /// `limit` (`null` means the default).
+    pub limit: Option<Value>,
+    /// `consistency` (absent or `"local"`).
+    pub consistency: Option<Value>,
+}
+
+impl QueryRequest {
+    /// From a JSON body (unknown members are ignored, as in the reference).
+    pub fn from_json(body: &Map<String, Value>) -> QueryRequest {
+        QueryRequest {
+            collections: body.get("collections").cloned(),
+            text: body.get("text").cloned(),
+            r#where: body.get("where").cloned(),
+            limit: body.get("limit").cloned(),
+            consistency: body.get("consistency").cloned(),
+        }
+    }
+}
+
+impl Node {
+    /// `query`.
+    pub fn query(&self, req: &QueryRequest) -> Result<Value> {
+        self.query_with(req, Strategy::Ranked)
+    }
+
+    /// `query` by a given [`Strategy`]; all give the same answer.
+    pub(crate) fn query_with(&self, req: &QueryRequest, strategy: Strategy) -> Result<Value> {
+        match &req.consistency {
+            None => {}
+            Some(Value::String(s)) if s == "local" => {}
+            Some(_) => {
+                return Err(Error::new(
+                    Code::UnsupportedConsistency,
+                    "Only local consistency is available",
+                ));
+            }
+        }
+        let collections: Option<Vec<String>> = match &req.collections {
+            None => None,
+            Some(Value::Array(a)) => {
+                let mut ids: Vec<String> = Vec::with_capacity(a.len());
+                for v in a {
+                    let s = v.as_str().unwrap_or("");
+                    check_collection_id(s)?;
+                    if !ids.iter().any(|x| x == s) {
+                        ids.push(s.to_owned());
+                    }
+                }
+                self.read(|c| {
+                    for id in &ids {
+                        self.collection(c, id)?;
+                    }
+                    Ok(())
+                })?;
+                Some(ids)
+            }
+            Some(_) => {
+                return Err(Error::new(
+                    Code::InvalidRequest,
+                    "collections must be an array",
+                ));
+            }
+        };
+        let limit = match &req.limit {
+            None | Some(Value::Null) => self.limits.default_query_limit,
+            Some(v) => {
+                let n = collection::positive_safe_integer(v).ok_or_else(|| {
+                    Error::new(Code::InvalidNumber, "limit must be a positive integer")
+                })?;
+                if n > self.limits.max_query_limit {
+                    return Err(Error::new(
+                        Code::LimitExceeded,
+                        format!("limit cannot exceed {}", self.limits.max_query_limit),
+                    ));
+                }
+                n
+            }
+        };
+        let filter = clone_object("where", req.r#where.as_ref())?;
+        let text = match &req.text {
+            None => None,
+            Some(Value::String(s)) => Some(s.clone()),
+            _ => return Err(Error::new(Code::InvalidRequest, "text must be a string")),
+        };
+        let empty = json!({"records": [], "consistency": "local"});
+        if collections.as_ref().is_some_and(Vec::is_empty) {
+            return Ok(empty);
+        }
+        let text_mode = text.as_deref().is_some_and(|t| !t.trim().is_empty());
+        let match_expr = match (&text, text_mode) {
+            (Some(t), true) => match crate::data::syntax::fts_match(t)? {
+                Some(m) => Some(m),
+                None => return Ok(empty),
+            },
+            _ => None,
+        };
+        let has_where = !filter.is_empty();
+        let filter = Value::Object(filter);
+        let limit = limit as usize;
+        let batch = if has_where {
+            (4 * limit).clamp(100, 500)
+        } else {
+            limit
+        };
+        let coll_list = collections.unwrap_or_default();
+        let hits = self.read(|c| {
+            // One snapshot for the whole query: the statistics the ranking
+            // uses and the rows it returns must agree.
+            c.execute_batch("BEGIN DEFERRED")?;
+            let res = (|| {
+                if let Some(m) = &match_expr
+                    && strategy == Strategy::Ranked
+                    && let Some(hits) =
+                        ranked::top(c, m, &coll_list, limit, has_where.then_some(&filter))?
+                {
+                    return Ok(hits);
+                }
+                self.plain_hits(
+                    c,
+                    match_expr.as_deref(),
+                    &coll_list,
+                    limit,
+                    batch,
+                    has_where.then_some(&filter),
+                    strategy == Strategy::Literal,
+                )
+            })();
+            let _ = c.execute_batch("COMMIT");
+            res
+        })?;
+        Ok(json!({"records": hits, "consistency": "local"}))
+    }
+
+    /// The reference's algorithm (facts §9.3): candidates in batches in a
+    /// fixed order (full-text: every match scored by FTS5's bm25, by rank;
+    /// list mode: newest first), each loaded, filtered and appended until
+    /// `limit` hits or the candidates run out.
+    ///
+    /// The order is total (rank, then FTS5's row id scan order; row id),
+    /// so how it is cut into batches changes nothing but the cost: a
+    /// full-text batch after the first is twice the previous one (each
+    /// batch scores every match again: the reference's fixed batches cost
+    /// O(matches²/batch) when `where` drops most candidates), and list mode
+    /// continues below the last row id instead of re-skipping an offset.
+    /// `Strategy::Literal` keeps the reference's fixed batches at
+    /// increasing offsets (tests compare the two).
+    #[allow(clippy::too_many_arguments)]
+    fn plain_hits(
+        &self,
+        c: &crate::store::Connection,
+        match_expr: Option<&str>,
+        coll_list: &[String],
+        limit: usize,
+        batch: usize,
+        filter: Option<&Value>,
+        literal: bool,
+    ) -> Result<Vec<Value>> {
+        /// Largest full-text batch (a sorter of this many rows).
+        const MAX_BATCH: usize = 16384;
+        let needles = filter.map(where_needles).unwrap_or_default();
+        let mut hits: Vec<Value> = Vec::new();
+        let mut seen = std::collections::HashSet::new();
+        let mut offset = 0usize;
+        let mut size = batch;
+        let mut below = i64::MAX;
+        let placeholders = (0..coll_list.len())
+            .map(|i| format!("?{}", i + 4))
+            .collect::<Vec<_>>()
+            .join(",");
+        let in_collections = |col: &str| {
+            if coll_list.is_empty() {
+                String::new()
+            } else {
+                format!("AND {col} IN ({placeholders})")
+            }
+        };
+        loop {
+            let mut params: Vec<rusqlite::types::Value> = Vec::new();
+            // (record id, envelope if already read, rank)
+            type Candidate = (String, Option<String>, Option<f64>);
+            let candidates: Vec<Candidate> = if let Some(m) = match_expr {
+                let sql = format!(
+                    "SELECT record_id, bm25(record_fts) AS rank FROM record_fts \
+                     WHERE record_fts MATCH ?1 {} ORDER BY rank LIMIT ?2 OFFSET ?3",
+                    in_collections("collection_id")
+                );
+                params.push(m.to_owned().into());
+                params.push((size as i64).into());
+                params.push((offset as i64).into());
+                params.extend(coll_list.iter().map(|s| s.clone().into()));
+                let mut st = c.prepare_cached(&sql)?;
+                let rows = st.query_map(rusqlite::params_from_iter(params.iter()), |r| {
+                    Ok((r.get::<_, String>(0)?, None, Some(r.get::<_, f64>(1)?)))
+                })?;
+                rows.collect::<rusqlite::Result<_>>()?
+            } else if literal {
+                let sql = format!(
+                    "SELECT r.id FROM records r WHERE ?1 IS NULL {} \
+                     AND NOT EXISTS (SELECT 1 FROM tombstones t WHERE t.record_id = r.id) \
+                     ORDER BY r.rid DESC LIMIT ?2 OFFSET ?3",
+                    in_collections("r.collection_id")
+                );
+                params.push(rusqlite::types::Value::Null);
+                params.push((size as i64).into());
+                params.push((offset as i64).into());
+                params.extend(coll_list.iter().map(|s| s.clone().into()));
+                let mut st = c.prepare_cached(&sql)?;
+                let rows = st.query_map(rusqlite::params_from_iter(params.iter()), |r| {
+                    Ok((r.get::<_, String>(0)?, None, None))
+                })?;
+                rows.collect::<rusqlite::Result<_>>()?
+            } else {
+                let sql = format!(
+                    "SELECT r.rid, r.id, r.envelope_json FROM records r WHERE r.rid < ?1 {} \
+                     AND NOT EXISTS (SELECT 1 FROM tombstones t WHERE t.record_id = r.id) \
+                     ORDER BY r.rid DESC LIMIT ?2 OFFSET ?3",
+                    in_collections("r.collection_id")
+                );
+                params.push(below.into());
+                params.push((size as i64).into());
+                params.push(0i64.into());
+                params.extend(coll_list.iter().map(|s| s.clone().into()));
+                let mut st = c.prepare_cached(&sql)?;
+                let rows = st.query_map(rusqlite::params_from_iter(params.iter()), |r| {
+                    Ok((
+                        r.get::<_, i64>(0)?,
+                        r.get::<_, String>(1)?,
+                        r.get::<_, String>(2)?,
+                    ))
+                })?;
+                let mut out = Vec::with_capacity(size);
+                for row in rows {
+                    let (rid, id, env) = row?;
+                    below = below.min(rid);
+                    out.push((id, Some(env), None));
+                }
+                out
+            };
+            let n = candidates.len();
+            let mut new = 0usize;
+            for (id, env, rank) in candidates {
+                if !seen.insert(id.clone()) {
+                    continue;
+                }
+                new += 1;
+                let env = match env {
+                    Some(e) => Some(e),
+                    None => c
+                        .prepare_cached(
+                            "SELECT r.envelope_json FROM records r WHERE r.id = ?1 \
+                             AND NOT EXISTS (SELECT 1 FROM tombstones t WHERE t.record_id = r.id)",
+                        )?
+                        .query_row([&id], |r| r.get(0))
+                        .optional()?,
+                };
+                let Some(env) = env else { continue };
+                let Some(env) = filtered(&env, filter, &needles)? else {
+                    continue;
+                };
+                let mut hit = Map::new();
+                hit.insert("record".into(), env);
+                if let Some(rank) = rank {
+                    let score = (-rank).max(0.0);
+                    hit.insert(
+                        "score".into(),
+                        serde_json::Number::from_f64(score)
+                            .map(Value::Number)
+                            .unwrap_or(Value::Null),
+                    );
+                }
+                hits.push(Value::Object(hit));
+                if hits.len() >= limit {
+                    break;
+                }
+            }
+            if hits.len() >= limit || n < size || new == 0 {
+                break;
+            }
+            offset += size;
+            if !literal && match_expr.is_some() {
+                size = (size * 2).min(MAX_BATCH).max(batch);
+            }
+        }
+        hits.truncate(limit);
+        Ok(hits)
+    }
+}

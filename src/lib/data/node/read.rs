@@ -1,0 +1,135 @@
+//! Exact reads: the envelope and its bytes, verified wherever they live.
+
+use super::super::syntax::{check_record_id, is_textual};
+use super::{Node, parse_json};
+use crate::error::{Code, Error, Result};
+use crate::store::OptionalExtension;
+use crate::wire::digest::Sha256Hex;
+use serde_json::{Value, json};
+
+/// An exact read: the envelope and its verified bytes.
+#[derive(Debug)]
+pub struct RecordRead {
+    /// The stored envelope.
+    pub record: Value,
+    /// The verified bytes.
+    pub bytes: Vec<u8>,
+    /// Normalised media type.
+    pub media_type: String,
+}
+
+impl RecordRead {
+    /// The wire form `{record, content:{encoding, data}}`. Textual content
+    /// that is valid UTF-8 is returned as `utf8` byte for byte (a leading BOM
+    /// is kept), anything else as padded standard base64.
+    pub fn to_wire(&self) -> Value {
+        let content = match std::str::from_utf8(&self.bytes) {
+            Ok(s) if is_textual(&self.media_type) => json!({"encoding": "utf8", "data": s}),
+            _ => json!({"encoding": "base64", "data": data_encoding::BASE64.encode(&self.bytes)}),
+        };
+        json!({"record": self.record, "content": content})
+    }
+}
+
+impl Node {
+    /// Exact read: the envelope and its bytes, verified against the
+    /// envelope's size and SHA-256 before anything is returned.
+    pub fn read_record(&self, record_id: &str) -> Result<RecordRead> {
+        check_record_id(record_id)?;
+        type Row = (String, String, i64, bool, Option<Vec<u8>>);
+        let row: Option<Row> = self.read(|c| {
+            Ok(c.prepare_cached(
+                "SELECT r.envelope_json, r.content_sha256, r.content_size, \
+                 EXISTS(SELECT 1 FROM tombstones t WHERE t.record_id = r.id), \
+                 (SELECT b.bytes FROM inline_blobs b WHERE b.sha256 = r.content_sha256) \
+                 FROM records r WHERE r.id = ?1",
+            )?
+            .query_row([record_id], |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
+            })
+            .optional()?)
+        })?;
+        let Some((env, sha, size, tombstoned, inline)) = row else {
+            return Err(Error::new(
+                Code::RecordNotFound,
+                format!("Record {record_id} was not found"),
+            ));
+        };
+        if tombstoned {
+            return Err(Error::new(
+                Code::RecordTombstoned,
+                format!("Record {record_id} has been tombstoned"),
+            ));
+        }
+        let record = parse_json(&env)?;
+        let digest = Sha256Hex::parse(&sha).map_err(|_| {
+            Error::new(
+                Code::RecordIntegrityError,
+                "stored content digest is malformed",
+            )
+        })?;
+        let size = u64::try_from(size).map_err(|_| {
+            Error::new(
+                Code::RecordIntegrityError,
+                "stored content size is negative",
+            )
+        })?;
+        let cas = self.dir.cas();
+        let from_cas = match inline {
+            Some(b) if Sha256Hex::digest(&b) == digest => Ok(b),
+            Some(_) => {
+                return Err(Error::new(
+                    Code::BlobIntegrityError,
+                    format!("The blob of record {record_id} does not match its reference"),
+                ));
+            }
+            None if size <= super::super::schema::INLINE_MAX_BYTES as u64
+                && !cas.object_path(&digest).exists() =>
+            {
+                return Err(Error::new(
+                    Code::BlobNotFound,
+                    format!("The blob of record {record_id} was not found"),
+                ));
+            }
+            None => cas.read(&digest, None, self.limits.max_record_bytes.max(size)),
+        };
+        let bytes = match from_cas {
+            Ok(b) => b,
+            Err(e) if e.code() == Code::IntegrityError && !cas.object_path(&digest).exists() => {
+                return Err(Error::new(
+                    Code::BlobNotFound,
+                    format!("The blob of record {record_id} was not found"),
+                ));
+            }
+            Err(e) if e.code() == Code::IntegrityError => {
+                return Err(Error::new(
+                    Code::BlobIntegrityError,
+                    format!("The blob of record {record_id} does not match its reference"),
+                ));
+            }
+            Err(e) => return Err(e),
+        };
+        let env_sha = record.pointer("/content/sha256").and_then(Value::as_str);
+        let env_size = record.pointer("/content/size").and_then(Value::as_u64);
+        if bytes.len() as u64 != size
+            || env_size != Some(size)
+            || env_sha != Some(digest.as_str())
+            || Sha256Hex::digest(&bytes) != digest
+        {
+            return Err(Error::new(
+                Code::RecordIntegrityError,
+                format!("The bytes of record {record_id} do not match its envelope"),
+            ));
+        }
+        let media_type = record
+            .pointer("/content/media_type")
+            .and_then(Value::as_str)
+            .unwrap_or("application/octet-stream")
+            .to_owned();
+        Ok(RecordRead {
+            record,
+            bytes,
+            media_type,
+        })
+    }
+}
