@@ -154,7 +154,7 @@ complete -c agent-task -n "__fish_agent_task_using_subcommand completions" -l to
 complete -c agent-task -n "__fish_agent_task_using_subcommand completions" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand completions" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c agent-task -n "__fish_agent_task_using_subcommand completions" -s V -l version -d 'Print version'
-complete -c agent-task -n "__fish_agent_task_using_subcommand man" -l out -d 'Directory to write `agent-task.1` and `agent-task-<cmd>.1` into' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand man" -l out -d 'Directory to write `agent-task.1` and `agent-task-<cmd>.1` into (created, with its parents, when missing)' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand man" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand man" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
 complete -c agent-task -n "__fish_agent_task_using_subcommand man" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON' -r -F

@@ -239,7 +239,7 @@ fish\:"fish"))' \
 ;;
 (man)
 _arguments "${_arguments_options[@]}" : \
-'--out=[Directory to write \`agent-task.1\` and \`agent-task-<cmd>.1\` into]:DIR:_files' \
+'--out=[Directory to write \`agent-task.1\` and \`agent-task-<cmd>.1\` into (created, with its parents, when missing)]:DIR:_files' \
 '--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \

@@ -3,6 +3,7 @@
 //! Built and run by `scripts/bench-floor.sh`; later benchmarks reuse it as
 //! their anchor. Usage: `floor-probe DIR`.
 #![allow(clippy::print_stderr)]
+#![allow(clippy::disallowed_methods)] // a benchmark probe: it opens SQLite itself
 
 use rusqlite::{Connection, config::DbConfig};
 use std::os::unix::fs::OpenOptionsExt;

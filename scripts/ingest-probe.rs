@@ -15,6 +15,7 @@
 //! "records_per_s"}`, measured from opening the database to the last
 //! commit. Built and run by `scripts/bench-data.sh`.
 #![allow(clippy::print_stdout, clippy::print_stderr, missing_docs)]
+#![allow(clippy::disallowed_methods)] // a benchmark probe: it opens SQLite itself
 
 #[path = "bench-corpus.rs"]
 #[allow(dead_code)]

@@ -39,7 +39,7 @@ impl Clock for FixedClock {
 pub fn process_clock() -> Result<Box<dyn Clock>> {
     #[cfg(feature = "test-hooks")]
     {
-        if let Some(v) = std::env::var_os("AGENT_TASK_TEST_NOW") {
+        if let Some(v) = crate::env::var_os("AGENT_TASK_TEST_NOW") {
             let s = v.to_str().ok_or_else(|| {
                 Error::new(Code::Config, "AGENT_TASK_TEST_NOW is not valid UTF-8")
             })?;

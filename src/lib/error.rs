@@ -531,7 +531,7 @@ mod tests {
         let (head, rest) = doc.split_once(BEGIN).expect("begin marker");
         let (_, tail) = rest.split_once(END).expect("end marker");
         let want = format!("{head}{BEGIN}{}{END}{tail}", code_table_markdown());
-        if std::env::var_os("UPDATE_DOCS").is_some() {
+        if crate::env::var_os("UPDATE_DOCS").is_some() {
             std::fs::write(path, &want).expect("write docs/errors.md");
         }
         assert!(

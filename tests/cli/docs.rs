@@ -56,6 +56,23 @@ fn committed_docs_match_the_binary() {
 }
 
 #[test]
+fn man_creates_a_missing_out_dir_and_refuses_a_file() {
+    let env = TestEnv::new();
+    let man = env.path("new/nested/man");
+    let out = env
+        .run(&["man", "--out", man.to_str().expect("utf8")])
+        .json();
+    let pages = out["pages"].as_array().expect("pages");
+    assert!(pages.iter().any(|p| p == "agent-task.1"), "{out}");
+    assert!(man.join("agent-task.1").is_file());
+    let file = env.path("plain-file");
+    std::fs::write(&file, b"x").expect("write");
+    env.run(&["man", "--out", file.to_str().expect("utf8")])
+        .error("not_found", 66);
+    assert_eq!(std::fs::read(&file).expect("read"), b"x");
+}
+
+#[test]
 fn completions_print_json_without_out() {
     let env = TestEnv::new();
     let v = env.run(&["completions", "bash"]).json();

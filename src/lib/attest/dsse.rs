@@ -430,7 +430,7 @@ mod tests {
         );
         let path = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/dsse/vectors.json");
         let generated = generate();
-        if std::env::var_os("UPDATE_FIXTURES").is_some() {
+        if crate::env::var_os("UPDATE_FIXTURES").is_some() {
             let mut text = serde_json::to_string_pretty(&generated).expect("json");
             text.push('\n');
             std::fs::write(path, text).expect("write fixtures/dsse/vectors.json");

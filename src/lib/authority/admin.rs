@@ -313,9 +313,7 @@ pub fn token_issue(
 ) -> Result<TokenOutput> {
     check_id("owner", owner)?;
     check_id("agent", agent)?;
-    let mut secret = [0u8; 32];
-    getrandom::fill(&mut secret)
-        .map_err(|e| Error::internal(format!("OS random source failed: {e}")))?;
+    let secret = crate::wire::random_bytes::<32>()?;
     let token = format!("att1_{}", data_encoding::HEXLOWER.encode(&secret));
     let hash = domain_digest(DOMAIN_TOKEN, token.as_bytes());
     let gen_ = with_write(root, timeout, clock, |tx, _dir, now| {

@@ -1243,7 +1243,7 @@ fn commit_message(ad: &Admitted) -> String {
 fn tamper_tree() -> bool {
     #[cfg(feature = "test-hooks")]
     {
-        std::env::var_os("AGENT_TASK_TEST_LAND_TAMPER_TREE").is_some()
+        crate::env::var_os("AGENT_TASK_TEST_LAND_TAMPER_TREE").is_some()
     }
     #[cfg(not(feature = "test-hooks"))]
     {

@@ -314,7 +314,7 @@ mod tests {
     use crate::store::Connection;
 
     fn at(version: u32) -> Connection {
-        let c = Connection::open_in_memory().expect("db");
+        let c = crate::store::in_memory();
         for m in MIGRATIONS.iter().filter(|m| m.version <= version) {
             c.execute_batch(m.sql).expect("migration");
         }

@@ -79,7 +79,7 @@ impl Ctx {
 /// `$XDG_DATA_HOME/agent-task`, else `$HOME/.local/share/agent-task`.
 fn default_data_dir() -> Option<PathBuf> {
     let nonempty = |k: &str| {
-        std::env::var_os(k)
+        crate::env::var_os(k)
             .filter(|v| !v.is_empty())
             .map(PathBuf::from)
     };

@@ -379,7 +379,7 @@ fn interrupted(d: &CollectorDescriptor) -> Result<ExecutionRecord> {
 /// so this is how the crash suite counts runs).
 fn log_run(d: &CollectorDescriptor) {
     #[cfg(feature = "test-hooks")]
-    if let Some(p) = std::env::var_os("AGENT_TASK_TEST_RUN_LOG") {
+    if let Some(p) = crate::env::var_os("AGENT_TASK_TEST_RUN_LOG") {
         use std::io::Write;
         if let Ok(mut f) = std::fs::OpenOptions::new()
             .create(true)

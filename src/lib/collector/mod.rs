@@ -16,7 +16,7 @@ pub mod wrapper;
 /// Without the feature this does nothing.
 pub fn crash_point(step: &str) {
     #[cfg(feature = "test-hooks")]
-    if std::env::var("AGENT_TASK_TEST_CRASH_AT").is_ok_and(|v| v == step) {
+    if crate::env::var("AGENT_TASK_TEST_CRASH_AT").is_some_and(|v| v == step) {
         #[allow(unsafe_code)]
         // SAFETY: kill(2) on our own pid; no memory is touched.
         unsafe {

@@ -151,29 +151,3 @@ fn close_inherited_on_exec() -> Result<()> {
     }
     Ok(())
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn argv_round_trips_through_the_cli() {
-        use clap::Parser;
-        let l = Launch {
-            address_space_bytes: 1 << 33,
-            processes: 512,
-            file_size_bytes: 1 << 30,
-            cpu_seconds: 600,
-            run_as_uid: Some(2_000_000_000),
-            program: "/usr/bin/bwrap".into(),
-            args: vec!["--ro-bind".into(), "/s".into(), "/work".into()],
-        };
-        let mut words = vec!["agent-task".to_owned()];
-        words.extend(argv(&l));
-        let cli = crate::cli::Cli::try_parse_from(words).expect("parses");
-        match cli.command {
-            crate::cli::commands::Command::SandboxExec(a) => assert_eq!(a.launch(), l),
-            other => panic!("parsed as {other:?}"),
-        }
-    }
-}

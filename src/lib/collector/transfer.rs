@@ -31,8 +31,6 @@ pub const MAX_HEADER_BYTES: usize = 64 * 1024;
 pub const SIGN_DOMAIN: &str = "agent-task.collector-transfer.v1";
 /// Domain of an execution request digest.
 pub const DOMAIN_EXECUTION_REQUEST: &str = "agent-task.execution-request.v1";
-/// Domain of an execution record digest.
-pub const DOMAIN_EXECUTION_RECORD: &str = "agent-task.execution-record.v1";
 /// Domain of a collector profile digest.
 pub const DOMAIN_PROFILE: &str = "agent-task.collector-profile.v1";
 /// Domain of a collector descriptor digest.
@@ -595,11 +593,6 @@ pub fn transfer_digest(bytes: &[u8]) -> Sha256Hex {
 /// Domain digest of a descriptor (for display and comparison).
 pub fn descriptor_digest(d: &CollectorDescriptor) -> Result<Sha256Hex> {
     Ok(domain_digest(DOMAIN_DESCRIPTOR, &canonical_bytes(d)?))
-}
-
-/// Record digest helper.
-pub fn record_digest(r: &ExecutionRecord) -> Result<Sha256Hex> {
-    Ok(domain_digest(DOMAIN_EXECUTION_RECORD, &canonical_bytes(r)?))
 }
 
 #[cfg(test)]

@@ -112,7 +112,6 @@ pub fn ascii_single_token(part: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rusqlite::Connection;
 
     #[test]
     fn varints_decode() {
@@ -144,7 +143,7 @@ mod tests {
     /// column layout: docsize, averages, and bm25 to the last bit.
     #[test]
     fn matches_fts5() {
-        let c = Connection::open_in_memory().expect("db");
+        let c = crate::store::in_memory();
         c.execute_batch(
             "CREATE VIRTUAL TABLE t USING fts5(a UNINDEXED, b UNINDEXED, document, tokenize='unicode61');",
         )

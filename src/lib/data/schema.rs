@@ -157,7 +157,7 @@ mod tests {
     use crate::clock::FixedClock;
     use crate::data::{ChangesRequest, Node};
     use crate::store::DataDir;
-    use rusqlite::{Connection, params};
+    use rusqlite::params;
     use std::sync::Arc;
     use std::time::Duration;
 
@@ -174,7 +174,7 @@ mod tests {
         let path = root.join(SPEC.file);
         drop(crate::store::private_fs::open_private_rw(&path).expect("file"));
         {
-            let c = Connection::open(&path).expect("open");
+            let c = crate::store::raw_file(&path);
             c.execute_batch(
                 "PRAGMA journal_mode=WAL; CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, \
                  description TEXT NOT NULL, applied_at TEXT NOT NULL) STRICT;",

@@ -283,7 +283,7 @@ mod tests {
     /// the reference's chain of ANDs.
     #[test]
     fn balanced_tree_scores_like_the_chain() {
-        let c = rusqlite::Connection::open_in_memory().expect("db");
+        let c = crate::store::in_memory();
         c.execute_batch("CREATE VIRTUAL TABLE f USING fts5(body, tokenize='unicode61')")
             .expect("fts");
         for body in [

@@ -251,9 +251,9 @@ fn usage(code: Code, msg: &str) -> Error {
     Error::new(code, msg.to_owned())
 }
 
-/// §12.4 loopback test on a URL host string (the rule `serve` applies to
-/// its own bind address).
-pub use crate::http::is_loopback_host;
+// §12.4 loopback test on a URL host string (the rule `serve` applies to its
+// own bind address).
+use crate::net::is_loopback_host;
 
 /// Validates the target and reduces it to its origin (facts §15.1).
 pub fn target_origin(raw: &str) -> Result<String> {
@@ -359,7 +359,7 @@ pub fn token_from_env(name: &str) -> Result<String> {
             "--token-env needs a variable name matching ^[A-Za-z_][A-Za-z0-9_]*$",
         ));
     }
-    match std::env::var_os(name) {
+    match crate::env::var_os(name) {
         None => Err(usage(
             Code::CredentialEnvMissing,
             "the named bearer environment variable is not set",
@@ -444,9 +444,7 @@ fn check_options(o: &DoctorOptions) -> Result<String> {
 }
 
 fn uuid_v4() -> Result<String> {
-    let mut b = [0u8; 16];
-    getrandom::fill(&mut b)
-        .map_err(|e| Error::new(Code::Internal, format!("no OS randomness: {e}")))?;
+    let mut b = crate::wire::random_bytes::<16>()?;
     b[6] = (b[6] & 0x0f) | 0x40;
     b[8] = (b[8] & 0x3f) | 0x80;
     let h = data_encoding::HEXLOWER.encode(&b);
@@ -604,8 +602,8 @@ impl Runner {
     }
 
     fn auth_boundary(&mut self) -> std::result::Result<(), Outcome> {
-        let mut hex = [0u8; 16];
-        getrandom::fill(&mut hex).map_err(|_| Outcome::inconclusive("runner_internal_error"))?;
+        let hex = crate::wire::random_bytes::<16>()
+            .map_err(|_| Outcome::inconclusive("runner_internal_error"))?;
         let seg = format!(
             "invalid-conformance-{}",
             data_encoding::HEXLOWER.encode(&hex)

@@ -4,7 +4,7 @@
 //! sent to `origin + fixed path`; proxies from the environment are ignored.
 
 use super::Outcome;
-use crate::error::{Code, Error, Result};
+use crate::error::Result;
 use serde_json::{Map, Value};
 use std::time::Duration;
 
@@ -232,13 +232,8 @@ impl Transport {
 /// redirects (a 3xx is returned and judged), statuses returned rather than
 /// raised, one timeout per request.
 fn probe_config(timeout: Duration) -> ureq::config::Config {
-    ureq::Agent::config_builder()
-        .proxy(None)
-        .max_redirects(0)
-        .http_status_as_error(false)
-        .save_redirect_history(false)
+    crate::net::client_builder(Some(timeout))
         .user_agent(concat!("agent-task-doctor/", env!("CARGO_PKG_VERSION")))
-        .timeout_global(Some(timeout))
         .build()
 }
 
@@ -257,9 +252,7 @@ fn transport_outcome(e: ureq::Error) -> Outcome {
 
 /// base64url (no padding) of 32 random bytes: 43 characters.
 pub fn random_bearer() -> Result<String> {
-    let mut b = [0u8; 32];
-    getrandom::fill(&mut b)
-        .map_err(|e| Error::new(Code::Internal, format!("no OS randomness: {e}")))?;
+    let b = crate::wire::random_bytes::<32>()?;
     Ok(data_encoding::BASE64URL_NOPAD.encode(&b))
 }
 

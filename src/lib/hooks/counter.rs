@@ -32,7 +32,7 @@ pub struct Counter {
 
 fn state_dir() -> Result<PathBuf> {
     let nonempty = |k: &str| {
-        std::env::var_os(k)
+        crate::env::var_os(k)
             .filter(|v| !v.is_empty())
             .map(PathBuf::from)
     };

@@ -436,11 +436,7 @@ fn remote_call(
         seg(&r.repository),
         seg(&r.profile)
     );
-    let agent: ureq::Agent = ureq::Agent::config_builder()
-        .proxy(None)
-        .max_redirects(0)
-        .http_status_as_error(false)
-        .timeout_global(Some(REMOTE_TIMEOUT))
+    let agent: ureq::Agent = crate::net::client_builder(Some(REMOTE_TIMEOUT))
         .user_agent(concat!("agent-task-stop-hook/", env!("CARGO_PKG_VERSION")))
         .build()
         .into();

@@ -85,7 +85,7 @@ impl HostAllowList {
             add(normalise_host(bind_host), port);
             add(normalise_host(&local.ip().to_string()), port);
         }
-        if super::is_loopback_host(bind_host) || local.ip().is_loopback() {
+        if crate::net::is_loopback_host(bind_host) || local.ip().is_loopback() {
             for h in ["localhost", "127.0.0.1", "::1"] {
                 add(h.to_owned(), port);
             }

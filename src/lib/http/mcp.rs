@@ -583,4 +583,95 @@ mod tests {
         assert_eq!(r.status, 200);
         assert_eq!(invalid_request(Value::Null, "x").status, 400);
     }
+
+    /// A value of a property schema's type that its pattern accepts, or
+    /// `None` for a nested document (an `object`).
+    fn sample(schema: &Value) -> Option<Value> {
+        match schema["type"].as_str()? {
+            "string" if schema["pattern"] == "^[0-9a-f]{64}$" => Some(json!("a".repeat(64))),
+            "string" => Some(json!("t1")),
+            "integer" => Some(json!(1)),
+            _ => None,
+        }
+    }
+
+    /// The MCP tool schemas are checked against the one request type
+    /// (`facade::OperationRequest`, decoded by `facade::decode` as the
+    /// HTTP and MCP faces do): one tool per operation; every schema
+    /// property is a field the request accepts; the required properties
+    /// alone decode; every field the request carries is in the schema;
+    /// an extra property is refused as the schema's
+    /// `additionalProperties: false` says.
+    #[test]
+    fn every_tool_schema_matches_its_operation_request() {
+        let tools = tools();
+        let names: Vec<&str> = tools
+            .iter()
+            .map(|t| t["name"].as_str().expect("name"))
+            .collect();
+        assert_eq!(names, crate::task::facade::OPERATIONS);
+        for t in &tools {
+            let name = t["name"].as_str().expect("name");
+            let schema = &t["inputSchema"];
+            assert_eq!(schema["additionalProperties"], false, "{name}");
+            let props = schema["properties"].as_object().expect("properties");
+            let mut full = Map::new();
+            let mut nested = false;
+            for (k, p) in props {
+                match sample(p) {
+                    Some(v) => {
+                        full.insert(k.clone(), v);
+                    }
+                    None => nested = true,
+                }
+            }
+            if nested {
+                // Only `result` carries a nested document (the assertion,
+                // with its own strict decoder and tests).
+                assert_eq!(name, "result", "{name}: a property without a sample");
+                continue;
+            }
+            let required: Vec<&str> = schema["required"]
+                .as_array()
+                .expect("required")
+                .iter()
+                .map(|r| r.as_str().expect("name"))
+                .collect();
+            let with_op = |m: &Map<String, Value>| {
+                let mut m = m.clone();
+                m.insert("operation".into(), json!(name));
+                Value::Object(m)
+            };
+            let req = crate::task::facade::decode(with_op(&full))
+                .unwrap_or_else(|e| panic!("{name}: every schema property: {e}"));
+            let back = serde_json::to_value(&req).expect("serialise");
+            for k in back.as_object().expect("object").keys() {
+                assert!(
+                    k == "operation" || props.contains_key(k),
+                    "{name}: the request field `{k}` is missing from the MCP schema"
+                );
+            }
+            let min: Map<String, Value> = full
+                .iter()
+                .filter(|(k, _)| required.contains(&k.as_str()))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect();
+            crate::task::facade::decode(with_op(&min))
+                .unwrap_or_else(|e| panic!("{name}: the required properties alone: {e}"));
+            for r in &required {
+                let mut less = min.clone();
+                less.remove(*r);
+                assert!(
+                    crate::task::facade::decode(with_op(&less)).is_err(),
+                    "{name}: `{r}` is required by the schema but not by the request"
+                );
+            }
+            let mut extra = full.clone();
+            extra.insert("not_a_field".into(), json!(1));
+            assert!(
+                crate::task::facade::decode(with_op(&extra)).is_err(),
+                "{name}: an unknown property must be refused"
+            );
+        }
+    }
 }

@@ -19,26 +19,6 @@ use crate::error::{Code, Error, Result};
 use router::Router;
 use std::sync::Arc;
 
-/// Whether a bind host is loopback (`localhost`, `::1`, `127.x.y.z`),
-/// after lowercasing and stripping brackets and a trailing dot.
-pub fn is_loopback_host(host: &str) -> bool {
-    let h = host
-        .to_ascii_lowercase()
-        .trim_start_matches('[')
-        .trim_end_matches(']')
-        .trim_end_matches('.')
-        .to_owned();
-    if h == "localhost" || h == "::1" {
-        return true;
-    }
-    let parts: Vec<&str> = h.split('.').collect();
-    parts.len() == 4
-        && parts[0] == "127"
-        && parts[1..]
-            .iter()
-            .all(|p| (1..=3).contains(&p.len()) && p.bytes().all(|b| b.is_ascii_digit()))
-}
-
 /// Splits `host:port` (IPv6 in brackets).
 pub fn split_bind(bind: &str) -> Result<(String, u16)> {
     let bad = || {
@@ -88,20 +68,5 @@ impl Server {
         front: server::Front,
     ) -> Result<()> {
         server::serve(self.listener, router, limits, front)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn loopback() {
-        for h in ["localhost", "LOCALHOST.", "[::1]", "127.0.0.1", "127.1.2.3"] {
-            assert!(is_loopback_host(h), "{h}");
-        }
-        for h in ["0.0.0.0", "::", "10.0.0.1", "127.0.0.1.5", "example.com"] {
-            assert!(!is_loopback_host(h), "{h}");
-        }
     }
 }

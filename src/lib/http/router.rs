@@ -433,27 +433,6 @@ impl Router {
     }
 }
 
-/// Reads a request body of media type `media` (parameters ignored) of at
-/// most `max` bytes: the declared `Content-Length` is checked before any
-/// byte is read, and the streamed size again while reading. `wrong_media`
-/// and `too_large` are the messages of the two refusals, so each route keeps
-/// its own wording.
-pub fn read_bounded_body(
-    req: &mut Request<'_>,
-    media: &'static str,
-    max: u64,
-    wrong_media: &str,
-    too_large: &str,
-) -> Result<Vec<u8>> {
-    BodySpec {
-        media,
-        max,
-        wrong_media: wrong_media.to_owned(),
-        too_large: too_large.to_owned(),
-    }
-    .read(req)
-}
-
 /// Reads an `application/json` body of at most `max` bytes with the
 /// reference's refusal messages (shared by the data routes and MCP).
 pub fn read_json_bytes(req: &mut Request<'_>, max: u64) -> Result<Vec<u8>> {

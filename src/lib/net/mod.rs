@@ -1,4 +1,6 @@
-//! An SSRF-safe blocking HTTP(S) fetcher for collectors.
+//! Outbound networking: the shared client configuration
+//! ([`client_builder`]), the loopback rule ([`is_loopback_host`]) and an
+//! SSRF-safe blocking HTTP(S) fetcher for collectors.
 //!
 //! [`fetch`] does one `GET` and follows redirects by hand so that every hop
 //! is validated again:
@@ -36,6 +38,26 @@ use std::time::{Duration, Instant};
 use ureq::unversioned::resolver::{ResolvedSocketAddrs, Resolver};
 use ureq::unversioned::transport::{DefaultConnector, NextTimeout};
 use url::Url;
+
+/// Whether a bind host is loopback (`localhost`, `::1`, `127.x.y.z`),
+/// after lowercasing and stripping brackets and a trailing dot.
+pub fn is_loopback_host(host: &str) -> bool {
+    let h = host
+        .to_ascii_lowercase()
+        .trim_start_matches('[')
+        .trim_end_matches(']')
+        .trim_end_matches('.')
+        .to_owned();
+    if h == "localhost" || h == "::1" {
+        return true;
+    }
+    let parts: Vec<&str> = h.split('.').collect();
+    parts.len() == 4
+        && parts[0] == "127"
+        && parts[1..]
+            .iter()
+            .all(|p| (1..=3).contains(&p.len()) && p.bytes().all(|b| b.is_ascii_digit()))
+}
 
 /// Bounds and permissions of one fetch.
 #[derive(Debug, Clone)]
@@ -533,14 +555,27 @@ fn hop_config(left: Duration) -> ureq::config::Config {
 }
 
 fn hop_builder(left: Duration) -> ureq::config::ConfigBuilder<ureq::typestate::AgentScope> {
+    client_builder(Some(left))
+        .max_idle_connections(0)
+        .user_agent(concat!("agent-task/", env!("CARGO_PKG_VERSION")))
+}
+
+/// The one configuration every outbound HTTP client of the toolkit starts
+/// from (the collector fetcher above, the workspace endpoint client, the
+/// Stop hook, the collector upload, the doctor's probes): the proxy
+/// environment is ignored, no redirect is followed (a 3xx is returned and
+/// judged by the caller), statuses are returned rather than raised, and
+/// `timeout` bounds each whole request. Callers add their user agent and
+/// finer timeouts.
+pub fn client_builder(
+    timeout: Option<Duration>,
+) -> ureq::config::ConfigBuilder<ureq::typestate::AgentScope> {
     ureq::Agent::config_builder()
         .proxy(None)
         .max_redirects(0)
         .http_status_as_error(false)
         .save_redirect_history(false)
-        .max_idle_connections(0)
-        .user_agent(concat!("agent-task/", env!("CARGO_PKG_VERSION")))
-        .timeout_global(Some(left))
+        .timeout_global(timeout)
 }
 
 fn too_large(max: u64) -> Error {
@@ -569,6 +604,27 @@ fn map_ureq(e: ureq::Error, deadline: Instant) -> Error {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn loopback() {
+        for h in ["localhost", "LOCALHOST.", "[::1]", "127.0.0.1", "127.1.2.3"] {
+            assert!(is_loopback_host(h), "{h}");
+        }
+        for h in ["0.0.0.0", "::", "10.0.0.1", "127.0.0.1.5", "example.com"] {
+            assert!(!is_loopback_host(h), "{h}");
+        }
+    }
+
+    #[test]
+    fn the_shared_client_ignores_proxies_and_never_follows_redirects() {
+        let c = client_builder(None).build();
+        assert!(c.proxy().is_none());
+        assert_eq!(c.max_redirects(), 0);
+        assert!(!c.http_status_as_error());
+        assert!(c.timeouts().global.is_none());
+        let c = client_builder(Some(Duration::from_secs(7))).build();
+        assert_eq!(c.timeouts().global, Some(Duration::from_secs(7)));
+    }
 
     #[test]
     fn hop_config_ignores_proxies_and_never_follows_redirects() {

@@ -38,7 +38,7 @@ struct File {
 
 fn state_dir() -> Option<PathBuf> {
     let nonempty = |k: &str| {
-        std::env::var_os(k)
+        crate::env::var_os(k)
             .filter(|v| !v.is_empty())
             .map(PathBuf::from)
     };

@@ -8,6 +8,7 @@
 //! Wire format: `docs/workspace-http.md`.
 
 pub mod cache;
+pub mod upload;
 
 use crate::authority::snapshot::{self, Entry, MODE_LINK};
 use crate::error::{Code, Error, Result};
@@ -114,11 +115,7 @@ impl Client {
             crate::task::contract::check_id(what, v)?;
         }
         let agent = |global: Option<Duration>| -> ureq::Agent {
-            ureq::Agent::config_builder()
-                .proxy(None)
-                .max_redirects(0)
-                .http_status_as_error(false)
-                .timeout_global(global)
+            crate::net::client_builder(global)
                 .timeout_connect(Some(Duration::from_secs(30)))
                 .timeout_recv_response(Some(Duration::from_secs(600)))
                 .user_agent(concat!("agent-task/", env!("CARGO_PKG_VERSION")))

@@ -52,6 +52,7 @@ const META_SQL: &str = "CREATE TABLE IF NOT EXISTS schema_migrations (
 
 /// Opens (creating if missing) and migrates a database for writing. The
 /// `DirLock` argument is the proof that the caller holds the lock.
+#[allow(clippy::disallowed_methods)] // `store` owns SQLite opens.
 pub(crate) fn open_write(
     path: &Path,
     spec: &DbSpec,
@@ -115,6 +116,7 @@ pub(crate) fn truncate_large_wal(conn: &Connection, path: &Path, _lock: &DirLock
 
 /// Opens an existing database read-only. Returns `Ok(None)` when the file
 /// does not exist; nothing is ever created.
+#[allow(clippy::disallowed_methods)] // `store` owns SQLite opens.
 pub(crate) fn open_read(path: &Path, spec: &DbSpec) -> Result<Option<Connection>> {
     if !super::private_fs::check_private(path, super::private_fs::Kind::File)? {
         return Ok(None);
@@ -227,6 +229,23 @@ fn open_error(path: &Path, e: rusqlite::Error) -> Error {
         format!("cannot open database {}: {e}", path.display()),
     )
     .with("path", path.display().to_string())
+}
+
+/// A private in-memory database, for unit tests that exercise SQL
+/// directly (migrations, FTS queries) without a data directory.
+#[cfg(test)]
+#[allow(clippy::disallowed_methods)] // `store` owns SQLite opens.
+pub(crate) fn in_memory() -> Connection {
+    Connection::open_in_memory().expect("in-memory database")
+}
+
+/// A plain connection to the database file at `path`, without the
+/// checks and pragmas of [`open_write`], for unit tests that build an old
+/// schema by hand.
+#[cfg(test)]
+#[allow(clippy::disallowed_methods)] // `store` owns SQLite opens.
+pub(crate) fn raw_file(path: &Path) -> Connection {
+    Connection::open(path).expect("open database file")
 }
 
 #[cfg(test)]

@@ -22,6 +22,7 @@ pub struct DirLock {
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_millis(5000);
 
 /// Takes the exclusive lock on `path`, waiting at most `timeout`.
+#[allow(clippy::disallowed_methods)] // `store::lock` owns file locks.
 pub(crate) fn acquire(path: &Path, timeout: Duration) -> Result<DirLock> {
     let file = private_fs::open_private_rw(path)?;
     let start = Instant::now();

@@ -17,6 +17,8 @@ mod staging;
 
 pub use cas::{Cas, CasBatch, CasStats, PutOutcome, TEMP_SWEEP_AGE};
 pub use db::{DbSpec, Migration};
+#[cfg(test)]
+pub(crate) use db::{in_memory, raw_file};
 pub use lock::{DEFAULT_TIMEOUT, DirLock};
 pub use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, params};
 pub use staging::Staging;
@@ -162,6 +164,7 @@ impl DataDir {
 
     /// The schema version of a database file without any check beyond
     /// permissions (`None` when absent). Used by `info`.
+    #[allow(clippy::disallowed_methods)] // `store` owns SQLite opens.
     pub fn schema_version(&self, spec: &DbSpec) -> Result<Option<u32>> {
         let path = self.root.join(spec.file);
         if !private_fs::check_private(&path, Kind::File)? {

@@ -193,8 +193,8 @@ fn test_pause_after_import(pages: u64) {
     // and before its checkpoint is written, announce it in a file and wait
     // to be killed, so a test can SIGKILL exactly between the two.
     let (Some(n), Some(path)) = (
-        std::env::var_os("AGENT_TASK_TEST_SYNC_PAUSE_PAGE"),
-        std::env::var_os("AGENT_TASK_TEST_SYNC_PAUSE_FILE"),
+        crate::env::var_os("AGENT_TASK_TEST_SYNC_PAUSE_PAGE"),
+        crate::env::var_os("AGENT_TASK_TEST_SYNC_PAUSE_FILE"),
     ) else {
         return;
     };

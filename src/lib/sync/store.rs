@@ -719,6 +719,7 @@ impl SyncStore {
 
     /// Takes the cross-process pull lock of (peer, collection) without
     /// waiting: `sync_in_progress` when another pull or reset holds it.
+    #[allow(clippy::disallowed_methods)] // the pull locks (docs/architecture.md, Owners)
     pub fn pull_lock(&self, peer_id: &str, collection_id: &str) -> Result<PullLock> {
         let locks = {
             let lock = self.dir.lock(self.timeout)?;

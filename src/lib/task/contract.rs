@@ -1016,27 +1016,6 @@ impl ExecutorEnrollment {
     }
 }
 
-/// A revocation of one registration.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ExecutorRevocation {
-    /// Registration id.
-    pub registration_id: String,
-    /// Executor name.
-    pub executor_id: String,
-    /// The revoked epoch.
-    pub epoch: u64,
-}
-
-impl ExecutorRevocation {
-    /// Identity comparison only.
-    pub fn matches_binding(&self, e: &ExecutorEnrollment) -> bool {
-        self.registration_id == e.registration_id
-            && self.executor_id == e.executor_id
-            && self.epoch == e.epoch
-    }
-}
-
 /// Key id of a public key: `kid_` + first 32 hex of
 /// `domain_digest("agent-task.ed25519-key-id.v1", key bytes)`.
 pub fn key_id(public_key: &[u8; 32]) -> String {

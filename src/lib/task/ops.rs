@@ -73,16 +73,6 @@ impl AgentCtx<'_> {
     }
 }
 
-/// `capabilities`: task-independent, read-only.
-pub fn capabilities() -> Value {
-    json!({
-        "capability": CAPABILITY,
-        "supported_schema_versions": SUPPORTED_SCHEMA_VERSIONS,
-        "operations": ["cancel", "capabilities", "claim", "heartbeat", "instructions", "next", "reconcile",
-                       "recovery", "reference", "requirements", "result", "status"],
-    })
-}
-
 /// `requirements`: the installed requirement of a Change's repository
 /// profile and the current subject's tasks.
 pub fn requirements(cx: &AgentCtx<'_>, sel: &ChangeSel) -> Result<Value> {
@@ -455,9 +445,4 @@ pub fn change_open(
     change::change_open(
         cx.root, cx.timeout, cx.clock, cx.token, repo, profile, workspace,
     )
-}
-
-/// Time text helper for callers.
-pub fn now_text(clock: &dyn Clock) -> String {
-    rfc3339_millis(clock.now())
 }

@@ -130,9 +130,7 @@ impl Keypair {
 
     /// A fresh key from the OS CSPRNG.
     pub fn generate() -> Result<(Keypair, [u8; 32])> {
-        let mut seed = [0u8; 32];
-        getrandom::fill(&mut seed)
-            .map_err(|e| Error::internal(format!("OS random source failed: {e}")))?;
+        let seed = super::random_bytes::<32>()?;
         Ok((Keypair::from_seed(&seed), seed))
     }
 

@@ -127,9 +127,9 @@ pub struct UploadTarget {
 }
 
 impl UploadTarget {
-    fn http(&self, token: &str) -> Option<crate::http::workspace::HttpUpload> {
+    fn http(&self, token: &str) -> Option<crate::remote::upload::HttpUpload> {
         match (&self.endpoint, &self.repository, &self.profile) {
-            (Some(e), Some(r), Some(p)) => Some(crate::http::workspace::HttpUpload::new(
+            (Some(e), Some(r), Some(p)) => Some(crate::remote::upload::HttpUpload::new(
                 e,
                 r,
                 p,

@@ -31,7 +31,8 @@ pub struct CompletionsArgs {
 /// Arguments of `man`.
 #[derive(Debug, clap::Args)]
 pub struct ManArgs {
-    /// Directory to write `agent-task.1` and `agent-task-<cmd>.1` into.
+    /// Directory to write `agent-task.1` and `agent-task-<cmd>.1` into
+    /// (created, with its parents, when missing).
     #[arg(long, value_name = "DIR")]
     pub out: PathBuf,
 }
@@ -67,6 +68,11 @@ pub(super) fn completions(a: &CompletionsArgs) -> Result<Value> {
 }
 
 pub(super) fn man(a: &ManArgs) -> Result<Value> {
+    // A missing directory is created (with its parents); an existing path
+    // that is not a directory is refused.
+    if !a.out.exists() {
+        std::fs::create_dir_all(&a.out).map_err(|e| Error::io("create", &a.out, e))?;
+    }
     if !a.out.is_dir() {
         return Err(Error::new(
             Code::NotFound,

@@ -94,7 +94,7 @@ pub(super) fn install_stop(ctx: &Ctx, a: InstallStopArgs) -> Result<Value> {
 /// `$CODEX_HOME`, else `$HOME/.codex` (absolute only).
 fn codex_home() -> Option<PathBuf> {
     let nonempty = |k: &str| {
-        std::env::var_os(k)
+        crate::env::var_os(k)
             .filter(|v| !v.is_empty())
             .map(PathBuf::from)
     };

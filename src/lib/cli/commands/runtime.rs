@@ -155,3 +155,31 @@ impl SandboxExecArgs {
 pub(super) fn sandbox_exec(a: &SandboxExecArgs) -> Result<Value> {
     Err(crate::collector::sandbox::exec(&a.launch()))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `sandbox::argv` (what the collector runs) parses back, through the
+    /// CLI, into the same launch.
+    #[test]
+    fn sandbox_argv_round_trips_through_the_cli() {
+        use clap::Parser;
+        let l = Launch {
+            address_space_bytes: 1 << 33,
+            processes: 512,
+            file_size_bytes: 1 << 30,
+            cpu_seconds: 600,
+            run_as_uid: Some(2_000_000_000),
+            program: "/usr/bin/bwrap".into(),
+            args: vec!["--ro-bind".into(), "/s".into(), "/work".into()],
+        };
+        let mut words = vec!["agent-task".to_owned()];
+        words.extend(crate::collector::sandbox::argv(&l));
+        let cli = crate::cli::Cli::try_parse_from(words).expect("parses");
+        match cli.command {
+            crate::cli::commands::Command::SandboxExec(a) => assert_eq!(a.launch(), l),
+            other => panic!("parsed as {other:?}"),
+        }
+    }
+}

@@ -136,9 +136,7 @@ fn token(a: &ServeArgs) -> Result<Option<String>> {
             }
             Some(s)
         }
-        None => std::env::var("AGENT_TASK_NODE_TOKEN")
-            .ok()
-            .filter(|t| !t.is_empty()),
+        None => crate::env::var("AGENT_TASK_NODE_TOKEN").filter(|t| !t.is_empty()),
     };
     if let Some(t) = &raw
         && (t.is_empty()
@@ -175,7 +173,7 @@ fn limits(a: &ServeArgs) -> http::server::Limits {
 pub(super) fn run(ctx: &Ctx, a: &ServeArgs) -> Result<Reply> {
     let token = token(a)?;
     let (host, _port) = http::split_bind(&a.bind)?;
-    if a.tls_cert.is_none() && !a.insecure_http && !http::is_loopback_host(&host) {
+    if a.tls_cert.is_none() && !a.insecure_http && !crate::net::is_loopback_host(&host) {
         return Err(Error::new(
             Code::UnsafeServerBind,
             format!(
@@ -205,7 +203,7 @@ pub(super) fn run(ctx: &Ctx, a: &ServeArgs) -> Result<Reply> {
     // A non-loopback bind needs a node bearer or at least one sync page
     // authority (facts §12.2); the node bearer differs from every sync bearer.
     if token.is_none()
-        && !http::is_loopback_host(&host)
+        && !crate::net::is_loopback_host(&host)
         && !node
             .as_deref()
             .is_some_and(crate::sync::service::has_page_authority)

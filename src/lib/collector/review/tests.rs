@@ -1159,7 +1159,7 @@ fn golden_vectors() {
     ];
     for (name, want) in files {
         let path = format!("{dir}/{name}");
-        if std::env::var_os("UPDATE_FIXTURES").is_some() {
+        if crate::env::var_os("UPDATE_FIXTURES").is_some() {
             std::fs::create_dir_all(dir).expect("mkdir");
             std::fs::write(&path, &want).expect("write");
         }

@@ -40,9 +40,7 @@ pub struct InitOutput {
 }
 
 pub(super) fn new_uuid() -> Result<String> {
-    let mut b = [0u8; 16];
-    getrandom::fill(&mut b)
-        .map_err(|e| Error::internal(format!("OS random source failed: {e}")))?;
+    let b = crate::wire::random_bytes::<16>()?;
     Ok(uuid::Builder::from_random_bytes(b)
         .into_uuid()
         .hyphenated()

@@ -103,10 +103,7 @@ pub const MAX_ID_LEN: usize = 2048;
 
 /// Random bytes from the OS CSPRNG.
 pub fn random<const N: usize>() -> crate::error::Result<[u8; N]> {
-    let mut b = [0u8; N];
-    getrandom::fill(&mut b)
-        .map_err(|e| Error::internal(format!("OS random source failed: {e}")))?;
-    Ok(b)
+    crate::wire::random_bytes()
 }
 
 /// `urn:uuid:` + a random UUIDv4.
