@@ -52,30 +52,44 @@ fn agent_tokens(s: &Setup, prefix: &str, n: usize) -> Vec<String> {
         .collect()
 }
 
-/// One operation on a fresh connection: `Some((status, body))` when a whole
-/// answer arrived, `None` when the connection failed or the answer was cut
-/// (the server died): the caller does not know whether it was applied.
-fn try_op(addr: &str, tok: &str, body: &Value) -> Option<(u16, Value)> {
+/// One operation on a fresh connection: `Ok((status, body))` when a whole
+/// answer arrived; `Err(Unanswered)` when the connection failed or the
+/// answer was cut (the server died), so the caller does not know whether the
+/// request was applied.
+fn try_op(addr: &str, tok: &str, body: &Value) -> Result<(u16, Value), Unanswered> {
     let body = body.to_string();
-    let mut s = TcpStream::connect(addr).ok()?;
-    s.set_read_timeout(Some(Duration::from_secs(120))).ok()?;
+    let mut s = TcpStream::connect(addr).map_err(|_| Unanswered::NotConnected)?;
     let r = format!(
         "POST {OPS} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nAuthorization: Bearer {tok}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
         body.len()
     );
-    s.write_all(r.as_bytes()).ok()?;
     let mut buf = Vec::new();
-    s.read_to_end(&mut buf).ok()?;
-    let end = buf.windows(4).position(|w| w == b"\r\n\r\n")?;
-    let head = std::str::from_utf8(&buf[..end]).ok()?;
-    let status: u16 = head.split(' ').nth(1)?.parse().ok()?;
-    let len: usize = head.split("\r\n").find_map(|l| {
-        let (k, v) = l.split_once(':')?;
-        k.eq_ignore_ascii_case("content-length")
-            .then(|| v.trim().parse().ok())?
-    })?;
-    let b = buf.get(end + 4..end + 4 + len)?;
-    Some((status, serde_json::from_slice(b).ok()?))
+    s.set_read_timeout(Some(Duration::from_secs(120)))
+        .and_then(|_| s.write_all(r.as_bytes()))
+        .and_then(|_| s.read_to_end(&mut buf))
+        .map_err(|_| Unanswered::Cut)?;
+    let parsed = || {
+        let end = buf.windows(4).position(|w| w == b"\r\n\r\n")?;
+        let head = std::str::from_utf8(&buf[..end]).ok()?;
+        let status: u16 = head.split(' ').nth(1)?.parse().ok()?;
+        let len: usize = head.split("\r\n").find_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            k.eq_ignore_ascii_case("content-length")
+                .then(|| v.trim().parse().ok())?
+        })?;
+        let b = buf.get(end + 4..end + 4 + len)?;
+        Some((status, serde_json::from_slice(b).ok()?))
+    };
+    parsed().ok_or(Unanswered::Cut)
+}
+
+/// Why a request got no answer.
+#[derive(Debug)]
+enum Unanswered {
+    /// No connection (serve was down or restarting): never sent.
+    NotConnected,
+    /// Sent, and the answer never came whole: the kill hit it in flight.
+    Cut,
 }
 
 /// The server's address, replaced on every restart.
@@ -83,13 +97,15 @@ type Addr = Arc<RwLock<String>>;
 
 /// Sends `body` until it is answered (a lost answer or a `busy` refusal is
 /// retried with the same bytes, so the same request id); `None` after 300 s.
-fn until_answered(addr: &Addr, tok: &str, body: &Value) -> Option<(u16, Value)> {
+fn until_answered(addr: &Addr, tok: &str, body: &Value, lost: &AtomicU64) -> Option<(u16, Value)> {
     let start = Instant::now();
     while start.elapsed() < Duration::from_secs(300) {
         let a = addr.read().map(|a| a.clone()).unwrap_or_default();
-        if let Some((st, v)) = try_op(&a, tok, body) {
-            if !(st == 503 && v["error"] == "busy") {
-                return Some((st, v));
+        match try_op(&a, tok, body) {
+            Ok((st, v)) if !(st == 503 && v["error"] == "busy") => return Some((st, v)),
+            Ok(_) | Err(Unanswered::NotConnected) => {}
+            Err(Unanswered::Cut) => {
+                lost.fetch_add(1, Ordering::SeqCst);
             }
         }
         std::thread::sleep(Duration::from_millis(20));
@@ -206,6 +222,7 @@ fn authority_sigkill_soak() {
         .unwrap_or(4);
     const AGENTS: usize = 8;
     const HEARTBEATS: usize = 4;
+    const MIN_ROUNDS: u64 = 8;
     let s = Setup::new();
     let (task, _) = s.checkpoint();
     let tokens = agent_tokens(&s, "soak", AGENTS);
@@ -223,6 +240,10 @@ fn authority_sigkill_soak() {
     let last_round = Arc::new(AtomicU64::new(u64::MAX));
     let barrier = Arc::new(Barrier::new(AGENTS));
     let failures = Arc::new(Mutex::new(Vec::<String>::new()));
+    // Requests in flight whose answer a kill cut off (then retried), and
+    // rounds done.
+    let lost = Arc::new(AtomicU64::new(0));
+    let done = Arc::new(AtomicU64::new(0));
     let handles: Vec<_> = tokens
         .iter()
         .enumerate()
@@ -233,11 +254,13 @@ fn authority_sigkill_soak() {
                 task.clone(),
                 server.addr.clone(),
             );
-            let (stop, last_round, barrier, failures) = (
+            let (stop, last_round, barrier, failures, lost, done) = (
                 stop.clone(),
                 last_round.clone(),
                 barrier.clone(),
                 failures.clone(),
+                lost.clone(),
+                done.clone(),
             );
             std::thread::spawn(move || {
                 let mut rounds = Vec::new();
@@ -247,7 +270,7 @@ fn authority_sigkill_soak() {
                     let mut round = Round::default();
                     let claim = json!({"operation": "claim", "task_id": task,
                         "request_id": format!("soak-claim-{r}-{i}"), "lease_ms": 600000});
-                    match until_answered(&addr, &tok, &claim) {
+                    match until_answered(&addr, &tok, &claim, &lost) {
                         Some((200, v)) => {
                             round.won = Some(v["result"].clone());
                             round.acked.push((claim, v));
@@ -262,10 +285,12 @@ fn authority_sigkill_soak() {
                     if let Some(w) = round.won.clone() {
                         let a = &w["attempt"];
                         let mut m = |op: &str, k: usize, tok: &str| {
-                            let body = json!({"operation": op, "attempt_id": a["attempt_id"],
-                                "fence": a["fence"], "request_id": format!("soak-{op}-{r}-{k}"),
-                                "lease_ms": 600000});
-                            match until_answered(&addr, tok, &body) {
+                            let mut body = json!({"operation": op, "attempt_id": a["attempt_id"],
+                                "fence": a["fence"], "request_id": format!("soak-{op}-{r}-{k}")});
+                            if op == "heartbeat" {
+                                body["lease_ms"] = json!(600000);
+                            }
+                            match until_answered(&addr, tok, &body, &lost) {
                                 Some((200, v)) => round.acked.push((body, v)),
                                 other => fail(format!("round {r}: {op} answered {other:?}")),
                             }
@@ -279,8 +304,11 @@ fn authority_sigkill_soak() {
                         m("reconcile", 0, &owner);
                     }
                     rounds.push(round);
-                    if barrier.wait().is_leader() && stop.load(Ordering::SeqCst) {
-                        last_round.store(r, Ordering::SeqCst);
+                    if barrier.wait().is_leader() {
+                        done.store(r + 1, Ordering::SeqCst);
+                        if stop.load(Ordering::SeqCst) {
+                            last_round.store(r, Ordering::SeqCst);
+                        }
                     }
                     barrier.wait();
                     if last_round.load(Ordering::SeqCst) == r {
@@ -296,6 +324,11 @@ fn authority_sigkill_soak() {
     for _ in 0..kills {
         std::thread::sleep(Duration::from_millis(20 + next(400)));
         server.restart(&s);
+    }
+    // At least MIN_ROUNDS races in all (bounded wait: a hang is a failure).
+    let start = Instant::now();
+    while done.load(Ordering::SeqCst) < MIN_ROUNDS && start.elapsed() < Duration::from_secs(300) {
+        std::thread::sleep(Duration::from_millis(20));
     }
     stop.store(true, Ordering::SeqCst);
     let per_agent: Vec<Vec<Round>> = handles
@@ -338,6 +371,7 @@ fn authority_sigkill_soak() {
             }
         }
     }
+    assert!(n_rounds as u64 >= MIN_ROUNDS, "{n_rounds} rounds");
     assert!(replayed >= n_rounds * (HEARTBEATS + 2));
     drop(server);
     let mut checked = Vec::new();
@@ -359,6 +393,7 @@ fn authority_sigkill_soak() {
         "{checked:?}"
     );
     eprintln!(
-        "authority soak: {kills} kills, {n_rounds} rounds, {replayed} acknowledged mutations replayed, fences {fences:?}"
+        "authority soak: {kills} kills, {n_rounds} claim races, {} requests cut off in flight by a kill and retried, {replayed} acknowledged mutations replayed, fences {fences:?}",
+        lost.load(Ordering::SeqCst)
     );
 }
