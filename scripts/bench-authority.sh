@@ -129,4 +129,7 @@ for r in rows:
         total = sum(r["errors"].values())
         print(f"goal at 256 agents: nothing errors: {total} errors ({'met' if total == 0 else 'NOT met'})")
 PY
-if [ -s "$work/serve.err" ]; then echo "serve stderr:"; head -20 "$work/serve.err"; fi
+if grep -qv '^workspace task endpoint:' "$work/serve.err"; then
+  echo "serve stderr:"
+  grep -v '^workspace task endpoint:' "$work/serve.err" | head -20
+fi
