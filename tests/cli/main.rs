@@ -6,6 +6,7 @@
 
 mod attest;
 mod attest_interop;
+mod authority_faults;
 mod cas;
 mod collect_faults;
 mod collect_flow;

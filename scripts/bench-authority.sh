@@ -1,0 +1,135 @@
+#!/usr/bin/env bash
+# Authority capacity (issue #16): AGENTS (default "1 16 64 256") agents
+# against one `agent-task serve --workers 16 --workspace-config` over
+# loopback, each on its own kept-alive connection with its own token and
+# claimed attempt, looping heartbeat (a durable write) then qualification (a
+# read) for DURATION seconds (default 10) per agent count. Prints, per count, durable
+# mutations/s and heartbeat and qualification p50/p99, next to the anchors
+# measured in the same run: the single-agent CLI `claim` (one process, one
+# durable mutation) and the floor probe (lock + SQLite WAL open + one
+# committed row), as ratios, and the issue's goals.
+# Release build, fresh data dir, loopback only, bounded; not part of the test
+# command. Usage: [AGENTS="1 16 64"] [DURATION=10] [RUNS=50] scripts/bench-authority.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+AGENTS=${AGENTS:-1 16 64 256}
+SECONDS_PER=${DURATION:-10}
+RUNS=${RUNS:-50}
+WARMUP=5
+WORKERS=${WORKERS:-16}
+cargo build --release --locked --quiet --bin agent-task --example floor-probe --example cmdbench --example authority-load
+bin=$PWD/target/release/agent-task
+probe=$PWD/target/release/examples/floor-probe
+bench=$PWD/target/release/examples/cmdbench
+load=$PWD/target/release/examples/authority-load
+fixtures=$PWD/fixtures
+OPS=/v1/hub/workspace/repositories/demo-basic/profiles/default/agent-tasks
+work=$(mktemp -d)
+SERVER_PID=""
+cleanup() {
+  if [ -n "$SERVER_PID" ]; then kill "$SERVER_PID" 2>/dev/null || true; wait "$SERVER_PID" 2>/dev/null || true; fi
+  rm -rf "$work"
+}
+trap cleanup EXIT
+D=$work/data
+at() { "$bin" --data-dir "$D" "$@"; }
+json() { python3 -c "import json,sys; d=json.load(sys.stdin); print(eval(sys.argv[1], {}, {'d': d}))" "$1"; }
+max_agents=0
+for n in $AGENTS; do
+  if [ "$n" -gt "$max_agents" ]; then max_agents=$n; fi
+done
+
+echo "# authority capacity, $(nproc) cores, $(uname -sr), $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+echo "# load:$(uptime | sed 's/.*load average//')"
+at init >/dev/null
+cp -r "$fixtures/repos/basic" "$work/source"
+at repo add demo/basic --source "$work/source" >/dev/null
+at requirement install --repo demo/basic --profile default --file "$fixtures/workflows/basic.json" >/dev/null
+
+# One Change with one pending `tests` task per agent, each agent its own
+# token; then RUNS+WARMUP more for the CLI claim anchor (a fresh task a run).
+open_change() { # $1 = name, $2 = token file; prints CHANGE_ID TASK_ID
+  local ws=$work/ws/$1
+  mkdir -p "$ws"
+  cp -r "$fixtures/repos/basic/." "$ws/"
+  printf 'echo %s\n' "$1" >"$ws/test.sh"
+  local ch task
+  ch=$("$bin" --data-dir "$D" --token-file "$2" change open --repo demo/basic --profile default --workspace "$ws" | json "d['change_id']")
+  task=$("$bin" --data-dir "$D" --token-file "$2" checkpoint --workspace "$ws" | json "[t['task_id'] for t in d['tasks'] if t['step_id']=='tests'][0]")
+  echo "$ch $task"
+}
+: >"$work/agents.txt"
+for i in $(seq 1 "$max_agents"); do
+  at token issue --owner bench --agent "agent-$i" --out "$work/token-$i" >/dev/null
+  echo "$work/token-$i $(open_change "agent-$i" "$work/token-$i")" >>"$work/agents.txt"
+done
+at token issue --owner bench --agent cli --out "$work/token-cli" >/dev/null
+: >"$work/cli-claims.txt"
+for i in $(seq 1 $((RUNS + WARMUP))); do
+  open_change "cli-$i" "$work/token-cli" | cut -d' ' -f2 >>"$work/cli-claims.txt"
+done
+first_change=$(head -1 "$work/agents.txt" | cut -d' ' -f2)
+
+# Anchors, interleaved: the floor probe and the single-agent CLI claim.
+mkdir -m 700 "$work/probe"
+"$bench" --json --runs "$RUNS" --warmup "$WARMUP" \
+  --label "floor probe" -- "$probe" "$work/probe" \
+  --label "CLI claim" -- "$bin" --data-dir "$D" --token-file "$work/token-cli" claim "{line:$work/cli-claims.txt}" --request-id "cli-{i}" --lease-ms 60000 \
+  >"$work/anchors.json"
+
+digest=$("$bin" --data-dir "$D" --token-file "$work/token-1" requirements --change "$first_change" | json "d['requirement_digest']")
+python3 - "$D" "$digest" >"$work/workspace.json" <<'PY'
+import json, sys
+print(json.dumps({"version": 1, "agent_task_profiles": [{
+    "repository_id": "demo-basic", "profile_id": "default", "native_repository": "demo/basic",
+    "data_dir": sys.argv[1], "target": "main", "requirement_digest": sys.argv[2]}]}))
+PY
+"$bin" --data-dir "$D" serve --bind 127.0.0.1:0 --workers "$WORKERS" --workspace-config "$work/workspace.json" \
+  >"$work/serve.out" 2>"$work/serve.err" &
+SERVER_PID=$!
+for _ in $(seq 1 200); do
+  if [ -s "$work/serve.out" ]; then break; fi
+  sleep 0.05
+done
+URL=$(python3 -c 'import json,sys; print(json.loads(open(sys.argv[1]).readline())["listening"])' "$work/serve.out")
+
+"$load" claim "$URL" "$OPS" "$work/agents.txt" >"$work/attempts.txt"
+: >"$work/results.jsonl"
+for n in $AGENTS; do
+  "$load" loop "$URL" "$OPS" "$work/attempts.txt" "$n" "$SECONDS_PER" "hb-$n" >>"$work/results.jsonl"
+done
+
+python3 - "$work/anchors.json" "$work/results.jsonl" "$WORKERS" "$SECONDS_PER" <<'PY'
+import json, sys
+anchors = {a["label"]: a for a in json.load(open(sys.argv[1]))}
+floor = anchors["floor probe"]["median_ms"]
+claim = anchors["CLI claim"]["median_ms"]
+claim_rate = 1000.0 / claim
+print(f"anchors ({anchors['floor probe']['runs']} interleaved runs): floor probe median {floor:.3f} ms"
+      f" (p99 {anchors['floor probe']['p99_ms']:.3f}); single-agent CLI claim median {claim:.3f} ms"
+      f" (p99 {anchors['CLI claim']['p99_ms']:.3f}) = {claim_rate:.1f} durable mutations/s")
+print(f"serve --workers {sys.argv[3]}, {sys.argv[4]} s per row, heartbeat then qualification per agent iteration")
+print()
+print("| agents | mutations/s | x CLI claim rate | heartbeat p50 | p99 | p50 / floor | qualification p50 | p99 | errors |")
+print("|---|---|---|---|---|---|---|---|---|")
+rows = [json.loads(l) for l in open(sys.argv[2])]
+for r in rows:
+    errs = ", ".join(f"{k} x{v}" for k, v in r["errors"].items()) or "none"
+    print(f"| {r['agents']} | {r['heartbeats_per_s']:.1f} | {r['heartbeats_per_s'] / claim_rate:.2f}x"
+          f" | {r['heartbeat_p50_ms']:.2f} ms | {r['heartbeat_p99_ms']:.2f} ms | {r['heartbeat_p50_ms'] / floor:.2f}x"
+          f" | {r['qualification_p50_ms']:.2f} ms | {r['qualification_p99_ms']:.2f} ms | {errs} |")
+print()
+for r in rows:
+    if r["agents"] == 64:
+        ok = lambda b: "met" if b else "NOT met"
+        print(f"goals at 64 agents: >= 2000 mutations/s: {r['heartbeats_per_s']:.1f} ({r['heartbeats_per_s'] / 2000:.2f}x, {ok(r['heartbeats_per_s'] >= 2000)});"
+              f" heartbeat p99 <= 25 ms: {r['heartbeat_p99_ms']:.2f} ms ({ok(r['heartbeat_p99_ms'] <= 25)});"
+              f" qualification p99 <= 10 ms: {r['qualification_p99_ms']:.2f} ms ({ok(r['qualification_p99_ms'] <= 10)})")
+    if r["agents"] == 256:
+        total = sum(r["errors"].values())
+        print(f"goal at 256 agents: nothing errors: {total} errors ({'met' if total == 0 else 'NOT met'})")
+PY
+if grep -qv '^workspace task endpoint:' "$work/serve.err"; then
+  echo "serve stderr:"
+  grep -v '^workspace task endpoint:' "$work/serve.err" | head -20
+fi

@@ -1,0 +1,399 @@
+//! Many agents against one `agent-task serve --workspace-config` (issue #16),
+//! real processes, over the public workspace task route only:
+//!
+//! - the claim race over HTTP: 32 agents (each its own token) claim one task
+//!   at once, `AGENT_TASK_HTTP_RACE_TRIALS` trials (default 10), each on a
+//!   fresh subject: exactly one 200, every loser 409 `task_not_claimable`
+//!   (or 503 `busy`, which changed nothing);
+//! - the SIGKILL soak, short: agents race claims, heartbeat and
+//!   cancel/reconcile while `serve` is SIGKILLed at random points
+//!   (`AGENT_TASK_SOAK_KILLS`, default 4; `scripts/soak-authority.sh` runs
+//!   many) and restarted. A request whose answer was lost is retried with the
+//!   same request id until it is answered. Afterwards: exactly one winner per
+//!   claim race, the winners' fences strictly increase, every acknowledged
+//!   mutation replays to the byte-identical retained outcome (present, and
+//!   not applied twice), and `PRAGMA integrity_check` is `ok` on every
+//!   database of the data dir.
+//!
+//! No timed assertions: kill points are random, every wait is bounded only
+//! to turn a hang into a failure.
+
+use crate::task_support::Setup;
+use crate::workspace_http::{OPS, Served, serve, token};
+use serde_json::{Value, json};
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Barrier, Mutex, RwLock};
+use std::time::{Duration, Instant};
+
+/// Issues `n` agent tokens of the fixture owner; returns their texts.
+fn agent_tokens(s: &Setup, prefix: &str, n: usize) -> Vec<String> {
+    (0..n)
+        .map(|i| {
+            let p = s.env.path(&format!("{prefix}-{i}.token"));
+            s.env
+                .run(&[
+                    "token",
+                    "issue",
+                    "--owner",
+                    "alice",
+                    "--agent",
+                    &format!("{prefix}-{i}"),
+                    "--out",
+                    p.to_str().expect("utf8"),
+                ])
+                .json();
+            std::fs::read_to_string(&p)
+                .expect("token")
+                .trim()
+                .to_owned()
+        })
+        .collect()
+}
+
+/// One operation on a fresh connection: `Ok((status, body))` when a whole
+/// answer arrived; `Err(Unanswered)` when the connection failed or the
+/// answer was cut (the server died), so the caller does not know whether the
+/// request was applied.
+fn try_op(addr: &str, tok: &str, body: &Value) -> Result<(u16, Value), Unanswered> {
+    let body = body.to_string();
+    let mut s = TcpStream::connect(addr).map_err(|_| Unanswered::NotConnected)?;
+    let r = format!(
+        "POST {OPS} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nAuthorization: Bearer {tok}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    let mut buf = Vec::new();
+    s.set_read_timeout(Some(Duration::from_secs(120)))
+        .and_then(|_| s.write_all(r.as_bytes()))
+        .and_then(|_| s.read_to_end(&mut buf))
+        .map_err(|_| Unanswered::Cut)?;
+    let parsed = || {
+        let end = buf.windows(4).position(|w| w == b"\r\n\r\n")?;
+        let head = std::str::from_utf8(&buf[..end]).ok()?;
+        let status: u16 = head.split(' ').nth(1)?.parse().ok()?;
+        let len: usize = head.split("\r\n").find_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            k.eq_ignore_ascii_case("content-length")
+                .then(|| v.trim().parse().ok())?
+        })?;
+        let b = buf.get(end + 4..end + 4 + len)?;
+        Some((status, serde_json::from_slice(b).ok()?))
+    };
+    parsed().ok_or(Unanswered::Cut)
+}
+
+/// Why a request got no answer.
+#[derive(Debug)]
+enum Unanswered {
+    /// No connection (serve was down or restarting): never sent.
+    NotConnected,
+    /// Sent, and the answer never came whole: the kill hit it in flight.
+    Cut,
+}
+
+/// The server's address, replaced on every restart.
+type Addr = Arc<RwLock<String>>;
+
+/// Sends `body` until it is answered (a lost answer or a `busy` refusal is
+/// retried with the same bytes, so the same request id); `None` after 300 s.
+fn until_answered(addr: &Addr, tok: &str, body: &Value, lost: &AtomicU64) -> Option<(u16, Value)> {
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_secs(300) {
+        let a = addr.read().map(|a| a.clone()).unwrap_or_default();
+        match try_op(&a, tok, body) {
+            Ok((st, v)) if !(st == 503 && v["error"] == "busy") => return Some((st, v)),
+            Ok(_) | Err(Unanswered::NotConnected) => {}
+            Err(Unanswered::Cut) => {
+                lost.fetch_add(1, Ordering::SeqCst);
+            }
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    None
+}
+
+#[test]
+fn authority_http_claim_race_32_agents_one_winner_per_trial() {
+    let trials: usize = std::env::var("AGENT_TASK_HTTP_RACE_TRIALS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(10);
+    let s = Setup::new();
+    let tokens = agent_tokens(&s, "racer", 32);
+    let srv = serve(&s);
+    let owner = token(&s);
+    for trial in 0..trials {
+        let (task, _) = s.checkpoint();
+        let barrier = Arc::new(Barrier::new(tokens.len()));
+        let handles: Vec<_> = tokens
+            .iter()
+            .enumerate()
+            .map(|(i, tok)| {
+                let (barrier, tok, task, addr) =
+                    (barrier.clone(), tok.clone(), task.clone(), srv.addr.clone());
+                std::thread::spawn(move || {
+                    let body = json!({"operation": "claim", "task_id": task,
+                        "request_id": format!("race-{trial}-{i}"), "lease_ms": 60000});
+                    barrier.wait();
+                    try_op(&addr, &tok, &body).expect("serve answers every racer")
+                })
+            })
+            .collect();
+        let mut winners = Vec::new();
+        for h in handles {
+            let (st, v) = h.join().expect("racer");
+            match st {
+                200 => winners.push(v),
+                409 => assert_eq!(v["error"], "task_not_claimable", "trial {trial}: {v}"),
+                503 => assert_eq!(v["error"], "busy", "trial {trial}: {v}"),
+                _ => panic!("trial {trial}: unexpected loser answer {st} {v}"),
+            }
+        }
+        assert_eq!(winners.len(), 1, "trial {trial}: {winners:?}");
+        let a = &winners[0]["result"]["attempt"];
+        assert_eq!(a["fence"], 1, "a fresh subject's first claim: {a}");
+        // The owner reconciles so the next subject is claimable.
+        let (st, v) = try_op(
+            &srv.addr,
+            &owner,
+            &json!({"operation": "reconcile", "attempt_id": a["attempt_id"],
+                "fence": a["fence"], "request_id": format!("race-{trial}-reconcile")}),
+        )
+        .expect("answer");
+        assert_eq!(st, 200, "{v}");
+    }
+}
+
+/// What one agent saw in one round.
+#[derive(Default)]
+struct Round {
+    /// The claim answer when this agent won.
+    won: Option<Value>,
+    /// Every acknowledged mutation of this round: (request body, answer).
+    acked: Vec<(Value, Value)>,
+}
+
+/// Restartable serve: the current process and its address.
+struct Server {
+    srv: Option<Served>,
+    addr: Addr,
+}
+
+impl Server {
+    fn restart(&mut self, s: &Setup) {
+        if let Some(mut old) = self.srv.take() {
+            let _ = old.child.kill(); // SIGKILL
+            let _ = old.child.wait();
+        }
+        let srv = serve(s);
+        *self.addr.write().expect("addr") = srv.addr.clone();
+        self.srv = Some(srv);
+    }
+}
+
+/// A small xorshift generator seeded from the clock; the seed is printed so a
+/// failing run can be repeated with `AGENT_TASK_SOAK_SEED`.
+fn rng() -> impl FnMut(u64) -> u64 {
+    let mut x = std::env::var("AGENT_TASK_SOAK_SEED")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_nanos() as u64)
+                .unwrap_or(1)
+                | 1
+        });
+    eprintln!("authority soak seed: AGENT_TASK_SOAK_SEED={x}");
+    move |n| {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x % n
+    }
+}
+
+#[test]
+fn authority_sigkill_soak() {
+    let kills: u64 = std::env::var("AGENT_TASK_SOAK_KILLS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(4);
+    const AGENTS: usize = 8;
+    const HEARTBEATS: usize = 4;
+    const MIN_ROUNDS: u64 = 8;
+    let s = Setup::new();
+    let (task, _) = s.checkpoint();
+    let tokens = agent_tokens(&s, "soak", AGENTS);
+    let owner = token(&s);
+    let mut server = Server {
+        srv: None,
+        addr: Arc::new(RwLock::new(String::new())),
+    };
+    server.restart(&s);
+
+    // Every agent races for the one task each round; the winner heartbeats,
+    // cancels on odd rounds, and reconciles (as the owner), which makes the
+    // task claimable again with a greater fence.
+    let stop = Arc::new(AtomicBool::new(false));
+    let last_round = Arc::new(AtomicU64::new(u64::MAX));
+    let barrier = Arc::new(Barrier::new(AGENTS));
+    let failures = Arc::new(Mutex::new(Vec::<String>::new()));
+    // Requests in flight whose answer a kill cut off (then retried), and
+    // rounds done.
+    let lost = Arc::new(AtomicU64::new(0));
+    let done = Arc::new(AtomicU64::new(0));
+    let handles: Vec<_> = tokens
+        .iter()
+        .enumerate()
+        .map(|(i, tok)| {
+            let (tok, owner, task, addr) = (
+                tok.clone(),
+                owner.clone(),
+                task.clone(),
+                server.addr.clone(),
+            );
+            let (stop, last_round, barrier, failures, lost, done) = (
+                stop.clone(),
+                last_round.clone(),
+                barrier.clone(),
+                failures.clone(),
+                lost.clone(),
+                done.clone(),
+            );
+            std::thread::spawn(move || {
+                let mut rounds = Vec::new();
+                let mut r = 0u64;
+                let fail = |m: String| failures.lock().map(|mut f| f.push(m)).unwrap_or(());
+                loop {
+                    let mut round = Round::default();
+                    let claim = json!({"operation": "claim", "task_id": task,
+                        "request_id": format!("soak-claim-{r}-{i}"), "lease_ms": 600000});
+                    match until_answered(&addr, &tok, &claim, &lost) {
+                        Some((200, v)) => {
+                            round.won = Some(v["result"].clone());
+                            round.acked.push((claim, v));
+                        }
+                        Some((409, v)) if v["error"] == "task_not_claimable" => {}
+                        other => fail(format!("round {r} agent {i}: claim answered {other:?}")),
+                    }
+                    // Every racer has its answer before the winner lets go.
+                    // (A failure is recorded, not panicked on, so that no
+                    // agent is left waiting at a barrier.)
+                    barrier.wait();
+                    if let Some(w) = round.won.clone() {
+                        let a = &w["attempt"];
+                        let mut m = |op: &str, k: usize, tok: &str| {
+                            let mut body = json!({"operation": op, "attempt_id": a["attempt_id"],
+                                "fence": a["fence"], "request_id": format!("soak-{op}-{r}-{k}")});
+                            if op == "heartbeat" {
+                                body["lease_ms"] = json!(600000);
+                            }
+                            match until_answered(&addr, tok, &body, &lost) {
+                                Some((200, v)) => round.acked.push((body, v)),
+                                other => fail(format!("round {r}: {op} answered {other:?}")),
+                            }
+                        };
+                        for k in 0..HEARTBEATS {
+                            m("heartbeat", k, &tok);
+                        }
+                        if r % 2 == 1 {
+                            m("cancel", 0, &tok);
+                        }
+                        m("reconcile", 0, &owner);
+                    }
+                    rounds.push(round);
+                    if barrier.wait().is_leader() {
+                        done.store(r + 1, Ordering::SeqCst);
+                        if stop.load(Ordering::SeqCst) {
+                            last_round.store(r, Ordering::SeqCst);
+                        }
+                    }
+                    barrier.wait();
+                    if last_round.load(Ordering::SeqCst) == r {
+                        return rounds;
+                    }
+                    r += 1;
+                }
+            })
+        })
+        .collect();
+
+    let mut next = rng();
+    for _ in 0..kills {
+        std::thread::sleep(Duration::from_millis(20 + next(400)));
+        server.restart(&s);
+    }
+    // At least MIN_ROUNDS races in all (bounded wait: a hang is a failure).
+    let start = Instant::now();
+    while done.load(Ordering::SeqCst) < MIN_ROUNDS && start.elapsed() < Duration::from_secs(300) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    stop.store(true, Ordering::SeqCst);
+    let per_agent: Vec<Vec<Round>> = handles
+        .into_iter()
+        .map(|h| h.join().expect("agent"))
+        .collect();
+    // One last kill after the traffic, then the checks on a fresh process.
+    server.restart(&s);
+    let failures = failures.lock().expect("failures").clone();
+    assert!(failures.is_empty(), "{failures:#?}");
+
+    let n_rounds = per_agent[0].len();
+    assert!(per_agent.iter().all(|r| r.len() == n_rounds));
+    let mut fences = Vec::new();
+    for r in 0..n_rounds {
+        let winners: Vec<&Value> = per_agent.iter().filter_map(|a| a[r].won.as_ref()).collect();
+        assert_eq!(winners.len(), 1, "round {r}: winners {winners:?}");
+        fences.push(winners[0]["attempt"]["fence"].as_u64().expect("fence"));
+    }
+    assert!(
+        fences.windows(2).all(|w| w[0] < w[1]),
+        "fences must strictly increase: {fences:?}"
+    );
+    // Every acknowledged mutation is present and applied once: its identical
+    // retry returns the retained outcome unchanged.
+    let addr = server.addr.read().expect("addr").clone();
+    let mut replayed = 0;
+    for (i, rounds) in per_agent.iter().enumerate() {
+        for round in rounds {
+            for (body, answer) in &round.acked {
+                let tok = if body["operation"] == "reconcile" {
+                    &owner
+                } else {
+                    &tokens[i]
+                };
+                let (st, v) = try_op(&addr, tok, body).expect("answer");
+                assert_eq!(st, 200, "replay of {body}: {v}");
+                assert_eq!(&v, answer, "replay of {body} differs");
+                replayed += 1;
+            }
+        }
+    }
+    assert!(n_rounds as u64 >= MIN_ROUNDS, "{n_rounds} rounds");
+    assert!(replayed >= n_rounds * (HEARTBEATS + 2));
+    drop(server);
+    let mut checked = Vec::new();
+    for e in std::fs::read_dir(&s.env.data_dir).expect("data dir") {
+        let p = e.expect("entry").path();
+        if p.extension().is_some_and(|x| x == "sqlite") {
+            let c = rusqlite::Connection::open(&p).expect("open");
+            let ok: String = c
+                .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+                .expect("integrity_check");
+            assert_eq!(ok, "ok", "{}", p.display());
+            checked.push(p.file_name().expect("name").to_string_lossy().into_owned());
+        }
+    }
+    checked.sort();
+    assert!(
+        checked.contains(&"authority.sqlite".to_owned())
+            && checked.contains(&"journal.sqlite".to_owned()),
+        "{checked:?}"
+    );
+    eprintln!(
+        "authority soak: {kills} kills, {n_rounds} claim races, {} requests cut off in flight by a kill and retried, {replayed} acknowledged mutations replayed, fences {fences:?}",
+        lost.load(Ordering::SeqCst)
+    );
+}
