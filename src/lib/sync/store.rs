@@ -180,24 +180,6 @@ pub fn check_peer_id(s: &str) -> Result<()> {
     }
 }
 
-fn loopback(host: &str) -> bool {
-    let h = host
-        .to_ascii_lowercase()
-        .trim_start_matches('[')
-        .trim_end_matches(']')
-        .trim_end_matches('.')
-        .to_owned();
-    if h == "localhost" || h == "::1" {
-        return true;
-    }
-    let parts: Vec<&str> = h.split('.').collect();
-    parts.len() == 4
-        && parts[0] == "127"
-        && parts[1..]
-            .iter()
-            .all(|p| (1..=3).contains(&p.len()) && p.bytes().all(|b| b.is_ascii_digit()))
-}
-
 /// Normalises a peer base URL to its exact origin: `https`, or `http` on
 /// a loopback host only; no userinfo, path, query or fragment.
 pub fn normalize_origin(raw: &str) -> Result<String> {
@@ -215,7 +197,7 @@ pub fn normalize_origin(raw: &str) -> Result<String> {
     let host = u.host_str().ok_or_else(|| bad("has no host"))?;
     match u.scheme() {
         "https" => {}
-        "http" if loopback(host) => {}
+        "http" if crate::net::is_loopback_host(host) => {}
         "http" => return Err(bad("plain http is allowed only on loopback; use https")),
         _ => return Err(bad("scheme must be https (or http on loopback)")),
     }
