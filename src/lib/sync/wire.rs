@@ -69,29 +69,7 @@ fn req_err(code: Code, msg: &str) -> Error {
     Error::new(code, msg.to_owned())
 }
 
-/// `^feed_<uuid v1-5, RFC 4122 variant>$`.
-pub fn is_feed_id(s: &str) -> bool {
-    let Some(u) = s.strip_prefix("feed_") else {
-        return false;
-    };
-    let b = u.as_bytes();
-    let hex = |r: std::ops::Range<usize>| {
-        b[r].iter()
-            .all(|c| c.is_ascii_digit() || (b'a'..=b'f').contains(c))
-    };
-    b.len() == 36
-        && b[8] == b'-'
-        && b[13] == b'-'
-        && b[18] == b'-'
-        && b[23] == b'-'
-        && hex(0..8)
-        && hex(9..13)
-        && (b'1'..=b'5').contains(&b[14])
-        && hex(15..18)
-        && matches!(b[19], b'8' | b'9' | b'a' | b'b')
-        && hex(20..23)
-        && hex(24..36)
-}
+pub use crate::data::node::is_feed_id;
 
 /// 1–512 characters, no C0 controls or DEL.
 pub fn is_node_id(s: &str) -> bool {

@@ -47,7 +47,9 @@ pub(super) fn new_uuid() -> Result<String> {
         .to_string())
 }
 
-pub(super) fn is_feed_id(s: &str) -> bool {
+/// `^feed_<uuid v1-5, RFC 4122 variant>$`: a node's feed id (also what
+/// a sync peer's pages must carry).
+pub fn is_feed_id(s: &str) -> bool {
     let Some(u) = s.strip_prefix("feed_") else {
         return false;
     };

@@ -15,8 +15,7 @@ mod read;
 pub use bulk::{BulkProgress, BulkRequest, BulkSummary, LineError};
 pub use changes::{ChangesRequest, TombstoneRequest};
 pub use collect::{CollectRequest, CollectResponse, Prepared, index_document, record_id};
-use init::is_feed_id;
-pub use init::{InitOutput, InitRequest, init};
+pub use init::{InitOutput, InitRequest, init, is_feed_id};
 pub use query::QueryRequest;
 pub use read::RecordRead;
 
