@@ -129,29 +129,18 @@ impl Staging {
     /// [`Staging::sync`]).
     pub fn put_any(&self, reader: &mut dyn Read, max_bytes: u64) -> Result<(Sha256Hex, u64)> {
         let mut tmp = self.temp()?;
-        let mut hasher = Sha256::new();
-        let mut size = 0u64;
-        let mut buf = vec![0u8; BUF];
-        loop {
-            let n = match reader.read(&mut buf) {
-                Ok(0) => break,
-                Ok(n) => n,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(read_error(e)),
-            };
-            size += n as u64;
-            if size > max_bytes {
-                return Err(Error::new(
+        let (digest, size) = super::cas::copy_hashed(
+            reader,
+            &mut tmp,
+            max_bytes,
+            || {
+                Error::new(
                     Code::RequestTooLarge,
                     format!("the body exceeds {max_bytes} bytes"),
                 )
-                .with("max_bytes", max_bytes));
-            }
-            hasher.update(&buf[..n]);
-            tmp.write_all(&buf[..n])
-                .map_err(|e| Error::io("write", tmp.path(), e))?;
-        }
-        let digest = Sha256Hex::from_bytes(hasher.finalize().into());
+            },
+            read_error,
+        )?;
         self.place(tmp, &digest)?;
         Ok((digest, size))
     }
