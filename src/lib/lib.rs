@@ -23,11 +23,10 @@
 //!   hooks) and [`doctor`] (the conformance prober), which parse, call
 //!   library operations and render.
 
-pub mod attest;
-pub mod authority;
 pub mod cli;
 pub mod clock;
 pub mod collector;
+pub mod contract;
 pub mod data;
 pub mod doctor;
 pub mod env;
@@ -41,7 +40,7 @@ pub mod ops;
 pub mod remote;
 pub mod store;
 pub mod sync;
-pub mod task;
 pub mod wire;
+pub mod workflow;
 
 pub use error::{Code, Error, Result};

@@ -29,13 +29,13 @@ use super::transfer::{
     self, CollectorDescriptor, CollectorIdentity, ExecutionOutcome, ExecutionRecord,
     ExecutionRequest, ExecutionStatus, MAX_TRANSFER_BYTES, TransferHeader,
 };
-use crate::authority::admin;
-use crate::authority::snapshot::{DOMAIN_REVISION, MODE_EXEC, MODE_LINK, Manifest};
 use crate::clock::{Clock, rfc3339_millis};
+use crate::contract::canonical_bytes;
 use crate::error::{Code, Error, Result};
 use crate::store::{DataDir, private_fs};
-use crate::task::contract::canonical_bytes;
 use crate::wire::digest::{Sha256Hex, domain_digest};
+use crate::workflow::authority::admin;
+use crate::workflow::authority::snapshot::{DOMAIN_REVISION, MODE_EXEC, MODE_LINK, Manifest};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
@@ -69,7 +69,13 @@ pub struct LocalUpload<'a> {
 
 impl Uploader for LocalUpload<'_> {
     fn upload(&self, bytes: &[u8]) -> Result<Value> {
-        crate::authority::collector::import(self.root, self.timeout, self.clock, self.token, bytes)
+        crate::workflow::authority::collector::import(
+            self.root,
+            self.timeout,
+            self.clock,
+            self.token,
+            bytes,
+        )
     }
 }
 
@@ -214,7 +220,7 @@ pub fn collect(req: &CollectRequest<'_>, up: &dyn Uploader) -> Result<Value> {
     let (cdir, seed) = open_collector(req.root, req.collector_dir)?;
     check_runtime(&d)?;
     let key = crate::wire::ed25519::Keypair::from_seed(&seed);
-    if crate::task::contract::key_id(&key.public_key()) != d.registration.key_id {
+    if crate::contract::key_id(&key.public_key()) != d.registration.key_id {
         return Err(Error::new(
             Code::EnrollmentInvalid,
             "the collector directory's key is not the registration's key",
@@ -238,7 +244,9 @@ pub fn collect(req: &CollectRequest<'_>, up: &dyn Uploader) -> Result<Value> {
             true
         }
         None => {
-            crate::authority::collector::recheck_descriptor(req.root, req.clock, req.token, &d)?;
+            crate::workflow::authority::collector::recheck_descriptor(
+                req.root, req.clock, req.token, &d,
+            )?;
             crate::collector::crash_point("before_reserve");
             private_fs::ensure_private_dir(&ex.dir)?;
             let res = Reservation {
@@ -315,7 +323,7 @@ pub fn retry_upload(
     operation: &str,
     up: &dyn Uploader,
 ) -> Result<Value> {
-    crate::task::contract::check_id("operation", operation)?;
+    crate::contract::check_id("operation", operation)?;
     let (cdir, seed) = open_collector(root, collector_dir)?;
     let ex = Execution::new(&cdir, operation, StateKey::derive(&seed)?);
     ex.refuse_unsealed()?;
@@ -510,7 +518,7 @@ fn materialise(root: &Path, d: &CollectorDescriptor, snap: &Path) -> Result<()> 
     let paths: std::collections::HashSet<&str> =
         m.entries.iter().map(|e| e.path.as_str()).collect();
     for e in &m.entries {
-        crate::authority::tree_path::check(&e.path, e.mode == MODE_LINK)?;
+        crate::contract::tree_path::check(&e.path, e.mode == MODE_LINK)?;
         let mut parent = Path::new(&e.path).parent();
         while let Some(p) = parent.filter(|p| !p.as_os_str().is_empty()) {
             if p.to_str().is_some_and(|s| paths.contains(s)) {

@@ -7,6 +7,12 @@
 //! bounds after decoding. Identities are domain-separated SHA-256 digests
 //! (see `docs/wire.md` for each domain and byte layout).
 
+pub mod observation;
+pub mod protected;
+pub mod snapshot;
+pub mod tree_path;
+pub mod workflow;
+
 use crate::error::{Code, Error, Result};
 use crate::wire::digest::{Sha256Hex, domain_digest};
 use serde::{Deserialize, Serialize};
