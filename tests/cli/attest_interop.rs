@@ -10,8 +10,8 @@
 //! `scripts/test.sh` sets `AGENT_TASK_REQUIRE_INTEROP=1`, where a missing
 //! interpreter fails instead of skipping.
 
-use crate::common::repo_root;
 use crate::attest::{clone_with_notes, land, land_with, protected_change, qualified};
+use crate::common::repo_root;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 

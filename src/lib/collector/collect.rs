@@ -31,11 +31,10 @@ use super::transfer::{
 };
 use crate::clock::{Clock, rfc3339_millis};
 use crate::contract::canonical_bytes;
+use crate::contract::snapshot::{DOMAIN_REVISION, MODE_EXEC, MODE_LINK, Manifest};
 use crate::error::{Code, Error, Result};
 use crate::store::{DataDir, private_fs};
 use crate::wire::digest::{Sha256Hex, domain_digest};
-use crate::workflow::authority::admin;
-use crate::workflow::authority::snapshot::{DOMAIN_REVISION, MODE_EXEC, MODE_LINK, Manifest};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
@@ -55,28 +54,15 @@ pub trait Uploader {
     fn upload(&self, bytes: &[u8]) -> Result<Value>;
 }
 
-/// Uploads by importing into a local authority.
-pub struct LocalUpload<'a> {
-    /// Data directory.
-    pub root: &'a Path,
-    /// Lock wait.
-    pub timeout: Duration,
-    /// Clock.
-    pub clock: &'a dyn Clock,
-    /// Token text.
-    pub token: &'a str,
-}
-
-impl Uploader for LocalUpload<'_> {
-    fn upload(&self, bytes: &[u8]) -> Result<Value> {
-        crate::workflow::authority::collector::import(
-            self.root,
-            self.timeout,
-            self.clock,
-            self.token,
-            bytes,
-        )
-    }
+/// What a collection needs from the authority it runs for, beyond the
+/// upload: the workflow service implements it (locally,
+/// `workflow::service::collect::LocalUpload`), so the collector never
+/// names the service or its databases.
+pub trait Authority {
+    /// Rechecks a descriptor before the execution is reserved: it must
+    /// equal what the authority derives now, its attempt open at its
+    /// fence, every live check passing.
+    fn recheck_descriptor(&self, d: &CollectorDescriptor) -> Result<()>;
 }
 
 /// The durable reservation of one execution.
@@ -95,8 +81,8 @@ pub struct CollectRequest<'a> {
     pub root: &'a Path,
     /// Clock.
     pub clock: &'a dyn Clock,
-    /// Token text.
-    pub token: &'a str,
+    /// The authority the descriptor is rechecked against.
+    pub authority: &'a dyn Authority,
     /// Descriptor file bytes.
     pub descriptor: &'a [u8],
     /// Collector directory.
@@ -184,7 +170,7 @@ fn open_collector(root: &Path, collector_dir: &Path) -> Result<(PathBuf, [u8; 32
     let cdir =
         std::path::absolute(collector_dir).map_err(|e| Error::io("resolve", collector_dir, e))?;
     check_deployment(root, &cdir)?;
-    let seed = admin::load_signing_seed(&cdir)?;
+    let seed = super::load_signing_seed(&cdir)?;
     Ok((cdir, seed))
 }
 
@@ -244,9 +230,7 @@ pub fn collect(req: &CollectRequest<'_>, up: &dyn Uploader) -> Result<Value> {
             true
         }
         None => {
-            crate::workflow::authority::collector::recheck_descriptor(
-                req.root, req.clock, req.token, &d,
-            )?;
+            req.authority.recheck_descriptor(&d)?;
             crate::collector::crash_point("before_reserve");
             private_fs::ensure_private_dir(&ex.dir)?;
             let res = Reservation {
@@ -344,7 +328,7 @@ pub fn retry_upload(
 /// Reads one retained file of an execution, verifying its MAC with the
 /// collector directory's key (for tools and tests that inspect state).
 pub fn read_retained(collector_dir: &Path, operation: &str, kind: &str) -> Result<Option<Vec<u8>>> {
-    let seed = admin::load_signing_seed(collector_dir)?;
+    let seed = super::load_signing_seed(collector_dir)?;
     Execution::new(collector_dir, operation, StateKey::derive(&seed)?)
         .read(kind, MAX_TRANSFER_BYTES)
 }
@@ -358,7 +342,7 @@ pub fn write_retained(
     kind: &str,
     body: &[u8],
 ) -> Result<()> {
-    let seed = admin::load_signing_seed(collector_dir)?;
+    let seed = super::load_signing_seed(collector_dir)?;
     Execution::new(collector_dir, operation, StateKey::derive(&seed)?).write(kind, body)
 }
 

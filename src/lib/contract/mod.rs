@@ -17,6 +17,10 @@ use crate::error::{Code, Error, Result};
 use crate::wire::digest::{Sha256Hex, domain_digest};
 use serde::{Deserialize, Serialize};
 
+/// Name of the Ed25519 signing-key seed file (hex) in a collector
+/// directory.
+pub const KEY_FILE: &str = "signing-key.ed25519";
+
 /// The capability name.
 pub const CAPABILITY: &str = "agentscm.agent-workflow-tasks/v1";
 /// The schema version this build writes.

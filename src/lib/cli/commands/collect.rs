@@ -5,11 +5,12 @@ use super::change::{AgentChangeArgs, EndpointArgs};
 use super::runtime::RuntimeArg;
 use super::to_value;
 use crate::cli::ctx::Ctx;
-use crate::collector::collect::{self, CollectRequest, LocalUpload};
+use crate::collector::collect::{self, CollectRequest};
 use crate::error::{Code, Error, Result};
 use crate::store::private_fs;
 use crate::workflow::authority::collector::{self as col, PinnedRuntime, ProfileInstallRequest};
 use crate::workflow::authority::receipt::{self, LandRequest};
+use crate::workflow::service::collect::LocalUpload;
 use crate::workflow::service::facade::OperationRequest;
 use serde_json::Value;
 use std::io::Read;
@@ -350,7 +351,7 @@ pub(super) fn collect(ctx: &Ctx, a: CollectArgs) -> Result<Value> {
         )
     };
     let root = ctx.data_dir_from_command_line("collect")?;
-    let up = LocalUpload {
+    let local = LocalUpload {
         root,
         timeout: ctx.lock_timeout,
         clock: ctx.clock.as_ref(),
@@ -359,13 +360,13 @@ pub(super) fn collect(ctx: &Ctx, a: CollectArgs) -> Result<Value> {
     let http = a.upload.http(&token);
     let up: &dyn collect::Uploader = match &http {
         Some(h) => h,
-        None => &up,
+        None => &local,
     };
     collect::collect(
         &CollectRequest {
             root,
             clock: ctx.clock.as_ref(),
-            token: &token,
+            authority: &local,
             descriptor: &bytes,
             collector_dir: &a.collector_dir,
         },

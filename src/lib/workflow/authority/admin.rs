@@ -22,7 +22,7 @@ use std::time::Duration;
 /// Domain of a stored token hash.
 pub const DOMAIN_TOKEN: &str = "agent-task.token.v1";
 /// Name of the signing key file in a collector directory.
-pub const KEY_FILE: &str = "signing-key.ed25519";
+pub use crate::contract::KEY_FILE;
 /// Largest token file.
 pub const MAX_TOKEN_FILE: u64 = 512;
 
@@ -489,32 +489,7 @@ pub fn load_signing_key(collector_dir: &Path) -> Result<Keypair> {
     Ok(Keypair::from_seed(&load_signing_seed(collector_dir)?))
 }
 
-/// Loads the signing-key seed of a collector directory (the directory
-/// 0700 and the key file 0600, both the caller's, neither a symlink).
-pub fn load_signing_seed(collector_dir: &Path) -> Result<[u8; 32]> {
-    let path = collector_dir.join(KEY_FILE);
-    if !private_fs::check_private(collector_dir, private_fs::Kind::Dir)?
-        || !private_fs::check_private(&path, private_fs::Kind::File)?
-    {
-        return Err(Error::new(
-            Code::NotFound,
-            "no signing key in the collector directory",
-        ));
-    }
-    let mut s = String::new();
-    private_fs::open_nofollow_read(&path)?
-        .take(200)
-        .read_to_string(&mut s)
-        .map_err(|e| Error::io("read", &path, e))?;
-    let seed = data_encoding::HEXLOWER
-        .decode(s.trim_end().as_bytes())
-        .ok()
-        .filter(|v| v.len() == 32)
-        .ok_or_else(|| Error::new(Code::IntegrityError, "signing key file is malformed"))?;
-    let mut b = [0u8; 32];
-    b.copy_from_slice(&seed);
-    Ok(b)
-}
+pub use crate::collector::load_signing_seed;
 
 /// `enroll` request.
 #[derive(Debug, Clone)]
