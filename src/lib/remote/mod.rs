@@ -217,7 +217,7 @@ impl Client {
     fn pack(&self, change_id: &str, root: &Path, blobs: &[&Entry]) -> Result<Value> {
         let len: u64 = blobs
             .iter()
-            .map(|e| e.size + crate::workflow::authority::remote::FRAME_HEADER as u64)
+            .map(|e| e.size + crate::workflow::service::remote::FRAME_HEADER as u64)
             .sum();
         let failure = Rc::new(RefCell::new(None));
         let mut reader = PackReader {
@@ -295,7 +295,7 @@ impl Client {
                 .ok_or_else(|| invalid("the manifest answer names an entry that is not there"))?;
             missing.push(e);
         }
-        let frame = crate::workflow::authority::remote::FRAME_HEADER as u64;
+        let frame = crate::workflow::service::remote::FRAME_HEADER as u64;
         if let Some(e) = missing.iter().find(|e| e.size + frame > max_pack) {
             return Err(Error::new(
                 Code::TooLarge,

@@ -12,7 +12,6 @@ use crate::contract::observation;
 use crate::contract::*;
 use crate::error::{Code, Error, Result};
 use crate::store::{Connection, DbSpec, Migration, OptionalExtension, params};
-use crate::workflow::authority::{admin, change};
 use serde_json::{Value, json};
 
 /// The journal database.
@@ -341,6 +340,22 @@ impl Now {
     }
 }
 
+/// A task as the authority stores it (see [`Authority::find_task`]).
+pub type FoundTask = (WorkflowTask, bool, Vec<WorkflowTask>);
+
+/// What the journal's transitions recheck in the authority, under the
+/// same session (`workflow::authority::Rechecks` implements it over the
+/// authority connection): the journal never reads the authority's tables.
+pub trait Authority {
+    /// The stored task, whether `actor` may act on its Change, and every
+    /// task of its subject (for dependencies).
+    fn find_task(&self, task_id: &str, actor: &Actor) -> Result<FoundTask>;
+    /// Why the task's subject is no longer current, when it is not.
+    fn staleness(&self, task: &WorkflowTask) -> Result<Option<&'static str>>;
+    /// An executor registration and whether it is revoked.
+    fn registration(&self, registration_id: &str) -> Result<Option<(ExecutorEnrollment, bool)>>;
+}
+
 fn stale(reason: &str) -> Error {
     Error::new(
         Code::SubjectStale,
@@ -360,11 +375,12 @@ fn closed(state: AttemptState) -> Error {
 
 /// Loads the task from the authority and checks the caller's digest.
 fn load_task(
-    a: &Connection,
+    a: &dyn Authority,
     task_id: &str,
     digest: &Sha256Hex,
-) -> Result<(WorkflowTask, change::StoredSubject)> {
-    let (t, s) = change::find_task(a, task_id)?;
+    actor: &Actor,
+) -> Result<FoundTask> {
+    let (t, visible, tasks) = a.find_task(task_id, actor)?;
     if &t.digest()? != digest {
         return Err(Error::new(
             Code::InvalidInput,
@@ -372,13 +388,13 @@ fn load_task(
         )
         .with("task_id", task_id));
     }
-    Ok((t, s))
+    Ok((t, visible, tasks))
 }
 
 /// Claims a pending task: fresh attempt, bounded lease, next fence.
 pub fn claim(
     j: &Connection,
-    a: &Connection,
+    a: &dyn Authority,
     actor: &Actor,
     req: &TaskClaimRequest,
     now: Now,
@@ -388,8 +404,8 @@ pub fn claim(
     if let Some(v) = idem_check(j, actor, &req.request_id, "claim", &digest)? {
         return Ok(v);
     }
-    let (task, subj) = load_task(a, &req.task_id, &req.task_digest)?;
-    if !change::may_view(&subj.change, actor) {
+    let (task, visible, subject_tasks) = load_task(a, &req.task_id, &req.task_digest, actor)?;
+    if !visible {
         return Err(Error::new(
             Code::Forbidden,
             "the task belongs to another owner",
@@ -401,11 +417,12 @@ pub fn claim(
             "review steps are controller_only and cannot be claimed",
         ));
     }
-    if let Some(r) = change::staleness(a, &task)? {
+    if let Some(r) = a.staleness(&task)? {
         return Err(stale(r));
     }
     if let Some(reg) = &req.executor {
-        let (e, revoked) = admin::registration(a, reg)?
+        let (e, revoked) = a
+            .registration(reg)?
             .ok_or_else(|| Error::new(Code::EnrollmentInvalid, format!("no registration {reg}")))?;
         if revoked
             || e.repository != task.subject.repository
@@ -428,8 +445,7 @@ pub fn claim(
         .with("task_id", task.task_id.clone()));
     }
     for dep_id in &task.depends_on {
-        let dep = subj
-            .tasks
+        let dep = subject_tasks
             .iter()
             .find(|t| &t.task_id == dep_id)
             .ok_or_else(|| {
@@ -586,7 +602,7 @@ pub fn mutation_request(
 /// Heartbeat, cancel or reconcile.
 pub fn mutate(
     j: &Connection,
-    a: &Connection,
+    a: &dyn Authority,
     actor: &Actor,
     req: &TaskMutationRequest,
     now: Now,
@@ -622,7 +638,7 @@ pub fn mutate(
     let same_actor = row.attempt.agent == *actor;
     let same_owner = row.attempt.agent.owner_id == actor.owner_id;
     let state = row.state(now.ms);
-    let (task, _) = change::find_task(a, &req.task_id)?;
+    let (task, _, _) = a.find_task(&req.task_id, actor)?;
     let ts = now.text();
     let out = match req.action {
         MutationAction::Heartbeat => {
@@ -646,7 +662,7 @@ pub fn mutate(
                 }
                 s => return Err(closed(s)),
             }
-            if let Some(r) = change::staleness(a, &task)? {
+            if let Some(r) = a.staleness(&task)? {
                 return Err(stale(r));
             }
             let lease = req
@@ -716,7 +732,7 @@ pub fn mutate(
 /// Retains an agent assertion or a signed registered observation.
 pub fn result(
     j: &Connection,
-    a: &Connection,
+    a: &dyn Authority,
     actor: &Actor,
     r: &TaskResultAssertion,
     now: Now,
@@ -758,8 +774,8 @@ pub fn result(
         }
         s => return Err(closed(s)),
     }
-    let (task, _) = change::find_task(a, &r.task_id)?;
-    if let Some(reason) = change::staleness(a, &task)? {
+    let (task, _, _) = a.find_task(&r.task_id, actor)?;
+    if let Some(reason) = a.staleness(&task)? {
         return Err(stale(reason));
     }
     r.validate_for_task(&task)?;
@@ -776,7 +792,8 @@ pub fn result(
             .executor
             .as_ref()
             .ok_or_else(|| Error::internal("validated observation lacks executor"))?;
-        let (e, revoked) = admin::registration(a, &ex.registration_id)?
+        let (e, revoked) = a
+            .registration(&ex.registration_id)?
             .ok_or_else(|| Error::new(Code::EnrollmentInvalid, "unknown registration"))?;
         if revoked {
             return Err(Error::new(
@@ -840,7 +857,7 @@ pub fn result(
 /// Side-effect-free exact-attempt view.
 pub fn status(
     j: Option<&Connection>,
-    a: &Connection,
+    a: &dyn Authority,
     actor: &Actor,
     req: &TaskStatusRequest,
     now: Now,
@@ -859,15 +876,15 @@ pub fn status(
                 format!("no attempt {} of task {}", req.attempt_id, req.task_id),
             )
         })?;
-    let (task, subj) = change::find_task(a, &req.task_id)?;
-    if !change::may_view(&subj.change, actor) {
+    let (task, visible, _) = a.find_task(&req.task_id, actor)?;
+    if !visible {
         return Err(Error::new(
             Code::Forbidden,
             "the task belongs to another owner",
         ));
     }
     let state = row.state(now.ms);
-    let staleness = change::staleness(a, &task)?;
+    let staleness = a.staleness(&task)?;
     let retained = match j {
         Some(j) => retained(j, &req.attempt_id)?
             .map(|(t, o)| json!({"trust_class": t, "outcome": o, "passing": false})),
@@ -893,15 +910,15 @@ pub fn status(
 /// A side-effect-free recovery projection (see `docs/state-machine.md`).
 pub fn recovery(
     j: Option<&Connection>,
-    a: &Connection,
+    a: &dyn Authority,
     actor: &Actor,
     task_id: &str,
     attempt_id: Option<&str>,
     request_id: Option<&str>,
     now: Now,
 ) -> Result<TaskRecoveryEnvelope> {
-    let (task, subj) = change::find_task(a, task_id)?;
-    if !change::may_view(&subj.change, actor) {
+    let (task, visible, _) = a.find_task(task_id, actor)?;
+    if !visible {
         return Err(Error::new(
             Code::Forbidden,
             "the task belongs to another owner",

@@ -564,12 +564,12 @@ pub fn execute(
     cx: &AgentCtx<'_>,
     p: &TaskProfile,
     r: &OperationRequest,
-    limits: &crate::workflow::authority::remote::RemoteLimits,
+    limits: &crate::workflow::service::remote::RemoteLimits,
 ) -> Result<Value> {
     check_scope(cx, p, r)?;
     match r {
         OperationRequest::ChangeOpen { request_id } => {
-            to_value(&crate::workflow::authority::remote::change_open(
+            to_value(&crate::workflow::service::remote::change_open(
                 cx,
                 &p.native_repository,
                 &p.profile_id,
@@ -579,7 +579,7 @@ pub fn execute(
         OperationRequest::CheckpointCommit {
             change: ChangeSel::Id(id),
             revision,
-        } => to_value(&crate::workflow::authority::remote::commit(
+        } => to_value(&crate::workflow::service::remote::commit(
             cx, id, revision, limits,
         )?),
         _ => run(cx, r),
@@ -631,7 +631,7 @@ pub fn run(cx: &AgentCtx<'_>, r: &OperationRequest) -> Result<Value> {
         OperationRequest::CollectorClaim {
             task_id,
             request_id,
-        } => crate::workflow::authority::collector::collector_claim(cx, task_id, request_id),
+        } => crate::workflow::service::collect::collector_claim(cx, task_id, request_id),
         OperationRequest::CollectorDescriptor { attempt_id } => cx.read(|j, a, who, _now| {
             let j = j.ok_or_else(|| Error::new(Code::NotFound, "no such attempt"))?;
             let d = crate::workflow::authority::collector::derive_descriptor(j, a, attempt_id)?;
@@ -648,18 +648,18 @@ pub fn run(cx: &AgentCtx<'_>, r: &OperationRequest) -> Result<Value> {
             }))
         }),
         OperationRequest::CollectorFinalize { change } => {
-            crate::workflow::authority::receipt::finalize(cx, change)
+            crate::workflow::service::receipt::finalize(cx, change)
         }
         OperationRequest::Qualification { change } => {
-            crate::workflow::authority::receipt::qualify(cx, change)
+            crate::workflow::service::receipt::qualify(cx, change)
         }
         OperationRequest::ChangeSubject { change } => match change {
-            ChangeSel::Id(id) => crate::workflow::authority::remote::subject(cx, id),
+            ChangeSel::Id(id) => crate::workflow::service::remote::subject(cx, id),
             ChangeSel::Workspace(p) => {
                 let id = cx.read(|_j, a, _who, _now| {
                     Ok(change::select(a, &ChangeSel::Workspace(p.clone()))?.change_id)
                 })?;
-                crate::workflow::authority::remote::subject(cx, &id)
+                crate::workflow::service::remote::subject(cx, &id)
             }
         },
         OperationRequest::ChangeOpen { .. } | OperationRequest::CheckpointCommit { .. } => {
@@ -695,7 +695,7 @@ pub fn collector_upload(cx: &AgentCtx<'_>, p: &TaskProfile, bytes: &[u8]) -> Res
     if env.header.repository != p.native_repository || env.header.profile != p.profile_id {
         return Err(out_of_scope());
     }
-    crate::workflow::authority::collector::import(cx.root, cx.timeout, cx.clock, cx.token, bytes)
+    crate::workflow::service::collect::import(cx.root, cx.timeout, cx.clock, cx.token, bytes)
 }
 
 fn mutate(cx: &AgentCtx<'_>, action: MutationAction, b: &MutationBody) -> Result<Value> {

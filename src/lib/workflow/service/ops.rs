@@ -378,7 +378,13 @@ pub fn claim(
             requested_lease_ms: lease_ms,
             executor,
         };
-        journal::claim(j, a, &who.actor, &req, now)
+        journal::claim(
+            j,
+            &crate::workflow::authority::Rechecks(a),
+            &who.actor,
+            &req,
+            now,
+        )
     })
 }
 
@@ -387,13 +393,27 @@ pub fn mutate(cx: &AgentCtx<'_>, m: &journal::MutationArgs) -> Result<Value> {
     check_id("attempt_id", &m.attempt_id)?;
     cx.mutate(|j, a, who, now| {
         let req = journal::mutation_request(Some(j), &who.actor, m)?;
-        journal::mutate(j, a, &who.actor, &req, now)
+        journal::mutate(
+            j,
+            &crate::workflow::authority::Rechecks(a),
+            &who.actor,
+            &req,
+            now,
+        )
     })
 }
 
 /// `result` from a TaskResultAssertion document.
 pub fn result(cx: &AgentCtx<'_>, assertion: &TaskResultAssertion) -> Result<Value> {
-    cx.mutate(|j, a, who, now| journal::result(j, a, &who.actor, assertion, now))
+    cx.mutate(|j, a, who, now| {
+        journal::result(
+            j,
+            &crate::workflow::authority::Rechecks(a),
+            &who.actor,
+            assertion,
+            now,
+        )
+    })
 }
 
 /// `status`.
@@ -401,7 +421,7 @@ pub fn status(cx: &AgentCtx<'_>, task_id: &str, attempt_id: &str) -> Result<Valu
     cx.read(|j, a, who, now| {
         journal::status(
             j,
-            a,
+            &crate::workflow::authority::Rechecks(a),
             &who.actor,
             &TaskStatusRequest {
                 version: 1,
@@ -421,7 +441,15 @@ pub fn recovery(
     request_id: Option<&str>,
 ) -> Result<TaskRecoveryEnvelope> {
     cx.read(|j, a, who, now| {
-        journal::recovery(j, a, &who.actor, task_id, attempt_id, request_id, now)
+        journal::recovery(
+            j,
+            &crate::workflow::authority::Rechecks(a),
+            &who.actor,
+            task_id,
+            attempt_id,
+            request_id,
+            now,
+        )
     })
 }
 

@@ -441,7 +441,7 @@ fn step(w: &mut World, op: &Op) {
                 None
             };
             if w.attempts.is_empty() {
-                let m = super::journal::MutationArgs {
+                let m = crate::workflow::journal::MutationArgs {
                     action,
                     attempt_id: "att_missing".into(),
                     fence: 1,
@@ -457,7 +457,7 @@ fn step(w: &mut World, op: &Op) {
             let a = &w.attempts[ai];
             let fence = if *stale { a.fence + 1 } else { a.fence };
             let key = format!("{name}|{}|{fence}|{lease:?}", a.id);
-            let m = super::journal::MutationArgs {
+            let m = crate::workflow::journal::MutationArgs {
                 action,
                 attempt_id: a.id.clone(),
                 fence,
