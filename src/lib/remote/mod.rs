@@ -62,13 +62,15 @@ fn invalid(msg: impl Into<String>) -> Error {
 fn remote_error(status: u16, body: &[u8]) -> Error {
     let v: Option<Map<String, Value>> = serde_json::from_slice(body).ok();
     let parsed = v.as_ref().and_then(|m| {
-        let code = Code::from_name(m.get("error")?.as_str()?)?;
         let msg = m.get("message")?.as_str()?;
-        Some((code, msg.chars().take(2048).collect::<String>()))
+        Error::from_wire(
+            m.get("error")?.as_str()?,
+            msg.chars().take(2048).collect::<String>(),
+        )
     });
     match parsed {
-        Some((code, msg)) => {
-            let mut e = Error::new(code, msg).with("endpoint_status", status);
+        Some(e) => {
+            let mut e = e.with("endpoint_status", status);
             if let Some(Value::Object(d)) = v.as_ref().and_then(|m| m.get("details")) {
                 for (k, val) in d.iter().take(32) {
                     e = e.with(k, val.clone());
