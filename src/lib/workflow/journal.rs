@@ -278,6 +278,59 @@ pub fn prior_unresolved(
     Ok(None)
 }
 
+/// Why a task cannot be claimed now, in the documented order
+/// (docs/state-machine.md, step 8): it is not pending, a dependency is not
+/// complete, or an older subject of its step is unresolved.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Unclaimable {
+    /// The task's state (`leased`, `expired`, `finished`, `cancelled`).
+    NotPending(String),
+    /// The first incomplete dependency.
+    DependencyIncomplete {
+        /// Its task id.
+        task_id: String,
+        /// Its step.
+        step_id: String,
+    },
+    /// The unresolved older subject's task id (reconcile it).
+    PriorUnresolved(String),
+}
+
+/// The one claimability check, shared by `claim` (which refuses with the
+/// matching code) and `next` (which offers the way on): `None` when the
+/// journal lets `task` be claimed. The caller's own checks (controller-only
+/// steps, subject currency, the executor registration) come first.
+/// `subject_tasks` are the tasks of `task`'s subject (its dependencies).
+pub fn unclaimable(
+    j: Option<&Connection>,
+    task: &WorkflowTask,
+    subject_tasks: &[WorkflowTask],
+    now_ms: i64,
+) -> Result<Option<Unclaimable>> {
+    let (state, _) = task_state(j, &task.task_id, now_ms)?;
+    if state != "pending" {
+        return Ok(Some(Unclaimable::NotPending(state)));
+    }
+    for dep_id in &task.depends_on {
+        let dep = subject_tasks
+            .iter()
+            .find(|t| &t.task_id == dep_id)
+            .ok_or_else(|| {
+                Error::new(Code::IntegrityError, "dependency missing from its subject")
+            })?;
+        if !dependency_complete(j, dep, now_ms)? {
+            return Ok(Some(Unclaimable::DependencyIncomplete {
+                task_id: dep_id.clone(),
+                step_id: dep.subject.step_id.clone(),
+            }));
+        }
+    }
+    if let Some(prior) = prior_unresolved(j, task, now_ms)? {
+        return Ok(Some(Unclaimable::PriorUnresolved(prior)));
+    }
+    Ok(None)
+}
+
 /// Idempotency: `Some(retained)` for an identical retry, an
 /// `idempotency_conflict` for the same id with other bytes or kind, `None`
 /// for a new request.
@@ -379,8 +432,12 @@ fn load_task(
     task_id: &str,
     digest: &Sha256Hex,
     actor: &Actor,
+    found: Option<FoundTask>,
 ) -> Result<FoundTask> {
-    let (t, visible, tasks) = a.find_task(task_id, actor)?;
+    let (t, visible, tasks) = match found {
+        Some(f) if f.0.task_id == task_id => f,
+        _ => a.find_task(task_id, actor)?,
+    };
     if &t.digest()? != digest {
         return Err(Error::new(
             Code::InvalidInput,
@@ -392,11 +449,14 @@ fn load_task(
 }
 
 /// Claims a pending task: fresh attempt, bounded lease, next fence.
+/// `found` is the task as the caller already looked it up in this session
+/// (for `actor`), so a request looks its task up once.
 pub fn claim(
     j: &Connection,
     a: &dyn Authority,
     actor: &Actor,
     req: &TaskClaimRequest,
+    found: Option<FoundTask>,
     now: Now,
 ) -> Result<Value> {
     req.validate()?;
@@ -404,7 +464,8 @@ pub fn claim(
     if let Some(v) = idem_check(j, actor, &req.request_id, "claim", &digest)? {
         return Ok(v);
     }
-    let (task, visible, subject_tasks) = load_task(a, &req.task_id, &req.task_digest, actor)?;
+    let (task, visible, subject_tasks) =
+        load_task(a, &req.task_id, &req.task_digest, actor, found)?;
     if !visible {
         return Err(Error::new(
             Code::Forbidden,
@@ -435,37 +496,31 @@ pub fn claim(
             ));
         }
     }
-    let (state, _) = task_state(Some(j), &task.task_id, now.ms)?;
-    if state != "pending" {
-        return Err(Error::new(
-            Code::TaskNotClaimable,
-            format!("the task is {state}, not pending"),
-        )
-        .with("state", state)
-        .with("task_id", task.task_id.clone()));
-    }
-    for dep_id in &task.depends_on {
-        let dep = subject_tasks
-            .iter()
-            .find(|t| &t.task_id == dep_id)
-            .ok_or_else(|| {
-                Error::new(Code::IntegrityError, "dependency missing from its subject")
-            })?;
-        if !dependency_complete(Some(j), dep, now.ms)? {
+    match unclaimable(Some(j), &task, &subject_tasks, now.ms)? {
+        None => {}
+        Some(Unclaimable::NotPending(state)) => {
+            return Err(Error::new(
+                Code::TaskNotClaimable,
+                format!("the task is {state}, not pending"),
+            )
+            .with("state", state)
+            .with("task_id", task.task_id.clone()));
+        }
+        Some(Unclaimable::DependencyIncomplete { task_id, step_id }) => {
             return Err(Error::new(
                 Code::DependencyIncomplete,
-                format!("dependency {} is not complete", dep.subject.step_id),
+                format!("dependency {step_id} is not complete"),
             )
-            .with("task_id", dep_id.clone()));
+            .with("task_id", task_id));
         }
-    }
-    if let Some(prior) = prior_unresolved(Some(j), &task, now.ms)? {
-        return Err(Error::new(
-            Code::PriorSubjectUnresolved,
-            "an older subject of this change and step is unresolved",
-        )
-        .with("task_id", prior.clone())
-        .with("next", json!({"operation": "reconcile", "task_id": prior})));
+        Some(Unclaimable::PriorUnresolved(prior)) => {
+            return Err(Error::new(
+                Code::PriorSubjectUnresolved,
+                "an older subject of this change and step is unresolved",
+            )
+            .with("task_id", prior.clone())
+            .with("next", json!({"operation": "reconcile", "task_id": prior})));
+        }
     }
     let ts = now.text();
     let task_digest = task.digest()?;

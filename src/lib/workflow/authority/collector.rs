@@ -461,7 +461,7 @@ pub fn collector_claim<'a>(
     request_id: &'a str,
 ) -> impl FnOnce(&Connection, &Connection, &Authenticated, Now) -> Result<Value> + 'a {
     move |j, a, who, now| {
-        let (t, _) = change::find_task(a, task_id)?;
+        let (t, s) = change::find_task(a, task_id)?;
         if t.action_class != ActionClass::Command {
             return Err(Error::new(
                 Code::InvalidInput,
@@ -492,11 +492,15 @@ pub fn collector_claim<'a>(
             requested_lease_ms: lease,
             executor: Some(p.registration.registration_id.clone()),
         };
+        // The task as looked up above: the claim does not look it up again.
+        let visible = change::may_view(&s.change, &who.actor);
+        let found = (t, visible, s.tasks);
         let mut out = journal::claim(
             j,
             &crate::workflow::authority::Rechecks(a),
             &who.actor,
             &req,
+            Some(found),
             now,
         )?;
         let attempt_id = out["attempt"]["attempt_id"]
