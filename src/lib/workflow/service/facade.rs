@@ -308,7 +308,7 @@ fn change_by_id<'de, D: serde::Deserializer<'de>>(
 #[serde(deny_unknown_fields)]
 pub struct ClaimRequest {
     /// Task id.
-    #[arg(value_name = "TASK")]
+    #[arg(id = "task", value_name = "TASK")]
     pub task_id: String,
     /// Idempotency key (an identical retry returns the retained outcome).
     #[arg(long)]
