@@ -414,3 +414,83 @@ fn the_checker_finds_cycles() {
         parse_allowed("<!-- layering:begin -->\na -> b\nb -> c\nd -> a\n<!-- layering:end -->");
     assert!(on_cycles(&acyclic.graph).is_empty());
 }
+
+/// Journal tables: their SQL lives in `workflow/journal.rs` alone.
+const JOURNAL_TABLES: [&str; 4] = ["tasks", "attempts", "assertions", "idempotency"];
+
+/// The places in `text` where an SQL keyword names a journal table.
+fn journal_sql(text: &str) -> Vec<usize> {
+    let mut hits = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        let words: Vec<&str> = line
+            .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .filter(|w| !w.is_empty())
+            .collect();
+        for pair in words.windows(2) {
+            if ["FROM", "UPDATE", "INTO", "JOIN", "TABLE"].contains(&pair[0])
+                && JOURNAL_TABLES.contains(&pair[1])
+            {
+                hits.push(n + 1);
+            }
+        }
+    }
+    hits
+}
+
+#[test]
+fn journal_sql_lives_in_the_journal_alone() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/lib");
+    let mut files = Vec::new();
+    rust_files(&root, &mut files);
+    let mut bad = Vec::new();
+    for f in &files {
+        let rel = f.strip_prefix(&root).expect("under src/lib");
+        if rel == Path::new("workflow/journal.rs") || rel == Path::new("layering.rs") {
+            continue;
+        }
+        let text = std::fs::read_to_string(f).expect("read source");
+        for line in journal_sql(&text) {
+            bad.push(format!("{}:{line}", rel.display()));
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "journal SQL outside workflow/journal.rs: {bad:?}"
+    );
+    assert_eq!(
+        journal_sql("x.execute(\"UPDATE attempts SET state = 'x'\")\n// ok: attempts\n"),
+        vec![1]
+    );
+    assert_eq!(
+        journal_sql("SELECT 1 FROM  tasks t JOIN attempts a"),
+        vec![1, 1]
+    );
+}
+
+#[test]
+fn sessions_open_in_the_workflow_service_alone() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/lib");
+    let mut files = Vec::new();
+    rust_files(&root, &mut files);
+    let opens = ["Session::open(", "Session::with_lock("];
+    let mut bad = Vec::new();
+    for f in &files {
+        let rel = f.strip_prefix(&root).expect("under src/lib");
+        if rel.starts_with("workflow/service")
+            || rel == Path::new("store/session.rs")
+            || rel == Path::new("layering.rs")
+        {
+            continue;
+        }
+        let text = std::fs::read_to_string(f).expect("read source");
+        for (n, line) in text.lines().enumerate() {
+            if opens.iter().any(|o| line.contains(o)) {
+                bad.push(format!("{}:{}", rel.display(), n + 1));
+            }
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "a Session opened outside workflow::service: {bad:?}"
+    );
+}

@@ -167,6 +167,16 @@ pub fn attempt(j: &Connection, attempt_id: &str) -> Result<Option<AttemptRow>> {
     }))
 }
 
+/// The task an attempt belongs to (no digest check: a scope lookup).
+pub fn attempt_task(j: &Connection, attempt_id: &str) -> Result<Option<String>> {
+    Ok(j.query_row(
+        "SELECT task_id FROM attempts WHERE attempt_id = ?1",
+        params![attempt_id],
+        |r| r.get(0),
+    )
+    .optional()?)
+}
+
 /// A task's journal row: last fence and current attempt.
 pub fn task_row(j: &Connection, task_id: &str) -> Result<Option<(u64, Option<String>)>> {
     Ok(j.query_row(
@@ -896,10 +906,7 @@ pub fn result(
          VALUES (?1,?2,?3,?4,?5,?6,?7,?8)",
         params![r.attempt_id, r.request_id, trust_s, outcome_s, registration_id, obs_digest, canonical_bytes(r)?, ts],
     )?;
-    j.execute(
-        "UPDATE attempts SET state = 'finished', updated_at = ?2 WHERE attempt_id = ?1",
-        params![r.attempt_id, ts],
-    )?;
+    finish_attempt(j, &r.attempt_id, &ts)?;
     let out = json!({
         "task_id": r.task_id, "attempt_id": r.attempt_id, "fence": r.fence, "state": "finished",
         "trust_class": trust, "outcome": outcome, "retained": true, "passing": false,
@@ -907,6 +914,27 @@ pub fn result(
     });
     idem_store(j, actor, &r.request_id, "result", &digest, &out, &ts)?;
     Ok(out)
+}
+
+/// Marks an attempt finished: its result is retained (an assertion here,
+/// or an imported transfer in the authority).
+pub fn finish_attempt(j: &Connection, attempt_id: &str, ts: &str) -> Result<()> {
+    j.execute(
+        "UPDATE attempts SET state = 'finished', updated_at = ?2 WHERE attempt_id = ?1",
+        params![attempt_id, ts],
+    )?;
+    Ok(())
+}
+
+/// Marks a still-leased attempt finished whose transfer the authority
+/// already retained: the repair of a crash between the authority and
+/// journal commits of an import (an attempt in any other state stays).
+pub fn repair_finished(j: &Connection, attempt_id: &str, ts: &str) -> Result<()> {
+    j.execute(
+        "UPDATE attempts SET state = 'finished', updated_at = ?2 WHERE attempt_id = ?1 AND state = 'leased'",
+        params![attempt_id, ts],
+    )?;
+    Ok(())
 }
 
 /// Side-effect-free exact-attempt view.

@@ -76,7 +76,7 @@ pub(super) fn authority(ctx: &Ctx, c: AuthorityCmd) -> Result<Value> {
         AuthorityCmd::Key(KeyArgs {
             action: Some(KeyAction::Rotate),
             ..
-        }) => to_value(&attest::rotate_key(
+        }) => to_value(&crate::workflow::service::admin::rotate_key(
             ctx.data_dir()?,
             ctx.lock_timeout,
             ctx.clock.as_ref(),

@@ -205,7 +205,7 @@ pub(super) fn profile(ctx: &Ctx, c: ProfileCmd) -> Result<Value> {
                 )?),
                 None => None,
             };
-            to_value(&col::profile_install(
+            to_value(&crate::workflow::service::admin::profile_install(
                 ctx.data_dir()?,
                 ctx.lock_timeout,
                 ctx.clock.as_ref(),

@@ -4,6 +4,7 @@ use super::to_value;
 use crate::cli::ctx::Ctx;
 use crate::error::Result;
 use crate::workflow::authority::admin;
+use crate::workflow::service::admin as write;
 use serde_json::Value;
 use std::path::PathBuf;
 
@@ -51,7 +52,7 @@ pub(super) fn keygen(_ctx: &Ctx, a: KeygenArgs) -> Result<Value> {
 }
 
 pub(super) fn enroll(ctx: &Ctx, a: EnrollArgs) -> Result<Value> {
-    to_value(&admin::enroll(
+    to_value(&write::enroll(
         ctx.data_dir()?,
         ctx.lock_timeout,
         ctx.clock.as_ref(),
@@ -67,7 +68,7 @@ pub(super) fn enroll(ctx: &Ctx, a: EnrollArgs) -> Result<Value> {
 
 pub(super) fn enrollment(ctx: &Ctx, c: EnrollmentCmd) -> Result<Value> {
     match c {
-        EnrollmentCmd::Revoke { registration } => to_value(&admin::enrollment_revoke(
+        EnrollmentCmd::Revoke { registration } => to_value(&write::enrollment_revoke(
             ctx.data_dir()?,
             ctx.lock_timeout,
             ctx.clock.as_ref(),

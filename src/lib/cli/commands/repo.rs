@@ -4,6 +4,7 @@ use super::to_value;
 use crate::cli::ctx::Ctx;
 use crate::error::Result;
 use crate::workflow::authority::admin;
+use crate::workflow::service::admin as write;
 use serde_json::Value;
 use std::path::PathBuf;
 
@@ -27,7 +28,7 @@ pub enum RepoCmd {
 
 pub(super) fn run(ctx: &Ctx, c: RepoCmd) -> Result<Value> {
     match c {
-        RepoCmd::Add { id, source, target } => to_value(&admin::repo_add(
+        RepoCmd::Add { id, source, target } => to_value(&write::repo_add(
             ctx.data_dir()?,
             ctx.lock_timeout,
             ctx.clock.as_ref(),

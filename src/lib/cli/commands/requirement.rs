@@ -4,6 +4,7 @@ use super::to_value;
 use crate::cli::ctx::Ctx;
 use crate::error::Result;
 use crate::workflow::authority::admin;
+use crate::workflow::service::admin as write;
 use serde_json::Value;
 use std::path::PathBuf;
 
@@ -39,7 +40,7 @@ pub(super) fn run(ctx: &Ctx, c: RequirementCmd) -> Result<Value> {
             repo,
             profile,
             file,
-        } => to_value(&admin::requirement_install(
+        } => to_value(&write::requirement_install(
             ctx.data_dir()?,
             ctx.lock_timeout,
             ctx.clock.as_ref(),

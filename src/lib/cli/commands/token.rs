@@ -3,7 +3,7 @@
 use super::to_value;
 use crate::cli::ctx::Ctx;
 use crate::error::Result;
-use crate::workflow::authority::admin;
+use crate::workflow::service::admin as write;
 use serde_json::Value;
 use std::path::PathBuf;
 
@@ -35,7 +35,7 @@ pub enum TokenCmd {
 
 pub(super) fn run(ctx: &Ctx, c: TokenCmd) -> Result<Value> {
     match c {
-        TokenCmd::Issue { owner, agent, out } => to_value(&admin::token_issue(
+        TokenCmd::Issue { owner, agent, out } => to_value(&write::token_issue(
             ctx.data_dir()?,
             ctx.lock_timeout,
             ctx.clock.as_ref(),
@@ -43,7 +43,7 @@ pub(super) fn run(ctx: &Ctx, c: TokenCmd) -> Result<Value> {
             &agent,
             &out,
         )?),
-        TokenCmd::Revoke { owner, agent } => to_value(&admin::token_revoke(
+        TokenCmd::Revoke { owner, agent } => to_value(&write::token_revoke(
             ctx.data_dir()?,
             ctx.lock_timeout,
             ctx.clock.as_ref(),

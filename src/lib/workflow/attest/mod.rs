@@ -31,7 +31,6 @@ use crate::store::{Connection, DataDir};
 use crate::workflow::authority::change;
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 /// `attest` request.
 #[derive(Debug, Clone)]
@@ -203,20 +202,4 @@ pub fn note_missing(source: &Path, commit: &str) -> Result<bool> {
 /// `authority key [--format hex|pem]` (read-only).
 pub fn show_key(root: &Path, format: key::Format) -> Result<key::ShowOutput> {
     key::show(&DataDir::open(root)?, format)
-}
-
-/// `authority key rotate` (under the lock): a new current key; creates the
-/// first one in a data directory that has none.
-pub fn rotate_key(root: &Path, timeout: Duration, clock: &dyn Clock) -> Result<key::RotateOutput> {
-    // A session without databases: the lock and one clock reading.
-    let plan = crate::store::Plan {
-        journal: (&crate::workflow::journal::SPEC, crate::store::Access::None),
-        authority: (
-            &crate::workflow::authority::schema::SPEC,
-            crate::store::Access::None,
-        ),
-        order: crate::store::CommitOrder::JournalFirst,
-    };
-    let s = crate::store::Session::open(root, timeout, clock, plan)?;
-    key::rotate(s.dir(), s.lock(), &rfc3339_millis(s.now()))
 }

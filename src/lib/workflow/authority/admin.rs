@@ -1,23 +1,21 @@
 //! Operator acts: repositories, requirements, tokens, collector keys,
-//! enrollment and revocation. Each runs under the data-directory lock in
-//! one immediate transaction.
+//! enrollment and revocation. Each checks its input, then returns the
+//! staged write that `workflow::service::admin` runs in one immediate
+//! authority transaction under the data-directory lock (the service opens
+//! the `store::Session`; nothing here does).
 
 use super::{bump_epoch, installed_requirement, policy_epoch, repository};
-use crate::clock::Clock;
 use crate::contract::workflow::Workflow;
 use crate::contract::{ActionClass, ExecutorEnrollment, check_id, key_id};
 use crate::error::{Code, Error, Result};
 use crate::store::private_fs;
-use crate::store::{
-    Access, CommitOrder, Connection, DataDir, OptionalExtension, Plan, Session, params,
-};
+use crate::store::{Connection, DataDir, OptionalExtension, params};
 use crate::wire::digest::domain_digest;
 use crate::wire::ed25519::{Keypair, parse_public_key_hex};
 use serde::Serialize;
 use std::io::{Read, Write};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 /// Domain of a stored token hash.
 pub const DOMAIN_TOKEN: &str = "agent-task.token.v1";
@@ -25,28 +23,6 @@ pub const DOMAIN_TOKEN: &str = "agent-task.token.v1";
 pub use crate::contract::KEY_FILE;
 /// Largest token file.
 pub const MAX_TOKEN_FILE: u64 = 512;
-
-/// Runs `f` in one immediate authority transaction under the lock: a
-/// [`Session`] without the journal, a batch of one.
-pub fn with_write<T>(
-    root: &Path,
-    timeout: Duration,
-    clock: &dyn Clock,
-    f: impl FnOnce(&Connection, &DataDir, &str) -> Result<T>,
-) -> Result<T> {
-    let mut session = Session::open(root, timeout, clock, WRITE_PLAN)?;
-    let out = session.apply(|w| f(w.authority()?, w.dir(), &w.now_text()))?;
-    session.commit()?;
-    session.close();
-    Ok(out)
-}
-
-/// The session of an operator write: the authority alone.
-const WRITE_PLAN: Plan = Plan {
-    journal: (&crate::workflow::journal::SPEC, Access::None),
-    authority: (&super::schema::SPEC, Access::Write),
-    order: CommitOrder::JournalFirst,
-};
 
 /// Opens the authority read-only (`not_initialized` when absent).
 pub fn open_read(root: &Path) -> Result<(DataDir, Connection)> {
@@ -84,11 +60,8 @@ pub struct RepoAddOutput {
 
 /// Registers a repository: snapshots its source as the target head.
 pub fn repo_add(
-    root: &Path,
-    timeout: Duration,
-    clock: &dyn Clock,
     req: &RepoAddRequest,
-) -> Result<RepoAddOutput> {
+) -> Result<impl FnOnce(&Connection, &DataDir, &str) -> Result<RepoAddOutput>> {
     check_id("repository id", &req.repo_id)?;
     check_id("target", &req.target)?;
     let source =
@@ -97,7 +70,7 @@ pub fn repo_add(
         .to_str()
         .ok_or_else(|| Error::new(Code::InvalidInput, "source path is not UTF-8"))?
         .to_owned();
-    with_write(root, timeout, clock, |tx, dir, now| {
+    Ok(move |tx: &Connection, dir: &DataDir, now: &str| {
         let exists: Option<i64> = tx
             .query_row(
                 "SELECT 1 FROM repositories WHERE repo_id = ?1",
@@ -210,13 +183,10 @@ pub fn unprotected_recipe_files(
 
 /// Installs a workflow requirement for a repository profile.
 pub fn requirement_install(
-    root: &Path,
-    timeout: Duration,
-    clock: &dyn Clock,
     repo_id: &str,
     profile: &str,
     file: &Path,
-) -> Result<RequirementOutput> {
+) -> Result<impl FnOnce(&Connection, &DataDir, &str) -> Result<RequirementOutput>> {
     check_id("profile", profile)?;
     let mut f = private_fs::open_nofollow_read(file)?;
     let mut bytes = Vec::new();
@@ -227,7 +197,7 @@ pub fn requirement_install(
     let wf = Workflow::parse(&bytes)?;
     let canonical = wf.canonical_bytes()?;
     let digest = wf.digest()?;
-    with_write(root, timeout, clock, |tx, dir, now| {
+    Ok(move |tx: &Connection, dir: &DataDir, now: &str| {
         let repo = repository(tx, repo_id)?;
         let head = super::change::load_manifest(
             tx,
@@ -306,20 +276,17 @@ pub struct TokenOutput {
 
 /// Issues a token into a new 0600 file; only its hash is stored. Issuing
 /// again for the same actor replaces the old token (new generation).
-pub fn token_issue(
-    root: &Path,
-    timeout: Duration,
-    clock: &dyn Clock,
-    owner: &str,
-    agent: &str,
-    out: &Path,
-) -> Result<TokenOutput> {
+pub fn token_issue<'a>(
+    owner: &'a str,
+    agent: &'a str,
+    out: &'a Path,
+) -> Result<impl FnOnce(&Connection, &DataDir, &str) -> Result<TokenOutput> + 'a> {
     check_id("owner", owner)?;
     check_id("agent", agent)?;
     let secret = crate::wire::random_bytes::<32>()?;
     let token = format!("att1_{}", data_encoding::HEXLOWER.encode(&secret));
     let hash = domain_digest(DOMAIN_TOKEN, token.as_bytes());
-    let gen_ = with_write(root, timeout, clock, |tx, _dir, now| {
+    Ok(move |tx: &Connection, _dir: &DataDir, now: &str| {
         let g: Option<i64> = tx
             .query_row(
                 "SELECT grant_generation FROM actors WHERE owner_id = ?1 AND agent_id = ?2",
@@ -352,30 +319,26 @@ pub fn token_issue(
         f.write_all(format!("{token}\n").as_bytes())
             .map_err(|e| Error::io("write", out, e))?;
         f.sync_all().map_err(|e| Error::io("fsync", out, e))?;
-        Ok(g as u64)
-    })?;
-    Ok(TokenOutput {
-        owner_id: owner.into(),
-        agent_id: agent.into(),
-        grant_generation: gen_,
-        token_file: Some(
-            std::path::absolute(out)
-                .unwrap_or(out.to_path_buf())
-                .display()
-                .to_string(),
-        ),
+        Ok(TokenOutput {
+            owner_id: owner.into(),
+            agent_id: agent.into(),
+            grant_generation: g as u64,
+            token_file: Some(
+                std::path::absolute(out)
+                    .unwrap_or(out.to_path_buf())
+                    .display()
+                    .to_string(),
+            ),
+        })
     })
 }
 
 /// Revokes an actor's token and bumps its grant generation.
 pub fn token_revoke(
-    root: &Path,
-    timeout: Duration,
-    clock: &dyn Clock,
     owner: &str,
     agent: &str,
-) -> Result<TokenOutput> {
-    with_write(root, timeout, clock, |tx, _dir, now| {
+) -> Result<impl FnOnce(&Connection, &DataDir, &str) -> Result<TokenOutput>> {
+    Ok(move |tx: &Connection, _dir: &DataDir, now: &str| {
         let n = tx.execute(
             "UPDATE actors SET token_hash = NULL, revoked_at = ?3, grant_generation = grant_generation + 1 \
              WHERE owner_id = ?1 AND agent_id = ?2",
@@ -519,14 +482,11 @@ pub struct EnrollOutput {
 /// Enrolls an operator-supplied key for one repository, profile and step,
 /// with a new immutable epoch.
 pub fn enroll(
-    root: &Path,
-    timeout: Duration,
-    clock: &dyn Clock,
     req: &EnrollRequest,
-) -> Result<EnrollOutput> {
+) -> Result<impl FnOnce(&Connection, &DataDir, &str) -> Result<EnrollOutput>> {
     check_id("executor", &req.executor_id)?;
     let pk = parse_public_key_hex(&req.public_key)?;
-    with_write(root, timeout, clock, |tx, _dir, now| {
+    Ok(move |tx: &Connection, _dir: &DataDir, now: &str| {
         repository(tx, &req.repo_id)?;
         let (_, bytes) =
             installed_requirement(tx, &req.repo_id, &req.profile)?.ok_or_else(|| {
@@ -595,12 +555,9 @@ pub struct RevokeOutput {
 
 /// Revokes a registration.
 pub fn enrollment_revoke(
-    root: &Path,
-    timeout: Duration,
-    clock: &dyn Clock,
     registration_id: &str,
-) -> Result<RevokeOutput> {
-    with_write(root, timeout, clock, |tx, _dir, now| {
+) -> Result<impl FnOnce(&Connection, &DataDir, &str) -> Result<RevokeOutput>> {
+    Ok(move |tx: &Connection, _dir: &DataDir, now: &str| {
         let (_, revoked) = registration(tx, registration_id)?.ok_or_else(|| {
             Error::new(Code::NotFound, format!("no registration {registration_id}"))
         })?;

@@ -2,7 +2,6 @@
 
 use super::snapshot::{self, CacheRow, Snapshot};
 use super::{installed_requirement, policy_epoch, repository};
-use crate::clock::Clock;
 use crate::contract::workflow::Workflow;
 use crate::contract::{
     ActionClass, Actor, Criterion, DOMAIN_PLAN, DOMAIN_SKILL, NamedReference, SCHEMA_VERSION,
@@ -13,7 +12,6 @@ use crate::store::{Connection, DataDir, OptionalExtension, params};
 use crate::wire::digest::{Sha256Hex, domain_digest};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
-use std::time::Duration;
 
 /// Domain of a context digest.
 pub const DOMAIN_CONTEXT: &str = "agent-task.change-context.v1";
@@ -282,16 +280,13 @@ pub struct ChangeOpenOutput {
 
 /// Opens a Change on a workspace for the authenticated actor.
 pub fn change_open(
-    root: &Path,
-    timeout: Duration,
-    clock: &dyn Clock,
     token: &str,
     repo_id: &str,
     profile: &str,
     workspace: &Path,
-) -> Result<ChangeOpenOutput> {
+) -> Result<impl FnOnce(&Connection, &DataDir, &str) -> Result<ChangeOpenOutput>> {
     let ws = canonical_dir(workspace)?;
-    super::admin::with_write(root, timeout, clock, |tx, dir, now| {
+    Ok(move |tx: &Connection, dir: &DataDir, now: &str| {
         let who = super::admin::authenticate(tx, token)?;
         let repo = repository(tx, repo_id)?;
         if installed_requirement(tx, repo_id, profile)?.is_none() {
@@ -447,14 +442,11 @@ pub(crate) fn version_basis(tx: &Connection, ch: &Change) -> Result<VersionBasis
 /// Snapshots the workspace into a new Change version with exact context
 /// bytes and a freshly compiled task set.
 pub fn checkpoint(
-    root: &Path,
-    timeout: Duration,
-    clock: &dyn Clock,
     token: &str,
     sel: &ChangeSel,
     max_revision_bytes: u64,
-) -> Result<CheckpointOutput> {
-    super::admin::with_write(root, timeout, clock, |tx, dir, now| {
+) -> Result<impl FnOnce(&Connection, &DataDir, &str) -> Result<CheckpointOutput>> {
+    Ok(move |tx: &Connection, dir: &DataDir, now: &str| {
         let who = super::admin::authenticate(tx, token)?;
         let ch = select(tx, sel)?;
         check_owner(&ch, &who)?;

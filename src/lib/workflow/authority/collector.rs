@@ -15,13 +15,12 @@ use crate::collector::transfer::{
 use crate::contract::workflow::Workflow;
 use crate::contract::{ActionClass, SCHEMA_VERSION, TaskClaimRequest, canonical_bytes};
 use crate::error::{Code, Error, Result};
-use crate::store::{Connection, OptionalExtension, TransactionBehavior, Work, params};
+use crate::store::{Connection, DataDir, OptionalExtension, TransactionBehavior, Work, params};
 use crate::wire::digest::Sha256Hex;
 use crate::workflow::journal::{self, Now};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use std::path::Path;
-use std::time::Duration;
 
 /// Cap on each output stream of a collected command.
 pub const MAX_OUTPUT_BYTES: u64 = 64 * 1024 * 1024;
@@ -89,11 +88,8 @@ fn current_epoch(a: &Connection, reg: &crate::contract::ExecutorEnrollment) -> R
 /// Installs an immutable collector profile for one exact current
 /// registration epoch, repository, workflow profile and step.
 pub fn profile_install(
-    root: &Path,
-    timeout: Duration,
-    clock: &dyn Clock,
     req: &ProfileInstallRequest,
-) -> Result<ProfileInstallOutput> {
+) -> Result<impl FnOnce(&Connection, &DataDir, &str) -> Result<ProfileInstallOutput>> {
     runtime::check_image_flag(req.runtime, req.oci_image.as_deref())?;
     if req.runtime == RuntimeKind::Unshare {
         return Err(runtime::not_isolating(req.runtime));
@@ -141,7 +137,7 @@ pub fn profile_install(
             "the runtime identity's image is not the --oci-image the profile pins",
         ));
     }
-    admin::with_write(root, timeout, clock, |tx, _dir, now| {
+    Ok(move |tx: &Connection, _dir: &DataDir, now: &str| {
         let (reg, revoked) = admin::registration(tx, &req.registration_id)?.ok_or_else(|| {
             Error::new(
                 Code::NotFound,
@@ -766,10 +762,7 @@ pub fn import_in(
             .with("retained_transfer_digest", prev.transfer_digest));
         }
         // Repair a crash between the authority and journal commits.
-        jt.execute(
-            "UPDATE attempts SET state = 'finished', updated_at = ?2 WHERE attempt_id = ?1 AND state = 'leased'",
-            params![prev.attempt_id, ts],
-        )?;
+        journal::repair_finished(jt, &prev.attempt_id, &ts)?;
         let applicable = derive_descriptor(jt, at, &prev.attempt_id)
             .and_then(|d| check_live(at, &d))
             .is_ok();
@@ -806,10 +799,7 @@ pub fn import_in(
             outcome_s, status_s, canonical_bytes(h)?, ts
         ],
     )?;
-    jt.execute(
-        "UPDATE attempts SET state = 'finished', updated_at = ?2 WHERE attempt_id = ?1",
-        params![h.attempt_id, ts],
-    )?;
+    journal::finish_attempt(jt, &h.attempt_id, &ts)?;
     crate::collector::crash_point("during_upload");
     let passed = outcome_s == "passed";
     Ok(json!({

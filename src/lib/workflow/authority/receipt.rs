@@ -4,7 +4,7 @@
 use super::change::{self, ChangeSel, StoredSubject};
 use super::collector::{self as col, ImportedRow};
 use super::{admin, repository};
-use crate::clock::{Clock, rfc3339_millis, unix_millis};
+use crate::clock::{rfc3339_millis, unix_millis};
 use crate::collector::transfer::{self, MAX_TRANSFER_BYTES};
 use crate::contract::{ActionClass, WorkflowTask, canonical_bytes};
 use crate::error::{Code, Error, Result};
@@ -17,7 +17,6 @@ use crate::workflow::journal;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use std::path::Path;
-use std::time::Duration;
 
 /// Domain of a receipt digest.
 pub const DOMAIN_RECEIPT: &str = "agent-task.receipt.v2";
@@ -565,31 +564,26 @@ pub trait Attestations {
 /// records the new head and marks the landing `landed` (phase 3). A
 /// source that is not a git work tree has no external effect, so the head
 /// moves in one transaction.
-pub fn land(
-    root: &Path,
-    timeout: Duration,
-    clock: &dyn Clock,
-    req: &LandRequest,
-    notes: &dyn Attestations,
-) -> Result<Value> {
-    // One session for every phase: each phase is a batch of its own,
-    // committed before the external effect that follows it.
-    let mut s = Session::open(root, timeout, clock, RECEIPT_PLAN)?;
+///
+/// `s` is the one session (opened by the service with [`RECEIPT_PLAN`])
+/// for every phase: each phase is a batch of its own, committed before
+/// the external effect that follows it.
+pub fn land(s: &mut Session, req: &LandRequest, notes: &dyn Attestations) -> Result<Value> {
     let (ts, now_ms) = (rfc3339_millis(s.now()), unix_millis(s.now()));
     s.apply(|w| repository(w.authority()?, &req.repo_id).map(drop))?;
     // The signing key exists before anything lands (docs/attestations.md).
     notes.ensure_key(s.dir(), s.lock(), &ts)?;
     let mut resolved_other = None;
     if let Some(p) = s.apply(|w| pending_landing(w.authority()?, &req.repo_id))? {
-        let r = resolve(&mut s, &p, true, &ts, now_ms)?;
+        let r = resolve(s, &p, true, &ts, now_ms)?;
         if p.change_id == req.change_id {
             return match r {
-                Resolution::Landed(v) => with_note(&mut s, notes, v),
+                Resolution::Landed(v) => with_note(s, notes, v),
                 Resolution::Abandoned(e) => Err(e),
             };
         }
         resolved_other = Some(match r {
-            Resolution::Landed(v) => with_note(&mut s, notes, v)?,
+            Resolution::Landed(v) => with_note(s, notes, v)?,
             Resolution::Abandoned(e) => json!({
                 "landed": false, "change_id": p.change_id, "change_version": p.change_version,
                 "abandoned": e.code().as_str(),
@@ -647,12 +641,12 @@ pub fn land(
         landed_output(&repo, &landing, false)
     } else {
         crate::collector::crash_point("land_after_intent");
-        match resolve(&mut s, &landing, false, &ts, now_ms)? {
+        match resolve(s, &landing, false, &ts, now_ms)? {
             Resolution::Landed(v) => v,
             Resolution::Abandoned(e) => return Err(with_other(e)),
         }
     };
-    let mut out = with_note(&mut s, notes, out).map_err(with_other)?;
+    let mut out = with_note(s, notes, out).map_err(with_other)?;
     if let (Some(v), Some(o)) = (resolved_other, out.as_object_mut()) {
         o.insert("resolved_pending".into(), v);
     }

@@ -12,7 +12,6 @@ use crate::contract::{
     TaskResultAssertion, check_id,
 };
 use crate::error::{Code, Error, Result};
-use crate::store::OptionalExtension;
 use crate::wire::digest::Sha256Hex;
 use crate::workflow::authority::change::{self, ChangeSel};
 use serde::{Deserialize, Serialize};
@@ -553,13 +552,7 @@ fn check_named(
             let j = dir
                 .open_read(&crate::workflow::journal::SPEC)?
                 .ok_or_else(|| Error::new(Code::NotFound, "no such attempt"))?;
-            let task: String = j
-                .query_row(
-                    "SELECT task_id FROM attempts WHERE attempt_id = ?1",
-                    [id],
-                    |x| x.get(0),
-                )
-                .optional()?
+            let task = crate::workflow::journal::attempt_task(&j, id)?
                 .ok_or_else(|| Error::new(Code::NotFound, "no such attempt"))?;
             let (t, _) = change::find_task(conn, &task)?;
             (t.subject.repository, t.subject.profile)

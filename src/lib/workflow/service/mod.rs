@@ -2,6 +2,7 @@
 //! library call each, run in one `store::Session`) and whole-directory
 //! set-up ([`setup`]: `init`, `info`).
 
+pub mod admin;
 pub mod collect;
 pub mod facade;
 pub mod ops;

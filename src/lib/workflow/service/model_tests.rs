@@ -11,6 +11,7 @@ use crate::contract::*;
 use crate::error::Result;
 use crate::workflow::authority::admin;
 use crate::workflow::authority::change::ChangeSel;
+use crate::workflow::service::admin as write;
 use crate::workflow::service::ops::{self, AgentCtx};
 use jiff::Timestamp;
 use proptest::prelude::*;
@@ -188,7 +189,7 @@ impl World {
         let t = Duration::from_secs(5);
         crate::workflow::service::setup::init(&root, t, &clock).expect("init");
         let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
-        admin::repo_add(
+        write::repo_add(
             &root,
             t,
             &clock,
@@ -200,24 +201,18 @@ impl World {
         )
         .expect("repo");
         let workflow = manifest.join("fixtures/workflows/basic.json");
-        admin::requirement_install(&root, t, &clock, "demo/basic", "default", &workflow)
+        write::requirement_install(&root, t, &clock, "demo/basic", "default", &workflow)
             .expect("req");
         let tf = tmp.path().join("tok");
-        admin::token_issue(&root, t, &clock, "alice", "a1", &tf).expect("token");
+        write::token_issue(&root, t, &clock, "alice", "a1", &tf).expect("token");
         let token = admin::read_token_file(&tf).expect("read");
         let ws = tmp.path().join("ws");
         std::fs::create_dir_all(&ws).expect("ws");
         std::fs::write(ws.join("test.sh"), "true\n").expect("w");
-        let ch = crate::workflow::authority::change::change_open(
-            &root,
-            t,
-            &clock,
-            &token,
-            "demo/basic",
-            "default",
-            &ws,
-        )
-        .expect("open");
+        let staged =
+            crate::workflow::authority::change::change_open(&token, "demo/basic", "default", &ws)
+                .expect("open");
+        let ch = write::with_write(&root, t, &clock, staged).expect("open");
         let mut w = World {
             _tmp: tmp,
             root,
@@ -323,7 +318,7 @@ fn step(w: &mut World, op: &Op) {
             // subject goes stale) and token revocation with a re-issue: the
             // old token is refused from then on.
             let t = Duration::from_secs(5);
-            let e = admin::enroll(
+            let e = write::enroll(
                 &w.root,
                 t,
                 &w.clock,
@@ -337,10 +332,10 @@ fn step(w: &mut World, op: &Op) {
                 },
             )
             .expect("enroll");
-            admin::enrollment_revoke(&w.root, t, &w.clock, &e.enrollment.registration_id)
+            write::enrollment_revoke(&w.root, t, &w.clock, &e.enrollment.registration_id)
                 .expect("revoke");
             w.epoch += 2;
-            admin::token_revoke(&w.root, t, &w.clock, "alice", "a1").expect("token revoke");
+            write::token_revoke(&w.root, t, &w.clock, "alice", "a1").expect("token revoke");
             let old = w.token.clone();
             let refused = ops::status(
                 &AgentCtx {
@@ -355,11 +350,11 @@ fn step(w: &mut World, op: &Op) {
             assert_eq!(code(&refused), "unauthorized");
             w.tokens_issued += 1;
             let tf = w.token_file.with_extension(format!("{}", w.tokens_issued));
-            admin::token_issue(&w.root, t, &w.clock, "alice", "a1", &tf).expect("reissue");
+            write::token_issue(&w.root, t, &w.clock, "alice", "a1", &tf).expect("reissue");
             w.token = admin::read_token_file(&tf).expect("token");
         }
         Op::PolicyAct => {
-            admin::requirement_install(
+            write::requirement_install(
                 &w.root,
                 Duration::from_secs(5),
                 &w.clock,

@@ -448,14 +448,8 @@ pub fn checkpoint(
     sel: &ChangeSel,
     max_revision_bytes: u64,
 ) -> Result<change::CheckpointOutput> {
-    change::checkpoint(
-        cx.root,
-        cx.timeout,
-        cx.clock,
-        cx.token,
-        sel,
-        max_revision_bytes,
-    )
+    let staged = change::checkpoint(cx.token, sel, max_revision_bytes)?;
+    super::admin::with_write(cx.root, cx.timeout, cx.clock, staged)
 }
 
 /// `change open`.
@@ -465,7 +459,6 @@ pub fn change_open(
     profile: &str,
     workspace: &Path,
 ) -> Result<change::ChangeOpenOutput> {
-    change::change_open(
-        cx.root, cx.timeout, cx.clock, cx.token, repo, profile, workspace,
-    )
+    let staged = change::change_open(cx.token, repo, profile, workspace)?;
+    super::admin::with_write(cx.root, cx.timeout, cx.clock, staged)
 }

@@ -30,7 +30,9 @@ pub fn qualify(cx: &AgentCtx<'_>, sel: &ChangeSel) -> Result<Value> {
 
 /// `land` (see `workflow::authority::receipt::land`).
 pub fn land(root: &Path, timeout: Duration, clock: &dyn Clock, req: &LandRequest) -> Result<Value> {
-    receipt::land(root, timeout, clock, req, &Notes)
+    // One session for every phase of the landing protocol.
+    let mut session = Session::open(root, timeout, clock, RECEIPT_PLAN)?;
+    receipt::land(&mut session, req, &Notes)
 }
 
 /// Landing attestations by `workflow::attest`.

@@ -110,7 +110,7 @@ pub fn change_open(
     if let Some(r) = request_id {
         check_id("request_id", r)?;
     }
-    admin::with_write(cx.root, cx.timeout, cx.clock, |tx, _dir, now| {
+    super::admin::with_write(cx.root, cx.timeout, cx.clock, |tx, _dir, now| {
         let who = admin::authenticate(tx, cx.token)?;
         if let Some(r) = request_id {
             let prior: Option<String> = tx
@@ -357,7 +357,7 @@ pub fn manifest(
     // Streamed to a staged file before the lock is taken: a slow client
     // never holds the data-directory lock.
     let (msha, msize) = staging.put_any(body, limits.max_manifest_bytes)?;
-    let out = admin::with_write(cx.root, cx.timeout, cx.clock, |tx, dir, _now| {
+    let out = super::admin::with_write(cx.root, cx.timeout, cx.clock, |tx, dir, _now| {
         let now_ms = unix_millis(cx.clock.now());
         collect_garbage(tx, &staging, now_ms, limits.ttl_ms)?;
         let who = admin::authenticate(tx, cx.token)?;
@@ -467,7 +467,7 @@ pub fn manifest(
 
 /// Removes staged files no row claims (best effort, under the lock).
 fn forget_unclaimed(cx: &AgentCtx<'_>, staging: &Staging, files: &[(Sha256Hex, u64)]) {
-    let _ = admin::with_write(cx.root, cx.timeout, cx.clock, |tx, _dir, _now| {
+    let _ = super::admin::with_write(cx.root, cx.timeout, cx.clock, |tx, _dir, _now| {
         for (sha, size) in files {
             if !staged_row(tx, sha.as_str(), *size)? {
                 staging.remove(sha)?;
@@ -652,7 +652,7 @@ pub fn blobs(
     drop(conn);
     if !stored.is_empty() {
         staging.sync()?;
-        let charged = admin::with_write(cx.root, cx.timeout, cx.clock, |tx, _dir, _now| {
+        let charged = super::admin::with_write(cx.root, cx.timeout, cx.clock, |tx, _dir, _now| {
             let mut ins = tx.prepare_cached(
                 "INSERT INTO staged_blobs(sha256, size, owner_id, agent_id, staged_at_ms) VALUES (?1, ?2, ?3, ?4, ?5) \
                  ON CONFLICT(sha256) DO NOTHING",
@@ -698,7 +698,7 @@ pub fn commit(
     limits: &RemoteLimits,
 ) -> Result<change::CheckpointOutput> {
     check_id("change_id", change_id)?;
-    admin::with_write(cx.root, cx.timeout, cx.clock, |tx, dir, now| {
+    super::admin::with_write(cx.root, cx.timeout, cx.clock, |tx, dir, now| {
         let now_ms = unix_millis(cx.clock.now());
         let cas = dir.cas();
         let staging = cas.staging();

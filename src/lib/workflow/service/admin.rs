@@ -1,0 +1,133 @@
+//! The operator writes of the service: each checks its input in the
+//! authority (`workflow::authority::{admin, change, collector}`), then runs
+//! the staged write here in one [`Session`] — the data-directory lock and
+//! one immediate authority transaction, a batch of one — so the lock
+//! order is decided in one place. `authority key rotate` runs here too.
+
+use crate::clock::{Clock, rfc3339_millis};
+use crate::error::Result;
+use crate::store::{Access, CommitOrder, Connection, DataDir, Plan, Session};
+use crate::workflow::attest::key;
+use crate::workflow::authority::admin::{
+    self, EnrollOutput, EnrollRequest, RepoAddOutput, RepoAddRequest, RequirementOutput,
+    RevokeOutput, TokenOutput,
+};
+use crate::workflow::authority::collector::{self, ProfileInstallOutput, ProfileInstallRequest};
+use std::path::Path;
+use std::time::Duration;
+
+/// The session of an operator write: the authority alone.
+const WRITE_PLAN: Plan = Plan {
+    journal: (&crate::workflow::journal::SPEC, Access::None),
+    authority: (&crate::workflow::authority::schema::SPEC, Access::Write),
+    order: CommitOrder::JournalFirst,
+};
+
+/// Runs `f` in one immediate authority transaction under the lock: a
+/// [`Session`] without the journal, a batch of one.
+pub fn with_write<T>(
+    root: &Path,
+    timeout: Duration,
+    clock: &dyn Clock,
+    f: impl FnOnce(&Connection, &DataDir, &str) -> Result<T>,
+) -> Result<T> {
+    let mut session = Session::open(root, timeout, clock, WRITE_PLAN)?;
+    let out = session.apply(|w| f(w.authority()?, w.dir(), &w.now_text()))?;
+    session.commit()?;
+    session.close();
+    Ok(out)
+}
+
+/// `repo add`: registers a repository (its source snapshotted as head).
+pub fn repo_add(
+    root: &Path,
+    timeout: Duration,
+    clock: &dyn Clock,
+    req: &RepoAddRequest,
+) -> Result<RepoAddOutput> {
+    with_write(root, timeout, clock, admin::repo_add(req)?)
+}
+
+/// `requirement install`.
+pub fn requirement_install(
+    root: &Path,
+    timeout: Duration,
+    clock: &dyn Clock,
+    repo_id: &str,
+    profile: &str,
+    file: &Path,
+) -> Result<RequirementOutput> {
+    let staged = admin::requirement_install(repo_id, profile, file)?;
+    with_write(root, timeout, clock, staged)
+}
+
+/// `token issue`: a new 0600 token file; only its hash is stored.
+pub fn token_issue(
+    root: &Path,
+    timeout: Duration,
+    clock: &dyn Clock,
+    owner: &str,
+    agent: &str,
+    out: &Path,
+) -> Result<TokenOutput> {
+    with_write(root, timeout, clock, admin::token_issue(owner, agent, out)?)
+}
+
+/// `token revoke`.
+pub fn token_revoke(
+    root: &Path,
+    timeout: Duration,
+    clock: &dyn Clock,
+    owner: &str,
+    agent: &str,
+) -> Result<TokenOutput> {
+    with_write(root, timeout, clock, admin::token_revoke(owner, agent)?)
+}
+
+/// `enroll`.
+pub fn enroll(
+    root: &Path,
+    timeout: Duration,
+    clock: &dyn Clock,
+    req: &EnrollRequest,
+) -> Result<EnrollOutput> {
+    with_write(root, timeout, clock, admin::enroll(req)?)
+}
+
+/// `enrollment revoke`.
+pub fn enrollment_revoke(
+    root: &Path,
+    timeout: Duration,
+    clock: &dyn Clock,
+    registration_id: &str,
+) -> Result<RevokeOutput> {
+    with_write(
+        root,
+        timeout,
+        clock,
+        admin::enrollment_revoke(registration_id)?,
+    )
+}
+
+/// `collector profile install`.
+pub fn profile_install(
+    root: &Path,
+    timeout: Duration,
+    clock: &dyn Clock,
+    req: &ProfileInstallRequest,
+) -> Result<ProfileInstallOutput> {
+    with_write(root, timeout, clock, collector::profile_install(req)?)
+}
+
+/// `authority key rotate` (under the lock): a new current key; creates the
+/// first one in a data directory that has none.
+pub fn rotate_key(root: &Path, timeout: Duration, clock: &dyn Clock) -> Result<key::RotateOutput> {
+    // A session without databases: the lock and one clock reading.
+    let plan = Plan {
+        journal: (&crate::workflow::journal::SPEC, Access::None),
+        authority: (&crate::workflow::authority::schema::SPEC, Access::None),
+        order: CommitOrder::JournalFirst,
+    };
+    let s = Session::open(root, timeout, clock, plan)?;
+    key::rotate(s.dir(), s.lock(), &rfc3339_millis(s.now()))
+}
