@@ -255,7 +255,7 @@ pub fn dependency_complete(
 
 /// The first unresolved older subject's task for the same repository,
 /// Change, profile and step (bounded scan).
-pub fn prior_unresolved(
+fn prior_unresolved(
     j: Option<&Connection>,
     t: &WorkflowTask,
     now_ms: i64,
@@ -306,21 +306,53 @@ pub enum Unclaimable {
     PriorUnresolved(String),
 }
 
-/// The one claimability check, shared by `claim` (which refuses with the
-/// matching code) and `next` (which offers the way on): `None` when the
-/// journal lets `task` be claimed. The caller's own checks (controller-only
-/// steps, subject currency, the executor registration) come first.
-/// `subject_tasks` are the tasks of `task`'s subject (its dependencies).
-pub fn unclaimable(
+/// The one claimability decision: everything the journal says about
+/// whether `task` may be claimed now. `claim` and `next` project it with
+/// [`Claimability::unclaimable`] (the documented order); `qualify`
+/// projects the same decision onto its per-task states (an unresolved
+/// older subject blocks; a pending task is otherwise `task_pending`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Claimability {
+    /// The task's state (`pending`, `leased`, `expired`, `finished`,
+    /// `cancelled`).
+    pub state: String,
+    /// The first incomplete dependency (pending tasks only).
+    pub dependency: Option<Unclaimable>,
+    /// The unresolved older subject's task id (pending tasks only).
+    pub prior_unresolved: Option<String>,
+}
+
+impl Claimability {
+    /// Why the task cannot be claimed, in the documented order
+    /// (docs/state-machine.md, step 8); `None` when it can.
+    pub fn unclaimable(self) -> Option<Unclaimable> {
+        if self.state != "pending" {
+            return Some(Unclaimable::NotPending(self.state));
+        }
+        self.dependency
+            .or(self.prior_unresolved.map(Unclaimable::PriorUnresolved))
+    }
+}
+
+/// Decides [`Claimability`] for `task`; `subject_tasks` are the tasks of
+/// its subject (its dependencies). A task that is not pending is decided
+/// by its state alone. The caller's own checks (controller-only steps,
+/// subject currency, the executor registration) come first.
+pub fn claimability(
     j: Option<&Connection>,
     task: &WorkflowTask,
     subject_tasks: &[WorkflowTask],
     now_ms: i64,
-) -> Result<Option<Unclaimable>> {
+) -> Result<Claimability> {
     let (state, _) = task_state(j, &task.task_id, now_ms)?;
     if state != "pending" {
-        return Ok(Some(Unclaimable::NotPending(state)));
+        return Ok(Claimability {
+            state,
+            dependency: None,
+            prior_unresolved: None,
+        });
     }
+    let mut dependency = None;
     for dep_id in &task.depends_on {
         let dep = subject_tasks
             .iter()
@@ -329,16 +361,30 @@ pub fn unclaimable(
                 Error::new(Code::IntegrityError, "dependency missing from its subject")
             })?;
         if !dependency_complete(j, dep, now_ms)? {
-            return Ok(Some(Unclaimable::DependencyIncomplete {
+            dependency = Some(Unclaimable::DependencyIncomplete {
                 task_id: dep_id.clone(),
                 step_id: dep.subject.step_id.clone(),
-            }));
+            });
+            break;
         }
     }
-    if let Some(prior) = prior_unresolved(j, task, now_ms)? {
-        return Ok(Some(Unclaimable::PriorUnresolved(prior)));
-    }
-    Ok(None)
+    Ok(Claimability {
+        state,
+        dependency,
+        prior_unresolved: prior_unresolved(j, task, now_ms)?,
+    })
+}
+
+/// The claimability check of `claim` (which refuses with the matching
+/// code) and `next` (which offers the way on): `None` when the journal
+/// lets `task` be claimed ([`claimability`] in the documented order).
+pub fn unclaimable(
+    j: Option<&Connection>,
+    task: &WorkflowTask,
+    subject_tasks: &[WorkflowTask],
+    now_ms: i64,
+) -> Result<Option<Unclaimable>> {
+    Ok(claimability(j, task, subject_tasks, now_ms)?.unclaimable())
 }
 
 /// Idempotency: `Some(retained)` for an identical retry, an
@@ -1084,4 +1130,44 @@ pub fn recovery(
         }
     }
     Ok(env)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Claimability, Unclaimable};
+
+    fn decided(state: &str, dep: bool, prior: bool) -> Claimability {
+        Claimability {
+            state: state.into(),
+            dependency: dep.then(|| Unclaimable::DependencyIncomplete {
+                task_id: "t-dep".into(),
+                step_id: "build".into(),
+            }),
+            prior_unresolved: prior.then(|| "t-old".into()),
+        }
+    }
+
+    #[test]
+    fn claim_and_next_see_the_documented_order() {
+        assert_eq!(decided("pending", false, false).unclaimable(), None);
+        assert_eq!(
+            decided("leased", true, true).unclaimable(),
+            Some(Unclaimable::NotPending("leased".into()))
+        );
+        // A dependency is refused before an unresolved older subject …
+        assert!(matches!(
+            decided("pending", true, true).unclaimable(),
+            Some(Unclaimable::DependencyIncomplete { .. })
+        ));
+        assert_eq!(
+            decided("pending", false, true).unclaimable(),
+            Some(Unclaimable::PriorUnresolved("t-old".into()))
+        );
+        // … while qualify's projection still sees the older subject that
+        // blocks (its documented `prior_subject_unresolved`).
+        assert_eq!(
+            decided("pending", true, true).prior_unresolved.as_deref(),
+            Some("t-old")
+        );
+    }
 }

@@ -57,7 +57,11 @@ pub fn evaluate(
         let reconcile = json!({"operation": "reconcile", "task_id": t.task_id});
         let (state, code, next) = match (t.action_class, jstate.as_str()) {
             (ActionClass::Review, _) => ("blocked", Some("controller_unavailable"), None),
-            (_, "pending") => match journal::prior_unresolved(j, t, now_ms)? {
+            // The one claimability decision, projected: an unresolved older
+            // subject blocks; otherwise the task is pending (its
+            // dependencies are not a qualify failure of their own).
+            (_, "pending") => match journal::claimability(j, t, &s.tasks, now_ms)?.prior_unresolved
+            {
                 Some(p) => (
                     "blocked",
                     Some("prior_subject_unresolved"),
