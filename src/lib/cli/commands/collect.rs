@@ -11,7 +11,7 @@ use crate::store::private_fs;
 use crate::workflow::authority::collector::{self as col, PinnedRuntime, ProfileInstallRequest};
 use crate::workflow::authority::receipt::LandRequest;
 use crate::workflow::service::collect::LocalUpload;
-use crate::workflow::service::facade::OperationRequest;
+use crate::workflow::service::facade::{CollectorClaimRequest, OperationRequest};
 use serde_json::Value;
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -230,10 +230,10 @@ pub(super) fn collector_claim(ctx: &Ctx, a: CollectorClaimArgs) -> Result<Value>
     let out = super::task::run(
         ctx,
         &a.remote,
-        OperationRequest::CollectorClaim {
+        OperationRequest::CollectorClaim(CollectorClaimRequest {
             task_id: a.task,
             request_id: rid,
-        },
+        }),
     )?;
     if let Some(p) = a.descriptor_out {
         let p = std::path::absolute(&p).map_err(|e| Error::io("resolve", &p, e))?;

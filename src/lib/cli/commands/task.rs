@@ -5,7 +5,10 @@ use super::change::{AgentChangeArgs, EndpointArgs, with_agent};
 use crate::cli::ctx::Ctx;
 use crate::contract::{MutationAction, SCHEMA_VERSION, TaskResultAssertion};
 use crate::error::{Code, Error, Result};
-use crate::workflow::service::facade::{self, ClaimRequest, MutationBody, OperationRequest};
+use crate::workflow::service::facade::{
+    self, ClaimRequest, InstructionsRequest, MutationBody, OperationRequest, RecoveryRequest,
+    StatusRequest,
+};
 use serde_json::Value;
 use std::io::Read;
 use std::path::PathBuf;
@@ -16,11 +19,9 @@ const MAX_RESULT_BYTES: u64 = 1024 * 1024;
 /// Arguments of `instructions`.
 #[derive(Debug, clap::Args)]
 pub struct InstructionsArgs {
-    /// Task id.
-    pub task: String,
-    /// Schema version the caller speaks.
-    #[arg(long, default_value_t = SCHEMA_VERSION)]
-    pub schema_version: u32,
+    /// The request itself (the same struct HTTP and MCP decode).
+    #[command(flatten)]
+    pub req: InstructionsRequest,
     /// Through a workspace endpoint.
     #[command(flatten)]
     pub remote: EndpointArgs,
@@ -58,21 +59,9 @@ pub struct ClaimArgs {
 /// Arguments of heartbeat, cancel and reconcile.
 #[derive(Debug, clap::Args)]
 pub struct MutateArgs {
-    /// Attempt id.
-    #[arg(long)]
-    pub attempt: String,
-    /// The fence the caller holds.
-    #[arg(long)]
-    pub fence: u64,
-    /// Idempotency key.
-    #[arg(long)]
-    pub request_id: String,
-    /// Requested lease (heartbeat).
-    #[arg(long)]
-    pub lease_ms: Option<u64>,
-    /// Reason (cancel, reconcile).
-    #[arg(long)]
-    pub reason: Option<String>,
+    /// The request itself (the same struct HTTP and MCP decode).
+    #[command(flatten)]
+    pub req: MutationBody,
     /// Through a workspace endpoint.
     #[command(flatten)]
     pub remote: EndpointArgs,
@@ -81,12 +70,9 @@ pub struct MutateArgs {
 /// Arguments of `status`.
 #[derive(Debug, clap::Args)]
 pub struct StatusArgs {
-    /// Task id.
-    #[arg(long)]
-    pub task: String,
-    /// Attempt id.
-    #[arg(long)]
-    pub attempt: String,
+    /// The request itself (the same struct HTTP and MCP decode).
+    #[command(flatten)]
+    pub req: StatusRequest,
     /// Through a workspace endpoint.
     #[command(flatten)]
     pub remote: EndpointArgs,
@@ -106,15 +92,9 @@ pub struct ResultArgs {
 /// Arguments of `recovery`.
 #[derive(Debug, clap::Args)]
 pub struct RecoveryArgs {
-    /// Task id.
-    #[arg(long)]
-    pub task: String,
-    /// Attempt id (default: the task's current attempt).
-    #[arg(long)]
-    pub attempt: Option<String>,
-    /// Request id to resolve.
-    #[arg(long)]
-    pub request_id: Option<String>,
+    /// The request itself (the same struct HTTP and MCP decode).
+    #[command(flatten)]
+    pub req: RecoveryRequest,
     /// Through a workspace endpoint.
     #[command(flatten)]
     pub remote: EndpointArgs,
@@ -162,14 +142,7 @@ pub(super) fn next(ctx: &Ctx, a: AgentChangeArgs) -> Result<Value> {
 }
 
 pub(super) fn instructions(ctx: &Ctx, a: InstructionsArgs) -> Result<Value> {
-    run(
-        ctx,
-        &a.remote,
-        OperationRequest::Instructions {
-            task_id: a.task,
-            schema_version: a.schema_version,
-        },
-    )
+    run(ctx, &a.remote, OperationRequest::Instructions(a.req))
 }
 
 pub(super) fn reference(ctx: &Ctx, a: ReferenceArgs) -> Result<Value> {
@@ -196,13 +169,7 @@ pub(super) fn claim(ctx: &Ctx, a: ClaimArgs) -> Result<Value> {
 }
 
 pub(super) fn mutate(ctx: &Ctx, action: MutationAction, a: MutateArgs) -> Result<Value> {
-    let body = MutationBody {
-        attempt_id: a.attempt,
-        fence: a.fence,
-        request_id: a.request_id,
-        lease_ms: a.lease_ms,
-        reason: a.reason,
-    };
+    let body = a.req;
     run(
         ctx,
         &a.remote,
@@ -215,14 +182,7 @@ pub(super) fn mutate(ctx: &Ctx, action: MutationAction, a: MutateArgs) -> Result
 }
 
 pub(super) fn status(ctx: &Ctx, a: StatusArgs) -> Result<Value> {
-    run(
-        ctx,
-        &a.remote,
-        OperationRequest::Status {
-            task_id: a.task,
-            attempt_id: a.attempt,
-        },
-    )
+    run(ctx, &a.remote, OperationRequest::Status(a.req))
 }
 
 pub(super) fn result(ctx: &Ctx, a: ResultArgs) -> Result<Value> {
@@ -258,13 +218,5 @@ pub(super) fn result(ctx: &Ctx, a: ResultArgs) -> Result<Value> {
 }
 
 pub(super) fn recovery(ctx: &Ctx, a: RecoveryArgs) -> Result<Value> {
-    run(
-        ctx,
-        &a.remote,
-        OperationRequest::Recovery {
-            task_id: a.task,
-            attempt_id: a.attempt,
-            request_id: a.request_id,
-        },
-    )
+    run(ctx, &a.remote, OperationRequest::Recovery(a.req))
 }

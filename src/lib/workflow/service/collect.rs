@@ -16,8 +16,11 @@ use std::time::Duration;
 
 /// `collector-claim`: claims a command task for the current collector
 /// profile's registration and returns the authority-derived descriptor.
-pub fn collector_claim(cx: &AgentCtx<'_>, task_id: &str, request_id: &str) -> Result<Value> {
-    cx.mutate(collector::collector_claim(task_id, request_id))
+pub fn collector_claim(
+    cx: &AgentCtx<'_>,
+    req: &super::facade::CollectorClaimRequest,
+) -> Result<Value> {
+    cx.mutate(collector::collector_claim(&req.task_id, &req.request_id))
 }
 
 /// The session of a transfer import: the retained transfer (authority)

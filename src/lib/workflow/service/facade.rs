@@ -159,13 +159,7 @@ pub enum OperationRequest {
         change: ChangeSel,
     },
     /// A task's instruction entrypoint (or a schema mismatch).
-    Instructions {
-        /// Task id.
-        task_id: String,
-        /// The schema version the caller speaks.
-        #[serde(default = "default_schema")]
-        schema_version: u32,
-    },
+    Instructions(InstructionsRequest),
     /// One named reference of a task.
     Reference {
         /// Task id.
@@ -196,20 +190,10 @@ pub enum OperationRequest {
         assertion: Box<TaskResultAssertion>,
     },
     /// Exact-attempt status.
-    Status {
-        /// Task id.
-        task_id: String,
-        /// Attempt id.
-        attempt_id: String,
-    },
+    Status(StatusRequest),
     /// Claim a command task for the installed collector profile; the
     /// answer holds the authority-derived descriptor.
-    CollectorClaim {
-        /// Task id.
-        task_id: String,
-        /// Idempotency key.
-        request_id: String,
-    },
+    CollectorClaim(CollectorClaimRequest),
     /// The authority-derived descriptor of a claimed collector attempt.
     CollectorDescriptor {
         /// Attempt id.
@@ -269,16 +253,7 @@ pub enum OperationRequest {
         revision: Sha256Hex,
     },
     /// Recovery envelope.
-    Recovery {
-        /// Task id.
-        task_id: String,
-        /// Attempt id.
-        #[serde(default)]
-        attempt_id: Option<String>,
-        /// Request id.
-        #[serde(default)]
-        request_id: Option<String>,
-    },
+    Recovery(RecoveryRequest),
 }
 
 /// Encodes a Change for the wire: by id only (a workspace path names a
@@ -322,22 +297,86 @@ pub struct ClaimRequest {
     pub executor: Option<String>,
 }
 
-/// Body of heartbeat, cancel and reconcile.
-#[derive(Debug, Clone, Deserialize, Serialize)]
+/// `heartbeat`, `cancel` and `reconcile`: the one request of the three
+/// operations, decoded strictly from JSON (HTTP, MCP), built by clap from
+/// the CLI's flags and passed as it is to the journal's mutation.
+#[derive(Debug, Clone, Deserialize, Serialize, clap::Args)]
 #[serde(deny_unknown_fields)]
 pub struct MutationBody {
     /// Attempt id.
+    #[arg(long = "attempt", id = "attempt", value_name = "ATTEMPT")]
     pub attempt_id: String,
     /// The fence the caller holds.
+    #[arg(long)]
     pub fence: u64,
     /// Idempotency key.
+    #[arg(long)]
     pub request_id: String,
-    /// Requested lease.
+    /// Requested lease (heartbeat).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[arg(long)]
     pub lease_ms: Option<u64>,
-    /// Reason.
+    /// Reason (cancel, reconcile).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[arg(long)]
     pub reason: Option<String>,
+}
+
+/// `instructions`: decoded from JSON, built by clap (`instructions TASK`),
+/// passed as it is to [`ops::instructions`].
+#[derive(Debug, Clone, Deserialize, Serialize, clap::Args)]
+#[serde(deny_unknown_fields)]
+pub struct InstructionsRequest {
+    /// Task id.
+    #[arg(id = "task", value_name = "TASK")]
+    pub task_id: String,
+    /// Schema version the caller speaks.
+    #[serde(default = "default_schema")]
+    #[arg(long, default_value_t = SCHEMA_VERSION)]
+    pub schema_version: u32,
+}
+
+/// `status`: decoded from JSON, built by clap (`status --task --attempt`),
+/// passed as it is to [`ops::status`].
+#[derive(Debug, Clone, Deserialize, Serialize, clap::Args)]
+#[serde(deny_unknown_fields)]
+pub struct StatusRequest {
+    /// Task id.
+    #[arg(long = "task", id = "task", value_name = "TASK")]
+    pub task_id: String,
+    /// Attempt id.
+    #[arg(long = "attempt", id = "attempt", value_name = "ATTEMPT")]
+    pub attempt_id: String,
+}
+
+/// `recovery`: decoded from JSON, built by clap, passed as it is to
+/// [`ops::recovery`].
+#[derive(Debug, Clone, Deserialize, Serialize, clap::Args)]
+#[serde(deny_unknown_fields)]
+pub struct RecoveryRequest {
+    /// Task id.
+    #[arg(long = "task", id = "task", value_name = "TASK")]
+    pub task_id: String,
+    /// Attempt id (default: the task's current attempt).
+    #[serde(default)]
+    #[arg(long = "attempt", id = "attempt", value_name = "ATTEMPT")]
+    pub attempt_id: Option<String>,
+    /// Request id to resolve.
+    #[serde(default)]
+    #[arg(long)]
+    pub request_id: Option<String>,
+}
+
+/// `collector_claim`: decoded from JSON; the CLI builds it from
+/// `collector-claim TASK [--request-id]` (a fresh idempotency key when none
+/// is named) and it goes as it is to `service::collect::collector_claim`.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct CollectorClaimRequest {
+    /// Task id.
+    pub task_id: String,
+    /// Idempotency key.
+    pub request_id: String,
 }
 
 /// Every operation this facade serves, sorted.
@@ -428,16 +467,16 @@ impl OperationRequest {
             Self::Capabilities {} => "capabilities",
             Self::Requirements { .. } => "requirements",
             Self::Next { .. } => "next",
-            Self::Instructions { .. } => "instructions",
+            Self::Instructions(_) => "instructions",
             Self::Reference { .. } => "reference",
             Self::Claim { .. } => "claim",
             Self::Heartbeat(_) => "heartbeat",
             Self::Cancel(_) => "cancel",
             Self::Reconcile(_) => "reconcile",
             Self::Result { .. } => "result",
-            Self::Status { .. } => "status",
-            Self::Recovery { .. } => "recovery",
-            Self::CollectorClaim { .. } => "collector_claim",
+            Self::Status(_) => "status",
+            Self::Recovery(_) => "recovery",
+            Self::CollectorClaim(_) => "collector_claim",
             Self::CollectorDescriptor { .. } => "collector_descriptor",
             Self::CollectorFinalize { .. } => "collector_finalize",
             Self::Qualification { .. } => "qualification",
@@ -474,12 +513,12 @@ fn named(r: &OperationRequest) -> Named<'_> {
         | OperationRequest::Next { change }
         | OperationRequest::CollectorFinalize { change }
         | OperationRequest::Qualification { change } => Named::Change(change),
-        OperationRequest::CollectorClaim { task_id, .. } => Named::Task(task_id),
+        OperationRequest::CollectorClaim(r) => Named::Task(&r.task_id),
         OperationRequest::CollectorDescriptor { attempt_id } => Named::Attempt(attempt_id),
-        OperationRequest::Instructions { task_id, .. }
-        | OperationRequest::Reference { task_id, .. }
-        | OperationRequest::Status { task_id, .. }
-        | OperationRequest::Recovery { task_id, .. } => Named::Task(task_id),
+        OperationRequest::Reference { task_id, .. } => Named::Task(task_id),
+        OperationRequest::Instructions(r) => Named::Task(&r.task_id),
+        OperationRequest::Status(r) => Named::Task(&r.task_id),
+        OperationRequest::Recovery(r) => Named::Task(&r.task_id),
         OperationRequest::Claim(c) => Named::Task(&c.task_id),
         OperationRequest::Result { assertion } => Named::Task(&assertion.task_id),
         OperationRequest::Heartbeat(b)
@@ -623,10 +662,7 @@ pub fn run(cx: &AgentCtx<'_>, r: &OperationRequest) -> Result<Value> {
         OperationRequest::Capabilities {} => Ok(capabilities()),
         OperationRequest::Requirements { change } => ops::requirements(cx, change),
         OperationRequest::Next { change } => ops::next(cx, change),
-        OperationRequest::Instructions {
-            task_id,
-            schema_version,
-        } => to_value(&ops::instructions(cx, task_id, *schema_version)?),
+        OperationRequest::Instructions(req) => to_value(&ops::instructions(cx, req)?),
         OperationRequest::Reference {
             task_id,
             name,
@@ -648,14 +684,10 @@ pub fn run(cx: &AgentCtx<'_>, r: &OperationRequest) -> Result<Value> {
         OperationRequest::Cancel(b) => mutate(cx, MutationAction::Cancel, b),
         OperationRequest::Reconcile(b) => mutate(cx, MutationAction::Reconcile, b),
         OperationRequest::Result { assertion } => ops::result(cx, assertion),
-        OperationRequest::Status {
-            task_id,
-            attempt_id,
-        } => ops::status(cx, task_id, attempt_id),
-        OperationRequest::CollectorClaim {
-            task_id,
-            request_id,
-        } => crate::workflow::service::collect::collector_claim(cx, task_id, request_id),
+        OperationRequest::Status(req) => ops::status(cx, req),
+        OperationRequest::CollectorClaim(req) => {
+            crate::workflow::service::collect::collector_claim(cx, req)
+        }
         OperationRequest::CollectorDescriptor { attempt_id } => cx.read(|j, a, who, _now| {
             let j = j.ok_or_else(|| Error::new(Code::NotFound, "no such attempt"))?;
             let d = crate::workflow::authority::collector::derive_descriptor(j, a, attempt_id)?;
@@ -696,16 +728,7 @@ pub fn run(cx: &AgentCtx<'_>, r: &OperationRequest) -> Result<Value> {
                 ),
             ))
         }
-        OperationRequest::Recovery {
-            task_id,
-            attempt_id,
-            request_id,
-        } => to_value(&ops::recovery(
-            cx,
-            task_id,
-            attempt_id.as_deref(),
-            request_id.as_deref(),
-        )?),
+        OperationRequest::Recovery(req) => to_value(&ops::recovery(cx, req)?),
     }
 }
 

@@ -12,6 +12,7 @@ use crate::error::Result;
 use crate::workflow::authority::admin;
 use crate::workflow::authority::change::ChangeSel;
 use crate::workflow::service::admin as write;
+use crate::workflow::service::facade::StatusRequest;
 use crate::workflow::service::ops::{self, AgentCtx};
 use jiff::Timestamp;
 use proptest::prelude::*;
@@ -344,8 +345,10 @@ fn step(w: &mut World, op: &Op) {
                     clock: &w.clock,
                     token: &old,
                 },
-                &w.subjects[0].task_id,
-                "att_x",
+                &StatusRequest {
+                    task_id: w.subjects[0].task_id.clone(),
+                    attempt_id: "att_x".into(),
+                },
             );
             assert_eq!(code(&refused), "unauthorized");
             w.tokens_issued += 1;
@@ -586,7 +589,14 @@ fn step(w: &mut World, op: &Op) {
     }
     // Status is side-effect free and agrees with the model.
     for a in &w.attempts {
-        let st = ops::status(&w.cx(), &w.subjects[a.subject].task_id, &a.id).expect("status");
+        let st = ops::status(
+            &w.cx(),
+            &StatusRequest {
+                task_id: w.subjects[a.subject].task_id.clone(),
+                attempt_id: a.id.clone(),
+            },
+        )
+        .expect("status");
         assert_eq!(st["state"], w.state_of(a), "status of {}", a.id);
         assert_eq!(st["fence"], a.fence);
     }

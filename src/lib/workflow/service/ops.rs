@@ -195,9 +195,9 @@ pub fn next(cx: &AgentCtx<'_>, sel: &ChangeSel) -> Result<Value> {
 /// `instructions`: an entrypoint or an explicit schema mismatch.
 pub fn instructions(
     cx: &AgentCtx<'_>,
-    task_id: &str,
-    schema_version: u32,
+    req: &super::facade::InstructionsRequest,
 ) -> Result<InstructionEntrypointResponse> {
+    let (task_id, schema_version) = (req.task_id.as_str(), req.schema_version);
     if !SUPPORTED_SCHEMA_VERSIONS.contains(&schema_version) {
         return Ok(InstructionEntrypointResponse::SchemaMismatch(
             SchemaMismatch::for_version(schema_version),
@@ -406,7 +406,7 @@ pub fn result(cx: &AgentCtx<'_>, assertion: &TaskResultAssertion) -> Result<Valu
 }
 
 /// `status`.
-pub fn status(cx: &AgentCtx<'_>, task_id: &str, attempt_id: &str) -> Result<Value> {
+pub fn status(cx: &AgentCtx<'_>, req: &super::facade::StatusRequest) -> Result<Value> {
     cx.read(|j, a, who, now| {
         journal::status(
             j,
@@ -414,8 +414,8 @@ pub fn status(cx: &AgentCtx<'_>, task_id: &str, attempt_id: &str) -> Result<Valu
             &who.actor,
             &TaskStatusRequest {
                 version: 1,
-                task_id: task_id.into(),
-                attempt_id: attempt_id.into(),
+                task_id: req.task_id.clone(),
+                attempt_id: req.attempt_id.clone(),
             },
             now,
         )
@@ -425,18 +425,16 @@ pub fn status(cx: &AgentCtx<'_>, task_id: &str, attempt_id: &str) -> Result<Valu
 /// `recovery`.
 pub fn recovery(
     cx: &AgentCtx<'_>,
-    task_id: &str,
-    attempt_id: Option<&str>,
-    request_id: Option<&str>,
+    req: &super::facade::RecoveryRequest,
 ) -> Result<TaskRecoveryEnvelope> {
     cx.read(|j, a, who, now| {
         journal::recovery(
             j,
             &crate::workflow::authority::Rechecks(a),
             &who.actor,
-            task_id,
-            attempt_id,
-            request_id,
+            &req.task_id,
+            req.attempt_id.as_deref(),
+            req.request_id.as_deref(),
             now,
         )
     })
