@@ -841,16 +841,23 @@ impl SchemaMismatch {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ReferenceFetchRequest {
-    /// Expected schema version.
+    /// Expected schema version (absent: [`SCHEMA_VERSION`]).
+    #[serde(default = "current_schema_version")]
     pub expected_schema_version: u32,
     /// The task.
     pub task_id: String,
     /// Its digest, when the caller holds it.
+    #[serde(default)]
     pub task_digest: Option<Sha256Hex>,
     /// The reference name.
     pub name: String,
     /// The expected body digest, when the caller holds it.
+    #[serde(default)]
     pub expected_sha256: Option<Sha256Hex>,
+}
+
+fn current_schema_version() -> u32 {
+    SCHEMA_VERSION
 }
 
 /// Distinct bounded outcomes of a reference read; no partial success.

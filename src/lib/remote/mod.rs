@@ -324,10 +324,12 @@ impl Client {
             packs += 1;
             i = j;
         }
-        let mut out = self.op(&OperationRequest::CheckpointCommit {
-            change: crate::workflow::authority::change::ChangeSel::Id(change_id.to_owned()),
-            revision: scan.revision.clone(),
-        })?;
+        let mut out = self.op(&OperationRequest::CheckpointCommit(
+            crate::workflow::service::facade::CheckpointCommitRequest {
+                change: crate::workflow::authority::change::ChangeSel::Id(change_id.to_owned()),
+                revision: scan.revision.clone(),
+            },
+        ))?;
         if let Some(m) = out.as_object_mut() {
             m.insert("hashed".into(), json!(scan.hashed));
             m.insert(

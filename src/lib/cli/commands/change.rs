@@ -147,7 +147,9 @@ pub(super) fn change(ctx: &Ctx, c: ChangeCmd) -> Result<Value> {
                     .client(ctx)?
                     .ok_or_else(|| Error::internal("endpoint client missing"))?;
                 client.op(
-                    &crate::workflow::service::facade::OperationRequest::ChangeOpen { request_id },
+                    &crate::workflow::service::facade::OperationRequest::ChangeOpen(
+                        crate::workflow::service::facade::ChangeOpenRequest { request_id },
+                    ),
                 )
             }
             (None, Some(repo), Some(workspace)) => with_agent(ctx, |cx| {

@@ -11,7 +11,7 @@ use crate::store::private_fs;
 use crate::workflow::authority::collector::{self as col, PinnedRuntime, ProfileInstallRequest};
 use crate::workflow::authority::receipt::LandRequest;
 use crate::workflow::service::collect::LocalUpload;
-use crate::workflow::service::facade::{CollectorClaimRequest, OperationRequest};
+use crate::workflow::service::facade::{ChangeRequest, CollectorClaimRequest, OperationRequest};
 use serde_json::Value;
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -396,13 +396,17 @@ pub(super) fn finalize(ctx: &Ctx, a: AgentChangeArgs) -> Result<Value> {
     super::task::run(
         ctx,
         &a.remote,
-        OperationRequest::CollectorFinalize { change },
+        OperationRequest::CollectorFinalize(ChangeRequest { change }),
     )
 }
 
 pub(super) fn qualify(ctx: &Ctx, a: AgentChangeArgs) -> Result<Value> {
     let change = super::task::change_sel(&a)?;
-    super::task::run(ctx, &a.remote, OperationRequest::Qualification { change })
+    super::task::run(
+        ctx,
+        &a.remote,
+        OperationRequest::Qualification(ChangeRequest { change }),
+    )
 }
 
 pub(super) fn land(ctx: &Ctx, a: LandArgs) -> Result<Value> {

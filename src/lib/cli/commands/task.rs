@@ -3,11 +3,11 @@
 
 use super::change::{AgentChangeArgs, EndpointArgs, with_agent};
 use crate::cli::ctx::Ctx;
-use crate::contract::{MutationAction, SCHEMA_VERSION, TaskResultAssertion};
+use crate::contract::{MutationAction, ReferenceFetchRequest, SCHEMA_VERSION, TaskResultAssertion};
 use crate::error::{Code, Error, Result};
 use crate::workflow::service::facade::{
-    self, ClaimRequest, InstructionsRequest, MutationBody, OperationRequest, RecoveryRequest,
-    StatusRequest,
+    self, ChangeRequest, ClaimRequest, InstructionsRequest, MutationBody, OperationRequest,
+    RecoveryRequest, ResultRequest, StatusRequest,
 };
 use serde_json::Value;
 use std::io::Read;
@@ -133,12 +133,20 @@ pub(super) fn change_sel(
 
 pub(super) fn requirements(ctx: &Ctx, a: AgentChangeArgs) -> Result<Value> {
     let change = change_sel(&a)?;
-    run(ctx, &a.remote, OperationRequest::Requirements { change })
+    run(
+        ctx,
+        &a.remote,
+        OperationRequest::Requirements(ChangeRequest { change }),
+    )
 }
 
 pub(super) fn next(ctx: &Ctx, a: AgentChangeArgs) -> Result<Value> {
     let change = change_sel(&a)?;
-    run(ctx, &a.remote, OperationRequest::Next { change })
+    run(
+        ctx,
+        &a.remote,
+        OperationRequest::Next(ChangeRequest { change }),
+    )
 }
 
 pub(super) fn instructions(ctx: &Ctx, a: InstructionsArgs) -> Result<Value> {
@@ -154,13 +162,13 @@ pub(super) fn reference(ctx: &Ctx, a: ReferenceArgs) -> Result<Value> {
     run(
         ctx,
         &a.remote,
-        OperationRequest::Reference {
+        OperationRequest::Reference(ReferenceFetchRequest {
             task_id: a.task,
             name: a.name,
             expected_schema_version: a.schema_version,
             task_digest: None,
             expected_sha256,
-        },
+        }),
     )
 }
 
@@ -211,9 +219,9 @@ pub(super) fn result(ctx: &Ctx, a: ResultArgs) -> Result<Value> {
     run(
         ctx,
         &a.remote,
-        OperationRequest::Result {
+        OperationRequest::Result(ResultRequest {
             assertion: Box::new(assertion),
-        },
+        }),
     )
 }
 

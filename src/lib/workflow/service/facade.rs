@@ -1,9 +1,13 @@
-//! The workspace facade: one typed request per agent operation. The CLI
-//! builds an [`OperationRequest`] from its flags and calls [`run`]; the HTTP
-//! endpoint and the MCP tools decode the same struct from JSON and call
-//! [`execute`], which adds the operator profile's scope check and then
-//! calls [`run`]. The actor always comes from the caller's bearer (an agent
-//! token), never from the body.
+//! The workspace facade: one typed request per agent operation. Each
+//! operation's request is one struct ([`ClaimRequest`], [`MutationBody`],
+//! [`StatusRequest`], [`ChangeRequest`], …; `reference` takes the
+//! contract's `ReferenceFetchRequest`), an [`OperationRequest`] variant:
+//! clap builds it from the CLI's flags (`#[command(flatten)]`) where the
+//! flags map one to one, the HTTP endpoint and the MCP tools decode it
+//! strictly from JSON ([`decode`]), and [`run`] passes it to the one
+//! service function. [`execute`] adds the operator profile's scope check
+//! and then calls [`run`]. The actor always comes from the caller's bearer
+//! (an agent token), never from the body.
 //! Wire format: `docs/workspace-http.md`.
 
 use super::ops::{self, AgentCtx};
@@ -139,43 +143,14 @@ pub enum OperationRequest {
     /// Capability, schema versions and operation names.
     Capabilities {},
     /// The installed requirement of a Change's profile.
-    Requirements {
-        /// The Change (`change_id` on the wire; the CLI may name it by workspace).
-        #[serde(
-            rename = "change_id",
-            deserialize_with = "change_by_id",
-            serialize_with = "change_as_id"
-        )]
-        change: ChangeSel,
-    },
+    Requirements(ChangeRequest),
     /// The typed next operation for a Change.
-    Next {
-        /// The Change (`change_id` on the wire; the CLI may name it by workspace).
-        #[serde(
-            rename = "change_id",
-            deserialize_with = "change_by_id",
-            serialize_with = "change_as_id"
-        )]
-        change: ChangeSel,
-    },
+    Next(ChangeRequest),
     /// A task's instruction entrypoint (or a schema mismatch).
     Instructions(InstructionsRequest),
-    /// One named reference of a task.
-    Reference {
-        /// Task id.
-        task_id: String,
-        /// Reference name.
-        name: String,
-        /// The schema version the caller expects.
-        #[serde(default = "default_schema")]
-        expected_schema_version: u32,
-        /// The task digest the caller holds.
-        #[serde(default)]
-        task_digest: Option<Sha256Hex>,
-        /// The body digest the caller expects.
-        #[serde(default)]
-        expected_sha256: Option<Sha256Hex>,
-    },
+    /// One named reference of a task: the contract's request, decoded
+    /// strictly, passed as it is to [`ops::reference`].
+    Reference(ReferenceFetchRequest),
     /// Claim a pending task.
     Claim(ClaimRequest),
     /// Renew an attempt's lease.
@@ -185,73 +160,29 @@ pub enum OperationRequest {
     /// Supersede an attempt's fence.
     Reconcile(MutationBody),
     /// Submit an assertion or a signed registered observation.
-    Result {
-        /// The TaskResultAssertion document.
-        assertion: Box<TaskResultAssertion>,
-    },
+    Result(ResultRequest),
     /// Exact-attempt status.
     Status(StatusRequest),
     /// Claim a command task for the installed collector profile; the
     /// answer holds the authority-derived descriptor.
     CollectorClaim(CollectorClaimRequest),
     /// The authority-derived descriptor of a claimed collector attempt.
-    CollectorDescriptor {
-        /// Attempt id.
-        attempt_id: String,
-    },
+    CollectorDescriptor(CollectorDescriptorRequest),
     /// Create the v2 receipt of a Change's current subject from retained
     /// validated transfers.
-    CollectorFinalize {
-        /// The Change (`change_id` on the wire; the CLI may name it by workspace).
-        #[serde(
-            rename = "change_id",
-            deserialize_with = "change_by_id",
-            serialize_with = "change_as_id"
-        )]
-        change: ChangeSel,
-    },
+    CollectorFinalize(ChangeRequest),
     /// Read-only exact-subject qualification.
-    Qualification {
-        /// The Change (`change_id` on the wire; the CLI may name it by workspace).
-        #[serde(
-            rename = "change_id",
-            deserialize_with = "change_by_id",
-            serialize_with = "change_as_id"
-        )]
-        change: ChangeSel,
-    },
+    Qualification(ChangeRequest),
     /// Open a Change through the endpoint on the profile's repository and
     /// profile (the workspace is the client's and is never named).
-    ChangeOpen {
-        /// Idempotency key: a retry returns the Change this request opened.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        request_id: Option<String>,
-    },
+    ChangeOpen(ChangeOpenRequest),
     /// The current subject of a Change (version, revision, context digest,
     /// base, workspace), read-only: what the Stop hook compares.
-    ChangeSubject {
-        /// The Change (`change_id` on the wire).
-        #[serde(
-            rename = "change_id",
-            deserialize_with = "change_by_id",
-            serialize_with = "change_as_id"
-        )]
-        change: ChangeSel,
-    },
+    ChangeSubject(ChangeRequest),
     /// Commit a remote checkpoint whose manifest was posted and whose
     /// missing blobs were uploaded: a new Change version, exactly as a
     /// local checkpoint records it.
-    CheckpointCommit {
-        /// The Change (`change_id` on the wire).
-        #[serde(
-            rename = "change_id",
-            deserialize_with = "change_by_id",
-            serialize_with = "change_as_id"
-        )]
-        change: ChangeSel,
-        /// The revision the manifest route answered.
-        revision: Sha256Hex,
-    },
+    CheckpointCommit(CheckpointCommitRequest),
     /// Recovery envelope.
     Recovery(RecoveryRequest),
 }
@@ -273,6 +204,67 @@ fn change_by_id<'de, D: serde::Deserializer<'de>>(
     d: D,
 ) -> std::result::Result<ChangeSel, D::Error> {
     String::deserialize(d).map(ChangeSel::Id)
+}
+
+/// `requirements`, `next`, `collector_finalize`, `qualification` and
+/// `change_subject`: the one request of the operations that name a Change
+/// alone. Decoded strictly from JSON (a remote caller names the Change by
+/// `change_id` only, never by a path); the CLI builds it from `--change` or
+/// the workspace it runs in.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ChangeRequest {
+    /// The Change (`change_id` on the wire; the CLI may name it by workspace).
+    #[serde(
+        rename = "change_id",
+        deserialize_with = "change_by_id",
+        serialize_with = "change_as_id"
+    )]
+    pub change: ChangeSel,
+}
+
+/// `checkpoint_commit` (endpoint only): commit a remote checkpoint whose
+/// manifest was posted and whose missing blobs were uploaded.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct CheckpointCommitRequest {
+    /// The Change (`change_id` on the wire).
+    #[serde(
+        rename = "change_id",
+        deserialize_with = "change_by_id",
+        serialize_with = "change_as_id"
+    )]
+    pub change: ChangeSel,
+    /// The revision the manifest route answered.
+    pub revision: Sha256Hex,
+}
+
+/// `change_open` (endpoint only): open a Change on the profile's
+/// repository and profile.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ChangeOpenRequest {
+    /// Idempotency key: a retry returns the Change this request opened.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_id: Option<String>,
+}
+
+/// `result`: the assertion document (the CLI reads it from `--file`,
+/// bounded, and decodes it strictly).
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ResultRequest {
+    /// The TaskResultAssertion document.
+    pub assertion: Box<TaskResultAssertion>,
+}
+
+/// `collector_descriptor`: the authority-derived descriptor of a claimed
+/// collector attempt.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct CollectorDescriptorRequest {
+    /// Attempt id.
+    pub attempt_id: String,
 }
 
 /// `claim`: the one request of the operation, decoded strictly from JSON
@@ -465,24 +457,24 @@ impl OperationRequest {
     pub fn name(&self) -> &'static str {
         match self {
             Self::Capabilities {} => "capabilities",
-            Self::Requirements { .. } => "requirements",
-            Self::Next { .. } => "next",
+            Self::Requirements(_) => "requirements",
+            Self::Next(_) => "next",
             Self::Instructions(_) => "instructions",
-            Self::Reference { .. } => "reference",
+            Self::Reference(_) => "reference",
             Self::Claim { .. } => "claim",
             Self::Heartbeat(_) => "heartbeat",
             Self::Cancel(_) => "cancel",
             Self::Reconcile(_) => "reconcile",
-            Self::Result { .. } => "result",
+            Self::Result(_) => "result",
             Self::Status(_) => "status",
             Self::Recovery(_) => "recovery",
             Self::CollectorClaim(_) => "collector_claim",
-            Self::CollectorDescriptor { .. } => "collector_descriptor",
-            Self::CollectorFinalize { .. } => "collector_finalize",
-            Self::Qualification { .. } => "qualification",
-            Self::ChangeOpen { .. } => "change_open",
-            Self::ChangeSubject { .. } => "change_subject",
-            Self::CheckpointCommit { .. } => "checkpoint_commit",
+            Self::CollectorDescriptor(_) => "collector_descriptor",
+            Self::CollectorFinalize(_) => "collector_finalize",
+            Self::Qualification(_) => "qualification",
+            Self::ChangeOpen(_) => "change_open",
+            Self::ChangeSubject(_) => "change_subject",
+            Self::CheckpointCommit(_) => "checkpoint_commit",
         }
     }
 }
@@ -506,21 +498,21 @@ enum Named<'a> {
 
 fn named(r: &OperationRequest) -> Named<'_> {
     match r {
-        OperationRequest::Capabilities {} | OperationRequest::ChangeOpen { .. } => Named::Nothing,
-        OperationRequest::ChangeSubject { change }
-        | OperationRequest::CheckpointCommit { change, .. } => Named::Change(change),
-        OperationRequest::Requirements { change }
-        | OperationRequest::Next { change }
-        | OperationRequest::CollectorFinalize { change }
-        | OperationRequest::Qualification { change } => Named::Change(change),
+        OperationRequest::Capabilities {} | OperationRequest::ChangeOpen(_) => Named::Nothing,
+        OperationRequest::CheckpointCommit(r) => Named::Change(&r.change),
+        OperationRequest::ChangeSubject(r)
+        | OperationRequest::Requirements(r)
+        | OperationRequest::Next(r)
+        | OperationRequest::CollectorFinalize(r)
+        | OperationRequest::Qualification(r) => Named::Change(&r.change),
         OperationRequest::CollectorClaim(r) => Named::Task(&r.task_id),
-        OperationRequest::CollectorDescriptor { attempt_id } => Named::Attempt(attempt_id),
-        OperationRequest::Reference { task_id, .. } => Named::Task(task_id),
+        OperationRequest::CollectorDescriptor(r) => Named::Attempt(&r.attempt_id),
+        OperationRequest::Reference(r) => Named::Task(&r.task_id),
         OperationRequest::Instructions(r) => Named::Task(&r.task_id),
         OperationRequest::Status(r) => Named::Task(&r.task_id),
         OperationRequest::Recovery(r) => Named::Task(&r.task_id),
         OperationRequest::Claim(c) => Named::Task(&c.task_id),
-        OperationRequest::Result { assertion } => Named::Task(&assertion.task_id),
+        OperationRequest::Result(r) => Named::Task(&r.assertion.task_id),
         OperationRequest::Heartbeat(b)
         | OperationRequest::Cancel(b)
         | OperationRequest::Reconcile(b) => Named::Attempt(&b.attempt_id),
@@ -610,9 +602,9 @@ pub fn check_change_scope(cx: &AgentCtx<'_>, p: &TaskProfile, change_id: &str) -
     check_scope(
         cx,
         p,
-        &OperationRequest::ChangeSubject {
+        &OperationRequest::ChangeSubject(ChangeRequest {
             change: ChangeSel::Id(change_id.to_owned()),
-        },
+        }),
     )
 }
 
@@ -636,18 +628,18 @@ pub fn execute(
     check_named(&dir, &conn, p, r)?;
     drop(conn);
     match r {
-        OperationRequest::ChangeOpen { request_id } => {
+        OperationRequest::ChangeOpen(req) => {
             to_value(&crate::workflow::service::remote::change_open(
                 cx,
                 &p.native_repository,
                 &p.profile_id,
-                request_id.as_deref(),
+                req.request_id.as_deref(),
             )?)
         }
-        OperationRequest::CheckpointCommit {
+        OperationRequest::CheckpointCommit(CheckpointCommitRequest {
             change: ChangeSel::Id(id),
             revision,
-        } => to_value(&crate::workflow::service::remote::commit(
+        }) => to_value(&crate::workflow::service::remote::commit(
             cx, id, revision, limits,
         )?),
         _ => run(cx, r),
@@ -660,35 +652,21 @@ pub fn execute(
 pub fn run(cx: &AgentCtx<'_>, r: &OperationRequest) -> Result<Value> {
     match r {
         OperationRequest::Capabilities {} => Ok(capabilities()),
-        OperationRequest::Requirements { change } => ops::requirements(cx, change),
-        OperationRequest::Next { change } => ops::next(cx, change),
+        OperationRequest::Requirements(req) => ops::requirements(cx, &req.change),
+        OperationRequest::Next(req) => ops::next(cx, &req.change),
         OperationRequest::Instructions(req) => to_value(&ops::instructions(cx, req)?),
-        OperationRequest::Reference {
-            task_id,
-            name,
-            expected_schema_version,
-            task_digest,
-            expected_sha256,
-        } => {
-            let req = ReferenceFetchRequest {
-                expected_schema_version: *expected_schema_version,
-                task_id: task_id.clone(),
-                task_digest: task_digest.clone(),
-                name: name.clone(),
-                expected_sha256: expected_sha256.clone(),
-            };
-            to_value(&ops::reference(cx, &req)?)
-        }
+        OperationRequest::Reference(req) => to_value(&ops::reference(cx, req)?),
         OperationRequest::Claim(req) => ops::claim(cx, req),
         OperationRequest::Heartbeat(b) => mutate(cx, MutationAction::Heartbeat, b),
         OperationRequest::Cancel(b) => mutate(cx, MutationAction::Cancel, b),
         OperationRequest::Reconcile(b) => mutate(cx, MutationAction::Reconcile, b),
-        OperationRequest::Result { assertion } => ops::result(cx, assertion),
+        OperationRequest::Result(req) => ops::result(cx, &req.assertion),
         OperationRequest::Status(req) => ops::status(cx, req),
         OperationRequest::CollectorClaim(req) => {
             crate::workflow::service::collect::collector_claim(cx, req)
         }
-        OperationRequest::CollectorDescriptor { attempt_id } => cx.read(|j, a, who, _now| {
+        OperationRequest::CollectorDescriptor(req) => cx.read(|j, a, who, _now| {
+            let attempt_id = &req.attempt_id;
             let j = j.ok_or_else(|| Error::new(Code::NotFound, "no such attempt"))?;
             let d = crate::workflow::authority::collector::derive_descriptor(j, a, attempt_id)?;
             let (_, s) = change::find_task(a, &d.task_id)?;
@@ -703,13 +681,13 @@ pub fn run(cx: &AgentCtx<'_>, r: &OperationRequest) -> Result<Value> {
                 "descriptor_digest": crate::collector::transfer::descriptor_digest(&d)?,
             }))
         }),
-        OperationRequest::CollectorFinalize { change } => {
-            crate::workflow::service::receipt::finalize(cx, change)
+        OperationRequest::CollectorFinalize(req) => {
+            crate::workflow::service::receipt::finalize(cx, &req.change)
         }
-        OperationRequest::Qualification { change } => {
-            crate::workflow::service::receipt::qualify(cx, change)
+        OperationRequest::Qualification(req) => {
+            crate::workflow::service::receipt::qualify(cx, &req.change)
         }
-        OperationRequest::ChangeSubject { change } => match change {
+        OperationRequest::ChangeSubject(req) => match &req.change {
             ChangeSel::Id(id) => crate::workflow::service::remote::subject(cx, id),
             ChangeSel::Workspace(p) => {
                 let id = cx.read(|_j, a, _who, _now| {
@@ -718,16 +696,14 @@ pub fn run(cx: &AgentCtx<'_>, r: &OperationRequest) -> Result<Value> {
                 crate::workflow::service::remote::subject(cx, &id)
             }
         },
-        OperationRequest::ChangeOpen { .. } | OperationRequest::CheckpointCommit { .. } => {
-            Err(Error::new(
-                Code::Usage,
-                format!(
-                    "{} runs only through the workspace endpoint (the CLI's local forms are \
+        OperationRequest::ChangeOpen(_) | OperationRequest::CheckpointCommit(_) => Err(Error::new(
+            Code::Usage,
+            format!(
+                "{} runs only through the workspace endpoint (the CLI's local forms are \
                      `change open` and `checkpoint`)",
-                    r.name()
-                ),
-            ))
-        }
+                r.name()
+            ),
+        )),
         OperationRequest::Recovery(req) => to_value(&ops::recovery(cx, req)?),
     }
 }
@@ -779,7 +755,7 @@ mod tests {
         ));
         assert!(matches!(
             decode(json!({"operation": "next", "change_id": "c"})),
-            Ok(OperationRequest::Next { .. })
+            Ok(OperationRequest::Next(_))
         ));
         let code = |v: Value| decode(v).err().map(|e| e.code());
         assert_eq!(
