@@ -18,9 +18,11 @@
 //!   replication);
 //! - [`collector`] (runtimes, sandboxes, transfers, the review controller),
 //!   which reaches the authority only through the traits it defines;
-//! - [`workflow`]: `journal`, `authority` (operator state, snapshots,
-//!   receipts, landing), `attest` (in-toto attestations of landed commits)
-//!   and `service` (the agent operations and set-up);
+//! - [`workflow`]: `journal` (the only journal SQL), `authority` (operator
+//!   state, snapshots, receipts, landing), `attest` (in-toto attestations
+//!   of landed commits) and `service` (the agent operations, one request
+//!   struct each, the operator writes and set-up: the only code that opens
+//!   a [`store::Session`]);
 //! - [`ops`] (CAS maintenance), [`remote`] (the workspace endpoint client);
 //! - the faces: [`cli`], [`http`] (server, routes, MCP), [`hooks`] (agent
 //!   hooks) and [`doctor`] (the conformance prober), which parse, call

@@ -1,6 +1,10 @@
-//! The workflow service: the agent operations ([`ops`], [`facade`]: one
-//! library call each, run in one `store::Session`) and whole-directory
-//! set-up ([`setup`]: `init`, `info`).
+//! The workflow service, the only code that opens a `store::Session`: the
+//! agent operations ([`ops`], [`facade`]: one request struct and one
+//! library call each, run in one session), the operator writes
+//! ([`admin`]: the authority checks and stages, the service runs the
+//! write), receipts and landing ([`receipt`]), collection ([`collect`]),
+//! the workspace endpoint ([`remote`]) and whole-directory set-up
+//! ([`setup`]: `init`, `info`).
 
 pub mod admin;
 pub mod collect;
