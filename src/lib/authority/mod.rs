@@ -13,6 +13,7 @@ pub mod collector;
 pub mod protected;
 pub mod receipt;
 pub mod remote;
+pub mod review;
 pub mod schema;
 pub mod snapshot;
 pub mod tree_path;

@@ -64,6 +64,25 @@ pub struct Step {
     /// Command recipe (command steps only, required there).
     #[serde(default)]
     pub recipe: Option<Recipe>,
+    /// What a review must cover and its budgets (review steps only,
+    /// required there; left out of the installed bytes when absent, so the
+    /// digests of files without one are unchanged).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub review: Option<crate::collector::review::ReviewStep>,
+}
+
+impl Step {
+    /// The step's criteria as a review judges them (every one controller-only).
+    pub fn review_criteria(&self) -> Vec<crate::collector::review::ReviewCriterion> {
+        self.criteria
+            .iter()
+            .map(|c| crate::collector::review::ReviewCriterion {
+                id: c.id.clone(),
+                required: c.required,
+                text: c.text.clone(),
+            })
+            .collect()
+    }
 }
 
 /// A criterion of a step.
@@ -195,6 +214,25 @@ impl Workflow {
                 (_, Some(_)) => {
                     return Err(invalid(format!(
                         "only command steps have a recipe ({})",
+                        s.id
+                    )));
+                }
+                (_, None) => {}
+            }
+            match (s.action_class, &s.review) {
+                (ActionClass::Review, None) => {
+                    return Err(invalid(format!(
+                        "review step {} needs a review member (coverage and budgets)",
+                        s.id
+                    )));
+                }
+                (ActionClass::Review, Some(r)) => {
+                    r.validate()?;
+                    crate::collector::review::types::validate_criteria(&s.review_criteria())?;
+                }
+                (_, Some(_)) => {
+                    return Err(invalid(format!(
+                        "only review steps have a review member ({})",
                         s.id
                     )));
                 }

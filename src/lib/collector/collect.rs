@@ -98,14 +98,14 @@ pub struct CollectRequest<'a> {
 }
 
 /// The retained files of one execution and the key that seals them.
-struct Execution {
-    dir: PathBuf,
-    tag: String,
+pub(crate) struct Execution {
+    pub(crate) dir: PathBuf,
+    pub(crate) tag: String,
     state: StateKey,
 }
 
 impl Execution {
-    fn new(collector_dir: &Path, op: &str, state: StateKey) -> Execution {
+    pub(crate) fn new(collector_dir: &Path, op: &str, state: StateKey) -> Execution {
         let tag = Sha256Hex::digest(op.as_bytes()).to_string();
         Execution {
             dir: collector_dir.join("executions").join(&tag),
@@ -114,15 +114,15 @@ impl Execution {
         }
     }
 
-    fn path(&self, kind: &str) -> PathBuf {
+    pub(crate) fn path(&self, kind: &str) -> PathBuf {
         self.dir.join(format!("{kind}.sealed"))
     }
 
-    fn read(&self, kind: &str, max: u64) -> Result<Option<Vec<u8>>> {
+    pub(crate) fn read(&self, kind: &str, max: u64) -> Result<Option<Vec<u8>>> {
         self.state.read(&self.path(kind), kind, &self.tag, max)
     }
 
-    fn write(&self, kind: &str, body: &[u8]) -> Result<()> {
+    pub(crate) fn write(&self, kind: &str, body: &[u8]) -> Result<()> {
         self.state.write(&self.path(kind), kind, &self.tag, body)
     }
 
@@ -130,7 +130,7 @@ impl Execution {
     /// (`reservation.json`, `record.json`, `transfer.bin`, `upload.json`):
     /// nothing proves who wrote them, and ignoring them could run the
     /// command a second time.
-    fn refuse_unsealed(&self) -> Result<()> {
+    pub(crate) fn refuse_unsealed(&self) -> Result<()> {
         for name in LEGACY_FILES {
             if std::fs::symlink_metadata(self.dir.join(name)).is_ok() {
                 return Err(Error::new(
@@ -174,7 +174,7 @@ fn check_deployment(root: &Path, cdir: &Path) -> Result<()> {
 }
 
 /// The collector directory's key and state key, after the deployment checks.
-fn open_collector(root: &Path, collector_dir: &Path) -> Result<(PathBuf, [u8; 32])> {
+pub(crate) fn open_collector(root: &Path, collector_dir: &Path) -> Result<(PathBuf, [u8; 32])> {
     let cdir =
         std::path::absolute(collector_dir).map_err(|e| Error::io("resolve", collector_dir, e))?;
     check_deployment(root, &cdir)?;
@@ -204,6 +204,16 @@ fn check_runtime(d: &CollectorDescriptor) -> Result<()> {
 pub fn collect(req: &CollectRequest<'_>, up: &dyn Uploader) -> Result<Value> {
     if req.descriptor.len() as u64 > MAX_DESCRIPTOR_BYTES {
         return Err(Error::new(Code::TooLarge, "descriptor is over 64 KiB"));
+    }
+    // A review descriptor names its kind; a command descriptor has none.
+    let peek: Value = crate::wire::json::decode(
+        req.descriptor,
+        crate::wire::json::Limits::bytes(MAX_DESCRIPTOR_BYTES as usize),
+        Code::InvalidInput,
+        "collector descriptor",
+    )?;
+    if peek.get("kind").is_some() {
+        return super::review::collect::collect(req, up, peek);
     }
     let d: CollectorDescriptor = crate::wire::json::decode(
         req.descriptor,
@@ -598,7 +608,7 @@ fn seal(
         registration: d.registration.clone(),
         request_digest: request.digest()?,
         collector_identity: CollectorIdentity {
-            runtime: d.runtime,
+            runtime: d.runtime.as_str().into(),
             runtime_identity_digest: record.runtime_identity.as_ref().map(|i| i.digest.clone()),
             agent_task_version: env!("CARGO_PKG_VERSION").into(),
         },

@@ -244,6 +244,26 @@ pub fn dependency_complete(
     )
 }
 
+/// Whether a command or review dependency is complete: its current
+/// attempt finished with an imported transfer that passed (the authority's
+/// validated record, never a retained assertion).
+pub fn collected_complete(
+    j: &Connection,
+    a: &Connection,
+    dep: &WorkflowTask,
+    now_ms: i64,
+) -> Result<bool> {
+    if !matches!(dep.action_class, ActionClass::Command | ActionClass::Review) {
+        return Ok(false);
+    }
+    let (state, at) = task_state(Some(j), &dep.task_id, now_ms)?;
+    let Some(at) = at.filter(|_| state == "finished") else {
+        return Ok(false);
+    };
+    Ok(crate::authority::collector::imported_for_attempt(a, &at.attempt.attempt_id)?
+        .is_some_and(|x| x.outcome == "passed"))
+}
+
 /// The first unresolved older subject's task for the same repository,
 /// Change, profile and step (bounded scan).
 pub fn prior_unresolved(
@@ -395,7 +415,10 @@ pub fn claim(
             "the task belongs to another owner",
         ));
     }
-    if task.action_class == ActionClass::Review {
+    // A review step is claimed only for its enrolled review collector
+    // (`collector-claim`, which names the registration of the installed
+    // review profile); its result comes only from an imported transfer.
+    if task.action_class == ActionClass::Review && req.executor.is_none() {
         return Err(Error::new(
             Code::Forbidden,
             "review steps are controller_only and cannot be claimed",
@@ -435,7 +458,7 @@ pub fn claim(
             .ok_or_else(|| {
                 Error::new(Code::IntegrityError, "dependency missing from its subject")
             })?;
-        if !dependency_complete(Some(j), dep, now.ms)? {
+        if !dependency_complete(Some(j), dep, now.ms)? && !collected_complete(j, a, dep, now.ms)? {
             return Err(Error::new(
                 Code::DependencyIncomplete,
                 format!("dependency {} is not complete", dep.subject.step_id),

@@ -120,10 +120,12 @@ fn task_next(
     let (state, _) = journal::task_state(j, &t.task_id, now.ms)?;
     let op = match state.as_str() {
         "pending" => {
-            if t.action_class == ActionClass::Review {
-                json!({"operation": "none", "reason": "controller_only"})
-            } else if let Some(p) = journal::prior_unresolved(j, t, now.ms)? {
+            if let Some(p) = journal::prior_unresolved(j, t, now.ms)? {
                 json!({"operation": "reconcile", "task_id": p})
+            } else if t.action_class == ActionClass::Review {
+                // Controller-only: only the enrolled review collector
+                // satisfies it (collector-claim, then collect).
+                json!({"operation": "collector_claim", "task_id": t.task_id})
             } else {
                 let mut deps_ok = true;
                 for d in &t.depends_on {

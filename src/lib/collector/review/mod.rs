@@ -17,6 +17,7 @@
 //! the journal database or the command collector.
 
 pub mod answer;
+pub mod collect;
 pub mod controller;
 pub mod coverage;
 pub mod journal;
@@ -24,6 +25,7 @@ pub mod plan;
 pub mod replay;
 pub mod transport;
 pub mod types;
+pub mod wire;
 
 pub use controller::{Review, run};
 pub use journal::{FileJournal, MemoryJournal, ReviewJournal};

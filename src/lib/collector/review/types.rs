@@ -582,6 +582,26 @@ pub enum ReviewFailure {
     ReviewCriteriaFailed,
 }
 
+impl ReviewFailure {
+    /// The wire name (the stable code qualify reports).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ReviewFailure::ReviewNothingSelected => "review_nothing_selected",
+            ReviewFailure::ReviewCoverageIncomplete => "review_coverage_incomplete",
+            ReviewFailure::ReviewBudgetExceeded => "review_budget_exceeded",
+            ReviewFailure::ReviewCallUncertain => "review_call_uncertain",
+            ReviewFailure::ReviewExecutableMismatch => "review_executable_mismatch",
+            ReviewFailure::ReviewCallFailed => "review_call_failed",
+            ReviewFailure::ReviewCallTimedOut => "review_call_timed_out",
+            ReviewFailure::ReviewOutputExceeded => "review_output_exceeded",
+            ReviewFailure::ReviewErrorResult => "review_error_result",
+            ReviewFailure::ReviewAnswerMalformed => "review_answer_malformed",
+            ReviewFailure::ReviewModelMismatch => "review_model_mismatch",
+            ReviewFailure::ReviewCriteriaFailed => "review_criteria_failed",
+        }
+    }
+}
+
 /// One criterion's result over the whole review.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
