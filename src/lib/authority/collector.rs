@@ -77,7 +77,10 @@ fn profile_err(msg: impl Into<String>) -> Error {
 }
 
 /// The current (highest) epoch of a registration's executor scope.
-pub(crate) fn current_epoch(a: &Connection, reg: &crate::task::contract::ExecutorEnrollment) -> Result<u64> {
+pub(crate) fn current_epoch(
+    a: &Connection,
+    reg: &crate::task::contract::ExecutorEnrollment,
+) -> Result<u64> {
     let e: i64 = a.query_row(
         "SELECT max(epoch) FROM registrations WHERE repo_id = ?1 AND profile_id = ?2 AND step_id = ?3 AND executor_id = ?4",
         params![reg.repository, reg.profile, reg.step_id, reg.executor_id],

@@ -13,8 +13,8 @@ use super::workflow::Workflow;
 use super::{bump_epoch, installed_requirement};
 use crate::clock::{Clock, unix_millis};
 use crate::collector::review::types::{ProfileParts, Provider, ReviewRecord};
-use crate::collector::review::wire::{CasSnapshot, ReviewDescriptor};
 pub use crate::collector::review::wire::KIND;
+use crate::collector::review::wire::{CasSnapshot, ReviewDescriptor};
 use crate::collector::review::{
     Basis, ReviewProfile, ReviewRequest, check_basis, pin_executable, validate_replay,
 };
@@ -523,9 +523,12 @@ pub fn validate_transfer(
             "the header does not bind this exact task, attempt, origin and registration",
         ));
     }
-    if h.collector_identity.runtime != KIND || h.collector_identity.runtime_identity_digest.is_some()
+    if h.collector_identity.runtime != KIND
+        || h.collector_identity.runtime_identity_digest.is_some()
     {
-        return Err(tinv("a review header's collector identity is `review` with no runtime digest"));
+        return Err(tinv(
+            "a review header's collector identity is `review` with no runtime digest",
+        ));
     }
     let request = d.request(&p)?;
     if request.bytes()? != env.records[0] {

@@ -573,7 +573,9 @@ fn validate_header(h: &TransferHeader) -> Result<()> {
     if !IDENTITY_RUNTIMES.contains(&h.collector_identity.runtime.as_str())
         || (h.kind == "review") != (h.collector_identity.runtime == "review")
     {
-        return Err(bad("the header's collector identity names no runtime of its kind"));
+        return Err(bad(
+            "the header's collector identity names no runtime of its kind",
+        ));
     }
     crate::task::contract::check_text(
         "agent_task_version",

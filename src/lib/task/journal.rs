@@ -260,8 +260,10 @@ pub fn collected_complete(
     let Some(at) = at.filter(|_| state == "finished") else {
         return Ok(false);
     };
-    Ok(crate::authority::collector::imported_for_attempt(a, &at.attempt.attempt_id)?
-        .is_some_and(|x| x.outcome == "passed"))
+    Ok(
+        crate::authority::collector::imported_for_attempt(a, &at.attempt.attempt_id)?
+            .is_some_and(|x| x.outcome == "passed"),
+    )
 }
 
 /// The first unresolved older subject's task for the same repository,

@@ -127,7 +127,11 @@ pub struct CasSnapshot {
 
 impl CasSnapshot {
     /// Loads the manifest `manifest_sha256` and checks that it is `revision`.
-    pub fn open(cas: Cas, revision: &Sha256Hex, manifest_sha256: &Sha256Hex) -> Result<CasSnapshot> {
+    pub fn open(
+        cas: Cas,
+        revision: &Sha256Hex,
+        manifest_sha256: &Sha256Hex,
+    ) -> Result<CasSnapshot> {
         let bytes = cas.read(manifest_sha256, None, MAX_MANIFEST_BYTES)?;
         if domain_digest(DOMAIN_REVISION, &bytes) != *revision {
             return Err(Error::new(
