@@ -35,6 +35,7 @@ pub fn setup() -> Review {
     setup_with(
         TestEnv::init(),
         &repo_root().join("fixtures/workflows/review.json"),
+        None,
     )
 }
 
@@ -48,10 +49,11 @@ pub fn setup_wall(wall_ms: u64) -> Review {
     w["steps"][1]["review"]["budgets"]["max_total_wall_ms"] = json!(wall_ms);
     let p = env.path("review-workflow.json");
     std::fs::write(&p, serde_json::to_vec(&w).expect("json")).expect("write");
-    setup_with(env, &p)
+    setup_with(env, &p, None)
 }
 
-fn setup_with(env: TestEnv, workflow: &Path) -> Review {
+/// The set-up with `reviewer` pinned in place instead of a copy of the stand-in.
+fn setup_with(env: TestEnv, workflow: &Path, reviewer: Option<&Path>) -> Review {
     let l = Loop::setup(env, workflow, "bwrap", &[]);
     let key = l
         .env
@@ -77,9 +79,15 @@ fn setup_with(env: TestEnv, workflow: &Path) -> Review {
     let bin = l.env.path("reviewer");
     std::fs::create_dir(&bin).expect("mkdir");
     std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).expect("chmod");
-    let exe = bin.join("claude");
-    std::fs::copy(STAND_IN, &exe).expect("copy");
-    std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let exe = match reviewer {
+        Some(p) => p.to_path_buf(),
+        None => {
+            let exe = bin.join("claude");
+            std::fs::copy(STAND_IN, &exe).expect("copy");
+            std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+            exe
+        }
+    };
     let out = install(&l, &registration, &exe).json();
     assert_eq!(out["created"], true, "{out}");
     assert_eq!(out["review_profile"]["basis"], "claude_code_cli");
@@ -584,4 +592,54 @@ fn a_forged_upload_whose_envelopes_do_not_replay_is_refused() {
             .contains(&json!({"task_id": rt, "code": "review_criteria_failed"})),
         "{q}"
     );
+}
+
+/// The real Claude Code CLI (npm package, `scripts/install-claude.sh`):
+/// `profile install` pins its cli.js and node by digest, and a `collect`
+/// with no provider credentials is a typed failed record, not a hang or a
+/// fallback. Skipped, with the reason, when npm cannot install it.
+#[test]
+fn the_real_claude_is_pinned_and_without_credentials_gives_a_typed_failed_record() {
+    let script = repo_root().join("scripts/install-claude.sh");
+    let out = std::process::Command::new(&script)
+        .output()
+        .expect("run install-claude.sh");
+    if !out.status.success() {
+        println!("SKIP: {}", String::from_utf8_lossy(&out.stderr).trim());
+        return;
+    }
+    let claude = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim().to_owned());
+    let r = setup_with(
+        TestEnv::init(),
+        &repo_root().join("fixtures/workflows/review.json"),
+        Some(&claude),
+    );
+    let p = install(&r.l, &r.registration, &claude).json();
+    assert_eq!(p["created"], false, "the same pins again: {p}");
+    let exe = &p["review_profile"]["executable"];
+    assert!(
+        exe["script"]["path"]
+            .as_str()
+            .expect("script")
+            .ends_with("@anthropic-ai/claude-code/cli.js"),
+        "{p}"
+    );
+    assert!(
+        exe["program"]["path"]
+            .as_str()
+            .expect("program")
+            .contains("node"),
+        "{p}"
+    );
+    let (dp, _, _) = claimed(&r);
+    let c = r.l.collect(&dp).json();
+    assert_eq!(c["outcome"], "failed", "{c}");
+    assert!(
+        c["failure"]
+            .as_str()
+            .is_some_and(|f| f.starts_with("review_") && f != "review_call_uncertain"),
+        "{c}"
+    );
+    assert_eq!(c["calls"], 1, "one call, no retry and no fallback: {c}");
+    assert_eq!(c["upload"]["retained"], true);
 }

@@ -324,7 +324,10 @@ mod tests {
 
     #[test]
     fn a_review_member_is_required_on_review_steps_and_only_there() {
-        let p = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/workflows/review.json");
+        let p = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/fixtures/workflows/review.json"
+        );
         let w = Workflow::parse(&std::fs::read(p).expect("fixture")).expect("valid");
         let review = w.step("review").expect("review step");
         assert_eq!(review.action_class, ActionClass::Review);
