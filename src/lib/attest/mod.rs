@@ -208,7 +208,12 @@ pub fn show_key(root: &Path, format: key::Format) -> Result<key::ShowOutput> {
 /// `authority key rotate` (under the lock): a new current key; creates the
 /// first one in a data directory that has none.
 pub fn rotate_key(root: &Path, timeout: Duration, clock: &dyn Clock) -> Result<key::RotateOutput> {
-    let dir = DataDir::open(root)?;
-    let lock = dir.lock(timeout)?;
-    key::rotate(&dir, &lock, &rfc3339_millis(clock.now()))
+    // A session without databases: the lock and one clock reading.
+    let plan = crate::store::Plan {
+        journal: (&crate::task::journal::SPEC, crate::store::Access::None),
+        authority: (&crate::authority::schema::SPEC, crate::store::Access::None),
+        order: crate::store::CommitOrder::JournalFirst,
+    };
+    let s = crate::store::Session::open(root, timeout, clock, plan)?;
+    key::rotate(s.dir(), s.lock(), &rfc3339_millis(s.now()))
 }

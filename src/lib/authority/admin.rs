@@ -4,11 +4,11 @@
 
 use super::workflow::Workflow;
 use super::{bump_epoch, installed_requirement, policy_epoch, repository};
-use crate::clock::{Clock, rfc3339_millis};
+use crate::clock::Clock;
 use crate::error::{Code, Error, Result};
 use crate::store::private_fs;
 use crate::store::{
-    Connection, DataDir, OptionalExtension, Transaction, TransactionBehavior, params,
+    Access, CommitOrder, Connection, DataDir, OptionalExtension, Plan, Session, params,
 };
 use crate::task::contract::{ActionClass, ExecutorEnrollment, check_id, key_id};
 use crate::wire::digest::domain_digest;
@@ -26,24 +26,27 @@ pub const KEY_FILE: &str = "signing-key.ed25519";
 /// Largest token file.
 pub const MAX_TOKEN_FILE: u64 = 512;
 
-/// Runs `f` in one immediate authority transaction under the lock.
+/// Runs `f` in one immediate authority transaction under the lock: a
+/// [`Session`] without the journal, a batch of one.
 pub fn with_write<T>(
     root: &Path,
     timeout: Duration,
     clock: &dyn Clock,
-    f: impl FnOnce(&Transaction<'_>, &DataDir, &str) -> Result<T>,
+    f: impl FnOnce(&Connection, &DataDir, &str) -> Result<T>,
 ) -> Result<T> {
-    let dir = DataDir::open(root)?;
-    let lock = dir.lock(timeout)?;
-    let now = rfc3339_millis(clock.now());
-    let mut conn = dir.open_write(&super::schema::SPEC, &now, &lock)?;
-    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-    let out = f(&tx, &dir, &now)?;
-    tx.commit()?;
-    dir.close_write(&super::schema::SPEC, conn, &lock);
-    drop(lock);
+    let mut session = Session::open(root, timeout, clock, WRITE_PLAN)?;
+    let out = session.apply(|w| f(w.authority()?, w.dir(), &w.now_text()))?;
+    session.commit()?;
+    session.close();
     Ok(out)
 }
+
+/// The session of an operator write: the authority alone.
+const WRITE_PLAN: Plan = Plan {
+    journal: (&crate::task::journal::SPEC, Access::None),
+    authority: (&super::schema::SPEC, Access::Write),
+    order: CommitOrder::JournalFirst,
+};
 
 /// Opens the authority read-only (`not_initialized` when absent).
 pub fn open_read(root: &Path) -> Result<(DataDir, Connection)> {

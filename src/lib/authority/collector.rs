@@ -7,14 +7,17 @@ use super::admin::{self, Authenticated};
 use super::change;
 use super::workflow::Workflow;
 use super::{bump_epoch, installed_requirement};
-use crate::clock::{Clock, rfc3339_millis, unix_millis};
+use crate::clock::{Clock, unix_millis};
 use crate::collector::runtime::{self, RuntimeIdentity, RuntimeKind};
 use crate::collector::transfer::{
     self, CollectorDescriptor, CollectorProfile, ExecutionRecord, ExecutionRequest,
     ExecutionStatus, Limits, Origin, RegistrationBinding,
 };
 use crate::error::{Code, Error, Result};
-use crate::store::{Connection, DataDir, OptionalExtension, TransactionBehavior, params};
+use crate::store::{
+    Access, CommitOrder, Connection, OptionalExtension, Plan, Session, TransactionBehavior, Work,
+    params,
+};
 use crate::task::contract::{ActionClass, SCHEMA_VERSION, TaskClaimRequest, canonical_bytes};
 use crate::task::journal::{self, Now};
 use crate::wire::digest::Sha256Hex;
@@ -757,19 +760,33 @@ pub fn import(
 ) -> Result<Value> {
     let env = transfer::open(bytes)?;
     let digest = transfer::transfer_digest(bytes);
-    let dir = DataDir::open(root)?;
-    let lock = dir.lock(timeout)?;
-    let ts = rfc3339_millis(clock.now());
-    let now = Now {
-        ms: unix_millis(clock.now()),
-    };
-    // A refused import must not leave a new journal behind.
-    let journal_guard = dir.new_db_guard(&journal::SPEC, &lock)?;
-    let mut jc = dir.open_write(&journal::SPEC, &ts, &lock)?;
-    let jt = jc.transaction_with_behavior(TransactionBehavior::Immediate)?;
-    let mut ac = dir.open_write(&super::schema::SPEC, &ts, &lock)?;
-    let at = ac.transaction_with_behavior(TransactionBehavior::Immediate)?;
-    let who = admin::authenticate(&at, token)?;
+    // The retained transfer (authority) commits first: a retry finds it
+    // and repairs the journal's attempt (the replay path below). A refused
+    // import leaves no new journal behind.
+    let mut session = Session::open(root, timeout, clock, IMPORT_PLAN)?;
+    let out = session.apply(|w| import_in(w, token, bytes, &env, digest))?;
+    session.commit()?;
+    Ok(out)
+}
+
+const IMPORT_PLAN: Plan = Plan {
+    journal: (&journal::SPEC, Access::Write),
+    authority: (&super::schema::SPEC, Access::Write),
+    order: CommitOrder::AuthorityFirst,
+};
+
+/// The import, inside its session.
+fn import_in(
+    w: &Work<'_>,
+    token: &str,
+    bytes: &[u8],
+    env: &transfer::Envelope,
+    digest: Sha256Hex,
+) -> Result<Value> {
+    let (jt, at, dir) = (w.journal_write()?, w.authority()?, w.dir());
+    let ts = w.now_text();
+    let now = Now { ms: w.now_ms() };
+    let who = admin::authenticate(at, token)?;
     if who.actor.owner_id != env.header.origin.owner_id {
         return Err(Error::new(
             Code::Forbidden,
@@ -777,7 +794,7 @@ pub fn import(
         ));
     }
     let h = &env.header;
-    if let Some(prev) = imported_where(&at, "execution_operation_id", &h.execution_operation_id)? {
+    if let Some(prev) = imported_where(at, "execution_operation_id", &h.execution_operation_id)? {
         if prev.transfer_digest != digest.as_str() {
             return Err(Error::new(
                 Code::Conflict,
@@ -792,18 +809,14 @@ pub fn import(
             params![prev.attempt_id, ts],
         )?;
         let applicable = if h.kind == super::review::KIND {
-            super::review::derive_descriptor(&jt, &at, &prev.attempt_id)
-                .and_then(|(d, _)| super::review::check_live(&at, &d))
+            super::review::derive_descriptor(jt, at, &prev.attempt_id)
+                .and_then(|(d, _)| super::review::check_live(at, &d))
                 .is_ok()
         } else {
-            derive_descriptor(&jt, &at, &prev.attempt_id)
-                .and_then(|d| check_live(&at, &d))
+            derive_descriptor(jt, at, &prev.attempt_id)
+                .and_then(|d| check_live(at, &d))
                 .is_ok()
         };
-        at.rollback()?;
-        jt.commit()?;
-        journal_guard.keep();
-        drop(lock);
         return Ok(json!({
             "replay": true, "retained": true, "transfer_digest": digest,
             "execution_operation_id": prev.execution_operation_id, "task_id": prev.task_id,
@@ -815,10 +828,10 @@ pub fn import(
     // Each kind is validated in full by its own rules (a review by replay);
     // what is retained is the same either way.
     let (outcome, status, change_id, change_version) = if h.kind == super::review::KIND {
-        let v = super::review::validate_transfer(&jt, &at, &dir, bytes)?;
+        let v = super::review::validate_transfer(jt, at, dir, bytes)?;
         let d = &v.descriptor;
-        check_open(&jt, &d.attempt_id, &d.task_id, d.fence, now.ms)?;
-        super::review::check_live(&at, d)?;
+        check_open(jt, &d.attempt_id, &d.task_id, d.fence, now.ms)?;
+        super::review::check_live(at, d)?;
         let status = match v.record.failure {
             Some(f) => serde_json::to_value(f)?,
             None => json!("completed"),
@@ -830,9 +843,9 @@ pub fn import(
             d.change_version,
         )
     } else {
-        let v = validate_transfer(&jt, &at, bytes)?;
-        check_attempt_open(&jt, &v.descriptor, now.ms)?;
-        check_live(&at, &v.descriptor)?;
+        let v = validate_transfer(jt, at, bytes)?;
+        check_attempt_open(jt, &v.descriptor, now.ms)?;
+        check_live(at, &v.descriptor)?;
         (
             serde_json::to_value(v.record.outcome)?,
             serde_json::to_value(v.record.status)?,
@@ -865,10 +878,6 @@ pub fn import(
         params![h.attempt_id, ts],
     )?;
     crate::collector::crash_point("during_upload");
-    at.commit()?;
-    jt.commit()?;
-    journal_guard.keep();
-    drop(lock);
     let passed = outcome_s == "passed";
     Ok(json!({
         "replay": false, "retained": true, "transfer_digest": digest, "size": bytes.len(),
