@@ -388,8 +388,16 @@ impl ReviewProfile {
 
     /// Every rule: version, ids, criteria, coverage, budgets, pins, model,
     /// variable names, the id derived from the digest, the basis allowed in
-    /// this build and the policy of this controller.
+    /// this build and the policy of this controller. Install, claim,
+    /// collect, import, finalize, qualify and land all load a stored
+    /// profile through this (`authority::review::profile_for`).
     pub fn validate(&self) -> Result<()> {
+        self.validate_for(cfg!(any(test, feature = "test-hooks")))
+    }
+
+    /// [`Self::validate`] for a build that is (`test_build`) or is not a
+    /// test build: the basis is checked with [`check_basis_for`].
+    pub fn validate_for(&self, test_build: bool) -> Result<()> {
         if self.version != 1 {
             return Err(invalid(format!(
                 "unsupported review profile version {}",
@@ -432,7 +440,7 @@ impl ReviewProfile {
                 "the review profile was made for another controller policy: install a new profile",
             ));
         }
-        check_basis(self.basis)
+        check_basis_for(self.basis, test_build)
     }
 }
 
