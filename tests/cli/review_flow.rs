@@ -643,3 +643,37 @@ fn the_real_claude_is_pinned_and_without_credentials_gives_a_typed_failed_record
     assert_eq!(c["calls"], 1, "one call, no retry and no fallback: {c}");
     assert_eq!(c["upload"]["retained"], true);
 }
+
+/// Two `collect`s of one review execution at once: the second waits a
+/// bounded time for the first and gives up with `busy`, or (when it
+/// starts after the first finished) resumes from the retained record; the
+/// call is dispatched once either way.
+#[test]
+fn concurrent_collects_of_one_review_never_dispatch_a_call_twice() {
+    let r = setup_wall(3_000);
+    r.write_add("# STAND-IN:TIMEOUT\n");
+    let (dp, d, _) = claimed(&r);
+    let mut first = r.l.env.std_cmd();
+    first
+        .arg("--token-file")
+        .arg(&r.l.token)
+        .args(["collect", "--descriptor", s(&dp), "--collector-dir"])
+        .arg(&r.l.collector)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let child = first.spawn().expect("spawn");
+    let second = r.l.collect(&dp);
+    let first = child.wait_with_output().expect("wait");
+    let outs = [first.status.code().unwrap_or(-1), second.code];
+    let busy = String::from_utf8_lossy(&first.stderr).contains("\"busy\"")
+        || second.stderr.contains("\"busy\"");
+    assert!(
+        outs.contains(&0) && (busy || outs == [0, 0]),
+        "{outs:?} {second}"
+    );
+    assert!(r.journal_file(&d, "call-0000.outcome.sealed").exists());
+    assert!(!r.journal_file(&d, "call-0001.reservation.sealed").exists());
+    let c = r.l.collect(&dp).json();
+    assert_eq!(c["failure"], "review_call_timed_out", "{c}");
+    assert_eq!(c["calls"], 1);
+}

@@ -32,6 +32,9 @@ use crate::wire::digest::Sha256Hex;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
+/// How long a second `collect` of the same execution waits for the first.
+const LOCK_WAIT: std::time::Duration = std::time::Duration::from_millis(1000);
+
 /// The durable reservation of one review execution.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -70,6 +73,19 @@ pub fn collect(req: &CollectRequest<'_>, up: &dyn Uploader, descriptor: Value) -
     private_fs::ensure_private_dir(&cdir.join("executions"))?;
     let ex = Execution::new(&cdir, &d.execution_operation_id, StateKey::derive(&seed)?);
     ex.refuse_unsealed()?;
+    // One collect of an execution at a time: a second one running the
+    // same calls concurrently would dispatch a call twice.
+    private_fs::ensure_private_dir(&ex.dir)?;
+    let _running = crate::store::lock_file(&ex.dir.join("lock"), LOCK_WAIT).map_err(|e| {
+        if e.code() == Code::Busy {
+            Error::new(
+                Code::Busy,
+                "another collect of this review execution is running",
+            )
+        } else {
+            e
+        }
+    })?;
     let retained = match ex.read("reservation", 64 * 1024)? {
         Some(b) => {
             let r: Reservation = serde_json::from_slice(&b).map_err(|e| {
@@ -111,7 +127,6 @@ pub fn collect(req: &CollectRequest<'_>, up: &dyn Uploader, descriptor: Value) -
         Some(_) => {}
         None => {
             crate::collector::crash_point("before_reserve");
-            private_fs::ensure_private_dir(&ex.dir)?;
             let res = Reservation {
                 version: 1,
                 descriptor: d.clone(),
