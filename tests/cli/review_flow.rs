@@ -538,7 +538,8 @@ fn resign(r: &Review, bytes: &[u8], edit: impl FnOnce(&mut Value)) -> Vec<u8> {
     edit(&mut rec);
     let rec: agent_task::collector::review::ReviewRecord =
         serde_json::from_value(rec).expect("still a record");
-    let key = agent_task::authority::admin::load_signing_key(&r.l.collector).expect("key");
+    let key =
+        agent_task::workflow::authority::admin::load_signing_key(&r.l.collector).expect("key");
     let mut h = env.header.clone();
     h.upload_request_id = "up_forged".into();
     transfer::seal(

@@ -15,9 +15,9 @@
 //! `kind: "review"`.
 
 use super::runtime::{RunOutcome, RuntimeIdentity, RuntimeKind};
-use crate::authority::workflow::Recipe;
+use crate::contract::workflow::Recipe;
+use crate::contract::{canonical_bytes, check_id};
 use crate::error::{Code, Error, Result};
-use crate::task::contract::{canonical_bytes, check_id};
 use crate::wire::digest::{Sha256Hex, domain_digest};
 use crate::wire::ed25519::{Keypair, verify_strict};
 use serde::{Deserialize, Serialize};
@@ -577,10 +577,10 @@ fn validate_header(h: &TransferHeader) -> Result<()> {
             "the header's collector identity names no runtime of its kind",
         ));
     }
-    crate::task::contract::check_text(
+    crate::contract::check_text(
         "agent_task_version",
         &h.collector_identity.agent_task_version,
-        crate::task::contract::MAX_ID,
+        crate::contract::MAX_ID,
     )
     .map_err(|e| bad(e.message().to_owned()))?;
     for (f, v) in [
@@ -600,7 +600,7 @@ fn validate_header(h: &TransferHeader) -> Result<()> {
         ("upload_request_id", &h.upload_request_id),
     ] {
         if f == "repository" {
-            crate::task::contract::check_text(f, v, crate::task::contract::MAX_ID)?;
+            crate::contract::check_text(f, v, crate::contract::MAX_ID)?;
         } else {
             check_id(f, v).map_err(|e| bad(e.message().to_owned()))?;
         }
@@ -653,7 +653,7 @@ mod tests {
                 key_id: "kid_1".into(),
             },
             requirement_digest: d.clone(),
-            recipe: crate::authority::workflow::Recipe {
+            recipe: crate::contract::workflow::Recipe {
                 argv: vec!["true".into()],
                 timeout_ms: 1000,
                 network: false,

@@ -25,9 +25,9 @@ use crate::clock::rfc3339_millis;
 use crate::collector::collect::{CollectRequest, Execution, Uploader, open_collector};
 use crate::collector::state::StateKey;
 use crate::collector::transfer::{self, CollectorIdentity, MAX_TRANSFER_BYTES, TransferHeader};
+use crate::contract::canonical_bytes;
 use crate::error::{Code, Error, Result};
 use crate::store::{DataDir, private_fs};
-use crate::task::contract::canonical_bytes;
 use crate::wire::digest::Sha256Hex;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -61,10 +61,10 @@ pub fn collect(req: &CollectRequest<'_>, up: &dyn Uploader, descriptor: Value) -
             "unsupported descriptor kind or version",
         ));
     }
-    crate::task::contract::check_id("execution_operation_id", &d.execution_operation_id)?;
+    crate::contract::check_id("execution_operation_id", &d.execution_operation_id)?;
     let (cdir, seed) = open_collector(req.root, req.collector_dir)?;
     let key = crate::wire::ed25519::Keypair::from_seed(&seed);
-    if crate::task::contract::key_id(&key.public_key()) != d.registration.key_id {
+    if crate::contract::key_id(&key.public_key()) != d.registration.key_id {
         return Err(Error::new(
             Code::EnrollmentInvalid,
             "the collector directory's key is not the registration's key",
@@ -111,9 +111,9 @@ pub fn collect(req: &CollectRequest<'_>, up: &dyn Uploader, descriptor: Value) -
     // descriptor for an open attempt (a finished review needs no call and
     // only reads the profile).
     let profile = if record_bytes.is_none() {
-        crate::authority::review::recheck_descriptor(req.root, req.clock, req.token, &d)?
+        req.authority.recheck_review(&d)?
     } else {
-        crate::authority::review::descriptor_profile(req.root, &d)?
+        req.authority.review_profile(&d)?
     };
     let request = d.request(&profile)?;
     let request_digest = request.digest()?;

@@ -19,7 +19,7 @@
 pub mod answer;
 pub mod collect;
 pub mod controller;
-pub mod coverage;
+pub use crate::contract::coverage;
 pub mod journal;
 pub mod plan;
 pub mod replay;

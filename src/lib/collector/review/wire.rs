@@ -5,8 +5,8 @@
 
 use super::plan::{EntryKind, Snapshot, SnapshotEntry};
 use super::types::{Basis, ReviewProfile, ReviewRequest, ReviewSubject};
-use crate::authority::snapshot::{DOMAIN_REVISION, MODE_LINK, Manifest};
 use crate::collector::transfer::{Origin, RegistrationBinding};
+use crate::contract::snapshot::{DOMAIN_REVISION, MODE_LINK, Manifest};
 use crate::error::{Code, Error, Result};
 use crate::store::Cas;
 use crate::wire::digest::{Sha256Hex, domain_digest};
@@ -112,7 +112,7 @@ impl ReviewDescriptor {
     pub fn digest(&self) -> Result<Sha256Hex> {
         Ok(domain_digest(
             DOMAIN_DESCRIPTOR,
-            &crate::task::contract::canonical_bytes(self)?,
+            &crate::contract::canonical_bytes(self)?,
         ))
     }
 }

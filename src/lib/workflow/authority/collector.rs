@@ -5,7 +5,6 @@
 
 use super::admin::{self, Authenticated};
 use super::change;
-use super::workflow::Workflow;
 use super::{bump_epoch, installed_requirement};
 use crate::clock::{Clock, unix_millis};
 use crate::collector::runtime::{self, RuntimeIdentity, RuntimeKind};
@@ -13,14 +12,15 @@ use crate::collector::transfer::{
     self, CollectorDescriptor, CollectorProfile, ExecutionRecord, ExecutionRequest,
     ExecutionStatus, Limits, Origin, RegistrationBinding,
 };
+use crate::contract::workflow::Workflow;
+use crate::contract::{ActionClass, SCHEMA_VERSION, TaskClaimRequest, canonical_bytes};
 use crate::error::{Code, Error, Result};
 use crate::store::{
     Access, CommitOrder, Connection, OptionalExtension, Plan, Session, TransactionBehavior, Work,
     params,
 };
-use crate::task::contract::{ActionClass, SCHEMA_VERSION, TaskClaimRequest, canonical_bytes};
-use crate::task::journal::{self, Now};
 use crate::wire::digest::Sha256Hex;
+use crate::workflow::journal::{self, Now};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use std::path::Path;
@@ -82,7 +82,7 @@ fn profile_err(msg: impl Into<String>) -> Error {
 /// The current (highest) epoch of a registration's executor scope.
 pub(crate) fn current_epoch(
     a: &Connection,
-    reg: &crate::task::contract::ExecutorEnrollment,
+    reg: &crate::contract::ExecutorEnrollment,
 ) -> Result<u64> {
     let e: i64 = a.query_row(
         "SELECT max(epoch) FROM registrations WHERE repo_id = ?1 AND profile_id = ?2 AND step_id = ?3 AND executor_id = ?4",
@@ -474,7 +474,7 @@ pub(crate) fn check_open(
 /// `collector-claim`: claims a command task for the current collector
 /// profile's registration and returns the authority-derived descriptor.
 pub fn collector_claim(
-    cx: &crate::task::ops::AgentCtx<'_>,
+    cx: &crate::workflow::service::ops::AgentCtx<'_>,
     task_id: &str,
     request_id: &str,
 ) -> Result<Value> {
@@ -504,7 +504,7 @@ pub fn collector_claim(
         )?
         .ok_or_else(|| profile_err("no collector profile is installed for this step"))?;
         p.check_basis()?;
-        let lease = (p.recipe.timeout_ms + 120_000).min(crate::task::contract::MAX_LEASE_MS);
+        let lease = (p.recipe.timeout_ms + 120_000).min(crate::contract::MAX_LEASE_MS);
         let req = TaskClaimRequest {
             version: SCHEMA_VERSION,
             request_id: request_id.into(),

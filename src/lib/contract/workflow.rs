@@ -3,11 +3,11 @@
 //! file re-serialised compactly in declared field order, and its
 //! requirement digest is `domain_digest(DOMAIN_REQUIREMENT, bytes)`.
 
-use crate::error::{Code, Error, Result};
-use crate::task::contract::{
+use super::{
     ActionClass, MAX_CRITERIA, MAX_DEPENDS, MAX_REFERENCES, MAX_SKILL_TEXT, MAX_TEXT,
     canonical_bytes, check_id, check_relative_path, check_text,
 };
+use crate::error::{Code, Error, Result};
 use crate::wire::digest::{Sha256Hex, domain_digest};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
@@ -68,15 +68,15 @@ pub struct Step {
     /// required there; left out of the installed bytes when absent, so the
     /// digests of files without one are unchanged).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub review: Option<crate::collector::review::ReviewStep>,
+    pub review: Option<super::review::ReviewStep>,
 }
 
 impl Step {
     /// The step's criteria as a review judges them (every one controller-only).
-    pub fn review_criteria(&self) -> Vec<crate::collector::review::ReviewCriterion> {
+    pub fn review_criteria(&self) -> Vec<super::review::ReviewCriterion> {
         self.criteria
             .iter()
-            .map(|c| crate::collector::review::ReviewCriterion {
+            .map(|c| super::review::ReviewCriterion {
                 id: c.id.clone(),
                 required: c.required,
                 text: c.text.clone(),
@@ -228,7 +228,7 @@ impl Workflow {
                 }
                 (ActionClass::Review, Some(r)) => {
                     r.validate()?;
-                    crate::collector::review::types::validate_criteria(&s.review_criteria())?;
+                    super::review::validate_criteria(&s.review_criteria())?;
                 }
                 (_, Some(_)) => {
                     return Err(invalid(format!(

@@ -9,7 +9,6 @@
 use super::admin::{self, Authenticated};
 use super::change;
 use super::collector::{self as col, audience, current_epoch, live_grant};
-use super::workflow::Workflow;
 use super::{bump_epoch, installed_requirement};
 use crate::clock::{Clock, unix_millis};
 use crate::collector::review::types::{ProfileParts, Provider, ReviewRecord};
@@ -19,11 +18,12 @@ use crate::collector::review::{
     Basis, ReviewProfile, ReviewRequest, check_basis, pin_executable, validate_replay,
 };
 use crate::collector::transfer::{self, Envelope, RegistrationBinding};
+use crate::contract::workflow::Workflow;
+use crate::contract::{ActionClass, ExecutorEnrollment, canonical_bytes};
 use crate::error::{Code, Error, Result};
 use crate::store::{Connection, DataDir, OptionalExtension, TransactionBehavior, params};
-use crate::task::contract::{ActionClass, ExecutorEnrollment, canonical_bytes};
-use crate::task::journal;
 use crate::wire::digest::Sha256Hex;
+use crate::workflow::journal;
 use serde::Serialize;
 use serde_json::json;
 use std::path::{Path, PathBuf};
@@ -358,7 +358,7 @@ pub fn claim(
     a: &Connection,
     who: &Authenticated,
     now: journal::Now,
-    t: &crate::task::contract::WorkflowTask,
+    t: &crate::contract::WorkflowTask,
     request_id: &str,
 ) -> Result<serde_json::Value> {
     let p = current_profile(
@@ -373,9 +373,9 @@ pub fn claim(
         .budgets
         .max_total_wall_ms
         .saturating_add(120_000)
-        .min(crate::task::contract::MAX_LEASE_MS);
-    let req = crate::task::contract::TaskClaimRequest {
-        version: crate::task::contract::SCHEMA_VERSION,
+        .min(crate::contract::MAX_LEASE_MS);
+    let req = crate::contract::TaskClaimRequest {
+        version: crate::contract::SCHEMA_VERSION,
         request_id: request_id.into(),
         task_id: t.task_id.clone(),
         task_digest: t.digest()?,
