@@ -191,6 +191,18 @@ fn a_test_step_and_a_review_step_qualify_and_land() {
     // The agent cannot claim the controller-only review itself.
     l.agent(&["claim", &rt, "--request-id", "c1", "--lease-ms", "60000"])
         .error("forbidden", 77);
+    // Not even naming the review collector's registration.
+    l.agent(&[
+        "claim",
+        &rt,
+        "--request-id",
+        "c2",
+        "--lease-ms",
+        "60000",
+        "--executor",
+        &r.registration,
+    ])
+    .error("forbidden", 77);
     r.pass_tests(&tt);
     let n = l.agent(&["next", "--change", &l.change_id]).json();
     assert_eq!(

@@ -372,6 +372,15 @@ pub fn claim(
 ) -> Result<Value> {
     cx.mutate(|j, a, who, now| {
         let (t, _) = change::find_task(a, task_id)?;
+        // A review step is claimed only by `collector-claim`, for the
+        // installed review profile's registration (whatever executor a
+        // plain claim names).
+        if t.action_class == ActionClass::Review {
+            return Err(Error::new(
+                Code::Forbidden,
+                "review steps are controller_only and cannot be claimed (the enrolled review collector uses collector-claim)",
+            ));
+        }
         let req = TaskClaimRequest {
             version: SCHEMA_VERSION,
             request_id: request_id.into(),
