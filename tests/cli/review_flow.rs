@@ -690,3 +690,58 @@ fn concurrent_collects_of_one_review_never_dispatch_a_call_twice() {
     assert_eq!(c["failure"], "review_call_timed_out", "{c}");
     assert_eq!(c["calls"], 1);
 }
+
+/// The review loop through `agent-task serve`: the review descriptor from
+/// the workspace HTTP endpoint's `collector_claim`, the signed review
+/// transfer uploaded to its collector-upload route (replayed there),
+/// finalization and qualification over HTTP.
+#[test]
+fn a_review_over_the_workspace_http_endpoint() {
+    use crate::workspace_collect::{collect_http, op, serve, token};
+    let r = setup();
+    let l = &r.l;
+    let (tt, rt) = r.checkpoint();
+    r.pass_tests(&tt);
+    let srv = serve(l);
+    let tok = token(l);
+    let a = srv.addr.as_str();
+    let q = op(
+        a,
+        &tok,
+        json!({"operation": "qualification", "change_id": l.change_id}),
+    );
+    assert_eq!(
+        q["next"],
+        json!({"operation": "collector_claim", "task_id": rt}),
+        "{q}"
+    );
+    let claim = op(
+        a,
+        &tok,
+        json!({"operation": "collector_claim", "task_id": rt, "request_id": "h-review"}),
+    );
+    let desc = claim["descriptor"].clone();
+    assert_eq!(desc["kind"], "review", "{claim}");
+    let c = collect_http(l, a, &desc, false);
+    assert_eq!(c["outcome"], "passed", "{c}");
+    assert_eq!(c["upload"]["retained"], true, "{c}");
+    let f = op(
+        a,
+        &tok,
+        json!({"operation": "collector_finalize", "change_id": l.change_id}),
+    );
+    assert_eq!(
+        f["receipt"]["transfers"]
+            .as_array()
+            .expect("transfers")
+            .len(),
+        2,
+        "{f}"
+    );
+    let q = op(
+        a,
+        &tok,
+        json!({"operation": "qualification", "change_id": l.change_id}),
+    );
+    assert_eq!(q["qualified"], true, "{q}");
+}
