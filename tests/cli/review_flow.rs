@@ -745,3 +745,73 @@ fn a_review_over_the_workspace_http_endpoint() {
     );
     assert_eq!(q["qualified"], true, "{q}");
 }
+
+/// The candidate writing into the collector's state: a planted outcome
+/// for a reserved call (which would let it choose the answer) does not
+/// verify, and nothing is signed from it.
+#[test]
+fn a_planted_outcome_in_the_collector_state_is_refused() {
+    let r = setup();
+    let (dp, d, _) = claimed(&r);
+    let out = r.collect_env(&dp, &[(CRASH, "review_after_reserve")]);
+    assert_eq!(out.code, -1, "killed by SIGKILL: {out}");
+    let planted = r.journal_file(&d, "call-0000.outcome.sealed");
+    let mut bytes = b"ATSEAL1\n".to_vec();
+    bytes.extend_from_slice(&2u64.to_be_bytes());
+    bytes.extend_from_slice(b"{}");
+    bytes.extend_from_slice(&[0u8; 32]);
+    std::fs::write(&planted, &bytes).expect("plant");
+    std::fs::set_permissions(&planted, std::fs::Permissions::from_mode(0o600)).expect("chmod");
+    r.l.collect(&dp).error("collector_state_tampered", 65);
+    assert!(
+        r.l.read_retained(&d, "transfer").is_none(),
+        "nothing signed"
+    );
+}
+
+/// STAND-IN:WRITE: the reviewer tries to write next to itself, in its cwd
+/// and in its HOME. Its cwd and HOME are fresh private directories that
+/// are removed after the call, so nothing reaches the snapshot, the
+/// collector state or the record; the reviewer is not sandboxed, so the
+/// file next to itself (the operator's directory) is written: the
+/// executable is trusted like the operator's account (docs/review.md).
+#[test]
+fn a_reviewer_that_writes_files_changes_nothing_the_controller_derives() {
+    let r = setup();
+    r.write_add("# STAND-IN:WRITE\n");
+    let (dp, _, _) = claimed(&r);
+    let c = r.l.collect(&dp).json();
+    assert_eq!(c["outcome"], "passed", "{c}");
+    let planted = |dir: &Path| {
+        let mut found = Vec::new();
+        let mut stack = vec![dir.to_path_buf()];
+        while let Some(d) = stack.pop() {
+            for e in std::fs::read_dir(&d).expect("read dir").flatten() {
+                let p = e.path();
+                if p.is_dir() && !p.is_symlink() {
+                    stack.push(p);
+                } else if p.file_name().is_some_and(|n| n == "stand-in-planted") {
+                    found.push(p);
+                }
+            }
+        }
+        found
+    };
+    assert!(
+        planted(&r.l.collector).is_empty(),
+        "nothing in the collector state"
+    );
+    assert!(
+        planted(&r.l.env.data_dir).is_empty(),
+        "nothing in the data directory"
+    );
+    assert!(
+        planted(&r.l.workspace).is_empty(),
+        "nothing in the workspace"
+    );
+    assert_eq!(
+        planted(r.exe.parent().expect("dir")).len(),
+        1,
+        "the unsandboxed reviewer can write where its user can"
+    );
+}
