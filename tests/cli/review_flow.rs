@@ -217,6 +217,17 @@ fn a_test_step_and_a_review_step_qualify_and_land() {
         d.get("executable").is_none() && d.get("budgets").is_none(),
         "the descriptor selects no executable or budget: {d}"
     );
+    // A descriptor edited to choose another model is refused before any
+    // call; one that adds a budget or an executable does not decode.
+    let mut forged = d.clone();
+    forged["model"] = json!("claude-opus-4-1");
+    let fp = l.env.path("forged-model.json");
+    std::fs::write(&fp, serde_json::to_vec(&forged).expect("json")).expect("write");
+    l.collect(&fp).error("descriptor_mismatch", 65);
+    let mut forged = d.clone();
+    forged["executable"] = json!("/bin/sh");
+    std::fs::write(&fp, serde_json::to_vec(&forged).expect("json")).expect("write");
+    l.collect(&fp).error("invalid_input", 65);
     let c = l.collect(&dp).json();
     assert_eq!(c["kind"], "review");
     assert_eq!(c["outcome"], "passed", "{c}");
