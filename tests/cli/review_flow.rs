@@ -41,12 +41,17 @@ pub fn setup() -> Review {
 
 /// [`setup`] with the review step's wall budget set to `wall_ms`.
 pub fn setup_wall(wall_ms: u64) -> Review {
+    setup_budget("max_total_wall_ms", wall_ms)
+}
+
+/// [`setup`] with one budget of the review step changed.
+pub fn setup_budget(name: &str, value: u64) -> Review {
     let env = TestEnv::init();
     let mut w: Value = serde_json::from_slice(
         &std::fs::read(repo_root().join("fixtures/workflows/review.json")).expect("fixture"),
     )
     .expect("json");
-    w["steps"][1]["review"]["budgets"]["max_total_wall_ms"] = json!(wall_ms);
+    w["steps"][1]["review"]["budgets"][name] = json!(value);
     let p = env.path("review-workflow.json");
     std::fs::write(&p, serde_json::to_vec(&w).expect("json")).expect("write");
     setup_with(env, &p, None)
@@ -825,4 +830,53 @@ fn a_reviewer_that_writes_files_changes_nothing_the_controller_derives() {
         1,
         "the unsandboxed reviewer can write where its user can"
     );
+}
+
+/// A review of several calls (a 1 KiB source budget: the changelog is
+/// covered in chunks): every call is journaled, the authority replays all
+/// of them, and the review still qualifies; then revoking the review
+/// collector's registration withdraws it: the subject is stale, it does not
+/// land, and a new subject's review cannot be claimed without a current
+/// review profile.
+#[test]
+fn a_review_of_several_calls_replays_and_a_revoked_reviewer_no_longer_qualifies() {
+    let r = setup_budget("max_source_bytes_per_call", 1024);
+    let l = &r.l;
+    let notes: String = (1..=60)
+        .map(|i| format!("- change {i}: a line of notes long enough to fill a chunk\n"))
+        .collect();
+    std::fs::write(l.workspace.join("CHANGELOG.md"), notes).expect("write");
+    let (tt, rt) = r.checkpoint();
+    r.pass_tests(&tt);
+    let (dp, d) = l.claim(&rt, "review.json");
+    let c = l.collect(&dp).json();
+    assert_eq!(c["outcome"], "passed", "{c}");
+    let calls = c["calls"].as_u64().expect("calls");
+    assert!((3..=4).contains(&calls), "the changelog is chunked: {c}");
+    for i in 0..calls {
+        assert!(
+            r.journal_file(&d, &format!("call-{i:04}.outcome.sealed"))
+                .exists()
+        );
+    }
+    assert_eq!(c["coverage"]["reviewed"], 3);
+    l.agent(&["finalize", "--change", &l.change_id]).json();
+    assert_eq!(l.qualify()["qualified"], true);
+    l.env
+        .run(&["enrollment", "revoke", "--registration", &r.registration])
+        .json();
+    // Revocation is a policy act: the subject is no longer current, and
+    // the way on is a new checkpoint (whose review needs a current reviewer).
+    let q = l.qualify();
+    assert_eq!(q["qualified"], false, "{q}");
+    assert_eq!(q["subject_current"], false, "{q}");
+    assert_eq!(q["next"], json!({"operation": "checkpoint"}));
+    let land = l
+        .env
+        .run(&["land", "--repo", "demo/basic", "--change", &l.change_id]);
+    assert_ne!(land.code, 0, "{land}");
+    let (_, rt2) = r.checkpoint();
+    assert_ne!(rt, rt2);
+    l.agent(&["collector-claim", &rt2, "--descriptor-out", "/dev/null"])
+        .error("profile_invalid", 77);
 }
