@@ -358,9 +358,11 @@ pub fn claim(
     a: &Connection,
     who: &Authenticated,
     now: journal::Now,
-    t: &crate::contract::WorkflowTask,
+    found: (crate::contract::WorkflowTask, change::StoredSubject),
     request_id: &str,
 ) -> Result<serde_json::Value> {
+    let (t, s) = found;
+    let t = &t;
     let p = current_profile(
         a,
         &t.subject.repository,
@@ -382,7 +384,16 @@ pub fn claim(
         requested_lease_ms: lease,
         executor: Some(p.registration.registration_id.clone()),
     };
-    let mut out = journal::claim(j, a, &who.actor, &req, now)?;
+    // The task as the caller looked it up: the claim does not look it up again.
+    let visible = change::may_view(&s.change, &who.actor);
+    let mut out = journal::claim(
+        j,
+        &super::Rechecks(a),
+        &who.actor,
+        &req,
+        Some((t.clone(), visible, s.tasks)),
+        now,
+    )?;
     let attempt_id = out["attempt"]["attempt_id"]
         .as_str()
         .ok_or_else(|| Error::internal("claim output lacks the attempt id"))?
