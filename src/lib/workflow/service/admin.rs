@@ -13,6 +13,7 @@ use crate::workflow::authority::admin::{
     RevokeOutput, TokenOutput,
 };
 use crate::workflow::authority::collector::{self, ProfileInstallOutput, ProfileInstallRequest};
+use crate::workflow::authority::review::{self, ReviewInstallOutput, ReviewInstallRequest};
 use std::path::Path;
 use std::time::Duration;
 
@@ -117,6 +118,16 @@ pub fn profile_install(
     req: &ProfileInstallRequest,
 ) -> Result<ProfileInstallOutput> {
     with_write(root, timeout, clock, collector::profile_install(req)?)
+}
+
+/// `collector profile install --runtime review`.
+pub fn review_profile_install(
+    root: &Path,
+    timeout: Duration,
+    clock: &dyn Clock,
+    req: &ReviewInstallRequest,
+) -> Result<ReviewInstallOutput> {
+    with_write(root, timeout, clock, review::profile_install(req)?)
 }
 
 /// `authority key rotate` (under the lock): a new current key; creates the
