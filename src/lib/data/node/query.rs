@@ -262,8 +262,16 @@ impl Node {
                 })?;
                 rows.collect::<rusqlite::Result<_>>()?
             } else {
+                // The `where` needles (necessary, not sufficient: the
+                // exact match below decides) are checked by SQLite as it
+                // scans, so rows that cannot match are never copied out,
+                // and a batch holds only rows that may.
+                let first_needle = 4 + coll_list.len();
+                let needle_checks: String = (0..needles.len())
+                    .map(|k| format!(" AND instr(r.envelope_json, ?{}) > 0", first_needle + k))
+                    .collect();
                 let sql = format!(
-                    "SELECT r.rid, r.id, r.envelope_json FROM records r WHERE r.rid < ?1 {} \
+                    "SELECT r.rid, r.id, r.envelope_json FROM records r WHERE r.rid < ?1 {}{needle_checks} \
                      AND NOT EXISTS (SELECT 1 FROM tombstones t WHERE t.record_id = r.id) \
                      ORDER BY r.rid DESC LIMIT ?2 OFFSET ?3",
                     in_collections("r.collection_id")
@@ -272,6 +280,7 @@ impl Node {
                 params.push((size as i64).into());
                 params.push(0i64.into());
                 params.extend(coll_list.iter().map(|s| s.clone().into()));
+                params.extend(needles.iter().map(|s| s.clone().into()));
                 let mut st = c.prepare_cached(&sql)?;
                 let rows = st.query_map(rusqlite::params_from_iter(params.iter()), |r| {
                     Ok((
