@@ -113,6 +113,9 @@ thread_local! {
     static READER: RefCell<Option<(PathBuf, Connection)>> = const { RefCell::new(None) };
 }
 
+/// The read connection's settings (see [`Node::read`]).
+const READER_PRAGMAS: &str = "PRAGMA mmap_size = 1073741824;";
+
 fn parse_json(s: &str) -> Result<Value> {
     serde_json::from_str(s).map_err(|e| Error::internal(format!("stored JSON is corrupt: {e}")))
 }
@@ -202,6 +205,11 @@ impl Node {
                     .dir
                     .open_read(&SPEC)?
                     .ok_or_else(|| not_initialized(&self.dir))?;
+                // Reads map the database file instead of copying each page
+                // out of the OS cache with a system call: a scan (list mode
+                // with `where`) reads many more pages than a connection's
+                // own cache holds.
+                conn.execute_batch(READER_PRAGMAS)?;
                 *slot = Some((path.clone(), conn));
             }
             match &*slot {
