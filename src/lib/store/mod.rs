@@ -13,6 +13,7 @@ mod cas;
 mod db;
 mod lock;
 pub mod private_fs;
+mod session;
 mod staging;
 
 pub use cas::{Cas, CasBatch, CasStats, PutOutcome, TEMP_SWEEP_AGE};
@@ -21,6 +22,7 @@ pub use db::{DbSpec, Migration};
 pub(crate) use db::{in_memory, raw_file};
 pub use lock::{DEFAULT_TIMEOUT, DirLock};
 pub use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, params};
+pub use session::{Access, CommitOrder, Plan, Session, Work};
 pub use staging::Staging;
 
 use crate::error::{Code, Error, Result};

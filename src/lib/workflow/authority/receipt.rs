@@ -6,11 +6,13 @@ use super::collector::{self as col, ImportedRow};
 use super::{admin, repository};
 use crate::clock::{Clock, rfc3339_millis, unix_millis};
 use crate::collector::transfer::{self, MAX_TRANSFER_BYTES};
+use crate::contract::{ActionClass, WorkflowTask, canonical_bytes};
 use crate::error::{Code, Error, Result};
-use crate::store::{Connection, DataDir, OptionalExtension, TransactionBehavior, params};
-use crate::task::contract::{ActionClass, WorkflowTask, canonical_bytes};
-use crate::task::journal;
+use crate::store::{
+    Access, CommitOrder, Connection, DataDir, OptionalExtension, Plan, Session, Work, params,
+};
 use crate::wire::digest::{Sha256Hex, domain_digest};
+use crate::workflow::journal;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use std::path::Path;
@@ -301,35 +303,49 @@ fn subject_is_current(a: &Connection, s: &StoredSubject) -> Result<bool> {
     Ok(true)
 }
 
+/// The session of a receipt or a landing: the authority written, the
+/// journal read (never created) under the same lock.
+const RECEIPT_PLAN: Plan = Plan {
+    journal: (&journal::SPEC, Access::Read),
+    authority: (&super::schema::SPEC, Access::Write),
+    order: CommitOrder::JournalFirst,
+};
+
 /// `finalize`: creates (or returns) the v2 receipt of a Change's current
 /// subject from retained validated transfers; never collects.
-pub fn finalize(cx: &crate::task::ops::AgentCtx<'_>, sel: &ChangeSel) -> Result<Value> {
-    let dir = DataDir::open(cx.root)?;
-    let lock = dir.lock(cx.timeout)?;
-    let ts = rfc3339_millis(cx.clock.now());
-    let now_ms = unix_millis(cx.clock.now());
-    let j = dir.open_read(&journal::SPEC)?;
-    let mut ac = dir.open_write(&super::schema::SPEC, &ts, &lock)?;
-    let at = ac.transaction_with_behavior(TransactionBehavior::Immediate)?;
-    let who = admin::authenticate(&at, cx.token)?;
-    let ch = change::select(&at, sel)?;
+pub fn finalize(
+    cx: &crate::workflow::service::ops::AgentCtx<'_>,
+    sel: &ChangeSel,
+) -> Result<Value> {
+    let mut session = Session::open(cx.root, cx.timeout, cx.clock, RECEIPT_PLAN)?;
+    let out = session.apply(|w| finalize_in(w, cx.token, sel))?;
+    session.commit()?;
+    Ok(out)
+}
+
+/// The finalize, inside its session.
+fn finalize_in(w: &Work<'_>, token: &str, sel: &ChangeSel) -> Result<Value> {
+    let (j, at, dir) = (w.journal(), w.authority()?, w.dir());
+    let (ts, now_ms) = (w.now_text(), w.now_ms());
+    let who = admin::authenticate(at, token)?;
+    let ch = change::select(at, sel)?;
     if !change::may_view(&ch, &who.actor) {
         return Err(Error::new(
             Code::Forbidden,
             "the change belongs to another owner",
         ));
     }
-    let s = change::current_subject(&at, &ch)?;
-    if !subject_is_current(&at, &s)? {
+    let s = change::current_subject(at, &ch)?;
+    if !subject_is_current(at, &s)? {
         return Err(stale_error());
     }
-    let protected = change::stored_protected(&at, &ch.change_id, s.version)?;
+    let protected = change::stored_protected(at, &ch.change_id, s.version)?;
     if !protected.is_empty() {
         return Err(protected.error("no receipt for this subject"));
     }
     let j = j.ok_or_else(|| Error::new(Code::ReceiptIncomplete, "nothing was collected yet"))?;
-    let evals = evaluate(Some(&j), &at, &s, now_ms)?;
-    let receipt = build_receipt(&j, &at, &dir, &s, &evals).map_err(|r| {
+    let evals = evaluate(Some(j), at, &s, now_ms)?;
+    let receipt = build_receipt(j, at, dir, &s, &evals).map_err(|r| {
         refusal_error(
             Code::ReceiptIncomplete,
             "the receipt graph is not complete",
@@ -355,8 +371,6 @@ pub fn finalize(cx: &crate::task::ops::AgentCtx<'_>, sel: &ChangeSel) -> Result<
             params![digest.as_str(), ch.change_id, s.version as i64, s.context_digest.as_str(), canonical_bytes(&receipt)?, ts],
         )?;
     }
-    at.commit()?;
-    drop(lock);
     Ok(json!({"receipt_digest": digest, "created": created, "receipt": receipt}))
 }
 
@@ -371,7 +385,7 @@ fn stored_receipt(a: &Connection, s: &StoredSubject) -> Result<Option<String>> {
 }
 
 /// `qualify`: read-only exact-subject qualification (the spec's shape).
-pub fn qualify(cx: &crate::task::ops::AgentCtx<'_>, sel: &ChangeSel) -> Result<Value> {
+pub fn qualify(cx: &crate::workflow::service::ops::AgentCtx<'_>, sel: &ChangeSel) -> Result<Value> {
     cx.read(|j, a, who, now| {
         let ch = change::select(a, sel)?;
         if !change::may_view(&ch, &who.actor) {
@@ -534,89 +548,87 @@ enum Resolution {
 /// source that is not a git work tree has no external effect, so the head
 /// moves in one transaction.
 pub fn land(root: &Path, timeout: Duration, clock: &dyn Clock, req: &LandRequest) -> Result<Value> {
-    let dir = DataDir::open(root)?;
-    let lock = dir.lock(timeout)?;
-    let ts = rfc3339_millis(clock.now());
-    let now_ms = unix_millis(clock.now());
-    let j = dir.open_read(&journal::SPEC)?;
-    let mut ac = dir.open_write(&super::schema::SPEC, &ts, &lock)?;
-    repository(&ac, &req.repo_id)?;
+    // One session for every phase: each phase is a batch of its own,
+    // committed before the external effect that follows it.
+    let mut s = Session::open(root, timeout, clock, RECEIPT_PLAN)?;
+    let (ts, now_ms) = (rfc3339_millis(s.now()), unix_millis(s.now()));
+    s.apply(|w| repository(w.authority()?, &req.repo_id).map(drop))?;
     // The signing key exists before anything lands (docs/attestations.md).
-    crate::attest::key::ensure(&dir, &lock, &ts)?;
+    crate::workflow::attest::key::ensure(s.dir(), s.lock(), &ts)?;
     let mut resolved_other = None;
-    if let Some(p) = pending_landing(&ac, &req.repo_id)? {
-        let r = resolve(&dir, &mut ac, j.as_ref(), &p, true, &ts, now_ms)?;
+    if let Some(p) = s.apply(|w| pending_landing(w.authority()?, &req.repo_id))? {
+        let r = resolve(&mut s, &p, true, &ts, now_ms)?;
         if p.change_id == req.change_id {
-            let r = match r {
-                Resolution::Landed(v) => with_note(&dir, &ac, v),
+            return match r {
+                Resolution::Landed(v) => with_note(&mut s, v),
                 Resolution::Abandoned(e) => Err(e),
             };
-            drop(lock);
-            return r;
         }
         resolved_other = Some(match r {
-            Resolution::Landed(v) => with_note(&dir, &ac, v)?,
+            Resolution::Landed(v) => with_note(&mut s, v)?,
             Resolution::Abandoned(e) => json!({
                 "landed": false, "change_id": p.change_id, "change_version": p.change_version,
                 "abandoned": e.code().as_str(),
             }),
         });
     }
-    if let Some(v) = finish_missing_note(&dir, &ac, req)? {
-        drop(lock);
+    if let Some(v) = s.apply(|w| finish_missing_note(w.dir(), w.authority()?, req))? {
         return Ok(v);
     }
     let with_other = |e: Error| match &resolved_other {
         Some(v) => e.with("resolved_pending", v.clone()),
         None => e,
     };
-    let at = ac.transaction_with_behavior(TransactionBehavior::Immediate)?;
-    let a = admit(
-        j.as_ref(),
-        &at,
-        &dir,
-        &req.repo_id,
-        &req.change_id,
-        now_ms,
-        req.allow_protected_change,
-    )
-    .map_err(with_other)?;
-    let git = git_prepare(&dir, &at, &a).map_err(with_other)?;
-    let (repo, s) = (&a.repo, &a.subject);
-    let landing = Landing {
-        landing_id: crate::wire::random_id("land")?,
-        repo_id: repo.repo_id.clone(),
-        change_id: s.change.change_id.clone(),
-        change_version: s.version,
-        revision: s.context.revision.as_str().to_owned(),
-        receipt_digest: a.receipt.clone(),
-        old_head: repo.head_revision.clone(),
-        git,
-        allow_protected_change: !a.protected.is_empty(),
-        protected_changes: a.protected.total,
-    };
-    let state = if landing.git.is_some() {
-        "pending"
-    } else {
-        "landed"
-    };
-    insert_landing(&at, &landing, state, &ts)?;
-    let repo = a.repo.clone();
+    let (repo, landing) = s.apply(|w| {
+        let (at, dir) = (w.authority()?, w.dir());
+        let a = admit(
+            w.journal(),
+            at,
+            dir,
+            &req.repo_id,
+            &req.change_id,
+            now_ms,
+            req.allow_protected_change,
+        )
+        .map_err(with_other)?;
+        let git = git_prepare(dir, at, &a).map_err(with_other)?;
+        let (repo, s) = (&a.repo, &a.subject);
+        let landing = Landing {
+            landing_id: crate::wire::random_id("land")?,
+            repo_id: repo.repo_id.clone(),
+            change_id: s.change.change_id.clone(),
+            change_version: s.version,
+            revision: s.context.revision.as_str().to_owned(),
+            receipt_digest: a.receipt.clone(),
+            old_head: repo.head_revision.clone(),
+            git,
+            allow_protected_change: !a.protected.is_empty(),
+            protected_changes: a.protected.total,
+        };
+        let state = if landing.git.is_some() {
+            "pending"
+        } else {
+            "landed"
+        };
+        insert_landing(at, &landing, state, &ts)?;
+        if landing.git.is_none() {
+            set_head(at, &landing)?;
+        }
+        Ok((a.repo, landing))
+    })?;
+    // Without git this is the landing; with git, phase 1 is durable: the
+    // intent names everything a resume needs.
+    s.commit()?;
     let out = if landing.git.is_none() {
-        set_head(&at, &landing)?;
-        at.commit()?;
         landed_output(&repo, &landing, false)
     } else {
-        // Phase 1 is durable: the intent names everything a resume needs.
-        at.commit()?;
         crate::collector::crash_point("land_after_intent");
-        match resolve(&dir, &mut ac, j.as_ref(), &landing, false, &ts, now_ms)? {
+        match resolve(&mut s, &landing, false, &ts, now_ms)? {
             Resolution::Landed(v) => v,
             Resolution::Abandoned(e) => return Err(with_other(e)),
         }
     };
-    let mut out = with_note(&dir, &ac, out).map_err(with_other)?;
-    drop(lock);
+    let mut out = with_note(&mut s, out).map_err(with_other)?;
     if let (Some(v), Some(o)) = (resolved_other, out.as_object_mut()) {
         o.insert("resolved_pending".into(), v);
     }
@@ -629,19 +641,31 @@ pub fn land(root: &Path, timeout: Duration, clock: &dyn Clock, req: &LandRequest
 /// otherwise. The branch and the landed mark are already durable, so a
 /// failure here says `landing: "landed"` and `next: land`, whose re-run
 /// finishes the note (see docs/attestations.md, "Landing").
-fn with_note(dir: &DataDir, a: &Connection, mut v: Value) -> Result<Value> {
+fn with_note(s: &mut Session, v: Value) -> Result<Value> {
+    let out = s.apply(|w| note_into(w.dir(), w.authority()?, v))?;
+    s.commit()?;
+    Ok(out)
+}
+
+fn note_into(dir: &DataDir, a: &Connection, mut v: Value) -> Result<Value> {
     let att = if v["git_commit"].is_null() {
         Value::Null
     } else {
         let change_id = v["change_id"].as_str().unwrap_or_default().to_owned();
         let version = v["change_version"].as_u64().unwrap_or_default();
         let repo = repository(a, v["repository"].as_str().unwrap_or_default())?;
-        crate::attest::ensure_landing_note(dir, a, Path::new(&repo.source), &change_id, version)
-            .map_err(|e| {
-                e.with("landing", "landed")
-                    .with("change_id", change_id.clone())
-                    .with("next", json!({"operation": "land", "change_id": change_id}))
-            })?
+        crate::workflow::attest::ensure_landing_note(
+            dir,
+            a,
+            Path::new(&repo.source),
+            &change_id,
+            version,
+        )
+        .map_err(|e| {
+            e.with("landing", "landed")
+                .with("change_id", change_id.clone())
+                .with("next", json!({"operation": "land", "change_id": change_id}))
+        })?
     };
     if let Some(o) = v.as_object_mut() {
         o.insert("attestation".into(), att);
@@ -696,7 +720,7 @@ fn finish_missing_note(dir: &DataDir, a: &Connection, req: &LandRequest) -> Resu
         return Ok(None);
     };
     let repo = repository(a, &req.repo_id)?;
-    if !crate::attest::note_missing(Path::new(&repo.source), &commit)? {
+    if !crate::workflow::attest::note_missing(Path::new(&repo.source), &commit)? {
         return Ok(None);
     }
     let p = Landing {
@@ -716,7 +740,7 @@ fn finish_missing_note(dir: &DataDir, a: &Connection, req: &LandRequest) -> Resu
         protected_changes: u64::try_from(protected_changes)
             .map_err(|_| Error::new(Code::IntegrityError, "negative protected change count"))?,
     };
-    with_note(dir, a, landed_output(&repo, &p, true)).map(Some)
+    note_into(dir, a, landed_output(&repo, &p, true)).map(Some)
 }
 
 /// What admission found: the repository, the current subject, its
@@ -726,7 +750,7 @@ pub(crate) struct Admitted {
     pub(crate) repo: super::Repository,
     pub(crate) subject: StoredSubject,
     pub(crate) receipt: Option<String>,
-    pub(crate) protected: super::protected::ProtectedChanges,
+    pub(crate) protected: crate::contract::protected::ProtectedChanges,
 }
 
 /// The protected changes of a subject, recomputed from the installed
@@ -736,16 +760,18 @@ fn protected_now(
     dir: &DataDir,
     repo: &super::Repository,
     s: &StoredSubject,
-) -> Result<super::protected::ProtectedChanges> {
+) -> Result<crate::contract::protected::ProtectedChanges> {
     let (_, bytes) = super::installed_requirement(at, &repo.repo_id, &s.change.profile)?
         .ok_or_else(|| Error::new(Code::NotQualified, "no requirement is installed"))?;
-    let protected = super::workflow::Workflow::parse(&bytes)?.protected_paths()?;
+    let protected = crate::contract::workflow::Workflow::parse(&bytes)?.protected_paths()?;
     if protected.is_empty() {
-        return Ok(super::protected::ProtectedChanges::default());
+        return Ok(crate::contract::protected::ProtectedChanges::default());
     }
     let head = change::load_manifest(at, dir, &Sha256Hex::parse(&repo.head_revision)?)?;
     let candidate = change::load_manifest(at, dir, &s.context.revision)?;
-    Ok(super::protected::diff(&protected, &head, &candidate))
+    Ok(crate::contract::protected::diff(
+        &protected, &head, &candidate,
+    ))
 }
 
 /// Every admission recheck. A revision that changes protected paths
@@ -820,15 +846,13 @@ pub(crate) fn admit(
 /// the refusal; anything else abandons it with `conflict`. A git failure
 /// that leaves the branch at its old value keeps the landing pending.
 fn resolve(
-    dir: &DataDir,
-    ac: &mut Connection,
-    j: Option<&Connection>,
+    s: &mut Session,
     p: &Landing,
     recheck: bool,
     ts: &str,
     now_ms: i64,
 ) -> Result<Resolution> {
-    let repo = repository(ac, &p.repo_id)?;
+    let repo = s.apply(|w| repository(w.authority()?, &p.repo_id))?;
     let Some(g) = &p.git else {
         return Err(Error::new(
             Code::IntegrityError,
@@ -839,45 +863,47 @@ fn resolve(
     let zeros = "0".repeat(g.commit.len());
     let current = git_ref_value(src, &g.ref_name)?.unwrap_or_else(|| zeros.clone());
     if current == g.commit {
-        return finish(ac, &repo, p, recheck, ts);
+        return finish(s, &repo, p, recheck, ts);
     }
     if current != g.expected_old {
-        return moved(ac, p, &current);
+        return moved(s, p, &current);
     }
     if recheck {
-        let at = ac.transaction_with_behavior(TransactionBehavior::Immediate)?;
-        let admitted = admit(
-            j,
-            &at,
-            dir,
-            &p.repo_id,
-            &p.change_id,
-            now_ms,
-            p.allow_protected_change,
-        );
-        let refusal = match admitted {
-            Ok(a) => {
-                let same = a.subject.version == p.change_version
-                    && a.subject.context.revision.as_str() == p.revision
-                    && a.receipt == p.receipt_digest
-                    && a.protected.total == p.protected_changes
-                    && a.repo.head_revision == p.old_head;
-                (!same).then(|| {
-                    Error::new(
-                        Code::NotQualified,
-                        "the subject or receipt changed since the landing intent",
-                    )
-                })
-            }
-            Err(e) if is_refusal(&e) => Some(e),
-            Err(e) => return Err(e),
-        };
+        let refusal = s.apply(|w| {
+            let admitted = admit(
+                w.journal(),
+                w.authority()?,
+                w.dir(),
+                &p.repo_id,
+                &p.change_id,
+                now_ms,
+                p.allow_protected_change,
+            );
+            Ok(match admitted {
+                Ok(a) => {
+                    let same = a.subject.version == p.change_version
+                        && a.subject.context.revision.as_str() == p.revision
+                        && a.receipt == p.receipt_digest
+                        && a.protected.total == p.protected_changes
+                        && a.repo.head_revision == p.old_head;
+                    (!same).then(|| {
+                        Error::new(
+                            Code::NotQualified,
+                            "the subject or receipt changed since the landing intent",
+                        )
+                    })
+                }
+                Err(e) if is_refusal(&e) => Some(e),
+                Err(e) => return Err(e),
+            })
+        })?;
         if let Some(e) = refusal {
-            abandon(&at, p, e.code().as_str())?;
-            at.commit()?;
+            s.apply(|w| abandon(w.authority()?, p, e.code().as_str()))?;
+            s.commit()?;
             return Ok(Resolution::Abandoned(abandoned_error(e, p)));
         }
-        drop(at);
+        // The recheck only read: nothing of it is kept.
+        s.rollback();
     }
     let moved_ok = git(
         src,
@@ -895,17 +921,17 @@ fn resolve(
     if let Err(e) = moved_ok {
         let now = git_ref_value(src, &g.ref_name)?.unwrap_or(zeros);
         if now == g.commit {
-            return finish(ac, &repo, p, recheck, ts);
+            return finish(s, &repo, p, recheck, ts);
         }
         if now != g.expected_old {
-            return moved(ac, p, &now);
+            return moved(s, p, &now);
         }
         return Err(e
             .with("landing", "pending")
             .with("next", json!({"operation": "land"})));
     }
     crate::collector::crash_point("land_after_ref");
-    finish(ac, &repo, p, recheck, ts)
+    finish(s, &repo, p, recheck, ts)
 }
 
 /// Errors that are the admission's answer (abandon), as opposed to a
@@ -924,10 +950,9 @@ fn abandoned_error(e: Error, p: &Landing) -> Error {
 }
 
 /// The branch is neither where the intent found it nor at the new commit.
-fn moved(ac: &mut Connection, p: &Landing, found: &str) -> Result<Resolution> {
-    let at = ac.transaction_with_behavior(TransactionBehavior::Immediate)?;
-    abandon(&at, p, "branch_moved")?;
-    at.commit()?;
+fn moved(s: &mut Session, p: &Landing, found: &str) -> Result<Resolution> {
+    s.apply(|w| abandon(w.authority()?, p, "branch_moved"))?;
+    s.commit()?;
     let (ref_name, expected) = p
         .git
         .as_ref()
@@ -947,25 +972,28 @@ fn moved(ac: &mut Connection, p: &Landing, found: &str) -> Result<Resolution> {
 
 /// Phase 3: the new head and the landed state, in one transaction.
 fn finish(
-    ac: &mut Connection,
+    s: &mut Session,
     repo: &super::Repository,
     p: &Landing,
     resumed: bool,
     ts: &str,
 ) -> Result<Resolution> {
-    let at = ac.transaction_with_behavior(TransactionBehavior::Immediate)?;
-    set_head(&at, p)?;
-    let n = at.execute(
-        "UPDATE landings SET state = 'landed', landed_at = ?2 WHERE landing_id = ?1 AND state = 'pending'",
-        params![p.landing_id, ts],
-    )?;
-    if n != 1 {
-        return Err(Error::new(
-            Code::IntegrityError,
-            "the landing is no longer pending",
-        ));
-    }
-    at.commit()?;
+    s.apply(|w| {
+        let at = w.authority()?;
+        set_head(at, p)?;
+        let n = at.execute(
+            "UPDATE landings SET state = 'landed', landed_at = ?2 WHERE landing_id = ?1 AND state = 'pending'",
+            params![p.landing_id, ts],
+        )?;
+        if n != 1 {
+            return Err(Error::new(
+                Code::IntegrityError,
+                "the landing is no longer pending",
+            ));
+        }
+        Ok(())
+    })?;
+    s.commit()?;
     Ok(Resolution::Landed(landed_output(repo, p, resumed)))
 }
 

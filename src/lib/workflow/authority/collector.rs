@@ -5,19 +5,22 @@
 
 use super::admin::{self, Authenticated};
 use super::change;
-use super::workflow::Workflow;
 use super::{bump_epoch, installed_requirement};
-use crate::clock::{Clock, rfc3339_millis, unix_millis};
+use crate::clock::{Clock, unix_millis};
 use crate::collector::runtime::{self, RuntimeIdentity, RuntimeKind};
 use crate::collector::transfer::{
     self, CollectorDescriptor, CollectorProfile, ExecutionRecord, ExecutionRequest,
     ExecutionStatus, Limits, Origin, RegistrationBinding,
 };
+use crate::contract::workflow::Workflow;
+use crate::contract::{ActionClass, SCHEMA_VERSION, TaskClaimRequest, canonical_bytes};
 use crate::error::{Code, Error, Result};
-use crate::store::{Connection, DataDir, OptionalExtension, TransactionBehavior, params};
-use crate::task::contract::{ActionClass, SCHEMA_VERSION, TaskClaimRequest, canonical_bytes};
-use crate::task::journal::{self, Now};
+use crate::store::{
+    Access, CommitOrder, Connection, OptionalExtension, Plan, Session, TransactionBehavior, Work,
+    params,
+};
 use crate::wire::digest::Sha256Hex;
+use crate::workflow::journal::{self, Now};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use std::path::Path;
@@ -77,7 +80,7 @@ fn profile_err(msg: impl Into<String>) -> Error {
 }
 
 /// The current (highest) epoch of a registration's executor scope.
-fn current_epoch(a: &Connection, reg: &crate::task::contract::ExecutorEnrollment) -> Result<u64> {
+fn current_epoch(a: &Connection, reg: &crate::contract::ExecutorEnrollment) -> Result<u64> {
     let e: i64 = a.query_row(
         "SELECT max(epoch) FROM registrations WHERE repo_id = ?1 AND profile_id = ?2 AND step_id = ?3 AND executor_id = ?4",
         params![reg.repository, reg.profile, reg.step_id, reg.executor_id],
@@ -457,7 +460,7 @@ fn check_attempt_open(j: &Connection, d: &CollectorDescriptor, now_ms: i64) -> R
 /// `collector-claim`: claims a command task for the current collector
 /// profile's registration and returns the authority-derived descriptor.
 pub fn collector_claim(
-    cx: &crate::task::ops::AgentCtx<'_>,
+    cx: &crate::workflow::service::ops::AgentCtx<'_>,
     task_id: &str,
     request_id: &str,
 ) -> Result<Value> {
@@ -484,7 +487,7 @@ pub fn collector_claim(
         )?
         .ok_or_else(|| profile_err("no collector profile is installed for this step"))?;
         p.check_basis()?;
-        let lease = (p.recipe.timeout_ms + 120_000).min(crate::task::contract::MAX_LEASE_MS);
+        let lease = (p.recipe.timeout_ms + 120_000).min(crate::contract::MAX_LEASE_MS);
         let req = TaskClaimRequest {
             version: SCHEMA_VERSION,
             request_id: request_id.into(),
@@ -737,19 +740,33 @@ pub fn import(
 ) -> Result<Value> {
     let env = transfer::open(bytes)?;
     let digest = transfer::transfer_digest(bytes);
-    let dir = DataDir::open(root)?;
-    let lock = dir.lock(timeout)?;
-    let ts = rfc3339_millis(clock.now());
-    let now = Now {
-        ms: unix_millis(clock.now()),
-    };
-    // A refused import must not leave a new journal behind.
-    let journal_guard = dir.new_db_guard(&journal::SPEC, &lock)?;
-    let mut jc = dir.open_write(&journal::SPEC, &ts, &lock)?;
-    let jt = jc.transaction_with_behavior(TransactionBehavior::Immediate)?;
-    let mut ac = dir.open_write(&super::schema::SPEC, &ts, &lock)?;
-    let at = ac.transaction_with_behavior(TransactionBehavior::Immediate)?;
-    let who = admin::authenticate(&at, token)?;
+    // The retained transfer (authority) commits first: a retry finds it
+    // and repairs the journal's attempt (the replay path below). A refused
+    // import leaves no new journal behind.
+    let mut session = Session::open(root, timeout, clock, IMPORT_PLAN)?;
+    let out = session.apply(|w| import_in(w, token, bytes, &env, digest))?;
+    session.commit()?;
+    Ok(out)
+}
+
+const IMPORT_PLAN: Plan = Plan {
+    journal: (&journal::SPEC, Access::Write),
+    authority: (&super::schema::SPEC, Access::Write),
+    order: CommitOrder::AuthorityFirst,
+};
+
+/// The import, inside its session.
+fn import_in(
+    w: &Work<'_>,
+    token: &str,
+    bytes: &[u8],
+    env: &transfer::Envelope,
+    digest: Sha256Hex,
+) -> Result<Value> {
+    let (jt, at, dir) = (w.journal_write()?, w.authority()?, w.dir());
+    let ts = w.now_text();
+    let now = Now { ms: w.now_ms() };
+    let who = admin::authenticate(at, token)?;
     if who.actor.owner_id != env.header.origin.owner_id {
         return Err(Error::new(
             Code::Forbidden,
@@ -757,7 +774,7 @@ pub fn import(
         ));
     }
     let h = &env.header;
-    if let Some(prev) = imported_where(&at, "execution_operation_id", &h.execution_operation_id)? {
+    if let Some(prev) = imported_where(at, "execution_operation_id", &h.execution_operation_id)? {
         if prev.transfer_digest != digest.as_str() {
             return Err(Error::new(
                 Code::Conflict,
@@ -771,13 +788,9 @@ pub fn import(
             "UPDATE attempts SET state = 'finished', updated_at = ?2 WHERE attempt_id = ?1 AND state = 'leased'",
             params![prev.attempt_id, ts],
         )?;
-        let applicable = derive_descriptor(&jt, &at, &prev.attempt_id)
-            .and_then(|d| check_live(&at, &d))
+        let applicable = derive_descriptor(jt, at, &prev.attempt_id)
+            .and_then(|d| check_live(at, &d))
             .is_ok();
-        at.rollback()?;
-        jt.commit()?;
-        journal_guard.keep();
-        drop(lock);
         return Ok(json!({
             "replay": true, "retained": true, "transfer_digest": digest,
             "execution_operation_id": prev.execution_operation_id, "task_id": prev.task_id,
@@ -786,9 +799,9 @@ pub fn import(
         }));
     }
     check_origin(&who, &h.origin)?;
-    let v = validate_transfer(&jt, &at, bytes)?;
-    check_attempt_open(&jt, &v.descriptor, now.ms)?;
-    check_live(&at, &v.descriptor)?;
+    let v = validate_transfer(jt, at, bytes)?;
+    check_attempt_open(jt, &v.descriptor, now.ms)?;
+    check_live(at, &v.descriptor)?;
     let put = dir.cas().put_bytes(bytes)?;
     if put.digest != digest {
         return Err(Error::internal(
@@ -816,10 +829,6 @@ pub fn import(
         params![h.attempt_id, ts],
     )?;
     crate::collector::crash_point("during_upload");
-    at.commit()?;
-    jt.commit()?;
-    journal_guard.keep();
-    drop(lock);
     let passed = outcome_s == "passed";
     Ok(json!({
         "replay": false, "retained": true, "transfer_digest": digest, "size": bytes.len(),

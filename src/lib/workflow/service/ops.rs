@@ -5,16 +5,24 @@
 //! Contention fails closed with `busy`; nothing is replayed and no lock is
 //! held across external execution.
 
-use super::contract::*;
-use super::journal::{self, Now};
-use crate::authority::admin::{self, Authenticated};
-use crate::authority::change::{self, ChangeSel};
-use crate::clock::{Clock, rfc3339_millis, unix_millis};
+use crate::clock::{Clock, unix_millis};
+use crate::contract::*;
 use crate::error::{Code, Error, Result};
-use crate::store::{Connection, DataDir, TransactionBehavior};
+use crate::store::{Access, CommitOrder, Connection, Plan, Session, TransactionBehavior};
+use crate::workflow::authority::admin::{self, Authenticated};
+use crate::workflow::authority::change::{self, ChangeSel};
+use crate::workflow::journal::{self, Now};
 use serde_json::{Value, json};
 use std::path::Path;
 use std::time::Duration;
+
+/// The session of an agent mutation: the journal written, the authority
+/// read under the lock (actor, subject, enrollment rechecks).
+const AGENT_PLAN: Plan = Plan {
+    journal: (&journal::SPEC, Access::Write),
+    authority: (&crate::workflow::authority::schema::SPEC, Access::Read),
+    order: CommitOrder::JournalFirst,
+};
 
 /// Where and as whom an agent operation runs.
 pub struct AgentCtx<'a> {
@@ -35,28 +43,21 @@ impl AgentCtx<'_> {
         }
     }
 
-    /// Runs `f` in the critical section.
+    /// Runs `f` in the critical section: one [`Session`] (lock → journal
+    /// immediate transaction → authority read transaction), a batch of one.
     pub fn mutate<T>(
         &self,
         f: impl FnOnce(&Connection, &Connection, &Authenticated, Now) -> Result<T>,
     ) -> Result<T> {
-        let dir = DataDir::open(self.root)?;
-        let lock = dir.lock(self.timeout)?;
-        let now_ts = rfc3339_millis(self.clock.now());
-        let now = self.now();
-        // A refused mutation (bad token, task not claimable, …) must not
-        // leave a new journal behind: reads never create it either.
-        let journal_guard = dir.new_db_guard(&journal::SPEC, &lock)?;
-        let mut jc = dir.open_write(&journal::SPEC, &now_ts, &lock)?;
-        let jt = jc.transaction_with_behavior(TransactionBehavior::Immediate)?;
-        let mut ac = dir.open_write(&crate::authority::schema::SPEC, &now_ts, &lock)?;
-        let at = ac.transaction_with_behavior(TransactionBehavior::Deferred)?;
-        let who = admin::authenticate(&at, self.token)?;
-        let out = f(&jt, &at, &who, now)?;
-        jt.commit()?;
-        journal_guard.keep();
-        at.rollback()?;
-        drop(lock);
+        // A refused mutation (bad token, task not claimable, …) leaves no
+        // new journal behind (the session removes one it created).
+        let mut session = Session::open(self.root, self.timeout, self.clock, AGENT_PLAN)?;
+        let out = session.apply(|w| {
+            let (j, a) = (w.journal_write()?, w.authority()?);
+            let who = admin::authenticate(a, self.token)?;
+            f(j, a, &who, Now { ms: w.now_ms() })
+        })?;
+        session.commit()?;
         Ok(out)
     }
 
@@ -85,9 +86,9 @@ pub fn requirements(cx: &AgentCtx<'_>, sel: &ChangeSel) -> Result<Value> {
             ));
         }
         let (digest, bytes) =
-            crate::authority::installed_requirement(a, &ch.repository, &ch.profile)?
+            crate::workflow::authority::installed_requirement(a, &ch.repository, &ch.profile)?
                 .ok_or_else(|| Error::new(Code::NotFound, "no requirement installed"))?;
-        let wf = crate::authority::workflow::Workflow::parse(&bytes)?;
+        let wf = crate::contract::workflow::Workflow::parse(&bytes)?;
         Ok(json!({
             "capability": CAPABILITY, "schema_version": SCHEMA_VERSION,
             "repository": ch.repository, "profile": ch.profile, "change_id": ch.change_id,
@@ -102,8 +103,13 @@ fn collector_op(a: &Connection, t: &WorkflowTask, op: Value) -> Result<Value> {
     let s = &t.subject;
     if op["operation"] == "claim"
         && t.action_class == ActionClass::Command
-        && crate::authority::collector::current_profile(a, &s.repository, &s.profile, &s.step_id)?
-            .is_some()
+        && crate::workflow::authority::collector::current_profile(
+            a,
+            &s.repository,
+            &s.profile,
+            &s.step_id,
+        )?
+        .is_some()
     {
         return Ok(json!({"operation": "collector_claim", "task_id": t.task_id}));
     }
@@ -308,7 +314,7 @@ pub fn reference(cx: &AgentCtx<'_>, req: &ReferenceFetchRequest) -> Result<Refer
                 });
             }
         };
-        let manifest: crate::authority::snapshot::Manifest =
+        let manifest: crate::workflow::authority::snapshot::Manifest =
             serde_json::from_slice(&manifest_bytes)?;
         let Some(e) = manifest.get(&r.path) else {
             return Ok(ReferenceFetchResponse::Uncertain {
@@ -316,7 +322,7 @@ pub fn reference(cx: &AgentCtx<'_>, req: &ReferenceFetchRequest) -> Result<Refer
                 reason: "revision_mismatch".into(),
             });
         };
-        if &e.sha256 != expected || e.mode == crate::authority::snapshot::MODE_LINK {
+        if &e.sha256 != expected || e.mode == crate::workflow::authority::snapshot::MODE_LINK {
             return Ok(ReferenceFetchResponse::Uncertain {
                 name,
                 reason: "commitment_mismatch".into(),

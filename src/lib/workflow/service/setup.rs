@@ -2,7 +2,9 @@
 
 use crate::clock::{Clock, rfc3339_millis};
 use crate::error::Result;
-use crate::store::{CasStats, DataDir, DbSpec, OptionalExtension, params};
+use crate::store::{
+    Access, CasStats, CommitOrder, DataDir, DbSpec, OptionalExtension, Plan, Session, params,
+};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -11,8 +13,8 @@ use std::time::Duration;
 /// Every database of a data directory, in lock order after the lock itself.
 pub fn databases() -> &'static [&'static DbSpec] {
     static ALL: [&DbSpec; 3] = [
-        &crate::authority::schema::SPEC,
-        &crate::task::journal::SPEC,
+        &crate::workflow::authority::schema::SPEC,
+        &crate::workflow::journal::SPEC,
         &crate::data::schema::SPEC,
     ];
     &ALL
@@ -37,34 +39,48 @@ pub struct InitOutput {
 /// Creates (or re-checks and migrates) a data directory. Idempotent.
 pub fn init(root: &Path, timeout: Duration, clock: &dyn Clock) -> Result<InitOutput> {
     let (dir, lock) = DataDir::create(root, timeout)?;
-    let now = rfc3339_millis(clock.now());
-    let spec = &crate::authority::schema::SPEC;
-    let conn = dir.open_write(spec, &now, &lock)?;
-    let existing: Option<String> = conn
-        .query_row("SELECT value FROM meta WHERE key='data_dir_id'", [], |r| {
-            r.get(0)
+    let spec = &crate::workflow::authority::schema::SPEC;
+    let mut s = Session::with_lock(
+        dir,
+        lock,
+        clock,
+        Plan {
+            journal: (&crate::workflow::journal::SPEC, Access::None),
+            authority: (spec, Access::Write),
+            order: CommitOrder::JournalFirst,
+        },
+    )?;
+    let now = rfc3339_millis(s.now());
+    let (id, created) = s.apply(|w| {
+        let conn = w.authority()?;
+        let existing: Option<String> = conn
+            .query_row("SELECT value FROM meta WHERE key='data_dir_id'", [], |r| {
+                r.get(0)
+            })
+            .optional()?;
+        Ok(match existing {
+            Some(id) => (id, false),
+            None => {
+                let id = crate::wire::random_id("dd")?;
+                conn.execute(
+                    "INSERT INTO meta(key, value) VALUES ('data_dir_id', ?1), ('created_at', ?2)",
+                    params![id, now],
+                )?;
+                (id, true)
+            }
         })
-        .optional()?;
-    let (id, created) = match existing {
-        Some(id) => (id, false),
-        None => {
-            let id = crate::wire::random_id("dd")?;
-            conn.execute(
-                "INSERT INTO meta(key, value) VALUES ('data_dir_id', ?1), ('created_at', ?2)",
-                params![id, now],
-            )?;
-            (id, true)
-        }
-    };
+    })?;
+    s.commit()?;
+    let (dir, lock) = (s.dir(), s.lock());
     // Migrate every other database that already exists; never create one.
     let mut versions = BTreeMap::new();
     for db in databases() {
         if std::ptr::eq(*db, spec) || dir.schema_version(db)?.is_some() {
-            dir.open_write(db, &now, &lock)?;
+            dir.open_write(db, &now, lock)?;
             versions.insert(db.name, db.latest());
         }
     }
-    let (key, _) = crate::attest::key::ensure(&dir, &lock, &now)?;
+    let (key, _) = crate::workflow::attest::key::ensure(dir, lock, &now)?;
     Ok(InitOutput {
         data_dir: dir.root().display().to_string(),
         data_dir_id: id,
@@ -141,7 +157,7 @@ pub fn info(root: &Path) -> Result<InfoOutput> {
             && let Some(conn) = dir.open_read(db)?
         {
             info.rows = crate::store::row_counts(&conn)?;
-            if std::ptr::eq(*db, &crate::authority::schema::SPEC) {
+            if std::ptr::eq(*db, &crate::workflow::authority::schema::SPEC) {
                 let meta = |key: &str| -> Result<Option<String>> {
                     Ok(conn
                         .query_row("SELECT value FROM meta WHERE key=?1", [key], |r| r.get(0))

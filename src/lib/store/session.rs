@@ -1,0 +1,564 @@
+//! One unit of workflow work: the data-dir lock, the journal and authority
+//! connections opened in the spec's order (lock → journal → authority), one
+//! clock reading, and one place that commits.
+//!
+//! The shape is a batch: [`Session::apply`] runs one mutation inside a
+//! savepoint on each open database, releasing both on `Ok` and rolling
+//! both back on `Err` (that mutation's error is its own; the mutations
+//! before and after it keep their effects). [`Session::commit`] then
+//! commits the batch once per database, in the plan's order. A CLI
+//! mutation is a batch of one; a group-commit writer runs many. A session
+//! dropped without `commit` commits nothing.
+//!
+//! The journal is the database a refused mutation must not create: when
+//! the session opened it for writing and it did not exist, it is removed
+//! again unless a commit kept at least one successful mutation.
+
+use super::lock::DirLock;
+use super::private_fs::{self, Kind};
+use super::{Connection, DataDir, DbSpec};
+use crate::clock::{Clock, rfc3339_millis, unix_millis};
+use crate::error::{Error, Result};
+use jiff::Timestamp;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// How a session uses one database.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    /// Not opened.
+    None,
+    /// Journal: opened read-only when it exists, never created or
+    /// migrated; statements run outside the batch (reads only).
+    /// Authority: opened as a writer (migrated) with a deferred batch
+    /// transaction, for mutations that only read it under the lock.
+    Read,
+    /// Opened as a writer (created and migrated when missing) with an
+    /// immediate batch transaction. A journal created this way is removed
+    /// again unless a commit keeps a successful mutation.
+    Write,
+}
+
+/// Which database a batch commits first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CommitOrder {
+    /// The spec's order: the journal, then the authority.
+    JournalFirst,
+    /// The authority, then the journal: for a mutation whose authority row
+    /// is the record a retry repairs the journal from (a transfer import:
+    /// a retained transfer finishes its attempt on replay).
+    AuthorityFirst,
+}
+
+/// What a session opens and how it commits.
+#[derive(Debug, Clone, Copy)]
+pub struct Plan {
+    /// The journal database and how it is used.
+    pub journal: (&'static DbSpec, Access),
+    /// The authority database and how it is used.
+    pub authority: (&'static DbSpec, Access),
+    /// Commit order of a batch.
+    pub order: CommitOrder,
+}
+
+/// One database of a session.
+struct Db {
+    spec: &'static DbSpec,
+    conn: Connection,
+    /// Whether the batch transaction is open on it (writers only).
+    writer: Option<&'static str>,
+    in_batch: bool,
+}
+
+impl Db {
+    fn begin(&mut self) -> Result<()> {
+        if let Some(begin) = self.writer
+            && !self.in_batch
+        {
+            self.conn.execute_batch(begin)?;
+            self.in_batch = true;
+        }
+        Ok(())
+    }
+
+    fn savepoint(&self, sql: &str) -> Result<()> {
+        if self.in_batch {
+            self.conn.execute_batch(sql)?;
+        }
+        Ok(())
+    }
+
+    fn end(&mut self, sql: &str) -> Result<()> {
+        if self.in_batch {
+            self.in_batch = false;
+            self.conn.execute_batch(sql)?;
+        }
+        Ok(())
+    }
+}
+
+/// What one mutation of a batch sees: the session's connections and its
+/// one instant.
+pub struct Work<'s> {
+    journal: Option<&'s Connection>,
+    authority: Option<&'s Connection>,
+    dir: &'s DataDir,
+    lock: &'s DirLock,
+    now: Timestamp,
+}
+
+impl<'s> Work<'s> {
+    /// The journal, when the plan opened it and it exists (a read-only
+    /// journal may be absent).
+    pub fn journal(&self) -> Option<&'s Connection> {
+        self.journal
+    }
+
+    /// The journal of a plan that opens it for writing.
+    pub fn journal_write(&self) -> Result<&'s Connection> {
+        self.journal
+            .ok_or_else(|| Error::internal("the session did not open the journal for writing"))
+    }
+
+    /// The authority.
+    pub fn authority(&self) -> Result<&'s Connection> {
+        self.authority
+            .ok_or_else(|| Error::internal("the session did not open the authority"))
+    }
+
+    /// The data directory.
+    pub fn dir(&self) -> &'s DataDir {
+        self.dir
+    }
+
+    /// Proof that the data-dir lock is held.
+    pub fn lock(&self) -> &'s DirLock {
+        self.lock
+    }
+
+    /// The session's instant.
+    pub fn now(&self) -> Timestamp {
+        self.now
+    }
+
+    /// The session's instant in milliseconds since the epoch.
+    pub fn now_ms(&self) -> i64 {
+        unix_millis(self.now)
+    }
+
+    /// The session's instant as RFC 3339 with milliseconds.
+    pub fn now_text(&self) -> String {
+        rfc3339_millis(self.now)
+    }
+}
+
+/// See the module documentation.
+pub struct Session {
+    // Declared before the lock: dropped (closed) while it is still held.
+    journal: Option<Db>,
+    authority: Option<Db>,
+    order: CommitOrder,
+    /// The journal file this session created, until a commit keeps it.
+    fresh_journal: Option<PathBuf>,
+    /// Successful mutations in the open batch.
+    applied: usize,
+    /// A savepoint could not be rolled back: the batch is unusable.
+    broken: bool,
+    now: Timestamp,
+    dir: DataDir,
+    lock: DirLock,
+}
+
+const SAVEPOINT: &str = "SAVEPOINT agent_task_work";
+const RELEASE: &str = "RELEASE agent_task_work";
+const ROLLBACK_TO: &str = "ROLLBACK TO agent_task_work; RELEASE agent_task_work";
+
+impl Session {
+    /// Opens a session on an existing data directory: takes the lock
+    /// (waiting at most `timeout`), reads the clock once, then opens the
+    /// journal and the authority, in that order.
+    pub fn open(
+        root: &std::path::Path,
+        timeout: Duration,
+        clock: &dyn Clock,
+        plan: Plan,
+    ) -> Result<Session> {
+        let dir = DataDir::open(root)?;
+        let lock = dir.lock(timeout)?;
+        Session::with_lock(dir, lock, clock, plan)
+    }
+
+    /// Opens a session under a lock the caller already holds (set-up
+    /// code that created the directory under it).
+    pub fn with_lock(
+        dir: DataDir,
+        lock: DirLock,
+        clock: &dyn Clock,
+        plan: Plan,
+    ) -> Result<Session> {
+        let now = clock.now();
+        let ts = rfc3339_millis(now);
+        let mut s = Session {
+            journal: None,
+            authority: None,
+            order: plan.order,
+            fresh_journal: None,
+            applied: 0,
+            broken: false,
+            now,
+            dir,
+            lock,
+        };
+        let (jspec, jaccess) = plan.journal;
+        match jaccess {
+            Access::None => {}
+            Access::Read => {
+                s.journal = s.dir.open_read(jspec)?.map(|conn| Db {
+                    spec: jspec,
+                    conn,
+                    writer: None,
+                    in_batch: false,
+                });
+            }
+            Access::Write => {
+                let path = s.dir.root().join(jspec.file);
+                if !private_fs::check_private(&path, Kind::File)? {
+                    s.fresh_journal = Some(path);
+                }
+                let conn = s.dir.open_write(jspec, &ts, &s.lock)?;
+                s.journal = Some(Db {
+                    spec: jspec,
+                    conn,
+                    writer: Some("BEGIN IMMEDIATE"),
+                    in_batch: false,
+                });
+            }
+        }
+        let (aspec, aaccess) = plan.authority;
+        if aaccess != Access::None {
+            let conn = s.dir.open_write(aspec, &ts, &s.lock)?;
+            s.authority = Some(Db {
+                spec: aspec,
+                conn,
+                writer: Some(if aaccess == Access::Write {
+                    "BEGIN IMMEDIATE"
+                } else {
+                    "BEGIN DEFERRED"
+                }),
+                in_batch: false,
+            });
+        }
+        Ok(s)
+    }
+
+    /// The session's instant (read once, at open).
+    pub fn now(&self) -> Timestamp {
+        self.now
+    }
+
+    /// The data directory.
+    pub fn dir(&self) -> &DataDir {
+        &self.dir
+    }
+
+    /// Proof that the data-dir lock is held.
+    pub fn lock(&self) -> &DirLock {
+        &self.lock
+    }
+
+    /// Runs one mutation of the batch (starting the batch's transactions
+    /// when none is open) inside a savepoint on each open writer: kept on
+    /// `Ok`, rolled back on `Err`, which is returned as it is.
+    pub fn apply<T>(&mut self, f: impl FnOnce(&Work<'_>) -> Result<T>) -> Result<T> {
+        if self.broken {
+            return Err(Error::internal(
+                "the session's batch could not be rolled back",
+            ));
+        }
+        // Lock order: the journal's transaction first, then the authority's.
+        for db in [&mut self.journal, &mut self.authority]
+            .into_iter()
+            .flatten()
+        {
+            db.begin()?;
+        }
+        for db in [&self.journal, &self.authority].into_iter().flatten() {
+            if let Err(e) = db.savepoint(SAVEPOINT) {
+                self.broken = true;
+                return Err(e);
+            }
+        }
+        let work = Work {
+            journal: self.journal.as_ref().map(|d| &d.conn),
+            authority: self.authority.as_ref().map(|d| &d.conn),
+            dir: &self.dir,
+            lock: &self.lock,
+            now: self.now,
+        };
+        let out = f(&work);
+        let end = if out.is_ok() { RELEASE } else { ROLLBACK_TO };
+        for db in [&self.journal, &self.authority].into_iter().flatten() {
+            if let Err(e) = db.savepoint(end) {
+                self.broken = true;
+                return Err(out.err().unwrap_or(e));
+            }
+        }
+        if out.is_ok() {
+            self.applied += 1;
+        }
+        out
+    }
+
+    /// Commits the open batch, once per database, in the plan's order.
+    /// A batch without a successful mutation is rolled back instead (and
+    /// a journal this session created stays uncreated). The session stays
+    /// usable for a next batch (a multi-phase mutation such as landing
+    /// commits its phases one by one).
+    pub fn commit(&mut self) -> Result<()> {
+        if self.broken {
+            self.rollback();
+            return Err(Error::internal(
+                "the session's batch could not be rolled back",
+            ));
+        }
+        if self.applied == 0 {
+            self.rollback();
+            return Ok(());
+        }
+        self.applied = 0;
+        let journal_first = self.order == CommitOrder::JournalFirst;
+        for step in 0..2 {
+            let is_journal = (step == 0) == journal_first;
+            let db = if is_journal {
+                &mut self.journal
+            } else {
+                &mut self.authority
+            };
+            if let Some(db) = db
+                && let Err(e) = db.end("COMMIT")
+            {
+                self.rollback();
+                return Err(e);
+            }
+            if is_journal {
+                // Committed: the journal is kept from here on.
+                self.fresh_journal = None;
+            }
+        }
+        Ok(())
+    }
+
+    /// Discards the open batch (nothing of it is committed).
+    pub fn rollback(&mut self) {
+        for db in [&mut self.journal, &mut self.authority]
+            .into_iter()
+            .flatten()
+        {
+            let _ = db.end("ROLLBACK");
+        }
+        self.applied = 0;
+        self.broken = false;
+    }
+
+    /// Ends the session: rolls back any uncommitted batch, checkpoints a
+    /// grown WAL of each writer (best effort) and releases the lock.
+    pub fn close(mut self) {
+        self.rollback();
+        for db in [self.journal.take(), self.authority.take()]
+            .into_iter()
+            .flatten()
+        {
+            if db.writer.is_some() {
+                self.dir.close_write(db.spec, db.conn, &self.lock);
+            }
+        }
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        self.rollback();
+        // Close the connections before removing a journal nobody kept.
+        self.journal = None;
+        self.authority = None;
+        if let Some(path) = self.fresh_journal.take() {
+            let mut removed = false;
+            for suffix in ["", "-wal", "-shm", "-journal"] {
+                let mut p = path.clone().into_os_string();
+                p.push(suffix);
+                removed |= std::fs::remove_file(&p).is_ok();
+            }
+            if removed && let Some(dir) = path.parent() {
+                let _ = private_fs::sync_dir(dir);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::clock::FixedClock;
+    use crate::error::Code;
+    use crate::store::Migration;
+
+    static JMIG: &[Migration] = &[Migration {
+        version: 1,
+        description: "j",
+        sql: "CREATE TABLE j(x INTEGER PRIMARY KEY) STRICT;",
+    }];
+    static AMIG: &[Migration] = &[Migration {
+        version: 1,
+        description: "a",
+        sql: "CREATE TABLE a(x INTEGER PRIMARY KEY) STRICT;",
+    }];
+    static J: DbSpec = DbSpec {
+        name: "j",
+        file: "j.sqlite",
+        migrations: JMIG,
+    };
+    static A: DbSpec = DbSpec {
+        name: "a",
+        file: "a.sqlite",
+        migrations: AMIG,
+    };
+    const PLAN: Plan = Plan {
+        journal: (&J, Access::Write),
+        authority: (&A, Access::Write),
+        order: CommitOrder::JournalFirst,
+    };
+
+    fn clock() -> FixedClock {
+        FixedClock("2026-12-01T00:00:00Z".parse().expect("instant"))
+    }
+
+    fn setup() -> (tempfile::TempDir, PathBuf) {
+        let t = tempfile::tempdir().expect("tempdir");
+        let root = t.path().join("d");
+        let (_dir, _lock) = DataDir::create(&root, Duration::from_secs(1)).expect("create");
+        (t, root)
+    }
+
+    fn insert(w: &Work<'_>, x: i64) -> Result<()> {
+        w.journal_write()?
+            .execute("INSERT INTO j(x) VALUES (?1)", [x])?;
+        w.authority()?
+            .execute("INSERT INTO a(x) VALUES (?1)", [x])?;
+        Ok(())
+    }
+
+    fn rows(root: &std::path::Path, spec: &'static DbSpec) -> Vec<i64> {
+        let dir = DataDir::open(root).expect("open");
+        let Some(c) = dir.open_read(spec).expect("read") else {
+            return Vec::new();
+        };
+        let table = if spec.name == "j" { "j" } else { "a" };
+        c.prepare(&format!("SELECT x FROM {table} ORDER BY x"))
+            .expect("prepare")
+            .query_map([], |r| r.get(0))
+            .expect("query")
+            .collect::<rusqlite::Result<_>>()
+            .expect("rows")
+    }
+
+    #[test]
+    fn a_failing_mutation_rolls_back_only_itself() {
+        let (_t, root) = setup();
+        let mut s = Session::open(&root, Duration::from_secs(1), &clock(), PLAN).expect("open");
+        s.apply(|w| insert(w, 1)).expect("first");
+        let e = s
+            .apply(|w| {
+                insert(w, 2)?;
+                Err::<(), _>(Error::new(Code::Conflict, "refused"))
+            })
+            .expect_err("second fails");
+        assert_eq!(e.code(), Code::Conflict, "the mutation's own error");
+        s.apply(|w| insert(w, 3)).expect("third");
+        s.commit().expect("commit");
+        s.close();
+        assert_eq!(rows(&root, &J), vec![1, 3]);
+        assert_eq!(rows(&root, &A), vec![1, 3]);
+    }
+
+    #[test]
+    fn nothing_is_visible_before_commit_and_a_dropped_session_commits_nothing() {
+        let (_t, root) = setup();
+        // Create both databases with one committed row.
+        let mut s = Session::open(&root, Duration::from_secs(1), &clock(), PLAN).expect("open");
+        s.apply(|w| insert(w, 1)).expect("apply");
+        s.commit().expect("commit");
+        s.close();
+        let mut s = Session::open(&root, Duration::from_secs(1), &clock(), PLAN).expect("open");
+        s.apply(|w| insert(w, 2)).expect("apply");
+        // Another connection (a reader) sees only the committed row.
+        assert_eq!(rows(&root, &J), vec![1]);
+        assert_eq!(rows(&root, &A), vec![1]);
+        drop(s);
+        assert_eq!(rows(&root, &J), vec![1]);
+        assert_eq!(rows(&root, &A), vec![1]);
+    }
+
+    #[test]
+    fn a_refused_first_mutation_creates_no_journal() {
+        let (_t, root) = setup();
+        let mut s = Session::open(&root, Duration::from_secs(1), &clock(), PLAN).expect("open");
+        let e = s
+            .apply(|w| {
+                insert(w, 1)?;
+                Err::<(), _>(Error::new(Code::Forbidden, "bad token"))
+            })
+            .expect_err("refused");
+        assert_eq!(e.code(), Code::Forbidden);
+        s.commit().expect("empty batch");
+        s.close();
+        for suffix in ["", "-wal", "-shm"] {
+            assert!(
+                !root.join(format!("j.sqlite{suffix}")).exists(),
+                "no journal file {suffix} left behind"
+            );
+        }
+        // Dropped without commit: the same.
+        let mut s = Session::open(&root, Duration::from_secs(1), &clock(), PLAN).expect("open");
+        s.apply(|w| insert(w, 1)).expect("apply");
+        drop(s);
+        assert!(!root.join("j.sqlite").exists());
+    }
+
+    #[test]
+    fn a_session_holds_the_lock_and_batches_commit_one_by_one() {
+        let (_t, root) = setup();
+        let mut s = Session::open(&root, Duration::from_secs(1), &clock(), PLAN).expect("open");
+        let e = Session::open(&root, Duration::from_millis(10), &clock(), PLAN)
+            .err()
+            .expect("busy while held");
+        assert_eq!(e.code(), Code::Busy);
+        s.apply(|w| insert(w, 1)).expect("phase 1");
+        s.commit().expect("commit 1");
+        assert_eq!(rows(&root, &J), vec![1], "phase 1 durable on its own");
+        s.apply(|w| insert(w, 2)).expect("phase 2");
+        s.commit().expect("commit 2");
+        assert_eq!(s.now(), clock().now(), "one instant for the unit of work");
+        s.close();
+        assert_eq!(rows(&root, &A), vec![1, 2]);
+    }
+
+    #[test]
+    fn a_read_journal_is_never_created() {
+        let (_t, root) = setup();
+        let plan = Plan {
+            journal: (&J, Access::Read),
+            ..PLAN
+        };
+        let mut s = Session::open(&root, Duration::from_secs(1), &clock(), plan).expect("open");
+        s.apply(|w| {
+            assert!(w.journal().is_none());
+            w.authority()?.execute("INSERT INTO a(x) VALUES (7)", [])?;
+            Ok(())
+        })
+        .expect("apply");
+        s.commit().expect("commit");
+        s.close();
+        assert!(!root.join("j.sqlite").exists());
+        assert_eq!(rows(&root, &A), vec![7]);
+    }
+}
