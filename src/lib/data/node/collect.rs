@@ -357,7 +357,7 @@ impl Node {
 
     /// Validate, run the collector, store bytes, commit: the envelopes as
     /// canonical text, and the collector's cursor.
-    fn collect_texts(&self, req: &CollectRequest) -> Result<(Vec<(String, bool)>, Option<String>)> {
+    fn collect_texts(&self, req: &CollectRequest) -> Result<(Committed, Option<String>)> {
         let (prepared, cursor) = self.prepare_collect(req)?;
         // Each request's bytes are fsynced by its own thread; concurrent
         // requests' syncs share journal commits, and the writer then
@@ -479,6 +479,9 @@ impl Node {
         })
     }
 }
+
+/// `(canonical envelope text, inserted)` per committed item.
+type Committed = Vec<(String, bool)>;
 
 /// A stored or prepared envelope's canonical text as JSON.
 fn parse_envelope(text: &str) -> Result<Value> {
