@@ -15,10 +15,7 @@ use crate::collector::transfer::{
 use crate::contract::workflow::Workflow;
 use crate::contract::{ActionClass, SCHEMA_VERSION, TaskClaimRequest, canonical_bytes};
 use crate::error::{Code, Error, Result};
-use crate::store::{
-    Access, CommitOrder, Connection, OptionalExtension, Plan, Session, TransactionBehavior, Work,
-    params,
-};
+use crate::store::{Connection, OptionalExtension, TransactionBehavior, Work, params};
 use crate::wire::digest::Sha256Hex;
 use crate::workflow::journal::{self, Now};
 use serde::{Deserialize, Serialize};
@@ -459,13 +456,12 @@ fn check_attempt_open(j: &Connection, d: &CollectorDescriptor, now_ms: i64) -> R
 
 /// `collector-claim`: claims a command task for the current collector
 /// profile's registration and returns the authority-derived descriptor.
-pub fn collector_claim(
-    cx: &crate::workflow::service::ops::AgentCtx<'_>,
-    task_id: &str,
-    request_id: &str,
-) -> Result<Value> {
-    cx.mutate(|j, a, who, now| {
-        let (t, _) = change::find_task(a, task_id)?;
+pub fn collector_claim<'a>(
+    task_id: &'a str,
+    request_id: &'a str,
+) -> impl FnOnce(&Connection, &Connection, &Authenticated, Now) -> Result<Value> + 'a {
+    move |j, a, who, now| {
+        let (t, s) = change::find_task(a, task_id)?;
         if t.action_class != ActionClass::Command {
             return Err(Error::new(
                 Code::InvalidInput,
@@ -496,7 +492,17 @@ pub fn collector_claim(
             requested_lease_ms: lease,
             executor: Some(p.registration.registration_id.clone()),
         };
-        let mut out = journal::claim(j, a, &who.actor, &req, now)?;
+        // The task as looked up above: the claim does not look it up again.
+        let visible = change::may_view(&s.change, &who.actor);
+        let found = (t, visible, s.tasks);
+        let mut out = journal::claim(
+            j,
+            &crate::workflow::authority::Rechecks(a),
+            &who.actor,
+            &req,
+            Some(found),
+            now,
+        )?;
         let attempt_id = out["attempt"]["attempt_id"]
             .as_str()
             .ok_or_else(|| Error::internal("claim output lacks the attempt id"))?
@@ -505,7 +511,7 @@ pub fn collector_claim(
         out["descriptor"] = serde_json::to_value(&d)?;
         out["descriptor_digest"] = json!(transfer::descriptor_digest(&d)?);
         Ok(out)
-    })
+    }
 }
 
 /// Rechecks a descriptor before dispatch: it must equal what the
@@ -727,36 +733,12 @@ pub fn validate_transfer(j: &Connection, a: &Connection, bytes: &[u8]) -> Result
     })
 }
 
-/// Imports a signed transfer under the data-directory lock: an exact
+/// Imports a signed transfer under the data-directory lock (inside the
+/// caller's session, `workflow::service::collect::import`): an exact
 /// committed retry returns the historical view; changed bytes under the
 /// same operation conflict; anything else is validated in full, its bytes
 /// retained in the CAS and the attempt finished.
-pub fn import(
-    root: &Path,
-    timeout: Duration,
-    clock: &dyn Clock,
-    token: &str,
-    bytes: &[u8],
-) -> Result<Value> {
-    let env = transfer::open(bytes)?;
-    let digest = transfer::transfer_digest(bytes);
-    // The retained transfer (authority) commits first: a retry finds it
-    // and repairs the journal's attempt (the replay path below). A refused
-    // import leaves no new journal behind.
-    let mut session = Session::open(root, timeout, clock, IMPORT_PLAN)?;
-    let out = session.apply(|w| import_in(w, token, bytes, &env, digest))?;
-    session.commit()?;
-    Ok(out)
-}
-
-const IMPORT_PLAN: Plan = Plan {
-    journal: (&journal::SPEC, Access::Write),
-    authority: (&super::schema::SPEC, Access::Write),
-    order: CommitOrder::AuthorityFirst,
-};
-
-/// The import, inside its session.
-fn import_in(
+pub fn import_in(
     w: &Work<'_>,
     token: &str,
     bytes: &[u8],
