@@ -473,3 +473,76 @@ fn bwrap_sandbox_has_no_network_and_cannot_write_the_snapshot() {
         .error("runtime_not_isolating", 78);
     assert_eq!(e["details"]["runtime"], "unshare");
 }
+
+/// A step that `depends_on` the command step becomes claimable exactly
+/// when the authority holds a passing imported transfer of the command
+/// task's attempt from a live registration: not before its collection, not
+/// after a failing one (revoking the registration makes the subject stale,
+/// which claim refuses first).
+#[test]
+fn a_step_depending_on_the_command_step_waits_for_its_passing_transfer() {
+    let env = TestEnv::init();
+    let mut w: Value = serde_json::from_slice(
+        &std::fs::read(repo_root().join("fixtures/workflows/basic.json")).expect("fixture"),
+    )
+    .expect("json");
+    w["steps"][1]["depends_on"] = json!(["tests"]);
+    let wf = env.path("workflow.json");
+    std::fs::write(&wf, serde_json::to_vec(&w).expect("json")).expect("write");
+    let l = Loop::setup(env, &wf, "bwrap", &[]);
+    let notes_task = |l: &Loop| -> String {
+        let n = l.agent(&["next", "--change", &l.change_id]).json();
+        n["tasks"]
+            .as_array()
+            .expect("tasks")
+            .iter()
+            .find(|t| t["step_id"] == "notes")
+            .and_then(|t| t["task_id"].as_str())
+            .expect("notes task")
+            .to_owned()
+    };
+    let notes_next = |l: &Loop| -> Value {
+        let n = l.agent(&["next", "--change", &l.change_id]).json();
+        n["tasks"]
+            .as_array()
+            .expect("tasks")
+            .iter()
+            .find(|t| t["step_id"] == "notes")
+            .map(|t| t["next"].clone())
+            .expect("notes task")
+    };
+    let claim_notes = |l: &Loop, task: &str, id: &str| {
+        l.agent(&["claim", task, "--request-id", id, "--lease-ms", "60000"])
+    };
+    // Before any collection: not claimable, the way on is the tests task.
+    l.set_add("-");
+    let t1 = l.checkpoint();
+    let n1 = notes_task(&l);
+    assert_eq!(
+        notes_next(&l)["reason"],
+        "dependency_incomplete",
+        "{}",
+        notes_next(&l)
+    );
+    claim_notes(&l, &n1, "n1").error("dependency_incomplete", 65);
+    // A failing transfer does not complete the dependency.
+    let (d1, _) = l.claim(&t1, "d1.json");
+    assert_eq!(l.collect(&d1).json()["outcome"], "failed");
+    assert_eq!(notes_next(&l)["reason"], "dependency_incomplete");
+    claim_notes(&l, &n1, "n1b").error("dependency_incomplete", 65);
+    // A passing one on the next subject does.
+    l.set_add("+");
+    let t2 = l.checkpoint();
+    let n2 = notes_task(&l);
+    assert_ne!(n1, n2);
+    claim_notes(&l, &n2, "n2").error("dependency_incomplete", 65);
+    let (d2, _) = l.claim(&t2, "d2.json");
+    assert_eq!(l.collect(&d2).json()["outcome"], "passed");
+    assert_eq!(
+        notes_next(&l),
+        json!({"operation": "claim", "task_id": n2}),
+        "the dependency is complete"
+    );
+    let c = claim_notes(&l, &n2, "n2c").json();
+    assert_eq!(c["attempt"]["task_id"], n2.as_str(), "{c}");
+}

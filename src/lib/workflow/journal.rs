@@ -235,22 +235,32 @@ pub fn completes_dependency(task: &WorkflowTask, trust: &str, outcome: &str) -> 
         }
 }
 
-/// Whether the task with this id is complete in the journal.
+/// Whether the task is complete as a dependency: an observation or
+/// assertion step by its retained passing result in the journal; a command
+/// or review step only by the authority's imported, validated transfer of
+/// its finished attempt whose outcome passed, from a registration that is
+/// not revoked ([`Authority::controller_passed`]).
 pub fn dependency_complete(
     j: Option<&Connection>,
+    a: &dyn Authority,
     dep: &WorkflowTask,
     now_ms: i64,
 ) -> Result<bool> {
     let Some(jc) = j else { return Ok(false) };
-    let (state, a) = task_state(Some(jc), &dep.task_id, now_ms)?;
+    let (state, row) = task_state(Some(jc), &dep.task_id, now_ms)?;
     if state != "finished" {
         return Ok(false);
     }
-    let Some(a) = a else { return Ok(false) };
-    Ok(
-        retained(jc, &a.attempt.attempt_id)?
-            .is_some_and(|(t, o)| completes_dependency(dep, &t, &o)),
-    )
+    let Some(row) = row else { return Ok(false) };
+    match dep.action_class {
+        ActionClass::Command | ActionClass::Review => {
+            a.controller_passed(&dep.task_id, &row.attempt.attempt_id)
+        }
+        ActionClass::Observation | ActionClass::Assertion => {
+            Ok(retained(jc, &row.attempt.attempt_id)?
+                .is_some_and(|(t, o)| completes_dependency(dep, &t, &o)))
+        }
+    }
 }
 
 /// The first unresolved older subject's task for the same repository,
@@ -340,6 +350,7 @@ impl Claimability {
 /// subject currency, the executor registration) come first.
 pub fn claimability(
     j: Option<&Connection>,
+    a: &dyn Authority,
     task: &WorkflowTask,
     subject_tasks: &[WorkflowTask],
     now_ms: i64,
@@ -360,7 +371,7 @@ pub fn claimability(
             .ok_or_else(|| {
                 Error::new(Code::IntegrityError, "dependency missing from its subject")
             })?;
-        if !dependency_complete(j, dep, now_ms)? {
+        if !dependency_complete(j, a, dep, now_ms)? {
             dependency = Some(Unclaimable::DependencyIncomplete {
                 task_id: dep_id.clone(),
                 step_id: dep.subject.step_id.clone(),
@@ -380,11 +391,12 @@ pub fn claimability(
 /// lets `task` be claimed ([`claimability`] in the documented order).
 pub fn unclaimable(
     j: Option<&Connection>,
+    a: &dyn Authority,
     task: &WorkflowTask,
     subject_tasks: &[WorkflowTask],
     now_ms: i64,
 ) -> Result<Option<Unclaimable>> {
-    Ok(claimability(j, task, subject_tasks, now_ms)?.unclaimable())
+    Ok(claimability(j, a, task, subject_tasks, now_ms)?.unclaimable())
 }
 
 /// Idempotency: `Some(retained)` for an identical retry, an
@@ -463,6 +475,11 @@ pub trait Authority {
     fn staleness(&self, task: &WorkflowTask) -> Result<Option<&'static str>>;
     /// An executor registration and whether it is revoked.
     fn registration(&self, registration_id: &str) -> Result<Option<(ExecutorEnrollment, bool)>>;
+    /// Whether the authority holds an imported, validated transfer of
+    /// `attempt_id` (of task `task_id`) whose outcome passed, from a
+    /// registration that is not revoked: how a command or review step
+    /// completes as a dependency.
+    fn controller_passed(&self, task_id: &str, attempt_id: &str) -> Result<bool>;
 }
 
 fn stale(reason: &str) -> Error {
@@ -555,7 +572,7 @@ pub fn claim(
             ));
         }
     }
-    match unclaimable(Some(j), &task, &subject_tasks, now.ms)? {
+    match unclaimable(Some(j), a, &task, &subject_tasks, now.ms)? {
         None => {}
         Some(Unclaimable::NotPending(state)) => {
             return Err(Error::new(

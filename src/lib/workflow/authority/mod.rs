@@ -115,4 +115,22 @@ impl crate::workflow::journal::Authority for Rechecks<'_> {
     fn registration(&self, registration_id: &str) -> Result<Option<(ExecutorEnrollment, bool)>> {
         admin::registration(self.0, registration_id)
     }
+
+    fn controller_passed(&self, task_id: &str, attempt_id: &str) -> Result<bool> {
+        let Some(row) = collector::imported_for_attempt(self.0, attempt_id)? else {
+            return Ok(false);
+        };
+        if row.task_id != task_id || row.outcome != "passed" {
+            return Ok(false);
+        }
+        let registration_id: String = self.0.query_row(
+            "SELECT registration_id FROM imported_transfers WHERE attempt_id = ?1",
+            params![attempt_id],
+            |r| r.get(0),
+        )?;
+        Ok(matches!(
+            admin::registration(self.0, &registration_id)?,
+            Some((_, false))
+        ))
+    }
 }

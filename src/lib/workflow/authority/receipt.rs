@@ -60,20 +60,23 @@ pub fn evaluate(
             // The one claimability decision, projected: an unresolved older
             // subject blocks; otherwise the task is pending (its
             // dependencies are not a qualify failure of their own).
-            (_, "pending") => match journal::claimability(j, t, &s.tasks, now_ms)?.prior_unresolved
-            {
-                Some(p) => (
-                    "blocked",
-                    Some("prior_subject_unresolved"),
-                    Some(json!({"operation": "reconcile", "task_id": p})),
-                ),
-                None if collected => (
-                    "pending",
-                    Some("task_pending"),
-                    Some(json!({"operation": "collector_claim", "task_id": t.task_id})),
-                ),
-                None => ("pending", Some("task_pending"), None),
-            },
+            (_, "pending") => {
+                match journal::claimability(j, &super::Rechecks(a), t, &s.tasks, now_ms)?
+                    .prior_unresolved
+                {
+                    Some(p) => (
+                        "blocked",
+                        Some("prior_subject_unresolved"),
+                        Some(json!({"operation": "reconcile", "task_id": p})),
+                    ),
+                    None if collected => (
+                        "pending",
+                        Some("task_pending"),
+                        Some(json!({"operation": "collector_claim", "task_id": t.task_id})),
+                    ),
+                    None => ("pending", Some("task_pending"), None),
+                }
+            }
             (_, "leased") => ("claimed", Some("attempt_in_progress"), None),
             (_, "expired" | "cancelled") => {
                 ("uncertain", Some("attempt_uncertain"), Some(reconcile))
@@ -95,7 +98,7 @@ pub fn evaluate(
                 None => ("failed", Some("result_failed"), None),
             },
             (_, "finished") => {
-                if journal::dependency_complete(j, t, now_ms)? {
+                if journal::dependency_complete(j, &super::Rechecks(a), t, now_ms)? {
                     ("succeeded", None, None)
                 } else {
                     ("failed", Some("result_failed"), None)

@@ -119,6 +119,7 @@ fn collector_op(a: &Connection, t: &WorkflowTask, op: Value) -> Result<Value> {
 /// Per-task state plus the next permitted operation for one task.
 fn task_next(
     j: Option<&Connection>,
+    a: &Connection,
     s: &change::StoredSubject,
     t: &WorkflowTask,
     now: Now,
@@ -129,7 +130,13 @@ fn task_next(
             // The one claimability check `claim` refuses with. A review
             // step is controller-only: only the enrolled review
             // collector satisfies it (collector-claim, then collect).
-            match journal::unclaimable(j, t, &s.tasks, now.ms)? {
+            match journal::unclaimable(
+                j,
+                &crate::workflow::authority::Rechecks(a),
+                t,
+                &s.tasks,
+                now.ms,
+            )? {
                 None if t.action_class == ActionClass::Review => {
                     json!({"operation": "collector_claim", "task_id": t.task_id})
                 }
@@ -180,7 +187,7 @@ pub fn next(cx: &AgentCtx<'_>, sel: &ChangeSel) -> Result<Value> {
         let mut order: Vec<&WorkflowTask> = s.tasks.iter().filter(|t| t.required).collect();
         order.extend(s.tasks.iter().filter(|t| !t.required));
         for t in order {
-            let (state, op) = task_next(j, &s, t, now)?;
+            let (state, op) = task_next(j, a, &s, t, now)?;
             let op = collector_op(a, t, op)?;
             if chosen.is_none() && op["operation"] != "none" {
                 chosen = Some(op.clone());
@@ -212,7 +219,7 @@ pub fn instructions(
                 "the task belongs to another owner",
             ));
         }
-        let (_, op) = task_next(j, &s, &t, now)?;
+        let (_, op) = task_next(j, a, &s, &t, now)?;
         let policy = crate::wire::digest::domain_digest(
             DOMAIN_POLICY,
             &canonical_bytes(&json!([
