@@ -42,7 +42,7 @@ pub fn with_write<T>(
 }
 
 /// The session of an operator write: the authority alone.
-const WRITE_PLAN: Plan = Plan {
+pub const WRITE_PLAN: Plan = Plan {
     journal: (&crate::task::journal::SPEC, Access::None),
     authority: (&super::schema::SPEC, Access::Write),
     order: CommitOrder::JournalFirst,

@@ -15,8 +15,7 @@ use crate::collector::transfer::{
 };
 use crate::error::{Code, Error, Result};
 use crate::store::{
-    Access, CommitOrder, Connection, OptionalExtension, Plan, Session, TransactionBehavior, Work,
-    params,
+    Access, CommitOrder, Connection, OptionalExtension, Plan, TransactionBehavior, Work, params,
 };
 use crate::task::contract::{ActionClass, SCHEMA_VERSION, TaskClaimRequest, canonical_bytes};
 use crate::task::journal::{self, Now};
@@ -464,8 +463,9 @@ pub fn collector_claim(
     task_id: &str,
     request_id: &str,
 ) -> Result<Value> {
-    cx.mutate(|j, a, who, now| {
-        let (t, _) = change::find_task(a, task_id)?;
+    let (task_id, request_id) = (task_id.to_owned(), request_id.to_owned());
+    cx.mutate(move |j, a, who, now| {
+        let (t, _) = change::find_task(a, &task_id)?;
         if t.action_class != ActionClass::Command {
             return Err(Error::new(
                 Code::InvalidInput,
@@ -490,8 +490,8 @@ pub fn collector_claim(
         let lease = (p.recipe.timeout_ms + 120_000).min(crate::task::contract::MAX_LEASE_MS);
         let req = TaskClaimRequest {
             version: SCHEMA_VERSION,
-            request_id: request_id.into(),
-            task_id: task_id.into(),
+            request_id,
+            task_id,
             task_digest: t.digest()?,
             requested_lease_ms: lease,
             executor: Some(p.registration.registration_id.clone()),
@@ -731,22 +731,56 @@ pub fn validate_transfer(j: &Connection, a: &Connection, bytes: &[u8]) -> Result
 /// committed retry returns the historical view; changed bytes under the
 /// same operation conflict; anything else is validated in full, its bytes
 /// retained in the CAS and the attempt finished.
-pub fn import(
-    root: &Path,
-    timeout: Duration,
-    clock: &dyn Clock,
-    token: &str,
-    bytes: &[u8],
-) -> Result<Value> {
+///
+/// The slow part runs before the unit of work (under `serve`, before the
+/// writer sees it): the transfer is validated against a read snapshot
+/// (signature, bindings, record) and its bytes are stored and fsynced in
+/// the CAS, so a refused transfer never reaches the writer and an
+/// accepted one only repeats the cheap checks under the lock.
+pub fn import(cx: &crate::task::ops::AgentCtx<'_>, bytes: &[u8]) -> Result<Value> {
     let env = transfer::open(bytes)?;
     let digest = transfer::transfer_digest(bytes);
+    let prestored = prevalidate(cx.root, bytes, &env, &digest)?;
+    let (token, bytes) = (cx.token.to_owned(), bytes.to_vec());
     // The retained transfer (authority) commits first: a retry finds it
     // and repairs the journal's attempt (the replay path below). A refused
     // import leaves no new journal behind.
-    let mut session = Session::open(root, timeout, clock, IMPORT_PLAN)?;
-    let out = session.apply(|w| import_in(w, token, bytes, &env, digest))?;
-    session.commit()?;
-    Ok(out)
+    cx.session(IMPORT_PLAN, move |w| {
+        import_in(w, &token, &bytes, &env, digest, prestored)
+    })
+}
+
+/// The checks of [`import_in`] that need no lock, on a read snapshot:
+/// `Ok(true)` when the transfer is valid and its bytes are now in the CAS,
+/// `Ok(false)` when the unit of work must decide (a retry of a retained
+/// transfer, or no journal yet), else the refusal.
+fn prevalidate(
+    root: &Path,
+    bytes: &[u8],
+    env: &transfer::Envelope,
+    digest: &Sha256Hex,
+) -> Result<bool> {
+    let (dir, at) = admin::open_read(root)?;
+    let Some(jt) = dir.open_read(&journal::SPEC)? else {
+        return Ok(false);
+    };
+    if imported_where(
+        &at,
+        "execution_operation_id",
+        &env.header.execution_operation_id,
+    )?
+    .is_some()
+    {
+        return Ok(false);
+    }
+    validate_transfer(&jt, &at, bytes)?;
+    let put = dir.cas().put_bytes(bytes)?;
+    if put.digest != *digest {
+        return Err(Error::internal(
+            "CAS digest differs from the transfer digest",
+        ));
+    }
+    Ok(true)
 }
 
 const IMPORT_PLAN: Plan = Plan {
@@ -762,6 +796,7 @@ fn import_in(
     bytes: &[u8],
     env: &transfer::Envelope,
     digest: Sha256Hex,
+    prestored: bool,
 ) -> Result<Value> {
     let (jt, at, dir) = (w.journal_write()?, w.authority()?, w.dir());
     let ts = w.now_text();
@@ -802,11 +837,13 @@ fn import_in(
     let v = validate_transfer(jt, at, bytes)?;
     check_attempt_open(jt, &v.descriptor, now.ms)?;
     check_live(at, &v.descriptor)?;
-    let put = dir.cas().put_bytes(bytes)?;
-    if put.digest != digest {
-        return Err(Error::internal(
-            "CAS digest differs from the transfer digest",
-        ));
+    if !prestored {
+        let put = dir.cas().put_bytes(bytes)?;
+        if put.digest != digest {
+            return Err(Error::internal(
+                "CAS digest differs from the transfer digest",
+            ));
+        }
     }
     let outcome = serde_json::to_value(v.record.outcome)?;
     let status = serde_json::to_value(v.record.status)?;

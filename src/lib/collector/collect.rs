@@ -69,7 +69,14 @@ pub struct LocalUpload<'a> {
 
 impl Uploader for LocalUpload<'_> {
     fn upload(&self, bytes: &[u8]) -> Result<Value> {
-        crate::authority::collector::import(self.root, self.timeout, self.clock, self.token, bytes)
+        let cx = crate::task::ops::AgentCtx {
+            root: self.root,
+            timeout: self.timeout,
+            clock: self.clock,
+            token: self.token,
+            writer: None,
+        };
+        crate::authority::collector::import(&cx, bytes)
     }
 }
 

@@ -650,6 +650,7 @@ pub fn evaluate(r: &StopRequest<'_>) -> Verdict {
                 timeout: r.timeout,
                 clock: r.clock,
                 token: &token,
+                writer: None,
             };
             crate::authority::receipt::qualify(&cx, &ChangeSel::Id(r.change.clone())).map_err(|e| {
                 match e.code() {

@@ -51,6 +51,11 @@ pub struct WriterConfig {
     pub max_batch: usize,
     /// The bounded wait for the data-dir lock, per batch.
     pub lock_timeout: Duration,
+    /// Test hook (set only by the `test-hooks` build's `serve`, from
+    /// `AGENT_TASK_TEST_WRITER_GATHER`): the first batch waits, at most
+    /// 60 s, until this many mutations have arrived, so that a test knows
+    /// they share one batch. 0: never wait (always outside tests).
+    pub gather_first: usize,
 }
 
 impl Default for WriterConfig {
@@ -59,6 +64,7 @@ impl Default for WriterConfig {
             queue: 1024,
             max_batch: 256,
             lock_timeout: super::DEFAULT_TIMEOUT,
+            gather_first: 0,
         }
     }
 }
@@ -168,7 +174,10 @@ impl Writer {
         let timeout = cfg.lock_timeout;
         let thread = std::thread::Builder::new()
             .name("agent-task-writer".into())
-            .spawn(move || run(rx, &r, clock.as_ref(), timeout, max_batch, &st))
+            .spawn(move || {
+                let gather = cfg.gather_first.min(max_batch);
+                run(rx, &r, clock.as_ref(), timeout, max_batch, gather, &st)
+            })
             .map_err(|e| Error::internal(format!("cannot start the writer: {e}")))?;
         Ok(Writer {
             root: root.to_owned(),
@@ -260,6 +269,7 @@ fn run(
     clock: &dyn Clock,
     timeout: Duration,
     max_batch: usize,
+    mut gather: usize,
     stats: &WriterStats,
 ) {
     let mut waiter = Waiter::default();
@@ -279,6 +289,20 @@ fn run(
         };
         let plan = first.plan();
         let mut batch = vec![first];
+        if gather > 1 {
+            let end = std::time::Instant::now() + Duration::from_secs(60);
+            while batch.len() < gather {
+                let left = end.saturating_duration_since(std::time::Instant::now());
+                let Ok(j) = rx.recv_timeout(left) else { break };
+                stats.queued.fetch_sub(1, Ordering::Relaxed);
+                if same_plan(&j.plan(), &plan) {
+                    batch.push(j);
+                } else {
+                    later.push_back(j);
+                }
+            }
+        }
+        gather = 0;
         let mut keep = VecDeque::new();
         while let Some(j) = later.pop_front() {
             if batch.len() < max_batch && same_plan(&j.plan(), &plan) {
@@ -388,6 +412,7 @@ mod tests {
             queue,
             max_batch: 64,
             lock_timeout: Duration::from_secs(30),
+            gather_first: 0,
         };
         let w = Arc::new(Writer::start(&root, clock, cfg).expect("start"));
         (t, root, w)

@@ -242,6 +242,7 @@ impl World {
             timeout: Duration::from_secs(5),
             clock: &self.clock,
             token: &self.token,
+            writer: None,
         }
     }
 
@@ -348,6 +349,7 @@ fn step(w: &mut World, op: &Op) {
                     timeout: t,
                     clock: &w.clock,
                     token: &old,
+                    writer: None,
                 },
                 &w.subjects[0].task_id,
                 "att_x",
