@@ -567,3 +567,55 @@ fn authority_cli_mutation_beside_a_loaded_serve_makes_progress() {
         h.join().expect("agent");
     }
 }
+
+#[test]
+#[allow(clippy::disallowed_methods)] // the test holds the data-dir lock itself
+fn authority_reads_answer_while_the_lock_and_a_write_transaction_are_held() {
+    // Another process's view: the data-dir lock held and an immediate
+    // transaction open on the journal (a writer mid-batch). Every read of
+    // the workspace endpoint answers from a WAL snapshot meanwhile; a
+    // mutation waits for the lock and, past --lock-timeout-ms, is `busy`
+    // having changed nothing.
+    let s = Setup::new();
+    let (task, _) = s.checkpoint();
+    let owner = token(&s);
+    let srv = serve_with(&s, &[], &["--lock-timeout-ms", "200"]);
+    let (st, won) = try_op(
+        &srv.addr,
+        &owner,
+        &json!({"operation": "claim", "task_id": task, "request_id": "r-claim", "lease_ms": 600000}),
+    )
+    .expect("answer");
+    assert_eq!(st, 200, "{won}");
+    let attempt = won["result"]["attempt"]["attempt_id"].clone();
+    let lock = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(s.env.data_dir.join("lock"))
+        .expect("lock file");
+    lock.lock().expect("hold the data-dir lock");
+    let j = rusqlite::Connection::open(s.env.data_dir.join("journal.sqlite")).expect("journal");
+    j.execute_batch("BEGIN IMMEDIATE; UPDATE attempts SET updated_at = updated_at;")
+        .expect("an open write transaction");
+    let reads = [
+        json!({"operation": "next", "change_id": s.change_id}),
+        json!({"operation": "qualification", "change_id": s.change_id}),
+        json!({"operation": "status", "task_id": task, "attempt_id": attempt}),
+        json!({"operation": "instructions", "task_id": task}),
+        json!({"operation": "reference", "task_id": task, "name": "testing-guide"}),
+    ];
+    for body in &reads {
+        let (st, v) = try_op(&srv.addr, &owner, body).expect("answer");
+        assert_eq!(st, 200, "{body}: {v}");
+    }
+    let hb = json!({"operation": "heartbeat", "attempt_id": attempt, "fence": 1,
+        "request_id": "r-hb", "lease_ms": 600000});
+    let (st, v) = try_op(&srv.addr, &owner, &hb).expect("answer");
+    assert_eq!((st, v["error"].as_str()), (503, Some("busy")), "{v}");
+    j.execute_batch("ROLLBACK").expect("rollback");
+    drop(j);
+    drop(lock);
+    // The lock is free again: the same heartbeat is applied now.
+    let (st, v) = try_op(&srv.addr, &owner, &hb).expect("answer");
+    assert_eq!(st, 200, "{v}");
+}
