@@ -162,10 +162,10 @@ impl std::fmt::Debug for Writer {
 }
 
 impl Writer {
-    /// Starts the writer thread of the data directory at `root` (checked to
-    /// be one now; each batch opens it again).
+    /// Starts the writer thread of the data directory at `root` (each
+    /// batch opens it, so a directory that is not initialised yet fails
+    /// its mutations, not the start).
     pub fn start(root: &Path, clock: Arc<dyn Clock>, cfg: WriterConfig) -> Result<Writer> {
-        DataDir::open(root)?;
         let (queue, max_batch) = (cfg.queue.max(1), cfg.max_batch.max(1));
         let (tx, rx) = mpsc::sync_channel::<Box<dyn Job>>(queue);
         let stats = Arc::new(WriterStats::default());
