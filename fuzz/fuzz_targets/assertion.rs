@@ -4,8 +4,8 @@
 //! Ed25519 on arbitrary signatures). Mode 2: the signed assertion's JSON
 //! patched, then decoded and verified: only the untouched bytes verify.
 #![no_main]
-use agent_task::task::contract::TaskResultAssertion;
-use agent_task::task::observation;
+use agent_task::contract::TaskResultAssertion;
+use agent_task::contract::observation;
 use agent_task::wire::json::{Limits, from_slice};
 use agent_task_fuzz::{key, patch, signed_assertion};
 use libfuzzer_sys::fuzz_target;

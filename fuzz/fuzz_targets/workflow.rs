@@ -1,7 +1,7 @@
 //! Workflow files: parse (strict JSON, then every rule), and the installed
 //! canonical bytes of an accepted file parse back to the same workflow.
 #![no_main]
-use agent_task::authority::workflow::Workflow;
+use agent_task::contract::workflow::Workflow;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

@@ -1,6 +1,6 @@
 //! The operator's workspace configuration file.
 #![no_main]
-use agent_task::task::facade::WorkspaceConfig;
+use agent_task::workflow::service::facade::WorkspaceConfig;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

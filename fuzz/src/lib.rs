@@ -57,16 +57,16 @@ pub fn valid_transfer() -> &'static [u8] {
 }
 
 /// The first assertion of the observation signing vectors, signed by [`key`].
-pub fn signed_assertion() -> &'static agent_task::task::contract::TaskResultAssertion {
-    static A: OnceLock<agent_task::task::contract::TaskResultAssertion> = OnceLock::new();
+pub fn signed_assertion() -> &'static agent_task::contract::TaskResultAssertion {
+    static A: OnceLock<agent_task::contract::TaskResultAssertion> = OnceLock::new();
     A.get_or_init(|| {
         let doc: Value = serde_json::from_str(include_str!(
             "../../fixtures/observation-signing-vectors.json"
         ))
         .expect("vectors");
-        let mut a: agent_task::task::contract::TaskResultAssertion =
+        let mut a: agent_task::contract::TaskResultAssertion =
             serde_json::from_value(doc["cases"][0]["assertion"].clone()).expect("assertion");
-        agent_task::task::observation::sign(&mut a, key()).expect("sign");
+        agent_task::contract::observation::sign(&mut a, key()).expect("sign");
         a
     })
 }
@@ -166,7 +166,7 @@ pub const TOKEN: &str = "fuzz-node-bearer-0123456789";
 /// no agent tokens, so every workspace bearer is refused).
 pub fn router() -> &'static agent_task::http::router::Router {
     use agent_task::http::{hosts::HostAllowList, router::Router, workspace};
-    use agent_task::task::facade::WorkspaceConfig;
+    use agent_task::workflow::service::facade::WorkspaceConfig;
     static R: OnceLock<Router> = OnceLock::new();
     R.get_or_init(|| {
         let (dir, node) = node_and_dir();
@@ -192,7 +192,7 @@ pub fn router() -> &'static agent_task::http::router::Router {
                 clock: Arc::new(agent_task::clock::SystemClock),
                 lock_timeout: Duration::from_secs(5),
                 hosts: Arc::new(hosts),
-                limits: agent_task::authority::remote::RemoteLimits::default(),
+                limits: agent_task::workflow::authority::remote::RemoteLimits::default(),
             }),
         );
         r

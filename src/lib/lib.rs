@@ -1,33 +1,35 @@
 //! agent-task: workflow tasks for coding agents under operator rules, and an
 //! `agent-data/v1` node.
 //!
-//! Module map, bottom to top (the allowed import graph, and the one cycle
-//! the workflow half still holds, are in `docs/architecture.md`; the
-//! `layering` test enforces them):
+//! Module map, bottom to top (the allowed import graph, which holds no
+//! cycle, is in `docs/architecture.md`; the `layering` test enforces it):
 //!
-//! - [`error`], [`clock`], [`wire`]: the one error type, time, digests,
-//!   canonical bytes and strict JSON;
+//! - [`env`], [`error`], [`clock`], [`wire`]: the environment, the one
+//!   error type, time, digests, canonical bytes and strict JSON;
 //! - [`store`]: the only module that opens SQLite, takes the advisory lock or
-//!   touches blob files (data directory, migrations, CAS);
+//!   touches blob files (data directory, migrations, CAS), and the
+//!   [`store::Session`] every workflow mutation runs in;
 //! - [`net`]: outbound HTTP (the shared client configuration, the loopback
 //!   rule, the SSRF-safe collector fetcher);
+//! - [`contract`]: the workflow half's pure types (task contract,
+//!   observations, workflow file, tree paths, protected paths, the
+//!   snapshot manifest): no I/O, no SQL;
 //! - the data half: [`data`] (the `agent-data/v1` node) and [`sync`] (peer
 //!   replication);
-//! - the workflow half: [`task`] (contract types, journal, agent
-//!   operations), [`authority`] (operator state, snapshots, receipts,
-//!   landing), [`collector`] (runtimes, sandboxes, transfers, the review
-//!   controller), [`attest`] (in-toto attestations of landed commits),
-//!   [`remote`] (the workspace endpoint client), [`ops`] (whole-directory
-//!   set-up and CAS maintenance);
+//! - [`collector`] (runtimes, sandboxes, transfers, the review controller),
+//!   which reaches the authority only through the traits it defines;
+//! - [`workflow`]: `journal`, `authority` (operator state, snapshots,
+//!   receipts, landing), `attest` (in-toto attestations of landed commits)
+//!   and `service` (the agent operations and set-up);
+//! - [`ops`] (CAS maintenance), [`remote`] (the workspace endpoint client);
 //! - the faces: [`cli`], [`http`] (server, routes, MCP), [`hooks`] (agent
 //!   hooks) and [`doctor`] (the conformance prober), which parse, call
 //!   library operations and render.
 
-pub mod attest;
-pub mod authority;
 pub mod cli;
 pub mod clock;
 pub mod collector;
+pub mod contract;
 pub mod data;
 pub mod doctor;
 pub mod env;
@@ -41,7 +43,7 @@ pub mod ops;
 pub mod remote;
 pub mod store;
 pub mod sync;
-pub mod task;
 pub mod wire;
+pub mod workflow;
 
 pub use error::{Code, Error, Result};

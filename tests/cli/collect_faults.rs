@@ -54,7 +54,7 @@ fn resign(
     let mut h = env.header;
     let mut records = env.records;
     f(&mut h, &mut records);
-    let key = agent_task::authority::admin::load_signing_key(&l.collector).expect("key");
+    let key = agent_task::workflow::authority::admin::load_signing_key(&l.collector).expect("key");
     transfer::seal(h, &records, &key).expect("seal")
 }
 

@@ -25,7 +25,7 @@ fn init_creates_private_dir_and_info_reports() {
     assert_eq!(again["data_dir_id"], id.as_str());
     let info = env.run(&["info"]).json();
     assert_eq!(info["data_dir_id"], id.as_str());
-    let latest = agent_task::authority::schema::SPEC
+    let latest = agent_task::workflow::authority::schema::SPEC
         .migrations
         .last()
         .map(|m| m.version)

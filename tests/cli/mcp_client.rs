@@ -7,7 +7,7 @@
 use crate::data_support::{Resp, raw};
 use crate::task_support::{Setup, assertion};
 use crate::workspace_http::{serve, token};
-use agent_task::task::contract::ResultOutcome;
+use agent_task::contract::ResultOutcome;
 use serde_json::{Value, json};
 
 const MCP: &str = "/v1/hub/workspace/mcp?repository=demo-basic&profile=default";

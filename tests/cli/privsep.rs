@@ -607,7 +607,9 @@ fn privilege_separated_deployment_with_real_users() {
     crate::hook_stop::passed("claude", &hook);
 
     // What the agent cannot do as its own user.
-    let key_file = d.collector().join(agent_task::authority::admin::KEY_FILE);
+    let key_file = d
+        .collector()
+        .join(agent_task::workflow::authority::admin::KEY_FILE);
     let o = d.agent_sh("cat \"$1\"", &[s(&key_file)]);
     assert_ne!(o.code, 0, "the agent read the key: {o}");
     assert!(o.stderr.contains("Permission denied"), "{o}");

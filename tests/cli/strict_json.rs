@@ -6,7 +6,7 @@
 
 use crate::common::{TestEnv, repo_root};
 use crate::task_support::{Setup, assertion, attempt_id};
-use agent_task::task::contract::ResultOutcome;
+use agent_task::contract::ResultOutcome;
 use serde_json::Value;
 
 /// Inserts `"key": value,` right after the first `{` found after `anchor`.

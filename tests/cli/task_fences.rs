@@ -2,7 +2,7 @@
 //! revoked observations, through the real binary.
 
 use crate::task_support::{Setup, assertion, attempt_id};
-use agent_task::task::contract::{ExecutorRef, ResultOutcome, TrustClass};
+use agent_task::contract::{ExecutorRef, ResultOutcome, TrustClass};
 use serde_json::Value;
 
 fn status(s: &Setup, task: &str, att: &str) -> Value {
@@ -247,7 +247,7 @@ fn task_tampered_wrong_key_revoked_and_old_epoch_observations_are_refused() {
     let mut variants = Vec::new();
     let mut t = good.clone();
     t.outcome = ResultOutcome::Failed;
-    t.criteria[0].outcome = agent_task::task::contract::CriterionOutcome::Failed;
+    t.criteria[0].outcome = agent_task::contract::CriterionOutcome::Failed;
     variants.push(("outcome", t));
     let mut t = good.clone();
     t.criteria[0].findings = vec!["other".into()];
@@ -275,7 +275,7 @@ fn task_tampered_wrong_key_revoked_and_old_epoch_observations_are_refused() {
     // Wrong key: a different key signing for the enrolled registration.
     let mut wrong = good.clone();
     let other = agent_task::wire::ed25519::Keypair::from_seed(&[42u8; 32]);
-    agent_task::task::observation::sign(&mut wrong, &other).expect("sign");
+    agent_task::contract::observation::sign(&mut wrong, &other).expect("sign");
     s.submit(&wrong).error("signature_invalid", 65);
     // A binding that is not the current enrollment.
     let mut bad_epoch = good.clone();

@@ -3,7 +3,7 @@
 //! recovery, on the fixture repository with the fixture workflow.
 
 use crate::task_support::{Setup, assertion, attempt_id};
-use agent_task::task::contract::{ResultOutcome, TrustClass};
+use agent_task::contract::{ResultOutcome, TrustClass};
 
 #[test]
 fn task_end_to_end_agent_flow() {

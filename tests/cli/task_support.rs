@@ -4,7 +4,7 @@
 #![allow(dead_code)]
 
 use crate::common::{Output, TestEnv, repo_root};
-use agent_task::task::contract::{
+use agent_task::contract::{
     Actor, CriterionOutcome, CriterionResult, ExecutorRef, ResultOutcome, TaskResultAssertion,
     TrustClass,
 };
@@ -182,8 +182,9 @@ impl Setup {
     }
 
     pub fn sign(&self, a: &mut TaskResultAssertion) {
-        let key = agent_task::authority::admin::load_signing_key(&self.collector).expect("key");
-        agent_task::task::observation::sign(a, &key).expect("sign");
+        let key =
+            agent_task::workflow::authority::admin::load_signing_key(&self.collector).expect("key");
+        agent_task::contract::observation::sign(a, &key).expect("sign");
     }
 }
 

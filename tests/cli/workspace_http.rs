@@ -5,7 +5,7 @@
 
 use crate::data_support::{Resp, req};
 use crate::task_support::{Setup, assertion};
-use agent_task::task::contract::ResultOutcome;
+use agent_task::contract::ResultOutcome;
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};

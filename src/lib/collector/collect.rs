@@ -29,12 +29,11 @@ use super::transfer::{
     self, CollectorDescriptor, CollectorIdentity, ExecutionOutcome, ExecutionRecord,
     ExecutionRequest, ExecutionStatus, MAX_TRANSFER_BYTES, TransferHeader,
 };
-use crate::authority::admin;
-use crate::authority::snapshot::{DOMAIN_REVISION, MODE_EXEC, MODE_LINK, Manifest};
 use crate::clock::{Clock, rfc3339_millis};
+use crate::contract::canonical_bytes;
+use crate::contract::snapshot::{DOMAIN_REVISION, MODE_EXEC, MODE_LINK, Manifest};
 use crate::error::{Code, Error, Result};
 use crate::store::{DataDir, private_fs};
-use crate::task::contract::canonical_bytes;
 use crate::wire::digest::{Sha256Hex, domain_digest};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -55,29 +54,15 @@ pub trait Uploader {
     fn upload(&self, bytes: &[u8]) -> Result<Value>;
 }
 
-/// Uploads by importing into a local authority.
-pub struct LocalUpload<'a> {
-    /// Data directory.
-    pub root: &'a Path,
-    /// Lock wait.
-    pub timeout: Duration,
-    /// Clock.
-    pub clock: &'a dyn Clock,
-    /// Token text.
-    pub token: &'a str,
-}
-
-impl Uploader for LocalUpload<'_> {
-    fn upload(&self, bytes: &[u8]) -> Result<Value> {
-        let cx = crate::task::ops::AgentCtx {
-            root: self.root,
-            timeout: self.timeout,
-            clock: self.clock,
-            token: self.token,
-            writer: None,
-        };
-        crate::authority::collector::import(&cx, bytes)
-    }
+/// What a collection needs from the authority it runs for, beyond the
+/// upload: the workflow service implements it (locally,
+/// `workflow::service::collect::LocalUpload`), so the collector never
+/// names the service or its databases.
+pub trait Authority {
+    /// Rechecks a descriptor before the execution is reserved: it must
+    /// equal what the authority derives now, its attempt open at its
+    /// fence, every live check passing.
+    fn recheck_descriptor(&self, d: &CollectorDescriptor) -> Result<()>;
 }
 
 /// The durable reservation of one execution.
@@ -96,8 +81,8 @@ pub struct CollectRequest<'a> {
     pub root: &'a Path,
     /// Clock.
     pub clock: &'a dyn Clock,
-    /// Token text.
-    pub token: &'a str,
+    /// The authority the descriptor is rechecked against.
+    pub authority: &'a dyn Authority,
     /// Descriptor file bytes.
     pub descriptor: &'a [u8],
     /// Collector directory.
@@ -185,7 +170,7 @@ fn open_collector(root: &Path, collector_dir: &Path) -> Result<(PathBuf, [u8; 32
     let cdir =
         std::path::absolute(collector_dir).map_err(|e| Error::io("resolve", collector_dir, e))?;
     check_deployment(root, &cdir)?;
-    let seed = admin::load_signing_seed(&cdir)?;
+    let seed = super::load_signing_seed(&cdir)?;
     Ok((cdir, seed))
 }
 
@@ -221,7 +206,7 @@ pub fn collect(req: &CollectRequest<'_>, up: &dyn Uploader) -> Result<Value> {
     let (cdir, seed) = open_collector(req.root, req.collector_dir)?;
     check_runtime(&d)?;
     let key = crate::wire::ed25519::Keypair::from_seed(&seed);
-    if crate::task::contract::key_id(&key.public_key()) != d.registration.key_id {
+    if crate::contract::key_id(&key.public_key()) != d.registration.key_id {
         return Err(Error::new(
             Code::EnrollmentInvalid,
             "the collector directory's key is not the registration's key",
@@ -245,7 +230,7 @@ pub fn collect(req: &CollectRequest<'_>, up: &dyn Uploader) -> Result<Value> {
             true
         }
         None => {
-            crate::authority::collector::recheck_descriptor(req.root, req.clock, req.token, &d)?;
+            req.authority.recheck_descriptor(&d)?;
             crate::collector::crash_point("before_reserve");
             private_fs::ensure_private_dir(&ex.dir)?;
             let res = Reservation {
@@ -322,7 +307,7 @@ pub fn retry_upload(
     operation: &str,
     up: &dyn Uploader,
 ) -> Result<Value> {
-    crate::task::contract::check_id("operation", operation)?;
+    crate::contract::check_id("operation", operation)?;
     let (cdir, seed) = open_collector(root, collector_dir)?;
     let ex = Execution::new(&cdir, operation, StateKey::derive(&seed)?);
     ex.refuse_unsealed()?;
@@ -343,7 +328,7 @@ pub fn retry_upload(
 /// Reads one retained file of an execution, verifying its MAC with the
 /// collector directory's key (for tools and tests that inspect state).
 pub fn read_retained(collector_dir: &Path, operation: &str, kind: &str) -> Result<Option<Vec<u8>>> {
-    let seed = admin::load_signing_seed(collector_dir)?;
+    let seed = super::load_signing_seed(collector_dir)?;
     Execution::new(collector_dir, operation, StateKey::derive(&seed)?)
         .read(kind, MAX_TRANSFER_BYTES)
 }
@@ -357,7 +342,7 @@ pub fn write_retained(
     kind: &str,
     body: &[u8],
 ) -> Result<()> {
-    let seed = admin::load_signing_seed(collector_dir)?;
+    let seed = super::load_signing_seed(collector_dir)?;
     Execution::new(collector_dir, operation, StateKey::derive(&seed)?).write(kind, body)
 }
 
@@ -517,7 +502,7 @@ fn materialise(root: &Path, d: &CollectorDescriptor, snap: &Path) -> Result<()> 
     let paths: std::collections::HashSet<&str> =
         m.entries.iter().map(|e| e.path.as_str()).collect();
     for e in &m.entries {
-        crate::authority::tree_path::check(&e.path, e.mode == MODE_LINK)?;
+        crate::contract::tree_path::check(&e.path, e.mode == MODE_LINK)?;
         let mut parent = Path::new(&e.path).parent();
         while let Some(p) = parent.filter(|p| !p.as_os_str().is_empty()) {
             if p.to_str().is_some_and(|s| paths.contains(s)) {

@@ -26,3 +26,33 @@ pub fn crash_point(step: &str) {
     #[cfg(not(feature = "test-hooks"))]
     let _ = step;
 }
+
+/// Loads the signing-key seed of a collector directory (the directory
+/// 0700 and the key file 0600, both the caller's, neither a symlink).
+pub fn load_signing_seed(collector_dir: &std::path::Path) -> crate::error::Result<[u8; 32]> {
+    use crate::error::{Code, Error};
+    use crate::store::private_fs;
+    use std::io::Read as _;
+    let path = collector_dir.join(crate::contract::KEY_FILE);
+    if !private_fs::check_private(collector_dir, private_fs::Kind::Dir)?
+        || !private_fs::check_private(&path, private_fs::Kind::File)?
+    {
+        return Err(Error::new(
+            Code::NotFound,
+            "no signing key in the collector directory",
+        ));
+    }
+    let mut s = String::new();
+    private_fs::open_nofollow_read(&path)?
+        .take(200)
+        .read_to_string(&mut s)
+        .map_err(|e| Error::io("read", &path, e))?;
+    let seed = data_encoding::HEXLOWER
+        .decode(s.trim_end().as_bytes())
+        .ok()
+        .filter(|v| v.len() == 32)
+        .ok_or_else(|| Error::new(Code::IntegrityError, "signing key file is malformed"))?;
+    let mut b = [0u8; 32];
+    b.copy_from_slice(&seed);
+    Ok(b)
+}

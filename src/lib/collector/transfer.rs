@@ -14,9 +14,9 @@
 //! header with `kind: "review"`.
 
 use super::runtime::{RunOutcome, RuntimeIdentity, RuntimeKind};
-use crate::authority::workflow::Recipe;
+use crate::contract::workflow::Recipe;
+use crate::contract::{canonical_bytes, check_id};
 use crate::error::{Code, Error, Result};
-use crate::task::contract::{canonical_bytes, check_id};
 use crate::wire::digest::{Sha256Hex, domain_digest};
 use crate::wire::ed25519::{Keypair, verify_strict};
 use serde::{Deserialize, Serialize};
@@ -562,7 +562,7 @@ fn validate_header(h: &TransferHeader) -> Result<()> {
         ("upload_request_id", &h.upload_request_id),
     ] {
         if f == "repository" {
-            crate::task::contract::check_text(f, v, crate::task::contract::MAX_ID)?;
+            crate::contract::check_text(f, v, crate::contract::MAX_ID)?;
         } else {
             check_id(f, v).map_err(|e| bad(e.message().to_owned()))?;
         }
@@ -614,7 +614,7 @@ mod tests {
                 key_id: "kid_1".into(),
             },
             requirement_digest: d.clone(),
-            recipe: crate::authority::workflow::Recipe {
+            recipe: crate::contract::workflow::Recipe {
                 argv: vec!["true".into()],
                 timeout_ms: 1000,
                 network: false,

@@ -363,7 +363,7 @@ pub fn write(r: &WrapperRequest) -> Result<WrapperOutput> {
     replaceable(&r.out)?;
     operator_private_dir("the data directory", &r.data_dir, op_uid)?;
     operator_private_dir("the collector directory", &r.collector_dir, op_uid)?;
-    let key = r.collector_dir.join(crate::authority::admin::KEY_FILE);
+    let key = r.collector_dir.join(crate::contract::KEY_FILE);
     let kmd = std::fs::symlink_metadata(&key).map_err(|e| Error::io("stat", &key, e))?;
     if !kmd.is_file() || kmd.uid() != op_uid || kmd.permissions().mode() & 0o077 != 0 {
         return Err(Error::new(

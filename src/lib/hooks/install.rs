@@ -141,7 +141,7 @@ pub fn hook_command(r: &InstallStopRequest) -> Result<String> {
     let exe = text(&r.executable, "the agent-task executable")?;
     let token = text(&r.token_file, "--token-file")?;
     let ws = text(&r.workspace, "--workspace")?;
-    crate::task::contract::check_id("change", &r.change)?;
+    crate::contract::check_id("change", &r.change)?;
     let mut words = vec![exe];
     match (&r.data_dir, &r.remote) {
         (Some(d), _) => words.extend(["--data-dir".into(), text(d, "--data-dir")?]),

@@ -11,11 +11,11 @@
 //! shapes and exit codes: `docs/hooks.md`.
 
 use super::counter::{Counter, LIMIT, Reading};
-use crate::authority::change::{self, ChangeSel};
 use crate::clock::Clock;
+use crate::contract::CAPABILITY;
 use crate::error::Code;
-use crate::task::contract::CAPABILITY;
-use crate::task::ops::AgentCtx;
+use crate::workflow::authority::change::{self, ChangeSel};
+use crate::workflow::service::ops::AgentCtx;
 use serde_json::{Map, Value, json};
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -285,8 +285,8 @@ fn read_subject(
     change_id: &str,
     with_cache: bool,
 ) -> Result<(Subject, Option<change::StatCache>), &'static str> {
-    let (_dir, conn) =
-        crate::authority::admin::open_read(data_dir).map_err(|_| category::LOCAL_STORE)?;
+    let (_dir, conn) = crate::workflow::authority::admin::open_read(data_dir)
+        .map_err(|_| category::LOCAL_STORE)?;
     let ch = change::change(&conn, change_id).map_err(|_| category::LOCAL_STORE)?;
     if ch.version == 0 {
         return Err(category::NO_CHECKPOINT);
@@ -591,14 +591,14 @@ pub fn evaluate(r: &StopRequest<'_>) -> Verdict {
     let local = r
         .data_dir
         .as_deref()
-        .filter(|d| crate::authority::admin::open_read(d).is_ok());
+        .filter(|d| crate::workflow::authority::admin::open_read(d).is_ok());
     let source = match (local, &r.remote) {
         (Some(d), _) => Source::Local(d),
         (None, Some(rm)) => Source::Remote(rm),
         (None, None) => return block(category::LOCAL_STORE, none()),
     };
     let token = match r.token_file.as_deref() {
-        Some(p) if p.is_absolute() => match crate::authority::admin::read_token_file(p) {
+        Some(p) if p.is_absolute() => match crate::workflow::authority::admin::read_token_file(p) {
             Ok(t) => t,
             Err(_) => return block(category::TOKEN, none()),
         },
@@ -612,9 +612,9 @@ pub fn evaluate(r: &StopRequest<'_>) -> Verdict {
         .and_then(|p| p.to_str().map(str::to_owned));
     let stop = std::sync::atomic::AtomicBool::new(false);
     let (loaded, walked) = std::thread::scope(|s| {
-        let walk = named
-            .as_deref()
-            .map(|p| s.spawn(|| crate::authority::snapshot::walk_tree(Path::new(p), &stop)));
+        let walk = named.as_deref().map(|p| {
+            s.spawn(|| crate::workflow::authority::snapshot::walk_tree(Path::new(p), &stop))
+        });
         let loaded = match named.as_deref() {
             Some(n) => source.subject(&r.change, &token, Some(n)),
             None => Err(category::WORKSPACE),
@@ -637,7 +637,8 @@ pub fn evaluate(r: &StopRequest<'_>) -> Verdict {
     };
     let ws = PathBuf::from(ws);
     // Stat-only against the checkpoint's cache; files read only on a miss.
-    let Some(Ok(scan1)) = walked.map(|w| crate::authority::snapshot::check_walked(w, &cache))
+    let Some(Ok(scan1)) =
+        walked.map(|w| crate::workflow::authority::snapshot::check_walked(w, &cache))
     else {
         return block(category::WORKSPACE, none());
     };
@@ -652,15 +653,14 @@ pub fn evaluate(r: &StopRequest<'_>) -> Verdict {
                 token: &token,
                 writer: None,
             };
-            crate::authority::receipt::qualify(&cx, &ChangeSel::Id(r.change.clone())).map_err(|e| {
-                match e.code() {
+            crate::workflow::authority::receipt::qualify(&cx, &ChangeSel::Id(r.change.clone()))
+                .map_err(|e| match e.code() {
                     Code::Unauthorized | Code::Forbidden => category::TOKEN_REJECTED,
                     _ => category::LOCAL_STORE,
-                }
-            })
+                })
         }
     };
-    let scan2 = crate::authority::snapshot::check_readonly(&ws, &cache);
+    let scan2 = crate::workflow::authority::snapshot::check_readonly(&ws, &cache);
     let after = source.subject(&r.change, &token, None).map(|(s, _)| s);
     let answer = match answer {
         Ok(a) => a,

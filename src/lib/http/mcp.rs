@@ -1,13 +1,13 @@
 //! Workspace MCP: `POST /v1/hub/workspace/mcp?repository=R&profile=P`, the
 //! Streamable HTTP transport answered with plain `application/json` (no
 //! SSE, no session id). Tools are the facade's operations with JSON Schema
-//! inputs; `tools/call` runs [`crate::task::facade::execute`], the same
+//! inputs; `tools/call` runs [`crate::workflow::service::facade::execute`], the same
 //! library call as the HTTP endpoint and the CLI. See `docs/mcp.md`.
 
 use super::router::{Access, BodySpec, Method, Request, Response, RouteSpec, Router};
 use super::workspace::{Workspace, bearer};
 use crate::error::{Code, Error, Result};
-use crate::task::facade::TaskProfile;
+use crate::workflow::service::facade::TaskProfile;
 use serde_json::{Map, Value, json};
 use std::sync::Arc;
 
@@ -226,7 +226,7 @@ pub fn tools() -> Vec<Value> {
         ),
     ];
     defs.into_iter()
-        .filter(|(n, _, _)| crate::task::facade::OPERATIONS.contains(n))
+        .filter(|(n, _, _)| crate::workflow::service::facade::OPERATIONS.contains(n))
         .map(|(name, description, schema)| json!({"name": name, "description": description, "inputSchema": schema}))
         .collect()
 }
@@ -335,7 +335,7 @@ fn handle(ws: &Workspace, req: &mut Request<'_>) -> Result<Response> {
         "tools/list" => Ok(rpc_result(id, json!({"tools": tools()}))),
         "tools/call" => {
             let name = params.get("name").and_then(Value::as_str).unwrap_or("");
-            if !crate::task::facade::OPERATIONS.contains(&name) {
+            if !crate::workflow::service::facade::OPERATIONS.contains(&name) {
                 return Ok(rpc_error(id, INVALID_PARAMS, "unknown tool"));
             }
             let mut args = match params.get("arguments") {
@@ -609,7 +609,7 @@ mod tests {
             .iter()
             .map(|t| t["name"].as_str().expect("name"))
             .collect();
-        assert_eq!(names, crate::task::facade::OPERATIONS);
+        assert_eq!(names, crate::workflow::service::facade::OPERATIONS);
         for t in &tools {
             let name = t["name"].as_str().expect("name");
             let schema = &t["inputSchema"];
@@ -642,7 +642,7 @@ mod tests {
                 m.insert("operation".into(), json!(name));
                 Value::Object(m)
             };
-            let req = crate::task::facade::decode(with_op(&full))
+            let req = crate::workflow::service::facade::decode(with_op(&full))
                 .unwrap_or_else(|e| panic!("{name}: every schema property: {e}"));
             let back = serde_json::to_value(&req).expect("serialise");
             for k in back.as_object().expect("object").keys() {
@@ -656,20 +656,20 @@ mod tests {
                 .filter(|(k, _)| required.contains(&k.as_str()))
                 .map(|(k, v)| (k.clone(), v.clone()))
                 .collect();
-            crate::task::facade::decode(with_op(&min))
+            crate::workflow::service::facade::decode(with_op(&min))
                 .unwrap_or_else(|e| panic!("{name}: the required properties alone: {e}"));
             for r in &required {
                 let mut less = min.clone();
                 less.remove(*r);
                 assert!(
-                    crate::task::facade::decode(with_op(&less)).is_err(),
+                    crate::workflow::service::facade::decode(with_op(&less)).is_err(),
                     "{name}: `{r}` is required by the schema but not by the request"
                 );
             }
             let mut extra = full.clone();
             extra.insert("not_a_field".into(), json!(1));
             assert!(
-                crate::task::facade::decode(with_op(&extra)).is_err(),
+                crate::workflow::service::facade::decode(with_op(&extra)).is_err(),
                 "{name}: an unknown property must be refused"
             );
         }

@@ -1,5 +1,3 @@
-//! Operations that span the whole data directory: `init`, `info` and the
-//! `cas` commands.
+//! CAS maintenance: the `cas` commands.
 
-pub mod admin;
 pub mod cas;

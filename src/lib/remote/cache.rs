@@ -11,12 +11,12 @@
 //! It only spares re-reading unchanged files; it proves nothing. A
 //! checkpoint writes it; the Stop hook reads it and never writes it. A
 //! missing, unreadable or malformed file is an empty cache, and a row is
-//! trusted only under the racy-clean rule of [`crate::authority::snapshot`].
+//! trusted only under the racy-clean rule of [`crate::workflow::authority::snapshot`].
 
-use crate::authority::snapshot::{CacheRow, CacheState, StatCache};
 use crate::error::{Code, Error, Result};
 use crate::store::private_fs;
 use crate::wire::digest::{Sha256Hex, domain_digest};
+use crate::workflow::authority::snapshot::{CacheRow, CacheState, StatCache};
 use serde::{Deserialize, Serialize};
 use std::io::Read;
 use std::path::{Path, PathBuf};

@@ -10,11 +10,11 @@
 pub mod cache;
 pub mod upload;
 
-use crate::authority::snapshot::{self, Entry, MODE_LINK};
+use crate::contract::CAPABILITY;
 use crate::error::{Code, Error, Result};
-use crate::task::contract::CAPABILITY;
-use crate::task::facade::OperationRequest;
 use crate::wire::digest::Sha256Hex;
+use crate::workflow::authority::snapshot::{self, Entry, MODE_LINK};
+use crate::workflow::service::facade::OperationRequest;
 use serde_json::{Map, Value, json};
 use std::cell::RefCell;
 use std::io::Read;
@@ -112,7 +112,7 @@ impl Client {
             ("--repository", &endpoint.repository),
             ("--profile", &endpoint.profile),
         ] {
-            crate::task::contract::check_id(what, v)?;
+            crate::contract::check_id(what, v)?;
         }
         let agent = |global: Option<Duration>| -> ureq::Agent {
             crate::net::client_builder(global)
@@ -217,7 +217,7 @@ impl Client {
     fn pack(&self, change_id: &str, root: &Path, blobs: &[&Entry]) -> Result<Value> {
         let len: u64 = blobs
             .iter()
-            .map(|e| e.size + crate::authority::remote::FRAME_HEADER as u64)
+            .map(|e| e.size + crate::workflow::authority::remote::FRAME_HEADER as u64)
             .sum();
         let failure = Rc::new(RefCell::new(None));
         let mut reader = PackReader {
@@ -295,7 +295,7 @@ impl Client {
                 .ok_or_else(|| invalid("the manifest answer names an entry that is not there"))?;
             missing.push(e);
         }
-        let frame = crate::authority::remote::FRAME_HEADER as u64;
+        let frame = crate::workflow::authority::remote::FRAME_HEADER as u64;
         if let Some(e) = missing.iter().find(|e| e.size + frame > max_pack) {
             return Err(Error::new(
                 Code::TooLarge,
@@ -323,7 +323,7 @@ impl Client {
             i = j;
         }
         let mut out = self.op(&OperationRequest::CheckpointCommit {
-            change: crate::authority::change::ChangeSel::Id(change_id.to_owned()),
+            change: crate::workflow::authority::change::ChangeSel::Id(change_id.to_owned()),
             revision: scan.revision.clone(),
         })?;
         if let Some(m) = out.as_object_mut() {

@@ -1,9 +1,9 @@
 //! `authority key`, `attest` and `verify`.
 
 use super::to_value;
-use crate::attest::{self, key};
 use crate::cli::ctx::Ctx;
 use crate::error::Result;
+use crate::workflow::attest::{self, key};
 use serde_json::Value;
 use std::path::PathBuf;
 

@@ -1,10 +1,10 @@
 //! `change open` and `checkpoint`.
 
 use super::to_value;
-use crate::authority::change::ChangeSel;
 use crate::cli::ctx::Ctx;
 use crate::error::{Code, Error, Result};
-use crate::task::ops::{self, AgentCtx};
+use crate::workflow::authority::change::ChangeSel;
+use crate::workflow::service::ops::{self, AgentCtx};
 use serde_json::Value;
 use std::path::PathBuf;
 
@@ -147,7 +147,9 @@ pub(super) fn change(ctx: &Ctx, c: ChangeCmd) -> Result<Value> {
                 let client = remote
                     .client(ctx)?
                     .ok_or_else(|| Error::internal("endpoint client missing"))?;
-                client.op(&crate::task::facade::OperationRequest::ChangeOpen { request_id })
+                client.op(
+                    &crate::workflow::service::facade::OperationRequest::ChangeOpen { request_id },
+                )
             }
             (None, Some(repo), Some(workspace)) => with_agent(ctx, |cx| {
                 to_value(&ops::change_open(cx, &repo, &profile, &workspace)?)
@@ -179,7 +181,7 @@ pub struct CheckpointArgs {
     pub sel: ChangeSelArgs,
     /// Refuse (`revision_too_large`, before reading any file) a workspace
     /// whose files add up to more than this many bytes.
-    #[arg(long, value_name = "BYTES", default_value_t = crate::authority::snapshot::DEFAULT_MAX_REVISION_BYTES)]
+    #[arg(long, value_name = "BYTES", default_value_t = crate::workflow::authority::snapshot::DEFAULT_MAX_REVISION_BYTES)]
     pub max_revision_bytes: u64,
     /// Checkpoint through a workspace endpoint: the workspace is walked and
     /// hashed here, only the blobs the authority lacks are uploaded

@@ -4,13 +4,14 @@
 use super::change::{AgentChangeArgs, EndpointArgs};
 use super::runtime::RuntimeArg;
 use super::to_value;
-use crate::authority::collector::{self as col, PinnedRuntime, ProfileInstallRequest};
-use crate::authority::receipt::{self, LandRequest};
 use crate::cli::ctx::Ctx;
-use crate::collector::collect::{self, CollectRequest, LocalUpload};
+use crate::collector::collect::{self, CollectRequest};
 use crate::error::{Code, Error, Result};
 use crate::store::private_fs;
-use crate::task::facade::OperationRequest;
+use crate::workflow::authority::collector::{self as col, PinnedRuntime, ProfileInstallRequest};
+use crate::workflow::authority::receipt::{self, LandRequest};
+use crate::workflow::service::collect::LocalUpload;
+use crate::workflow::service::facade::OperationRequest;
 use serde_json::Value;
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -274,7 +275,7 @@ fn split_token(stdin: &[u8]) -> Result<(String, &[u8])> {
     let line = &stdin[..cut];
     let line = line.strip_suffix(b"\r").unwrap_or(line);
     if line.is_empty()
-        || line.len() as u64 > crate::authority::admin::MAX_TOKEN_FILE
+        || line.len() as u64 > crate::workflow::authority::admin::MAX_TOKEN_FILE
         || !line.iter().all(|b| (0x21..=0x7e).contains(b))
     {
         return Err(unauth(
@@ -328,7 +329,7 @@ pub(super) fn collect(ctx: &Ctx, a: CollectArgs) -> Result<Value> {
             ));
         }
         let stdin = read_stdin(
-            crate::authority::admin::MAX_TOKEN_FILE + 2 + collect::MAX_DESCRIPTOR_BYTES,
+            crate::workflow::authority::admin::MAX_TOKEN_FILE + 2 + collect::MAX_DESCRIPTOR_BYTES,
         )?;
         let (token, rest) = split_token(&stdin)?;
         if rest.len() as u64 > collect::MAX_DESCRIPTOR_BYTES {
@@ -350,7 +351,7 @@ pub(super) fn collect(ctx: &Ctx, a: CollectArgs) -> Result<Value> {
         )
     };
     let root = ctx.data_dir_from_command_line("collect")?;
-    let up = LocalUpload {
+    let local = LocalUpload {
         root,
         timeout: ctx.lock_timeout,
         clock: ctx.clock.as_ref(),
@@ -359,13 +360,13 @@ pub(super) fn collect(ctx: &Ctx, a: CollectArgs) -> Result<Value> {
     let http = a.upload.http(&token);
     let up: &dyn collect::Uploader = match &http {
         Some(h) => h,
-        None => &up,
+        None => &local,
     };
     collect::collect(
         &CollectRequest {
             root,
             clock: ctx.clock.as_ref(),
-            token: &token,
+            authority: &local,
             descriptor: &bytes,
             collector_dir: &a.collector_dir,
         },

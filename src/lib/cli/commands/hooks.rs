@@ -67,7 +67,9 @@ pub(super) fn install_stop(ctx: &Ctx, a: InstallStopArgs) -> Result<Value> {
     // then reads its Change through the endpoint).
     let data_dir = match (&a.endpoint, ctx.data_dir()) {
         (None, d) => Some(absolute(d?)?),
-        (Some(_), Ok(d)) if crate::authority::admin::open_read(d).is_ok() => Some(absolute(d)?),
+        (Some(_), Ok(d)) if crate::workflow::authority::admin::open_read(d).is_ok() => {
+            Some(absolute(d)?)
+        }
         (Some(_), _) => None,
     };
     let req = InstallStopRequest {

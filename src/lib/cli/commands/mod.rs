@@ -18,8 +18,8 @@ mod task;
 mod token;
 
 use super::ctx::Ctx;
+use crate::contract::MutationAction;
 use crate::error::Result;
-use crate::task::contract::MutationAction;
 use clap::Subcommand;
 use serde_json::Value;
 

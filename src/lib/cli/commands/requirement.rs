@@ -1,9 +1,9 @@
 //! `requirement install` and `requirement show`.
 
 use super::to_value;
-use crate::authority::admin;
 use crate::cli::ctx::Ctx;
 use crate::error::Result;
+use crate::workflow::authority::admin;
 use serde_json::Value;
 use std::path::PathBuf;
 

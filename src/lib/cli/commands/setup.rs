@@ -3,7 +3,7 @@
 use super::to_value;
 use crate::cli::ctx::Ctx;
 use crate::error::Result;
-use crate::ops::admin;
+use crate::workflow::service::setup as admin;
 use serde_json::Value;
 
 /// Arguments of `init`.

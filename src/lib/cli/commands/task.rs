@@ -3,9 +3,9 @@
 
 use super::change::{AgentChangeArgs, EndpointArgs, with_agent};
 use crate::cli::ctx::Ctx;
+use crate::contract::{MutationAction, SCHEMA_VERSION, TaskResultAssertion};
 use crate::error::{Code, Error, Result};
-use crate::task::contract::{MutationAction, SCHEMA_VERSION, TaskResultAssertion};
-use crate::task::facade::{self, MutationBody, OperationRequest};
+use crate::workflow::service::facade::{self, MutationBody, OperationRequest};
 use serde_json::Value;
 use std::io::Read;
 use std::path::PathBuf;
@@ -147,7 +147,9 @@ pub(super) fn run(ctx: &Ctx, remote: &EndpointArgs, r: OperationRequest) -> Resu
 
 /// The Change an agent command names: by id through an endpoint, by id or
 /// workspace locally.
-pub(super) fn change_sel(a: &AgentChangeArgs) -> Result<crate::authority::change::ChangeSel> {
+pub(super) fn change_sel(
+    a: &AgentChangeArgs,
+) -> Result<crate::workflow::authority::change::ChangeSel> {
     match (&a.remote.endpoint, &a.sel.change) {
         (Some(_), None) => Err(Error::new(
             Code::Usage,

@@ -22,9 +22,9 @@
 
 use super::plan::CallRequest;
 use crate::collector::state::StateKey;
+use crate::contract::canonical_bytes;
 use crate::error::{Code, Error, Result};
 use crate::store::private_fs;
-use crate::task::contract::canonical_bytes;
 use crate::wire::digest::Sha256Hex;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;

@@ -6,8 +6,8 @@
 
 use super::coverage::CoverageSet;
 use super::types::{ReviewCriterion, ReviewFailure, ReviewProfile, ReviewRequest};
+use crate::contract::canonical_bytes;
 use crate::error::{Code, Error, Result};
-use crate::task::contract::canonical_bytes;
 use crate::wire::digest::{Sha256Hex, domain_digest};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};

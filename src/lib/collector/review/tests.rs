@@ -1139,9 +1139,9 @@ fn golden_vectors() {
         "policy_digest": plan::policy_digest().as_str(),
         "vectors": [
             entry("review_step", step.canonical_bytes().expect("b"), step.digest().expect("d")),
-            entry("review_profile", crate::task::contract::canonical_bytes(&p).expect("b"), p.digest().expect("d")),
+            entry("review_profile", crate::contract::canonical_bytes(&p).expect("b"), p.digest().expect("d")),
             entry("review_request", r.bytes().expect("b"), r.digest().expect("d")),
-            entry("call_request_0", crate::task::contract::canonical_bytes(&req0).expect("b"), req0.digest().expect("d")),
+            entry("call_request_0", crate::contract::canonical_bytes(&req0).expect("b"), req0.digest().expect("d")),
             entry("review_record", rec.bytes().expect("b"), rec.digest().expect("d")),
         ]
     });

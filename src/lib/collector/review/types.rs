@@ -8,8 +8,8 @@
 
 use super::coverage::CoverageSet;
 use crate::collector::transfer::RegistrationBinding;
+use crate::contract::{MAX_CRITERIA, MAX_TEXT, canonical_bytes, check_id, check_text};
 use crate::error::{Code, Error, Result};
-use crate::task::contract::{MAX_CRITERIA, MAX_TEXT, canonical_bytes, check_id, check_text};
 use crate::wire::digest::{Sha256Hex, domain_digest};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;

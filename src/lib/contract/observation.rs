@@ -7,9 +7,7 @@
 //! Digest: `SHA-256(DOMAIN_OBSERVATION || 0x00 || u64be(len) || bytes)`.
 //! Signature: Ed25519 over the 32 raw digest bytes.
 
-use super::contract::{
-    DOMAIN_OBSERVATION, ExecutorProvenance, TaskResultAssertion, canonical_bytes,
-};
+use super::{DOMAIN_OBSERVATION, ExecutorProvenance, TaskResultAssertion, canonical_bytes};
 use crate::error::{Code, Error, Result};
 use crate::wire::digest::{Sha256Hex, domain_digest};
 use crate::wire::ed25519::{Keypair, verify_strict_hex};

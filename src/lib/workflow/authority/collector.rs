@@ -5,7 +5,6 @@
 
 use super::admin::{self, Authenticated};
 use super::change;
-use super::workflow::Workflow;
 use super::{bump_epoch, installed_requirement};
 use crate::clock::{Clock, unix_millis};
 use crate::collector::runtime::{self, RuntimeIdentity, RuntimeKind};
@@ -13,13 +12,14 @@ use crate::collector::transfer::{
     self, CollectorDescriptor, CollectorProfile, ExecutionRecord, ExecutionRequest,
     ExecutionStatus, Limits, Origin, RegistrationBinding,
 };
+use crate::contract::workflow::Workflow;
+use crate::contract::{ActionClass, SCHEMA_VERSION, TaskClaimRequest, canonical_bytes};
 use crate::error::{Code, Error, Result};
 use crate::store::{
     Access, CommitOrder, Connection, OptionalExtension, Plan, TransactionBehavior, Work, params,
 };
-use crate::task::contract::{ActionClass, SCHEMA_VERSION, TaskClaimRequest, canonical_bytes};
-use crate::task::journal::{self, Now};
 use crate::wire::digest::Sha256Hex;
+use crate::workflow::journal::{self, Now};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use std::path::Path;
@@ -79,7 +79,7 @@ fn profile_err(msg: impl Into<String>) -> Error {
 }
 
 /// The current (highest) epoch of a registration's executor scope.
-fn current_epoch(a: &Connection, reg: &crate::task::contract::ExecutorEnrollment) -> Result<u64> {
+fn current_epoch(a: &Connection, reg: &crate::contract::ExecutorEnrollment) -> Result<u64> {
     let e: i64 = a.query_row(
         "SELECT max(epoch) FROM registrations WHERE repo_id = ?1 AND profile_id = ?2 AND step_id = ?3 AND executor_id = ?4",
         params![reg.repository, reg.profile, reg.step_id, reg.executor_id],
@@ -459,7 +459,7 @@ fn check_attempt_open(j: &Connection, d: &CollectorDescriptor, now_ms: i64) -> R
 /// `collector-claim`: claims a command task for the current collector
 /// profile's registration and returns the authority-derived descriptor.
 pub fn collector_claim(
-    cx: &crate::task::ops::AgentCtx<'_>,
+    cx: &crate::workflow::service::ops::AgentCtx<'_>,
     task_id: &str,
     request_id: &str,
 ) -> Result<Value> {
@@ -487,7 +487,7 @@ pub fn collector_claim(
         )?
         .ok_or_else(|| profile_err("no collector profile is installed for this step"))?;
         p.check_basis()?;
-        let lease = (p.recipe.timeout_ms + 120_000).min(crate::task::contract::MAX_LEASE_MS);
+        let lease = (p.recipe.timeout_ms + 120_000).min(crate::contract::MAX_LEASE_MS);
         let req = TaskClaimRequest {
             version: SCHEMA_VERSION,
             request_id,
@@ -737,7 +737,7 @@ pub fn validate_transfer(j: &Connection, a: &Connection, bytes: &[u8]) -> Result
 /// (signature, bindings, record) and its bytes are stored and fsynced in
 /// the CAS, so a refused transfer never reaches the writer and an
 /// accepted one only repeats the cheap checks under the lock.
-pub fn import(cx: &crate::task::ops::AgentCtx<'_>, bytes: &[u8]) -> Result<Value> {
+pub fn import(cx: &crate::workflow::service::ops::AgentCtx<'_>, bytes: &[u8]) -> Result<Value> {
     let env = transfer::open(bytes)?;
     let digest = transfer::transfer_digest(bytes);
     let prestored = prevalidate(cx.root, bytes, &env, &digest)?;

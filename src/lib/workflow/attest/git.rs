@@ -9,10 +9,10 @@
 //! canonically and digested under `agent-task.revision.v1`. A submodule,
 //! a non-UTF-8 path or any other mode cannot be part of a revision.
 
-use crate::authority::snapshot::{self, Entry, Manifest};
+use crate::contract::canonical_bytes;
 use crate::error::{Code, Error, Result};
-use crate::task::contract::canonical_bytes;
 use crate::wire::digest::{Sha256Hex, domain_digest};
+use crate::workflow::authority::snapshot::{self, Entry, Manifest};
 use sha2::Digest as _;
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read, Write};

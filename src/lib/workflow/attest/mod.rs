@@ -25,10 +25,10 @@ pub mod key;
 pub mod statement;
 pub mod verify;
 
-use crate::authority::change;
 use crate::clock::{Clock, rfc3339_millis, unix_millis};
 use crate::error::{Code, Error, Result};
 use crate::store::{Connection, DataDir};
+use crate::workflow::authority::change;
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -55,7 +55,7 @@ pub fn attest(root: &Path, clock: &dyn Clock, req: &AttestRequest) -> Result<Val
     let dir = DataDir::open(root)?;
     let key = key::load_required(&dir)?;
     let a = dir
-        .open_read(&crate::authority::schema::SPEC)?
+        .open_read(&crate::workflow::authority::schema::SPEC)?
         .ok_or_else(|| Error::new(Code::NotFound, "this data directory has no authority yet"))?;
     let ch = change::change(&a, &req.change_id)?;
     if ch.version == 0 {
@@ -67,7 +67,7 @@ pub fn attest(root: &Path, clock: &dyn Clock, req: &AttestRequest) -> Result<Val
         None => {
             // Admission answers first (a protected change is refused as
             // such even when nothing was ever collected).
-            let j = dir.open_read(&crate::task::journal::SPEC)?;
+            let j = dir.open_read(&crate::workflow::journal::SPEC)?;
             let now = clock.now();
             build::for_qualified(
                 &dir,
@@ -210,8 +210,11 @@ pub fn show_key(root: &Path, format: key::Format) -> Result<key::ShowOutput> {
 pub fn rotate_key(root: &Path, timeout: Duration, clock: &dyn Clock) -> Result<key::RotateOutput> {
     // A session without databases: the lock and one clock reading.
     let plan = crate::store::Plan {
-        journal: (&crate::task::journal::SPEC, crate::store::Access::None),
-        authority: (&crate::authority::schema::SPEC, crate::store::Access::None),
+        journal: (&crate::workflow::journal::SPEC, crate::store::Access::None),
+        authority: (
+            &crate::workflow::authority::schema::SPEC,
+            crate::store::Access::None,
+        ),
         order: crate::store::CommitOrder::JournalFirst,
     };
     let s = crate::store::Session::open(root, timeout, clock, plan)?;

@@ -2,17 +2,17 @@
 //! idempotency rows, and the attempt state machine of
 //! `docs/state-machine.md`.
 //!
-//! Every mutation runs inside one critical section (see [`super::ops`]):
+//! Every mutation runs inside one critical section (see [`crate::workflow::service::ops`]):
 //! data-dir lock → journal immediate transaction → authority read
 //! transaction (rechecks) → journal commit. The functions here take that
 //! journal transaction and authority connection; they never open files.
 
-use super::contract::*;
-use super::observation;
-use crate::authority::{admin, change};
 use crate::clock::rfc3339_millis;
+use crate::contract::observation;
+use crate::contract::*;
 use crate::error::{Code, Error, Result};
 use crate::store::{Connection, DbSpec, Migration, OptionalExtension, params};
+use crate::workflow::authority::{admin, change};
 use serde_json::{Value, json};
 
 /// The journal database.

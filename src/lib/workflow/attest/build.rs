@@ -28,13 +28,13 @@ use super::statement::{
     self, LandingFacts, ProtectedChanges, ReceiptPredicate, RegistrationKey, ResourceDescriptor,
     Statement, Svr, SvrVerifier, TestResult,
 };
-use crate::authority::change::{self, StoredSubject};
-use crate::authority::receipt::{self, DOMAIN_RECEIPT, Receipt};
 use crate::collector::transfer::{self, ExecutionOutcome, ExecutionRecord, ExecutionRequest};
+use crate::contract::{ActionClass, WorkflowTask, canonical_bytes};
 use crate::error::{Code, Error, Result};
 use crate::store::{Connection, DataDir, OptionalExtension, params};
-use crate::task::contract::{ActionClass, WorkflowTask, canonical_bytes};
 use crate::wire::digest::{Sha256Hex, domain_digest};
+use crate::workflow::authority::change::{self, StoredSubject};
+use crate::workflow::authority::receipt::{self, DOMAIN_RECEIPT, Receipt};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 
@@ -164,7 +164,7 @@ pub fn for_landing(
         return Ok(None);
     };
     let s = change::subject(a, change_id, version)?;
-    let repo = crate::authority::repository(a, &row.repo_id)?;
+    let repo = crate::workflow::authority::repository(a, &row.repo_id)?;
     let old_head = Sha256Hex::parse(&row.old_head)?;
     // Exactly one of: a receipt, or the operator's override of protected
     // paths (whose count the landing row recorded and which the manifests
@@ -215,10 +215,10 @@ fn protected_changes(
     old_head: &Sha256Hex,
 ) -> Result<ProtectedChanges> {
     let (_, bytes) = requirement(a, s)?;
-    let patterns = crate::authority::workflow::Workflow::parse(&bytes)?.protected_paths()?;
+    let patterns = crate::contract::workflow::Workflow::parse(&bytes)?.protected_paths()?;
     let head = change::load_manifest(a, dir, old_head)?;
     let candidate = change::load_manifest(a, dir, &s.context.revision)?;
-    Ok(crate::authority::protected::diff(
+    Ok(crate::contract::protected::diff(
         &patterns, &head, &candidate,
     ))
 }
@@ -234,7 +234,7 @@ fn requirement(a: &Connection, s: &StoredSubject) -> Result<(String, Vec<u8>)> {
         )
         .optional()?
         .ok_or_else(|| Error::new(Code::IntegrityError, "the subject's requirement is missing"))?;
-    if domain_digest(crate::authority::workflow::DOMAIN_REQUIREMENT, &req_bytes).as_str()
+    if domain_digest(crate::contract::workflow::DOMAIN_REQUIREMENT, &req_bytes).as_str()
         != req_digest
     {
         return Err(Error::new(
@@ -586,7 +586,7 @@ fn assemble(
     };
     let authority = match &receipt {
         Some(r) => r.audience.clone(),
-        None => crate::authority::collector::audience(a)?,
+        None => crate::workflow::authority::collector::audience(a)?,
     };
     let rs = Statement {
         statement_type: statement::STATEMENT_V1.into(),

@@ -23,10 +23,10 @@
 //! named here and documented in `docs/attestations.md`: each is a
 //! domain-separated SHA-256, 64 lowercase hex.
 
-pub use crate::authority::protected::ProtectedChanges;
-use crate::authority::receipt::Receipt;
+pub use crate::contract::protected::ProtectedChanges;
 use crate::error::{Code, Error, Result};
 use crate::wire::digest::Sha256Hex;
+use crate::workflow::authority::receipt::Receipt;
 use serde::{Deserialize, Serialize, de::DeserializeOwned};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -253,7 +253,7 @@ pub struct LandingFacts {
     /// that changes protected paths land (without a receipt).
     pub allow_protected_change: bool,
     /// The protected paths it changes relative to `oldHead`: the total and
-    /// the first [`crate::authority::protected::MAX_LISTED`] in path order
+    /// the first [`crate::contract::protected::MAX_LISTED`] in path order
     /// (`{"total": 0, "paths": []}` unless allowed).
     pub protected_changes: ProtectedChanges,
 }

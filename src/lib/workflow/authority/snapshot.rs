@@ -9,61 +9,16 @@
 //! New objects are written as one CAS batch made durable by a single
 //! `syncfs` before the revision row commits.
 
+use crate::contract::canonical_bytes;
 use crate::error::{Code, Error, Result};
 use crate::store::Cas;
-use crate::task::contract::canonical_bytes;
 use crate::wire::digest::{Sha256Hex, domain_digest};
-use serde::{Deserialize, Serialize};
 use std::os::unix::ffi::OsStrExt as _;
 use std::path::Path;
 
-/// Domain of a revision id.
-pub const DOMAIN_REVISION: &str = "agent-task.revision.v1";
-/// Most files in one snapshot.
-pub const MAX_FILES: usize = 1_000_000;
-/// Largest single file.
-pub const MAX_FILE_BYTES: u64 = 1 << 32;
-
-/// Mode of a regular file.
-pub const MODE_FILE: u32 = 0o100644;
-/// Mode of an executable file.
-pub const MODE_EXEC: u32 = 0o100755;
-/// Mode of a symbolic link.
-pub const MODE_LINK: u32 = 0o120000;
-
-/// One manifest entry.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Entry {
-    /// `/`-separated relative path.
-    pub path: String,
-    /// 100644, 100755 or 120000 (as a number).
-    pub mode: u32,
-    /// Size in bytes (link: target length).
-    pub size: u64,
-    /// SHA-256 of the bytes (link: of the target).
-    pub sha256: Sha256Hex,
-}
-
-/// A snapshot manifest.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Manifest {
-    /// Always 1.
-    pub version: u32,
-    /// Entries sorted by path bytes.
-    pub entries: Vec<Entry>,
-}
-
-impl Manifest {
-    /// The entry at `path`.
-    pub fn get(&self, path: &str) -> Option<&Entry> {
-        self.entries
-            .binary_search_by(|e| e.path.as_bytes().cmp(path.as_bytes()))
-            .ok()
-            .and_then(|i| self.entries.get(i))
-    }
-}
+pub use crate::contract::snapshot::{
+    DOMAIN_REVISION, Entry, MAX_FILE_BYTES, MAX_FILES, MODE_EXEC, MODE_FILE, MODE_LINK, Manifest,
+};
 
 /// A cached stat of one path.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -465,7 +420,7 @@ fn too_large(total: u64, max: u64) -> Error {
 fn admit_walked(walked: &Walked, max_revision_bytes: u64) -> Result<()> {
     let mut total = 0u64;
     for f in &walked.found {
-        super::tree_path::check(f.rel(), f.mode == MODE_LINK)?;
+        crate::contract::tree_path::check(f.rel(), f.mode == MODE_LINK)?;
         total = total.saturating_add(f.key.1);
     }
     if total > max_revision_bytes {
@@ -718,7 +673,7 @@ pub fn admit_manifest(bytes: &[u8], max_revision_bytes: u64) -> Result<Admitted>
                 .with("index", i));
             }
         };
-        super::tree_path::check(&e.path, link)?;
+        crate::contract::tree_path::check(&e.path, link)?;
         if e.size > MAX_FILE_BYTES || (link && !(1..=MAX_LINK_TARGET).contains(&e.size)) {
             return Err(invalid_manifest(format!(
                 "manifest entry {i} has size {} (files at most {MAX_FILE_BYTES}, link targets 1-{MAX_LINK_TARGET})",

@@ -6,15 +6,15 @@
 //! token), never from the body.
 //! Wire format: `docs/workspace-http.md`.
 
-use super::contract::{
+use super::ops::{self, AgentCtx};
+use crate::contract::{
     CAPABILITY, MutationAction, ReferenceFetchRequest, SCHEMA_VERSION, SUPPORTED_SCHEMA_VERSIONS,
     TaskResultAssertion, check_id,
 };
-use super::ops::{self, AgentCtx};
-use crate::authority::change::{self, ChangeSel};
 use crate::error::{Code, Error, Result};
 use crate::store::OptionalExtension;
 use crate::wire::digest::Sha256Hex;
+use crate::workflow::authority::change::{self, ChangeSel};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
@@ -489,12 +489,15 @@ fn out_of_scope() -> Error {
 /// that the profile's pins hold and that what the request names belongs
 /// to the profile's repository and profile. Read-only.
 pub fn check_scope(cx: &AgentCtx<'_>, p: &TaskProfile, r: &OperationRequest) -> Result<()> {
-    let (dir, conn) = crate::authority::admin::open_read(cx.root)?;
-    crate::authority::admin::authenticate(&conn, cx.token)?;
-    let repo = crate::authority::repository(&conn, &p.native_repository)
+    let (dir, conn) = crate::workflow::authority::admin::open_read(cx.root)?;
+    crate::workflow::authority::admin::authenticate(&conn, cx.token)?;
+    let repo = crate::workflow::authority::repository(&conn, &p.native_repository)
         .map_err(|_| Error::new(Code::Conflict, "the profile's repository is not registered"))?;
-    let installed =
-        crate::authority::installed_requirement(&conn, &p.native_repository, &p.profile_id)?;
+    let installed = crate::workflow::authority::installed_requirement(
+        &conn,
+        &p.native_repository,
+        &p.profile_id,
+    )?;
     if repo.target != p.target
         || installed.map(|(d, _)| d) != Some(p.requirement_digest.to_string())
     {
@@ -520,7 +523,7 @@ pub fn check_scope(cx: &AgentCtx<'_>, p: &TaskProfile, r: &OperationRequest) -> 
         Named::Attempt(id) => {
             check_id("attempt_id", id)?;
             let j = dir
-                .open_read(&super::journal::SPEC)?
+                .open_read(&crate::workflow::journal::SPEC)?
                 .ok_or_else(|| Error::new(Code::NotFound, "no such attempt"))?;
             let task: String = j
                 .query_row(
@@ -561,12 +564,12 @@ pub fn execute(
     cx: &AgentCtx<'_>,
     p: &TaskProfile,
     r: &OperationRequest,
-    limits: &crate::authority::remote::RemoteLimits,
+    limits: &crate::workflow::authority::remote::RemoteLimits,
 ) -> Result<Value> {
     check_scope(cx, p, r)?;
     match r {
         OperationRequest::ChangeOpen { request_id } => {
-            to_value(&crate::authority::remote::change_open(
+            to_value(&crate::workflow::authority::remote::change_open(
                 cx,
                 &p.native_repository,
                 &p.profile_id,
@@ -576,7 +579,9 @@ pub fn execute(
         OperationRequest::CheckpointCommit {
             change: ChangeSel::Id(id),
             revision,
-        } => to_value(&crate::authority::remote::commit(cx, id, revision, limits)?),
+        } => to_value(&crate::workflow::authority::remote::commit(
+            cx, id, revision, limits,
+        )?),
         _ => run(cx, r),
     }
 }
@@ -626,10 +631,10 @@ pub fn run(cx: &AgentCtx<'_>, r: &OperationRequest) -> Result<Value> {
         OperationRequest::CollectorClaim {
             task_id,
             request_id,
-        } => crate::authority::collector::collector_claim(cx, task_id, request_id),
+        } => crate::workflow::authority::collector::collector_claim(cx, task_id, request_id),
         OperationRequest::CollectorDescriptor { attempt_id } => cx.read(|j, a, who, _now| {
             let j = j.ok_or_else(|| Error::new(Code::NotFound, "no such attempt"))?;
-            let d = crate::authority::collector::derive_descriptor(j, a, attempt_id)?;
+            let d = crate::workflow::authority::collector::derive_descriptor(j, a, attempt_id)?;
             let (_, s) = change::find_task(a, &d.task_id)?;
             if !change::may_view(&s.change, &who.actor) {
                 return Err(Error::new(
@@ -643,18 +648,18 @@ pub fn run(cx: &AgentCtx<'_>, r: &OperationRequest) -> Result<Value> {
             }))
         }),
         OperationRequest::CollectorFinalize { change } => {
-            crate::authority::receipt::finalize(cx, change)
+            crate::workflow::authority::receipt::finalize(cx, change)
         }
         OperationRequest::Qualification { change } => {
-            crate::authority::receipt::qualify(cx, change)
+            crate::workflow::authority::receipt::qualify(cx, change)
         }
         OperationRequest::ChangeSubject { change } => match change {
-            ChangeSel::Id(id) => crate::authority::remote::subject(cx, id),
+            ChangeSel::Id(id) => crate::workflow::authority::remote::subject(cx, id),
             ChangeSel::Workspace(p) => {
                 let id = cx.read(|_j, a, _who, _now| {
                     Ok(change::select(a, &ChangeSel::Workspace(p.clone()))?.change_id)
                 })?;
-                crate::authority::remote::subject(cx, &id)
+                crate::workflow::authority::remote::subject(cx, &id)
             }
         },
         OperationRequest::ChangeOpen { .. } | OperationRequest::CheckpointCommit { .. } => {
@@ -690,7 +695,7 @@ pub fn collector_upload(cx: &AgentCtx<'_>, p: &TaskProfile, bytes: &[u8]) -> Res
     if env.header.repository != p.native_repository || env.header.profile != p.profile_id {
         return Err(out_of_scope());
     }
-    crate::authority::collector::import(cx, bytes)
+    crate::workflow::authority::collector::import(cx, bytes)
 }
 
 fn mutate(cx: &AgentCtx<'_>, action: MutationAction, b: &MutationBody) -> Result<Value> {
@@ -700,7 +705,7 @@ fn mutate(cx: &AgentCtx<'_>, action: MutationAction, b: &MutationBody) -> Result
     };
     ops::mutate(
         cx,
-        &super::journal::MutationArgs {
+        &crate::workflow::journal::MutationArgs {
             action,
             attempt_id: b.attempt_id.clone(),
             fence: b.fence,

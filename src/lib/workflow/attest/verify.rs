@@ -372,7 +372,7 @@ fn check_override(
     }
     let pc = &landing.protected_changes;
     let listed = u64::try_from(pc.paths.len()).unwrap_or(u64::MAX);
-    let max = crate::authority::protected::MAX_LISTED as u64;
+    let max = crate::contract::protected::MAX_LISTED as u64;
     if pc.is_empty() || listed != pc.total.min(max) {
         return Err(incomplete(
             "an override landing lists 1..=100 protected changes, as many as its total allows",
@@ -390,7 +390,7 @@ fn check_override(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::authority::protected::{ChangeKind, ProtectedChange};
+    use crate::contract::protected::{ChangeKind, ProtectedChange};
     use crate::wire::digest::Sha256Hex;
     use statement::{LandingFacts, ProtectedChanges, ReceiptPredicate, Svr, SvrVerifier};
 

@@ -13,8 +13,8 @@ use std::time::Duration;
 /// Every database of a data directory, in lock order after the lock itself.
 pub fn databases() -> &'static [&'static DbSpec] {
     static ALL: [&DbSpec; 3] = [
-        &crate::authority::schema::SPEC,
-        &crate::task::journal::SPEC,
+        &crate::workflow::authority::schema::SPEC,
+        &crate::workflow::journal::SPEC,
         &crate::data::schema::SPEC,
     ];
     &ALL
@@ -39,13 +39,13 @@ pub struct InitOutput {
 /// Creates (or re-checks and migrates) a data directory. Idempotent.
 pub fn init(root: &Path, timeout: Duration, clock: &dyn Clock) -> Result<InitOutput> {
     let (dir, lock) = DataDir::create(root, timeout)?;
-    let spec = &crate::authority::schema::SPEC;
+    let spec = &crate::workflow::authority::schema::SPEC;
     let mut s = Session::with_lock(
         dir,
         lock,
         clock,
         Plan {
-            journal: (&crate::task::journal::SPEC, Access::None),
+            journal: (&crate::workflow::journal::SPEC, Access::None),
             authority: (spec, Access::Write),
             order: CommitOrder::JournalFirst,
         },
@@ -80,7 +80,7 @@ pub fn init(root: &Path, timeout: Duration, clock: &dyn Clock) -> Result<InitOut
             versions.insert(db.name, db.latest());
         }
     }
-    let (key, _) = crate::attest::key::ensure(dir, lock, &now)?;
+    let (key, _) = crate::workflow::attest::key::ensure(dir, lock, &now)?;
     Ok(InitOutput {
         data_dir: dir.root().display().to_string(),
         data_dir_id: id,
@@ -157,7 +157,7 @@ pub fn info(root: &Path) -> Result<InfoOutput> {
             && let Some(conn) = dir.open_read(db)?
         {
             info.rows = crate::store::row_counts(&conn)?;
-            if std::ptr::eq(*db, &crate::authority::schema::SPEC) {
+            if std::ptr::eq(*db, &crate::workflow::authority::schema::SPEC) {
                 let meta = |key: &str| -> Result<Option<String>> {
                     Ok(conn
                         .query_row("SELECT value FROM meta WHERE key=?1", [key], |r| r.get(0))

@@ -6,12 +6,12 @@
 //! `docs/state-machine.md`, whose table is parsed and compared with the
 //! model's.
 
-use super::contract::*;
-use super::ops::{self, AgentCtx};
-use crate::authority::admin;
-use crate::authority::change::ChangeSel;
 use crate::clock::Clock;
+use crate::contract::*;
 use crate::error::Result;
+use crate::workflow::authority::admin;
+use crate::workflow::authority::change::ChangeSel;
+use crate::workflow::service::ops::{self, AgentCtx};
 use jiff::Timestamp;
 use proptest::prelude::*;
 use serde_json::Value;
@@ -186,7 +186,7 @@ impl World {
         let root = tmp.path().join("data");
         let clock = TestClock(AtomicI64::new(1_900_000_000_000));
         let t = Duration::from_secs(5);
-        crate::ops::admin::init(&root, t, &clock).expect("init");
+        crate::workflow::service::setup::init(&root, t, &clock).expect("init");
         let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
         admin::repo_add(
             &root,
@@ -208,7 +208,7 @@ impl World {
         let ws = tmp.path().join("ws");
         std::fs::create_dir_all(&ws).expect("ws");
         std::fs::write(ws.join("test.sh"), "true\n").expect("w");
-        let ch = crate::authority::change::change_open(
+        let ch = crate::workflow::authority::change::change_open(
             &root,
             t,
             &clock,
@@ -254,7 +254,7 @@ impl World {
         let out = ops::checkpoint(
             &self.cx(),
             &ChangeSel::Id(self.change_id.clone()),
-            crate::authority::snapshot::DEFAULT_MAX_REVISION_BYTES,
+            crate::workflow::authority::snapshot::DEFAULT_MAX_REVISION_BYTES,
         )
         .expect("checkpoint");
         let t = out

@@ -2,15 +2,15 @@
 //! enrollment and revocation. Each runs under the data-directory lock in
 //! one immediate transaction.
 
-use super::workflow::Workflow;
 use super::{bump_epoch, installed_requirement, policy_epoch, repository};
 use crate::clock::Clock;
+use crate::contract::workflow::Workflow;
+use crate::contract::{ActionClass, ExecutorEnrollment, check_id, key_id};
 use crate::error::{Code, Error, Result};
 use crate::store::private_fs;
 use crate::store::{
     Access, CommitOrder, Connection, DataDir, OptionalExtension, Plan, Session, params,
 };
-use crate::task::contract::{ActionClass, ExecutorEnrollment, check_id, key_id};
 use crate::wire::digest::domain_digest;
 use crate::wire::ed25519::{Keypair, parse_public_key_hex};
 use serde::Serialize;
@@ -22,7 +22,7 @@ use std::time::Duration;
 /// Domain of a stored token hash.
 pub const DOMAIN_TOKEN: &str = "agent-task.token.v1";
 /// Name of the signing key file in a collector directory.
-pub const KEY_FILE: &str = "signing-key.ed25519";
+pub use crate::contract::KEY_FILE;
 /// Largest token file.
 pub const MAX_TOKEN_FILE: u64 = 512;
 
@@ -43,7 +43,7 @@ pub fn with_write<T>(
 
 /// The session of an operator write: the authority alone.
 pub const WRITE_PLAN: Plan = Plan {
-    journal: (&crate::task::journal::SPEC, Access::None),
+    journal: (&crate::workflow::journal::SPEC, Access::None),
     authority: (&super::schema::SPEC, Access::Write),
     order: CommitOrder::JournalFirst,
 };
@@ -221,7 +221,7 @@ pub fn requirement_install(
     let mut f = private_fs::open_nofollow_read(file)?;
     let mut bytes = Vec::new();
     Read::by_ref(&mut f)
-        .take(super::workflow::MAX_WORKFLOW_BYTES + 1)
+        .take(crate::contract::workflow::MAX_WORKFLOW_BYTES + 1)
         .read_to_end(&mut bytes)
         .map_err(|e| Error::io("read", file, e))?;
     let wf = Workflow::parse(&bytes)?;
@@ -405,7 +405,7 @@ pub fn token_revoke(
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Authenticated {
     /// The actor.
-    pub actor: crate::task::contract::Actor,
+    pub actor: crate::contract::Actor,
     /// Grant generation.
     pub grant_generation: u64,
 }
@@ -436,7 +436,7 @@ pub fn authenticate(conn: &Connection, token: &str) -> Result<Authenticated> {
         params![hash.as_str()],
         |r| {
             Ok(Authenticated {
-                actor: crate::task::contract::Actor { owner_id: r.get(0)?, agent_id: r.get(1)? },
+                actor: crate::contract::Actor { owner_id: r.get(0)?, agent_id: r.get(1)? },
                 grant_generation: r.get::<_, i64>(2)? as u64,
             })
         },
@@ -489,32 +489,7 @@ pub fn load_signing_key(collector_dir: &Path) -> Result<Keypair> {
     Ok(Keypair::from_seed(&load_signing_seed(collector_dir)?))
 }
 
-/// Loads the signing-key seed of a collector directory (the directory
-/// 0700 and the key file 0600, both the caller's, neither a symlink).
-pub fn load_signing_seed(collector_dir: &Path) -> Result<[u8; 32]> {
-    let path = collector_dir.join(KEY_FILE);
-    if !private_fs::check_private(collector_dir, private_fs::Kind::Dir)?
-        || !private_fs::check_private(&path, private_fs::Kind::File)?
-    {
-        return Err(Error::new(
-            Code::NotFound,
-            "no signing key in the collector directory",
-        ));
-    }
-    let mut s = String::new();
-    private_fs::open_nofollow_read(&path)?
-        .take(200)
-        .read_to_string(&mut s)
-        .map_err(|e| Error::io("read", &path, e))?;
-    let seed = data_encoding::HEXLOWER
-        .decode(s.trim_end().as_bytes())
-        .ok()
-        .filter(|v| v.len() == 32)
-        .ok_or_else(|| Error::new(Code::IntegrityError, "signing key file is malformed"))?;
-    let mut b = [0u8; 32];
-    b.copy_from_slice(&seed);
-    Ok(b)
-}
+pub use crate::collector::load_signing_seed;
 
 /// `enroll` request.
 #[derive(Debug, Clone)]

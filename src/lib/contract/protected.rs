@@ -213,7 +213,7 @@ fn differs(head: &Entry, cand: &Entry) -> Option<ChangeKind> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::authority::snapshot::{MODE_EXEC, MODE_FILE, MODE_LINK};
+    use crate::contract::snapshot::{MODE_EXEC, MODE_FILE, MODE_LINK};
     use crate::wire::digest::Sha256Hex;
 
     fn pats(p: &[&str]) -> Protected {

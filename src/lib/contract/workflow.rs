@@ -3,11 +3,11 @@
 //! file re-serialised compactly in declared field order, and its
 //! requirement digest is `domain_digest(DOMAIN_REQUIREMENT, bytes)`.
 
-use crate::error::{Code, Error, Result};
-use crate::task::contract::{
+use super::{
     ActionClass, MAX_CRITERIA, MAX_DEPENDS, MAX_REFERENCES, MAX_SKILL_TEXT, MAX_TEXT,
     canonical_bytes, check_id, check_relative_path, check_text,
 };
+use crate::error::{Code, Error, Result};
 use crate::wire::digest::{Sha256Hex, domain_digest};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;

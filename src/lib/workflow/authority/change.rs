@@ -1,15 +1,15 @@
 //! Changes, checkpoints, contexts and the compiled task set of a subject.
 
 use super::snapshot::{self, CacheRow, Snapshot};
-use super::workflow::Workflow;
 use super::{installed_requirement, policy_epoch, repository};
 use crate::clock::Clock;
-use crate::error::{Code, Error, Result};
-use crate::store::{Connection, DataDir, OptionalExtension, params};
-use crate::task::contract::{
+use crate::contract::workflow::Workflow;
+use crate::contract::{
     ActionClass, Actor, Criterion, DOMAIN_PLAN, DOMAIN_SKILL, NamedReference, SCHEMA_VERSION,
     WorkflowTask, WorkflowTaskSubject, canonical_bytes, check_id, task_id_for,
 };
+use crate::error::{Code, Error, Result};
+use crate::store::{Connection, DataDir, OptionalExtension, params};
 use crate::wire::digest::{Sha256Hex, domain_digest};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -349,9 +349,9 @@ pub struct CheckpointOutput {
     /// The Change's base after this checkpoint: the target head now.
     pub base_revision: String,
     /// Protected paths this revision changes relative to the target head
-    /// (at most [`super::protected::MAX_LISTED`]; empty when none). Such a
+    /// (at most [`crate::contract::protected::MAX_LISTED`]; empty when none). Such a
     /// subject never qualifies and no collector runs on it.
-    pub protected_changes: Vec<super::protected::ProtectedChange>,
+    pub protected_changes: Vec<crate::contract::protected::ProtectedChange>,
     /// How many protected paths changed in all.
     pub protected_changes_total: u64,
     /// The new subject's tasks.
@@ -421,7 +421,7 @@ pub(crate) struct VersionBasis {
     repo: super::Repository,
     req_digest: Sha256Hex,
     wf: Workflow,
-    protected: super::protected::Protected,
+    protected: crate::contract::protected::Protected,
 }
 
 /// Loads the basis of a Change's next version.
@@ -508,10 +508,10 @@ pub(crate) fn record_version(
     // workspace up to date with a moved head and checkpoints again.
     let base = Sha256Hex::parse(&repo.head_revision)?;
     let changes = if protected.is_empty() {
-        super::protected::ProtectedChanges::default()
+        crate::contract::protected::ProtectedChanges::default()
     } else {
         let head = load_manifest(tx, dir, &base)?;
-        super::protected::diff(protected, &head, manifest)
+        crate::contract::protected::diff(protected, &head, manifest)
     };
     let ctx = ChangeContext {
         version: 1,
@@ -593,7 +593,7 @@ pub fn compile(
     wf: &Workflow,
     manifest: &snapshot::Manifest,
 ) -> Result<Vec<WorkflowTask>> {
-    let refs_of = |s: &super::workflow::Step| -> Vec<NamedReference> {
+    let refs_of = |s: &crate::contract::workflow::Step| -> Vec<NamedReference> {
         s.references
             .iter()
             .map(|r| NamedReference {
@@ -821,7 +821,7 @@ pub fn stored_protected(
     conn: &Connection,
     change_id: &str,
     version: u64,
-) -> Result<super::protected::ProtectedChanges> {
+) -> Result<crate::contract::protected::ProtectedChanges> {
     let raw: Option<Option<Vec<u8>>> = conn
         .query_row(
             "SELECT protected_changes FROM change_versions WHERE change_id = ?1 AND version = ?2",
@@ -830,7 +830,7 @@ pub fn stored_protected(
         )
         .optional()?;
     match raw.flatten() {
-        None => Ok(super::protected::ProtectedChanges::default()),
+        None => Ok(crate::contract::protected::ProtectedChanges::default()),
         Some(b) => serde_json::from_slice(&b).map_err(|e| {
             Error::new(
                 Code::IntegrityError,

@@ -7,9 +7,19 @@
 //! bounds after decoding. Identities are domain-separated SHA-256 digests
 //! (see `docs/wire.md` for each domain and byte layout).
 
+pub mod observation;
+pub mod protected;
+pub mod snapshot;
+pub mod tree_path;
+pub mod workflow;
+
 use crate::error::{Code, Error, Result};
 use crate::wire::digest::{Sha256Hex, domain_digest};
 use serde::{Deserialize, Serialize};
+
+/// Name of the Ed25519 signing-key seed file (hex) in a collector
+/// directory.
+pub const KEY_FILE: &str = "signing-key.ed25519";
 
 /// The capability name.
 pub const CAPABILITY: &str = "agentscm.agent-workflow-tasks/v1";

@@ -10,13 +10,10 @@
 pub mod admin;
 pub mod change;
 pub mod collector;
-pub mod protected;
 pub mod receipt;
 pub mod remote;
 pub mod schema;
 pub mod snapshot;
-pub mod tree_path;
-pub mod workflow;
 
 use crate::error::{Code, Error, Result};
 use crate::store::{Connection, OptionalExtension, params};

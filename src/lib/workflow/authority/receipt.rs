@@ -6,13 +6,13 @@ use super::collector::{self as col, ImportedRow};
 use super::{admin, repository};
 use crate::clock::{Clock, rfc3339_millis, unix_millis};
 use crate::collector::transfer::{self, MAX_TRANSFER_BYTES};
+use crate::contract::{ActionClass, WorkflowTask, canonical_bytes};
 use crate::error::{Code, Error, Result};
 use crate::store::{
     Access, CommitOrder, Connection, DataDir, OptionalExtension, Plan, Session, Work, params,
 };
-use crate::task::contract::{ActionClass, WorkflowTask, canonical_bytes};
-use crate::task::journal;
 use crate::wire::digest::{Sha256Hex, domain_digest};
+use crate::workflow::journal;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use std::path::Path;
@@ -313,7 +313,10 @@ const RECEIPT_PLAN: Plan = Plan {
 
 /// `finalize`: creates (or returns) the v2 receipt of a Change's current
 /// subject from retained validated transfers; never collects.
-pub fn finalize(cx: &crate::task::ops::AgentCtx<'_>, sel: &ChangeSel) -> Result<Value> {
+pub fn finalize(
+    cx: &crate::workflow::service::ops::AgentCtx<'_>,
+    sel: &ChangeSel,
+) -> Result<Value> {
     let (token, sel) = (cx.token.to_owned(), sel.clone());
     cx.session(RECEIPT_PLAN, move |w| finalize_in(w, &token, &sel))
 }
@@ -380,7 +383,7 @@ fn stored_receipt(a: &Connection, s: &StoredSubject) -> Result<Option<String>> {
 }
 
 /// `qualify`: read-only exact-subject qualification (the spec's shape).
-pub fn qualify(cx: &crate::task::ops::AgentCtx<'_>, sel: &ChangeSel) -> Result<Value> {
+pub fn qualify(cx: &crate::workflow::service::ops::AgentCtx<'_>, sel: &ChangeSel) -> Result<Value> {
     cx.read(|j, a, who, now| {
         let ch = change::select(a, sel)?;
         if !change::may_view(&ch, &who.actor) {
@@ -549,7 +552,7 @@ pub fn land(root: &Path, timeout: Duration, clock: &dyn Clock, req: &LandRequest
     let (ts, now_ms) = (rfc3339_millis(s.now()), unix_millis(s.now()));
     s.apply(|w| repository(w.authority()?, &req.repo_id).map(drop))?;
     // The signing key exists before anything lands (docs/attestations.md).
-    crate::attest::key::ensure(s.dir(), s.lock(), &ts)?;
+    crate::workflow::attest::key::ensure(s.dir(), s.lock(), &ts)?;
     let mut resolved_other = None;
     if let Some(p) = s.apply(|w| pending_landing(w.authority()?, &req.repo_id))? {
         let r = resolve(&mut s, &p, true, &ts, now_ms)?;
@@ -649,12 +652,18 @@ fn note_into(dir: &DataDir, a: &Connection, mut v: Value) -> Result<Value> {
         let change_id = v["change_id"].as_str().unwrap_or_default().to_owned();
         let version = v["change_version"].as_u64().unwrap_or_default();
         let repo = repository(a, v["repository"].as_str().unwrap_or_default())?;
-        crate::attest::ensure_landing_note(dir, a, Path::new(&repo.source), &change_id, version)
-            .map_err(|e| {
-                e.with("landing", "landed")
-                    .with("change_id", change_id.clone())
-                    .with("next", json!({"operation": "land", "change_id": change_id}))
-            })?
+        crate::workflow::attest::ensure_landing_note(
+            dir,
+            a,
+            Path::new(&repo.source),
+            &change_id,
+            version,
+        )
+        .map_err(|e| {
+            e.with("landing", "landed")
+                .with("change_id", change_id.clone())
+                .with("next", json!({"operation": "land", "change_id": change_id}))
+        })?
     };
     if let Some(o) = v.as_object_mut() {
         o.insert("attestation".into(), att);
@@ -709,7 +718,7 @@ fn finish_missing_note(dir: &DataDir, a: &Connection, req: &LandRequest) -> Resu
         return Ok(None);
     };
     let repo = repository(a, &req.repo_id)?;
-    if !crate::attest::note_missing(Path::new(&repo.source), &commit)? {
+    if !crate::workflow::attest::note_missing(Path::new(&repo.source), &commit)? {
         return Ok(None);
     }
     let p = Landing {
@@ -739,7 +748,7 @@ pub(crate) struct Admitted {
     pub(crate) repo: super::Repository,
     pub(crate) subject: StoredSubject,
     pub(crate) receipt: Option<String>,
-    pub(crate) protected: super::protected::ProtectedChanges,
+    pub(crate) protected: crate::contract::protected::ProtectedChanges,
 }
 
 /// The protected changes of a subject, recomputed from the installed
@@ -749,16 +758,18 @@ fn protected_now(
     dir: &DataDir,
     repo: &super::Repository,
     s: &StoredSubject,
-) -> Result<super::protected::ProtectedChanges> {
+) -> Result<crate::contract::protected::ProtectedChanges> {
     let (_, bytes) = super::installed_requirement(at, &repo.repo_id, &s.change.profile)?
         .ok_or_else(|| Error::new(Code::NotQualified, "no requirement is installed"))?;
-    let protected = super::workflow::Workflow::parse(&bytes)?.protected_paths()?;
+    let protected = crate::contract::workflow::Workflow::parse(&bytes)?.protected_paths()?;
     if protected.is_empty() {
-        return Ok(super::protected::ProtectedChanges::default());
+        return Ok(crate::contract::protected::ProtectedChanges::default());
     }
     let head = change::load_manifest(at, dir, &Sha256Hex::parse(&repo.head_revision)?)?;
     let candidate = change::load_manifest(at, dir, &s.context.revision)?;
-    Ok(super::protected::diff(&protected, &head, &candidate))
+    Ok(crate::contract::protected::diff(
+        &protected, &head, &candidate,
+    ))
 }
 
 /// Every admission recheck. A revision that changes protected paths

@@ -5,15 +5,15 @@
 //! Contention fails closed with `busy`; nothing is replayed and no lock is
 //! held across external execution.
 
-use super::contract::*;
-use super::journal::{self, Now};
-use crate::authority::admin::{self, Authenticated};
-use crate::authority::change::{self, ChangeSel};
 use crate::clock::{Clock, unix_millis};
+use crate::contract::*;
 use crate::error::{Code, Error, Result};
 use crate::store::{
     Access, CommitOrder, Connection, Plan, Session, TransactionBehavior, Work, Writer,
 };
+use crate::workflow::authority::admin::{self, Authenticated};
+use crate::workflow::authority::change::{self, ChangeSel};
+use crate::workflow::journal::{self, Now};
 use serde_json::{Value, json};
 use std::path::Path;
 use std::time::Duration;
@@ -22,7 +22,7 @@ use std::time::Duration;
 /// read under the lock (actor, subject, enrollment rechecks).
 const AGENT_PLAN: Plan = Plan {
     journal: (&journal::SPEC, Access::Write),
-    authority: (&crate::authority::schema::SPEC, Access::Read),
+    authority: (&crate::workflow::authority::schema::SPEC, Access::Read),
     order: CommitOrder::JournalFirst,
 };
 
@@ -110,9 +110,9 @@ pub fn requirements(cx: &AgentCtx<'_>, sel: &ChangeSel) -> Result<Value> {
             ));
         }
         let (digest, bytes) =
-            crate::authority::installed_requirement(a, &ch.repository, &ch.profile)?
+            crate::workflow::authority::installed_requirement(a, &ch.repository, &ch.profile)?
                 .ok_or_else(|| Error::new(Code::NotFound, "no requirement installed"))?;
-        let wf = crate::authority::workflow::Workflow::parse(&bytes)?;
+        let wf = crate::contract::workflow::Workflow::parse(&bytes)?;
         Ok(json!({
             "capability": CAPABILITY, "schema_version": SCHEMA_VERSION,
             "repository": ch.repository, "profile": ch.profile, "change_id": ch.change_id,
@@ -127,8 +127,13 @@ fn collector_op(a: &Connection, t: &WorkflowTask, op: Value) -> Result<Value> {
     let s = &t.subject;
     if op["operation"] == "claim"
         && t.action_class == ActionClass::Command
-        && crate::authority::collector::current_profile(a, &s.repository, &s.profile, &s.step_id)?
-            .is_some()
+        && crate::workflow::authority::collector::current_profile(
+            a,
+            &s.repository,
+            &s.profile,
+            &s.step_id,
+        )?
+        .is_some()
     {
         return Ok(json!({"operation": "collector_claim", "task_id": t.task_id}));
     }
@@ -333,7 +338,7 @@ pub fn reference(cx: &AgentCtx<'_>, req: &ReferenceFetchRequest) -> Result<Refer
                 });
             }
         };
-        let manifest: crate::authority::snapshot::Manifest =
+        let manifest: crate::workflow::authority::snapshot::Manifest =
             serde_json::from_slice(&manifest_bytes)?;
         let Some(e) = manifest.get(&r.path) else {
             return Ok(ReferenceFetchResponse::Uncertain {
@@ -341,7 +346,7 @@ pub fn reference(cx: &AgentCtx<'_>, req: &ReferenceFetchRequest) -> Result<Refer
                 reason: "revision_mismatch".into(),
             });
         };
-        if &e.sha256 != expected || e.mode == crate::authority::snapshot::MODE_LINK {
+        if &e.sha256 != expected || e.mode == crate::workflow::authority::snapshot::MODE_LINK {
             return Ok(ReferenceFetchResponse::Uncertain {
                 name,
                 reason: "commitment_mismatch".into(),

@@ -1,0 +1,8 @@
+//! The workflow service: the agent operations ([`ops`], [`facade`]: one
+//! library call each, run in one `store::Session`) and whole-directory
+//! set-up ([`setup`]: `init`, `info`).
+
+pub mod collect;
+pub mod facade;
+pub mod ops;
+pub mod setup;
