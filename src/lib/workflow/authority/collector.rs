@@ -740,7 +740,8 @@ pub fn validate_transfer(j: &Connection, a: &Connection, bytes: &[u8]) -> Result
 pub fn import(cx: &crate::workflow::service::ops::AgentCtx<'_>, bytes: &[u8]) -> Result<Value> {
     let env = transfer::open(bytes)?;
     let digest = transfer::transfer_digest(bytes);
-    let prestored = prevalidate(cx.root, bytes, &env, &digest)?;
+    let now_ms = crate::clock::unix_millis(cx.clock.now());
+    let prestored = prevalidate(cx.root, cx.token, now_ms, bytes, &env, &digest)?;
     let (token, bytes) = (cx.token.to_owned(), bytes.to_vec());
     // The retained transfer (authority) commits first: a retry finds it
     // and repairs the journal's attempt (the replay path below). A refused
@@ -756,6 +757,8 @@ pub fn import(cx: &crate::workflow::service::ops::AgentCtx<'_>, bytes: &[u8]) ->
 /// transfer, or no journal yet), else the refusal.
 fn prevalidate(
     root: &Path,
+    token: &str,
+    now_ms: i64,
     bytes: &[u8],
     env: &transfer::Envelope,
     digest: &Sha256Hex,
@@ -764,16 +767,23 @@ fn prevalidate(
     let Some(jt) = dir.open_read(&journal::SPEC)? else {
         return Ok(false);
     };
-    if imported_where(
-        &at,
-        "execution_operation_id",
-        &env.header.execution_operation_id,
-    )?
-    .is_some()
-    {
+    // The same checks in the same order as `import_in`, so a refusal is
+    // the same typed error either way.
+    let who = admin::authenticate(&at, token)?;
+    if who.actor.owner_id != env.header.origin.owner_id {
+        return Err(Error::new(
+            Code::Forbidden,
+            "the transfer belongs to another owner",
+        ));
+    }
+    let h = &env.header;
+    if imported_where(&at, "execution_operation_id", &h.execution_operation_id)?.is_some() {
         return Ok(false);
     }
-    validate_transfer(&jt, &at, bytes)?;
+    check_origin(&who, &h.origin)?;
+    let v = validate_transfer(&jt, &at, bytes)?;
+    check_attempt_open(&jt, &v.descriptor, now_ms)?;
+    check_live(&at, &v.descriptor)?;
     let put = dir.cas().put_bytes(bytes)?;
     if put.digest != *digest {
         return Err(Error::internal(
