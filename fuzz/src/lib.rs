@@ -192,7 +192,7 @@ pub fn router() -> &'static agent_task::http::router::Router {
                 clock: Arc::new(agent_task::clock::SystemClock),
                 lock_timeout: Duration::from_secs(5),
                 hosts: Arc::new(hosts),
-                limits: agent_task::workflow::authority::remote::RemoteLimits::default(),
+                limits: agent_task::workflow::service::remote::RemoteLimits::default(),
             }),
         );
         r

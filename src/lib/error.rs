@@ -201,8 +201,6 @@ codes! {
     RecordIntegrityError = "record_integrity_error" => exit 65, http 500;
     /// A collector produced malformed output.
     InvalidCollectorOutput = "invalid_collector_output" => exit 70, http 500;
-    /// The data node could not complete the request.
-    InternalError = "internal_error" => exit 70, http 500;
     /// A collection definition is invalid.
     InvalidCollection = "invalid_collection" => exit 65, http 400;
     /// A collection id exists with a different definition.
@@ -412,7 +410,16 @@ pub struct Error {
     code: Code,
     message: String,
     details: Option<Map<String, Value>>,
+    /// For [`Code::Internal`]: answered under the data node's wire name
+    /// [`INTERNAL_ERROR`] instead of `internal`.
+    data_node: bool,
 }
+
+/// The second documented wire name of [`Code::Internal`]: the data node's
+/// HTTP routes answer an internal failure as the reference names it,
+/// `internal_error` (docs/data-node.md); everything else says `internal`.
+/// One variant, two names, chosen here ([`Error::wire_name`]).
+pub const INTERNAL_ERROR: &str = "internal_error";
 
 impl Error {
     /// A new error with a code and a message.
@@ -421,6 +428,7 @@ impl Error {
             code,
             message: message.into(),
             details: None,
+            data_node: false,
         }
     }
 
@@ -443,6 +451,35 @@ impl Error {
         Error::new(Code::Internal, message)
     }
 
+    /// An internal failure as the data node answers it (wire name
+    /// [`INTERNAL_ERROR`]; the same exit code and HTTP status as
+    /// `internal`).
+    pub fn internal_error(message: impl Into<String>) -> Self {
+        Error {
+            data_node: true,
+            ..Error::internal(message)
+        }
+    }
+
+    /// The error a wire name and message describe (either name of
+    /// [`Code::Internal`] included), if the name is known.
+    pub fn from_wire(name: &str, message: impl Into<String>) -> Option<Error> {
+        if name == INTERNAL_ERROR {
+            return Some(Error::internal_error(message));
+        }
+        Code::from_name(name).map(|c| Error::new(c, message))
+    }
+
+    /// The name this error has on the wire: its code's, except that an
+    /// internal failure of the data node says [`INTERNAL_ERROR`].
+    pub fn wire_name(&self) -> &'static str {
+        if self.code == Code::Internal && self.data_node {
+            INTERNAL_ERROR
+        } else {
+            self.code.as_str()
+        }
+    }
+
     /// The stable code.
     pub fn code(&self) -> Code {
         self.code
@@ -461,7 +498,7 @@ impl Error {
     /// The wire form: `{"error", "message", "details"?}`.
     pub fn to_json(&self) -> Value {
         let mut m = Map::new();
-        m.insert("error".into(), Value::String(self.code.as_str().into()));
+        m.insert("error".into(), Value::String(self.wire_name().into()));
         m.insert("message".into(), Value::String(self.message.clone()));
         if let Some(d) = &self.details {
             m.insert("details".into(), Value::Object(d.clone()));
@@ -472,7 +509,7 @@ impl Error {
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.code, self.message)
+        write!(f, "{}: {}", self.wire_name(), self.message)
     }
 }
 
@@ -512,6 +549,13 @@ pub fn code_table_markdown() -> String {
             c.exit_code(),
             c.http_status()
         ));
+        if *c == Code::Internal {
+            out.push_str(&format!(
+                "| `{INTERNAL_ERROR}` | {} | {} |\n",
+                c.exit_code(),
+                c.http_status()
+            ));
+        }
     }
     out
 }
@@ -559,6 +603,33 @@ mod tests {
             assert_ne!(c.exit_code(), 0, "{s} must not exit 0");
             assert!((400..600).contains(&c.http_status()), "{s}");
         }
+    }
+
+    #[test]
+    fn one_internal_variant_two_wire_names() {
+        let wf = Error::internal("bug");
+        let dn = Error::internal_error("The data node could not complete the request");
+        assert_eq!((wf.code(), dn.code()), (Code::Internal, Code::Internal));
+        assert_eq!(wf.to_json()["error"], "internal");
+        assert_eq!(dn.to_json()["error"], "internal_error");
+        assert_eq!(
+            dn.to_string(),
+            "internal_error: The data node could not complete the request"
+        );
+        let back = Error::from_wire("internal_error", "x").expect("known");
+        assert_eq!(
+            (back.code(), back.wire_name()),
+            (Code::Internal, INTERNAL_ERROR)
+        );
+        assert_eq!(
+            Error::from_wire("internal", "x").map(|e| e.wire_name()),
+            Some("internal")
+        );
+        assert!(Error::from_wire("no_such_code", "x").is_none());
+        assert!(
+            Code::from_name(INTERNAL_ERROR).is_none(),
+            "not a second variant"
+        );
     }
 
     #[test]

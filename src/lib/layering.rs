@@ -16,12 +16,18 @@ struct Allowed {
 }
 
 fn parse_allowed(doc: &str) -> Allowed {
+    parse_block(doc, "layering")
+}
+
+/// The graph between the `<!-- NAME:begin -->` and `<!-- NAME:end -->`
+/// markers.
+fn parse_block(doc: &str, name: &str) -> Allowed {
     let (_, rest) = doc
-        .split_once("<!-- layering:begin -->")
-        .expect("docs/architecture.md: layering:begin marker");
+        .split_once(&format!("<!-- {name}:begin -->"))
+        .unwrap_or_else(|| panic!("docs/architecture.md: {name}:begin marker"));
     let (block, _) = rest
-        .split_once("<!-- layering:end -->")
-        .expect("docs/architecture.md: layering:end marker");
+        .split_once(&format!("<!-- {name}:end -->"))
+        .unwrap_or_else(|| panic!("docs/architecture.md: {name}:end marker"));
     let mut graph = Graph::new();
     for line in block.lines().map(str::trim) {
         if let Some((from, to)) = line.split_once("->") {
@@ -93,6 +99,64 @@ fn scan(from: &str, file: &str, text: &str) -> Result<Vec<Use>, String> {
         }
     }
     Ok(out)
+}
+
+/// The edges between the submodules of `parent` in one file of submodule
+/// `from`: every `crate::PARENT::x` path, and a `super::…::x` that climbs
+/// exactly to `parent` (`depth` levels: 1 for `PARENT/from.rs` and
+/// `PARENT/from/mod.rs`, 2 for `PARENT/from/y.rs`, …) and names a
+/// submodule in `siblings`.
+fn scan_within(
+    parent: &str,
+    siblings: &BTreeSet<String>,
+    from: &str,
+    depth: usize,
+    file: &str,
+    text: &str,
+) -> Vec<Use> {
+    let rooted = format!("crate::{parent}::");
+    let climb = "super::".repeat(depth);
+    let mut out = Vec::new();
+    let ident = |t: &str| -> String {
+        t.chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect()
+    };
+    for (n, line) in text.lines().enumerate() {
+        if line.trim_start().starts_with("//") {
+            continue;
+        }
+        let mut names = Vec::new();
+        for (i, _) in line.match_indices(&rooted) {
+            let before = line[..i].chars().next_back();
+            if !before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '$') {
+                names.push(ident(&line[i + rooted.len()..]));
+            }
+        }
+        for (i, _) in line.match_indices(&climb) {
+            let before = line[..i].chars().next_back();
+            let tail = &line[i + climb.len()..];
+            if !before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == ':')
+                && !tail.starts_with("super::")
+            {
+                let name = ident(tail);
+                if siblings.contains(&name) {
+                    names.push(name);
+                }
+            }
+        }
+        for name in names {
+            if !name.is_empty() && name != from {
+                out.push(Use {
+                    from: from.to_owned(),
+                    to: name,
+                    file: file.to_owned(),
+                    line: n + 1,
+                });
+            }
+        }
+    }
+    out
 }
 
 fn rust_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
@@ -206,6 +270,109 @@ fn every_crate_path_follows_the_documented_layering() {
         cyclic.is_empty(),
         "the import graph in docs/architecture.md has a cycle through {cyclic:?}"
     );
+}
+
+/// The same rules one level down, between the submodules of `workflow`
+/// (the `layering:workflow` block of docs/architecture.md).
+#[test]
+fn every_workflow_path_follows_the_documented_layering() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let doc =
+        std::fs::read_to_string(root.join("docs/architecture.md")).expect("docs/architecture.md");
+    let allowed = parse_block(&doc, "layering:workflow");
+    let base = root.join("src/lib/workflow");
+    let mut files = Vec::new();
+    rust_files(&base, &mut files);
+    let mut subs = BTreeMap::new();
+    for f in &files {
+        let rel = f.strip_prefix(&base).expect("under src/lib/workflow");
+        let parts: Vec<String> = rel
+            .components()
+            .map(|c| c.as_os_str().to_string_lossy().into_owned())
+            .collect();
+        if parts == ["mod.rs"] {
+            continue;
+        }
+        let first = &parts[0];
+        let sub = first.strip_suffix(".rs").unwrap_or(first).to_owned();
+        // Module depth below `workflow` (`mod.rs` is its directory's module).
+        let depth = parts.len() - usize::from(parts.last().is_some_and(|l| l == "mod.rs"));
+        subs.entry(sub).or_insert_with(Vec::new).push((
+            f.clone(),
+            depth,
+            format!("src/lib/workflow/{}", rel.display()),
+        ));
+    }
+    let names: BTreeSet<String> = subs.keys().cloned().collect();
+    let documented: BTreeSet<String> = allowed.graph.keys().cloned().collect();
+    assert_eq!(
+        names, documented,
+        "docs/architecture.md (layering:workflow) must list every submodule of workflow"
+    );
+    let mut uses = Vec::new();
+    for (sub, fs) in &subs {
+        for (f, depth, shown) in fs {
+            let text = std::fs::read_to_string(f).expect("read source");
+            uses.extend(scan_within("workflow", &names, sub, *depth, shown, &text));
+        }
+    }
+    let (forbidden, stale) = check(&allowed.graph, &uses);
+    assert!(
+        forbidden.is_empty(),
+        "edges the workflow layering in docs/architecture.md forbids:\n{}",
+        forbidden.join("\n")
+    );
+    assert!(
+        stale.is_empty(),
+        "docs/architecture.md allows workflow edges nothing uses (remove them):\n{}",
+        stale.join("\n")
+    );
+    let cyclic = on_cycles(&allowed.graph);
+    assert!(
+        cyclic.is_empty(),
+        "the workflow graph in docs/architecture.md has a cycle through {cyclic:?}"
+    );
+}
+
+#[test]
+fn the_submodule_checker_sees_rooted_and_climbing_paths() {
+    let sibs: BTreeSet<String> = ["journal", "authority", "service"]
+        .map(str::to_owned)
+        .into();
+    let src = "use crate::workflow::service::ops;\nuse super::authority::x;\n\
+               // crate::workflow::service in a comment\nuse super::super::journal::y;\n\
+               use super::local::z;\nuse crate::workflow::journal::SPEC;\n";
+    let uses = scan_within("workflow", &sibs, "journal", 1, "j.rs", src);
+    let got: Vec<(&str, usize)> = uses.iter().map(|u| (u.to.as_str(), u.line)).collect();
+    // Line 2 climbs one level (to `workflow`) from `journal.rs`; line 4
+    // climbs two, past `workflow`, and is not a sibling path; line 6
+    // names the file's own submodule.
+    assert_eq!(got, [("service", 1), ("authority", 2)]);
+    let uses = scan_within(
+        "workflow",
+        &sibs,
+        "authority",
+        2,
+        "a/x.rs",
+        "use super::super::journal;",
+    );
+    assert_eq!(uses.len(), 1);
+    let allowed = parse_block(
+        "<!-- layering:workflow:begin -->\njournal ->\nauthority -> journal\n<!-- layering:workflow:end -->",
+        "layering:workflow",
+    );
+    let (forbidden, stale) = check(&allowed.graph, &uses);
+    assert!(forbidden.is_empty() && stale.is_empty());
+    let up = scan_within(
+        "workflow",
+        &sibs,
+        "journal",
+        1,
+        "j.rs",
+        "crate::workflow::authority::f();",
+    );
+    let (forbidden, _) = check(&allowed.graph, &up);
+    assert_eq!(forbidden, ["j.rs:1: journal -> authority"]);
 }
 
 #[test]

@@ -32,7 +32,7 @@ pub fn failure(e: &Error) -> ExitCode {
     let text = serde_json::to_string(&e.to_json()).unwrap_or_else(|_| {
         format!(
             "{{\"error\":\"{}\",\"message\":\"unrenderable error\"}}",
-            e.code().as_str()
+            e.wire_name()
         )
     });
     let _ = writeln!(std::io::stderr().lock(), "{text}");

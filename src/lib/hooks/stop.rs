@@ -653,7 +653,7 @@ pub fn evaluate(r: &StopRequest<'_>) -> Verdict {
                 token: &token,
                 writer: None,
             };
-            crate::workflow::authority::receipt::qualify(&cx, &ChangeSel::Id(r.change.clone()))
+            crate::workflow::service::receipt::qualify(&cx, &ChangeSel::Id(r.change.clone()))
                 .map_err(|e| match e.code() {
                     Code::Unauthorized | Code::Forbidden => category::TOKEN_REJECTED,
                     _ => category::LOCAL_STORE,

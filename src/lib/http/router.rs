@@ -465,10 +465,7 @@ pub fn public_error(e: Error) -> Error {
             {
                 eprintln!("agent-task serve: internal error: {e}");
             }
-            Error::new(
-                Code::InternalError,
-                "The data node could not complete the request",
-            )
+            Error::internal_error("The data node could not complete the request")
         }
         _ => e,
     }

@@ -333,8 +333,7 @@ impl Head {
 }
 
 fn internal() -> Response {
-    Response::error(&Error::new(
-        Code::InternalError,
+    Response::error(&Error::internal_error(
         "The data node could not complete the request",
     ))
 }

@@ -65,7 +65,7 @@ pub struct Workspace {
     /// The server's host allow-list (MCP checks `Origin` against it).
     pub hosts: Arc<super::hosts::HostAllowList>,
     /// The operator's bounds on remote checkpoints.
-    pub limits: crate::workflow::authority::remote::RemoteLimits,
+    pub limits: crate::workflow::service::remote::RemoteLimits,
 }
 
 impl Workspace {
@@ -180,7 +180,7 @@ fn upload_body() -> BodySpec {
 
 /// The body of a remote checkpoint's manifest: the canonical manifest
 /// bytes, `application/json`, bounded by the operator's manifest cap.
-fn manifest_body(limits: &crate::workflow::authority::remote::RemoteLimits) -> BodySpec {
+fn manifest_body(limits: &crate::workflow::service::remote::RemoteLimits) -> BodySpec {
     let max = limits.max_manifest_bytes;
     BodySpec {
         media: "application/json",
@@ -192,7 +192,7 @@ fn manifest_body(limits: &crate::workflow::authority::remote::RemoteLimits) -> B
 
 /// The body of a blob pack: frames of `sha256 || u64be size || bytes`,
 /// `application/octet-stream`, bounded by the operator's pack cap.
-fn pack_body(limits: &crate::workflow::authority::remote::RemoteLimits) -> BodySpec {
+fn pack_body(limits: &crate::workflow::service::remote::RemoteLimits) -> BodySpec {
     let max = limits.max_pack_bytes;
     BodySpec {
         media: "application/octet-stream",
@@ -270,7 +270,7 @@ pub fn mount(router: &mut Router, ws: Arc<Workspace>) {
             let spec = manifest_body(&w.limits);
             spec.check_head(req)?;
             let mut body = std::io::Read::take(&mut *req.body, spec.max + 1);
-            let out = crate::workflow::authority::remote::manifest(
+            let out = crate::workflow::service::remote::manifest(
                 &w.ctx(&profile, &tok),
                 &change,
                 &mut body,
@@ -297,7 +297,7 @@ pub fn mount(router: &mut Router, ws: Arc<Workspace>) {
                 left: spec.max,
                 too_large: spec.too_large.clone(),
             };
-            let out = crate::workflow::authority::remote::blobs(
+            let out = crate::workflow::service::remote::blobs(
                 &w.ctx(&profile, &tok),
                 &change,
                 &mut body,

@@ -62,13 +62,15 @@ fn invalid(msg: impl Into<String>) -> Error {
 fn remote_error(status: u16, body: &[u8]) -> Error {
     let v: Option<Map<String, Value>> = serde_json::from_slice(body).ok();
     let parsed = v.as_ref().and_then(|m| {
-        let code = Code::from_name(m.get("error")?.as_str()?)?;
         let msg = m.get("message")?.as_str()?;
-        Some((code, msg.chars().take(2048).collect::<String>()))
+        Error::from_wire(
+            m.get("error")?.as_str()?,
+            msg.chars().take(2048).collect::<String>(),
+        )
     });
     match parsed {
-        Some((code, msg)) => {
-            let mut e = Error::new(code, msg).with("endpoint_status", status);
+        Some(e) => {
+            let mut e = e.with("endpoint_status", status);
             if let Some(Value::Object(d)) = v.as_ref().and_then(|m| m.get("details")) {
                 for (k, val) in d.iter().take(32) {
                     e = e.with(k, val.clone());
@@ -217,7 +219,7 @@ impl Client {
     fn pack(&self, change_id: &str, root: &Path, blobs: &[&Entry]) -> Result<Value> {
         let len: u64 = blobs
             .iter()
-            .map(|e| e.size + crate::workflow::authority::remote::FRAME_HEADER as u64)
+            .map(|e| e.size + crate::workflow::service::remote::FRAME_HEADER as u64)
             .sum();
         let failure = Rc::new(RefCell::new(None));
         let mut reader = PackReader {
@@ -295,7 +297,7 @@ impl Client {
                 .ok_or_else(|| invalid("the manifest answer names an entry that is not there"))?;
             missing.push(e);
         }
-        let frame = crate::workflow::authority::remote::FRAME_HEADER as u64;
+        let frame = crate::workflow::service::remote::FRAME_HEADER as u64;
         if let Some(e) = missing.iter().find(|e| e.size + frame > max_pack) {
             return Err(Error::new(
                 Code::TooLarge,

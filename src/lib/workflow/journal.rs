@@ -12,7 +12,6 @@ use crate::contract::observation;
 use crate::contract::*;
 use crate::error::{Code, Error, Result};
 use crate::store::{Connection, DbSpec, Migration, OptionalExtension, params};
-use crate::workflow::authority::{admin, change};
 use serde_json::{Value, json};
 
 /// The journal database.
@@ -279,6 +278,59 @@ pub fn prior_unresolved(
     Ok(None)
 }
 
+/// Why a task cannot be claimed now, in the documented order
+/// (docs/state-machine.md, step 8): it is not pending, a dependency is not
+/// complete, or an older subject of its step is unresolved.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Unclaimable {
+    /// The task's state (`leased`, `expired`, `finished`, `cancelled`).
+    NotPending(String),
+    /// The first incomplete dependency.
+    DependencyIncomplete {
+        /// Its task id.
+        task_id: String,
+        /// Its step.
+        step_id: String,
+    },
+    /// The unresolved older subject's task id (reconcile it).
+    PriorUnresolved(String),
+}
+
+/// The one claimability check, shared by `claim` (which refuses with the
+/// matching code) and `next` (which offers the way on): `None` when the
+/// journal lets `task` be claimed. The caller's own checks (controller-only
+/// steps, subject currency, the executor registration) come first.
+/// `subject_tasks` are the tasks of `task`'s subject (its dependencies).
+pub fn unclaimable(
+    j: Option<&Connection>,
+    task: &WorkflowTask,
+    subject_tasks: &[WorkflowTask],
+    now_ms: i64,
+) -> Result<Option<Unclaimable>> {
+    let (state, _) = task_state(j, &task.task_id, now_ms)?;
+    if state != "pending" {
+        return Ok(Some(Unclaimable::NotPending(state)));
+    }
+    for dep_id in &task.depends_on {
+        let dep = subject_tasks
+            .iter()
+            .find(|t| &t.task_id == dep_id)
+            .ok_or_else(|| {
+                Error::new(Code::IntegrityError, "dependency missing from its subject")
+            })?;
+        if !dependency_complete(j, dep, now_ms)? {
+            return Ok(Some(Unclaimable::DependencyIncomplete {
+                task_id: dep_id.clone(),
+                step_id: dep.subject.step_id.clone(),
+            }));
+        }
+    }
+    if let Some(prior) = prior_unresolved(j, task, now_ms)? {
+        return Ok(Some(Unclaimable::PriorUnresolved(prior)));
+    }
+    Ok(None)
+}
+
 /// Idempotency: `Some(retained)` for an identical retry, an
 /// `idempotency_conflict` for the same id with other bytes or kind, `None`
 /// for a new request.
@@ -341,6 +393,22 @@ impl Now {
     }
 }
 
+/// A task as the authority stores it (see [`Authority::find_task`]).
+pub type FoundTask = (WorkflowTask, bool, Vec<WorkflowTask>);
+
+/// What the journal's transitions recheck in the authority, under the
+/// same session (`workflow::authority::Rechecks` implements it over the
+/// authority connection): the journal never reads the authority's tables.
+pub trait Authority {
+    /// The stored task, whether `actor` may act on its Change, and every
+    /// task of its subject (for dependencies).
+    fn find_task(&self, task_id: &str, actor: &Actor) -> Result<FoundTask>;
+    /// Why the task's subject is no longer current, when it is not.
+    fn staleness(&self, task: &WorkflowTask) -> Result<Option<&'static str>>;
+    /// An executor registration and whether it is revoked.
+    fn registration(&self, registration_id: &str) -> Result<Option<(ExecutorEnrollment, bool)>>;
+}
+
 fn stale(reason: &str) -> Error {
     Error::new(
         Code::SubjectStale,
@@ -360,11 +428,16 @@ fn closed(state: AttemptState) -> Error {
 
 /// Loads the task from the authority and checks the caller's digest.
 fn load_task(
-    a: &Connection,
+    a: &dyn Authority,
     task_id: &str,
     digest: &Sha256Hex,
-) -> Result<(WorkflowTask, change::StoredSubject)> {
-    let (t, s) = change::find_task(a, task_id)?;
+    actor: &Actor,
+    found: Option<FoundTask>,
+) -> Result<FoundTask> {
+    let (t, visible, tasks) = match found {
+        Some(f) if f.0.task_id == task_id => f,
+        _ => a.find_task(task_id, actor)?,
+    };
     if &t.digest()? != digest {
         return Err(Error::new(
             Code::InvalidInput,
@@ -372,15 +445,18 @@ fn load_task(
         )
         .with("task_id", task_id));
     }
-    Ok((t, s))
+    Ok((t, visible, tasks))
 }
 
 /// Claims a pending task: fresh attempt, bounded lease, next fence.
+/// `found` is the task as the caller already looked it up in this session
+/// (for `actor`), so a request looks its task up once.
 pub fn claim(
     j: &Connection,
-    a: &Connection,
+    a: &dyn Authority,
     actor: &Actor,
     req: &TaskClaimRequest,
+    found: Option<FoundTask>,
     now: Now,
 ) -> Result<Value> {
     req.validate()?;
@@ -388,8 +464,9 @@ pub fn claim(
     if let Some(v) = idem_check(j, actor, &req.request_id, "claim", &digest)? {
         return Ok(v);
     }
-    let (task, subj) = load_task(a, &req.task_id, &req.task_digest)?;
-    if !change::may_view(&subj.change, actor) {
+    let (task, visible, subject_tasks) =
+        load_task(a, &req.task_id, &req.task_digest, actor, found)?;
+    if !visible {
         return Err(Error::new(
             Code::Forbidden,
             "the task belongs to another owner",
@@ -401,11 +478,12 @@ pub fn claim(
             "review steps are controller_only and cannot be claimed",
         ));
     }
-    if let Some(r) = change::staleness(a, &task)? {
+    if let Some(r) = a.staleness(&task)? {
         return Err(stale(r));
     }
     if let Some(reg) = &req.executor {
-        let (e, revoked) = admin::registration(a, reg)?
+        let (e, revoked) = a
+            .registration(reg)?
             .ok_or_else(|| Error::new(Code::EnrollmentInvalid, format!("no registration {reg}")))?;
         if revoked
             || e.repository != task.subject.repository
@@ -418,38 +496,31 @@ pub fn claim(
             ));
         }
     }
-    let (state, _) = task_state(Some(j), &task.task_id, now.ms)?;
-    if state != "pending" {
-        return Err(Error::new(
-            Code::TaskNotClaimable,
-            format!("the task is {state}, not pending"),
-        )
-        .with("state", state)
-        .with("task_id", task.task_id.clone()));
-    }
-    for dep_id in &task.depends_on {
-        let dep = subj
-            .tasks
-            .iter()
-            .find(|t| &t.task_id == dep_id)
-            .ok_or_else(|| {
-                Error::new(Code::IntegrityError, "dependency missing from its subject")
-            })?;
-        if !dependency_complete(Some(j), dep, now.ms)? {
+    match unclaimable(Some(j), &task, &subject_tasks, now.ms)? {
+        None => {}
+        Some(Unclaimable::NotPending(state)) => {
+            return Err(Error::new(
+                Code::TaskNotClaimable,
+                format!("the task is {state}, not pending"),
+            )
+            .with("state", state)
+            .with("task_id", task.task_id.clone()));
+        }
+        Some(Unclaimable::DependencyIncomplete { task_id, step_id }) => {
             return Err(Error::new(
                 Code::DependencyIncomplete,
-                format!("dependency {} is not complete", dep.subject.step_id),
+                format!("dependency {step_id} is not complete"),
             )
-            .with("task_id", dep_id.clone()));
+            .with("task_id", task_id));
         }
-    }
-    if let Some(prior) = prior_unresolved(Some(j), &task, now.ms)? {
-        return Err(Error::new(
-            Code::PriorSubjectUnresolved,
-            "an older subject of this change and step is unresolved",
-        )
-        .with("task_id", prior.clone())
-        .with("next", json!({"operation": "reconcile", "task_id": prior})));
+        Some(Unclaimable::PriorUnresolved(prior)) => {
+            return Err(Error::new(
+                Code::PriorSubjectUnresolved,
+                "an older subject of this change and step is unresolved",
+            )
+            .with("task_id", prior.clone())
+            .with("next", json!({"operation": "reconcile", "task_id": prior})));
+        }
     }
     let ts = now.text();
     let task_digest = task.digest()?;
@@ -586,7 +657,7 @@ pub fn mutation_request(
 /// Heartbeat, cancel or reconcile.
 pub fn mutate(
     j: &Connection,
-    a: &Connection,
+    a: &dyn Authority,
     actor: &Actor,
     req: &TaskMutationRequest,
     now: Now,
@@ -622,7 +693,7 @@ pub fn mutate(
     let same_actor = row.attempt.agent == *actor;
     let same_owner = row.attempt.agent.owner_id == actor.owner_id;
     let state = row.state(now.ms);
-    let (task, _) = change::find_task(a, &req.task_id)?;
+    let (task, _, _) = a.find_task(&req.task_id, actor)?;
     let ts = now.text();
     let out = match req.action {
         MutationAction::Heartbeat => {
@@ -646,7 +717,7 @@ pub fn mutate(
                 }
                 s => return Err(closed(s)),
             }
-            if let Some(r) = change::staleness(a, &task)? {
+            if let Some(r) = a.staleness(&task)? {
                 return Err(stale(r));
             }
             let lease = req
@@ -716,7 +787,7 @@ pub fn mutate(
 /// Retains an agent assertion or a signed registered observation.
 pub fn result(
     j: &Connection,
-    a: &Connection,
+    a: &dyn Authority,
     actor: &Actor,
     r: &TaskResultAssertion,
     now: Now,
@@ -758,8 +829,8 @@ pub fn result(
         }
         s => return Err(closed(s)),
     }
-    let (task, _) = change::find_task(a, &r.task_id)?;
-    if let Some(reason) = change::staleness(a, &task)? {
+    let (task, _, _) = a.find_task(&r.task_id, actor)?;
+    if let Some(reason) = a.staleness(&task)? {
         return Err(stale(reason));
     }
     r.validate_for_task(&task)?;
@@ -776,7 +847,8 @@ pub fn result(
             .executor
             .as_ref()
             .ok_or_else(|| Error::internal("validated observation lacks executor"))?;
-        let (e, revoked) = admin::registration(a, &ex.registration_id)?
+        let (e, revoked) = a
+            .registration(&ex.registration_id)?
             .ok_or_else(|| Error::new(Code::EnrollmentInvalid, "unknown registration"))?;
         if revoked {
             return Err(Error::new(
@@ -840,7 +912,7 @@ pub fn result(
 /// Side-effect-free exact-attempt view.
 pub fn status(
     j: Option<&Connection>,
-    a: &Connection,
+    a: &dyn Authority,
     actor: &Actor,
     req: &TaskStatusRequest,
     now: Now,
@@ -859,15 +931,15 @@ pub fn status(
                 format!("no attempt {} of task {}", req.attempt_id, req.task_id),
             )
         })?;
-    let (task, subj) = change::find_task(a, &req.task_id)?;
-    if !change::may_view(&subj.change, actor) {
+    let (task, visible, _) = a.find_task(&req.task_id, actor)?;
+    if !visible {
         return Err(Error::new(
             Code::Forbidden,
             "the task belongs to another owner",
         ));
     }
     let state = row.state(now.ms);
-    let staleness = change::staleness(a, &task)?;
+    let staleness = a.staleness(&task)?;
     let retained = match j {
         Some(j) => retained(j, &req.attempt_id)?
             .map(|(t, o)| json!({"trust_class": t, "outcome": o, "passing": false})),
@@ -893,15 +965,15 @@ pub fn status(
 /// A side-effect-free recovery projection (see `docs/state-machine.md`).
 pub fn recovery(
     j: Option<&Connection>,
-    a: &Connection,
+    a: &dyn Authority,
     actor: &Actor,
     task_id: &str,
     attempt_id: Option<&str>,
     request_id: Option<&str>,
     now: Now,
 ) -> Result<TaskRecoveryEnvelope> {
-    let (task, subj) = change::find_task(a, task_id)?;
-    if !change::may_view(&subj.change, actor) {
+    let (task, visible, _) = a.find_task(task_id, actor)?;
+    if !visible {
         return Err(Error::new(
             Code::Forbidden,
             "the task belongs to another owner",

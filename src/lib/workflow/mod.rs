@@ -10,6 +10,3 @@ pub mod attest;
 pub mod authority;
 pub mod journal;
 pub mod service;
-
-#[cfg(test)]
-mod model_tests;

@@ -9,7 +9,7 @@ use crate::collector::collect::{self, CollectRequest};
 use crate::error::{Code, Error, Result};
 use crate::store::private_fs;
 use crate::workflow::authority::collector::{self as col, PinnedRuntime, ProfileInstallRequest};
-use crate::workflow::authority::receipt::{self, LandRequest};
+use crate::workflow::authority::receipt::LandRequest;
 use crate::workflow::service::collect::LocalUpload;
 use crate::workflow::service::facade::OperationRequest;
 use serde_json::Value;
@@ -406,7 +406,7 @@ pub(super) fn qualify(ctx: &Ctx, a: AgentChangeArgs) -> Result<Value> {
 }
 
 pub(super) fn land(ctx: &Ctx, a: LandArgs) -> Result<Value> {
-    receipt::land(
+    crate::workflow::service::receipt::land(
         ctx.data_dir()?,
         ctx.lock_timeout,
         ctx.clock.as_ref(),

@@ -89,21 +89,21 @@ pub struct ServeArgs {
     pub max_revision_bytes: u64,
     /// Remote checkpoints: the largest manifest body (64 MiB holds about
     /// 500,000 entries).
-    #[arg(long, value_name = "BYTES", default_value_t = crate::workflow::authority::remote::DEFAULT_MAX_MANIFEST_BYTES,
+    #[arg(long, value_name = "BYTES", default_value_t = crate::workflow::service::remote::DEFAULT_MAX_MANIFEST_BYTES,
           value_parser = clap::value_parser!(u64).range(1024..=268_435_456))]
     pub max_manifest_bytes: u64,
     /// Remote checkpoints: the largest blob pack body, and so the largest
     /// single file a remote checkpoint can carry.
-    #[arg(long, value_name = "BYTES", default_value_t = crate::workflow::authority::remote::DEFAULT_MAX_PACK_BYTES,
+    #[arg(long, value_name = "BYTES", default_value_t = crate::workflow::service::remote::DEFAULT_MAX_PACK_BYTES,
           value_parser = clap::value_parser!(u64).range(1024..))]
     pub max_pack_bytes: u64,
     /// Remote checkpoints: the most bytes of uploaded blobs not yet
     /// referenced by a revision that one agent may have staged.
-    #[arg(long, value_name = "BYTES", default_value_t = crate::workflow::authority::remote::DEFAULT_QUOTA_BYTES)]
+    #[arg(long, value_name = "BYTES", default_value_t = crate::workflow::service::remote::DEFAULT_QUOTA_BYTES)]
     pub staging_quota_bytes: u64,
     /// Remote checkpoints: how long a checkpoint session, and a staged blob
     /// no revision references, live before they are removed.
-    #[arg(long, value_name = "MS", default_value_t = crate::workflow::authority::remote::DEFAULT_TTL_MS,
+    #[arg(long, value_name = "MS", default_value_t = crate::workflow::service::remote::DEFAULT_TTL_MS,
           value_parser = clap::value_parser!(u64).range(1000..))]
     pub staging_ttl_ms: u64,
     /// Workspace mutations queued for the group-commit writer of a data
@@ -261,13 +261,13 @@ pub(super) fn run(ctx: &Ctx, a: &ServeArgs) -> Result<Reply> {
                 clock,
                 lock_timeout: ctx.lock_timeout,
                 hosts: hosts.clone(),
-                limits: crate::workflow::authority::remote::RemoteLimits {
+                limits: crate::workflow::service::remote::RemoteLimits {
                     max_revision_bytes: a.max_revision_bytes,
                     max_manifest_bytes: a.max_manifest_bytes,
                     max_pack_bytes: a.max_pack_bytes,
                     quota_bytes: a.staging_quota_bytes,
                     ttl_ms: a.staging_ttl_ms,
-                    ..crate::workflow::authority::remote::RemoteLimits::default()
+                    ..crate::workflow::service::remote::RemoteLimits::default()
                 },
             }),
         );

@@ -5,7 +5,7 @@ use super::change::{AgentChangeArgs, EndpointArgs, with_agent};
 use crate::cli::ctx::Ctx;
 use crate::contract::{MutationAction, SCHEMA_VERSION, TaskResultAssertion};
 use crate::error::{Code, Error, Result};
-use crate::workflow::service::facade::{self, MutationBody, OperationRequest};
+use crate::workflow::service::facade::{self, ClaimRequest, MutationBody, OperationRequest};
 use serde_json::Value;
 use std::io::Read;
 use std::path::PathBuf;
@@ -47,17 +47,9 @@ pub struct ReferenceArgs {
 /// Arguments of `claim`.
 #[derive(Debug, clap::Args)]
 pub struct ClaimArgs {
-    /// Task id.
-    pub task: String,
-    /// Idempotency key (an identical retry returns the retained outcome).
-    #[arg(long)]
-    pub request_id: String,
-    /// Requested lease.
-    #[arg(long, default_value_t = 300_000)]
-    pub lease_ms: u64,
-    /// Executor registration that will run the task.
-    #[arg(long)]
-    pub executor: Option<String>,
+    /// The request itself (the same struct HTTP and MCP decode).
+    #[command(flatten)]
+    pub req: ClaimRequest,
     /// Through a workspace endpoint.
     #[command(flatten)]
     pub remote: EndpointArgs,
@@ -200,16 +192,7 @@ pub(super) fn reference(ctx: &Ctx, a: ReferenceArgs) -> Result<Value> {
 }
 
 pub(super) fn claim(ctx: &Ctx, a: ClaimArgs) -> Result<Value> {
-    run(
-        ctx,
-        &a.remote,
-        OperationRequest::Claim {
-            task_id: a.task,
-            request_id: a.request_id,
-            lease_ms: a.lease_ms,
-            executor: a.executor,
-        },
-    )
+    run(ctx, &a.remote, OperationRequest::Claim(a.req))
 }
 
 pub(super) fn mutate(ctx: &Ctx, action: MutationAction, a: MutateArgs) -> Result<Value> {

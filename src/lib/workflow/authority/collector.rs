@@ -15,9 +15,7 @@ use crate::collector::transfer::{
 use crate::contract::workflow::Workflow;
 use crate::contract::{ActionClass, SCHEMA_VERSION, TaskClaimRequest, canonical_bytes};
 use crate::error::{Code, Error, Result};
-use crate::store::{
-    Access, CommitOrder, Connection, OptionalExtension, Plan, TransactionBehavior, Work, params,
-};
+use crate::store::{Connection, OptionalExtension, TransactionBehavior, Work, params};
 use crate::wire::digest::Sha256Hex;
 use crate::workflow::journal::{self, Now};
 use serde::{Deserialize, Serialize};
@@ -458,14 +456,12 @@ fn check_attempt_open(j: &Connection, d: &CollectorDescriptor, now_ms: i64) -> R
 
 /// `collector-claim`: claims a command task for the current collector
 /// profile's registration and returns the authority-derived descriptor.
-pub fn collector_claim(
-    cx: &crate::workflow::service::ops::AgentCtx<'_>,
-    task_id: &str,
-    request_id: &str,
-) -> Result<Value> {
-    let (task_id, request_id) = (task_id.to_owned(), request_id.to_owned());
-    cx.mutate(move |j, a, who, now| {
-        let (t, _) = change::find_task(a, &task_id)?;
+pub fn collector_claim<'a>(
+    task_id: &'a str,
+    request_id: &'a str,
+) -> impl FnOnce(&Connection, &Connection, &Authenticated, Now) -> Result<Value> + 'a {
+    move |j, a, who, now| {
+        let (t, s) = change::find_task(a, task_id)?;
         if t.action_class != ActionClass::Command {
             return Err(Error::new(
                 Code::InvalidInput,
@@ -490,13 +486,23 @@ pub fn collector_claim(
         let lease = (p.recipe.timeout_ms + 120_000).min(crate::contract::MAX_LEASE_MS);
         let req = TaskClaimRequest {
             version: SCHEMA_VERSION,
-            request_id,
-            task_id,
+            request_id: request_id.into(),
+            task_id: task_id.into(),
             task_digest: t.digest()?,
             requested_lease_ms: lease,
             executor: Some(p.registration.registration_id.clone()),
         };
-        let mut out = journal::claim(j, a, &who.actor, &req, now)?;
+        // The task as looked up above: the claim does not look it up again.
+        let visible = change::may_view(&s.change, &who.actor);
+        let found = (t, visible, s.tasks);
+        let mut out = journal::claim(
+            j,
+            &crate::workflow::authority::Rechecks(a),
+            &who.actor,
+            &req,
+            Some(found),
+            now,
+        )?;
         let attempt_id = out["attempt"]["attempt_id"]
             .as_str()
             .ok_or_else(|| Error::internal("claim output lacks the attempt id"))?
@@ -505,7 +511,7 @@ pub fn collector_claim(
         out["descriptor"] = serde_json::to_value(&d)?;
         out["descriptor_digest"] = json!(transfer::descriptor_digest(&d)?);
         Ok(out)
-    })
+    }
 }
 
 /// Rechecks a descriptor before dispatch: it must equal what the
@@ -727,35 +733,12 @@ pub fn validate_transfer(j: &Connection, a: &Connection, bytes: &[u8]) -> Result
     })
 }
 
-/// Imports a signed transfer under the data-directory lock: an exact
-/// committed retry returns the historical view; changed bytes under the
-/// same operation conflict; anything else is validated in full, its bytes
-/// retained in the CAS and the attempt finished.
-///
-/// The slow part runs before the unit of work (under `serve`, before the
-/// writer sees it): the transfer is validated against a read snapshot
-/// (signature, bindings, record) and its bytes are stored and fsynced in
-/// the CAS, so a refused transfer never reaches the writer and an
-/// accepted one only repeats the cheap checks under the lock.
-pub fn import(cx: &crate::workflow::service::ops::AgentCtx<'_>, bytes: &[u8]) -> Result<Value> {
-    let env = transfer::open(bytes)?;
-    let digest = transfer::transfer_digest(bytes);
-    let now_ms = crate::clock::unix_millis(cx.clock.now());
-    let prestored = prevalidate(cx.root, cx.token, now_ms, bytes, &env, &digest)?;
-    let (token, bytes) = (cx.token.to_owned(), bytes.to_vec());
-    // The retained transfer (authority) commits first: a retry finds it
-    // and repairs the journal's attempt (the replay path below). A refused
-    // import leaves no new journal behind.
-    cx.session(IMPORT_PLAN, move |w| {
-        import_in(w, &token, &bytes, &env, digest, prestored)
-    })
-}
-
-/// The checks of [`import_in`] that need no lock, on a read snapshot:
+/// The checks of [`import_in`] that need no lock, on a read snapshot
+/// (run before the unit of work; under `serve`, before the writer):
 /// `Ok(true)` when the transfer is valid and its bytes are now in the CAS,
 /// `Ok(false)` when the unit of work must decide (a retry of a retained
 /// transfer, or no journal yet), else the refusal.
-fn prevalidate(
+pub fn prevalidate(
     root: &Path,
     token: &str,
     now_ms: i64,
@@ -793,14 +776,12 @@ fn prevalidate(
     Ok(true)
 }
 
-const IMPORT_PLAN: Plan = Plan {
-    journal: (&journal::SPEC, Access::Write),
-    authority: (&super::schema::SPEC, Access::Write),
-    order: CommitOrder::AuthorityFirst,
-};
-
-/// The import, inside its session.
-fn import_in(
+/// Imports a signed transfer under the data-directory lock (inside the
+/// caller's session, `workflow::service::collect::import`): an exact
+/// committed retry returns the historical view; changed bytes under the
+/// same operation conflict; anything else is validated in full, its bytes
+/// retained in the CAS and the attempt finished.
+pub fn import_in(
     w: &Work<'_>,
     token: &str,
     bytes: &[u8],

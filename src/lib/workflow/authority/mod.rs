@@ -11,10 +11,10 @@ pub mod admin;
 pub mod change;
 pub mod collector;
 pub mod receipt;
-pub mod remote;
 pub mod schema;
 pub mod snapshot;
 
+use crate::contract::{Actor, ExecutorEnrollment, WorkflowTask};
 use crate::error::{Code, Error, Result};
 use crate::store::{Connection, OptionalExtension, params};
 
@@ -90,4 +90,28 @@ pub fn installed_requirement(
             |r| Ok((r.get(0)?, r.get(1)?)),
         )
         .optional()?)
+}
+
+/// The journal's view of the authority, over one authority connection of
+/// the caller's session.
+pub struct Rechecks<'a>(pub &'a Connection);
+
+impl crate::workflow::journal::Authority for Rechecks<'_> {
+    fn find_task(
+        &self,
+        task_id: &str,
+        actor: &Actor,
+    ) -> Result<crate::workflow::journal::FoundTask> {
+        let (t, s) = change::find_task(self.0, task_id)?;
+        let visible = change::may_view(&s.change, actor);
+        Ok((t, visible, s.tasks))
+    }
+
+    fn staleness(&self, task: &WorkflowTask) -> Result<Option<&'static str>> {
+        change::staleness(self.0, task)
+    }
+
+    fn registration(&self, registration_id: &str) -> Result<Option<(ExecutorEnrollment, bool)>> {
+        admin::registration(self.0, registration_id)
+    }
 }

@@ -9,7 +9,8 @@ use crate::collector::transfer::{self, MAX_TRANSFER_BYTES};
 use crate::contract::{ActionClass, WorkflowTask, canonical_bytes};
 use crate::error::{Code, Error, Result};
 use crate::store::{
-    Access, CommitOrder, Connection, DataDir, OptionalExtension, Plan, Session, Work, params,
+    Access, CommitOrder, Connection, DataDir, DirLock, OptionalExtension, Plan, Session, Work,
+    params,
 };
 use crate::wire::digest::{Sha256Hex, domain_digest};
 use crate::workflow::journal;
@@ -305,24 +306,16 @@ fn subject_is_current(a: &Connection, s: &StoredSubject) -> Result<bool> {
 
 /// The session of a receipt or a landing: the authority written, the
 /// journal read (never created) under the same lock.
-const RECEIPT_PLAN: Plan = Plan {
+pub const RECEIPT_PLAN: Plan = Plan {
     journal: (&journal::SPEC, Access::Read),
     authority: (&super::schema::SPEC, Access::Write),
     order: CommitOrder::JournalFirst,
 };
 
 /// `finalize`: creates (or returns) the v2 receipt of a Change's current
-/// subject from retained validated transfers; never collects.
-pub fn finalize(
-    cx: &crate::workflow::service::ops::AgentCtx<'_>,
-    sel: &ChangeSel,
-) -> Result<Value> {
-    let (token, sel) = (cx.token.to_owned(), sel.clone());
-    cx.session(RECEIPT_PLAN, move |w| finalize_in(w, &token, &sel))
-}
-
-/// The finalize, inside its session.
-fn finalize_in(w: &Work<'_>, token: &str, sel: &ChangeSel) -> Result<Value> {
+/// subject from retained validated transfers; never collects. Runs inside
+/// the caller's session (`workflow::service::receipt::finalize`).
+pub fn finalize_in(w: &Work<'_>, token: &str, sel: &ChangeSel) -> Result<Value> {
     let (j, at, dir) = (w.journal(), w.authority()?, w.dir());
     let (ts, now_ms) = (w.now_text(), w.now_ms());
     let who = admin::authenticate(at, token)?;
@@ -383,8 +376,12 @@ fn stored_receipt(a: &Connection, s: &StoredSubject) -> Result<Option<String>> {
 }
 
 /// `qualify`: read-only exact-subject qualification (the spec's shape).
-pub fn qualify(cx: &crate::workflow::service::ops::AgentCtx<'_>, sel: &ChangeSel) -> Result<Value> {
-    cx.read(|j, a, who, now| {
+pub fn qualify<'a>(
+    root: &'a Path,
+    sel: &'a ChangeSel,
+) -> impl FnOnce(Option<&Connection>, &Connection, &admin::Authenticated, journal::Now) -> Result<Value>
++ 'a {
+    move |j, a, who, now| {
         let ch = change::select(a, sel)?;
         if !change::may_view(&ch, &who.actor) {
             return Err(Error::new(
@@ -403,7 +400,7 @@ pub fn qualify(cx: &crate::workflow::service::ops::AgentCtx<'_>, sel: &ChangeSel
         if !subject_is_current(a, &s)? {
             return Ok(none_current(json!(s.context.revision)));
         }
-        let dir = DataDir::open(cx.root)?;
+        let dir = DataDir::open(root)?;
         let evals = evaluate(j, a, &s, now.ms)?;
         let tasks: Vec<Value> = evals
             .iter()
@@ -456,7 +453,11 @@ pub fn qualify(cx: &crate::workflow::service::ops::AgentCtx<'_>, sel: &ChangeSel
                         receipt_failures(&mut failures, &evals, "receipt_outdated");
                     }
                     Err(r) => {
-                        for x in r.iter().filter(|x| !x.task_id.is_empty()).take(MAX_FAILURES) {
+                        for x in r
+                            .iter()
+                            .filter(|x| !x.task_id.is_empty())
+                            .take(MAX_FAILURES)
+                        {
                             failures.push(json!({"task_id": x.task_id, "code": x.code}));
                         }
                     }
@@ -473,7 +474,7 @@ pub fn qualify(cx: &crate::workflow::service::ops::AgentCtx<'_>, sel: &ChangeSel
             "revision": s.context.revision, "tasks": tasks, "failures": failures,
             "next": next.unwrap_or(json!({"operation": "none"})),
         }))
-    })
+    }
 }
 
 /// A receipt-level failure, reported against every required task (ids stay non-empty).
@@ -534,6 +535,25 @@ enum Resolution {
     Abandoned(Error),
 }
 
+/// The attestation side of landing, which sits above the authority
+/// (`workflow::attest`): the service passes it in.
+pub trait Attestations {
+    /// Makes sure the authority's signing key exists (the lock held).
+    fn ensure_key(&self, dir: &DataDir, lock: &DirLock, now: &str) -> Result<()>;
+    /// Writes (unless present) the signed note of a landed change version
+    /// on its commit and returns the attestation summary.
+    fn ensure_landing_note(
+        &self,
+        dir: &DataDir,
+        a: &Connection,
+        source: &Path,
+        change_id: &str,
+        version: u64,
+    ) -> Result<Value>;
+    /// Whether the landed commit still lacks its note.
+    fn note_missing(&self, source: &Path, commit: &str) -> Result<bool>;
+}
+
 /// Lands a qualified Change (see docs/transfer.md, "Landing protocol").
 ///
 /// Under the lock: first resolves a `pending` landing of the repository
@@ -545,32 +565,38 @@ enum Resolution {
 /// records the new head and marks the landing `landed` (phase 3). A
 /// source that is not a git work tree has no external effect, so the head
 /// moves in one transaction.
-pub fn land(root: &Path, timeout: Duration, clock: &dyn Clock, req: &LandRequest) -> Result<Value> {
+pub fn land(
+    root: &Path,
+    timeout: Duration,
+    clock: &dyn Clock,
+    req: &LandRequest,
+    notes: &dyn Attestations,
+) -> Result<Value> {
     // One session for every phase: each phase is a batch of its own,
     // committed before the external effect that follows it.
     let mut s = Session::open(root, timeout, clock, RECEIPT_PLAN)?;
     let (ts, now_ms) = (rfc3339_millis(s.now()), unix_millis(s.now()));
     s.apply(|w| repository(w.authority()?, &req.repo_id).map(drop))?;
     // The signing key exists before anything lands (docs/attestations.md).
-    crate::workflow::attest::key::ensure(s.dir(), s.lock(), &ts)?;
+    notes.ensure_key(s.dir(), s.lock(), &ts)?;
     let mut resolved_other = None;
     if let Some(p) = s.apply(|w| pending_landing(w.authority()?, &req.repo_id))? {
         let r = resolve(&mut s, &p, true, &ts, now_ms)?;
         if p.change_id == req.change_id {
             return match r {
-                Resolution::Landed(v) => with_note(&mut s, v),
+                Resolution::Landed(v) => with_note(&mut s, notes, v),
                 Resolution::Abandoned(e) => Err(e),
             };
         }
         resolved_other = Some(match r {
-            Resolution::Landed(v) => with_note(&mut s, v)?,
+            Resolution::Landed(v) => with_note(&mut s, notes, v)?,
             Resolution::Abandoned(e) => json!({
                 "landed": false, "change_id": p.change_id, "change_version": p.change_version,
                 "abandoned": e.code().as_str(),
             }),
         });
     }
-    if let Some(v) = s.apply(|w| finish_missing_note(w.dir(), w.authority()?, req))? {
+    if let Some(v) = s.apply(|w| finish_missing_note(w.dir(), w.authority()?, notes, req))? {
         return Ok(v);
     }
     let with_other = |e: Error| match &resolved_other {
@@ -626,7 +652,7 @@ pub fn land(root: &Path, timeout: Duration, clock: &dyn Clock, req: &LandRequest
             Resolution::Abandoned(e) => return Err(with_other(e)),
         }
     };
-    let mut out = with_note(&mut s, out).map_err(with_other)?;
+    let mut out = with_note(&mut s, notes, out).map_err(with_other)?;
     if let (Some(v), Some(o)) = (resolved_other, out.as_object_mut()) {
         o.insert("resolved_pending".into(), v);
     }
@@ -639,31 +665,31 @@ pub fn land(root: &Path, timeout: Duration, clock: &dyn Clock, req: &LandRequest
 /// otherwise. The branch and the landed mark are already durable, so a
 /// failure here says `landing: "landed"` and `next: land`, whose re-run
 /// finishes the note (see docs/attestations.md, "Landing").
-fn with_note(s: &mut Session, v: Value) -> Result<Value> {
-    let out = s.apply(|w| note_into(w.dir(), w.authority()?, v))?;
+fn with_note(s: &mut Session, notes: &dyn Attestations, v: Value) -> Result<Value> {
+    let out = s.apply(|w| note_into(w.dir(), w.authority()?, notes, v))?;
     s.commit()?;
     Ok(out)
 }
 
-fn note_into(dir: &DataDir, a: &Connection, mut v: Value) -> Result<Value> {
+fn note_into(
+    dir: &DataDir,
+    a: &Connection,
+    notes: &dyn Attestations,
+    mut v: Value,
+) -> Result<Value> {
     let att = if v["git_commit"].is_null() {
         Value::Null
     } else {
         let change_id = v["change_id"].as_str().unwrap_or_default().to_owned();
         let version = v["change_version"].as_u64().unwrap_or_default();
         let repo = repository(a, v["repository"].as_str().unwrap_or_default())?;
-        crate::workflow::attest::ensure_landing_note(
-            dir,
-            a,
-            Path::new(&repo.source),
-            &change_id,
-            version,
-        )
-        .map_err(|e| {
-            e.with("landing", "landed")
-                .with("change_id", change_id.clone())
-                .with("next", json!({"operation": "land", "change_id": change_id}))
-        })?
+        notes
+            .ensure_landing_note(dir, a, Path::new(&repo.source), &change_id, version)
+            .map_err(|e| {
+                e.with("landing", "landed")
+                    .with("change_id", change_id.clone())
+                    .with("next", json!({"operation": "land", "change_id": change_id}))
+            })?
     };
     if let Some(o) = v.as_object_mut() {
         o.insert("attestation".into(), att);
@@ -675,7 +701,12 @@ fn note_into(dir: &DataDir, a: &Connection, mut v: Value) -> Result<Value> {
 /// whose commit has no note yet (a crash after phase 3, or a failed note
 /// write): writes the note and answers as the landing did, `resumed: true`.
 /// `None` when there is nothing to finish (admission then answers).
-fn finish_missing_note(dir: &DataDir, a: &Connection, req: &LandRequest) -> Result<Option<Value>> {
+fn finish_missing_note(
+    dir: &DataDir,
+    a: &Connection,
+    notes: &dyn Attestations,
+    req: &LandRequest,
+) -> Result<Option<Value>> {
     let ch = match change::change(a, &req.change_id) {
         Ok(ch) => ch,
         Err(e) if e.code() == Code::NotFound => return Ok(None),
@@ -718,7 +749,7 @@ fn finish_missing_note(dir: &DataDir, a: &Connection, req: &LandRequest) -> Resu
         return Ok(None);
     };
     let repo = repository(a, &req.repo_id)?;
-    if !crate::workflow::attest::note_missing(Path::new(&repo.source), &commit)? {
+    if !notes.note_missing(Path::new(&repo.source), &commit)? {
         return Ok(None);
     }
     let p = Landing {
@@ -738,7 +769,7 @@ fn finish_missing_note(dir: &DataDir, a: &Connection, req: &LandRequest) -> Resu
         protected_changes: u64::try_from(protected_changes)
             .map_err(|_| Error::new(Code::IntegrityError, "negative protected change count"))?,
     };
-    note_into(dir, a, landed_output(&repo, &p, true)).map(Some)
+    note_into(dir, a, notes, landed_output(&repo, &p, true)).map(Some)
 }
 
 /// What admission found: the repository, the current subject, its

@@ -1,14 +1,54 @@
-//! The local authority a collection runs for: the workflow service's side
-//! of `collector::collect::{Authority, Uploader}`.
+//! The collector operations of the service: `collector-claim`, the
+//! transfer import, and the local authority a collection runs for (the
+//! service's side of `collector::collect::{Authority, Uploader}`).
 
+use super::ops::AgentCtx;
 use crate::clock::Clock;
 use crate::collector::collect::{Authority, Uploader};
-use crate::collector::transfer::CollectorDescriptor;
+use crate::collector::transfer::{self, CollectorDescriptor};
 use crate::error::Result;
-use crate::workflow::authority::collector;
+use crate::store::{Access, CommitOrder, Plan};
+use crate::workflow::authority::{collector, schema};
+use crate::workflow::journal;
 use serde_json::Value;
 use std::path::Path;
 use std::time::Duration;
+
+/// `collector-claim`: claims a command task for the current collector
+/// profile's registration and returns the authority-derived descriptor.
+pub fn collector_claim(cx: &AgentCtx<'_>, task_id: &str, request_id: &str) -> Result<Value> {
+    let (task_id, request_id) = (task_id.to_owned(), request_id.to_owned());
+    cx.mutate(move |j, a, who, now| {
+        collector::collector_claim(&task_id, &request_id)(j, a, who, now)
+    })
+}
+
+/// The session of a transfer import: the retained transfer (authority)
+/// commits first, so a retry finds it and repairs the journal's attempt.
+const IMPORT_PLAN: Plan = Plan {
+    journal: (&journal::SPEC, Access::Write),
+    authority: (&schema::SPEC, Access::Write),
+    order: CommitOrder::AuthorityFirst,
+};
+
+/// Imports a signed transfer (see `workflow::authority::collector::
+/// import_in`). The slow part runs before the unit of work (under
+/// `serve`, before the writer sees it): the envelope is opened, the
+/// transfer validated against a read snapshot (signature, bindings,
+/// record; `collector::prevalidate`) and its bytes stored and fsynced in
+/// the CAS, so a refused transfer never reaches the writer and an
+/// accepted one only repeats the cheap checks under the lock. A refused
+/// import leaves no new journal behind.
+pub fn import(cx: &AgentCtx<'_>, bytes: &[u8]) -> Result<Value> {
+    let env = transfer::open(bytes)?;
+    let digest = transfer::transfer_digest(bytes);
+    let now_ms = crate::clock::unix_millis(cx.clock.now());
+    let prestored = collector::prevalidate(cx.root, cx.token, now_ms, bytes, &env, &digest)?;
+    let (token, bytes) = (cx.token.to_owned(), bytes.to_vec());
+    cx.session(IMPORT_PLAN, move |w| {
+        collector::import_in(w, &token, &bytes, &env, digest, prestored)
+    })
+}
 
 /// Rechecks and uploads against the authority of a local data directory.
 pub struct LocalUpload<'a> {
@@ -24,14 +64,14 @@ pub struct LocalUpload<'a> {
 
 impl Uploader for LocalUpload<'_> {
     fn upload(&self, bytes: &[u8]) -> Result<Value> {
-        let cx = super::ops::AgentCtx {
+        let cx = AgentCtx {
             root: self.root,
             timeout: self.timeout,
             clock: self.clock,
             token: self.token,
             writer: None,
         };
-        collector::import(&cx, bytes)
+        import(&cx, bytes)
     }
 }
 

@@ -184,18 +184,7 @@ pub enum OperationRequest {
         expected_sha256: Option<Sha256Hex>,
     },
     /// Claim a pending task.
-    Claim {
-        /// Task id.
-        task_id: String,
-        /// Idempotency key.
-        request_id: String,
-        /// Requested lease.
-        #[serde(default = "default_lease")]
-        lease_ms: u64,
-        /// Executor registration.
-        #[serde(default)]
-        executor: Option<String>,
-    },
+    Claim(ClaimRequest),
     /// Renew an attempt's lease.
     Heartbeat(MutationBody),
     /// Cancel an attempt.
@@ -310,6 +299,28 @@ fn change_by_id<'de, D: serde::Deserializer<'de>>(
     d: D,
 ) -> std::result::Result<ChangeSel, D::Error> {
     String::deserialize(d).map(ChangeSel::Id)
+}
+
+/// `claim`: the one request of the operation, decoded strictly from JSON
+/// (HTTP, MCP: `OperationRequest::Claim`), built by clap from the CLI's
+/// flags (`task claim`), and passed as it is to [`ops::claim`].
+#[derive(Debug, Clone, Deserialize, Serialize, clap::Args)]
+#[serde(deny_unknown_fields)]
+pub struct ClaimRequest {
+    /// Task id.
+    #[arg(id = "task", value_name = "TASK")]
+    pub task_id: String,
+    /// Idempotency key (an identical retry returns the retained outcome).
+    #[arg(long)]
+    pub request_id: String,
+    /// Requested lease.
+    #[serde(default = "default_lease")]
+    #[arg(long, default_value_t = default_lease())]
+    pub lease_ms: u64,
+    /// Executor registration that will run the task.
+    #[serde(default)]
+    #[arg(long)]
+    pub executor: Option<String>,
 }
 
 /// Body of heartbeat, cancel and reconcile.
@@ -468,9 +479,9 @@ fn named(r: &OperationRequest) -> Named<'_> {
         OperationRequest::CollectorDescriptor { attempt_id } => Named::Attempt(attempt_id),
         OperationRequest::Instructions { task_id, .. }
         | OperationRequest::Reference { task_id, .. }
-        | OperationRequest::Claim { task_id, .. }
         | OperationRequest::Status { task_id, .. }
         | OperationRequest::Recovery { task_id, .. } => Named::Task(task_id),
+        OperationRequest::Claim(c) => Named::Task(&c.task_id),
         OperationRequest::Result { assertion } => Named::Task(&assertion.task_id),
         OperationRequest::Heartbeat(b)
         | OperationRequest::Cancel(b)
@@ -491,10 +502,17 @@ fn out_of_scope() -> Error {
 pub fn check_scope(cx: &AgentCtx<'_>, p: &TaskProfile, r: &OperationRequest) -> Result<()> {
     let (dir, conn) = crate::workflow::authority::admin::open_read(cx.root)?;
     crate::workflow::authority::admin::authenticate(&conn, cx.token)?;
-    let repo = crate::workflow::authority::repository(&conn, &p.native_repository)
+    check_pins(&conn, p)?;
+    check_named(&dir, &conn, p, r)
+}
+
+/// The profile's pins (registered repository, target, installed
+/// requirement) still hold in its authority.
+fn check_pins(conn: &crate::store::Connection, p: &TaskProfile) -> Result<()> {
+    let repo = crate::workflow::authority::repository(conn, &p.native_repository)
         .map_err(|_| Error::new(Code::Conflict, "the profile's repository is not registered"))?;
     let installed = crate::workflow::authority::installed_requirement(
-        &conn,
+        conn,
         &p.native_repository,
         &p.profile_id,
     )?;
@@ -506,18 +524,28 @@ pub fn check_scope(cx: &AgentCtx<'_>, p: &TaskProfile, r: &OperationRequest) -> 
             "the authority no longer matches the operator's profile pins (target or requirement)",
         ));
     }
+    Ok(())
+}
+
+/// What the request names (Change, task, attempt) belongs to the profile.
+fn check_named(
+    dir: &crate::store::DataDir,
+    conn: &crate::store::Connection,
+    p: &TaskProfile,
+    r: &OperationRequest,
+) -> Result<()> {
     let (repository, profile) = match named(r) {
         Named::Nothing => return Ok(()),
         Named::Change(sel) => {
             if let ChangeSel::Id(id) = sel {
                 check_id("change_id", id)?;
             }
-            let ch = change::select(&conn, sel)?;
+            let ch = change::select(conn, sel)?;
             (ch.repository, ch.profile)
         }
         Named::Task(id) => {
             check_id("task_id", id)?;
-            let (t, _) = change::find_task(&conn, id)?;
+            let (t, _) = change::find_task(conn, id)?;
             (t.subject.repository, t.subject.profile)
         }
         Named::Attempt(id) => {
@@ -533,7 +561,7 @@ pub fn check_scope(cx: &AgentCtx<'_>, p: &TaskProfile, r: &OperationRequest) -> 
                 )
                 .optional()?
                 .ok_or_else(|| Error::new(Code::NotFound, "no such attempt"))?;
-            let (t, _) = change::find_task(&conn, &task)?;
+            let (t, _) = change::find_task(conn, &task)?;
             (t.subject.repository, t.subject.profile)
         }
     };
@@ -556,20 +584,28 @@ pub fn check_change_scope(cx: &AgentCtx<'_>, p: &TaskProfile, change_id: &str) -
     )
 }
 
-/// Runs one operation for the bearer's actor inside profile `p`: the scope
-/// check, then [`run`], exactly as the CLI runs it. The endpoint-only
+/// Runs one operation for the bearer's actor inside profile `p`, for a
+/// caller that has checked the bearer and the pins with [`check_scope`]
+/// (the workspace routes' and MCP's authorize step): the scope of what the
+/// request names, then [`run`], exactly as the CLI runs it. The endpoint-only
 /// operations (`change_open` on the profile's repository and profile,
 /// `checkpoint_commit` under the operator's `limits`) run here.
 pub fn execute(
     cx: &AgentCtx<'_>,
     p: &TaskProfile,
     r: &OperationRequest,
-    limits: &crate::workflow::authority::remote::RemoteLimits,
+    limits: &crate::workflow::service::remote::RemoteLimits,
 ) -> Result<Value> {
-    check_scope(cx, p, r)?;
+    // The bearer and the profile's pins were checked by the route's
+    // authorize step (`Workspace::authenticate`, before any body byte was
+    // read), and the operation's own session authenticates it again under
+    // the lock: here only what the request names is checked.
+    let (dir, conn) = crate::workflow::authority::admin::open_read(cx.root)?;
+    check_named(&dir, &conn, p, r)?;
+    drop(conn);
     match r {
         OperationRequest::ChangeOpen { request_id } => {
-            to_value(&crate::workflow::authority::remote::change_open(
+            to_value(&crate::workflow::service::remote::change_open(
                 cx,
                 &p.native_repository,
                 &p.profile_id,
@@ -579,7 +615,7 @@ pub fn execute(
         OperationRequest::CheckpointCommit {
             change: ChangeSel::Id(id),
             revision,
-        } => to_value(&crate::workflow::authority::remote::commit(
+        } => to_value(&crate::workflow::service::remote::commit(
             cx, id, revision, limits,
         )?),
         _ => run(cx, r),
@@ -614,12 +650,7 @@ pub fn run(cx: &AgentCtx<'_>, r: &OperationRequest) -> Result<Value> {
             };
             to_value(&ops::reference(cx, &req)?)
         }
-        OperationRequest::Claim {
-            task_id,
-            request_id,
-            lease_ms,
-            executor,
-        } => ops::claim(cx, task_id, request_id, *lease_ms, executor.clone()),
+        OperationRequest::Claim(req) => ops::claim(cx, req),
         OperationRequest::Heartbeat(b) => mutate(cx, MutationAction::Heartbeat, b),
         OperationRequest::Cancel(b) => mutate(cx, MutationAction::Cancel, b),
         OperationRequest::Reconcile(b) => mutate(cx, MutationAction::Reconcile, b),
@@ -631,7 +662,7 @@ pub fn run(cx: &AgentCtx<'_>, r: &OperationRequest) -> Result<Value> {
         OperationRequest::CollectorClaim {
             task_id,
             request_id,
-        } => crate::workflow::authority::collector::collector_claim(cx, task_id, request_id),
+        } => crate::workflow::service::collect::collector_claim(cx, task_id, request_id),
         OperationRequest::CollectorDescriptor { attempt_id } => cx.read(|j, a, who, _now| {
             let j = j.ok_or_else(|| Error::new(Code::NotFound, "no such attempt"))?;
             let d = crate::workflow::authority::collector::derive_descriptor(j, a, attempt_id)?;
@@ -648,18 +679,18 @@ pub fn run(cx: &AgentCtx<'_>, r: &OperationRequest) -> Result<Value> {
             }))
         }),
         OperationRequest::CollectorFinalize { change } => {
-            crate::workflow::authority::receipt::finalize(cx, change)
+            crate::workflow::service::receipt::finalize(cx, change)
         }
         OperationRequest::Qualification { change } => {
-            crate::workflow::authority::receipt::qualify(cx, change)
+            crate::workflow::service::receipt::qualify(cx, change)
         }
         OperationRequest::ChangeSubject { change } => match change {
-            ChangeSel::Id(id) => crate::workflow::authority::remote::subject(cx, id),
+            ChangeSel::Id(id) => crate::workflow::service::remote::subject(cx, id),
             ChangeSel::Workspace(p) => {
                 let id = cx.read(|_j, a, _who, _now| {
                     Ok(change::select(a, &ChangeSel::Workspace(p.clone()))?.change_id)
                 })?;
-                crate::workflow::authority::remote::subject(cx, &id)
+                crate::workflow::service::remote::subject(cx, &id)
             }
         },
         OperationRequest::ChangeOpen { .. } | OperationRequest::CheckpointCommit { .. } => {
@@ -695,7 +726,7 @@ pub fn collector_upload(cx: &AgentCtx<'_>, p: &TaskProfile, bytes: &[u8]) -> Res
     if env.header.repository != p.native_repository || env.header.profile != p.profile_id {
         return Err(out_of_scope());
     }
-    crate::workflow::authority::collector::import(cx, bytes)
+    crate::workflow::service::collect::import(cx, bytes)
 }
 
 fn mutate(cx: &AgentCtx<'_>, action: MutationAction, b: &MutationBody) -> Result<Value> {

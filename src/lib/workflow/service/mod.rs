@@ -5,4 +5,9 @@
 pub mod collect;
 pub mod facade;
 pub mod ops;
+pub mod receipt;
+pub mod remote;
 pub mod setup;
+
+#[cfg(test)]
+mod model_tests;

@@ -152,19 +152,17 @@ fn task_next(
         "pending" => {
             if t.action_class == ActionClass::Review {
                 json!({"operation": "none", "reason": "controller_only"})
-            } else if let Some(p) = journal::prior_unresolved(j, t, now.ms)? {
-                json!({"operation": "reconcile", "task_id": p})
             } else {
-                let mut deps_ok = true;
-                for d in &t.depends_on {
-                    if let Some(dt) = s.tasks.iter().find(|x| &x.task_id == d) {
-                        deps_ok &= journal::dependency_complete(j, dt, now.ms)?;
+                // The one claimability check `claim` refuses with.
+                match journal::unclaimable(j, t, &s.tasks, now.ms)? {
+                    None => json!({"operation": "claim", "task_id": t.task_id}),
+                    Some(journal::Unclaimable::PriorUnresolved(p)) => {
+                        json!({"operation": "reconcile", "task_id": p})
                     }
-                }
-                if deps_ok {
-                    json!({"operation": "claim", "task_id": t.task_id})
-                } else {
-                    json!({"operation": "none", "reason": "dependency_incomplete"})
+                    Some(journal::Unclaimable::DependencyIncomplete { .. }) => {
+                        json!({"operation": "none", "reason": "dependency_incomplete"})
+                    }
+                    Some(journal::Unclaimable::NotPending(_)) => json!({"operation": "none"}),
                 }
             }
         }
@@ -385,25 +383,22 @@ pub fn reference(cx: &AgentCtx<'_>, req: &ReferenceFetchRequest) -> Result<Refer
 }
 
 /// `claim`.
-pub fn claim(
-    cx: &AgentCtx<'_>,
-    task_id: &str,
-    request_id: &str,
-    lease_ms: u64,
-    executor: Option<String>,
-) -> Result<Value> {
-    let (task_id, request_id) = (task_id.to_owned(), request_id.to_owned());
+pub fn claim(cx: &AgentCtx<'_>, r: &super::facade::ClaimRequest) -> Result<Value> {
+    let r = r.clone();
     cx.mutate(move |j, a, who, now| {
-        let (t, _) = change::find_task(a, &task_id)?;
+        // The task is looked up once: the claim takes it as found here.
+        let rechecks = crate::workflow::authority::Rechecks(a);
+        let found = journal::Authority::find_task(&rechecks, &r.task_id, &who.actor)?;
+        let t = &found.0;
         let req = TaskClaimRequest {
             version: SCHEMA_VERSION,
-            request_id,
-            task_id,
+            request_id: r.request_id.clone(),
+            task_id: r.task_id.clone(),
             task_digest: t.digest()?,
-            requested_lease_ms: lease_ms,
-            executor,
+            requested_lease_ms: r.lease_ms,
+            executor: r.executor.clone(),
         };
-        journal::claim(j, a, &who.actor, &req, now)
+        journal::claim(j, &rechecks, &who.actor, &req, Some(found), now)
     })
 }
 
@@ -413,14 +408,28 @@ pub fn mutate(cx: &AgentCtx<'_>, m: &journal::MutationArgs) -> Result<Value> {
     let m = m.clone();
     cx.mutate(move |j, a, who, now| {
         let req = journal::mutation_request(Some(j), &who.actor, &m)?;
-        journal::mutate(j, a, &who.actor, &req, now)
+        journal::mutate(
+            j,
+            &crate::workflow::authority::Rechecks(a),
+            &who.actor,
+            &req,
+            now,
+        )
     })
 }
 
 /// `result` from a TaskResultAssertion document.
 pub fn result(cx: &AgentCtx<'_>, assertion: &TaskResultAssertion) -> Result<Value> {
     let assertion = assertion.clone();
-    cx.mutate(move |j, a, who, now| journal::result(j, a, &who.actor, &assertion, now))
+    cx.mutate(move |j, a, who, now| {
+        journal::result(
+            j,
+            &crate::workflow::authority::Rechecks(a),
+            &who.actor,
+            &assertion,
+            now,
+        )
+    })
 }
 
 /// `status`.
@@ -428,7 +437,7 @@ pub fn status(cx: &AgentCtx<'_>, task_id: &str, attempt_id: &str) -> Result<Valu
     cx.read(|j, a, who, now| {
         journal::status(
             j,
-            a,
+            &crate::workflow::authority::Rechecks(a),
             &who.actor,
             &TaskStatusRequest {
                 version: 1,
@@ -448,7 +457,15 @@ pub fn recovery(
     request_id: Option<&str>,
 ) -> Result<TaskRecoveryEnvelope> {
     cx.read(|j, a, who, now| {
-        journal::recovery(j, a, &who.actor, task_id, attempt_id, request_id, now)
+        journal::recovery(
+            j,
+            &crate::workflow::authority::Rechecks(a),
+            &who.actor,
+            task_id,
+            attempt_id,
+            request_id,
+            now,
+        )
     })
 }
 

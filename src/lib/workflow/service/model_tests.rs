@@ -381,7 +381,15 @@ fn step(w: &mut World, op: &Op) {
             let lease: u64 = if *long { 5000 } else { 1000 };
             let req_id = format!("r{req}");
             let key = format!("claim|{}|{lease}", w.subjects[s].task_id);
-            let real = ops::claim(&w.cx(), &w.subjects[s].task_id, &req_id, lease, None);
+            let real = ops::claim(
+                &w.cx(),
+                &crate::workflow::service::facade::ClaimRequest {
+                    task_id: w.subjects[s].task_id.clone(),
+                    request_id: req_id.clone(),
+                    lease_ms: lease,
+                    executor: None,
+                },
+            );
             if let Some(exp) = w.idem(&req_id, &key) {
                 match exp {
                     Ok(v) => assert_eq!(real.as_ref().ok(), Some(&v), "identical claim retry"),
@@ -443,7 +451,7 @@ fn step(w: &mut World, op: &Op) {
                 None
             };
             if w.attempts.is_empty() {
-                let m = super::journal::MutationArgs {
+                let m = crate::workflow::journal::MutationArgs {
                     action,
                     attempt_id: "att_missing".into(),
                     fence: 1,
@@ -459,7 +467,7 @@ fn step(w: &mut World, op: &Op) {
             let a = &w.attempts[ai];
             let fence = if *stale { a.fence + 1 } else { a.fence };
             let key = format!("{name}|{}|{fence}|{lease:?}", a.id);
-            let m = super::journal::MutationArgs {
+            let m = crate::workflow::journal::MutationArgs {
                 action,
                 attempt_id: a.id.clone(),
                 fence,

@@ -5,9 +5,9 @@
 //!
 //! 1. **Manifest** ([`manifest`]): the client walks its workspace with the
 //!    same walker and canonical manifest as a local checkpoint
-//!    ([`super::snapshot::scan_client`]) and posts the manifest bytes. They
+//!    ([`crate::workflow::authority::snapshot::scan_client`]) and posts the manifest bytes. They
 //!    are streamed into the staging area, then admitted under the lock
-//!    ([`super::snapshot::admit_manifest`]: canonical form, path rules,
+//!    ([`crate::workflow::authority::snapshot::admit_manifest`]: canonical form, path rules,
 //!    size caps). The Change gets one open *checkpoint session* naming the
 //!    revision and the blobs the authority lacks; the answer lists them as
 //!    manifest entry indexes.
@@ -23,14 +23,16 @@
 //!    checkpoint records it (the target head becomes the base, protected
 //!    paths are listed); only then are the staged blobs moved into the CAS.
 
-use super::admin::{self, Authenticated};
-use super::change::{self, Change, ChangeOpenOutput, ENDPOINT_WORKSPACE_PREFIX};
-use super::snapshot::{self, MODE_LINK};
 use crate::clock::{rfc3339_millis, unix_millis};
 use crate::contract::check_id;
 use crate::error::{Code, Error, Result};
 use crate::store::{Connection, DataDir, OptionalExtension, Staging, params};
 use crate::wire::digest::Sha256Hex;
+use crate::workflow::authority::admin::{self, Authenticated};
+use crate::workflow::authority::change::{
+    self, Change, ChangeOpenOutput, ENDPOINT_WORKSPACE_PREFIX,
+};
+use crate::workflow::authority::snapshot::{self, MODE_LINK};
 use crate::workflow::service::ops::AgentCtx;
 use serde_json::{Value, json};
 use std::collections::HashMap;
@@ -130,8 +132,8 @@ pub fn change_open(
                 return Ok(ChangeOpenOutput { change: ch });
             }
         }
-        let repo = super::repository(tx, repo_id)?;
-        if super::installed_requirement(tx, repo_id, profile)?.is_none() {
+        let repo = crate::workflow::authority::repository(tx, repo_id)?;
+        if crate::workflow::authority::installed_requirement(tx, repo_id, profile)?.is_none() {
             return Err(Error::new(
                 Code::NotFound,
                 format!("no requirement installed for {repo_id} profile {profile}"),
