@@ -4292,7 +4292,7 @@ _agent__task() {
             return 0
             ;;
         agent__subcmd__task__subcmd__profile__subcmd__install)
-            opts="-h -V --registration --step --runtime --file --oci-image --sandbox-tmpfs-bytes --sandbox-address-space-bytes --sandbox-processes --sandbox-file-size-bytes --sandbox-cpu-seconds --sandbox-uid --data-dir --pretty --lock-timeout-ms --token-file --help --version"
+            opts="-h -V --registration --step --runtime --executable --model --provider --env --file --oci-image --sandbox-tmpfs-bytes --sandbox-address-space-bytes --sandbox-processes --sandbox-file-size-bytes --sandbox-cpu-seconds --sandbox-uid --data-dir --pretty --lock-timeout-ms --token-file --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -4307,7 +4307,23 @@ _agent__task() {
                     return 0
                     ;;
                 --runtime)
-                    COMPREPLY=($(compgen -W "bwrap unshare oci" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "bwrap unshare oci review" -- "${cur}"))
+                    return 0
+                    ;;
+                --executable)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --model)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --provider)
+                    COMPREPLY=($(compgen -W "anthropic" -- "${cur}"))
+                    return 0
+                    ;;
+                --env)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --file)

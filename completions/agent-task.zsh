@@ -1712,10 +1712,15 @@ _arguments "${_arguments_options[@]}" : \
             (install)
 _arguments "${_arguments_options[@]}" : \
 '--registration=[Registration id (from \`enroll\`)]:REGISTRATION:_default' \
-'--step=[Step id (a command step of the installed requirement)]:STEP:_default' \
-'--runtime=[Runtime]:RUNTIME:((bwrap\:"bubblewrap\: read-only snapshot, no network, pid namespace, sized private tmpfs, pinned limits"
+'--step=[Step id (a command or review step of the installed requirement)]:STEP:_default' \
+'--runtime=[Runtime (\`review\` for a review step)]:RUNTIME:((bwrap\:"bubblewrap (command steps)"
 unshare\:"unshare\: refused (it shares the host file system with candidate code)"
-oci\:"podman or docker with --network none"))' \
+oci\:"podman or docker with --network none (command steps)"
+review\:"The finite review controller (review steps)\: a pinned Claude Code executable"))' \
+'--executable=[\`review\` only\: the reviewer executable to pin (an npm-installed \`claude\`, or another program speaking Claude Code'\''s print-mode JSON)]:PATH:_files' \
+'--model=[\`review\` only\: the full model id passed to \`--model\`]:ID:_default' \
+'--provider=[\`review\` only\: the provider scope]:NAME:((anthropic\:"Anthropic'\''s API through the pinned Claude Code executable"))' \
+'*--env=[\`review\` only\: an operator variable passed to the executable (repeatable; ANTHROPIC_API_KEY, HTTPS_PROXY, NO_PROXY, NODE_EXTRA_CA_CERTS)]:NAME:_default' \
 '--file=[A pinned identity \`{"basis"\: "pinned_file", "identity"\: {…}}\` instead of probing now]:FILE:_files' \
 '--oci-image=[The image an \`oci\` profile runs, pinned by digest (\`NAME@sha256\:<64 hex>\`; a tag alone is refused). It must already be in the engine'\''s local store\: collections never pull]:REF:_default' \
 '--sandbox-tmpfs-bytes=[Size of each writable tmpfs inside the sandbox (/tmp, /scratch, /dev/shm)]:BYTES:_default' \
@@ -3470,7 +3475,7 @@ _agent-task__subcmd__help__subcmd__next_commands() {
 (( $+functions[_agent-task__subcmd__help__subcmd__profile_commands] )) ||
 _agent-task__subcmd__help__subcmd__profile_commands() {
     local commands; commands=(
-'install:Install an immutable collector profile for one current registration epoch and step\: pins the step'\''s command recipe and the SHA-256 of the runtime identity (probed now, or read from --file)' \
+'install:Install an immutable collector profile for one current registration epoch and step\: for a command step, pins the step'\''s command recipe and the SHA-256 of the runtime identity (probed now, or read from --file); for a review step (\`--runtime review\`), copies in the step'\''s criteria, coverage and budgets and pins the reviewer executable (script and interpreter, by path and SHA-256), the model and the provider' \
     )
     _describe -t commands 'agent-task help profile commands' commands "$@"
 }
@@ -3744,7 +3749,7 @@ _agent-task__subcmd__next_commands() {
 (( $+functions[_agent-task__subcmd__profile_commands] )) ||
 _agent-task__subcmd__profile_commands() {
     local commands; commands=(
-'install:Install an immutable collector profile for one current registration epoch and step\: pins the step'\''s command recipe and the SHA-256 of the runtime identity (probed now, or read from --file)' \
+'install:Install an immutable collector profile for one current registration epoch and step\: for a command step, pins the step'\''s command recipe and the SHA-256 of the runtime identity (probed now, or read from --file); for a review step (\`--runtime review\`), copies in the step'\''s criteria, coverage and budgets and pins the reviewer executable (script and interpreter, by path and SHA-256), the model and the provider' \
 'help:Print this message or the help of the given subcommand(s)' \
     )
     _describe -t commands 'agent-task profile commands' commands "$@"
@@ -3752,7 +3757,7 @@ _agent-task__subcmd__profile_commands() {
 (( $+functions[_agent-task__subcmd__profile__subcmd__help_commands] )) ||
 _agent-task__subcmd__profile__subcmd__help_commands() {
     local commands; commands=(
-'install:Install an immutable collector profile for one current registration epoch and step\: pins the step'\''s command recipe and the SHA-256 of the runtime identity (probed now, or read from --file)' \
+'install:Install an immutable collector profile for one current registration epoch and step\: for a command step, pins the step'\''s command recipe and the SHA-256 of the runtime identity (probed now, or read from --file); for a review step (\`--runtime review\`), copies in the step'\''s criteria, coverage and budgets and pins the reviewer executable (script and interpreter, by path and SHA-256), the model and the provider' \
 'help:Print this message or the help of the given subcommand(s)' \
     )
     _describe -t commands 'agent-task profile help commands' commands "$@"

@@ -5,7 +5,9 @@
 # agent first tries to pass by rewriting the test to `exit 0` (refused: the
 # revision never qualifies and nothing is collected), then works honestly:
 # its change fails the operator's test inside the bwrap sandbox, gets fixed,
-# passes, is finalised into a receipt, qualifies, and the operator lands it
+# passes, is reviewed by the operator-pinned reviewer (the workflow's review
+# step; in the demo a stand-in that speaks Claude Code's print-mode JSON and
+# is not a model), is finalised into a receipt, qualifies, and the operator lands it
 # as a commit on `main` that contains no local hook settings, with signed
 # attestations in a git note, which a fresh clone verifies with only the
 # authority's public key.
@@ -44,11 +46,19 @@ git -C "$work/basic" log --oneline >&2
 
 show init
 show repo add demo/basic --source "$work/basic" --target main
-show requirement install --repo demo/basic --profile default --file fixtures/workflows/basic.json
+show requirement install --repo demo/basic --profile default --file fixtures/workflows/review.json
 show token issue --owner alice --agent claude-1 --out "$work/alice.token"
 pk=$(step keygen --collector-dir "$work/collector" | field '["public_key"]')
 reg=$(step enroll --repo demo/basic --profile default --step tests --executor laptop-ci --public-key "$pk" | field '["registration_id"]')
 show profile install --registration "$reg" --step tests --runtime bwrap
+say "operator: the review step's collector. The operator pins a reviewer executable under claude_code_cli by its digest."
+say "HONEST LABEL: this demo pins fixtures/review/stand-in-claude.py, a deterministic program that speaks Claude Code's"
+say "print-mode JSON and approves what it is shown. It is NOT a model: the review it passes proves nothing about the code."
+say "A real deployment pins an npm-installed claude (scripts/install-claude.sh) with --model and --env ANTHROPIC_API_KEY."
+mkdir -m 700 "$work/reviewer"
+install -m 755 fixtures/review/stand-in-claude.py "$work/reviewer/claude"
+rreg=$(step enroll --repo demo/basic --profile default --step review --executor laptop-review --public-key "$pk" | field '["registration_id"]')
+show profile install --registration "$rreg" --step review --runtime review --executable "$work/reviewer/claude" --model claude-sonnet-4-6
 
 say "agent: open a change on its own clone of the repository"
 export AGENT_TASK_TOKEN_FILE="$work/alice.token"
@@ -87,9 +97,13 @@ stop "$ch" "$work/ws"
 
 say "agent: fix the bug, checkpoint (a new subject with fresh task ids), collect again"
 printf '#!/bin/sh\n# Adds two integers (now documented by the agent).\necho $(($1 + $2))\n' > "$work/ws/add.sh"
-task=$(step checkpoint --workspace "$work/ws" | field '["tasks"][0]["task_id"]')
+read -r task rtask < <(step checkpoint --workspace "$work/ws" | field '["tasks"][0]["task_id"] + " " + d["tasks"][1]["task_id"]')
 step collector-claim "$task" --descriptor-out "$work/d2.json" | field '["descriptor"]["attempt_id"]' >/dev/null
 show --data-dir "$AGENT_TASK_DATA_DIR" collect --descriptor "$work/d2.json" --collector-dir "$work/collector"
+say "the review step: collector-claim derives a review descriptor (subject + pinned profile, no executable or budget in it)"
+step collector-claim "$rtask" --descriptor-out "$work/r2.json" | field '["descriptor"]["review_profile_id"]' >/dev/null
+say "collect runs the finite review controller: each call reserved durably, the pinned stand-in run with a private HOME and cwd, the record derived by the controller; the authority replays it on import"
+show --data-dir "$AGENT_TASK_DATA_DIR" collect --descriptor "$work/r2.json" --collector-dir "$work/collector"
 show finalize --change "$ch"
 show qualify --change "$ch"
 say "agent tries to finish again: qualified, clean workspace at the qualified revision, the hook lets it stop"

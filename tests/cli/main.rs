@@ -39,6 +39,7 @@ mod profile_basis;
 mod reads_create_nothing;
 mod remote_checkpoint;
 mod review_core;
+mod review_flow;
 mod runtime;
 mod serve_tls;
 mod strict_json;

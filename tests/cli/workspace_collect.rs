@@ -47,21 +47,21 @@ pub(crate) fn serve(l: &Loop) -> crate::workspace_http::Served {
     }
 }
 
-fn token(l: &Loop) -> String {
+pub(crate) fn token(l: &Loop) -> String {
     std::fs::read_to_string(&l.token)
         .expect("token")
         .trim()
         .to_owned()
 }
 
-fn op(addr: &str, tok: &str, body: Value) -> Value {
+pub(crate) fn op(addr: &str, tok: &str, body: Value) -> Value {
     let r = req(addr, "POST", OPS, Some(tok), Some(&body.to_string())).ok();
     assert_eq!(r["capability"], "agentscm.agent-workflow-tasks/v1");
     r["result"].clone()
 }
 
 /// `collect` with the HTTP upload; returns its output.
-fn collect_http(l: &Loop, addr: &str, descriptor: &Value, retry: bool) -> Value {
+pub(crate) fn collect_http(l: &Loop, addr: &str, descriptor: &Value, retry: bool) -> Value {
     let d = l.env.path("descriptor.json");
     if !retry {
         std::fs::write(&d, serde_json::to_vec(descriptor).expect("json")).expect("write");

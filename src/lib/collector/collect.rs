@@ -63,6 +63,21 @@ pub trait Authority {
     /// equal what the authority derives now, its attempt open at its
     /// fence, every live check passing.
     fn recheck_descriptor(&self, d: &CollectorDescriptor) -> Result<()>;
+
+    /// The same recheck for a review descriptor, before any call is
+    /// reserved; returns the installed review profile it names (loaded and
+    /// validated by the authority, basis included).
+    fn recheck_review(
+        &self,
+        d: &super::review::wire::ReviewDescriptor,
+    ) -> Result<super::review::ReviewProfile>;
+
+    /// The installed review profile a review descriptor names (read-only,
+    /// whatever the attempt's state: a finished review only re-signs).
+    fn review_profile(
+        &self,
+        d: &super::review::wire::ReviewDescriptor,
+    ) -> Result<super::review::ReviewProfile>;
 }
 
 /// The durable reservation of one execution.
@@ -90,14 +105,14 @@ pub struct CollectRequest<'a> {
 }
 
 /// The retained files of one execution and the key that seals them.
-struct Execution {
-    dir: PathBuf,
-    tag: String,
+pub(crate) struct Execution {
+    pub(crate) dir: PathBuf,
+    pub(crate) tag: String,
     state: StateKey,
 }
 
 impl Execution {
-    fn new(collector_dir: &Path, op: &str, state: StateKey) -> Execution {
+    pub(crate) fn new(collector_dir: &Path, op: &str, state: StateKey) -> Execution {
         let tag = Sha256Hex::digest(op.as_bytes()).to_string();
         Execution {
             dir: collector_dir.join("executions").join(&tag),
@@ -106,15 +121,15 @@ impl Execution {
         }
     }
 
-    fn path(&self, kind: &str) -> PathBuf {
+    pub(crate) fn path(&self, kind: &str) -> PathBuf {
         self.dir.join(format!("{kind}.sealed"))
     }
 
-    fn read(&self, kind: &str, max: u64) -> Result<Option<Vec<u8>>> {
+    pub(crate) fn read(&self, kind: &str, max: u64) -> Result<Option<Vec<u8>>> {
         self.state.read(&self.path(kind), kind, &self.tag, max)
     }
 
-    fn write(&self, kind: &str, body: &[u8]) -> Result<()> {
+    pub(crate) fn write(&self, kind: &str, body: &[u8]) -> Result<()> {
         self.state.write(&self.path(kind), kind, &self.tag, body)
     }
 
@@ -122,7 +137,7 @@ impl Execution {
     /// (`reservation.json`, `record.json`, `transfer.bin`, `upload.json`):
     /// nothing proves who wrote them, and ignoring them could run the
     /// command a second time.
-    fn refuse_unsealed(&self) -> Result<()> {
+    pub(crate) fn refuse_unsealed(&self) -> Result<()> {
         for name in LEGACY_FILES {
             if std::fs::symlink_metadata(self.dir.join(name)).is_ok() {
                 return Err(Error::new(
@@ -166,7 +181,7 @@ fn check_deployment(root: &Path, cdir: &Path) -> Result<()> {
 }
 
 /// The collector directory's key and state key, after the deployment checks.
-fn open_collector(root: &Path, collector_dir: &Path) -> Result<(PathBuf, [u8; 32])> {
+pub(crate) fn open_collector(root: &Path, collector_dir: &Path) -> Result<(PathBuf, [u8; 32])> {
     let cdir =
         std::path::absolute(collector_dir).map_err(|e| Error::io("resolve", collector_dir, e))?;
     check_deployment(root, &cdir)?;
@@ -196,6 +211,16 @@ fn check_runtime(d: &CollectorDescriptor) -> Result<()> {
 pub fn collect(req: &CollectRequest<'_>, up: &dyn Uploader) -> Result<Value> {
     if req.descriptor.len() as u64 > MAX_DESCRIPTOR_BYTES {
         return Err(Error::new(Code::TooLarge, "descriptor is over 64 KiB"));
+    }
+    // A review descriptor names its kind; a command descriptor has none.
+    let peek: Value = crate::wire::json::decode(
+        req.descriptor,
+        crate::wire::json::Limits::bytes(MAX_DESCRIPTOR_BYTES as usize),
+        Code::InvalidInput,
+        "collector descriptor",
+    )?;
+    if peek.get("kind").is_some() {
+        return super::review::collect::collect(req, up, peek);
     }
     let d: CollectorDescriptor = crate::wire::json::decode(
         req.descriptor,
@@ -590,7 +615,7 @@ fn seal(
         registration: d.registration.clone(),
         request_digest: request.digest()?,
         collector_identity: CollectorIdentity {
-            runtime: d.runtime,
+            runtime: d.runtime.as_str().into(),
             runtime_identity_digest: record.runtime_identity.as_ref().map(|i| i.digest.clone()),
             agent_task_version: env!("CARGO_PKG_VERSION").into(),
         },

@@ -9,9 +9,10 @@
 //! ```
 //!
 //! A command transfer carries exactly two records: the original
-//! `ExecutionRequest` and the `ExecutionRecord`. A review transfer (a later
-//! record kind) will carry `ReviewRequest` + `ReviewRecord` under the same
-//! header with `kind: "review"`.
+//! `ExecutionRequest` and the `ExecutionRecord`. A review transfer carries
+//! `ReviewRequest` + `ReviewRecord` (whose trace holds every reservation and
+//! retained envelope the authority replays) under the same header with
+//! `kind: "review"`.
 
 use super::runtime::{RunOutcome, RuntimeIdentity, RuntimeKind};
 use crate::contract::workflow::Recipe;
@@ -37,6 +38,20 @@ pub const DOMAIN_PROFILE: &str = "agent-task.collector-profile.v1";
 pub const DOMAIN_DESCRIPTOR: &str = "agent-task.collector-descriptor.v1";
 /// Record kind names in a command transfer, in order.
 pub const COMMAND_RECORDS: [&str; 2] = ["execution_request", "execution_record"];
+/// Record kind names in a review transfer, in order.
+pub const REVIEW_RECORDS: [&str; 2] = ["review_request", "review_record"];
+/// Runtime names a header's collector identity may carry: the command
+/// runtimes, and `review` for a review transfer.
+pub const IDENTITY_RUNTIMES: [&str; 4] = ["bwrap", "unshare", "oci", "review"];
+
+/// The record kinds of a transfer kind (`None`: an unsupported kind).
+pub fn record_kinds(kind: &str) -> Option<[&'static str; 2]> {
+    match kind {
+        "command" => Some(COMMAND_RECORDS),
+        "review" => Some(REVIEW_RECORDS),
+        _ => None,
+    }
+}
 
 /// Per-run output bounds pinned by a profile.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -353,8 +368,8 @@ impl ExecutionRecord {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CollectorIdentity {
-    /// Runtime kind.
-    pub runtime: RuntimeKind,
+    /// Runtime kind (`bwrap`, `oci`, …; `review` in a review transfer).
+    pub runtime: String,
     /// Observed runtime identity digest (null when none was observed).
     pub runtime_identity_digest: Option<Sha256Hex>,
     /// agent-task version that collected.
@@ -379,7 +394,7 @@ pub struct RecordRef {
 pub struct TransferHeader {
     /// Always 1.
     pub version: u32,
-    /// `command` (later also `review`).
+    /// `command` or `review`.
     pub kind: String,
     /// Authority audience (data directory id).
     pub audience: String,
@@ -446,9 +461,11 @@ fn signing_message(body: &[u8]) -> Vec<u8> {
 
 /// Builds and signs an envelope. The header's `records` are filled in here.
 pub fn seal(mut header: TransferHeader, records: &[Vec<u8>], key: &Keypair) -> Result<Vec<u8>> {
+    let kinds = record_kinds(&header.kind)
+        .ok_or_else(|| bad(format!("unsupported transfer kind {}", header.kind)))?;
     header.records = records
         .iter()
-        .zip(COMMAND_RECORDS)
+        .zip(kinds)
         .map(|(r, k)| RecordRef {
             kind: k.to_owned(),
             length: r.len() as u64,
@@ -466,6 +483,14 @@ pub fn seal(mut header: TransferHeader, records: &[Vec<u8>], key: &Keypair) -> R
     out.extend_from_slice(&h);
     for r in records {
         out.extend_from_slice(r);
+    }
+    // The cap is checked before anything is signed: an oversized transfer
+    // is never a signed artifact.
+    if out.len() as u64 + 64 > MAX_TRANSFER_BYTES {
+        return Err(Error::new(
+            Code::TooLarge,
+            "the transfer is over the 16 MiB envelope limit",
+        ));
     }
     let sig = key.sign_hex(&signing_message(&out));
     let sig = crate::wire::ed25519::decode_hex(&sig, 64)?;
@@ -542,9 +567,22 @@ fn validate_header(h: &TransferHeader) -> Result<()> {
     if h.version != 1 {
         return Err(bad("unsupported transfer version"));
     }
-    if h.kind != "command" {
+    let Some(want) = record_kinds(&h.kind) else {
         return Err(bad(format!("unsupported transfer kind {}", h.kind)));
+    };
+    if !IDENTITY_RUNTIMES.contains(&h.collector_identity.runtime.as_str())
+        || (h.kind == "review") != (h.collector_identity.runtime == "review")
+    {
+        return Err(bad(
+            "the header's collector identity names no runtime of its kind",
+        ));
     }
+    crate::contract::check_text(
+        "agent_task_version",
+        &h.collector_identity.agent_task_version,
+        crate::contract::MAX_ID,
+    )
+    .map_err(|e| bad(e.message().to_owned()))?;
     for (f, v) in [
         ("audience", &h.audience),
         ("repository", &h.repository),
@@ -568,10 +606,11 @@ fn validate_header(h: &TransferHeader) -> Result<()> {
         }
     }
     let kinds: Vec<&str> = h.records.iter().map(|r| r.kind.as_str()).collect();
-    if kinds != COMMAND_RECORDS {
-        return Err(bad(
-            "a command transfer carries exactly execution_request then execution_record",
-        ));
+    if kinds != want {
+        return Err(bad(format!(
+            "a {} transfer carries exactly {} then {}",
+            h.kind, want[0], want[1]
+        )));
     }
     Ok(())
 }
@@ -694,7 +733,7 @@ mod tests {
             },
             request_digest: d,
             collector_identity: CollectorIdentity {
-                runtime: RuntimeKind::Bwrap,
+                runtime: "bwrap".into(),
                 runtime_identity_digest: None,
                 agent_task_version: "0".into(),
             },

@@ -7,8 +7,10 @@
 //! bounds after decoding. Identities are domain-separated SHA-256 digests
 //! (see `docs/wire.md` for each domain and byte layout).
 
+pub mod coverage;
 pub mod observation;
 pub mod protected;
+pub mod review;
 pub mod snapshot;
 pub mod tree_path;
 pub mod workflow;

@@ -64,6 +64,25 @@ pub struct Step {
     /// Command recipe (command steps only, required there).
     #[serde(default)]
     pub recipe: Option<Recipe>,
+    /// What a review must cover and its budgets (review steps only,
+    /// required there; left out of the installed bytes when absent, so the
+    /// digests of files without one are unchanged).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub review: Option<super::review::ReviewStep>,
+}
+
+impl Step {
+    /// The step's criteria as a review judges them (every one controller-only).
+    pub fn review_criteria(&self) -> Vec<super::review::ReviewCriterion> {
+        self.criteria
+            .iter()
+            .map(|c| super::review::ReviewCriterion {
+                id: c.id.clone(),
+                required: c.required,
+                text: c.text.clone(),
+            })
+            .collect()
+    }
 }
 
 /// A criterion of a step.
@@ -200,6 +219,25 @@ impl Workflow {
                 }
                 (_, None) => {}
             }
+            match (s.action_class, &s.review) {
+                (ActionClass::Review, None) => {
+                    return Err(invalid(format!(
+                        "review step {} needs a review member (coverage and budgets)",
+                        s.id
+                    )));
+                }
+                (ActionClass::Review, Some(r)) => {
+                    r.validate()?;
+                    super::review::validate_criteria(&s.review_criteria())?;
+                }
+                (_, Some(_)) => {
+                    return Err(invalid(format!(
+                        "only review steps have a review member ({})",
+                        s.id
+                    )));
+                }
+                (_, None) => {}
+            }
         }
         // Dependencies name earlier steps: acyclic by construction.
         let mut earlier = BTreeSet::new();
@@ -276,5 +314,51 @@ mod tests {
                 .expect("utf8")
                 .contains("protected")
         );
+        // No step has a review member: none is in the installed bytes.
+        assert!(
+            !String::from_utf8(w.canonical_bytes().expect("bytes"))
+                .expect("utf8")
+                .contains("\"review\"")
+        );
+    }
+
+    #[test]
+    fn a_review_member_is_required_on_review_steps_and_only_there() {
+        let p = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/fixtures/workflows/review.json"
+        );
+        let w = Workflow::parse(&std::fs::read(p).expect("fixture")).expect("valid");
+        let review = w.step("review").expect("review step");
+        assert_eq!(review.action_class, ActionClass::Review);
+        assert!(review.review.is_some());
+        // Part of the installed bytes and of the digest.
+        let mut other = w.clone();
+        if let Some(r) = other.steps[1].review.as_mut() {
+            r.budgets.max_calls = 3;
+        }
+        assert_ne!(w.digest().expect("d"), other.digest().expect("d"));
+        // Missing on a review step; present on a command step.
+        let mut bad = w.clone();
+        bad.steps[1].review = None;
+        assert!(bad.validate().is_err());
+        let mut bad = w.clone();
+        bad.steps[0].review = review.review.clone();
+        assert!(bad.validate().is_err());
+        // Its budgets and patterns are validated; a review needs a required criterion.
+        let mut bad = w.clone();
+        if let Some(r) = bad.steps[1].review.as_mut() {
+            r.budgets.max_calls = 0;
+        }
+        assert!(bad.validate().is_err());
+        let mut bad = w.clone();
+        for c in &mut bad.steps[1].criteria {
+            c.required = false;
+        }
+        assert!(bad.validate().is_err());
+        // Strict: an unknown member of `review` (a model choice) fails.
+        let text = String::from_utf8(std::fs::read(p).expect("fixture")).expect("utf8");
+        let sneaky = text.replacen("\"coverage\"", "\"model\": \"x\", \"coverage\"", 1);
+        assert!(Workflow::parse(sneaky.as_bytes()).is_err());
     }
 }

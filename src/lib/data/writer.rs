@@ -53,8 +53,9 @@ pub enum WriteOp {
 /// The result of one write.
 #[derive(Debug)]
 pub enum WriteResult {
-    /// `(envelope, inserted)` per item.
-    Collect(Vec<(Value, bool)>),
+    /// `(canonical envelope text, inserted)` per item: a new record's
+    /// prepared text, or an existing record's stored one.
+    Collect(Vec<(String, bool)>),
     /// The (first) tombstone.
     Tombstone(Value),
     /// The stored collection and whether it was created.
@@ -463,9 +464,8 @@ fn apply(
                     index.push((i.rid, p.id.clone(), p.collection_id.clone(), doc));
                 }
                 out.push(match inserted {
-                    Inserted::New if p.envelope.is_empty() => (parse(&p.canonical)?, true),
-                    Inserted::New => (Value::Object(p.envelope), true),
-                    Inserted::Existing(env) => (parse(&env)?, false),
+                    Inserted::New => (p.canonical, true),
+                    Inserted::Existing(env) => (env, false),
                 });
             }
             Ok(WriteResult::Collect(out))

@@ -50,10 +50,11 @@ pub fn mount(router: &mut Router, node: Arc<Node>, token: Option<String>) {
         json_body(),
         Arc::new(move |req: &mut Request<'_>| {
             let body = read_json_body(req, n.limits().max_body_bytes)?;
-            let resp = n.collect(&CollectRequest::from_json(&body))?;
-            let v = serde_json::to_value(&resp)
-                .map_err(|e| Error::internal(format!("cannot render: {e}")))?;
-            Ok(Response::json(200, &v))
+            // The canonical JSON of the response, written from the
+            // envelopes' canonical text (the bytes `Response::json` would
+            // render from the response's JSON tree).
+            let body = n.collect_canonical(&CollectRequest::from_json(&body))?;
+            Ok(Response::json_bytes(200, body))
         }),
     );
     let n = node.clone();

@@ -103,6 +103,16 @@ impl Response {
         }
     }
 
+    /// A JSON response whose body is already canonical JSON text.
+    pub fn json_bytes(status: u16, body: Vec<u8>) -> Response {
+        Response {
+            status,
+            headers: Vec::new(),
+            body,
+            content_type: "application/json; charset=utf-8",
+        }
+    }
+
     /// The flat error body with the code's HTTP status.
     pub fn error(e: &Error) -> Response {
         let mut r = Response::json(e.code().http_status(), &e.to_json());

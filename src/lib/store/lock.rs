@@ -76,7 +76,6 @@ impl Waiter {
 }
 
 /// Takes the exclusive lock on `path`, waiting at most `timeout`.
-#[cfg(test)]
 pub(crate) fn acquire(path: &Path, timeout: Duration) -> Result<DirLock> {
     Waiter::default().acquire(path, timeout)
 }

@@ -243,3 +243,10 @@ pub fn row_counts(conn: &Connection) -> Result<std::collections::BTreeMap<String
     }
     Ok(out)
 }
+
+/// An exclusive advisory lock on the private lock file `path` (created
+/// 0600 when missing), waiting at most `timeout`, then `busy`: what keeps
+/// two processes off one collector execution at once.
+pub fn lock_file(path: &Path, timeout: Duration) -> Result<DirLock> {
+    lock::acquire(path, timeout)
+}

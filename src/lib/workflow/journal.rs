@@ -472,7 +472,10 @@ pub fn claim(
             "the task belongs to another owner",
         ));
     }
-    if task.action_class == ActionClass::Review {
+    // A review step is claimed only for its enrolled review collector
+    // (`collector-claim`, which names the registration of the installed
+    // review profile); its result comes only from an imported transfer.
+    if task.action_class == ActionClass::Review && req.executor.is_none() {
         return Err(Error::new(
             Code::Forbidden,
             "review steps are controller_only and cannot be claimed",

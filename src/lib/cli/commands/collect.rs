@@ -20,18 +20,35 @@ use std::path::{Path, PathBuf};
 #[derive(Debug, clap::Subcommand)]
 pub enum ProfileCmd {
     /// Install an immutable collector profile for one current registration
-    /// epoch and step: pins the step's command recipe and the SHA-256 of the
-    /// runtime identity (probed now, or read from --file).
+    /// epoch and step: for a command step, pins the step's command recipe and
+    /// the SHA-256 of the runtime identity (probed now, or read from --file);
+    /// for a review step (`--runtime review`), copies in the step's criteria,
+    /// coverage and budgets and pins the reviewer executable (script and
+    /// interpreter, by path and SHA-256), the model and the provider.
     Install {
         /// Registration id (from `enroll`).
         #[arg(long)]
         registration: String,
-        /// Step id (a command step of the installed requirement).
+        /// Step id (a command or review step of the installed requirement).
         #[arg(long)]
         step: String,
-        /// Runtime.
+        /// Runtime (`review` for a review step).
         #[arg(long)]
-        runtime: RuntimeArg,
+        runtime: ProfileRuntimeArg,
+        /// `review` only: the reviewer executable to pin (an npm-installed
+        /// `claude`, or another program speaking Claude Code's print-mode JSON).
+        #[arg(long, value_name = "PATH")]
+        executable: Option<PathBuf>,
+        /// `review` only: the full model id passed to `--model`.
+        #[arg(long, value_name = "ID")]
+        model: Option<String>,
+        /// `review` only: the provider scope.
+        #[arg(long, value_name = "NAME", default_value = "anthropic")]
+        provider: ProviderArg,
+        /// `review` only: an operator variable passed to the executable
+        /// (repeatable; ANTHROPIC_API_KEY, HTTPS_PROXY, NO_PROXY, NODE_EXTRA_CA_CERTS).
+        #[arg(long = "env", value_name = "NAME")]
+        env: Vec<String>,
         /// A pinned identity `{"basis": "pinned_file", "identity": {…}}` instead of probing now.
         #[arg(long, value_name = "FILE")]
         file: Option<PathBuf>,
@@ -44,6 +61,26 @@ pub enum ProfileCmd {
         #[command(flatten)]
         limits: super::runtime::LimitArgs,
     },
+}
+
+/// The runtime a profile pins: a command runtime, or `review`.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum ProfileRuntimeArg {
+    /// bubblewrap (command steps).
+    Bwrap,
+    /// unshare: refused (it shares the host file system with candidate code).
+    Unshare,
+    /// podman or docker with --network none (command steps).
+    Oci,
+    /// The finite review controller (review steps): a pinned Claude Code executable.
+    Review,
+}
+
+/// The provider scope of a review profile.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum ProviderArg {
+    /// Anthropic's API through the pinned Claude Code executable.
+    Anthropic,
 }
 
 /// Arguments of `collector-claim`.
@@ -192,10 +229,53 @@ pub(super) fn profile(ctx: &Ctx, c: ProfileCmd) -> Result<Value> {
             registration,
             step,
             runtime,
+            executable,
+            model,
+            provider,
+            env,
             file,
             oci_image,
             limits,
         } => {
+            let runtime = match runtime {
+                ProfileRuntimeArg::Review => {
+                    if file.is_some() || oci_image.is_some() {
+                        return Err(Error::new(
+                            Code::Usage,
+                            "--runtime review takes --executable and --model, not --file or --oci-image",
+                        ));
+                    }
+                    let (Some(executable), Some(model)) = (executable, model) else {
+                        return Err(Error::new(
+                            Code::Usage,
+                            "--runtime review needs --executable PATH and --model ID",
+                        ));
+                    };
+                    let ProviderArg::Anthropic = provider;
+                    return to_value(&crate::workflow::authority::review::profile_install(
+                        ctx.data_dir()?,
+                        ctx.lock_timeout,
+                        ctx.clock.as_ref(),
+                        &crate::workflow::authority::review::ReviewInstallRequest {
+                            registration_id: registration,
+                            step_id: step,
+                            executable,
+                            model,
+                            provider: crate::collector::review::types::Provider::Anthropic,
+                            env,
+                        },
+                    )?);
+                }
+                ProfileRuntimeArg::Bwrap => RuntimeArg::Bwrap,
+                ProfileRuntimeArg::Unshare => RuntimeArg::Unshare,
+                ProfileRuntimeArg::Oci => RuntimeArg::Oci,
+            };
+            if executable.is_some() || model.is_some() || !env.is_empty() {
+                return Err(Error::new(
+                    Code::Usage,
+                    "--executable, --model and --env are for --runtime review",
+                ));
+            }
             let pinned = match file {
                 Some(f) => Some(crate::wire::json::decode::<PinnedRuntime>(
                     &read_small(&f, col::MAX_PIN_FILE)?,

@@ -17,13 +17,15 @@
 //! the journal database or the command collector.
 
 pub mod answer;
+pub mod collect;
 pub mod controller;
-pub mod coverage;
+pub use crate::contract::coverage;
 pub mod journal;
 pub mod plan;
 pub mod replay;
 pub mod transport;
 pub mod types;
+pub mod wire;
 
 pub use controller::{Review, run};
 pub use journal::{FileJournal, MemoryJournal, ReviewJournal};

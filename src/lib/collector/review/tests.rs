@@ -1183,3 +1183,21 @@ fn a_fixture_profile_cannot_be_built_for_a_release() {
         Code::ProfileInvalid
     );
 }
+
+/// What install, import and landing call on a stored profile: a release
+/// build (`test_build = false`) refuses a fixture-basis profile whatever
+/// else is right about it; a Claude Code profile passes in both.
+#[test]
+fn a_stored_fixture_profile_is_refused_by_a_release_build() {
+    let p = profile();
+    assert_eq!(p.basis, Basis::Fixture);
+    p.validate_for(true).expect("a test build accepts it");
+    let e = p
+        .validate_for(false)
+        .expect_err("a release build refuses it");
+    assert_eq!(e.code(), Code::ProfileInvalid);
+    assert_eq!(e.details().expect("details")["basis"], "fixture");
+    let c = profile_with(Basis::ClaudeCodeCli, budgets(), &["src/**"]);
+    c.validate_for(false)
+        .expect("claude_code_cli in a release build");
+}

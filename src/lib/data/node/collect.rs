@@ -62,8 +62,9 @@ pub struct Prepared {
     pub id: String,
     /// Collection id.
     pub collection_id: String,
-    /// The envelope (empty when prepared for bulk ingest, which keeps only
-    /// its canonical text).
+    /// The envelope as a map: set by replica import, which checks its
+    /// members; empty for a collected record, whose writer and answer
+    /// need only its canonical text.
     pub envelope: Map<String, Value>,
     /// Its canonical JSON.
     pub canonical: String,
@@ -194,9 +195,7 @@ impl Node {
     /// Runs the target's collector on one input object and prepares its
     /// items. `conn` is a read connection for the superseded-record checks.
     /// For `bulk` ingest a superseded record it does not see yet is left to
-    /// the writer to check (it may be in a batch that has not committed),
-    /// and no envelope map is built (the writer needs the canonical text
-    /// only).
+    /// the writer to check (it may be in a batch that has not committed).
     pub(crate) fn prepare_input(
         &self,
         conn: &Connection,
@@ -318,18 +317,10 @@ impl Node {
             item.key.as_deref(),
             Some(&Value::Object(metadata)),
         );
-        let envelope = if bulk {
-            Map::new()
-        } else {
-            match serde_json::from_str(&canonical) {
-                Ok(Value::Object(m)) => m,
-                _ => return Err(Error::internal("a prepared envelope does not parse")),
-            }
-        };
         Ok(Prepared {
             id,
             collection_id: collection_id.into(),
-            envelope,
+            envelope: Map::new(),
             canonical,
             sha256,
             bytes: item.bytes,
@@ -356,37 +347,68 @@ impl Node {
     }
 
     /// Commits prepared items whose bytes are already durable. Returns one
-    /// `(envelope, inserted)` per item.
-    pub fn commit_prepared(&self, items: Vec<Prepared>) -> Result<Vec<(Value, bool)>> {
+    /// `(canonical envelope text, inserted)` per item.
+    pub fn commit_prepared(&self, items: Vec<Prepared>) -> Result<Vec<(String, bool)>> {
         match self.writer.write(self, WriteOp::Collect(items))? {
             WriteResult::Collect(v) => Ok(v),
             _ => Err(Error::internal("unexpected writer result")),
         }
     }
 
-    /// `collect`: validate, run the collector, store bytes, commit.
-    pub fn collect(&self, req: &CollectRequest) -> Result<CollectResponse> {
+    /// Validate, run the collector, store bytes, commit: the envelopes as
+    /// canonical text, and the collector's cursor.
+    fn collect_texts(&self, req: &CollectRequest) -> Result<(Committed, Option<String>)> {
         let (prepared, cursor) = self.prepare_collect(req)?;
         // Each request's bytes are fsynced by its own thread; concurrent
         // requests' syncs share journal commits, and the writer then
         // commits all their rows with one WAL fsync.
         self.store_blobs(&prepared)?;
-        let results = self.commit_prepared(prepared)?;
-        let mut resp = CollectResponse {
-            records: Vec::with_capacity(results.len()),
-            inserted: 0,
-            existing: 0,
-            cursor,
-        };
-        for (env, inserted) in results {
-            if inserted {
-                resp.inserted += 1;
-            } else {
-                resp.existing += 1;
-            }
-            resp.records.push(env);
+        Ok((self.commit_prepared(prepared)?, cursor))
+    }
+
+    /// `collect`: validate, run the collector, store bytes, commit.
+    pub fn collect(&self, req: &CollectRequest) -> Result<CollectResponse> {
+        let (results, cursor) = self.collect_texts(req)?;
+        response(results, cursor)
+    }
+
+    /// [`Node::collect`] answered as the canonical JSON text of its
+    /// [`CollectResponse`] (what `POST /v1/data/collect` sends), written
+    /// from the envelopes' canonical text without building and
+    /// re-canonicalising a JSON tree. A stored envelope (an existing
+    /// record) is re-canonicalised, so that the bytes are exactly those of
+    /// the response rendered as canonical JSON whatever its stored form.
+    pub fn collect_canonical(&self, req: &CollectRequest) -> Result<Vec<u8>> {
+        let (results, cursor) = self.collect_texts(req)?;
+        let inserted = results.iter().filter(|(_, new)| *new).count();
+        let size: usize = results.iter().map(|(t, _)| t.len() + 1).sum();
+        let mut out = Vec::with_capacity(size + 64);
+        // Canonical member order: cursor, existing, inserted, records.
+        out.push(b'{');
+        if let Some(c) = &cursor {
+            out.extend_from_slice(b"\"cursor\":");
+            push_json_string(&mut out, c);
+            out.push(b',');
         }
-        Ok(resp)
+        out.extend_from_slice(
+            format!(
+                "\"existing\":{},\"inserted\":{inserted},\"records\":[",
+                results.len() - inserted
+            )
+            .as_bytes(),
+        );
+        for (k, (text, new)) in results.iter().enumerate() {
+            if k > 0 {
+                out.push(b',');
+            }
+            if *new {
+                out.extend_from_slice(text.as_bytes());
+            } else {
+                out.extend_from_slice(canonical_json(&parse_envelope(text)?)?.as_bytes());
+            }
+        }
+        out.extend_from_slice(b"]}");
+        Ok(out)
     }
 
     /// Bulk collect: every request is prepared on its own (a bad one fails
@@ -423,23 +445,7 @@ impl Node {
             .map(|slot| {
                 let cursor = slot?;
                 match results.next() {
-                    Some(Ok(WriteResult::Collect(v))) => {
-                        let mut resp = CollectResponse {
-                            records: Vec::with_capacity(v.len()),
-                            inserted: 0,
-                            existing: 0,
-                            cursor,
-                        };
-                        for (env, inserted) in v {
-                            if inserted {
-                                resp.inserted += 1;
-                            } else {
-                                resp.existing += 1;
-                            }
-                            resp.records.push(env);
-                        }
-                        Ok(resp)
-                    }
+                    Some(Ok(WriteResult::Collect(v))) => response(v, cursor),
                     Some(Ok(_)) | None => Err(Error::internal("unexpected writer result")),
                     Some(Err(e)) => Err(e),
                 }
@@ -472,6 +478,33 @@ impl Node {
             })
         })
     }
+}
+
+/// `(canonical envelope text, inserted)` per committed item.
+type Committed = Vec<(String, bool)>;
+
+/// A stored or prepared envelope's canonical text as JSON.
+fn parse_envelope(text: &str) -> Result<Value> {
+    serde_json::from_str(text).map_err(|e| Error::internal(format!("stored JSON is corrupt: {e}")))
+}
+
+/// The response for committed envelopes (canonical text each).
+fn response(results: Vec<(String, bool)>, cursor: Option<String>) -> Result<CollectResponse> {
+    let mut resp = CollectResponse {
+        records: Vec::with_capacity(results.len()),
+        inserted: 0,
+        existing: 0,
+        cursor,
+    };
+    for (text, inserted) in results {
+        if inserted {
+            resp.inserted += 1;
+        } else {
+            resp.existing += 1;
+        }
+        resp.records.push(parse_envelope(&text)?);
+    }
+    Ok(resp)
 }
 
 /// The identity and content fields of a record, from which its id core
@@ -841,6 +874,104 @@ mod tests {
                     env.insert("signature".into(), s);
                 }
                 prop_assert_eq!(got, canonical_json(&Value::Object(env)).expect("env"));
+            }
+        }
+    }
+
+    /// `collect_canonical` (the HTTP answer, written from canonical text)
+    /// sends exactly the bytes of `collect`'s response rendered as
+    /// canonical JSON, for new records (random texts, metadata, optional
+    /// members) and for the same requests again (existing records).
+    mod canonical_answer {
+        use super::super::*;
+        use crate::clock::FixedClock;
+        use crate::data::node::{InitRequest, init};
+        use proptest::prelude::*;
+        use serde_json::json;
+        use std::sync::Arc;
+        use std::time::Duration;
+
+        fn leaf() -> impl Strategy<Value = Value> {
+            prop_oneof![
+                Just(Value::Null),
+                any::<bool>().prop_map(Value::Bool),
+                any::<i64>().prop_map(|n| json!(n)),
+                any::<u64>().prop_map(|n| json!(n)),
+                any::<f64>()
+                    .prop_filter("finite", |f| f.is_finite())
+                    .prop_map(|f| json!(f)),
+                Just(json!(-0.0)),
+                Just(json!(1e21)),
+                Just(json!(5e-324)),
+                "\\PC{0,8}|[\"\\\\\u{1}-\u{1f}\u{7f}\u{2028}\u{1F600}é]{0,6}"
+                    .prop_map(Value::String),
+            ]
+        }
+
+        fn text() -> impl Strategy<Value = String> {
+            "[a-z]\\PC{0,12}|x[\"\\\\\u{1}\n\u{1F600}\u{FFFF}]{1,8}"
+        }
+
+        fn node(root: &std::path::Path) -> Node {
+            let clock = FixedClock(jiff::Timestamp::UNIX_EPOCH);
+            init(
+                root,
+                &InitRequest::default(),
+                &clock,
+                Duration::from_secs(5),
+            )
+            .expect("init");
+            Node::open(root, Arc::new(clock), Duration::from_secs(5)).expect("open")
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(48))]
+            #[test]
+            fn equals_the_rendered_response(
+                items in prop::collection::vec((
+                    text(),
+                    proptest::option::of(text()),
+                    proptest::option::of(text()),
+                    proptest::option::of(text()),
+                    prop::collection::btree_map("\\PC{0,6}", leaf(), 0..5),
+                    any::<bool>(),
+                ), 1..4),
+            ) {
+                let t = tempfile::tempdir().expect("tempdir");
+                let (a, b) = (node(&t.path().join("a")), node(&t.path().join("b")));
+                let reqs: Vec<CollectRequest> = items.into_iter().map(|(txt, uri, ext, key, md, obs)| {
+                    let mut input = Map::new();
+                    input.insert("text".into(), txt.into());
+                    for (k, v) in [("source_uri", uri), ("external_id", ext), ("key", key)] {
+                        if let Some(v) = v {
+                            input.insert(k.into(), v.into());
+                        }
+                    }
+                    input.insert("metadata".into(), Value::Object(md.into_iter().collect()));
+                    if obs {
+                        input.insert("observed_at".into(), "2026-01-02T03:04:05+01:00".into());
+                        input.insert("provenance".into(), json!([{"activity": "a\u{2028}", "at": "2026-01-02T03:04:05Z", "input_ids": ["x"]}]));
+                    }
+                    CollectRequest {
+                        collection_id: Some(json!("default")),
+                        collector_id: Some(json!("text")),
+                        input: Some(Value::Object(input)),
+                        cursor: None,
+                    }
+                }).collect();
+                // Each twice: new, then existing.
+                for req in reqs.iter().chain(reqs.iter()) {
+                    // What `Response::json` renders: canonical JSON of the tree.
+                    let rendered = a.collect(req).map(|r| {
+                        canonical_json(&serde_json::to_value(&r).expect("value")).expect("canonical").into_bytes()
+                    });
+                    let direct = b.collect_canonical(req);
+                    match (rendered, direct) {
+                        (Ok(x), Ok(y)) => prop_assert_eq!(String::from_utf8(x).expect("utf8"), String::from_utf8(y).expect("utf8")),
+                        (Err(x), Err(y)) => prop_assert_eq!(x.code(), y.code()),
+                        (x, y) => prop_assert!(false, "{:?} vs {:?}", x.map(|_| ()), y.map(|_| ())),
+                    }
+                }
             }
         }
     }

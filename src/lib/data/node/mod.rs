@@ -30,8 +30,9 @@ use crate::store::{Connection, DataDir, OptionalExtension};
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 use std::cell::RefCell;
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 /// The protocol name.
@@ -81,7 +82,16 @@ pub struct Node {
     pub(crate) clock: Arc<dyn Clock>,
     pub(crate) lock_timeout: Duration,
     writer: Writer,
+    /// Collection definitions read so far. A definition never changes once
+    /// stored (an identical one is "existing", a different one a conflict)
+    /// and is never deleted, so only found ones are kept, at most
+    /// [`COLLECTION_CACHE`] of them.
+    collections: Mutex<HashMap<String, Arc<Map<String, Value>>>>,
 }
+
+/// Most collection definitions a node keeps parsed (past it the cache
+/// starts over).
+const COLLECTION_CACHE: usize = 256;
 
 impl std::fmt::Debug for Node {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -102,6 +112,9 @@ fn not_initialized(dir: &DataDir) -> Error {
 thread_local! {
     static READER: RefCell<Option<(PathBuf, Connection)>> = const { RefCell::new(None) };
 }
+
+/// The read connection's settings (see [`Node::read`]).
+const READER_PRAGMAS: &str = "PRAGMA mmap_size = 1073741824;";
 
 fn parse_json(s: &str) -> Result<Value> {
     serde_json::from_str(s).map_err(|e| Error::internal(format!("stored JSON is corrupt: {e}")))
@@ -141,6 +154,7 @@ impl Node {
             clock,
             lock_timeout,
             writer: Writer::Direct,
+            collections: Mutex::new(HashMap::new()),
         })
     }
 
@@ -191,6 +205,11 @@ impl Node {
                     .dir
                     .open_read(&SPEC)?
                     .ok_or_else(|| not_initialized(&self.dir))?;
+                // Reads map the database file instead of copying each page
+                // out of the OS cache with a system call: a scan (list mode
+                // with `where`) reads many more pages than a connection's
+                // own cache holds.
+                conn.execute_batch(READER_PRAGMAS)?;
                 *slot = Some((path.clone(), conn));
             }
             match &*slot {
@@ -286,7 +305,26 @@ impl Node {
         }
     }
 
-    fn collection(&self, conn: &Connection, id: &str) -> Result<Map<String, Value>> {
+    /// A collection's stored definition (`collection_not_found` if none).
+    fn collection(&self, conn: &Connection, id: &str) -> Result<Arc<Map<String, Value>>> {
+        if let Some(c) = self.cached_collection(id) {
+            return Ok(c);
+        }
+        let c = Arc::new(self.read_collection(conn, id)?);
+        if let Ok(mut cache) = self.collections.lock() {
+            if cache.len() >= COLLECTION_CACHE {
+                cache.clear();
+            }
+            cache.insert(id.to_owned(), c.clone());
+        }
+        Ok(c)
+    }
+
+    fn cached_collection(&self, id: &str) -> Option<Arc<Map<String, Value>>> {
+        self.collections.lock().ok()?.get(id).cloned()
+    }
+
+    fn read_collection(&self, conn: &Connection, id: &str) -> Result<Map<String, Value>> {
         let def: Option<String> = conn
             .prepare_cached("SELECT definition_json FROM collections WHERE id=?1")?
             .query_row([id], |r| r.get(0))

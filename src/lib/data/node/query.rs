@@ -226,6 +226,13 @@ impl Node {
                 format!("AND {col} IN ({placeholders})")
             }
         };
+        let list_below = match_expr.is_none() && !literal;
+        let mut scanned = 0usize;
+        if list_below && !needles.is_empty() {
+            // Rows its needles rule out cost a substring search each: scan
+            // more of them per statement.
+            size = size.max(1000);
+        }
         loop {
             let mut params: Vec<rusqlite::types::Value> = Vec::new();
             // (record id, envelope if already read, rank)
@@ -273,22 +280,30 @@ impl Node {
                 params.push(0i64.into());
                 params.extend(coll_list.iter().map(|s| s.clone().into()));
                 let mut st = c.prepare_cached(&sql)?;
-                let rows = st.query_map(rusqlite::params_from_iter(params.iter()), |r| {
-                    Ok((
-                        r.get::<_, i64>(0)?,
-                        r.get::<_, String>(1)?,
-                        r.get::<_, String>(2)?,
-                    ))
-                })?;
-                let mut out = Vec::with_capacity(size);
-                for row in rows {
-                    let (rid, id, env) = row?;
-                    below = below.min(rid);
-                    out.push((id, Some(env), None));
+                let mut rows = st.query(rusqlite::params_from_iter(params.iter()))?;
+                let mut out = Vec::new();
+                scanned = 0;
+                // The `where` needles (necessary, not sufficient: the exact
+                // match below decides) are checked on the row's text in
+                // place, so a row that cannot match is never copied out.
+                while let Some(row) = rows.next()? {
+                    scanned += 1;
+                    below = below.min(row.get::<_, i64>(0)?);
+                    let env = row.get_ref(2)?.as_str().map_err(rusqlite::Error::from)?;
+                    if needles.iter().any(|n| !env.contains(n.as_str())) {
+                        continue;
+                    }
+                    out.push((row.get::<_, String>(1)?, Some(env.to_owned()), None));
                 }
                 out
             };
-            let n = candidates.len();
+            // Rows the batch covered (list mode leaves out, unread, those
+            // its needles rule out).
+            let n = if list_below {
+                scanned
+            } else {
+                candidates.len()
+            };
             let mut new = 0usize;
             for (id, env, rank) in candidates {
                 if !seen.insert(id.clone()) {
@@ -325,7 +340,9 @@ impl Node {
                     break;
                 }
             }
-            if hits.len() >= limit || n < size || new == 0 {
+            // (List mode continues below its last row, so it always
+            // progresses while rows remain.)
+            if hits.len() >= limit || n < size || (new == 0 && !list_below) {
                 break;
             }
             offset += size;

@@ -16,11 +16,14 @@
 //! re-run of `land` rebuilds it to finish a missing note, and `attest`
 //! after landing prints the same bytes (as long as the key was not rotated).
 //!
-//! Review tasks (the finite review controller, a later issue) get their
-//! own statement here: the loop over the subject's tasks dispatches on the
-//! action class, and a review task with a retained review transfer will
-//! add a review statement next to the test results; until then a review
-//! task never succeeds, so no qualified bundle can contain one.
+//! A review task (the finite review controller) with a retained review
+//! transfer gets a test-result statement of its own, next to the command
+//! tasks': its configuration names the review profile (basis, provider,
+//! model, policy digest), the review record (its
+//! `agent-task.review-record.v1` digest, outcome, failure and coverage),
+//! the task and the transfer, so `verify` finds the one PASSED result each
+//! receipt transfer needs. It says what the pinned reviewer answered, not
+//! that the code is correct (`docs/review.md`).
 
 use super::dsse::{self, Envelope};
 use super::key::AuthorityKey;
@@ -442,6 +445,136 @@ fn test_result(
     })
 }
 
+/// The digest of a task's most recently imported transfer.
+fn latest_transfer(a: &Connection, task_id: &str) -> Result<Option<String>> {
+    Ok(a.query_row(
+        "SELECT transfer_digest FROM imported_transfers WHERE task_id = ?1 \
+         ORDER BY imported_at DESC, rowid DESC LIMIT 1",
+        params![task_id],
+        |r| r.get(0),
+    )
+    .optional()?)
+}
+
+/// The test-result statement of a review task's retained review transfer.
+fn review_result(
+    dir: &DataDir,
+    a: &Connection,
+    subject: &[ResourceDescriptor],
+    profile: &str,
+    t: &WorkflowTask,
+    transfer_digest: &str,
+) -> Result<Statement<TestResult>> {
+    use crate::collector::review::{ReviewRecord, ReviewRequest, types::ReviewOutcome};
+    let size: i64 = a.query_row(
+        "SELECT size FROM imported_transfers WHERE transfer_digest = ?1",
+        params![transfer_digest],
+        |r| r.get(0),
+    )?;
+    let size =
+        u64::try_from(size).map_err(|_| Error::new(Code::IntegrityError, "negative size"))?;
+    let bytes = dir.cas().read(
+        &Sha256Hex::parse(transfer_digest)?,
+        Some(size),
+        transfer::MAX_TRANSFER_BYTES,
+    )?;
+    let env = transfer::open(&bytes)?;
+    let (Some(req), Some(rec), 2) = (env.records.first(), env.records.get(1), env.records.len())
+    else {
+        return Err(Error::new(
+            Code::IntegrityError,
+            "a retained transfer does not hold two records",
+        ));
+    };
+    if env.header.kind != crate::collector::review::wire::KIND {
+        return Err(Error::new(
+            Code::IntegrityError,
+            "a review task's retained transfer is not a review transfer",
+        ));
+    }
+    let request: ReviewRequest = serde_json::from_slice(req)?;
+    let record: ReviewRecord = serde_json::from_slice(rec)?;
+    let h = &env.header;
+    let configuration = vec![
+        ResourceDescriptor {
+            name: Some("review-profile".into()),
+            uri: Some(format!(
+                "urn:agent-task:review-profile:{}",
+                h.collector_profile_id
+            )),
+            digest: [(
+                statement::ALG_PROFILE.into(),
+                h.collector_profile_digest.to_string(),
+            )]
+            .into(),
+            annotations: annotations(json!({
+                "profile": profile,
+                "basis": request.basis.as_str(),
+                "provider": request.provider,
+                "model": request.model,
+                "policyDigest": request.policy_digest.to_string(),
+                "registrationId": h.registration.registration_id,
+                "executorId": h.registration.executor_id,
+                "registrationEpoch": h.registration.epoch,
+                "keyId": h.registration.key_id,
+            })),
+            ..ResourceDescriptor::default()
+        },
+        ResourceDescriptor {
+            name: Some("review-record".into()),
+            digest: [(
+                statement::ALG_REVIEW_RECORD.into(),
+                record.digest()?.to_string(),
+            )]
+            .into(),
+            annotations: annotations(json!({
+                "outcome": record.outcome,
+                "failure": record.failure,
+                "calls": record.calls.len(),
+                "filesSelected": record.coverage.selected,
+                "filesReviewed": record.coverage.reviewed,
+                "coverageComplete": record.coverage.complete,
+                "findings": record.findings_total,
+            })),
+            ..ResourceDescriptor::default()
+        },
+        ResourceDescriptor {
+            name: Some("task".into()),
+            uri: Some(format!("urn:agent-task:task:{}", t.task_id)),
+            digest: [(statement::ALG_TASK.into(), t.digest()?.to_string())].into(),
+            annotations: annotations(json!({
+                "stepId": t.subject.step_id,
+                "required": t.required,
+                "actionClass": "review",
+                "attemptId": h.attempt_id,
+                "fence": h.fence,
+            })),
+            ..ResourceDescriptor::default()
+        },
+        ResourceDescriptor {
+            name: Some("transfer".into()),
+            digest: [("sha256".into(), transfer_digest.to_owned())].into(),
+            annotations: annotations(json!({"kind": h.kind})),
+            ..ResourceDescriptor::default()
+        },
+    ];
+    let passed = record.outcome == ReviewOutcome::Passed;
+    let step = vec![t.subject.step_id.clone()];
+    Ok(Statement {
+        statement_type: statement::STATEMENT_V1.into(),
+        subject: subject.to_vec(),
+        predicate_type: statement::TEST_RESULT_V0_1.into(),
+        predicate: TestResult {
+            result: if passed { "PASSED" } else { "FAILED" }.into(),
+            configuration,
+            url: None,
+            passed_tests: if passed { step.clone() } else { Vec::new() },
+            warned_tests: Vec::new(),
+            failed_tests: if passed { Vec::new() } else { step },
+        },
+    })
+}
+
 /// The statements of one subject. `receipt` is `None` only for a landing
 /// the operator's override let in (`landing.allow_protected_change`).
 fn assemble(
@@ -495,9 +628,23 @@ fn assemble(
                     bytes: statement::to_payload(&st)?,
                 });
             }
-            // A review statement slots in here once the review collector
-            // exists; assertions and observations are never evidence.
-            ActionClass::Review | ActionClass::Assertion | ActionClass::Observation => {}
+            ActionClass::Review => {
+                let digest = match tested
+                    .and_then(|r| r.transfers.iter().find(|x| x.task_id == t.task_id))
+                {
+                    Some(x) => Some(x.transfer_digest.clone()),
+                    None => latest_transfer(a, &t.task_id)?,
+                };
+                let Some(digest) = digest else { continue };
+                let st = review_result(dir, a, &subject, &s.context.profile, t, &digest)?;
+                payloads.push(Payload {
+                    kind: Kind::TestResult,
+                    label: t.subject.step_id.clone(),
+                    bytes: statement::to_payload(&st)?,
+                });
+            }
+            // Assertions and observations are never evidence.
+            ActionClass::Assertion | ActionClass::Observation => {}
         }
     }
     let (req_digest, req_bytes) = requirement(a, s)?;

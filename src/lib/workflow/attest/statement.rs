@@ -53,6 +53,8 @@ pub const ALG_PROFILE: &str = "agentTaskCollectorProfileV1";
 pub const ALG_RUNTIME: &str = "agentTaskRuntimeIdentityV1";
 /// DigestSet algorithm of a task digest.
 pub const ALG_TASK: &str = "agentTaskTaskV1";
+/// Digest algorithm of a review record (`agent-task.review-record.v1`).
+pub const ALG_REVIEW_RECORD: &str = "agentTaskReviewRecordV1";
 /// The git commit algorithm of the in-toto DigestSet registry.
 pub const ALG_GIT_COMMIT: &str = "gitCommit";
 
@@ -149,7 +151,7 @@ impl ResourceDescriptor {
         for (alg, v) in &self.digest {
             let hex_len = match alg.as_str() {
                 "sha256" | ALG_REVISION | ALG_REQUIREMENT | ALG_PROFILE | ALG_RUNTIME
-                | ALG_TASK => Some(&[64usize][..]),
+                | ALG_TASK | ALG_REVIEW_RECORD => Some(&[64usize][..]),
                 ALG_GIT_COMMIT | "gitTree" | "gitBlob" => Some(&[40usize, 64][..]),
                 _ => None,
             };

@@ -77,7 +77,10 @@ fn profile_err(msg: impl Into<String>) -> Error {
 }
 
 /// The current (highest) epoch of a registration's executor scope.
-fn current_epoch(a: &Connection, reg: &crate::contract::ExecutorEnrollment) -> Result<u64> {
+pub(crate) fn current_epoch(
+    a: &Connection,
+    reg: &crate::contract::ExecutorEnrollment,
+) -> Result<u64> {
     let e: i64 = a.query_row(
         "SELECT max(epoch) FROM registrations WHERE repo_id = ?1 AND profile_id = ?2 AND step_id = ?3 AND executor_id = ?4",
         params![reg.repository, reg.profile, reg.step_id, reg.executor_id],
@@ -433,16 +436,27 @@ pub fn check_live(a: &Connection, d: &CollectorDescriptor) -> Result<()> {
 
 /// Checks that an attempt is still open at its fence.
 fn check_attempt_open(j: &Connection, d: &CollectorDescriptor, now_ms: i64) -> Result<()> {
-    let row = journal::attempt(j, &d.attempt_id)?
+    check_open(j, &d.attempt_id, &d.task_id, d.fence, now_ms)
+}
+
+/// Checks that an attempt (of any collector kind) is still open at `fence`.
+pub(crate) fn check_open(
+    j: &Connection,
+    attempt_id: &str,
+    task_id: &str,
+    fence: u64,
+    now_ms: i64,
+) -> Result<()> {
+    let row = journal::attempt(j, attempt_id)?
         .ok_or_else(|| Error::new(Code::NotFound, "no such attempt"))?;
-    let (last, _) = journal::task_row(j, &d.task_id)?
+    let (last, _) = journal::task_row(j, task_id)?
         .ok_or_else(|| Error::new(Code::NotFound, "no such task in the journal"))?;
-    if row.stored_state == "replaced" || last != d.fence || row.attempt.fence != d.fence {
+    if row.stored_state == "replaced" || last != fence || row.attempt.fence != fence {
         return Err(Error::new(
             Code::StaleFence,
             "the fence is not the attempt's current fence",
         )
-        .with("fence", d.fence));
+        .with("fence", fence));
     }
     match row.state(now_ms) {
         journal::AttemptState::Leased | journal::AttemptState::Expired => Ok(()),
@@ -462,10 +476,10 @@ pub fn collector_claim<'a>(
 ) -> impl FnOnce(&Connection, &Connection, &Authenticated, Now) -> Result<Value> + 'a {
     move |j, a, who, now| {
         let (t, s) = change::find_task(a, task_id)?;
-        if t.action_class != ActionClass::Command {
+        if t.action_class != ActionClass::Command && t.action_class != ActionClass::Review {
             return Err(Error::new(
                 Code::InvalidInput,
-                "collector-claim is for command steps",
+                "collector-claim is for command and review steps",
             ));
         }
         // Before any attempt exists: a revision that changes a protected
@@ -474,6 +488,9 @@ pub fn collector_claim<'a>(
             change::stored_protected(a, &t.subject.change_id, t.subject.change_version)?;
         if !protected.is_empty() {
             return Err(protected.error("collector-claim refused"));
+        }
+        if t.action_class == ActionClass::Review {
+            return super::review::claim(j, a, who, now, (t, s), request_id);
         }
         let p = current_profile(
             a,
@@ -540,7 +557,7 @@ pub fn recheck_descriptor(
     check_live(&at, d)
 }
 
-fn check_origin(who: &Authenticated, o: &Origin) -> Result<()> {
+pub(crate) fn check_origin(who: &Authenticated, o: &Origin) -> Result<()> {
     if who.actor.owner_id != o.owner_id
         || who.actor.agent_id != o.agent_id
         || who.grant_generation != o.grant_generation
@@ -616,6 +633,9 @@ fn tinv(msg: impl Into<String>) -> Error {
 pub fn validate_transfer(j: &Connection, a: &Connection, bytes: &[u8]) -> Result<Validated> {
     let env = transfer::open(bytes)?;
     let h = &env.header;
+    if h.kind != "command" {
+        return Err(tinv("not a command transfer"));
+    }
     if h.audience != audience(a)? {
         return Err(tinv("the transfer is for another authority"));
     }
@@ -698,7 +718,7 @@ pub fn validate_transfer(j: &Connection, a: &Connection, bytes: &[u8]) -> Result
     {
         return Err(tinv("the record's runtime identity is inconsistent"));
     }
-    if h.collector_identity.runtime != p.runtime
+    if h.collector_identity.runtime != p.runtime.as_str()
         || h.collector_identity.runtime_identity_digest
             != record.runtime_identity.as_ref().map(|i| i.digest.clone())
     {
@@ -764,9 +784,17 @@ pub fn prevalidate(
         return Ok(false);
     }
     check_origin(&who, &h.origin)?;
-    let v = validate_transfer(&jt, &at, bytes)?;
-    check_attempt_open(&jt, &v.descriptor, now_ms)?;
-    check_live(&at, &v.descriptor)?;
+    if h.kind == super::review::KIND {
+        // A review is validated by replaying its trace.
+        let v = super::review::validate_transfer(&jt, &at, &dir, bytes)?;
+        let d = &v.descriptor;
+        check_open(&jt, &d.attempt_id, &d.task_id, d.fence, now_ms)?;
+        super::review::check_live(&at, d)?;
+    } else {
+        let v = validate_transfer(&jt, &at, bytes)?;
+        check_attempt_open(&jt, &v.descriptor, now_ms)?;
+        check_live(&at, &v.descriptor)?;
+    }
     let put = dir.cas().put_bytes(bytes)?;
     if put.digest != *digest {
         return Err(Error::internal(
@@ -814,9 +842,15 @@ pub fn import_in(
             "UPDATE attempts SET state = 'finished', updated_at = ?2 WHERE attempt_id = ?1 AND state = 'leased'",
             params![prev.attempt_id, ts],
         )?;
-        let applicable = derive_descriptor(jt, at, &prev.attempt_id)
-            .and_then(|d| check_live(at, &d))
-            .is_ok();
+        let applicable = if h.kind == super::review::KIND {
+            super::review::derive_descriptor(jt, at, &prev.attempt_id)
+                .and_then(|(d, _)| super::review::check_live(at, &d))
+                .is_ok()
+        } else {
+            derive_descriptor(jt, at, &prev.attempt_id)
+                .and_then(|d| check_live(at, &d))
+                .is_ok()
+        };
         return Ok(json!({
             "replay": true, "retained": true, "transfer_digest": digest,
             "execution_operation_id": prev.execution_operation_id, "task_id": prev.task_id,
@@ -825,9 +859,34 @@ pub fn import_in(
         }));
     }
     check_origin(&who, &h.origin)?;
-    let v = validate_transfer(jt, at, bytes)?;
-    check_attempt_open(jt, &v.descriptor, now.ms)?;
-    check_live(at, &v.descriptor)?;
+    // Each kind is validated in full by its own rules (a review by replay);
+    // what is retained is the same either way.
+    let (outcome, status, change_id, change_version) = if h.kind == super::review::KIND {
+        let v = super::review::validate_transfer(jt, at, dir, bytes)?;
+        let d = &v.descriptor;
+        check_open(jt, &d.attempt_id, &d.task_id, d.fence, now.ms)?;
+        super::review::check_live(at, d)?;
+        let status = match v.record.failure {
+            Some(f) => serde_json::to_value(f)?,
+            None => json!("completed"),
+        };
+        (
+            serde_json::to_value(v.record.outcome)?,
+            status,
+            d.change_id.clone(),
+            d.change_version,
+        )
+    } else {
+        let v = validate_transfer(jt, at, bytes)?;
+        check_attempt_open(jt, &v.descriptor, now.ms)?;
+        check_live(at, &v.descriptor)?;
+        (
+            serde_json::to_value(v.record.outcome)?,
+            serde_json::to_value(v.record.status)?,
+            v.descriptor.change_id.clone(),
+            v.descriptor.change_version,
+        )
+    };
     if !prestored {
         let put = dir.cas().put_bytes(bytes)?;
         if put.digest != digest {
@@ -836,8 +895,6 @@ pub fn import_in(
             ));
         }
     }
-    let outcome = serde_json::to_value(v.record.outcome)?;
-    let status = serde_json::to_value(v.record.status)?;
     let (outcome_s, status_s) = (
         outcome.as_str().unwrap_or_default().to_owned(),
         status.as_str().unwrap_or_default().to_owned(),
@@ -847,7 +904,7 @@ pub fn import_in(
          VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18)",
         params![
             h.execution_operation_id, digest.as_str(), bytes.len() as i64, h.upload_request_id, h.task_id, h.attempt_id,
-            h.fence as i64, v.descriptor.change_id, v.descriptor.change_version as i64, h.registration.registration_id,
+            h.fence as i64, change_id, change_version as i64, h.registration.registration_id,
             h.collector_profile_id, h.origin.owner_id, h.origin.agent_id, h.origin.grant_generation as i64,
             outcome_s, status_s, canonical_bytes(h)?, ts
         ],

@@ -11,6 +11,7 @@ pub mod admin;
 pub mod change;
 pub mod collector;
 pub mod receipt;
+pub mod review;
 pub mod schema;
 pub mod snapshot;
 

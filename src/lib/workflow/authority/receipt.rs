@@ -56,15 +56,15 @@ pub fn evaluate(
             _ => None,
         };
         let reconcile = json!({"operation": "reconcile", "task_id": t.task_id});
+        let collected = matches!(t.action_class, ActionClass::Command | ActionClass::Review);
         let (state, code, next) = match (t.action_class, jstate.as_str()) {
-            (ActionClass::Review, _) => ("blocked", Some("controller_unavailable"), None),
             (_, "pending") => match journal::prior_unresolved(j, t, now_ms)? {
                 Some(p) => (
                     "blocked",
                     Some("prior_subject_unresolved"),
                     Some(json!({"operation": "reconcile", "task_id": p})),
                 ),
-                None if t.action_class == ActionClass::Command => (
+                None if collected => (
                     "pending",
                     Some("task_pending"),
                     Some(json!({"operation": "collector_claim", "task_id": t.task_id})),
@@ -78,6 +78,17 @@ pub fn evaluate(
             (ActionClass::Command, "finished") => match &transfer {
                 Some(x) if x.outcome == "passed" => ("succeeded", None, None),
                 Some(_) => ("failed", Some("collector_not_passed"), None),
+                None => ("failed", Some("result_failed"), None),
+            },
+            // A failed review is retained as failed evidence: the code says
+            // why (the record's failure), and the way on is a new revision.
+            (ActionClass::Review, "finished") => match &transfer {
+                Some(x) if x.outcome == "passed" => ("succeeded", None, None),
+                Some(x) => (
+                    "failed",
+                    Some(review_failure_code(&x.status)),
+                    Some(json!({"operation": "checkpoint"})),
+                ),
                 None => ("failed", Some("result_failed"), None),
             },
             (_, "finished") => {
@@ -98,6 +109,30 @@ pub fn evaluate(
         });
     }
     Ok(out)
+}
+
+/// The stable failure code of a failed review's retained status (the
+/// record's `failure`), `review_not_passed` for anything else.
+fn review_failure_code(status: &str) -> &'static str {
+    use crate::collector::review::types::ReviewFailure as F;
+    const ALL: [F; 12] = [
+        F::ReviewNothingSelected,
+        F::ReviewCoverageIncomplete,
+        F::ReviewBudgetExceeded,
+        F::ReviewCallUncertain,
+        F::ReviewExecutableMismatch,
+        F::ReviewCallFailed,
+        F::ReviewCallTimedOut,
+        F::ReviewOutputExceeded,
+        F::ReviewErrorResult,
+        F::ReviewAnswerMalformed,
+        F::ReviewModelMismatch,
+        F::ReviewCriteriaFailed,
+    ];
+    ALL.iter()
+        .map(|f| f.as_str())
+        .find(|c| *c == status)
+        .unwrap_or("review_not_passed")
 }
 
 /// A transfer as a receipt names it.
@@ -260,12 +295,22 @@ fn revalidate(
     }
     let d = Sha256Hex::parse(&x.transfer_digest)?;
     let bytes = dir.cas().read(&d, Some(x.size), MAX_TRANSFER_BYTES)?;
-    let v = col::validate_transfer(j, a, &bytes)?;
-    col::check_live(a, &v.descriptor)?;
-    if v.record.outcome != transfer::ExecutionOutcome::Passed {
-        return Err(Error::new(Code::NotQualified, "the transfer did not pass"));
-    }
-    let h = v.envelope.header;
+    let h = if transfer::open(&bytes)?.header.kind == super::review::KIND {
+        // A review is replayed again, under the current profile and basis.
+        let v = super::review::validate_transfer(j, a, dir, &bytes)?;
+        super::review::check_live(a, &v.descriptor)?;
+        if v.record.outcome != crate::collector::review::types::ReviewOutcome::Passed {
+            return Err(Error::new(Code::NotQualified, "the review did not pass"));
+        }
+        v.envelope.header
+    } else {
+        let v = col::validate_transfer(j, a, &bytes)?;
+        col::check_live(a, &v.descriptor)?;
+        if v.record.outcome != transfer::ExecutionOutcome::Passed {
+            return Err(Error::new(Code::NotQualified, "the transfer did not pass"));
+        }
+        v.envelope.header
+    };
     Ok(ReceiptTransfer {
         transfer_digest: x.transfer_digest.clone(),
         task_id: h.task_id,

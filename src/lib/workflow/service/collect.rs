@@ -5,10 +5,12 @@
 use super::ops::AgentCtx;
 use crate::clock::Clock;
 use crate::collector::collect::{Authority, Uploader};
+use crate::collector::review::ReviewProfile;
+use crate::collector::review::wire::ReviewDescriptor;
 use crate::collector::transfer::{self, CollectorDescriptor};
 use crate::error::Result;
 use crate::store::{Access, CommitOrder, Plan};
-use crate::workflow::authority::{collector, schema};
+use crate::workflow::authority::{collector, review, schema};
 use crate::workflow::journal;
 use serde_json::Value;
 use std::path::Path;
@@ -78,5 +80,13 @@ impl Uploader for LocalUpload<'_> {
 impl Authority for LocalUpload<'_> {
     fn recheck_descriptor(&self, d: &CollectorDescriptor) -> Result<()> {
         collector::recheck_descriptor(self.root, self.clock, self.token, d)
+    }
+
+    fn recheck_review(&self, d: &ReviewDescriptor) -> Result<ReviewProfile> {
+        review::recheck_descriptor(self.root, self.clock, self.token, d)
+    }
+
+    fn review_profile(&self, d: &ReviewDescriptor) -> Result<ReviewProfile> {
+        review::descriptor_profile(self.root, d)
     }
 }

@@ -150,20 +150,21 @@ fn task_next(
     let (state, _) = journal::task_state(j, &t.task_id, now.ms)?;
     let op = match state.as_str() {
         "pending" => {
-            if t.action_class == ActionClass::Review {
-                json!({"operation": "none", "reason": "controller_only"})
-            } else {
-                // The one claimability check `claim` refuses with.
-                match journal::unclaimable(j, t, &s.tasks, now.ms)? {
-                    None => json!({"operation": "claim", "task_id": t.task_id}),
-                    Some(journal::Unclaimable::PriorUnresolved(p)) => {
-                        json!({"operation": "reconcile", "task_id": p})
-                    }
-                    Some(journal::Unclaimable::DependencyIncomplete { .. }) => {
-                        json!({"operation": "none", "reason": "dependency_incomplete"})
-                    }
-                    Some(journal::Unclaimable::NotPending(_)) => json!({"operation": "none"}),
+            // The one claimability check `claim` refuses with. A review
+            // step is controller-only: only the enrolled review
+            // collector satisfies it (collector-claim, then collect).
+            match journal::unclaimable(j, t, &s.tasks, now.ms)? {
+                None if t.action_class == ActionClass::Review => {
+                    json!({"operation": "collector_claim", "task_id": t.task_id})
                 }
+                None => json!({"operation": "claim", "task_id": t.task_id}),
+                Some(journal::Unclaimable::PriorUnresolved(p)) => {
+                    json!({"operation": "reconcile", "task_id": p})
+                }
+                Some(journal::Unclaimable::DependencyIncomplete { .. }) => {
+                    json!({"operation": "none", "reason": "dependency_incomplete"})
+                }
+                Some(journal::Unclaimable::NotPending(_)) => json!({"operation": "none"}),
             }
         }
         "expired" | "cancelled" => json!({"operation": "reconcile", "task_id": t.task_id}),
@@ -390,6 +391,15 @@ pub fn claim(cx: &AgentCtx<'_>, r: &super::facade::ClaimRequest) -> Result<Value
         let rechecks = crate::workflow::authority::Rechecks(a);
         let found = journal::Authority::find_task(&rechecks, &r.task_id, &who.actor)?;
         let t = &found.0;
+        // A review step is claimed only by `collector-claim`, for the
+        // installed review profile's registration (whatever executor a
+        // plain claim names).
+        if t.action_class == ActionClass::Review {
+            return Err(Error::new(
+                Code::Forbidden,
+                "review steps are controller_only and cannot be claimed (the enrolled review collector uses collector-claim)",
+            ));
+        }
         let req = TaskClaimRequest {
             version: SCHEMA_VERSION,
             request_id: r.request_id.clone(),

@@ -462,8 +462,17 @@ mod tests {
                     1 => req.collections = Some(json!(["default", "other"])),
                     _ => {}
                 }
-                if next() % 3 == 0 {
-                    req.r#where = Some(json!({"metadata": {"g": next() % 3}}));
+                match next() % 9 {
+                    0..=2 => req.r#where = Some(json!({"metadata": {"g": next() % 3}})),
+                    // A needle every row holds, one no row holds, and
+                    // two needles at once.
+                    3 => req.r#where = Some(json!({"content": {"media_type": "text/plain"}})),
+                    4 => req.r#where = Some(json!({"metadata": {"g": "1"}})),
+                    5 => {
+                        req.r#where = Some(json!({"metadata": {"g": next() % 3},
+                            "source": {"collector_id": "text"}}));
+                    }
+                    _ => {}
                 }
                 if next() % 5 == 0 {
                     // A write between queries: the cached term counts of

@@ -1,0 +1,260 @@
+//! `collect` of a review task: the controller run under the collector's
+//! retained, sealed state, then signed and uploaded like a command
+//! collection (`docs/review.md`, "Collecting a review").
+//!
+//! ```text
+//! COLLECTOR_DIR/executions/<sha256(exec op)>/
+//!   reservation.sealed         the descriptor and request digest (before any call)
+//!   review/call-NNNN.reservation.sealed, call-NNNN.outcome.sealed   the controller's journal
+//!   record.sealed              the ReviewRecord
+//!   transfer.sealed            the signed transfer (retained before upload)
+//!   upload.sealed              the authority's answer
+//! COLLECTOR_DIR/review-work/<sha256(exec op)>/<ticket>/   per-call private HOME, TMPDIR and cwd
+//! ```
+//!
+//! The executable never sees the snapshot: the sources travel in the
+//! prompt, read from the authority's CAS and bound by digest in every
+//! reservation. Rerunning resumes from the journal and never dispatches a
+//! call that was reserved (an outcome-less reservation is
+//! `review_call_uncertain`).
+
+use super::types::ReviewRecord;
+use super::wire::{CasSnapshot, KIND, ReviewDescriptor};
+use super::{ClaudeCodeTransport, FileJournal, Review};
+use crate::clock::rfc3339_millis;
+use crate::collector::collect::{CollectRequest, Execution, Uploader, open_collector};
+use crate::collector::state::StateKey;
+use crate::collector::transfer::{self, CollectorIdentity, MAX_TRANSFER_BYTES, TransferHeader};
+use crate::contract::canonical_bytes;
+use crate::error::{Code, Error, Result};
+use crate::store::{DataDir, private_fs};
+use crate::wire::digest::Sha256Hex;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+/// How long a second `collect` of the same execution waits for the first.
+const LOCK_WAIT: std::time::Duration = std::time::Duration::from_millis(1000);
+
+/// The durable reservation of one review execution.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Reservation {
+    version: u32,
+    descriptor: ReviewDescriptor,
+    request_digest: Sha256Hex,
+    reserved_at: String,
+}
+
+/// Runs (or resumes) the review of a claimed review descriptor, signs the
+/// record, retains the transfer and uploads it. Exits successfully with a
+/// failed record as well as with a passed one.
+pub fn collect(req: &CollectRequest<'_>, up: &dyn Uploader, descriptor: Value) -> Result<Value> {
+    let d: ReviewDescriptor = serde_json::from_value(descriptor).map_err(|e| {
+        Error::new(
+            Code::InvalidInput,
+            format!("review descriptor does not decode: {e}"),
+        )
+    })?;
+    if d.version != 1 || d.kind != KIND {
+        return Err(Error::new(
+            Code::InvalidInput,
+            "unsupported descriptor kind or version",
+        ));
+    }
+    crate::contract::check_id("execution_operation_id", &d.execution_operation_id)?;
+    let (cdir, seed) = open_collector(req.root, req.collector_dir)?;
+    let key = crate::wire::ed25519::Keypair::from_seed(&seed);
+    if crate::contract::key_id(&key.public_key()) != d.registration.key_id {
+        return Err(Error::new(
+            Code::EnrollmentInvalid,
+            "the collector directory's key is not the registration's key",
+        ));
+    }
+    private_fs::ensure_private_dir(&cdir.join("executions"))?;
+    let ex = Execution::new(&cdir, &d.execution_operation_id, StateKey::derive(&seed)?);
+    ex.refuse_unsealed()?;
+    // One collect of an execution at a time: a second one running the
+    // same calls concurrently would dispatch a call twice.
+    private_fs::ensure_private_dir(&ex.dir)?;
+    let _running = crate::store::lock_file(&ex.dir.join("lock"), LOCK_WAIT).map_err(|e| {
+        if e.code() == Code::Busy {
+            Error::new(
+                Code::Busy,
+                "another collect of this review execution is running",
+            )
+        } else {
+            e
+        }
+    })?;
+    let retained = match ex.read("reservation", 64 * 1024)? {
+        Some(b) => {
+            let r: Reservation = serde_json::from_slice(&b).map_err(|e| {
+                Error::new(
+                    Code::CollectorStateTampered,
+                    format!("a sealed review reservation does not decode: {e}"),
+                )
+            })?;
+            if r.descriptor != d {
+                return Err(Error::new(
+                    Code::DescriptorMismatch,
+                    "this execution was reserved under another descriptor",
+                ));
+            }
+            Some(r)
+        }
+        None => None,
+    };
+    let resumed = retained.is_some();
+    let record_bytes = ex.read("record", MAX_TRANSFER_BYTES)?;
+    let transfer_bytes = ex.read("transfer", MAX_TRANSFER_BYTES)?;
+    // Before any new call: the authority must still derive this exact
+    // descriptor for an open attempt (a finished review needs no call and
+    // only reads the profile).
+    let profile = if record_bytes.is_none() {
+        req.authority.recheck_review(&d)?
+    } else {
+        req.authority.review_profile(&d)?
+    };
+    let request = d.request(&profile)?;
+    let request_digest = request.digest()?;
+    match &retained {
+        Some(r) if r.request_digest != request_digest => {
+            return Err(Error::new(
+                Code::CollectorStateTampered,
+                "the retained reservation names another review request",
+            ));
+        }
+        Some(_) => {}
+        None => {
+            crate::collector::crash_point("before_reserve");
+            let res = Reservation {
+                version: 1,
+                descriptor: d.clone(),
+                request_digest: request_digest.clone(),
+                reserved_at: rfc3339_millis(req.clock.now()),
+            };
+            ex.write("reservation", &canonical_bytes(&res)?)?;
+            crate::collector::crash_point("after_reserve");
+        }
+    }
+    let decode_record = |b: &[u8]| -> Result<ReviewRecord> {
+        let r: ReviewRecord = serde_json::from_slice(b).map_err(|e| {
+            Error::new(
+                Code::CollectorStateTampered,
+                format!("a sealed review record does not decode: {e}"),
+            )
+        })?;
+        if r.request_digest != request_digest {
+            return Err(Error::new(
+                Code::CollectorStateTampered,
+                "the retained review record answers another request",
+            ));
+        }
+        Ok(r)
+    };
+    let (bytes, record) = match (transfer_bytes, record_bytes) {
+        (Some(t), Some(r)) => (t, decode_record(&r)?),
+        (Some(_), None) => {
+            return Err(Error::new(
+                Code::CollectorStateTampered,
+                "a retained transfer without its record",
+            ));
+        }
+        (None, retained_record) => {
+            let record = match retained_record {
+                Some(r) => decode_record(&r)?,
+                None => {
+                    let record = run(req, &cdir, &ex, &seed, &d, &profile, &request)?;
+                    ex.write("record", &record.bytes()?)?;
+                    crate::collector::crash_point("after_run");
+                    record
+                }
+            };
+            let bytes = seal(&d, &request, &record, &key)?;
+            ex.write("transfer", &bytes)?;
+            crate::collector::crash_point("after_sign");
+            (bytes, record)
+        }
+    };
+    let answer = up.upload(&bytes)?;
+    ex.write("upload", &serde_json::to_vec(&answer)?)?;
+    Ok(json!({
+        "kind": KIND,
+        "execution_operation_id": d.execution_operation_id, "task_id": d.task_id, "attempt_id": d.attempt_id,
+        "resumed": resumed, "outcome": record.outcome, "failure": record.failure, "detail": record.detail,
+        "criteria": record.criteria, "coverage": record.coverage,
+        "findings": record.findings, "findings_total": record.findings_total,
+        "calls": record.calls.len(), "model": profile.model,
+        "record_digest": record.digest()?,
+        "transfer_digest": transfer::transfer_digest(&bytes), "transfer_size": bytes.len(),
+        "retained": ex.path("transfer").display().to_string(), "upload": answer,
+    }))
+}
+
+/// The controller over the CAS snapshot, the sealed file journal and the
+/// Claude Code transport with its private per-call directories.
+fn run(
+    req: &CollectRequest<'_>,
+    cdir: &std::path::Path,
+    ex: &Execution,
+    seed: &[u8; 32],
+    d: &ReviewDescriptor,
+    profile: &super::ReviewProfile,
+    request: &super::ReviewRequest,
+) -> Result<ReviewRecord> {
+    let dir = DataDir::open(req.root)?;
+    let snapshot = CasSnapshot::open(dir.cas(), &d.revision, &d.manifest_sha256)?;
+    let mut journal = FileJournal::open(&ex.dir.join("review"), &ex.tag, StateKey::derive(seed)?)?;
+    let work = cdir.join("review-work");
+    private_fs::ensure_private_dir(&work)?;
+    let credentials: Vec<(String, String)> = profile
+        .env
+        .iter()
+        .filter_map(|k| crate::env::var(k).map(|v| (k.clone(), v)))
+        .collect();
+    let mut transport = ClaudeCodeTransport::new(profile, &work.join(&ex.tag), credentials)?;
+    super::run(
+        &Review {
+            snapshot: &snapshot,
+            profile,
+            request,
+        },
+        &mut journal,
+        &mut transport,
+    )
+}
+
+fn seal(
+    d: &ReviewDescriptor,
+    request: &super::ReviewRequest,
+    record: &ReviewRecord,
+    key: &crate::wire::ed25519::Keypair,
+) -> Result<Vec<u8>> {
+    let header = TransferHeader {
+        version: 1,
+        kind: KIND.into(),
+        audience: d.audience.clone(),
+        repository: d.repository.clone(),
+        profile: d.profile.clone(),
+        step_id: d.step_id.clone(),
+        collector_profile_id: d.review_profile_id.clone(),
+        collector_profile_digest: d.review_profile_digest.clone(),
+        task_id: d.task_id.clone(),
+        task_digest: d.task_digest.clone(),
+        attempt_id: d.attempt_id.clone(),
+        attempt_digest: d.attempt_digest.clone(),
+        execution_operation_id: d.execution_operation_id.clone(),
+        fence: d.fence,
+        origin: d.origin.clone(),
+        registration: d.registration.clone(),
+        request_digest: request.digest()?,
+        collector_identity: CollectorIdentity {
+            runtime: KIND.into(),
+            runtime_identity_digest: None,
+            agent_task_version: env!("CARGO_PKG_VERSION").into(),
+        },
+        upload_request_id: crate::wire::random_id("up")?,
+        records: vec![],
+    };
+    transfer::seal(header, &[request.bytes()?, record.bytes()?], key)
+}

@@ -1,0 +1,571 @@
+//! The authority's half of the finite review collector (`docs/review.md`):
+//! installing a review profile, the descriptor of a claimed review
+//! execution, the live checks, and validating a review transfer by replay.
+//!
+//! Review profiles live in `collector_profiles` next to command profiles
+//! (one profile per registration and step, immutable); their id starts
+//! with `rp_` and their bytes are a canonical [`ReviewProfile`].
+
+use super::admin::{self, Authenticated};
+use super::change;
+use super::collector::{self as col, audience, current_epoch, live_grant};
+use super::{bump_epoch, installed_requirement};
+use crate::clock::{Clock, unix_millis};
+use crate::collector::review::types::{ProfileParts, Provider, ReviewRecord};
+pub use crate::collector::review::wire::KIND;
+use crate::collector::review::wire::{CasSnapshot, ReviewDescriptor};
+use crate::collector::review::{
+    Basis, ReviewProfile, ReviewRequest, check_basis, pin_executable, validate_replay,
+};
+use crate::collector::transfer::{self, Envelope, RegistrationBinding};
+use crate::contract::workflow::Workflow;
+use crate::contract::{ActionClass, ExecutorEnrollment, canonical_bytes};
+use crate::error::{Code, Error, Result};
+use crate::store::{Connection, DataDir, OptionalExtension, TransactionBehavior, params};
+use crate::wire::digest::Sha256Hex;
+use crate::workflow::journal;
+use serde::Serialize;
+use serde_json::json;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+fn profile_err(msg: impl Into<String>) -> Error {
+    Error::new(Code::ProfileInvalid, msg)
+}
+
+fn tinv(msg: impl Into<String>) -> Error {
+    Error::new(Code::TransferInvalid, msg)
+}
+
+/// `profile install --runtime review` request.
+#[derive(Debug, Clone)]
+pub struct ReviewInstallRequest {
+    /// Registration (enrolled for the review step).
+    pub registration_id: String,
+    /// The review step.
+    pub step_id: String,
+    /// The executable to pin (for an npm-installed `claude`, its bin link
+    /// or `cli.js`: the script and the `node` that runs it are pinned).
+    pub executable: PathBuf,
+    /// Model id passed to `--model`.
+    pub model: String,
+    /// Provider scope.
+    pub provider: Provider,
+    /// Names of operator variables passed to the executable.
+    pub env: Vec<String>,
+}
+
+/// `profile install --runtime review` output.
+#[derive(Debug, Serialize)]
+pub struct ReviewInstallOutput {
+    /// The profile.
+    pub review_profile: ReviewProfile,
+    /// Its digest.
+    pub profile_digest: Sha256Hex,
+    /// False when this exact profile was already installed.
+    pub created: bool,
+    /// Policy epoch after the act.
+    pub policy_epoch: u64,
+}
+
+/// Installs an immutable review profile for one exact current registration
+/// epoch, repository, workflow profile and review step: the step's
+/// criteria, coverage and budgets are copied in from the installed
+/// requirement; the executable is pinned now from the operator's own
+/// `PATH`.
+pub fn profile_install(
+    root: &Path,
+    timeout: Duration,
+    clock: &dyn Clock,
+    req: &ReviewInstallRequest,
+) -> Result<ReviewInstallOutput> {
+    let search = crate::env::var_os("PATH");
+    let executable = pin_executable(&req.executable, search.as_deref())?;
+    admin::with_write(root, timeout, clock, |tx, _dir, now| {
+        let (reg, revoked) = admin::registration(tx, &req.registration_id)?.ok_or_else(|| {
+            Error::new(
+                Code::NotFound,
+                format!("no registration {}", req.registration_id),
+            )
+        })?;
+        if revoked || current_epoch(tx, &reg)? != reg.epoch {
+            return Err(Error::new(
+                Code::EnrollmentInvalid,
+                "the registration is revoked or not the current epoch",
+            ));
+        }
+        if reg.step_id != req.step_id {
+            return Err(Error::new(
+                Code::EnrollmentInvalid,
+                "the registration is not scoped to this step",
+            ));
+        }
+        let (rd, bytes) = installed_requirement(tx, &reg.repository, &reg.profile)?
+            .ok_or_else(|| Error::new(Code::NotFound, "no requirement installed"))?;
+        let wf = Workflow::parse(&bytes)?;
+        let step = wf
+            .step(&req.step_id)
+            .ok_or_else(|| Error::new(Code::NotFound, "the requirement has no such step"))?;
+        let review = match (step.action_class, &step.review) {
+            (ActionClass::Review, Some(r)) => r.clone(),
+            _ => {
+                return Err(profile_err(
+                    "a review profile pins a review step (use a command runtime for command steps)",
+                ));
+            }
+        };
+        let profile = ReviewProfile::new(ProfileParts {
+            repository: reg.repository.clone(),
+            profile: reg.profile.clone(),
+            step_id: reg.step_id.clone(),
+            registration: binding(&reg),
+            requirement_digest: Sha256Hex::parse(&rd)?,
+            criteria: step.review_criteria(),
+            step: review,
+            basis: Basis::ClaudeCodeCli,
+            executable: executable.clone(),
+            provider: req.provider,
+            model: req.model.clone(),
+            env: req.env.clone(),
+        })?;
+        check_basis(profile.basis)?;
+        let digest = profile.digest()?;
+        let existing: Option<String> = tx
+            .query_row(
+                "SELECT profile_digest FROM collector_profiles WHERE registration_id = ?1 AND step_id = ?2",
+                params![reg.registration_id, reg.step_id],
+                |r| r.get(0),
+            )
+            .optional()?;
+        if let Some(d) = existing {
+            if d == digest.as_str() {
+                return Ok(ReviewInstallOutput {
+                    review_profile: profile,
+                    profile_digest: digest,
+                    created: false,
+                    policy_epoch: super::policy_epoch(tx)?,
+                });
+            }
+            return Err(Error::new(
+                Code::Conflict,
+                "profiles are immutable: this registration already has another profile (re-enroll for a new epoch)",
+            ));
+        }
+        let pe = bump_epoch(tx, "profile_install", &profile.profile_id, now)?;
+        tx.execute(
+            "INSERT INTO collector_profiles(profile_id, profile_digest, registration_id, repo_id, profile_name, step_id, profile_json, policy_epoch, installed_at) \
+             VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9)",
+            params![profile.profile_id, digest.as_str(), reg.registration_id, reg.repository, reg.profile, reg.step_id, canonical_bytes(&profile)?, pe as i64, now],
+        )?;
+        Ok(ReviewInstallOutput {
+            review_profile: profile,
+            profile_digest: digest,
+            created: true,
+            policy_epoch: pe,
+        })
+    })
+}
+
+fn binding(reg: &ExecutorEnrollment) -> RegistrationBinding {
+    RegistrationBinding {
+        registration_id: reg.registration_id.clone(),
+        executor_id: reg.executor_id.clone(),
+        epoch: reg.epoch,
+        key_id: reg.verification_key_id.clone(),
+    }
+}
+
+/// The review profile installed for a registration and step (checked
+/// against its stored digest and fully validated, basis included).
+pub fn profile_for(
+    a: &Connection,
+    registration_id: &str,
+    step_id: &str,
+) -> Result<Option<ReviewProfile>> {
+    let row: Option<(String, String, Vec<u8>)> = a
+        .query_row(
+            "SELECT profile_id, profile_digest, profile_json FROM collector_profiles WHERE registration_id = ?1 AND step_id = ?2",
+            params![registration_id, step_id],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .optional()?;
+    let Some((id, d, bytes)) = row else {
+        return Ok(None);
+    };
+    if !id.starts_with("rp_") {
+        return Err(profile_err(
+            "the registration's profile is a command profile, not a review profile",
+        ));
+    }
+    let p: ReviewProfile = serde_json::from_slice(&bytes).map_err(|e| {
+        Error::new(
+            Code::IntegrityError,
+            format!("stored review profile does not decode: {e}"),
+        )
+    })?;
+    if p.digest()?.as_str() != d || p.profile_id != id {
+        return Err(Error::new(
+            Code::IntegrityError,
+            "stored review profile does not match its digest",
+        ));
+    }
+    p.validate()?;
+    Ok(Some(p))
+}
+
+/// The review profile of the current, unrevoked registration for a step.
+pub fn current_profile(
+    a: &Connection,
+    repo: &str,
+    profile: &str,
+    step: &str,
+) -> Result<Option<ReviewProfile>> {
+    let reg: Option<String> = a
+        .query_row(
+            "SELECT p.registration_id FROM collector_profiles p JOIN registrations g USING (registration_id) \
+             LEFT JOIN revocations v USING (registration_id) \
+             WHERE p.repo_id = ?1 AND p.profile_name = ?2 AND p.step_id = ?3 AND v.registration_id IS NULL \
+             ORDER BY g.epoch DESC LIMIT 1",
+            params![repo, profile, step],
+            |r| r.get(0),
+        )
+        .optional()?;
+    match reg {
+        Some(r) => profile_for(a, &r, step),
+        None => Ok(None),
+    }
+}
+
+fn mismatch(msg: impl Into<String>) -> Error {
+    Error::new(Code::DescriptorMismatch, msg)
+}
+
+/// Derives the descriptor of a claimed review attempt from the authority
+/// and journal alone.
+pub fn derive_descriptor(
+    j: &Connection,
+    a: &Connection,
+    attempt_id: &str,
+) -> Result<(ReviewDescriptor, ReviewProfile)> {
+    let row = journal::attempt(j, attempt_id)?
+        .ok_or_else(|| Error::new(Code::NotFound, format!("no attempt {attempt_id}")))?;
+    let at = &row.attempt;
+    let reg_id = at
+        .executor
+        .as_deref()
+        .ok_or_else(|| mismatch("the attempt was not claimed for a collector"))?;
+    let (t, s) = change::find_task(a, &at.task_id)?;
+    if t.action_class != ActionClass::Review {
+        return Err(mismatch("review descriptors exist for review tasks only"));
+    }
+    let (reg, _) = admin::registration(a, reg_id)?
+        .ok_or_else(|| Error::new(Code::EnrollmentInvalid, "unknown registration"))?;
+    let p = profile_for(a, reg_id, &t.subject.step_id)?
+        .ok_or_else(|| profile_err("no review profile for the attempt's registration"))?;
+    let manifest: String = a.query_row(
+        "SELECT manifest_sha256 FROM revisions WHERE revision = ?1",
+        params![t.subject.revision.as_str()],
+        |r| r.get(0),
+    )?;
+    let grant: i64 = a
+        .query_row(
+            "SELECT grant_generation FROM actors WHERE owner_id = ?1 AND agent_id = ?2",
+            params![at.agent.owner_id, at.agent.agent_id],
+            |r| r.get(0),
+        )
+        .optional()?
+        .unwrap_or(0);
+    let d = ReviewDescriptor {
+        version: 1,
+        kind: KIND.into(),
+        audience: audience(a)?,
+        repository: t.subject.repository.clone(),
+        profile: t.subject.profile.clone(),
+        step_id: t.subject.step_id.clone(),
+        change_id: s.change.change_id.clone(),
+        change_version: t.subject.change_version,
+        revision: t.subject.revision.clone(),
+        manifest_sha256: Sha256Hex::parse(&manifest)?,
+        task_id: t.task_id.clone(),
+        task_digest: t.digest()?,
+        attempt_id: at.attempt_id.clone(),
+        attempt_digest: row.digest.clone(),
+        execution_operation_id: at.execution_operation_id.clone(),
+        fence: at.fence,
+        origin: transfer::Origin {
+            owner_id: at.agent.owner_id.clone(),
+            agent_id: at.agent.agent_id.clone(),
+            grant_generation: grant as u64,
+        },
+        registration: binding(&reg),
+        review_profile_id: p.profile_id.clone(),
+        review_profile_digest: p.digest()?,
+        basis: p.basis,
+        model: p.model.clone(),
+    };
+    Ok((d, p))
+}
+
+/// Every live check on a review descriptor's registration, profile
+/// (basis included), origin and subject (not the attempt state).
+pub fn check_live(a: &Connection, d: &ReviewDescriptor) -> Result<()> {
+    let (reg, revoked) = admin::registration(a, &d.registration.registration_id)?
+        .ok_or_else(|| Error::new(Code::EnrollmentInvalid, "unknown registration"))?;
+    if revoked {
+        return Err(Error::new(
+            Code::EnrollmentInvalid,
+            "the registration is revoked",
+        ));
+    }
+    if current_epoch(a, &reg)? != reg.epoch
+        || reg.epoch != d.registration.epoch
+        || reg.verification_key_id != d.registration.key_id
+    {
+        return Err(Error::new(
+            Code::EnrollmentInvalid,
+            "the registration is not the current epoch and key",
+        ));
+    }
+    let p = profile_for(a, &reg.registration_id, &d.step_id)?
+        .ok_or_else(|| profile_err("the review profile is gone"))?;
+    check_basis(p.basis)?;
+    if p.digest()? != d.review_profile_digest || p.profile_id != d.review_profile_id {
+        return Err(profile_err("the review profile changed"));
+    }
+    if live_grant(a, &d.origin.owner_id, &d.origin.agent_id)? != Some(d.origin.grant_generation) {
+        return Err(Error::new(
+            Code::AuthorizationChanged,
+            "the originating actor's grant is revoked or was reissued",
+        ));
+    }
+    let (t, _) = change::find_task(a, &d.task_id)?;
+    if let Some(r) = change::staleness(a, &t)? {
+        return Err(Error::new(
+            Code::SubjectStale,
+            format!("the task's subject is no longer current ({r})"),
+        )
+        .with("reason", r)
+        .with("next", json!({"operation": "checkpoint"})));
+    }
+    Ok(())
+}
+
+/// The `collector-claim` of a review task (inside the caller's mutation):
+/// claims it for the current review profile's registration and returns the
+/// claim output with the authority-derived descriptor.
+pub fn claim(
+    j: &Connection,
+    a: &Connection,
+    who: &Authenticated,
+    now: journal::Now,
+    found: (crate::contract::WorkflowTask, change::StoredSubject),
+    request_id: &str,
+) -> Result<serde_json::Value> {
+    let (t, s) = found;
+    let t = &t;
+    let p = current_profile(
+        a,
+        &t.subject.repository,
+        &t.subject.profile,
+        &t.subject.step_id,
+    )?
+    .ok_or_else(|| profile_err("no review profile is installed for this step"))?;
+    check_basis(p.basis)?;
+    let lease = p
+        .budgets
+        .max_total_wall_ms
+        .saturating_add(120_000)
+        .min(crate::contract::MAX_LEASE_MS);
+    let req = crate::contract::TaskClaimRequest {
+        version: crate::contract::SCHEMA_VERSION,
+        request_id: request_id.into(),
+        task_id: t.task_id.clone(),
+        task_digest: t.digest()?,
+        requested_lease_ms: lease,
+        executor: Some(p.registration.registration_id.clone()),
+    };
+    // The task as the caller looked it up: the claim does not look it up again.
+    let visible = change::may_view(&s.change, &who.actor);
+    let mut out = journal::claim(
+        j,
+        &super::Rechecks(a),
+        &who.actor,
+        &req,
+        Some((t.clone(), visible, s.tasks)),
+        now,
+    )?;
+    let attempt_id = out["attempt"]["attempt_id"]
+        .as_str()
+        .ok_or_else(|| Error::internal("claim output lacks the attempt id"))?
+        .to_owned();
+    let (d, _) = derive_descriptor(j, a, &attempt_id)?;
+    out["descriptor"] = serde_json::to_value(&d)?;
+    out["descriptor_digest"] = json!(d.digest()?);
+    Ok(out)
+}
+
+/// Rechecks a review descriptor before any call: it must equal what the
+/// authority derives now, the attempt must be open at its fence and every
+/// live check must pass. Read-only. Returns the installed profile.
+pub fn recheck_descriptor(
+    root: &Path,
+    clock: &dyn Clock,
+    token: &str,
+    d: &ReviewDescriptor,
+) -> Result<ReviewProfile> {
+    let (dir, mut ac) = admin::open_read(root)?;
+    let at = ac.transaction_with_behavior(TransactionBehavior::Deferred)?;
+    let who = admin::authenticate(&at, token)?;
+    col::check_origin(&who, &d.origin)?;
+    let j = dir
+        .open_read(&journal::SPEC)?
+        .ok_or_else(|| Error::new(Code::NotFound, "no journal: nothing was claimed"))?;
+    let (derived, p) = derive_descriptor(&j, &at, &d.attempt_id)?;
+    if &derived != d {
+        return Err(mismatch(
+            "the descriptor does not match what the authority derives now",
+        ));
+    }
+    col::check_open(
+        &j,
+        &d.attempt_id,
+        &d.task_id,
+        d.fence,
+        unix_millis(clock.now()),
+    )?;
+    check_live(&at, d)?;
+    Ok(p)
+}
+
+/// The installed profile of a descriptor, read-only (what a resumed
+/// `collect` replays under, whatever the attempt's state now).
+pub fn descriptor_profile(root: &Path, d: &ReviewDescriptor) -> Result<ReviewProfile> {
+    let (_dir, conn) = admin::open_read(root)?;
+    let p = profile_for(&conn, &d.registration.registration_id, &d.step_id)?
+        .ok_or_else(|| profile_err("the review profile is gone"))?;
+    if p.profile_id != d.review_profile_id || p.digest()? != d.review_profile_digest {
+        return Err(profile_err("the review profile changed"));
+    }
+    Ok(p)
+}
+
+/// A fully validated review transfer.
+pub struct Validated {
+    /// The envelope.
+    pub envelope: Envelope,
+    /// The regenerated request.
+    pub request: ReviewRequest,
+    /// The replayed record.
+    pub record: ReviewRecord,
+    /// The descriptor the authority derives for it.
+    pub descriptor: ReviewDescriptor,
+    /// The installed profile it ran under.
+    pub profile: ReviewProfile,
+}
+
+/// Validates review transfer bytes against the authority: the signature
+/// under the current registration, every header binding, the request
+/// regenerated from the authority's own state, and the record by replay
+/// (the same controller over the immutable snapshot and the installed
+/// profile, fed the record's retained trace; any difference is
+/// `review_replay_mismatch`). Attempt state is checked by the caller.
+pub fn validate_transfer(
+    j: &Connection,
+    a: &Connection,
+    dir: &DataDir,
+    bytes: &[u8],
+) -> Result<Validated> {
+    let env = transfer::open(bytes)?;
+    let h = &env.header;
+    if h.kind != KIND {
+        return Err(tinv("not a review transfer"));
+    }
+    if h.audience != audience(a)? {
+        return Err(tinv("the transfer is for another authority"));
+    }
+    let (reg, revoked) = admin::registration(a, &h.registration.registration_id)?
+        .ok_or_else(|| Error::new(Code::EnrollmentInvalid, "unknown registration"))?;
+    if revoked {
+        return Err(Error::new(
+            Code::EnrollmentInvalid,
+            "the registration is revoked",
+        ));
+    }
+    if reg.epoch != h.registration.epoch
+        || reg.verification_key_id != h.registration.key_id
+        || reg.executor_id != h.registration.executor_id
+        || current_epoch(a, &reg)? != reg.epoch
+    {
+        return Err(Error::new(
+            Code::EnrollmentInvalid,
+            "the transfer's registration epoch or key is not current",
+        ));
+    }
+    let pk = crate::wire::ed25519::parse_public_key_hex(&reg.public_key)?;
+    transfer::verify_signature(bytes, &env, &pk)?;
+    let row = journal::attempt(j, &h.attempt_id)?
+        .ok_or_else(|| Error::new(Code::NotFound, "no such attempt"))?;
+    if row.stored_state == "replaced" || row.attempt.fence != h.fence {
+        return Err(Error::new(
+            Code::StaleFence,
+            "the transfer's fence is not the attempt's current fence",
+        )
+        .with("fence", h.fence));
+    }
+    let (d, p) = derive_descriptor(j, a, &h.attempt_id)?;
+    check_basis(p.basis)?;
+    if h.collector_profile_id != d.review_profile_id
+        || h.collector_profile_digest != d.review_profile_digest
+    {
+        return Err(profile_err("the transfer names another review profile"));
+    }
+    if h.repository != d.repository
+        || h.profile != d.profile
+        || h.step_id != d.step_id
+        || h.task_id != d.task_id
+        || h.task_digest != d.task_digest
+        || h.attempt_digest != d.attempt_digest
+        || h.execution_operation_id != d.execution_operation_id
+        || h.fence != d.fence
+        || h.origin != d.origin
+        || h.registration != d.registration
+    {
+        return Err(tinv(
+            "the header does not bind this exact task, attempt, origin and registration",
+        ));
+    }
+    if h.collector_identity.runtime != KIND
+        || h.collector_identity.runtime_identity_digest.is_some()
+    {
+        return Err(tinv(
+            "a review header's collector identity is `review` with no runtime digest",
+        ));
+    }
+    let request = d.request(&p)?;
+    if request.bytes()? != env.records[0] {
+        return Err(tinv(
+            "the review request is not the one the authority regenerates",
+        ));
+    }
+    if h.request_digest != request.digest()? {
+        return Err(tinv("the header's request digest is wrong"));
+    }
+    let record: ReviewRecord = crate::wire::json::decode(
+        &env.records[1],
+        crate::wire::json::Limits::bytes(transfer::MAX_TRANSFER_BYTES as usize),
+        Code::TransferInvalid,
+        "review record",
+    )?;
+    if record.bytes()? != env.records[1] {
+        return Err(tinv("the review record is not canonical"));
+    }
+    let snapshot = CasSnapshot::open(dir.cas(), &d.revision, &d.manifest_sha256)?;
+    validate_replay(&snapshot, &p, &request, &record)?;
+    Ok(Validated {
+        envelope: env,
+        request,
+        record,
+        descriptor: d,
+        profile: p,
+    })
+}
