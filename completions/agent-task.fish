@@ -379,6 +379,8 @@ complete -c agent-task -n "__fish_agent_task_using_subcommand serve" -l max-mani
 complete -c agent-task -n "__fish_agent_task_using_subcommand serve" -l max-pack-bytes -d 'Remote checkpoints: the largest blob pack body, and so the largest single file a remote checkpoint can carry' -r
 complete -c agent-task -n "__fish_agent_task_using_subcommand serve" -l staging-quota-bytes -d 'Remote checkpoints: the most bytes of uploaded blobs not yet referenced by a revision that one agent may have staged' -r
 complete -c agent-task -n "__fish_agent_task_using_subcommand serve" -l staging-ttl-ms -d 'Remote checkpoints: how long a checkpoint session, and a staged blob no revision references, live before they are removed' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand serve" -l write-queue -d 'Workspace mutations queued for the group-commit writer of a data directory at most; past it a mutation is answered 503 busy at once' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand serve" -l write-batch -d 'Workspace mutations one batch of the writer applies and commits together at most (one commit per database a batch)' -r
 complete -c agent-task -n "__fish_agent_task_using_subcommand serve" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand serve" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
 complete -c agent-task -n "__fish_agent_task_using_subcommand serve" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON' -r -F

@@ -188,6 +188,7 @@ pub fn router() -> &'static agent_task::http::router::Router {
             &mut r,
             Arc::new(workspace::Workspace {
                 config,
+                writers: workspace::Writers::default(),
                 clock: Arc::new(agent_task::clock::SystemClock),
                 lock_timeout: Duration::from_secs(5),
                 hosts: Arc::new(hosts),

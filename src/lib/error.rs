@@ -405,7 +405,7 @@ impl fmt::Display for Code {
 }
 
 /// A typed failure: code, message and optional JSON details.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Error {
     code: Code,
     message: String,

@@ -15,11 +15,18 @@
 //!   not applied twice), and `PRAGMA integrity_check` is `ok` on every
 //!   database of the data dir.
 //!
+//! - one batch of the group-commit writer (`AGENT_TASK_TEST_WRITER_GATHER`
+//!   makes its first batch wait for every request of the test): two claims
+//!   of one task (one wins, one `task_not_claimable`), a claim of another
+//!   task, and a heartbeat of an attempt that does not exist: each its own
+//!   outcome, the failures change nothing, the successes are durable;
+//! - a CLI mutation beside a loaded `serve`: both make progress.
+//!
 //! No timed assertions: kill points are random, every wait is bounded only
 //! to turn a hang into a failure.
 
 use crate::task_support::Setup;
-use crate::workspace_http::{OPS, Served, serve, token};
+use crate::workspace_http::{OPS, Served, serve, serve_with, token};
 use serde_json::{Value, json};
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -396,4 +403,219 @@ fn authority_sigkill_soak() {
         "authority soak: {kills} kills, {n_rounds} claim races, {} requests cut off in flight by a kill and retried, {replayed} acknowledged mutations replayed, fences {fences:?}",
         lost.load(Ordering::SeqCst)
     );
+}
+
+/// Sends every body at once (one thread each, released together) on its
+/// own connection; the answers in the same order.
+fn at_once(addr: &str, calls: &[(String, Value)]) -> Vec<(u16, Value)> {
+    let barrier = Arc::new(Barrier::new(calls.len()));
+    let hs: Vec<_> = calls
+        .iter()
+        .map(|(tok, body)| {
+            let (barrier, tok, body, addr) =
+                (barrier.clone(), tok.clone(), body.clone(), addr.to_owned());
+            std::thread::spawn(move || {
+                barrier.wait();
+                try_op(&addr, &tok, &body).expect("serve answers")
+            })
+        })
+        .collect();
+    hs.into_iter().map(|h| h.join().expect("caller")).collect()
+}
+
+#[test]
+fn authority_writer_batch_each_mutation_its_own_outcome() {
+    let s = Setup::new();
+    let (tests_task, notes_task) = s.checkpoint();
+    let tokens = agent_tokens(&s, "batch", 4);
+    let srv = serve_with(&s, &[("AGENT_TASK_TEST_WRITER_GATHER", "4")], &[]);
+    let claim = |task: &str, rid: &str| json!({"operation": "claim", "task_id": task, "request_id": rid, "lease_ms": 60000});
+    let calls = vec![
+        (tokens[0].clone(), claim(&tests_task, "b-claim-0")),
+        (tokens[1].clone(), claim(&tests_task, "b-claim-1")),
+        (tokens[2].clone(), claim(&notes_task, "b-claim-2")),
+        (
+            tokens[3].clone(),
+            json!({"operation": "heartbeat", "attempt_id": "no-such-attempt", "fence": 1,
+                   "request_id": "b-hb-3", "lease_ms": 60000}),
+        ),
+    ];
+    let answers = at_once(&srv.addr, &calls);
+    // Per-task claim serialisation inside one batch: one winner.
+    let tests_claims = [&answers[0], &answers[1]];
+    let won: Vec<_> = tests_claims.iter().filter(|(st, _)| *st == 200).collect();
+    assert_eq!(won.len(), 1, "{answers:?}");
+    let lost = tests_claims
+        .iter()
+        .find(|(st, _)| *st != 200)
+        .expect("a loser");
+    assert_eq!(lost.0, 409, "{lost:?}");
+    assert_eq!(lost.1["error"], "task_not_claimable", "{lost:?}");
+    // The other task's claim is unaffected by its neighbours' failures.
+    assert_eq!(answers[2].0, 200, "{:?}", answers[2]);
+    // The bad heartbeat fails alone with its own typed error.
+    assert_eq!(answers[3].0, 404, "{:?}", answers[3]);
+    assert_eq!(answers[3].1["error"], "not_found", "{:?}", answers[3]);
+    // One batch, one instant: both successful claims carry the same lease
+    // end (same lease_ms, the session's single clock reading).
+    let r0 = &won[0].1["result"];
+    let r2 = &answers[2].1["result"];
+    assert_eq!(
+        r0["lease_expires_at"], r2["lease_expires_at"],
+        "one batch: {r0} {r2}"
+    );
+    // Durable, and retained: after a SIGKILL and a restart the identical
+    // retries return the byte-identical outcomes, and the loser's retry is
+    // still refused (it changed nothing).
+    drop(srv);
+    let srv = serve(&s);
+    for (i, (st, v)) in answers.iter().enumerate() {
+        let (st2, v2) = try_op(&srv.addr, &calls[i].0, &calls[i].1).expect("answer");
+        if *st == 200 {
+            assert_eq!((st2, &v2), (200, v), "retry of {}", calls[i].1);
+        } else {
+            assert_eq!(v2["error"], v["error"], "retry of {}", calls[i].1);
+        }
+    }
+}
+
+#[test]
+fn authority_cli_mutation_beside_a_loaded_serve_makes_progress() {
+    // Agents keep the writer busy with heartbeats while CLI claims (one
+    // process each, the data-dir lock across processes) run beside it:
+    // every CLI claim succeeds within its bounded lock wait, and the
+    // agents' heartbeats keep succeeding too.
+    let s = Setup::new();
+    let (task, notes) = s.checkpoint();
+    // The fixture's own agent, over HTTP and on the CLI alike.
+    let owner = token(&s);
+    let srv = serve(&s);
+    let won = try_op(
+        &srv.addr,
+        &owner,
+        &json!({"operation": "claim", "task_id": task, "request_id": "load-claim", "lease_ms": 600000}),
+    )
+    .expect("answer");
+    assert_eq!(won.0, 200, "{won:?}");
+    let a = won.1["result"]["attempt"].clone();
+    let stop = Arc::new(AtomicBool::new(false));
+    let beats = Arc::new(AtomicU64::new(0));
+    let hs: Vec<_> = (0..4)
+        .map(|k| {
+            let (stop, beats, addr, tok, a) = (
+                stop.clone(),
+                beats.clone(),
+                srv.addr.clone(),
+                owner.clone(),
+                a.clone(),
+            );
+            std::thread::spawn(move || {
+                let mut n = 0u64;
+                while !stop.load(Ordering::SeqCst) {
+                    let body = json!({"operation": "heartbeat", "attempt_id": a["attempt_id"],
+                        "fence": a["fence"], "request_id": format!("load-hb-{k}-{n}"), "lease_ms": 600000});
+                    let (st, v) = try_op(&addr, &tok, &body).expect("answer");
+                    assert_eq!(st, 200, "{v}");
+                    beats.fetch_add(1, Ordering::SeqCst);
+                    n += 1;
+                }
+            })
+        })
+        .collect();
+    // CLI mutations beside it, each its own process: a claim of the other
+    // task and heartbeats of the same attempt the agents beat (journal
+    // writes under the data-dir lock, waited for across processes).
+    let attempt = a["attempt_id"].as_str().expect("attempt").to_owned();
+    let fence = a["fence"].to_string();
+    let out = s
+        .agent(&[
+            "claim",
+            &notes,
+            "--request-id",
+            "cli-claim",
+            "--lease-ms",
+            "60000",
+        ])
+        .json();
+    assert_eq!(out["attempt"]["fence"], 1, "{out}");
+    for i in 0..3 {
+        let before = beats.load(Ordering::SeqCst);
+        let out = s
+            .agent(&[
+                "heartbeat",
+                "--attempt",
+                &attempt,
+                "--fence",
+                &fence,
+                "--request-id",
+                &format!("cli-hb-{i}"),
+            ])
+            .json();
+        assert!(out.is_object(), "{out}");
+        // And serve went on meanwhile (bounded: a hang fails the test).
+        let start = Instant::now();
+        while beats.load(Ordering::SeqCst) <= before && start.elapsed() < Duration::from_secs(120) {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        assert!(
+            beats.load(Ordering::SeqCst) > before,
+            "serve made no progress"
+        );
+    }
+    stop.store(true, Ordering::SeqCst);
+    for h in hs {
+        h.join().expect("agent");
+    }
+}
+
+#[test]
+#[allow(clippy::disallowed_methods)] // the test holds the data-dir lock itself
+fn authority_reads_answer_while_the_lock_and_a_write_transaction_are_held() {
+    // Another process's view: the data-dir lock held and an immediate
+    // transaction open on the journal (a writer mid-batch). Every read of
+    // the workspace endpoint answers from a WAL snapshot meanwhile; a
+    // mutation waits for the lock and, past --lock-timeout-ms, is `busy`
+    // having changed nothing.
+    let s = Setup::new();
+    let (task, _) = s.checkpoint();
+    let owner = token(&s);
+    let srv = serve_with(&s, &[], &["--lock-timeout-ms", "200"]);
+    let (st, won) = try_op(
+        &srv.addr,
+        &owner,
+        &json!({"operation": "claim", "task_id": task, "request_id": "r-claim", "lease_ms": 600000}),
+    )
+    .expect("answer");
+    assert_eq!(st, 200, "{won}");
+    let attempt = won["result"]["attempt"]["attempt_id"].clone();
+    let lock = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(s.env.data_dir.join("lock"))
+        .expect("lock file");
+    lock.lock().expect("hold the data-dir lock");
+    let j = rusqlite::Connection::open(s.env.data_dir.join("journal.sqlite")).expect("journal");
+    j.execute_batch("BEGIN IMMEDIATE; UPDATE attempts SET updated_at = updated_at;")
+        .expect("an open write transaction");
+    let reads = [
+        json!({"operation": "next", "change_id": s.change_id}),
+        json!({"operation": "qualification", "change_id": s.change_id}),
+        json!({"operation": "status", "task_id": task, "attempt_id": attempt}),
+        json!({"operation": "instructions", "task_id": task}),
+        json!({"operation": "reference", "task_id": task, "name": "testing-guide"}),
+    ];
+    for body in &reads {
+        let (st, v) = try_op(&srv.addr, &owner, body).expect("answer");
+        assert_eq!(st, 200, "{body}: {v}");
+    }
+    let hb = json!({"operation": "heartbeat", "attempt_id": attempt, "fence": 1,
+        "request_id": "r-hb", "lease_ms": 600000});
+    let (st, v) = try_op(&srv.addr, &owner, &hb).expect("answer");
+    assert_eq!((st, v["error"].as_str()), (503, Some("busy")), "{v}");
+    j.execute_batch("ROLLBACK").expect("rollback");
+    drop(j);
+    drop(lock);
+    // The lock is free again: the same heartbeat is applied now.
+    let (st, v) = try_op(&srv.addr, &owner, &hb).expect("answer");
+    assert_eq!(st, 200, "{v}");
 }

@@ -45,14 +45,21 @@ pub fn write_config(s: &Setup) -> std::path::PathBuf {
 
 /// Starts `serve --workspace-config` on an ephemeral loopback port.
 pub fn serve(s: &Setup) -> Served {
+    serve_with(s, &[], &[])
+}
+
+/// [`serve`] with extra environment variables and `serve` flags.
+pub fn serve_with(s: &Setup, envs: &[(&str, &str)], args: &[&str]) -> Served {
     let cfg = write_config(s);
     let mut child = Command::new(crate::common::bin())
         .env_clear()
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .envs(envs.iter().copied())
         .arg("--data-dir")
         .arg(&s.env.data_dir)
         .args(["serve", "--bind", "127.0.0.1:0", "--workspace-config"])
         .arg(&cfg)
+        .args(args)
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()

@@ -651,6 +651,7 @@ pub fn evaluate(r: &StopRequest<'_>) -> Verdict {
                 timeout: r.timeout,
                 clock: r.clock,
                 token: &token,
+                writer: None,
             };
             crate::workflow::service::receipt::qualify(&cx, &ChangeSel::Id(r.change.clone()))
                 .map_err(|e| match e.code() {

@@ -9,9 +9,11 @@ use super::router::{Access, BodySpec, Guard, Method, Request, Response, RouteSpe
 use crate::clock::Clock;
 use crate::contract::{CAPABILITY, SCHEMA_VERSION};
 use crate::error::{Code, Error, Result};
+use crate::store::{Writer, WriterConfig};
 use crate::workflow::service::facade::{self, TaskProfile, WorkspaceConfig};
 use crate::workflow::service::ops::AgentCtx;
 use serde_json::{Value, json};
+use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -22,10 +24,40 @@ pub const MAX_BODY: u64 = 1024 * 1024;
 /// Longest bearer accepted.
 const MAX_BEARER: usize = 512;
 
+/// The group-commit writers of `serve`, one per data directory the
+/// profiles name (`store::Writer`): every workspace mutation of a profile
+/// is queued to its directory's writer.
+#[derive(Debug, Default)]
+pub struct Writers(Vec<Writer>);
+
+impl Writers {
+    /// Starts one writer per distinct data directory of `config`.
+    pub fn start(
+        config: &WorkspaceConfig,
+        clock: Arc<dyn Clock>,
+        cfg: WriterConfig,
+    ) -> Result<Writers> {
+        let mut out: Vec<Writer> = Vec::new();
+        for p in &config.agent_task_profiles {
+            if out.iter().all(|w| w.root() != p.data_dir) {
+                out.push(Writer::start(&p.data_dir, clock.clone(), cfg)?);
+            }
+        }
+        Ok(Writers(out))
+    }
+
+    /// The writer of `root`, if one was started for it.
+    pub fn get(&self, root: &Path) -> Option<&Writer> {
+        self.0.iter().find(|w| w.root() == root)
+    }
+}
+
 /// What the workspace routes share.
 pub struct Workspace {
     /// The operator's profiles.
     pub config: WorkspaceConfig,
+    /// The group-commit writers of the profiles' data directories.
+    pub writers: Writers,
     /// The clock.
     pub clock: Arc<dyn Clock>,
     /// Lock wait for mutations.
@@ -39,24 +71,14 @@ pub struct Workspace {
 impl Workspace {
     /// Checks the bearer against the profile's authority (and its pins).
     pub fn authenticate(&self, profile: &TaskProfile, bearer: &str) -> Result<()> {
-        let cx = AgentCtx {
-            root: &profile.data_dir,
-            timeout: self.lock_timeout,
-            clock: self.clock.as_ref(),
-            token: bearer,
-        };
+        let cx = self.ctx(profile, bearer);
         facade::check_scope(&cx, profile, &facade::OperationRequest::Capabilities {})
     }
 
     /// Runs one decoded operation for `bearer` in `profile`.
     pub fn run(&self, profile: &TaskProfile, bearer: &str, body: Value) -> Result<Value> {
         let op = facade::decode(body)?;
-        let cx = AgentCtx {
-            root: &profile.data_dir,
-            timeout: self.lock_timeout,
-            clock: self.clock.as_ref(),
-            token: bearer,
-        };
+        let cx = self.ctx(profile, bearer);
         facade::execute(&cx, profile, &op, &self.limits)
     }
 
@@ -66,6 +88,7 @@ impl Workspace {
             timeout: self.lock_timeout,
             clock: self.clock.as_ref(),
             token: bearer,
+            writer: self.writers.get(&profile.data_dir),
         }
     }
 }
@@ -229,13 +252,7 @@ pub fn mount(router: &mut Router, ws: Arc<Workspace>) {
             let tok = bearer(req)?;
             let profile = w.config.profile(&param(req, 0)?, &param(req, 1)?)?.clone();
             let bytes = upload_body().read(req)?;
-            let cx = AgentCtx {
-                root: &profile.data_dir,
-                timeout: w.lock_timeout,
-                clock: w.clock.as_ref(),
-                token: &tok,
-            };
-            let out = facade::collector_upload(&cx, &profile, &bytes)?;
+            let out = facade::collector_upload(&w.ctx(&profile, &tok), &profile, &bytes)?;
             Ok(Response::json(200, &envelope("collector_upload", out)))
         }),
     );

@@ -5,12 +5,29 @@
 //! nothing — it never hangs and never replays. The lock is a separate file
 //! (`DATA_DIR/lock`), never a database file: SQLite's POSIX locks are lost
 //! when a process closes any descriptor of the database.
+//!
+//! The wait never polls. An uncontended lock is taken with two non-blocking
+//! attempts; a contended one is waited for by a helper thread in a
+//! *blocking* `flock`, while the caller waits on a channel under its
+//! deadline. Waiters queue on a second lock file (`DATA_DIR/lock.queue`):
+//! a taker holds the queue lock while it waits for the data-dir lock and
+//! drops it once it holds that, so a holder that releases the lock and at
+//! once asks for it again (the `serve` writer between two batches) waits
+//! behind the process already waiting instead of overtaking it: neither
+//! starves.
+//!
+//! A helper whose caller gave up keeps waiting; when it gets the lock it
+//! finds nobody to hand it to and releases it at once. A [`Waiter`] (the
+//! `serve` writer's) hands such an outstanding wait to its next
+//! acquisition instead of starting another, so a lock held for a long time
+//! by someone else never accumulates helpers.
 
 use super::private_fs;
 use crate::error::{Code, Error, Result};
 use std::fs::{File, TryLockError};
-use std::path::Path;
-use std::time::{Duration, Instant};
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+use std::time::Duration;
 
 /// Proof that the data-directory lock is held. Dropping it releases the lock.
 #[derive(Debug)]
@@ -21,31 +38,204 @@ pub struct DirLock {
 /// Default bounded wait for the lock.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_millis(5000);
 
+/// Suffix of the queue lock file, next to the lock file.
+pub const QUEUE_SUFFIX: &str = ".queue";
+
+type Handoff = mpsc::Receiver<Result<File>>;
+
+/// Takes locks on one lock file, keeping a wait that ran out for the next
+/// call (see the module documentation).
+#[derive(Debug, Default)]
+pub struct Waiter {
+    outstanding: Option<Handoff>,
+}
+
+impl Waiter {
+    /// Takes the exclusive lock on `path`, waiting at most `timeout`
+    /// (continuing a wait an earlier call left outstanding).
+    pub(crate) fn acquire(&mut self, path: &Path, timeout: Duration) -> Result<DirLock> {
+        let rx = match self.outstanding.take() {
+            Some(rx) => rx,
+            None => match start(path)? {
+                Started::Held(file) => return Ok(DirLock { _file: file }),
+                Started::Waiting(rx) => rx,
+            },
+        };
+        match rx.recv_timeout(timeout) {
+            Ok(Ok(file)) => Ok(DirLock { _file: file }),
+            Ok(Err(e)) => Err(e),
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                self.outstanding = Some(rx);
+                Err(busy(path, timeout))
+            }
+            Err(mpsc::RecvTimeoutError::Disconnected) => {
+                Err(Error::internal("the lock wait ended without an answer"))
+            }
+        }
+    }
+}
+
 /// Takes the exclusive lock on `path`, waiting at most `timeout`.
-#[allow(clippy::disallowed_methods)] // `store::lock` owns file locks.
 pub(crate) fn acquire(path: &Path, timeout: Duration) -> Result<DirLock> {
+    Waiter::default().acquire(path, timeout)
+}
+
+fn busy(path: &Path, timeout: Duration) -> Error {
+    Error::new(
+        Code::Busy,
+        format!(
+            "another agent-task process holds the data-directory lock; gave up after {} ms",
+            timeout.as_millis()
+        ),
+    )
+    .with("lock", path.display().to_string())
+    .with("timeout_ms", timeout.as_millis() as u64)
+}
+
+enum Started {
+    Held(File),
+    Waiting(Handoff),
+}
+
+fn queue_path(path: &Path) -> PathBuf {
+    let mut p = path.as_os_str().to_owned();
+    p.push(QUEUE_SUFFIX);
+    PathBuf::from(p)
+}
+
+/// Non-blocking attempts first (queue, then lock); when either is held by
+/// someone else, a helper thread takes what is missing with blocking calls.
+#[allow(clippy::disallowed_methods)] // `store::lock` owns file locks.
+fn start(path: &Path) -> Result<Started> {
     let file = private_fs::open_private_rw(path)?;
-    let start = Instant::now();
-    let mut pause = Duration::from_micros(500);
-    loop {
+    let qpath = queue_path(path);
+    let queue = private_fs::open_private_rw(&qpath)?;
+    let have_queue = match queue.try_lock() {
+        Ok(()) => true,
+        Err(TryLockError::WouldBlock) => false,
+        Err(TryLockError::Error(e)) => return Err(Error::io("lock", &qpath, e)),
+    };
+    if have_queue {
         match file.try_lock() {
-            Ok(()) => return Ok(DirLock { _file: file }),
+            // Dropping the queue file releases the queue lock.
+            Ok(()) => return Ok(Started::Held(file)),
             Err(TryLockError::WouldBlock) => {}
             Err(TryLockError::Error(e)) => return Err(Error::io("lock", path, e)),
         }
-        let waited = start.elapsed();
-        if waited >= timeout {
-            return Err(Error::new(
-                Code::Busy,
-                format!(
-                    "another agent-task process holds the data-directory lock; gave up after {} ms",
-                    timeout.as_millis()
-                ),
-            )
-            .with("lock", path.display().to_string())
-            .with("timeout_ms", timeout.as_millis() as u64));
+    }
+    let (tx, rx) = mpsc::sync_channel(1);
+    let (path, qpath) = (path.to_owned(), qpath);
+    std::thread::Builder::new()
+        .name("agent-task-lock-wait".into())
+        .spawn(move || {
+            let got = (|| {
+                if !have_queue {
+                    queue.lock().map_err(|e| Error::io("lock", &qpath, e))?;
+                }
+                file.lock().map_err(|e| Error::io("lock", &path, e))?;
+                drop(queue);
+                Ok(file)
+            })();
+            // Nobody waiting any more: the lock (if taken) is released
+            // when the undelivered file is dropped.
+            let _ = tx.send(got);
+        })
+        .map_err(|e| Error::internal(format!("cannot start the lock wait: {e}")))?;
+    Ok(Started::Waiting(rx))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::{Arc, Barrier};
+
+    fn lock_path() -> (tempfile::TempDir, PathBuf) {
+        let t = tempfile::tempdir().expect("tempdir");
+        let p = t.path().join("lock");
+        (t, p)
+    }
+
+    #[test]
+    fn a_held_lock_is_busy_after_the_wait_and_free_after_release() {
+        let (_t, p) = lock_path();
+        let held = acquire(&p, Duration::from_secs(1)).expect("first");
+        let e = acquire(&p, Duration::from_millis(20)).expect_err("held elsewhere");
+        assert_eq!(e.code(), Code::Busy);
+        assert_eq!(
+            e.details().and_then(|d| d.get("timeout_ms")),
+            Some(&serde_json::json!(20))
+        );
+        drop(held);
+        // The abandoned helper took the lock and released it again.
+        let again = acquire(&p, Duration::from_secs(10)).expect("free again");
+        drop(again);
+    }
+
+    #[test]
+    fn a_blocked_wait_is_handed_the_lock_when_it_is_released() {
+        let (_t, p) = lock_path();
+        let held = acquire(&p, Duration::from_secs(1)).expect("first");
+        let barrier = Arc::new(Barrier::new(2));
+        let (b, p2) = (barrier.clone(), p.clone());
+        let waiter = std::thread::spawn(move || {
+            b.wait();
+            acquire(&p2, Duration::from_secs(60)).map(drop)
+        });
+        barrier.wait();
+        drop(held);
+        waiter
+            .join()
+            .expect("join")
+            .expect("the waiter gets the lock");
+    }
+
+    #[test]
+    fn a_waiter_continues_its_outstanding_wait() {
+        let (_t, p) = lock_path();
+        let held = acquire(&p, Duration::from_secs(1)).expect("first");
+        let mut w = Waiter::default();
+        for _ in 0..3 {
+            let e = w.acquire(&p, Duration::from_millis(5)).expect_err("held");
+            assert_eq!(e.code(), Code::Busy);
+            assert!(w.outstanding.is_some(), "one wait kept, not one per call");
         }
-        std::thread::sleep(pause.min(timeout - waited));
-        pause = (pause * 2).min(Duration::from_millis(20));
+        drop(held);
+        let got = w.acquire(&p, Duration::from_secs(60)).expect("handed over");
+        assert!(w.outstanding.is_none());
+        drop(got);
+    }
+
+    #[test]
+    fn a_queued_waiter_goes_before_a_holder_that_asks_again() {
+        // The holder releases and asks again while another waits in the
+        // queue: the waiter gets the lock first.
+        let (_t, p) = lock_path();
+        let held = acquire(&p, Duration::from_secs(1)).expect("first");
+        let order = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let (o, p2) = (order.clone(), p.clone());
+        let (ready_tx, ready_rx) = mpsc::channel();
+        let waiter = std::thread::spawn(move || {
+            // Hold the queue the way a blocked taker does, then signal.
+            let mut w = Waiter::default();
+            let e = w.acquire(&p2, Duration::from_millis(1));
+            assert!(e.is_err(), "held");
+            ready_tx.send(()).expect("send");
+            let l = w.acquire(&p2, Duration::from_secs(60)).expect("waiter");
+            o.lock().expect("order").push("waiter");
+            drop(l);
+        });
+        ready_rx.recv().expect("ready");
+        // The waiter's helper holds the queue lock for as long as it waits.
+        let queue = private_fs::open_private_rw(&queue_path(&p)).expect("queue");
+        #[allow(clippy::disallowed_methods)]
+        let queued = matches!(queue.try_lock(), Err(TryLockError::WouldBlock));
+        assert!(queued, "a blocked taker holds the queue");
+        drop(queue);
+        drop(held);
+        let again = acquire(&p, Duration::from_secs(60)).expect("holder again");
+        order.lock().expect("order").push("holder");
+        drop(again);
+        waiter.join().expect("join");
+        assert_eq!(*order.lock().expect("order"), vec!["waiter", "holder"]);
     }
 }

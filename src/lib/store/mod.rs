@@ -15,15 +15,17 @@ mod lock;
 pub mod private_fs;
 mod session;
 mod staging;
+mod writer;
 
 pub use cas::{Cas, CasBatch, CasStats, PutOutcome, TEMP_SWEEP_AGE};
 pub use db::{DbSpec, Migration};
 #[cfg(test)]
 pub(crate) use db::{in_memory, raw_file};
-pub use lock::{DEFAULT_TIMEOUT, DirLock};
+pub use lock::{DEFAULT_TIMEOUT, DirLock, Waiter};
 pub use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, params};
 pub use session::{Access, CommitOrder, Plan, Session, Work};
 pub use staging::Staging;
+pub use writer::{Writer, WriterConfig, WriterStats};
 
 use crate::error::{Code, Error, Result};
 use private_fs::Kind;
@@ -100,7 +102,14 @@ impl DataDir {
     /// the CAS's orphan temp files older than [`cas::TEMP_SWEEP_AGE`] (best
     /// effort: a failed sweep never fails the write).
     pub fn lock(&self, timeout: Duration) -> Result<DirLock> {
-        let lock = lock::acquire(&self.root.join(LOCK_FILE), timeout)?;
+        self.lock_with(&mut lock::Waiter::default(), timeout)
+    }
+
+    /// [`DataDir::lock`] through a long-lived [`lock::Waiter`] (the `serve`
+    /// writer's), which continues a wait that ran out instead of starting
+    /// another.
+    pub fn lock_with(&self, waiter: &mut lock::Waiter, timeout: Duration) -> Result<DirLock> {
+        let lock = waiter.acquire(&self.root.join(LOCK_FILE), timeout)?;
         let _ = self
             .cas()
             .sweep_temp(&lock, std::time::SystemTime::now(), cas::TEMP_SWEEP_AGE);

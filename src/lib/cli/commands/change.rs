@@ -123,6 +123,7 @@ pub(super) fn with_agent<T>(ctx: &Ctx, f: impl FnOnce(&AgentCtx<'_>) -> Result<T
         timeout: ctx.lock_timeout,
         clock: ctx.clock.as_ref(),
         token: &token,
+        writer: None,
     };
     f(&cx)
 }

@@ -106,6 +106,14 @@ pub struct ServeArgs {
     #[arg(long, value_name = "MS", default_value_t = crate::workflow::service::remote::DEFAULT_TTL_MS,
           value_parser = clap::value_parser!(u64).range(1000..))]
     pub staging_ttl_ms: u64,
+    /// Workspace mutations queued for the group-commit writer of a data
+    /// directory at most; past it a mutation is answered 503 busy at once.
+    #[arg(long, default_value_t = 1024, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=65536))]
+    pub write_queue: u32,
+    /// Workspace mutations one batch of the writer applies and commits
+    /// together at most (one commit per database a batch).
+    #[arg(long, default_value_t = 256, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=65536))]
+    pub write_batch: u32,
 }
 
 const MAX_TOKEN: u64 = 16_384;
@@ -234,11 +242,23 @@ pub(super) fn run(ctx: &Ctx, a: &ServeArgs) -> Result<Reply> {
         .map(|w| w.agent_task_profiles.len())
         .unwrap_or(0);
     if let Some(config) = workspace {
+        let clock: Arc<dyn crate::clock::Clock> = Arc::from(crate::clock::process_clock()?);
+        let writers = http::workspace::Writers::start(
+            &config,
+            clock.clone(),
+            crate::store::WriterConfig {
+                queue: a.write_queue as usize,
+                max_batch: a.write_batch as usize,
+                lock_timeout: ctx.lock_timeout,
+                gather_first: writer_gather(),
+            },
+        )?;
         http::workspace::mount(
             &mut router,
             Arc::new(http::workspace::Workspace {
                 config,
-                clock: Arc::from(crate::clock::process_clock()?),
+                writers,
+                clock,
                 lock_timeout: ctx.lock_timeout,
                 hosts: hosts.clone(),
                 limits: crate::workflow::service::remote::RemoteLimits {
@@ -292,4 +312,13 @@ pub(super) fn run(ctx: &Ctx, a: &ServeArgs) -> Result<Reply> {
         http::server::Front { tls, hosts },
     )?;
     Err(Error::internal("the server stopped"))
+}
+
+/// The writer's first-batch gather (a test hook: `test-hooks` builds only).
+fn writer_gather() -> usize {
+    #[cfg(feature = "test-hooks")]
+    if let Some(n) = crate::env::var("AGENT_TASK_TEST_WRITER_GATHER").and_then(|v| v.parse().ok()) {
+        return n;
+    }
+    0
 }

@@ -749,6 +749,57 @@ pub fn validate_transfer(j: &Connection, a: &Connection, bytes: &[u8]) -> Result
     })
 }
 
+/// The checks of [`import_in`] that need no lock, on a read snapshot
+/// (run before the unit of work; under `serve`, before the writer):
+/// `Ok(true)` when the transfer is valid and its bytes are now in the CAS,
+/// `Ok(false)` when the unit of work must decide (a retry of a retained
+/// transfer, or no journal yet), else the refusal.
+pub fn prevalidate(
+    root: &Path,
+    token: &str,
+    now_ms: i64,
+    bytes: &[u8],
+    env: &transfer::Envelope,
+    digest: &Sha256Hex,
+) -> Result<bool> {
+    let (dir, at) = admin::open_read(root)?;
+    let Some(jt) = dir.open_read(&journal::SPEC)? else {
+        return Ok(false);
+    };
+    // The same checks in the same order as `import_in`, so a refusal is
+    // the same typed error either way.
+    let who = admin::authenticate(&at, token)?;
+    if who.actor.owner_id != env.header.origin.owner_id {
+        return Err(Error::new(
+            Code::Forbidden,
+            "the transfer belongs to another owner",
+        ));
+    }
+    let h = &env.header;
+    if imported_where(&at, "execution_operation_id", &h.execution_operation_id)?.is_some() {
+        return Ok(false);
+    }
+    check_origin(&who, &h.origin)?;
+    if h.kind == super::review::KIND {
+        // A review is validated by replaying its trace.
+        let v = super::review::validate_transfer(&jt, &at, &dir, bytes)?;
+        let d = &v.descriptor;
+        check_open(&jt, &d.attempt_id, &d.task_id, d.fence, now_ms)?;
+        super::review::check_live(&at, d)?;
+    } else {
+        let v = validate_transfer(&jt, &at, bytes)?;
+        check_attempt_open(&jt, &v.descriptor, now_ms)?;
+        check_live(&at, &v.descriptor)?;
+    }
+    let put = dir.cas().put_bytes(bytes)?;
+    if put.digest != *digest {
+        return Err(Error::internal(
+            "CAS digest differs from the transfer digest",
+        ));
+    }
+    Ok(true)
+}
+
 /// Imports a signed transfer under the data-directory lock (inside the
 /// caller's session, `workflow::service::collect::import`): an exact
 /// committed retry returns the historical view; changed bytes under the
@@ -760,6 +811,7 @@ pub fn import_in(
     bytes: &[u8],
     env: &transfer::Envelope,
     digest: Sha256Hex,
+    prestored: bool,
 ) -> Result<Value> {
     let (jt, at, dir) = (w.journal_write()?, w.authority()?, w.dir());
     let ts = w.now_text();
@@ -828,11 +880,13 @@ pub fn import_in(
             v.descriptor.change_version,
         )
     };
-    let put = dir.cas().put_bytes(bytes)?;
-    if put.digest != digest {
-        return Err(Error::internal(
-            "CAS digest differs from the transfer digest",
-        ));
+    if !prestored {
+        let put = dir.cas().put_bytes(bytes)?;
+        if put.digest != digest {
+            return Err(Error::internal(
+                "CAS digest differs from the transfer digest",
+            ));
+        }
     }
     let (outcome_s, status_s) = (
         outcome.as_str().unwrap_or_default().to_owned(),

@@ -18,7 +18,7 @@ use std::path::Path;
 use std::time::Duration;
 
 /// The session of an operator write: the authority alone.
-const WRITE_PLAN: Plan = Plan {
+pub const WRITE_PLAN: Plan = Plan {
     journal: (&crate::workflow::journal::SPEC, Access::None),
     authority: (&crate::workflow::authority::schema::SPEC, Access::Write),
     order: CommitOrder::JournalFirst,

@@ -9,7 +9,7 @@ use crate::collector::review::ReviewProfile;
 use crate::collector::review::wire::ReviewDescriptor;
 use crate::collector::transfer::{self, CollectorDescriptor};
 use crate::error::Result;
-use crate::store::{Access, CommitOrder, Plan, Session};
+use crate::store::{Access, CommitOrder, Plan};
 use crate::workflow::authority::{collector, review, schema};
 use crate::workflow::journal;
 use serde_json::Value;
@@ -22,7 +22,10 @@ pub fn collector_claim(
     cx: &AgentCtx<'_>,
     req: &super::facade::CollectorClaimRequest,
 ) -> Result<Value> {
-    cx.mutate(collector::collector_claim(&req.task_id, &req.request_id))
+    let (task_id, request_id) = (req.task_id.clone(), req.request_id.clone());
+    cx.mutate(move |j, a, who, now| {
+        collector::collector_claim(&task_id, &request_id)(j, a, who, now)
+    })
 }
 
 /// The session of a transfer import: the retained transfer (authority)
@@ -34,21 +37,22 @@ const IMPORT_PLAN: Plan = Plan {
 };
 
 /// Imports a signed transfer (see `workflow::authority::collector::
-/// import_in`). The envelope is opened before the lock is taken; a refused
+/// import_in`). The slow part runs before the unit of work (under
+/// `serve`, before the writer sees it): the envelope is opened, the
+/// transfer validated against a read snapshot (signature, bindings,
+/// record; `collector::prevalidate`) and its bytes stored and fsynced in
+/// the CAS, so a refused transfer never reaches the writer and an
+/// accepted one only repeats the cheap checks under the lock. A refused
 /// import leaves no new journal behind.
-pub fn import(
-    root: &Path,
-    timeout: Duration,
-    clock: &dyn Clock,
-    token: &str,
-    bytes: &[u8],
-) -> Result<Value> {
+pub fn import(cx: &AgentCtx<'_>, bytes: &[u8]) -> Result<Value> {
     let env = transfer::open(bytes)?;
     let digest = transfer::transfer_digest(bytes);
-    let mut session = Session::open(root, timeout, clock, IMPORT_PLAN)?;
-    let out = session.apply(|w| collector::import_in(w, token, bytes, &env, digest))?;
-    session.commit()?;
-    Ok(out)
+    let now_ms = crate::clock::unix_millis(cx.clock.now());
+    let prestored = collector::prevalidate(cx.root, cx.token, now_ms, bytes, &env, &digest)?;
+    let (token, bytes) = (cx.token.to_owned(), bytes.to_vec());
+    cx.session(IMPORT_PLAN, move |w| {
+        collector::import_in(w, &token, &bytes, &env, digest, prestored)
+    })
 }
 
 /// Rechecks and uploads against the authority of a local data directory.
@@ -65,7 +69,14 @@ pub struct LocalUpload<'a> {
 
 impl Uploader for LocalUpload<'_> {
     fn upload(&self, bytes: &[u8]) -> Result<Value> {
-        import(self.root, self.timeout, self.clock, self.token, bytes)
+        let cx = AgentCtx {
+            root: self.root,
+            timeout: self.timeout,
+            clock: self.clock,
+            token: self.token,
+            writer: None,
+        };
+        import(&cx, bytes)
     }
 }
 

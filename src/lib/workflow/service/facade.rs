@@ -718,7 +718,7 @@ pub fn collector_upload(cx: &AgentCtx<'_>, p: &TaskProfile, bytes: &[u8]) -> Res
     if env.header.repository != p.native_repository || env.header.profile != p.profile_id {
         return Err(out_of_scope());
     }
-    crate::workflow::service::collect::import(cx.root, cx.timeout, cx.clock, cx.token, bytes)
+    crate::workflow::service::collect::import(cx, bytes)
 }
 
 fn mutate(cx: &AgentCtx<'_>, action: MutationAction, b: &MutationBody) -> Result<Value> {

@@ -238,6 +238,7 @@ impl World {
             timeout: Duration::from_secs(5),
             clock: &self.clock,
             token: &self.token,
+            writer: None,
         }
     }
 
@@ -344,6 +345,7 @@ fn step(w: &mut World, op: &Op) {
                     timeout: t,
                     clock: &w.clock,
                     token: &old,
+                    writer: None,
                 },
                 &StatusRequest {
                     task_id: w.subjects[0].task_id.clone(),

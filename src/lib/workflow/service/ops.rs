@@ -8,7 +8,9 @@
 use crate::clock::{Clock, unix_millis};
 use crate::contract::*;
 use crate::error::{Code, Error, Result};
-use crate::store::{Access, CommitOrder, Connection, Plan, Session, TransactionBehavior};
+use crate::store::{
+    Access, CommitOrder, Connection, Plan, Session, TransactionBehavior, Work, Writer,
+};
 use crate::workflow::authority::admin::{self, Authenticated};
 use crate::workflow::authority::change::{self, ChangeSel};
 use crate::workflow::journal::{self, Now};
@@ -34,6 +36,10 @@ pub struct AgentCtx<'a> {
     pub clock: &'a dyn Clock,
     /// Token text (from the token file).
     pub token: &'a str,
+    /// The group-commit writer of `root` (under `serve`): mutations are
+    /// queued to it and batched. `None`: each mutation opens its own
+    /// session, a batch of one (the CLI).
+    pub writer: Option<&'a Writer>,
 }
 
 impl AgentCtx<'_> {
@@ -43,22 +49,40 @@ impl AgentCtx<'_> {
         }
     }
 
-    /// Runs `f` in the critical section: one [`Session`] (lock → journal
-    /// immediate transaction → authority read transaction), a batch of one.
-    pub fn mutate<T>(
+    /// Runs one mutation `f` in a [`Session`] of `plan`: through the
+    /// writer (one savepoint of a batch, answered once the batch is
+    /// durable) when there is one for this data directory, else in a
+    /// session of its own (lock → journal → authority, one commit each).
+    /// Either way `f` sees the same [`Work`] and fails alone.
+    pub fn session<T: Send + 'static>(
         &self,
-        f: impl FnOnce(&Connection, &Connection, &Authenticated, Now) -> Result<T>,
+        plan: Plan,
+        f: impl FnOnce(&Work<'_>) -> Result<T> + Send + 'static,
     ) -> Result<T> {
+        if let Some(w) = self.writer.filter(|w| w.root() == self.root) {
+            return w.submit(plan, f);
+        }
         // A refused mutation (bad token, task not claimable, …) leaves no
         // new journal behind (the session removes one it created).
-        let mut session = Session::open(self.root, self.timeout, self.clock, AGENT_PLAN)?;
-        let out = session.apply(|w| {
-            let (j, a) = (w.journal_write()?, w.authority()?);
-            let who = admin::authenticate(a, self.token)?;
-            f(j, a, &who, Now { ms: w.now_ms() })
-        })?;
+        let mut session = Session::open(self.root, self.timeout, self.clock, plan)?;
+        let out = session.apply(f)?;
         session.commit()?;
         Ok(out)
+    }
+
+    /// Runs an agent mutation `f` (journal written, authority read under
+    /// the lock, the token authenticated inside the same unit of work)
+    /// through [`AgentCtx::session`].
+    pub fn mutate<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&Connection, &Connection, &Authenticated, Now) -> Result<T> + Send + 'static,
+    ) -> Result<T> {
+        let token = self.token.to_owned();
+        self.session(AGENT_PLAN, move |w| {
+            let (j, a) = (w.journal_write()?, w.authority()?);
+            let who = admin::authenticate(a, &token)?;
+            f(j, a, &who, Now { ms: w.now_ms() })
+        })
     }
 
     /// Runs a read: authority and (when present) journal read-only.
@@ -368,7 +392,8 @@ pub fn reference(cx: &AgentCtx<'_>, req: &ReferenceFetchRequest) -> Result<Refer
 
 /// `claim`.
 pub fn claim(cx: &AgentCtx<'_>, r: &super::facade::ClaimRequest) -> Result<Value> {
-    cx.mutate(|j, a, who, now| {
+    let r = r.clone();
+    cx.mutate(move |j, a, who, now| {
         // The task is looked up once: the claim takes it as found here.
         let rechecks = crate::workflow::authority::Rechecks(a);
         let found = journal::Authority::find_task(&rechecks, &r.task_id, &who.actor)?;
@@ -397,8 +422,9 @@ pub fn claim(cx: &AgentCtx<'_>, r: &super::facade::ClaimRequest) -> Result<Value
 /// `heartbeat`, `cancel`, `reconcile` by attempt id and fence.
 pub fn mutate(cx: &AgentCtx<'_>, m: &journal::MutationArgs) -> Result<Value> {
     check_id("attempt_id", &m.attempt_id)?;
-    cx.mutate(|j, a, who, now| {
-        let req = journal::mutation_request(Some(j), &who.actor, m)?;
+    let m = m.clone();
+    cx.mutate(move |j, a, who, now| {
+        let req = journal::mutation_request(Some(j), &who.actor, &m)?;
         journal::mutate(
             j,
             &crate::workflow::authority::Rechecks(a),
@@ -411,12 +437,13 @@ pub fn mutate(cx: &AgentCtx<'_>, m: &journal::MutationArgs) -> Result<Value> {
 
 /// `result` from a TaskResultAssertion document.
 pub fn result(cx: &AgentCtx<'_>, assertion: &TaskResultAssertion) -> Result<Value> {
-    cx.mutate(|j, a, who, now| {
+    let assertion = assertion.clone();
+    cx.mutate(move |j, a, who, now| {
         journal::result(
             j,
             &crate::workflow::authority::Rechecks(a),
             &who.actor,
-            assertion,
+            &assertion,
             now,
         )
     })

@@ -17,10 +17,8 @@ use std::time::Duration;
 /// `finalize`: creates (or returns) the v2 receipt of a Change's current
 /// subject from retained validated transfers; never collects.
 pub fn finalize(cx: &AgentCtx<'_>, sel: &ChangeSel) -> Result<Value> {
-    let mut session = Session::open(cx.root, cx.timeout, cx.clock, RECEIPT_PLAN)?;
-    let out = session.apply(|w| receipt::finalize_in(w, cx.token, sel))?;
-    session.commit()?;
-    Ok(out)
+    let (token, sel) = (cx.token.to_owned(), sel.clone());
+    cx.session(RECEIPT_PLAN, move |w| receipt::finalize_in(w, &token, &sel))
 }
 
 /// `qualification`: whether the Change's current subject qualifies (read).

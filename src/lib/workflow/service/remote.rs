@@ -698,12 +698,19 @@ pub fn commit(
     limits: &RemoteLimits,
 ) -> Result<change::CheckpointOutput> {
     check_id("change_id", change_id)?;
-    super::admin::with_write(cx.root, cx.timeout, cx.clock, |tx, dir, now| {
-        let now_ms = unix_millis(cx.clock.now());
+    let (change_id, revision, limits) = (change_id.to_owned(), revision.clone(), limits.clone());
+    let token = cx.token.to_owned();
+    // Under `serve` a batch of the writer (of its own: the plan differs
+    // from the agent mutations').
+    cx.session(super::admin::WRITE_PLAN, move |w| {
+        let (change_id, revision, limits) = (change_id.as_str(), &revision, &limits);
+        let (tx, dir, now) = (w.authority()?, w.dir(), w.now_text());
+        let now = now.as_str();
+        let now_ms = w.now_ms();
         let cas = dir.cas();
         let staging = cas.staging();
         collect_garbage(tx, &staging, now_ms, limits.ttl_ms)?;
-        let who = admin::authenticate(tx, cx.token)?;
+        let who = admin::authenticate(tx, &token)?;
         let ch = endpoint_change(tx, &who, change_id)?;
         let s = session(tx, change_id)?.ok_or_else(|| {
             no_session(

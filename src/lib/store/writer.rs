@@ -1,0 +1,614 @@
+//! The group-commit writer of one data directory (`serve`'s workflow
+//! mutations).
+//!
+//! One thread owns the writing: callers [`Writer::submit`] a mutation (a
+//! closure over a [`Work`]) with its session [`Plan`] into a bounded queue
+//! and block until it is durable. The thread takes the oldest queued
+//! mutation, drains whatever else is queued *now* with the same plan (at
+//! most [`WriterConfig::max_batch`]; it never waits to fill a batch), opens
+//! one [`Session`] for them (data-dir lock → journal → authority, one clock
+//! reading), applies each in its own savepoint with its own outcome,
+//! commits once per database in the plan's order, releases the lock, and
+//! only then answers every caller of the batch. So:
+//!
+//! - a mutation that fails fails alone with its own error; its neighbours
+//!   keep their effects;
+//! - a commit that fails fails every mutation of the batch that had
+//!   succeeded (none of them is durable), with the commit's error;
+//! - the lock is released between batches, and the next batch waits for it
+//!   behind any other process already waiting (`store::lock`'s queue), so
+//!   a CLI command beside `serve` is not starved, nor is `serve`;
+//! - a full queue answers `busy` at once ([`WriterConfig::queue`]): memory
+//!   is bounded, and the caller retries;
+//! - a mutation that panics fails its whole batch with `internal_error`
+//!   (the batch is rolled back; nothing of it is durable) and the writer
+//!   goes on.
+//!
+//! Mutations with another plan wait in arrival order for a later batch.
+//! A mutation runs on the writer thread, so it must not do slow work:
+//! validate (signatures, records, replays) before submitting.
+
+use super::DataDir;
+use super::lock::Waiter;
+use super::session::{Plan, Session, Work};
+use crate::clock::Clock;
+use crate::error::{Code, Error, Result};
+use std::collections::VecDeque;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::{self, Receiver, SyncSender, TrySendError};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+/// Bounds of a writer.
+#[derive(Debug, Clone, Copy)]
+pub struct WriterConfig {
+    /// Mutations queued (waiting for a batch) at most; past it `busy`.
+    pub queue: usize,
+    /// Mutations in one batch at most.
+    pub max_batch: usize,
+    /// The bounded wait for the data-dir lock, per batch.
+    pub lock_timeout: Duration,
+    /// Test hook (set only by the `test-hooks` build's `serve`, from
+    /// `AGENT_TASK_TEST_WRITER_GATHER`): the first batch waits, at most
+    /// 60 s, until this many mutations have arrived, so that a test knows
+    /// they share one batch. 0: never wait (always outside tests).
+    pub gather_first: usize,
+}
+
+impl Default for WriterConfig {
+    fn default() -> Self {
+        WriterConfig {
+            queue: 1024,
+            max_batch: 256,
+            lock_timeout: super::DEFAULT_TIMEOUT,
+            gather_first: 0,
+        }
+    }
+}
+
+/// Counters of a writer (for the benchmark and tests).
+#[derive(Debug, Default)]
+pub struct WriterStats {
+    batches: AtomicU64,
+    mutations: AtomicU64,
+    largest: AtomicU64,
+    queued: AtomicU64,
+}
+
+impl WriterStats {
+    /// Batches committed (or attempted), mutations applied in them, and the
+    /// largest batch.
+    pub fn snapshot(&self) -> (u64, u64, u64) {
+        (
+            self.batches.load(Ordering::Relaxed),
+            self.mutations.load(Ordering::Relaxed),
+            self.largest.load(Ordering::Relaxed),
+        )
+    }
+
+    /// Mutations waiting in the queue now.
+    pub fn queued(&self) -> u64 {
+        self.queued.load(Ordering::Relaxed)
+    }
+}
+
+/// One queued mutation.
+trait Job: Send {
+    fn plan(&self) -> Plan;
+    /// Runs the mutation in the batch's session, keeping its outcome.
+    fn apply(&mut self, s: &mut Session);
+    /// Answers the caller: its own outcome, or `batch` when the batch as a
+    /// whole failed (open, commit, panic) and its own outcome was not an
+    /// error of its own.
+    fn finish(self: Box<Self>, batch: Option<&Error>);
+    /// Forgets its outcome (the batch was rolled back as a whole).
+    fn discard(&mut self);
+}
+
+struct Call<T, F> {
+    plan: Plan,
+    f: Option<F>,
+    out: Option<Result<T>>,
+    answer: SyncSender<Result<T>>,
+}
+
+impl<T, F> Job for Call<T, F>
+where
+    T: Send + 'static,
+    F: FnOnce(&Work<'_>) -> Result<T> + Send + 'static,
+{
+    fn plan(&self) -> Plan {
+        self.plan
+    }
+
+    fn apply(&mut self, s: &mut Session) {
+        if let Some(f) = self.f.take() {
+            self.out = Some(s.apply(f));
+        }
+    }
+
+    fn finish(self: Box<Self>, batch: Option<&Error>) {
+        let out = match (self.out, batch) {
+            (Some(Err(own)), _) => Err(own),
+            (_, Some(e)) => Err(e.clone()),
+            (Some(ok), None) => ok,
+            (None, None) => Err(Error::internal("the mutation was not run")),
+        };
+        // A caller that went away needs no answer.
+        let _ = self.answer.send(out);
+    }
+
+    fn discard(&mut self) {
+        self.out = None;
+    }
+}
+
+/// See the module documentation.
+pub struct Writer {
+    root: PathBuf,
+    queue_len: usize,
+    tx: Option<SyncSender<Box<dyn Job>>>,
+    thread: Option<JoinHandle<()>>,
+    stats: Arc<WriterStats>,
+}
+
+impl std::fmt::Debug for Writer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Writer").field("root", &self.root).finish()
+    }
+}
+
+impl Writer {
+    /// Starts the writer thread of the data directory at `root` (each
+    /// batch opens it, so a directory that is not initialised yet fails
+    /// its mutations, not the start).
+    pub fn start(root: &Path, clock: Arc<dyn Clock>, cfg: WriterConfig) -> Result<Writer> {
+        let (queue, max_batch) = (cfg.queue.max(1), cfg.max_batch.max(1));
+        let (tx, rx) = mpsc::sync_channel::<Box<dyn Job>>(queue);
+        let stats = Arc::new(WriterStats::default());
+        let st = stats.clone();
+        let r = root.to_owned();
+        let timeout = cfg.lock_timeout;
+        let thread = std::thread::Builder::new()
+            .name("agent-task-writer".into())
+            .spawn(move || {
+                let gather = cfg.gather_first.min(max_batch);
+                run(rx, &r, clock.as_ref(), timeout, max_batch, gather, &st)
+            })
+            .map_err(|e| Error::internal(format!("cannot start the writer: {e}")))?;
+        Ok(Writer {
+            root: root.to_owned(),
+            queue_len: queue,
+            tx: Some(tx),
+            thread: Some(thread),
+            stats,
+        })
+    }
+
+    /// The data directory it writes.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// Its counters.
+    pub fn stats(&self) -> &WriterStats {
+        &self.stats
+    }
+
+    /// Queues one mutation and waits until its batch is durable; its own
+    /// outcome, or the batch's failure. A full queue is `busy` at once.
+    pub fn submit<T, F>(&self, plan: Plan, f: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Work<'_>) -> Result<T> + Send + 'static,
+    {
+        let (answer, rx) = mpsc::sync_channel(1);
+        let job = Box::new(Call {
+            plan,
+            f: Some(f),
+            out: None,
+            answer,
+        });
+        let tx = self
+            .tx
+            .as_ref()
+            .ok_or_else(|| Error::internal("the writer has stopped"))?;
+        // Counted before it is sent so that the writer's count-down never
+        // runs ahead of it.
+        self.stats.queued.fetch_add(1, Ordering::Relaxed);
+        let sent = tx.try_send(job);
+        if sent.is_err() {
+            self.stats.queued.fetch_sub(1, Ordering::Relaxed);
+        }
+        match sent {
+            Ok(()) => {}
+            Err(TrySendError::Full(_)) => {
+                return Err(Error::new(
+                    Code::Busy,
+                    format!(
+                        "the writer's queue is full ({} mutations waiting); retry shortly",
+                        self.queue_len
+                    ),
+                )
+                .with("queue", self.queue_len as u64));
+            }
+            Err(TrySendError::Disconnected(_)) => {
+                return Err(Error::internal("the writer has stopped"));
+            }
+        }
+        rx.recv()
+            .unwrap_or_else(|_| Err(Error::internal("the writer stopped before answering")))
+    }
+}
+
+impl Drop for Writer {
+    /// Stops taking mutations, lets the thread finish what is queued, and
+    /// waits for it.
+    fn drop(&mut self) {
+        self.tx = None;
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+fn same_plan(a: &Plan, b: &Plan) -> bool {
+    std::ptr::eq(a.journal.0, b.journal.0)
+        && a.journal.1 == b.journal.1
+        && std::ptr::eq(a.authority.0, b.authority.0)
+        && a.authority.1 == b.authority.1
+        && a.order == b.order
+}
+
+fn run(
+    rx: Receiver<Box<dyn Job>>,
+    root: &Path,
+    clock: &dyn Clock,
+    timeout: Duration,
+    max_batch: usize,
+    mut gather: usize,
+    stats: &WriterStats,
+) {
+    let mut waiter = Waiter::default();
+    // Jobs taken off the queue whose plan differs from the batch's, oldest
+    // first; at most `max_batch` of them.
+    let mut later: VecDeque<Box<dyn Job>> = VecDeque::new();
+    loop {
+        let first = match later.pop_front() {
+            Some(j) => j,
+            None => match rx.recv() {
+                Ok(j) => {
+                    stats.queued.fetch_sub(1, Ordering::Relaxed);
+                    j
+                }
+                Err(_) => return,
+            },
+        };
+        let plan = first.plan();
+        let mut batch = vec![first];
+        if gather > 1 {
+            let end = std::time::Instant::now() + Duration::from_secs(60);
+            while batch.len() < gather {
+                let left = end.saturating_duration_since(std::time::Instant::now());
+                let Ok(j) = rx.recv_timeout(left) else { break };
+                stats.queued.fetch_sub(1, Ordering::Relaxed);
+                if same_plan(&j.plan(), &plan) {
+                    batch.push(j);
+                } else {
+                    later.push_back(j);
+                }
+            }
+        }
+        gather = 0;
+        let mut keep = VecDeque::new();
+        while let Some(j) = later.pop_front() {
+            if batch.len() < max_batch && same_plan(&j.plan(), &plan) {
+                batch.push(j);
+            } else {
+                keep.push_back(j);
+            }
+        }
+        later = keep;
+        while batch.len() < max_batch && later.len() < max_batch {
+            let Ok(j) = rx.try_recv() else { break };
+            stats.queued.fetch_sub(1, Ordering::Relaxed);
+            if same_plan(&j.plan(), &plan) {
+                batch.push(j);
+            } else {
+                later.push_back(j);
+            }
+        }
+        let n = batch.len() as u64;
+        let outcome = catch_unwind(AssertUnwindSafe(|| {
+            commit_batch(root, clock, &mut waiter, timeout, plan, &mut batch)
+        }));
+        stats.batches.fetch_add(1, Ordering::Relaxed);
+        stats.mutations.fetch_add(n, Ordering::Relaxed);
+        stats.largest.fetch_max(n, Ordering::Relaxed);
+        match outcome {
+            Ok(r) => {
+                let err = r.err();
+                for j in batch {
+                    j.finish(err.as_ref());
+                }
+            }
+            Err(_) => {
+                let e =
+                    Error::internal("a mutation of the batch panicked; the batch was rolled back");
+                for mut j in batch {
+                    // Its own outcome is not durable either.
+                    j.discard();
+                    j.finish(Some(&e));
+                }
+            }
+        }
+    }
+}
+
+/// One batch: one session, each job in its savepoint, one commit per
+/// database. Dropping the session (any early return, a panic) commits
+/// nothing.
+fn commit_batch(
+    root: &Path,
+    clock: &dyn Clock,
+    waiter: &mut Waiter,
+    timeout: Duration,
+    plan: Plan,
+    batch: &mut [Box<dyn Job>],
+) -> Result<()> {
+    let dir = DataDir::open(root)?;
+    let lock = dir.lock_with(waiter, timeout)?;
+    let mut session = Session::with_lock(dir, lock, clock, plan)?;
+    for j in batch.iter_mut() {
+        j.apply(&mut session);
+    }
+    session.commit()?;
+    session.close();
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::clock::FixedClock;
+    use crate::store::{Access, CommitOrder, DbSpec, Migration};
+
+    static JMIG: &[Migration] = &[Migration {
+        version: 1,
+        description: "j",
+        sql: "CREATE TABLE j(x INTEGER PRIMARY KEY) STRICT;",
+    }];
+    static AMIG: &[Migration] = &[Migration {
+        version: 1,
+        description: "a",
+        sql: "CREATE TABLE a(x INTEGER PRIMARY KEY) STRICT;",
+    }];
+    static J: DbSpec = DbSpec {
+        name: "j",
+        file: "j.sqlite",
+        migrations: JMIG,
+    };
+    static A: DbSpec = DbSpec {
+        name: "a",
+        file: "a.sqlite",
+        migrations: AMIG,
+    };
+    const PLAN: Plan = Plan {
+        journal: (&J, Access::Write),
+        authority: (&A, Access::Write),
+        order: CommitOrder::JournalFirst,
+    };
+
+    fn setup(queue: usize) -> (tempfile::TempDir, PathBuf, Arc<Writer>) {
+        let t = tempfile::tempdir().expect("tempdir");
+        let root = t.path().join("d");
+        drop(DataDir::create(&root, Duration::from_secs(1)).expect("create"));
+        let clock: Arc<dyn Clock> =
+            Arc::new(FixedClock("2026-12-01T00:00:00Z".parse().expect("instant")));
+        let cfg = WriterConfig {
+            queue,
+            max_batch: 64,
+            lock_timeout: Duration::from_secs(30),
+            gather_first: 0,
+        };
+        let w = Arc::new(Writer::start(&root, clock, cfg).expect("start"));
+        (t, root, w)
+    }
+
+    fn insert(w: &Work<'_>, x: i64) -> Result<i64> {
+        w.journal_write()?
+            .execute("INSERT INTO j(x) VALUES (?1)", [x])?;
+        w.authority()?
+            .execute("INSERT INTO a(x) VALUES (?1)", [x])?;
+        Ok(x)
+    }
+
+    fn rows(root: &Path, spec: &'static DbSpec, table: &str) -> Vec<i64> {
+        let dir = DataDir::open(root).expect("open");
+        let Some(c) = dir.open_read(spec).expect("read") else {
+            return Vec::new();
+        };
+        c.prepare(&format!("SELECT x FROM {table} ORDER BY x"))
+            .expect("prepare")
+            .query_map([], |r| r.get(0))
+            .expect("query")
+            .collect::<rusqlite::Result<_>>()
+            .expect("rows")
+    }
+
+    /// Submits a job that blocks the writer until the returned sender is
+    /// used (or dropped), and waits until the writer is running it.
+    fn block(w: &Arc<Writer>) -> (mpsc::Sender<()>, std::thread::JoinHandle<Result<i64>>) {
+        let (go_tx, go_rx) = mpsc::channel::<()>();
+        let (running_tx, running_rx) = mpsc::channel::<()>();
+        let w2 = w.clone();
+        let h = std::thread::spawn(move || {
+            w2.submit(PLAN, move |work| {
+                let _ = running_tx.send(());
+                let _ = go_rx.recv();
+                insert(work, 0)
+            })
+        });
+        running_rx.recv().expect("the blocker runs");
+        (go_tx, h)
+    }
+
+    fn wait_queued(w: &Writer, n: u64) {
+        while w.stats().queued() < n {
+            std::thread::yield_now();
+        }
+    }
+
+    #[test]
+    fn a_failing_mutation_in_a_batch_fails_alone_and_the_batch_commits_once() {
+        let (_t, root, w) = setup(16);
+        let (go, blocker) = block(&w);
+        let (b0, _, _) = w.stats().snapshot();
+        let mut hs = Vec::new();
+        for x in 1..=5i64 {
+            let w2 = w.clone();
+            hs.push(std::thread::spawn(move || {
+                w2.submit(PLAN, move |work| {
+                    let v = insert(work, x)?;
+                    if x == 3 {
+                        return Err(Error::new(Code::Conflict, "three is refused"));
+                    }
+                    Ok(v)
+                })
+            }));
+            // One at a time, so the batch's order is known.
+            wait_queued(&w, x as u64);
+        }
+        go.send(()).expect("go");
+        assert_eq!(blocker.join().expect("join").expect("blocker"), 0);
+        let outs: Vec<Result<i64>> = hs.into_iter().map(|h| h.join().expect("join")).collect();
+        for (i, o) in outs.iter().enumerate() {
+            let x = i as i64 + 1;
+            if x == 3 {
+                let e = o.as_ref().expect_err("three fails");
+                assert_eq!(e.code(), Code::Conflict, "its own error");
+            } else {
+                assert_eq!(*o.as_ref().expect("ok"), x);
+            }
+        }
+        let (b1, m1, largest) = w.stats().snapshot();
+        assert_eq!(b1 - b0, 2, "the blocker's batch, then one batch of five");
+        assert_eq!(m1, 6);
+        assert_eq!(largest, 5);
+        assert_eq!(rows(&root, &J, "j"), vec![0, 1, 2, 4, 5]);
+        assert_eq!(rows(&root, &A, "a"), vec![0, 1, 2, 4, 5]);
+    }
+
+    #[test]
+    fn a_full_queue_is_busy_at_once() {
+        let (_t, root, w) = setup(1);
+        let (go, blocker) = block(&w);
+        let w2 = w.clone();
+        let queued = std::thread::spawn(move || w2.submit(PLAN, |work| insert(work, 1)));
+        wait_queued(&w, 1);
+        let e = w
+            .submit(PLAN, |work| insert(work, 2))
+            .expect_err("the queue is full");
+        assert_eq!(e.code(), Code::Busy);
+        assert_eq!(
+            e.details().and_then(|d| d.get("queue")),
+            Some(&serde_json::json!(1))
+        );
+        go.send(()).expect("go");
+        blocker.join().expect("join").expect("blocker");
+        queued.join().expect("join").expect("queued one");
+        assert_eq!(
+            rows(&root, &J, "j"),
+            vec![0, 1],
+            "the refused one changed nothing"
+        );
+    }
+
+    #[test]
+    fn a_panicking_mutation_fails_its_batch_and_the_writer_goes_on() {
+        let (_t, root, w) = setup(16);
+        let (go, blocker) = block(&w);
+        let w2 = w.clone();
+        let ok = std::thread::spawn(move || w2.submit(PLAN, |work| insert(work, 1)));
+        wait_queued(&w, 1);
+        let w3 = w.clone();
+        let bad = std::thread::spawn(move || {
+            w3.submit(PLAN, |work| -> Result<i64> {
+                insert(work, 2)?;
+                panic!("a bug in a mutation")
+            })
+        });
+        wait_queued(&w, 2);
+        go.send(()).expect("go");
+        blocker.join().expect("join").expect("blocker");
+        assert_eq!(
+            ok.join().expect("join").expect_err("rolled back").code(),
+            Code::Internal
+        );
+        assert_eq!(
+            bad.join().expect("join").expect_err("panicked").code(),
+            Code::Internal
+        );
+        assert_eq!(w.submit(PLAN, |work| insert(work, 3)).expect("goes on"), 3);
+        assert_eq!(rows(&root, &J, "j"), vec![0, 3]);
+    }
+
+    #[test]
+    fn mutations_of_another_plan_wait_for_a_batch_of_their_own() {
+        let (_t, root, w) = setup(16);
+        let read_plan = Plan {
+            journal: (&J, Access::Read),
+            ..PLAN
+        };
+        let (go, blocker) = block(&w);
+        let w2 = w.clone();
+        let other = std::thread::spawn(move || {
+            w2.submit(read_plan, |work| {
+                work.authority()?
+                    .execute("INSERT INTO a(x) VALUES (9)", [])?;
+                Ok(work.journal().is_some())
+            })
+        });
+        wait_queued(&w, 1);
+        let w3 = w.clone();
+        let same = std::thread::spawn(move || w3.submit(PLAN, |work| insert(work, 1)));
+        wait_queued(&w, 2);
+        go.send(()).expect("go");
+        blocker.join().expect("join").expect("blocker");
+        assert!(
+            other.join().expect("join").expect("other plan"),
+            "journal exists"
+        );
+        same.join().expect("join").expect("same plan");
+        assert_eq!(rows(&root, &A, "a"), vec![0, 1, 9]);
+        assert_eq!(
+            w.stats().snapshot().0,
+            3,
+            "blocker, then each plan its own batch"
+        );
+    }
+
+    #[test]
+    fn a_batch_waits_for_the_lock_and_fails_busy_when_it_is_held() {
+        let t = tempfile::tempdir().expect("tempdir");
+        let root = t.path().join("d");
+        let (dir, held) = DataDir::create(&root, Duration::from_secs(1)).expect("create");
+        let clock: Arc<dyn Clock> =
+            Arc::new(FixedClock("2026-12-01T00:00:00Z".parse().expect("instant")));
+        let cfg = WriterConfig {
+            lock_timeout: Duration::from_millis(20),
+            ..WriterConfig::default()
+        };
+        let w = Writer::start(dir.root(), clock, cfg).expect("start");
+        let e = w
+            .submit(PLAN, |work| insert(work, 1))
+            .expect_err("the lock is held");
+        assert_eq!(e.code(), Code::Busy);
+        drop(held);
+        assert_eq!(w.submit(PLAN, |work| insert(work, 2)).expect("free"), 2);
+        assert_eq!(rows(&root, &J, "j"), vec![2]);
+    }
+}
