@@ -622,15 +622,68 @@ fn tinv(msg: impl Into<String>) -> Error {
     Error::new(Code::TransferInvalid, msg)
 }
 
-/// Validates transfer bytes against the authority: signature under the
-/// current registration, every header binding, the regenerated request
-/// and the record's outcome, identity and cleanup rules. Attempt state is
-/// checked by the caller (import needs it open; finalize needs it done).
-pub fn validate_transfer(j: &Connection, a: &Connection, bytes: &[u8]) -> Result<Validated> {
+/// What a transfer header must bind: the fields of the descriptor the
+/// authority derives for the attempt that every transfer kind shares.
+pub(crate) struct Binding<'a> {
+    pub repository: &'a str,
+    pub profile: &'a str,
+    pub step_id: &'a str,
+    pub task_id: &'a str,
+    pub task_digest: &'a Sha256Hex,
+    pub attempt_digest: &'a Sha256Hex,
+    pub execution_operation_id: &'a str,
+    pub fence: u64,
+    pub origin: &'a Origin,
+    pub registration: &'a RegistrationBinding,
+    pub profile_id: &'a str,
+    pub profile_digest: &'a Sha256Hex,
+}
+
+impl Binding<'_> {
+    /// Refuses a header naming another profile (`profile_kind`, e.g.
+    /// "review profile") or not binding exactly this task, attempt, origin
+    /// and registration.
+    pub(crate) fn check(&self, h: &transfer::TransferHeader, profile_kind: &str) -> Result<()> {
+        if h.collector_profile_id != self.profile_id
+            || &h.collector_profile_digest != self.profile_digest
+        {
+            return Err(profile_err(format!(
+                "the transfer names another {profile_kind}"
+            )));
+        }
+        if h.repository != self.repository
+            || h.profile != self.profile
+            || h.step_id != self.step_id
+            || h.task_id != self.task_id
+            || &h.task_digest != self.task_digest
+            || &h.attempt_digest != self.attempt_digest
+            || h.execution_operation_id != self.execution_operation_id
+            || h.fence != self.fence
+            || &h.origin != self.origin
+            || &h.registration != self.registration
+        {
+            return Err(tinv(
+                "the header does not bind this exact task, attempt, origin and registration",
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Opens transfer bytes of `kind` and checks what every kind shares: the
+/// audience, the registration (known, not revoked, its epoch, key and
+/// executor current), the signature under its key, and the attempt's
+/// current fence. Returns the envelope and the registration.
+pub(crate) fn open_verified(
+    j: &Connection,
+    a: &Connection,
+    bytes: &[u8],
+    kind: &str,
+) -> Result<(transfer::Envelope, crate::contract::ExecutorEnrollment)> {
     let env = transfer::open(bytes)?;
     let h = &env.header;
-    if h.kind != "command" {
-        return Err(tinv("not a command transfer"));
+    if h.kind != kind {
+        return Err(tinv(format!("not a {kind} transfer")));
     }
     if h.audience != audience(a)? {
         return Err(tinv("the transfer is for another authority"));
@@ -664,30 +717,35 @@ pub fn validate_transfer(j: &Connection, a: &Connection, bytes: &[u8]) -> Result
         )
         .with("fence", h.fence));
     }
+    Ok((env, reg))
+}
+
+/// Validates transfer bytes against the authority: signature under the
+/// current registration, every header binding, the regenerated request
+/// and the record's outcome, identity and cleanup rules. Attempt state is
+/// checked by the caller (import needs it open; finalize needs it done).
+pub fn validate_transfer(j: &Connection, a: &Connection, bytes: &[u8]) -> Result<Validated> {
+    let (env, reg) = open_verified(j, a, bytes, "command")?;
+    let h = &env.header;
     let d = derive_descriptor(j, a, &h.attempt_id)?;
     let p = profile_for(a, &reg.registration_id, &h.step_id)?
         .ok_or_else(|| profile_err("no collector profile for this registration and step"))?;
     p.check_basis()?;
-    if h.collector_profile_id != d.collector_profile_id
-        || h.collector_profile_digest != d.collector_profile_digest
-    {
-        return Err(profile_err("the transfer names another collector profile"));
+    Binding {
+        repository: &d.repository,
+        profile: &d.profile,
+        step_id: &d.step_id,
+        task_id: &d.task_id,
+        task_digest: &d.task_digest,
+        attempt_digest: &d.attempt_digest,
+        execution_operation_id: &d.execution_operation_id,
+        fence: d.fence,
+        origin: &d.origin,
+        registration: &d.registration,
+        profile_id: &d.collector_profile_id,
+        profile_digest: &d.collector_profile_digest,
     }
-    if h.repository != d.repository
-        || h.profile != d.profile
-        || h.step_id != d.step_id
-        || h.task_id != d.task_id
-        || h.task_digest != d.task_digest
-        || h.attempt_digest != d.attempt_digest
-        || h.execution_operation_id != d.execution_operation_id
-        || h.fence != d.fence
-        || h.origin != d.origin
-        || h.registration != d.registration
-    {
-        return Err(tinv(
-            "the header does not bind this exact task, attempt, origin and registration",
-        ));
-    }
+    .check(h, "collector profile")?;
     let request = ExecutionRequest::from_descriptor(&d);
     if request.bytes()? != env.records[0] {
         return Err(tinv(

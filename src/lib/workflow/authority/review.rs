@@ -471,65 +471,25 @@ pub fn validate_transfer(
     dir: &DataDir,
     bytes: &[u8],
 ) -> Result<Validated> {
-    let env = transfer::open(bytes)?;
+    let (env, _reg) = col::open_verified(j, a, bytes, KIND)?;
     let h = &env.header;
-    if h.kind != KIND {
-        return Err(tinv("not a review transfer"));
-    }
-    if h.audience != audience(a)? {
-        return Err(tinv("the transfer is for another authority"));
-    }
-    let (reg, revoked) = admin::registration(a, &h.registration.registration_id)?
-        .ok_or_else(|| Error::new(Code::EnrollmentInvalid, "unknown registration"))?;
-    if revoked {
-        return Err(Error::new(
-            Code::EnrollmentInvalid,
-            "the registration is revoked",
-        ));
-    }
-    if reg.epoch != h.registration.epoch
-        || reg.verification_key_id != h.registration.key_id
-        || reg.executor_id != h.registration.executor_id
-        || current_epoch(a, &reg)? != reg.epoch
-    {
-        return Err(Error::new(
-            Code::EnrollmentInvalid,
-            "the transfer's registration epoch or key is not current",
-        ));
-    }
-    let pk = crate::wire::ed25519::parse_public_key_hex(&reg.public_key)?;
-    transfer::verify_signature(bytes, &env, &pk)?;
-    let row = journal::attempt(j, &h.attempt_id)?
-        .ok_or_else(|| Error::new(Code::NotFound, "no such attempt"))?;
-    if row.stored_state == "replaced" || row.attempt.fence != h.fence {
-        return Err(Error::new(
-            Code::StaleFence,
-            "the transfer's fence is not the attempt's current fence",
-        )
-        .with("fence", h.fence));
-    }
     let (d, p) = derive_descriptor(j, a, &h.attempt_id)?;
     check_basis(p.basis)?;
-    if h.collector_profile_id != d.review_profile_id
-        || h.collector_profile_digest != d.review_profile_digest
-    {
-        return Err(profile_err("the transfer names another review profile"));
+    col::Binding {
+        repository: &d.repository,
+        profile: &d.profile,
+        step_id: &d.step_id,
+        task_id: &d.task_id,
+        task_digest: &d.task_digest,
+        attempt_digest: &d.attempt_digest,
+        execution_operation_id: &d.execution_operation_id,
+        fence: d.fence,
+        origin: &d.origin,
+        registration: &d.registration,
+        profile_id: &d.review_profile_id,
+        profile_digest: &d.review_profile_digest,
     }
-    if h.repository != d.repository
-        || h.profile != d.profile
-        || h.step_id != d.step_id
-        || h.task_id != d.task_id
-        || h.task_digest != d.task_digest
-        || h.attempt_digest != d.attempt_digest
-        || h.execution_operation_id != d.execution_operation_id
-        || h.fence != d.fence
-        || h.origin != d.origin
-        || h.registration != d.registration
-    {
-        return Err(tinv(
-            "the header does not bind this exact task, attempt, origin and registration",
-        ));
-    }
+    .check(h, "review profile")?;
     if h.collector_identity.runtime != KIND
         || h.collector_identity.runtime_identity_digest.is_some()
     {
