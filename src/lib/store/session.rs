@@ -395,38 +395,47 @@ impl Drop for Session {
     }
 }
 
+/// Two one-table databases and a plan over them, for the unit tests of
+/// sessions and of the writer.
+#[cfg(test)]
+pub(crate) mod test_plan {
+    use super::{Access, CommitOrder, Plan};
+    use crate::store::{DbSpec, Migration};
+
+    pub(crate) static JMIG: &[Migration] = &[Migration {
+        version: 1,
+        description: "j",
+        sql: "CREATE TABLE j(x INTEGER PRIMARY KEY) STRICT;",
+    }];
+    pub(crate) static AMIG: &[Migration] = &[Migration {
+        version: 1,
+        description: "a",
+        sql: "CREATE TABLE a(x INTEGER PRIMARY KEY) STRICT;",
+    }];
+    pub(crate) static J: DbSpec = DbSpec {
+        name: "j",
+        file: "j.sqlite",
+        migrations: JMIG,
+    };
+    pub(crate) static A: DbSpec = DbSpec {
+        name: "a",
+        file: "a.sqlite",
+        migrations: AMIG,
+    };
+    pub(crate) const PLAN: Plan = Plan {
+        journal: (&J, Access::Write),
+        authority: (&A, Access::Write),
+        order: CommitOrder::JournalFirst,
+    };
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::clock::FixedClock;
     use crate::error::Code;
-    use crate::store::Migration;
 
-    static JMIG: &[Migration] = &[Migration {
-        version: 1,
-        description: "j",
-        sql: "CREATE TABLE j(x INTEGER PRIMARY KEY) STRICT;",
-    }];
-    static AMIG: &[Migration] = &[Migration {
-        version: 1,
-        description: "a",
-        sql: "CREATE TABLE a(x INTEGER PRIMARY KEY) STRICT;",
-    }];
-    static J: DbSpec = DbSpec {
-        name: "j",
-        file: "j.sqlite",
-        migrations: JMIG,
-    };
-    static A: DbSpec = DbSpec {
-        name: "a",
-        file: "a.sqlite",
-        migrations: AMIG,
-    };
-    const PLAN: Plan = Plan {
-        journal: (&J, Access::Write),
-        authority: (&A, Access::Write),
-        order: CommitOrder::JournalFirst,
-    };
+    use super::test_plan::{A, J, PLAN};
 
     fn clock() -> FixedClock {
         FixedClock("2026-12-01T00:00:00Z".parse().expect("instant"))

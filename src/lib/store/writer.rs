@@ -374,33 +374,9 @@ fn commit_batch(
 mod tests {
     use super::*;
     use crate::clock::FixedClock;
-    use crate::store::{Access, CommitOrder, DbSpec, Migration};
+    use crate::store::{Access, DbSpec};
 
-    static JMIG: &[Migration] = &[Migration {
-        version: 1,
-        description: "j",
-        sql: "CREATE TABLE j(x INTEGER PRIMARY KEY) STRICT;",
-    }];
-    static AMIG: &[Migration] = &[Migration {
-        version: 1,
-        description: "a",
-        sql: "CREATE TABLE a(x INTEGER PRIMARY KEY) STRICT;",
-    }];
-    static J: DbSpec = DbSpec {
-        name: "j",
-        file: "j.sqlite",
-        migrations: JMIG,
-    };
-    static A: DbSpec = DbSpec {
-        name: "a",
-        file: "a.sqlite",
-        migrations: AMIG,
-    };
-    const PLAN: Plan = Plan {
-        journal: (&J, Access::Write),
-        authority: (&A, Access::Write),
-        order: CommitOrder::JournalFirst,
-    };
+    use crate::store::session::test_plan::{A, J, PLAN};
 
     fn setup(queue: usize) -> (tempfile::TempDir, PathBuf, Arc<Writer>) {
         let t = tempfile::tempdir().expect("tempdir");
