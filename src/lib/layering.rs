@@ -254,22 +254,7 @@ fn every_crate_path_follows_the_documented_layering() {
         modules, documented,
         "docs/architecture.md must list every top-level module of src/lib (with `name ->` when it depends on none)"
     );
-    let (forbidden, stale) = check(&allowed.graph, &uses);
-    assert!(
-        forbidden.is_empty(),
-        "edges the layering in docs/architecture.md forbids:\n{}",
-        forbidden.join("\n")
-    );
-    assert!(
-        stale.is_empty(),
-        "docs/architecture.md allows edges nothing uses (remove them):\n{}",
-        stale.join("\n")
-    );
-    let cyclic = on_cycles(&allowed.graph);
-    assert!(
-        cyclic.is_empty(),
-        "the import graph in docs/architecture.md has a cycle through {cyclic:?}"
-    );
+    assert_follows(&allowed.graph, &uses, "import graph");
 }
 
 /// The same rules one level down, between the submodules of `workflow`
@@ -316,22 +301,7 @@ fn every_workflow_path_follows_the_documented_layering() {
             uses.extend(scan_within("workflow", &names, sub, *depth, shown, &text));
         }
     }
-    let (forbidden, stale) = check(&allowed.graph, &uses);
-    assert!(
-        forbidden.is_empty(),
-        "edges the workflow layering in docs/architecture.md forbids:\n{}",
-        forbidden.join("\n")
-    );
-    assert!(
-        stale.is_empty(),
-        "docs/architecture.md allows workflow edges nothing uses (remove them):\n{}",
-        stale.join("\n")
-    );
-    let cyclic = on_cycles(&allowed.graph);
-    assert!(
-        cyclic.is_empty(),
-        "the workflow graph in docs/architecture.md has a cycle through {cyclic:?}"
-    );
+    assert_follows(&allowed.graph, &uses, "workflow graph");
 }
 
 #[test]
@@ -492,5 +462,27 @@ fn sessions_open_in_the_workflow_service_alone() {
     assert!(
         bad.is_empty(),
         "a Session opened outside workflow::service: {bad:?}"
+    );
+}
+
+/// Fails on a forbidden edge, an allowed edge nothing uses, or a cycle in
+/// the allowed `graph` (named `what` in the messages).
+#[cfg(test)]
+fn assert_follows(graph: &Graph, uses: &[Use], what: &str) {
+    let (forbidden, stale) = check(graph, uses);
+    assert!(
+        forbidden.is_empty(),
+        "edges the {what} in docs/architecture.md forbids:\n{}",
+        forbidden.join("\n")
+    );
+    assert!(
+        stale.is_empty(),
+        "the {what} in docs/architecture.md allows edges nothing uses (remove them):\n{}",
+        stale.join("\n")
+    );
+    let cyclic = on_cycles(graph);
+    assert!(
+        cyclic.is_empty(),
+        "the {what} in docs/architecture.md has a cycle through {cyclic:?}"
     );
 }

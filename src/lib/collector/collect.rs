@@ -181,6 +181,29 @@ fn check_deployment(root: &Path, cdir: &Path) -> Result<()> {
 }
 
 /// The collector directory's key and state key, after the deployment checks.
+/// The signing key and the retained state of one execution in an opened
+/// collector directory,
+/// once its key is the registration's (`key_id`) and nothing unsealed lies
+/// there.
+pub(crate) fn open_execution(
+    cdir: &Path,
+    seed: &[u8; 32],
+    key_id: &str,
+    execution_operation_id: &str,
+) -> Result<(crate::wire::ed25519::Keypair, Execution)> {
+    let key = crate::wire::ed25519::Keypair::from_seed(seed);
+    if crate::contract::key_id(&key.public_key()) != key_id {
+        return Err(Error::new(
+            Code::EnrollmentInvalid,
+            "the collector directory's key is not the registration's key",
+        ));
+    }
+    private_fs::ensure_private_dir(&cdir.join("executions"))?;
+    let ex = Execution::new(cdir, execution_operation_id, StateKey::derive(seed)?);
+    ex.refuse_unsealed()?;
+    Ok((key, ex))
+}
+
 pub(crate) fn open_collector(root: &Path, collector_dir: &Path) -> Result<(PathBuf, [u8; 32])> {
     let cdir =
         std::path::absolute(collector_dir).map_err(|e| Error::io("resolve", collector_dir, e))?;
@@ -230,16 +253,12 @@ pub fn collect(req: &CollectRequest<'_>, up: &dyn Uploader) -> Result<Value> {
     )?;
     let (cdir, seed) = open_collector(req.root, req.collector_dir)?;
     check_runtime(&d)?;
-    let key = crate::wire::ed25519::Keypair::from_seed(&seed);
-    if crate::contract::key_id(&key.public_key()) != d.registration.key_id {
-        return Err(Error::new(
-            Code::EnrollmentInvalid,
-            "the collector directory's key is not the registration's key",
-        ));
-    }
-    private_fs::ensure_private_dir(&cdir.join("executions"))?;
-    let ex = Execution::new(&cdir, &d.execution_operation_id, StateKey::derive(&seed)?);
-    ex.refuse_unsealed()?;
+    let (key, ex) = open_execution(
+        &cdir,
+        &seed,
+        &d.registration.key_id,
+        &d.execution_operation_id,
+    )?;
     let request_digest = ExecutionRequest::from_descriptor(&d).digest()?;
     let resumed = match ex.read("reservation", MAX_DESCRIPTOR_BYTES * 2)? {
         Some(b) => {

@@ -22,7 +22,9 @@ use super::types::ReviewRecord;
 use super::wire::{CasSnapshot, KIND, ReviewDescriptor};
 use super::{ClaudeCodeTransport, FileJournal, Review};
 use crate::clock::rfc3339_millis;
-use crate::collector::collect::{CollectRequest, Execution, Uploader, open_collector};
+use crate::collector::collect::{
+    CollectRequest, Execution, Uploader, open_collector, open_execution,
+};
 use crate::collector::state::StateKey;
 use crate::collector::transfer::{self, CollectorIdentity, MAX_TRANSFER_BYTES, TransferHeader};
 use crate::contract::canonical_bytes;
@@ -63,16 +65,12 @@ pub fn collect(req: &CollectRequest<'_>, up: &dyn Uploader, descriptor: Value) -
     }
     crate::contract::check_id("execution_operation_id", &d.execution_operation_id)?;
     let (cdir, seed) = open_collector(req.root, req.collector_dir)?;
-    let key = crate::wire::ed25519::Keypair::from_seed(&seed);
-    if crate::contract::key_id(&key.public_key()) != d.registration.key_id {
-        return Err(Error::new(
-            Code::EnrollmentInvalid,
-            "the collector directory's key is not the registration's key",
-        ));
-    }
-    private_fs::ensure_private_dir(&cdir.join("executions"))?;
-    let ex = Execution::new(&cdir, &d.execution_operation_id, StateKey::derive(&seed)?);
-    ex.refuse_unsealed()?;
+    let (key, ex) = open_execution(
+        &cdir,
+        &seed,
+        &d.registration.key_id,
+        &d.execution_operation_id,
+    )?;
     // One collect of an execution at a time: a second one running the
     // same calls concurrently would dispatch a call twice.
     private_fs::ensure_private_dir(&ex.dir)?;
