@@ -11,3 +11,8 @@ interop_env="$(scripts/install-interop.sh)"
 eval "$interop_env"
 export AGENT_TASK_REQUIRE_INTEROP=1
 cargo test --locked --features test-hooks "$@"
+# The one target that needs a build WITHOUT test-hooks: what such a build
+# refuses (tests/release_build.rs). Skipped when a filter or option is given.
+if [ "$#" -eq 0 ]; then
+  cargo test --locked --test release_build
+fi
