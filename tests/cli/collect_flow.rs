@@ -490,27 +490,24 @@ fn a_step_depending_on_the_command_step_waits_for_its_passing_transfer() {
     let wf = env.path("workflow.json");
     std::fs::write(&wf, serde_json::to_vec(&w).expect("json")).expect("write");
     let l = Loop::setup(env, &wf, "bwrap", &[]);
-    let notes_task = |l: &Loop| -> String {
+    // The `notes` row of `next`: (task id, its next operation).
+    let notes = |l: &Loop| -> (String, Value) {
         let n = l.agent(&["next", "--change", &l.change_id]).json();
         n["tasks"]
             .as_array()
             .expect("tasks")
             .iter()
             .find(|t| t["step_id"] == "notes")
-            .and_then(|t| t["task_id"].as_str())
-            .expect("notes task")
-            .to_owned()
-    };
-    let notes_next = |l: &Loop| -> Value {
-        let n = l.agent(&["next", "--change", &l.change_id]).json();
-        n["tasks"]
-            .as_array()
-            .expect("tasks")
-            .iter()
-            .find(|t| t["step_id"] == "notes")
-            .map(|t| t["next"].clone())
+            .map(|t| {
+                (
+                    t["task_id"].as_str().expect("id").to_owned(),
+                    t["next"].clone(),
+                )
+            })
             .expect("notes task")
     };
+    let notes_task = |l: &Loop| notes(l).0;
+    let notes_next = |l: &Loop| notes(l).1;
     let claim_notes = |l: &Loop, task: &str, id: &str| {
         l.agent(&["claim", task, "--request-id", id, "--lease-ms", "60000"])
     };

@@ -75,6 +75,41 @@ fn profile_err(msg: impl Into<String>) -> Error {
     Error::new(Code::ProfileInvalid, msg)
 }
 
+/// What a profile install pins to: the registration (current epoch,
+/// not revoked, scoped to `step_id`), the installed requirement's digest
+/// and the step as that requirement declares it.
+pub(crate) fn registered_step(
+    tx: &Connection,
+    registration_id: &str,
+    step_id: &str,
+) -> Result<(
+    crate::contract::ExecutorEnrollment,
+    String,
+    crate::contract::workflow::Step,
+)> {
+    let (reg, revoked) = admin::registration(tx, registration_id)?
+        .ok_or_else(|| Error::new(Code::NotFound, format!("no registration {registration_id}")))?;
+    if revoked || current_epoch(tx, &reg)? != reg.epoch {
+        return Err(Error::new(
+            Code::EnrollmentInvalid,
+            "the registration is revoked or not the current epoch",
+        ));
+    }
+    if reg.step_id != step_id {
+        return Err(Error::new(
+            Code::EnrollmentInvalid,
+            "the registration is not scoped to this step",
+        ));
+    }
+    let (rd, bytes) = installed_requirement(tx, &reg.repository, &reg.profile)?
+        .ok_or_else(|| Error::new(Code::NotFound, "no requirement installed"))?;
+    let step = Workflow::parse(&bytes)?
+        .step(step_id)
+        .cloned()
+        .ok_or_else(|| Error::new(Code::NotFound, "the requirement has no such step"))?;
+    Ok((reg, rd, step))
+}
+
 /// The current (highest) epoch of a registration's executor scope.
 pub(crate) fn current_epoch(
     a: &Connection,
@@ -141,30 +176,7 @@ pub fn profile_install(
         ));
     }
     Ok(move |tx: &Connection, _dir: &DataDir, now: &str| {
-        let (reg, revoked) = admin::registration(tx, &req.registration_id)?.ok_or_else(|| {
-            Error::new(
-                Code::NotFound,
-                format!("no registration {}", req.registration_id),
-            )
-        })?;
-        if revoked || current_epoch(tx, &reg)? != reg.epoch {
-            return Err(Error::new(
-                Code::EnrollmentInvalid,
-                "the registration is revoked or not the current epoch",
-            ));
-        }
-        if reg.step_id != req.step_id {
-            return Err(Error::new(
-                Code::EnrollmentInvalid,
-                "the registration is not scoped to this step",
-            ));
-        }
-        let (rd, bytes) = installed_requirement(tx, &reg.repository, &reg.profile)?
-            .ok_or_else(|| Error::new(Code::NotFound, "no requirement installed"))?;
-        let wf = Workflow::parse(&bytes)?;
-        let step = wf
-            .step(&req.step_id)
-            .ok_or_else(|| Error::new(Code::NotFound, "the requirement has no such step"))?;
+        let (reg, rd, step) = registered_step(tx, &req.registration_id, &req.step_id)?;
         let recipe = match (step.action_class, &step.recipe) {
             (ActionClass::Command, Some(r)) => r.clone(),
             _ => return Err(profile_err("collector profiles pin command steps only")),

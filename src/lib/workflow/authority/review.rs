@@ -7,9 +7,9 @@
 //! with `rp_` and their bytes are a canonical [`ReviewProfile`].
 
 use super::admin::{self, Authenticated};
+use super::bump_epoch;
 use super::change;
 use super::collector::{self as col, audience, current_epoch, live_grant};
-use super::{bump_epoch, installed_requirement};
 use crate::clock::{Clock, unix_millis};
 use crate::collector::review::types::{ProfileParts, Provider, ReviewRecord};
 pub use crate::collector::review::wire::KIND;
@@ -18,7 +18,6 @@ use crate::collector::review::{
     Basis, ReviewProfile, ReviewRequest, check_basis, pin_executable, validate_replay,
 };
 use crate::collector::transfer::{self, Envelope, RegistrationBinding};
-use crate::contract::workflow::Workflow;
 use crate::contract::{ActionClass, ExecutorEnrollment, canonical_bytes};
 use crate::error::{Code, Error, Result};
 use crate::store::{Connection, DataDir, OptionalExtension, TransactionBehavior, params};
@@ -78,30 +77,7 @@ pub fn profile_install(
     let search = crate::env::var_os("PATH");
     let executable = pin_executable(&req.executable, search.as_deref())?;
     Ok(move |tx: &Connection, _dir: &DataDir, now: &str| {
-        let (reg, revoked) = admin::registration(tx, &req.registration_id)?.ok_or_else(|| {
-            Error::new(
-                Code::NotFound,
-                format!("no registration {}", req.registration_id),
-            )
-        })?;
-        if revoked || current_epoch(tx, &reg)? != reg.epoch {
-            return Err(Error::new(
-                Code::EnrollmentInvalid,
-                "the registration is revoked or not the current epoch",
-            ));
-        }
-        if reg.step_id != req.step_id {
-            return Err(Error::new(
-                Code::EnrollmentInvalid,
-                "the registration is not scoped to this step",
-            ));
-        }
-        let (rd, bytes) = installed_requirement(tx, &reg.repository, &reg.profile)?
-            .ok_or_else(|| Error::new(Code::NotFound, "no requirement installed"))?;
-        let wf = Workflow::parse(&bytes)?;
-        let step = wf
-            .step(&req.step_id)
-            .ok_or_else(|| Error::new(Code::NotFound, "the requirement has no such step"))?;
+        let (reg, rd, step) = col::registered_step(tx, &req.registration_id, &req.step_id)?;
         let review = match (step.action_class, &step.review) {
             (ActionClass::Review, Some(r)) => r.clone(),
             _ => {
