@@ -16,6 +16,7 @@ use super::node::{Node, Prepared};
 use super::schema::SPEC;
 use crate::clock::{Clock, rfc3339_millis};
 use crate::error::{Code, Error, Result};
+use crate::store::Deferred as Answer;
 use crate::store::{Connection, DataDir, DirLock, OptionalExtension, params};
 use serde_json::{Map, Value};
 use std::sync::Arc;
@@ -66,7 +67,26 @@ pub enum WriteResult {
 
 pub(crate) struct Job {
     op: WriteOp,
-    reply: mpsc::Sender<Result<WriteResult>>,
+    reply: Reply,
+}
+
+/// Where a write's result goes once its batch is durable: a caller
+/// blocked in [`Writer::write_many`], or an [`Answer`] awaited elsewhere
+/// ([`Writer::write_deferred`]).
+pub(crate) enum Reply {
+    Blocking(mpsc::Sender<Result<WriteResult>>),
+    Deferred(tokio::sync::oneshot::Sender<Result<WriteResult>>),
+}
+
+impl Reply {
+    /// Delivers the result; whether the caller was still there (one that
+    /// went away needs no answer: its write stays applied).
+    pub(crate) fn send(self, r: Result<WriteResult>) -> bool {
+        match self {
+            Reply::Blocking(tx) => tx.send(r).is_ok(),
+            Reply::Deferred(tx) => tx.send(r).is_ok(),
+        }
+    }
 }
 
 /// How the node writes.
@@ -103,6 +123,25 @@ impl Writer {
             .unwrap_or_else(|| Err(Error::internal("writer returned no result")))
     }
 
+    /// Queues one write without waiting for it: the [`Answer`] is
+    /// answered once its batch is durable (`Group`), or holds the result
+    /// already (`Direct`: written now). Dropping it drops only the answer.
+    pub fn write_deferred(&self, node: &Node, op: WriteOp) -> Answer<WriteResult> {
+        match self {
+            Writer::Direct => Answer::done(self.write(node, op)),
+            Writer::Group(tx) => {
+                let (rtx, rrx) = tokio::sync::oneshot::channel();
+                match tx.send(Job {
+                    op,
+                    reply: Reply::Deferred(rtx),
+                }) {
+                    Ok(()) => Answer::from_receiver(rrx),
+                    Err(_) => Answer::done(Err(Error::internal("the writer thread stopped"))),
+                }
+            }
+        }
+    }
+
     /// Applies many writes; with `Direct` they share one transaction.
     pub fn write_many(&self, node: &Node, ops: Vec<WriteOp>) -> Vec<Result<WriteResult>> {
         match self {
@@ -123,7 +162,10 @@ impl Writer {
                 let mut waits = Vec::with_capacity(ops.len());
                 for op in ops {
                     let (rtx, rrx) = mpsc::channel();
-                    let sent = tx.send(Job { op, reply: rtx });
+                    let sent = tx.send(Job {
+                        op,
+                        reply: Reply::Blocking(rtx),
+                    });
                     waits.push(sent.map(|_| rrx));
                 }
                 waits

@@ -3,7 +3,8 @@
 //! tombstones, behind the dedicated node bearer.
 
 use super::router::{
-    Access, BodySpec, Method, Request, Response, RouteSpec, Router, percent_decode, read_json_bytes,
+    Access, BodySpec, Method, Reply, Request, Response, RouteSpec, Router, percent_decode,
+    read_json_bytes,
 };
 use crate::data::{ChangesRequest, CollectRequest, Node, QueryRequest, TombstoneRequest};
 use crate::error::{Code, Error, Result};
@@ -43,8 +44,11 @@ pub fn mount(router: &mut Router, node: Arc<Node>, token: Option<String>) {
         Access::Guarded,
         Arc::new(move |_req: &mut Request<'_>| Ok(Response::json(200, &n.collections()?))),
     );
+    // Collect and tombstone answer from the writer: the handler thread
+    // validates, runs the collector and stores the bytes, queues the write
+    // and returns; the server awaits the batch's answer on its runtime.
     let n = node.clone();
-    router.route_with(
+    router.route_deferred(
         Method::Post,
         "/v1/data/collect",
         json_body(),
@@ -53,8 +57,10 @@ pub fn mount(router: &mut Router, node: Arc<Node>, token: Option<String>) {
             // The canonical JSON of the response, written from the
             // envelopes' canonical text (the bytes `Response::json` would
             // render from the response's JSON tree).
-            let body = n.collect_canonical(&CollectRequest::from_json(&body))?;
-            Ok(Response::json_bytes(200, body))
+            let later = n.collect_later(&CollectRequest::from_json(&body))?;
+            Ok(Reply::later(async move {
+                Ok(Response::json_bytes(200, later.await?))
+            }))
         }),
     );
     let n = node.clone();
@@ -99,7 +105,7 @@ pub fn mount(router: &mut Router, node: Arc<Node>, token: Option<String>) {
         }),
     );
     let n = node;
-    router.route_with(
+    router.route_deferred(
         Method::Post,
         "/v1/data/records/{id}/tombstone",
         json_body(),
@@ -113,13 +119,13 @@ pub fn mount(router: &mut Router, node: Arc<Node>, token: Option<String>) {
                 }
             };
             let id = percent_decode(req.params.first().map_or("", String::as_str))?;
-            Ok(Response::json(
-                200,
-                &n.tombstone(&TombstoneRequest {
-                    record_id: id,
-                    reason,
-                })?,
-            ))
+            let later = n.tombstone_later(&TombstoneRequest {
+                record_id: id,
+                reason,
+            })?;
+            Ok(Reply::later(async move {
+                Ok(Response::json(200, &later.await?))
+            }))
         }),
     );
 }

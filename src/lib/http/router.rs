@@ -17,7 +17,9 @@
 //! [`BodySpec`] never sees a body: the server hands it an empty reader.
 
 use crate::error::{Code, Error, Result};
+use std::future::Future;
 use std::io::Read;
+use std::pin::Pin;
 use std::sync::Arc;
 
 /// HTTP methods the router knows.
@@ -126,8 +128,53 @@ impl Response {
     }
 }
 
+/// An answer to come: completed on the server's runtime (by a writer
+/// thread's batch, for instance), never by a handler thread waiting.
+pub type PendingResponse = Pin<Box<dyn Future<Output = Response> + Send + 'static>>;
+
+/// What a handler answers: a response now, or one to come
+/// ([`PendingResponse`]), which the server awaits without holding a
+/// handler thread.
+pub enum Reply {
+    /// The response.
+    Ready(Response),
+    /// The response once it is known.
+    Pending(PendingResponse),
+}
+
+impl From<Response> for Reply {
+    fn from(r: Response) -> Reply {
+        Reply::Ready(r)
+    }
+}
+
+impl Reply {
+    /// The answer to `d` once it is known: `render` of its outcome, or the
+    /// typed error (an internal one made public) with its status.
+    pub fn deferred<T: Send + 'static>(
+        d: crate::store::Deferred<T>,
+        render: impl FnOnce(T) -> Response + Send + 'static,
+    ) -> Reply {
+        Reply::later(async move { d.answer().await.map(render) })
+    }
+
+    /// The response `f` yields, or its typed error (an internal one made
+    /// public) with its status. `f` runs on the server's runtime: it must
+    /// only await and render, never block.
+    pub fn later(f: impl Future<Output = Result<Response>> + Send + 'static) -> Reply {
+        Reply::Pending(Box::pin(async move {
+            match f.await {
+                Ok(r) => r,
+                Err(e) => Response::error(&public_error(e)),
+            }
+        }))
+    }
+}
+
 /// A handler.
 pub type Handler = Arc<dyn Fn(&mut Request<'_>) -> Result<Response> + Send + Sync>;
+/// A handler that may answer later ([`Reply::Pending`]).
+pub type DeferredHandler = Arc<dyn Fn(&mut Request<'_>) -> Result<Reply> + Send + Sync>;
 /// A guard: `Err` is answered as is. It sees the head only (a shared
 /// `&Request` cannot read the body).
 pub type Guard = Arc<dyn Fn(&Request<'_>) -> Result<()> + Send + Sync>;
@@ -239,6 +286,12 @@ pub struct RouteSpec {
     pub authorize: Option<Guard>,
     /// The body the route reads; `None`: the handler gets no body.
     pub body: Option<BodySpec>,
+    /// Whether `authorize` touches a database or a file (the agent token
+    /// against the authority): then admission runs on a handler thread.
+    /// Without an `authorize` step, or with one that is pure CPU (a
+    /// constant-time compare), admission runs on the runtime thread that
+    /// read the head ([`Router::admit_inline`]).
+    pub authorize_io: bool,
 }
 
 impl RouteSpec {
@@ -248,6 +301,7 @@ impl RouteSpec {
             access,
             authorize: None,
             body: None,
+            authorize_io: false,
         }
     }
 
@@ -257,9 +311,19 @@ impl RouteSpec {
         self
     }
 
-    /// With this authorize step.
+    /// With this authorize step, which reads the authority (a database):
+    /// admission runs on a handler thread.
     pub fn authorize(mut self, g: Guard) -> RouteSpec {
         self.authorize = Some(g);
+        self.authorize_io = true;
+        self
+    }
+
+    /// With this authorize step, pure CPU on the head (no database, no
+    /// file, no lock): admission may run on a runtime thread.
+    pub fn authorize_cpu(mut self, g: Guard) -> RouteSpec {
+        self.authorize = Some(g);
+        self.authorize_io = false;
         self
     }
 }
@@ -267,7 +331,7 @@ impl RouteSpec {
 /// A request that passed [`Router::admit`]: the handler to run and the
 /// body it may read.
 pub struct Admitted {
-    handler: Handler,
+    handler: DeferredHandler,
     params: Vec<String>,
     body: Option<BodySpec>,
 }
@@ -296,7 +360,7 @@ enum Seg {
 
 struct Route {
     segs: Vec<Seg>,
-    handlers: Vec<(Method, RouteSpec, Handler)>,
+    handlers: Vec<(Method, RouteSpec, DeferredHandler)>,
 }
 
 /// The router.
@@ -325,6 +389,18 @@ impl Router {
 
     /// Adds a handler for `method` on `pattern` with its [`RouteSpec`].
     pub fn route_with(&mut self, method: Method, pattern: &str, spec: RouteSpec, h: Handler) {
+        let h: DeferredHandler = Arc::new(move |req: &mut Request<'_>| h(req).map(Reply::Ready));
+        self.route_deferred(method, pattern, spec, h);
+    }
+
+    /// Adds a handler that may answer later ([`Reply::Pending`]).
+    pub fn route_deferred(
+        &mut self,
+        method: Method,
+        pattern: &str,
+        spec: RouteSpec,
+        h: DeferredHandler,
+    ) {
         let segs: Vec<Seg> = pattern
             .split('/')
             .skip(1)
@@ -370,12 +446,55 @@ impl Router {
     }
 
     /// Admits then runs one request (the body, if any, is read from
-    /// `req.body` by the handler).
+    /// `req.body` by the handler), waiting for an answer to come on this
+    /// thread (tests and tools; the server uses [`Router::dispatch_reply`]).
     pub fn dispatch(&self, req: &mut Request<'_>) -> Response {
-        match self.admit(req) {
-            Ok(a) => self.run(&a, req),
-            Err(e) => Response::error(&public_error(e)),
+        match self.dispatch_reply(req) {
+            Reply::Ready(r) => r,
+            Reply::Pending(f) => block_on(f),
         }
+    }
+
+    /// Admits then runs one request, its answer possibly to come.
+    pub fn dispatch_reply(&self, req: &mut Request<'_>) -> Reply {
+        match self.admit(req) {
+            Ok(a) => self.run_reply(&a, req),
+            Err(e) => Reply::Ready(Response::error(&public_error(e))),
+        }
+    }
+
+    /// [`Router::admit`] when it is pure CPU for this request: the prefix
+    /// guards (always CPU: bearer forms and constant-time compares), route,
+    /// method, a route `authorize` step declared CPU-only, the body spec.
+    /// `None` when the matched route's `authorize` reads a database
+    /// ([`RouteSpec::authorize_io`]): admit it on a handler thread.
+    pub fn admit_inline(&self, req: &mut Request<'_>) -> Option<Result<Admitted>> {
+        if let Some((route, _)) = self.find(&req.path) {
+            let public = route
+                .handlers
+                .iter()
+                .find(|(m, s, _)| *m == req.method && s.access == Access::Public);
+            let chosen =
+                public.or_else(|| route.handlers.iter().find(|(m, _, _)| *m == req.method));
+            if let Some((_, spec, _)) = chosen
+                && spec.authorize.is_some()
+                && spec.authorize_io
+            {
+                // The prefix guards first, so that a missing or malformed
+                // bearer is refused here without a handler thread.
+                if spec.access == Access::Guarded {
+                    for (prefix, g) in &self.guards {
+                        if req.path.starts_with(prefix.as_str())
+                            && let Err(e) = g(req)
+                        {
+                            return Some(Err(e));
+                        }
+                    }
+                }
+                return None;
+            }
+        }
+        Some(self.admit(req))
     }
 
     /// The first phase, on the head alone: prefix guards (unless the
@@ -416,7 +535,7 @@ impl Router {
 
     fn admit_route(
         spec: &RouteSpec,
-        h: &Handler,
+        h: &DeferredHandler,
         params: Vec<String>,
         req: &Request<'_>,
     ) -> Result<Admitted> {
@@ -433,13 +552,34 @@ impl Router {
         })
     }
 
-    /// The second phase: the admitted handler, with the body now readable.
+    /// The second phase: the admitted handler, with the body now readable
+    /// (an answer to come is waited for on this thread: tests and tools).
     pub fn run(&self, a: &Admitted, req: &mut Request<'_>) -> Response {
+        match self.run_reply(a, req) {
+            Reply::Ready(r) => r,
+            Reply::Pending(f) => block_on(f),
+        }
+    }
+
+    /// The second phase, its answer possibly to come (the server awaits a
+    /// [`Reply::Pending`] on its runtime).
+    pub fn run_reply(&self, a: &Admitted, req: &mut Request<'_>) -> Reply {
         req.params = a.params.clone();
         match (a.handler)(req) {
             Ok(r) => r,
-            Err(e) => Response::error(&public_error(e)),
+            Err(e) => Reply::Ready(Response::error(&public_error(e))),
         }
+    }
+}
+
+/// Waits for an answer to come on this thread (outside the server's
+/// runtime: a router driven directly).
+fn block_on(f: PendingResponse) -> Response {
+    match tokio::runtime::Builder::new_current_thread().build() {
+        Ok(rt) => rt.block_on(f),
+        Err(e) => Response::error(&public_error(Error::internal(format!(
+            "cannot wait for the answer: {e}"
+        )))),
     }
 }
 

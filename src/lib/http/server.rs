@@ -23,7 +23,7 @@
 
 use super::gate::{ConnState, Gate, HeadLimits, Io};
 use super::hosts::HostAllowList;
-use super::router::{Method, Request, Response, Router, public_error};
+use super::router::{Method, Reply, Request, Response, Router, public_error};
 use crate::error::{Code, Error, Result};
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
@@ -370,18 +370,35 @@ async fn handle(
     let chunked = parts.headers.contains_key(http::header::TRANSFER_ENCODING);
     let router = shared.router.clone();
     if !chunked && head.content_length.unwrap_or(0) == 0 {
-        let r = on_pool(move || router.dispatch(&mut head.request(&mut std::io::empty()))).await;
-        return render(r.unwrap_or_else(internal), close_after);
+        let r = on_pool(move || router.dispatch_reply(&mut head.request(&mut std::io::empty())));
+        let r = match r.await {
+            Some(reply) => answer(reply).await,
+            None => internal(),
+        };
+        return render(r, close_after);
     }
-    // Phase one on the head alone: nothing of the body has been read.
-    let admitted = on_pool(move || {
+    // Phase one on the head alone: nothing of the body has been read. Pure
+    // CPU admission (guards, a constant-time bearer compare, route, body
+    // spec) runs here on the runtime thread; an authorize step that reads
+    // the authority runs on the pool.
+    let inline = {
         let mut none = std::io::empty();
         let mut rq = head.request(&mut none);
-        let admitted = router.admit(&mut rq);
-        drop(rq);
-        admitted.map(|a| (head, a))
-    })
-    .await;
+        router.admit_inline(&mut rq)
+    };
+    let admitted = match inline {
+        Some(a) => Some(a.map(|a| (head, a))),
+        None => {
+            on_pool(move || {
+                let mut none = std::io::empty();
+                let mut rq = head.request(&mut none);
+                let admitted = router.admit(&mut rq);
+                drop(rq);
+                admitted.map(|a| (head, a))
+            })
+            .await
+        }
+    };
     let (head, admitted) = match admitted {
         Some(Ok(x)) => x,
         Some(Err(e)) => return render(Response::error(&public_error(e)), true),
@@ -419,7 +436,7 @@ async fn handle(
             rx: Some(rx),
         };
         let mut rq = head.request(&mut reader);
-        router.run(&admitted, &mut rq)
+        router.run_reply(&admitted, &mut rq)
     });
     tokio::pin!(job);
     let resp = loop {
@@ -440,10 +457,22 @@ async fn handle(
         }
     };
     let consumed = pump.complete();
-    render(
-        resp.unwrap_or_else(|_| internal()),
-        close_after || !consumed,
-    )
+    let resp = match resp {
+        Ok(reply) => answer(reply).await,
+        Err(_) => internal(),
+    };
+    render(resp, close_after || !consumed)
+}
+
+/// A handler's answer: at once, or awaited here on the runtime (a
+/// mutation's batch becoming durable) without holding a handler thread.
+/// If the client goes away meanwhile this future is dropped: the queued
+/// mutation is still applied, only its answer is lost.
+async fn answer(reply: Reply) -> Response {
+    match reply {
+        Reply::Ready(r) => r,
+        Reply::Pending(f) => f.await,
+    }
 }
 
 /// Reads a request body frame by frame under its deadline and cap.

@@ -5,11 +5,11 @@
 //! selects an actor or a path. Every operation runs through
 //! [`crate::workflow::service::facade::execute`]. Wire format: `docs/workspace-http.md`.
 
-use super::router::{Access, BodySpec, Guard, Method, Request, Response, RouteSpec, Router};
+use super::router::{Access, BodySpec, Guard, Method, Reply, Request, Response, RouteSpec, Router};
 use crate::clock::Clock;
 use crate::contract::{CAPABILITY, SCHEMA_VERSION};
 use crate::error::{Code, Error, Result};
-use crate::store::{Writer, WriterConfig};
+use crate::store::{Deferred, Writer, WriterConfig};
 use crate::workflow::service::facade::{self, TaskProfile, WorkspaceConfig};
 use crate::workflow::service::ops::AgentCtx;
 use serde_json::{Value, json};
@@ -77,9 +77,20 @@ impl Workspace {
 
     /// Runs one decoded operation for `bearer` in `profile`.
     pub fn run(&self, profile: &TaskProfile, bearer: &str, body: Value) -> Result<Value> {
+        self.run_deferred(profile, bearer, body)?.wait()
+    }
+
+    /// [`Workspace::run`], a mutation's outcome answered once its batch
+    /// is durable (`facade::execute_deferred`).
+    pub fn run_deferred(
+        &self,
+        profile: &TaskProfile,
+        bearer: &str,
+        body: Value,
+    ) -> Result<Deferred<Value>> {
         let op = facade::decode(body)?;
         let cx = self.ctx(profile, bearer);
-        facade::execute(&cx, profile, &op, &self.limits)
+        facade::execute_deferred(&cx, profile, &op, &self.limits)
     }
 
     fn ctx<'a>(&'a self, profile: &'a TaskProfile, bearer: &'a str) -> AgentCtx<'a> {
@@ -219,8 +230,11 @@ pub fn mount(router: &mut Router, ws: Arc<Workspace>) {
         PREFIX,
         Arc::new(|req: &Request<'_>| bearer(req).map(|_| ())),
     );
+    // The operation and the upload answer from the writer: a mutation's
+    // handler thread returns once it is queued, and the server awaits the
+    // batch's answer on its runtime.
     let w = ws.clone();
-    router.route_with(
+    router.route_deferred(
         Method::Post,
         "/v1/hub/workspace/repositories/{repository}/profiles/{profile}/agent-tasks",
         RouteSpec::new(Access::Guarded)
@@ -237,12 +251,14 @@ pub fn mount(router: &mut Router, ws: Arc<Workspace>) {
                 .chars()
                 .take(64)
                 .collect::<String>();
-            let out = w.run(&profile, &tok, Value::Object(body))?;
-            Ok(Response::json(200, &envelope(&op, out)))
+            let out = w.run_deferred(&profile, &tok, Value::Object(body))?;
+            Ok(Reply::deferred(out, move |v| {
+                Response::json(200, &envelope(&op, v))
+            }))
         }),
     );
     let w = ws.clone();
-    router.route_with(
+    router.route_deferred(
         Method::Post,
         "/v1/hub/workspace/repositories/{repository}/profiles/{profile}/agent-tasks/collector-upload",
         RouteSpec::new(Access::Guarded)
@@ -253,7 +269,9 @@ pub fn mount(router: &mut Router, ws: Arc<Workspace>) {
             let profile = w.config.profile(&param(req, 0)?, &param(req, 1)?)?.clone();
             let bytes = upload_body().read(req)?;
             let out = facade::collector_upload(&w.ctx(&profile, &tok), &profile, &bytes)?;
-            Ok(Response::json(200, &envelope("collector_upload", out)))
+            Ok(Reply::deferred(out, |v| {
+                Response::json(200, &envelope("collector_upload", v))
+            }))
         }),
     );
     let w = ws.clone();

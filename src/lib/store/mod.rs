@@ -25,7 +25,7 @@ pub use lock::{DEFAULT_TIMEOUT, DirLock, Waiter};
 pub use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, params};
 pub use session::{Access, CommitOrder, Plan, Session, Work};
 pub use staging::Staging;
-pub use writer::{Writer, WriterConfig, WriterStats};
+pub use writer::{Deferred, Writer, WriterConfig, WriterStats};
 
 use crate::error::{Code, Error, Result};
 use private_fs::Kind;

@@ -112,7 +112,78 @@ struct Call<T, F> {
     plan: Plan,
     f: Option<F>,
     out: Option<Result<T>>,
-    answer: SyncSender<Result<T>>,
+    answer: Answer<T>,
+}
+
+/// Where a mutation's outcome goes once its batch is durable: a caller
+/// blocked in [`Writer::submit`], or a [`Deferred`] awaited elsewhere.
+enum Answer<T> {
+    Blocking(SyncSender<Result<T>>),
+    Deferred(tokio::sync::oneshot::Sender<Result<T>>),
+}
+
+impl<T> Answer<T> {
+    /// Sends the outcome; a caller that went away (a dropped receiver, a
+    /// client that disconnected) needs no answer, and its mutation stays
+    /// applied.
+    fn send(self, out: Result<T>) {
+        match self {
+            Answer::Blocking(tx) => {
+                let _ = tx.send(out);
+            }
+            Answer::Deferred(tx) => {
+                let _ = tx.send(out);
+            }
+        }
+    }
+}
+
+/// The outcome of a mutation queued with [`Writer::submit_deferred`] (or
+/// one already known: [`Deferred::done`]), delivered once its batch is
+/// durable. Await it on an async runtime ([`Deferred::answer`]) so that
+/// no thread waits for the batch, or [`Deferred::wait`] for it on a thread
+/// that may block. Dropping it drops only the answer: the mutation, once
+/// queued, is applied (or fails) exactly as if it were awaited.
+#[derive(Debug)]
+pub struct Deferred<T> {
+    rx: tokio::sync::oneshot::Receiver<Result<T>>,
+}
+
+impl<T> Deferred<T> {
+    /// An outcome known already (no writer, or a mutation run in place).
+    pub fn done(out: Result<T>) -> Deferred<T> {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        let _ = tx.send(out);
+        Deferred { rx }
+    }
+
+    /// The outcome another writer (the data node's) sends on `rx`.
+    pub fn from_receiver(rx: tokio::sync::oneshot::Receiver<Result<T>>) -> Deferred<T> {
+        Deferred { rx }
+    }
+
+    /// The outcome, awaited without holding a thread.
+    pub async fn answer(self) -> Result<T> {
+        self.rx
+            .await
+            .unwrap_or_else(|_| Err(Error::internal("the writer stopped before answering")))
+    }
+
+    /// The outcome, blocking this thread until it is known (an outcome
+    /// known already returns at once). Not for an async runtime's threads.
+    pub fn wait(mut self) -> Result<T> {
+        use tokio::sync::oneshot::error::TryRecvError;
+        match self.rx.try_recv() {
+            Ok(out) => out,
+            Err(TryRecvError::Closed) => {
+                Err(Error::internal("the writer stopped before answering"))
+            }
+            Err(TryRecvError::Empty) => self
+                .rx
+                .blocking_recv()
+                .unwrap_or_else(|_| Err(Error::internal("the writer stopped before answering"))),
+        }
+    }
 }
 
 impl<T, F> Job for Call<T, F>
@@ -137,8 +208,7 @@ where
             (Some(ok), None) => ok,
             (None, None) => Err(Error::internal("the mutation was not run")),
         };
-        // A caller that went away needs no answer.
-        let _ = self.answer.send(out);
+        self.answer.send(out);
     }
 
     fn discard(&mut self) {
@@ -206,6 +276,31 @@ impl Writer {
         F: FnOnce(&Work<'_>) -> Result<T> + Send + 'static,
     {
         let (answer, rx) = mpsc::sync_channel(1);
+        self.enqueue(plan, f, Answer::Blocking(answer))?;
+        rx.recv()
+            .unwrap_or_else(|_| Err(Error::internal("the writer stopped before answering")))
+    }
+
+    /// Queues one mutation like [`Writer::submit`] without waiting for it:
+    /// the returned [`Deferred`] is answered by the writer thread once the
+    /// batch is durable (its own outcome, or the batch's failure). A full
+    /// queue is `busy` at once, and nothing was queued. Dropping the
+    /// [`Deferred`] does not withdraw the mutation.
+    pub fn submit_deferred<T, F>(&self, plan: Plan, f: F) -> Result<Deferred<T>>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Work<'_>) -> Result<T> + Send + 'static,
+    {
+        let (answer, rx) = tokio::sync::oneshot::channel();
+        self.enqueue(plan, f, Answer::Deferred(answer))?;
+        Ok(Deferred { rx })
+    }
+
+    fn enqueue<T, F>(&self, plan: Plan, f: F, answer: Answer<T>) -> Result<()>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Work<'_>) -> Result<T> + Send + 'static,
+    {
         let job = Box::new(Call {
             plan,
             f: Some(f),
@@ -239,8 +334,7 @@ impl Writer {
                 return Err(Error::internal("the writer has stopped"));
             }
         }
-        rx.recv()
-            .unwrap_or_else(|_| Err(Error::internal("the writer stopped before answering")))
+        Ok(())
     }
 }
 

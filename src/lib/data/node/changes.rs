@@ -105,26 +105,47 @@ impl Node {
 
     /// `tombstone`: idempotent; the first tombstone wins.
     pub fn tombstone(&self, req: &TombstoneRequest) -> Result<Value> {
-        check_record_id(&req.record_id)?;
-        let reason = req.reason.clone().filter(|r| !r.is_empty());
-        if reason.as_deref().is_some_and(|r| utf16_len(r) > 1000) {
-            return Err(Error::new(
-                Code::InvalidRequest,
-                "reason must be at most 1000 characters",
-            ));
-        }
-        match self.writer.write(
-            self,
-            WriteOp::Tombstone {
-                record_id: req.record_id.clone(),
-                reason,
-                now: self.now(),
-            },
-        )? {
-            WriteResult::Tombstone(t) => Ok(json!({
-                "record_id": req.record_id, "tombstoned": true, "tombstone": t
-            })),
-            _ => Err(Error::internal("unexpected writer result")),
-        }
+        let op = tombstone_op(req, self.now())?;
+        tombstone_answer(&req.record_id, self.writer.write(self, op)?)
+    }
+
+    /// [`Node::tombstone`] without waiting for the writer: checked and
+    /// queued here; the future yields the answer once the batch is durable
+    /// (a dropped future drops only the answer).
+    pub fn tombstone_later(
+        &self,
+        req: &TombstoneRequest,
+    ) -> Result<impl std::future::Future<Output = Result<Value>> + Send + 'static> {
+        let op = tombstone_op(req, self.now())?;
+        let written = self.writer.write_deferred(self, op);
+        let id = req.record_id.clone();
+        Ok(async move { tombstone_answer(&id, written.answer().await?) })
+    }
+}
+
+/// The write of a checked tombstone request.
+fn tombstone_op(req: &TombstoneRequest, now: String) -> Result<WriteOp> {
+    check_record_id(&req.record_id)?;
+    let reason = req.reason.clone().filter(|r| !r.is_empty());
+    if reason.as_deref().is_some_and(|r| utf16_len(r) > 1000) {
+        return Err(Error::new(
+            Code::InvalidRequest,
+            "reason must be at most 1000 characters",
+        ));
+    }
+    Ok(WriteOp::Tombstone {
+        record_id: req.record_id.clone(),
+        reason,
+        now,
+    })
+}
+
+/// The answer to a committed tombstone.
+fn tombstone_answer(record_id: &str, r: WriteResult) -> Result<Value> {
+    match r {
+        WriteResult::Tombstone(t) => Ok(json!({
+            "record_id": record_id, "tombstoned": true, "tombstone": t
+        })),
+        _ => Err(Error::internal("unexpected writer result")),
     }
 }

@@ -380,35 +380,27 @@ impl Node {
     /// the response rendered as canonical JSON whatever its stored form.
     pub fn collect_canonical(&self, req: &CollectRequest) -> Result<Vec<u8>> {
         let (results, cursor) = self.collect_texts(req)?;
-        let inserted = results.iter().filter(|(_, new)| *new).count();
-        let size: usize = results.iter().map(|(t, _)| t.len() + 1).sum();
-        let mut out = Vec::with_capacity(size + 64);
-        // Canonical member order: cursor, existing, inserted, records.
-        out.push(b'{');
-        if let Some(c) = &cursor {
-            out.extend_from_slice(b"\"cursor\":");
-            push_json_string(&mut out, c);
-            out.push(b',');
-        }
-        out.extend_from_slice(
-            format!(
-                "\"existing\":{},\"inserted\":{inserted},\"records\":[",
-                results.len() - inserted
-            )
-            .as_bytes(),
-        );
-        for (k, (text, new)) in results.iter().enumerate() {
-            if k > 0 {
-                out.push(b',');
+        canonical_response(&results, cursor)
+    }
+
+    /// [`Node::collect_canonical`] without waiting for the writer: the
+    /// request is validated, its collector run and its bytes stored here;
+    /// the returned future (awaited on the server's runtime, holding no
+    /// thread) yields the answer once the writer's batch is durable. A
+    /// dropped future drops only the answer: the records are committed.
+    pub fn collect_later(
+        &self,
+        req: &CollectRequest,
+    ) -> Result<impl std::future::Future<Output = Result<Vec<u8>>> + Send + 'static> {
+        let (prepared, cursor) = self.prepare_collect(req)?;
+        self.store_blobs(&prepared)?;
+        let written = self.writer.write_deferred(self, WriteOp::Collect(prepared));
+        Ok(async move {
+            match written.answer().await? {
+                WriteResult::Collect(v) => canonical_response(&v, cursor),
+                _ => Err(Error::internal("unexpected writer result")),
             }
-            if *new {
-                out.extend_from_slice(text.as_bytes());
-            } else {
-                out.extend_from_slice(canonical_json(&parse_envelope(text)?)?.as_bytes());
-            }
-        }
-        out.extend_from_slice(b"]}");
-        Ok(out)
+        })
     }
 
     /// Bulk collect: every request is prepared on its own (a bad one fails
@@ -482,6 +474,40 @@ impl Node {
 
 /// `(canonical envelope text, inserted)` per committed item.
 type Committed = Vec<(String, bool)>;
+
+/// The canonical JSON text of a collect's response from its committed
+/// envelopes' canonical text.
+fn canonical_response(results: &Committed, cursor: Option<String>) -> Result<Vec<u8>> {
+    let inserted = results.iter().filter(|(_, new)| *new).count();
+    let size: usize = results.iter().map(|(t, _)| t.len() + 1).sum();
+    let mut out = Vec::with_capacity(size + 64);
+    // Canonical member order: cursor, existing, inserted, records.
+    out.push(b'{');
+    if let Some(c) = &cursor {
+        out.extend_from_slice(b"\"cursor\":");
+        push_json_string(&mut out, c);
+        out.push(b',');
+    }
+    out.extend_from_slice(
+        format!(
+            "\"existing\":{},\"inserted\":{inserted},\"records\":[",
+            results.len() - inserted
+        )
+        .as_bytes(),
+    );
+    for (k, (text, new)) in results.iter().enumerate() {
+        if k > 0 {
+            out.push(b',');
+        }
+        if *new {
+            out.extend_from_slice(text.as_bytes());
+        } else {
+            out.extend_from_slice(canonical_json(&parse_envelope(text)?)?.as_bytes());
+        }
+    }
+    out.extend_from_slice(b"]}");
+    Ok(out)
+}
 
 /// A stored or prepared envelope's canonical text as JSON.
 fn parse_envelope(text: &str) -> Result<Value> {

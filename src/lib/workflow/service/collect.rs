@@ -9,7 +9,7 @@ use crate::collector::review::ReviewProfile;
 use crate::collector::review::wire::ReviewDescriptor;
 use crate::collector::transfer::{self, CollectorDescriptor};
 use crate::error::Result;
-use crate::store::{Access, CommitOrder, Plan};
+use crate::store::{Access, CommitOrder, Deferred, Plan};
 use crate::workflow::authority::{collector, review, schema};
 use crate::workflow::journal;
 use serde_json::Value;
@@ -21,9 +21,9 @@ use std::time::Duration;
 pub fn collector_claim(
     cx: &AgentCtx<'_>,
     req: &super::facade::CollectorClaimRequest,
-) -> Result<Value> {
+) -> Result<Deferred<Value>> {
     let (task_id, request_id) = (req.task_id.clone(), req.request_id.clone());
-    cx.mutate(move |j, a, who, now| {
+    cx.mutate_deferred(move |j, a, who, now| {
         collector::collector_claim(&task_id, &request_id)(j, a, who, now)
     })
 }
@@ -44,13 +44,13 @@ const IMPORT_PLAN: Plan = Plan {
 /// the CAS, so a refused transfer never reaches the writer and an
 /// accepted one only repeats the cheap checks under the lock. A refused
 /// import leaves no new journal behind.
-pub fn import(cx: &AgentCtx<'_>, bytes: &[u8]) -> Result<Value> {
+pub fn import(cx: &AgentCtx<'_>, bytes: &[u8]) -> Result<Deferred<Value>> {
     let env = transfer::open(bytes)?;
     let digest = transfer::transfer_digest(bytes);
     let now_ms = crate::clock::unix_millis(cx.clock.now());
     let prestored = collector::prevalidate(cx.root, cx.token, now_ms, bytes, &env, &digest)?;
     let (token, bytes) = (cx.token.to_owned(), bytes.to_vec());
-    cx.session(IMPORT_PLAN, move |w| {
+    cx.session_deferred(IMPORT_PLAN, move |w| {
         collector::import_in(w, &token, &bytes, &env, digest, prestored)
     })
 }
@@ -76,7 +76,7 @@ impl Uploader for LocalUpload<'_> {
             token: self.token,
             writer: None,
         };
-        import(&cx, bytes)
+        import(&cx, bytes)?.wait()
     }
 }
 

@@ -16,6 +16,7 @@ use crate::contract::{
     TaskResultAssertion, check_id,
 };
 use crate::error::{Code, Error, Result};
+use crate::store::Deferred;
 use crate::wire::digest::Sha256Hex;
 use crate::workflow::authority::change::{self, ChangeSel};
 use serde::{Deserialize, Serialize};
@@ -620,6 +621,18 @@ pub fn execute(
     r: &OperationRequest,
     limits: &crate::workflow::service::remote::RemoteLimits,
 ) -> Result<Value> {
+    execute_deferred(cx, p, r, limits)?.wait()
+}
+
+/// [`execute`], answering a mutation queued to the context's writer
+/// later ([`run_deferred`]): the HTTP server awaits it without holding a
+/// handler thread.
+pub fn execute_deferred(
+    cx: &AgentCtx<'_>,
+    p: &TaskProfile,
+    r: &OperationRequest,
+    limits: &crate::workflow::service::remote::RemoteLimits,
+) -> Result<Deferred<Value>> {
     // The bearer and the profile's pins were checked by the route's
     // authorize step (`Workspace::authenticate`, before any body byte was
     // read), and the operation's own session authenticates it again under
@@ -635,37 +648,54 @@ pub fn execute(
                 &p.profile_id,
                 req.request_id.as_deref(),
             )?)
+            .map(ready)
         }
         OperationRequest::CheckpointCommit(CheckpointCommitRequest {
             change: ChangeSel::Id(id),
             revision,
         }) => to_value(&crate::workflow::service::remote::commit(
             cx, id, revision, limits,
-        )?),
-        _ => run(cx, r),
+        )?)
+        .map(ready),
+        _ => run_deferred(cx, r),
     }
+}
+
+/// An outcome known now.
+fn ready(v: Value) -> Deferred<Value> {
+    Deferred::done(Ok(v))
 }
 
 /// Runs one operation for the bearer's actor. The CLI calls this directly
 /// (its data directory is the scope); HTTP and MCP call it through
 /// [`execute`] after the profile scope check.
 pub fn run(cx: &AgentCtx<'_>, r: &OperationRequest) -> Result<Value> {
+    run_deferred(cx, r)?.wait()
+}
+
+/// [`run`], with the outcome of a mutation (claim, heartbeat, cancel,
+/// reconcile, result, collector-claim, finalize) queued to the context's
+/// group-commit writer answered once its batch is durable instead of
+/// waited for here; every other operation (and every mutation without a
+/// writer: the CLI) is answered at once.
+pub fn run_deferred(cx: &AgentCtx<'_>, r: &OperationRequest) -> Result<Deferred<Value>> {
+    let now = |v: Result<Value>| v.map(ready);
     match r {
-        OperationRequest::Capabilities {} => Ok(capabilities()),
-        OperationRequest::Requirements(req) => ops::requirements(cx, &req.change),
-        OperationRequest::Next(req) => ops::next(cx, &req.change),
-        OperationRequest::Instructions(req) => to_value(&ops::instructions(cx, req)?),
-        OperationRequest::Reference(req) => to_value(&ops::reference(cx, req)?),
+        OperationRequest::Capabilities {} => Ok(ready(capabilities())),
+        OperationRequest::Requirements(req) => now(ops::requirements(cx, &req.change)),
+        OperationRequest::Next(req) => now(ops::next(cx, &req.change)),
+        OperationRequest::Instructions(req) => now(to_value(&ops::instructions(cx, req)?)),
+        OperationRequest::Reference(req) => now(to_value(&ops::reference(cx, req)?)),
         OperationRequest::Claim(req) => ops::claim(cx, req),
         OperationRequest::Heartbeat(b) => mutate(cx, MutationAction::Heartbeat, b),
         OperationRequest::Cancel(b) => mutate(cx, MutationAction::Cancel, b),
         OperationRequest::Reconcile(b) => mutate(cx, MutationAction::Reconcile, b),
         OperationRequest::Result(req) => ops::result(cx, &req.assertion),
-        OperationRequest::Status(req) => ops::status(cx, req),
+        OperationRequest::Status(req) => now(ops::status(cx, req)),
         OperationRequest::CollectorClaim(req) => {
             crate::workflow::service::collect::collector_claim(cx, req)
         }
-        OperationRequest::CollectorDescriptor(req) => cx.read(|j, a, who, _now| {
+        OperationRequest::CollectorDescriptor(req) => now(cx.read(|j, a, who, _now| {
             let attempt_id = &req.attempt_id;
             let j = j.ok_or_else(|| Error::new(Code::NotFound, "no such attempt"))?;
             let d = crate::workflow::authority::collector::derive_descriptor(j, a, attempt_id)?;
@@ -680,20 +710,20 @@ pub fn run(cx: &AgentCtx<'_>, r: &OperationRequest) -> Result<Value> {
                 "descriptor": to_value(&d)?,
                 "descriptor_digest": crate::collector::transfer::descriptor_digest(&d)?,
             }))
-        }),
+        })),
         OperationRequest::CollectorFinalize(req) => {
             crate::workflow::service::receipt::finalize(cx, &req.change)
         }
         OperationRequest::Qualification(req) => {
-            crate::workflow::service::receipt::qualify(cx, &req.change)
+            now(crate::workflow::service::receipt::qualify(cx, &req.change))
         }
         OperationRequest::ChangeSubject(req) => match &req.change {
-            ChangeSel::Id(id) => crate::workflow::service::remote::subject(cx, id),
+            ChangeSel::Id(id) => now(crate::workflow::service::remote::subject(cx, id)),
             ChangeSel::Workspace(p) => {
                 let id = cx.read(|_j, a, _who, _now| {
                     Ok(change::select(a, &ChangeSel::Workspace(p.clone()))?.change_id)
                 })?;
-                crate::workflow::service::remote::subject(cx, &id)
+                now(crate::workflow::service::remote::subject(cx, &id))
             }
         },
         OperationRequest::ChangeOpen(_) | OperationRequest::CheckpointCommit(_) => Err(Error::new(
@@ -704,7 +734,7 @@ pub fn run(cx: &AgentCtx<'_>, r: &OperationRequest) -> Result<Value> {
                 r.name()
             ),
         )),
-        OperationRequest::Recovery(req) => to_value(&ops::recovery(cx, req)?),
+        OperationRequest::Recovery(req) => now(to_value(&ops::recovery(cx, req)?)),
     }
 }
 
@@ -712,7 +742,11 @@ pub fn run(cx: &AgentCtx<'_>, r: &OperationRequest) -> Result<Value> {
 /// authenticated, the transfer must name the profile's repository and
 /// profile, then the authority imports it (the same call `collect` makes
 /// locally). An identical retry returns the retained view.
-pub fn collector_upload(cx: &AgentCtx<'_>, p: &TaskProfile, bytes: &[u8]) -> Result<Value> {
+pub fn collector_upload(
+    cx: &AgentCtx<'_>,
+    p: &TaskProfile,
+    bytes: &[u8],
+) -> Result<Deferred<Value>> {
     check_scope(cx, p, &OperationRequest::Capabilities {})?;
     let env = crate::collector::transfer::open(bytes)?;
     if env.header.repository != p.native_repository || env.header.profile != p.profile_id {
@@ -721,7 +755,7 @@ pub fn collector_upload(cx: &AgentCtx<'_>, p: &TaskProfile, bytes: &[u8]) -> Res
     crate::workflow::service::collect::import(cx, bytes)
 }
 
-fn mutate(cx: &AgentCtx<'_>, action: MutationAction, b: &MutationBody) -> Result<Value> {
+fn mutate(cx: &AgentCtx<'_>, action: MutationAction, b: &MutationBody) -> Result<Deferred<Value>> {
     let lease = match action {
         MutationAction::Heartbeat => Some(b.lease_ms.unwrap_or(default_lease())),
         _ => b.lease_ms,

@@ -9,6 +9,7 @@
 use crate::clock::Clock;
 use crate::contract::*;
 use crate::error::Result;
+use crate::store::Deferred;
 use crate::workflow::authority::admin;
 use crate::workflow::authority::change::ChangeSel;
 use crate::workflow::service::admin as write;
@@ -387,7 +388,8 @@ fn step(w: &mut World, op: &Op) {
                     lease_ms: lease,
                     executor: None,
                 },
-            );
+            )
+            .and_then(Deferred::wait);
             if let Some(exp) = w.idem(&req_id, &key) {
                 match exp {
                     Ok(v) => assert_eq!(real.as_ref().ok(), Some(&v), "identical claim retry"),
@@ -457,7 +459,7 @@ fn step(w: &mut World, op: &Op) {
                     lease_ms: lease,
                     reason: None,
                 };
-                let real = ops::mutate(&w.cx(), &m);
+                let real = ops::mutate(&w.cx(), &m).and_then(Deferred::wait);
                 assert_eq!(code(&real), table("pending", name));
                 return;
             }
@@ -473,7 +475,7 @@ fn step(w: &mut World, op: &Op) {
                 lease_ms: lease,
                 reason: None,
             };
-            let real = ops::mutate(&w.cx(), &m);
+            let real = ops::mutate(&w.cx(), &m).and_then(Deferred::wait);
             if let Some(exp) = w.idem(&req_id, &key) {
                 match exp {
                     Ok(v) => assert_eq!(real.as_ref().ok(), Some(&v), "identical {name} retry"),
@@ -563,7 +565,7 @@ fn step(w: &mut World, op: &Op) {
                 }],
                 executor_provenance: None,
             };
-            let real = ops::result(&w.cx(), &r);
+            let real = ops::result(&w.cx(), &r).and_then(Deferred::wait);
             if let Some(exp) = w.idem(&req_id, &key) {
                 match exp {
                     Ok(v) => assert_eq!(real.as_ref().ok(), Some(&v), "identical result retry"),

@@ -9,7 +9,7 @@ use crate::clock::{Clock, unix_millis};
 use crate::contract::*;
 use crate::error::{Code, Error, Result};
 use crate::store::{
-    Access, CommitOrder, Connection, Plan, Session, TransactionBehavior, Work, Writer,
+    Access, CommitOrder, Connection, Deferred, Plan, Session, TransactionBehavior, Work, Writer,
 };
 use crate::workflow::authority::admin::{self, Authenticated};
 use crate::workflow::authority::change::{self, ChangeSel};
@@ -70,6 +70,22 @@ impl AgentCtx<'_> {
         Ok(out)
     }
 
+    /// [`AgentCtx::session`] without waiting: through the writer, the
+    /// mutation is queued (`busy` at once when the queue is full) and the
+    /// [`Deferred`] is answered once its batch is durable, so the caller
+    /// (the HTTP server) need not hold a thread meanwhile; without one, it
+    /// runs in a session of its own now and the outcome is known already.
+    pub fn session_deferred<T: Send + 'static>(
+        &self,
+        plan: Plan,
+        f: impl FnOnce(&Work<'_>) -> Result<T> + Send + 'static,
+    ) -> Result<Deferred<T>> {
+        if let Some(w) = self.writer.filter(|w| w.root() == self.root) {
+            return w.submit_deferred(plan, f);
+        }
+        self.session(plan, f).map(|v| Deferred::done(Ok(v)))
+    }
+
     /// Runs an agent mutation `f` (journal written, authority read under
     /// the lock, the token authenticated inside the same unit of work)
     /// through [`AgentCtx::session`].
@@ -77,12 +93,15 @@ impl AgentCtx<'_> {
         &self,
         f: impl FnOnce(&Connection, &Connection, &Authenticated, Now) -> Result<T> + Send + 'static,
     ) -> Result<T> {
-        let token = self.token.to_owned();
-        self.session(AGENT_PLAN, move |w| {
-            let (j, a) = (w.journal_write()?, w.authority()?);
-            let who = admin::authenticate(a, &token)?;
-            f(j, a, &who, Now { ms: w.now_ms() })
-        })
+        self.session(AGENT_PLAN, agent_work(self.token, f))
+    }
+
+    /// [`AgentCtx::mutate`] through [`AgentCtx::session_deferred`].
+    pub fn mutate_deferred<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&Connection, &Connection, &Authenticated, Now) -> Result<T> + Send + 'static,
+    ) -> Result<Deferred<T>> {
+        self.session_deferred(AGENT_PLAN, agent_work(self.token, f))
     }
 
     /// Runs a read: authority and (when present) journal read-only.
@@ -95,6 +114,20 @@ impl AgentCtx<'_> {
         let who = admin::authenticate(&at, self.token)?;
         let jc = dir.open_read(&journal::SPEC)?;
         f(jc.as_ref(), &at, &who, self.now())
+    }
+}
+
+/// The unit of work of an agent mutation: the token authenticated against
+/// the authority read under the lock, then `f` on the journal.
+fn agent_work<T>(
+    token: &str,
+    f: impl FnOnce(&Connection, &Connection, &Authenticated, Now) -> Result<T> + Send + 'static,
+) -> impl FnOnce(&Work<'_>) -> Result<T> + Send + 'static {
+    let token = token.to_owned();
+    move |w| {
+        let (j, a) = (w.journal_write()?, w.authority()?);
+        let who = admin::authenticate(a, &token)?;
+        f(j, a, &who, Now { ms: w.now_ms() })
     }
 }
 
@@ -391,9 +424,9 @@ pub fn reference(cx: &AgentCtx<'_>, req: &ReferenceFetchRequest) -> Result<Refer
 }
 
 /// `claim`.
-pub fn claim(cx: &AgentCtx<'_>, r: &super::facade::ClaimRequest) -> Result<Value> {
+pub fn claim(cx: &AgentCtx<'_>, r: &super::facade::ClaimRequest) -> Result<Deferred<Value>> {
     let r = r.clone();
-    cx.mutate(move |j, a, who, now| {
+    cx.mutate_deferred(move |j, a, who, now| {
         // The task is looked up once: the claim takes it as found here.
         let rechecks = crate::workflow::authority::Rechecks(a);
         let found = journal::Authority::find_task(&rechecks, &r.task_id, &who.actor)?;
@@ -420,10 +453,10 @@ pub fn claim(cx: &AgentCtx<'_>, r: &super::facade::ClaimRequest) -> Result<Value
 }
 
 /// `heartbeat`, `cancel`, `reconcile` by attempt id and fence.
-pub fn mutate(cx: &AgentCtx<'_>, m: &journal::MutationArgs) -> Result<Value> {
+pub fn mutate(cx: &AgentCtx<'_>, m: &journal::MutationArgs) -> Result<Deferred<Value>> {
     check_id("attempt_id", &m.attempt_id)?;
     let m = m.clone();
-    cx.mutate(move |j, a, who, now| {
+    cx.mutate_deferred(move |j, a, who, now| {
         let req = journal::mutation_request(Some(j), &who.actor, &m)?;
         journal::mutate(
             j,
@@ -436,9 +469,9 @@ pub fn mutate(cx: &AgentCtx<'_>, m: &journal::MutationArgs) -> Result<Value> {
 }
 
 /// `result` from a TaskResultAssertion document.
-pub fn result(cx: &AgentCtx<'_>, assertion: &TaskResultAssertion) -> Result<Value> {
+pub fn result(cx: &AgentCtx<'_>, assertion: &TaskResultAssertion) -> Result<Deferred<Value>> {
     let assertion = assertion.clone();
-    cx.mutate(move |j, a, who, now| {
+    cx.mutate_deferred(move |j, a, who, now| {
         journal::result(
             j,
             &crate::workflow::authority::Rechecks(a),

@@ -6,7 +6,7 @@
 use super::ops::AgentCtx;
 use crate::clock::Clock;
 use crate::error::Result;
-use crate::store::{Connection, DataDir, DirLock, Session};
+use crate::store::{Connection, DataDir, Deferred, DirLock, Session};
 use crate::workflow::attest;
 use crate::workflow::authority::change::ChangeSel;
 use crate::workflow::authority::receipt::{self, Attestations, LandRequest, RECEIPT_PLAN};
@@ -16,9 +16,9 @@ use std::time::Duration;
 
 /// `finalize`: creates (or returns) the v2 receipt of a Change's current
 /// subject from retained validated transfers; never collects.
-pub fn finalize(cx: &AgentCtx<'_>, sel: &ChangeSel) -> Result<Value> {
+pub fn finalize(cx: &AgentCtx<'_>, sel: &ChangeSel) -> Result<Deferred<Value>> {
     let (token, sel) = (cx.token.to_owned(), sel.clone());
-    cx.session(RECEIPT_PLAN, move |w| receipt::finalize_in(w, &token, &sel))
+    cx.session_deferred(RECEIPT_PLAN, move |w| receipt::finalize_in(w, &token, &sel))
 }
 
 /// `qualification`: whether the Change's current subject qualifies (read).
