@@ -619,3 +619,66 @@ fn authority_reads_answer_while_the_lock_and_a_write_transaction_are_held() {
     let (st, v) = try_op(&srv.addr, &owner, &hb).expect("answer");
     assert_eq!(st, 200, "{v}");
 }
+
+#[test]
+fn authority_more_concurrent_mutations_than_workers_share_one_batch() {
+    // `serve --workers 2`: a mutation's handler thread returns once the
+    // mutation is queued and the server awaits the batch's answer on its
+    // runtime, so 16 heartbeats sent at once all reach the writer while
+    // only 2 handler threads exist. The test hook makes the first batch
+    // wait (at most 60 s) until 16 mutations are queued: with handler
+    // threads waiting for their batch, at most 2 could be, and the batch
+    // would be cut after 60 s. One batch is one clock reading: every
+    // heartbeat carries the same lease end.
+    let s = Setup::new();
+    let (task, _) = s.checkpoint();
+    // Claimed on the CLI (no writer), so the first batch of serve's
+    // writer is the heartbeats.
+    let claim = s
+        .agent(&[
+            "claim",
+            &task,
+            "--request-id",
+            "wide-claim",
+            "--lease-ms",
+            "600000",
+        ])
+        .json();
+    let (attempt, fence) = (
+        claim["attempt"]["attempt_id"].clone(),
+        claim["attempt"]["fence"].clone(),
+    );
+    let owner = token(&s);
+    let srv = serve_with(
+        &s,
+        &[("AGENT_TASK_TEST_WRITER_GATHER", "16")],
+        &["--workers", "2"],
+    );
+    let calls: Vec<(String, Value)> = (0..16)
+        .map(|k| {
+            (
+                owner.clone(),
+                json!({"operation": "heartbeat", "attempt_id": attempt, "fence": fence,
+                       "request_id": format!("wide-hb-{k}"), "lease_ms": 600000}),
+            )
+        })
+        .collect();
+    let answers = at_once(&srv.addr, &calls);
+    for (st, v) in &answers {
+        assert_eq!(*st, 200, "{v}");
+    }
+    let ends: std::collections::BTreeSet<String> = answers
+        .iter()
+        .map(|(_, v)| v["result"]["lease_expires_at"].to_string())
+        .collect();
+    assert_eq!(ends.len(), 1, "one batch, one instant: {answers:?}");
+    assert!(!ends.contains("null"), "{answers:?}");
+    // Each is durable and retained: an identical retry (after a restart)
+    // returns the byte-identical outcome.
+    drop(srv);
+    let srv = serve(&s);
+    for (i, (_, v)) in answers.iter().enumerate() {
+        let (st2, v2) = try_op(&srv.addr, &calls[i].0, &calls[i].1).expect("answer");
+        assert_eq!((st2, &v2), (200, v), "retry of {}", calls[i].1);
+    }
+}

@@ -820,6 +820,80 @@ mod tests {
         }
     }
 
+    /// A write queued through the group writer without waiting: its
+    /// answer comes from the batch; one whose answer was dropped (a client
+    /// that went away) is committed all the same, and the writer goes on.
+    #[test]
+    fn deferred_writes_are_answered_by_the_batch_and_a_dropped_answer_loses_nothing() {
+        let t = tempfile::tempdir().expect("tempdir");
+        let root = t.path().join("n");
+        let clock = FixedClock(jiff::Timestamp::UNIX_EPOCH);
+        init(
+            &root,
+            &InitRequest::default(),
+            &clock,
+            Duration::from_secs(5),
+        )
+        .expect("init");
+        let mut node = Node::open(&root, Arc::new(clock), Duration::from_secs(5)).expect("open");
+        node.start_group_commit().expect("group");
+        let req = |text: &str| CollectRequest {
+            collection_id: Some(json!("default")),
+            collector_id: Some(json!("text")),
+            input: Some(json!({"text": text})),
+            cursor: None,
+        };
+        let dropped = node
+            .prepare_collect(&req("dropped answer"))
+            .expect("prepare")
+            .0;
+        let dropped_id = dropped[0].id.clone();
+        drop(node.writer_deferred(WriteOp::Collect(dropped)));
+        let kept = node
+            .prepare_collect(&req("kept answer"))
+            .expect("prepare")
+            .0;
+        let kept_id = kept[0].id.clone();
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .expect("runtime");
+        let got = rt
+            .block_on(node.writer_deferred(WriteOp::Collect(kept)).answer())
+            .expect("answered");
+        match got {
+            WriteResult::Collect(v) => {
+                assert_eq!(v.len(), 1);
+                assert!(v[0].1, "inserted");
+            }
+            other => panic!("{other:?}"),
+        }
+        for id in [&dropped_id, &kept_id] {
+            assert_eq!(
+                node.read_record(id).expect("committed").record["id"],
+                id.as_str()
+            );
+        }
+        // The futures the HTTP routes await, end to end.
+        let body = rt
+            .block_on(node.collect_later(&req("kept answer")).expect("queued"))
+            .expect("answered");
+        let v: Value = serde_json::from_slice(&body).expect("json");
+        assert_eq!(v["existing"], 1, "{v}");
+        assert_eq!(v["records"][0]["id"], kept_id.as_str(), "{v}");
+        let tomb = rt
+            .block_on(
+                node.tombstone_later(&crate::data::TombstoneRequest {
+                    record_id: dropped_id.clone(),
+                    reason: None,
+                })
+                .expect("queued"),
+            )
+            .expect("answered");
+        assert_eq!(tomb["tombstoned"], true, "{tomb}");
+        let e = node.read_record(&dropped_id).expect_err("tombstoned");
+        assert_eq!(e.code(), Code::RecordTombstoned);
+    }
+
     /// The differential test of the group commit: a random mix of
     /// collects (new, repeated within and across writes, repairing a lost
     /// index row), tombstones (of records collected earlier in the same

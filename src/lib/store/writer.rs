@@ -573,6 +573,133 @@ mod tests {
     }
 
     #[test]
+    fn deferred_mutations_share_one_batch_each_answered_with_its_own_outcome() {
+        let (_t, root, w) = setup(16);
+        let (go, blocker) = block(&w);
+        let (b0, m0, _) = w.stats().snapshot();
+        // Queued from this one thread: no thread waits for any of them.
+        let mut pending = Vec::new();
+        for x in 1..=8i64 {
+            pending.push(
+                w.submit_deferred(PLAN, move |work| {
+                    let v = insert(work, x)?;
+                    if x % 4 == 0 {
+                        return Err(Error::new(Code::Conflict, format!("{x} is refused")));
+                    }
+                    Ok(v)
+                })
+                .expect("queued"),
+            );
+        }
+        assert_eq!(w.stats().queued(), 8);
+        go.send(()).expect("go");
+        blocker.join().expect("join").expect("blocker");
+        for (i, d) in pending.into_iter().enumerate() {
+            let x = i as i64 + 1;
+            match d.wait() {
+                Ok(v) => {
+                    assert_ne!(x % 4, 0, "{x} should have failed");
+                    assert_eq!(v, x);
+                }
+                Err(e) => {
+                    assert_eq!(x % 4, 0, "{x} failed: {e}");
+                    assert_eq!(e.code(), Code::Conflict, "its own error");
+                    assert!(e.to_string().contains(&format!("{x} is refused")), "{e}");
+                }
+            }
+        }
+        let (b1, m1, largest) = w.stats().snapshot();
+        assert_eq!(b1 - b0, 2, "the blocker's batch, then one batch of eight");
+        assert_eq!(m1 - m0, 9);
+        assert_eq!(largest, 8);
+        assert_eq!(rows(&root, &J, "j"), vec![0, 1, 2, 3, 5, 6, 7]);
+        assert_eq!(rows(&root, &A, "a"), vec![0, 1, 2, 3, 5, 6, 7]);
+    }
+
+    #[test]
+    fn a_deferred_answer_is_awaited_on_a_runtime() {
+        let (_t, root, w) = setup(16);
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .expect("runtime");
+        let d = w
+            .submit_deferred(PLAN, |work| insert(work, 7))
+            .expect("queued");
+        assert_eq!(rt.block_on(d.answer()).expect("answered"), 7);
+        assert_eq!(rows(&root, &J, "j"), vec![7]);
+    }
+
+    #[test]
+    fn a_full_queue_is_busy_at_once_for_a_deferred_mutation_too() {
+        let (_t, root, w) = setup(1);
+        let (go, blocker) = block(&w);
+        let queued = w
+            .submit_deferred(PLAN, |work| insert(work, 1))
+            .expect("queued");
+        let e = w
+            .submit_deferred(PLAN, |work| insert(work, 2))
+            .expect_err("the queue is full");
+        assert_eq!(e.code(), Code::Busy);
+        go.send(()).expect("go");
+        blocker.join().expect("join").expect("blocker");
+        assert_eq!(queued.wait().expect("queued one"), 1);
+        assert_eq!(
+            rows(&root, &J, "j"),
+            vec![0, 1],
+            "the refused one changed nothing"
+        );
+    }
+
+    #[test]
+    fn a_dropped_answer_neither_withdraws_its_mutation_nor_wedges_the_writer() {
+        let (_t, root, w) = setup(16);
+        let (go, blocker) = block(&w);
+        // The caller goes away (a client that disconnected) while queued.
+        drop(
+            w.submit_deferred(PLAN, |work| insert(work, 1))
+                .expect("queued"),
+        );
+        let kept = w
+            .submit_deferred(PLAN, |work| insert(work, 2))
+            .expect("queued");
+        go.send(()).expect("go");
+        blocker.join().expect("join").expect("blocker");
+        assert_eq!(kept.wait().expect("answered"), 2);
+        // Dropped after its batch, too.
+        drop(
+            w.submit_deferred(PLAN, |work| insert(work, 3))
+                .expect("queued"),
+        );
+        assert_eq!(w.submit(PLAN, |work| insert(work, 4)).expect("goes on"), 4);
+        assert_eq!(
+            rows(&root, &J, "j"),
+            vec![0, 1, 2, 3, 4],
+            "applied once each, answered or not"
+        );
+    }
+
+    #[test]
+    fn a_panicking_deferred_mutation_fails_its_batch_and_the_writer_goes_on() {
+        let (_t, root, w) = setup(16);
+        let (go, blocker) = block(&w);
+        let ok = w
+            .submit_deferred(PLAN, |work| insert(work, 1))
+            .expect("queued");
+        let bad = w
+            .submit_deferred(PLAN, |work| -> Result<i64> {
+                insert(work, 2)?;
+                panic!("a bug in a mutation")
+            })
+            .expect("queued");
+        go.send(()).expect("go");
+        blocker.join().expect("join").expect("blocker");
+        assert_eq!(ok.wait().expect_err("rolled back").code(), Code::Internal);
+        assert_eq!(bad.wait().expect_err("panicked").code(), Code::Internal);
+        assert_eq!(w.submit(PLAN, |work| insert(work, 3)).expect("goes on"), 3);
+        assert_eq!(rows(&root, &J, "j"), vec![0, 3]);
+    }
+
+    #[test]
     fn a_full_queue_is_busy_at_once() {
         let (_t, root, w) = setup(1);
         let (go, blocker) = block(&w);

@@ -170,6 +170,11 @@ impl Node {
         self.writer.write(self, op)
     }
 
+    /// One write queued to the node's writer without waiting for it.
+    pub(crate) fn writer_deferred(&self, op: WriteOp) -> crate::store::Deferred<WriteResult> {
+        self.writer.write_deferred(self, op)
+    }
+
     /// The persisted node id.
     pub fn node_id(&self) -> &str {
         &self.node_id
