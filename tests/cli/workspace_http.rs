@@ -51,6 +51,18 @@ pub fn serve(s: &Setup) -> Served {
 /// [`serve`] with extra environment variables and `serve` flags.
 pub fn serve_with(s: &Setup, envs: &[(&str, &str)], args: &[&str]) -> Served {
     let cfg = write_config(s);
+    serve_config(s, &cfg, envs, args, 1)
+}
+
+/// Starts `serve` with the workspace config at `cfg` (of `profiles`
+/// profiles).
+pub fn serve_config(
+    s: &Setup,
+    cfg: &std::path::Path,
+    envs: &[(&str, &str)],
+    args: &[&str],
+    profiles: u64,
+) -> Served {
     let mut child = Command::new(crate::common::bin())
         .env_clear()
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
@@ -58,7 +70,7 @@ pub fn serve_with(s: &Setup, envs: &[(&str, &str)], args: &[&str]) -> Served {
         .arg("--data-dir")
         .arg(&s.env.data_dir)
         .args(["serve", "--bind", "127.0.0.1:0", "--workspace-config"])
-        .arg(&cfg)
+        .arg(cfg)
         .args(args)
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -69,7 +81,7 @@ pub fn serve_with(s: &Setup, envs: &[(&str, &str)], args: &[&str]) -> Served {
         .read_line(&mut line)
         .expect("listening line");
     let v: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("bad line {line:?}: {e}"));
-    assert_eq!(v["workspace_profiles"], 1, "{v}");
+    assert_eq!(v["workspace_profiles"], profiles, "{v}");
     Served {
         child,
         addr: v["listening"]
@@ -319,31 +331,7 @@ fn workspace_http_requests_naming_another_profile_are_not_found() {
             .to_string(),
     )
     .expect("write config");
-    let mut child = Command::new(crate::common::bin())
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .arg("--data-dir")
-        .arg(&s.env.data_dir)
-        .args(["serve", "--bind", "127.0.0.1:0", "--workspace-config"])
-        .arg(&cfg)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawn serve");
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().expect("stdout"))
-        .read_line(&mut line)
-        .expect("listening line");
-    let v: Value = serde_json::from_str(&line).expect("line");
-    assert_eq!(v["workspace_profiles"], 2, "{v}");
-    let srv = Served {
-        child,
-        addr: v["listening"]
-            .as_str()
-            .expect("url")
-            .trim_start_matches("http://")
-            .to_owned(),
-    };
+    let srv = serve_config(&s, &cfg, &[], &[], 2);
     let a = srv.addr.as_str();
     let tok = token(&s);
     const OTHER: &str = "/v1/hub/workspace/repositories/demo-basic/profiles/other/agent-tasks";
