@@ -117,7 +117,7 @@ impl Node {
         req: &TombstoneRequest,
     ) -> Result<impl std::future::Future<Output = Result<Value>> + Send + 'static> {
         let op = tombstone_op(req, self.now())?;
-        let written = self.writer.write_deferred(self, op);
+        let written = self.writer_deferred(op);
         let id = req.record_id.clone();
         Ok(async move { tombstone_answer(&id, written.answer().await?) })
     }

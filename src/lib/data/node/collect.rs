@@ -394,7 +394,7 @@ impl Node {
     ) -> Result<impl std::future::Future<Output = Result<Vec<u8>>> + Send + 'static> {
         let (prepared, cursor) = self.prepare_collect(req)?;
         self.store_blobs(&prepared)?;
-        let written = self.writer.write_deferred(self, WriteOp::Collect(prepared));
+        let written = self.writer_deferred(WriteOp::Collect(prepared));
         Ok(async move {
             match written.answer().await? {
                 WriteResult::Collect(v) => canonical_response(&v, cursor),

@@ -240,6 +240,7 @@ impl World {
             clock: &self.clock,
             token: &self.token,
             writer: None,
+            scope: None,
         }
     }
 
@@ -347,6 +348,7 @@ fn step(w: &mut World, op: &Op) {
                     clock: &w.clock,
                     token: &old,
                     writer: None,
+                    scope: None,
                 },
                 &StatusRequest {
                     task_id: w.subjects[0].task_id.clone(),
