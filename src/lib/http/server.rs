@@ -377,15 +377,69 @@ async fn handle(
         };
         return render(r, close_after);
     }
-    // Phase one on the head alone: nothing of the body has been read. Pure
-    // CPU admission (guards, a constant-time bearer compare, route, body
-    // spec) runs here on the runtime thread; an authorize step that reads
-    // the authority runs on the pool.
+    // Phase one on the head alone: nothing of the body has been waited
+    // for. Pure CPU admission (guards, a constant-time bearer compare,
+    // route, body spec) runs here on the runtime thread; an authorize step
+    // that reads the authority runs on the pool.
     let inline = {
         let mut none = std::io::empty();
         let mut rq = head.request(&mut none);
         router.admit_inline(&mut rq)
     };
+    let mut pump = Pump {
+        body,
+        deadline: Instant::now() + shared.limits.body_timeout,
+        timeout_ms: shared.limits.body_timeout.as_millis(),
+        limit: BODY_WINDOW as u64 + 1,
+        read: 0,
+        ended: false,
+        failed: false,
+    };
+    let mut pre = VecDeque::new();
+    let mut pre_len = 0usize;
+    let mut early: Option<Error> = None;
+    let expects = parts.headers.contains_key(http::header::EXPECT);
+    if inline.is_none()
+        && !chunked
+        && !expects
+        && head.content_length.is_some_and(|n| n <= BODY_WINDOW)
+    {
+        // A small body that arrived with its head is taken from memory
+        // without waiting for a byte, so that admission and the handler
+        // share one pool hop. Anything not here yet is read only after
+        // admission, as below.
+        early = already_here(&mut pump, &mut pre, &mut pre_len).await;
+        if pump.ended && early.is_none() {
+            let router = shared.router.clone();
+            let r = on_pool(move || {
+                let admitted = {
+                    let mut none = std::io::empty();
+                    let mut rq = head.request(&mut none);
+                    router.admit(&mut rq)
+                };
+                let a = match admitted {
+                    Ok(a) => a,
+                    Err(e) => return (Reply::Ready(Response::error(&public_error(e))), true),
+                };
+                // A route without a body spec still gets no body.
+                if a.body_limit() == 0 {
+                    pre.clear();
+                }
+                let mut reader = BodyReader {
+                    pre,
+                    cur: Bytes::new(),
+                    rx: None,
+                };
+                let mut rq = head.request(&mut reader);
+                (router.run_reply(&a, &mut rq), false)
+            })
+            .await;
+            return match r {
+                Some((reply, refused)) => render(answer(reply).await, close_after || refused),
+                None => render(internal(), true),
+            };
+        }
+    }
     let admitted = match inline {
         Some(a) => Some(a.map(|a| (head, a))),
         None => {
@@ -404,18 +458,13 @@ async fn handle(
         Some(Err(e)) => return render(Response::error(&public_error(e)), true),
         None => return render(internal(), true),
     };
-    let mut pump = Pump {
-        body,
-        deadline: Instant::now() + shared.limits.body_timeout,
-        timeout_ms: shared.limits.body_timeout.as_millis(),
-        limit: admitted.body_limit(),
-        read: 0,
-        ended: false,
-        failed: false,
-    };
+    if let Some(e) = early {
+        return render(Response::error(&e), true);
+    }
+    // The body's deadline starts at admission; its cap is the route's.
+    pump.deadline = Instant::now() + shared.limits.body_timeout;
+    pump.limit = admitted.body_limit();
     // Read ahead up to the window without holding a worker.
-    let mut pre = VecDeque::new();
-    let mut pre_len = 0usize;
     while pre_len < BODY_WINDOW && !pump.finished() {
         match pump.next().await {
             Some(Ok(b)) => {
@@ -473,6 +522,36 @@ async fn answer(reply: Reply) -> Response {
         Reply::Ready(r) => r,
         Reply::Pending(f) => f.await,
     }
+}
+
+/// Takes the body frames that are already here (in hyper's buffer or the
+/// socket's), never waiting for one: each frame is polled once, and after a
+/// few polls that found nothing the body is left for later. A body error
+/// (a truncated body) is returned for the caller to answer after admission.
+async fn already_here(
+    pump: &mut Pump,
+    pre: &mut VecDeque<Bytes>,
+    pre_len: &mut usize,
+) -> Option<Error> {
+    // hyper reads the socket for the body when the connection task runs
+    // again: a yield lets it, without waiting for the network.
+    const POLLS: usize = 3;
+    let mut idle = 0;
+    while !pump.finished() && idle < POLLS {
+        match tokio::time::timeout(Duration::ZERO, pump.next()).await {
+            Ok(Some(Ok(b))) => {
+                *pre_len += b.len();
+                pre.push_back(b);
+            }
+            Ok(Some(Err(e))) => return Some(e),
+            Ok(None) => break,
+            Err(_) => {
+                idle += 1;
+                tokio::task::yield_now().await;
+            }
+        }
+    }
+    None
 }
 
 /// Reads a request body frame by frame under its deadline and cap.
