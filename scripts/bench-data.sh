@@ -12,6 +12,7 @@
 #      and from 32 clients
 # Not part of the test command.
 # Usage: scripts/bench-data.sh [BULK_RECORDS] [HTTP_RECORDS] [RSS_RECORDS]   (env ROUNDS, default 3)
+#   ONLY=http: part 4 alone (the HTTP collects and the fsync anchor); WORKERS: serve's --workers (16)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BULK_RECORDS=${1:-100000}
@@ -32,7 +33,7 @@ trap cleanup EXIT
 export BENCH_TOKEN=bench-token-$RANDOM$RANDOM
 
 start_server() { # $1 = data dir
-  AGENT_TASK_NODE_TOKEN=$BENCH_TOKEN "$BIN" --data-dir "$1" serve --bind 127.0.0.1:0 --workers 16 >"$WORK/serve.out" 2>"$WORK/serve.err" &
+  AGENT_TASK_NODE_TOKEN=$BENCH_TOKEN "$BIN" --data-dir "$1" serve --bind 127.0.0.1:0 --workers "${WORKERS:-16}" >"$WORK/serve.out" 2>"$WORK/serve.err" &
   SERVER_PID=$!
   for _ in $(seq 1 200); do
     if [ -s "$WORK/serve.out" ]; then break; fi
@@ -48,6 +49,7 @@ now() { date +%s.%N; }
 
 echo "machine: $(nproc) cores, $(uname -sr), load average $(cut -d' ' -f1-3 /proc/loadavg)"
 
+if [ "${ONLY:-all}" != http ]; then
 # 1. Bulk ingest next to the ceiling probe, interleaved.
 "$LOAD" jsonl "$BULK_RECORDS" short >"$WORK/short.jsonl"
 "$LOAD" jsonl "$BULK_RECORDS" kb >"$WORK/kb.jsonl"
@@ -114,6 +116,7 @@ query_line "where content, every record matches" '{"where":{"content":{"media_ty
 query_line "text all-match + where metadata, 1 match near the top" '{"text":"shared words","where":{"metadata":{"i":100}}}' 200 ""
 stop_server
 
+fi
 # 4. Durable single-record collects over HTTP (group commit).
 "$BIN" --data-dir "$WORK/http" data init >/dev/null
 start_server "$WORK/http"

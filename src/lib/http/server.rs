@@ -12,10 +12,17 @@
 //!   `503 server_busy` JSON answer and are closed.
 //! - A request: the gate validates its head; the router's first phase
 //!   ([`Router::admit`]: guards, route, method, authorize, body spec) runs
-//!   on the pool *before a byte of the body is read*; then up to
+//!   *before any of the body is waited for*: on the runtime thread when it
+//!   is pure CPU ([`Router::admit_inline`]: the data routes), else on the
+//!   pool (an agent token looked up in the authority). Then up to
 //!   [`BODY_WINDOW`] bytes of the body are read without holding a worker
 //!   (under the body deadline), and the handler runs on the pool reading
-//!   the rest through a small bounded channel.
+//!   the rest through a small bounded channel. A small body that arrived
+//!   with its head is taken from memory first, so that pool admission and
+//!   the handler share one pool job.
+//! - An answer: the handler's [`Reply`] is a response, or one to come (a
+//!   mutation queued to its writer), awaited here on the runtime: no
+//!   handler thread waits for a batch to become durable.
 //! - Responses are written by hyper with head and body in one buffer
 //!   (`writev(false)`) on a socket with `TCP_NODELAY`.
 //!
