@@ -13,6 +13,7 @@ mod cas;
 mod db;
 mod lock;
 pub mod private_fs;
+mod readcache;
 mod session;
 mod staging;
 mod writer;
@@ -22,8 +23,9 @@ pub use db::{DbSpec, Migration};
 #[cfg(test)]
 pub(crate) use db::{in_memory, raw_file};
 pub use lock::{DEFAULT_TIMEOUT, DirLock, Waiter};
+pub use readcache::{MAX_PER_THREAD, ReadConn, enable_read_cache};
 pub use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, params};
-pub use session::{Access, CommitOrder, Plan, Session, Work};
+pub use session::{Access, CommitOrder, Kept, Plan, Session, Work};
 pub use staging::Staging;
 pub use writer::{Writer, WriterConfig, WriterStats};
 
@@ -171,6 +173,13 @@ impl DataDir {
     /// Opens an existing database read-only; `None` when it does not exist.
     pub fn open_read(&self, spec: &DbSpec) -> Result<Option<Connection>> {
         db::open_read(&self.root.join(spec.file), spec)
+    }
+
+    /// Opens an existing database read-only through this thread's read
+    /// cache (when [`enable_read_cache`] turned it on; `store::readcache`
+    /// says what each take checks); `None` when it does not exist.
+    pub fn open_read_cached(&self, spec: &DbSpec) -> Result<Option<ReadConn>> {
+        readcache::open(&self.root.join(spec.file), spec)
     }
 
     /// The schema version of a database file without any check beyond

@@ -9,7 +9,7 @@ use crate::contract::workflow::Workflow;
 use crate::contract::{ActionClass, ExecutorEnrollment, check_id, key_id};
 use crate::error::{Code, Error, Result};
 use crate::store::private_fs;
-use crate::store::{Connection, DataDir, OptionalExtension, params};
+use crate::store::{Connection, DataDir, OptionalExtension, ReadConn, params};
 use crate::wire::digest::domain_digest;
 use crate::wire::ed25519::{Keypair, parse_public_key_hex};
 use serde::Serialize;
@@ -24,10 +24,12 @@ pub use crate::contract::KEY_FILE;
 /// Largest token file.
 pub const MAX_TOKEN_FILE: u64 = 512;
 
-/// Opens the authority read-only (`not_initialized` when absent).
-pub fn open_read(root: &Path) -> Result<(DataDir, Connection)> {
+/// Opens the authority read-only (`not_initialized` when absent), through
+/// the thread's read cache under `serve` (`store::ReadConn`: a kept
+/// connection, checked to still name the file; a fresh one elsewhere).
+pub fn open_read(root: &Path) -> Result<(DataDir, ReadConn)> {
     let dir = DataDir::open(root)?;
-    let conn = dir.open_read(&super::schema::SPEC)?.ok_or_else(|| {
+    let conn = dir.open_read_cached(&super::schema::SPEC)?.ok_or_else(|| {
         Error::new(
             Code::NotInitialized,
             "the data directory has no authority; run `agent-task init`",
