@@ -44,6 +44,11 @@ impl DbSpec {
 
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
+/// Prepared statements a connection caches (`prepare_cached`): enough for
+/// every statement of the workflow's hot paths, so a kept connection
+/// (the `serve` writer's, a handler thread's reader) parses each once.
+const STATEMENT_CACHE: usize = 128;
+
 const META_SQL: &str = "CREATE TABLE IF NOT EXISTS schema_migrations (
     version INTEGER PRIMARY KEY,
     description TEXT NOT NULL,
@@ -71,6 +76,7 @@ pub(crate) fn open_write(
     )
     .map_err(|e| open_error(path, e))?;
     conn.busy_timeout(BUSY_TIMEOUT)?;
+    conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
     // Keep the WAL across closes: the last connection need not checkpoint
     // and delete it on every short command (about 1 ms and 3 fsyncs each).
     // Autocheckpoint still bounds its size.
@@ -129,6 +135,7 @@ pub(crate) fn open_read(path: &Path, spec: &DbSpec) -> Result<Option<Connection>
     )
     .map_err(|e| open_error(path, e))?;
     conn.busy_timeout(BUSY_TIMEOUT)?;
+    conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
     check_readable(&conn, path, spec)?;
     Ok(Some(conn))
 }

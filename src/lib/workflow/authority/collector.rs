@@ -115,9 +115,7 @@ pub(crate) fn current_epoch(
     a: &Connection,
     reg: &crate::contract::ExecutorEnrollment,
 ) -> Result<u64> {
-    let e: i64 = a.query_row(
-        "SELECT max(epoch) FROM registrations WHERE repo_id = ?1 AND profile_id = ?2 AND step_id = ?3 AND executor_id = ?4",
-        params![reg.repository, reg.profile, reg.step_id, reg.executor_id],
+    let e: i64 = a.prepare_cached("SELECT max(epoch) FROM registrations WHERE repo_id = ?1 AND profile_id = ?2 AND step_id = ?3 AND executor_id = ?4")?.query_row(params![reg.repository, reg.profile, reg.step_id, reg.executor_id],
         |r| r.get(0),
     )?;
     Ok(e as u64)
@@ -215,9 +213,7 @@ pub fn profile_install(
         let digest = profile.digest()?;
         profile.profile_id = format!("cp_{}", &digest.as_str()[..32]);
         let existing: Option<String> = tx
-            .query_row(
-                "SELECT profile_digest FROM collector_profiles WHERE registration_id = ?1 AND step_id = ?2",
-                params![reg.registration_id, reg.step_id],
+            .prepare_cached("SELECT profile_digest FROM collector_profiles WHERE registration_id = ?1 AND step_id = ?2")?.query_row(params![reg.registration_id, reg.step_id],
                 |r| r.get(0),
             )
             .optional()?;
@@ -236,10 +232,8 @@ pub fn profile_install(
             ));
         }
         let pe = bump_epoch(tx, "profile_install", &profile.profile_id, now)?;
-        tx.execute(
-            "INSERT INTO collector_profiles(profile_id, profile_digest, registration_id, repo_id, profile_name, step_id, profile_json, policy_epoch, installed_at) \
-             VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9)",
-            params![profile.profile_id, digest.as_str(), reg.registration_id, reg.repository, reg.profile, reg.step_id, canonical_bytes(&profile)?, pe as i64, now],
+        tx.prepare_cached("INSERT INTO collector_profiles(profile_id, profile_digest, registration_id, repo_id, profile_name, step_id, profile_json, policy_epoch, installed_at) \
+             VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9)")?.execute(params![profile.profile_id, digest.as_str(), reg.registration_id, reg.repository, reg.profile, reg.step_id, canonical_bytes(&profile)?, pe as i64, now],
         )?;
         Ok(ProfileInstallOutput {
             profile,
@@ -257,9 +251,7 @@ pub fn profile_for(
     step_id: &str,
 ) -> Result<Option<CollectorProfile>> {
     let row: Option<(String, Vec<u8>)> = a
-        .query_row(
-            "SELECT profile_digest, profile_json FROM collector_profiles WHERE registration_id = ?1 AND step_id = ?2",
-            params![registration_id, step_id],
+        .prepare_cached("SELECT profile_digest, profile_json FROM collector_profiles WHERE registration_id = ?1 AND step_id = ?2")?.query_row(params![registration_id, step_id],
             |r| Ok((r.get(0)?, r.get(1)?)),
         )
         .optional()?;
@@ -284,12 +276,10 @@ pub fn current_profile(
     step: &str,
 ) -> Result<Option<CollectorProfile>> {
     let reg: Option<String> = a
-        .query_row(
-            "SELECT p.registration_id FROM collector_profiles p JOIN registrations g USING (registration_id) \
+        .prepare_cached("SELECT p.registration_id FROM collector_profiles p JOIN registrations g USING (registration_id) \
              LEFT JOIN revocations v USING (registration_id) \
              WHERE p.repo_id = ?1 AND p.profile_name = ?2 AND p.step_id = ?3 AND v.registration_id IS NULL \
-             ORDER BY g.epoch DESC LIMIT 1",
-            params![repo, profile, step],
+             ORDER BY g.epoch DESC LIMIT 1")?.query_row(params![repo, profile, step],
             |r| r.get(0),
         )
         .optional()?;
@@ -301,19 +291,14 @@ pub fn current_profile(
 
 /// The authority's audience id (the data directory id).
 pub fn audience(a: &Connection) -> Result<String> {
-    a.query_row(
-        "SELECT value FROM meta WHERE key = 'data_dir_id'",
-        [],
-        |r| r.get(0),
-    )
-    .map_err(Error::from)
+    a.prepare_cached("SELECT value FROM meta WHERE key = 'data_dir_id'")?
+        .query_row([], |r| r.get(0))
+        .map_err(Error::from)
 }
 
 /// The live grant generation of an actor (`None` when revoked or unknown).
 pub fn live_grant(a: &Connection, owner: &str, agent: &str) -> Result<Option<u64>> {
-    Ok(a.query_row(
-        "SELECT grant_generation FROM actors WHERE owner_id = ?1 AND agent_id = ?2 AND revoked_at IS NULL AND token_hash IS NOT NULL",
-        params![owner, agent],
+    Ok(a.prepare_cached("SELECT grant_generation FROM actors WHERE owner_id = ?1 AND agent_id = ?2 AND revoked_at IS NULL AND token_hash IS NOT NULL")?.query_row(params![owner, agent],
         |r| r.get::<_, i64>(0),
     )
     .optional()?
@@ -348,17 +333,14 @@ pub fn derive_descriptor(
         .ok_or_else(|| Error::new(Code::EnrollmentInvalid, "unknown registration"))?;
     let p = profile_for(a, reg_id, &t.subject.step_id)?
         .ok_or_else(|| profile_err("no collector profile for the attempt's registration"))?;
-    let manifest: String = a.query_row(
-        "SELECT manifest_sha256 FROM revisions WHERE revision = ?1",
-        params![t.subject.revision.as_str()],
-        |r| r.get(0),
-    )?;
+    let manifest: String = a
+        .prepare_cached("SELECT manifest_sha256 FROM revisions WHERE revision = ?1")?
+        .query_row(params![t.subject.revision.as_str()], |r| r.get(0))?;
     let grant: i64 = a
-        .query_row(
+        .prepare_cached(
             "SELECT grant_generation FROM actors WHERE owner_id = ?1 AND agent_id = ?2",
-            params![at.agent.owner_id, at.agent.agent_id],
-            |r| r.get(0),
-        )
+        )?
+        .query_row(params![at.agent.owner_id, at.agent.agent_id], |r| r.get(0))
         .optional()?
         .unwrap_or(0);
     Ok(CollectorDescriptor {
@@ -962,10 +944,8 @@ pub fn import_in(
         outcome.as_str().unwrap_or_default().to_owned(),
         status.as_str().unwrap_or_default().to_owned(),
     );
-    at.execute(
-        "INSERT INTO imported_transfers(execution_operation_id, transfer_digest, size, upload_request_id, task_id, attempt_id, fence, change_id, change_version, registration_id, profile_id, owner_id, agent_id, grant_generation, outcome, status, header_json, imported_at) \
-         VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18)",
-        params![
+    at.prepare_cached("INSERT INTO imported_transfers(execution_operation_id, transfer_digest, size, upload_request_id, task_id, attempt_id, fence, change_id, change_version, registration_id, profile_id, owner_id, agent_id, grant_generation, outcome, status, header_json, imported_at) \
+         VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18)")?.execute(params![
             h.execution_operation_id, digest.as_str(), bytes.len() as i64, h.upload_request_id, h.task_id, h.attempt_id,
             h.fence as i64, change_id, change_version as i64, h.registration.registration_id,
             h.collector_profile_id, h.origin.owner_id, h.origin.agent_id, h.origin.grant_generation as i64,
