@@ -657,22 +657,77 @@ pub fn subject(conn: &Connection, change_id: &str, version: u64) -> Result<Store
             Error::new(Code::NotFound, format!("change {change_id} has no checkpoint {version}"))
                 .with("next", serde_json::json!({"operation": "checkpoint"}))
         })?;
-    let d = domain_digest(DOMAIN_CONTEXT, &bytes);
-    if d.as_str() != digest {
+    let parsed = parsed_subject(bytes, tasks)?;
+    if parsed.digest.as_str() != digest {
         return Err(Error::new(
             Code::IntegrityError,
             "stored context bytes do not match their digest",
         ));
     }
-    let context: ChangeContext = serde_json::from_slice(&bytes)?;
-    let tasks: Vec<WorkflowTask> = serde_json::from_slice(&tasks)?;
     Ok(StoredSubject {
         change: ch,
         version,
-        context,
-        context_digest: d,
-        tasks,
+        context: parsed.context.clone(),
+        context_digest: parsed.digest.clone(),
+        tasks: parsed.tasks.clone(),
     })
+}
+
+/// A subject's stored bytes, their context digest and what they parse to.
+struct Parsed {
+    context_bytes: Vec<u8>,
+    tasks_bytes: Vec<u8>,
+    digest: Sha256Hex,
+    context: ChangeContext,
+    tasks: Vec<WorkflowTask>,
+}
+
+/// Parsed subjects kept per thread at most (a `serve` handler thread
+/// parses the same few subjects for every heartbeat and qualification).
+const PARSED_PER_THREAD: usize = 32;
+
+thread_local! {
+    static PARSED: std::cell::RefCell<Vec<std::rc::Rc<Parsed>>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// The digest and parse of a subject's stored bytes, remembered per thread
+/// keyed by the exact bytes: a hit is only ever the same bytes byte for
+/// byte (compared in full, never by a digest of them), so it is exactly
+/// what hashing and parsing them again would give; the caller still
+/// compares the digest with the row's.
+fn parsed_subject(context_bytes: Vec<u8>, tasks_bytes: Vec<u8>) -> Result<std::rc::Rc<Parsed>> {
+    let hit = PARSED
+        .try_with(|c| {
+            let c = c.try_borrow().ok()?;
+            c.iter()
+                .find(|p| p.context_bytes == context_bytes && p.tasks_bytes == tasks_bytes)
+                .cloned()
+        })
+        .ok()
+        .flatten();
+    if let Some(p) = hit {
+        return Ok(p);
+    }
+    let digest = domain_digest(DOMAIN_CONTEXT, &context_bytes);
+    let context: ChangeContext = serde_json::from_slice(&context_bytes)?;
+    let tasks: Vec<WorkflowTask> = serde_json::from_slice(&tasks_bytes)?;
+    let p = std::rc::Rc::new(Parsed {
+        context_bytes,
+        tasks_bytes,
+        digest,
+        context,
+        tasks,
+    });
+    let _ = PARSED.try_with(|c| {
+        if let Ok(mut c) = c.try_borrow_mut() {
+            if c.len() >= PARSED_PER_THREAD {
+                c.remove(0);
+            }
+            c.push(p.clone());
+        }
+    });
+    Ok(p)
 }
 
 /// The current subject of a Change (`not_found` with next checkpoint when
@@ -685,17 +740,49 @@ pub fn current_subject(conn: &Connection, ch: &Change) -> Result<StoredSubject> 
 /// the Change's current version is this one, exact context bytes, policy
 /// epoch, target head and installed requirement unchanged.
 pub fn staleness(conn: &Connection, t: &WorkflowTask) -> Result<Option<&'static str>> {
+    staleness_in(conn, t, None)
+}
+
+/// [`staleness`] of every task of `s` (a subject loaded from `conn` in the
+/// same read or write transaction), the first reason found: the stored
+/// subject each task names is `s` itself, so it is not loaded again per
+/// task.
+pub fn subject_staleness(conn: &Connection, s: &StoredSubject) -> Result<Option<&'static str>> {
+    for t in &s.tasks {
+        if let Some(r) = staleness_in(conn, t, Some(s))? {
+            return Ok(Some(r));
+        }
+    }
+    Ok(None)
+}
+
+fn staleness_in(
+    conn: &Connection,
+    t: &WorkflowTask,
+    known: Option<&StoredSubject>,
+) -> Result<Option<&'static str>> {
     let s = &t.subject;
     let Ok(repo) = repository(conn, &s.repository) else {
         return Ok(Some("repository_missing"));
     };
-    let Ok(ch) = change(conn, &s.change_id) else {
-        return Ok(Some("change_missing"));
+    let ch = match known {
+        Some(k) if k.change.change_id == s.change_id => k.change.clone(),
+        _ => match change(conn, &s.change_id) {
+            Ok(ch) => ch,
+            Err(_) => return Ok(Some("change_missing")),
+        },
     };
     if ch.version != s.change_version {
         return Ok(Some("change_superseded"));
     }
-    let stored = subject(conn, &s.change_id, s.change_version)?;
+    let loaded;
+    let stored = match known {
+        Some(k) if k.change.change_id == s.change_id && k.version == s.change_version => k,
+        _ => {
+            loaded = subject(conn, &s.change_id, s.change_version)?;
+            &loaded
+        }
+    };
     if stored.context_digest != s.context_digest {
         return Ok(Some("context_changed"));
     }
@@ -711,8 +798,8 @@ pub fn staleness(conn: &Connection, t: &WorkflowTask) -> Result<Option<&'static 
     {
         return Ok(Some("target_moved"));
     }
-    match installed_requirement(conn, &s.repository, &s.profile)? {
-        Some((d, _)) if d == s.requirement_digest.as_str() => {}
+    match super::installed_requirement_digest(conn, &s.repository, &s.profile)? {
+        Some(d) if d == s.requirement_digest.as_str() => {}
         _ => return Ok(Some("requirement_changed")),
     }
     Ok(None)

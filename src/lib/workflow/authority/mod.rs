@@ -85,6 +85,22 @@ pub fn installed_requirement(
         .optional()?)
 }
 
+/// The digest of the installed requirement of a repository profile, when
+/// one is installed and its bytes are stored (they are not read).
+pub fn installed_requirement_digest(
+    conn: &Connection,
+    repo_id: &str,
+    profile: &str,
+) -> Result<Option<String>> {
+    Ok(conn
+        .prepare_cached(
+            "SELECT i.requirement_digest FROM installed_requirements i \
+             JOIN requirements r USING (requirement_digest) WHERE i.repo_id = ?1 AND i.profile_id = ?2",
+        )?
+        .query_row(params![repo_id, profile], |r| r.get(0))
+        .optional()?)
+}
+
 /// The journal's view of the authority, over one authority connection of
 /// the caller's session.
 pub struct Rechecks<'a>(pub &'a Connection);

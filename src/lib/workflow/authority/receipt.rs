@@ -347,12 +347,7 @@ fn stale_error() -> Error {
 }
 
 fn subject_is_current(a: &Connection, s: &StoredSubject) -> Result<bool> {
-    for t in &s.tasks {
-        if change::staleness(a, t)?.is_some() {
-            return Ok(false);
-        }
-    }
-    Ok(true)
+    Ok(change::subject_staleness(a, s)?.is_none())
 }
 
 /// The session of a receipt or a landing: the authority written, the
