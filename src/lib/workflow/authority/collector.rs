@@ -801,11 +801,20 @@ pub fn validate_transfer(j: &Connection, a: &Connection, bytes: &[u8]) -> Result
     })
 }
 
+/// A transfer [`prevalidate`] found valid on a read snapshot, its bytes
+/// stored in the CAS: what the import retains of its record.
+#[derive(Debug)]
+pub struct Prevalidated {
+    outcome: Value,
+    status: Value,
+}
+
 /// The checks of [`import_in`] that need no lock, on a read snapshot
 /// (run before the unit of work; under `serve`, before the writer):
-/// `Ok(true)` when the transfer is valid and its bytes are now in the CAS,
-/// `Ok(false)` when the unit of work must decide (a retry of a retained
-/// transfer, or no journal yet), else the refusal.
+/// `Ok(Some(_))` when the transfer is valid (signature, bindings, the
+/// regenerated request, the record; a review's replay) and its bytes are
+/// now in the CAS, `Ok(None)` when the unit of work must decide (a retry
+/// of a retained transfer, or no journal yet), else the refusal.
 pub fn prevalidate(
     root: &Path,
     token: &str,
@@ -813,10 +822,10 @@ pub fn prevalidate(
     bytes: &[u8],
     env: &transfer::Envelope,
     digest: &Sha256Hex,
-) -> Result<bool> {
+) -> Result<Option<Prevalidated>> {
     let (dir, at) = admin::open_read(root)?;
     let Some(jt) = dir.open_read(&journal::SPEC)? else {
-        return Ok(false);
+        return Ok(None);
     };
     // The same checks in the same order as `import_in`, so a refusal is
     // the same typed error either way.
@@ -829,27 +838,101 @@ pub fn prevalidate(
     }
     let h = &env.header;
     if imported_where(&at, "execution_operation_id", &h.execution_operation_id)?.is_some() {
-        return Ok(false);
+        return Ok(None);
     }
     check_origin(&who, &h.origin)?;
-    if h.kind == super::review::KIND {
+    let pre = if h.kind == super::review::KIND {
         // A review is validated by replaying its trace.
         let v = super::review::validate_transfer(&jt, &at, &dir, bytes)?;
         let d = &v.descriptor;
         check_open(&jt, &d.attempt_id, &d.task_id, d.fence, now_ms)?;
         super::review::check_live(&at, d)?;
+        Prevalidated {
+            outcome: serde_json::to_value(v.record.outcome)?,
+            status: match v.record.failure {
+                Some(f) => serde_json::to_value(f)?,
+                None => json!("completed"),
+            },
+        }
     } else {
         let v = validate_transfer(&jt, &at, bytes)?;
         check_attempt_open(&jt, &v.descriptor, now_ms)?;
         check_live(&at, &v.descriptor)?;
-    }
+        Prevalidated {
+            outcome: serde_json::to_value(v.record.outcome)?,
+            status: serde_json::to_value(v.record.status)?,
+        }
+    };
     let put = dir.cas().put_bytes(bytes)?;
     if put.digest != *digest {
         return Err(Error::internal(
             "CAS digest differs from the transfer digest",
         ));
     }
-    Ok(true)
+    Ok(Some(pre))
+}
+
+/// What can change between [`prevalidate`]'s snapshot and the unit of
+/// work, checked again under the lock (the signature, the record and a
+/// review's replay are facts of the bytes and are not repeated): the
+/// attempt's descriptor as the authority derives it now still binds the
+/// header and regenerates its request digest (a profile reinstalled, a
+/// new registration epoch), the attempt is still open at the header's
+/// fence, and the registration, profile, grant and subject are still live
+/// (a registration revoked in between refuses the import). Returns the
+/// Change and version the import is retained under.
+fn recheck_prevalidated(
+    jt: &Connection,
+    at: &Connection,
+    h: &transfer::TransferHeader,
+    now_ms: i64,
+) -> Result<(String, u64)> {
+    if h.kind == super::review::KIND {
+        let (d, p) = super::review::derive_descriptor(jt, at, &h.attempt_id)?;
+        Binding {
+            repository: &d.repository,
+            profile: &d.profile,
+            step_id: &d.step_id,
+            task_id: &d.task_id,
+            task_digest: &d.task_digest,
+            attempt_digest: &d.attempt_digest,
+            execution_operation_id: &d.execution_operation_id,
+            fence: d.fence,
+            origin: &d.origin,
+            registration: &d.registration,
+            profile_id: &d.review_profile_id,
+            profile_digest: &d.review_profile_digest,
+        }
+        .check(h, "review profile")?;
+        if h.request_digest != d.request(&p)?.digest()? {
+            return Err(tinv("the header's request digest is wrong"));
+        }
+        check_open(jt, &d.attempt_id, &d.task_id, d.fence, now_ms)?;
+        super::review::check_live(at, &d)?;
+        return Ok((d.change_id.clone(), d.change_version));
+    }
+    let d = derive_descriptor(jt, at, &h.attempt_id)?;
+    Binding {
+        repository: &d.repository,
+        profile: &d.profile,
+        step_id: &d.step_id,
+        task_id: &d.task_id,
+        task_digest: &d.task_digest,
+        attempt_digest: &d.attempt_digest,
+        execution_operation_id: &d.execution_operation_id,
+        fence: d.fence,
+        origin: &d.origin,
+        registration: &d.registration,
+        profile_id: &d.collector_profile_id,
+        profile_digest: &d.collector_profile_digest,
+    }
+    .check(h, "collector profile")?;
+    if h.request_digest != ExecutionRequest::from_descriptor(&d).digest()? {
+        return Err(tinv("the header's request digest is wrong"));
+    }
+    check_attempt_open(jt, &d, now_ms)?;
+    check_live(at, &d)?;
+    Ok((d.change_id.clone(), d.change_version))
 }
 
 /// Imports a signed transfer under the data-directory lock (inside the
@@ -863,7 +946,7 @@ pub fn import_in(
     bytes: &[u8],
     env: &transfer::Envelope,
     digest: Sha256Hex,
-    prestored: bool,
+    pre: Option<Prevalidated>,
 ) -> Result<Value> {
     let (jt, at, dir) = (w.journal_write()?, w.authority()?, w.dir());
     let ts = w.now_text();
@@ -904,9 +987,14 @@ pub fn import_in(
         }));
     }
     check_origin(&who, &h.origin)?;
-    // Each kind is validated in full by its own rules (a review by replay);
-    // what is retained is the same either way.
-    let (outcome, status, change_id, change_version) = if h.kind == super::review::KIND {
+    let prestored = pre.is_some();
+    // Prevalidated: only what can have changed since is checked again.
+    // Otherwise each kind is validated in full by its own rules (a review
+    // by replay); what is retained is the same either way.
+    let (outcome, status, change_id, change_version) = if let Some(pre) = pre {
+        let (change_id, version) = recheck_prevalidated(jt, at, h, now.ms)?;
+        (pre.outcome, pre.status, change_id, version)
+    } else if h.kind == super::review::KIND {
         let v = super::review::validate_transfer(jt, at, dir, bytes)?;
         let d = &v.descriptor;
         check_open(jt, &d.attempt_id, &d.task_id, d.fence, now.ms)?;
