@@ -105,7 +105,7 @@ URL=$(python3 -c 'import json,sys; print(json.loads(open(sys.argv[1]).readline()
 : >"$work/results.jsonl"
 last_stats() { # the writer's latest counters, as JSON ({} without the flag)
   sleep 0.3
-  grep '^{"writer_stats"' "$work/serve.err" | tail -1 | python3 -c 'import json,sys; l=sys.stdin.read().strip(); print(json.dumps(json.loads(l)["writer_stats"]) if l else "{}")'
+  { grep '^{"writer_stats"' "$work/serve.err" || true; } | tail -1 | python3 -c 'import json,sys; l=sys.stdin.read().strip(); print(json.dumps(json.loads(l)["writer_stats"]) if l else "{}")'
 }
 before=$(last_stats)
 for n in $AGENTS; do
