@@ -150,18 +150,17 @@ pub(crate) fn open_with(path: &Path, spec: &DbSpec, cache: bool) -> Result<Optio
         // Removed: the kept connection (if any) is dropped with `kept`.
         return Ok(None);
     };
+    // A schema that moved to something this binary does not read falls
+    // through to a fresh open, which reports why.
     if let Some(k) = kept
         && k.id == id
         && let Ok(cookie) = db::schema_cookie(&k.conn)
+        && (cookie == k.cookie || db::check_readable(&k.conn, path, spec).is_ok())
     {
-        if cookie == k.cookie || db::check_readable(&k.conn, path, spec).is_ok() {
-            return Ok(Some(ReadConn {
-                conn: Some(k.conn),
-                keep: Some((k.path, id, cookie)),
-            }));
-        }
-        // The schema moved to something this binary does not read: a fresh
-        // open reports why.
+        return Ok(Some(ReadConn {
+            conn: Some(k.conn),
+            keep: Some((k.path, id, cookie)),
+        }));
     }
     let Some(conn) = db::open_read(path, spec)? else {
         return Ok(None);
