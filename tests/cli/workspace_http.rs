@@ -3,7 +3,7 @@
 //! errors for missing/wrong bearers, bodies naming an actor or a path,
 //! unknown operations and oversized bodies.
 
-use crate::data_support::{Resp, req};
+use crate::data_support::{Resp, req, req_ct};
 use crate::task_support::{Setup, assertion};
 use agent_task::contract::ResultOutcome;
 use serde_json::{Value, json};
@@ -51,6 +51,18 @@ pub fn serve(s: &Setup) -> Served {
 /// [`serve`] with extra environment variables and `serve` flags.
 pub fn serve_with(s: &Setup, envs: &[(&str, &str)], args: &[&str]) -> Served {
     let cfg = write_config(s);
+    serve_config(s, &cfg, envs, args, 1)
+}
+
+/// Starts `serve` with the workspace config at `cfg` (of `profiles`
+/// profiles).
+pub fn serve_config(
+    s: &Setup,
+    cfg: &std::path::Path,
+    envs: &[(&str, &str)],
+    args: &[&str],
+    profiles: u64,
+) -> Served {
     let mut child = Command::new(crate::common::bin())
         .env_clear()
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
@@ -58,7 +70,7 @@ pub fn serve_with(s: &Setup, envs: &[(&str, &str)], args: &[&str]) -> Served {
         .arg("--data-dir")
         .arg(&s.env.data_dir)
         .args(["serve", "--bind", "127.0.0.1:0", "--workspace-config"])
-        .arg(&cfg)
+        .arg(cfg)
         .args(args)
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -69,7 +81,7 @@ pub fn serve_with(s: &Setup, envs: &[(&str, &str)], args: &[&str]) -> Served {
         .read_line(&mut line)
         .expect("listening line");
     let v: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("bad line {line:?}: {e}"));
-    assert_eq!(v["workspace_profiles"], 1, "{v}");
+    assert_eq!(v["workspace_profiles"], profiles, "{v}");
     Served {
         child,
         addr: v["listening"]
@@ -281,4 +293,124 @@ fn workspace_http_bad_input_is_typed() {
     let after_revoke = crate::common::snapshot_files(&s.env.data_dir);
     op(a, &tok, json!({"operation": "capabilities"})).error(401, "unauthorized");
     assert_eq!(crate::common::snapshot_files(&s.env.data_dir), after_revoke);
+}
+
+/// Every operation through one profile's route that names another
+/// profile's Change, task or attempt (same data directory, same token) is
+/// `not_found`, before anything else it would check (a retry of a retained
+/// request too), and changes nothing; the same requests through the right
+/// profile work.
+#[test]
+fn workspace_http_requests_naming_another_profile_are_not_found() {
+    let s = Setup::new();
+    let fixture = crate::common::repo_root().join("fixtures/workflows/basic.json");
+    s.env
+        .run(&[
+            "requirement",
+            "install",
+            "--repo",
+            "demo/basic",
+            "--profile",
+            "other",
+            "--file",
+            fixture.to_str().expect("utf8"),
+        ])
+        .json();
+    // Checkpointed after the install (which moves the policy epoch).
+    let (tests, notes) = s.checkpoint();
+    let digest =
+        s.agent(&["requirements", "--change", &s.change_id]).json()["requirement_digest"].clone();
+    let profile = |id: &str| {
+        json!({"repository_id": "demo-basic", "profile_id": id, "native_repository": "demo/basic",
+               "data_dir": s.env.data_dir, "target": "main", "requirement_digest": digest})
+    };
+    let cfg = s.env.path("two-profiles.json");
+    std::fs::write(
+        &cfg,
+        json!({"version": 1, "agent_task_profiles": [profile("default"), profile("other")]})
+            .to_string(),
+    )
+    .expect("write config");
+    let srv = serve_config(&s, &cfg, &[], &[], 2);
+    let a = srv.addr.as_str();
+    let tok = token(&s);
+    const OTHER: &str = "/v1/hub/workspace/repositories/demo-basic/profiles/other/agent-tasks";
+    let other = |body: Value| req(a, "POST", OTHER, Some(&tok), Some(&body.to_string()));
+
+    // Through its own profile: a claim and a heartbeat.
+    let claim = ok(op(
+        a,
+        &tok,
+        json!({"operation": "claim", "task_id": tests, "request_id": "c-1", "lease_ms": 60000}),
+    ));
+    let att = claim["attempt"]["attempt_id"]
+        .as_str()
+        .expect("att")
+        .to_owned();
+    let hb = json!({"operation": "heartbeat", "attempt_id": att, "fence": 1, "request_id": "hb-1"});
+    ok(op(a, &tok, hb.clone()));
+    // A manifest route request, refused on its head.
+    let manifest = format!("{OTHER}/changes/{}/manifest", s.change_id);
+
+    let before = crate::common::snapshot_files(&s.env.data_dir);
+    let change = json!(s.change_id);
+    let asr = assertion(&claim, "r-1", &["tests-pass"], ResultOutcome::Passed);
+    let refused = [
+        json!({"operation": "next", "change_id": change}),
+        json!({"operation": "requirements", "change_id": change}),
+        json!({"operation": "qualification", "change_id": change}),
+        json!({"operation": "collector_finalize", "change_id": change}),
+        json!({"operation": "change_subject", "change_id": change}),
+        json!({"operation": "checkpoint_commit", "change_id": change, "revision": "0".repeat(64)}),
+        json!({"operation": "instructions", "task_id": tests}),
+        json!({"operation": "reference", "task_id": tests, "name": "testing-guide"}),
+        json!({"operation": "claim", "task_id": notes, "request_id": "c-2"}),
+        // A retry of a retained request is refused like a new one.
+        json!({"operation": "claim", "task_id": tests, "request_id": "c-1", "lease_ms": 60000}),
+        hb.clone(),
+        json!({"operation": "heartbeat", "attempt_id": att, "fence": 1, "request_id": "hb-2"}),
+        json!({"operation": "cancel", "attempt_id": att, "fence": 1, "request_id": "x-1"}),
+        json!({"operation": "reconcile", "attempt_id": att, "fence": 1, "request_id": "x-2"}),
+        json!({"operation": "result", "assertion": asr}),
+        json!({"operation": "status", "task_id": tests, "attempt_id": att}),
+        json!({"operation": "recovery", "task_id": tests, "attempt_id": att}),
+        json!({"operation": "collector_claim", "task_id": notes, "request_id": "cc-1"}),
+        json!({"operation": "collector_descriptor", "attempt_id": att}),
+    ];
+    for body in &refused {
+        let e = other(body.clone()).error(404, "not_found");
+        assert_eq!(
+            e["message"], "the change or task is not part of this workspace profile",
+            "{body}: {e}"
+        );
+    }
+    req_ct(
+        a,
+        "POST",
+        &manifest,
+        Some(&tok),
+        Some("{}"),
+        "application/json",
+    )
+    .error(404, "not_found");
+    assert_eq!(
+        crate::common::snapshot_files(&s.env.data_dir),
+        before,
+        "refused requests change nothing"
+    );
+
+    // The same requests through the right profile are answered.
+    assert_eq!(ok(op(a, &tok, hb))["state"], "leased");
+    let st = ok(op(
+        a,
+        &tok,
+        json!({"operation": "status", "task_id": tests, "attempt_id": att}),
+    ));
+    assert_eq!(st["state"], "leased");
+    let n = ok(op(
+        a,
+        &tok,
+        json!({"operation": "next", "change_id": change}),
+    ));
+    assert_eq!(n["change_id"], change);
 }

@@ -652,6 +652,7 @@ pub fn evaluate(r: &StopRequest<'_>) -> Verdict {
                 clock: r.clock,
                 token: &token,
                 writer: None,
+                scope: None,
             };
             crate::workflow::service::receipt::qualify(&cx, &ChangeSel::Id(r.change.clone()))
                 .map_err(|e| match e.code() {

@@ -72,7 +72,7 @@ impl Workspace {
     /// Checks the bearer against the profile's authority (and its pins).
     pub fn authenticate(&self, profile: &TaskProfile, bearer: &str) -> Result<()> {
         let cx = self.ctx(profile, bearer);
-        facade::check_scope(&cx, profile, &facade::OperationRequest::Capabilities {})
+        facade::check_scope(&cx, profile)
     }
 
     /// Runs one decoded operation for `bearer` in `profile`.
@@ -89,6 +89,7 @@ impl Workspace {
             clock: self.clock.as_ref(),
             token: bearer,
             writer: self.writers.get(&profile.data_dir),
+            scope: Some(profile.scope()),
         }
     }
 }

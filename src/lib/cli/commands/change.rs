@@ -124,6 +124,7 @@ pub(super) fn with_agent<T>(ctx: &Ctx, f: impl FnOnce(&AgentCtx<'_>) -> Result<T
         clock: ctx.clock.as_ref(),
         token: &token,
         writer: None,
+        scope: None,
     };
     f(&cx)
 }

@@ -385,6 +385,44 @@ pub fn select(conn: &Connection, sel: &ChangeSel) -> Result<Change> {
     }
 }
 
+/// The workspace profile a request arrives through (the HTTP endpoint,
+/// MCP): what it names (a Change, a task, an attempt's task) must belong
+/// to this repository and profile of the authority. The CLI has none (its
+/// data directory is its scope).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Scope {
+    /// The repository id inside the authority.
+    pub repository: String,
+    /// The profile id.
+    pub profile: String,
+}
+
+impl Scope {
+    /// `Ok` when there is no scope or `repository`/`profile` are its own;
+    /// else `not_found` (a request never learns what another profile
+    /// holds).
+    pub fn check(scope: Option<&Scope>, repository: &str, profile: &str) -> Result<()> {
+        match scope {
+            Some(s) if s.repository != repository || s.profile != profile => Err(Error::new(
+                Code::NotFound,
+                "the change or task is not part of this workspace profile",
+            )),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// [`select`], then the [`Scope`] check: the one lookup of a Change a
+/// request makes.
+pub fn select_in(conn: &Connection, sel: &ChangeSel, scope: Option<&Scope>) -> Result<Change> {
+    if let ChangeSel::Id(id) = sel {
+        check_id("change_id", id)?;
+    }
+    let ch = select(conn, sel)?;
+    Scope::check(scope, &ch.repository, &ch.profile)?;
+    Ok(ch)
+}
+
 /// What the workspace column of a Change opened through the workspace
 /// endpoint starts with: the authority never sees the client's path, so
 /// the column names the Change (`endpoint:<change_id>`), never a directory.
@@ -767,6 +805,18 @@ pub fn find_task(conn: &Connection, task_id: &str) -> Result<(WorkflowTask, Stor
                 "task index names a task its subject lacks",
             )
         })?;
+    Ok((t, s))
+}
+
+/// [`find_task`], then the [`Scope`] check: the one lookup of a task a
+/// request makes.
+pub fn find_task_in(
+    conn: &Connection,
+    task_id: &str,
+    scope: Option<&Scope>,
+) -> Result<(WorkflowTask, StoredSubject)> {
+    let (t, s) = find_task(conn, task_id)?;
+    Scope::check(scope, &t.subject.repository, &t.subject.profile)?;
     Ok((t, s))
 }
 

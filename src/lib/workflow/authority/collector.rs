@@ -331,6 +331,17 @@ pub fn derive_descriptor(
     a: &Connection,
     attempt_id: &str,
 ) -> Result<CollectorDescriptor> {
+    derive_descriptor_in(j, &super::Rechecks::new(a), attempt_id)
+}
+
+/// [`derive_descriptor`] with the request's task lookups (`r`): a task
+/// the request has looked up already is not looked up again.
+pub fn derive_descriptor_in(
+    j: &Connection,
+    r: &super::Rechecks<'_>,
+    attempt_id: &str,
+) -> Result<CollectorDescriptor> {
+    let a = r.conn();
     let row = journal::attempt(j, attempt_id)?
         .ok_or_else(|| Error::new(Code::NotFound, format!("no attempt {attempt_id}")))?;
     let at = &row.attempt;
@@ -338,7 +349,7 @@ pub fn derive_descriptor(
         .executor
         .as_deref()
         .ok_or_else(|| mismatch("the attempt was not claimed for a collector"))?;
-    let (t, s) = change::find_task(a, &at.task_id)?;
+    let (t, s) = r.task(&at.task_id)?;
     if t.action_class != ActionClass::Command {
         return Err(mismatch(
             "collector descriptors exist for command tasks only",
@@ -481,9 +492,12 @@ pub(crate) fn check_open(
 pub fn collector_claim<'a>(
     task_id: &'a str,
     request_id: &'a str,
+    scope: Option<&'a change::Scope>,
 ) -> impl FnOnce(&Connection, &Connection, &Authenticated, Now) -> Result<Value> + 'a {
     move |j, a, who, now| {
-        let (t, s) = change::find_task(a, task_id)?;
+        // The request's one lookup of its task (checked against the scope).
+        let rechecks = super::Rechecks::scoped(a, scope);
+        let (t, s) = rechecks.task(task_id)?;
         if t.action_class != ActionClass::Command && t.action_class != ActionClass::Review {
             return Err(Error::new(
                 Code::InvalidInput,
@@ -498,7 +512,7 @@ pub fn collector_claim<'a>(
             return Err(protected.error("collector-claim refused"));
         }
         if t.action_class == ActionClass::Review {
-            return super::review::claim(j, a, who, now, (t, s), request_id);
+            return super::review::claim(j, &rechecks, who, now, (t, s), request_id);
         }
         let p = current_profile(
             a,
@@ -520,19 +534,12 @@ pub fn collector_claim<'a>(
         // The task as looked up above: the claim does not look it up again.
         let visible = change::may_view(&s.change, &who.actor);
         let found = (t, visible, s.tasks);
-        let mut out = journal::claim(
-            j,
-            &crate::workflow::authority::Rechecks(a),
-            &who.actor,
-            &req,
-            Some(found),
-            now,
-        )?;
+        let mut out = journal::claim(j, &rechecks, &who.actor, &req, Some(found), now)?;
         let attempt_id = out["attempt"]["attempt_id"]
             .as_str()
             .ok_or_else(|| Error::internal("claim output lacks the attempt id"))?
             .to_owned();
-        let d = derive_descriptor(j, a, &attempt_id)?;
+        let d = derive_descriptor_in(j, &rechecks, &attempt_id)?;
         out["descriptor"] = serde_json::to_value(&d)?;
         out["descriptor_digest"] = json!(transfer::descriptor_digest(&d)?);
         Ok(out)

@@ -94,8 +94,55 @@ pub fn installed_requirement(
 }
 
 /// The journal's view of the authority, over one authority connection of
-/// the caller's session.
-pub struct Rechecks<'a>(pub &'a Connection);
+/// the caller's session. A request's task is looked up once: the first
+/// [`find_task`](crate::workflow::journal::Authority::find_task) (checked
+/// against the request's [`change::Scope`], if any) is kept and answers
+/// the later ones of the same task.
+pub struct Rechecks<'a> {
+    conn: &'a Connection,
+    scope: Option<&'a change::Scope>,
+    found: std::cell::RefCell<Option<(WorkflowTask, change::StoredSubject)>>,
+}
+
+impl<'a> Rechecks<'a> {
+    /// Over `conn`, with no scope (the CLI; the authority's own rechecks).
+    pub fn new(conn: &'a Connection) -> Rechecks<'a> {
+        Rechecks::scoped(conn, None)
+    }
+
+    /// Over `conn`, refusing tasks outside `scope` with `not_found`.
+    pub fn scoped(conn: &'a Connection, scope: Option<&'a change::Scope>) -> Rechecks<'a> {
+        Rechecks {
+            conn,
+            scope,
+            found: std::cell::RefCell::new(None),
+        }
+    }
+
+    /// The authority connection.
+    pub fn conn(&self) -> &'a Connection {
+        self.conn
+    }
+
+    /// The stored task and its subject, looked up (and checked against
+    /// the scope) the first time a request asks for it.
+    pub fn task(&self, task_id: &str) -> Result<(WorkflowTask, change::StoredSubject)> {
+        let kept = self
+            .found
+            .borrow()
+            .as_ref()
+            .filter(|(t, _)| t.task_id == task_id)
+            .cloned();
+        match kept {
+            Some(x) => Ok(x),
+            None => {
+                let x = change::find_task_in(self.conn, task_id, self.scope)?;
+                *self.found.borrow_mut() = Some(x.clone());
+                Ok(x)
+            }
+        }
+    }
+}
 
 impl crate::workflow::journal::Authority for Rechecks<'_> {
     fn find_task(
@@ -103,33 +150,33 @@ impl crate::workflow::journal::Authority for Rechecks<'_> {
         task_id: &str,
         actor: &Actor,
     ) -> Result<crate::workflow::journal::FoundTask> {
-        let (t, s) = change::find_task(self.0, task_id)?;
+        let (t, s) = self.task(task_id)?;
         let visible = change::may_view(&s.change, actor);
         Ok((t, visible, s.tasks))
     }
 
     fn staleness(&self, task: &WorkflowTask) -> Result<Option<&'static str>> {
-        change::staleness(self.0, task)
+        change::staleness(self.conn, task)
     }
 
     fn registration(&self, registration_id: &str) -> Result<Option<(ExecutorEnrollment, bool)>> {
-        admin::registration(self.0, registration_id)
+        admin::registration(self.conn, registration_id)
     }
 
     fn controller_passed(&self, task_id: &str, attempt_id: &str) -> Result<bool> {
-        let Some(row) = collector::imported_for_attempt(self.0, attempt_id)? else {
+        let Some(row) = collector::imported_for_attempt(self.conn, attempt_id)? else {
             return Ok(false);
         };
         if row.task_id != task_id || row.outcome != "passed" {
             return Ok(false);
         }
-        let registration_id: String = self.0.query_row(
+        let registration_id: String = self.conn.query_row(
             "SELECT registration_id FROM imported_transfers WHERE attempt_id = ?1",
             params![attempt_id],
             |r| r.get(0),
         )?;
         Ok(matches!(
-            admin::registration(self.0, &registration_id)?,
+            admin::registration(self.conn, &registration_id)?,
             Some((_, false))
         ))
     }

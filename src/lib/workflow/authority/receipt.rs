@@ -61,7 +61,7 @@ pub fn evaluate(
             // subject blocks; otherwise the task is pending (its
             // dependencies are not a qualify failure of their own).
             (_, "pending") => {
-                match journal::claimability(j, &super::Rechecks(a), t, &s.tasks, now_ms)?
+                match journal::claimability(j, &super::Rechecks::new(a), t, &s.tasks, now_ms)?
                     .prior_unresolved
                 {
                     Some(p) => (
@@ -98,7 +98,7 @@ pub fn evaluate(
                 None => ("failed", Some("result_failed"), None),
             },
             (_, "finished") => {
-                if journal::dependency_complete(j, &super::Rechecks(a), t, now_ms)? {
+                if journal::dependency_complete(j, &super::Rechecks::new(a), t, now_ms)? {
                     ("succeeded", None, None)
                 } else {
                     ("failed", Some("result_failed"), None)
@@ -366,11 +366,16 @@ pub const RECEIPT_PLAN: Plan = Plan {
 /// `finalize`: creates (or returns) the v2 receipt of a Change's current
 /// subject from retained validated transfers; never collects. Runs inside
 /// the caller's session (`workflow::service::receipt::finalize`).
-pub fn finalize_in(w: &Work<'_>, token: &str, sel: &ChangeSel) -> Result<Value> {
+pub fn finalize_in(
+    w: &Work<'_>,
+    token: &str,
+    sel: &ChangeSel,
+    scope: Option<&change::Scope>,
+) -> Result<Value> {
     let (j, at, dir) = (w.journal(), w.authority()?, w.dir());
     let (ts, now_ms) = (w.now_text(), w.now_ms());
     let who = admin::authenticate(at, token)?;
-    let ch = change::select(at, sel)?;
+    let ch = change::select_in(at, sel, scope)?;
     if !change::may_view(&ch, &who.actor) {
         return Err(Error::new(
             Code::Forbidden,
@@ -430,10 +435,11 @@ fn stored_receipt(a: &Connection, s: &StoredSubject) -> Result<Option<String>> {
 pub fn qualify<'a>(
     root: &'a Path,
     sel: &'a ChangeSel,
+    scope: Option<&'a change::Scope>,
 ) -> impl FnOnce(Option<&Connection>, &Connection, &admin::Authenticated, journal::Now) -> Result<Value>
 + 'a {
     move |j, a, who, now| {
-        let ch = change::select(a, sel)?;
+        let ch = change::select_in(a, sel, scope)?;
         if !change::may_view(&ch, &who.actor) {
             return Err(Error::new(
                 Code::Forbidden,

@@ -219,6 +219,17 @@ pub fn derive_descriptor(
     a: &Connection,
     attempt_id: &str,
 ) -> Result<(ReviewDescriptor, ReviewProfile)> {
+    derive_descriptor_in(j, &super::Rechecks::new(a), attempt_id)
+}
+
+/// [`derive_descriptor`] with the request's task lookups (`r`): a task
+/// the request has looked up already is not looked up again.
+pub fn derive_descriptor_in(
+    j: &Connection,
+    r: &super::Rechecks<'_>,
+    attempt_id: &str,
+) -> Result<(ReviewDescriptor, ReviewProfile)> {
+    let a = r.conn();
     let row = journal::attempt(j, attempt_id)?
         .ok_or_else(|| Error::new(Code::NotFound, format!("no attempt {attempt_id}")))?;
     let at = &row.attempt;
@@ -226,7 +237,7 @@ pub fn derive_descriptor(
         .executor
         .as_deref()
         .ok_or_else(|| mismatch("the attempt was not claimed for a collector"))?;
-    let (t, s) = change::find_task(a, &at.task_id)?;
+    let (t, s) = r.task(&at.task_id)?;
     if t.action_class != ActionClass::Review {
         return Err(mismatch("review descriptors exist for review tasks only"));
     }
@@ -327,12 +338,13 @@ pub fn check_live(a: &Connection, d: &ReviewDescriptor) -> Result<()> {
 /// claim output with the authority-derived descriptor.
 pub fn claim(
     j: &Connection,
-    a: &Connection,
+    r: &super::Rechecks<'_>,
     who: &Authenticated,
     now: journal::Now,
     found: (crate::contract::WorkflowTask, change::StoredSubject),
     request_id: &str,
 ) -> Result<serde_json::Value> {
+    let a = r.conn();
     let (t, s) = found;
     let t = &t;
     let p = current_profile(
@@ -360,7 +372,7 @@ pub fn claim(
     let visible = change::may_view(&s.change, &who.actor);
     let mut out = journal::claim(
         j,
-        &super::Rechecks(a),
+        r,
         &who.actor,
         &req,
         Some((t.clone(), visible, s.tasks)),
@@ -370,7 +382,7 @@ pub fn claim(
         .as_str()
         .ok_or_else(|| Error::internal("claim output lacks the attempt id"))?
         .to_owned();
-    let (d, _) = derive_descriptor(j, a, &attempt_id)?;
+    let (d, _) = derive_descriptor_in(j, r, &attempt_id)?;
     out["descriptor"] = serde_json::to_value(&d)?;
     out["descriptor_digest"] = json!(d.digest()?);
     Ok(out)

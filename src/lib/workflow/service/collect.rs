@@ -23,8 +23,9 @@ pub fn collector_claim(
     req: &super::facade::CollectorClaimRequest,
 ) -> Result<Value> {
     let (task_id, request_id) = (req.task_id.clone(), req.request_id.clone());
+    let scope = cx.scope.clone();
     cx.mutate(move |j, a, who, now| {
-        collector::collector_claim(&task_id, &request_id)(j, a, who, now)
+        collector::collector_claim(&task_id, &request_id, scope.as_ref())(j, a, who, now)
     })
 }
 
@@ -75,6 +76,7 @@ impl Uploader for LocalUpload<'_> {
             clock: self.clock,
             token: self.token,
             writer: None,
+            scope: None,
         };
         import(&cx, bytes)
     }

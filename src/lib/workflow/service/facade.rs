@@ -17,7 +17,7 @@ use crate::contract::{
 };
 use crate::error::{Code, Error, Result};
 use crate::wire::digest::Sha256Hex;
-use crate::workflow::authority::change::{self, ChangeSel};
+use crate::workflow::authority::change::{self, ChangeSel, Scope};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
@@ -48,6 +48,17 @@ pub struct TaskProfile {
     /// Accepted for the spec's shape; this product publishes no forge status.
     #[serde(default)]
     pub publish_forge_status: bool,
+}
+
+impl TaskProfile {
+    /// What a request through this profile may name: the authority's
+    /// repository and this profile.
+    pub fn scope(&self) -> Scope {
+        Scope {
+            repository: self.native_repository.clone(),
+            profile: self.profile_id.clone(),
+        }
+    }
 }
 
 /// The operator's workspace configuration (strict, version 1).
@@ -488,52 +499,15 @@ pub fn capabilities() -> Value {
     })
 }
 
-/// What the request names, for the scope check.
-enum Named<'a> {
-    Nothing,
-    Change(&'a ChangeSel),
-    Task(&'a str),
-    Attempt(&'a str),
-}
-
-fn named(r: &OperationRequest) -> Named<'_> {
-    match r {
-        OperationRequest::Capabilities {} | OperationRequest::ChangeOpen(_) => Named::Nothing,
-        OperationRequest::CheckpointCommit(r) => Named::Change(&r.change),
-        OperationRequest::ChangeSubject(r)
-        | OperationRequest::Requirements(r)
-        | OperationRequest::Next(r)
-        | OperationRequest::CollectorFinalize(r)
-        | OperationRequest::Qualification(r) => Named::Change(&r.change),
-        OperationRequest::CollectorClaim(r) => Named::Task(&r.task_id),
-        OperationRequest::CollectorDescriptor(r) => Named::Attempt(&r.attempt_id),
-        OperationRequest::Reference(r) => Named::Task(&r.task_id),
-        OperationRequest::Instructions(r) => Named::Task(&r.task_id),
-        OperationRequest::Status(r) => Named::Task(&r.task_id),
-        OperationRequest::Recovery(r) => Named::Task(&r.task_id),
-        OperationRequest::Claim(c) => Named::Task(&c.task_id),
-        OperationRequest::Result(r) => Named::Task(&r.assertion.task_id),
-        OperationRequest::Heartbeat(b)
-        | OperationRequest::Cancel(b)
-        | OperationRequest::Reconcile(b) => Named::Attempt(&b.attempt_id),
-    }
-}
-
-fn out_of_scope() -> Error {
-    Error::new(
-        Code::NotFound,
-        "the change or task is not part of this workspace profile",
-    )
-}
-
 /// Authenticates the bearer against the profile's authority and checks
-/// that the profile's pins hold and that what the request names belongs
-/// to the profile's repository and profile. Read-only.
-pub fn check_scope(cx: &AgentCtx<'_>, p: &TaskProfile, r: &OperationRequest) -> Result<()> {
-    let (dir, conn) = crate::workflow::authority::admin::open_read(cx.root)?;
+/// that the profile's pins hold: the workspace routes' and MCP's
+/// authorize step, on the head alone (before a byte of the body is read).
+/// What a request names is checked against the profile's [`Scope`] by the
+/// operation itself, where it looks it up ([`execute`]). Read-only.
+pub fn check_scope(cx: &AgentCtx<'_>, p: &TaskProfile) -> Result<()> {
+    let (_dir, conn) = crate::workflow::authority::admin::open_read(cx.root)?;
     crate::workflow::authority::admin::authenticate(&conn, cx.token)?;
-    check_pins(&conn, p)?;
-    check_named(&dir, &conn, p, r)
+    check_pins(&conn, p)
 }
 
 /// The profile's pins (registered repository, target, installed
@@ -557,62 +531,34 @@ fn check_pins(conn: &crate::store::Connection, p: &TaskProfile) -> Result<()> {
     Ok(())
 }
 
-/// What the request names (Change, task, attempt) belongs to the profile.
-fn check_named(
-    dir: &crate::store::DataDir,
-    conn: &crate::store::Connection,
-    p: &TaskProfile,
-    r: &OperationRequest,
-) -> Result<()> {
-    let (repository, profile) = match named(r) {
-        Named::Nothing => return Ok(()),
-        Named::Change(sel) => {
-            if let ChangeSel::Id(id) = sel {
-                check_id("change_id", id)?;
-            }
-            let ch = change::select(conn, sel)?;
-            (ch.repository, ch.profile)
-        }
-        Named::Task(id) => {
-            check_id("task_id", id)?;
-            let (t, _) = change::find_task(conn, id)?;
-            (t.subject.repository, t.subject.profile)
-        }
-        Named::Attempt(id) => {
-            check_id("attempt_id", id)?;
-            let j = dir
-                .open_read(&crate::workflow::journal::SPEC)?
-                .ok_or_else(|| Error::new(Code::NotFound, "no such attempt"))?;
-            let task = crate::workflow::journal::attempt_task(&j, id)?
-                .ok_or_else(|| Error::new(Code::NotFound, "no such attempt"))?;
-            let (t, _) = change::find_task(conn, &task)?;
-            (t.subject.repository, t.subject.profile)
-        }
-    };
-    if repository != p.native_repository || profile != p.profile_id {
-        return Err(out_of_scope());
-    }
-    Ok(())
-}
-
 /// Checks the bearer, the profile's pins and that `change_id` belongs to
-/// the profile (the manifest and blob routes, which name the Change in
-/// their path).
+/// the profile: the authorize step of the manifest and blob routes, which
+/// name the Change in their path, so that a body (up to the pack cap) is
+/// never read for a Change of another profile. Their operations check the
+/// scope again in their own unit of work.
 pub fn check_change_scope(cx: &AgentCtx<'_>, p: &TaskProfile, change_id: &str) -> Result<()> {
-    check_scope(
-        cx,
-        p,
-        &OperationRequest::ChangeSubject(ChangeRequest {
-            change: ChangeSel::Id(change_id.to_owned()),
-        }),
+    check_id("change_id", change_id)?;
+    let (_dir, conn) = crate::workflow::authority::admin::open_read(cx.root)?;
+    crate::workflow::authority::admin::authenticate(&conn, cx.token)?;
+    check_pins(&conn, p)?;
+    change::select_in(
+        &conn,
+        &ChangeSel::Id(change_id.to_owned()),
+        Some(&p.scope()),
     )
+    .map(drop)
 }
 
 /// Runs one operation for the bearer's actor inside profile `p`, for a
 /// caller that has checked the bearer and the pins with [`check_scope`]
-/// (the workspace routes' and MCP's authorize step): the scope of what the
-/// request names, then [`run`], exactly as the CLI runs it. The endpoint-only
-/// operations (`change_open` on the profile's repository and profile,
+/// (the workspace routes' and MCP's authorize step, before any body byte
+/// was read): [`run`], exactly as the CLI runs it, with `cx.scope` set to
+/// the profile's [`Scope`]. Each operation authenticates the bearer again
+/// in its own unit of work (the authoritative check: a token revoked
+/// since the authorize step fails there), looks up the Change, task or
+/// attempt it names once and refuses one outside the scope with
+/// `not_found` before anything else. The endpoint-only operations
+/// (`change_open` on the profile's repository and profile,
 /// `checkpoint_commit` under the operator's `limits`) run here.
 pub fn execute(
     cx: &AgentCtx<'_>,
@@ -620,13 +566,10 @@ pub fn execute(
     r: &OperationRequest,
     limits: &crate::workflow::service::remote::RemoteLimits,
 ) -> Result<Value> {
-    // The bearer and the profile's pins were checked by the route's
-    // authorize step (`Workspace::authenticate`, before any body byte was
-    // read), and the operation's own session authenticates it again under
-    // the lock: here only what the request names is checked.
-    let (dir, conn) = crate::workflow::authority::admin::open_read(cx.root)?;
-    check_named(&dir, &conn, p, r)?;
-    drop(conn);
+    let cx = &AgentCtx {
+        scope: Some(p.scope()),
+        ..cx.clone()
+    };
     match r {
         OperationRequest::ChangeOpen(req) => {
             to_value(&crate::workflow::service::remote::change_open(
@@ -667,9 +610,17 @@ pub fn run(cx: &AgentCtx<'_>, r: &OperationRequest) -> Result<Value> {
         }
         OperationRequest::CollectorDescriptor(req) => cx.read(|j, a, who, _now| {
             let attempt_id = &req.attempt_id;
+            check_id("attempt_id", attempt_id)?;
             let j = j.ok_or_else(|| Error::new(Code::NotFound, "no such attempt"))?;
-            let d = crate::workflow::authority::collector::derive_descriptor(j, a, attempt_id)?;
-            let (_, s) = change::find_task(a, &d.task_id)?;
+            // The attempt's task, looked up once and checked against the
+            // scope before the descriptor is derived from it.
+            let task = crate::workflow::journal::attempt_task(j, attempt_id)?
+                .ok_or_else(|| Error::new(Code::NotFound, "no such attempt"))?;
+            let rechecks = cx.rechecks(a);
+            let (_, s) = rechecks.task(&task)?;
+            let d = crate::workflow::authority::collector::derive_descriptor_in(
+                j, &rechecks, attempt_id,
+            )?;
             if !change::may_view(&s.change, &who.actor) {
                 return Err(Error::new(
                     Code::Forbidden,
@@ -687,15 +638,9 @@ pub fn run(cx: &AgentCtx<'_>, r: &OperationRequest) -> Result<Value> {
         OperationRequest::Qualification(req) => {
             crate::workflow::service::receipt::qualify(cx, &req.change)
         }
-        OperationRequest::ChangeSubject(req) => match &req.change {
-            ChangeSel::Id(id) => crate::workflow::service::remote::subject(cx, id),
-            ChangeSel::Workspace(p) => {
-                let id = cx.read(|_j, a, _who, _now| {
-                    Ok(change::select(a, &ChangeSel::Workspace(p.clone()))?.change_id)
-                })?;
-                crate::workflow::service::remote::subject(cx, &id)
-            }
-        },
+        OperationRequest::ChangeSubject(req) => {
+            crate::workflow::service::remote::subject(cx, &req.change)
+        }
         OperationRequest::ChangeOpen(_) | OperationRequest::CheckpointCommit(_) => Err(Error::new(
             Code::Usage,
             format!(
@@ -713,11 +658,12 @@ pub fn run(cx: &AgentCtx<'_>, r: &OperationRequest) -> Result<Value> {
 /// profile, then the authority imports it (the same call `collect` makes
 /// locally). An identical retry returns the retained view.
 pub fn collector_upload(cx: &AgentCtx<'_>, p: &TaskProfile, bytes: &[u8]) -> Result<Value> {
-    check_scope(cx, p, &OperationRequest::Capabilities {})?;
     let env = crate::collector::transfer::open(bytes)?;
-    if env.header.repository != p.native_repository || env.header.profile != p.profile_id {
-        return Err(out_of_scope());
-    }
+    Scope::check(
+        Some(&p.scope()),
+        &env.header.repository,
+        &env.header.profile,
+    )?;
     crate::workflow::service::collect::import(cx, bytes)
 }
 

@@ -239,6 +239,7 @@ impl World {
             clock: &self.clock,
             token: &self.token,
             writer: None,
+            scope: None,
         }
     }
 
@@ -346,6 +347,7 @@ fn step(w: &mut World, op: &Op) {
                     clock: &w.clock,
                     token: &old,
                     writer: None,
+                    scope: None,
                 },
                 &StatusRequest {
                     task_id: w.subjects[0].task_id.clone(),

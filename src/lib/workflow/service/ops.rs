@@ -11,8 +11,9 @@ use crate::error::{Code, Error, Result};
 use crate::store::{
     Access, CommitOrder, Connection, Plan, Session, TransactionBehavior, Work, Writer,
 };
+use crate::workflow::authority::Rechecks;
 use crate::workflow::authority::admin::{self, Authenticated};
-use crate::workflow::authority::change::{self, ChangeSel};
+use crate::workflow::authority::change::{self, ChangeSel, Scope};
 use crate::workflow::journal::{self, Now};
 use serde_json::{Value, json};
 use std::path::Path;
@@ -27,6 +28,7 @@ const AGENT_PLAN: Plan = Plan {
 };
 
 /// Where and as whom an agent operation runs.
+#[derive(Clone)]
 pub struct AgentCtx<'a> {
     /// Data directory.
     pub root: &'a Path,
@@ -40,9 +42,18 @@ pub struct AgentCtx<'a> {
     /// queued to it and batched. `None`: each mutation opens its own
     /// session, a batch of one (the CLI).
     pub writer: Option<&'a Writer>,
+    /// The workspace profile the request arrives through (HTTP, MCP):
+    /// each operation checks what it names against it where it looks it
+    /// up, so the task or Change is looked up once. `None`: the CLI.
+    pub scope: Option<Scope>,
 }
 
 impl AgentCtx<'_> {
+    /// The journal's rechecks over `a`, under this request's scope.
+    pub fn rechecks<'b>(&'b self, a: &'b Connection) -> Rechecks<'b> {
+        Rechecks::scoped(a, self.scope.as_ref())
+    }
+
     fn now(&self) -> Now {
         Now {
             ms: unix_millis(self.clock.now()),
@@ -102,7 +113,7 @@ impl AgentCtx<'_> {
 /// profile and the current subject's tasks.
 pub fn requirements(cx: &AgentCtx<'_>, sel: &ChangeSel) -> Result<Value> {
     cx.read(|_j, a, who, _now| {
-        let ch = change::select(a, sel)?;
+        let ch = change::select_in(a, sel, cx.scope.as_ref())?;
         if !change::may_view(&ch, &who.actor) {
             return Err(Error::new(
                 Code::Forbidden,
@@ -156,7 +167,7 @@ fn task_next(
             // collector satisfies it (collector-claim, then collect).
             match journal::unclaimable(
                 j,
-                &crate::workflow::authority::Rechecks(a),
+                &crate::workflow::authority::Rechecks::new(a),
                 t,
                 &s.tasks,
                 now.ms,
@@ -184,7 +195,7 @@ fn task_next(
 /// `next`: typed next operation for a Change (never a command).
 pub fn next(cx: &AgentCtx<'_>, sel: &ChangeSel) -> Result<Value> {
     cx.read(|j, a, who, now| {
-        let ch = change::select(a, sel)?;
+        let ch = change::select_in(a, sel, cx.scope.as_ref())?;
         if !change::may_view(&ch, &who.actor) {
             return Err(Error::new(Code::Forbidden, "the change belongs to another owner"));
         }
@@ -236,7 +247,7 @@ pub fn instructions(
         ));
     }
     cx.read(|j, a, who, now| {
-        let (t, s) = change::find_task(a, task_id)?;
+        let (t, s) = change::find_task_in(a, task_id, cx.scope.as_ref())?;
         if !change::may_view(&s.change, &who.actor) {
             return Err(Error::new(
                 Code::Forbidden,
@@ -291,7 +302,7 @@ pub fn reference(cx: &AgentCtx<'_>, req: &ReferenceFetchRequest) -> Result<Refer
     check_id("name", &req.name)?;
     let (dir, _) = admin::open_read(cx.root)?;
     cx.read(|_j, a, who, _now| {
-        let (t, s) = change::find_task(a, &req.task_id)?;
+        let (t, s) = change::find_task_in(a, &req.task_id, cx.scope.as_ref())?;
         let name = req.name.clone();
         let r = t
             .references
@@ -392,10 +403,11 @@ pub fn reference(cx: &AgentCtx<'_>, req: &ReferenceFetchRequest) -> Result<Refer
 
 /// `claim`.
 pub fn claim(cx: &AgentCtx<'_>, r: &super::facade::ClaimRequest) -> Result<Value> {
-    let r = r.clone();
+    let (r, scope) = (r.clone(), cx.scope.clone());
     cx.mutate(move |j, a, who, now| {
-        // The task is looked up once: the claim takes it as found here.
-        let rechecks = crate::workflow::authority::Rechecks(a);
+        // The task is looked up once (and checked against the scope):
+        // the claim takes it as found here.
+        let rechecks = Rechecks::scoped(a, scope.as_ref());
         let found = journal::Authority::find_task(&rechecks, &r.task_id, &who.actor)?;
         let t = &found.0;
         // A review step is claimed only by `collector-claim`, for the
@@ -422,39 +434,35 @@ pub fn claim(cx: &AgentCtx<'_>, r: &super::facade::ClaimRequest) -> Result<Value
 /// `heartbeat`, `cancel`, `reconcile` by attempt id and fence.
 pub fn mutate(cx: &AgentCtx<'_>, m: &journal::MutationArgs) -> Result<Value> {
     check_id("attempt_id", &m.attempt_id)?;
-    let m = m.clone();
+    let (m, scope) = (m.clone(), cx.scope.clone());
     cx.mutate(move |j, a, who, now| {
         let req = journal::mutation_request(Some(j), &who.actor, &m)?;
-        journal::mutate(
-            j,
-            &crate::workflow::authority::Rechecks(a),
-            &who.actor,
-            &req,
-            now,
-        )
+        // The attempt's task, looked up once and checked against the
+        // scope before anything else (a retry's retained outcome too).
+        let rechecks = Rechecks::scoped(a, scope.as_ref());
+        journal::Authority::find_task(&rechecks, &req.task_id, &who.actor)?;
+        journal::mutate(j, &rechecks, &who.actor, &req, now)
     })
 }
 
 /// `result` from a TaskResultAssertion document.
 pub fn result(cx: &AgentCtx<'_>, assertion: &TaskResultAssertion) -> Result<Value> {
-    let assertion = assertion.clone();
+    let (assertion, scope) = (assertion.clone(), cx.scope.clone());
     cx.mutate(move |j, a, who, now| {
-        journal::result(
-            j,
-            &crate::workflow::authority::Rechecks(a),
-            &who.actor,
-            &assertion,
-            now,
-        )
+        let rechecks = Rechecks::scoped(a, scope.as_ref());
+        journal::Authority::find_task(&rechecks, &assertion.task_id, &who.actor)?;
+        journal::result(j, &rechecks, &who.actor, &assertion, now)
     })
 }
 
 /// `status`.
 pub fn status(cx: &AgentCtx<'_>, req: &super::facade::StatusRequest) -> Result<Value> {
     cx.read(|j, a, who, now| {
+        let rechecks = cx.rechecks(a);
+        journal::Authority::find_task(&rechecks, &req.task_id, &who.actor)?;
         journal::status(
             j,
-            &crate::workflow::authority::Rechecks(a),
+            &rechecks,
             &who.actor,
             &TaskStatusRequest {
                 version: 1,
@@ -472,9 +480,11 @@ pub fn recovery(
     req: &super::facade::RecoveryRequest,
 ) -> Result<TaskRecoveryEnvelope> {
     cx.read(|j, a, who, now| {
+        let rechecks = cx.rechecks(a);
+        journal::Authority::find_task(&rechecks, &req.task_id, &who.actor)?;
         journal::recovery(
             j,
-            &crate::workflow::authority::Rechecks(a),
+            &rechecks,
             &who.actor,
             &req.task_id,
             req.attempt_id.as_deref(),

@@ -17,13 +17,15 @@ use std::time::Duration;
 /// `finalize`: creates (or returns) the v2 receipt of a Change's current
 /// subject from retained validated transfers; never collects.
 pub fn finalize(cx: &AgentCtx<'_>, sel: &ChangeSel) -> Result<Value> {
-    let (token, sel) = (cx.token.to_owned(), sel.clone());
-    cx.session(RECEIPT_PLAN, move |w| receipt::finalize_in(w, &token, &sel))
+    let (token, sel, scope) = (cx.token.to_owned(), sel.clone(), cx.scope.clone());
+    cx.session(RECEIPT_PLAN, move |w| {
+        receipt::finalize_in(w, &token, &sel, scope.as_ref())
+    })
 }
 
 /// `qualification`: whether the Change's current subject qualifies (read).
 pub fn qualify(cx: &AgentCtx<'_>, sel: &ChangeSel) -> Result<Value> {
-    cx.read(receipt::qualify(cx.root, sel))
+    cx.read(receipt::qualify(cx.root, sel, cx.scope.as_ref()))
 }
 
 /// `land` (see `workflow::authority::receipt::land`).

@@ -164,10 +164,9 @@ pub fn change_open(
 /// The current subject of a Change as the Stop hook compares it: version,
 /// revision and context digest (null before the first checkpoint), base
 /// and workspace. Read-only.
-pub fn subject(cx: &AgentCtx<'_>, change_id: &str) -> Result<Value> {
-    check_id("change_id", change_id)?;
+pub fn subject(cx: &AgentCtx<'_>, sel: &change::ChangeSel) -> Result<Value> {
     cx.read(|_j, a, who, _now| {
-        let ch = change::change(a, change_id)?;
+        let ch = change::select_in(a, sel, cx.scope.as_ref())?;
         if !change::may_view(&ch, &who.actor) {
             return Err(Error::new(
                 Code::Forbidden,
@@ -233,9 +232,13 @@ fn no_session(change_id: &str, reason: &str, msg: &str) -> Error {
 
 /// The Change a remote checkpoint names, for the caller: its owner's, and
 /// opened through the endpoint.
-fn endpoint_change(conn: &Connection, who: &Authenticated, change_id: &str) -> Result<Change> {
-    check_id("change_id", change_id)?;
-    let ch = change::change(conn, change_id)?;
+fn endpoint_change(
+    conn: &Connection,
+    who: &Authenticated,
+    change_id: &str,
+    scope: Option<&change::Scope>,
+) -> Result<Change> {
+    let ch = change::select_in(conn, &change::ChangeSel::Id(change_id.to_owned()), scope)?;
     change::check_owner(&ch, who)?;
     if !ch.via_endpoint() {
         return Err(Error::new(
@@ -361,7 +364,7 @@ pub fn manifest(
         let now_ms = unix_millis(cx.clock.now());
         collect_garbage(tx, &staging, now_ms, limits.ttl_ms)?;
         let who = admin::authenticate(tx, cx.token)?;
-        let ch = endpoint_change(tx, &who, change_id)?;
+        let ch = endpoint_change(tx, &who, change_id, cx.scope.as_ref())?;
         let bytes = staging.read(&msha, msize, limits.max_manifest_bytes)?;
         let adm = snapshot::admit_manifest(&bytes, limits.max_revision_bytes)?;
         let blobs = distinct(&adm.manifest)?;
@@ -537,7 +540,7 @@ pub fn blobs(
     check_id("change_id", change_id)?;
     let (dir, conn) = admin::open_read(cx.root)?;
     let who = admin::authenticate(&conn, cx.token)?;
-    endpoint_change(&conn, &who, change_id)?;
+    endpoint_change(&conn, &who, change_id, cx.scope.as_ref())?;
     let now_ms = unix_millis(cx.clock.now());
     match session(&conn, change_id)? {
         Some(s)
@@ -699,7 +702,7 @@ pub fn commit(
 ) -> Result<change::CheckpointOutput> {
     check_id("change_id", change_id)?;
     let (change_id, revision, limits) = (change_id.to_owned(), revision.clone(), limits.clone());
-    let token = cx.token.to_owned();
+    let (token, scope) = (cx.token.to_owned(), cx.scope.clone());
     // Under `serve` a batch of the writer (of its own: the plan differs
     // from the agent mutations').
     cx.session(super::admin::WRITE_PLAN, move |w| {
@@ -711,7 +714,7 @@ pub fn commit(
         let staging = cas.staging();
         collect_garbage(tx, &staging, now_ms, limits.ttl_ms)?;
         let who = admin::authenticate(tx, &token)?;
-        let ch = endpoint_change(tx, &who, change_id)?;
+        let ch = endpoint_change(tx, &who, change_id, scope.as_ref())?;
         let s = session(tx, change_id)?.ok_or_else(|| {
             no_session(
                 change_id,
