@@ -381,6 +381,7 @@ complete -c agent-task -n "__fish_agent_task_using_subcommand serve" -l staging-
 complete -c agent-task -n "__fish_agent_task_using_subcommand serve" -l staging-ttl-ms -d 'Remote checkpoints: how long a checkpoint session, and a staged blob no revision references, live before they are removed' -r
 complete -c agent-task -n "__fish_agent_task_using_subcommand serve" -l write-queue -d 'Workspace mutations queued for the group-commit writer of a data directory at most; past it a mutation is answered 503 busy at once' -r
 complete -c agent-task -n "__fish_agent_task_using_subcommand serve" -l write-batch -d 'Workspace mutations one batch of the writer applies and commits together at most (one commit per database a batch)' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand serve" -l writer-stats-ms -d 'Every MS milliseconds, one JSON line per group-commit writer on stderr when its counters moved: `{"writer_stats": {"data_dir", "batches", "mutations", "mean_batch", "largest_batch", "queued"}}`. 0: never' -r
 complete -c agent-task -n "__fish_agent_task_using_subcommand serve" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand serve" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
 complete -c agent-task -n "__fish_agent_task_using_subcommand serve" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON' -r -F

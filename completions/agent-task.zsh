@@ -980,6 +980,7 @@ _arguments "${_arguments_options[@]}" : \
 '--staging-ttl-ms=[Remote checkpoints\: how long a checkpoint session, and a staged blob no revision references, live before they are removed]:MS:_default' \
 '--write-queue=[Workspace mutations queued for the group-commit writer of a data directory at most; past it a mutation is answered 503 busy at once]:N:_default' \
 '--write-batch=[Workspace mutations one batch of the writer applies and commits together at most (one commit per database a batch)]:N:_default' \
+'--writer-stats-ms=[Every MS milliseconds, one JSON line per group-commit writer on stderr when its counters moved\: \`{"writer_stats"\: {"data_dir", "batches", "mutations", "mean_batch", "largest_batch", "queued"}}\`. 0\: never]:MS:_default' \
 '--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \

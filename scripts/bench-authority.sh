@@ -9,7 +9,11 @@
 # durable mutation) and the floor probe (lock + SQLite WAL open + one
 # committed row), as ratios, and the issue's goals.
 # Release build, fresh data dir, loopback only, bounded; not part of the test
-# command. Usage: [AGENTS="1 16 64"] [DURATION=10] [RUNS=50] scripts/bench-authority.sh
+# command. The writer's counters (serve --writer-stats-ms) give each row's
+# batches and mean batch size. PERF_OUT=FILE records `perf record -g` of
+# serve during the row of PERF_AGENTS agents (default 64); AGENT_TASK_BIN
+# runs another build of agent-task (a before/after comparison).
+# Usage: [AGENTS="1 16 64"] [DURATION=10] [RUNS=50] [PERF_OUT=perf.data] scripts/bench-authority.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 AGENTS=${AGENTS:-1 16 64 256}
@@ -18,7 +22,11 @@ RUNS=${RUNS:-50}
 WARMUP=5
 WORKERS=${WORKERS:-16}
 cargo build --release --locked --quiet --bin agent-task --example floor-probe --example cmdbench --example authority-load
-bin=$PWD/target/release/agent-task
+bin=${AGENT_TASK_BIN:-$PWD/target/release/agent-task}
+PERF_AGENTS=${PERF_AGENTS:-64}
+# The writer-stats flag, when this build has it.
+stats_flag=()
+if "$bin" serve --help 2>/dev/null | grep -q -- --writer-stats-ms; then stats_flag=(--writer-stats-ms 100); fi
 probe=$PWD/target/release/examples/floor-probe
 bench=$PWD/target/release/examples/cmdbench
 load=$PWD/target/release/examples/authority-load
@@ -84,7 +92,7 @@ print(json.dumps({"version": 1, "agent_task_profiles": [{
     "repository_id": "demo-basic", "profile_id": "default", "native_repository": "demo/basic",
     "data_dir": sys.argv[1], "target": "main", "requirement_digest": sys.argv[2]}]}))
 PY
-"$bin" --data-dir "$D" serve --bind 127.0.0.1:0 --workers "$WORKERS" --workspace-config "$work/workspace.json" \
+"$bin" --data-dir "$D" serve --bind 127.0.0.1:0 --workers "$WORKERS" --workspace-config "$work/workspace.json" "${stats_flag[@]}" \
   >"$work/serve.out" 2>"$work/serve.err" &
 SERVER_PID=$!
 for _ in $(seq 1 200); do
@@ -95,8 +103,26 @@ URL=$(python3 -c 'import json,sys; print(json.loads(open(sys.argv[1]).readline()
 
 "$load" claim "$URL" "$OPS" "$work/agents.txt" >"$work/attempts.txt"
 : >"$work/results.jsonl"
+last_stats() { # the writer's latest counters, as JSON ({} without the flag)
+  sleep 0.3
+  { grep '^{"writer_stats"' "$work/serve.err" || true; } | tail -1 | python3 -c 'import json,sys; l=sys.stdin.read().strip(); print(json.dumps(json.loads(l)["writer_stats"]) if l else "{}")'
+}
+before=$(last_stats)
 for n in $AGENTS; do
-  "$load" loop "$URL" "$OPS" "$work/attempts.txt" "$n" "$SECONDS_PER" "hb-$n" >>"$work/results.jsonl"
+  perf_pid=""
+  if [ -n "${PERF_OUT:-}" ] && [ "$n" = "$PERF_AGENTS" ]; then
+    (sleep 1; exec perf record -g -F 499 -o "$PERF_OUT" -p "$SERVER_PID" -- sleep $((SECONDS_PER - 2))) >/dev/null 2>&1 &
+    perf_pid=$!
+  fi
+  row=$("$load" loop "$URL" "$OPS" "$work/attempts.txt" "$n" "$SECONDS_PER" "hb-$n")
+  if [ -n "$perf_pid" ]; then wait "$perf_pid" || true; fi
+  after=$(last_stats)
+  python3 -c 'import json,sys; r=json.loads(sys.argv[1]); b=json.loads(sys.argv[2]); a=json.loads(sys.argv[3])
+if a:
+    r["batches"]=a["batches"]-b.get("batches",0); m=a["mutations"]-b.get("mutations",0)
+    r["mean_batch"]=round(m/r["batches"],2) if r["batches"] else 0.0; r["largest_batch"]=a["largest_batch"]
+print(json.dumps(r))' "$row" "$before" "$after" >>"$work/results.jsonl"
+  before=$after
 done
 
 python3 - "$work/anchors.json" "$work/results.jsonl" "$WORKERS" "$SECONDS_PER" <<'PY'
@@ -110,14 +136,15 @@ print(f"anchors ({anchors['floor probe']['runs']} interleaved runs): floor probe
       f" (p99 {anchors['CLI claim']['p99_ms']:.3f}) = {claim_rate:.1f} durable mutations/s")
 print(f"serve --workers {sys.argv[3]}, {sys.argv[4]} s per row, heartbeat then qualification per agent iteration")
 print()
-print("| agents | mutations/s | x CLI claim rate | heartbeat p50 | p99 | p50 / floor | qualification p50 | p99 | errors |")
-print("|---|---|---|---|---|---|---|---|---|")
+print("| agents | mutations/s | x CLI claim rate | heartbeat p50 | p99 | p50 / floor | qualification p50 | p99 | batches | mean batch | errors |")
+print("|---|---|---|---|---|---|---|---|---|---|---|")
 rows = [json.loads(l) for l in open(sys.argv[2])]
 for r in rows:
     errs = ", ".join(f"{k} x{v}" for k, v in r["errors"].items()) or "none"
     print(f"| {r['agents']} | {r['heartbeats_per_s']:.1f} | {r['heartbeats_per_s'] / claim_rate:.2f}x"
           f" | {r['heartbeat_p50_ms']:.2f} ms | {r['heartbeat_p99_ms']:.2f} ms | {r['heartbeat_p50_ms'] / floor:.2f}x"
-          f" | {r['qualification_p50_ms']:.2f} ms | {r['qualification_p99_ms']:.2f} ms | {errs} |")
+          f" | {r['qualification_p50_ms']:.2f} ms | {r['qualification_p99_ms']:.2f} ms"
+          f" | {r.get('batches', 'n/a')} | {r.get('mean_batch', 'n/a')} | {errs} |")
 print()
 for r in rows:
     if r["agents"] == 64:
@@ -129,7 +156,8 @@ for r in rows:
         total = sum(r["errors"].values())
         print(f"goal at 256 agents: nothing errors: {total} errors ({'met' if total == 0 else 'NOT met'})")
 PY
-if grep -qv '^workspace task endpoint:' "$work/serve.err"; then
+echo "# load at the end:$(uptime | sed 's/.*load average//')"
+if grep -v '^{"writer_stats"' "$work/serve.err" | grep -qv '^workspace task endpoint:'; then
   echo "serve stderr:"
-  grep -v '^workspace task endpoint:' "$work/serve.err" | head -20
+  grep -v '^{"writer_stats"' "$work/serve.err" | grep -v '^workspace task endpoint:' | head -20
 fi

@@ -446,6 +446,68 @@ fn revocation_reenrollment_and_token_revocation_block_landing() {
     }
 }
 
+/// The unit of work of an import does not repeat prevalidation's
+/// signature, record and replay checks; it rechecks what can change in
+/// between. A registration revoked after prevalidation (the import paused
+/// there by the test hook) still refuses the import, and nothing of it is
+/// retained.
+#[test]
+fn a_registration_revoked_between_prevalidation_and_import_refuses_it() {
+    use std::io::{Read, Write};
+    let l = Loop::basic("bwrap");
+    let t = l.checkpoint();
+    let (d, _) = l.claim(&t, "d.json");
+    let fifo = l.env.path("pause.fifo");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .expect("mkfifo");
+    assert!(made.success());
+    let mut c = l.env.std_cmd();
+    c.env("AGENT_TASK_TEST_IMPORT_PAUSE_FIFO", &fifo)
+        .arg("--token-file")
+        .arg(&l.token)
+        .args([
+            "collect",
+            "--descriptor",
+            s(&d),
+            "--collector-dir",
+            s(&l.collector),
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let child = c.spawn().expect("collect");
+    // Blocks until the import has passed prevalidation.
+    let mut said = String::new();
+    std::fs::File::open(&fifo)
+        .expect("open fifo")
+        .read_to_string(&mut said)
+        .expect("read fifo");
+    assert_eq!(said, "prevalidated\n");
+    l.invalidate("executor");
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&fifo)
+        .expect("open fifo")
+        .write_all(b"go")
+        .expect("release");
+    let out = child.wait_with_output().expect("collect ends");
+    assert!(!out.status.success(), "{out:?}");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.contains("enrollment_invalid"), "{text}");
+    assert!(text.contains("the registration is revoked"), "{text}");
+    assert_eq!(l.qualify()["qualified"], false);
+    let c = rusqlite::Connection::open(l.env.data_dir.join("authority.sqlite")).expect("db");
+    let n: i64 = c
+        .query_row("SELECT count(*) FROM imported_transfers", [], |r| r.get(0))
+        .expect("count");
+    assert_eq!(n, 0, "nothing imported");
+}
+
 #[test]
 fn bwrap_sandbox_has_no_network_and_cannot_write_the_snapshot() {
     let env0 = TestEnv::new();

@@ -293,3 +293,62 @@ fn a_line_may_supersede_a_record_of_its_own_batch() {
     let q = env.run(&["data", "query", "--text", "version two"]).json();
     assert_eq!(q["records"][0]["record"]["supersedes_id"], id.as_str());
 }
+
+/// A bulk ingest keeps its lock file open across batches but holds the
+/// lock only while it commits one: between two batches (here it waits for
+/// more input on stdin) another writer takes the lock and collects, and
+/// the next batch commits after it. Its CAS temp sweep runs once, at its
+/// first batch: an orphan temp file an hour old is removed, a young one
+/// (a put in progress) is kept, and one that becomes old while the
+/// ingest runs is left for a later sweep.
+#[test]
+fn a_bulk_ingest_releases_the_lock_between_batches_and_sweeps_once() {
+    let env = data_env();
+    let tmp = env.data_dir.join("cas/tmp");
+    let plant = |name: &str, age_s: u64| {
+        let p = tmp.join(name);
+        let f = std::fs::File::create(&p).expect("create");
+        f.set_modified(std::time::SystemTime::now() - std::time::Duration::from_secs(age_s))
+            .expect("mtime");
+        p
+    };
+    let orphan = plant("put-orphan", 7200);
+    let young = plant("put-young", 1);
+    let mut child = std::process::Command::new(crate::common::bin())
+        .env_clear()
+        .args(bulk_args(&env, "-", "1"))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let mut acks = std::io::BufReader::new(child.stderr.take().expect("stderr")).lines();
+    let mut ack = |want: u64| {
+        let l = acks.next().expect("an ack").expect("read");
+        let v: Value = serde_json::from_str(&l).expect("ack is JSON");
+        assert_eq!(v["committed_through_line"], want, "{l}");
+    };
+    writeln!(stdin, "{}", json!({"text": "first batch"})).expect("w");
+    stdin.flush().expect("flush");
+    ack(1);
+    assert!(!orphan.exists(), "swept at the first batch");
+    assert!(young.exists(), "a young temp file is never swept");
+    // Between batches the lock is free (that writer sweeps too).
+    let r = crate::data_core::collect(&env, "default", &json!({"text": "another writer"}));
+    assert_eq!(r["records"].as_array().map(Vec::len), Some(1), "{r}");
+    let later = plant("put-later", 7200);
+    writeln!(stdin, "{}", json!({"text": "second batch"})).expect("w");
+    stdin.flush().expect("flush");
+    ack(2);
+    assert!(later.exists(), "one sweep per interval, not one per batch");
+    drop(stdin);
+    let out = child.wait_with_output().expect("wait");
+    assert!(out.status.success(), "{out:?}");
+    let s: Value = serde_json::from_slice(&out.stdout).expect("summary");
+    assert_eq!(s["inserted"], 2, "{s}");
+    let (texts, seqs) = stored(&env);
+    let got: Vec<&str> = texts.keys().map(String::as_str).collect();
+    assert_eq!(got, ["another writer", "first batch", "second batch"]);
+    assert!(seqs.windows(2).all(|w| w[0] < w[1]));
+}

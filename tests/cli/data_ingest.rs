@@ -337,6 +337,47 @@ fn concurrent_http_collects_share_group_commits() {
     assert!(seqs.windows(2).all(|w| w[0] < w[1]));
 }
 
+/// The server's writer keeps its lock file open but holds the lock only
+/// while it commits a batch: CLI writes run between its batches, and its
+/// next batch takes the lock again after them.
+#[test]
+fn cli_writes_run_between_the_server_writers_batches() {
+    let env = data_env();
+    let s = serve(&env, Some(TOKEN));
+    let mut want = Vec::new();
+    for i in 0..3 {
+        let text = format!("over http {i}");
+        let r = post(
+            &s.addr,
+            "/v1/data/collect",
+            &json!({"collection_id": "default", "collector_id": "text", "input": {"text": text}}),
+        )
+        .ok();
+        assert_eq!(r["inserted"], 1, "{r}");
+        want.push(text);
+        let text = format!("from the cli {i}");
+        let r = crate::data_core::collect(&env, "default", &json!({"text": text}));
+        assert_eq!(r["records"].as_array().map(Vec::len), Some(1), "{r}");
+        want.push(text);
+    }
+    let feed = get(&s.addr, "/v1/data/changes?limit=100").ok();
+    let changes = feed["changes"].as_array().expect("changes");
+    assert_eq!(changes.len(), 6, "{feed}");
+    let seqs: Vec<i64> = changes
+        .iter()
+        .map(|e| e["sequence"].as_i64().expect("s"))
+        .collect();
+    assert!(seqs.windows(2).all(|w| w[0] < w[1]));
+    for text in &want {
+        let q = post(&s.addr, "/v1/data/query", &json!({"text": text})).ok();
+        assert_eq!(
+            q["records"].as_array().map(Vec::len),
+            Some(1),
+            "{text}: {q}"
+        );
+    }
+}
+
 #[test]
 fn sigkill_of_the_server_loses_no_acknowledged_collect() {
     let env = data_env();

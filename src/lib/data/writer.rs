@@ -17,7 +17,7 @@ use super::schema::SPEC;
 use crate::clock::{Clock, rfc3339_millis};
 use crate::error::{Code, Error, Result};
 use crate::store::Deferred as Answer;
-use crate::store::{Connection, DataDir, DirLock, OptionalExtension, params};
+use crate::store::{Connection, DataDir, DirLock, KeptDirLock, OptionalExtension, params};
 use serde_json::{Map, Value};
 use std::sync::Arc;
 use std::sync::mpsc;
@@ -104,14 +104,17 @@ impl Writer {
         // the commit: a checkpoint thread (as bulk ingest has) would copy
         // frames into the database file after the writes it follows were
         // acknowledged, so the files of an idle server would still change.
+        // The lock file stays open for the server's life (one per batch
+        // would be two checked opens and closes and a CAS temp sweep).
+        let mut held = dir.keep_lock();
         let conn = {
-            let lock = dir.lock(timeout)?;
+            let lock = held.acquire(timeout)?;
             open(&dir, &rfc3339_millis(clock.now()), &lock)?
         };
         let (tx, rx) = mpsc::channel::<Job>();
         std::thread::Builder::new()
             .name("data-writer".into())
-            .spawn(move || group_loop(&dir, timeout, conn, rx))
+            .spawn(move || group_loop(&mut held, timeout, conn, rx))
             .map_err(|e| Error::internal(format!("cannot start the writer thread: {e}")))?;
         Ok(Writer::Group(tx))
     }
@@ -244,10 +247,8 @@ fn insert_fts(
     collection_id: &str,
     document: &str,
 ) -> Result<()> {
-    conn.prepare_cached(
-        "INSERT INTO record_fts(rowid, record_id, collection_id, document) VALUES (?1, ?2, ?3, ?4)",
-    )?
-    .execute(params![rid, record_id, collection_id, document])?;
+    conn.prepare_cached(INSERT_FTS)?
+        .execute(params![rid, record_id, collection_id, document])?;
     Ok(())
 }
 
@@ -356,7 +357,12 @@ impl Checkpointer {
 /// to send again, and one commit for all of them beats one each.
 const LINGER: Duration = Duration::from_micros(500);
 
-fn group_loop(dir: &DataDir, timeout: Duration, conn: Connection, rx: mpsc::Receiver<Job>) {
+fn group_loop(
+    held: &mut KeptDirLock,
+    timeout: Duration,
+    conn: Connection,
+    rx: mpsc::Receiver<Job>,
+) {
     let mut previous = 1usize;
     while let Ok(first) = rx.recv() {
         let mut jobs = vec![first];
@@ -380,7 +386,7 @@ fn group_loop(dir: &DataDir, timeout: Duration, conn: Connection, rx: mpsc::Rece
         previous = jobs.len();
         let (ops, replies): (Vec<_>, Vec<_>) = jobs.into_iter().map(|j| (j.op, j.reply)).unzip();
         let n = ops.len();
-        let results = match dir.lock(timeout) {
+        let results = match held.acquire(timeout) {
             Ok(lock) => {
                 let r = apply_batch(&conn, ops);
                 drop(lock);
@@ -496,11 +502,12 @@ fn apply(
     match op {
         WriteOp::Collect(items) => {
             let mut out = Vec::with_capacity(items.len());
-            let mut pending_rids = std::collections::HashSet::new();
+            let mut dedup = Dedup::default();
+            let mut stmts = RowStatements::new(conn)?;
             for p in items {
-                let (inserted, pending) = insert_rows(conn, &p)?;
+                let (inserted, pending) = insert_rows(conn, &mut stmts, &p)?;
                 if let Some(i) = pending
-                    && pending_rids.insert(i.rid)
+                    && dedup.first(&i)
                 {
                     let doc = i.repair_document.unwrap_or_else(|| p.document.clone());
                     index.push((i.rid, p.id.clone(), p.collection_id.clone(), doc));
@@ -565,22 +572,26 @@ pub(crate) fn insert_record(conn: &Connection, p: Prepared) -> Result<(Value, bo
 /// then merged them.)
 pub(crate) fn insert_many(conn: &Connection, items: &[&Prepared]) -> Result<Vec<Inserted>> {
     let mut out = Vec::with_capacity(items.len());
-    let mut pending = Vec::new();
-    // A record met twice in one call is indexed once (its second copy sees
-    // the row the first wrote, and no FTS row yet).
-    let mut indexed = std::collections::HashSet::new();
-    for p in items {
-        let (inserted, idx) = insert_rows(conn, p)?;
-        out.push(inserted);
-        if let Some(i) = idx
-            && indexed.insert(i.rid)
-        {
-            pending.push((*p, i));
+    let mut pending = Vec::with_capacity(items.len());
+    let mut dedup = Dedup::default();
+    {
+        let mut stmts = RowStatements::new(conn)?;
+        for p in items {
+            let (inserted, idx) = insert_rows(conn, &mut stmts, p)?;
+            out.push(inserted);
+            if let Some(i) = idx
+                && dedup.first(&i)
+            {
+                pending.push((*p, i));
+            }
         }
     }
-    for (p, i) in &pending {
-        let doc = i.repair_document.as_deref().unwrap_or(&p.document);
-        insert_fts(conn, i.rid, &p.id, &p.collection_id, doc)?;
+    {
+        let mut fts = conn.prepare_cached(INSERT_FTS)?;
+        for (p, i) in &pending {
+            let doc = i.repair_document.as_deref().unwrap_or(&p.document);
+            fts.execute(params![i.rid, p.id, p.collection_id, doc])?;
+        }
     }
     // New rows have the consecutive rids this transaction assigned.
     let mut new_rids = pending
@@ -597,34 +608,83 @@ pub(crate) fn insert_many(conn: &Connection, items: &[&Prepared]) -> Result<Vec<
     Ok(out)
 }
 
+/// A record met twice in one call is indexed once: its second copy sees
+/// the row the first wrote, and no FTS row yet, so it asks for a repair of
+/// a row this call created. Rows a call creates have row ids above every
+/// existing row's (and new rows never repeat), so only repairs need a set.
+#[derive(Default)]
+struct Dedup {
+    first_new: Option<i64>,
+    repaired: std::collections::HashSet<i64>,
+}
+
+impl Dedup {
+    /// Whether `i` is the first FTS row asked for its row.
+    fn first(&mut self, i: &PendingIndex) -> bool {
+        if i.repair_document.is_none() {
+            self.first_new.get_or_insert(i.rid);
+            return true;
+        }
+        if self.first_new.is_some_and(|f| i.rid >= f) {
+            return false;
+        }
+        self.repaired.insert(i.rid)
+    }
+}
+
+const INSERT_FTS: &str =
+    "INSERT INTO record_fts(rowid, record_id, collection_id, document) VALUES (?1, ?2, ?3, ?4)";
+
+/// The statements every record insert runs, looked up in the statement
+/// cache once per call rather than once per record.
+struct RowStatements<'c> {
+    blob: crate::store::CachedStatement<'c>,
+    record: crate::store::CachedStatement<'c>,
+    change: crate::store::CachedStatement<'c>,
+}
+
+impl<'c> RowStatements<'c> {
+    fn new(conn: &'c Connection) -> Result<RowStatements<'c>> {
+        Ok(RowStatements {
+            // Small content commits with its row. REPLACE also repairs a
+            // damaged copy when the same content is collected again.
+            blob: conn.prepare_cached(
+                "INSERT OR REPLACE INTO inline_blobs(sha256, bytes) VALUES (?1, ?2)",
+            )?,
+            record: conn.prepare_cached(
+                "INSERT INTO records(id, collection_id, envelope_json, content_sha256, content_size, created_at) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT(id) DO NOTHING",
+            )?,
+            change: conn.prepare_cached(
+                "INSERT INTO changes(type, collection_id, record_id, at) VALUES ('record', ?1, ?2, ?3)",
+            )?,
+        })
+    }
+}
+
 /// The non-FTS part of an insert (see [`insert_many`]); says which FTS row
 /// is still to write.
-fn insert_rows(conn: &Connection, p: &Prepared) -> Result<(Inserted, Option<PendingIndex>)> {
+fn insert_rows(
+    conn: &Connection,
+    stmts: &mut RowStatements<'_>,
+    p: &Prepared,
+) -> Result<(Inserted, Option<PendingIndex>)> {
     if p.is_inline() {
-        // Small content commits with its row. REPLACE also repairs a
-        // damaged copy when the same content is collected again.
-        conn.prepare_cached("INSERT OR REPLACE INTO inline_blobs(sha256, bytes) VALUES (?1, ?2)")?
-            .execute(params![p.sha256.as_str(), p.bytes])?;
+        stmts.blob.execute(params![p.sha256.as_str(), p.bytes])?;
     }
-    let new = conn
-        .prepare_cached(
-            "INSERT INTO records(id, collection_id, envelope_json, content_sha256, content_size, created_at) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT(id) DO NOTHING",
-        )?
-        .execute(params![
-            p.id,
-            p.collection_id,
-            p.canonical,
-            p.sha256.as_str(),
-            p.bytes.len() as i64,
-            p.ingested_at
-        ])?;
+    let new = stmts.record.execute(params![
+        p.id,
+        p.collection_id,
+        p.canonical,
+        p.sha256.as_str(),
+        p.bytes.len() as i64,
+        p.ingested_at
+    ])?;
     if new == 1 {
         let rid = conn.last_insert_rowid();
-        conn.prepare_cached(
-            "INSERT INTO changes(type, collection_id, record_id, at) VALUES ('record', ?1, ?2, ?3)",
-        )?
-        .execute(params![p.collection_id, p.id, p.ingested_at])?;
+        stmts
+            .change
+            .execute(params![p.collection_id, p.id, p.ingested_at])?;
         return Ok((
             Inserted::New,
             Some(PendingIndex {

@@ -50,6 +50,15 @@ impl Writers {
     pub fn get(&self, root: &Path) -> Option<&Writer> {
         self.0.iter().find(|w| w.root() == root)
     }
+
+    /// Every writer's data directory and counters (for `serve
+    /// --writer-stats-ms`).
+    pub fn stats(&self) -> Vec<(std::path::PathBuf, Arc<crate::store::WriterStats>)> {
+        self.0
+            .iter()
+            .map(|w| (w.root().to_owned(), w.stats_handle()))
+            .collect()
+    }
 }
 
 /// What the workspace routes share.

@@ -11,7 +11,11 @@
 //! Orphan temp files (a writer killed mid-put) are swept by writers: every
 //! time a command takes the data-directory write lock it removes the
 //! `cas/tmp/put-*` files whose last modification is older than
-//! [`TEMP_SWEEP_AGE`] (one hour). A put still in progress keeps touching
+//! [`TEMP_SWEEP_AGE`] (one hour). A long-lived writer that takes the lock
+//! once per batch (`serve`'s data writer, a bulk ingest: a
+//! [`super::KeptDirLock`]) sweeps at its first batch and then at most
+//! every [`super::TEMP_SWEEP_EVERY`] (ten minutes), so an orphan lives at
+//! most about 70 minutes under it. A put still in progress keeps touching
 //! its temp file, so only a put stalled for that long can lose it (its
 //! rename then fails with `io_error`; nothing half-written is ever named).
 //! Read commands and the Stop hook never take the lock and never sweep.

@@ -44,6 +44,11 @@ impl DbSpec {
 
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
+/// Prepared statements a connection caches (`prepare_cached`): enough for
+/// every statement of the workflow's hot paths, so a kept connection
+/// (the `serve` writer's, a handler thread's reader) parses each once.
+const STATEMENT_CACHE: usize = 128;
+
 const META_SQL: &str = "CREATE TABLE IF NOT EXISTS schema_migrations (
     version INTEGER PRIMARY KEY,
     description TEXT NOT NULL,
@@ -71,6 +76,7 @@ pub(crate) fn open_write(
     )
     .map_err(|e| open_error(path, e))?;
     conn.busy_timeout(BUSY_TIMEOUT)?;
+    conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
     // Keep the WAL across closes: the last connection need not checkpoint
     // and delete it on every short command (about 1 ms and 3 fsyncs each).
     // Autocheckpoint still bounds its size.
@@ -129,7 +135,15 @@ pub(crate) fn open_read(path: &Path, spec: &DbSpec) -> Result<Option<Connection>
     )
     .map_err(|e| open_error(path, e))?;
     conn.busy_timeout(BUSY_TIMEOUT)?;
-    let v = schema_version(&conn)?;
+    conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
+    check_readable(&conn, path, spec)?;
+    Ok(Some(conn))
+}
+
+/// The schema checks of a reader: not newer than this binary
+/// (`schema_too_new`), not older (`schema_outdated`).
+pub(crate) fn check_readable(conn: &Connection, path: &Path, spec: &DbSpec) -> Result<()> {
+    let v = schema_version(conn)?;
     check_version(path, spec, v)?;
     if v < spec.latest() {
         return Err(Error::new(
@@ -146,7 +160,14 @@ pub(crate) fn open_read(path: &Path, spec: &DbSpec) -> Result<Option<Connection>
             "run `agent-task init` on this data directory to migrate it",
         ));
     }
-    Ok(Some(conn))
+    Ok(())
+}
+
+/// SQLite's schema cookie of an open database (`PRAGMA schema_version`):
+/// it changes with every schema change, whoever makes it, so a kept
+/// connection whose cookie moved re-runs its schema checks.
+pub(crate) fn schema_cookie(conn: &Connection) -> Result<i64> {
+    Ok(conn.query_row("PRAGMA schema_version", [], |r| r.get(0))?)
 }
 
 /// The applied schema version of an open database (0 when none).
@@ -185,7 +206,7 @@ fn check_version(path: &Path, spec: &DbSpec, v: u32) -> Result<()> {
     Ok(())
 }
 
-fn migrate(conn: &Connection, spec: &DbSpec, now: &str) -> Result<()> {
+pub(crate) fn migrate(conn: &Connection, spec: &DbSpec, now: &str) -> Result<()> {
     // Fast path: already current, no write transaction needed.
     let v = schema_version(conn)?;
     check_version(

@@ -26,13 +26,37 @@ use super::private_fs;
 use crate::error::{Code, Error, Result};
 use std::fs::{File, TryLockError};
 use std::path::{Path, PathBuf};
-use std::sync::mpsc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, mpsc};
 use std::time::Duration;
 
 /// Proof that the data-directory lock is held. Dropping it releases the lock.
 #[derive(Debug)]
 pub struct DirLock {
-    _file: File,
+    held: Held,
+}
+
+#[derive(Debug)]
+enum Held {
+    /// A lock file opened for this acquisition: closing it releases.
+    Own { _file: File },
+    /// A [`KeptLock`]'s file: dropping unlocks it and leaves it open.
+    Kept(Arc<KeptFiles>),
+}
+
+impl Drop for DirLock {
+    fn drop(&mut self) {
+        if let Held::Kept(k) = &self.held {
+            // An unlock that fails (it does not, on Linux) must not leave
+            // the lock held: the keeper drops these files, and closing
+            // the last descriptor releases it.
+            #[allow(clippy::disallowed_methods)] // `store::lock` owns file locks.
+            if k.file.unlock().is_err() {
+                k.broken.store(true, Ordering::SeqCst);
+            }
+            k.held.store(false, Ordering::SeqCst);
+        }
+    }
 }
 
 /// Default bounded wait for the lock.
@@ -57,12 +81,12 @@ impl Waiter {
         let rx = match self.outstanding.take() {
             Some(rx) => rx,
             None => match start(path)? {
-                Started::Held(file) => return Ok(DirLock { _file: file }),
+                Started::Held(file) => return Ok(own(file)),
                 Started::Waiting(rx) => rx,
             },
         };
         match rx.recv_timeout(timeout) {
-            Ok(Ok(file)) => Ok(DirLock { _file: file }),
+            Ok(Ok(file)) => Ok(own(file)),
             Ok(Err(e)) => Err(e),
             Err(mpsc::RecvTimeoutError::Timeout) => {
                 self.outstanding = Some(rx);
@@ -72,6 +96,172 @@ impl Waiter {
                 Err(Error::internal("the lock wait ended without an answer"))
             }
         }
+    }
+}
+
+fn own(file: File) -> DirLock {
+    DirLock {
+        held: Held::Own { _file: file },
+    }
+}
+
+/// The lock and queue files a [`KeptLock`] keeps open, and the identity
+/// of the lock file they were opened as.
+#[derive(Debug)]
+struct KeptFiles {
+    file: File,
+    queue: File,
+    dev_ino: (u64, u64),
+    /// A [`DirLock`] of these files is alive.
+    held: AtomicBool,
+    /// An unlock failed: open the files again.
+    broken: AtomicBool,
+}
+
+/// The data-directory lock of a long-lived writer (the `serve` data
+/// writer, a bulk ingest) that takes and releases it once per batch: the
+/// lock and queue files stay open between batches, so an acquisition is
+/// two `flock` calls and one `lstat` (which checks that the path still
+/// names the open file: a lock file replaced meanwhile is opened again)
+/// instead of two checked opens and two closes. Waiting, the queue and a
+/// wait that ran out behave as with [`Waiter`].
+#[derive(Debug)]
+pub struct KeptLock {
+    path: PathBuf,
+    files: Option<Arc<KeptFiles>>,
+    outstanding: Option<mpsc::Receiver<Result<()>>>,
+}
+
+impl KeptLock {
+    /// A keeper for the lock file at `path` (nothing is opened yet).
+    pub(crate) fn new(path: &Path) -> KeptLock {
+        KeptLock {
+            path: path.to_owned(),
+            files: None,
+            outstanding: None,
+        }
+    }
+
+    /// Takes the exclusive lock, waiting at most `timeout` (continuing a
+    /// wait an earlier call left outstanding). The lock is released when
+    /// the returned [`DirLock`] is dropped; asking again while it is alive
+    /// is an internal error.
+    #[allow(clippy::disallowed_methods)] // `store::lock` owns file locks.
+    pub(crate) fn acquire(&mut self, timeout: Duration) -> Result<DirLock> {
+        let rx = match self.outstanding.take() {
+            Some(rx) => rx,
+            None => {
+                let k = self.files()?;
+                if k.held.load(Ordering::SeqCst) {
+                    return Err(Error::internal("the data-directory lock is already held"));
+                }
+                let have_queue = match k.queue.try_lock() {
+                    Ok(()) => true,
+                    Err(TryLockError::WouldBlock) => false,
+                    Err(TryLockError::Error(e)) => {
+                        return Err(Error::io("lock", &queue_path(&self.path), e));
+                    }
+                };
+                if have_queue {
+                    match k.file.try_lock() {
+                        Ok(()) => {
+                            release_queue(&k);
+                            return Ok(kept(k));
+                        }
+                        Err(TryLockError::WouldBlock) => {}
+                        Err(TryLockError::Error(e)) => {
+                            release_queue(&k);
+                            return Err(Error::io("lock", &self.path, e));
+                        }
+                    }
+                }
+                let (tx, rx) = mpsc::sync_channel(1);
+                let (path, qpath) = (self.path.clone(), queue_path(&self.path));
+                let helper = k.clone();
+                std::thread::Builder::new()
+                    .name("agent-task-lock-wait".into())
+                    .spawn(move || {
+                        let got = (|| {
+                            if !have_queue {
+                                helper
+                                    .queue
+                                    .lock()
+                                    .map_err(|e| Error::io("lock", &qpath, e))?;
+                            }
+                            let r = helper.file.lock().map_err(|e| Error::io("lock", &path, e));
+                            release_queue(&helper);
+                            r
+                        })();
+                        // The keeper is gone: release what was taken (its
+                        // files close with the last reference, too).
+                        if let Err(mpsc::SendError(Ok(()))) = tx.send(got) {
+                            let _ = helper.file.unlock();
+                        }
+                    })
+                    .map_err(|e| Error::internal(format!("cannot start the lock wait: {e}")))?;
+                rx
+            }
+        };
+        match rx.recv_timeout(timeout) {
+            Ok(Ok(())) => match &self.files {
+                Some(k) => Ok(kept(k.clone())),
+                None => Err(Error::internal("the kept lock lost its files")),
+            },
+            Ok(Err(e)) => Err(e),
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                self.outstanding = Some(rx);
+                Err(busy(&self.path, timeout))
+            }
+            Err(mpsc::RecvTimeoutError::Disconnected) => {
+                Err(Error::internal("the lock wait ended without an answer"))
+            }
+        }
+    }
+
+    /// The open files, (re)opened when there are none, an unlock failed
+    /// or the path no longer names the open lock file.
+    fn files(&mut self) -> Result<Arc<KeptFiles>> {
+        use std::os::unix::fs::MetadataExt;
+        if let Some(k) = &self.files {
+            let same = std::fs::symlink_metadata(&self.path)
+                .is_ok_and(|m| m.file_type().is_file() && (m.dev(), m.ino()) == k.dev_ino);
+            if same && !k.broken.load(Ordering::SeqCst) {
+                return Ok(k.clone());
+            }
+            if k.held.load(Ordering::SeqCst) {
+                return Err(Error::internal("the data-directory lock is already held"));
+            }
+            self.files = None;
+        }
+        let file = private_fs::open_private_rw(&self.path)?;
+        let queue = private_fs::open_private_rw(&queue_path(&self.path))?;
+        let md = file
+            .metadata()
+            .map_err(|e| Error::io("stat", &self.path, e))?;
+        let k = Arc::new(KeptFiles {
+            file,
+            queue,
+            dev_ino: (md.dev(), md.ino()),
+            held: AtomicBool::new(false),
+            broken: AtomicBool::new(false),
+        });
+        self.files = Some(k.clone());
+        Ok(k)
+    }
+}
+
+fn kept(k: Arc<KeptFiles>) -> DirLock {
+    k.held.store(true, Ordering::SeqCst);
+    DirLock {
+        held: Held::Kept(k),
+    }
+}
+
+/// Drops the queue lock (a kept file is not closed, so it is unlocked).
+#[allow(clippy::disallowed_methods)] // `store::lock` owns file locks.
+fn release_queue(k: &KeptFiles) {
+    if k.queue.unlock().is_err() {
+        k.broken.store(true, Ordering::SeqCst);
     }
 }
 
@@ -237,5 +427,79 @@ mod tests {
         drop(again);
         waiter.join().expect("join");
         assert_eq!(*order.lock().expect("order"), vec!["waiter", "holder"]);
+    }
+
+    #[test]
+    fn a_kept_lock_excludes_others_and_keeps_its_files_open() {
+        let (_t, p) = lock_path();
+        let mut kept = KeptLock::new(&p);
+        let first = kept.acquire(Duration::from_secs(1)).expect("kept");
+        let e = acquire(&p, Duration::from_millis(20)).expect_err("held by the keeper");
+        assert_eq!(e.code(), Code::Busy);
+        let again = kept
+            .acquire(Duration::from_secs(1))
+            .expect_err("held already");
+        assert_eq!(again.code(), Code::Internal);
+        let files = kept.files.clone().expect("open");
+        drop(first);
+        // Released without closing: another taker gets it, and while that
+        // one holds it the keeper is busy.
+        let other = acquire(&p, Duration::from_secs(10)).expect("released");
+        let e = kept
+            .acquire(Duration::from_millis(20))
+            .expect_err("held elsewhere");
+        assert_eq!(e.code(), Code::Busy);
+        assert!(kept.outstanding.is_some(), "the wait is kept");
+        drop(other);
+        let second = kept.acquire(Duration::from_secs(60)).expect("handed over");
+        assert!(kept.outstanding.is_none());
+        assert!(
+            kept.files.as_ref().is_some_and(|k| Arc::ptr_eq(k, &files)),
+            "the same open files"
+        );
+        drop(second);
+        let third = kept.acquire(Duration::from_secs(1)).expect("again");
+        assert!(kept.files.as_ref().is_some_and(|k| Arc::ptr_eq(k, &files)));
+        drop(third);
+    }
+
+    #[test]
+    fn a_kept_lock_opens_a_replaced_lock_file() {
+        let (t, p) = lock_path();
+        let mut kept = KeptLock::new(&p);
+        drop(kept.acquire(Duration::from_secs(1)).expect("kept"));
+        std::fs::rename(&p, t.path().join("old-lock")).expect("move away");
+        drop(private_fs::open_private_rw(&p).expect("a new lock file"));
+        let held = kept.acquire(Duration::from_secs(1)).expect("kept");
+        // It locks the file the path names now, not the one it had open.
+        let e = acquire(&p, Duration::from_millis(20)).expect_err("held");
+        assert_eq!(e.code(), Code::Busy);
+        drop(held);
+        drop(acquire(&p, Duration::from_secs(10)).expect("free"));
+    }
+
+    #[test]
+    fn a_queued_waiter_goes_before_a_kept_holder_that_asks_again() {
+        let (_t, p) = lock_path();
+        let mut kept = KeptLock::new(&p);
+        let held = kept.acquire(Duration::from_secs(1)).expect("kept");
+        let order = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let (o, p2) = (order.clone(), p.clone());
+        let (ready_tx, ready_rx) = mpsc::channel();
+        let waiter = std::thread::spawn(move || {
+            let mut w = Waiter::default();
+            assert!(w.acquire(&p2, Duration::from_millis(1)).is_err(), "held");
+            ready_tx.send(()).expect("send");
+            let l = w.acquire(&p2, Duration::from_secs(60)).expect("waiter");
+            o.lock().expect("order").push("waiter");
+            drop(l);
+        });
+        ready_rx.recv().expect("ready");
+        drop(held);
+        let again = kept.acquire(Duration::from_secs(60)).expect("keeper again");
+        order.lock().expect("order").push("keeper");
+        drop(again);
+        waiter.join().expect("join");
+        assert_eq!(*order.lock().expect("order"), vec!["waiter", "keeper"]);
     }
 }

@@ -13,6 +13,7 @@ mod cas;
 mod db;
 mod lock;
 pub mod private_fs;
+mod readcache;
 mod session;
 mod staging;
 mod writer;
@@ -21,9 +22,12 @@ pub use cas::{Cas, CasBatch, CasStats, PutOutcome, TEMP_SWEEP_AGE};
 pub use db::{DbSpec, Migration};
 #[cfg(test)]
 pub(crate) use db::{in_memory, raw_file};
-pub use lock::{DEFAULT_TIMEOUT, DirLock, Waiter};
-pub use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, params};
-pub use session::{Access, CommitOrder, Plan, Session, Work};
+pub use lock::{DEFAULT_TIMEOUT, DirLock, KeptLock, Waiter};
+pub use readcache::{MAX_PER_THREAD, ReadConn, enable_read_cache};
+pub use rusqlite::{
+    CachedStatement, Connection, OptionalExtension, Transaction, TransactionBehavior, params,
+};
+pub use session::{Access, CommitOrder, Kept, Plan, Session, Work};
 pub use staging::Staging;
 pub use writer::{Deferred, Writer, WriterConfig, WriterStats};
 
@@ -116,6 +120,17 @@ impl DataDir {
         Ok(lock)
     }
 
+    /// The lock of a long-lived writer that takes it once per batch (see
+    /// [`KeptDirLock`]).
+    pub fn keep_lock(&self) -> KeptDirLock {
+        KeptDirLock {
+            dir: self.clone(),
+            lock: KeptLock::new(&self.root.join(LOCK_FILE)),
+            swept: None,
+            sweep_every: TEMP_SWEEP_EVERY,
+        }
+    }
+
     /// The content-addressed store.
     pub fn cas(&self) -> Cas {
         Cas::new(self.root.join(CAS_DIR))
@@ -173,6 +188,13 @@ impl DataDir {
         db::open_read(&self.root.join(spec.file), spec)
     }
 
+    /// Opens an existing database read-only through this thread's read
+    /// cache (when [`enable_read_cache`] turned it on; `store::readcache`
+    /// says what each take checks); `None` when it does not exist.
+    pub fn open_read_cached(&self, spec: &DbSpec) -> Result<Option<ReadConn>> {
+        readcache::open(&self.root.join(spec.file), spec)
+    }
+
     /// The schema version of a database file without any check beyond
     /// permissions (`None` when absent). Used by `info`.
     #[allow(clippy::disallowed_methods)] // `store` owns SQLite opens.
@@ -186,6 +208,53 @@ impl DataDir {
             rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NOFOLLOW,
         )?;
         db::schema_version(&conn).map(Some)
+    }
+}
+
+/// How often a [`KeptDirLock`] sweeps the CAS's orphan temp files: with
+/// [`cas::TEMP_SWEEP_AGE`] (an hour) this bounds an orphan's life to about
+/// 70 minutes under a writer that never stops.
+pub const TEMP_SWEEP_EVERY: Duration = Duration::from_secs(600);
+
+/// The data-directory lock of a long-lived writer (the `serve` data
+/// writer, a bulk ingest), taken and released once per batch: the lock
+/// files stay open ([`KeptLock`]), and the CAS temp sweep that
+/// [`DataDir::lock`] does on every acquisition runs at the first one and
+/// then at most once per [`TEMP_SWEEP_EVERY`]. The sweep still removes
+/// only files older than [`cas::TEMP_SWEEP_AGE`], so a put in progress
+/// (whose temp file a batch in flight is about to name) is never swept;
+/// sweeping less often only lets a crashed put's orphan stay longer.
+#[derive(Debug)]
+pub struct KeptDirLock {
+    dir: DataDir,
+    lock: KeptLock,
+    swept: Option<std::time::Instant>,
+    sweep_every: Duration,
+}
+
+impl KeptDirLock {
+    /// Takes the lock, waiting at most `timeout` (see [`DataDir::lock`]).
+    pub fn acquire(&mut self, timeout: Duration) -> Result<DirLock> {
+        let lock = self.lock.acquire(timeout)?;
+        let now = std::time::Instant::now();
+        if self
+            .swept
+            .is_none_or(|t| now.saturating_duration_since(t) >= self.sweep_every)
+        {
+            // Best effort, as in `DataDir::lock`.
+            let _ =
+                self.dir
+                    .cas()
+                    .sweep_temp(&lock, std::time::SystemTime::now(), cas::TEMP_SWEEP_AGE);
+            self.swept = Some(now);
+        }
+        Ok(lock)
+    }
+
+    /// Changes the sweep interval (tests).
+    #[cfg(test)]
+    pub(crate) fn set_sweep_every(&mut self, every: Duration) {
+        self.sweep_every = every;
     }
 }
 
@@ -249,4 +318,41 @@ pub fn row_counts(conn: &Connection) -> Result<std::collections::BTreeMap<String
 /// two processes off one collector execution at once.
 pub fn lock_file(path: &Path, timeout: Duration) -> Result<DirLock> {
     lock::acquire(path, timeout)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A kept lock sweeps the CAS's old temp files at its first
+    /// acquisition and then only once per interval; a young temp file (a
+    /// put in progress) is never swept.
+    #[test]
+    fn a_kept_lock_sweeps_at_the_start_and_then_per_interval() {
+        let t = tempfile::tempdir().expect("tempdir");
+        let (dir, lock) =
+            DataDir::create(&t.path().join("d"), Duration::from_secs(5)).expect("dir");
+        drop(lock);
+        let tmp = dir.root().join(CAS_DIR).join("tmp");
+        let plant = |name: &str, age_s: u64| {
+            let p = tmp.join(name);
+            let f = std::fs::File::create(&p).expect("create");
+            f.set_modified(std::time::SystemTime::now() - Duration::from_secs(age_s))
+                .expect("mtime");
+            p
+        };
+        let orphan = plant("put-orphan", 7200);
+        let young = plant("put-young", 5);
+        let mut kept = dir.keep_lock();
+        drop(kept.acquire(Duration::from_secs(5)).expect("first"));
+        assert!(!orphan.exists(), "swept at the first acquisition");
+        assert!(young.exists());
+        let later = plant("put-later", 7200);
+        drop(kept.acquire(Duration::from_secs(5)).expect("second"));
+        assert!(later.exists(), "not swept again within the interval");
+        kept.set_sweep_every(Duration::ZERO);
+        drop(kept.acquire(Duration::from_secs(5)).expect("third"));
+        assert!(!later.exists(), "swept once the interval passed");
+        assert!(young.exists(), "a put in progress is never swept");
+    }
 }

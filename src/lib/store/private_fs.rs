@@ -48,6 +48,21 @@ pub fn check_private(path: &Path, kind: Kind) -> Result<bool> {
     Ok(true)
 }
 
+/// The identity (device, inode) of a file under the rule of
+/// [`check_private`]; `Ok(None)` when it does not exist. A long-lived
+/// connection compares it with the identity it was opened on, so that a
+/// database file replaced or removed behind it is reopened, never served
+/// stale.
+pub fn private_file_id(path: &Path) -> Result<Option<(u64, u64)>> {
+    let md = match fs::symlink_metadata(path) {
+        Ok(md) => md,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(Error::io("stat", path, e)),
+    };
+    check_metadata(path, &md, Kind::File)?;
+    Ok(Some((md.dev(), md.ino())))
+}
+
 /// The checks of [`check_private`] on metadata already in hand (from
 /// `lstat`, or from `fstat` on an open descriptor).
 fn check_metadata(path: &Path, md: &fs::Metadata, kind: Kind) -> Result<()> {

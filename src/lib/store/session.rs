@@ -15,7 +15,7 @@
 //! again unless a commit kept at least one successful mutation.
 
 use super::lock::DirLock;
-use super::private_fs::{self, Kind};
+use super::private_fs;
 use super::{Connection, DataDir, DbSpec};
 use crate::clock::{Clock, rfc3339_millis, unix_millis};
 use crate::error::{Error, Result};
@@ -68,6 +68,100 @@ struct Db {
     /// Whether the batch transaction is open on it (writers only).
     writer: Option<&'static str>,
     in_batch: bool,
+    /// A writer connection (opened by `open_write`) and the file it was
+    /// opened on: what [`Kept`] may keep for the next session.
+    rw: Option<(u64, u64)>,
+}
+
+/// Writer connections a long-lived writer (the `serve` writer thread)
+/// keeps from one session to the next, so that a batch neither reopens
+/// its databases (schema parse, WAL index mapping, pragmas, migration
+/// check) nor loses its cached prepared statements. A kept connection is
+/// used again only under the next session's lock and only when its
+/// database file is still the one it was opened on (device and inode,
+/// under the private-file rule) and its schema cookie has not moved (else
+/// the migration check runs again, which refuses a newer schema). A
+/// database removed or replaced between sessions (a CLI `init` of a fresh
+/// journal, an operator's restore) is opened afresh; one that appeared (a
+/// journal a CLI command created) is opened when the next session wants
+/// it.
+#[derive(Default)]
+pub struct Kept {
+    dbs: Vec<KeptDb>,
+}
+
+impl std::fmt::Debug for Kept {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Kept")
+            .field(
+                "dbs",
+                &self.dbs.iter().map(|d| d.spec.name).collect::<Vec<_>>(),
+            )
+            .finish()
+    }
+}
+
+struct KeptDb {
+    spec: &'static DbSpec,
+    conn: Connection,
+    id: (u64, u64),
+    cookie: i64,
+}
+
+impl Kept {
+    /// Databases kept now.
+    pub fn len(&self) -> usize {
+        self.dbs.len()
+    }
+
+    /// Whether nothing is kept.
+    pub fn is_empty(&self) -> bool {
+        self.dbs.is_empty()
+    }
+
+    /// The kept connection of `spec`, when its file at `path` is still the
+    /// one it was opened on (`id`: the file's identity now) and its schema
+    /// checks still pass.
+    fn take(
+        &mut self,
+        spec: &'static DbSpec,
+        id: Option<(u64, u64)>,
+        now: &str,
+    ) -> Option<(Connection, (u64, u64))> {
+        let i = self
+            .dbs
+            .iter()
+            .position(|d| std::ptr::eq(d.spec, spec) || d.spec.file == spec.file)?;
+        let d = self.dbs.swap_remove(i);
+        if Some(d.id) != id {
+            return None;
+        }
+        let cookie = super::db::schema_cookie(&d.conn).ok()?;
+        if cookie != d.cookie {
+            // Someone changed the schema: the writer's migration check
+            // (fast when current, `schema_too_new` when newer) again; a
+            // failure reopens, and the fresh open reports it.
+            super::db::migrate(&d.conn, spec, now).ok()?;
+        }
+        Some((d.conn, d.id))
+    }
+
+    fn put(&mut self, spec: &'static DbSpec, conn: Connection, id: (u64, u64)) {
+        // Outside any transaction, or not kept.
+        if !conn.is_autocommit() && conn.execute_batch("ROLLBACK").is_err() {
+            return;
+        }
+        let Ok(cookie) = super::db::schema_cookie(&conn) else {
+            return;
+        };
+        self.dbs.retain(|d| d.spec.file != spec.file);
+        self.dbs.push(KeptDb {
+            spec,
+            conn,
+            id,
+            cookie,
+        });
+    }
 }
 
 impl Db {
@@ -196,6 +290,18 @@ impl Session {
         clock: &dyn Clock,
         plan: Plan,
     ) -> Result<Session> {
+        Session::with_kept(dir, lock, clock, plan, &mut Kept::default())
+    }
+
+    /// [`Session::with_lock`] using the writer connections `kept` holds
+    /// (see [`Kept`]); [`Session::close_into`] gives them back.
+    pub fn with_kept(
+        dir: DataDir,
+        lock: DirLock,
+        clock: &dyn Clock,
+        plan: Plan,
+        kept: &mut Kept,
+    ) -> Result<Session> {
         let now = clock.now();
         let ts = rfc3339_millis(now);
         let mut s = Session {
@@ -213,30 +319,41 @@ impl Session {
         match jaccess {
             Access::None => {}
             Access::Read => {
-                s.journal = s.dir.open_read(jspec)?.map(|conn| Db {
-                    spec: jspec,
-                    conn,
-                    writer: None,
-                    in_batch: false,
-                });
+                let path = s.dir.root().join(jspec.file);
+                let id = private_fs::private_file_id(&path)?;
+                s.journal = match kept.take(jspec, id, &ts) {
+                    // A kept writer connection reads as well, outside the
+                    // batch; an absent journal stays absent.
+                    Some((conn, id)) => Some(Db {
+                        spec: jspec,
+                        conn,
+                        writer: None,
+                        in_batch: false,
+                        rw: Some(id),
+                    }),
+                    None => s.dir.open_read(jspec)?.map(|conn| Db {
+                        spec: jspec,
+                        conn,
+                        writer: None,
+                        in_batch: false,
+                        rw: None,
+                    }),
+                };
             }
             Access::Write => {
-                let path = s.dir.root().join(jspec.file);
-                if !private_fs::check_private(&path, Kind::File)? {
-                    s.fresh_journal = Some(path);
-                }
-                let conn = s.dir.open_write(jspec, &ts, &s.lock)?;
+                let (conn, id) = s.open_writer(jspec, &ts, kept, true)?;
                 s.journal = Some(Db {
                     spec: jspec,
                     conn,
                     writer: Some("BEGIN IMMEDIATE"),
                     in_batch: false,
+                    rw: id,
                 });
             }
         }
         let (aspec, aaccess) = plan.authority;
         if aaccess != Access::None {
-            let conn = s.dir.open_write(aspec, &ts, &s.lock)?;
+            let (conn, id) = s.open_writer(aspec, &ts, kept, false)?;
             s.authority = Some(Db {
                 spec: aspec,
                 conn,
@@ -246,9 +363,35 @@ impl Session {
                     "BEGIN DEFERRED"
                 }),
                 in_batch: false,
+                rw: id,
             });
         }
         Ok(s)
+    }
+
+    /// A writer connection of `spec`: the kept one when it still names the
+    /// file, else a fresh `open_write` (creating and migrating; a journal
+    /// created here is removed again unless a commit keeps it). The file's
+    /// identity is returned when the connection may be kept.
+    fn open_writer(
+        &mut self,
+        spec: &'static DbSpec,
+        ts: &str,
+        kept: &mut Kept,
+        journal: bool,
+    ) -> Result<(Connection, Option<(u64, u64)>)> {
+        let path = self.dir.root().join(spec.file);
+        let id = private_fs::private_file_id(&path)?;
+        if let Some((conn, id)) = kept.take(spec, id, ts) {
+            return Ok((conn, Some(id)));
+        }
+        if journal && id.is_none() {
+            self.fresh_journal = Some(path.clone());
+        }
+        let conn = self.dir.open_write(spec, ts, &self.lock)?;
+        // Under the lock nobody else of ours creates or replaces it; the
+        // identity after the open is the opened file's.
+        Ok((conn, private_fs::private_file_id(&path)?))
     }
 
     /// The session's instant (read once, at open).
@@ -362,14 +505,29 @@ impl Session {
 
     /// Ends the session: rolls back any uncommitted batch, checkpoints a
     /// grown WAL of each writer (best effort) and releases the lock.
-    pub fn close(mut self) {
+    pub fn close(self) {
+        self.close_into(&mut Kept::default());
+    }
+
+    /// [`Session::close`], giving the writer connections to `kept` for
+    /// the next session (a journal this session created and no commit
+    /// kept is removed instead, with its connection).
+    pub fn close_into(mut self, kept: &mut Kept) {
         self.rollback();
-        for db in [self.journal.take(), self.authority.take()]
-            .into_iter()
-            .flatten()
-        {
+        let fresh = self.fresh_journal.is_some();
+        for (is_journal, db) in [(true, self.journal.take()), (false, self.authority.take())] {
+            let Some(db) = db else { continue };
             if db.writer.is_some() {
-                self.dir.close_write(db.spec, db.conn, &self.lock);
+                let _ = super::db::truncate_large_wal(
+                    &db.conn,
+                    &self.dir.root().join(db.spec.file),
+                    &self.lock,
+                );
+            }
+            if let Some(id) = db.rw
+                && !(is_journal && fresh)
+            {
+                kept.put(db.spec, db.conn, id);
             }
         }
     }

@@ -30,7 +30,7 @@
 
 use super::DataDir;
 use super::lock::Waiter;
-use super::session::{Plan, Session, Work};
+use super::session::{Kept, Plan, Session, Work};
 use crate::clock::Clock;
 use crate::error::{Code, Error, Result};
 use std::collections::VecDeque;
@@ -92,6 +92,22 @@ impl WriterStats {
     /// Mutations waiting in the queue now.
     pub fn queued(&self) -> u64 {
         self.queued.load(Ordering::Relaxed)
+    }
+
+    /// The counters as one JSON object, for an operator (`serve
+    /// --writer-stats-ms`): batches, mutations, their mean batch size, the
+    /// largest batch and the queue depth now.
+    pub fn json(&self) -> serde_json::Value {
+        let (batches, mutations, largest) = self.snapshot();
+        let mean = if batches == 0 {
+            0.0
+        } else {
+            (mutations as f64 / batches as f64 * 100.0).round() / 100.0
+        };
+        serde_json::json!({
+            "batches": batches, "mutations": mutations, "mean_batch": mean,
+            "largest_batch": largest, "queued": self.queued(),
+        })
     }
 }
 
@@ -268,6 +284,11 @@ impl Writer {
         &self.stats
     }
 
+    /// Its counters, shared (for a thread that reports them).
+    pub fn stats_handle(&self) -> Arc<WriterStats> {
+        self.stats.clone()
+    }
+
     /// Queues one mutation and waits until its batch is durable; its own
     /// outcome, or the batch's failure. A full queue is `busy` at once.
     pub fn submit<T, F>(&self, plan: Plan, f: F) -> Result<T>
@@ -367,6 +388,8 @@ fn run(
     stats: &WriterStats,
 ) {
     let mut waiter = Waiter::default();
+    // The journal and authority connections, kept from batch to batch.
+    let mut kept = Kept::default();
     // Jobs taken off the queue whose plan differs from the batch's, oldest
     // first; at most `max_batch` of them.
     let mut later: VecDeque<Box<dyn Job>> = VecDeque::new();
@@ -417,7 +440,15 @@ fn run(
         }
         let n = batch.len() as u64;
         let outcome = catch_unwind(AssertUnwindSafe(|| {
-            commit_batch(root, clock, &mut waiter, timeout, plan, &mut batch)
+            commit_batch(
+                root,
+                clock,
+                &mut waiter,
+                &mut kept,
+                timeout,
+                plan,
+                &mut batch,
+            )
         }));
         stats.batches.fetch_add(1, Ordering::Relaxed);
         stats.mutations.fetch_add(n, Ordering::Relaxed);
@@ -445,22 +476,26 @@ fn run(
 /// One batch: one session, each job in its savepoint, one commit per
 /// database. Dropping the session (any early return, a panic) commits
 /// nothing.
+/// The lock is taken per batch (and released after it); the connections
+/// are `kept` between batches (`Session::with_kept`), dropped when the
+/// batch fails (the next opens afresh).
 fn commit_batch(
     root: &Path,
     clock: &dyn Clock,
     waiter: &mut Waiter,
+    kept: &mut Kept,
     timeout: Duration,
     plan: Plan,
     batch: &mut [Box<dyn Job>],
 ) -> Result<()> {
     let dir = DataDir::open(root)?;
     let lock = dir.lock_with(waiter, timeout)?;
-    let mut session = Session::with_lock(dir, lock, clock, plan)?;
+    let mut session = Session::with_kept(dir, lock, clock, plan, kept)?;
     for j in batch.iter_mut() {
         j.apply(&mut session);
     }
     session.commit()?;
-    session.close();
+    session.close_into(kept);
     Ok(())
 }
 
@@ -786,6 +821,94 @@ mod tests {
             3,
             "blocker, then each plan its own batch"
         );
+    }
+
+    /// What a CLI process beside `serve` does between two batches: its
+    /// own session under the lock.
+    fn cli_session(root: &Path, f: impl FnOnce(&Work<'_>) -> Result<()>) {
+        let clock = FixedClock("2026-12-01T00:00:00Z".parse().expect("instant"));
+        let mut s = Session::open(root, Duration::from_secs(30), &clock, PLAN).expect("session");
+        s.apply(f).expect("apply");
+        s.commit().expect("commit");
+        s.close();
+    }
+
+    fn remove_db(root: &Path, spec: &DbSpec) {
+        for suffix in ["", "-wal", "-shm"] {
+            let _ = std::fs::remove_file(root.join(format!("{}{suffix}", spec.file)));
+        }
+    }
+
+    #[test]
+    fn kept_connections_follow_a_journal_replaced_between_batches() {
+        let (_t, root, w) = setup(16);
+        assert_eq!(w.submit(PLAN, |work| insert(work, 1)).expect("first"), 1);
+        // Between batches a CLI process (under the lock) replaces the
+        // journal with a fresh one: the writer must write the new file,
+        // not the unlinked one its kept connection still has open.
+        {
+            let dir = DataDir::open(&root).expect("open");
+            let _lock = dir.lock(Duration::from_secs(30)).expect("lock");
+            remove_db(&root, &J);
+        }
+        cli_session(&root, |work| {
+            work.journal_write()?
+                .execute("INSERT INTO j(x) VALUES (100)", [])?;
+            Ok(())
+        });
+        assert_eq!(w.submit(PLAN, |work| insert(work, 2)).expect("second"), 2);
+        assert_eq!(rows(&root, &J, "j"), vec![2, 100], "the new journal");
+        assert_eq!(rows(&root, &A, "a"), vec![1, 2], "the kept authority");
+    }
+
+    #[test]
+    fn a_journal_created_between_batches_is_opened_by_the_next_batch() {
+        let (_t, root, w) = setup(16);
+        let read_plan = Plan {
+            journal: (&J, Access::Read),
+            ..PLAN
+        };
+        let count = |work: &Work<'_>| -> Result<Option<i64>> {
+            work.authority()?
+                .execute("INSERT OR IGNORE INTO a(x) VALUES (0)", [])?;
+            match work.journal() {
+                None => Ok(None),
+                Some(j) => Ok(Some(
+                    j.query_row("SELECT count(*) FROM j", [], |r| r.get(0))?,
+                )),
+            }
+        };
+        assert_eq!(w.submit(read_plan, count).expect("absent"), None);
+        assert!(
+            !root.join(J.file).exists(),
+            "a read journal is never created"
+        );
+        cli_session(&root, |work| insert(work, 5).map(drop));
+        assert_eq!(w.submit(read_plan, count).expect("present"), Some(1));
+        // And a write batch after it writes the same file.
+        assert_eq!(w.submit(PLAN, |work| insert(work, 6)).expect("write"), 6);
+        assert_eq!(w.submit(read_plan, count).expect("present"), Some(2));
+    }
+
+    #[test]
+    fn a_newer_schema_written_between_batches_is_refused_by_the_kept_connection() {
+        let (_t, root, w) = setup(16);
+        assert_eq!(w.submit(PLAN, |work| insert(work, 1)).expect("first"), 1);
+        {
+            let dir = DataDir::open(&root).expect("open");
+            let _lock = dir.lock(Duration::from_secs(30)).expect("lock");
+            let c = crate::store::raw_file(&root.join(A.file));
+            c.execute_batch(
+                "CREATE TABLE later(x INTEGER); \
+                 INSERT INTO schema_migrations VALUES (99, 'future', 't');",
+            )
+            .expect("a newer binary's migration");
+        }
+        let e = w
+            .submit(PLAN, |work| insert(work, 2))
+            .expect_err("newer than this binary");
+        assert_eq!(e.code(), Code::SchemaTooNew);
+        assert_eq!(rows(&root, &J, "j"), vec![1], "nothing applied");
     }
 
     #[test]

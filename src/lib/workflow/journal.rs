@@ -141,9 +141,7 @@ impl AttemptRow {
 pub fn attempt(j: &Connection, attempt_id: &str) -> Result<Option<AttemptRow>> {
     type Row = (String, Vec<u8>, String, i64, Option<i64>);
     let row: Option<Row> = j
-        .query_row(
-            "SELECT attempt_digest, attempt_json, state, lease_expires_ms, superseded_by_fence FROM attempts WHERE attempt_id = ?1",
-            params![attempt_id],
+        .prepare_cached("SELECT attempt_digest, attempt_json, state, lease_expires_ms, superseded_by_fence FROM attempts WHERE attempt_id = ?1")?.query_row(params![attempt_id],
             |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
         )
         .optional()?;
@@ -169,22 +167,22 @@ pub fn attempt(j: &Connection, attempt_id: &str) -> Result<Option<AttemptRow>> {
 
 /// The task an attempt belongs to (no digest check: a scope lookup).
 pub fn attempt_task(j: &Connection, attempt_id: &str) -> Result<Option<String>> {
-    Ok(j.query_row(
-        "SELECT task_id FROM attempts WHERE attempt_id = ?1",
-        params![attempt_id],
-        |r| r.get(0),
+    Ok(
+        j.prepare_cached("SELECT task_id FROM attempts WHERE attempt_id = ?1")?
+            .query_row(params![attempt_id], |r| r.get(0))
+            .optional()?,
     )
-    .optional()?)
 }
 
 /// A task's journal row: last fence and current attempt.
 pub fn task_row(j: &Connection, task_id: &str) -> Result<Option<(u64, Option<String>)>> {
-    Ok(j.query_row(
-        "SELECT last_fence, current_attempt FROM tasks WHERE task_id = ?1",
-        params![task_id],
-        |r| Ok((r.get::<_, i64>(0)? as u64, r.get(1)?)),
+    Ok(
+        j.prepare_cached("SELECT last_fence, current_attempt FROM tasks WHERE task_id = ?1")?
+            .query_row(params![task_id], |r| {
+                Ok((r.get::<_, i64>(0)? as u64, r.get(1)?))
+            })
+            .optional()?,
     )
-    .optional()?)
 }
 
 /// The observed task state: `pending` (no attempt or replaced), else the
@@ -214,12 +212,11 @@ pub fn task_state(
 
 /// The retained assertion of an attempt: (trust_class, outcome).
 pub fn retained(j: &Connection, attempt_id: &str) -> Result<Option<(String, String)>> {
-    Ok(j.query_row(
-        "SELECT trust_class, outcome FROM assertions WHERE attempt_id = ?1",
-        params![attempt_id],
-        |r| Ok((r.get(0)?, r.get(1)?)),
+    Ok(
+        j.prepare_cached("SELECT trust_class, outcome FROM assertions WHERE attempt_id = ?1")?
+            .query_row(params![attempt_id], |r| Ok((r.get(0)?, r.get(1)?)))
+            .optional()?,
     )
-    .optional()?)
 }
 
 /// Whether a task's retained result completes it as a dependency: only a
@@ -410,9 +407,7 @@ fn idem_check(
     digest: &Sha256Hex,
 ) -> Result<Option<Value>> {
     let row: Option<(String, String, Vec<u8>)> = j
-        .query_row(
-            "SELECT kind, request_digest, outcome_json FROM idempotency WHERE owner_id = ?1 AND agent_id = ?2 AND request_id = ?3",
-            params![actor.owner_id, actor.agent_id, request_id],
+        .prepare_cached("SELECT kind, request_digest, outcome_json FROM idempotency WHERE owner_id = ?1 AND agent_id = ?2 AND request_id = ?3")?.query_row(params![actor.owner_id, actor.agent_id, request_id],
             |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
         )
         .optional()?;
@@ -439,9 +434,7 @@ fn idem_store(
     out: &Value,
     now: &str,
 ) -> Result<()> {
-    j.execute(
-        "INSERT INTO idempotency(owner_id, agent_id, request_id, kind, request_digest, outcome_json, created_at) VALUES (?1,?2,?3,?4,?5,?6,?7)",
-        params![actor.owner_id, actor.agent_id, request_id, kind, digest.as_str(), serde_json::to_vec(out)?, now],
+    j.prepare_cached("INSERT INTO idempotency(owner_id, agent_id, request_id, kind, request_digest, outcome_json, created_at) VALUES (?1,?2,?3,?4,?5,?6,?7)")?.execute(params![actor.owner_id, actor.agent_id, request_id, kind, digest.as_str(), serde_json::to_vec(out)?, now],
     )?;
     Ok(())
 }
@@ -600,10 +593,8 @@ pub fn claim(
     }
     let ts = now.text();
     let task_digest = task.digest()?;
-    j.execute(
-        "INSERT OR IGNORE INTO tasks(task_id, task_digest, repo_id, profile_id, change_id, change_version, step_id, task_json, last_fence, current_attempt, created_at) \
-         VALUES (?1,?2,?3,?4,?5,?6,?7,?8,0,NULL,?9)",
-        params![
+    j.prepare_cached("INSERT OR IGNORE INTO tasks(task_id, task_digest, repo_id, profile_id, change_id, change_version, step_id, task_json, last_fence, current_attempt, created_at) \
+         VALUES (?1,?2,?3,?4,?5,?6,?7,?8,0,NULL,?9)")?.execute(params![
             task.task_id, task_digest.as_str(), task.subject.repository, task.subject.profile, task.subject.change_id,
             task.subject.change_version as i64, task.subject.step_id, canonical_bytes(&task)?, ts
         ],
@@ -625,15 +616,11 @@ pub fn claim(
     at.validate_for_claim(req)?;
     let ad = at.digest()?;
     let expires = now.ms.saturating_add(at.lease_ms as i64);
-    j.execute(
-        "INSERT INTO attempts(attempt_id, task_id, attempt_digest, attempt_json, fence, state, lease_expires_ms, superseded_by_fence, created_at, updated_at) \
-         VALUES (?1,?2,?3,?4,?5,'leased',?6,NULL,?7,?7)",
-        params![at.attempt_id, at.task_id, ad.as_str(), canonical_bytes(&at)?, at.fence as i64, expires, ts],
+    j.prepare_cached("INSERT INTO attempts(attempt_id, task_id, attempt_digest, attempt_json, fence, state, lease_expires_ms, superseded_by_fence, created_at, updated_at) \
+         VALUES (?1,?2,?3,?4,?5,'leased',?6,NULL,?7,?7)")?.execute(params![at.attempt_id, at.task_id, ad.as_str(), canonical_bytes(&at)?, at.fence as i64, expires, ts],
     )?;
-    j.execute(
-        "UPDATE tasks SET last_fence = ?2, current_attempt = ?3 WHERE task_id = ?1",
-        params![at.task_id, at.fence as i64, at.attempt_id],
-    )?;
+    j.prepare_cached("UPDATE tasks SET last_fence = ?2, current_attempt = ?3 WHERE task_id = ?1")?
+        .execute(params![at.task_id, at.fence as i64, at.attempt_id])?;
     let out = json!({
         "task_id": at.task_id,
         "task_digest": task_digest,
@@ -801,10 +788,10 @@ pub fn mutate(
                 .unwrap_or(MIN_LEASE_MS)
                 .min(row.attempt.lease_ms);
             let expires = now.ms.saturating_add(lease as i64);
-            j.execute(
+            j.prepare_cached(
                 "UPDATE attempts SET lease_expires_ms = ?2, updated_at = ?3 WHERE attempt_id = ?1",
-                params![req.attempt_id, expires, ts],
-            )?;
+            )?
+            .execute(params![req.attempt_id, expires, ts])?;
             json!({"attempt_id": req.attempt_id, "fence": req.fence, "state": "leased",
                    "lease_expires_at": jiff::Timestamp::from_millisecond(expires).map(rfc3339_millis).unwrap_or_default()})
         }
@@ -818,10 +805,10 @@ pub fn mutate(
             if !matches!(state, AttemptState::Leased | AttemptState::Expired) {
                 return Err(closed(state));
             }
-            j.execute(
+            j.prepare_cached(
                 "UPDATE attempts SET state = 'cancelled', updated_at = ?2 WHERE attempt_id = ?1",
-                params![req.attempt_id, ts],
-            )?;
+            )?
+            .execute(params![req.attempt_id, ts])?;
             json!({"attempt_id": req.attempt_id, "fence": req.fence, "state": "cancelled",
                    "unresolved_effects": ["execution_may_still_run"],
                    "next": {"operation": "reconcile", "task_id": req.task_id}})
@@ -842,14 +829,10 @@ pub fn mutate(
             let (last, _) =
                 task_row(j, &req.task_id)?.ok_or_else(|| Error::internal("task row missing"))?;
             let new_fence = last + 1;
-            j.execute(
-                "UPDATE attempts SET state = 'replaced', superseded_by_fence = ?2, updated_at = ?3 WHERE attempt_id = ?1",
-                params![req.attempt_id, new_fence as i64, ts],
+            j.prepare_cached("UPDATE attempts SET state = 'replaced', superseded_by_fence = ?2, updated_at = ?3 WHERE attempt_id = ?1")?.execute(params![req.attempt_id, new_fence as i64, ts],
             )?;
-            j.execute(
-                "UPDATE tasks SET last_fence = ?2 WHERE task_id = ?1",
-                params![req.task_id, new_fence as i64],
-            )?;
+            j.prepare_cached("UPDATE tasks SET last_fence = ?2 WHERE task_id = ?1")?
+                .execute(params![req.task_id, new_fence as i64])?;
             json!({"attempt_id": req.attempt_id, "state": "replaced",
                    "supersession": {"old_fence": req.fence, "new_fence": new_fence},
                    "unresolved_effects": ["execution_may_still_run"],
@@ -967,10 +950,8 @@ pub fn result(
     let outcome = serde_json::to_value(r.outcome)?;
     let trust_s = trust.as_str().unwrap_or_default().to_owned();
     let outcome_s = outcome.as_str().unwrap_or_default().to_owned();
-    j.execute(
-        "INSERT INTO assertions(attempt_id, request_id, trust_class, outcome, registration_id, observation_digest, assertion_json, created_at) \
-         VALUES (?1,?2,?3,?4,?5,?6,?7,?8)",
-        params![r.attempt_id, r.request_id, trust_s, outcome_s, registration_id, obs_digest, canonical_bytes(r)?, ts],
+    j.prepare_cached("INSERT INTO assertions(attempt_id, request_id, trust_class, outcome, registration_id, observation_digest, assertion_json, created_at) \
+         VALUES (?1,?2,?3,?4,?5,?6,?7,?8)")?.execute(params![r.attempt_id, r.request_id, trust_s, outcome_s, registration_id, obs_digest, canonical_bytes(r)?, ts],
     )?;
     finish_attempt(j, &r.attempt_id, &ts)?;
     let out = json!({
@@ -985,10 +966,10 @@ pub fn result(
 /// Marks an attempt finished: its result is retained (an assertion here,
 /// or an imported transfer in the authority).
 pub fn finish_attempt(j: &Connection, attempt_id: &str, ts: &str) -> Result<()> {
-    j.execute(
+    j.prepare_cached(
         "UPDATE attempts SET state = 'finished', updated_at = ?2 WHERE attempt_id = ?1",
-        params![attempt_id, ts],
-    )?;
+    )?
+    .execute(params![attempt_id, ts])?;
     Ok(())
 }
 
@@ -996,9 +977,7 @@ pub fn finish_attempt(j: &Connection, attempt_id: &str, ts: &str) -> Result<()> 
 /// already retained: the repair of a crash between the authority and
 /// journal commits of an import (an attempt in any other state stays).
 pub fn repair_finished(j: &Connection, attempt_id: &str, ts: &str) -> Result<()> {
-    j.execute(
-        "UPDATE attempts SET state = 'finished', updated_at = ?2 WHERE attempt_id = ?1 AND state = 'leased'",
-        params![attempt_id, ts],
+    j.prepare_cached("UPDATE attempts SET state = 'finished', updated_at = ?2 WHERE attempt_id = ?1 AND state = 'leased'")?.execute(params![attempt_id, ts],
     )?;
     Ok(())
 }
@@ -1090,9 +1069,7 @@ pub fn recovery(
     }
     let confirmed_kind = match (j, request_id) {
         (Some(j), Some(r)) => j
-            .query_row(
-                "SELECT kind FROM idempotency WHERE owner_id = ?1 AND agent_id = ?2 AND request_id = ?3",
-                params![actor.owner_id, actor.agent_id, r],
+            .prepare_cached("SELECT kind FROM idempotency WHERE owner_id = ?1 AND agent_id = ?2 AND request_id = ?3")?.query_row(params![actor.owner_id, actor.agent_id, r],
                 |x| x.get::<_, String>(0),
             )
             .optional()?,

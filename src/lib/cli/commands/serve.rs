@@ -114,6 +114,12 @@ pub struct ServeArgs {
     /// together at most (one commit per database a batch).
     #[arg(long, default_value_t = 256, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=65536))]
     pub write_batch: u32,
+    /// Every MS milliseconds, one JSON line per group-commit writer on
+    /// stderr when its counters moved: `{"writer_stats": {"data_dir",
+    /// "batches", "mutations", "mean_batch", "largest_batch", "queued"}}`.
+    /// 0: never.
+    #[arg(long, default_value_t = 0, value_name = "MS", value_parser = clap::value_parser!(u64).range(0..=3_600_000))]
+    pub writer_stats_ms: u64,
 }
 
 const MAX_TOKEN: u64 = 16_384;
@@ -242,6 +248,8 @@ pub(super) fn run(ctx: &Ctx, a: &ServeArgs) -> Result<Reply> {
         .map(|w| w.agent_task_profiles.len())
         .unwrap_or(0);
     if let Some(config) = workspace {
+        // Reads keep their read-only connections per handler thread.
+        crate::store::enable_read_cache();
         let clock: Arc<dyn crate::clock::Clock> = Arc::from(crate::clock::process_clock()?);
         let writers = http::workspace::Writers::start(
             &config,
@@ -253,6 +261,12 @@ pub(super) fn run(ctx: &Ctx, a: &ServeArgs) -> Result<Reply> {
                 gather_first: writer_gather(),
             },
         )?;
+        if a.writer_stats_ms > 0 {
+            report_writer_stats(
+                writers.stats(),
+                std::time::Duration::from_millis(a.writer_stats_ms.max(10)),
+            )?;
+        }
         http::workspace::mount(
             &mut router,
             Arc::new(http::workspace::Workspace {
@@ -312,6 +326,38 @@ pub(super) fn run(ctx: &Ctx, a: &ServeArgs) -> Result<Reply> {
         http::server::Front { tls, hosts },
     )?;
     Err(Error::internal("the server stopped"))
+}
+
+/// `--writer-stats-ms`: a thread that prints each writer's counters on
+/// stderr every `every`, when they moved since its last line.
+fn report_writer_stats(
+    writers: Vec<(std::path::PathBuf, Arc<crate::store::WriterStats>)>,
+    every: std::time::Duration,
+) -> Result<()> {
+    std::thread::Builder::new()
+        .name("agent-task-writer-stats".into())
+        .spawn(move || {
+            let mut last: Vec<Option<serde_json::Value>> = vec![None; writers.len()];
+            loop {
+                std::thread::sleep(every);
+                for ((root, stats), last) in writers.iter().zip(last.iter_mut()) {
+                    let now = stats.json();
+                    if last.as_ref() == Some(&now) {
+                        continue;
+                    }
+                    let mut line = now.clone();
+                    line["data_dir"] = serde_json::json!(root.display().to_string());
+                    let _ = writeln!(
+                        std::io::stderr().lock(),
+                        "{}",
+                        serde_json::json!({ "writer_stats": line })
+                    );
+                    *last = Some(now);
+                }
+            }
+        })
+        .map_err(|e| Error::internal(format!("cannot start the writer stats thread: {e}")))?;
+    Ok(())
 }
 
 /// The writer's first-batch gather (a test hook: `test-hooks` builds only).

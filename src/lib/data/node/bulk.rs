@@ -26,7 +26,7 @@ use crate::data::schema::SPEC;
 use crate::data::syntax::check_collection_id;
 use crate::data::writer::{self, Inserted};
 use crate::error::{Code, Error, Result};
-use crate::store::Connection;
+use crate::store::{Connection, KeptDirLock};
 use serde::Serialize;
 use serde_json::{Map, Value};
 use std::collections::HashMap;
@@ -273,9 +273,11 @@ impl Node {
                 .spawn_scoped(s, move || garbage.into_iter().for_each(drop))
                 .map_err(|e| Error::internal(format!("cannot start a bulk thread: {e}")))?;
             let mut session: Option<(Connection, writer::Checkpointer)> = None;
+            // Taken and released per batch, on lock files kept open.
+            let mut held = self.dir.keep_lock();
             let res = (|| -> Result<()> {
                 for batch in rx {
-                    self.commit_batch(batch, &mut session, &mut tally, &dropper)?;
+                    self.commit_batch(batch, &mut held, &mut session, &mut tally, &dropper)?;
                     progress(&tally.progress);
                 }
                 Ok(())
@@ -288,7 +290,7 @@ impl Node {
             });
             if let Some((conn, checkpoints)) = session {
                 checkpoints.stop();
-                if let Ok(lock) = self.dir.lock(self.lock_timeout) {
+                if let Ok(lock) = held.acquire(self.lock_timeout) {
                     // Best effort (the data is committed): a large WAL is
                     // checkpointed and truncated now rather than by the
                     // next writer's open.
@@ -304,6 +306,7 @@ impl Node {
     fn commit_batch(
         &self,
         batch: Batch,
+        held: &mut KeptDirLock,
         session: &mut Option<(Connection, writer::Checkpointer)>,
         tally: &mut Tally,
         dropper: &mpsc::SyncSender<Vec<Prepared>>,
@@ -319,7 +322,7 @@ impl Node {
             .filter(|p| !p.is_inline())
             .collect();
         self.store_blobs_parallel(large)?;
-        let lock = self.dir.lock(self.lock_timeout)?;
+        let lock = held.acquire(self.lock_timeout)?;
         if session.is_none() {
             let now = self.now();
             let conn = writer::open(&self.dir, &now, &lock)?;
@@ -356,6 +359,12 @@ fn apply_batch(conn: &Connection, lines: Vec<Line>, tally: &mut Tally) -> Result
     // Lines whose checks pass; written together (see `insert_many`).
     let mut accepted: Vec<Prepared> = Vec::new();
     let res = (|| -> Result<()> {
+        // The records of earlier lines, for lines that supersede one (kept
+        // only when some line of the batch does).
+        let superseding = lines.iter().any(|l| match l {
+            Line::Ready(_, items) => items.iter().any(|p| p.supersedes_id.is_some()),
+            Line::Failed(..) => false,
+        });
         let mut batch_ids: HashMap<String, String> = HashMap::new();
         for line in lines {
             match line {
@@ -407,8 +416,10 @@ fn apply_batch(conn: &Connection, lines: Vec<Line>, tally: &mut Tally) -> Result
                         Some(e) => return Err(e),
                         None => {}
                     }
-                    for p in &items {
-                        batch_ids.insert(p.id.clone(), p.collection_id.clone());
+                    if superseding {
+                        for p in &items {
+                            batch_ids.insert(p.id.clone(), p.collection_id.clone());
+                        }
                     }
                     accepted.extend(items);
                 }

@@ -9,7 +9,7 @@ use crate::contract::workflow::Workflow;
 use crate::contract::{ActionClass, ExecutorEnrollment, check_id, key_id};
 use crate::error::{Code, Error, Result};
 use crate::store::private_fs;
-use crate::store::{Connection, DataDir, OptionalExtension, params};
+use crate::store::{Connection, DataDir, OptionalExtension, ReadConn, params};
 use crate::wire::digest::domain_digest;
 use crate::wire::ed25519::{Keypair, parse_public_key_hex};
 use serde::Serialize;
@@ -24,10 +24,12 @@ pub use crate::contract::KEY_FILE;
 /// Largest token file.
 pub const MAX_TOKEN_FILE: u64 = 512;
 
-/// Opens the authority read-only (`not_initialized` when absent).
-pub fn open_read(root: &Path) -> Result<(DataDir, Connection)> {
+/// Opens the authority read-only (`not_initialized` when absent), through
+/// the thread's read cache under `serve` (`store::ReadConn`: a kept
+/// connection, checked to still name the file; a fresh one elsewhere).
+pub fn open_read(root: &Path) -> Result<(DataDir, ReadConn)> {
     let dir = DataDir::open(root)?;
-    let conn = dir.open_read(&super::schema::SPEC)?.ok_or_else(|| {
+    let conn = dir.open_read_cached(&super::schema::SPEC)?.ok_or_else(|| {
         Error::new(
             Code::NotInitialized,
             "the data directory has no authority; run `agent-task init`",
@@ -72,11 +74,8 @@ pub fn repo_add(
         .to_owned();
     Ok(move |tx: &Connection, dir: &DataDir, now: &str| {
         let exists: Option<i64> = tx
-            .query_row(
-                "SELECT 1 FROM repositories WHERE repo_id = ?1",
-                params![req.repo_id],
-                |r| r.get(0),
-            )
+            .prepare_cached("SELECT 1 FROM repositories WHERE repo_id = ?1")?
+            .query_row(params![req.repo_id], |r| r.get(0))
             .optional()?;
         if exists.is_some() {
             return Err(Error::new(
@@ -92,9 +91,7 @@ pub fn repo_add(
             now,
             super::snapshot::DEFAULT_MAX_REVISION_BYTES,
         )?;
-        tx.execute(
-            "INSERT INTO repositories(repo_id, source, target, head_revision, created_at) VALUES (?1, ?2, ?3, ?4, ?5)",
-            params![req.repo_id, source_str, req.target, snap.revision.as_str(), now],
+        tx.prepare_cached("INSERT INTO repositories(repo_id, source, target, head_revision, created_at) VALUES (?1, ?2, ?3, ?4, ?5)")?.execute(params![req.repo_id, source_str, req.target, snap.revision.as_str(), now],
         )?;
         let epoch = bump_epoch(tx, "repo_add", &req.repo_id, now)?;
         Ok(RepoAddOutput {
@@ -205,9 +202,7 @@ pub fn requirement_install(
             &crate::wire::digest::Sha256Hex::parse(&repo.head_revision)?,
         )?;
         let warnings = unprotected_recipe_files(&wf, &head)?;
-        tx.execute(
-            "INSERT OR IGNORE INTO requirements(requirement_digest, bytes, name) VALUES (?1, ?2, ?3)",
-            params![digest.as_str(), canonical, wf.name],
+        tx.prepare_cached("INSERT OR IGNORE INTO requirements(requirement_digest, bytes, name) VALUES (?1, ?2, ?3)")?.execute(params![digest.as_str(), canonical, wf.name],
         )?;
         let epoch = bump_epoch(
             tx,
@@ -215,12 +210,10 @@ pub fn requirement_install(
             &format!("{repo_id} {profile} {digest}"),
             now,
         )?;
-        tx.execute(
-            "INSERT INTO installed_requirements(repo_id, profile_id, requirement_digest, policy_epoch, installed_at) \
+        tx.prepare_cached("INSERT INTO installed_requirements(repo_id, profile_id, requirement_digest, policy_epoch, installed_at) \
              VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT(repo_id, profile_id) DO UPDATE SET \
              requirement_digest = excluded.requirement_digest, policy_epoch = excluded.policy_epoch, \
-             installed_at = excluded.installed_at",
-            params![repo_id, profile, digest.as_str(), epoch as i64, now],
+             installed_at = excluded.installed_at")?.execute(params![repo_id, profile, digest.as_str(), epoch as i64, now],
         )?;
         Ok(RequirementOutput {
             repository: repo_id.into(),
@@ -288,19 +281,16 @@ pub fn token_issue<'a>(
     let hash = domain_digest(DOMAIN_TOKEN, token.as_bytes());
     Ok(move |tx: &Connection, _dir: &DataDir, now: &str| {
         let g: Option<i64> = tx
-            .query_row(
+            .prepare_cached(
                 "SELECT grant_generation FROM actors WHERE owner_id = ?1 AND agent_id = ?2",
-                params![owner, agent],
-                |r| r.get(0),
-            )
+            )?
+            .query_row(params![owner, agent], |r| r.get(0))
             .optional()?;
         let g = g.map_or(1, |g| g + 1);
-        tx.execute(
-            "INSERT INTO actors(owner_id, agent_id, token_hash, grant_generation, issued_at, revoked_at) \
+        tx.prepare_cached("INSERT INTO actors(owner_id, agent_id, token_hash, grant_generation, issued_at, revoked_at) \
              VALUES (?1, ?2, ?3, ?4, ?5, NULL) ON CONFLICT(owner_id, agent_id) DO UPDATE SET \
              token_hash = excluded.token_hash, grant_generation = excluded.grant_generation, \
-             issued_at = excluded.issued_at, revoked_at = NULL",
-            params![owner, agent, hash.as_str(), g, now],
+             issued_at = excluded.issued_at, revoked_at = NULL")?.execute(params![owner, agent, hash.as_str(), g, now],
         )?;
         // Write the file before the row commits; a failure rolls the row back.
         let mut f = std::fs::OpenOptions::new()
@@ -339,10 +329,8 @@ pub fn token_revoke(
     agent: &str,
 ) -> Result<impl FnOnce(&Connection, &DataDir, &str) -> Result<TokenOutput>> {
     Ok(move |tx: &Connection, _dir: &DataDir, now: &str| {
-        let n = tx.execute(
-            "UPDATE actors SET token_hash = NULL, revoked_at = ?3, grant_generation = grant_generation + 1 \
-             WHERE owner_id = ?1 AND agent_id = ?2",
-            params![owner, agent, now],
+        let n = tx.prepare_cached("UPDATE actors SET token_hash = NULL, revoked_at = ?3, grant_generation = grant_generation + 1 \
+             WHERE owner_id = ?1 AND agent_id = ?2")?.execute(params![owner, agent, now],
         )?;
         if n == 0 {
             return Err(Error::new(
@@ -350,11 +338,11 @@ pub fn token_revoke(
                 format!("no token for {owner}/{agent}"),
             ));
         }
-        let g: i64 = tx.query_row(
-            "SELECT grant_generation FROM actors WHERE owner_id = ?1 AND agent_id = ?2",
-            params![owner, agent],
-            |r| r.get(0),
-        )?;
+        let g: i64 = tx
+            .prepare_cached(
+                "SELECT grant_generation FROM actors WHERE owner_id = ?1 AND agent_id = ?2",
+            )?
+            .query_row(params![owner, agent], |r| r.get(0))?;
         Ok(TokenOutput {
             owner_id: owner.into(),
             agent_id: agent.into(),
@@ -394,9 +382,7 @@ pub fn read_token_file(path: &Path) -> Result<String> {
 /// Looks up the actor of a token.
 pub fn authenticate(conn: &Connection, token: &str) -> Result<Authenticated> {
     let hash = domain_digest(DOMAIN_TOKEN, token.as_bytes());
-    conn.query_row(
-        "SELECT owner_id, agent_id, grant_generation FROM actors WHERE token_hash = ?1 AND revoked_at IS NULL",
-        params![hash.as_str()],
+    conn.prepare_cached("SELECT owner_id, agent_id, grant_generation FROM actors WHERE token_hash = ?1 AND revoked_at IS NULL")?.query_row(params![hash.as_str()],
         |r| {
             Ok(Authenticated {
                 actor: crate::contract::Actor { owner_id: r.get(0)?, agent_id: r.get(1)? },
@@ -511,9 +497,7 @@ pub fn enroll(
                 "assertion steps take no executor",
             ));
         }
-        let max: Option<i64> = tx.query_row(
-            "SELECT max(epoch) FROM registrations WHERE repo_id = ?1 AND profile_id = ?2 AND step_id = ?3 AND executor_id = ?4",
-            params![req.repo_id, req.profile, req.step_id, req.executor_id],
+        let max: Option<i64> = tx.prepare_cached("SELECT max(epoch) FROM registrations WHERE repo_id = ?1 AND profile_id = ?2 AND step_id = ?3 AND executor_id = ?4")?.query_row(params![req.repo_id, req.profile, req.step_id, req.executor_id],
             |r| r.get(0),
         )?;
         let epoch = max.unwrap_or(0) as u64 + 1;
@@ -530,10 +514,8 @@ pub fn enroll(
             epoch,
         };
         let pe = bump_epoch(tx, "enroll", &registration_id, now)?;
-        tx.execute(
-            "INSERT INTO registrations(registration_id, repo_id, profile_id, step_id, executor_id, public_key, key_id, epoch, policy_epoch, enrolled_at) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
-            params![e.registration_id, e.repository, e.profile, e.step_id, e.executor_id, e.public_key, e.verification_key_id, epoch as i64, pe as i64, now],
+        tx.prepare_cached("INSERT INTO registrations(registration_id, repo_id, profile_id, step_id, executor_id, public_key, key_id, epoch, policy_epoch, enrolled_at) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)")?.execute(params![e.registration_id, e.repository, e.profile, e.step_id, e.executor_id, e.public_key, e.verification_key_id, epoch as i64, pe as i64, now],
         )?;
         Ok(EnrollOutput {
             enrollment: e,
@@ -569,9 +551,7 @@ pub fn enrollment_revoke(
             });
         }
         let pe = bump_epoch(tx, "enrollment_revoke", registration_id, now)?;
-        tx.execute(
-            "INSERT INTO revocations(registration_id, policy_epoch, revoked_at) VALUES (?1, ?2, ?3)",
-            params![registration_id, pe as i64, now],
+        tx.prepare_cached("INSERT INTO revocations(registration_id, policy_epoch, revoked_at) VALUES (?1, ?2, ?3)")?.execute(params![registration_id, pe as i64, now],
         )?;
         Ok(RevokeOutput {
             registration_id: registration_id.into(),
@@ -587,11 +567,9 @@ pub fn registration(
     registration_id: &str,
 ) -> Result<Option<(ExecutorEnrollment, bool)>> {
     Ok(conn
-        .query_row(
-            "SELECT g.registration_id, g.repo_id, g.profile_id, g.step_id, g.executor_id, g.public_key, g.key_id, g.epoch, \
+        .prepare_cached("SELECT g.registration_id, g.repo_id, g.profile_id, g.step_id, g.executor_id, g.public_key, g.key_id, g.epoch, \
              v.registration_id IS NOT NULL FROM registrations g LEFT JOIN revocations v USING (registration_id) \
-             WHERE g.registration_id = ?1",
-            params![registration_id],
+             WHERE g.registration_id = ?1")?.query_row(params![registration_id],
             |r| {
                 Ok((
                     ExecutorEnrollment {

@@ -52,11 +52,10 @@ pub type StatCache = snapshot::StatCache;
 /// recorded state (read-only; one query for the rows, one for the state).
 pub fn load_stat_cache(conn: &Connection, key: &str) -> Result<StatCache> {
     let state = conn
-        .query_row(
-            "SELECT revision, scanned_at_ns FROM stat_cache_roots WHERE root = ?1",
-            params![key],
-            |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)),
-        )
+        .prepare_cached("SELECT revision, scanned_at_ns FROM stat_cache_roots WHERE root = ?1")?
+        .query_row(params![key], |r| {
+            Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?))
+        })
         .optional()?
         .and_then(|(rev, at)| {
             Sha256Hex::parse(&rev)
@@ -124,11 +123,8 @@ pub fn store_snapshot(
     let cache = load_stat_cache(conn, key)?;
     let known = |r: &Sha256Hex| -> Result<bool> {
         Ok(conn
-            .query_row(
-                "SELECT 1 FROM revisions WHERE revision = ?1",
-                params![r.as_str()],
-                |x| x.get::<_, i64>(0),
-            )
+            .prepare_cached("SELECT 1 FROM revisions WHERE revision = ?1")?
+            .query_row(params![r.as_str()], |x| x.get::<_, i64>(0))
             .optional()?
             .is_some())
     };
@@ -156,9 +152,7 @@ pub fn store_snapshot(
         }
     }
     // The rows now are exactly this revision's manifest, as of the walk's start.
-    conn.execute(
-        "INSERT OR REPLACE INTO stat_cache_roots(root, revision, scanned_at_ns) VALUES (?1, ?2, ?3)",
-        params![key, snap.revision.as_str(), snap.scanned_at_ns],
+    conn.prepare_cached("INSERT OR REPLACE INTO stat_cache_roots(root, revision, scanned_at_ns) VALUES (?1, ?2, ?3)")?.execute(params![key, snap.revision.as_str(), snap.scanned_at_ns],
     )?;
     // Without manifest bytes the revision is the cache's, already recorded.
     if let Some(bytes) = &snap.manifest_bytes {
@@ -182,9 +176,7 @@ pub(crate) fn record_revision(
     files: usize,
     now: &str,
 ) -> Result<()> {
-    conn.execute(
-        "INSERT OR IGNORE INTO revisions(revision, manifest_sha256, manifest_size, file_count, created_at) VALUES (?1, ?2, ?3, ?4, ?5)",
-        params![
+    conn.prepare_cached("INSERT OR IGNORE INTO revisions(revision, manifest_sha256, manifest_size, file_count, created_at) VALUES (?1, ?2, ?3, ?4, ?5)")?.execute(params![
             revision.as_str(),
             Sha256Hex::digest(manifest_bytes).as_str(),
             manifest_bytes.len() as i64,
@@ -218,9 +210,7 @@ pub struct Change {
 
 /// Loads a Change.
 pub fn change(conn: &Connection, change_id: &str) -> Result<Change> {
-    conn.query_row(
-        "SELECT change_id, repo_id, profile_id, workspace, owner_id, agent_id, base_revision, current_version FROM changes WHERE change_id = ?1",
-        params![change_id],
+    conn.prepare_cached("SELECT change_id, repo_id, profile_id, workspace, owner_id, agent_id, base_revision, current_version FROM changes WHERE change_id = ?1")?.query_row(params![change_id],
         |r| {
             Ok(Change {
                 change_id: r.get(0)?,
@@ -242,11 +232,8 @@ pub fn change(conn: &Connection, change_id: &str) -> Result<Change> {
 pub fn change_for_workspace(conn: &Connection, ws: &Path) -> Result<Change> {
     let ws = canonical_dir(ws)?;
     let id: Option<String> = conn
-        .query_row(
-            "SELECT change_id FROM changes WHERE workspace = ?1",
-            params![ws],
-            |r| r.get(0),
-        )
+        .prepare_cached("SELECT change_id FROM changes WHERE workspace = ?1")?
+        .query_row(params![ws], |r| r.get(0))
         .optional()?;
     let id = id.ok_or_else(|| {
         Error::new(
@@ -302,11 +289,8 @@ pub fn change_open(
             ));
         }
         let open: Option<String> = tx
-            .query_row(
-                "SELECT change_id FROM changes WHERE workspace = ?1",
-                params![ws],
-                |r| r.get(0),
-            )
+            .prepare_cached("SELECT change_id FROM changes WHERE workspace = ?1")?
+            .query_row(params![ws], |r| r.get(0))
             .optional()?;
         if let Some(id) = open {
             return Err(
@@ -315,10 +299,8 @@ pub fn change_open(
             );
         }
         let id = crate::wire::random_id("ch")?;
-        tx.execute(
-            "INSERT INTO changes(change_id, repo_id, profile_id, workspace, owner_id, agent_id, base_revision, current_version, created_at) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 0, ?8)",
-            params![id, repo_id, profile, ws, who.actor.owner_id, who.actor.agent_id, repo.head_revision, now],
+        tx.prepare_cached("INSERT INTO changes(change_id, repo_id, profile_id, workspace, owner_id, agent_id, base_revision, current_version, created_at) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 0, ?8)")?.execute(params![id, repo_id, profile, ws, who.actor.owner_id, who.actor.agent_id, repo.head_revision, now],
         )?;
         Ok(ChangeOpenOutput {
             change: change(tx, &id)?,
@@ -565,21 +547,17 @@ pub(crate) fn record_version(
     } else {
         Some(canonical_bytes(&changes)?)
     };
-    tx.execute(
-        "INSERT INTO change_versions(change_id, version, revision, context_digest, context_bytes, tasks_json, created_at, protected_changes) \
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-        params![ch.change_id, version as i64, revision.as_str(), ctx_digest.as_str(), ctx_bytes, tasks_json, now, protected_json],
+    tx.prepare_cached("INSERT INTO change_versions(change_id, version, revision, context_digest, context_bytes, tasks_json, created_at, protected_changes) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)")?.execute(params![ch.change_id, version as i64, revision.as_str(), ctx_digest.as_str(), ctx_bytes, tasks_json, now, protected_json],
     )?;
     for t in &tasks {
-        tx.execute(
-            "INSERT INTO subject_tasks(task_id, change_id, version, step_id) VALUES (?1, ?2, ?3, ?4)",
-            params![t.task_id, ch.change_id, version as i64, t.subject.step_id],
+        tx.prepare_cached("INSERT INTO subject_tasks(task_id, change_id, version, step_id) VALUES (?1, ?2, ?3, ?4)")?.execute(params![t.task_id, ch.change_id, version as i64, t.subject.step_id],
         )?;
     }
-    tx.execute(
+    tx.prepare_cached(
         "UPDATE changes SET current_version = ?2, base_revision = ?3 WHERE change_id = ?1",
-        params![ch.change_id, version as i64, base.as_str()],
-    )?;
+    )?
+    .execute(params![ch.change_id, version as i64, base.as_str()])?;
     Ok(CheckpointOutput {
         change_id: ch.change_id.clone(),
         version,
@@ -709,9 +687,7 @@ pub struct StoredSubject {
 pub fn subject(conn: &Connection, change_id: &str, version: u64) -> Result<StoredSubject> {
     let ch = change(conn, change_id)?;
     let (digest, bytes, tasks): (String, Vec<u8>, Vec<u8>) = conn
-        .query_row(
-            "SELECT context_digest, context_bytes, tasks_json FROM change_versions WHERE change_id = ?1 AND version = ?2",
-            params![change_id, version as i64],
+        .prepare_cached("SELECT context_digest, context_bytes, tasks_json FROM change_versions WHERE change_id = ?1 AND version = ?2")?.query_row(params![change_id, version as i64],
             |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
         )
         .optional()?
@@ -719,22 +695,77 @@ pub fn subject(conn: &Connection, change_id: &str, version: u64) -> Result<Store
             Error::new(Code::NotFound, format!("change {change_id} has no checkpoint {version}"))
                 .with("next", serde_json::json!({"operation": "checkpoint"}))
         })?;
-    let d = domain_digest(DOMAIN_CONTEXT, &bytes);
-    if d.as_str() != digest {
+    let parsed = parsed_subject(bytes, tasks)?;
+    if parsed.digest.as_str() != digest {
         return Err(Error::new(
             Code::IntegrityError,
             "stored context bytes do not match their digest",
         ));
     }
-    let context: ChangeContext = serde_json::from_slice(&bytes)?;
-    let tasks: Vec<WorkflowTask> = serde_json::from_slice(&tasks)?;
     Ok(StoredSubject {
         change: ch,
         version,
-        context,
-        context_digest: d,
-        tasks,
+        context: parsed.context.clone(),
+        context_digest: parsed.digest.clone(),
+        tasks: parsed.tasks.clone(),
     })
+}
+
+/// A subject's stored bytes, their context digest and what they parse to.
+struct Parsed {
+    context_bytes: Vec<u8>,
+    tasks_bytes: Vec<u8>,
+    digest: Sha256Hex,
+    context: ChangeContext,
+    tasks: Vec<WorkflowTask>,
+}
+
+/// Parsed subjects kept per thread at most (a `serve` handler thread
+/// parses the same few subjects for every heartbeat and qualification).
+const PARSED_PER_THREAD: usize = 32;
+
+thread_local! {
+    static PARSED: std::cell::RefCell<Vec<std::rc::Rc<Parsed>>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// The digest and parse of a subject's stored bytes, remembered per thread
+/// keyed by the exact bytes: a hit is only ever the same bytes byte for
+/// byte (compared in full, never by a digest of them), so it is exactly
+/// what hashing and parsing them again would give; the caller still
+/// compares the digest with the row's.
+fn parsed_subject(context_bytes: Vec<u8>, tasks_bytes: Vec<u8>) -> Result<std::rc::Rc<Parsed>> {
+    let hit = PARSED
+        .try_with(|c| {
+            let c = c.try_borrow().ok()?;
+            c.iter()
+                .find(|p| p.context_bytes == context_bytes && p.tasks_bytes == tasks_bytes)
+                .cloned()
+        })
+        .ok()
+        .flatten();
+    if let Some(p) = hit {
+        return Ok(p);
+    }
+    let digest = domain_digest(DOMAIN_CONTEXT, &context_bytes);
+    let context: ChangeContext = serde_json::from_slice(&context_bytes)?;
+    let tasks: Vec<WorkflowTask> = serde_json::from_slice(&tasks_bytes)?;
+    let p = std::rc::Rc::new(Parsed {
+        context_bytes,
+        tasks_bytes,
+        digest,
+        context,
+        tasks,
+    });
+    let _ = PARSED.try_with(|c| {
+        if let Ok(mut c) = c.try_borrow_mut() {
+            if c.len() >= PARSED_PER_THREAD {
+                c.remove(0);
+            }
+            c.push(p.clone());
+        }
+    });
+    Ok(p)
 }
 
 /// The current subject of a Change (`not_found` with next checkpoint when
@@ -747,17 +778,49 @@ pub fn current_subject(conn: &Connection, ch: &Change) -> Result<StoredSubject> 
 /// the Change's current version is this one, exact context bytes, policy
 /// epoch, target head and installed requirement unchanged.
 pub fn staleness(conn: &Connection, t: &WorkflowTask) -> Result<Option<&'static str>> {
+    staleness_in(conn, t, None)
+}
+
+/// [`staleness`] of every task of `s` (a subject loaded from `conn` in the
+/// same read or write transaction), the first reason found: the stored
+/// subject each task names is `s` itself, so it is not loaded again per
+/// task.
+pub fn subject_staleness(conn: &Connection, s: &StoredSubject) -> Result<Option<&'static str>> {
+    for t in &s.tasks {
+        if let Some(r) = staleness_in(conn, t, Some(s))? {
+            return Ok(Some(r));
+        }
+    }
+    Ok(None)
+}
+
+fn staleness_in(
+    conn: &Connection,
+    t: &WorkflowTask,
+    known: Option<&StoredSubject>,
+) -> Result<Option<&'static str>> {
     let s = &t.subject;
     let Ok(repo) = repository(conn, &s.repository) else {
         return Ok(Some("repository_missing"));
     };
-    let Ok(ch) = change(conn, &s.change_id) else {
-        return Ok(Some("change_missing"));
+    let ch = match known {
+        Some(k) if k.change.change_id == s.change_id => k.change.clone(),
+        _ => match change(conn, &s.change_id) {
+            Ok(ch) => ch,
+            Err(_) => return Ok(Some("change_missing")),
+        },
     };
     if ch.version != s.change_version {
         return Ok(Some("change_superseded"));
     }
-    let stored = subject(conn, &s.change_id, s.change_version)?;
+    let loaded;
+    let stored = match known {
+        Some(k) if k.change.change_id == s.change_id && k.version == s.change_version => k,
+        _ => {
+            loaded = subject(conn, &s.change_id, s.change_version)?;
+            &loaded
+        }
+    };
     if stored.context_digest != s.context_digest {
         return Ok(Some("context_changed"));
     }
@@ -773,8 +836,8 @@ pub fn staleness(conn: &Connection, t: &WorkflowTask) -> Result<Option<&'static 
     {
         return Ok(Some("target_moved"));
     }
-    match installed_requirement(conn, &s.repository, &s.profile)? {
-        Some((d, _)) if d == s.requirement_digest.as_str() => {}
+    match super::installed_requirement_digest(conn, &s.repository, &s.profile)? {
+        Some(d) if d == s.requirement_digest.as_str() => {}
         _ => return Ok(Some("requirement_changed")),
     }
     Ok(None)
@@ -784,11 +847,8 @@ pub fn staleness(conn: &Connection, t: &WorkflowTask) -> Result<Option<&'static 
 pub fn find_task(conn: &Connection, task_id: &str) -> Result<(WorkflowTask, StoredSubject)> {
     check_id("task_id", task_id)?;
     let row: Option<(String, i64)> = conn
-        .query_row(
-            "SELECT change_id, version FROM subject_tasks WHERE task_id = ?1",
-            params![task_id],
-            |r| Ok((r.get(0)?, r.get(1)?)),
-        )
+        .prepare_cached("SELECT change_id, version FROM subject_tasks WHERE task_id = ?1")?
+        .query_row(params![task_id], |r| Ok((r.get(0)?, r.get(1)?)))
         .optional()?;
     let (cid, v) = row.ok_or_else(|| {
         Error::new(Code::NotFound, format!("no task {task_id}")).with("task_id", task_id)
@@ -831,11 +891,8 @@ pub fn load_manifest(
     revision: &Sha256Hex,
 ) -> Result<snapshot::Manifest> {
     let (msha, msize): (String, i64) = conn
-        .query_row(
-            "SELECT manifest_sha256, manifest_size FROM revisions WHERE revision = ?1",
-            params![revision.as_str()],
-            |r| Ok((r.get(0)?, r.get(1)?)),
-        )
+        .prepare_cached("SELECT manifest_sha256, manifest_size FROM revisions WHERE revision = ?1")?
+        .query_row(params![revision.as_str()], |r| Ok((r.get(0)?, r.get(1)?)))
         .optional()?
         .ok_or_else(|| {
             Error::new(
@@ -865,11 +922,10 @@ pub fn stored_protected(
     version: u64,
 ) -> Result<crate::contract::protected::ProtectedChanges> {
     let raw: Option<Option<Vec<u8>>> = conn
-        .query_row(
+        .prepare_cached(
             "SELECT protected_changes FROM change_versions WHERE change_id = ?1 AND version = ?2",
-            params![change_id, version as i64],
-            |r| r.get(0),
-        )
+        )?
+        .query_row(params![change_id, version as i64], |r| r.get(0))
         .optional()?;
     match raw.flatten() {
         None => Ok(crate::contract::protected::ProtectedChanges::default()),

@@ -115,9 +115,7 @@ pub(crate) fn current_epoch(
     a: &Connection,
     reg: &crate::contract::ExecutorEnrollment,
 ) -> Result<u64> {
-    let e: i64 = a.query_row(
-        "SELECT max(epoch) FROM registrations WHERE repo_id = ?1 AND profile_id = ?2 AND step_id = ?3 AND executor_id = ?4",
-        params![reg.repository, reg.profile, reg.step_id, reg.executor_id],
+    let e: i64 = a.prepare_cached("SELECT max(epoch) FROM registrations WHERE repo_id = ?1 AND profile_id = ?2 AND step_id = ?3 AND executor_id = ?4")?.query_row(params![reg.repository, reg.profile, reg.step_id, reg.executor_id],
         |r| r.get(0),
     )?;
     Ok(e as u64)
@@ -215,9 +213,7 @@ pub fn profile_install(
         let digest = profile.digest()?;
         profile.profile_id = format!("cp_{}", &digest.as_str()[..32]);
         let existing: Option<String> = tx
-            .query_row(
-                "SELECT profile_digest FROM collector_profiles WHERE registration_id = ?1 AND step_id = ?2",
-                params![reg.registration_id, reg.step_id],
+            .prepare_cached("SELECT profile_digest FROM collector_profiles WHERE registration_id = ?1 AND step_id = ?2")?.query_row(params![reg.registration_id, reg.step_id],
                 |r| r.get(0),
             )
             .optional()?;
@@ -236,10 +232,8 @@ pub fn profile_install(
             ));
         }
         let pe = bump_epoch(tx, "profile_install", &profile.profile_id, now)?;
-        tx.execute(
-            "INSERT INTO collector_profiles(profile_id, profile_digest, registration_id, repo_id, profile_name, step_id, profile_json, policy_epoch, installed_at) \
-             VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9)",
-            params![profile.profile_id, digest.as_str(), reg.registration_id, reg.repository, reg.profile, reg.step_id, canonical_bytes(&profile)?, pe as i64, now],
+        tx.prepare_cached("INSERT INTO collector_profiles(profile_id, profile_digest, registration_id, repo_id, profile_name, step_id, profile_json, policy_epoch, installed_at) \
+             VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9)")?.execute(params![profile.profile_id, digest.as_str(), reg.registration_id, reg.repository, reg.profile, reg.step_id, canonical_bytes(&profile)?, pe as i64, now],
         )?;
         Ok(ProfileInstallOutput {
             profile,
@@ -257,9 +251,7 @@ pub fn profile_for(
     step_id: &str,
 ) -> Result<Option<CollectorProfile>> {
     let row: Option<(String, Vec<u8>)> = a
-        .query_row(
-            "SELECT profile_digest, profile_json FROM collector_profiles WHERE registration_id = ?1 AND step_id = ?2",
-            params![registration_id, step_id],
+        .prepare_cached("SELECT profile_digest, profile_json FROM collector_profiles WHERE registration_id = ?1 AND step_id = ?2")?.query_row(params![registration_id, step_id],
             |r| Ok((r.get(0)?, r.get(1)?)),
         )
         .optional()?;
@@ -284,12 +276,10 @@ pub fn current_profile(
     step: &str,
 ) -> Result<Option<CollectorProfile>> {
     let reg: Option<String> = a
-        .query_row(
-            "SELECT p.registration_id FROM collector_profiles p JOIN registrations g USING (registration_id) \
+        .prepare_cached("SELECT p.registration_id FROM collector_profiles p JOIN registrations g USING (registration_id) \
              LEFT JOIN revocations v USING (registration_id) \
              WHERE p.repo_id = ?1 AND p.profile_name = ?2 AND p.step_id = ?3 AND v.registration_id IS NULL \
-             ORDER BY g.epoch DESC LIMIT 1",
-            params![repo, profile, step],
+             ORDER BY g.epoch DESC LIMIT 1")?.query_row(params![repo, profile, step],
             |r| r.get(0),
         )
         .optional()?;
@@ -301,19 +291,14 @@ pub fn current_profile(
 
 /// The authority's audience id (the data directory id).
 pub fn audience(a: &Connection) -> Result<String> {
-    a.query_row(
-        "SELECT value FROM meta WHERE key = 'data_dir_id'",
-        [],
-        |r| r.get(0),
-    )
-    .map_err(Error::from)
+    a.prepare_cached("SELECT value FROM meta WHERE key = 'data_dir_id'")?
+        .query_row([], |r| r.get(0))
+        .map_err(Error::from)
 }
 
 /// The live grant generation of an actor (`None` when revoked or unknown).
 pub fn live_grant(a: &Connection, owner: &str, agent: &str) -> Result<Option<u64>> {
-    Ok(a.query_row(
-        "SELECT grant_generation FROM actors WHERE owner_id = ?1 AND agent_id = ?2 AND revoked_at IS NULL AND token_hash IS NOT NULL",
-        params![owner, agent],
+    Ok(a.prepare_cached("SELECT grant_generation FROM actors WHERE owner_id = ?1 AND agent_id = ?2 AND revoked_at IS NULL AND token_hash IS NOT NULL")?.query_row(params![owner, agent],
         |r| r.get::<_, i64>(0),
     )
     .optional()?
@@ -359,17 +344,14 @@ pub fn derive_descriptor_in(
         .ok_or_else(|| Error::new(Code::EnrollmentInvalid, "unknown registration"))?;
     let p = profile_for(a, reg_id, &t.subject.step_id)?
         .ok_or_else(|| profile_err("no collector profile for the attempt's registration"))?;
-    let manifest: String = a.query_row(
-        "SELECT manifest_sha256 FROM revisions WHERE revision = ?1",
-        params![t.subject.revision.as_str()],
-        |r| r.get(0),
-    )?;
+    let manifest: String = a
+        .prepare_cached("SELECT manifest_sha256 FROM revisions WHERE revision = ?1")?
+        .query_row(params![t.subject.revision.as_str()], |r| r.get(0))?;
     let grant: i64 = a
-        .query_row(
+        .prepare_cached(
             "SELECT grant_generation FROM actors WHERE owner_id = ?1 AND agent_id = ?2",
-            params![at.agent.owner_id, at.agent.agent_id],
-            |r| r.get(0),
-        )
+        )?
+        .query_row(params![at.agent.owner_id, at.agent.agent_id], |r| r.get(0))
         .optional()?
         .unwrap_or(0);
     Ok(CollectorDescriptor {
@@ -826,11 +808,20 @@ pub fn validate_transfer(j: &Connection, a: &Connection, bytes: &[u8]) -> Result
     })
 }
 
+/// A transfer [`prevalidate`] found valid on a read snapshot, its bytes
+/// stored in the CAS: what the import retains of its record.
+#[derive(Debug)]
+pub struct Prevalidated {
+    outcome: Value,
+    status: Value,
+}
+
 /// The checks of [`import_in`] that need no lock, on a read snapshot
 /// (run before the unit of work; under `serve`, before the writer):
-/// `Ok(true)` when the transfer is valid and its bytes are now in the CAS,
-/// `Ok(false)` when the unit of work must decide (a retry of a retained
-/// transfer, or no journal yet), else the refusal.
+/// `Ok(Some(_))` when the transfer is valid (signature, bindings, the
+/// regenerated request, the record; a review's replay) and its bytes are
+/// now in the CAS, `Ok(None)` when the unit of work must decide (a retry
+/// of a retained transfer, or no journal yet), else the refusal.
 pub fn prevalidate(
     root: &Path,
     token: &str,
@@ -838,10 +829,10 @@ pub fn prevalidate(
     bytes: &[u8],
     env: &transfer::Envelope,
     digest: &Sha256Hex,
-) -> Result<bool> {
+) -> Result<Option<Prevalidated>> {
     let (dir, at) = admin::open_read(root)?;
     let Some(jt) = dir.open_read(&journal::SPEC)? else {
-        return Ok(false);
+        return Ok(None);
     };
     // The same checks in the same order as `import_in`, so a refusal is
     // the same typed error either way.
@@ -854,27 +845,101 @@ pub fn prevalidate(
     }
     let h = &env.header;
     if imported_where(&at, "execution_operation_id", &h.execution_operation_id)?.is_some() {
-        return Ok(false);
+        return Ok(None);
     }
     check_origin(&who, &h.origin)?;
-    if h.kind == super::review::KIND {
+    let pre = if h.kind == super::review::KIND {
         // A review is validated by replaying its trace.
         let v = super::review::validate_transfer(&jt, &at, &dir, bytes)?;
         let d = &v.descriptor;
         check_open(&jt, &d.attempt_id, &d.task_id, d.fence, now_ms)?;
         super::review::check_live(&at, d)?;
+        Prevalidated {
+            outcome: serde_json::to_value(v.record.outcome)?,
+            status: match v.record.failure {
+                Some(f) => serde_json::to_value(f)?,
+                None => json!("completed"),
+            },
+        }
     } else {
         let v = validate_transfer(&jt, &at, bytes)?;
         check_attempt_open(&jt, &v.descriptor, now_ms)?;
         check_live(&at, &v.descriptor)?;
-    }
+        Prevalidated {
+            outcome: serde_json::to_value(v.record.outcome)?,
+            status: serde_json::to_value(v.record.status)?,
+        }
+    };
     let put = dir.cas().put_bytes(bytes)?;
     if put.digest != *digest {
         return Err(Error::internal(
             "CAS digest differs from the transfer digest",
         ));
     }
-    Ok(true)
+    Ok(Some(pre))
+}
+
+/// What can change between [`prevalidate`]'s snapshot and the unit of
+/// work, checked again under the lock (the signature, the record and a
+/// review's replay are facts of the bytes and are not repeated): the
+/// attempt's descriptor as the authority derives it now still binds the
+/// header and regenerates its request digest (a profile reinstalled, a
+/// new registration epoch), the attempt is still open at the header's
+/// fence, and the registration, profile, grant and subject are still live
+/// (a registration revoked in between refuses the import). Returns the
+/// Change and version the import is retained under.
+fn recheck_prevalidated(
+    jt: &Connection,
+    at: &Connection,
+    h: &transfer::TransferHeader,
+    now_ms: i64,
+) -> Result<(String, u64)> {
+    if h.kind == super::review::KIND {
+        let (d, p) = super::review::derive_descriptor(jt, at, &h.attempt_id)?;
+        Binding {
+            repository: &d.repository,
+            profile: &d.profile,
+            step_id: &d.step_id,
+            task_id: &d.task_id,
+            task_digest: &d.task_digest,
+            attempt_digest: &d.attempt_digest,
+            execution_operation_id: &d.execution_operation_id,
+            fence: d.fence,
+            origin: &d.origin,
+            registration: &d.registration,
+            profile_id: &d.review_profile_id,
+            profile_digest: &d.review_profile_digest,
+        }
+        .check(h, "review profile")?;
+        if h.request_digest != d.request(&p)?.digest()? {
+            return Err(tinv("the header's request digest is wrong"));
+        }
+        check_open(jt, &d.attempt_id, &d.task_id, d.fence, now_ms)?;
+        super::review::check_live(at, &d)?;
+        return Ok((d.change_id.clone(), d.change_version));
+    }
+    let d = derive_descriptor(jt, at, &h.attempt_id)?;
+    Binding {
+        repository: &d.repository,
+        profile: &d.profile,
+        step_id: &d.step_id,
+        task_id: &d.task_id,
+        task_digest: &d.task_digest,
+        attempt_digest: &d.attempt_digest,
+        execution_operation_id: &d.execution_operation_id,
+        fence: d.fence,
+        origin: &d.origin,
+        registration: &d.registration,
+        profile_id: &d.collector_profile_id,
+        profile_digest: &d.collector_profile_digest,
+    }
+    .check(h, "collector profile")?;
+    if h.request_digest != ExecutionRequest::from_descriptor(&d).digest()? {
+        return Err(tinv("the header's request digest is wrong"));
+    }
+    check_attempt_open(jt, &d, now_ms)?;
+    check_live(at, &d)?;
+    Ok((d.change_id.clone(), d.change_version))
 }
 
 /// Imports a signed transfer under the data-directory lock (inside the
@@ -888,7 +953,7 @@ pub fn import_in(
     bytes: &[u8],
     env: &transfer::Envelope,
     digest: Sha256Hex,
-    prestored: bool,
+    pre: Option<Prevalidated>,
 ) -> Result<Value> {
     let (jt, at, dir) = (w.journal_write()?, w.authority()?, w.dir());
     let ts = w.now_text();
@@ -929,9 +994,14 @@ pub fn import_in(
         }));
     }
     check_origin(&who, &h.origin)?;
-    // Each kind is validated in full by its own rules (a review by replay);
-    // what is retained is the same either way.
-    let (outcome, status, change_id, change_version) = if h.kind == super::review::KIND {
+    let prestored = pre.is_some();
+    // Prevalidated: only what can have changed since is checked again.
+    // Otherwise each kind is validated in full by its own rules (a review
+    // by replay); what is retained is the same either way.
+    let (outcome, status, change_id, change_version) = if let Some(pre) = pre {
+        let (change_id, version) = recheck_prevalidated(jt, at, h, now.ms)?;
+        (pre.outcome, pre.status, change_id, version)
+    } else if h.kind == super::review::KIND {
         let v = super::review::validate_transfer(jt, at, dir, bytes)?;
         let d = &v.descriptor;
         check_open(jt, &d.attempt_id, &d.task_id, d.fence, now.ms)?;
@@ -969,10 +1039,8 @@ pub fn import_in(
         outcome.as_str().unwrap_or_default().to_owned(),
         status.as_str().unwrap_or_default().to_owned(),
     );
-    at.execute(
-        "INSERT INTO imported_transfers(execution_operation_id, transfer_digest, size, upload_request_id, task_id, attempt_id, fence, change_id, change_version, registration_id, profile_id, owner_id, agent_id, grant_generation, outcome, status, header_json, imported_at) \
-         VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18)",
-        params![
+    at.prepare_cached("INSERT INTO imported_transfers(execution_operation_id, transfer_digest, size, upload_request_id, task_id, attempt_id, fence, change_id, change_version, registration_id, profile_id, owner_id, agent_id, grant_generation, outcome, status, header_json, imported_at) \
+         VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18)")?.execute(params![
             h.execution_operation_id, digest.as_str(), bytes.len() as i64, h.upload_request_id, h.task_id, h.attempt_id,
             h.fence as i64, change_id, change_version as i64, h.registration.registration_id,
             h.collector_profile_id, h.origin.owner_id, h.origin.agent_id, h.origin.grant_generation as i64,

@@ -21,23 +21,19 @@ use crate::store::{Connection, OptionalExtension, params};
 
 /// The current policy epoch.
 pub fn policy_epoch(conn: &Connection) -> Result<u64> {
-    let e: i64 = conn.query_row("SELECT epoch FROM policy WHERE singleton = 1", [], |r| {
-        r.get(0)
-    })?;
+    let e: i64 = conn
+        .prepare_cached("SELECT epoch FROM policy WHERE singleton = 1")?
+        .query_row([], |r| r.get(0))?;
     u64::try_from(e).map_err(|_| Error::new(Code::IntegrityError, "negative policy epoch"))
 }
 
 /// Bumps the policy epoch (inside the caller's transaction) and records the act.
 pub(crate) fn bump_epoch(conn: &Connection, act: &str, detail: &str, now: &str) -> Result<u64> {
     let e = policy_epoch(conn)? + 1;
-    conn.execute(
-        "UPDATE policy SET epoch = ?1 WHERE singleton = 1",
-        params![e as i64],
-    )?;
-    conn.execute(
-        "INSERT INTO policy_acts(epoch, act, detail, at) VALUES (?1, ?2, ?3, ?4)",
-        params![e as i64, act, detail, now],
-    )?;
+    conn.prepare_cached("UPDATE policy SET epoch = ?1 WHERE singleton = 1")?
+        .execute(params![e as i64])?;
+    conn.prepare_cached("INSERT INTO policy_acts(epoch, act, detail, at) VALUES (?1, ?2, ?3, ?4)")?
+        .execute(params![e as i64, act, detail, now])?;
     Ok(e)
 }
 
@@ -58,9 +54,7 @@ pub struct Repository {
 
 /// Loads a repository, `not_found` when absent.
 pub fn repository(conn: &Connection, repo_id: &str) -> Result<Repository> {
-    conn.query_row(
-        "SELECT repo_id, source, target, head_revision, created_at FROM repositories WHERE repo_id = ?1",
-        params![repo_id],
+    conn.prepare_cached("SELECT repo_id, source, target, head_revision, created_at FROM repositories WHERE repo_id = ?1")?.query_row(params![repo_id],
         |r| {
             Ok(Repository {
                 repo_id: r.get(0)?,
@@ -84,12 +78,26 @@ pub fn installed_requirement(
     profile: &str,
 ) -> Result<Option<(String, Vec<u8>)>> {
     Ok(conn
-        .query_row(
-            "SELECT i.requirement_digest, r.bytes FROM installed_requirements i \
-             JOIN requirements r USING (requirement_digest) WHERE i.repo_id = ?1 AND i.profile_id = ?2",
-            params![repo_id, profile],
+        .prepare_cached("SELECT i.requirement_digest, r.bytes FROM installed_requirements i \
+             JOIN requirements r USING (requirement_digest) WHERE i.repo_id = ?1 AND i.profile_id = ?2")?.query_row(params![repo_id, profile],
             |r| Ok((r.get(0)?, r.get(1)?)),
         )
+        .optional()?)
+}
+
+/// The digest of the installed requirement of a repository profile, when
+/// one is installed and its bytes are stored (they are not read).
+pub fn installed_requirement_digest(
+    conn: &Connection,
+    repo_id: &str,
+    profile: &str,
+) -> Result<Option<String>> {
+    Ok(conn
+        .prepare_cached(
+            "SELECT i.requirement_digest FROM installed_requirements i \
+             JOIN requirements r USING (requirement_digest) WHERE i.repo_id = ?1 AND i.profile_id = ?2",
+        )?
+        .query_row(params![repo_id, profile], |r| r.get(0))
         .optional()?)
 }
 

@@ -347,12 +347,7 @@ fn stale_error() -> Error {
 }
 
 fn subject_is_current(a: &Connection, s: &StoredSubject) -> Result<bool> {
-    for t in &s.tasks {
-        if change::staleness(a, t)?.is_some() {
-            return Ok(false);
-        }
-    }
-    Ok(true)
+    Ok(change::subject_staleness(a, s)?.is_none())
 }
 
 /// The session of a receipt or a landing: the authority written, the
@@ -401,21 +396,16 @@ pub fn finalize_in(
     })?;
     let digest = receipt.digest()?;
     let existing: Option<String> = at
-        .query_row(
+        .prepare_cached(
             "SELECT receipt_digest FROM receipts WHERE change_id = ?1 AND change_version = ?2",
-            params![ch.change_id, s.version as i64],
-            |r| r.get(0),
-        )
+        )?
+        .query_row(params![ch.change_id, s.version as i64], |r| r.get(0))
         .optional()?;
     let created = existing.as_deref() != Some(digest.as_str());
     if created {
-        at.execute(
-            "DELETE FROM receipts WHERE change_id = ?1 AND change_version = ?2",
-            params![ch.change_id, s.version as i64],
-        )?;
-        at.execute(
-            "INSERT INTO receipts(receipt_digest, change_id, change_version, context_digest, receipt_json, created_at) VALUES (?1,?2,?3,?4,?5,?6)",
-            params![digest.as_str(), ch.change_id, s.version as i64, s.context_digest.as_str(), canonical_bytes(&receipt)?, ts],
+        at.prepare_cached("DELETE FROM receipts WHERE change_id = ?1 AND change_version = ?2")?
+            .execute(params![ch.change_id, s.version as i64])?;
+        at.prepare_cached("INSERT INTO receipts(receipt_digest, change_id, change_version, context_digest, receipt_json, created_at) VALUES (?1,?2,?3,?4,?5,?6)")?.execute(params![digest.as_str(), ch.change_id, s.version as i64, s.context_digest.as_str(), canonical_bytes(&receipt)?, ts],
         )?;
     }
     Ok(json!({"receipt_digest": digest, "created": created, "receipt": receipt}))
@@ -423,9 +413,7 @@ pub fn finalize_in(
 
 /// The stored receipt of a subject, when its digest still matches.
 fn stored_receipt(a: &Connection, s: &StoredSubject) -> Result<Option<String>> {
-    Ok(a.query_row(
-        "SELECT receipt_digest FROM receipts WHERE change_id = ?1 AND change_version = ?2 AND context_digest = ?3",
-        params![s.change.change_id, s.version as i64, s.context_digest.as_str()],
+    Ok(a.prepare_cached("SELECT receipt_digest FROM receipts WHERE change_id = ?1 AND change_version = ?2 AND context_digest = ?3")?.query_row(params![s.change.change_id, s.version as i64, s.context_digest.as_str()],
         |r| r.get(0),
     )
     .optional()?)
@@ -768,12 +756,10 @@ fn finish_missing_note(
         return Ok(None);
     }
     let row = a
-        .query_row(
-            "SELECT landing_id, revision, receipt_digest, old_head, git_commit, ref_name, expected_old, \
+        .prepare_cached("SELECT landing_id, revision, receipt_digest, old_head, git_commit, ref_name, expected_old, \
              allow_protected_change, protected_changes \
              FROM landings WHERE change_id = ?1 AND change_version = ?2 AND state = 'landed' \
-             AND git_commit IS NOT NULL",
-            params![ch.change_id, ch.version as i64],
+             AND git_commit IS NOT NULL")?.query_row(params![ch.change_id, ch.version as i64],
             |r| {
                 Ok((
                     (
@@ -1062,9 +1048,7 @@ fn finish(
     s.apply(|w| {
         let at = w.authority()?;
         set_head(at, p)?;
-        let n = at.execute(
-            "UPDATE landings SET state = 'landed', landed_at = ?2 WHERE landing_id = ?1 AND state = 'pending'",
-            params![p.landing_id, ts],
+        let n = at.prepare_cached("UPDATE landings SET state = 'landed', landed_at = ?2 WHERE landing_id = ?1 AND state = 'pending'")?.execute(params![p.landing_id, ts],
         )?;
         if n != 1 {
             return Err(Error::new(
@@ -1079,17 +1063,13 @@ fn finish(
 }
 
 fn set_head(at: &Connection, p: &Landing) -> Result<()> {
-    at.execute(
-        "UPDATE repositories SET head_revision = ?2 WHERE repo_id = ?1",
-        params![p.repo_id, p.revision],
-    )?;
+    at.prepare_cached("UPDATE repositories SET head_revision = ?2 WHERE repo_id = ?1")?
+        .execute(params![p.repo_id, p.revision])?;
     Ok(())
 }
 
 fn abandon(at: &Connection, p: &Landing, reason: &str) -> Result<()> {
-    at.execute(
-        "UPDATE landings SET state = 'abandoned', reason = ?2 WHERE landing_id = ?1 AND state = 'pending'",
-        params![p.landing_id, reason],
+    at.prepare_cached("UPDATE landings SET state = 'abandoned', reason = ?2 WHERE landing_id = ?1 AND state = 'pending'")?.execute(params![p.landing_id, reason],
     )?;
     Ok(())
 }
@@ -1097,11 +1077,9 @@ fn abandon(at: &Connection, p: &Landing, reason: &str) -> Result<()> {
 fn insert_landing(at: &Connection, p: &Landing, state: &str, ts: &str) -> Result<()> {
     let landed_at = (state == "landed").then_some(ts);
     let g = p.git.as_ref();
-    at.execute(
-        "INSERT INTO landings(landing_id, repo_id, change_id, change_version, revision, receipt_digest, old_head, \
+    at.prepare_cached("INSERT INTO landings(landing_id, repo_id, change_id, change_version, revision, receipt_digest, old_head, \
          git_commit, ref_name, expected_old, state, reason, intent_at, landed_at, allow_protected_change, protected_changes) \
-         VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,NULL,?12,?13,?14,?15)",
-        params![
+         VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,NULL,?12,?13,?14,?15)")?.execute(params![
             p.landing_id,
             p.repo_id,
             p.change_id,
@@ -1125,11 +1103,9 @@ fn insert_landing(at: &Connection, p: &Landing, state: &str, ts: &str) -> Result
 /// The pending landing of a repository (at most one: a unique index).
 fn pending_landing(a: &Connection, repo_id: &str) -> Result<Option<Landing>> {
     let row = a
-        .query_row(
-            "SELECT landing_id, repo_id, change_id, change_version, revision, receipt_digest, old_head, \
+        .prepare_cached("SELECT landing_id, repo_id, change_id, change_version, revision, receipt_digest, old_head, \
              git_commit, ref_name, expected_old, allow_protected_change, protected_changes \
-             FROM landings WHERE repo_id = ?1 AND state = 'pending'",
-            params![repo_id],
+             FROM landings WHERE repo_id = ?1 AND state = 'pending'")?.query_row(params![repo_id],
             |r| {
                 Ok((
                     Landing {

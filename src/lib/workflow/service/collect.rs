@@ -42,18 +42,42 @@ const IMPORT_PLAN: Plan = Plan {
 /// `serve`, before the writer sees it): the envelope is opened, the
 /// transfer validated against a read snapshot (signature, bindings,
 /// record; `collector::prevalidate`) and its bytes stored and fsynced in
-/// the CAS, so a refused transfer never reaches the writer and an
-/// accepted one only repeats the cheap checks under the lock. A refused
-/// import leaves no new journal behind.
+/// the CAS, so a refused transfer never reaches the writer, and an
+/// accepted one is not validated again: the unit of work rechecks only
+/// what can change in between (`collector::import_in`: the derived
+/// descriptor's bindings, the attempt's fence and lease, the
+/// registration, profile, grant and subject). A refused import leaves no
+/// new journal behind.
 pub fn import(cx: &AgentCtx<'_>, bytes: &[u8]) -> Result<Deferred<Value>> {
     let env = transfer::open(bytes)?;
     let digest = transfer::transfer_digest(bytes);
     let now_ms = crate::clock::unix_millis(cx.clock.now());
-    let prestored = collector::prevalidate(cx.root, cx.token, now_ms, bytes, &env, &digest)?;
+    let pre = collector::prevalidate(cx.root, cx.token, now_ms, bytes, &env, &digest)?;
+    #[cfg(feature = "test-hooks")]
+    test_pause_after_prevalidate();
     let (token, bytes) = (cx.token.to_owned(), bytes.to_vec());
     cx.session_deferred(IMPORT_PLAN, move |w| {
-        collector::import_in(w, &token, &bytes, &env, digest, prestored)
+        collector::import_in(w, &token, &bytes, &env, digest, pre)
     })
+}
+
+/// Test builds only: with `AGENT_TASK_TEST_IMPORT_PAUSE_FIFO` naming a
+/// FIFO, an import that passed prevalidation writes `prevalidated` into it
+/// and then waits until the test writes into it (and closes it), so a test
+/// can change the authority exactly between prevalidation and the unit of
+/// work. Blocking opens, no polling.
+#[cfg(feature = "test-hooks")]
+fn test_pause_after_prevalidate() {
+    use std::io::{Read, Write};
+    let Some(path) = crate::env::var_os("AGENT_TASK_TEST_IMPORT_PAUSE_FIFO") else {
+        return;
+    };
+    if let Ok(mut f) = std::fs::OpenOptions::new().write(true).open(&path) {
+        let _ = f.write_all(b"prevalidated\n");
+    }
+    if let Ok(mut f) = std::fs::File::open(&path) {
+        let _ = f.read_to_end(&mut Vec::new());
+    }
 }
 
 /// Rechecks and uploads against the authority of a local data directory.

@@ -123,8 +123,13 @@ impl AgentCtx<'_> {
         let (dir, mut ac) = admin::open_read(self.root)?;
         let at = ac.transaction_with_behavior(TransactionBehavior::Deferred)?;
         let who = admin::authenticate(&at, self.token)?;
-        let jc = dir.open_read(&journal::SPEC)?;
-        f(jc.as_ref(), &at, &who, self.now())
+        // One snapshot of the journal for the whole read, too (a kept
+        // connection's transaction ends when it goes back to the cache).
+        let jc = dir.open_read_cached(&journal::SPEC)?;
+        if let Some(j) = &jc {
+            j.execute_batch("BEGIN DEFERRED")?;
+        }
+        f(jc.as_deref(), &at, &who, self.now())
     }
 }
 
