@@ -640,7 +640,43 @@ pub(crate) struct Binding<'a> {
     pub profile_digest: &'a Sha256Hex,
 }
 
-impl Binding<'_> {
+impl<'a> Binding<'a> {
+    /// What a command transfer's header must bind: its descriptor's fields.
+    pub(crate) fn command(d: &'a CollectorDescriptor) -> Binding<'a> {
+        Binding {
+            repository: &d.repository,
+            profile: &d.profile,
+            step_id: &d.step_id,
+            task_id: &d.task_id,
+            task_digest: &d.task_digest,
+            attempt_digest: &d.attempt_digest,
+            execution_operation_id: &d.execution_operation_id,
+            fence: d.fence,
+            origin: &d.origin,
+            registration: &d.registration,
+            profile_id: &d.collector_profile_id,
+            profile_digest: &d.collector_profile_digest,
+        }
+    }
+
+    /// What a review transfer's header must bind: its descriptor's fields.
+    pub(crate) fn review(d: &'a crate::collector::review::wire::ReviewDescriptor) -> Binding<'a> {
+        Binding {
+            repository: &d.repository,
+            profile: &d.profile,
+            step_id: &d.step_id,
+            task_id: &d.task_id,
+            task_digest: &d.task_digest,
+            attempt_digest: &d.attempt_digest,
+            execution_operation_id: &d.execution_operation_id,
+            fence: d.fence,
+            origin: &d.origin,
+            registration: &d.registration,
+            profile_id: &d.review_profile_id,
+            profile_digest: &d.review_profile_digest,
+        }
+    }
+
     /// Refuses a header naming another profile (`profile_kind`, e.g.
     /// "review profile") or not binding exactly this task, attempt, origin
     /// and registration.
@@ -732,21 +768,7 @@ pub fn validate_transfer(j: &Connection, a: &Connection, bytes: &[u8]) -> Result
     let p = profile_for(a, &reg.registration_id, &h.step_id)?
         .ok_or_else(|| profile_err("no collector profile for this registration and step"))?;
     p.check_basis()?;
-    Binding {
-        repository: &d.repository,
-        profile: &d.profile,
-        step_id: &d.step_id,
-        task_id: &d.task_id,
-        task_digest: &d.task_digest,
-        attempt_digest: &d.attempt_digest,
-        execution_operation_id: &d.execution_operation_id,
-        fence: d.fence,
-        origin: &d.origin,
-        registration: &d.registration,
-        profile_id: &d.collector_profile_id,
-        profile_digest: &d.collector_profile_digest,
-    }
-    .check(h, "collector profile")?;
+    Binding::command(&d).check(h, "collector profile")?;
     let request = ExecutionRequest::from_descriptor(&d);
     if request.bytes()? != env.records[0] {
         return Err(tinv(
@@ -896,21 +918,7 @@ fn recheck_prevalidated(
 ) -> Result<(String, u64)> {
     if h.kind == super::review::KIND {
         let (d, p) = super::review::derive_descriptor(jt, at, &h.attempt_id)?;
-        Binding {
-            repository: &d.repository,
-            profile: &d.profile,
-            step_id: &d.step_id,
-            task_id: &d.task_id,
-            task_digest: &d.task_digest,
-            attempt_digest: &d.attempt_digest,
-            execution_operation_id: &d.execution_operation_id,
-            fence: d.fence,
-            origin: &d.origin,
-            registration: &d.registration,
-            profile_id: &d.review_profile_id,
-            profile_digest: &d.review_profile_digest,
-        }
-        .check(h, "review profile")?;
+        Binding::review(&d).check(h, "review profile")?;
         if h.request_digest != d.request(&p)?.digest()? {
             return Err(tinv("the header's request digest is wrong"));
         }
@@ -919,21 +927,7 @@ fn recheck_prevalidated(
         return Ok((d.change_id.clone(), d.change_version));
     }
     let d = derive_descriptor(jt, at, &h.attempt_id)?;
-    Binding {
-        repository: &d.repository,
-        profile: &d.profile,
-        step_id: &d.step_id,
-        task_id: &d.task_id,
-        task_digest: &d.task_digest,
-        attempt_digest: &d.attempt_digest,
-        execution_operation_id: &d.execution_operation_id,
-        fence: d.fence,
-        origin: &d.origin,
-        registration: &d.registration,
-        profile_id: &d.collector_profile_id,
-        profile_digest: &d.collector_profile_digest,
-    }
-    .check(h, "collector profile")?;
+    Binding::command(&d).check(h, "collector profile")?;
     if h.request_digest != ExecutionRequest::from_descriptor(&d).digest()? {
         return Err(tinv("the header's request digest is wrong"));
     }

@@ -463,21 +463,7 @@ pub fn validate_transfer(
     let h = &env.header;
     let (d, p) = derive_descriptor(j, a, &h.attempt_id)?;
     check_basis(p.basis)?;
-    col::Binding {
-        repository: &d.repository,
-        profile: &d.profile,
-        step_id: &d.step_id,
-        task_id: &d.task_id,
-        task_digest: &d.task_digest,
-        attempt_digest: &d.attempt_digest,
-        execution_operation_id: &d.execution_operation_id,
-        fence: d.fence,
-        origin: &d.origin,
-        registration: &d.registration,
-        profile_id: &d.review_profile_id,
-        profile_digest: &d.review_profile_digest,
-    }
-    .check(h, "review profile")?;
+    col::Binding::review(&d).check(h, "review profile")?;
     if h.collector_identity.runtime != KIND
         || h.collector_identity.runtime_identity_digest.is_some()
     {
