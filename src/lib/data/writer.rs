@@ -829,8 +829,7 @@ pub(crate) fn put_collection(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::clock::FixedClock;
-    use crate::data::node::{CollectRequest, InitRequest, QueryRequest, init};
+    use crate::data::node::{CollectRequest, QueryRequest};
     use crate::data::replica::ReplicaOp;
     use serde_json::json;
 
@@ -887,15 +886,7 @@ mod tests {
     fn deferred_writes_are_answered_by_the_batch_and_a_dropped_answer_loses_nothing() {
         let t = tempfile::tempdir().expect("tempdir");
         let root = t.path().join("n");
-        let clock = FixedClock(jiff::Timestamp::UNIX_EPOCH);
-        init(
-            &root,
-            &InitRequest::default(),
-            &clock,
-            Duration::from_secs(5),
-        )
-        .expect("init");
-        let mut node = Node::open(&root, Arc::new(clock), Duration::from_secs(5)).expect("open");
+        let mut node = crate::data::node::test_node(&root);
         node.start_group_commit().expect("group");
         let req = |text: &str| CollectRequest {
             collection_id: Some(json!("default")),
@@ -972,19 +963,11 @@ mod tests {
                 rng
             };
             let t = tempfile::tempdir().expect("tempdir");
-            let clock = FixedClock(jiff::Timestamp::UNIX_EPOCH);
             let nodes: Vec<Node> = ["one", "many"]
                 .iter()
                 .map(|n| {
                     let root = t.path().join(n);
-                    init(
-                        &root,
-                        &InitRequest::default(),
-                        &clock,
-                        Duration::from_secs(5),
-                    )
-                    .expect("init");
-                    Node::open(&root, Arc::new(clock), Duration::from_secs(5)).expect("open")
+                    crate::data::node::test_node(&root)
                 })
                 .collect();
             let prep = |node: &Node, texts: &[String]| -> Vec<Prepared> {

@@ -910,12 +910,8 @@ mod tests {
     /// members) and for the same requests again (existing records).
     mod canonical_answer {
         use super::super::*;
-        use crate::clock::FixedClock;
-        use crate::data::node::{InitRequest, init};
         use proptest::prelude::*;
         use serde_json::json;
-        use std::sync::Arc;
-        use std::time::Duration;
 
         fn leaf() -> impl Strategy<Value = Value> {
             prop_oneof![
@@ -939,15 +935,7 @@ mod tests {
         }
 
         fn node(root: &std::path::Path) -> Node {
-            let clock = FixedClock(jiff::Timestamp::UNIX_EPOCH);
-            init(
-                root,
-                &InitRequest::default(),
-                &clock,
-                Duration::from_secs(5),
-            )
-            .expect("init");
-            Node::open(root, Arc::new(clock), Duration::from_secs(5)).expect("open")
+            crate::data::node::test_node(root)
         }
 
         proptest! {

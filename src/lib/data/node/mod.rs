@@ -19,6 +19,15 @@ pub use init::{InitOutput, InitRequest, init, is_feed_id};
 pub use query::QueryRequest;
 pub use read::RecordRead;
 
+/// A fresh node at `root` on a clock fixed at the epoch (unit tests).
+#[cfg(test)]
+pub(crate) fn test_node(root: &std::path::Path) -> Node {
+    let clock = crate::clock::FixedClock(jiff::Timestamp::UNIX_EPOCH);
+    let t = std::time::Duration::from_secs(5);
+    init(root, &InitRequest::default(), &clock, t).expect("init");
+    Node::open(root, std::sync::Arc::new(clock), t).expect("open")
+}
+
 use super::collection;
 use super::collectors;
 use super::config::NodeConfig;

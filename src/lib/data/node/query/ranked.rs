@@ -353,13 +353,8 @@ mod tests {
     #[test]
     fn same_page_as_scoring_every_match() {
         use super::super::Strategy;
-        use crate::clock::FixedClock;
-        use crate::data::node::{
-            BulkRequest, InitRequest, Node, QueryRequest, TombstoneRequest, init,
-        };
+        use crate::data::node::{BulkRequest, QueryRequest, TombstoneRequest};
         use serde_json::json;
-        use std::sync::Arc;
-        use std::time::Duration;
         let mut used_total = 0;
         let mut queries = 0;
         for seed in 1..=6u64 {
@@ -372,15 +367,7 @@ mod tests {
             };
             let t = tempfile::tempdir().expect("tempdir");
             let root = t.path().join("d");
-            let clock = FixedClock(jiff::Timestamp::UNIX_EPOCH);
-            init(
-                &root,
-                &InitRequest::default(),
-                &clock,
-                Duration::from_secs(5),
-            )
-            .expect("init");
-            let node = Node::open(&root, Arc::new(clock), Duration::from_secs(5)).expect("open");
+            let node = crate::data::node::test_node(&root);
             node.create_collection(&json!({"id": "other"}))
                 .expect("collection");
             let common = ["alpha", "beta", "gamma", "delta"];
