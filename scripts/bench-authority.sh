@@ -11,7 +11,9 @@
 # Release build, fresh data dir, loopback only, bounded; not part of the test
 # command. The writer's counters (serve --writer-stats-ms) give each row's
 # batches and mean batch size. PERF_OUT=FILE records `perf record -g` of
-# serve during the row of PERF_AGENTS agents (default 64); AGENT_TASK_BIN
+# serve during the row of PERF_AGENTS agents (default 64; PERF_CALLGRAPH
+# replaces `-g`, e.g. "--call-graph dwarf" for a build without frame
+# pointers); AGENT_TASK_BIN
 # runs another build of agent-task (a before/after comparison).
 # Usage: [AGENTS="1 16 64"] [DURATION=10] [RUNS=50] [PERF_OUT=perf.data] scripts/bench-authority.sh
 set -euo pipefail
@@ -111,7 +113,7 @@ before=$(last_stats)
 for n in $AGENTS; do
   perf_pid=""
   if [ -n "${PERF_OUT:-}" ] && [ "$n" = "$PERF_AGENTS" ]; then
-    (sleep 1; exec perf record -g -F 499 -o "$PERF_OUT" -p "$SERVER_PID" -- sleep $((SECONDS_PER - 2))) >/dev/null 2>&1 &
+    (sleep 1; exec perf record ${PERF_CALLGRAPH:--g} -F 499 -o "$PERF_OUT" -p "$SERVER_PID" -- sleep $((SECONDS_PER - 2))) >/dev/null 2>&1 &
     perf_pid=$!
   fi
   row=$("$load" loop "$URL" "$OPS" "$work/attempts.txt" "$n" "$SECONDS_PER" "hb-$n")
