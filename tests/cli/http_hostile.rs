@@ -367,6 +367,12 @@ fn framing_refusals_are_typed_json_and_change_nothing() {
             .to_vec(),
         b"GET /.well-known/agent-data HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n".to_vec(),
         b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".to_vec(),
+        // An HTTP/1.1 request without Host (RFC 9112 section 3.2), and two
+        // credentials or two media types a proxy and a route could read
+        // differently.
+        b"GET /.well-known/agent-data HTTP/1.1\r\nX-A: b\r\n\r\n".to_vec(),
+        format!("GET /v1/data/collections HTTP/1.1\r\nHost: {a}\r\nAuthorization: Bearer {TOKEN}\r\nAuthorization: Bearer other\r\n\r\n").into_bytes(),
+        format!("POST /v1/data/query HTTP/1.1\r\nHost: {a}\r\nAuthorization: Bearer {TOKEN}\r\nContent-Type: application/json\r\nContent-Type: text/plain\r\nContent-Length: 2\r\n\r\n{{}}").into_bytes(),
     ];
     for h in &heads {
         let r = send(a, h, false);

@@ -455,7 +455,7 @@ fn validate(head: &[u8], limits: &HeadLimits) -> Result<BodyFraming, Error> {
     let http11 = req.version == Some(1);
     let mut length: Option<u64> = None;
     let mut chunked = false;
-    let mut hosts = 0;
+    let (mut hosts, mut authorizations, mut content_types) = (0, 0, 0);
     for h in req.headers.iter() {
         if h.name.eq_ignore_ascii_case("content-length") {
             if length.is_some() {
@@ -482,16 +482,36 @@ fn validate(head: &[u8], limits: &HeadLimits) -> Result<BodyFraming, Error> {
             if hosts > 1 {
                 return Err(bad("the request has more than one Host header"));
             }
+        } else if h.name.eq_ignore_ascii_case("authorization") {
+            // Two credentials are ambiguous: a proxy in front may check
+            // one while a route reads the other.
+            authorizations += 1;
+            if authorizations > 1 {
+                return Err(bad("the request has more than one Authorization header"));
+            }
+        } else if h.name.eq_ignore_ascii_case("content-type") {
+            content_types += 1;
+            if content_types > 1 {
+                return Err(bad("the request has more than one Content-Type header"));
+            }
         }
     }
-    match (length, chunked) {
-        (Some(_), true) => Err(bad_length(
-            "a request cannot carry both Content-Length and Transfer-Encoding",
-        )),
-        (None, true) => Ok(BodyFraming::Chunked),
-        (Some(n), false) => Ok(BodyFraming::Length(n)),
-        (None, false) => Ok(BodyFraming::Length(0)),
+    let framing = match (length, chunked) {
+        (Some(_), true) => {
+            return Err(bad_length(
+                "a request cannot carry both Content-Length and Transfer-Encoding",
+            ));
+        }
+        (None, true) => BodyFraming::Chunked,
+        (Some(n), false) => BodyFraming::Length(n),
+        (None, false) => BodyFraming::Length(0),
+    };
+    // RFC 9112 section 3.2: an HTTP/1.1 request without Host is refused
+    // (an HTTP/1.0 one names the listener's own address).
+    if http11 && hosts == 0 {
+        return Err(bad("an HTTP/1.1 request must carry a Host header"));
     }
+    Ok(framing)
 }
 
 fn trim(v: &[u8]) -> &[u8] {
@@ -687,11 +707,11 @@ mod tests {
         let l = limits();
         assert_eq!(
             check_head(
-                b"\r\n\r\nPOST / HTTP/1.1\r\nContent-Length: 2\r\n\r\nab",
+                b"\r\n\r\nPOST / HTTP/1.1\r\nHost: a\r\nContent-Length: 2\r\n\r\nab",
                 &l
             )
             .map(|r| r.map_err(|e| e.code())),
-            Some(Ok((42, Some(2))))
+            Some(Ok((51, Some(2))))
         );
         assert!(check_head(b"GET / HTTP/1.1\r\nHost: a\r\n", &l).is_none());
         let big = format!("GET / HTTP/1.1\r\nX: {}\r\n", "a".repeat(2000));
@@ -700,21 +720,28 @@ mod tests {
             Some(Err(Code::HeaderTooLarge))
         );
         assert_eq!(
-            check_head(b"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n", &l)
-                .map(|r| r.map_err(|e| e.code())),
-            Some(Ok((47, None)))
+            check_head(
+                b"POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n",
+                &l
+            )
+            .map(|r| r.map_err(|e| e.code())),
+            Some(Ok((56, None)))
         );
     }
 
     #[test]
     fn framing_rules() {
-        assert_eq!(check("GET / HTTP/1.1\r\n\r\n"), Ok(BodyFraming::Length(0)));
         assert_eq!(
-            check("POST / HTTP/1.1\r\nContent-Length: 5\r\n\r\n"),
+            check("GET / HTTP/1.1\r\nHost: a\r\n\r\n"),
+            Ok(BodyFraming::Length(0))
+        );
+        assert_eq!(check("GET / HTTP/1.0\r\n\r\n"), Ok(BodyFraming::Length(0)));
+        assert_eq!(
+            check("POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\r\n"),
             Ok(BodyFraming::Length(5))
         );
         assert_eq!(
-            check("POST / HTTP/1.1\r\nTransfer-Encoding: Chunked \r\n\r\n"),
+            check("POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: Chunked \r\n\r\n"),
             Ok(BodyFraming::Chunked)
         );
         for cl in [
@@ -751,6 +778,10 @@ mod tests {
             "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n",
             "POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n",
             "GET / HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n",
+            "GET / HTTP/1.1\r\n\r\n",
+            "GET / HTTP/1.1\r\nX: y\r\n\r\n",
+            "GET / HTTP/1.1\r\nHost: a\r\nAuthorization: Bearer a\r\nauthorization: Bearer b\r\n\r\n",
+            "POST / HTTP/1.1\r\nHost: a\r\nContent-Type: a/b\r\nContent-Type: c/d\r\n\r\n",
             "GET / HTTP/1.1\r\nBad Name: x\r\n\r\n",
             "GET / HTTP/1.1\r\nName: a\x01b\r\n\r\n",
             "GET /\x00 HTTP/1.1\r\n\r\n",

@@ -736,9 +736,12 @@ mod tests {
     fn a_full_queue_is_busy_at_once() {
         let (_t, root, w) = setup(1);
         let (go, blocker) = block(&w);
-        let w2 = w.clone();
-        let queued = std::thread::spawn(move || w2.submit(PLAN, |work| insert(work, 1)));
-        wait_queued(&w, 1);
+        // Filled synchronously: a blocking submit on another thread could
+        // reach the queue after this thread's, which would then be the one
+        // queued and wait for a batch the blocker never lets start.
+        let queued = w
+            .submit_deferred(PLAN, |work| insert(work, 1))
+            .expect("queued");
         let e = w
             .submit(PLAN, |work| insert(work, 2))
             .expect_err("the queue is full");
@@ -749,7 +752,7 @@ mod tests {
         );
         go.send(()).expect("go");
         blocker.join().expect("join").expect("blocker");
-        queued.join().expect("join").expect("queued one");
+        assert_eq!(queued.wait().expect("queued one"), 1);
         assert_eq!(
             rows(&root, &J, "j"),
             vec![0, 1],
