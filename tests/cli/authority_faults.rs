@@ -756,10 +756,7 @@ fn authority_mcp_mutations_share_one_batch_beyond_the_workers() {
     .expect("answer");
     assert_eq!(st, 200, "{v}");
     assert_eq!(v["result"]["isError"], json!(true), "{v}");
-    assert!(
-        v["result"]["structuredContent"]["error"].is_string(),
-        "{v}"
-    );
+    assert!(v["result"]["structuredContent"]["error"].is_string(), "{v}");
     // Durable and retained: identical retries after a restart return the
     // same outcomes.
     drop(srv);
