@@ -9,9 +9,13 @@
 # durable mutation) and the floor probe (lock + SQLite WAL open + one
 # committed row), as ratios, and the issue's goals.
 # Release build, fresh data dir, loopback only, bounded; not part of the test
-# command. The writer's counters (serve --writer-stats-ms) give each row's
+# command. Each row also gives the CPU time (user + system) serve and the
+# load generator spent per agent iteration (one heartbeat and one
+# qualification): a cost that does not depend on how busy the machine is. The writer's counters (serve --writer-stats-ms) give each row's
 # batches and mean batch size. PERF_OUT=FILE records `perf record -g` of
-# serve during the row of PERF_AGENTS agents (default 64); AGENT_TASK_BIN
+# serve during the row of PERF_AGENTS agents (default 64; PERF_CALLGRAPH
+# replaces `-g`, e.g. "--call-graph dwarf" for a build without frame
+# pointers); AGENT_TASK_BIN
 # runs another build of agent-task (a before/after comparison).
 # Usage: [AGENTS="1 16 64"] [DURATION=10] [RUNS=50] [PERF_OUT=perf.data] scripts/bench-authority.sh
 set -euo pipefail
@@ -103,6 +107,9 @@ URL=$(python3 -c 'import json,sys; print(json.loads(open(sys.argv[1]).readline()
 
 "$load" claim "$URL" "$OPS" "$work/agents.txt" >"$work/attempts.txt"
 : >"$work/results.jsonl"
+serve_cpu() { # serve's user+system CPU so far, in clock ticks
+  awk '{print $14 + $15}' "/proc/$SERVER_PID/stat"
+}
 last_stats() { # the writer's latest counters, as JSON ({} without the flag)
   sleep 0.3
   { grep '^{"writer_stats"' "$work/serve.err" || true; } | tail -1 | python3 -c 'import json,sys; l=sys.stdin.read().strip(); print(json.dumps(json.loads(l)["writer_stats"]) if l else "{}")'
@@ -111,17 +118,22 @@ before=$(last_stats)
 for n in $AGENTS; do
   perf_pid=""
   if [ -n "${PERF_OUT:-}" ] && [ "$n" = "$PERF_AGENTS" ]; then
-    (sleep 1; exec perf record -g -F 499 -o "$PERF_OUT" -p "$SERVER_PID" -- sleep $((SECONDS_PER - 2))) >/dev/null 2>&1 &
+    (sleep 1; exec perf record ${PERF_CALLGRAPH:--g} -F 499 -o "$PERF_OUT" -p "$SERVER_PID" -- sleep $((SECONDS_PER - 2))) >/dev/null 2>&1 &
     perf_pid=$!
   fi
-  row=$("$load" loop "$URL" "$OPS" "$work/attempts.txt" "$n" "$SECONDS_PER" "hb-$n")
+  cpu0=$(serve_cpu)
+  row=$(/usr/bin/time -f '%U %S' -o "$work/load-cpu" "$load" loop "$URL" "$OPS" "$work/attempts.txt" "$n" "$SECONDS_PER" "hb-$n")
+  cpu1=$(serve_cpu)
   if [ -n "$perf_pid" ]; then wait "$perf_pid" || true; fi
   after=$(last_stats)
   python3 -c 'import json,sys; r=json.loads(sys.argv[1]); b=json.loads(sys.argv[2]); a=json.loads(sys.argv[3])
+it=max(1, r["heartbeats"])
+r["serve_cpu_ms"]=round((int(sys.argv[5])-int(sys.argv[4]))*1000/int(sys.argv[6])/it, 3)
+u,s_=open(sys.argv[7]).read().split()[-2:]; r["load_cpu_ms"]=round((float(u)+float(s_))*1000/it, 3)
 if a:
     r["batches"]=a["batches"]-b.get("batches",0); m=a["mutations"]-b.get("mutations",0)
     r["mean_batch"]=round(m/r["batches"],2) if r["batches"] else 0.0; r["largest_batch"]=a["largest_batch"]
-print(json.dumps(r))' "$row" "$before" "$after" >>"$work/results.jsonl"
+print(json.dumps(r))' "$row" "$before" "$after" "$cpu0" "$cpu1" "$(getconf CLK_TCK)" "$work/load-cpu" >>"$work/results.jsonl"
   before=$after
 done
 
@@ -136,15 +148,16 @@ print(f"anchors ({anchors['floor probe']['runs']} interleaved runs): floor probe
       f" (p99 {anchors['CLI claim']['p99_ms']:.3f}) = {claim_rate:.1f} durable mutations/s")
 print(f"serve --workers {sys.argv[3]}, {sys.argv[4]} s per row, heartbeat then qualification per agent iteration")
 print()
-print("| agents | mutations/s | x CLI claim rate | heartbeat p50 | p99 | p50 / floor | qualification p50 | p99 | batches | mean batch | errors |")
-print("|---|---|---|---|---|---|---|---|---|---|---|")
+print("| agents | mutations/s | x CLI claim rate | heartbeat p50 | p99 | p50 / floor | qualification p50 | p99 | batches | mean batch | serve CPU / iteration | load CPU / iteration | errors |")
+print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 rows = [json.loads(l) for l in open(sys.argv[2])]
 for r in rows:
     errs = ", ".join(f"{k} x{v}" for k, v in r["errors"].items()) or "none"
     print(f"| {r['agents']} | {r['heartbeats_per_s']:.1f} | {r['heartbeats_per_s'] / claim_rate:.2f}x"
           f" | {r['heartbeat_p50_ms']:.2f} ms | {r['heartbeat_p99_ms']:.2f} ms | {r['heartbeat_p50_ms'] / floor:.2f}x"
           f" | {r['qualification_p50_ms']:.2f} ms | {r['qualification_p99_ms']:.2f} ms"
-          f" | {r.get('batches', 'n/a')} | {r.get('mean_batch', 'n/a')} | {errs} |")
+          f" | {r.get('batches', 'n/a')} | {r.get('mean_batch', 'n/a')}"
+          f" | {r['serve_cpu_ms']:.3f} ms | {r['load_cpu_ms']:.3f} ms | {errs} |")
 print()
 for r in rows:
     if r["agents"] == 64:

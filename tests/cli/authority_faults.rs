@@ -64,10 +64,15 @@ fn agent_tokens(s: &Setup, prefix: &str, n: usize) -> Vec<String> {
 /// answer was cut (the server died), so the caller does not know whether the
 /// request was applied.
 fn try_op(addr: &str, tok: &str, body: &Value) -> Result<(u16, Value), Unanswered> {
+    try_post(addr, OPS, tok, body)
+}
+
+/// [`try_op`] to another route (`path`).
+fn try_post(addr: &str, path: &str, tok: &str, body: &Value) -> Result<(u16, Value), Unanswered> {
     let body = body.to_string();
     let mut s = TcpStream::connect(addr).map_err(|_| Unanswered::NotConnected)?;
     let r = format!(
-        "POST {OPS} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nAuthorization: Bearer {tok}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        "POST {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nAuthorization: Bearer {tok}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
         body.len()
     );
     let mut buf = Vec::new();
@@ -408,15 +413,21 @@ fn authority_sigkill_soak() {
 /// Sends every body at once (one thread each, released together) on its
 /// own connection; the answers in the same order.
 fn at_once(addr: &str, calls: &[(String, Value)]) -> Vec<(u16, Value)> {
+    at_once_to(addr, OPS, calls)
+}
+
+/// [`at_once`] to another route (`path`).
+fn at_once_to(addr: &str, path: &str, calls: &[(String, Value)]) -> Vec<(u16, Value)> {
     let barrier = Arc::new(Barrier::new(calls.len()));
     let hs: Vec<_> = calls
         .iter()
         .map(|(tok, body)| {
             let (barrier, tok, body, addr) =
                 (barrier.clone(), tok.clone(), body.clone(), addr.to_owned());
+            let path = path.to_owned();
             std::thread::spawn(move || {
                 barrier.wait();
-                try_op(&addr, &tok, &body).expect("serve answers")
+                try_post(&addr, &path, &tok, &body).expect("serve answers")
             })
         })
         .collect();
@@ -679,6 +690,79 @@ fn authority_more_concurrent_mutations_than_workers_share_one_batch() {
     let srv = serve(&s);
     for (i, (_, v)) in answers.iter().enumerate() {
         let (st2, v2) = try_op(&srv.addr, &calls[i].0, &calls[i].1).expect("answer");
+        assert_eq!((st2, &v2), (200, v), "retry of {}", calls[i].1);
+    }
+}
+
+#[test]
+fn authority_mcp_mutations_share_one_batch_beyond_the_workers() {
+    // The MCP route as the task route above: a `tools/call` of a mutation
+    // is queued to the writer and awaited on the runtime, so 16 heartbeats
+    // at once reach one batch with only 2 handler threads (a handler that
+    // waited for its batch would hold one of them, and the gathering
+    // first batch would be cut after 60 s with at most 2).
+    const MCP: &str = "/v1/hub/workspace/mcp?repository=demo-basic&profile=default";
+    let s = Setup::new();
+    let (task, _) = s.checkpoint();
+    let claim = s
+        .agent(&[
+            "claim",
+            &task,
+            "--request-id",
+            "mcp-wide-claim",
+            "--lease-ms",
+            "600000",
+        ])
+        .json();
+    let (attempt, fence) = (
+        claim["attempt"]["attempt_id"].clone(),
+        claim["attempt"]["fence"].clone(),
+    );
+    let owner = token(&s);
+    let srv = serve_with(
+        &s,
+        &[("AGENT_TASK_TEST_WRITER_GATHER", "16")],
+        &["--workers", "2"],
+    );
+    let call = |k: usize| {
+        json!({"jsonrpc": "2.0", "id": k, "method": "tools/call", "params": {
+            "name": "heartbeat",
+            "arguments": {"attempt_id": attempt, "fence": fence,
+                          "request_id": format!("mcp-wide-hb-{k}"), "lease_ms": 600000}}})
+    };
+    let calls: Vec<(String, Value)> = (0..16).map(|k| (owner.clone(), call(k))).collect();
+    let answers = at_once_to(&srv.addr, MCP, &calls);
+    for (k, (st, v)) in answers.iter().enumerate() {
+        assert_eq!(*st, 200, "{v}");
+        assert_eq!(v["id"], json!(k), "{v}");
+        assert_eq!(v["result"]["isError"], json!(false), "{v}");
+    }
+    let ends: std::collections::BTreeSet<String> = answers
+        .iter()
+        .map(|(_, v)| v["result"]["structuredContent"]["lease_expires_at"].to_string())
+        .collect();
+    assert_eq!(ends.len(), 1, "one batch, one instant: {answers:?}");
+    assert!(!ends.contains("null"), "{answers:?}");
+    // A tool error is its own: a heartbeat of an attempt that does not
+    // exist answers `isError` with its typed code, through the writer too.
+    let (st, v) = try_post(
+        &srv.addr,
+        MCP,
+        &owner,
+        &json!({"jsonrpc": "2.0", "id": 99, "method": "tools/call", "params": {
+            "name": "heartbeat",
+            "arguments": {"attempt_id": "at-missing", "fence": 1, "request_id": "mcp-missing"}}}),
+    )
+    .expect("answer");
+    assert_eq!(st, 200, "{v}");
+    assert_eq!(v["result"]["isError"], json!(true), "{v}");
+    assert!(v["result"]["structuredContent"]["error"].is_string(), "{v}");
+    // Durable and retained: identical retries after a restart return the
+    // same outcomes.
+    drop(srv);
+    let srv = serve(&s);
+    for (i, (_, v)) in answers.iter().enumerate() {
+        let (st2, v2) = try_post(&srv.addr, MCP, &calls[i].0, &calls[i].1).expect("answer");
         assert_eq!((st2, &v2), (200, v), "retry of {}", calls[i].1);
     }
 }

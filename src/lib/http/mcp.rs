@@ -1,10 +1,10 @@
 //! Workspace MCP: `POST /v1/hub/workspace/mcp?repository=R&profile=P`, the
 //! Streamable HTTP transport answered with plain `application/json` (no
 //! SSE, no session id). Tools are the facade's operations with JSON Schema
-//! inputs; `tools/call` runs [`crate::workflow::service::facade::execute`], the same
+//! inputs; `tools/call` runs [`crate::workflow::service::facade::execute_deferred`], the same
 //! library call as the HTTP endpoint and the CLI. See `docs/mcp.md`.
 
-use super::router::{Access, BodySpec, Method, Request, Response, RouteSpec, Router};
+use super::router::{Access, BodySpec, Method, Reply, Request, Response, RouteSpec, Router};
 use super::workspace::{Workspace, bearer};
 use crate::error::{Code, Error, Result};
 use crate::workflow::service::facade::TaskProfile;
@@ -282,11 +282,15 @@ fn authorize(ws: &Workspace, req: &Request<'_>) -> Result<()> {
     ws.authenticate(&profile, &tok)
 }
 
-fn handle(ws: &Workspace, req: &mut Request<'_>) -> Result<Response> {
+/// One JSON-RPC message. A `tools/call` of a mutation is queued to the
+/// profile's writer and answered once its batch is durable
+/// ([`Reply::Pending`]): no handler thread waits for the batch, exactly as
+/// on the workspace task route.
+fn handle(ws: &Workspace, req: &mut Request<'_>) -> Result<Reply> {
     let (tok, profile) = target(ws, req)?;
     let msg = match read_message(req)? {
         Ok(m) => m,
-        Err(refusal) => return Ok(refusal),
+        Err(refusal) => return Ok(refusal.into()),
     };
     let id = msg.get("id").cloned();
     let method = msg.get("method").and_then(Value::as_str);
@@ -307,7 +311,7 @@ fn handle(ws: &Workspace, req: &mut Request<'_>) -> Result<Response> {
     let (id, method) = match classify(&msg) {
         Kind::Request => match (id, method) {
             (Some(id), Some(method)) => (id, method),
-            _ => return Ok(invalid_request(Value::Null, "invalid JSON-RPC request")),
+            _ => return Ok(invalid_request(Value::Null, "invalid JSON-RPC request").into()),
         },
         // Notifications and responses: accepted, no body.
         Kind::Accepted => {
@@ -316,9 +320,10 @@ fn handle(ws: &Workspace, req: &mut Request<'_>) -> Result<Response> {
                 headers: Vec::new(),
                 body: Vec::new(),
                 content_type: "application/json",
-            });
+            }
+            .into());
         }
-        Kind::Invalid(id, why) => return Ok(invalid_request(id, why)),
+        Kind::Invalid(id, why) => return Ok(invalid_request(id, why).into()),
     };
     let params = msg.get("params").cloned().unwrap_or(json!({}));
     match method {
@@ -330,34 +335,46 @@ fn handle(ws: &Workspace, req: &mut Request<'_>) -> Result<Response> {
                 "serverInfo": {"name": "agent-task", "version": env!("CARGO_PKG_VERSION")},
                 "instructions": "Workflow tasks: call capabilities, follow next, read instructions (required criteria are inline), fetch a reference only when needed.",
             }),
-        )),
-        "ping" => Ok(rpc_result(id, json!({}))),
-        "tools/list" => Ok(rpc_result(id, json!({"tools": tools()}))),
+        )
+        .into()),
+        "ping" => Ok(rpc_result(id, json!({})).into()),
+        "tools/list" => Ok(rpc_result(id, json!({"tools": tools()})).into()),
         "tools/call" => {
             let name = params.get("name").and_then(Value::as_str).unwrap_or("");
             if !crate::workflow::service::facade::OPERATIONS.contains(&name) {
-                return Ok(rpc_error(id, INVALID_PARAMS, "unknown tool"));
+                return Ok(rpc_error(id, INVALID_PARAMS, "unknown tool").into());
             }
             let mut args = match params.get("arguments") {
                 None | Some(Value::Null) => Map::new(),
                 Some(Value::Object(m)) => m.clone(),
-                Some(_) => return Ok(rpc_error(id, INVALID_PARAMS, "arguments must be an object")),
+                Some(_) => {
+                    return Ok(rpc_error(id, INVALID_PARAMS, "arguments must be an object").into());
+                }
             };
             if args.contains_key("operation") {
                 return Ok(rpc_error(
                     id,
                     INVALID_PARAMS,
                     "arguments may not name an operation",
-                ));
+                )
+                .into());
             }
             args.insert("operation".into(), json!(name));
-            let result = match ws.run(&profile, &tok, Value::Object(args)) {
-                Ok(v) => tool_result(v, false),
-                Err(e) => tool_result(e.to_json(), true),
+            let pending = match ws.run_deferred(&profile, &tok, Value::Object(args)) {
+                Ok(d) => d,
+                Err(e) => return Ok(rpc_result(id, tool_result(e.to_json(), true)).into()),
             };
-            Ok(rpc_result(id, result))
+            // Awaited on the server's runtime; a tool error (its own typed
+            // error, or its batch's) is a result with `isError`, as above.
+            Ok(Reply::later(async move {
+                let result = match pending.answer().await {
+                    Ok(v) => tool_result(v, false),
+                    Err(e) => tool_result(e.to_json(), true),
+                };
+                Ok(rpc_result(id, result))
+            }))
         }
-        _ => Ok(rpc_error(id, METHOD_NOT_FOUND, "method not found")),
+        _ => Ok(rpc_error(id, METHOD_NOT_FOUND, "method not found").into()),
     }
 }
 
@@ -481,7 +498,7 @@ pub fn tool_result(v: Value, is_error: bool) -> Value {
 /// Mounts the MCP route (guarded by the workspace bearer check).
 pub fn mount(router: &mut Router, ws: Arc<Workspace>) {
     let w = ws.clone();
-    router.route_with(
+    router.route_deferred(
         Method::Post,
         PATH,
         RouteSpec::new(Access::Guarded)

@@ -94,9 +94,13 @@ pub struct Response {
 impl Response {
     /// A JSON response (rendered as canonical JSON: ECMAScript number text).
     pub fn json(status: u16, v: &serde_json::Value) -> Response {
-        let body = serde_json_canonicalizer::to_vec(v)
-            .or_else(|_| serde_json::to_vec(v))
-            .unwrap_or_default();
+        let body = if plain_is_canonical(v) {
+            serde_json::to_vec(v).unwrap_or_default()
+        } else {
+            serde_json_canonicalizer::to_vec(v)
+                .or_else(|_| serde_json::to_vec(v))
+                .unwrap_or_default()
+        };
         Response {
             status,
             headers: Vec::new(),
@@ -125,6 +129,30 @@ impl Response {
             ));
         }
         r
+    }
+}
+
+/// Whether serde_json's compact text of `v` is already its canonical JSON
+/// (RFC 8785) text, so the canonicalizer's second rendering can be
+/// skipped (most answers: the workflow's carry integers and ASCII keys).
+/// It is when every number is an integer (ECMAScript number text differs
+/// only for floats) and every object key is ASCII (serde_json's maps are
+/// sorted by UTF-8 bytes, RFC 8785 sorts by UTF-16 code units; the two
+/// orders agree on ASCII). Strings escape alike in both (the short
+/// escapes, `\u00xx` in lower case for other control characters, nothing
+/// else), and integers print alike up to 2^53; a larger one goes to the
+/// canonicalizer, which prints it as ECMAScript does.
+fn plain_is_canonical(v: &serde_json::Value) -> bool {
+    use serde_json::Value;
+    const EXACT: u64 = 1 << 53;
+    match v {
+        Value::Null | Value::Bool(_) | Value::String(_) => true,
+        Value::Number(n) => {
+            n.as_u64().is_some_and(|u| u <= EXACT)
+                || n.as_i64().is_some_and(|i| i.unsigned_abs() <= EXACT)
+        }
+        Value::Array(a) => a.iter().all(plain_is_canonical),
+        Value::Object(m) => m.iter().all(|(k, x)| k.is_ascii() && plain_is_canonical(x)),
     }
 }
 
@@ -861,6 +889,37 @@ mod tests {
         let mut req = request(Method::Post, "/", &h, &mut body);
         let e = BodySpec::json(8).read(&mut req).expect_err("reset");
         assert_eq!(e.code(), Code::InvalidRequest);
+    }
+
+    #[test]
+    fn plain_json_is_used_only_where_it_is_the_canonical_text() {
+        use serde_json::json;
+        let canonical = |v: &serde_json::Value| serde_json_canonicalizer::to_vec(v).expect("jcs");
+        // The fast path's answer is byte for byte the canonicalizer's.
+        for v in [
+            json!({"b": 1, "a": [true, null, -7, "x\u{1}\n\"\\\u{7f}é😀"], "c": {"z": 9007199254740992u64}}),
+            json!({"operation": "heartbeat", "result": {"fence": 3, "lease_expires_at": "2026-12-01T00:00:00.000Z"}}),
+            json!([]),
+            json!("plain"),
+        ] {
+            assert!(plain_is_canonical(&v), "{v}");
+            assert_eq!(Response::json(200, &v).body, canonical(&v), "{v}");
+        }
+        // Floats, huge integers and non-ASCII keys take the canonicalizer.
+        for v in [
+            json!({"x": 1.5}),
+            json!({"x": 1e21}),
+            json!({"x": 9007199254740993u64}),
+            json!({"\u{e000}": 1, "\u{10000}": 2}),
+        ] {
+            assert!(!plain_is_canonical(&v), "{v}");
+            assert_eq!(Response::json(200, &v).body, canonical(&v), "{v}");
+        }
+        // The fast path relies on serde_json's sorted maps (no
+        // `preserve_order` feature anywhere in the build).
+        let m: serde_json::Map<String, serde_json::Value> =
+            serde_json::from_str(r#"{"b":1,"a":2}"#).expect("map");
+        assert_eq!(m.keys().collect::<Vec<_>>(), ["a", "b"]);
     }
 
     #[test]

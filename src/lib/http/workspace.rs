@@ -284,8 +284,11 @@ pub fn mount(router: &mut Router, ws: Arc<Workspace>) {
             }))
         }),
     );
+    // The checkpoint's phases 1 and 2 stream their bodies on a handler
+    // thread; their unit of work is then queued to the writer and
+    // awaited on the runtime, like the operations'.
     let w = ws.clone();
-    router.route_with(
+    router.route_deferred(
         Method::Post,
         "/v1/hub/workspace/repositories/{repository}/profiles/{profile}/agent-tasks/changes/{change}/manifest",
         RouteSpec::new(Access::Guarded)
@@ -304,11 +307,13 @@ pub fn mount(router: &mut Router, ws: Arc<Workspace>) {
                 &mut body,
                 &w.limits,
             )?;
-            Ok(Response::json(200, &envelope("checkpoint_manifest", out)))
+            Ok(Reply::deferred(out, |v| {
+                Response::json(200, &envelope("checkpoint_manifest", v))
+            }))
         }),
     );
     let w = ws.clone();
-    router.route_with(
+    router.route_deferred(
         Method::Post,
         "/v1/hub/workspace/repositories/{repository}/profiles/{profile}/agent-tasks/changes/{change}/blobs",
         RouteSpec::new(Access::Guarded)
@@ -331,7 +336,10 @@ pub fn mount(router: &mut Router, ws: Arc<Workspace>) {
                 &mut body,
                 &w.limits,
             )?;
-            Ok(Response::json(200, &envelope("checkpoint_blobs", out)))
+            Ok(Reply::later(async move {
+                let v = out.answer().await??;
+                Ok(Response::json(200, &envelope("checkpoint_blobs", v)))
+            }))
         }),
     );
     super::mcp::mount(router, ws);

@@ -77,6 +77,7 @@ pub(crate) fn open_write(
     .map_err(|e| open_error(path, e))?;
     conn.busy_timeout(BUSY_TIMEOUT)?;
     conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
+    stable_plans(&conn)?;
     // Keep the WAL across closes: the last connection need not checkpoint
     // and delete it on every short command (about 1 ms and 3 fsyncs each).
     // Autocheckpoint still bounds its size.
@@ -95,6 +96,23 @@ pub(crate) fn open_write(
     Ok(conn)
 }
 
+/// Turns on SQLite's query planner stability guarantee
+/// (`SQLITE_DBCONFIG_ENABLE_QPSG`): a statement's plan does not depend on
+/// the values bound to it. Without it (the bundled SQLite is built with
+/// `STAT4`) a statement whose planning looked at a bound value (constant
+/// propagation across a join, a partial index, `LIKE`) is marked to be
+/// prepared again whenever that parameter is rebound, so a cached
+/// statement was parsed and planned again on every execution: under
+/// `serve` that was a fifth of a request's CPU (the installed-requirement
+/// joins of every authorize step and qualification). Results are the
+/// same either way; only plan choice by bound value is given up, and no
+/// query here relies on it (no `LIKE ?`, no partial index matched by a
+/// parameter).
+fn stable_plans(conn: &Connection) -> Result<()> {
+    conn.set_db_config(DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG, true)?;
+    Ok(())
+}
+
 /// WAL size above which a writer checkpoints and truncates the WAL (at
 /// open, and at [`super::DataDir::close_write`]).
 pub(crate) const WAL_TRUNCATE_BYTES: u64 = 1024 * 1024;
@@ -107,15 +125,23 @@ pub(crate) const WAL_TRUNCATE_BYTES: u64 = 1024 * 1024;
 /// writer (holding the data-directory lock) therefore truncates it once it
 /// passes [`WAL_TRUNCATE_BYTES`], at open and again when a write command
 /// ends. A reader still inside the WAL makes the checkpoint report busy;
-/// that is harmless and retried by the next writer.
+/// that is harmless and retried by the next writer. The checkpoint never
+/// waits for readers: a `TRUNCATE` checkpoint would otherwise sleep in the
+/// busy handler (up to the 5 s busy timeout) until every reader has left
+/// the WAL, which under `serve`'s steady reads stalled the writer thread
+/// and every mutation queued behind it (the 256-agent heartbeat tail).
+/// Without the wait it backfills what it can, as a passive checkpoint.
 pub(crate) fn truncate_large_wal(conn: &Connection, path: &Path, _lock: &DirLock) -> Result<()> {
     let mut wal = path.as_os_str().to_owned();
     wal.push("-wal");
     let big = std::fs::symlink_metadata(&wal).is_ok_and(|m| m.len() > WAL_TRUNCATE_BYTES);
     if big {
-        conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| {
+        conn.busy_timeout(Duration::ZERO)?;
+        let done = conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| {
             r.get::<_, i64>(0)
-        })?;
+        });
+        conn.busy_timeout(BUSY_TIMEOUT)?;
+        done?;
     }
     Ok(())
 }
@@ -136,6 +162,7 @@ pub(crate) fn open_read(path: &Path, spec: &DbSpec) -> Result<Option<Connection>
     .map_err(|e| open_error(path, e))?;
     conn.busy_timeout(BUSY_TIMEOUT)?;
     conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
+    stable_plans(&conn)?;
     check_readable(&conn, path, spec)?;
     Ok(Some(conn))
 }
@@ -167,7 +194,10 @@ pub(crate) fn check_readable(conn: &Connection, path: &Path, spec: &DbSpec) -> R
 /// it changes with every schema change, whoever makes it, so a kept
 /// connection whose cookie moved re-runs its schema checks.
 pub(crate) fn schema_cookie(conn: &Connection) -> Result<i64> {
-    Ok(conn.query_row("PRAGMA schema_version", [], |r| r.get(0))?)
+    // Cached: a kept connection reads it on every take.
+    Ok(conn
+        .prepare_cached("PRAGMA schema_version")?
+        .query_row([], |r| r.get(0))?)
 }
 
 /// The applied schema version of an open database (0 when none).

@@ -89,6 +89,16 @@ impl ReadConn {
     pub fn is_kept(&self) -> bool {
         self.keep.is_some()
     }
+
+    /// Starts a read transaction (`BEGIN DEFERRED`): every statement until
+    /// the connection is dropped reads one snapshot. Ended by the drop
+    /// (rolled back when the connection goes back to the cache, or closed
+    /// with it). The statement comes from the connection's cache, as does
+    /// the drop's `ROLLBACK`: neither is parsed again per request.
+    pub fn begin_read(&self) -> Result<()> {
+        self.prepare_cached("BEGIN DEFERRED")?.execute([])?;
+        Ok(())
+    }
 }
 
 impl Drop for ReadConn {
@@ -97,7 +107,12 @@ impl Drop for ReadConn {
             return;
         };
         // Nothing of this request's snapshot survives it.
-        if !conn.is_autocommit() && conn.execute_batch("ROLLBACK").is_err() {
+        if !conn.is_autocommit()
+            && conn
+                .prepare_cached("ROLLBACK")
+                .and_then(|mut s| s.execute([]))
+                .is_err()
+        {
             return;
         }
         if !conn.is_autocommit() {

@@ -88,6 +88,10 @@ struct Db {
 #[derive(Default)]
 pub struct Kept {
     dbs: Vec<KeptDb>,
+    /// The last WAL truncation attempt per database file (long-lived
+    /// writers only; a one-off session's `Kept` is fresh, so it always
+    /// tries).
+    truncated: Vec<(&'static str, std::time::Instant)>,
 }
 
 impl std::fmt::Debug for Kept {
@@ -109,6 +113,26 @@ struct KeptDb {
 }
 
 impl Kept {
+    /// How often a long-lived writer tries to truncate a large WAL.
+    pub const TRUNCATE_EVERY: Duration = Duration::from_secs(1);
+
+    /// Whether a session closing into this `Kept` should try to truncate
+    /// `spec`'s WAL now (and if so, notes the attempt).
+    fn may_truncate(&mut self, spec: &'static DbSpec) -> bool {
+        let now = std::time::Instant::now();
+        match self.truncated.iter_mut().find(|(f, _)| *f == spec.file) {
+            Some((_, last)) if now.saturating_duration_since(*last) < Self::TRUNCATE_EVERY => false,
+            Some((_, last)) => {
+                *last = now;
+                true
+            }
+            None => {
+                self.truncated.push((spec.file, now));
+                true
+            }
+        }
+    }
+
     /// Databases kept now.
     pub fn len(&self) -> usize {
         self.dbs.len()
@@ -164,20 +188,30 @@ impl Kept {
     }
 }
 
+/// Runs one transaction-control statement through the connection's
+/// statement cache: a batch runs several per mutation (savepoint, release)
+/// and parsing each again was a measurable share of a `serve` request.
+fn control(conn: &Connection, sql: &str) -> Result<()> {
+    conn.prepare_cached(sql)?.execute([])?;
+    Ok(())
+}
+
 impl Db {
     fn begin(&mut self) -> Result<()> {
         if let Some(begin) = self.writer
             && !self.in_batch
         {
-            self.conn.execute_batch(begin)?;
+            control(&self.conn, begin)?;
             self.in_batch = true;
         }
         Ok(())
     }
 
-    fn savepoint(&self, sql: &str) -> Result<()> {
+    fn savepoint(&self, sqls: &[&str]) -> Result<()> {
         if self.in_batch {
-            self.conn.execute_batch(sql)?;
+            for sql in sqls {
+                control(&self.conn, sql)?;
+            }
         }
         Ok(())
     }
@@ -185,7 +219,7 @@ impl Db {
     fn end(&mut self, sql: &str) -> Result<()> {
         if self.in_batch {
             self.in_batch = false;
-            self.conn.execute_batch(sql)?;
+            control(&self.conn, sql)?;
         }
         Ok(())
     }
@@ -263,9 +297,9 @@ pub struct Session {
     lock: DirLock,
 }
 
-const SAVEPOINT: &str = "SAVEPOINT agent_task_work";
-const RELEASE: &str = "RELEASE agent_task_work";
-const ROLLBACK_TO: &str = "ROLLBACK TO agent_task_work; RELEASE agent_task_work";
+const SAVEPOINT: &[&str] = &["SAVEPOINT agent_task_work"];
+const RELEASE: &[&str] = &["RELEASE agent_task_work"];
+const ROLLBACK_TO: &[&str] = &["ROLLBACK TO agent_task_work", "RELEASE agent_task_work"];
 
 impl Session {
     /// Opens a session on an existing data directory: takes the lock
@@ -517,7 +551,12 @@ impl Session {
         let fresh = self.fresh_journal.is_some();
         for (is_journal, db) in [(true, self.journal.take()), (false, self.authority.take())] {
             let Some(db) = db else { continue };
-            if db.writer.is_some() {
+            // A long-lived writer tries at most once per
+            // [`Kept::TRUNCATE_EVERY`]: while readers keep the WAL busy the
+            // attempt cannot truncate and only adds a checkpoint's fsync
+            // to the batch (SQLite's own passive checkpoints still bound
+            // the WAL meanwhile).
+            if db.writer.is_some() && kept.may_truncate(db.spec) {
                 let _ = super::db::truncate_large_wal(
                     &db.conn,
                     &self.dir.root().join(db.spec.file),

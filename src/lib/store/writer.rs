@@ -28,9 +28,8 @@
 //! A mutation runs on the writer thread, so it must not do slow work:
 //! validate (signatures, records, replays) before submitting.
 
-use super::DataDir;
-use super::lock::Waiter;
 use super::session::{Kept, Plan, Session, Work};
+use super::{DataDir, KeptDirLock};
 use crate::clock::Clock;
 use crate::error::{Code, Error, Result};
 use std::collections::VecDeque;
@@ -387,7 +386,10 @@ fn run(
     mut gather: usize,
     stats: &WriterStats,
 ) {
-    let mut waiter = Waiter::default();
+    // The lock's files, kept open between batches (taken and released
+    // per batch; the CAS temp sweep runs once per interval, not per
+    // batch): opened at the first batch that finds the directory.
+    let mut lock: Option<KeptDirLock> = None;
     // The journal and authority connections, kept from batch to batch.
     let mut kept = Kept::default();
     // Jobs taken off the queue whose plan differs from the batch's, oldest
@@ -440,15 +442,7 @@ fn run(
         }
         let n = batch.len() as u64;
         let outcome = catch_unwind(AssertUnwindSafe(|| {
-            commit_batch(
-                root,
-                clock,
-                &mut waiter,
-                &mut kept,
-                timeout,
-                plan,
-                &mut batch,
-            )
+            commit_batch(root, clock, &mut lock, &mut kept, timeout, plan, &mut batch)
         }));
         stats.batches.fetch_add(1, Ordering::Relaxed);
         stats.mutations.fetch_add(n, Ordering::Relaxed);
@@ -476,20 +470,24 @@ fn run(
 /// One batch: one session, each job in its savepoint, one commit per
 /// database. Dropping the session (any early return, a panic) commits
 /// nothing.
-/// The lock is taken per batch (and released after it); the connections
-/// are `kept` between batches (`Session::with_kept`), dropped when the
-/// batch fails (the next opens afresh).
+/// The lock is taken per batch (and released after it) through the kept
+/// lock files (`DataDir::keep_lock`: its wait queues fairly behind other
+/// processes and continues a wait that ran out); the connections are
+/// `kept` between batches (`Session::with_kept`), dropped when the batch
+/// fails (the next opens afresh).
 fn commit_batch(
     root: &Path,
     clock: &dyn Clock,
-    waiter: &mut Waiter,
+    keeper: &mut Option<KeptDirLock>,
     kept: &mut Kept,
     timeout: Duration,
     plan: Plan,
     batch: &mut [Box<dyn Job>],
 ) -> Result<()> {
     let dir = DataDir::open(root)?;
-    let lock = dir.lock_with(waiter, timeout)?;
+    let lock = keeper
+        .get_or_insert_with(|| dir.keep_lock())
+        .acquire(timeout)?;
     let mut session = Session::with_kept(dir, lock, clock, plan, kept)?;
     for j in batch.iter_mut() {
         j.apply(&mut session);

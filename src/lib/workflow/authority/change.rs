@@ -695,7 +695,7 @@ pub fn subject(conn: &Connection, change_id: &str, version: u64) -> Result<Store
             Error::new(Code::NotFound, format!("change {change_id} has no checkpoint {version}"))
                 .with("next", serde_json::json!({"operation": "checkpoint"}))
         })?;
-    let parsed = parsed_subject(bytes, tasks)?;
+    let parsed = parsed_subject(&digest, bytes, tasks)?;
     if parsed.digest.as_str() != digest {
         return Err(Error::new(
             Code::IntegrityError,
@@ -720,51 +720,54 @@ struct Parsed {
     tasks: Vec<WorkflowTask>,
 }
 
-/// Parsed subjects kept per thread at most (a `serve` handler thread
-/// parses the same few subjects for every heartbeat and qualification).
-const PARSED_PER_THREAD: usize = 32;
+/// Parsed subjects kept at most (one per Change a `serve` is busy with:
+/// every heartbeat's task lookup and every qualification parses its
+/// Change's subject). Process-wide: a per-thread memo of a few dozen
+/// missed most of the time once more agents than that were looping, each
+/// on its own Change, across 16 handler threads.
+const PARSED_KEPT: usize = 1024;
 
-thread_local! {
-    static PARSED: std::cell::RefCell<Vec<std::rc::Rc<Parsed>>> =
-        const { std::cell::RefCell::new(Vec::new()) };
-}
+static PARSED: std::sync::Mutex<std::collections::VecDeque<std::sync::Arc<Parsed>>> =
+    std::sync::Mutex::new(std::collections::VecDeque::new());
 
-/// The digest and parse of a subject's stored bytes, remembered per thread
-/// keyed by the exact bytes: a hit is only ever the same bytes byte for
-/// byte (compared in full, never by a digest of them), so it is exactly
-/// what hashing and parsing them again would give; the caller still
-/// compares the digest with the row's.
-fn parsed_subject(context_bytes: Vec<u8>, tasks_bytes: Vec<u8>) -> Result<std::rc::Rc<Parsed>> {
-    let hit = PARSED
-        .try_with(|c| {
-            let c = c.try_borrow().ok()?;
-            c.iter()
-                .find(|p| p.context_bytes == context_bytes && p.tasks_bytes == tasks_bytes)
-                .cloned()
-        })
-        .ok()
-        .flatten();
+/// The digest and parse of a subject's stored bytes, remembered keyed by
+/// the exact bytes: a hit is only ever the same bytes byte for byte
+/// (compared in full; the row's digest `hint` only narrows the search), so
+/// it is exactly what hashing and parsing them again would give; the
+/// caller still compares the digest with the row's.
+fn parsed_subject(
+    hint: &str,
+    context_bytes: Vec<u8>,
+    tasks_bytes: Vec<u8>,
+) -> Result<std::sync::Arc<Parsed>> {
+    let hit = PARSED.lock().ok().and_then(|c| {
+        c.iter()
+            .find(|p| {
+                p.digest.as_str() == hint
+                    && p.context_bytes == context_bytes
+                    && p.tasks_bytes == tasks_bytes
+            })
+            .cloned()
+    });
     if let Some(p) = hit {
         return Ok(p);
     }
     let digest = domain_digest(DOMAIN_CONTEXT, &context_bytes);
     let context: ChangeContext = serde_json::from_slice(&context_bytes)?;
     let tasks: Vec<WorkflowTask> = serde_json::from_slice(&tasks_bytes)?;
-    let p = std::rc::Rc::new(Parsed {
+    let p = std::sync::Arc::new(Parsed {
         context_bytes,
         tasks_bytes,
         digest,
         context,
         tasks,
     });
-    let _ = PARSED.try_with(|c| {
-        if let Ok(mut c) = c.try_borrow_mut() {
-            if c.len() >= PARSED_PER_THREAD {
-                c.remove(0);
-            }
-            c.push(p.clone());
+    if let Ok(mut c) = PARSED.lock() {
+        if c.len() >= PARSED_KEPT {
+            c.pop_front();
         }
-    });
+        c.push_back(p.clone());
+    }
     Ok(p)
 }
 

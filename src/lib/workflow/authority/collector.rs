@@ -542,7 +542,7 @@ pub fn recheck_descriptor(
     let who = admin::authenticate(&at, token)?;
     check_origin(&who, &d.origin)?;
     let j = dir
-        .open_read(&journal::SPEC)?
+        .open_read_cached(&journal::SPEC)?
         .ok_or_else(|| Error::new(Code::NotFound, "no journal: nothing was claimed"))?;
     let derived = derive_descriptor(&j, &at, &d.attempt_id)?;
     if &derived != d {
@@ -595,18 +595,21 @@ fn imported_where(a: &Connection, col: &str, v: &str) -> Result<Option<ImportedR
     let sql = format!(
         "SELECT execution_operation_id, transfer_digest, size, task_id, attempt_id, outcome, status FROM imported_transfers WHERE {col} = ?1"
     );
-    Ok(a.query_row(&sql, params![v], |r| {
-        Ok(ImportedRow {
-            execution_operation_id: r.get(0)?,
-            transfer_digest: r.get(1)?,
-            size: r.get::<_, i64>(2)? as u64,
-            task_id: r.get(3)?,
-            attempt_id: r.get(4)?,
-            outcome: r.get(5)?,
-            status: r.get(6)?,
+    // Cached: asked on hot paths (every qualification's evidence lookup,
+    // prevalidation, the import).
+    Ok(a.prepare_cached(&sql)?
+        .query_row(params![v], |r| {
+            Ok(ImportedRow {
+                execution_operation_id: r.get(0)?,
+                transfer_digest: r.get(1)?,
+                size: r.get::<_, i64>(2)? as u64,
+                task_id: r.get(3)?,
+                attempt_id: r.get(4)?,
+                outcome: r.get(5)?,
+                status: r.get(6)?,
+            })
         })
-    })
-    .optional()?)
+        .optional()?)
 }
 
 /// A fully validated transfer.
@@ -853,7 +856,7 @@ pub fn prevalidate(
     digest: &Sha256Hex,
 ) -> Result<Option<Prevalidated>> {
     let (dir, at) = admin::open_read(root)?;
-    let Some(jt) = dir.open_read(&journal::SPEC)? else {
+    let Some(jt) = dir.open_read_cached(&journal::SPEC)? else {
         return Ok(None);
     };
     // The same checks in the same order as `import_in`, so a refusal is

@@ -402,7 +402,7 @@ pub fn recheck_descriptor(
     let who = admin::authenticate(&at, token)?;
     col::check_origin(&who, &d.origin)?;
     let j = dir
-        .open_read(&journal::SPEC)?
+        .open_read_cached(&journal::SPEC)?
         .ok_or_else(|| Error::new(Code::NotFound, "no journal: nothing was claimed"))?;
     let (derived, p) = derive_descriptor(&j, &at, &d.attempt_id)?;
     if &derived != d {

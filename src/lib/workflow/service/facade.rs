@@ -516,14 +516,13 @@ pub fn check_scope(cx: &AgentCtx<'_>, p: &TaskProfile) -> Result<()> {
 fn check_pins(conn: &crate::store::Connection, p: &TaskProfile) -> Result<()> {
     let repo = crate::workflow::authority::repository(conn, &p.native_repository)
         .map_err(|_| Error::new(Code::Conflict, "the profile's repository is not registered"))?;
-    let installed = crate::workflow::authority::installed_requirement(
+    // The digest alone: the requirement's bytes are not read per request.
+    let installed = crate::workflow::authority::installed_requirement_digest(
         conn,
         &p.native_repository,
         &p.profile_id,
     )?;
-    if repo.target != p.target
-        || installed.map(|(d, _)| d) != Some(p.requirement_digest.to_string())
-    {
+    if repo.target != p.target || installed.as_deref() != Some(p.requirement_digest.as_str()) {
         return Err(Error::new(
             Code::Conflict,
             "the authority no longer matches the operator's profile pins (target or requirement)",
@@ -584,22 +583,16 @@ pub fn execute_deferred(
         ..cx.clone()
     };
     match r {
-        OperationRequest::ChangeOpen(req) => {
-            to_value(&crate::workflow::service::remote::change_open(
-                cx,
-                &p.native_repository,
-                &p.profile_id,
-                req.request_id.as_deref(),
-            )?)
-            .map(ready)
-        }
+        OperationRequest::ChangeOpen(req) => crate::workflow::service::remote::change_open(
+            cx,
+            &p.native_repository,
+            &p.profile_id,
+            req.request_id.as_deref(),
+        ),
         OperationRequest::CheckpointCommit(CheckpointCommitRequest {
             change: ChangeSel::Id(id),
             revision,
-        }) => to_value(&crate::workflow::service::remote::commit(
-            cx, id, revision, limits,
-        )?)
-        .map(ready),
+        }) => crate::workflow::service::remote::commit(cx, id, revision, limits),
         _ => run_deferred(cx, r),
     }
 }

@@ -8,9 +8,7 @@
 use crate::clock::{Clock, unix_millis};
 use crate::contract::*;
 use crate::error::{Code, Error, Result};
-use crate::store::{
-    Access, CommitOrder, Connection, Deferred, Plan, Session, TransactionBehavior, Work, Writer,
-};
+use crate::store::{Access, CommitOrder, Connection, Deferred, Plan, Session, Work, Writer};
 use crate::workflow::authority::Rechecks;
 use crate::workflow::authority::admin::{self, Authenticated};
 use crate::workflow::authority::change::{self, ChangeSel, Scope};
@@ -120,16 +118,16 @@ impl AgentCtx<'_> {
         &self,
         f: impl FnOnce(Option<&Connection>, &Connection, &Authenticated, Now) -> Result<T>,
     ) -> Result<T> {
-        let (dir, mut ac) = admin::open_read(self.root)?;
-        let at = ac.transaction_with_behavior(TransactionBehavior::Deferred)?;
-        let who = admin::authenticate(&at, self.token)?;
-        // One snapshot of the journal for the whole read, too (a kept
-        // connection's transaction ends when it goes back to the cache).
+        let (dir, ac) = admin::open_read(self.root)?;
+        // One snapshot of each database for the whole read (ended when
+        // the connection is dropped or goes back to the cache).
+        ac.begin_read()?;
+        let who = admin::authenticate(&ac, self.token)?;
         let jc = dir.open_read_cached(&journal::SPEC)?;
         if let Some(j) = &jc {
-            j.execute_batch("BEGIN DEFERRED")?;
+            j.begin_read()?;
         }
-        f(jc.as_deref(), &at, &who, self.now())
+        f(jc.as_deref(), &ac, &who, self.now())
     }
 }
 

@@ -26,7 +26,7 @@
 use crate::clock::{rfc3339_millis, unix_millis};
 use crate::contract::check_id;
 use crate::error::{Code, Error, Result};
-use crate::store::{Connection, DataDir, OptionalExtension, Staging, params};
+use crate::store::{Connection, DataDir, Deferred, OptionalExtension, Staging, Work, params};
 use crate::wire::digest::Sha256Hex;
 use crate::workflow::authority::admin::{self, Authenticated};
 use crate::workflow::authority::change::{
@@ -106,58 +106,76 @@ pub fn change_open(
     repo_id: &str,
     profile: &str,
     request_id: Option<&str>,
-) -> Result<ChangeOpenOutput> {
+) -> Result<Deferred<Value>> {
     if let Some(r) = request_id {
         check_id("request_id", r)?;
     }
-    super::admin::with_write(cx.root, cx.timeout, cx.clock, |tx, _dir, now| {
-        let who = admin::authenticate(tx, cx.token)?;
-        if let Some(r) = request_id {
-            let prior: Option<String> = tx
-                .query_row(
-                    "SELECT change_id FROM changes WHERE owner_id = ?1 AND agent_id = ?2 AND open_request_id = ?3",
-                    params![who.actor.owner_id, who.actor.agent_id, r],
-                    |x| x.get(0),
+    let (token, repo_id, profile) = (cx.token.to_owned(), repo_id.to_owned(), profile.to_owned());
+    let request_id = request_id.map(str::to_owned);
+    // Under `serve` a mutation of the writer (a batch of operator-plan
+    // writes), answered once its batch is durable.
+    cx.session_deferred(super::admin::WRITE_PLAN, move |w| {
+        let (tx, now) = (w.authority()?, w.now_text());
+        let out = change_open_in(tx, &now, &token, &repo_id, &profile, request_id.as_deref())?;
+        serde_json::to_value(&out)
+            .map_err(|e| Error::internal(format!("cannot render output: {e}")))
+    })
+}
+
+fn change_open_in(
+    tx: &Connection,
+    now: &str,
+    token: &str,
+    repo_id: &str,
+    profile: &str,
+    request_id: Option<&str>,
+) -> Result<ChangeOpenOutput> {
+    let who = admin::authenticate(tx, token)?;
+    if let Some(r) = request_id {
+        let prior: Option<String> = tx
+            .query_row(
+                "SELECT change_id FROM changes WHERE owner_id = ?1 AND agent_id = ?2 AND open_request_id = ?3",
+                params![who.actor.owner_id, who.actor.agent_id, r],
+                |x| x.get(0),
+            )
+            .optional()?;
+        if let Some(id) = prior {
+            let ch = change::change(tx, &id)?;
+            if ch.repository != repo_id || ch.profile != profile {
+                return Err(Error::new(
+                    Code::IdempotencyConflict,
+                    "this request id already opened a change in another profile",
                 )
-                .optional()?;
-            if let Some(id) = prior {
-                let ch = change::change(tx, &id)?;
-                if ch.repository != repo_id || ch.profile != profile {
-                    return Err(Error::new(
-                        Code::IdempotencyConflict,
-                        "this request id already opened a change in another profile",
-                    )
-                    .with("change_id", id));
-                }
-                return Ok(ChangeOpenOutput { change: ch });
+                .with("change_id", id));
             }
+            return Ok(ChangeOpenOutput { change: ch });
         }
-        let repo = crate::workflow::authority::repository(tx, repo_id)?;
-        if crate::workflow::authority::installed_requirement(tx, repo_id, profile)?.is_none() {
-            return Err(Error::new(
-                Code::NotFound,
-                format!("no requirement installed for {repo_id} profile {profile}"),
-            ));
-        }
-        let id = crate::wire::random_id("ch")?;
-        tx.execute(
-            "INSERT INTO changes(change_id, repo_id, profile_id, workspace, owner_id, agent_id, base_revision, current_version, created_at, open_request_id) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 0, ?8, ?9)",
-            params![
-                id,
-                repo_id,
-                profile,
-                format!("{ENDPOINT_WORKSPACE_PREFIX}{id}"),
-                who.actor.owner_id,
-                who.actor.agent_id,
-                repo.head_revision,
-                now,
-                request_id
-            ],
-        )?;
-        Ok(ChangeOpenOutput {
-            change: change::change(tx, &id)?,
-        })
+    }
+    let repo = crate::workflow::authority::repository(tx, repo_id)?;
+    if crate::workflow::authority::installed_requirement(tx, repo_id, profile)?.is_none() {
+        return Err(Error::new(
+            Code::NotFound,
+            format!("no requirement installed for {repo_id} profile {profile}"),
+        ));
+    }
+    let id = crate::wire::random_id("ch")?;
+    tx.execute(
+        "INSERT INTO changes(change_id, repo_id, profile_id, workspace, owner_id, agent_id, base_revision, current_version, created_at, open_request_id) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 0, ?8, ?9)",
+        params![
+            id,
+            repo_id,
+            profile,
+            format!("{ENDPOINT_WORKSPACE_PREFIX}{id}"),
+            who.actor.owner_id,
+            who.actor.agent_id,
+            repo.head_revision,
+            now,
+            request_id
+        ],
+    )?;
+    Ok(ChangeOpenOutput {
+        change: change::change(tx, &id)?,
     })
 }
 
@@ -348,130 +366,188 @@ fn distinct(m: &snapshot::Manifest) -> Result<Vec<(Sha256Hex, usize, u64)>> {
 /// Phase 1: admits the manifest `body` for a checkpoint of `change_id`,
 /// opens (or replaces) the Change's checkpoint session and answers which
 /// blobs the authority lacks (manifest entry indexes, one per digest).
+/// The body is staged and the manifest admitted (parsed, canonical form,
+/// path rules, caps) and made durable before the unit of work, which
+/// under `serve` is a mutation of the writer, answered once its batch is
+/// durable: a slow client or a large manifest never holds a batch.
 pub fn manifest(
     cx: &AgentCtx<'_>,
     change_id: &str,
     body: &mut dyn Read,
     limits: &RemoteLimits,
-) -> Result<Value> {
+) -> Result<Deferred<Value>> {
     check_id("change_id", change_id)?;
     let dir = DataDir::open(cx.root)?;
     let staging = dir.cas().staging();
     // Streamed to a staged file before the lock is taken: a slow client
     // never holds the data-directory lock.
     let (msha, msize) = staging.put_any(body, limits.max_manifest_bytes)?;
-    let out = super::admin::with_write(cx.root, cx.timeout, cx.clock, |tx, dir, _now| {
-        let now_ms = unix_millis(cx.clock.now());
-        collect_garbage(tx, &staging, now_ms, limits.ttl_ms)?;
-        let who = admin::authenticate(tx, cx.token)?;
-        let ch = endpoint_change(tx, &who, change_id, cx.scope.as_ref())?;
-        let bytes = staging.read(&msha, msize, limits.max_manifest_bytes)?;
-        let adm = snapshot::admit_manifest(&bytes, limits.max_revision_bytes)?;
-        let blobs = distinct(&adm.manifest)?;
-        let others: i64 = tx.query_row(
-            "SELECT count(*) FROM checkpoint_sessions WHERE owner_id = ?1 AND agent_id = ?2 AND change_id <> ?3",
-            params![who.actor.owner_id, who.actor.agent_id, ch.change_id],
-            |r| r.get(0),
-        )?;
-        if others.max(0) as u64 >= limits.max_sessions {
-            return Err(Error::new(
-                Code::UploadQuotaExceeded,
-                format!(
-                    "this agent already has {others} open checkpoint sessions (at most {}): commit \
-                     them or let them expire",
-                    limits.max_sessions
-                ),
-            )
-            .with("max_sessions", limits.max_sessions));
-        }
-        tx.execute(
-            "DELETE FROM checkpoint_sessions WHERE change_id = ?1",
-            params![ch.change_id],
-        )?;
-        let expires = now_ms.saturating_add(ms(limits.ttl_ms));
-        tx.execute(
-            "INSERT INTO checkpoint_sessions(change_id, owner_id, agent_id, revision, manifest_sha256, manifest_size, files, total_bytes, created_at_ms, expires_at_ms) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
-            params![
-                ch.change_id,
-                who.actor.owner_id,
-                who.actor.agent_id,
-                adm.revision.as_str(),
-                msha.as_str(),
-                ms(msize),
-                adm.manifest.entries.len() as i64,
-                ms(adm.total_bytes),
-                now_ms,
-                expires
-            ],
-        )?;
-        let cas = dir.cas();
-        let mut missing = Vec::new();
-        let mut missing_bytes = 0u64;
-        {
-            let mut ask = tx.prepare_cached(
-                "INSERT INTO checkpoint_session_blobs(change_id, sha256, size) VALUES (?1, ?2, ?3)",
-            )?;
-            let mut touch =
-                tx.prepare_cached("UPDATE staged_blobs SET staged_at_ms = ?2 WHERE sha256 = ?1")?;
-            for (sha, index, size) in &blobs {
-                if cas.has(sha, *size)? {
-                    continue;
-                }
-                if staged_row(tx, sha.as_str(), *size)? && staging.present(sha, *size)? {
-                    // Lives as long as the session that needs it.
-                    touch.execute(params![sha.as_str(), now_ms])?;
-                    continue;
-                }
-                ask.execute(params![ch.change_id, sha.as_str(), ms(*size)])?;
-                missing.push(*index);
-                missing_bytes = missing_bytes.saturating_add(*size);
-            }
-        }
-        // The manifest itself is staged until the commit moves it.
-        if cas.has(&msha, msize)? {
-            staging.remove(&msha)?;
-        } else {
+    let admitted = staging
+        .read(&msha, msize, limits.max_manifest_bytes)
+        .and_then(|bytes| snapshot::admit_manifest(&bytes, limits.max_revision_bytes))
+        .and_then(|adm| {
+            let blobs = distinct(&adm.manifest)?;
+            // The staged manifest is durable before a row names it.
             staging.sync()?;
-            tx.execute(
-                "INSERT INTO staged_blobs(sha256, size, owner_id, agent_id, staged_at_ms) VALUES (?1, ?2, ?3, ?4, ?5) \
-                 ON CONFLICT(sha256) DO UPDATE SET staged_at_ms = excluded.staged_at_ms",
-                params![msha.as_str(), ms(msize), who.actor.owner_id, who.actor.agent_id, now_ms],
-            )?;
-            let staged = staged_bytes(tx, &who)?;
-            if staged > limits.quota_bytes {
-                return Err(quota_error(limits.quota_bytes, staged, msize));
-            }
-        }
-        let listed = missing.len();
-        Ok(json!({
-            "change_id": ch.change_id,
-            "revision": adm.revision,
-            "manifest_sha256": msha,
-            "files": adm.manifest.entries.len(),
-            "total_bytes": adm.total_bytes,
-            "missing": missing,
-            "missing_blobs": listed,
-            "missing_bytes": missing_bytes,
-            "expires_at": rfc3339_millis(jiff::Timestamp::from_millisecond(expires).unwrap_or(jiff::Timestamp::MAX)),
-            "limits": limits.json(),
-        }))
-    });
-    match out {
-        Ok(v) => Ok(v),
+            Ok((adm, blobs))
+        });
+    let (adm, blobs) = match admitted {
+        Ok(x) => x,
         Err(e) => {
             // Nothing of a refused manifest stays, unless a row (another
             // session's, the same bytes) claims the file.
             forget_unclaimed(cx, &staging, &[(msha, msize)]);
-            Err(e)
+            return Err(e);
+        }
+    };
+    let m = StagedManifest {
+        change_id: change_id.to_owned(),
+        token: cx.token.to_owned(),
+        scope: cx.scope.clone(),
+        limits: limits.clone(),
+        staging,
+        msha,
+        msize,
+        adm,
+        blobs,
+    };
+    cx.session_deferred(super::admin::WRITE_PLAN, move |w| {
+        let tx = w.authority()?;
+        // Whether a row claimed the manifest's file before this mutation:
+        // if none did, a refusal removes the file (its own row, if it
+        // wrote one, is rolled back with it).
+        let claimed = staged_row(tx, m.msha.as_str(), m.msize)?;
+        let out = manifest_in(w, &m);
+        if out.is_err() && !claimed {
+            let _ = m.staging.remove(&m.msha);
+        }
+        out
+    })
+}
+
+/// A manifest staged and admitted, for its unit of work.
+struct StagedManifest {
+    change_id: String,
+    token: String,
+    scope: Option<change::Scope>,
+    limits: RemoteLimits,
+    staging: Staging,
+    msha: Sha256Hex,
+    msize: u64,
+    adm: snapshot::Admitted,
+    blobs: Vec<(Sha256Hex, usize, u64)>,
+}
+
+/// The unit of work of [`manifest`], under the lock.
+fn manifest_in(w: &Work<'_>, m: &StagedManifest) -> Result<Value> {
+    let (tx, dir, now_ms) = (w.authority()?, w.dir(), w.now_ms());
+    let (staging, limits, adm, blobs) = (&m.staging, &m.limits, &m.adm, &m.blobs);
+    let (msha, msize) = (&m.msha, m.msize);
+    collect_garbage(tx, staging, now_ms, limits.ttl_ms)?;
+    let who = admin::authenticate(tx, &m.token)?;
+    let ch = endpoint_change(tx, &who, &m.change_id, m.scope.as_ref())?;
+    let others: i64 = tx.query_row(
+        "SELECT count(*) FROM checkpoint_sessions WHERE owner_id = ?1 AND agent_id = ?2 AND change_id <> ?3",
+        params![who.actor.owner_id, who.actor.agent_id, ch.change_id],
+        |r| r.get(0),
+    )?;
+    if others.max(0) as u64 >= limits.max_sessions {
+        return Err(Error::new(
+            Code::UploadQuotaExceeded,
+            format!(
+                "this agent already has {others} open checkpoint sessions (at most {}): commit \
+                 them or let them expire",
+                limits.max_sessions
+            ),
+        )
+        .with("max_sessions", limits.max_sessions));
+    }
+    tx.execute(
+        "DELETE FROM checkpoint_sessions WHERE change_id = ?1",
+        params![ch.change_id],
+    )?;
+    let expires = now_ms.saturating_add(ms(limits.ttl_ms));
+    tx.execute(
+        "INSERT INTO checkpoint_sessions(change_id, owner_id, agent_id, revision, manifest_sha256, manifest_size, files, total_bytes, created_at_ms, expires_at_ms) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+        params![
+            ch.change_id,
+            who.actor.owner_id,
+            who.actor.agent_id,
+            adm.revision.as_str(),
+            msha.as_str(),
+            ms(msize),
+            adm.manifest.entries.len() as i64,
+            ms(adm.total_bytes),
+            now_ms,
+            expires
+        ],
+    )?;
+    let cas = dir.cas();
+    let mut missing = Vec::new();
+    let mut missing_bytes = 0u64;
+    {
+        let mut ask = tx.prepare_cached(
+            "INSERT INTO checkpoint_session_blobs(change_id, sha256, size) VALUES (?1, ?2, ?3)",
+        )?;
+        let mut touch =
+            tx.prepare_cached("UPDATE staged_blobs SET staged_at_ms = ?2 WHERE sha256 = ?1")?;
+        for (sha, index, size) in blobs {
+            if cas.has(sha, *size)? {
+                continue;
+            }
+            if staged_row(tx, sha.as_str(), *size)? && staging.present(sha, *size)? {
+                // Lives as long as the session that needs it.
+                touch.execute(params![sha.as_str(), now_ms])?;
+                continue;
+            }
+            ask.execute(params![ch.change_id, sha.as_str(), ms(*size)])?;
+            missing.push(*index);
+            missing_bytes = missing_bytes.saturating_add(*size);
         }
     }
+    // The manifest itself is staged until the commit moves it.
+    if cas.has(msha, msize)? {
+        staging.remove(msha)?;
+    } else {
+        // Present and durable (synced before this unit of work).
+        if !staging.present(msha, msize)? {
+            return Err(Error::new(
+                Code::Conflict,
+                "the staged manifest was removed while it was admitted: post it again",
+            ));
+        }
+        tx.execute(
+            "INSERT INTO staged_blobs(sha256, size, owner_id, agent_id, staged_at_ms) VALUES (?1, ?2, ?3, ?4, ?5) \
+             ON CONFLICT(sha256) DO UPDATE SET staged_at_ms = excluded.staged_at_ms",
+            params![msha.as_str(), ms(msize), who.actor.owner_id, who.actor.agent_id, now_ms],
+        )?;
+        let staged = staged_bytes(tx, &who)?;
+        if staged > limits.quota_bytes {
+            return Err(quota_error(limits.quota_bytes, staged, msize));
+        }
+    }
+    let listed = missing.len();
+    Ok(json!({
+        "change_id": ch.change_id,
+        "revision": adm.revision,
+        "manifest_sha256": msha,
+        "files": adm.manifest.entries.len(),
+        "total_bytes": adm.total_bytes,
+        "missing": missing,
+        "missing_blobs": listed,
+        "missing_bytes": missing_bytes,
+        "expires_at": rfc3339_millis(jiff::Timestamp::from_millisecond(expires).unwrap_or(jiff::Timestamp::MAX)),
+        "limits": limits.json(),
+    }))
 }
 
 /// Removes staged files no row claims (best effort, under the lock).
 fn forget_unclaimed(cx: &AgentCtx<'_>, staging: &Staging, files: &[(Sha256Hex, u64)]) {
-    let _ = super::admin::with_write(cx.root, cx.timeout, cx.clock, |tx, _dir, _now| {
-        for (sha, size) in files {
+    let (staging, files) = (staging.clone(), files.to_vec());
+    let _ = cx.session(super::admin::WRITE_PLAN, move |w| {
+        let tx = w.authority()?;
+        for (sha, size) in &files {
             if !staged_row(tx, sha.as_str(), *size)? {
                 staging.remove(sha)?;
             }
@@ -530,13 +606,16 @@ pub const FRAME_HEADER: usize = 40;
 /// frame must name a blob the session asked for, with its manifest size,
 /// and hash to it; frames of blobs already held are read and dropped.
 /// Blobs stored before a refused frame stay staged (they were asked for
-/// and verified) and are charged to the actor.
+/// and verified) and are charged to the actor. The charge is a unit of
+/// work of its own (under `serve` a mutation of the writer); the
+/// [`Deferred`] answers once it is durable: its error when the charge
+/// failed, else the pack's answer (the refused frame's error, if any).
 pub fn blobs(
     cx: &AgentCtx<'_>,
     change_id: &str,
     body: &mut dyn Read,
     limits: &RemoteLimits,
-) -> Result<Value> {
+) -> Result<Deferred<Result<Value>>> {
     check_id("change_id", change_id)?;
     let (dir, conn) = admin::open_read(cx.root)?;
     let who = admin::authenticate(&conn, cx.token)?;
@@ -653,42 +732,65 @@ pub fn blobs(
         }
     }
     drop(conn);
-    if !stored.is_empty() {
-        staging.sync()?;
-        let charged = super::admin::with_write(cx.root, cx.timeout, cx.clock, |tx, _dir, _now| {
+    let reply = json!({
+        "change_id": change_id,
+        "stored": stored.len(),
+        "stored_bytes": stored_bytes,
+        "skipped": skipped,
+    });
+    if stored.is_empty() {
+        return match failure {
+            Some(e) => Err(e),
+            None => Ok(Deferred::done(Ok(Ok(reply)))),
+        };
+    }
+    // The staged files are durable before the rows naming them commit.
+    staging.sync()?;
+    let quota = limits.quota_bytes;
+    // Under `serve` a mutation of the writer, answered once its batch is
+    // durable. A refusal (the quota, counted again under the lock) removes
+    // the files that no row claimed before it (its own rows are rolled
+    // back with it); a frame refused earlier is answered once the blobs
+    // before it are charged.
+    cx.session_deferred(super::admin::WRITE_PLAN, move |w| {
+        let tx = w.authority()?;
+        let mut fresh = Vec::new();
+        let out = (|| {
             let mut ins = tx.prepare_cached(
                 "INSERT INTO staged_blobs(sha256, size, owner_id, agent_id, staged_at_ms) VALUES (?1, ?2, ?3, ?4, ?5) \
                  ON CONFLICT(sha256) DO NOTHING",
             )?;
             for (sha, size) in &stored {
-                ins.execute(params![
+                let n = ins.execute(params![
                     sha.as_str(),
                     ms(*size),
                     who.actor.owner_id,
                     who.actor.agent_id,
                     now_ms
                 ])?;
+                if n == 1 {
+                    fresh.push(sha);
+                }
             }
             let staged = staged_bytes(tx, &who)?;
-            if staged > limits.quota_bytes {
-                return Err(quota_error(limits.quota_bytes, staged, stored_bytes));
+            if staged > quota {
+                return Err(quota_error(quota, staged, stored_bytes));
             }
             Ok(())
-        });
-        if let Err(e) = charged {
-            forget_unclaimed(cx, &staging, &stored);
+        })();
+        if let Err(e) = out {
+            for sha in fresh {
+                let _ = staging.remove(sha);
+            }
             return Err(e);
         }
-    }
-    if let Some(e) = failure {
-        return Err(e);
-    }
-    Ok(json!({
-        "change_id": change_id,
-        "stored": stored.len(),
-        "stored_bytes": stored_bytes,
-        "skipped": skipped,
-    }))
+        // Charged (kept, committed with the batch) even when a later
+        // frame was refused: that refusal is the answer.
+        Ok(match failure {
+            Some(e) => Err(e),
+            None => Ok(reply),
+        })
+    })
 }
 
 /// Phase 3: records the Change's next version from its open session's
@@ -699,13 +801,13 @@ pub fn commit(
     change_id: &str,
     revision: &Sha256Hex,
     limits: &RemoteLimits,
-) -> Result<change::CheckpointOutput> {
+) -> Result<Deferred<Value>> {
     check_id("change_id", change_id)?;
     let (change_id, revision, limits) = (change_id.to_owned(), revision.clone(), limits.clone());
     let (token, scope) = (cx.token.to_owned(), cx.scope.clone());
     // Under `serve` a batch of the writer (of its own: the plan differs
-    // from the agent mutations').
-    cx.session(super::admin::WRITE_PLAN, move |w| {
+    // from the agent mutations'), answered once it is durable.
+    cx.session_deferred(super::admin::WRITE_PLAN, move |w| {
         let (change_id, revision, limits) = (change_id.as_str(), &revision, &limits);
         let (tx, dir, now) = (w.authority()?, w.dir(), w.now_text());
         let now = now.as_str();
@@ -820,7 +922,8 @@ pub fn commit(
             "DELETE FROM checkpoint_sessions WHERE change_id = ?1",
             params![change_id],
         )?;
-        Ok(out)
+        serde_json::to_value(&out)
+            .map_err(|e| Error::internal(format!("cannot render output: {e}")))
     })
 }
 
