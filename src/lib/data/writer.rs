@@ -31,6 +31,12 @@ pub const WRITER_PRAGMAS: &str = "PRAGMA cache_size = -65536;";
 /// Most writes folded into one group commit.
 const MAX_BATCH: usize = 512;
 
+/// Writes waiting for the group writer at most (besides the batch it is
+/// applying); past it a write is answered `busy` at once and nothing of it
+/// is applied. A full queue means the writer is behind by two of its
+/// largest batches: a client retries shortly.
+pub const QUEUE: usize = 1024;
+
 /// One write.
 #[derive(Debug)]
 pub enum WriteOp {
@@ -93,13 +99,19 @@ impl Reply {
 pub(crate) enum Writer {
     /// Lock, open, one transaction per call.
     Direct,
-    /// A group-commit writer thread.
-    Group(mpsc::Sender<Job>),
+    /// A group-commit writer thread and its queue's bound.
+    Group(mpsc::SyncSender<Job>, usize),
 }
 
 impl Writer {
-    /// Starts a group-commit writer thread for `dir`.
-    pub fn start_group(dir: DataDir, timeout: Duration, clock: Arc<dyn Clock>) -> Result<Writer> {
+    /// Starts a group-commit writer thread for `dir` whose queue holds at
+    /// most `queue` writes.
+    pub fn start_group(
+        dir: DataDir,
+        timeout: Duration,
+        clock: Arc<dyn Clock>,
+        queue: usize,
+    ) -> Result<Writer> {
         // The server's writer keeps SQLite's automatic checkpoints, inside
         // the commit: a checkpoint thread (as bulk ingest has) would copy
         // frames into the database file after the writes it follows were
@@ -111,12 +123,13 @@ impl Writer {
             let lock = held.acquire(timeout)?;
             open(&dir, &rfc3339_millis(clock.now()), &lock)?
         };
-        let (tx, rx) = mpsc::channel::<Job>();
+        let queue = queue.max(1);
+        let (tx, rx) = mpsc::sync_channel::<Job>(queue);
         std::thread::Builder::new()
             .name("data-writer".into())
             .spawn(move || group_loop(&mut held, timeout, conn, rx))
             .map_err(|e| Error::internal(format!("cannot start the writer thread: {e}")))?;
-        Ok(Writer::Group(tx))
+        Ok(Writer::Group(tx, queue))
     }
 
     /// Applies one write durably.
@@ -128,18 +141,16 @@ impl Writer {
 
     /// Queues one write without waiting for it: the [`Answer`] is
     /// answered once its batch is durable (`Group`), or holds the result
-    /// already (`Direct`: written now). Dropping it drops only the answer.
+    /// already (`Direct`: written now; `Group` with a full queue: `busy`,
+    /// nothing queued). Dropping it drops only the answer. Never blocks.
     pub fn write_deferred(&self, node: &Node, op: WriteOp) -> Answer<WriteResult> {
         match self {
             Writer::Direct => Answer::done(self.write(node, op)),
-            Writer::Group(tx) => {
+            Writer::Group(tx, queue) => {
                 let (rtx, rrx) = tokio::sync::oneshot::channel();
-                match tx.send(Job {
-                    op,
-                    reply: Reply::Deferred(rtx),
-                }) {
+                match enqueue(tx, *queue, op, Reply::Deferred(rtx)) {
                     Ok(()) => Answer::from_receiver(rrx),
-                    Err(_) => Answer::done(Err(Error::internal("the writer thread stopped"))),
+                    Err(e) => Answer::done(Err(e)),
                 }
             }
         }
@@ -161,15 +172,24 @@ impl Writer {
                     Err(e) => (0..n).map(|_| Err(clone_err(&e))).collect(),
                 }
             }
-            Writer::Group(tx) => {
+            Writer::Group(tx, queue) => {
+                // Once one write finds the queue full, the later ones are
+                // not queued either (each is answered that `busy`).
+                let mut refused: Option<Error> = None;
                 let mut waits = Vec::with_capacity(ops.len());
                 for op in ops {
+                    if let Some(e) = &refused {
+                        waits.push(Err(clone_err(e)));
+                        continue;
+                    }
                     let (rtx, rrx) = mpsc::channel();
-                    let sent = tx.send(Job {
-                        op,
-                        reply: Reply::Blocking(rtx),
-                    });
-                    waits.push(sent.map(|_| rrx));
+                    match enqueue(tx, *queue, op, Reply::Blocking(rtx)) {
+                        Ok(()) => waits.push(Ok(rrx)),
+                        Err(e) => {
+                            waits.push(Err(clone_err(&e)));
+                            refused = Some(e);
+                        }
+                    }
                 }
                 waits
                     .into_iter()
@@ -177,10 +197,26 @@ impl Writer {
                         Ok(rrx) => rrx
                             .recv()
                             .unwrap_or_else(|_| Err(Error::internal("the writer thread stopped"))),
-                        Err(_) => Err(Error::internal("the writer thread stopped")),
+                        Err(e) => Err(e),
                     })
                     .collect()
             }
+        }
+    }
+}
+
+/// Queues one job without blocking: a full queue is `busy` (with the
+/// bound in `details.queue`) and nothing is queued.
+fn enqueue(tx: &mpsc::SyncSender<Job>, queue: usize, op: WriteOp, reply: Reply) -> Result<()> {
+    match tx.try_send(Job { op, reply }) {
+        Ok(()) => Ok(()),
+        Err(mpsc::TrySendError::Full(_)) => Err(Error::new(
+            Code::Busy,
+            format!("the data writer's queue is full ({queue} writes waiting); retry shortly"),
+        )
+        .with("queue", queue as u64)),
+        Err(mpsc::TrySendError::Disconnected(_)) => {
+            Err(Error::internal("the writer thread stopped"))
         }
     }
 }
@@ -943,6 +979,96 @@ mod tests {
         assert_eq!(tomb["tombstoned"], true, "{tomb}");
         let e = node.read_record(&dropped_id).expect_err("tombstoned");
         assert_eq!(e.code(), Code::RecordTombstoned);
+    }
+
+    /// A full queue answers `busy` at once: the handler thread that queues
+    /// never waits for the writer (here stuck behind another process's
+    /// data-directory lock), the refused write changes nothing, and every
+    /// write that was queued is applied and answered once the lock is free.
+    #[test]
+    fn a_full_queue_is_busy_at_once() {
+        use std::future::Future;
+        use std::task::{Context, Poll, Waker};
+        let t = tempfile::tempdir().expect("tempdir");
+        let root = t.path().join("n");
+        let mut node = crate::data::node::test_node(&root);
+        node.lock_timeout = Duration::from_secs(600);
+        node.start_group_commit_with(1).expect("group");
+        let prep = |text: String| {
+            let req = CollectRequest {
+                collection_id: Some(json!("default")),
+                collector_id: Some(json!("text")),
+                input: Some(json!({"text": text})),
+                cursor: None,
+            };
+            node.prepare_collect(&req).expect("prepare").0
+        };
+        let held = node.dir.lock(Duration::from_secs(5)).expect("lock");
+        let mut cx = Context::from_waker(Waker::noop());
+        let mut queued = Vec::new();
+        let mut refused = None;
+        // The writer holds at most MAX_BATCH writes in the batch that waits
+        // for the lock, and the queue one more: the next one is refused.
+        for i in 0..MAX_BATCH + 2 {
+            let p = prep(format!("queued write {i}"));
+            let id = p[0].id.clone();
+            let mut answer = Box::pin(node.writer_deferred(WriteOp::Collect(p)).answer());
+            match answer.as_mut().poll(&mut cx) {
+                Poll::Pending => queued.push((id, answer)),
+                Poll::Ready(Err(e)) => {
+                    refused = Some((id, format!("queued write {i}"), e));
+                    break;
+                }
+                Poll::Ready(Ok(v)) => panic!("answered while the lock is held: {v:?}"),
+            }
+        }
+        let (refused_id, refused_text, e) = refused.expect("a full queue refuses a write");
+        assert_eq!(e.code(), Code::Busy, "{e:?}");
+        assert_eq!(
+            e.details().and_then(|d| d.get("queue")),
+            Some(&json!(1)),
+            "{e:?}"
+        );
+        assert!(!queued.is_empty() && queued.len() <= MAX_BATCH + 1);
+        drop(held);
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .expect("runtime");
+        for (id, answer) in queued {
+            match rt.block_on(answer).expect("applied once the lock is free") {
+                WriteResult::Collect(v) => assert!(v[0].1, "inserted"),
+                other => panic!("{other:?}"),
+            }
+            assert_eq!(
+                node.read_record(&id).expect("committed").record["id"],
+                id.as_str()
+            );
+        }
+        let e = node.read_record(&refused_id).expect_err("refused");
+        assert_eq!(
+            e.code(),
+            Code::RecordNotFound,
+            "the refused write changed nothing"
+        );
+        // The writer goes on, and the refused write succeeds when retried.
+        // The writer goes on: the refused write succeeds when retried,
+        // beside another one.
+        let again = node.writer.write_many(
+            &node,
+            vec![
+                WriteOp::Collect(prep(refused_text)),
+                WriteOp::Collect(prep("one more write".into())),
+            ],
+        );
+        assert!(
+            again.iter().all(Result::is_ok),
+            "{:?}",
+            again.iter().map(shown).collect::<Vec<_>>()
+        );
+        assert_eq!(
+            node.read_record(&refused_id).expect("retried").record["id"],
+            refused_id.as_str()
+        );
     }
 
     /// The differential test of the group commit: a random mix of

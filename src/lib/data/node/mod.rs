@@ -90,7 +90,7 @@ pub struct Node {
     http_allow_private_networks: bool,
     pub(crate) clock: Arc<dyn Clock>,
     pub(crate) lock_timeout: Duration,
-    writer: Writer,
+    pub(crate) writer: Writer,
     /// Collection definitions read so far. A definition never changes once
     /// stored (an identical one is "existing", a different one a conflict)
     /// and is never deleted, so only found ones are kept, at most
@@ -169,7 +169,17 @@ impl Node {
 
     /// Switches writes to a group-commit writer thread (used by `serve`).
     pub fn start_group_commit(&mut self) -> Result<()> {
-        self.writer = Writer::start_group(self.dir.clone(), self.lock_timeout, self.clock.clone())?;
+        self.start_group_commit_with(super::writer::QUEUE)
+    }
+
+    /// [`Node::start_group_commit`] with a queue of at most `queue` writes.
+    pub(crate) fn start_group_commit_with(&mut self, queue: usize) -> Result<()> {
+        self.writer = Writer::start_group(
+            self.dir.clone(),
+            self.lock_timeout,
+            self.clock.clone(),
+            queue,
+        )?;
         Ok(())
     }
 
