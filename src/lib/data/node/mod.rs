@@ -90,7 +90,7 @@ pub struct Node {
     http_allow_private_networks: bool,
     pub(crate) clock: Arc<dyn Clock>,
     pub(crate) lock_timeout: Duration,
-    pub(crate) writer: Writer,
+    writer: Writer,
     /// Collection definitions read so far. A definition never changes once
     /// stored (an identical one is "existing", a different one a conflict)
     /// and is never deleted, so only found ones are kept, at most
