@@ -14,6 +14,12 @@
 //! transaction, default all N in one). Prints `{"records", "seconds",
 //! "records_per_s"}`, measured from opening the database to the last
 //! commit. Built and run by `scripts/bench-data.sh`.
+//!
+//! FTS5 storage trials (issue #13), applied after the node's migrations:
+//! env `PROBE_FTS`, a comma-separated list of `contentless` (the index
+//! table made `content='', contentless_delete=1`: the document is not
+//! stored a second time), `automerge=N`, `crisismerge=N`, `pgsz=N` (FTS5
+//! configuration options). Unset: the node's own schema, unchanged.
 #![allow(clippy::print_stdout, clippy::print_stderr, missing_docs)]
 #![allow(clippy::disallowed_methods)] // a benchmark probe: it opens SQLite itself
 
@@ -90,6 +96,34 @@ fn run(dir: &std::path::Path, kind: corpus::Kind, n: u64, batch: u64) -> rusqlit
     conn.execute_batch(agent_task::data::writer::WRITER_PRAGMAS)?;
     for m in agent_task::data::schema::SPEC.migrations {
         conn.execute_batch(m.sql)?;
+    }
+    if let Ok(trials) = std::env::var("PROBE_FTS") {
+        for t in trials.split(',').filter(|t| !t.is_empty()) {
+            match t.split_once('=') {
+                None if t == "contentless" => conn.execute_batch(
+                    "DROP TABLE record_fts_vocab; DROP TABLE record_fts;
+                     CREATE VIRTUAL TABLE record_fts USING fts5(record_id UNINDEXED, \
+                     collection_id UNINDEXED, document, tokenize = 'unicode61', content = '', \
+                     contentless_delete = 1);
+                     CREATE VIRTUAL TABLE record_fts_vocab USING fts5vocab(record_fts, row);
+                     INSERT INTO record_fts(record_fts, rank) VALUES ('hashsize', 8388608);",
+                )?,
+                Some((k @ ("automerge" | "crisismerge" | "pgsz"), v)) => {
+                    let v: i64 = v.parse().map_err(|_| {
+                        rusqlite::Error::InvalidParameterName(format!("PROBE_FTS {t}"))
+                    })?;
+                    conn.execute(
+                        "INSERT INTO record_fts(record_fts, rank) VALUES (?1, ?2)",
+                        params![k, v],
+                    )?;
+                }
+                _ => {
+                    return Err(rusqlite::Error::InvalidParameterName(format!(
+                        "PROBE_FTS {t}"
+                    )));
+                }
+            }
+        }
     }
     conn.execute(
         "INSERT INTO collections(id, definition_json, created_at) VALUES ('default', '{}', ?1)",

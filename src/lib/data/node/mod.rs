@@ -169,7 +169,17 @@ impl Node {
 
     /// Switches writes to a group-commit writer thread (used by `serve`).
     pub fn start_group_commit(&mut self) -> Result<()> {
-        self.writer = Writer::start_group(self.dir.clone(), self.lock_timeout, self.clock.clone())?;
+        self.start_group_commit_with(super::writer::QUEUE)
+    }
+
+    /// [`Node::start_group_commit`] with a queue of at most `queue` writes.
+    pub(crate) fn start_group_commit_with(&mut self, queue: usize) -> Result<()> {
+        self.writer = Writer::start_group(
+            self.dir.clone(),
+            self.lock_timeout,
+            self.clock.clone(),
+            queue,
+        )?;
         Ok(())
     }
 
