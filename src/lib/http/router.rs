@@ -128,6 +128,12 @@ impl Response {
                 "Bearer realm=\"agent-data-node\"".into(),
             ));
         }
+        // A refusal that changed nothing because the server is momentarily
+        // full (a writer's queue, a lock wait): say when to try again, as
+        // the connection cap's `server_busy` does.
+        if matches!(e.code(), Code::Busy | Code::ServerBusy) {
+            r.headers.push(("Retry-After".into(), "1".into()));
+        }
         r
     }
 }
@@ -889,6 +895,24 @@ mod tests {
         let mut req = request(Method::Post, "/", &h, &mut body);
         let e = BodySpec::json(8).read(&mut req).expect_err("reset");
         assert_eq!(e.code(), Code::InvalidRequest);
+    }
+
+    #[test]
+    fn a_busy_refusal_says_when_to_retry() {
+        let retry = |r: &Response| {
+            r.headers
+                .iter()
+                .find(|(k, _)| k.eq_ignore_ascii_case("retry-after"))
+                .map(|(_, v)| v.clone())
+        };
+        let busy = Response::error(&Error::new(Code::Busy, "the queue is full"));
+        assert_eq!(busy.status, 503);
+        assert_eq!(retry(&busy).as_deref(), Some("1"));
+        let bad = Response::error(&Error::new(Code::InvalidRequest, "no"));
+        assert_eq!(retry(&bad), None);
+        // A 503 that waiting does not cure says nothing of retrying.
+        let off = Response::error(&Error::new(Code::DataAuthNotConfigured, "off"));
+        assert_eq!((off.status, retry(&off)), (503, None));
     }
 
     #[test]
