@@ -641,30 +641,7 @@ fn authority_more_concurrent_mutations_than_workers_share_one_batch() {
     // threads waiting for their batch, at most 2 could be, and the batch
     // would be cut after 60 s. One batch is one clock reading: every
     // heartbeat carries the same lease end.
-    let s = Setup::new();
-    let (task, _) = s.checkpoint();
-    // Claimed on the CLI (no writer), so the first batch of serve's
-    // writer is the heartbeats.
-    let claim = s
-        .agent(&[
-            "claim",
-            &task,
-            "--request-id",
-            "wide-claim",
-            "--lease-ms",
-            "600000",
-        ])
-        .json();
-    let (attempt, fence) = (
-        claim["attempt"]["attempt_id"].clone(),
-        claim["attempt"]["fence"].clone(),
-    );
-    let owner = token(&s);
-    let srv = serve_with(
-        &s,
-        &[("AGENT_TASK_TEST_WRITER_GATHER", "16")],
-        &["--workers", "2"],
-    );
+    let (s, attempt, fence, owner, srv) = claimed_then_served_narrow("wide-claim");
     let calls: Vec<(String, Value)> = (0..16)
         .map(|k| {
             (
@@ -694,14 +671,11 @@ fn authority_more_concurrent_mutations_than_workers_share_one_batch() {
     }
 }
 
-#[test]
-fn authority_mcp_mutations_share_one_batch_beyond_the_workers() {
-    // The MCP route as the task route above: a `tools/call` of a mutation
-    // is queued to the writer and awaited on the runtime, so 16 heartbeats
-    // at once reach one batch with only 2 handler threads (a handler that
-    // waited for its batch would hold one of them, and the gathering
-    // first batch would be cut after 60 s with at most 2).
-    const MCP: &str = "/v1/hub/workspace/mcp?repository=demo-basic&profile=default";
+/// A fixture whose task is claimed on the CLI (no writer, so the first
+/// batch of serve's writer is the test's mutations), then `serve --workers
+/// 2` whose writer's first batch waits for 16 mutations: the setup, the
+/// attempt id and fence, the owner's token and the server.
+fn claimed_then_served_narrow(request_id: &str) -> (Setup, Value, Value, String, Served) {
     let s = Setup::new();
     let (task, _) = s.checkpoint();
     let claim = s
@@ -709,7 +683,7 @@ fn authority_mcp_mutations_share_one_batch_beyond_the_workers() {
             "claim",
             &task,
             "--request-id",
-            "mcp-wide-claim",
+            request_id,
             "--lease-ms",
             "600000",
         ])
@@ -724,6 +698,18 @@ fn authority_mcp_mutations_share_one_batch_beyond_the_workers() {
         &[("AGENT_TASK_TEST_WRITER_GATHER", "16")],
         &["--workers", "2"],
     );
+    (s, attempt, fence, owner, srv)
+}
+
+#[test]
+fn authority_mcp_mutations_share_one_batch_beyond_the_workers() {
+    // The MCP route as the task route above: a `tools/call` of a mutation
+    // is queued to the writer and awaited on the runtime, so 16 heartbeats
+    // at once reach one batch with only 2 handler threads (a handler that
+    // waited for its batch would hold one of them, and the gathering
+    // first batch would be cut after 60 s with at most 2).
+    const MCP: &str = "/v1/hub/workspace/mcp?repository=demo-basic&profile=default";
+    let (s, attempt, fence, owner, srv) = claimed_then_served_narrow("mcp-wide-claim");
     let call = |k: usize| {
         json!({"jsonrpc": "2.0", "id": k, "method": "tools/call", "params": {
             "name": "heartbeat",

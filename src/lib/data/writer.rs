@@ -942,6 +942,16 @@ mod tests {
     use crate::data::replica::ReplicaOp;
     use serde_json::json;
 
+    /// A collect of `text` with the built-in text collector into `default`.
+    fn text_collect(text: &str) -> CollectRequest {
+        CollectRequest {
+            collection_id: Some(json!("default")),
+            collector_id: Some(json!("text")),
+            input: Some(json!({"text": text})),
+            cursor: None,
+        }
+    }
+
     /// Everything a write leaves in the database, in a comparable form.
     fn dump(node: &Node) -> Vec<String> {
         with_write(node, |c| {
@@ -997,12 +1007,7 @@ mod tests {
         let root = t.path().join("n");
         let mut node = crate::data::node::test_node(&root);
         node.start_group_commit().expect("group");
-        let req = |text: &str| CollectRequest {
-            collection_id: Some(json!("default")),
-            collector_id: Some(json!("text")),
-            input: Some(json!({"text": text})),
-            cursor: None,
-        };
+        let req = text_collect;
         let dropped = node
             .prepare_collect(&req("dropped answer"))
             .expect("prepare")
@@ -1068,13 +1073,9 @@ mod tests {
         node.lock_timeout = Duration::from_secs(600);
         node.start_group_commit_with(1).expect("group");
         let prep = |text: String| {
-            let req = CollectRequest {
-                collection_id: Some(json!("default")),
-                collector_id: Some(json!("text")),
-                input: Some(json!({"text": text})),
-                cursor: None,
-            };
-            node.prepare_collect(&req).expect("prepare").0
+            node.prepare_collect(&text_collect(&text))
+                .expect("prepare")
+                .0
         };
         let held = node.dir.lock(Duration::from_secs(5)).expect("lock");
         let mut cx = Context::from_waker(Waker::noop());
@@ -1152,15 +1153,11 @@ mod tests {
         let mut ids = Vec::new();
         while wal_len() <= 1 << 20 {
             assert!(ids.len() < 10_000, "the WAL does not grow");
-            let req = CollectRequest {
-                collection_id: Some(json!("default")),
-                collector_id: Some(json!("text")),
-                input: Some(
-                    json!({"text": format!("grow the wal {} {}", ids.len(), "word ".repeat(2000))}),
-                ),
-                cursor: None,
-            };
-            let p = node.prepare_collect(&req).expect("prepare").0;
+            let text = format!("grow the wal {} {}", ids.len(), "word ".repeat(2000));
+            let p = node
+                .prepare_collect(&text_collect(&text))
+                .expect("prepare")
+                .0;
             ids.push(p[0].id.clone());
             let r = node.writer_write(WriteOp::Collect(p));
             assert!(r.is_ok(), "{}", shown(&r));
@@ -1210,13 +1207,9 @@ mod tests {
                 texts
                     .iter()
                     .flat_map(|text| {
-                        let req = CollectRequest {
-                            collection_id: Some(json!("default")),
-                            collector_id: Some(json!("text")),
-                            input: Some(json!({"text": text})),
-                            cursor: None,
-                        };
-                        node.prepare_collect(&req).expect("prepare").0
+                        node.prepare_collect(&text_collect(text))
+                            .expect("prepare")
+                            .0
                     })
                     .collect()
             };
