@@ -15,20 +15,12 @@
 //! "records_per_s"}`, measured from opening the database to the last
 //! commit. Built and run by `scripts/bench-data.sh`.
 //!
-//! FTS5 storage trials (issue #13), applied after the node's migrations:
-//! env `PROBE_FTS`, a comma-separated list of `contentless` (the index
-//! table made `content='', contentless_delete=1`: the document is not
-//! stored a second time), `automerge=N`, `crisismerge=N`, `pgsz=N` (FTS5
-//! configuration options), `contentless-delete` (the index table with
-//! only its `document` column, `content='', contentless_delete=1`: no
-//! stored document and no `record_id`/`collection_id` columns, which a
-//! query reads from `records` by row id). Unset: the node's own schema,
-//! unchanged.
-//!
-//! Key trials: env `PROBE_KEYS=unhex`: the two random-key unique indexes
-//! (`records.id`, `inline_blobs.sha256`) hold the 32-byte digest
-//! (`unhex()` of the hex text, an expression index) instead of the
-//! 64-hex text; the rows keep their text.
+//! FTS5 configuration trials (issue #13), applied after the node's
+//! migrations: env `PROBE_FTS`, a comma-separated list of `automerge=N`,
+//! `crisismerge=N`, `pgsz=N`. Unset: the node's own schema, unchanged.
+//! (Data schema 4 adopted two earlier trials, `contentless-delete`, an
+//! index without stored content or id columns, and `PROBE_KEYS=unhex`, the
+//! random-key unique indexes on 32-byte digests: see `src/lib/data/schema.rs`.)
 #![allow(clippy::print_stdout, clippy::print_stderr, missing_docs)]
 #![allow(clippy::disallowed_methods)] // a benchmark probe: it opens SQLite itself
 
@@ -106,28 +98,9 @@ fn run(dir: &std::path::Path, kind: corpus::Kind, n: u64, batch: u64) -> rusqlit
     for m in agent_task::data::schema::SPEC.migrations {
         conn.execute_batch(m.sql)?;
     }
-    let mut slim_fts = false;
     if let Ok(trials) = std::env::var("PROBE_FTS") {
         for t in trials.split(',').filter(|t| !t.is_empty()) {
             match t.split_once('=') {
-                None if t == "contentless-delete" => {
-                    conn.execute_batch(
-                        "DROP TABLE record_fts_vocab; DROP TABLE record_fts;
-                     CREATE VIRTUAL TABLE record_fts USING fts5(document, tokenize = 'unicode61', \
-                     content = '', contentless_delete = 1);
-                     CREATE VIRTUAL TABLE record_fts_vocab USING fts5vocab(record_fts, row);
-                     INSERT INTO record_fts(record_fts, rank) VALUES ('hashsize', 8388608);",
-                    )?;
-                    slim_fts = true;
-                }
-                None if t == "contentless" => conn.execute_batch(
-                    "DROP TABLE record_fts_vocab; DROP TABLE record_fts;
-                     CREATE VIRTUAL TABLE record_fts USING fts5(record_id UNINDEXED, \
-                     collection_id UNINDEXED, document, tokenize = 'unicode61', content = '', \
-                     contentless_delete = 1);
-                     CREATE VIRTUAL TABLE record_fts_vocab USING fts5vocab(record_fts, row);
-                     INSERT INTO record_fts(record_fts, rank) VALUES ('hashsize', 8388608);",
-                )?,
                 Some((k @ ("automerge" | "crisismerge" | "pgsz"), v)) => {
                     let v: i64 = v.parse().map_err(|_| {
                         rusqlite::Error::InvalidParameterName(format!("PROBE_FTS {t}"))
@@ -145,18 +118,6 @@ fn run(dir: &std::path::Path, kind: corpus::Kind, n: u64, batch: u64) -> rusqlit
             }
         }
     }
-    let unhex_keys = match std::env::var("PROBE_KEYS").as_deref() {
-        Ok("unhex") => {
-            conn.execute_batch(UNHEX_KEYS)?;
-            true
-        }
-        Ok("") | Err(_) => false,
-        Ok(other) => {
-            return Err(rusqlite::Error::InvalidParameterName(format!(
-                "PROBE_KEYS {other}"
-            )));
-        }
-    };
     conn.execute(
         "INSERT INTO collections(id, definition_json, created_at) VALUES ('default', '{}', ?1)",
         [at],
@@ -165,22 +126,15 @@ fn run(dir: &std::path::Path, kind: corpus::Kind, n: u64, batch: u64) -> rusqlit
         conn.execute_batch("BEGIN IMMEDIATE")?;
         let mut blob = conn
             .prepare_cached("INSERT OR REPLACE INTO inline_blobs(sha256, bytes) VALUES (?1, ?2)")?;
-        let mut rec = conn.prepare_cached(if unhex_keys {
+        let mut rec = conn.prepare_cached(
             "INSERT INTO records(id, collection_id, envelope_json, content_sha256, content_size, created_at) \
-             VALUES (?1, 'default', ?2, ?3, ?4, ?5) ON CONFLICT(unhex(substr(id, 5))) DO NOTHING"
-        } else {
-            "INSERT INTO records(id, collection_id, envelope_json, content_sha256, content_size, created_at) \
-             VALUES (?1, 'default', ?2, ?3, ?4, ?5) ON CONFLICT(id) DO NOTHING"
-        })?;
+             VALUES (?1, 'default', ?2, ?3, ?4, ?5) ON CONFLICT(unhex(substr(id, 5))) DO NOTHING",
+        )?;
         let mut chg = conn.prepare_cached(
             "INSERT INTO changes(type, collection_id, record_id, at) VALUES ('record', 'default', ?1, ?2)",
         )?;
-        let mut fts = conn.prepare_cached(if slim_fts {
-            "INSERT INTO record_fts(rowid, document) VALUES (?1, ?3)"
-        } else {
-            "INSERT INTO record_fts(rowid, record_id, collection_id, document) \
-             VALUES (?1, ?2, 'default', ?3)"
-        })?;
+        let mut fts =
+            conn.prepare_cached("INSERT INTO record_fts(rowid, document) VALUES (?1, ?2)")?;
         let mut rids = Vec::with_capacity(chunk.len());
         for r in chunk {
             blob.execute(params![r.sha, r.text.as_bytes()])?;
@@ -189,7 +143,7 @@ fn run(dir: &std::path::Path, kind: corpus::Kind, n: u64, batch: u64) -> rusqlit
             chg.execute(params![r.id, at])?;
         }
         for (r, rid) in chunk.iter().zip(&rids) {
-            fts.execute(params![rid, r.id, r.document])?;
+            fts.execute(params![rid, r.document])?;
         }
         if let (Some(first), Some(last)) = (rids.first(), rids.last()) {
             let mut read = conn.prepare_cached(
@@ -208,36 +162,6 @@ fn run(dir: &std::path::Path, kind: corpus::Kind, n: u64, batch: u64) -> rusqlit
     }
     Ok(start.elapsed().as_secs_f64())
 }
-
-/// `PROBE_KEYS=unhex`: the tables of schema 3 with their random-key
-/// uniqueness on the 32-byte digests (tombstones lose their foreign key,
-/// which needs a unique `records(id)`).
-const UNHEX_KEYS: &str = "
-DROP TABLE tombstones; DROP TABLE records; DROP TABLE inline_blobs;
-CREATE TABLE records (
-    rid INTEGER PRIMARY KEY,
-    id TEXT NOT NULL CHECK (length(id) = 68 AND unhex(substr(id, 5)) IS NOT NULL),
-    collection_id TEXT NOT NULL REFERENCES collections(id),
-    envelope_json TEXT NOT NULL,
-    content_sha256 TEXT NOT NULL,
-    content_size INTEGER NOT NULL,
-    created_at TEXT NOT NULL
-) STRICT;
-CREATE UNIQUE INDEX records_key ON records(unhex(substr(id, 5)));
-CREATE INDEX records_collection_idx ON records(collection_id, rid);
-CREATE TABLE tombstones (
-    record_id TEXT PRIMARY KEY,
-    collection_id TEXT NOT NULL,
-    tombstone_json TEXT NOT NULL,
-    tombstoned_at TEXT NOT NULL
-) STRICT;
-CREATE TABLE inline_blobs (
-    bid INTEGER PRIMARY KEY,
-    sha256 TEXT NOT NULL CHECK (length(sha256) = 64 AND unhex(sha256) IS NOT NULL),
-    bytes BLOB NOT NULL
-) STRICT;
-CREATE UNIQUE INDEX inline_blobs_key ON inline_blobs(unhex(sha256));
-";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().collect();

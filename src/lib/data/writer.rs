@@ -752,7 +752,7 @@ impl<'c> RowStatements<'c> {
             )?,
             record: conn.prepare_cached(
                 "INSERT INTO records(id, collection_id, envelope_json, content_sha256, content_size, created_at) \
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT(id) DO NOTHING",
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT(unhex(substr(id, 5))) DO NOTHING",
             )?,
             change: conn.prepare_cached(
                 "INSERT INTO changes(type, collection_id, record_id, at) VALUES ('record', ?1, ?2, ?3)",
@@ -796,7 +796,7 @@ fn insert_rows(
         .prepare_cached(
             "SELECT r.rid, r.envelope_json, \
              EXISTS(SELECT 1 FROM tombstones t WHERE t.record_id = r.id) \
-             FROM records r WHERE r.id = ?1",
+             FROM records r WHERE unhex(substr(r.id, 5)) = unhex(substr(?1, 5)) AND r.id = ?1",
         )?
         .query_row([&p.id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
     let mut pending = None;
@@ -835,7 +835,7 @@ pub(crate) fn tombstone(
     now: &str,
 ) -> Result<Value> {
     let rec: Option<(i64, String)> = conn
-        .prepare_cached("SELECT rid, collection_id FROM records WHERE id = ?1")?
+        .prepare_cached("SELECT rid, collection_id FROM records WHERE unhex(substr(id, 5)) = unhex(substr(?1, 5)) AND id = ?1")?
         .query_row([record_id], |r| Ok((r.get(0)?, r.get(1)?)))
         .optional()?;
     let Some((rid, collection_id)) = rec else {

@@ -326,7 +326,8 @@ impl Node {
                     Some(e) => Some(e),
                     None => c
                         .prepare_cached(
-                            "SELECT r.envelope_json FROM records r WHERE r.id = ?1 \
+                            "SELECT r.envelope_json FROM records r \
+                             WHERE unhex(substr(r.id, 5)) = unhex(substr(?1, 5)) AND r.id = ?1 \
                              AND NOT EXISTS (SELECT 1 FROM tombstones t WHERE t.record_id = r.id)",
                         )?
                         .query_row([&id], |r| r.get(0))
