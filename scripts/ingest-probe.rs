@@ -21,6 +21,11 @@
 //! (Data schema 4 adopted two earlier trials, `contentless-delete`, an
 //! index without stored content or id columns, and `PROBE_KEYS=unhex`, the
 //! random-key unique indexes on 32-byte digests: see `src/lib/data/schema.rs`.)
+//!
+//! Attribution trials: env `PROBE_SKIP`, a comma-separated list of `blobs`,
+//! `changes`, `fts`, `doclen` (that kind of row is not written; `fts` also
+//! skips `doclen`): what each costs, by difference. Not a layout the node
+//! can use.
 #![allow(clippy::print_stdout, clippy::print_stderr, missing_docs)]
 #![allow(clippy::disallowed_methods)] // a benchmark probe: it opens SQLite itself
 
@@ -118,6 +123,22 @@ fn run(dir: &std::path::Path, kind: corpus::Kind, n: u64, batch: u64) -> rusqlit
             }
         }
     }
+    let skips = std::env::var("PROBE_SKIP").unwrap_or_default();
+    let skip: Vec<&str> = skips.split(',').filter(|t| !t.is_empty()).collect();
+    if let Some(t) = skip
+        .iter()
+        .find(|t| !["blobs", "changes", "fts", "doclen"].contains(t))
+    {
+        return Err(rusqlite::Error::InvalidParameterName(format!(
+            "PROBE_SKIP {t}"
+        )));
+    }
+    let (no_blobs, no_changes, no_fts) = (
+        skip.contains(&"blobs"),
+        skip.contains(&"changes"),
+        skip.contains(&"fts"),
+    );
+    let no_doclen = no_fts || skip.contains(&"doclen");
     conn.execute(
         "INSERT INTO collections(id, definition_json, created_at) VALUES ('default', '{}', ?1)",
         [at],
@@ -137,15 +158,21 @@ fn run(dir: &std::path::Path, kind: corpus::Kind, n: u64, batch: u64) -> rusqlit
             conn.prepare_cached("INSERT INTO record_fts(rowid, document) VALUES (?1, ?2)")?;
         let mut rids = Vec::with_capacity(chunk.len());
         for r in chunk {
-            blob.execute(params![r.sha, r.text.as_bytes()])?;
+            if !no_blobs {
+                blob.execute(params![r.sha, r.text.as_bytes()])?;
+            }
             rec.execute(params![r.id, r.envelope, r.sha, r.text.len() as i64, at])?;
             rids.push(conn.last_insert_rowid());
-            chg.execute(params![r.id, at])?;
+            if !no_changes {
+                chg.execute(params![r.id, at])?;
+            }
         }
-        for (r, rid) in chunk.iter().zip(&rids) {
-            fts.execute(params![rid, r.document])?;
+        if !no_fts {
+            for (r, rid) in chunk.iter().zip(&rids) {
+                fts.execute(params![rid, r.document])?;
+            }
         }
-        if let (Some(first), Some(last)) = (rids.first(), rids.last()) {
+        if !no_doclen && let (Some(first), Some(last)) = (rids.first(), rids.last()) {
             let mut read = conn.prepare_cached(
                 "SELECT id, sz FROM record_fts_docsize WHERE id BETWEEN ?1 AND ?2",
             )?;
