@@ -12,7 +12,8 @@
 #      and from 32 clients
 # Not part of the test command.
 # Usage: scripts/bench-data.sh [BULK_RECORDS] [HTTP_RECORDS] [RSS_RECORDS]   (env ROUNDS, default 3)
-#   ONLY=http: part 4 alone (the HTTP collects and the fsync anchor); WORKERS: serve's --workers (16)
+#   ONLY=http: part 4 alone (the HTTP collects and the fsync anchor); ONLY=bulk: part 1 alone;
+#   WORKERS: serve's --workers (16)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BULK_RECORDS=${1:-100000}
@@ -81,6 +82,10 @@ for kind in short kb; do
     "| ceiling probe $PR records/s: $(ratio "$IR" "$PR") (goal 0.60x)$GOAL"
 done
 rm -rf "$WORK/bulk-kb"
+if [ "${ONLY:-all}" = bulk ]; then
+  echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
+  exit 0
+fi
 
 # 2. Peak RSS of a large ingest.
 "$LOAD" jsonl "$RSS_RECORDS" short >"$WORK/rss.jsonl"

@@ -15,11 +15,17 @@
 //! "records_per_s"}`, measured from opening the database to the last
 //! commit. Built and run by `scripts/bench-data.sh`.
 //!
-//! FTS5 storage trials (issue #13), applied after the node's migrations:
-//! env `PROBE_FTS`, a comma-separated list of `contentless` (the index
-//! table made `content='', contentless_delete=1`: the document is not
-//! stored a second time), `automerge=N`, `crisismerge=N`, `pgsz=N` (FTS5
-//! configuration options). Unset: the node's own schema, unchanged.
+//! FTS5 configuration trials (issue #13), applied after the node's
+//! migrations: env `PROBE_FTS`, a comma-separated list of `automerge=N`,
+//! `crisismerge=N`, `pgsz=N`. Unset: the node's own schema, unchanged.
+//! (Data schema 4 adopted two earlier trials, `contentless-delete`, an
+//! index without stored content or id columns, and `PROBE_KEYS=unhex`, the
+//! random-key unique indexes on 32-byte digests: see `src/lib/data/schema.rs`.)
+//!
+//! Attribution trials: env `PROBE_SKIP`, a comma-separated list of `blobs`,
+//! `changes`, `fts`, `doclen` (that kind of row is not written; `fts` also
+//! skips `doclen`): what each costs, by difference. Not a layout the node
+//! can use.
 #![allow(clippy::print_stdout, clippy::print_stderr, missing_docs)]
 #![allow(clippy::disallowed_methods)] // a benchmark probe: it opens SQLite itself
 
@@ -100,14 +106,6 @@ fn run(dir: &std::path::Path, kind: corpus::Kind, n: u64, batch: u64) -> rusqlit
     if let Ok(trials) = std::env::var("PROBE_FTS") {
         for t in trials.split(',').filter(|t| !t.is_empty()) {
             match t.split_once('=') {
-                None if t == "contentless" => conn.execute_batch(
-                    "DROP TABLE record_fts_vocab; DROP TABLE record_fts;
-                     CREATE VIRTUAL TABLE record_fts USING fts5(record_id UNINDEXED, \
-                     collection_id UNINDEXED, document, tokenize = 'unicode61', content = '', \
-                     contentless_delete = 1);
-                     CREATE VIRTUAL TABLE record_fts_vocab USING fts5vocab(record_fts, row);
-                     INSERT INTO record_fts(record_fts, rank) VALUES ('hashsize', 8388608);",
-                )?,
                 Some((k @ ("automerge" | "crisismerge" | "pgsz"), v)) => {
                     let v: i64 = v.parse().map_err(|_| {
                         rusqlite::Error::InvalidParameterName(format!("PROBE_FTS {t}"))
@@ -125,6 +123,22 @@ fn run(dir: &std::path::Path, kind: corpus::Kind, n: u64, batch: u64) -> rusqlit
             }
         }
     }
+    let skips = std::env::var("PROBE_SKIP").unwrap_or_default();
+    let skip: Vec<&str> = skips.split(',').filter(|t| !t.is_empty()).collect();
+    if let Some(t) = skip
+        .iter()
+        .find(|t| !["blobs", "changes", "fts", "doclen"].contains(t))
+    {
+        return Err(rusqlite::Error::InvalidParameterName(format!(
+            "PROBE_SKIP {t}"
+        )));
+    }
+    let (no_blobs, no_changes, no_fts) = (
+        skip.contains(&"blobs"),
+        skip.contains(&"changes"),
+        skip.contains(&"fts"),
+    );
+    let no_doclen = no_fts || skip.contains(&"doclen");
     conn.execute(
         "INSERT INTO collections(id, definition_json, created_at) VALUES ('default', '{}', ?1)",
         [at],
@@ -135,26 +149,30 @@ fn run(dir: &std::path::Path, kind: corpus::Kind, n: u64, batch: u64) -> rusqlit
             .prepare_cached("INSERT OR REPLACE INTO inline_blobs(sha256, bytes) VALUES (?1, ?2)")?;
         let mut rec = conn.prepare_cached(
             "INSERT INTO records(id, collection_id, envelope_json, content_sha256, content_size, created_at) \
-             VALUES (?1, 'default', ?2, ?3, ?4, ?5) ON CONFLICT(id) DO NOTHING",
+             VALUES (?1, 'default', ?2, ?3, ?4, ?5) ON CONFLICT(unhex(substr(id, 5))) DO NOTHING",
         )?;
         let mut chg = conn.prepare_cached(
             "INSERT INTO changes(type, collection_id, record_id, at) VALUES ('record', 'default', ?1, ?2)",
         )?;
-        let mut fts = conn.prepare_cached(
-            "INSERT INTO record_fts(rowid, record_id, collection_id, document) \
-             VALUES (?1, ?2, 'default', ?3)",
-        )?;
+        let mut fts =
+            conn.prepare_cached("INSERT INTO record_fts(rowid, document) VALUES (?1, ?2)")?;
         let mut rids = Vec::with_capacity(chunk.len());
         for r in chunk {
-            blob.execute(params![r.sha, r.text.as_bytes()])?;
+            if !no_blobs {
+                blob.execute(params![r.sha, r.text.as_bytes()])?;
+            }
             rec.execute(params![r.id, r.envelope, r.sha, r.text.len() as i64, at])?;
             rids.push(conn.last_insert_rowid());
-            chg.execute(params![r.id, at])?;
+            if !no_changes {
+                chg.execute(params![r.id, at])?;
+            }
         }
-        for (r, rid) in chunk.iter().zip(&rids) {
-            fts.execute(params![rid, r.id, r.document])?;
+        if !no_fts {
+            for (r, rid) in chunk.iter().zip(&rids) {
+                fts.execute(params![rid, r.document])?;
+            }
         }
-        if let (Some(first), Some(last)) = (rids.first(), rids.last()) {
+        if !no_doclen && let (Some(first), Some(last)) = (rids.first(), rids.last()) {
             let mut read = conn.prepare_cached(
                 "SELECT id, sz FROM record_fts_docsize WHERE id BETWEEN ?1 AND ?2",
             )?;

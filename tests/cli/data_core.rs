@@ -600,3 +600,41 @@ fn concurrent_processes_collect_one_record() {
     assert_eq!(inserted, 1, "exactly one process inserted");
     assert_eq!(all_changes(&env).len(), 1);
 }
+
+/// Records are unique on their id's 32-byte digest (data schema 4), which
+/// an id in upper case shares: such an id is refused as malformed
+/// wherever it is given, and never reaches, reads or changes the record.
+#[test]
+fn an_id_in_upper_case_is_not_the_record() {
+    let env = data_env();
+    let r = collect(&env, "default", &json!({"text": "case sentinel"}));
+    let id = r["records"][0]["id"].as_str().expect("id").to_owned();
+    let upper = format!("rec_{}", id["rec_".len()..].to_ascii_uppercase());
+    assert_ne!(upper, id);
+    env.run(&["data", "get", &upper])
+        .error("invalid_record_id", 65);
+    env.run(&["data", "tombstone", &upper])
+        .error("invalid_record_id", 65);
+    env.run(&[
+        "data",
+        "collect",
+        "--collection",
+        "default",
+        "--collector",
+        "text",
+        "--input",
+        &json!({"text": "a successor", "supersedes_id": upper}).to_string(),
+    ])
+    .error("invalid_record_id", 65);
+    // Nothing changed: the record reads, untombstoned; one event.
+    let got = env.run(&["data", "get", &id]).json();
+    assert_eq!(got["record"]["id"], id.as_str());
+    assert_eq!(got["content"]["data"], "case sentinel");
+    let events = all_changes(&env);
+    assert_eq!(events.len(), 1);
+    assert_eq!(events[0]["record_id"], id.as_str());
+    // The same content collected again is the same record.
+    let again = collect(&env, "default", &json!({"text": "case sentinel"}));
+    assert_eq!(again["existing"], 1);
+    assert_eq!(again["records"][0]["id"], id.as_str());
+}

@@ -4,8 +4,9 @@
 //! computed here is the same double FTS5's `bm25()` returns.
 //!
 //! - `record_fts_docsize.sz` is one SQLite varint per column: the row's
-//!   token count in that column (`record_id` and `collection_id` are
-//!   `UNINDEXED` and always count 0);
+//!   token count in that column (data schema 4 has one column, `document`;
+//!   schemas 1-3 also had `record_id` and `collection_id`, `UNINDEXED`,
+//!   which always counted 0);
 //! - `record_fts_data` row 1 (the "averages" record) is a varint row count
 //!   followed by one varint token total per column;
 //! - bm25 (FTS5's `fts5Bm25Function`, k1 = 1.2, b = 0.75): for each phrase
@@ -139,8 +140,9 @@ mod tests {
         assert_eq!(ascii_single_token("a_b"), None);
     }
 
-    /// The pieces above against FTS5 itself, on a table with the node's
-    /// column layout: docsize, averages, and bm25 to the last bit.
+    /// The pieces above against FTS5 itself, on a table with the column
+    /// layout of data schemas 1-3: docsize, averages, and bm25 to the last
+    /// bit.
     #[test]
     fn matches_fts5() {
         let c = crate::store::in_memory();
@@ -226,6 +228,100 @@ mod tests {
                     "{query} row {rowid}: {rank} vs {score}"
                 );
             }
+        }
+    }
+
+    /// Data schema 4's index (contentless, deletes by row id, one column)
+    /// against schema 3's (stored content, two `UNINDEXED` columns), fed
+    /// the same rows, deletes and later rows: the same rows, token counts,
+    /// averages, and every ranked match (row ids, order, bm25 bits).
+    #[test]
+    fn contentless_index_ranks_like_the_stored_one() {
+        let c = crate::store::in_memory();
+        c.execute_batch(
+            "CREATE VIRTUAL TABLE o USING fts5(a UNINDEXED, b UNINDEXED, document, tokenize='unicode61');
+             CREATE VIRTUAL TABLE n USING fts5(document, tokenize='unicode61', content='', contentless_delete=1);",
+        )
+        .expect("fts");
+        let mut rng = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move || {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            rng
+        };
+        let words = ["alpha", "beta", "gamma", "delta", "Café", "zeta", "urn"];
+        let insert = |rowid: i64, doc: &str| {
+            c.execute(
+                "INSERT INTO o(rowid, a, b, document) VALUES (?1, 'rec_x', 'default', ?2)",
+                rusqlite::params![rowid, doc],
+            )
+            .expect("o");
+            c.execute(
+                "INSERT INTO n(rowid, document) VALUES (?1, ?2)",
+                rusqlite::params![rowid, doc],
+            )
+            .expect("n");
+        };
+        for rowid in 1..=300i64 {
+            let len = 1 + next() % 9;
+            let doc: Vec<&str> = (0..len)
+                .map(|_| words[(next() % words.len() as u64) as usize])
+                .collect();
+            insert(rowid, &doc.join(" "));
+            if rowid % 7 == 0 {
+                let gone = 1 + (next() % rowid as u64) as i64;
+                for t in ["o", "n"] {
+                    c.execute(&format!("DELETE FROM {t} WHERE rowid = ?1"), [gone])
+                        .expect("delete");
+                }
+            }
+        }
+        let rows = |sql: &str| -> Vec<(i64, u64)> {
+            c.prepare(sql)
+                .expect("prepare")
+                .query_map([], |r| {
+                    let sz: Vec<u8> = r.get(1)?;
+                    Ok((r.get(0)?, docsize_tokens(&sz).unwrap_or(u64::MAX)))
+                })
+                .expect("query")
+                .collect::<rusqlite::Result<_>>()
+                .expect("rows")
+        };
+        let old = rows("SELECT id, sz FROM o_docsize ORDER BY id");
+        assert!(old.len() > 200, "{}", old.len());
+        assert_eq!(old, rows("SELECT id, sz FROM n_docsize ORDER BY id"));
+        let avg = |t: &str| -> (u64, u64) {
+            let b: Vec<u8> = c
+                .query_row(
+                    &format!("SELECT block FROM {t}_data WHERE id = 1"),
+                    [],
+                    |r| r.get(0),
+                )
+                .expect("averages");
+            averages(&b).expect("decode")
+        };
+        assert_eq!(avg("o"), avg("n"));
+        for q in [
+            "\"alpha\"",
+            "\"beta\" AND \"urn\"",
+            "\"café\"",
+            "\"zeta\" OR \"gamma\"",
+            "\"alpha beta\"",
+        ] {
+            let ranked = |t: &str| -> Vec<(i64, u64)> {
+                c.prepare(&format!(
+                    "SELECT rowid, bm25({t}) AS rank FROM {t} WHERE {t} MATCH ?1 ORDER BY rank"
+                ))
+                .expect("prepare")
+                .query_map([q], |r| Ok((r.get(0)?, r.get::<_, f64>(1)?.to_bits())))
+                .expect("query")
+                .collect::<rusqlite::Result<_>>()
+                .expect("rows")
+            };
+            let o = ranked("o");
+            assert!(!o.is_empty(), "{q}");
+            assert_eq!(o, ranked("n"), "{q}");
         }
     }
 }

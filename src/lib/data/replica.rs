@@ -464,7 +464,7 @@ pub(crate) fn apply(conn: &Connection, ops: Vec<ReplicaOp>) -> Result<ReplicaOut
             ReplicaOp::Record(p) => {
                 if let Some(sup) = p.envelope.get("supersedes_id").and_then(Value::as_str) {
                     let c: Option<String> = conn
-                        .prepare_cached("SELECT collection_id FROM records WHERE id = ?1")?
+                        .prepare_cached("SELECT collection_id FROM records WHERE unhex(substr(id, 5)) = unhex(substr(?1, 5)) AND id = ?1")?
                         .query_row([sup], |r| r.get(0))
                         .optional()?;
                     match c {
@@ -511,7 +511,7 @@ pub(crate) fn apply(conn: &Connection, ops: Vec<ReplicaOp>) -> Result<ReplicaOut
                     .unwrap_or("")
                     .to_owned();
                 let coll: Option<String> = conn
-                    .prepare_cached("SELECT collection_id FROM records WHERE id = ?1")?
+                    .prepare_cached("SELECT collection_id FROM records WHERE unhex(substr(id, 5)) = unhex(substr(?1, 5)) AND id = ?1")?
                     .query_row([&record_id], |r| r.get(0))
                     .optional()?;
                 let Some(coll) = coll else {
@@ -561,11 +561,11 @@ impl Node {
     /// a later change tombstones it).
     pub fn content_bytes(&self, sha: &Sha256Hex, size: u64) -> Result<Vec<u8>> {
         let inline: Option<Vec<u8>> = self.read(|c| {
-            Ok(
-                c.prepare_cached("SELECT bytes FROM inline_blobs WHERE sha256 = ?1")?
-                    .query_row([sha.as_str()], |r| r.get(0))
-                    .optional()?,
-            )
+            Ok(c.prepare_cached(
+                "SELECT bytes FROM inline_blobs WHERE unhex(sha256) = unhex(?1) AND sha256 = ?1",
+            )?
+            .query_row([sha.as_str()], |r| r.get(0))
+            .optional()?)
         })?;
         let bytes = match inline {
             Some(b) => b,

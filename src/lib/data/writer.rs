@@ -284,15 +284,9 @@ fn docsize(sz: &[u8]) -> Result<i64> {
         .ok_or_else(|| Error::internal("an FTS5 docsize record does not decode"))
 }
 
-fn insert_fts(
-    conn: &Connection,
-    rid: i64,
-    record_id: &str,
-    collection_id: &str,
-    document: &str,
-) -> Result<()> {
+fn insert_fts(conn: &Connection, rid: i64, document: &str) -> Result<()> {
     conn.prepare_cached(INSERT_FTS)?
-        .execute(params![rid, record_id, collection_id, document])?;
+        .execute(params![rid, document])?;
     Ok(())
 }
 
@@ -569,16 +563,15 @@ pub(crate) fn apply_batch(conn: &Connection, ops: Vec<WriteOp>) -> Vec<Result<Wr
     results
 }
 
-/// FTS rows a batch has still to write: (rid, record id, collection,
-/// document).
+/// FTS rows a batch has still to write: (rid, document).
 #[derive(Default)]
 struct Deferred {
-    rows: Vec<(i64, String, String, String)>,
+    rows: Vec<(i64, String)>,
     rids: std::collections::HashSet<i64>,
 }
 
 impl Deferred {
-    fn add(&mut self, rows: Vec<(i64, String, String, String)>) {
+    fn add(&mut self, rows: Vec<(i64, String)>) {
         for r in rows {
             if self.rids.insert(r.0) {
                 self.rows.push(r);
@@ -587,10 +580,10 @@ impl Deferred {
     }
 
     fn flush(&mut self, conn: &Connection) -> Result<()> {
-        for (rid, id, coll, doc) in &self.rows {
-            insert_fts(conn, *rid, id, coll, doc)?;
+        for (rid, doc) in &self.rows {
+            insert_fts(conn, *rid, doc)?;
         }
-        for (rid, ..) in &self.rows {
+        for (rid, _) in &self.rows {
             insert_doclen(conn, *rid)?;
         }
         self.rows.clear();
@@ -603,11 +596,7 @@ fn parse(s: &str) -> Result<Value> {
     serde_json::from_str(s).map_err(|e| Error::internal(format!("stored JSON is corrupt: {e}")))
 }
 
-fn apply(
-    conn: &Connection,
-    op: WriteOp,
-    index: &mut Vec<(i64, String, String, String)>,
-) -> Result<WriteResult> {
+fn apply(conn: &Connection, op: WriteOp, index: &mut Vec<(i64, String)>) -> Result<WriteResult> {
     match op {
         WriteOp::Collect(items) => {
             let mut out = Vec::with_capacity(items.len());
@@ -619,7 +608,7 @@ fn apply(
                     && dedup.first(&i)
                 {
                     let doc = i.repair_document.unwrap_or_else(|| p.document.clone());
-                    index.push((i.rid, p.id.clone(), p.collection_id.clone(), doc));
+                    index.push((i.rid, doc));
                 }
                 out.push(match inserted {
                     Inserted::New => (p.canonical, true),
@@ -699,7 +688,7 @@ pub(crate) fn insert_many(conn: &Connection, items: &[&Prepared]) -> Result<Vec<
         let mut fts = conn.prepare_cached(INSERT_FTS)?;
         for (p, i) in &pending {
             let doc = i.repair_document.as_deref().unwrap_or(&p.document);
-            fts.execute(params![i.rid, p.id, p.collection_id, doc])?;
+            fts.execute(params![i.rid, doc])?;
         }
     }
     // New rows have the consecutive rids this transaction assigned.
@@ -741,8 +730,9 @@ impl Dedup {
     }
 }
 
-const INSERT_FTS: &str =
-    "INSERT INTO record_fts(rowid, record_id, collection_id, document) VALUES (?1, ?2, ?3, ?4)";
+/// The FTS row of record row `rid` (data schema 4: the index alone, no
+/// stored columns).
+const INSERT_FTS: &str = "INSERT INTO record_fts(rowid, document) VALUES (?1, ?2)";
 
 /// The statements every record insert runs, looked up in the statement
 /// cache once per call rather than once per record.
@@ -762,7 +752,7 @@ impl<'c> RowStatements<'c> {
             )?,
             record: conn.prepare_cached(
                 "INSERT INTO records(id, collection_id, envelope_json, content_sha256, content_size, created_at) \
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT(id) DO NOTHING",
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT(unhex(substr(id, 5))) DO NOTHING",
             )?,
             change: conn.prepare_cached(
                 "INSERT INTO changes(type, collection_id, record_id, at) VALUES ('record', ?1, ?2, ?3)",
@@ -806,14 +796,15 @@ fn insert_rows(
         .prepare_cached(
             "SELECT r.rid, r.envelope_json, \
              EXISTS(SELECT 1 FROM tombstones t WHERE t.record_id = r.id) \
-             FROM records r WHERE r.id = ?1",
+             FROM records r WHERE unhex(substr(r.id, 5)) = unhex(substr(?1, 5)) AND r.id = ?1",
         )?
         .query_row([&p.id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
     let mut pending = None;
     if !tombstoned {
-        // Repair a missing index row (re-collect re-indexes).
+        // Repair a missing index row (re-collect re-indexes). FTS5 keeps
+        // one docsize row per indexed row.
         let indexed: Option<i64> = conn
-            .prepare_cached("SELECT rowid FROM record_fts WHERE rowid = ?1")?
+            .prepare_cached("SELECT id FROM record_fts_docsize WHERE id = ?1")?
             .query_row([rid], |r| r.get(0))
             .optional()?;
         if indexed.is_none() {
@@ -844,7 +835,7 @@ pub(crate) fn tombstone(
     now: &str,
 ) -> Result<Value> {
     let rec: Option<(i64, String)> = conn
-        .prepare_cached("SELECT rid, collection_id FROM records WHERE id = ?1")?
+        .prepare_cached("SELECT rid, collection_id FROM records WHERE unhex(substr(id, 5)) = unhex(substr(?1, 5)) AND id = ?1")?
         .query_row([record_id], |r| Ok((r.get(0)?, r.get(1)?)))
         .optional()?;
     let Some((rid, collection_id)) = rec else {
@@ -956,11 +947,18 @@ mod tests {
     fn dump(node: &Node) -> Vec<String> {
         with_write(node, |c| {
             let mut out = Vec::new();
+            // Every token of every indexed row (the index holds no
+            // document to compare).
+            c.execute_batch(
+                "CREATE VIRTUAL TABLE IF NOT EXISTS temp.dump_fts_instance \
+                 USING fts5vocab(main, record_fts, instance)",
+            )?;
             for sql in [
                 "SELECT rid, id, collection_id, envelope_json, content_sha256 FROM records ORDER BY rid",
                 "SELECT sequence, type, collection_id, record_id, at, payload_json FROM changes ORDER BY sequence",
                 "SELECT record_id, tombstone_json FROM tombstones ORDER BY record_id",
-                "SELECT rowid, record_id, collection_id, document FROM record_fts ORDER BY rowid",
+                "SELECT id, sz FROM record_fts_docsize ORDER BY id",
+                "SELECT term, doc, offset FROM temp.dump_fts_instance ORDER BY doc, offset",
                 "SELECT rid, ntok FROM record_doclen ORDER BY rid",
                 "SELECT sha256, bytes FROM inline_blobs ORDER BY sha256",
                 "SELECT term, doc, cnt FROM record_fts_vocab ORDER BY term",

@@ -59,7 +59,8 @@ impl Node {
                 // A record event's payload is its record's envelope (data
                 // schema 3 stores it once, in `records`).
                 "SELECT c.sequence, c.type, c.collection_id, c.record_id, c.at, \
-                 COALESCE(c.payload_json, (SELECT r.envelope_json FROM records r WHERE r.id = c.record_id)) \
+                 COALESCE(c.payload_json, (SELECT r.envelope_json FROM records r \
+                   WHERE unhex(substr(r.id, 5)) = unhex(substr(c.record_id, 5)) AND r.id = c.record_id)) \
                  FROM changes c \
                  WHERE c.sequence > ?1 AND (?2 IS NULL OR c.collection_id = ?2) \
                  ORDER BY c.sequence LIMIT ?3",

@@ -101,7 +101,7 @@ pub(crate) struct CollectTarget {
 /// A superseded record must exist, in the same collection.
 pub(crate) fn check_supersedes(conn: &Connection, collection_id: &str, sup: &str) -> Result<()> {
     let coll: Option<String> = conn
-        .prepare_cached("SELECT collection_id FROM records WHERE id=?1")?
+        .prepare_cached("SELECT collection_id FROM records WHERE unhex(substr(id, 5)) = unhex(substr(?1, 5)) AND id = ?1")?
         .query_row([sup], |r| r.get(0))
         .optional()?;
     match coll {

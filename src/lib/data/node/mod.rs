@@ -17,6 +17,8 @@ pub use changes::{ChangesRequest, TombstoneRequest};
 pub use collect::{CollectRequest, CollectResponse, Prepared, index_document, record_id};
 pub use init::{InitOutput, InitRequest, init, is_feed_id};
 pub use query::QueryRequest;
+#[cfg(test)]
+pub(crate) use query::Strategy;
 pub use read::RecordRead;
 
 /// A fresh node at `root` on a clock fixed at the epoch (unit tests).

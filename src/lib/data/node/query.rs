@@ -238,10 +238,14 @@ impl Node {
             // (record id, envelope if already read, rank)
             type Candidate = (String, Option<String>, Option<f64>);
             let candidates: Vec<Candidate> = if let Some(m) = match_expr {
+                // The index row's record is the one with its row id (the
+                // index is the outer loop: its match order is the scan
+                // order ties keep).
                 let sql = format!(
-                    "SELECT record_id, bm25(record_fts) AS rank FROM record_fts \
+                    "SELECT r.id, bm25(record_fts) AS rank FROM record_fts \
+                     CROSS JOIN records r ON r.rid = record_fts.rowid \
                      WHERE record_fts MATCH ?1 {} ORDER BY rank LIMIT ?2 OFFSET ?3",
-                    in_collections("collection_id")
+                    in_collections("r.collection_id")
                 );
                 params.push(m.to_owned().into());
                 params.push((size as i64).into());
@@ -322,7 +326,8 @@ impl Node {
                     Some(e) => Some(e),
                     None => c
                         .prepare_cached(
-                            "SELECT r.envelope_json FROM records r WHERE r.id = ?1 \
+                            "SELECT r.envelope_json FROM records r \
+                             WHERE unhex(substr(r.id, 5)) = unhex(substr(?1, 5)) AND r.id = ?1 \
                              AND NOT EXISTS (SELECT 1 FROM tombstones t WHERE t.record_id = r.id)",
                         )?
                         .query_row([&id], |r| r.get(0))

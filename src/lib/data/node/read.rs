@@ -41,8 +41,9 @@ impl Node {
             Ok(c.prepare_cached(
                 "SELECT r.envelope_json, r.content_sha256, r.content_size, \
                  EXISTS(SELECT 1 FROM tombstones t WHERE t.record_id = r.id), \
-                 (SELECT b.bytes FROM inline_blobs b WHERE b.sha256 = r.content_sha256) \
-                 FROM records r WHERE r.id = ?1",
+                 (SELECT b.bytes FROM inline_blobs b \
+                  WHERE unhex(b.sha256) = unhex(r.content_sha256) AND b.sha256 = r.content_sha256) \
+                 FROM records r WHERE unhex(substr(r.id, 5)) = unhex(substr(?1, 5)) AND r.id = ?1",
             )?
             .query_row([record_id], |r| {
                 Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
