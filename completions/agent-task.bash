@@ -5180,7 +5180,7 @@ _agent__task() {
             return 0
             ;;
         agent__subcmd__task__subcmd__serve)
-            opts="-h -V --bind --tls-cert --tls-key --insecure-http --public-name --data-token-file --workers --max-connections --accept-backlog --accept-backlog-ms --max-header-bytes --max-headers --head-timeout-ms --body-timeout-ms --idle-timeout-ms --send-timeout-ms --workspace-config --max-revision-bytes --max-manifest-bytes --max-pack-bytes --staging-quota-bytes --staging-ttl-ms --write-queue --write-batch --writer-stats-ms --data-dir --pretty --lock-timeout-ms --token-file --help --version"
+            opts="-h -V --bind --tls-cert --tls-key --insecure-http --public-name --data-token-file --workers --compute-threads --max-connections --accept-backlog --accept-backlog-ms --max-header-bytes --max-headers --head-timeout-ms --body-timeout-ms --idle-timeout-ms --send-timeout-ms --workspace-config --max-revision-bytes --max-manifest-bytes --max-pack-bytes --staging-quota-bytes --staging-ttl-ms --write-queue --write-batch --writer-stats-ms --data-dir --pretty --lock-timeout-ms --token-file --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -5207,6 +5207,10 @@ _agent__task() {
                     return 0
                     ;;
                 --workers)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --compute-threads)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -963,6 +963,7 @@ _arguments "${_arguments_options[@]}" : \
 '*--public-name=[A host name (NAME or NAME\:PORT; the bound port by default) clients use for this server, added to the allow-list checked against every request'\''s Host (else 421 misdirected_request) and MCP'\''s Origin. The bound address is always on it, and a loopback bind adds localhost, 127.0.0.1 and \[\:\:1\]. Repeatable; required for a wildcard bind]:NAME[:PORT]:_default' \
 '--data-token-file=[File holding the dedicated node bearer (one line; owner-private 0600, not a symlink). Without it (and without AGENT_TASK_NODE_TOKEN) every /v1/data/* route answers 503]:F:_files' \
 '--workers=[Handler threads\: the bounded pool that runs request handlers. Socket work (heads, bodies, writes) for every connection runs on two other threads, never one per connection]:WORKERS:_default' \
+'--compute-threads=[Compute threads\: the small pool that runs, in arrival order, the handlers that never wait (workspace reads, and mutations that only queue to the writer; \`docs/http.md\`, "Two pools"). 0\: one per core]:N:_default' \
 '--max-connections=[Connections served at once. Past it, --accept-backlog more wait for a slot; every other new connection gets 503 server_busy]:N:_default' \
 '--accept-backlog=[Connections over --max-connections that may wait for a slot (each at most --accept-backlog-ms, then 503 server_busy)]:N:_default' \
 '--accept-backlog-ms=[How long a connection in the accept backlog waits for a slot]:MS:_default' \

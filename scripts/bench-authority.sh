@@ -17,7 +17,14 @@
 # replaces `-g`, e.g. "--call-graph dwarf" for a build without frame
 # pointers); AGENT_TASK_BIN
 # runs another build of agent-task (a before/after comparison).
-# Usage: [AGENTS="1 16 64"] [DURATION=10] [RUNS=50] [PERF_OUT=perf.data] scripts/bench-authority.sh
+# LOADGEN (default "hyper") picks the load generator, or several for one run
+# (a row each, against the same server): `hyper`, every agent a task on one
+# single-threaded hyper client runtime (the lean instrument), or `threads`,
+# one OS thread per agent with ureq (the earlier one). The load generator's
+# CPU per iteration is printed for each, since on this machine it shares the
+# cores serve needs. WORKERS (default 16) and COMPUTE (default: serve's own,
+# one per core) set serve's --workers and --compute-threads.
+# Usage: [AGENTS="1 16 64"] [LOADGEN="hyper threads"] [DURATION=10] [RUNS=50] [PERF_OUT=perf.data] scripts/bench-authority.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 AGENTS=${AGENTS:-1 16 64 256}
@@ -25,12 +32,20 @@ SECONDS_PER=${DURATION:-10}
 RUNS=${RUNS:-50}
 WARMUP=5
 WORKERS=${WORKERS:-16}
+LOADGEN=${LOADGEN:-hyper}
+for lg in $LOADGEN; do
+  case $lg in hyper | threads) ;; *) echo "LOADGEN: hyper or threads, not $lg" >&2; exit 2 ;; esac
+done
 cargo build --release --locked --quiet --bin agent-task --example floor-probe --example cmdbench --example authority-load
 bin=${AGENT_TASK_BIN:-$PWD/target/release/agent-task}
 PERF_AGENTS=${PERF_AGENTS:-64}
 # The writer-stats flag, when this build has it.
 stats_flag=()
 if "$bin" serve --help 2>/dev/null | grep -q -- --writer-stats-ms; then stats_flag=(--writer-stats-ms 100); fi
+# The compute pool's size, when asked for and this build has the flag.
+if [ -n "${COMPUTE:-}" ] && "$bin" serve --help 2>/dev/null | grep -q -- --compute-threads; then
+  stats_flag+=(--compute-threads "$COMPUTE")
+fi
 probe=$PWD/target/release/examples/floor-probe
 bench=$PWD/target/release/examples/cmdbench
 load=$PWD/target/release/examples/authority-load
@@ -116,25 +131,30 @@ last_stats() { # the writer's latest counters, as JSON ({} without the flag)
 }
 before=$(last_stats)
 for n in $AGENTS; do
+  for lg in $LOADGEN; do
   perf_pid=""
   if [ -n "${PERF_OUT:-}" ] && [ "$n" = "$PERF_AGENTS" ]; then
     (sleep 1; exec perf record ${PERF_CALLGRAPH:--g} -F 499 -o "$PERF_OUT" -p "$SERVER_PID" -- sleep $((SECONDS_PER - 2))) >/dev/null 2>&1 &
     perf_pid=$!
   fi
+  mode=loop
+  if [ "$lg" = threads ]; then mode=loop-threads; fi
   cpu0=$(serve_cpu)
-  row=$(/usr/bin/time -f '%U %S' -o "$work/load-cpu" "$load" loop "$URL" "$OPS" "$work/attempts.txt" "$n" "$SECONDS_PER" "hb-$n")
+  row=$(/usr/bin/time -f '%U %S' -o "$work/load-cpu" "$load" "$mode" "$URL" "$OPS" "$work/attempts.txt" "$n" "$SECONDS_PER" "hb-$n-$lg")
   cpu1=$(serve_cpu)
   if [ -n "$perf_pid" ]; then wait "$perf_pid" || true; fi
   after=$(last_stats)
   python3 -c 'import json,sys; r=json.loads(sys.argv[1]); b=json.loads(sys.argv[2]); a=json.loads(sys.argv[3])
 it=max(1, r["heartbeats"])
+r["loadgen"]=sys.argv[8]
 r["serve_cpu_ms"]=round((int(sys.argv[5])-int(sys.argv[4]))*1000/int(sys.argv[6])/it, 3)
 u,s_=open(sys.argv[7]).read().split()[-2:]; r["load_cpu_ms"]=round((float(u)+float(s_))*1000/it, 3)
 if a:
     r["batches"]=a["batches"]-b.get("batches",0); m=a["mutations"]-b.get("mutations",0)
     r["mean_batch"]=round(m/r["batches"],2) if r["batches"] else 0.0; r["largest_batch"]=a["largest_batch"]
-print(json.dumps(r))' "$row" "$before" "$after" "$cpu0" "$cpu1" "$(getconf CLK_TCK)" "$work/load-cpu" >>"$work/results.jsonl"
+print(json.dumps(r))' "$row" "$before" "$after" "$cpu0" "$cpu1" "$(getconf CLK_TCK)" "$work/load-cpu" "$lg" >>"$work/results.jsonl"
   before=$after
+  done
 done
 
 python3 - "$work/anchors.json" "$work/results.jsonl" "$WORKERS" "$SECONDS_PER" <<'PY'
@@ -148,12 +168,12 @@ print(f"anchors ({anchors['floor probe']['runs']} interleaved runs): floor probe
       f" (p99 {anchors['CLI claim']['p99_ms']:.3f}) = {claim_rate:.1f} durable mutations/s")
 print(f"serve --workers {sys.argv[3]}, {sys.argv[4]} s per row, heartbeat then qualification per agent iteration")
 print()
-print("| agents | mutations/s | x CLI claim rate | heartbeat p50 | p99 | p50 / floor | qualification p50 | p99 | batches | mean batch | serve CPU / iteration | load CPU / iteration | errors |")
-print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+print("| agents | load | mutations/s | x CLI claim rate | heartbeat p50 | p99 | p50 / floor | qualification p50 | p99 | batches | mean batch | serve CPU / iteration | load CPU / iteration | errors |")
+print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 rows = [json.loads(l) for l in open(sys.argv[2])]
 for r in rows:
     errs = ", ".join(f"{k} x{v}" for k, v in r["errors"].items()) or "none"
-    print(f"| {r['agents']} | {r['heartbeats_per_s']:.1f} | {r['heartbeats_per_s'] / claim_rate:.2f}x"
+    print(f"| {r['agents']} | {r['loadgen']} | {r['heartbeats_per_s']:.1f} | {r['heartbeats_per_s'] / claim_rate:.2f}x"
           f" | {r['heartbeat_p50_ms']:.2f} ms | {r['heartbeat_p99_ms']:.2f} ms | {r['heartbeat_p50_ms'] / floor:.2f}x"
           f" | {r['qualification_p50_ms']:.2f} ms | {r['qualification_p99_ms']:.2f} ms"
           f" | {r.get('batches', 'n/a')} | {r.get('mean_batch', 'n/a')}"
@@ -162,12 +182,12 @@ print()
 for r in rows:
     if r["agents"] == 64:
         ok = lambda b: "met" if b else "NOT met"
-        print(f"goals at 64 agents: >= 2000 mutations/s: {r['heartbeats_per_s']:.1f} ({r['heartbeats_per_s'] / 2000:.2f}x, {ok(r['heartbeats_per_s'] >= 2000)});"
+        print(f"goals at 64 agents ({r['loadgen']} load): >= 2000 mutations/s: {r['heartbeats_per_s']:.1f} ({r['heartbeats_per_s'] / 2000:.2f}x, {ok(r['heartbeats_per_s'] >= 2000)});"
               f" heartbeat p99 <= 25 ms: {r['heartbeat_p99_ms']:.2f} ms ({ok(r['heartbeat_p99_ms'] <= 25)});"
               f" qualification p99 <= 10 ms: {r['qualification_p99_ms']:.2f} ms ({ok(r['qualification_p99_ms'] <= 10)})")
     if r["agents"] == 256:
         total = sum(r["errors"].values())
-        print(f"goal at 256 agents: nothing errors: {total} errors ({'met' if total == 0 else 'NOT met'})")
+        print(f"goal at 256 agents ({r['loadgen']} load): nothing errors: {total} errors ({'met' if total == 0 else 'NOT met'})")
 PY
 echo "# load at the end:$(uptime | sed 's/.*load average//')"
 if grep -v '^{"writer_stats"' "$work/serve.err" | grep -qv '^workspace task endpoint:'; then

@@ -12,6 +12,7 @@ mod collect_faults;
 mod collect_flow;
 mod collect_oci;
 mod common;
+mod compute_pool;
 mod data_bulk;
 mod data_core;
 mod data_file_collector;

@@ -9,6 +9,7 @@ pub mod data_routes;
 pub mod gate;
 pub mod hosts;
 pub mod mcp;
+pub mod pool;
 pub mod router;
 pub mod server;
 pub mod sync_routes;

@@ -174,7 +174,14 @@ pub enum Reply {
     Ready(Response),
     /// The response once it is known.
     Pending(PendingResponse),
+    /// The rest of the handler, which may wait (on a lock, a batch, the
+    /// disk): a handler on the compute pool hands it on, and the server
+    /// runs it on the blocking pool ([`Reply::on_lane`]).
+    Blocking(BlockingRest),
 }
+
+/// The rest of a handler that must run on the blocking pool.
+pub type BlockingRest = Box<dyn FnOnce() -> Reply + Send + 'static>;
 
 impl From<Response> for Reply {
     fn from(r: Response) -> Reply {
@@ -183,6 +190,21 @@ impl From<Response> for Reply {
 }
 
 impl Reply {
+    /// Runs `f` here unless it belongs on the blocking pool and this is a
+    /// compute-pool thread: then it is handed on ([`Reply::Blocking`]), so
+    /// that no compute-pool thread ever waits.
+    pub fn on_lane(lane: Lane, f: impl FnOnce() -> Result<Reply> + Send + 'static) -> Reply {
+        let run = move || match f() {
+            Ok(r) => r,
+            Err(e) => Reply::Ready(Response::error(&public_error(e))),
+        };
+        if lane == Lane::Blocking && super::pool::on_compute_thread() {
+            Reply::Blocking(Box::new(run))
+        } else {
+            run()
+        }
+    }
+
     /// The answer to `d` once it is known: `render` of its outcome, or the
     /// typed error (an internal one made public) with its status.
     pub fn deferred<T: Send + 'static>(
@@ -202,6 +224,72 @@ impl Reply {
                 Err(e) => Response::error(&public_error(e)),
             }
         }))
+    }
+}
+
+/// Which pool runs a route's admission and handler (see
+/// [`lane_of_route`], the one table).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lane {
+    /// The compute pool (`--compute-threads`, one per core by default):
+    /// handlers that neither stream a body nor wait on a lock, a batch or
+    /// a peer, run in arrival order, each to its end
+    /// ([`super::pool::ComputePool`]). A body is handed to them whole;
+    /// one that has not arrived with its head streams on the blocking pool.
+    Compute,
+    /// The compute pool for admission and decoding, then the operation
+    /// named in the JSON body decides ([`lane_of_operation`]): the
+    /// workspace task route.
+    ByOperation,
+    /// The blocking pool (`--workers` threads): everything else.
+    Blocking,
+}
+
+/// The one table of which pool runs what: every route pattern not named
+/// here runs on the blocking pool. A compute route's handler and its
+/// `authorize` step only read WAL snapshots, check files and queue to a
+/// group-commit writer without waiting (`docs/http.md`, "Two pools").
+const COMPUTE_ROUTES: &[(&str, Lane)] = &[(super::workspace::OPS_ROUTE, Lane::ByOperation)];
+
+/// The operations of a [`Lane::ByOperation`] route that stay on the compute
+/// pool: reads of a snapshot, and mutations whose handler only queues
+/// to the writer (their unit of work runs on the writer thread). The
+/// others (change open, checkpoint commit, collector finalize, and any
+/// name not listed) go on to the blocking pool.
+pub const COMPUTE_OPERATIONS: &[&str] = &[
+    "capabilities",
+    "requirements",
+    "next",
+    "instructions",
+    "reference",
+    "status",
+    "recovery",
+    "qualification",
+    "change_subject",
+    "collector_descriptor",
+    "claim",
+    "heartbeat",
+    "cancel",
+    "reconcile",
+    "result",
+    "collector_claim",
+];
+
+/// The lane of a route pattern ([`COMPUTE_ROUTES`]).
+pub fn lane_of_route(pattern: &str) -> Lane {
+    COMPUTE_ROUTES
+        .iter()
+        .find(|(p, _)| *p == pattern)
+        .map_or(Lane::Blocking, |(_, l)| *l)
+}
+
+/// The lane of an operation of a [`Lane::ByOperation`] route
+/// ([`COMPUTE_OPERATIONS`]).
+pub fn lane_of_operation(operation: &str) -> Lane {
+    if COMPUTE_OPERATIONS.contains(&operation) {
+        Lane::Compute
+    } else {
+        Lane::Blocking
     }
 }
 
@@ -394,6 +482,7 @@ enum Seg {
 
 struct Route {
     segs: Vec<Seg>,
+    lane: Lane,
     handlers: Vec<(Method, RouteSpec, DeferredHandler)>,
 }
 
@@ -452,6 +541,7 @@ impl Router {
         } else {
             self.routes.push(Route {
                 segs,
+                lane: lane_of_route(pattern),
                 handlers: vec![(method, spec, h)],
             });
         }
@@ -479,14 +569,17 @@ impl Router {
         None
     }
 
+    /// The pool a request to `path` starts on: its route's lane (a path no
+    /// route matches is refused at once, on the compute pool).
+    pub fn lane(&self, path: &str) -> Lane {
+        self.find(path).map_or(Lane::Compute, |(r, _)| r.lane)
+    }
+
     /// Admits then runs one request (the body, if any, is read from
     /// `req.body` by the handler), waiting for an answer to come on this
     /// thread (tests and tools; the server uses [`Router::dispatch_reply`]).
     pub fn dispatch(&self, req: &mut Request<'_>) -> Response {
-        match self.dispatch_reply(req) {
-            Reply::Ready(r) => r,
-            Reply::Pending(f) => block_on(f),
-        }
+        wait_here(self.dispatch_reply(req))
     }
 
     /// Admits then runs one request, its answer possibly to come.
@@ -589,10 +682,7 @@ impl Router {
     /// The second phase: the admitted handler, with the body now readable
     /// (an answer to come is waited for on this thread: tests and tools).
     pub fn run(&self, a: &Admitted, req: &mut Request<'_>) -> Response {
-        match self.run_reply(a, req) {
-            Reply::Ready(r) => r,
-            Reply::Pending(f) => block_on(f),
-        }
+        wait_here(self.run_reply(a, req))
     }
 
     /// The second phase, its answer possibly to come (the server awaits a
@@ -602,6 +692,18 @@ impl Router {
         match (a.handler)(req) {
             Ok(r) => r,
             Err(e) => Reply::Ready(Response::error(&public_error(e))),
+        }
+    }
+}
+
+/// A reply's response, waited for on this thread (outside the server's
+/// runtime: a router driven directly).
+fn wait_here(mut reply: Reply) -> Response {
+    loop {
+        match reply {
+            Reply::Ready(r) => return r,
+            Reply::Pending(f) => return block_on(f),
+            Reply::Blocking(rest) => reply = rest(),
         }
     }
 }

@@ -3,9 +3,12 @@
 //! bounded pool.
 //!
 //! - Threads: two runtime threads do all socket work (accept, heads,
-//!   bodies, writes) for every connection; handlers run on tokio's
-//!   blocking pool capped at `--workers` threads. No thread is ever spent
-//!   per connection.
+//!   bodies, writes) for every connection; handlers run on one of two
+//!   pools, chosen per route by the router's table ([`Lane`]): the compute
+//!   pool ([`ComputePool`], `--compute-threads`, one per core by default)
+//!   for handlers that never wait and have their body whole, tokio's
+//!   blocking pool capped at `--workers` threads for the rest. No thread
+//!   is ever spent per connection.
 //! - Connections: at most `--max-connections` are served at once. Beyond
 //!   that, up to `--accept-backlog` more wait at most `--accept-backlog-ms`
 //!   for a slot; the rest, and those whose wait runs out, get one
@@ -30,7 +33,8 @@
 
 use super::gate::{ConnState, Gate, HeadLimits, Io};
 use super::hosts::HostAllowList;
-use super::router::{Method, Reply, Request, Response, Router, public_error};
+use super::pool::ComputePool;
+use super::router::{Lane, Method, Reply, Request, Response, Router, public_error};
 use crate::error::{Code, Error, Result};
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
@@ -77,8 +81,15 @@ pub struct Limits {
     pub accept_backlog: usize,
     /// How long one of them waits before its 503.
     pub accept_backlog_wait: Duration,
-    /// Handler threads.
+    /// Handler threads (the blocking pool).
     pub workers: usize,
+    /// Compute-pool threads (the handlers of [`Lane::Compute`] routes).
+    pub compute_threads: usize,
+}
+
+/// The compute pool's default size: one thread per core.
+pub fn default_compute_threads() -> usize {
+    std::thread::available_parallelism().map_or(2, std::num::NonZeroUsize::get)
 }
 
 impl Default for Limits {
@@ -96,6 +107,7 @@ impl Default for Limits {
             accept_backlog: 64,
             accept_backlog_wait: Duration::from_millis(250),
             workers: 8,
+            compute_threads: default_compute_threads(),
         }
     }
 }
@@ -117,6 +129,7 @@ struct Shared {
     http: http1::Builder,
     tls: Option<tokio_rustls::TlsAcceptor>,
     hosts: Arc<HostAllowList>,
+    compute: ComputePool,
 }
 
 /// Serves `listener` forever.
@@ -149,7 +162,10 @@ pub fn serve(
         .enable_all()
         .build()
         .map_err(|e| Error::internal(format!("cannot start the server runtime: {e}")))?;
+    let compute = ComputePool::start(limits.compute_threads, "agent-task-compute")
+        .map_err(|e| Error::internal(format!("cannot start the compute pool: {e}")))?;
     let shared = Arc::new(Shared {
+        compute,
         router,
         limits,
         fallback_host: local.to_string(),
@@ -350,6 +366,19 @@ async fn on_pool<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> O
     tokio::task::spawn_blocking(f).await.ok()
 }
 
+/// Runs `f` on the pool of `lane` (the router's table): the compute pool,
+/// or the blocking pool; `None` if it panicked.
+async fn on_lane<T: Send + 'static>(
+    shared: &Shared,
+    lane: Lane,
+    f: impl FnOnce() -> T + Send + 'static,
+) -> Option<T> {
+    match lane {
+        Lane::Compute | Lane::ByOperation => shared.compute.run(f).await,
+        Lane::Blocking => on_pool(f).await,
+    }
+}
+
 async fn handle(
     shared: Arc<Shared>,
     conn: Arc<ConnState>,
@@ -376,8 +405,11 @@ async fn handle(
     let head = Head::new(&parts, &shared.fallback_host, shared.hosts.scheme());
     let chunked = parts.headers.contains_key(http::header::TRANSFER_ENCODING);
     let router = shared.router.clone();
+    let lane = router.lane(&head.path);
     if !chunked && head.content_length.unwrap_or(0) == 0 {
-        let r = on_pool(move || router.dispatch_reply(&mut head.request(&mut std::io::empty())));
+        let r = on_lane(&shared, lane, move || {
+            router.dispatch_reply(&mut head.request(&mut std::io::empty()))
+        });
         let r = match r.await {
             Some(reply) => answer(reply).await,
             None => internal(),
@@ -418,7 +450,7 @@ async fn handle(
         early = already_here(&mut pump, &mut pre, &mut pre_len).await;
         if pump.ended && early.is_none() {
             let router = shared.router.clone();
-            let r = on_pool(move || {
+            let r = on_lane(&shared, lane, move || {
                 let admitted = {
                     let mut none = std::io::empty();
                     let mut rq = head.request(&mut none);
@@ -450,7 +482,7 @@ async fn handle(
     let admitted = match inline {
         Some(a) => Some(a.map(|a| (head, a))),
         None => {
-            on_pool(move || {
+            on_lane(&shared, lane, move || {
                 let mut none = std::io::empty();
                 let mut rq = head.request(&mut none);
                 let admitted = router.admit(&mut rq);
@@ -482,9 +514,31 @@ async fn handle(
             None => break,
         }
     }
+    let router = shared.router.clone();
+    if pump.finished() && lane != Lane::Blocking {
+        // The whole body is here: a compute route's handler reads it from
+        // memory and never waits.
+        let r = shared
+            .compute
+            .run(move || {
+                let mut reader = BodyReader {
+                    pre,
+                    cur: Bytes::new(),
+                    rx: None,
+                };
+                let mut rq = head.request(&mut reader);
+                router.run_reply(&admitted, &mut rq)
+            })
+            .await;
+        let consumed = pump.complete();
+        let resp = match r {
+            Some(reply) => answer(reply).await,
+            None => internal(),
+        };
+        return render(resp, close_after || !consumed);
+    }
     let (tx, rx) = mpsc::channel(BODY_CHANNEL);
     let mut tx = (!pump.finished()).then_some(tx);
-    let router = shared.router.clone();
     let job = tokio::task::spawn_blocking(move || {
         let mut reader = BodyReader {
             pre,
@@ -524,10 +578,17 @@ async fn handle(
 /// mutation's batch becoming durable) without holding a handler thread.
 /// If the client goes away meanwhile this future is dropped: the queued
 /// mutation is still applied, only its answer is lost.
-async fn answer(reply: Reply) -> Response {
-    match reply {
-        Reply::Ready(r) => r,
-        Reply::Pending(f) => f.await,
+async fn answer(mut reply: Reply) -> Response {
+    loop {
+        match reply {
+            Reply::Ready(r) => return r,
+            Reply::Pending(f) => return f.await,
+            // The rest of a compute-pool handler that may wait.
+            Reply::Blocking(rest) => match on_pool(rest).await {
+                Some(r) => reply = r,
+                None => return internal(),
+            },
+        }
     }
 }
 

@@ -19,6 +19,9 @@ use std::time::Duration;
 
 /// Path prefix of every workspace route (guarded by the bearer check).
 pub const PREFIX: &str = "/v1/hub/workspace/";
+/// The route pattern of the operations.
+pub const OPS_ROUTE: &str =
+    "/v1/hub/workspace/repositories/{repository}/profiles/{profile}/agent-tasks";
 /// Largest operation body.
 pub const MAX_BODY: u64 = 1024 * 1024;
 /// Longest bearer accepted.
@@ -98,8 +101,18 @@ impl Workspace {
         body: Value,
     ) -> Result<Deferred<Value>> {
         let op = facade::decode(body)?;
+        self.execute_deferred(profile, bearer, &op)
+    }
+
+    /// [`Workspace::run_deferred`] of an operation already decoded.
+    pub fn execute_deferred(
+        &self,
+        profile: &TaskProfile,
+        bearer: &str,
+        op: &facade::OperationRequest,
+    ) -> Result<Deferred<Value>> {
         let cx = self.ctx(profile, bearer);
-        facade::execute_deferred(&cx, profile, &op, &self.limits)
+        facade::execute_deferred(&cx, profile, op, &self.limits)
     }
 
     fn ctx<'a>(&'a self, profile: &'a TaskProfile, bearer: &'a str) -> AgentCtx<'a> {
@@ -246,7 +259,7 @@ pub fn mount(router: &mut Router, ws: Arc<Workspace>) {
     let w = ws.clone();
     router.route_deferred(
         Method::Post,
-        "/v1/hub/workspace/repositories/{repository}/profiles/{profile}/agent-tasks",
+        OPS_ROUTE,
         RouteSpec::new(Access::Guarded)
             .authorize(authorize_path(ws.clone()))
             .body(BodySpec::json(MAX_BODY)),
@@ -261,10 +274,19 @@ pub fn mount(router: &mut Router, ws: Arc<Workspace>) {
                 .chars()
                 .take(64)
                 .collect::<String>();
-            let out = w.run_deferred(&profile, &tok, Value::Object(body))?;
-            Ok(Reply::deferred(out, move |v| {
-                Response::json(200, &envelope(&op, v))
-            }))
+            let decoded = facade::decode(Value::Object(body))?;
+            // The route's lane is by operation (router::COMPUTE_OPERATIONS):
+            // one that may wait goes on to the blocking pool.
+            let w = w.clone();
+            Ok(Reply::on_lane(
+                super::router::lane_of_operation(decoded.name()),
+                move || {
+                    let out = w.execute_deferred(&profile, &tok, &decoded)?;
+                    Ok(Reply::deferred(out, move |v| {
+                        Response::json(200, &envelope(&op, v))
+                    }))
+                },
+            ))
         }),
     );
     let w = ws.clone();
@@ -370,5 +392,38 @@ impl std::io::Read for Capped<'_, '_> {
         }
         self.left -= n as u64;
         Ok(n)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::router::{COMPUTE_OPERATIONS, Lane, lane_of_operation, lane_of_route};
+    use crate::workflow::service::facade::OPERATIONS;
+
+    #[test]
+    fn the_lane_table_names_real_operations_and_keeps_the_waiting_ones_off_compute() {
+        assert_eq!(lane_of_route(super::OPS_ROUTE), Lane::ByOperation);
+        for op in COMPUTE_OPERATIONS {
+            assert!(OPERATIONS.contains(op), "{op} is not an operation");
+        }
+        // The three whose handler may wait (a staged file's checks and CAS
+        // moves in the commit, the finalize, a Change's opening) and any
+        // unknown name run on the blocking pool.
+        let blocking: Vec<&str> = OPERATIONS
+            .iter()
+            .copied()
+            .filter(|op| lane_of_operation(op) == Lane::Blocking)
+            .collect();
+        assert_eq!(
+            blocking,
+            ["change_open", "checkpoint_commit", "collector_finalize"]
+        );
+        assert_eq!(lane_of_operation("nope"), Lane::Blocking);
+        assert_eq!(
+            lane_of_route(
+                "/v1/hub/workspace/repositories/{repository}/profiles/{profile}/agent-tasks/collector-upload"
+            ),
+            Lane::Blocking
+        );
     }
 }

@@ -42,6 +42,11 @@ pub struct ServeArgs {
     /// threads, never one per connection.
     #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u16).range(1..=256))]
     pub workers: u16,
+    /// Compute threads: the small pool that runs, in arrival order, the
+    /// handlers that never wait (workspace reads, and mutations that only
+    /// queue to the writer; `docs/http.md`, "Two pools"). 0: one per core.
+    #[arg(long, default_value_t = 0, value_name = "N", value_parser = clap::value_parser!(u16).range(0..=64))]
+    pub compute_threads: u16,
     /// Connections served at once. Past it, --accept-backlog more wait for
     /// a slot; every other new connection gets 503 server_busy.
     #[arg(long, default_value_t = 256, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=65536))]
@@ -181,6 +186,10 @@ fn limits(a: &ServeArgs) -> http::server::Limits {
         accept_backlog: a.accept_backlog as usize,
         accept_backlog_wait: Duration::from_millis(a.accept_backlog_ms),
         workers: usize::from(a.workers),
+        compute_threads: match a.compute_threads {
+            0 => http::server::default_compute_threads(),
+            n => usize::from(n),
+        },
     }
 }
 

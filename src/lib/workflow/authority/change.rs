@@ -685,7 +685,13 @@ pub struct StoredSubject {
 
 /// Loads one version's subject, checking the context bytes' digest.
 pub fn subject(conn: &Connection, change_id: &str, version: u64) -> Result<StoredSubject> {
-    let ch = change(conn, change_id)?;
+    subject_of(conn, change(conn, change_id)?, version)
+}
+
+/// [`subject`] of a Change row the caller has just read from `conn`
+/// (not read again).
+fn subject_of(conn: &Connection, ch: Change, version: u64) -> Result<StoredSubject> {
+    let change_id = ch.change_id.as_str();
     let (digest, bytes, tasks): (String, Vec<u8>, Vec<u8>) = conn
         .prepare_cached("SELECT context_digest, context_bytes, tasks_json FROM change_versions WHERE change_id = ?1 AND version = ?2")?.query_row(params![change_id, version as i64],
             |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
@@ -774,7 +780,10 @@ fn parsed_subject(
 /// The current subject of a Change (`not_found` with next checkpoint when
 /// there is no checkpoint yet).
 pub fn current_subject(conn: &Connection, ch: &Change) -> Result<StoredSubject> {
-    subject(conn, &ch.change_id, ch.version)
+    // `ch` was read from `conn` by the caller (every caller reads it in the
+    // same transaction): the subject carries that row rather than reading
+    // it a second time.
+    subject_of(conn, ch.clone(), ch.version)
 }
 
 /// Why a subject is not current, or `None` when it is: repository exists,

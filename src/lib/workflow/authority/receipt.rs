@@ -445,7 +445,6 @@ pub fn qualify<'a>(
         if !subject_is_current(a, &s)? {
             return Ok(none_current(json!(s.context.revision)));
         }
-        let dir = DataDir::open(root)?;
         let evals = evaluate(j, a, &s, now.ms)?;
         let tasks: Vec<Value> = evals
             .iter()
@@ -488,25 +487,30 @@ pub fn qualify<'a>(
         let mut qualified = false;
         if all_ok {
             match (j, stored_receipt(a, &s)?) {
-                (Some(jc), Some(stored)) => match build_receipt(jc, a, &dir, &s, &evals) {
-                    Ok(r) if r.digest()?.as_str() == stored => {
-                        qualified = true;
-                        receipt_digest = json!(stored);
-                    }
-                    Ok(_) => {
-                        next = Some(json!({"operation": "collector_finalize"}));
-                        receipt_failures(&mut failures, &evals, "receipt_outdated");
-                    }
-                    Err(r) => {
-                        for x in r
-                            .iter()
-                            .filter(|x| !x.task_id.is_empty())
-                            .take(MAX_FAILURES)
-                        {
-                            failures.push(json!({"task_id": x.task_id, "code": x.code}));
+                // The directory is opened (and checked) only when a receipt
+                // is to be rebuilt: the read that runs this already opened
+                // and checked it.
+                (Some(jc), Some(stored)) => {
+                    match build_receipt(jc, a, &DataDir::open(root)?, &s, &evals) {
+                        Ok(r) if r.digest()?.as_str() == stored => {
+                            qualified = true;
+                            receipt_digest = json!(stored);
+                        }
+                        Ok(_) => {
+                            next = Some(json!({"operation": "collector_finalize"}));
+                            receipt_failures(&mut failures, &evals, "receipt_outdated");
+                        }
+                        Err(r) => {
+                            for x in r
+                                .iter()
+                                .filter(|x| !x.task_id.is_empty())
+                                .take(MAX_FAILURES)
+                            {
+                                failures.push(json!({"task_id": x.task_id, "code": x.code}));
+                            }
                         }
                     }
-                },
+                }
                 _ => {
                     next = Some(json!({"operation": "collector_finalize"}));
                     receipt_failures(&mut failures, &evals, "receipt_missing");

@@ -507,6 +507,9 @@ pub fn capabilities() -> Value {
 /// operation itself, where it looks it up ([`execute`]). Read-only.
 pub fn check_scope(cx: &AgentCtx<'_>, p: &TaskProfile) -> Result<()> {
     let (_dir, conn) = crate::workflow::authority::admin::open_read(cx.root)?;
+    // One snapshot for the token and the pins (one read transaction, not
+    // one per statement).
+    conn.begin_read()?;
     crate::workflow::authority::admin::authenticate(&conn, cx.token)?;
     check_pins(&conn, p)
 }
@@ -539,6 +542,7 @@ fn check_pins(conn: &crate::store::Connection, p: &TaskProfile) -> Result<()> {
 pub fn check_change_scope(cx: &AgentCtx<'_>, p: &TaskProfile, change_id: &str) -> Result<()> {
     check_id("change_id", change_id)?;
     let (_dir, conn) = crate::workflow::authority::admin::open_read(cx.root)?;
+    conn.begin_read()?;
     crate::workflow::authority::admin::authenticate(&conn, cx.token)?;
     check_pins(&conn, p)?;
     change::select_in(
