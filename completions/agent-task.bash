@@ -1818,7 +1818,7 @@ _agent__task() {
             return 0
             ;;
         agent__subcmd__task__subcmd__data__subcmd__collect)
-            opts="-h -V --collection --collector --input --jsonl --batch --data-dir --pretty --lock-timeout-ms --token-file --help --version"
+            opts="-h -V --collection --collector --input --jsonl --batch --flush-ms --data-dir --pretty --lock-timeout-ms --token-file --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1841,6 +1841,10 @@ _agent__task() {
                     return 0
                     ;;
                 --batch)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --flush-ms)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -352,3 +352,75 @@ fn a_bulk_ingest_releases_the_lock_between_batches_and_sweeps_once() {
     assert_eq!(got, ["another writer", "first batch", "second batch"]);
     assert!(seqs.windows(2).all(|w| w[0] < w[1]));
 }
+
+/// A slow producer (a pipe that writes a few lines and then waits) has
+/// its lines acknowledged while it is still open, once the batch's first
+/// line has waited `--flush-ms`, not only when `--batch` lines have come
+/// or the input ends; the acknowledged lines are stored, and the next
+/// ones go on into later batches.
+#[test]
+fn a_slow_producer_is_acknowledged_before_its_batch_fills() {
+    let env = data_env();
+    let mut args = bulk_args(&env, "-", "1000");
+    args.extend(["--flush-ms", "50"]);
+    let mut child = std::process::Command::new(crate::common::bin())
+        .env_clear()
+        .args(&args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let stderr = child.stderr.take().expect("stderr");
+    let (acks_tx, acks) = std::sync::mpsc::channel::<Value>();
+    std::thread::spawn(move || {
+        for l in std::io::BufReader::new(stderr)
+            .lines()
+            .map_while(Result::ok)
+        {
+            if let Ok(v) = serde_json::from_str::<Value>(&l)
+                && acks_tx.send(v).is_err()
+            {
+                return;
+            }
+        }
+    });
+    // A liveness bound only (a broken flush would otherwise hang here).
+    let ack_through = |want: u64| loop {
+        let v = acks
+            .recv_timeout(std::time::Duration::from_secs(120))
+            .expect("an acknowledgement while the input is still open");
+        let n = v["committed_through_line"].as_u64().expect("line");
+        assert!(n <= want, "{v}");
+        if n == want {
+            return v;
+        }
+    };
+    for i in 1..=3 {
+        writeln!(stdin, "{}", json!({"text": format!("slow {i}")})).expect("w");
+    }
+    stdin.flush().expect("flush");
+    let v = ack_through(3);
+    assert_eq!(v["inserted"], 3, "{v}");
+    let (texts, _) = stored(&env);
+    assert_eq!(texts.len(), 3, "acknowledged lines are stored: {texts:?}");
+    writeln!(stdin).expect("blank line");
+    writeln!(stdin, "{}", json!({"text": "slow 5"})).expect("w");
+    stdin.flush().expect("flush");
+    let v = ack_through(5);
+    assert_eq!(v["lines"], 4, "{v}");
+    drop(stdin);
+    let out = child.wait_with_output().expect("wait");
+    assert!(out.status.success(), "{out:?}");
+    let s: Value = serde_json::from_slice(&out.stdout).expect("summary");
+    assert_eq!(
+        (s["lines"].as_u64(), s["inserted"].as_u64()),
+        (Some(4), Some(4)),
+        "{s}"
+    );
+    let (texts, seqs) = stored(&env);
+    let got: Vec<&str> = texts.keys().map(String::as_str).collect();
+    assert_eq!(got, ["slow 1", "slow 2", "slow 3", "slow 5"]);
+    assert!(seqs.windows(2).all(|w| w[0] < w[1]));
+}

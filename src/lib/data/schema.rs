@@ -494,6 +494,7 @@ mod tests {
                 collection_id: coll.into(),
                 collector_id: "text".into(),
                 batch_lines: 7,
+                flush: crate::data::node::DEFAULT_FLUSH,
             };
             node.ingest_lines(&req, std::io::Cursor::new(body), &|_| {})
                 .expect("ingest");

@@ -1,10 +1,17 @@
 //! Bulk ingest (`data collect --jsonl`): one collector input object per
-//! line, streamed through a two-stage pipeline.
+//! line, streamed through a three-stage pipeline.
 //!
-//! - The calling thread reads lines and prepares them (JSON parsing, the
-//!   collector, hashing, record ids, canonical envelopes, index documents)
-//!   and hands batches to the writer over a channel that holds at most one
-//!   waiting batch, so memory stays bounded whatever the input size.
+//! - A reading thread splits the input into lines and hands them on a few
+//!   at a time (at most [`CHUNK_LINES`] lines or [`CHUNK_BYTES`] bytes, or
+//!   as many as have arrived when the input has no more ready).
+//! - The calling thread prepares them (JSON parsing, the collector,
+//!   hashing, record ids, canonical envelopes, index documents) and hands
+//!   batches to the writer over a channel that holds at most one waiting
+//!   batch, so memory stays bounded whatever the input size. A batch is
+//!   complete at `batch_lines` lines, at [`MAX_BATCH_BYTES`], at the end of
+//!   the input, or once its first line has waited `flush` (a slow producer,
+//!   such as a pipe that writes a line now and then, has each line
+//!   acknowledged within about `flush`, not only after a full batch).
 //! - The writer thread stores any large content (fsynced CAS objects, in
 //!   parallel), then takes the data-directory lock and commits the batch's
 //!   rows in **one** transaction (one WAL fsync), with statements prepared
@@ -30,8 +37,9 @@ use crate::store::{Connection, KeptDirLock};
 use serde::Serialize;
 use serde_json::{Map, Value};
 use std::collections::HashMap;
-use std::io::BufRead;
+use std::io::{BufRead, BufReader, Read};
 use std::sync::mpsc;
+use std::time::{Duration, Instant};
 
 /// Longest accepted input line.
 pub const MAX_LINE_BYTES: u64 = 32 << 20;
@@ -42,6 +50,22 @@ pub const MAX_LINE_BYTES: u64 = 32 << 20;
 pub const MAX_BATCH_BYTES: usize = 16 << 20;
 /// Line errors kept for the summary (the count is always exact).
 pub const MAX_LISTED_ERRORS: usize = 100;
+/// Lines the reading thread hands on at once, at most.
+pub const CHUNK_LINES: usize = 256;
+/// Bytes of lines the reading thread hands on at once (one line may be
+/// longer, up to [`MAX_LINE_BYTES`]). With two chunks
+/// waiting this bounds what is read ahead of the preparing thread.
+pub const CHUNK_BYTES: usize = 1 << 20;
+/// Chunks read and not yet taken by the preparing thread, at most.
+const CHUNKS_WAITING: usize = 2;
+/// Size of the reading thread's input buffer.
+const READ_BUFFER: usize = 1 << 20;
+/// The default longest wait, in milliseconds, of a batch's first line
+/// before the batch commits however few lines it has (`data collect
+/// --flush-ms`).
+pub const DEFAULT_FLUSH_MS: u64 = 1000;
+/// [`DEFAULT_FLUSH_MS`] as a duration.
+pub const DEFAULT_FLUSH: Duration = Duration::from_millis(DEFAULT_FLUSH_MS);
 
 /// What a bulk ingest writes to.
 #[derive(Debug, Clone)]
@@ -52,6 +76,9 @@ pub struct BulkRequest {
     pub collector_id: String,
     /// Input lines per transaction (at least 1).
     pub batch_lines: usize,
+    /// A batch also commits once its first line has waited this long (at
+    /// least 1 ms), however few lines it has.
+    pub flush: Duration,
 }
 
 /// The acknowledgement printed after each commit.
@@ -93,6 +120,16 @@ enum Line {
     Failed(u64, Error),
 }
 
+/// What the reading thread hands to the preparing one.
+enum Chunk {
+    /// Input lines, numbered from 1, with their line ends.
+    Lines(Vec<(u64, Vec<u8>)>),
+    /// The input ended after the lines already handed on.
+    End,
+    /// Reading failed after the lines already handed on.
+    Failed(Error),
+}
+
 struct Batch {
     /// The last input line this batch covers (blank lines included).
     last_line: u64,
@@ -117,7 +154,7 @@ impl Tally {
 impl Node {
     /// Ingests JSON lines from `input` (see the module docs). `progress` is
     /// called on the writer thread after every commit.
-    pub fn ingest_lines<R: BufRead>(
+    pub fn ingest_lines<R: Read + Send + 'static>(
         &self,
         req: &BulkRequest,
         input: R,
@@ -127,14 +164,24 @@ impl Node {
         let target =
             self.read(|c| self.collect_target(c, &req.collection_id, &req.collector_id))?;
         let batch_lines = req.batch_lines.max(1);
+        let flush = req.flush.max(Duration::from_millis(1));
+        // Not joined: after a store failure it may still be blocked
+        // reading a silent producer; it ends at its next line or at the
+        // input's end, when it finds nobody taking its lines.
+        let (chunk_tx, chunks) = mpsc::sync_channel::<Chunk>(CHUNKS_WAITING);
+        std::thread::Builder::new()
+            .name("bulk-read".into())
+            .spawn(move || read_input(input, &chunk_tx))
+            .map_err(|e| Error::internal(format!("cannot start the bulk reader: {e}")))?;
         let (tx, rx) = mpsc::sync_channel::<Batch>(1);
         std::thread::scope(|s| {
             let writer = std::thread::Builder::new()
                 .name("bulk-writer".into())
                 .spawn_scoped(s, || self.bulk_writer(rx, progress))
                 .map_err(|e| Error::internal(format!("cannot start the bulk writer: {e}")))?;
-            let read = self.bulk_reader(&target, input, batch_lines, &tx);
+            let read = self.bulk_reader(&target, &chunks, batch_lines, flush, &tx);
             drop(tx);
+            drop(chunks);
             let written = writer
                 .join()
                 .unwrap_or_else(|_| Err(Error::internal("the bulk writer panicked")));
@@ -153,69 +200,82 @@ impl Node {
         })
     }
 
-    /// Reads, prepares and batches lines until the input ends or the
-    /// writer stops.
-    fn bulk_reader<R: BufRead>(
+    /// Prepares and batches the reading thread's lines until the input
+    /// ends or the writer stops; a batch whose first line has waited
+    /// `flush` goes to the writer as it is.
+    fn bulk_reader(
         &self,
         target: &CollectTarget,
-        mut input: R,
+        chunks: &mpsc::Receiver<Chunk>,
         batch_lines: usize,
+        flush: Duration,
         tx: &mpsc::SyncSender<Batch>,
     ) -> Result<()> {
-        let mut line_no = 0u64;
-        let mut batch = Batch {
-            last_line: 0,
+        let fresh = |last_line| Batch {
+            last_line,
             lines: Vec::with_capacity(batch_lines.min(1 << 16)),
         };
+        let mut batch = fresh(0);
         let mut bytes = 0usize;
         let mut sent_through = 0u64;
-        let mut buf = Vec::new();
+        // When the batch in progress must go, whatever its size.
+        let mut due: Option<Instant> = None;
         self.read(|conn| {
             loop {
-                buf.clear();
-                let n = std::io::Read::take(&mut input, MAX_LINE_BYTES + 1)
-                    .read_until(b'\n', &mut buf)
-                    .map_err(|e| Error::new(Code::Io, format!("reading input: {e}")))?;
-                if n == 0 {
-                    break;
-                }
-                line_no += 1;
-                if n as u64 > MAX_LINE_BYTES && !buf.ends_with(b"\n") {
-                    return Err(Error::new(
-                        Code::TooLarge,
-                        format!("line {line_no} is longer than {MAX_LINE_BYTES} bytes"),
-                    )
-                    .with("line", line_no));
-                }
-                batch.last_line = line_no;
-                let text = buf.trim_ascii();
-                if text.is_empty() {
-                    continue;
-                }
-                let line = match self.prepare_line(conn, target, text) {
-                    Ok(items) => {
-                        bytes += items
-                            .iter()
-                            .map(|p| p.bytes.len() + p.canonical.len())
-                            .sum::<usize>();
-                        Line::Ready(line_no, items)
-                    }
-                    Err(e) => Line::Failed(line_no, e),
+                let next = match due {
+                    None => chunks
+                        .recv()
+                        .map_err(|_| mpsc::RecvTimeoutError::Disconnected),
+                    Some(at) => chunks.recv_timeout(at.saturating_duration_since(Instant::now())),
                 };
-                batch.lines.push(line);
-                if batch.lines.len() >= batch_lines || bytes >= MAX_BATCH_BYTES {
-                    let full = std::mem::replace(
-                        &mut batch,
-                        Batch {
-                            last_line: line_no,
-                            lines: Vec::with_capacity(batch_lines.min(1 << 16)),
-                        },
-                    );
-                    bytes = 0;
-                    sent_through = line_no;
-                    if tx.send(full).is_err() {
-                        // The writer stopped; its error is the result.
-                        return Ok(());
+                let lines = match next {
+                    Ok(Chunk::Lines(lines)) => lines,
+                    Ok(Chunk::End) => break,
+                    Ok(Chunk::Failed(e)) => return Err(e),
+                    Err(mpsc::RecvTimeoutError::Timeout) => {
+                        let last = batch.last_line;
+                        let waited = std::mem::replace(&mut batch, fresh(last));
+                        bytes = 0;
+                        sent_through = last;
+                        due = None;
+                        if tx.send(waited).is_err() {
+                            // The writer stopped; its error is the result.
+                            return Ok(());
+                        }
+                        continue;
+                    }
+                    Err(mpsc::RecvTimeoutError::Disconnected) => {
+                        return Err(Error::internal("the bulk input reader stopped"));
+                    }
+                };
+                for (line_no, buf) in lines {
+                    batch.last_line = line_no;
+                    if due.is_none() {
+                        due = Some(Instant::now() + flush);
+                    }
+                    let text = buf.trim_ascii();
+                    if text.is_empty() {
+                        continue;
+                    }
+                    let line = match self.prepare_line(conn, target, text) {
+                        Ok(items) => {
+                            bytes += items
+                                .iter()
+                                .map(|p| p.bytes.len() + p.canonical.len())
+                                .sum::<usize>();
+                            Line::Ready(line_no, items)
+                        }
+                        Err(e) => Line::Failed(line_no, e),
+                    };
+                    batch.lines.push(line);
+                    if batch.lines.len() >= batch_lines || bytes >= MAX_BATCH_BYTES {
+                        let full = std::mem::replace(&mut batch, fresh(line_no));
+                        bytes = 0;
+                        sent_through = line_no;
+                        due = None;
+                        if tx.send(full).is_err() {
+                            return Ok(());
+                        }
                     }
                 }
             }
@@ -350,6 +410,51 @@ impl Node {
         }
         Ok(())
     }
+}
+
+/// The reading thread: splits `input` into numbered lines and hands them
+/// on in chunks, one as soon as the input has nothing more ready (so a
+/// slow producer's line is never held back waiting for the next), ending
+/// with [`Chunk::End`] or [`Chunk::Failed`]. Stops when nobody takes its
+/// chunks.
+fn read_input<R: Read>(input: R, tx: &mpsc::SyncSender<Chunk>) {
+    let mut input = BufReader::with_capacity(READ_BUFFER, input);
+    let mut line_no = 0u64;
+    let mut chunk = Vec::new();
+    let mut bytes = 0usize;
+    let last = loop {
+        let mut buf = Vec::new();
+        let n =
+            match std::io::Read::take(&mut input, MAX_LINE_BYTES + 1).read_until(b'\n', &mut buf) {
+                Ok(n) => n,
+                Err(e) => break Chunk::Failed(Error::new(Code::Io, format!("reading input: {e}"))),
+            };
+        if n == 0 {
+            break Chunk::End;
+        }
+        line_no += 1;
+        if n as u64 > MAX_LINE_BYTES && !buf.ends_with(b"\n") {
+            break Chunk::Failed(
+                Error::new(
+                    Code::TooLarge,
+                    format!("line {line_no} is longer than {MAX_LINE_BYTES} bytes"),
+                )
+                .with("line", line_no),
+            );
+        }
+        bytes += buf.len();
+        chunk.push((line_no, buf));
+        if chunk.len() >= CHUNK_LINES || bytes >= CHUNK_BYTES || input.buffer().is_empty() {
+            bytes = 0;
+            if tx.send(Chunk::Lines(std::mem::take(&mut chunk))).is_err() {
+                return;
+            }
+        }
+    };
+    if !chunk.is_empty() && tx.send(Chunk::Lines(chunk)).is_err() {
+        return;
+    }
+    let _ = tx.send(last);
 }
 
 /// One transaction for a batch; on any store error it is rolled back and

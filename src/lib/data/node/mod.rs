@@ -12,7 +12,9 @@ mod init;
 mod query;
 mod read;
 
-pub use bulk::{BulkProgress, BulkRequest, BulkSummary, LineError};
+pub use bulk::{
+    BulkProgress, BulkRequest, BulkSummary, DEFAULT_FLUSH, DEFAULT_FLUSH_MS, LineError,
+};
 pub use changes::{ChangesRequest, TombstoneRequest};
 pub use collect::{CollectRequest, CollectResponse, Prepared, index_document, record_id};
 pub use init::{InitOutput, InitRequest, init, is_feed_id};

@@ -35,6 +35,11 @@ pub struct CollectArgs {
     /// 16 MiB of prepared records).
     #[arg(long, value_name = "N", default_value_t = 20_000, value_parser = clap::value_parser!(u64).range(1..=100_000))]
     pub batch: u64,
+    /// Bulk mode: a batch also commits once its first line has waited this
+    /// many milliseconds, however few lines it has, so a slow producer's
+    /// lines are acknowledged within about this long.
+    #[arg(long, value_name = "MS", default_value_t = crate::data::node::DEFAULT_FLUSH_MS, value_parser = clap::value_parser!(u64).range(1..=3_600_000))]
+    pub flush_ms: u64,
 }
 
 pub(super) fn run(ctx: &Ctx, a: &CollectArgs) -> Result<Reply> {
@@ -57,6 +62,7 @@ pub(super) fn run(ctx: &Ctx, a: &CollectArgs) -> Result<Reply> {
         collection_id: a.collection.clone(),
         collector_id: a.collector.clone(),
         batch_lines: usize::try_from(a.batch).unwrap_or(usize::MAX),
+        flush: std::time::Duration::from_millis(a.flush_ms),
     };
     let start = std::time::Instant::now();
     // The acknowledgement: one JSON line on stderr per committed batch.
@@ -68,10 +74,10 @@ pub(super) fn run(ctx: &Ctx, a: &CollectArgs) -> Result<Reply> {
         }
     };
     let summary = if path.as_os_str() == "-" {
-        node.ingest_lines(&req, std::io::stdin().lock(), &ack)?
+        node.ingest_lines(&req, std::io::stdin(), &ack)?
     } else {
         let f = std::fs::File::open(path).map_err(|e| Error::io("open", path, e))?;
-        node.ingest_lines(&req, std::io::BufReader::with_capacity(1 << 20, f), &ack)?
+        node.ingest_lines(&req, f, &ack)?
     };
     let secs = start.elapsed().as_secs_f64();
     let p = &summary.progress;

@@ -406,6 +406,7 @@ mod tests {
                     collection_id: (*coll).into(),
                     collector_id: "text".into(),
                     batch_lines: 37,
+                    flush: crate::data::node::DEFAULT_FLUSH,
                 };
                 node.ingest_lines(&req, std::io::Cursor::new(body.clone()), &|_| {})
                     .expect("ingest");
@@ -487,6 +488,7 @@ mod tests {
                         collection_id: "default".into(),
                         collector_id: "text".into(),
                         batch_lines: 1,
+                        flush: crate::data::node::DEFAULT_FLUSH,
                     };
                     node.ingest_lines(&req, std::io::Cursor::new(line.to_string()), &|_| {})
                         .expect("late ingest");
