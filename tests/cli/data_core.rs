@@ -11,6 +11,11 @@ pub fn data_env() -> TestEnv {
 }
 
 pub fn collect(env: &TestEnv, coll: &str, input: &Value) -> Value {
+    collect_run(env, coll, input).json()
+}
+
+/// `data collect` of one text-collector input, its outcome unchecked.
+pub fn collect_run(env: &TestEnv, coll: &str, input: &Value) -> crate::common::Output {
     env.run(&[
         "data",
         "collect",
@@ -21,7 +26,6 @@ pub fn collect(env: &TestEnv, coll: &str, input: &Value) -> Value {
         "--input",
         &input.to_string(),
     ])
-    .json()
 }
 
 fn changes(env: &TestEnv, args: &[&str]) -> Value {
@@ -242,28 +246,14 @@ fn lifecycle_read_feed_tombstone() {
     // Supersession may point at a tombstoned record, but not across collections.
     let sup = collect(&env, "scratch", &json!({"text": "v2", "supersedes_id": d}));
     assert_eq!(sup["records"][0]["supersedes_id"], d.as_str());
-    let other = env.run(&[
-        "data",
-        "collect",
-        "--collection",
-        "default",
-        "--collector",
-        "text",
-        "--input",
-        &json!({"text": "v3", "supersedes_id": d}).to_string(),
-    ]);
+    let other = collect_run(&env, "default", &json!({"text": "v3", "supersedes_id": d}));
     other.error("superseded_record_collection_mismatch", 65);
     let missing = format!("rec_{}", "0".repeat(64));
-    env.run(&[
-        "data",
-        "collect",
-        "--collection",
+    collect_run(
+        &env,
         "default",
-        "--collector",
-        "text",
-        "--input",
-        &json!({"text": "v3", "supersedes_id": missing}).to_string(),
-    ])
+        &json!({"text": "v3", "supersedes_id": missing}),
+    )
     .error("superseded_record_not_found", 65);
     env.run(&["data", "tombstone", &missing])
         .error("record_not_found", 66);
@@ -615,16 +605,11 @@ fn an_id_in_upper_case_is_not_the_record() {
         .error("invalid_record_id", 65);
     env.run(&["data", "tombstone", &upper])
         .error("invalid_record_id", 65);
-    env.run(&[
-        "data",
-        "collect",
-        "--collection",
+    collect_run(
+        &env,
         "default",
-        "--collector",
-        "text",
-        "--input",
-        &json!({"text": "a successor", "supersedes_id": upper}).to_string(),
-    ])
+        &json!({"text": "a successor", "supersedes_id": upper}),
+    )
     .error("invalid_record_id", 65);
     // Nothing changed: the record reads, untombstoned; one event.
     let got = env.run(&["data", "get", &id]).json();
