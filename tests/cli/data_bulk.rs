@@ -424,3 +424,39 @@ fn a_slow_producer_is_acknowledged_before_its_batch_fills() {
     assert_eq!(got, ["slow 1", "slow 2", "slow 3", "slow 5"]);
     assert!(seqs.windows(2).all(|w| w[0] < w[1]));
 }
+
+/// Batches grow: the first has 1,024 lines, the next twice as many, up
+/// to `--batch`; the acknowledgements say so, and every line is stored
+/// once.
+#[test]
+fn batches_grow_from_a_small_first_one_to_the_batch_size() {
+    let env = data_env();
+    let path = env.path("grow.jsonl");
+    let mut f = std::fs::File::create(&path).expect("create");
+    for i in 1..=5000 {
+        writeln!(f, "{}", json!({"text": line_text(i)})).expect("w");
+    }
+    drop(f);
+    let path_s = path.to_str().expect("p").to_owned();
+    let mut args = bulk_args(&env, &path_s, "2500");
+    // No batch is cut by time here, however slow the machine.
+    args.extend(["--flush-ms", "3600000"]);
+    let out = std::process::Command::new(crate::common::bin())
+        .env_clear()
+        .args(&args)
+        .output()
+        .expect("run");
+    assert!(out.status.success(), "{out:?}");
+    let acks: Vec<u64> = String::from_utf8_lossy(&out.stderr)
+        .lines()
+        .map(|l| {
+            let v: Value = serde_json::from_str(l).expect("ack is JSON");
+            v["committed_through_line"].as_u64().expect("line")
+        })
+        .collect();
+    assert_eq!(acks, [1024, 1024 + 2048, 1024 + 2048 + 1928]);
+    let (texts, seqs) = stored(&env);
+    assert_eq!(texts.len(), 5000);
+    assert!(texts.values().all(|n| *n == 1));
+    assert_eq!(seqs.len(), 5000);
+}

@@ -8,7 +8,9 @@
 //!   hashing, record ids, canonical envelopes, index documents) and hands
 //!   batches to the writer over a channel that holds at most one waiting
 //!   batch, so memory stays bounded whatever the input size. A batch is
-//!   complete at `batch_lines` lines, at [`MAX_BATCH_BYTES`], at the end of
+//!   complete at its line count (the first [`FIRST_BATCH_LINES`], each
+//!   next one twice the last, up to `batch_lines`, so the writer starts
+//!   early), at [`MAX_BATCH_BYTES`], at the end of
 //!   the input, or once its first line has waited `flush` (a slow producer,
 //!   such as a pipe that writes a line now and then, has each line
 //!   acknowledged within about `flush`, not only after a full batch).
@@ -56,6 +58,11 @@ pub const CHUNK_LINES: usize = 256;
 /// longer, up to [`MAX_LINE_BYTES`]). With two chunks
 /// waiting this bounds what is read ahead of the preparing thread.
 pub const CHUNK_BYTES: usize = 1 << 20;
+/// The first batch's lines, at most: the writer starts on it while the
+/// next one, twice as long, is prepared, and so on up to `batch_lines`
+/// (preparing is faster than writing, so the writer waits only for this
+/// first batch, not for a whole large one).
+pub const FIRST_BATCH_LINES: usize = 1024;
 /// Chunks read and not yet taken by the preparing thread, at most.
 const CHUNKS_WAITING: usize = 2;
 /// Size of the reading thread's input buffer.
@@ -216,6 +223,8 @@ impl Node {
             lines: Vec::with_capacity(batch_lines.min(1 << 16)),
         };
         let mut batch = fresh(0);
+        // This batch's line count; it doubles at every cut.
+        let mut limit = batch_lines.min(FIRST_BATCH_LINES);
         let mut bytes = 0usize;
         let mut sent_through = 0u64;
         // When the batch in progress must go, whatever its size.
@@ -236,6 +245,7 @@ impl Node {
                         let last = batch.last_line;
                         let waited = std::mem::replace(&mut batch, fresh(last));
                         bytes = 0;
+                        limit = limit.saturating_mul(2).min(batch_lines);
                         sent_through = last;
                         due = None;
                         if tx.send(waited).is_err() {
@@ -268,9 +278,10 @@ impl Node {
                         Err(e) => Line::Failed(line_no, e),
                     };
                     batch.lines.push(line);
-                    if batch.lines.len() >= batch_lines || bytes >= MAX_BATCH_BYTES {
+                    if batch.lines.len() >= limit || bytes >= MAX_BATCH_BYTES {
                         let full = std::mem::replace(&mut batch, fresh(line_no));
                         bytes = 0;
+                        limit = limit.saturating_mul(2).min(batch_lines);
                         sent_through = line_no;
                         due = None;
                         if tx.send(full).is_err() {
