@@ -387,7 +387,7 @@ _arguments "${_arguments_options[@]}" : \
 '--collector=[Collector id (\`text\`, \`file\`, …)]:COLLECTOR:_default' \
 '(--jsonl)--input=[The collector input as a JSON object]:JSON:_default' \
 '--jsonl=[Bulk ingest\: a file (or \`-\` for stdin) with one collector input object per line. Many records share each durable transaction; after each commit one JSON line on stderr acknowledges every line up to \`committed_through_line\`]:FILE|-:_files' \
-'--batch=[Lines per durable transaction in bulk mode, at most (the first batch has at most 1,024, each next one twice the last; a batch is also cut at 16 MiB of prepared records)]:N:_default' \
+'--batch=[Lines per durable transaction in bulk mode, at most (the first batch has at most 1,024, each next one four times the last; a batch is also cut at 16 MiB of prepared records)]:N:_default' \
 '--flush-ms=[Bulk mode\: a batch also commits once its first line has waited this many milliseconds, however few lines it has, so a slow producer'\''s lines are acknowledged within about this long]:MS:_default' \
 '--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \

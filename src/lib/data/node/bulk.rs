@@ -9,7 +9,7 @@
 //!   batches to the writer over a channel that holds at most one waiting
 //!   batch, so memory stays bounded whatever the input size. A batch is
 //!   complete at its line count (the first [`FIRST_BATCH_LINES`], each
-//!   next one twice the last, up to `batch_lines`, so the writer starts
+//!   next one four times the last, up to `batch_lines`, so the writer starts
 //!   early), at [`MAX_BATCH_BYTES`], at the end of
 //!   the input, or once its first line has waited `flush` (a slow producer,
 //!   such as a pipe that writes a line now and then, has each line
@@ -59,9 +59,9 @@ pub const CHUNK_LINES: usize = 256;
 /// waiting this bounds what is read ahead of the preparing thread.
 pub const CHUNK_BYTES: usize = 1 << 20;
 /// The first batch's lines, at most: the writer starts on it while the
-/// next one, twice as long, is prepared, and so on up to `batch_lines`
-/// (preparing is faster than writing, so the writer waits only for this
-/// first batch, not for a whole large one).
+/// next one, four times as long, is prepared, and so on up to `batch_lines`
+/// (the writer waits for this small first batch rather than for a whole
+/// large one).
 pub const FIRST_BATCH_LINES: usize = 1024;
 /// Chunks read and not yet taken by the preparing thread, at most.
 const CHUNKS_WAITING: usize = 2;
@@ -223,7 +223,7 @@ impl Node {
             lines: Vec::with_capacity(batch_lines.min(1 << 16)),
         };
         let mut batch = fresh(0);
-        // This batch's line count; it doubles at every cut.
+        // This batch's line count; it grows fourfold at every cut.
         let mut limit = batch_lines.min(FIRST_BATCH_LINES);
         let mut bytes = 0usize;
         let mut sent_through = 0u64;
@@ -245,7 +245,7 @@ impl Node {
                         let last = batch.last_line;
                         let waited = std::mem::replace(&mut batch, fresh(last));
                         bytes = 0;
-                        limit = limit.saturating_mul(2).min(batch_lines);
+                        limit = limit.saturating_mul(4).min(batch_lines);
                         sent_through = last;
                         due = None;
                         if tx.send(waited).is_err() {
@@ -281,7 +281,7 @@ impl Node {
                     if batch.lines.len() >= limit || bytes >= MAX_BATCH_BYTES {
                         let full = std::mem::replace(&mut batch, fresh(line_no));
                         bytes = 0;
-                        limit = limit.saturating_mul(2).min(batch_lines);
+                        limit = limit.saturating_mul(4).min(batch_lines);
                         sent_through = line_no;
                         due = None;
                         if tx.send(full).is_err() {

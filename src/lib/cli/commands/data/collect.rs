@@ -32,7 +32,7 @@ pub struct CollectArgs {
     #[arg(long, value_name = "FILE|-")]
     pub jsonl: Option<PathBuf>,
     /// Lines per durable transaction in bulk mode, at most (the first
-    /// batch has at most 1,024, each next one twice the last; a batch is
+    /// batch has at most 1,024, each next one four times the last; a batch is
     /// also cut at 16 MiB of prepared records).
     #[arg(long, value_name = "N", default_value_t = 20_000, value_parser = clap::value_parser!(u64).range(1..=100_000))]
     pub batch: u64,
