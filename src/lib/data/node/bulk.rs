@@ -11,7 +11,8 @@
 //!   complete at its line count (the first [`FIRST_BATCH_LINES`], each
 //!   next one four times the last, up to `batch_lines`, so the writer starts
 //!   early), at [`MAX_BATCH_BYTES`], at the end of
-//!   the input, or once its first line has waited `flush` (a slow producer,
+//!   the input, or once its first line has waited `flush` and no more
+//!   input is ready (a slow producer,
 //!   such as a pipe that writes a line now and then, has each line
 //!   acknowledged within about `flush`, not only after a full batch).
 //! - The writer thread stores any large content (fsynced CAS objects, in
