@@ -26,6 +26,21 @@ fn bulk_args<'a>(env: &'a TestEnv, path: &'a str, batch: &'a str) -> Vec<&'a str
     ]
 }
 
+/// The binary with `args`, its stdin a pipe this test writes to, its
+/// stdout and stderr piped.
+fn spawn_on_a_pipe(args: &[&str]) -> (std::process::Child, std::process::ChildStdin) {
+    let mut child = std::process::Command::new(crate::common::bin())
+        .env_clear()
+        .args(args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let stdin = child.stdin.take().expect("stdin");
+    (child, stdin)
+}
+
 /// Every stored record's text (its bytes, verified against the envelope's
 /// digest and size), with how many records hold it; and the feed's
 /// sequences. Also checks the database's integrity.
@@ -314,15 +329,7 @@ fn a_bulk_ingest_releases_the_lock_between_batches_and_sweeps_once() {
     };
     let orphan = plant("put-orphan", 7200);
     let young = plant("put-young", 1);
-    let mut child = std::process::Command::new(crate::common::bin())
-        .env_clear()
-        .args(bulk_args(&env, "-", "1"))
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("spawn");
-    let mut stdin = child.stdin.take().expect("stdin");
+    let (mut child, mut stdin) = spawn_on_a_pipe(&bulk_args(&env, "-", "1"));
     let mut acks = std::io::BufReader::new(child.stderr.take().expect("stderr")).lines();
     let mut ack = |want: u64| {
         let l = acks.next().expect("an ack").expect("read");
@@ -363,15 +370,7 @@ fn a_slow_producer_is_acknowledged_before_its_batch_fills() {
     let env = data_env();
     let mut args = bulk_args(&env, "-", "1000");
     args.extend(["--flush-ms", "50"]);
-    let mut child = std::process::Command::new(crate::common::bin())
-        .env_clear()
-        .args(&args)
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("spawn");
-    let mut stdin = child.stdin.take().expect("stdin");
+    let (mut child, mut stdin) = spawn_on_a_pipe(&args);
     let stderr = child.stderr.take().expect("stderr");
     let (acks_tx, acks) = std::sync::mpsc::channel::<Value>();
     std::thread::spawn(move || {

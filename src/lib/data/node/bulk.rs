@@ -219,20 +219,10 @@ impl Node {
         flush: Duration,
         tx: &mpsc::SyncSender<Batch>,
     ) -> Result<()> {
-        let fresh = |last_line| Batch {
-            last_line,
-            lines: Vec::with_capacity(batch_lines.min(1 << 16)),
-        };
-        let mut batch = fresh(0);
-        // This batch's line count; it grows fourfold at every cut.
-        let mut limit = batch_lines.min(FIRST_BATCH_LINES);
-        let mut bytes = 0usize;
-        let mut sent_through = 0u64;
-        // When the batch in progress must go, whatever its size.
-        let mut due: Option<Instant> = None;
+        let mut open = OpenBatch::new(batch_lines);
         self.read(|conn| {
             loop {
-                let next = match due {
+                let next = match open.due {
                     None => chunks
                         .recv()
                         .map_err(|_| mpsc::RecvTimeoutError::Disconnected),
@@ -243,13 +233,7 @@ impl Node {
                     Ok(Chunk::End) => break,
                     Ok(Chunk::Failed(e)) => return Err(e),
                     Err(mpsc::RecvTimeoutError::Timeout) => {
-                        let last = batch.last_line;
-                        let waited = std::mem::replace(&mut batch, fresh(last));
-                        bytes = 0;
-                        limit = limit.saturating_mul(4).min(batch_lines);
-                        sent_through = last;
-                        due = None;
-                        if tx.send(waited).is_err() {
+                        if tx.send(open.cut()).is_err() {
                             // The writer stopped; its error is the result.
                             return Ok(());
                         }
@@ -260,9 +244,9 @@ impl Node {
                     }
                 };
                 for (line_no, buf) in lines {
-                    batch.last_line = line_no;
-                    if due.is_none() {
-                        due = Some(Instant::now() + flush);
+                    open.batch.last_line = line_no;
+                    if open.due.is_none() {
+                        open.due = Some(Instant::now() + flush);
                     }
                     let text = buf.trim_ascii();
                     if text.is_empty() {
@@ -270,7 +254,7 @@ impl Node {
                     }
                     let line = match self.prepare_line(conn, target, text) {
                         Ok(items) => {
-                            bytes += items
+                            open.bytes += items
                                 .iter()
                                 .map(|p| p.bytes.len() + p.canonical.len())
                                 .sum::<usize>();
@@ -278,21 +262,16 @@ impl Node {
                         }
                         Err(e) => Line::Failed(line_no, e),
                     };
-                    batch.lines.push(line);
-                    if batch.lines.len() >= limit || bytes >= MAX_BATCH_BYTES {
-                        let full = std::mem::replace(&mut batch, fresh(line_no));
-                        bytes = 0;
-                        limit = limit.saturating_mul(4).min(batch_lines);
-                        sent_through = line_no;
-                        due = None;
-                        if tx.send(full).is_err() {
-                            return Ok(());
-                        }
+                    open.batch.lines.push(line);
+                    let full =
+                        open.batch.lines.len() >= open.limit || open.bytes >= MAX_BATCH_BYTES;
+                    if full && tx.send(open.cut()).is_err() {
+                        return Ok(());
                     }
                 }
             }
-            if !batch.lines.is_empty() || batch.last_line > sent_through {
-                let _ = tx.send(batch);
+            if !open.batch.lines.is_empty() || open.batch.last_line > open.sent_through {
+                let _ = tx.send(open.batch);
             }
             Ok(())
         })
@@ -421,6 +400,51 @@ impl Node {
             }
         }
         Ok(())
+    }
+}
+
+/// The batch the preparing thread is filling.
+struct OpenBatch {
+    batch: Batch,
+    /// Its line count: [`FIRST_BATCH_LINES`] at first, fourfold at every
+    /// cut, up to `batch_lines`.
+    limit: usize,
+    batch_lines: usize,
+    /// Prepared bytes in it.
+    bytes: usize,
+    /// The last line of the last batch handed on.
+    sent_through: u64,
+    /// When it must go, whatever its size (set by its first line).
+    due: Option<Instant>,
+}
+
+impl OpenBatch {
+    fn new(batch_lines: usize) -> OpenBatch {
+        OpenBatch {
+            batch: Self::fresh(0, batch_lines),
+            limit: batch_lines.min(FIRST_BATCH_LINES),
+            batch_lines,
+            bytes: 0,
+            sent_through: 0,
+            due: None,
+        }
+    }
+
+    fn fresh(last_line: u64, batch_lines: usize) -> Batch {
+        Batch {
+            last_line,
+            lines: Vec::with_capacity(batch_lines.min(1 << 16)),
+        }
+    }
+
+    /// Ends the batch (to hand it on) and opens the next, larger one.
+    fn cut(&mut self) -> Batch {
+        let last = self.batch.last_line;
+        self.bytes = 0;
+        self.limit = self.limit.saturating_mul(4).min(self.batch_lines);
+        self.sent_through = last;
+        self.due = None;
+        std::mem::replace(&mut self.batch, Self::fresh(last, self.batch_lines))
     }
 }
 
