@@ -27,6 +27,10 @@
 //! none), a transport failure as `transport`.
 #![allow(clippy::print_stdout, clippy::print_stderr, missing_docs)]
 
+#[path = "load-conn.rs"]
+#[allow(dead_code)]
+mod load_conn;
+
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::process::ExitCode;
@@ -245,93 +249,23 @@ struct Envelope<'a> {
     result: Option<serde::de::IgnoredAny>,
 }
 
-/// What it reads of any other answer: the error code.
-#[derive(serde::Deserialize)]
-struct Refusal<'a> {
-    #[serde(borrow)]
-    error: Option<std::borrow::Cow<'a, str>>,
-}
-
-/// One agent's kept-alive HTTP/1.1 connection (hyper's client).
-struct Conn {
-    send: hyper::client::conn::http1::SendRequest<http_body_util::Full<bytes::Bytes>>,
-    host: String,
-    path: String,
-    auth: String,
-}
-
-impl Conn {
-    async fn open(addr: &str, host: &str, path: &str, token: &str) -> Result<Conn, String> {
-        let tcp = tokio::net::TcpStream::connect(addr)
-            .await
-            .map_err(|e| format!("connect {addr}: {e}"))?;
-        tcp.set_nodelay(true).map_err(|e| format!("nodelay: {e}"))?;
-        let (send, conn) = hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(tcp))
-            .await
-            .map_err(|e| format!("handshake: {e}"))?;
-        tokio::spawn(conn);
-        Ok(Conn {
-            send,
-            host: host.to_owned(),
-            path: path.to_owned(),
-            auth: format!("Bearer {token}"),
-        })
+/// One operation on a kept-alive connection: Ok on a 200 envelope of
+/// `op`, Err(error code) otherwise.
+async fn call_on(c: &mut load_conn::Conn, op: &str, body: Vec<u8>) -> Result<(), String> {
+    let (status, bytes) = c.post(body).await?;
+    if status != 200 {
+        return Err(load_conn::refusal_code(status, &bytes));
     }
-
-    /// One operation: Ok on a 200 envelope of `op`, Err(error code) otherwise.
-    async fn call(&mut self, op: &str, body: Vec<u8>) -> Result<(), String> {
-        use http_body_util::BodyExt;
-        let req = http::Request::post(self.path.as_str())
-            .header(http::header::HOST, self.host.as_str())
-            .header(http::header::AUTHORIZATION, self.auth.as_str())
-            .header(http::header::CONTENT_TYPE, "application/json")
-            .body(http_body_util::Full::new(bytes::Bytes::from(body)))
-            .map_err(|e| format!("request: {e}"))?;
-        self.send
-            .ready()
-            .await
-            .map_err(|e| format!("transport: {e}"))?;
-        let resp = self
-            .send
-            .send_request(req)
-            .await
-            .map_err(|e| format!("transport: {e}"))?;
-        let status = resp.status().as_u16();
-        let bytes = http_body_util::Limited::new(resp.into_body(), 16 * 1024 * 1024)
-            .collect()
-            .await
-            .map_err(|e| format!("transport: {e}"))?
-            .to_bytes();
-        if status == 200 {
-            match serde_json::from_slice::<Envelope<'_>>(&bytes) {
-                Ok(e) if e.operation == op && e.result.is_some() => Ok(()),
-                Ok(_) => Err(format!("http {status}: not the operation's envelope")),
-                Err(_) => Err(format!("http {status}: not JSON")),
-            }
-        } else {
-            match serde_json::from_slice::<Refusal<'_>>(&bytes) {
-                Ok(r) => Err(r.error.as_deref().unwrap_or("no_code").to_owned()),
-                Err(_) => Err(format!("http {status}: not JSON")),
-            }
-        }
+    match serde_json::from_slice::<Envelope<'_>>(&bytes) {
+        Ok(e) if e.operation == op && e.result.is_some() => Ok(()),
+        Ok(_) => Err(format!("http {status}: not the operation's envelope")),
+        Err(_) => Err(format!("http {status}: not JSON")),
     }
 }
 
 /// The loop with every agent a task on one current-thread runtime.
 fn run_hyper(url: &str, rows: Vec<Agent>, secs: f64, label: &str) -> Result<(), String> {
-    let parsed = url::Url::parse(url).map_err(|e| format!("{url}: {e}"))?;
-    let host = parsed
-        .host_str()
-        .ok_or_else(|| format!("{url}: no host"))?
-        .to_owned();
-    let port = parsed
-        .port_or_known_default()
-        .ok_or_else(|| format!("{url}: no port"))?;
-    // `host_str` keeps an IPv6 address's brackets, so this is both the
-    // Host header and the address to connect to.
-    let authority = format!("{host}:{port}");
-    let addr = authority.clone();
-    let path = parsed.path().to_owned();
+    let target = load_conn::Target::parse(url)?;
     let agents = rows.len();
     let deadline = Duration::from_secs_f64(secs);
     let rt = tokio::runtime::Builder::new_current_thread()
@@ -343,9 +277,9 @@ fn run_hyper(url: &str, rows: Vec<Agent>, secs: f64, label: &str) -> Result<(), 
         // the clock starts.
         let mut conns = Vec::with_capacity(agents);
         for ag in &rows {
-            let mut c = Conn::open(&addr, &authority, &path, &ag.token).await?;
+            let mut c = load_conn::Conn::open(&target, &ag.token).await?;
             let q = qualification_body(&ag.change)?;
-            c.call("qualification", q)
+            call_on(&mut c, "qualification", q)
                 .await
                 .map_err(|e| format!("warm-up qualification: {e}"))?;
             conns.push(c);
@@ -368,12 +302,12 @@ fn run_hyper(url: &str, rows: Vec<Agent>, secs: f64, label: &str) -> Result<(), 
                 while start.elapsed() < deadline && k < MAX_ITERATIONS {
                     let hb = format!("{prefix}{label}{k}\"}}").into_bytes();
                     let s = Instant::now();
-                    match c.call("heartbeat", hb).await {
+                    match call_on(&mut c, "heartbeat", hb).await {
                         Ok(()) => t.hb_ms.push(s.elapsed().as_secs_f64() * 1e3),
                         Err(e) => t.error("heartbeat", &e),
                     }
                     let s = Instant::now();
-                    match c.call("qualification", q.clone()).await {
+                    match call_on(&mut c, "qualification", q.clone()).await {
                         Ok(()) => t.q_ms.push(s.elapsed().as_secs_f64() * 1e3),
                         Err(e) => t.error("qualification", &e),
                     }

@@ -9,11 +9,14 @@
 #      (metadata, content, text + metadata), on kept-alive and on fresh connections
 #   4. durable single-record collects over HTTP from 8 clients (group commit), next to the
 #      ceiling the file system's fsync latency (measured in the same run) sets for 8 clients,
-#      and from 32 clients
+#      and from 32 clients; each run also prints the CPU serve and the load generator spent
+#      per record (serve's from /proc/PID/stat, the generator's its own)
 # Not part of the test command.
 # Usage: scripts/bench-data.sh [BULK_RECORDS] [HTTP_RECORDS] [RSS_RECORDS]   (env ROUNDS, default 3)
 #   ONLY=http: part 4 alone (the HTTP collects and the fsync anchor); ONLY=bulk: part 1 alone;
-#   WORKERS: serve's --workers (16)
+#   WORKERS: serve's --workers (16); LOADGEN=threads: the earlier load generator (a thread per
+#   client with ureq) instead of scripts/data-load.rs's hyper client; SERVE_BIN: the
+#   agent-task binary to serve with (default this tree's release build)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BULK_RECORDS=${1:-100000}
@@ -21,7 +24,7 @@ HTTP_RECORDS=${2:-20000}
 RSS_RECORDS=${3:-1000000}
 ROUNDS=${ROUNDS:-3}
 cargo build --release --locked --quiet --bin agent-task --example data-load --example ingest-probe
-BIN=$PWD/target/release/agent-task
+BIN=${SERVE_BIN:-$PWD/target/release/agent-task}
 LOAD=$PWD/target/release/examples/data-load
 PROBE=$PWD/target/release/examples/ingest-probe
 WORK=$(mktemp -d)
@@ -142,11 +145,29 @@ os.close(fd); os.unlink(p)
 print(f"{statistics.mean(ts) * 1e3:.3f} {statistics.median(ts) * 1e3:.3f}")
 EOF
 }
-"$BIN" --data-dir "$WORK/http" data init >/dev/null
+# serve's CPU seconds so far (utime + stime).
+cpu_of() { python3 -c 'import os,sys; f=open(f"/proc/{sys.argv[1]}/stat").read().rsplit(")",1)[1].split(); print((int(f[11])+int(f[12]))/os.sysconf("SC_CLK_TCK"))' "$1"; }
+# One collect run against the server started on $1: sets OUT and CPU_LINE.
+collect_run() { # $1 data dir, $2 clients
+  "$BIN" --data-dir "$1" data init >/dev/null
+  start_server "$1"
+  local before after
+  before=$(cpu_of "$SERVER_PID")
+  OUT=$("$LOAD" collect "$URL" BENCH_TOKEN "$2" "$HTTP_RECORDS")
+  after=$(cpu_of "$SERVER_PID")
+  stop_server
+  CPU_LINE=$(python3 - "$OUT" "$before" "$after" <<'EOF'
+import json, sys
+o = json.loads(sys.argv[1])
+n = max(o["records"], 1)
+serve = (float(sys.argv[3]) - float(sys.argv[2])) / n * 1e3
+load = o["load_cpu_s"] / n * 1e3
+print(f"serve CPU {serve:.3f} ms/record, load CPU {load:.3f} ms/record ({o['loadgen']}), errors {json.dumps(o['errors'])}")
+EOF
+)
+}
 FSYNC_BEFORE=$(fsync_probe)
-start_server "$WORK/http"
-OUT=$("$LOAD" collect "$URL" BENCH_TOKEN 8 "$HTTP_RECORDS")
-stop_server
+collect_run "$WORK/http" 8
 FSYNC_AFTER=$(fsync_probe)
 RATE=$(field "$OUT" records_per_s)
 FMEAN=$(python3 -c 'import sys; print(f"{(float(sys.argv[1]) + float(sys.argv[2])) / 2:.3f}")' "${FSYNC_BEFORE% *}" "${FSYNC_AFTER% *}")
@@ -155,11 +176,10 @@ echo "http durable collects (8 clients, $(field "$OUT" records) records): $RATE 
   "| goal 4000: $(ratio "$RATE" 4000) | fsync mean $FMEAN ms (before ${FSYNC_BEFORE% *} ms p50 ${FSYNC_BEFORE#* } ms," \
   "after ${FSYNC_AFTER% *} ms p50 ${FSYNC_AFTER#* } ms): 8-client ceiling $CEIL records/s: $(ratio "$RATE" "$CEIL")" \
   "| reference 151-256 in-process: $(ratio "$RATE" 256)-$(ratio "$RATE" 151)"
+echo "  $CPU_LINE"
 # Past 8 clients the batches grow and the server's CPU per record bounds it.
-"$BIN" --data-dir "$WORK/http32" data init >/dev/null
-start_server "$WORK/http32"
-OUT=$("$LOAD" collect "$URL" BENCH_TOKEN 32 "$HTTP_RECORDS")
-stop_server
+collect_run "$WORK/http32" 32
 echo "http durable collects (32 clients, $(field "$OUT" records) records): $(field "$OUT" records_per_s) records/s" \
   "| 32-client fsync ceiling $(python3 -c 'import sys; print(f"{32 / (float(sys.argv[1]) / 1000):.0f}")' "$FMEAN") records/s"
+echo "  $CPU_LINE"
 echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
