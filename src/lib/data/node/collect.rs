@@ -7,7 +7,7 @@ use super::super::collectors::{self, Collector, Item};
 use super::super::syntax::{
     check_collection_id, check_record_id, is_textual, normalize_date, normalize_media_type,
 };
-use super::super::writer::{self, WriteOp, WriteResult};
+use super::super::writer::{WriteOp, WriteResult};
 use super::{Node, PROTOCOL};
 use crate::error::{Code, Error, Result};
 use crate::store::{Connection, OptionalExtension};
@@ -401,48 +401,6 @@ impl Node {
                 _ => Err(Error::internal("unexpected writer result")),
             }
         })
-    }
-
-    /// Bulk collect: every request is prepared on its own (a bad one fails
-    /// alone), the bytes of all of them are made durable in parallel, then
-    /// all records commit in one transaction.
-    pub fn collect_batch(&self, reqs: &[CollectRequest]) -> Vec<Result<CollectResponse>> {
-        let mut prepared: Vec<Result<(Vec<Prepared>, Option<String>)>> =
-            reqs.iter().map(|r| self.prepare_collect(r)).collect();
-        let stored = self.store_blobs_parallel(
-            prepared
-                .iter()
-                .filter_map(|p| p.as_ref().ok())
-                .flat_map(|(items, _)| items.iter())
-                .filter(|p| !p.is_inline())
-                .collect(),
-        );
-        if let Err(e) = stored {
-            return reqs.iter().map(|_| Err(writer::clone_err(&e))).collect();
-        }
-        let mut slots = Vec::with_capacity(prepared.len());
-        let mut ops = Vec::new();
-        for p in prepared.iter_mut() {
-            match p {
-                Ok((items, cursor)) => {
-                    slots.push(Ok(cursor.take()));
-                    ops.push(WriteOp::Collect(std::mem::take(items)));
-                }
-                Err(e) => slots.push(Err(writer::clone_err(e))),
-            }
-        }
-        let mut results = self.writer.write_many(self, ops).into_iter();
-        slots
-            .into_iter()
-            .map(|slot| {
-                let cursor = slot?;
-                match results.next() {
-                    Some(Ok(WriteResult::Collect(v))) => response(v, cursor),
-                    Some(Ok(_)) | None => Err(Error::internal("unexpected writer result")),
-                    Some(Err(e)) => Err(e),
-                }
-            })
-            .collect()
     }
 
     /// Writes many items' bytes durably, many at once: each object is
