@@ -45,6 +45,9 @@
 //!   `created_at` (the envelope holds both);
 //! - `no-fk`: `records.collection_id` without its foreign key (a lookup in
 //!   `collections` per insert);
+//! - `coll-int`: records and changes name their collection by the
+//!   collection's row id (an integer, no foreign key) instead of its id
+//!   text;
 //! - `no-collidx`: no `records_collection_idx` (attribution only);
 //! - `env-nosha`: envelopes without the three copies of the content
 //!   digest (attribution only: what 192 bytes of envelope cost).
@@ -70,6 +73,8 @@
 //! | `bin-id,bin-sha`               | -13.9% | -12.6% | -12.2% |
 //! | `bin-id,bin-sha,chg-rid`       | -13.8% | -17.7% | -17.0% |
 //! | the same and `page=8192`       | -15.3% | -17.7% | -15.4% |
+//! | `coll-int`                     | -2.9%  | -1.7%  | -1.3%  |
+//! | `coll-int,bin-id,bin-sha,chg-rid` | -16.8% | -19.4% | -18.7% |
 //!
 //! A record row is about 720 bytes, five to a 4 KiB page: a column 36
 //! bytes shorter (`bin-id`, `no-created`) leaves the row count per page,
@@ -81,7 +86,9 @@
 //! median user+sys CPU seconds of the process, row generation included):
 //! short: schema 4 20,047 (4.47 s); `bin-id,bin-sha,chg-rid` 23,011, +15%
 //! (3.91 s); `page=8192` 23,814, +19% (3.97 s); both 25,309, +26%
-//! (3.67 s). 1 KB: schema 4 10,700 (9.57 s); `bin-id,bin-sha,chg-rid`
+//! (3.67 s). A second session: schema 4 22,845 (4.17 s);
+//! `bin-id,bin-sha,chg-rid` 26,538, +16% (3.66 s); with `coll-int` 27,510,
+//! +20% (3.47 s); `coll-int` alone 22,921 (4.13 s). 1 KB: schema 4 10,700 (9.57 s); `bin-id,bin-sha,chg-rid`
 //! 10,440, -2% (9.59 s); with `page=8192` 11,479, +7% (8.78 s). A second
 //! session of 6 alternating rounds, schema 4 against `bin-id,bin-sha,chg-rid`
 //! alone: 10,111 (9.77 s) vs 10,615, +5% (9.49 s). No loss on 1 KB records.
@@ -169,6 +176,7 @@ struct Layout {
     no_sha: bool,
     no_created: bool,
     no_fk: bool,
+    coll_int: bool,
     no_collidx: bool,
     env_nosha: bool,
 }
@@ -186,6 +194,7 @@ impl Layout {
                 "no-sha" => l.no_sha = true,
                 "no-created" => l.no_created = true,
                 "no-fk" => l.no_fk = true,
+                "coll-int" => l.coll_int = true,
                 "no-collidx" => l.no_collidx = true,
                 "env-nosha" => l.env_nosha = true,
                 _ => match t.strip_prefix("page=").and_then(|v| v.parse().ok()) {
@@ -203,6 +212,7 @@ impl Layout {
             || self.no_sha
             || self.no_created
             || self.no_fk
+            || self.coll_int
             || self.no_collidx
     }
 
@@ -216,7 +226,9 @@ impl Layout {
                 "id TEXT NOT NULL CHECK (length(id) = 68 AND substr(id, 1, 4) = 'rec_' AND id = lower(id) \
                  AND unhex(substr(id, 5)) IS NOT NULL),"
             };
-            let coll = if self.no_fk {
+            let coll = if self.coll_int {
+                "collection_id INTEGER NOT NULL,"
+            } else if self.no_fk {
                 "collection_id TEXT NOT NULL,"
             } else {
                 "collection_id TEXT NOT NULL REFERENCES collections(id),"
@@ -251,9 +263,11 @@ impl Layout {
                  sha256 BLOB NOT NULL UNIQUE CHECK (length(sha256) = 32), bytes BLOB NOT NULL) STRICT;",
             );
         }
-        if self.chg_rid || self.chg_nocoll {
+        if self.chg_rid || self.chg_nocoll || self.coll_int {
             let coll = if self.chg_nocoll {
                 ""
+            } else if self.coll_int {
+                "collection_id INTEGER NOT NULL,"
             } else {
                 "collection_id TEXT NOT NULL,"
             };
@@ -296,14 +310,20 @@ impl Layout {
         } else {
             (", created_at", ", ?5")
         };
+        let coll = self.coll_value();
         format!(
             "INSERT INTO records({id}, collection_id, envelope_json{sha_col}, content_size{cr_col}) \
-             VALUES (?1, 'default', ?2{sha_val}, ?4{cr_val}) ON CONFLICT({conflict}) DO NOTHING"
+             VALUES (?1, {coll}, ?2{sha_val}, ?4{cr_val}) ON CONFLICT({conflict}) DO NOTHING"
         )
     }
 
-    fn insert_change(&self) -> &'static str {
-        match (self.chg_rid, self.chg_nocoll) {
+    /// The collection as a record or change row names it.
+    fn coll_value(&self) -> &'static str {
+        if self.coll_int { "1" } else { "'default'" }
+    }
+
+    fn insert_change(&self) -> String {
+        let sql = match (self.chg_rid, self.chg_nocoll) {
             (false, false) => {
                 "INSERT INTO changes(type, collection_id, record_id, at) VALUES ('record', 'default', ?1, ?2)"
             }
@@ -312,7 +332,8 @@ impl Layout {
             }
             (false, true) => "INSERT INTO changes(type, record_id, at) VALUES ('record', ?1, ?2)",
             (true, true) => "INSERT INTO changes(type, rid, at) VALUES ('record', ?1, ?2)",
-        }
+        };
+        sql.replace("'default'", self.coll_value())
     }
 }
 
@@ -381,7 +402,7 @@ fn run(dir: &std::path::Path, kind: corpus::Kind, n: u64, batch: u64) -> rusqlit
         let mut blob = conn
             .prepare_cached("INSERT OR REPLACE INTO inline_blobs(sha256, bytes) VALUES (?1, ?2)")?;
         let mut rec = conn.prepare_cached(&layout.insert_record())?;
-        let mut chg = conn.prepare_cached(layout.insert_change())?;
+        let mut chg = conn.prepare_cached(&layout.insert_change())?;
         let mut fts =
             conn.prepare_cached("INSERT INTO record_fts(rowid, document) VALUES (?1, ?2)")?;
         let mut rids = Vec::with_capacity(chunk.len());
