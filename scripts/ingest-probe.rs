@@ -26,6 +26,72 @@
 //! `changes`, `fts`, `doclen` (that kind of row is not written; `fts` also
 //! skips `doclen`): what each costs, by difference. Not a layout the node
 //! can use.
+//!
+//! Row layout trials (issue #13 item 2), env `PROBE_ROWS`, a
+//! comma-separated list; the named tables are created again, empty, after
+//! the node's migrations, otherwise as schema 4 has them:
+//!
+//! - `page=N`: `PRAGMA page_size = N` before the database is created (a
+//!   new database only; it needs no migration);
+//! - `chg-rid`: a `record` change names its record by `rid` (integer)
+//!   instead of the 68-byte id text;
+//! - `chg-nocoll`: changes carry no `collection_id` and have no
+//!   `changes_collection_idx` (what the column and its index cost);
+//! - `bin-id`: the record key is a 32-byte BLOB column with a plain UNIQUE
+//!   instead of the id text, its `CHECK` and the `unhex` expression index;
+//! - `bin-sha`: `records.content_sha256` and `inline_blobs.sha256` are
+//!   32-byte BLOBs, the latter with a plain UNIQUE;
+//! - `no-sha`, `no-created`: `records` without `content_sha256` /
+//!   `created_at` (the envelope holds both);
+//! - `no-fk`: `records.collection_id` without its foreign key (a lookup in
+//!   `collections` per insert);
+//! - `coll-int`: records and changes name their collection by the
+//!   collection's row id (an integer, no foreign key) instead of its id
+//!   text;
+//! - `no-collidx`: no `records_collection_idx` (attribution only);
+//! - `env-nosha`: envelopes without the three copies of the content
+//!   digest (attribution only: what 192 bytes of envelope cost).
+//!
+//! Measured (2026-12-02, a slow shared 2-core machine; one transaction).
+//! Instructions: callgrind, 20,000 records, the whole process (row
+//! generation included, so the shares of SQLite's own work are larger);
+//! bytes: database and WAL after the commit. Short records, against schema 4:
+//!
+//! | trial                          | instr  | db     | wal    |
+//! |--------------------------------|--------|--------|--------|
+//! | `page=8192`                    | -1.7%  | -5.7%  | -4.5%  |
+//! | `page=16384`                   | -2.2%  | -5.2%  | -1.3%  |
+//! | `chg-rid`                      | -0.0%  | -5.1%  | -4.9%  |
+//! | `chg-nocoll`                   | -5.2%  | -2.2%  | -2.1%  |
+//! | `bin-id`                       | -8.0%  | +0.0%  | +0.2%  |
+//! | `bin-sha`                      | -5.2%  | -2.5%  | -2.1%  |
+//! | `no-sha`                       | -0.9%  | -10.2% | -9.8%  |
+//! | `no-created`                   | -0.4%  | +0.0%  | +0.2%  |
+//! | `no-fk`                        | -0.8%  | +0.0%  | +0.2%  |
+//! | `no-collidx`                   | -5.0%  | -1.5%  | -1.4%  |
+//! | `env-nosha`                    | -1.2%  | -17.5% | -17.2% |
+//! | `bin-id,bin-sha`               | -13.9% | -12.6% | -12.2% |
+//! | `bin-id,bin-sha,chg-rid`       | -13.8% | -17.7% | -17.0% |
+//! | the same and `page=8192`       | -15.3% | -17.7% | -15.4% |
+//! | `coll-int`                     | -2.9%  | -1.7%  | -1.3%  |
+//! | `coll-int,bin-id,bin-sha,chg-rid` | -16.8% | -19.4% | -18.7% |
+//!
+//! A record row is about 720 bytes, five to a 4 KiB page: a column 36
+//! bytes shorter (`bin-id`, `no-created`) leaves the row count per page,
+//! and so the bytes, unchanged until enough of them add up to a sixth row.
+//! 1 KB records: `bin-id,bin-sha,chg-rid` -6.5% instructions, -6.8% db;
+//! with `page=8192` -8.0%, -13.2%; `page=8192` alone -1.6%, -8.9%.
+//!
+//! Wall, 100,000 records, 5 alternating rounds, median records/s (and
+//! median user+sys CPU seconds of the process, row generation included):
+//! short: schema 4 20,047 (4.47 s); `bin-id,bin-sha,chg-rid` 23,011, +15%
+//! (3.91 s); `page=8192` 23,814, +19% (3.97 s); both 25,309, +26%
+//! (3.67 s). A second session: schema 4 22,845 (4.17 s);
+//! `bin-id,bin-sha,chg-rid` 26,538, +16% (3.66 s); with `coll-int` 27,510,
+//! +20% (3.47 s); `coll-int` alone 22,921 (4.13 s). 1 KB: schema 4 10,700 (9.57 s); `bin-id,bin-sha,chg-rid`
+//! 10,440, -2% (9.59 s); with `page=8192` 11,479, +7% (8.78 s). A second
+//! session of 6 alternating rounds, schema 4 against `bin-id,bin-sha,chg-rid`
+//! alone: 10,111 (9.77 s) vs 10,615, +5% (9.49 s). No loss on 1 KB records.
 #![allow(clippy::print_stdout, clippy::print_stderr, missing_docs)]
 #![allow(clippy::disallowed_methods)] // a benchmark probe: it opens SQLite itself
 
@@ -50,30 +116,41 @@ fn hex64(seed: u64) -> String {
     out
 }
 
+fn unhex32(h: &str) -> Vec<u8> {
+    (0..32)
+        .map(|k| u8::from_str_radix(&h[2 * k..2 * k + 2], 16).unwrap_or(0))
+        .collect()
+}
+
 /// One record's rows, as bulk ingest writes them.
 struct Row {
     sha: String,
+    sha_bin: Vec<u8>,
     id: String,
+    key: Vec<u8>,
     text: String,
     envelope: String,
     document: String,
 }
 
-fn row(kind: corpus::Kind, i: u64) -> Row {
+fn row(kind: corpus::Kind, i: u64, env_nosha: bool) -> Row {
     let at = "2026-12-01T10:03:02.791Z";
     let text = corpus::text(kind, i);
     let sha = hex64(i);
     let id = format!("rec_{}", hex64(i ^ (1 << 62)));
     let size = text.len();
+    let esha = if env_nosha { "" } else { sha.as_str() };
     let envelope = format!(
-        "{{\"collection_id\":\"default\",\"content\":{{\"blob_ref\":\"sha256:{sha}\",\
-         \"media_type\":\"text/plain\",\"sha256\":\"{sha}\",\"size\":{size}}},\
+        "{{\"collection_id\":\"default\",\"content\":{{\"blob_ref\":\"sha256:{esha}\",\
+         \"media_type\":\"text/plain\",\"sha256\":\"{esha}\",\"size\":{size}}},\
          \"id\":\"{id}\",\"ingested_at\":\"{at}\",\"metadata\":{{\"i\":{i}}},\
          \"protocol\":\"agent-data/v1\",\"schema_version\":\"1\",\"source\":\
-         {{\"collector_id\":\"text\",\"uri\":\"urn:agent-data:text:sha256:{sha}\"}}}}"
+         {{\"collector_id\":\"text\",\"uri\":\"urn:agent-data:text:sha256:{esha}\"}}}}"
     );
     let document = format!("{text}\nurn:agent-data:text:sha256:{sha}\ni\n{i}");
     Row {
+        sha_bin: unhex32(&sha),
+        key: unhex32(&id[4..]),
         sha,
         id,
         text,
@@ -88,13 +165,189 @@ fn tokens(sz: &[u8]) -> i64 {
         .unwrap_or(0)
 }
 
+/// The `PROBE_ROWS` trials.
+#[derive(Default)]
+struct Layout {
+    page: Option<i64>,
+    chg_rid: bool,
+    chg_nocoll: bool,
+    bin_id: bool,
+    bin_sha: bool,
+    no_sha: bool,
+    no_created: bool,
+    no_fk: bool,
+    coll_int: bool,
+    no_collidx: bool,
+    env_nosha: bool,
+}
+
+impl Layout {
+    fn from_env() -> Result<Layout, String> {
+        let mut l = Layout::default();
+        let trials = std::env::var("PROBE_ROWS").unwrap_or_default();
+        for t in trials.split(',').filter(|t| !t.is_empty()) {
+            match t {
+                "chg-rid" => l.chg_rid = true,
+                "chg-nocoll" => l.chg_nocoll = true,
+                "bin-id" => l.bin_id = true,
+                "bin-sha" => l.bin_sha = true,
+                "no-sha" => l.no_sha = true,
+                "no-created" => l.no_created = true,
+                "no-fk" => l.no_fk = true,
+                "coll-int" => l.coll_int = true,
+                "no-collidx" => l.no_collidx = true,
+                "env-nosha" => l.env_nosha = true,
+                _ => match t.strip_prefix("page=").and_then(|v| v.parse().ok()) {
+                    Some(n) => l.page = Some(n),
+                    None => return Err(format!("PROBE_ROWS {t}")),
+                },
+            }
+        }
+        Ok(l)
+    }
+
+    fn records_changed(&self) -> bool {
+        self.bin_id
+            || self.bin_sha
+            || self.no_sha
+            || self.no_created
+            || self.no_fk
+            || self.coll_int
+            || self.no_collidx
+    }
+
+    /// The tables this layout changes, created again (they are empty).
+    fn ddl(&self) -> String {
+        let mut sql = String::new();
+        if self.records_changed() {
+            let id = if self.bin_id {
+                "key BLOB NOT NULL UNIQUE CHECK (length(key) = 32),"
+            } else {
+                "id TEXT NOT NULL CHECK (length(id) = 68 AND substr(id, 1, 4) = 'rec_' AND id = lower(id) \
+                 AND unhex(substr(id, 5)) IS NOT NULL),"
+            };
+            let coll = if self.coll_int {
+                "collection_id INTEGER NOT NULL,"
+            } else if self.no_fk {
+                "collection_id TEXT NOT NULL,"
+            } else {
+                "collection_id TEXT NOT NULL REFERENCES collections(id),"
+            };
+            let sha = match (self.no_sha, self.bin_sha) {
+                (true, _) => "",
+                (false, true) => {
+                    "content_sha256 BLOB NOT NULL CHECK (length(content_sha256) = 32),"
+                }
+                (false, false) => "content_sha256 TEXT NOT NULL,",
+            };
+            let created = if self.no_created {
+                ""
+            } else {
+                ", created_at TEXT NOT NULL"
+            };
+            let _ = write!(
+                sql,
+                "DROP TABLE records; CREATE TABLE records (rid INTEGER PRIMARY KEY, {id} {coll} \
+                 envelope_json TEXT NOT NULL, {sha} content_size INTEGER NOT NULL{created}) STRICT;"
+            );
+            if !self.bin_id {
+                sql.push_str("CREATE UNIQUE INDEX records_key ON records(unhex(substr(id, 5)));");
+            }
+            if !self.no_collidx {
+                sql.push_str("CREATE INDEX records_collection_idx ON records(collection_id, rid);");
+            }
+        }
+        if self.bin_sha {
+            sql.push_str(
+                "DROP TABLE inline_blobs; CREATE TABLE inline_blobs (bid INTEGER PRIMARY KEY, \
+                 sha256 BLOB NOT NULL UNIQUE CHECK (length(sha256) = 32), bytes BLOB NOT NULL) STRICT;",
+            );
+        }
+        if self.chg_rid || self.chg_nocoll || self.coll_int {
+            let coll = if self.chg_nocoll {
+                ""
+            } else if self.coll_int {
+                "collection_id INTEGER NOT NULL,"
+            } else {
+                "collection_id TEXT NOT NULL,"
+            };
+            let (rec, check) = if self.chg_rid {
+                (
+                    "record_id TEXT, rid INTEGER,",
+                    ", CHECK ((type = 'record') = (rid IS NOT NULL AND record_id IS NULL))",
+                )
+            } else {
+                ("record_id TEXT NOT NULL,", "")
+            };
+            let _ = write!(
+                sql,
+                "DROP TABLE changes; CREATE TABLE changes (sequence INTEGER PRIMARY KEY, \
+                 type TEXT NOT NULL CHECK (type IN ('record', 'tombstone')), {coll} {rec} \
+                 at TEXT NOT NULL, payload_json TEXT, CHECK ((type = 'record') = (payload_json IS NULL)){check});"
+            );
+            if !self.chg_nocoll {
+                sql.push_str(
+                    "CREATE INDEX changes_collection_idx ON changes(collection_id, sequence);",
+                );
+            }
+        }
+        sql
+    }
+
+    fn insert_record(&self) -> String {
+        let (id, conflict) = if self.bin_id {
+            ("key", "key")
+        } else {
+            ("id", "unhex(substr(id, 5))")
+        };
+        let (sha_col, sha_val) = if self.no_sha {
+            ("", "")
+        } else {
+            (", content_sha256", ", ?3")
+        };
+        let (cr_col, cr_val) = if self.no_created {
+            ("", "")
+        } else {
+            (", created_at", ", ?5")
+        };
+        let coll = self.coll_value();
+        format!(
+            "INSERT INTO records({id}, collection_id, envelope_json{sha_col}, content_size{cr_col}) \
+             VALUES (?1, {coll}, ?2{sha_val}, ?4{cr_val}) ON CONFLICT({conflict}) DO NOTHING"
+        )
+    }
+
+    /// The collection as a record or change row names it.
+    fn coll_value(&self) -> &'static str {
+        if self.coll_int { "1" } else { "'default'" }
+    }
+
+    fn insert_change(&self) -> String {
+        let sql = match (self.chg_rid, self.chg_nocoll) {
+            (false, false) => {
+                "INSERT INTO changes(type, collection_id, record_id, at) VALUES ('record', 'default', ?1, ?2)"
+            }
+            (true, false) => {
+                "INSERT INTO changes(type, collection_id, rid, at) VALUES ('record', 'default', ?1, ?2)"
+            }
+            (false, true) => "INSERT INTO changes(type, record_id, at) VALUES ('record', ?1, ?2)",
+            (true, true) => "INSERT INTO changes(type, rid, at) VALUES ('record', ?1, ?2)",
+        };
+        sql.replace("'default'", self.coll_value())
+    }
+}
+
 fn run(dir: &std::path::Path, kind: corpus::Kind, n: u64, batch: u64) -> rusqlite::Result<f64> {
-    let rows: Vec<Row> = (0..n).map(|i| row(kind, i)).collect();
+    let layout = Layout::from_env().map_err(rusqlite::Error::InvalidParameterName)?;
+    let rows: Vec<Row> = (0..n).map(|i| row(kind, i, layout.env_nosha)).collect();
     let at = "2026-12-01T10:03:02.791Z";
     let start = Instant::now();
     let conn = Connection::open(dir.join("probe.sqlite"))?;
     // The pragmas of agent-task's writers (src/lib/store/db.rs open_write)
     // plus the data writer's own.
+    if let Some(page) = layout.page {
+        conn.execute_batch(&format!("PRAGMA page_size = {page}"))?;
+    }
     conn.busy_timeout(std::time::Duration::from_secs(5))?;
     conn.set_db_config(DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true)?;
     conn.query_row("PRAGMA journal_mode=WAL", [], |r| r.get::<_, String>(0))?;
@@ -103,6 +356,7 @@ fn run(dir: &std::path::Path, kind: corpus::Kind, n: u64, batch: u64) -> rusqlit
     for m in agent_task::data::schema::SPEC.migrations {
         conn.execute_batch(m.sql)?;
     }
+    conn.execute_batch(&layout.ddl())?;
     if let Ok(trials) = std::env::var("PROBE_FTS") {
         for t in trials.split(',').filter(|t| !t.is_empty()) {
             match t.split_once('=') {
@@ -147,24 +401,37 @@ fn run(dir: &std::path::Path, kind: corpus::Kind, n: u64, batch: u64) -> rusqlit
         conn.execute_batch("BEGIN IMMEDIATE")?;
         let mut blob = conn
             .prepare_cached("INSERT OR REPLACE INTO inline_blobs(sha256, bytes) VALUES (?1, ?2)")?;
-        let mut rec = conn.prepare_cached(
-            "INSERT INTO records(id, collection_id, envelope_json, content_sha256, content_size, created_at) \
-             VALUES (?1, 'default', ?2, ?3, ?4, ?5) ON CONFLICT(unhex(substr(id, 5))) DO NOTHING",
-        )?;
-        let mut chg = conn.prepare_cached(
-            "INSERT INTO changes(type, collection_id, record_id, at) VALUES ('record', 'default', ?1, ?2)",
-        )?;
+        let mut rec = conn.prepare_cached(&layout.insert_record())?;
+        let mut chg = conn.prepare_cached(&layout.insert_change())?;
         let mut fts =
             conn.prepare_cached("INSERT INTO record_fts(rowid, document) VALUES (?1, ?2)")?;
         let mut rids = Vec::with_capacity(chunk.len());
         for r in chunk {
+            let sha: &dyn rusqlite::ToSql = if layout.bin_sha { &r.sha_bin } else { &r.sha };
+            let id: &dyn rusqlite::ToSql = if layout.bin_id { &r.key } else { &r.id };
             if !no_blobs {
-                blob.execute(params![r.sha, r.text.as_bytes()])?;
+                blob.execute(params![sha, r.text.as_bytes()])?;
             }
-            rec.execute(params![r.id, r.envelope, r.sha, r.text.len() as i64, at])?;
-            rids.push(conn.last_insert_rowid());
+            // Parameters are numbered: a dropped column's number is skipped.
+            let len = r.text.len() as i64;
+            rec.raw_bind_parameter(1, id)?;
+            rec.raw_bind_parameter(2, &r.envelope)?;
+            if !layout.no_sha {
+                rec.raw_bind_parameter(3, sha)?;
+            }
+            rec.raw_bind_parameter(4, len)?;
+            if !layout.no_created {
+                rec.raw_bind_parameter(5, at)?;
+            }
+            rec.raw_execute()?;
+            let rid = conn.last_insert_rowid();
+            rids.push(rid);
             if !no_changes {
-                chg.execute(params![r.id, at])?;
+                if layout.chg_rid {
+                    chg.execute(params![rid, at])?;
+                } else {
+                    chg.execute(params![r.id, at])?;
+                }
             }
         }
         if !no_fts {
