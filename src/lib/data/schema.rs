@@ -1110,8 +1110,10 @@ mod tests {
     /// names a record by id text, would still run and find nothing. No SQL
     /// in the crate outside this file (whose migrations and tests convert
     /// between layouts on purpose) that reads or writes the record tables
-    /// converts hex in SQL or names an id text column: ids and digests
-    /// convert in Rust, in `data::key`.
+    /// converts hex in SQL, compares a key to a text literal or names an id
+    /// text column: ids and digests convert in Rust, in `data::key`. (A
+    /// text value bound to a key parameter finds nothing either; the
+    /// suite's reads by canonical id through every entry point catch that.)
     #[test]
     fn no_lookup_bypasses_the_key_indexes() {
         fn walk(dir: &std::path::Path, out: &mut Vec<String>) {
