@@ -20,7 +20,9 @@
 //! `crisismerge=N`, `pgsz=N`. Unset: the node's own schema, unchanged.
 //! (Data schema 4 adopted two earlier trials, `contentless-delete`, an
 //! index without stored content or id columns, and `PROBE_KEYS=unhex`, the
-//! random-key unique indexes on 32-byte digests: see `src/lib/data/schema.rs`.)
+//! random-key unique indexes on 32-byte digests; data schema 5 adopted the
+//! row layout trials `bin-id`, `bin-sha` and `chg-rid` below: see
+//! `src/lib/data/schema.rs`.)
 //!
 //! Attribution trials: env `PROBE_SKIP`, a comma-separated list of `blobs`,
 //! `changes`, `fts`, `doclen` (that kind of row is not written; `fts` also
@@ -29,18 +31,12 @@
 //!
 //! Row layout trials (issue #13 item 2), env `PROBE_ROWS`, a
 //! comma-separated list; the named tables are created again, empty, after
-//! the node's migrations, otherwise as schema 4 has them:
+//! the node's migrations, otherwise as the node's schema has them:
 //!
 //! - `page=N`: `PRAGMA page_size = N` before the database is created (a
 //!   new database only; it needs no migration);
-//! - `chg-rid`: a `record` change names its record by `rid` (integer)
-//!   instead of the 68-byte id text;
 //! - `chg-nocoll`: changes carry no `collection_id` and have no
 //!   `changes_collection_idx` (what the column and its index cost);
-//! - `bin-id`: the record key is a 32-byte BLOB column with a plain UNIQUE
-//!   instead of the id text, its `CHECK` and the `unhex` expression index;
-//! - `bin-sha`: `records.content_sha256` and `inline_blobs.sha256` are
-//!   32-byte BLOBs, the latter with a plain UNIQUE;
 //! - `no-sha`, `no-created`: `records` without `content_sha256` /
 //!   `created_at` (the envelope holds both);
 //! - `no-fk`: `records.collection_id` without its foreign key (a lookup in
@@ -52,7 +48,15 @@
 //! - `env-nosha`: envelopes without the three copies of the content
 //!   digest (attribution only: what 192 bytes of envelope cost).
 //!
-//! Measured (2026-12-02, a slow shared 2-core machine; one transaction).
+//! Trials since adopted by data schema 5 (and so no longer here):
+//! `chg-rid`, a `record` change naming its record by `rid` instead of the
+//! 68-byte id text; `bin-id`, the record key a 32-byte BLOB with a plain
+//! UNIQUE instead of the id text, its `CHECK` and the `unhex` expression
+//! index; `bin-sha`, `records.content_sha256` and `inline_blobs.sha256` as
+//! 32-byte BLOBs, the latter plainly unique.
+//!
+//! Measured (2026-12-02, a slow shared 2-core machine; one transaction),
+//! against data schema 4, before schema 5 adopted `bin-id,bin-sha,chg-rid`.
 //! Instructions: callgrind, 20,000 records, the whole process (row
 //! generation included, so the shares of SQLite's own work are larger);
 //! bytes: database and WAL after the commit. Short records, against schema 4:
@@ -122,11 +126,10 @@ fn unhex32(h: &str) -> Vec<u8> {
         .collect()
 }
 
-/// One record's rows, as bulk ingest writes them.
+/// One record's rows, as bulk ingest writes them (data schema 5: the
+/// record key and content digest as their 32 bytes).
 struct Row {
-    sha: String,
-    sha_bin: Vec<u8>,
-    id: String,
+    sha: Vec<u8>,
     key: Vec<u8>,
     text: String,
     envelope: String,
@@ -149,10 +152,8 @@ fn row(kind: corpus::Kind, i: u64, env_nosha: bool) -> Row {
     );
     let document = format!("{text}\nurn:agent-data:text:sha256:{sha}\ni\n{i}");
     Row {
-        sha_bin: unhex32(&sha),
+        sha: unhex32(&sha),
         key: unhex32(&id[4..]),
-        sha,
-        id,
         text,
         envelope,
         document,
@@ -169,10 +170,7 @@ fn tokens(sz: &[u8]) -> i64 {
 #[derive(Default)]
 struct Layout {
     page: Option<i64>,
-    chg_rid: bool,
     chg_nocoll: bool,
-    bin_id: bool,
-    bin_sha: bool,
     no_sha: bool,
     no_created: bool,
     no_fk: bool,
@@ -187,10 +185,7 @@ impl Layout {
         let trials = std::env::var("PROBE_ROWS").unwrap_or_default();
         for t in trials.split(',').filter(|t| !t.is_empty()) {
             match t {
-                "chg-rid" => l.chg_rid = true,
                 "chg-nocoll" => l.chg_nocoll = true,
-                "bin-id" => l.bin_id = true,
-                "bin-sha" => l.bin_sha = true,
                 "no-sha" => l.no_sha = true,
                 "no-created" => l.no_created = true,
                 "no-fk" => l.no_fk = true,
@@ -207,25 +202,13 @@ impl Layout {
     }
 
     fn records_changed(&self) -> bool {
-        self.bin_id
-            || self.bin_sha
-            || self.no_sha
-            || self.no_created
-            || self.no_fk
-            || self.coll_int
-            || self.no_collidx
+        self.no_sha || self.no_created || self.no_fk || self.coll_int || self.no_collidx
     }
 
     /// The tables this layout changes, created again (they are empty).
     fn ddl(&self) -> String {
         let mut sql = String::new();
         if self.records_changed() {
-            let id = if self.bin_id {
-                "key BLOB NOT NULL UNIQUE CHECK (length(key) = 32),"
-            } else {
-                "id TEXT NOT NULL CHECK (length(id) = 68 AND substr(id, 1, 4) = 'rec_' AND id = lower(id) \
-                 AND unhex(substr(id, 5)) IS NOT NULL),"
-            };
             let coll = if self.coll_int {
                 "collection_id INTEGER NOT NULL,"
             } else if self.no_fk {
@@ -233,12 +216,10 @@ impl Layout {
             } else {
                 "collection_id TEXT NOT NULL REFERENCES collections(id),"
             };
-            let sha = match (self.no_sha, self.bin_sha) {
-                (true, _) => "",
-                (false, true) => {
-                    "content_sha256 BLOB NOT NULL CHECK (length(content_sha256) = 32),"
-                }
-                (false, false) => "content_sha256 TEXT NOT NULL,",
+            let sha = if self.no_sha {
+                ""
+            } else {
+                "content_sha256 BLOB NOT NULL CHECK (length(content_sha256) = 32),"
             };
             let created = if self.no_created {
                 ""
@@ -247,23 +228,15 @@ impl Layout {
             };
             let _ = write!(
                 sql,
-                "DROP TABLE records; CREATE TABLE records (rid INTEGER PRIMARY KEY, {id} {coll} \
+                "DROP TABLE records; CREATE TABLE records (rid INTEGER PRIMARY KEY, \
+                 key BLOB NOT NULL UNIQUE CHECK (length(key) = 32), {coll} \
                  envelope_json TEXT NOT NULL, {sha} content_size INTEGER NOT NULL{created}) STRICT;"
             );
-            if !self.bin_id {
-                sql.push_str("CREATE UNIQUE INDEX records_key ON records(unhex(substr(id, 5)));");
-            }
             if !self.no_collidx {
                 sql.push_str("CREATE INDEX records_collection_idx ON records(collection_id, rid);");
             }
         }
-        if self.bin_sha {
-            sql.push_str(
-                "DROP TABLE inline_blobs; CREATE TABLE inline_blobs (bid INTEGER PRIMARY KEY, \
-                 sha256 BLOB NOT NULL UNIQUE CHECK (length(sha256) = 32), bytes BLOB NOT NULL) STRICT;",
-            );
-        }
-        if self.chg_rid || self.chg_nocoll || self.coll_int {
+        if self.chg_nocoll || self.coll_int {
             let coll = if self.chg_nocoll {
                 ""
             } else if self.coll_int {
@@ -271,19 +244,11 @@ impl Layout {
             } else {
                 "collection_id TEXT NOT NULL,"
             };
-            let (rec, check) = if self.chg_rid {
-                (
-                    "record_id TEXT, rid INTEGER,",
-                    ", CHECK ((type = 'record') = (rid IS NOT NULL AND record_id IS NULL))",
-                )
-            } else {
-                ("record_id TEXT NOT NULL,", "")
-            };
             let _ = write!(
                 sql,
                 "DROP TABLE changes; CREATE TABLE changes (sequence INTEGER PRIMARY KEY, \
-                 type TEXT NOT NULL CHECK (type IN ('record', 'tombstone')), {coll} {rec} \
-                 at TEXT NOT NULL, payload_json TEXT, CHECK ((type = 'record') = (payload_json IS NULL)){check});"
+                 type TEXT NOT NULL CHECK (type IN ('record', 'tombstone')), {coll} rid INTEGER NOT NULL, \
+                 at TEXT NOT NULL, payload_json TEXT, CHECK ((type = 'record') = (payload_json IS NULL)));"
             );
             if !self.chg_nocoll {
                 sql.push_str(
@@ -295,11 +260,6 @@ impl Layout {
     }
 
     fn insert_record(&self) -> String {
-        let (id, conflict) = if self.bin_id {
-            ("key", "key")
-        } else {
-            ("id", "unhex(substr(id, 5))")
-        };
         let (sha_col, sha_val) = if self.no_sha {
             ("", "")
         } else {
@@ -312,8 +272,8 @@ impl Layout {
         };
         let coll = self.coll_value();
         format!(
-            "INSERT INTO records({id}, collection_id, envelope_json{sha_col}, content_size{cr_col}) \
-             VALUES (?1, {coll}, ?2{sha_val}, ?4{cr_val}) ON CONFLICT({conflict}) DO NOTHING"
+            "INSERT INTO records(key, collection_id, envelope_json{sha_col}, content_size{cr_col}) \
+             VALUES (?1, {coll}, ?2{sha_val}, ?4{cr_val}) ON CONFLICT(key) DO NOTHING"
         )
     }
 
@@ -323,15 +283,10 @@ impl Layout {
     }
 
     fn insert_change(&self) -> String {
-        let sql = match (self.chg_rid, self.chg_nocoll) {
-            (false, false) => {
-                "INSERT INTO changes(type, collection_id, record_id, at) VALUES ('record', 'default', ?1, ?2)"
-            }
-            (true, false) => {
-                "INSERT INTO changes(type, collection_id, rid, at) VALUES ('record', 'default', ?1, ?2)"
-            }
-            (false, true) => "INSERT INTO changes(type, record_id, at) VALUES ('record', ?1, ?2)",
-            (true, true) => "INSERT INTO changes(type, rid, at) VALUES ('record', ?1, ?2)",
+        let sql = if self.chg_nocoll {
+            "INSERT INTO changes(type, rid, at) VALUES ('record', ?1, ?2)"
+        } else {
+            "INSERT INTO changes(type, collection_id, rid, at) VALUES ('record', 'default', ?1, ?2)"
         };
         sql.replace("'default'", self.coll_value())
     }
@@ -407,17 +362,15 @@ fn run(dir: &std::path::Path, kind: corpus::Kind, n: u64, batch: u64) -> rusqlit
             conn.prepare_cached("INSERT INTO record_fts(rowid, document) VALUES (?1, ?2)")?;
         let mut rids = Vec::with_capacity(chunk.len());
         for r in chunk {
-            let sha: &dyn rusqlite::ToSql = if layout.bin_sha { &r.sha_bin } else { &r.sha };
-            let id: &dyn rusqlite::ToSql = if layout.bin_id { &r.key } else { &r.id };
             if !no_blobs {
-                blob.execute(params![sha, r.text.as_bytes()])?;
+                blob.execute(params![r.sha, r.text.as_bytes()])?;
             }
             // Parameters are numbered: a dropped column's number is skipped.
             let len = r.text.len() as i64;
-            rec.raw_bind_parameter(1, id)?;
+            rec.raw_bind_parameter(1, &r.key)?;
             rec.raw_bind_parameter(2, &r.envelope)?;
             if !layout.no_sha {
-                rec.raw_bind_parameter(3, sha)?;
+                rec.raw_bind_parameter(3, &r.sha)?;
             }
             rec.raw_bind_parameter(4, len)?;
             if !layout.no_created {
@@ -427,11 +380,7 @@ fn run(dir: &std::path::Path, kind: corpus::Kind, n: u64, batch: u64) -> rusqlit
             let rid = conn.last_insert_rowid();
             rids.push(rid);
             if !no_changes {
-                if layout.chg_rid {
-                    chg.execute(params![rid, at])?;
-                } else {
-                    chg.execute(params![r.id, at])?;
-                }
+                chg.execute(params![rid, at])?;
             }
         }
         if !no_fts {

@@ -591,7 +591,7 @@ fn concurrent_processes_collect_one_record() {
     assert_eq!(all_changes(&env).len(), 1);
 }
 
-/// Records are unique on their id's 32-byte digest (data schema 4), which
+/// Records are keyed by the 32 bytes their id names (data schema 5), which
 /// an id in upper case shares: such an id is refused as malformed
 /// wherever it is given, and never reaches, reads or changes the record.
 #[test]

@@ -413,11 +413,16 @@ fn damaged_blobs_are_reported_not_returned(store: Store) {
                 "small content is not a CAS object"
             );
             let db = rusqlite::Connection::open(env.data_dir.join("data/data.sqlite")).expect("db");
-            db.execute("DELETE FROM inline_blobs WHERE sha256 = ?1", [sha(&one)])
-                .expect("delete");
+            // Data schema 5 keys the blob by the digest's 32 bytes.
+            let key = |h: String| data_encoding::HEXLOWER.decode(h.as_bytes()).expect("key");
+            db.execute(
+                "DELETE FROM inline_blobs WHERE sha256 = ?1",
+                [key(sha(&one))],
+            )
+            .expect("delete");
             db.execute(
                 "UPDATE inline_blobs SET bytes = X'74616d7065726564' WHERE sha256 = ?1",
-                [sha(&two)],
+                [key(sha(&two))],
             )
             .expect("update");
         }
@@ -634,7 +639,8 @@ fn small_content_written_to_the_cas_before_inline_storage_still_reads() {
         .expect("cas put");
     assert!(put.status.success(), "{put:?}");
     let db = rusqlite::Connection::open(env.data_dir.join("data/data.sqlite")).expect("db");
-    db.execute("DELETE FROM inline_blobs WHERE sha256 = ?1", [&sha])
+    let key = data_encoding::HEXLOWER.decode(sha.as_bytes()).expect("key");
+    db.execute("DELETE FROM inline_blobs WHERE sha256 = ?1", [key])
         .expect("delete");
     let rec = format!(
         "/v1/data/records/{}",

@@ -174,8 +174,8 @@ fn record_integrity_error_when_the_envelope_and_bytes_disagree() {
     let id = r["records"][0]["id"].as_str().expect("id").to_owned();
     let db = rusqlite::Connection::open(env.data_dir.join("data/data.sqlite")).expect("open");
     db.execute(
-        "UPDATE records SET envelope_json = replace(envelope_json, '\"size\":9', '\"size\":10') WHERE id = ?1",
-        [&id],
+        "UPDATE records SET envelope_json = replace(envelope_json, '\"size\":9', '\"size\":10') WHERE key = ?1",
+        [data_encoding::HEXLOWER.decode(&id.as_bytes()[4..]).expect("key")],
     )
     .expect("tamper");
     drop(db);

@@ -216,7 +216,7 @@ fn assert_every_record_has_bytes(env: &TestEnv) -> usize {
             let inline: Option<Vec<u8>> = db
                 .query_row(
                     "SELECT bytes FROM inline_blobs WHERE sha256 = ?1",
-                    [h],
+                    [data_encoding::HEXLOWER.decode(h.as_bytes()).expect("key")],
                     |r| r.get(0),
                 )
                 .ok();

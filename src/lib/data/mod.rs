@@ -9,6 +9,7 @@ pub mod collectors;
 pub mod config;
 pub mod cursor;
 pub mod fts;
+pub mod key;
 pub mod node;
 pub mod replica;
 pub mod schema;

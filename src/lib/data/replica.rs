@@ -463,11 +463,7 @@ pub(crate) fn apply(conn: &Connection, ops: Vec<ReplicaOp>) -> Result<ReplicaOut
             }
             ReplicaOp::Record(p) => {
                 if let Some(sup) = p.envelope.get("supersedes_id").and_then(Value::as_str) {
-                    let c: Option<String> = conn
-                        .prepare_cached("SELECT collection_id FROM records WHERE unhex(substr(id, 5)) = unhex(substr(?1, 5)) AND id = ?1")?
-                        .query_row([sup], |r| r.get(0))
-                        .optional()?;
-                    match c {
+                    match writer::record_collection(conn, sup)? {
                         None => {
                             return Err(bad(
                                 Code::SupersededRecordNotFound,
@@ -510,11 +506,7 @@ pub(crate) fn apply(conn: &Connection, ops: Vec<ReplicaOp>) -> Result<ReplicaOut
                     .and_then(Value::as_str)
                     .unwrap_or("")
                     .to_owned();
-                let coll: Option<String> = conn
-                    .prepare_cached("SELECT collection_id FROM records WHERE unhex(substr(id, 5)) = unhex(substr(?1, 5)) AND id = ?1")?
-                    .query_row([&record_id], |r| r.get(0))
-                    .optional()?;
-                let Some(coll) = coll else {
+                let Some((rid, coll)) = writer::find_record(conn, &record_id)? else {
                     return Err(bad(
                         Code::RecordNotFound,
                         format!("Record {record_id} was not found"),
@@ -527,11 +519,7 @@ pub(crate) fn apply(conn: &Connection, ops: Vec<ReplicaOp>) -> Result<ReplicaOut
                     ));
                 }
                 let want = canonical_json(&Value::Object(t.clone()))?;
-                let existing: Option<String> = conn
-                    .prepare_cached("SELECT tombstone_json FROM tombstones WHERE record_id = ?1")?
-                    .query_row([&record_id], |r| r.get(0))
-                    .optional()?;
-                match existing {
+                match writer::stored_tombstone(conn, rid)? {
                     Some(e) => {
                         let e: Value = serde_json::from_str(&e)
                             .map_err(|e| Error::internal(format!("stored JSON is corrupt: {e}")))?;
@@ -560,12 +548,13 @@ impl Node {
     /// tombstoned or not (a sync source sends a record's content even when
     /// a later change tombstones it).
     pub fn content_bytes(&self, sha: &Sha256Hex, size: u64) -> Result<Vec<u8>> {
+        let key = sha.to_bytes();
         let inline: Option<Vec<u8>> = self.read(|c| {
-            Ok(c.prepare_cached(
-                "SELECT bytes FROM inline_blobs WHERE unhex(sha256) = unhex(?1) AND sha256 = ?1",
-            )?
-            .query_row([sha.as_str()], |r| r.get(0))
-            .optional()?)
+            Ok(
+                c.prepare_cached("SELECT bytes FROM inline_blobs WHERE sha256 = ?1")?
+                    .query_row([&key[..]], |r| r.get(0))
+                    .optional()?,
+            )
         })?;
         let bytes = match inline {
             Some(b) => b,

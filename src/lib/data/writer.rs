@@ -12,6 +12,7 @@
 
 use super::canon::canonical_json;
 use super::collection::comparison_key;
+use super::key::record_key;
 use super::node::{Node, Prepared};
 use super::schema::SPEC;
 use crate::clock::{Clock, rfc3339_millis};
@@ -751,11 +752,11 @@ impl<'c> RowStatements<'c> {
                 "INSERT OR REPLACE INTO inline_blobs(sha256, bytes) VALUES (?1, ?2)",
             )?,
             record: conn.prepare_cached(
-                "INSERT INTO records(id, collection_id, envelope_json, content_sha256, content_size, created_at) \
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT(unhex(substr(id, 5))) DO NOTHING",
+                "INSERT INTO records(key, collection_id, envelope_json, content_sha256, content_size, created_at) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT(key) DO NOTHING",
             )?,
             change: conn.prepare_cached(
-                "INSERT INTO changes(type, collection_id, record_id, at) VALUES ('record', ?1, ?2, ?3)",
+                "INSERT INTO changes(type, collection_id, rid, at) VALUES ('record', ?1, ?2, ?3)",
             )?,
         })
     }
@@ -768,14 +769,17 @@ fn insert_rows(
     stmts: &mut RowStatements<'_>,
     p: &Prepared,
 ) -> Result<(Inserted, Option<PendingIndex>)> {
+    let key = record_key(&p.id)
+        .ok_or_else(|| Error::internal("a prepared record id is not canonical"))?;
+    let sha = p.sha256.to_bytes();
     if p.is_inline() {
-        stmts.blob.execute(params![p.sha256.as_str(), p.bytes])?;
+        stmts.blob.execute(params![&sha[..], p.bytes])?;
     }
     let new = stmts.record.execute(params![
-        p.id,
+        &key[..],
         p.collection_id,
         p.canonical,
-        p.sha256.as_str(),
+        &sha[..],
         p.bytes.len() as i64,
         p.ingested_at
     ])?;
@@ -783,7 +787,7 @@ fn insert_rows(
         let rid = conn.last_insert_rowid();
         stmts
             .change
-            .execute(params![p.collection_id, p.id, p.ingested_at])?;
+            .execute(params![p.collection_id, rid, p.ingested_at])?;
         return Ok((
             Inserted::New,
             Some(PendingIndex {
@@ -795,10 +799,10 @@ fn insert_rows(
     let (rid, env, tombstoned): (i64, String, bool) = conn
         .prepare_cached(
             "SELECT r.rid, r.envelope_json, \
-             EXISTS(SELECT 1 FROM tombstones t WHERE t.record_id = r.id) \
-             FROM records r WHERE unhex(substr(r.id, 5)) = unhex(substr(?1, 5)) AND r.id = ?1",
+             EXISTS(SELECT 1 FROM tombstones t WHERE t.rid = r.rid) \
+             FROM records r WHERE r.key = ?1",
         )?
-        .query_row([&p.id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
+        .query_row([&key[..]], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
     let mut pending = None;
     if !tombstoned {
         // Repair a missing index row (re-collect re-indexes). FTS5 keeps
@@ -828,26 +832,46 @@ fn insert_rows(
     Ok((Inserted::Existing(env), pending))
 }
 
+/// The row id and collection of the record with this id, if it is stored
+/// (a non-canonical id names none).
+pub(crate) fn find_record(conn: &Connection, record_id: &str) -> Result<Option<(i64, String)>> {
+    let Some(key) = record_key(record_id) else {
+        return Ok(None);
+    };
+    Ok(conn
+        .prepare_cached("SELECT rid, collection_id FROM records WHERE key = ?1")?
+        .query_row([&key[..]], |r| Ok((r.get(0)?, r.get(1)?)))
+        .optional()?)
+}
+
+/// The collection of the record with this id, if it is stored.
+pub(crate) fn record_collection(conn: &Connection, record_id: &str) -> Result<Option<String>> {
+    Ok(find_record(conn, record_id)?.map(|(_, c)| c))
+}
+
+/// The tombstone of record row `rid`, if it has one.
+pub(crate) fn stored_tombstone(conn: &Connection, rid: i64) -> Result<Option<String>> {
+    Ok(conn
+        .prepare_cached("SELECT tombstone_json FROM tombstones WHERE rid = ?1")?
+        .query_row([rid], |r| r.get(0))
+        .optional()?)
+}
+
+/// Tombstones a stored record inside the caller's transaction (the first
+/// tombstone wins): the tombstone.
 pub(crate) fn tombstone(
     conn: &Connection,
     record_id: &str,
     reason: Option<String>,
     now: &str,
 ) -> Result<Value> {
-    let rec: Option<(i64, String)> = conn
-        .prepare_cached("SELECT rid, collection_id FROM records WHERE unhex(substr(id, 5)) = unhex(substr(?1, 5)) AND id = ?1")?
-        .query_row([record_id], |r| Ok((r.get(0)?, r.get(1)?)))
-        .optional()?;
-    let Some((rid, collection_id)) = rec else {
+    let Some((rid, collection_id)) = find_record(conn, record_id)? else {
         return Err(Error::new(
             Code::RecordNotFound,
             format!("Record {record_id} was not found"),
         ));
     };
-    let existing: Option<String> = conn
-        .prepare_cached("SELECT tombstone_json FROM tombstones WHERE record_id = ?1")?
-        .query_row([record_id], |r| r.get(0))
-        .optional()?;
+    let existing = stored_tombstone(conn, rid)?;
     if let Some(t) = existing {
         return parse(&t);
     }
@@ -861,12 +885,12 @@ pub(crate) fn tombstone(
     let t = Value::Object(t);
     let canonical = canonical_json(&t)?;
     conn.execute(
-        "INSERT INTO tombstones(record_id, collection_id, tombstone_json, tombstoned_at) VALUES (?1, ?2, ?3, ?4)",
-        params![record_id, collection_id, canonical, now],
+        "INSERT INTO tombstones(rid, collection_id, tombstone_json, tombstoned_at) VALUES (?1, ?2, ?3, ?4)",
+        params![rid, collection_id, canonical, now],
     )?;
     conn.execute(
-        "INSERT INTO changes(type, collection_id, record_id, at, payload_json) VALUES ('tombstone', ?1, ?2, ?3, ?4)",
-        params![collection_id, record_id, now, canonical],
+        "INSERT INTO changes(type, collection_id, rid, at, payload_json) VALUES ('tombstone', ?1, ?2, ?3, ?4)",
+        params![collection_id, rid, now, canonical],
     )?;
     let sz: Option<Vec<u8>> = conn
         .query_row(
@@ -954,9 +978,9 @@ mod tests {
                  USING fts5vocab(main, record_fts, instance)",
             )?;
             for sql in [
-                "SELECT rid, id, collection_id, envelope_json, content_sha256 FROM records ORDER BY rid",
-                "SELECT sequence, type, collection_id, record_id, at, payload_json FROM changes ORDER BY sequence",
-                "SELECT record_id, tombstone_json FROM tombstones ORDER BY record_id",
+                "SELECT rid, key, collection_id, envelope_json, content_sha256 FROM records ORDER BY rid",
+                "SELECT sequence, type, collection_id, rid, at, payload_json FROM changes ORDER BY sequence",
+                "SELECT rid, tombstone_json FROM tombstones ORDER BY rid",
                 "SELECT id, sz FROM record_fts_docsize ORDER BY id",
                 "SELECT term, doc, offset FROM temp.dump_fts_instance ORDER BY doc, offset",
                 "SELECT rid, ntok FROM record_doclen ORDER BY rid",
@@ -1324,5 +1348,112 @@ mod tests {
                 assert_eq!(q(&nodes[0]), q(&nodes[1]), "seed {seed}: {text}");
             }
         }
+    }
+
+    /// Record ids are looked up by their 32-byte key (data schema 5), and
+    /// only a canonical id has one: an upper-case or otherwise
+    /// non-canonical spelling of a stored record's id finds nothing
+    /// through any entry point, with the answer each gave when the id text
+    /// was the key (`invalid_record_id` where the id is checked first, not
+    /// found where it is not).
+    #[test]
+    fn non_canonical_ids_find_nothing() {
+        let t = tempfile::tempdir().expect("tempdir");
+        let node = crate::data::node::test_node(&t.path().join("n"));
+        let r = node.collect(&text_collect("the record")).expect("collect");
+        let id = r.records[0]["id"].as_str().expect("id").to_owned();
+        let hex = &id[4..];
+        let spellings = [
+            format!("rec_{}", hex.to_uppercase()),
+            format!("rec_{}{}", &hex[..63], hex[63..].to_uppercase()),
+            format!("REC_{hex}"),
+            format!("rec_{hex} "),
+            format!(" rec_{hex}"),
+            format!("rec_{}", &hex[..63]),
+            format!("rec_{hex}0"),
+        ];
+        let code = |r: Result<Value>| -> String {
+            match r {
+                Ok(v) => format!("ok {v}"),
+                Err(e) => e.code().as_str().to_owned(),
+            }
+        };
+        let replica_tombstone = |node: &Node, record_id: &str| {
+            let mut t = Map::new();
+            t.insert("record_id".into(), json!(record_id));
+            t.insert("collection_id".into(), json!("default"));
+            t.insert("tombstoned_at".into(), json!("2026-01-01T00:00:00.000Z"));
+            with_write(node, |c| {
+                crate::data::replica::apply(c, vec![ReplicaOp::Tombstone(t)])
+            })
+            .map(|o| json!(o.tombstones_applied))
+        };
+        let replica_superseding = |node: &Node, sup: &str| {
+            let mut p = node
+                .prepare_collect(&text_collect("a superseding record"))
+                .expect("prepare")
+                .0
+                .remove(0);
+            p.envelope = match parse(&p.canonical).expect("envelope") {
+                Value::Object(m) => m,
+                _ => Map::new(),
+            };
+            p.envelope.insert("supersedes_id".into(), json!(sup));
+            with_write(node, |c| {
+                c.execute_batch("SAVEPOINT s")?;
+                let r = crate::data::replica::apply(c, vec![ReplicaOp::Record(p)]);
+                c.execute_batch("ROLLBACK TO s; RELEASE s")?;
+                r
+            })
+            .map(|o| json!(o.records_inserted))
+        };
+        for bad in &spellings {
+            let read = node.read_record(bad).map(|r| r.record);
+            assert_eq!(code(read), "invalid_record_id", "{bad}");
+            let req = crate::data::TombstoneRequest {
+                record_id: bad.clone(),
+                reason: None,
+            };
+            assert_eq!(code(node.tombstone(&req)), "invalid_record_id", "{bad}");
+            let direct = with_write(&node, |c| tombstone(c, bad, None, "now"));
+            assert_eq!(code(direct), "record_not_found", "{bad}");
+            let mut sup = text_collect("superseding");
+            sup.input = Some(json!({"text": "superseding", "supersedes_id": bad}));
+            assert_eq!(
+                code(node.collect(&sup).map(|r| json!(r.inserted))),
+                "invalid_record_id",
+                "{bad}"
+            );
+            let check = with_write(&node, |c| {
+                crate::data::node::check_supersedes(c, "default", bad).map(|()| json!(null))
+            });
+            assert_eq!(code(check), "superseded_record_not_found", "{bad}");
+            assert_eq!(
+                code(replica_tombstone(&node, bad)),
+                "record_not_found",
+                "{bad}"
+            );
+            assert_eq!(
+                code(replica_superseding(&node, bad)),
+                "superseded_record_not_found",
+                "{bad}"
+            );
+            let found = with_write(&node, |c| find_record(c, bad));
+            assert!(found.expect("lookup").is_none(), "{bad}");
+        }
+        // The canonical id finds the record everywhere, untouched by the
+        // attempts above.
+        assert_eq!(
+            node.read_record(&id).expect("read").record["id"],
+            id.as_str()
+        );
+        let check = with_write(&node, |c| {
+            crate::data::node::check_supersedes(c, "default", &id).map(|()| json!(null))
+        });
+        assert_eq!(code(check), "ok null");
+        assert_eq!(code(replica_superseding(&node, &id)), "ok 1");
+        assert_eq!(code(replica_tombstone(&node, &id)), "ok 1");
+        let e = node.read_record(&id).expect_err("tombstoned");
+        assert_eq!(e.code().as_str(), "record_tombstoned");
     }
 }

@@ -2,6 +2,7 @@
 
 use super::super::canon::utf16_len;
 use super::super::cursor;
+use super::super::key::record_id;
 use super::super::syntax::{check_collection_id, check_record_id};
 use super::super::writer::{WriteOp, WriteResult};
 use super::{Node, parse_json};
@@ -56,12 +57,14 @@ impl Node {
         };
         let rows = self.read(|c| {
             let mut st = c.prepare_cached(
-                // A record event's payload is its record's envelope (data
-                // schema 3 stores it once, in `records`).
-                "SELECT c.sequence, c.type, c.collection_id, c.record_id, c.at, \
-                 COALESCE(c.payload_json, (SELECT r.envelope_json FROM records r \
-                   WHERE unhex(substr(r.id, 5)) = unhex(substr(c.record_id, 5)) AND r.id = c.record_id)) \
-                 FROM changes c \
+                // An event names its record by row id (data schema 5): the
+                // record id is its key's, and a record event's payload is
+                // its record's envelope (schema 3 stores it once, in
+                // `records`). A left join, so that an event whose record is
+                // missing is an error rather than a gap in the feed.
+                "SELECT c.sequence, c.type, c.collection_id, r.key, c.at, \
+                 COALESCE(c.payload_json, r.envelope_json) \
+                 FROM changes c LEFT JOIN records r ON r.rid = c.rid \
                  WHERE c.sequence > ?1 AND (?2 IS NULL OR c.collection_id = ?2) \
                  ORDER BY c.sequence LIMIT ?3",
             )?;
@@ -70,9 +73,9 @@ impl Node {
                     r.get::<_, i64>(0)?,
                     r.get::<_, String>(1)?,
                     r.get::<_, String>(2)?,
-                    r.get::<_, String>(3)?,
+                    r.get::<_, Option<Vec<u8>>>(3)?,
                     r.get::<_, String>(4)?,
-                    r.get::<_, String>(5)?,
+                    r.get::<_, Option<String>>(5)?,
                 ))
             })?;
             Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
@@ -80,7 +83,13 @@ impl Node {
         let has_more = rows.len() as u64 > limit;
         let mut last = after;
         let mut changes = Vec::new();
-        for (seq, ty, coll, rec, at, payload) in rows.into_iter().take(limit as usize) {
+        for (seq, ty, coll, key, at, payload) in rows.into_iter().take(limit as usize) {
+            let (Some(key), Some(payload)) = (key, payload) else {
+                return Err(Error::internal(format!(
+                    "change {seq} names a record that is not stored"
+                )));
+            };
+            let rec = record_id(&key)?;
             last = seq;
             let (ty, member) = if ty == "record" {
                 ("record.created", "record")

@@ -7,10 +7,10 @@ use super::super::collectors::{self, Collector, Item};
 use super::super::syntax::{
     check_collection_id, check_record_id, is_textual, normalize_date, normalize_media_type,
 };
-use super::super::writer::{WriteOp, WriteResult};
+use super::super::writer::{WriteOp, WriteResult, record_collection};
 use super::{Node, PROTOCOL};
 use crate::error::{Code, Error, Result};
-use crate::store::{Connection, OptionalExtension};
+use crate::store::Connection;
 use crate::wire::digest::Sha256Hex;
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -100,10 +100,7 @@ pub(crate) struct CollectTarget {
 
 /// A superseded record must exist, in the same collection.
 pub(crate) fn check_supersedes(conn: &Connection, collection_id: &str, sup: &str) -> Result<()> {
-    let coll: Option<String> = conn
-        .prepare_cached("SELECT collection_id FROM records WHERE unhex(substr(id, 5)) = unhex(substr(?1, 5)) AND id = ?1")?
-        .query_row([sup], |r| r.get(0))
-        .optional()?;
+    let coll = record_collection(conn, sup)?;
     match coll {
         None => Err(Error::new(
             Code::SupersededRecordNotFound,

@@ -16,6 +16,8 @@ pub use bulk::{
     BulkProgress, BulkRequest, BulkSummary, DEFAULT_FLUSH, DEFAULT_FLUSH_MS, LineError,
 };
 pub use changes::{ChangesRequest, TombstoneRequest};
+#[cfg(test)]
+pub(crate) use collect::check_supersedes;
 pub use collect::{CollectRequest, CollectResponse, Prepared, index_document, record_id};
 pub use init::{InitOutput, InitRequest, init, is_feed_id};
 pub use query::QueryRequest;

@@ -235,14 +235,14 @@ impl Node {
         }
         loop {
             let mut params: Vec<rusqlite::types::Value> = Vec::new();
-            // (record id, envelope if already read, rank)
-            type Candidate = (String, Option<String>, Option<f64>);
+            // (record row id, envelope if already read, rank)
+            type Candidate = (i64, Option<String>, Option<f64>);
             let candidates: Vec<Candidate> = if let Some(m) = match_expr {
                 // The index row's record is the one with its row id (the
                 // index is the outer loop: its match order is the scan
                 // order ties keep).
                 let sql = format!(
-                    "SELECT r.id, bm25(record_fts) AS rank FROM record_fts \
+                    "SELECT r.rid, bm25(record_fts) AS rank FROM record_fts \
                      CROSS JOIN records r ON r.rid = record_fts.rowid \
                      WHERE record_fts MATCH ?1 {} ORDER BY rank LIMIT ?2 OFFSET ?3",
                     in_collections("r.collection_id")
@@ -253,13 +253,13 @@ impl Node {
                 params.extend(coll_list.iter().map(|s| s.clone().into()));
                 let mut st = c.prepare_cached(&sql)?;
                 let rows = st.query_map(rusqlite::params_from_iter(params.iter()), |r| {
-                    Ok((r.get::<_, String>(0)?, None, Some(r.get::<_, f64>(1)?)))
+                    Ok((r.get::<_, i64>(0)?, None, Some(r.get::<_, f64>(1)?)))
                 })?;
                 rows.collect::<rusqlite::Result<_>>()?
             } else if literal {
                 let sql = format!(
-                    "SELECT r.id FROM records r WHERE ?1 IS NULL {} \
-                     AND NOT EXISTS (SELECT 1 FROM tombstones t WHERE t.record_id = r.id) \
+                    "SELECT r.rid FROM records r WHERE ?1 IS NULL {} \
+                     AND NOT EXISTS (SELECT 1 FROM tombstones t WHERE t.rid = r.rid) \
                      ORDER BY r.rid DESC LIMIT ?2 OFFSET ?3",
                     in_collections("r.collection_id")
                 );
@@ -269,7 +269,7 @@ impl Node {
                 params.extend(coll_list.iter().map(|s| s.clone().into()));
                 let mut st = c.prepare_cached(&sql)?;
                 let rows = st.query_map(rusqlite::params_from_iter(params.iter()), |r| {
-                    Ok((r.get::<_, String>(0)?, None, None))
+                    Ok((r.get::<_, i64>(0)?, None, None))
                 })?;
                 rows.collect::<rusqlite::Result<_>>()?
             } else {
@@ -277,7 +277,7 @@ impl Node {
                 // one index probe per row the needles let through instead
                 // of one per row scanned.
                 let sql = format!(
-                    "SELECT r.rid, r.id, r.envelope_json FROM records r WHERE r.rid < ?1 {} \
+                    "SELECT r.rid, r.envelope_json FROM records r WHERE r.rid < ?1 {} \
                      ORDER BY r.rid DESC LIMIT ?2 OFFSET ?3",
                     in_collections("r.collection_id")
                 );
@@ -285,8 +285,7 @@ impl Node {
                 params.push((size as i64).into());
                 params.push(0i64.into());
                 params.extend(coll_list.iter().map(|s| s.clone().into()));
-                let mut tombstoned =
-                    c.prepare_cached("SELECT 1 FROM tombstones WHERE record_id = ?1")?;
+                let mut tombstoned = c.prepare_cached("SELECT 1 FROM tombstones WHERE rid = ?1")?;
                 let mut st = c.prepare_cached(&sql)?;
                 let mut rows = st.query(rusqlite::params_from_iter(params.iter()))?;
                 let mut out = Vec::new();
@@ -296,16 +295,16 @@ impl Node {
                 // place, so a row that cannot match is never copied out.
                 while let Some(row) = rows.next()? {
                     scanned += 1;
-                    below = below.min(row.get::<_, i64>(0)?);
-                    let env = row.get_ref(2)?.as_str().map_err(rusqlite::Error::from)?;
+                    let rid = row.get::<_, i64>(0)?;
+                    below = below.min(rid);
+                    let env = row.get_ref(1)?.as_str().map_err(rusqlite::Error::from)?;
                     if needles.iter().any(|n| !env.contains(n.as_str())) {
                         continue;
                     }
-                    let id = row.get::<_, String>(1)?;
-                    if tombstoned.exists([&id])? {
+                    if tombstoned.exists([rid])? {
                         continue;
                     }
-                    out.push((id, Some(env.to_owned()), None));
+                    out.push((rid, Some(env.to_owned()), None));
                 }
                 out
             };
@@ -317,8 +316,8 @@ impl Node {
                 candidates.len()
             };
             let mut new = 0usize;
-            for (id, env, rank) in candidates {
-                if !seen.insert(id.clone()) {
+            for (rid, env, rank) in candidates {
+                if !seen.insert(rid) {
                     continue;
                 }
                 new += 1;
@@ -326,11 +325,10 @@ impl Node {
                     Some(e) => Some(e),
                     None => c
                         .prepare_cached(
-                            "SELECT r.envelope_json FROM records r \
-                             WHERE unhex(substr(r.id, 5)) = unhex(substr(?1, 5)) AND r.id = ?1 \
-                             AND NOT EXISTS (SELECT 1 FROM tombstones t WHERE t.record_id = r.id)",
+                            "SELECT r.envelope_json FROM records r WHERE r.rid = ?1 \
+                             AND NOT EXISTS (SELECT 1 FROM tombstones t WHERE t.rid = r.rid)",
                         )?
-                        .query_row([&id], |r| r.get(0))
+                        .query_row([rid], |r| r.get(0))
                         .optional()?,
                 };
                 let Some(env) = env else { continue };

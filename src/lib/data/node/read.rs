@@ -1,5 +1,6 @@
 //! Exact reads: the envelope and its bytes, verified wherever they live.
 
+use super::super::key::{self, record_key};
 use super::super::syntax::{check_record_id, is_textual};
 use super::{Node, parse_json};
 use crate::error::{Code, Error, Result};
@@ -36,20 +37,22 @@ impl Node {
     /// envelope's size and SHA-256 before anything is returned.
     pub fn read_record(&self, record_id: &str) -> Result<RecordRead> {
         check_record_id(record_id)?;
-        type Row = (String, String, i64, bool, Option<Vec<u8>>);
-        let row: Option<Row> = self.read(|c| {
-            Ok(c.prepare_cached(
-                "SELECT r.envelope_json, r.content_sha256, r.content_size, \
-                 EXISTS(SELECT 1 FROM tombstones t WHERE t.record_id = r.id), \
-                 (SELECT b.bytes FROM inline_blobs b \
-                  WHERE unhex(b.sha256) = unhex(r.content_sha256) AND b.sha256 = r.content_sha256) \
-                 FROM records r WHERE unhex(substr(r.id, 5)) = unhex(substr(?1, 5)) AND r.id = ?1",
-            )?
-            .query_row([record_id], |r| {
-                Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
-            })
-            .optional()?)
-        })?;
+        type Row = (String, Vec<u8>, i64, bool, Option<Vec<u8>>);
+        let row: Option<Row> = match record_key(record_id) {
+            None => None,
+            Some(key) => self.read(|c| {
+                Ok(c.prepare_cached(
+                    "SELECT r.envelope_json, r.content_sha256, r.content_size, \
+                     EXISTS(SELECT 1 FROM tombstones t WHERE t.rid = r.rid), \
+                     (SELECT b.bytes FROM inline_blobs b WHERE b.sha256 = r.content_sha256) \
+                     FROM records r WHERE r.key = ?1",
+                )?
+                .query_row([&key[..]], |r| {
+                    Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
+                })
+                .optional()?)
+            })?,
+        };
         let Some((env, sha, size, tombstoned, inline)) = row else {
             return Err(Error::new(
                 Code::RecordNotFound,
@@ -63,7 +66,7 @@ impl Node {
             ));
         }
         let record = parse_json(&env)?;
-        let digest = Sha256Hex::parse(&sha).map_err(|_| {
+        let digest = key::digest(&sha).ok_or_else(|| {
             Error::new(
                 Code::RecordIntegrityError,
                 "stored content digest is malformed",

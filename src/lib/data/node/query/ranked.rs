@@ -247,7 +247,7 @@ pub(super) fn top(
             // envelope in place, so a row they rule out costs one lookup
             // (a selective `where` on an all-match text walks every row).
             let mut rec = c.prepare_cached(
-                "SELECT r.collection_id, r.envelope_json, r.id FROM records r WHERE r.rid = ?1",
+                "SELECT r.collection_id, r.envelope_json FROM records r WHERE r.rid = ?1",
             )?;
             let mut found = rec.query([rid])?;
             let Some(row) = found.next()? else {
@@ -257,8 +257,7 @@ pub(super) fn top(
             if needles.iter().any(|n| !env.contains(n.as_str())) {
                 continue;
             }
-            let (coll, env, id): (String, String, String) =
-                (row.get(0)?, env.to_owned(), row.get(2)?);
+            let (coll, env): (String, String) = (row.get(0)?, env.to_owned());
             drop(found);
             let sz: Option<Vec<u8>> = c
                 .prepare_cached("SELECT sz FROM record_fts_docsize WHERE id = ?1")?
@@ -294,8 +293,8 @@ pub(super) fn top(
                 continue;
             }
             let tombstoned = c
-                .prepare_cached("SELECT 1 FROM tombstones WHERE record_id = ?1")?
-                .exists([&id])?;
+                .prepare_cached("SELECT 1 FROM tombstones WHERE rid = ?1")?
+                .exists([rid])?;
             if tombstoned {
                 continue;
             }
