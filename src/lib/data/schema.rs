@@ -456,8 +456,8 @@ macro_rules! prefix_sql {
 ///
 /// Measured with the real binary against schema 5's, alternating, bulk
 /// `data collect --jsonl` in batches of 20,000 (records/s): 1,000,000
-/// short records 50,530 / 47,620 against 39,802 / 35,551 (+30%, 17% less
-/// CPU, 1,078 against 1,125 MB); 100,000 short records median 71,457
+/// short records 50,530 / 47,620 / 48,857 against 39,802 / 35,551 /
+/// 36,522 (+31%, 17% less CPU, 1,078 against 1,125 MB); 100,000 short records median 71,457
 /// against 67,549 (+6%); 100,000 1 KB records 29,955 / 30,362 against
 /// 29,051 / 30,559 (the same). See `docs/data-node.md`.
 const MIGRATION_6: &str = concat!(
