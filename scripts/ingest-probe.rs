@@ -21,7 +21,8 @@
 //! (Data schema 4 adopted two earlier trials, `contentless-delete`, an
 //! index without stored content or id columns, and `PROBE_KEYS=unhex`, the
 //! random-key unique indexes on 32-byte digests; data schema 5 adopted the
-//! row layout trials `bin-id`, `bin-sha` and `chg-rid` below: see
+//! row layout trials `bin-id`, `bin-sha` and `chg-rid` below, and data
+//! schema 6 the trials `key-int` and `sha-int`: see
 //! `src/lib/data/schema.rs`.)
 //!
 //! Attribution trials: env `PROBE_SKIP`, a comma-separated list of `blobs`,
@@ -47,18 +48,6 @@
 //! - `no-collidx`: no `records_collection_idx` (attribution only);
 //! - `env-nosha`: envelopes without the three copies of the content
 //!   digest (attribution only: what 192 bytes of envelope cost).
-//! - `key-int`, `sha-int`: the random-key indexes hold the first 8 bytes
-//!   of the record key / inline blob digest as an integer, not unique
-//!   (an adversary can make two digests share 8 bytes), and an insert
-//!   looks the full key up first instead of relying on a UNIQUE 32-byte
-//!   index. Each batch of random keys dirties nearly every leaf of those
-//!   two indexes, so their size is written to the WAL again per batch:
-//!   at 100,000 records they are 1,110 pages each with 32-byte keys.
-//!   Measured on schema 5 (2026-12-02, batches of 20,000, alternating,
-//!   records/s): 100,000 short records 45,142 / 47,562 / 38,750 against
-//!   36,814 / 45,538 / 37,370 (db 135 against 145 MB); 1,000,000 short
-//!   records 33,541 / 33,271 against 23,576 / 25,368 (+36%; db 1,091
-//!   against 1,176 MB). Not built into the node yet.
 //!
 //! Trials since adopted by data schema 5 (and so no longer here):
 //! `chg-rid`, a `record` change naming its record by `rid` instead of the
@@ -66,6 +55,21 @@
 //! UNIQUE instead of the id text, its `CHECK` and the `unhex` expression
 //! index; `bin-sha`, `records.content_sha256` and `inline_blobs.sha256` as
 //! 32-byte BLOBs, the latter plainly unique.
+//!
+//! Trials since adopted by data schema 6 (and so no longer here):
+//! `key-int`, `sha-int`, the random-key indexes holding the first 8 bytes
+//! of the record key / inline blob digest as an integer, not unique (an
+//! adversary can make two digests share 8 bytes), an insert looking the
+//! full key up first instead of relying on a UNIQUE 32-byte index. Each
+//! batch of random keys dirties nearly every leaf of those two indexes, so
+//! their size is written to the WAL again per batch: at 100,000 records
+//! they were 1,110 pages each with 32-byte keys. Measured on schema 5
+//! (2026-12-02, batches of 20,000, alternating, records/s): 100,000 short
+//! records 45,142 / 47,562 / 38,750 against 36,814 / 45,538 / 37,370 (db
+//! 135 against 145 MB); 1,000,000 short records 33,541 / 33,271 against
+//! 23,576 / 25,368 (+36%; db 1,091 against 1,176 MB). The probe's rows
+//! and lookups are now the node's: each inline blob and record row is
+//! looked up by prefix and key, then inserted.
 //!
 //! Measured (2026-12-02, a slow shared 2-core machine; one transaction),
 //! against data schema 4, before schema 5 adopted `bin-id,bin-sha,chg-rid`.
@@ -172,11 +176,12 @@ fn row(kind: corpus::Kind, i: u64, env_nosha: bool) -> Row {
     }
 }
 
-/// The first 8 bytes of a digest as an integer (`key-int`, `sha-int`).
+/// The index prefix of a key or digest, as the node computes it (data
+/// schema 6).
 fn prefix(d: &[u8]) -> i64 {
-    let mut b = [0u8; 8];
-    b.copy_from_slice(&d[..8]);
-    i64::from_be_bytes(b)
+    let mut k = [0u8; 32];
+    k.copy_from_slice(&d[..32]);
+    agent_task::data::key::prefix(&k)
 }
 
 fn tokens(sz: &[u8]) -> i64 {
@@ -196,8 +201,6 @@ struct Layout {
     coll_int: bool,
     no_collidx: bool,
     env_nosha: bool,
-    key_int: bool,
-    sha_int: bool,
 }
 
 impl Layout {
@@ -213,8 +216,6 @@ impl Layout {
                 "coll-int" => l.coll_int = true,
                 "no-collidx" => l.no_collidx = true,
                 "env-nosha" => l.env_nosha = true,
-                "key-int" => l.key_int = true,
-                "sha-int" => l.sha_int = true,
                 _ => match t.strip_prefix("page=").and_then(|v| v.parse().ok()) {
                     Some(n) => l.page = Some(n),
                     None => return Err(format!("PROBE_ROWS {t}")),
@@ -225,12 +226,7 @@ impl Layout {
     }
 
     fn records_changed(&self) -> bool {
-        self.no_sha
-            || self.no_created
-            || self.no_fk
-            || self.coll_int
-            || self.no_collidx
-            || self.key_int
+        self.no_sha || self.no_created || self.no_fk || self.coll_int || self.no_collidx
     }
 
     /// The tables this layout changes, created again (they are empty).
@@ -254,30 +250,17 @@ impl Layout {
             } else {
                 ", created_at TEXT NOT NULL"
             };
-            let key = if self.key_int {
-                "kp INTEGER NOT NULL, key BLOB NOT NULL CHECK (length(key) = 32),"
-            } else {
-                "key BLOB NOT NULL UNIQUE CHECK (length(key) = 32),"
-            };
+            let key = "kp INTEGER NOT NULL, key BLOB NOT NULL CHECK (length(key) = 32),";
             let _ = write!(
                 sql,
                 "DROP TABLE records; CREATE TABLE records (rid INTEGER PRIMARY KEY, \
                  {key} {coll} \
                  envelope_json TEXT NOT NULL, {sha} content_size INTEGER NOT NULL{created}) STRICT;"
             );
-            if self.key_int {
-                sql.push_str("CREATE INDEX records_kp ON records(kp);");
-            }
+            sql.push_str("CREATE INDEX records_kp ON records(kp);");
             if !self.no_collidx {
                 sql.push_str("CREATE INDEX records_collection_idx ON records(collection_id, rid);");
             }
-        }
-        if self.sha_int {
-            sql.push_str(
-                "DROP TABLE inline_blobs; CREATE TABLE inline_blobs (bid INTEGER PRIMARY KEY, \
-                 sp INTEGER NOT NULL, sha256 BLOB NOT NULL CHECK (length(sha256) = 32), \
-                 bytes BLOB NOT NULL) STRICT; CREATE INDEX inline_blobs_sp ON inline_blobs(sp);",
-            );
         }
         if self.chg_nocoll || self.coll_int {
             let coll = if self.chg_nocoll {
@@ -314,16 +297,10 @@ impl Layout {
             (", created_at", ", ?5")
         };
         let coll = self.coll_value();
-        if self.key_int {
-            // No unique index: the caller looks the key up first.
-            return format!(
-                "INSERT INTO records(kp, key, collection_id, envelope_json{sha_col}, content_size{cr_col}) \
-                 VALUES (?6, ?1, {coll}, ?2{sha_val}, ?4{cr_val})"
-            );
-        }
+        // No unique index (data schema 6): the caller looks the key up first.
         format!(
-            "INSERT INTO records(key, collection_id, envelope_json{sha_col}, content_size{cr_col}) \
-             VALUES (?1, {coll}, ?2{sha_val}, ?4{cr_val}) ON CONFLICT(key) DO NOTHING"
+            "INSERT INTO records(kp, key, collection_id, envelope_json{sha_col}, content_size{cr_col}) \
+             VALUES (?6, ?1, {coll}, ?2{sha_val}, ?4{cr_val})"
         )
     }
 
@@ -404,22 +381,16 @@ fn run(dir: &std::path::Path, kind: corpus::Kind, n: u64, batch: u64) -> rusqlit
     )?;
     for chunk in rows.chunks(usize::try_from(batch).unwrap_or(usize::MAX)) {
         conn.execute_batch("BEGIN IMMEDIATE")?;
-        let mut blob = conn.prepare_cached(if layout.sha_int {
-            "INSERT INTO inline_blobs(sp, sha256, bytes) VALUES (?3, ?1, ?2)"
-        } else {
-            "INSERT OR REPLACE INTO inline_blobs(sha256, bytes) VALUES (?1, ?2)"
-        })?;
-        // The lookups `key-int` and `sha-int` make before each insert.
-        let mut blob_seen = conn.prepare_cached(if layout.sha_int {
-            "SELECT bid FROM inline_blobs WHERE sp = ?1 AND sha256 = ?2"
-        } else {
-            "SELECT 1"
-        })?;
-        let mut rec_seen = conn.prepare_cached(if layout.key_int {
-            "SELECT rid FROM records WHERE kp = ?1 AND key = ?2"
-        } else {
-            "SELECT 1"
-        })?;
+        let mut blob =
+            conn.prepare_cached("INSERT INTO inline_blobs(sp, sha256, bytes) VALUES (?1, ?2, ?3)")?;
+        // The lookups the node makes before each insert (data schema 6).
+        let mut blob_seen = conn.prepare_cached(
+            "SELECT bid, bytes = ?3 FROM inline_blobs WHERE sp = ?1 AND sha256 = ?2",
+        )?;
+        let mut rec_seen = conn.prepare_cached(
+            "SELECT r.rid, r.envelope_json, EXISTS(SELECT 1 FROM tombstones t WHERE t.rid = r.rid) \
+             FROM records r WHERE r.kp = ?1 AND r.key = ?2",
+        )?;
         let mut rec = conn.prepare_cached(&layout.insert_record())?;
         let mut chg = conn.prepare_cached(&layout.insert_change())?;
         let mut fts =
@@ -427,22 +398,16 @@ fn run(dir: &std::path::Path, kind: corpus::Kind, n: u64, batch: u64) -> rusqlit
         let mut rids = Vec::with_capacity(chunk.len());
         for r in chunk {
             if !no_blobs {
-                if layout.sha_int {
-                    let sp = prefix(&r.sha);
-                    if !blob_seen.exists(params![sp, r.sha])? {
-                        blob.execute(params![r.sha, r.text.as_bytes(), sp])?;
-                    }
-                } else {
-                    blob.execute(params![r.sha, r.text.as_bytes()])?;
+                let sp = prefix(&r.sha);
+                if !blob_seen.exists(params![sp, r.sha, r.text.as_bytes()])? {
+                    blob.execute(params![sp, r.sha, r.text.as_bytes()])?;
                 }
             }
-            if layout.key_int {
-                let kp = prefix(&r.key);
-                if rec_seen.exists(params![kp, r.key])? {
-                    continue;
-                }
-                rec.raw_bind_parameter(6, kp)?;
+            let kp = prefix(&r.key);
+            if rec_seen.exists(params![kp, r.key])? {
+                continue;
             }
+            rec.raw_bind_parameter(6, kp)?;
             // Parameters are numbered: a dropped column's number is skipped.
             let len = r.text.len() as i64;
             rec.raw_bind_parameter(1, &r.key)?;

@@ -1,5 +1,6 @@
-//! Record ids and content digests as data schema 5 stores them: the 32
-//! bytes their hex names. This is the one place the two forms convert.
+//! Record ids and content digests as the data schema stores them: the 32
+//! bytes their hex names (schema 5), and the integer prefix its indexes
+//! hold (schema 6, [`prefix`]). This is the one place the forms convert.
 //!
 //! Only the canonical text converts (`rec_` and 64 lowercase hex digits;
 //! 64 lowercase hex digits), so an id written any other way, upper case
@@ -40,6 +41,16 @@ pub fn record_id(key: &[u8]) -> Result<String> {
     Ok(id)
 }
 
+/// The index prefix of a key (data schema 6: `records.kp`,
+/// `inline_blobs.sp`): its first 8 bytes, big-endian, as a signed
+/// integer, which SQLite stores in at most 8 bytes. Not unique (two keys
+/// may share their first 8 bytes), so every lookup names the prefix, to
+/// use the index, and the full key, to match exactly that key.
+pub fn prefix(key: &Key) -> i64 {
+    let [a, b, c, d, e, f, g, h, ..] = *key;
+    i64::from_be_bytes([a, b, c, d, e, f, g, h])
+}
+
 /// The digest a stored key names, or `None` if it is not 32 bytes.
 pub fn digest(key: &[u8]) -> Option<Sha256Hex> {
     Key::try_from(key).ok().map(Sha256Hex::from_bytes)
@@ -76,5 +87,24 @@ mod tests {
         assert_eq!(hex_key(&hex[..63]), None);
         assert!(record_id(&key[..31]).is_err());
         assert!(digest(&[0u8; 33]).is_none());
+    }
+
+    #[test]
+    fn the_prefix_is_the_first_eight_bytes_signed() {
+        let mut key = [0xa5u8; 32];
+        key[..8].copy_from_slice(&[0x80, 0, 0, 0, 0, 0, 0, 0]);
+        assert_eq!(prefix(&key), i64::MIN);
+        key[..8].copy_from_slice(&[0xff; 8]);
+        assert_eq!(prefix(&key), -1);
+        key[..8].copy_from_slice(&[0x7f, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff]);
+        assert_eq!(prefix(&key), i64::MAX);
+        key[..8].copy_from_slice(&[0; 8]);
+        assert_eq!(prefix(&key), 0);
+        key[..8].copy_from_slice(&[0x01, 0x23, 0x45, 0x67, 0x89, 0xab, 0xcd, 0xef]);
+        assert_eq!(prefix(&key), 0x0123_4567_89ab_cdef);
+        // Only the first 8 bytes count.
+        let mut other = key;
+        other[8..].fill(0x11);
+        assert_eq!(prefix(&other), prefix(&key));
     }
 }

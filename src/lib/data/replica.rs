@@ -12,7 +12,7 @@ use super::node::{Node, PROTOCOL, Prepared, index_document, record_id};
 use super::syntax::{is_collection_id, is_record_id, normalize_date, normalize_media_type};
 use super::writer::{self, WriteOp, WriteResult};
 use crate::error::{Code, Error, Result};
-use crate::store::{Connection, OptionalExtension};
+use crate::store::Connection;
 use crate::wire::digest::Sha256Hex;
 use serde::Serialize;
 use serde_json::{Map, Value, json};
@@ -549,13 +549,7 @@ impl Node {
     /// a later change tombstones it).
     pub fn content_bytes(&self, sha: &Sha256Hex, size: u64) -> Result<Vec<u8>> {
         let key = sha.to_bytes();
-        let inline: Option<Vec<u8>> = self.read(|c| {
-            Ok(
-                c.prepare_cached("SELECT bytes FROM inline_blobs WHERE sha256 = ?1")?
-                    .query_row([&key[..]], |r| r.get(0))
-                    .optional()?,
-            )
-        })?;
+        let inline = self.read(|c| writer::inline_content(c, &key))?;
         let bytes = match inline {
             Some(b) => b,
             None => {

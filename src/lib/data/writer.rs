@@ -12,7 +12,7 @@
 
 use super::canon::canonical_json;
 use super::collection::comparison_key;
-use super::key::record_key;
+use super::key::{prefix, record_key};
 use super::node::{Node, Prepared};
 use super::schema::SPEC;
 use crate::clock::{Clock, rfc3339_millis};
@@ -737,8 +737,18 @@ const INSERT_FTS: &str = "INSERT INTO record_fts(rowid, document) VALUES (?1, ?2
 
 /// The statements every record insert runs, looked up in the statement
 /// cache once per call rather than once per record.
+///
+/// Data schema 6 indexes keys by their integer [`prefix`], not uniquely:
+/// each insert first looks its key up (prefix and full key), and only
+/// inserts what is not there. This is safe because every write runs in
+/// one `BEGIN IMMEDIATE` transaction of the one writer holding the
+/// data-directory lock, and a key met twice in one call finds the row its
+/// first copy inserted.
 struct RowStatements<'c> {
-    blob: crate::store::CachedStatement<'c>,
+    blob_find: crate::store::CachedStatement<'c>,
+    blob_insert: crate::store::CachedStatement<'c>,
+    blob_repair: crate::store::CachedStatement<'c>,
+    record_find: crate::store::CachedStatement<'c>,
     record: crate::store::CachedStatement<'c>,
     change: crate::store::CachedStatement<'c>,
 }
@@ -746,20 +756,50 @@ struct RowStatements<'c> {
 impl<'c> RowStatements<'c> {
     fn new(conn: &'c Connection) -> Result<RowStatements<'c>> {
         Ok(RowStatements {
-            // Small content commits with its row. REPLACE also repairs a
-            // damaged copy when the same content is collected again.
-            blob: conn.prepare_cached(
-                "INSERT OR REPLACE INTO inline_blobs(sha256, bytes) VALUES (?1, ?2)",
+            // Small content commits with its row. Content collected again
+            // repairs a damaged copy (what `INSERT OR REPLACE` did before
+            // schema 6): an existing row whose bytes differ gets the new
+            // ones.
+            blob_find: conn.prepare_cached(
+                "SELECT bid, bytes = ?3 FROM inline_blobs WHERE sp = ?1 AND sha256 = ?2",
+            )?,
+            blob_insert: conn
+                .prepare_cached("INSERT INTO inline_blobs(sp, sha256, bytes) VALUES (?1, ?2, ?3)")?,
+            blob_repair: conn.prepare_cached("UPDATE inline_blobs SET bytes = ?2 WHERE bid = ?1")?,
+            record_find: conn.prepare_cached(
+                "SELECT r.rid, r.envelope_json, \
+                 EXISTS(SELECT 1 FROM tombstones t WHERE t.rid = r.rid) \
+                 FROM records r WHERE r.kp = ?1 AND r.key = ?2",
             )?,
             record: conn.prepare_cached(
-                "INSERT INTO records(key, collection_id, envelope_json, content_sha256, content_size, created_at) \
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT(key) DO NOTHING",
+                "INSERT INTO records(kp, key, collection_id, envelope_json, content_sha256, content_size, created_at) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
             )?,
             change: conn.prepare_cached(
                 "INSERT INTO changes(type, collection_id, rid, at) VALUES ('record', ?1, ?2, ?3)",
             )?,
         })
     }
+}
+
+/// Stores inline content under its digest unless that digest is stored
+/// with these bytes already (see [`RowStatements`]).
+fn put_blob(stmts: &mut RowStatements<'_>, sha: &super::key::Key, bytes: &[u8]) -> Result<()> {
+    let sp = prefix(sha);
+    let found: Option<(i64, bool)> = stmts
+        .blob_find
+        .query_row(params![sp, &sha[..], bytes], |r| Ok((r.get(0)?, r.get(1)?)))
+        .optional()?;
+    match found {
+        None => {
+            stmts.blob_insert.execute(params![sp, &sha[..], bytes])?;
+        }
+        Some((bid, false)) => {
+            stmts.blob_repair.execute(params![bid, bytes])?;
+        }
+        Some((_, true)) => {}
+    }
+    Ok(())
 }
 
 /// The non-FTS part of an insert (see [`insert_many`]); says which FTS row
@@ -773,17 +813,25 @@ fn insert_rows(
         .ok_or_else(|| Error::internal("a prepared record id is not canonical"))?;
     let sha = p.sha256.to_bytes();
     if p.is_inline() {
-        stmts.blob.execute(params![&sha[..], p.bytes])?;
+        put_blob(stmts, &sha, &p.bytes)?;
     }
-    let new = stmts.record.execute(params![
-        &key[..],
-        p.collection_id,
-        p.canonical,
-        &sha[..],
-        p.bytes.len() as i64,
-        p.ingested_at
-    ])?;
-    if new == 1 {
+    let kp = prefix(&key);
+    let existing: Option<(i64, String, bool)> = stmts
+        .record_find
+        .query_row(params![kp, &key[..]], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+        })
+        .optional()?;
+    let Some((rid, env, tombstoned)) = existing else {
+        stmts.record.execute(params![
+            kp,
+            &key[..],
+            p.collection_id,
+            p.canonical,
+            &sha[..],
+            p.bytes.len() as i64,
+            p.ingested_at
+        ])?;
         let rid = conn.last_insert_rowid();
         stmts
             .change
@@ -795,14 +843,7 @@ fn insert_rows(
                 repair_document: None,
             }),
         ));
-    }
-    let (rid, env, tombstoned): (i64, String, bool) = conn
-        .prepare_cached(
-            "SELECT r.rid, r.envelope_json, \
-             EXISTS(SELECT 1 FROM tombstones t WHERE t.rid = r.rid) \
-             FROM records r WHERE r.key = ?1",
-        )?
-        .query_row([&key[..]], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
+    };
     let mut pending = None;
     if !tombstoned {
         // Repair a missing index row (re-collect re-indexes). FTS5 keeps
@@ -839,8 +880,19 @@ pub(crate) fn find_record(conn: &Connection, record_id: &str) -> Result<Option<(
         return Ok(None);
     };
     Ok(conn
-        .prepare_cached("SELECT rid, collection_id FROM records WHERE key = ?1")?
-        .query_row([&key[..]], |r| Ok((r.get(0)?, r.get(1)?)))
+        .prepare_cached("SELECT rid, collection_id FROM records WHERE kp = ?1 AND key = ?2")?
+        .query_row(params![prefix(&key), &key[..]], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })
+        .optional()?)
+}
+
+/// The inline content stored under this digest, if any (read as it is
+/// stored: the caller verifies it).
+pub(crate) fn inline_content(conn: &Connection, sha: &super::key::Key) -> Result<Option<Vec<u8>>> {
+    Ok(conn
+        .prepare_cached("SELECT bytes FROM inline_blobs WHERE sp = ?1 AND sha256 = ?2")?
+        .query_row(params![prefix(sha), &sha[..]], |r| r.get(0))
         .optional()?)
 }
 
@@ -1347,6 +1399,162 @@ mod tests {
                 };
                 assert_eq!(q(&nodes[0]), q(&nodes[1]), "seed {seed}: {text}");
             }
+        }
+    }
+
+    /// Data schema 6 indexes records and inline blobs by the first 8 bytes
+    /// of their key, which two keys can share. Records whose ids share
+    /// them and inline blobs whose digests share them, written before and
+    /// after the record they collide with, are each stored once and found
+    /// by their own key; repeats (in one batch and later) are stored
+    /// once; the feed names each record once; a damaged inline copy is
+    /// still repaired in place by collecting its content again.
+    #[test]
+    fn keys_sharing_their_prefix_are_told_apart() {
+        use crate::data::key::{self, Key};
+        let t = tempfile::tempdir().expect("tempdir");
+        let node = crate::data::node::test_node(&t.path().join("n"));
+        let prep = |text: &str| -> Prepared {
+            node.prepare_collect(&text_collect(text))
+                .expect("prepare")
+                .0
+                .remove(0)
+        };
+        let a = prep("alpha the record collided with");
+        let a_key = key::record_key(&a.id).expect("key");
+        let a_sha = a.sha256.to_bytes();
+        // A record whose id shares the first 8 bytes of `a`'s (its own
+        // content and envelope otherwise).
+        let id_collider = |text: &str| -> Prepared {
+            let mut p = prep(text);
+            let mut k = key::record_key(&p.id).expect("key");
+            k[..8].copy_from_slice(&a_key[..8]);
+            let id = key::record_id(&k).expect("id");
+            p.canonical = p.canonical.replace(&p.id, &id);
+            p.id = id;
+            p
+        };
+        // A record whose content digest shares the first 8 bytes of `a`'s
+        // (so its stored bytes do not hash to its digest).
+        let sha_collider = |text: &str| -> Prepared {
+            let mut p = prep(text);
+            let mut d = p.sha256.to_bytes();
+            d[..8].copy_from_slice(&a_sha[..8]);
+            let sha = key::digest(&d).expect("digest");
+            p.canonical = p.canonical.replace(p.sha256.as_str(), sha.as_str());
+            p.sha256 = sha;
+            p
+        };
+        let (b, x) = (
+            id_collider("beta, written before"),
+            sha_collider("gamma, before"),
+        );
+        let (c, y) = (
+            id_collider("delta, written after"),
+            sha_collider("epsilon, after"),
+        );
+        for p in [&b, &c] {
+            assert_ne!(p.id, a.id);
+            assert_eq!(
+                key::prefix(&key::record_key(&p.id).expect("k")),
+                key::prefix(&a_key)
+            );
+        }
+        for p in [&x, &y] {
+            assert_ne!(p.sha256, a.sha256);
+            assert_eq!(key::prefix(&p.sha256.to_bytes()), key::prefix(&a_sha));
+        }
+        let write = |items: Vec<Prepared>| -> Vec<bool> {
+            match Writer::Direct.write(&node, WriteOp::Collect(items)) {
+                Ok(WriteResult::Collect(out)) => out.into_iter().map(|(_, new)| new).collect(),
+                r => panic!("{}", shown(&r)),
+            }
+        };
+        assert_eq!(
+            write(vec![x.clone(), b.clone(), x.clone(), b.clone()]),
+            [true, true, false, false]
+        );
+        assert_eq!(write(vec![a.clone(), a.clone()]), [true, false]);
+        assert_eq!(write(vec![y.clone(), c.clone()]), [true, true]);
+        assert_eq!(
+            write(vec![a.clone(), b.clone(), c.clone(), x.clone(), y.clone()]),
+            [false; 5]
+        );
+        let order = [&x, &b, &a, &y, &c];
+        // Each record by its own id, with its own content.
+        for p in [&a, &b, &c] {
+            let r = node.read_record(&p.id).expect("read");
+            assert_eq!(r.bytes, p.bytes, "{}", p.id);
+            assert_eq!(r.record, parse(&p.canonical).expect("envelope"));
+        }
+        let counts = |c: &Connection| -> Result<[i64; 4]> {
+            let n = |sql: &str, v: i64| -> Result<i64> { Ok(c.query_row(sql, [v], |r| r.get(0))?) };
+            Ok([
+                n("SELECT count(*) FROM records WHERE ?1 IS NOT NULL", 0)?,
+                n(
+                    "SELECT count(*) FROM records WHERE kp = ?1",
+                    key::prefix(&a_key),
+                )?,
+                n("SELECT count(*) FROM inline_blobs WHERE ?1 IS NOT NULL", 0)?,
+                n(
+                    "SELECT count(*) FROM inline_blobs WHERE sp = ?1",
+                    key::prefix(&a_sha),
+                )?,
+            ])
+        };
+        with_write(&node, |conn| {
+            assert_eq!(counts(conn)?, [5, 3, 5, 3]);
+            for p in order {
+                let got = inline_content(conn, &p.sha256.to_bytes())?;
+                assert_eq!(got.as_deref(), Some(&p.bytes[..]), "{}", p.id);
+                let (rid, _) = find_record(conn, &p.id)?.expect("found");
+                let key: Vec<u8> =
+                    conn.query_row("SELECT key FROM records WHERE rid = ?1", [rid], |r| {
+                        r.get(0)
+                    })?;
+                assert_eq!(key, key::record_key(&p.id).expect("k"));
+            }
+            // An unknown key with the shared prefix finds nothing.
+            let mut other: Key = a_key;
+            other[31] ^= 1;
+            let id = key::record_id(&other)?;
+            assert!(find_record(conn, &id)?.is_none());
+            let mut other: Key = a_sha;
+            other[31] ^= 1;
+            assert!(inline_content(conn, &other)?.is_none());
+            // A damaged inline copy, then the content collected again.
+            conn.execute(
+                "UPDATE inline_blobs SET bytes = x'00' WHERE sp = ?1 AND sha256 = ?2",
+                params![key::prefix(&a_sha), &a_sha[..]],
+            )?;
+            Ok(())
+        })
+        .expect("rows");
+        assert!(node.read_record(&a.id).is_err());
+        let bid = |c: &Connection| -> Result<i64> {
+            Ok(c.query_row(
+                "SELECT bid FROM inline_blobs WHERE sp = ?1 AND sha256 = ?2",
+                params![key::prefix(&a_sha), &a_sha[..]],
+                |r| r.get(0),
+            )?)
+        };
+        let before = with_write(&node, bid).expect("bid");
+        assert_eq!(write(vec![a.clone()]), [false]);
+        assert_eq!(with_write(&node, bid).expect("bid"), before);
+        assert_eq!(node.read_record(&a.id).expect("repaired").bytes, a.bytes);
+        assert_eq!(with_write(&node, counts).expect("counts"), [5, 3, 5, 3]);
+        // The feed: each record once, in write order, with its envelope.
+        let page = node
+            .changes(&crate::data::ChangesRequest {
+                limit: Some(100),
+                ..crate::data::ChangesRequest::default()
+            })
+            .expect("changes");
+        let events = page["changes"].as_array().expect("events");
+        assert_eq!(events.len(), order.len());
+        for (e, p) in events.iter().zip(order) {
+            assert_eq!(e["record_id"], json!(p.id));
+            assert_eq!(e["record"], parse(&p.canonical).expect("envelope"));
         }
     }
 

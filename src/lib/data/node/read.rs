@@ -1,10 +1,10 @@
 //! Exact reads: the envelope and its bytes, verified wherever they live.
 
-use super::super::key::{self, record_key};
+use super::super::key::{self, Key, record_key};
 use super::super::syntax::{check_record_id, is_textual};
 use super::{Node, parse_json};
 use crate::error::{Code, Error, Result};
-use crate::store::OptionalExtension;
+use crate::store::{OptionalExtension, params};
 use crate::wire::digest::Sha256Hex;
 use serde_json::{Value, json};
 
@@ -41,16 +41,29 @@ impl Node {
         let row: Option<Row> = match record_key(record_id) {
             None => None,
             Some(key) => self.read(|c| {
-                Ok(c.prepare_cached(
-                    "SELECT r.envelope_json, r.content_sha256, r.content_size, \
-                     EXISTS(SELECT 1 FROM tombstones t WHERE t.rid = r.rid), \
-                     (SELECT b.bytes FROM inline_blobs b WHERE b.sha256 = r.content_sha256) \
-                     FROM records r WHERE r.key = ?1",
-                )?
-                .query_row([&key[..]], |r| {
-                    Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
-                })
-                .optional()?)
+                let found: Option<(String, Vec<u8>, i64, bool)> = c
+                    .prepare_cached(
+                        "SELECT r.envelope_json, r.content_sha256, r.content_size, \
+                         EXISTS(SELECT 1 FROM tombstones t WHERE t.rid = r.rid) \
+                         FROM records r WHERE r.kp = ?1 AND r.key = ?2",
+                    )?
+                    .query_row(params![key::prefix(&key), &key[..]], |r| {
+                        Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+                    })
+                    .optional()?;
+                let Some((env, sha, size, tombstoned)) = found else {
+                    return Ok(None);
+                };
+                // The inline content by the digest's prefix and bytes (data
+                // schema 6), in a second statement: the record's row holds
+                // no prefix of its content. It committed with its inline
+                // content, which is never deleted, so this later read
+                // finds it.
+                let inline = match Key::try_from(&sha[..]) {
+                    Ok(d) => super::super::writer::inline_content(c, &d)?,
+                    Err(_) => None,
+                };
+                Ok(Some((env, sha, size, tombstoned, inline)))
             })?,
         };
         let Some((env, sha, size, tombstoned, inline)) = row else {
