@@ -796,6 +796,29 @@ mod tests {
         &MIGRATION_5[start..start + len]
     }
 
+    /// Every row the queries `sqls` return, each as its columns' debug
+    /// forms joined by `|` (prefixed by its query when `named`): what a
+    /// migration test compares before and after.
+    fn dump_rows(c: &rusqlite::Connection, sqls: &[&str], named: bool) -> Vec<String> {
+        let mut out = Vec::new();
+        for sql in sqls {
+            let mut st = c.prepare(sql).expect("p");
+            let n = st.column_count();
+            let mut q = st.query([]).expect("q");
+            while let Some(r) = q.next().expect("row") {
+                let v: Vec<String> = (0..n)
+                    .map(|i| format!("{:?}", r.get_ref(i).expect("col")))
+                    .collect();
+                out.push(if named {
+                    format!("{sql}: {}", v.join("|"))
+                } else {
+                    v.join("|")
+                });
+            }
+        }
+        out
+    }
+
     /// The schema of a database, every table, index and trigger with its
     /// SQL text, by name.
     fn schema_text(c: &rusqlite::Connection) -> Vec<(String, String, String, Option<String>)> {
@@ -903,21 +926,7 @@ mod tests {
         assert!(!gone.is_empty());
         let native = answers(&root, &ids);
         let path = root.join(SPEC.file);
-        let dump = |c: &rusqlite::Connection, sqls: &[&str]| -> Vec<String> {
-            let mut out = Vec::new();
-            for sql in sqls {
-                let mut st = c.prepare(sql).expect("p");
-                let n = st.column_count();
-                let mut q = st.query([]).expect("q");
-                while let Some(r) = q.next().expect("row") {
-                    let v: Vec<String> = (0..n)
-                        .map(|i| format!("{:?}", r.get_ref(i).expect("col")))
-                        .collect();
-                    out.push(format!("{sql}: {}", v.join("|")));
-                }
-            }
-            out
-        };
+        let dump = |c: &rusqlite::Connection, sqls: &[&str]| dump_rows(c, sqls, true);
         // Every row of every table, prefixes included.
         let all = [
             "SELECT * FROM records ORDER BY rid",
@@ -1047,24 +1056,16 @@ mod tests {
             drop(crate::data::node::test_node(&root));
             let path = root.join(SPEC.file);
             let rows = |c: &rusqlite::Connection| -> Vec<String> {
-                let mut out = Vec::new();
-                for sql in [
-                    "SELECT * FROM records ORDER BY rid",
-                    "SELECT * FROM inline_blobs ORDER BY bid",
-                    "SELECT version FROM schema_migrations ORDER BY version",
-                    "SELECT type, name, sql FROM sqlite_schema ORDER BY name",
-                ] {
-                    let mut st = c.prepare(sql).expect("p");
-                    let n = st.column_count();
-                    let mut q = st.query([]).expect("q");
-                    while let Some(r) = q.next().expect("row") {
-                        let v: Vec<String> = (0..n)
-                            .map(|i| format!("{:?}", r.get_ref(i).expect("col")))
-                            .collect();
-                        out.push(v.join("|"));
-                    }
-                }
-                out
+                dump_rows(
+                    c,
+                    &[
+                        "SELECT * FROM records ORDER BY rid",
+                        "SELECT * FROM inline_blobs ORDER BY bid",
+                        "SELECT version FROM schema_migrations ORDER BY version",
+                        "SELECT type, name, sql FROM sqlite_schema ORDER BY name",
+                    ],
+                    false,
+                )
             };
             let before = {
                 let c = crate::store::raw_file(&path);
@@ -1308,26 +1309,18 @@ mod tests {
         let native = answers(&root, &ids);
         let path = root.join(SPEC.file);
         let tables = |c: &rusqlite::Connection| -> Vec<String> {
-            let mut out = Vec::new();
-            for sql in [
-                "SELECT * FROM records ORDER BY rid",
-                "SELECT * FROM changes ORDER BY sequence",
-                "SELECT * FROM tombstones ORDER BY rid",
-                "SELECT * FROM inline_blobs ORDER BY bid",
-                "SELECT * FROM record_doclen ORDER BY rid",
-                "SELECT id, sz FROM record_fts_docsize ORDER BY id",
-            ] {
-                let mut st = c.prepare(sql).expect("p");
-                let n = st.column_count();
-                let mut q = st.query([]).expect("q");
-                while let Some(r) = q.next().expect("row") {
-                    let v: Vec<String> = (0..n)
-                        .map(|i| format!("{:?}", r.get_ref(i).expect("col")))
-                        .collect();
-                    out.push(format!("{sql}: {}", v.join("|")));
-                }
-            }
-            out
+            dump_rows(
+                c,
+                &[
+                    "SELECT * FROM records ORDER BY rid",
+                    "SELECT * FROM changes ORDER BY sequence",
+                    "SELECT * FROM tombstones ORDER BY rid",
+                    "SELECT * FROM inline_blobs ORDER BY bid",
+                    "SELECT * FROM record_doclen ORDER BY rid",
+                    "SELECT id, sz FROM record_fts_docsize ORDER BY id",
+                ],
+                true,
+            )
         };
         // Each record's row as (id, collection, envelope, digest, inline
         // bytes, tombstone), each event as (sequence, type, collection,
