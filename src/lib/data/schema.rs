@@ -796,6 +796,21 @@ mod tests {
         &MIGRATION_5[start..start + len]
     }
 
+    /// Migrates the node at `root` by opening its first writer, then checks
+    /// that every answer about `ids` is the one `native` recorded.
+    fn migrate_and_compare(root: &std::path::Path, ids: &[String], native: &[String]) {
+        {
+            let dir = DataDir::open(root).expect("dir");
+            let lock = dir.lock(Duration::from_secs(5)).expect("lock");
+            drop(crate::data::writer::open(&dir, "now", &lock).expect("migrate"));
+        }
+        let migrated = answers(root, ids);
+        assert_eq!(native.len(), migrated.len());
+        for (a, b) in native.iter().zip(&migrated) {
+            assert_eq!(a, b);
+        }
+    }
+
     /// Every row the queries `sqls` return, each as its columns' debug
     /// forms joined by `|` (prefixed by its query when `named`): what a
     /// migration test compares before and after.
@@ -977,16 +992,7 @@ mod tests {
             .map_err(|e| e.code()),
             Err(crate::error::Code::SchemaOutdated)
         );
-        {
-            let dir = DataDir::open(&root).expect("dir");
-            let lock = dir.lock(Duration::from_secs(5)).expect("lock");
-            drop(crate::data::writer::open(&dir, "now", &lock).expect("migrate"));
-        }
-        let migrated = answers(&root, &ids);
-        assert_eq!(native.len(), migrated.len());
-        for (a, b) in native.iter().zip(&migrated) {
-            assert_eq!(a, b);
-        }
+        migrate_and_compare(&root, &ids, &native);
         let c = crate::store::raw_file(&path);
         assert_eq!(dump(&c, &schema_5_rows), old_rows);
         assert_eq!(dump(&c, &all), native_rows);
@@ -1375,17 +1381,8 @@ mod tests {
             );
             (native_tables, old)
         };
-        // Reads refuse an outdated schema; the first writer migrates.
-        {
-            let dir = DataDir::open(&root).expect("dir");
-            let lock = dir.lock(Duration::from_secs(5)).expect("lock");
-            drop(crate::data::writer::open(&dir, "now", &lock).expect("migrate"));
-        }
-        let migrated = answers(&root, &ids);
-        assert_eq!(native.len(), migrated.len());
-        for (a, b) in native.iter().zip(&migrated) {
-            assert_eq!(a, b);
-        }
+        // The first writer migrates.
+        migrate_and_compare(&root, &ids, &native);
         let c = crate::store::raw_file(&path);
         assert_eq!(tables(&c), before_tables);
         let new = rows(
