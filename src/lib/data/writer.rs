@@ -760,12 +760,16 @@ impl<'c> RowStatements<'c> {
             // repairs a damaged copy (what `INSERT OR REPLACE` did before
             // schema 6): an existing row whose bytes differ gets the new
             // ones.
-            blob_find: conn.prepare_cached(
-                "SELECT bid, bytes = ?3 FROM inline_blobs WHERE sp = ?1 AND sha256 = ?2",
-            )?,
+            blob_find: conn
+                .prepare_cached("SELECT bid FROM inline_blobs WHERE sp = ?1 AND sha256 = ?2")?,
             blob_insert: conn
                 .prepare_cached("INSERT INTO inline_blobs(sp, sha256, bytes) VALUES (?1, ?2, ?3)")?,
-            blob_repair: conn.prepare_cached("UPDATE inline_blobs SET bytes = ?2 WHERE bid = ?1")?,
+            // Only a stored row is compared with the bytes (new content,
+            // the common case, is bound once, by its insert); an equal
+            // copy is left unwritten.
+            blob_repair: conn.prepare_cached(
+                "UPDATE inline_blobs SET bytes = ?2 WHERE bid = ?1 AND bytes IS NOT ?2",
+            )?,
             record_find: conn.prepare_cached(
                 "SELECT r.rid, r.envelope_json, \
                  EXISTS(SELECT 1 FROM tombstones t WHERE t.rid = r.rid) \
@@ -786,19 +790,14 @@ impl<'c> RowStatements<'c> {
 /// with these bytes already (see [`RowStatements`]).
 fn put_blob(stmts: &mut RowStatements<'_>, sha: &super::key::Key, bytes: &[u8]) -> Result<()> {
     let sp = prefix(sha);
-    let found: Option<(i64, bool)> = stmts
+    let found: Option<i64> = stmts
         .blob_find
-        .query_row(params![sp, &sha[..], bytes], |r| Ok((r.get(0)?, r.get(1)?)))
+        .query_row(params![sp, &sha[..]], |r| r.get(0))
         .optional()?;
     match found {
-        None => {
-            stmts.blob_insert.execute(params![sp, &sha[..], bytes])?;
-        }
-        Some((bid, false)) => {
-            stmts.blob_repair.execute(params![bid, bytes])?;
-        }
-        Some((_, true)) => {}
-    }
+        None => stmts.blob_insert.execute(params![sp, &sha[..], bytes])?,
+        Some(bid) => stmts.blob_repair.execute(params![bid, bytes])?,
+    };
     Ok(())
 }
 
