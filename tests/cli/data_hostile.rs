@@ -1,5 +1,6 @@
 //! Hostile requests against the data node that this product bounds beyond
-//! the reference: text queries with too many terms.
+//! the reference: text queries with too many terms, ids forged to share a
+//! stored record's index prefix.
 
 use crate::data_core::{all_changes, collect, data_env};
 use crate::data_support::{TOKEN, req, serve};
@@ -127,4 +128,59 @@ fn the_node_bearer_file_must_be_owner_private_and_not_a_link() {
         None,
     )
     .error(401, "unauthorized");
+}
+
+/// Records and inline content are indexed by the first 8 bytes of their
+/// key (data schema 6), which anyone can make two ids share: an id that
+/// shares a stored record's first 8 bytes (or all but its last bit) is
+/// not that record, on the CLI and over HTTP, for reads and tombstones,
+/// and nothing changes.
+#[test]
+fn an_id_sharing_a_stored_records_prefix_finds_nothing() {
+    let env = data_env();
+    let stored = collect(&env, "default", &json!({"text": "the collided record"}));
+    let id = stored["records"][0]["id"].as_str().expect("id").to_string();
+    let hex = &id["rec_".len()..];
+    let last = u8::from_str_radix(&hex[63..], 16).expect("hex digit") ^ 1;
+    let forged = [
+        format!("rec_{}{}", &hex[..16], "0".repeat(48)),
+        format!("rec_{}{last:x}", &hex[..63]),
+    ];
+    let before = all_changes(&env);
+    for f in &forged {
+        assert_ne!(f, &id);
+        env.run(&["data", "get", f]).error("record_not_found", 66);
+        env.run(&["data", "tombstone", f])
+            .error("record_not_found", 66);
+    }
+    let s = serve(&env, Some(TOKEN));
+    for f in &forged {
+        req(
+            &s.addr,
+            "GET",
+            &format!("/v1/data/records/{f}"),
+            Some(TOKEN),
+            None,
+        )
+        .error(404, "record_not_found");
+        req(
+            &s.addr,
+            "POST",
+            &format!("/v1/data/records/{f}/tombstone"),
+            Some(TOKEN),
+            Some("{}"),
+        )
+        .error(404, "record_not_found");
+    }
+    let got = req(
+        &s.addr,
+        "GET",
+        &format!("/v1/data/records/{id}"),
+        Some(TOKEN),
+        None,
+    )
+    .ok();
+    assert_eq!(got["content"]["data"], "the collided record");
+    drop(s);
+    assert_eq!(all_changes(&env), before);
 }
