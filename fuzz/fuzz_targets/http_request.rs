@@ -20,6 +20,8 @@ fn limits() -> HeadLimits {
         max_header_bytes: 8192,
         max_headers: 32,
         head_timeout: Duration::from_secs(10),
+        first_byte_timeout: Duration::from_secs(5),
+        min_head_rate: 512,
         idle_timeout: Duration::from_secs(10),
         send_timeout: Duration::from_secs(10),
     }

@@ -16,26 +16,36 @@
 //! and `Connection: close` (so the answer goes out in order, after any
 //! response still being written on the connection).
 //!
-//! The gate also owns the connection's clocks: the head deadline (from the
-//! first byte of a head, or from the accept for a connection's first
-//! request), the idle keep-alive timeout between requests, and the send
-//! timeout of a response the client does not read.
+//! The gate also owns the connection's clocks and its place in the head
+//! budget. While it waits for a head (a connection's first one, from the
+//! accept and through a TLS handshake, or the next one on a kept-alive
+//! connection) the connection holds a [`Place`] in the server's
+//! [`HeadBudget`] and no request slot; a newer connection may take the
+//! place, and the gate then ends the connection without a word. The head's
+//! clocks: its first byte within the first-byte deadline (the idle
+//! keep-alive timeout between requests), then the rest at the minimum head
+//! rate, within the head deadline overall (see [`HeadLimits`]). Once the
+//! head is complete the place is given up and the service takes a request
+//! slot, which the gate gives back when hyper next asks for a head. The
+//! send timeout bounds a response the client does not read.
 //!
 //! A chunked request body is passed through without re-framing; the
 //! connection then closes after its response ([`ConnState::close_after`]),
 //! so the gate never has to find the end of a chunked body.
 
+use super::budget::{HeadBudget, Place};
 use crate::error::{Code, Error};
 use bytes::{Buf, Bytes, BytesMut};
 use std::io;
 use std::pin::Pin;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, ready};
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpStream;
-use tokio::time::Sleep;
+use tokio::sync::OwnedSemaphorePermit;
+use tokio::time::{Instant, Sleep};
 
 /// The request the gate hands hyper in place of a refused head. The
 /// service never routes it: it answers the refusal stored in [`ConnState`].
@@ -114,9 +124,18 @@ pub struct HeadLimits {
     pub max_header_bytes: usize,
     /// Most header lines in one head.
     pub max_headers: usize,
-    /// Time to receive a whole head, from its first byte.
+    /// Time to receive a whole head, from its first byte (a connection's
+    /// first head: from the accept).
     pub head_timeout: Duration,
-    /// Time a kept-alive connection may sit between requests.
+    /// Time to the first byte of a connection's first head, from the
+    /// accept (a TLS handshake included); also the grace before
+    /// `min_head_rate` applies.
+    pub first_byte_timeout: Duration,
+    /// Bytes per second a head must arrive at, on average, after its first
+    /// byte and the grace (0: no rate, only `head_timeout`).
+    pub min_head_rate: u64,
+    /// Time a kept-alive connection may sit between requests (to the first
+    /// byte of its next head).
     pub idle_timeout: Duration,
     /// Time a response write may make no progress.
     pub send_timeout: Duration,
@@ -127,6 +146,9 @@ pub struct HeadLimits {
 pub struct ConnState {
     refusal: Mutex<Option<Error>>,
     close_after: AtomicBool,
+    /// The request slot (`--max-connections`) held from a complete head
+    /// until the gate is next asked for a head.
+    slot: Mutex<Option<OwnedSemaphorePermit>>,
 }
 
 impl ConnState {
@@ -147,6 +169,23 @@ impl ConnState {
     pub fn close_after(&self) -> bool {
         self.close_after.load(Ordering::Relaxed)
     }
+
+    /// Whether the connection holds a request slot.
+    pub fn has_slot(&self) -> bool {
+        self.slot.lock().is_ok_and(|s| s.is_some())
+    }
+
+    /// Keeps `permit` (a request slot) until the next head is waited for.
+    pub fn hold_slot(&self, permit: OwnedSemaphorePermit) {
+        if let Ok(mut s) = self.slot.lock() {
+            *s = Some(permit);
+        }
+    }
+
+    fn release_slot(&self) {
+        let permit = self.slot.lock().ok().and_then(|mut s| s.take());
+        drop(permit);
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -161,10 +200,72 @@ enum Framing {
     Done,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Clock {
-    Idle,
-    Head,
+/// The wait for one request head: its place in the head budget and its
+/// clock.
+struct HeadWait {
+    /// `None` once given up (the head is complete).
+    place: Option<Place>,
+    /// The accept (a connection's first head) or the moment hyper asked
+    /// for the next head.
+    since: Instant,
+    first: bool,
+    first_byte: Option<Instant>,
+    bytes: u64,
+    deadline: Instant,
+    sleep: Pin<Box<Sleep>>,
+}
+
+impl HeadWait {
+    fn new(place: Place, since: Instant, first: bool, l: &HeadLimits) -> HeadWait {
+        let wait = if first {
+            l.first_byte_timeout.min(l.head_timeout)
+        } else {
+            l.idle_timeout
+        };
+        let deadline = since + wait;
+        HeadWait {
+            place: Some(place),
+            since,
+            first,
+            first_byte: None,
+            bytes: 0,
+            deadline,
+            sleep: Box::pin(tokio::time::sleep_until(deadline)),
+        }
+    }
+
+    /// The head's deadline overall (`head_timeout`).
+    fn cap(&self, first_byte: Instant, l: &HeadLimits) -> Instant {
+        (if self.first { self.since } else { first_byte }) + l.head_timeout
+    }
+
+    /// `n` more bytes of the head arrived: the deadline moves to what the
+    /// minimum rate allows for the bytes so far, never past the cap.
+    fn got(&mut self, n: usize, l: &HeadLimits) {
+        if n == 0 {
+            return;
+        }
+        let first = *self.first_byte.get_or_insert_with(Instant::now);
+        self.bytes = self.bytes.saturating_add(n as u64);
+        let cap = self.cap(first, l);
+        let deadline = match l.min_head_rate {
+            0 => cap,
+            rate => {
+                let allowed = Duration::from_millis(self.bytes.saturating_mul(1000) / rate);
+                (first + l.first_byte_timeout + allowed).min(cap)
+            }
+        };
+        if deadline != self.deadline {
+            self.deadline = deadline;
+            self.sleep.as_mut().reset(deadline);
+        }
+    }
+
+    /// Whether the deadline that ran out was the rate's, not the cap's.
+    fn by_rate(&self, l: &HeadLimits) -> bool {
+        self.first_byte
+            .is_some_and(|first| self.deadline < self.cap(first, l))
+    }
 }
 
 /// The framing of a validated head.
@@ -183,7 +284,11 @@ pub struct Gate {
     scanned: usize,
     ready: Bytes,
     framing: Framing,
-    clock: Option<(Clock, Pin<Box<Sleep>>)>,
+    /// The head being waited for; `None` while a request is in progress.
+    wait: Option<HeadWait>,
+    budget: Arc<HeadBudget>,
+    /// A newer connection took this one's place: it ends at once.
+    dropped: bool,
     send_clock: Option<Pin<Box<Sleep>>>,
     /// Set once the sending side is shut down: the linger deadline.
     linger: Option<Pin<Box<Sleep>>>,
@@ -191,10 +296,18 @@ pub struct Gate {
 }
 
 impl Gate {
-    /// A gate on a freshly accepted connection: the head deadline of the
-    /// first request runs from now.
-    pub fn new(io: Io, limits: HeadLimits, conn: std::sync::Arc<ConnState>) -> Gate {
-        let first = Box::pin(tokio::time::sleep(limits.head_timeout));
+    /// A gate on a connection accepted at `accepted` (its TLS handshake,
+    /// if any, done since), holding `place` in the head budget: the clocks
+    /// of the first head run from the accept.
+    pub fn new(
+        io: Io,
+        limits: HeadLimits,
+        conn: std::sync::Arc<ConnState>,
+        place: Place,
+        accepted: Instant,
+    ) -> Gate {
+        let budget = place.budget().clone();
+        let wait = HeadWait::new(place, accepted, true, &limits);
         Gate {
             io,
             limits,
@@ -203,7 +316,9 @@ impl Gate {
             scanned: 0,
             ready: Bytes::new(),
             framing: Framing::Head,
-            clock: Some((Clock::Head, first)),
+            wait: Some(wait),
+            budget,
+            dropped: false,
             send_clock: None,
             linger: None,
             lingered: 0,
@@ -214,8 +329,18 @@ impl Gate {
         self.conn.refuse(e);
         self.ready = Bytes::from_static(REFUSAL_REQUEST);
         self.framing = Framing::Done;
-        self.clock = None;
+        self.wait = None;
         self.buf.clear();
+    }
+
+    /// A newer connection took this one's place: reads end (hyper closes
+    /// the connection), and the shutdown does not linger.
+    fn drop_conn(&mut self) -> bool {
+        self.framing = Framing::Done;
+        self.wait = None;
+        self.dropped = true;
+        self.buf.clear();
+        false
     }
 
     /// Reads up to `max` bytes from the socket into `buf`.
@@ -229,25 +354,31 @@ impl Gate {
         Poll::Ready(Ok(got))
     }
 
-    fn arm(&mut self, kind: Clock) {
-        let fresh = match &self.clock {
-            None => true,
-            Some((k, _)) => *k != kind,
-        };
-        if fresh {
-            let d = match kind {
-                Clock::Idle => self.limits.idle_timeout,
-                Clock::Head => self.limits.head_timeout,
-            };
-            self.clock = Some((kind, Box::pin(tokio::time::sleep(d))));
-        }
-    }
-
     /// Head state: collect, validate, then queue the head for hyper.
     /// `Ready(Ok(true))`: something changed (loop again); `Ready(Ok(false))`:
     /// reads are over (EOF to hyper).
     fn poll_head(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<bool>> {
+        if self.wait.is_none() {
+            // hyper asks for the next head of a kept-alive connection (the
+            // previous answer is written): the request slot is free again,
+            // and the connection waits in the head budget like a new one.
+            self.conn.release_slot();
+            let place = self.budget.enter();
+            let mut wait = HeadWait::new(place, Instant::now(), false, &self.limits);
+            wait.got(self.buf.len(), &self.limits);
+            self.wait = Some(wait);
+        }
         loop {
+            let evicted = self
+                .wait
+                .as_ref()
+                .and_then(|w| w.place.as_ref())
+                .is_some_and(|p| p.poll_dropped(cx).is_ready());
+            // An answer hyper has not flushed yet still goes out: hyper
+            // flushes before it shuts the connection down.
+            if evicted {
+                return Poll::Ready(Ok(self.drop_conn()));
+            }
             // Empty lines before a request line are ignored (RFC 9112 §2.2).
             let lead = self
                 .buf
@@ -263,6 +394,16 @@ impl Gate {
                     self.refuse(too_large(&self.limits));
                     return Poll::Ready(Ok(true));
                 }
+                // The head is complete: its place goes back to the budget,
+                // unless a newer connection took it first.
+                let kept = self
+                    .wait
+                    .take()
+                    .and_then(|mut w| w.place.take())
+                    .is_none_or(Place::leave);
+                if !kept {
+                    return Poll::Ready(Ok(self.drop_conn()));
+                }
                 match validate(&self.buf[..end], &self.limits) {
                     Ok(framing) => {
                         self.ready = self.buf.split_to(end).freeze();
@@ -272,7 +413,6 @@ impl Gate {
                             self.buf = BytesMut::new();
                         }
                         self.scanned = 0;
-                        self.clock = None;
                         self.framing = match framing {
                             BodyFraming::Length(n) => Framing::Body(n),
                             BodyFraming::Chunked => {
@@ -289,11 +429,6 @@ impl Gate {
                 self.refuse(too_large(&self.limits));
                 return Poll::Ready(Ok(true));
             }
-            self.arm(if self.buf.is_empty() {
-                Clock::Idle
-            } else {
-                Clock::Head
-            });
             let room = self.limits.max_header_bytes + 1 - self.buf.len();
             match self.fill(cx, room) {
                 Poll::Ready(Ok(0)) => {
@@ -307,28 +442,39 @@ impl Gate {
                     ));
                     return Poll::Ready(Ok(true));
                 }
-                Poll::Ready(Ok(_)) => continue,
+                Poll::Ready(Ok(n)) => {
+                    if let Some(w) = &mut self.wait {
+                        w.got(n, &self.limits);
+                    }
+                    continue;
+                }
                 Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
                 Poll::Pending => {}
             }
-            let Some((kind, sleep)) = &mut self.clock else {
+            let Some(w) = &mut self.wait else {
                 return Poll::Pending;
             };
-            ready!(sleep.as_mut().poll(cx));
-            let kind = *kind;
-            if kind == Clock::Idle || self.buf.is_empty() {
-                // Nothing of a request arrived: close without an answer.
+            ready!(w.sleep.as_mut().poll(cx));
+            let by_rate = w.by_rate(&self.limits);
+            if self.buf.is_empty() {
+                // Nothing of a request arrived (or only empty lines): close
+                // without an answer.
                 self.framing = Framing::Done;
-                self.clock = None;
+                self.wait = None;
                 return Poll::Ready(Ok(false));
             }
-            self.refuse(Error::new(
-                Code::RequestTimeout,
+            let msg = if by_rate {
+                format!(
+                    "the request head arrived slower than {} bytes per second",
+                    self.limits.min_head_rate
+                )
+            } else {
                 format!(
                     "the request head did not arrive within {} ms",
                     self.limits.head_timeout.as_millis()
-                ),
-            ));
+                )
+            };
+            self.refuse(Error::new(Code::RequestTimeout, msg));
             return Poll::Ready(Ok(true));
         }
     }
@@ -639,6 +785,11 @@ impl AsyncWrite for Gate {
     /// Shuts the sending side down, then lingers (see [`LINGER`]).
     fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         let this = self.get_mut();
+        if this.dropped {
+            // Dropped for a newer connection: nothing to say, and its
+            // socket is closed at once rather than lingered on.
+            return Poll::Ready(Ok(()));
+        }
         if this.linger.is_none() {
             let p = Pin::new(&mut this.io).poll_shutdown(cx);
             ready!(this.send_progress(cx, p))?;
@@ -676,6 +827,8 @@ mod tests {
             max_header_bytes: 1024,
             max_headers: 4,
             head_timeout: Duration::from_secs(1),
+            first_byte_timeout: Duration::from_secs(1),
+            min_head_rate: 100,
             idle_timeout: Duration::from_secs(1),
             send_timeout: Duration::from_secs(1),
         }

@@ -5,6 +5,7 @@
 //! mount their own routes and guards on the same router. See
 //! `docs/http.md`.
 
+pub mod budget;
 pub mod data_routes;
 pub mod gate;
 pub mod hosts;

@@ -9,9 +9,16 @@
 //!   for handlers that never wait and have their body whole, tokio's
 //!   blocking pool capped at `--workers` threads for the rest. No thread
 //!   is ever spent per connection.
-//! - Connections: at most `--max-connections` are served at once. Beyond
-//!   that, up to `--accept-backlog` more wait at most `--accept-backlog-ms`
-//!   for a slot; the rest, and those whose wait runs out, get one
+//! - Connections: every connection is accepted (the accept loop never
+//!   stops, so the listen backlog drains). One still reading a request
+//!   head (the first from the accept, TLS handshake included, or the next
+//!   on a kept-alive connection) holds a place in the head budget
+//!   ([`HeadBudget`], `--head-budget`) and no request slot; when the
+//!   budget is full the connection that has waited longest is dropped,
+//!   never the newcomer. A complete head takes one of `--max-connections`
+//!   request slots, held until the answer is written; past the cap up to
+//!   `--accept-backlog` requests wait at most `--accept-backlog-ms` for
+//!   one, the rest, and those whose wait runs out, get one
 //!   `503 server_busy` JSON answer and are closed.
 //! - A request: the gate validates its head; the router's first phase
 //!   ([`Router::admit`]: guards, route, method, authorize, body spec) runs
@@ -31,6 +38,7 @@
 //!
 //! Limits and what the client sees for each refusal: `docs/http.md`.
 
+use super::budget::{HeadBudget, Place};
 use super::gate::{ConnState, Gate, HeadLimits, Io};
 use super::hosts::HostAllowList;
 use super::pool::ComputePool;
@@ -47,9 +55,8 @@ use std::convert::Infallible;
 use std::io::Read;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
-use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
+use tokio::sync::{Semaphore, mpsc};
 use tokio::time::Instant;
 
 /// Body bytes read ahead of the handler without holding a worker: a body
@@ -60,24 +67,19 @@ pub const BODY_WINDOW: usize = 64 * 1024;
 /// body (each at most hyper's read buffer).
 const BODY_CHANNEL: usize = 2;
 
-/// Busy answers being written and lingered at once; past it an over-cap
-/// connection is closed without one.
-const BUSY_ANSWERS: usize = 1024;
-
-/// How long a busy answer may take to write, and how long the connection
-/// lingers after it so that the client reads it rather than a reset.
-const BUSY_LINGER: Duration = Duration::from_millis(250);
-
 /// Every server limit (the `serve` flags; defaults in [`Limits::default`]).
 #[derive(Debug, Clone)]
 pub struct Limits {
-    /// Head size and count, head deadline, idle and send timeouts.
+    /// Head size and count, head deadlines and rate, idle and send timeouts.
     pub head: HeadLimits,
     /// Time to receive a request's body, from its admission.
     pub body_timeout: Duration,
-    /// Connections served at once.
+    /// Connections still reading a request head at once (the oldest is
+    /// dropped for a newcomer).
+    pub head_budget: usize,
+    /// Requests in progress at once (a complete head to a written answer).
     pub max_connections: usize,
-    /// Over-cap connections that may wait for a slot.
+    /// Over-cap requests that may wait for a slot.
     pub accept_backlog: usize,
     /// How long one of them waits before its 503.
     pub accept_backlog_wait: Duration,
@@ -99,10 +101,13 @@ impl Default for Limits {
                 max_header_bytes: 64 * 1024,
                 max_headers: 100,
                 head_timeout: Duration::from_secs(10),
+                first_byte_timeout: Duration::from_secs(5),
+                min_head_rate: 512,
                 idle_timeout: Duration::from_secs(15),
                 send_timeout: Duration::from_secs(30),
             },
             body_timeout: Duration::from_secs(60),
+            head_budget: 256,
             max_connections: 256,
             accept_backlog: 64,
             accept_backlog_wait: Duration::from_millis(250),
@@ -130,6 +135,10 @@ struct Shared {
     tls: Option<tokio_rustls::TlsAcceptor>,
     hosts: Arc<HostAllowList>,
     compute: ComputePool,
+    /// Request slots (`--max-connections`) and places to wait for one.
+    slots: Arc<Semaphore>,
+    backlog: Arc<Semaphore>,
+    budget: Arc<HeadBudget>,
 }
 
 /// Serves `listener` forever.
@@ -167,11 +176,14 @@ pub fn serve(
     let shared = Arc::new(Shared {
         compute,
         router,
-        limits,
         fallback_host: local.to_string(),
         http,
         tls: front.tls.map(tokio_rustls::TlsAcceptor::from),
         hosts: front.hosts,
+        slots: Arc::new(Semaphore::new(limits.max_connections.max(1))),
+        backlog: Arc::new(Semaphore::new(limits.accept_backlog)),
+        budget: HeadBudget::new(limits.head_budget),
+        limits,
     });
     rt.block_on(accept_loop(listener, shared))
 }
@@ -180,49 +192,29 @@ async fn accept_loop(listener: std::net::TcpListener, shared: Arc<Shared>) -> Re
     let setup = |e: std::io::Error| Error::new(Code::ServerBindFailed, format!("listener: {e}"));
     listener.set_nonblocking(true).map_err(setup)?;
     let listener = tokio::net::TcpListener::from_std(listener).map_err(setup)?;
-    let slots = Arc::new(Semaphore::new(shared.limits.max_connections.max(1)));
-    let backlog = Arc::new(Semaphore::new(shared.limits.accept_backlog));
-    let busy = Arc::new(Semaphore::new(BUSY_ANSWERS));
     loop {
         let stream = match listener.accept().await {
             Ok((s, _)) => s,
             Err(e) => {
-                // Out of descriptors or memory: wait for connections to
-                // close instead of spinning on accept.
+                // Out of descriptors or memory: drop the connection that
+                // has waited longest for its head, and give connections a
+                // moment to close, instead of spinning on accept.
                 if matches!(
                     e.raw_os_error(),
                     Some(libc::EMFILE | libc::ENFILE | libc::ENOBUFS | libc::ENOMEM)
                 ) {
+                    shared.budget.drop_oldest();
                     tokio::time::sleep(Duration::from_millis(100)).await;
                 }
                 continue;
             }
         };
+        let accepted = Instant::now();
         let _ = stream.set_nodelay(true);
-        if let Ok(slot) = slots.clone().try_acquire_owned() {
-            tokio::spawn(serve_conn(stream, slot, shared.clone()));
-            continue;
-        }
-        if let Ok(place) = backlog.clone().try_acquire_owned() {
-            let (slots, shared, busy) = (slots.clone(), shared.clone(), busy.clone());
-            tokio::spawn(async move {
-                let wait = shared.limits.accept_backlog_wait;
-                let got = tokio::time::timeout(wait, slots.acquire_owned()).await;
-                drop(place);
-                match got {
-                    Ok(Ok(slot)) => serve_conn(stream, slot, shared).await,
-                    _ => {
-                        if let Ok(p) = busy.try_acquire_owned() {
-                            refuse_busy(stream, shared, p).await;
-                        }
-                    }
-                }
-            });
-            continue;
-        }
-        if let Ok(p) = busy.clone().try_acquire_owned() {
-            tokio::spawn(refuse_busy(stream, shared.clone(), p));
-        }
+        // Never refused for want of a place: a full budget drops its
+        // oldest waiting connection instead.
+        let place = shared.budget.enter();
+        tokio::spawn(serve_conn(stream, place, accepted, shared.clone()));
     }
 }
 
@@ -239,58 +231,66 @@ async fn open_io(stream: TcpStream, shared: &Shared, deadline: Instant) -> Optio
     }
 }
 
-/// Writes the one `503 server_busy` answer of an over-cap connection, then
-/// lingers briefly (reading and dropping what the client sends) so that
-/// closing does not reset the answer away. On a TLS server the answer
-/// follows a handshake bounded by the same short deadline.
-async fn refuse_busy(stream: TcpStream, shared: Arc<Shared>, _permit: OwnedSemaphorePermit) {
-    let cap = shared.limits.max_connections;
-    let end = Instant::now() + BUSY_LINGER;
-    let Some(mut stream) = open_io(stream, &shared, end).await else {
-        return;
+async fn serve_conn(stream: TcpStream, place: Place, accepted: Instant, shared: Arc<Shared>) {
+    // The TLS handshake counts as part of the first head: bounded by its
+    // first-byte deadline, and the connection keeps its place in the head
+    // budget (and can lose it) meanwhile.
+    let head = &shared.limits.head;
+    let deadline = accepted + head.first_byte_timeout.min(head.head_timeout);
+    let io = tokio::select! {
+        biased;
+        () = std::future::poll_fn(|cx| place.poll_dropped(cx)) => return,
+        io = open_io(stream, &shared, deadline) => io,
     };
-    let r = Response::error(&Error::new(
-        Code::ServerBusy,
-        format!("the server is at its limit of {cap} open connections; retry shortly"),
-    ));
-    let mut msg = format!(
-        "HTTP/1.1 503 Service Unavailable\r\ncontent-type: {}\r\ncache-control: no-store\r\nretry-after: 1\r\nconnection: close\r\ncontent-length: {}\r\n\r\n",
-        r.content_type,
-        r.body.len()
-    )
-    .into_bytes();
-    msg.extend_from_slice(&r.body);
-    if tokio::time::timeout_at(end, stream.write_all(&msg))
-        .await
-        .is_err()
-    {
-        return;
-    }
-    let _ = stream.shutdown().await;
-    let mut sink = [0u8; 4096];
-    let mut seen = 0usize;
-    while seen < 64 * 1024 {
-        match tokio::time::timeout_at(end, stream.read(&mut sink)).await {
-            Ok(Ok(n)) if n > 0 => seen += n,
-            _ => break,
-        }
-    }
-}
-
-async fn serve_conn(stream: TcpStream, _slot: OwnedSemaphorePermit, shared: Arc<Shared>) {
-    // The TLS handshake counts against the first head's deadline.
-    let deadline = Instant::now() + shared.limits.head.head_timeout;
-    let Some(io) = open_io(stream, &shared, deadline).await else {
+    let Some(io) = io else {
         return;
     };
     let conn = Arc::new(ConnState::default());
-    let gate = Gate::new(io, shared.limits.head.clone(), conn.clone());
+    let gate = Gate::new(io, head.clone(), conn.clone(), place, accepted);
     let s = shared.clone();
     let svc = service_fn(move |req| {
         let (s, c) = (s.clone(), conn.clone());
         async move { Ok::<_, Infallible>(handle(s, c, req).await) }
     });
     let _ = shared.http.serve_connection(TokioIo::new(gate), svc).await;
+}
+
+/// A request slot for the connection of a complete head, held (in its
+/// [`ConnState`]) until the gate next waits for a head. Past the cap, up to
+/// `--accept-backlog` requests wait at most `--accept-backlog-ms` for one;
+/// the others, and those whose wait runs out, are refused `server_busy`.
+async fn take_slot(shared: &Shared, conn: &ConnState) -> Result<()> {
+    if conn.has_slot() {
+        return Ok(());
+    }
+    let busy = || {
+        Error::new(
+            Code::ServerBusy,
+            format!(
+                "the server is at its limit of {} requests in progress; retry shortly",
+                shared.limits.max_connections
+            ),
+        )
+    };
+    let permit = match shared.slots.clone().try_acquire_owned() {
+        Ok(p) => p,
+        Err(_) => {
+            let place = shared
+                .backlog
+                .clone()
+                .try_acquire_owned()
+                .map_err(|_| busy())?;
+            let wait = shared.limits.accept_backlog_wait;
+            let got = tokio::time::timeout(wait, shared.slots.clone().acquire_owned()).await;
+            drop(place);
+            match got {
+                Ok(Ok(p)) => p,
+                _ => return Err(busy()),
+            }
+        }
+    };
+    conn.hold_slot(permit);
+    Ok(())
 }
 
 /// The head of a request, owned, so each phase can build a [`Request`].
@@ -385,6 +385,9 @@ async fn handle(
     req: http::Request<Incoming>,
 ) -> http::Response<Full<Bytes>> {
     if let Some(e) = conn.take_refusal() {
+        return render(Response::error(&e), true);
+    }
+    if let Err(e) = take_slot(&shared, &conn).await {
         return render(Response::error(&e), true);
     }
     let close_after = conn.close_after();

@@ -47,15 +47,17 @@ pub struct ServeArgs {
     /// queue to the writer; `docs/http.md`, "Two pools"). 0: one per core.
     #[arg(long, default_value_t = 0, value_name = "N", value_parser = clap::value_parser!(u16).range(0..=64))]
     pub compute_threads: u16,
-    /// Connections served at once. Past it, --accept-backlog more wait for
-    /// a slot; every other new connection gets 503 server_busy.
+    /// Requests in progress at once: a connection holds a slot from its
+    /// complete request head until the answer is written. Past it,
+    /// --accept-backlog more wait for a slot; every other gets 503
+    /// server_busy.
     #[arg(long, default_value_t = 256, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=65536))]
     pub max_connections: u32,
-    /// Connections over --max-connections that may wait for a slot (each at
+    /// Requests over --max-connections that may wait for a slot (each at
     /// most --accept-backlog-ms, then 503 server_busy).
     #[arg(long, default_value_t = 64, value_name = "N", value_parser = clap::value_parser!(u32).range(0..=65536))]
     pub accept_backlog: u32,
-    /// How long a connection in the accept backlog waits for a slot.
+    /// How long a request over --max-connections waits for a slot.
     #[arg(long, default_value_t = 250, value_name = "MS", value_parser = clap::value_parser!(u64).range(0..=60_000))]
     pub accept_backlog_ms: u64,
     /// Largest request head (request line and headers) in bytes; a larger
@@ -65,8 +67,25 @@ pub struct ServeArgs {
     /// Most header lines in one request; more get 431 header_too_large.
     #[arg(long, default_value_t = 100, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=10_000))]
     pub max_headers: u32,
-    /// Deadline for a request head, from its first byte (for a connection's
-    /// first request, from the accept); then 408 request_timeout.
+    /// Connections still reading a request head (a new connection, a TLS
+    /// handshake, a kept-alive connection between requests) at once, apart
+    /// from --max-connections. When full, the one that has waited longest
+    /// is closed for a newcomer; new connections are never refused.
+    #[arg(long, default_value_t = 256, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=65536))]
+    pub head_budget: u32,
+    /// Deadline for the first byte of a connection's first request head,
+    /// from the accept (a TLS handshake included); then closed without an
+    /// answer. Also the grace before --min-head-rate applies.
+    #[arg(long, default_value_t = 5_000, value_name = "MS", value_parser = clap::value_parser!(u64).range(1..=3_600_000))]
+    pub first_byte_timeout_ms: u64,
+    /// Bytes per second a request head must arrive at on average, after
+    /// its first byte and --first-byte-timeout-ms of grace; a slower head
+    /// gets 408 request_timeout. 0: no minimum rate.
+    #[arg(long, default_value_t = 512, value_name = "BYTES", value_parser = clap::value_parser!(u64).range(0..=1_000_000_000))]
+    pub min_head_rate: u64,
+    /// Deadline for a whole request head, from its first byte (for a
+    /// connection's first request, from the accept); then 408
+    /// request_timeout.
     #[arg(long, default_value_t = 10_000, value_name = "MS", value_parser = clap::value_parser!(u64).range(1..=3_600_000))]
     pub head_timeout_ms: u64,
     /// Deadline for a request body, from the moment the request is
@@ -74,8 +93,9 @@ pub struct ServeArgs {
     /// request_timeout.
     #[arg(long, default_value_t = 60_000, value_name = "MS", value_parser = clap::value_parser!(u64).range(1..=3_600_000))]
     pub body_timeout_ms: u64,
-    /// How long a kept-alive connection may wait for its next request
-    /// before it is closed (without an answer).
+    /// How long a kept-alive connection may wait for the first byte of its
+    /// next request before it is closed (without an answer). Meanwhile it
+    /// holds a place in --head-budget, not a --max-connections slot.
     #[arg(long, default_value_t = 15_000, value_name = "MS", value_parser = clap::value_parser!(u64).range(1..=3_600_000))]
     pub idle_timeout_ms: u64,
     /// How long writing a response may make no progress (a client that
@@ -178,10 +198,13 @@ fn limits(a: &ServeArgs) -> http::server::Limits {
             max_header_bytes: a.max_header_bytes as usize,
             max_headers: a.max_headers as usize,
             head_timeout: Duration::from_millis(a.head_timeout_ms),
+            first_byte_timeout: Duration::from_millis(a.first_byte_timeout_ms),
+            min_head_rate: a.min_head_rate,
             idle_timeout: Duration::from_millis(a.idle_timeout_ms),
             send_timeout: Duration::from_millis(a.send_timeout_ms),
         },
         body_timeout: Duration::from_millis(a.body_timeout_ms),
+        head_budget: a.head_budget as usize,
         max_connections: a.max_connections as usize,
         accept_backlog: a.accept_backlog as usize,
         accept_backlog_wait: Duration::from_millis(a.accept_backlog_ms),
