@@ -578,6 +578,8 @@ fn slow_heads_and_bodies_get_408_and_the_manifest_keeps_answering() {
         "1",
         "--head-timeout-ms",
         "120000",
+        "--min-head-rate",
+        "0",
         "--body-timeout-ms",
         "120000",
     ]);
@@ -670,7 +672,7 @@ fn slow_heads_and_bodies_get_408_and_the_manifest_keeps_answering() {
 }
 
 #[test]
-fn past_the_connection_cap_new_connections_get_503_server_busy() {
+fn past_the_request_cap_new_requests_get_503_server_busy() {
     let s = data_server(&[
         "--max-connections",
         "2",
@@ -678,13 +680,18 @@ fn past_the_connection_cap_new_connections_get_503_server_busy() {
         "1",
         "--accept-backlog-ms",
         "200",
+        "--body-timeout-ms",
+        "120000",
         "--head-timeout-ms",
         "120000",
+        "--min-head-rate",
+        "0",
     ]);
     let a = s.addr.as_str();
     let before = state(&s);
-    // Two connections hold both slots (a partial head keeps them open).
-    let mut held: Vec<TcpStream> = (0..2)
+    // Half-sent heads hold no request slot: with ten of them open, a
+    // complete request is still served.
+    let heads: Vec<TcpStream> = (0..10)
         .map(|_| {
             let mut c = connect(a);
             c.write_all(b"GET /.well-known/agent-data HTTP/1.1\r\n")
@@ -692,11 +699,31 @@ fn past_the_connection_cap_new_connections_get_503_server_busy() {
             c
         })
         .collect();
-    // Keep-alive on a held slot is unaffected: finish one held request.
-    held[0]
-        .write_all(format!("Host: {a}\r\n\r\n").as_bytes())
-        .expect("write");
-    assert_eq!(read_response(&mut held[0]).expect("manifest").status, 200);
+    manifest(a);
+    drop(heads);
+    // A request in progress holds one: a query whose body has not come.
+    // `100 Continue` is sent when the body is first read, after the slot
+    // was taken, so both slots are held once it is read.
+    let q = r#"{"text":"hello"}"#;
+    let hold = |c: &mut TcpStream| {
+        c.write_all(format!("POST /v1/data/query HTTP/1.1\r\nHost: {a}\r\nAuthorization: Bearer {TOKEN}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nExpect: 100-continue\r\n\r\n", q.len()).as_bytes())
+            .expect("write");
+        let r = read_response(c).expect("100 Continue");
+        assert_eq!(r.status, 100, "{r:?}");
+    };
+    let mut held: Vec<TcpStream> = (0..2)
+        .map(|_| {
+            let mut c = connect(a);
+            hold(&mut c);
+            c
+        })
+        .collect();
+    // Keep-alive on a held slot is unaffected: finish one held request,
+    // then hold the slot again with the next one.
+    held[0].write_all(q.as_bytes()).expect("write");
+    let r = read_response(&mut held[0]).expect("query");
+    assert_eq!((r.status, r.header("connection")), (200, None), "{r:?}");
+    hold(&mut held[0]);
     for _ in 0..3 {
         let r = send(
             a,
@@ -1219,5 +1246,241 @@ mod bodies {
             post(a, &q, &tok, json, mcp_call).refused(404, "not_found");
             intact(&s, &before, &path);
         }
+    }
+}
+
+/// A fair share of connection slots (issue 28, item 5): every agent, the
+/// hostile one included, connects from 127.0.0.1, so no per-address cap
+/// can help. Connections still reading a head hold a place in the head
+/// budget, apart from the request slots; a full budget drops its oldest
+/// connection, never the newcomer; a head must start within the
+/// first-byte deadline and arrive at the minimum rate.
+mod slots {
+    use super::*;
+
+    /// Deadlines out of the way: only the head budget can protect anyone.
+    const NO_DEADLINES: [&str; 6] = [
+        "--head-timeout-ms",
+        "120000",
+        "--first-byte-timeout-ms",
+        "120000",
+        "--min-head-rate",
+        "0",
+    ];
+
+    /// Whether the server ended `s` (EOF or reset) without sending a byte;
+    /// `false` if nothing happened within [`SAFETY`] (the connection is
+    /// still held).
+    fn dropped_silently(s: &mut TcpStream) -> bool {
+        let mut b = [0u8; 1];
+        match s.read(&mut b) {
+            Ok(0) => true,
+            Ok(_) => false,
+            Err(e) => matches!(
+                e.kind(),
+                std::io::ErrorKind::ConnectionReset | std::io::ErrorKind::ConnectionAborted
+            ),
+        }
+    }
+
+    /// Whether `s` is still open with nothing to read (the server neither
+    /// answered nor closed it), looked at now without waiting.
+    fn still_waiting(s: &TcpStream) -> bool {
+        s.set_nonblocking(true).expect("nonblocking");
+        let mut b = [0u8; 1];
+        let open = matches!(s.peek(&mut b), Err(e) if e.kind() == std::io::ErrorKind::WouldBlock);
+        s.set_nonblocking(false).expect("blocking");
+        open
+    }
+
+    /// A half-sent head: the first `n` bytes of a POST to `path` with a
+    /// bogus bearer, without the blank line that ends it.
+    fn half_head(a: &str, path: &str, n: usize) -> Vec<u8> {
+        let full = format!(
+            "POST {path} HTTP/1.1\r\nHost: {a}\r\nAuthorization: Bearer not-a-token\r\nContent-Type: application/json\r\nContent-Length: 30\r\n"
+        );
+        full.as_bytes()[..n.clamp(1, full.len())].to_vec()
+    }
+
+    fn result(r: &Resp) -> Value {
+        assert_eq!(r.status, 200, "the agent was refused: {r:?}");
+        r.json()["result"].clone()
+    }
+
+    #[test]
+    fn four_hundred_half_sent_heads_never_keep_an_authenticated_agent_out() {
+        let setup = Setup::new();
+        let (tests, _notes) = setup.checkpoint();
+        setup.env.run(&["data", "init"]).json();
+        let cfg = crate::workspace_http::write_config(&setup);
+        let (child, addr) = spawn(&setup.env.data_dir, Some(&cfg), &NO_DEADLINES);
+        let agent = crate::workspace_http::token(&setup);
+        let s = Server {
+            child,
+            addr,
+            data_dir: setup.env.data_dir.clone(),
+            agent: Some(agent.clone()),
+            _setup: None,
+            _env: None,
+        };
+        let a = s.addr.as_str();
+        // 400 connections from 127.0.0.1, as the agent's own: a third
+        // send nothing, the rest a head cut short; all stay open.
+        let mut hostile: Vec<TcpStream> = (0..400)
+            .map(|i| {
+                let mut c = connect(a);
+                if i % 3 != 0 {
+                    c.write_all(&half_head(a, OPS, 20 + i)).expect("write");
+                }
+                c
+            })
+            .collect();
+        // The agent works meanwhile, each request on a new connection:
+        // every one is answered, none with 503 server_busy.
+        let op = |body: Value| post(a, OPS, &agent, "application/json", &body.to_string());
+        for _ in 0..3 {
+            let caps = result(&op(json!({"operation": "capabilities"})));
+            assert!(caps["operations"].as_array().is_some_and(|o| !o.is_empty()));
+        }
+        let next = result(&op(
+            json!({"operation": "next", "change_id": setup.change_id}),
+        ));
+        assert_eq!(
+            next["next"],
+            json!({"operation": "claim", "task_id": tests})
+        );
+        let claim = result(&op(
+            json!({"operation": "claim", "task_id": tests, "request_id": "c-1", "lease_ms": 60000}),
+        ));
+        let att = claim["attempt"]["attempt_id"]
+            .as_str()
+            .expect("attempt")
+            .to_owned();
+        for i in 0..3 {
+            let hb = result(&op(
+                json!({"operation": "heartbeat", "attempt_id": att, "fence": 1, "request_id": format!("hb-{i}")}),
+            ));
+            assert_eq!(hb["state"], "leased");
+        }
+        // Meanwhile the flood kept only its newest heads: the oldest was
+        // dropped without a word, the newest is still waiting.
+        let newest = hostile.pop().expect("newest");
+        assert!(
+            still_waiting(&newest),
+            "the newest half-sent head was dropped"
+        );
+        assert!(
+            dropped_silently(&mut hostile[0]),
+            "the oldest half-sent head still holds its connection"
+        );
+        // And a keep-alive agent: several requests on one connection.
+        let mut kept = connect(a);
+        for i in 0..3 {
+            let body = json!({"operation": "heartbeat", "attempt_id": att, "fence": 1, "request_id": format!("hb-kept-{i}")}).to_string();
+            kept.write_all(
+                format!("POST {OPS} HTTP/1.1\r\nHost: {a}\r\nAuthorization: Bearer {agent}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}", body.len())
+                    .as_bytes(),
+            )
+            .expect("write");
+            let r = read_response(&mut kept).expect("answer");
+            assert_eq!(result(&r)["state"], "leased");
+        }
+        drop(hostile);
+        manifest(a);
+    }
+
+    #[test]
+    fn a_full_head_budget_drops_its_oldest_connection_never_the_newcomer() {
+        let mut flags = vec!["--head-budget", "4", "--idle-timeout-ms", "120000"];
+        flags.extend(NO_DEADLINES);
+        let s = data_server(&flags);
+        let a = s.addr.as_str();
+        let before = state(&s);
+        // A kept-alive connection between two requests waits for a head
+        // like a new connection: it holds a place, and can lose it.
+        let mut kept = connect(a);
+        kept.write_all(
+            format!("GET /.well-known/agent-data HTTP/1.1\r\nHost: {a}\r\n\r\n").as_bytes(),
+        )
+        .expect("write");
+        let r = read_response(&mut kept).expect("manifest");
+        assert_eq!((r.status, r.header("connection")), (200, None));
+        // Eight half-sent heads after it: five entries too many for four
+        // places, so the kept-alive one and the four oldest heads go.
+        let mut heads: Vec<TcpStream> = (0..8)
+            .map(|i| {
+                let mut c = connect(a);
+                c.write_all(&half_head(a, "/v1/data/collect", 10 + i))
+                    .expect("write");
+                c
+            })
+            .collect();
+        assert!(
+            dropped_silently(&mut kept),
+            "the idle kept-alive connection"
+        );
+        for (i, c) in heads.iter_mut().enumerate().take(4) {
+            assert!(dropped_silently(c), "half-sent head {i} still held");
+        }
+        // The newest heads are still there and can finish.
+        for c in &heads[4..] {
+            assert!(still_waiting(c));
+        }
+        let last = heads.last_mut().expect("last");
+        let mut rest = half_head(a, "/v1/data/collect", usize::MAX)[10 + 7..].to_vec();
+        rest.extend_from_slice(b"\r\n");
+        // A bogus bearer: answered 401 at once (the body is never waited
+        // for), which shows the head arrived whole.
+        last.write_all(&rest).expect("write");
+        read_response(last)
+            .expect("answer")
+            .refused(401, "unauthorized");
+        // A client that sends its head at once is always served, the
+        // budget still full of half-sent heads.
+        for _ in 0..3 {
+            manifest(a);
+        }
+        drop(heads);
+        intact(&s, &before, "head budget");
+    }
+
+    #[test]
+    fn a_head_that_does_not_start_or_crawls_is_dropped() {
+        let s = data_server(&[
+            "--first-byte-timeout-ms",
+            "300",
+            "--min-head-rate",
+            "1000",
+            "--head-timeout-ms",
+            "120000",
+        ]);
+        let a = s.addr.as_str();
+        let before = state(&s);
+        // Nothing sent: closed without an answer at the first-byte
+        // deadline, long before the head deadline (past SAFETY).
+        let mut silent = connect(a);
+        assert!(dropped_silently(&mut silent), "a silent connection is held");
+        // A head crawling at 10 bytes a second, far under 1000: 408.
+        let mut c = connect(a);
+        c.write_all(format!("GET /.well-known/agent-data HTTP/1.1\r\nHost: {a}\r\n").as_bytes())
+            .expect("write");
+        let t = trickle(
+            &c,
+            b"X-Slow: 1\r\n".to_vec(),
+            true,
+            Duration::from_millis(100),
+        );
+        let r = read_response(&mut c).expect("408");
+        r.refused(408, "request_timeout").closes();
+        assert!(
+            r.json()["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("1000 bytes per second")),
+            "{r:?}"
+        );
+        let _ = t.join();
+        // A head sent at once is served as before.
+        manifest(a);
+        intact(&s, &before, "slow heads");
     }
 }
