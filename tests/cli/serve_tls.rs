@@ -335,3 +335,69 @@ fn mcp_origin_is_checked_against_the_allow_list() {
         assert_eq!(r.json()["result"], serde_json::json!({}));
     }
 }
+
+#[test]
+fn stalled_tls_handshakes_wait_in_the_head_budget_and_never_keep_a_client_out() {
+    // A handshake in progress is a head not yet read: it holds a place in
+    // the head budget (here 16), and a full budget drops the oldest. The
+    // deadlines are out of the way, so only the budget can help.
+    let env = data_env();
+    let p = pki(&env);
+    let (s, url) = spawn(
+        &env,
+        &[
+            "--bind",
+            "127.0.0.1:0",
+            "--tls-cert",
+            p.cert.to_str().expect("p"),
+            "--tls-key",
+            p.key.to_str().expect("p"),
+            "--head-budget",
+            "16",
+            "--first-byte-timeout-ms",
+            "120000",
+            "--head-timeout-ms",
+            "120000",
+            "--min-head-rate",
+            "0",
+        ],
+    );
+    // 40 stalled handshakes: half send nothing, half the first bytes of a
+    // TLS handshake record and no more.
+    let mut stalled: Vec<std::net::TcpStream> = (0..40)
+        .map(|i| {
+            let mut c = std::net::TcpStream::connect(&s.addr).expect("connect");
+            c.set_read_timeout(Some(std::time::Duration::from_secs(60)))
+                .expect("timeout");
+            if i % 2 == 1 {
+                c.write_all(&[0x16, 0x03, 0x01, 0x02, 0x00, 0x01])
+                    .expect("write");
+            }
+            c
+        })
+        .collect();
+    let a = agent(Some(&p.ca_pem));
+    for _ in 0..5 {
+        let mut r = a
+            .get(&format!("{url}/.well-known/agent-data"))
+            .call()
+            .expect("manifest over TLS");
+        assert_eq!(r.status().as_u16(), 200);
+        let _ = r.body_mut().read_to_vec();
+    }
+    // The oldest stalled handshake was closed without a byte; the newest
+    // is still waiting.
+    let mut b = [0u8; 1];
+    let oldest = stalled[0].read(&mut b);
+    assert!(
+        matches!(&oldest, Ok(0))
+            || matches!(&oldest, Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset),
+        "{oldest:?}"
+    );
+    let newest = stalled.pop().expect("newest");
+    newest.set_nonblocking(true).expect("nonblocking");
+    assert!(
+        matches!(newest.peek(&mut b), Err(e) if e.kind() == std::io::ErrorKind::WouldBlock),
+        "the newest stalled handshake was dropped"
+    );
+}

@@ -149,6 +149,11 @@ pub struct ConnState {
     /// The request slot (`--max-connections`) held from a complete head
     /// until the gate is next asked for a head.
     slot: Mutex<Option<OwnedSemaphorePermit>>,
+    /// A refusal answered without a request slot (a refused head, 503
+    /// `server_busy`) lingers only while it holds one of a bounded number
+    /// of permits; without one the connection closes right after it.
+    linger: Mutex<Option<OwnedSemaphorePermit>>,
+    no_linger: AtomicBool,
 }
 
 impl ConnState {
@@ -179,6 +184,19 @@ impl ConnState {
     pub fn hold_slot(&self, permit: OwnedSemaphorePermit) {
         if let Ok(mut s) = self.slot.lock() {
             *s = Some(permit);
+        }
+    }
+
+    /// The connection closes after a refusal that holds no request slot:
+    /// it may linger only with `permit` (`None`: close at once).
+    pub fn closing_without_slot(&self, permit: Option<OwnedSemaphorePermit>) {
+        match permit {
+            Some(p) => {
+                if let Ok(mut l) = self.linger.lock() {
+                    *l = Some(p);
+                }
+            }
+            None => self.no_linger.store(true, Ordering::Relaxed),
         }
     }
 
@@ -789,6 +807,10 @@ impl AsyncWrite for Gate {
             // Dropped for a newer connection: nothing to say, and its
             // socket is closed at once rather than lingered on.
             return Poll::Ready(Ok(()));
+        }
+        if this.conn.no_linger.load(Ordering::Relaxed) {
+            let p = Pin::new(&mut this.io).poll_shutdown(cx);
+            return this.send_progress(cx, p);
         }
         if this.linger.is_none() {
             let p = Pin::new(&mut this.io).poll_shutdown(cx);

@@ -67,6 +67,12 @@ pub const BODY_WINDOW: usize = 64 * 1024;
 /// body (each at most hyper's read buffer).
 const BODY_CHANNEL: usize = 2;
 
+/// Connections that may linger after a refusal answered without a request
+/// slot (a refused head, `server_busy`); past it such a connection closes
+/// right after its answer. Refused heads hold neither a slot nor a place
+/// in the head budget, so this bounds them.
+const LINGERING_REFUSALS: usize = 1024;
+
 /// Every server limit (the `serve` flags; defaults in [`Limits::default`]).
 #[derive(Debug, Clone)]
 pub struct Limits {
@@ -139,6 +145,7 @@ struct Shared {
     slots: Arc<Semaphore>,
     backlog: Arc<Semaphore>,
     budget: Arc<HeadBudget>,
+    lingering: Arc<Semaphore>,
 }
 
 /// Serves `listener` forever.
@@ -183,6 +190,7 @@ pub fn serve(
         slots: Arc::new(Semaphore::new(limits.max_connections.max(1))),
         backlog: Arc::new(Semaphore::new(limits.accept_backlog)),
         budget: HeadBudget::new(limits.head_budget),
+        lingering: Arc::new(Semaphore::new(LINGERING_REFUSALS)),
         limits,
     });
     rt.block_on(accept_loop(listener, shared))
@@ -385,9 +393,11 @@ async fn handle(
     req: http::Request<Incoming>,
 ) -> http::Response<Full<Bytes>> {
     if let Some(e) = conn.take_refusal() {
+        conn.closing_without_slot(shared.lingering.clone().try_acquire_owned().ok());
         return render(Response::error(&e), true);
     }
     if let Err(e) = take_slot(&shared, &conn).await {
+        conn.closing_without_slot(shared.lingering.clone().try_acquire_owned().ok());
         return render(Response::error(&e), true);
     }
     let close_after = conn.close_after();
