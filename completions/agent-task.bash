@@ -5184,7 +5184,7 @@ _agent__task() {
             return 0
             ;;
         agent__subcmd__task__subcmd__serve)
-            opts="-h -V --bind --tls-cert --tls-key --insecure-http --public-name --data-token-file --workers --compute-threads --max-connections --accept-backlog --accept-backlog-ms --max-header-bytes --max-headers --head-timeout-ms --body-timeout-ms --idle-timeout-ms --send-timeout-ms --workspace-config --max-revision-bytes --max-manifest-bytes --max-pack-bytes --staging-quota-bytes --staging-ttl-ms --write-queue --write-batch --writer-stats-ms --data-dir --pretty --lock-timeout-ms --token-file --help --version"
+            opts="-h -V --bind --tls-cert --tls-key --insecure-http --public-name --data-token-file --workers --compute-threads --max-connections --accept-backlog --accept-backlog-ms --max-header-bytes --max-headers --head-budget --first-byte-timeout-ms --min-head-rate --head-timeout-ms --body-timeout-ms --idle-timeout-ms --send-timeout-ms --workspace-config --max-revision-bytes --max-manifest-bytes --max-pack-bytes --staging-quota-bytes --staging-ttl-ms --write-queue --write-batch --writer-stats-ms --data-dir --pretty --lock-timeout-ms --token-file --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -5235,6 +5235,18 @@ _agent__task() {
                     return 0
                     ;;
                 --max-headers)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --head-budget)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --first-byte-timeout-ms)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --min-head-rate)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
