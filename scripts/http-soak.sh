@@ -6,8 +6,8 @@
 #   2. 4 connections each trying to send 256 MiB of headers (refused at the
 #      limit with 431);
 #   3. 3,000 half-open connections (a partial head each, then nothing),
-#      first with --max-connections 4096 so that all are held at once, then
-#      with the default cap (the rest get 503 server_busy).
+#      first with --head-budget 4096 so that all are held at once, then
+#      with the default budget of 256 (the oldest are dropped).
 # Each figure is printed next to its anchor: the same server's RSS and
 # thread count when idle, just before the load, and the 128 MiB goal.
 # BASELINE_BIN=PATH runs the same load against another binary (started
@@ -178,19 +178,19 @@ run_all() { # $1 = binary, $2 = name, $3 = "new" if it takes the new flags
   # A long head deadline, so that every connection is still held (the worst
   # case for memory) when the figures are read.
   local hold=()
-  if [ "$3" = new ]; then hold=(--head-timeout-ms 120000); fi
+  if [ "$3" = new ]; then hold=(--head-timeout-ms 120000 --first-byte-timeout-ms 120000 --min-head-rate 0); fi
   start "$1" "${hold[@]}"
   load heads "256 x 65,000-byte unfinished heads"
   stop
   start "$1"
   load huge "4 x 256 MiB of headers"
   stop
-  if [ "$3" = new ]; then start "$1" "${hold[@]}" --max-connections 4096; else start "$1"; fi
-  load halfopen "3,000 half-open connections$([ "$3" = new ] && echo ' (--max-connections 4096)')"
+  if [ "$3" = new ]; then start "$1" "${hold[@]}" --head-budget 4096; else start "$1"; fi
+  load halfopen "3,000 half-open connections$([ "$3" = new ] && echo ' (--head-budget 4096)')"
   stop
   if [ "$3" = new ]; then
     start "$1" "${hold[@]}"
-    load halfopen "3,000 half-open connections (default --max-connections 256)"
+    load halfopen "3,000 half-open connections (default --head-budget 256)"
     stop
   fi
 }
