@@ -18,7 +18,7 @@
 //! queue is `busy` at once) and render; anything else is handed on to the
 //! blocking pool ([`super::router::Reply::Blocking`]). The queue is
 //! unbounded in type but bounded in fact: HTTP/1 has at most one request
-//! in flight per connection, and connections are capped
+//! in flight per connection, and requests in progress are capped
 //! (`--max-connections`).
 
 use std::cell::Cell;
