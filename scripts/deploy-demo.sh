@@ -53,7 +53,9 @@ n=$$$(( $(date +%N | sed 's/^0*//;s/^$/0/') % 10000 ))
 op=atop$n
 agent=atag$n
 base=/tmp/agent-task-deploy-$n
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+# A free port for the endpoint (the walkthrough names one).
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])' 2>/dev/null \
+  || echo $(( 20000 + $$ % 20000 )))
 sudoers=/etc/sudoers.d/agent-task-demo-$n
 made_users=()
 steps=$base/steps
