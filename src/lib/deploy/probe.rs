@@ -244,6 +244,7 @@ mod tests {
     use super::*;
 
     #[test]
+    #[allow(clippy::print_stdout)] // a test explains its skip
     fn a_probe_as_nobody_cannot_read_a_private_file() {
         if !rustix::process::geteuid().is_root() {
             println!("SKIP: dropping to another uid needs root");

@@ -14,7 +14,7 @@ pub enum DeployCmd {
     /// check with its fix (owners and modes, the wrapper's pins, the sudoers
     /// rule, what the agent's user can open, the endpoint, the managed hook).
     /// Changes nothing; exits 1 when a check failed.
-    Check(CheckArgs),
+    Check(Box<CheckArgs>),
     /// Operator: write serve's workspace config from the registered repositories
     /// and installed requirements (0600, atomic); an identical file is left alone,
     /// another one replaced only with --force.
@@ -105,6 +105,7 @@ pub struct ConfigArgs {
 pub(super) fn run(ctx: &Ctx, c: DeployCmd) -> Result<Reply> {
     match c {
         DeployCmd::Check(a) => {
+            let a = *a;
             let endpoint = match (a.endpoint, a.repository, a.profile, a.token_file) {
                 (Some(url), Some(repository), Some(profile), Some(token_file)) => {
                     Some(check::EndpointCheck {
