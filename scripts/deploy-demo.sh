@@ -89,7 +89,15 @@ env_block=$(ls "$steps"/*.env.sh 2>/dev/null | head -n 1)
 [ -n "$env_block" ] || { echo "deploy-demo: no walkthrough env block in $doc" >&2; exit 65; }
 ls "$steps"/*.root.sh "$steps"/*.op.sh "$steps"/*.agent.sh >/dev/null
 
-# The env block with this run's names and paths.
+# The env block with this run's names and paths. Each replaced name must
+# be set on exactly one line of its own, or a step could reach the host's
+# real paths (/usr/local/bin, /etc/sudoers.d/agent-task-collect, ...).
+for name in OP AGENT BUILT BIN WRAPPER SUDOERS SHARE PORT; do
+  if [ "$(grep -c "^$name=" "$env_block")" -ne 1 ]; then
+    echo "deploy-demo: the walkthrough's env block must set $name=... on exactly one line" >&2
+    exit 65
+  fi
+done
 sed -e "s|^OP=.*|OP=$op|" -e "s|^AGENT=.*|AGENT=$agent|" \
     -e "s|^BUILT=.*|BUILT=$binary|" -e "s|^BIN=.*|BIN=$base/bin/agent-task|" \
     -e "s|^WRAPPER=.*|WRAPPER=$base/sbin/agent-task-collect|" \

@@ -106,6 +106,66 @@ fn deploy_config_maps_native_ids_and_never_overwrites_another_config() {
     assert!(!other.exists());
 }
 
+/// The blocks of docs/security.md's walkthrough, as scripts/deploy-demo.sh
+/// extracts them: (user, text).
+fn walkthrough_blocks() -> Vec<(String, String)> {
+    let doc = std::fs::read_to_string(repo_root().join("docs/security.md")).expect("doc");
+    let mut out = Vec::new();
+    let mut lines = doc.lines();
+    while let Some(l) = lines.next() {
+        let Some(user) = l
+            .strip_prefix("<!-- walkthrough: ")
+            .and_then(|r| r.strip_suffix(" -->"))
+        else {
+            continue;
+        };
+        assert_eq!(lines.next(), Some("```sh"), "a ```sh block must follow {l}");
+        let body: Vec<&str> = lines.by_ref().take_while(|l| *l != "```").collect();
+        out.push((user.to_owned(), body.join("\n")));
+    }
+    out
+}
+
+/// Everywhere (no root needed): the walkthrough has the shape the demo
+/// runs: the env block first, setting each name the demo replaces once;
+/// then blocks for root, the operator and the agent, each opening with a
+/// `# USER: what it does` line; from `repo add` to `verify`.
+#[test]
+fn the_walkthrough_blocks_are_what_the_demo_runs() {
+    let blocks = walkthrough_blocks();
+    assert_eq!(blocks.first().map(|b| b.0.as_str()), Some("env"));
+    let env = &blocks[0].1;
+    for name in [
+        "OP", "AGENT", "BUILT", "BIN", "WRAPPER", "SUDOERS", "SHARE", "PORT",
+    ] {
+        let n = env
+            .lines()
+            .filter(|l| l.starts_with(&format!("{name}=")))
+            .count();
+        assert_eq!(n, 1, "{name} in the env block:\n{env}");
+    }
+    for (user, text) in &blocks[1..] {
+        assert!(["root", "op", "agent"].contains(&user.as_str()), "{user}");
+        assert!(
+            text.starts_with(&format!("# {user}: ")),
+            "a {user} block opens with `# {user}: …`:\n{text}"
+        );
+    }
+    let all: String = blocks.iter().map(|b| b.1.as_str()).collect();
+    for needed in [
+        " repo add ",
+        " deploy config ",
+        " collector wrapper ",
+        " deploy check ",
+        "sudo -n -u \"$OP\" \"$WRAPPER\"",
+        " land ",
+        "git pull",
+        "agent-task verify ",
+    ] {
+        assert!(all.contains(needed), "the walkthrough lost {needed:?}");
+    }
+}
+
 /// The walkthrough script refuses clearly when not root.
 #[test]
 fn deploy_demo_refuses_without_root() {
