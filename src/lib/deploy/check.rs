@@ -195,15 +195,11 @@ fn shown(p: &Path) -> String {
 
 /// A root-owned regular file no one else can write, in directories only
 /// root can change.
-fn root_file(p: &Path, mode_exact: Option<u32>) -> Verdict {
+/// `missing_fix` is the fix when it does not exist.
+fn root_file(p: &Path, mode_exact: Option<u32>, missing_fix: &str) -> Verdict {
     let md = match std::fs::symlink_metadata(p) {
         Ok(md) => md,
-        Err(e) => {
-            return fail(
-                format!("{}: {e}", shown(p)),
-                "write it as root (see docs/security.md)",
-            );
-        }
+        Err(e) => return fail(format!("{}: {e}", shown(p)), missing_fix),
     };
     let mode = md.permissions().mode() & 0o7777;
     if !md.is_file() || md.uid() != 0 || mode & 0o022 != 0 {
@@ -452,14 +448,14 @@ pub fn run(r: &CheckRequest) -> Result<CheckReport> {
     // The wrapper: root's, and exactly the script `collector wrapper` writes for these pins.
     let mut binary: Option<String> = None;
     let wrapper_fix = format!(
-        "as root: agent-task collector wrapper --out {} --data-dir {} --collector-dir {} --binary BINARY --operator-user {op} --agent-user {agent} --sudoers-out {}",
-        shown(&r.wrapper),
+        "as root: agent-task --data-dir {} collector wrapper --out {} --collector-dir {} --binary BINARY --operator-user {op} --agent-user {agent} --sudoers-out {}",
         shown(data),
+        shown(&r.wrapper),
         shown(coll),
         shown(&r.sudoers)
     );
     o.run("wrapper", "wrapper", || {
-        root_file(&r.wrapper, None)?;
+        root_file(&r.wrapper, None, &wrapper_fix)?;
         let text = read_root_file(&r.wrapper).map_err(|d| (d, wrapper_fix.clone()))?;
         let Some(pins) = wrapper::parse_pins(&text) else {
             return fail(
@@ -503,14 +499,14 @@ pub fn run(r: &CheckRequest) -> Result<CheckReport> {
         ),
         Some(b) => {
             let p = Path::new(b);
-            root_file(p, None)?;
+            root_file(p, None, &wrapper_fix)?;
             Ok(format!("{b} is root's and writable only by root"))
         }
     });
 
     let rule_fix = wrapper_fix.clone();
     o.run("sudoers", "sudoers", || {
-        root_file(&r.sudoers, Some(0o440))?;
+        root_file(&r.sudoers, Some(0o440), &rule_fix)?;
         let name = r
             .sudoers
             .file_name()
@@ -672,7 +668,7 @@ pub fn run(r: &CheckRequest) -> Result<CheckReport> {
 
     let hook_fix = "as root: agent-task install-stop --managed (docs/hooks.md)";
     o.run("hooks", "hook_claude_managed", || {
-        root_file(&r.hooks.claude, None).map_err(|(d, _)| (d, hook_fix.to_owned()))?;
+        root_file(&r.hooks.claude, None, hook_fix)?;
         let text = read_root_file(&r.hooks.claude).map_err(|d| (d, hook_fix.to_owned()))?;
         let doc: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
             (
@@ -693,7 +689,7 @@ pub fn run(r: &CheckRequest) -> Result<CheckReport> {
         }
     });
     o.run("hooks", "hook_codex_managed", || {
-        root_file(&r.hooks.codex, None).map_err(|(d, _)| (d, hook_fix.to_owned()))?;
+        root_file(&r.hooks.codex, None, hook_fix)?;
         let text = read_root_file(&r.hooks.codex).map_err(|d| (d, hook_fix.to_owned()))?;
         if codex_has_stop_hook(&text) {
             Ok(format!("{} registers the Stop hook", shown(&r.hooks.codex)))
@@ -705,7 +701,7 @@ pub fn run(r: &CheckRequest) -> Result<CheckReport> {
         }
     });
     o.run("hooks", "hook_map", || {
-        root_file(&r.hooks.map, None).map_err(|(d, _)| (d, hook_fix.to_owned()))?;
+        root_file(&r.hooks.map, None, hook_fix)?;
         let text = read_root_file(&r.hooks.map).map_err(|d| (d, hook_fix.to_owned()))?;
         let doc: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
             (
