@@ -2115,6 +2115,97 @@ _arguments "${_arguments_options[@]}" : \
 '--version[Print version]' \
 && ret=0
 ;;
+(deploy)
+_arguments "${_arguments_options[@]}" : \
+'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
+'-h[Print help]' \
+'--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
+":: :_agent-task__subcmd__deploy_commands" \
+"*::: :->deploy" \
+&& ret=0
+
+    case $state in
+    (deploy)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:agent-task-deploy-command-$line[1]:"
+        case $line[1] in
+            (check)
+_arguments "${_arguments_options[@]}" : \
+'--collector-dir=[The operator'\''s collector directory (signing key and retained state)]:DIR:_files' \
+'--operator-user=[The operator'\''s user]:USER:_default' \
+'--agent-user=[The agent'\''s user]:USER:_default' \
+'--wrapper=[The collect wrapper]:FILE:_files' \
+'--sudoers=[The sudoers rule of the wrapper]:FILE:_files' \
+'--workspace-config=[serve'\''s workspace config, to check too]:FILE:_files' \
+'--endpoint=[The workspace endpoint to try with the agent'\''s token (needs --repository, --profile and --token-file)]:URL:_default' \
+'--repository=[The endpoint'\''s repository id]:ID:_default' \
+'--profile=[The profile id]:ID:_default' \
+'--token-file=[The agent'\''s token file (opened as the agent'\''s user when run as root)]:FILE:_files' \
+'--claude-managed=[Claude Code'\''s managed settings file]:FILE:_files' \
+'--codex-requirements=[Codex'\''s requirements file]:FILE:_files' \
+'--hook-map=[The managed hook'\''s uid map]:FILE:_files' \
+'*--skip=[Do not run a check or a group of checks (users, paths, config, wrapper, sudoers, agent, endpoint, hooks); reported as skipped. Repeatable]:NAME:_default' \
+'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
+'--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
+'-h[Print help]' \
+'--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
+&& ret=0
+;;
+(config)
+_arguments "${_arguments_options[@]}" : \
+'--out=[Where to write the config (serve --workspace-config FILE)]:FILE:_files' \
+'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--force[Replace a file that holds another config]' \
+'--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
+'-h[Print help]' \
+'--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
+&& ret=0
+;;
+(help)
+_arguments "${_arguments_options[@]}" : \
+":: :_agent-task__subcmd__deploy__subcmd__help_commands" \
+"*::: :->help" \
+&& ret=0
+
+    case $state in
+    (help)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:agent-task-deploy-help-command-$line[1]:"
+        case $line[1] in
+            (check)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(config)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(help)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+        esac
+    ;;
+esac
+;;
+        esac
+    ;;
+esac
+;;
 (help)
 _arguments "${_arguments_options[@]}" : \
 ":: :_agent-task__subcmd__help_commands" \
@@ -2659,6 +2750,30 @@ _arguments "${_arguments_options[@]}" : \
 _arguments "${_arguments_options[@]}" : \
 && ret=0
 ;;
+(deploy)
+_arguments "${_arguments_options[@]}" : \
+":: :_agent-task__subcmd__help__subcmd__deploy_commands" \
+"*::: :->deploy" \
+&& ret=0
+
+    case $state in
+    (deploy)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:agent-task-help-deploy-command-$line[1]:"
+        case $line[1] in
+            (check)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(config)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+        esac
+    ;;
+esac
+;;
 (help)
 _arguments "${_arguments_options[@]}" : \
 && ret=0
@@ -2720,6 +2835,7 @@ _agent-task_commands() {
 'authority:Operator\: the authority'\''s attestation signing key' \
 'attest:Operator\: signed in-toto attestations (DSSE) of a landed or qualified Change' \
 'verify:Check a landed commit'\''s attestations with only the repository and a public key' \
+'deploy:Operator\: check the privilege-separated deployment; write serve'\''s workspace config' \
 'help:Print this message or the help of the given subcommand(s)' \
     )
     _describe -t commands 'agent-task commands' commands "$@"
@@ -3123,6 +3239,49 @@ _agent-task__subcmd__data__subcmd__tombstone_commands() {
     local commands; commands=()
     _describe -t commands 'agent-task data tombstone commands' commands "$@"
 }
+(( $+functions[_agent-task__subcmd__deploy_commands] )) ||
+_agent-task__subcmd__deploy_commands() {
+    local commands; commands=(
+'check:Operator (as root)\: check the privilege-separated set-up and print each check with its fix (owners and modes, the wrapper'\''s pins, the sudoers rule, what the agent'\''s user can open, the endpoint, the managed hook). Changes nothing; exits 1 when a check failed' \
+'config:Operator\: write serve'\''s workspace config from the registered repositories and installed requirements (0600, atomic); an identical file is left alone, another one replaced only with --force' \
+'help:Print this message or the help of the given subcommand(s)' \
+    )
+    _describe -t commands 'agent-task deploy commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__deploy__subcmd__check_commands] )) ||
+_agent-task__subcmd__deploy__subcmd__check_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task deploy check commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__deploy__subcmd__config_commands] )) ||
+_agent-task__subcmd__deploy__subcmd__config_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task deploy config commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__deploy__subcmd__help_commands] )) ||
+_agent-task__subcmd__deploy__subcmd__help_commands() {
+    local commands; commands=(
+'check:Operator (as root)\: check the privilege-separated set-up and print each check with its fix (owners and modes, the wrapper'\''s pins, the sudoers rule, what the agent'\''s user can open, the endpoint, the managed hook). Changes nothing; exits 1 when a check failed' \
+'config:Operator\: write serve'\''s workspace config from the registered repositories and installed requirements (0600, atomic); an identical file is left alone, another one replaced only with --force' \
+'help:Print this message or the help of the given subcommand(s)' \
+    )
+    _describe -t commands 'agent-task deploy help commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__deploy__subcmd__help__subcmd__check_commands] )) ||
+_agent-task__subcmd__deploy__subcmd__help__subcmd__check_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task deploy help check commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__deploy__subcmd__help__subcmd__config_commands] )) ||
+_agent-task__subcmd__deploy__subcmd__help__subcmd__config_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task deploy help config commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__deploy__subcmd__help__subcmd__help_commands] )) ||
+_agent-task__subcmd__deploy__subcmd__help__subcmd__help_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task deploy help help commands' commands "$@"
+}
 (( $+functions[_agent-task__subcmd__enroll_commands] )) ||
 _agent-task__subcmd__enroll_commands() {
     local commands; commands=()
@@ -3217,6 +3376,7 @@ _agent-task__subcmd__help_commands() {
 'authority:Operator\: the authority'\''s attestation signing key' \
 'attest:Operator\: signed in-toto attestations (DSSE) of a landed or qualified Change' \
 'verify:Check a landed commit'\''s attestations with only the repository and a public key' \
+'deploy:Operator\: check the privilege-separated deployment; write serve'\''s workspace config' \
 'help:Print this message or the help of the given subcommand(s)' \
     )
     _describe -t commands 'agent-task help commands' commands "$@"
@@ -3400,6 +3560,24 @@ _agent-task__subcmd__help__subcmd__data__subcmd__query_commands() {
 _agent-task__subcmd__help__subcmd__data__subcmd__tombstone_commands() {
     local commands; commands=()
     _describe -t commands 'agent-task help data tombstone commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__help__subcmd__deploy_commands] )) ||
+_agent-task__subcmd__help__subcmd__deploy_commands() {
+    local commands; commands=(
+'check:Operator (as root)\: check the privilege-separated set-up and print each check with its fix (owners and modes, the wrapper'\''s pins, the sudoers rule, what the agent'\''s user can open, the endpoint, the managed hook). Changes nothing; exits 1 when a check failed' \
+'config:Operator\: write serve'\''s workspace config from the registered repositories and installed requirements (0600, atomic); an identical file is left alone, another one replaced only with --force' \
+    )
+    _describe -t commands 'agent-task help deploy commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__help__subcmd__deploy__subcmd__check_commands] )) ||
+_agent-task__subcmd__help__subcmd__deploy__subcmd__check_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task help deploy check commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__help__subcmd__deploy__subcmd__config_commands] )) ||
+_agent-task__subcmd__help__subcmd__deploy__subcmd__config_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task help deploy config commands' commands "$@"
 }
 (( $+functions[_agent-task__subcmd__help__subcmd__enroll_commands] )) ||
 _agent-task__subcmd__help__subcmd__enroll_commands() {

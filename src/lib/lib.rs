@@ -24,6 +24,8 @@
 //!   struct each, the operator writes and set-up: the only code that opens
 //!   a [`store::Session`]);
 //! - [`ops`] (CAS maintenance), [`remote`] (the workspace endpoint client);
+//! - [`deploy`]: checking the privilege-separated deployment and writing
+//!   `serve`'s workspace configuration from the authority;
 //! - the faces: [`cli`], [`http`] (server, routes, MCP), [`hooks`] (agent
 //!   hooks) and [`doctor`] (the conformance prober), which parse, call
 //!   library operations and render.
@@ -33,6 +35,7 @@ pub mod clock;
 pub mod collector;
 pub mod contract;
 pub mod data;
+pub mod deploy;
 pub mod doctor;
 pub mod env;
 pub mod error;

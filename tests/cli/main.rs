@@ -21,6 +21,7 @@ mod data_http;
 mod data_http_collector;
 mod data_ingest;
 mod data_support;
+mod deploy;
 mod docs;
 mod doctor;
 mod doctor_fake;

@@ -112,6 +112,12 @@ fn user_name(what: &str, s: &str) -> Result<()> {
 
 /// The uid of a user (NSS, as sudo resolves it), or `not_found`.
 pub fn user_uid(name: &str) -> Result<u32> {
+    user_ids(name).map(|(uid, _)| uid)
+}
+
+/// The uid and primary gid of a user (NSS, as sudo resolves it), or
+/// `not_found`.
+pub fn user_ids(name: &str) -> Result<(u32, u32)> {
     let c = std::ffi::CString::new(name)
         .map_err(|_| Error::new(Code::InvalidInput, "a user name contains NUL"))?;
     let mut pw: libc::passwd = {
@@ -143,7 +149,7 @@ pub fn user_uid(name: &str) -> Result<u32> {
             format!("no user {name} on this host"),
         ));
     }
-    Ok(pw.pw_uid)
+    Ok((pw.pw_uid, pw.pw_gid))
 }
 
 fn euid() -> u32 {
@@ -153,7 +159,7 @@ fn euid() -> u32 {
 /// Refuses `dir` (or any directory above it) unless each is a real
 /// directory owned by root or `uid` and not writable by group or other (a
 /// root-owned sticky directory excepted).
-fn check_ancestry(path: &Path, uid: u32) -> Result<()> {
+pub fn check_ancestry(path: &Path, uid: u32) -> Result<()> {
     let mut cur = Some(path);
     while let Some(d) = cur {
         let md = std::fs::symlink_metadata(d).map_err(|e| Error::io("stat", d, e))?;
@@ -183,7 +189,7 @@ fn check_ancestry(path: &Path, uid: u32) -> Result<()> {
 }
 
 /// Checks a store directory the operator must own privately.
-fn operator_private_dir(what: &str, p: &Path, uid: u32) -> Result<()> {
+pub fn operator_private_dir(what: &str, p: &Path, uid: u32) -> Result<()> {
     let md = std::fs::symlink_metadata(p).map_err(|e| Error::io("stat", p, e))?;
     if !md.is_dir() || md.uid() != uid || md.permissions().mode() & 0o077 != 0 {
         return Err(Error::new(
@@ -218,6 +224,54 @@ pub fn script(binary: &str, data_dir: &str, collector_dir: &str, operator: &str)
          \x20   {binary} --data-dir {data_dir} collect \\\n\
          \x20   --collector-dir {collector_dir} --descriptor - --token-on-stdin\n"
     )
+}
+
+/// What a wrapper script pins, as [`script`] takes it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Pins {
+    /// The agent-task binary.
+    pub binary: String,
+    /// The operator's data directory.
+    pub data_dir: String,
+    /// The operator's collector directory.
+    pub collector_dir: String,
+    /// The operator user the script is written for.
+    pub operator: String,
+}
+
+/// The pins of a wrapper script, read back from its text: `Some` only
+/// when [`script`] renders exactly `text` from them, so a script edited
+/// in any byte (or written by another version) is `None`.
+pub fn parse_pins(text: &str) -> Option<Pins> {
+    let operator = text
+        .lines()
+        .nth(1)?
+        .strip_prefix("# agent-task collect wrapper for the operator user ")?
+        .strip_suffix(", written by")?;
+    let mut exec = text
+        .lines()
+        .skip_while(|l| !l.starts_with("exec /usr/bin/env -i "))
+        .skip(1);
+    let mut first = exec.next()?.split_whitespace();
+    let binary = first.next()?;
+    (first.next()? == "--data-dir").then_some(())?;
+    let data_dir = first.next()?;
+    let mut second = exec.next()?.split_whitespace();
+    (second.next()? == "--collector-dir").then_some(())?;
+    let collector_dir = second.next()?;
+    let pins = Pins {
+        binary: binary.to_owned(),
+        data_dir: data_dir.to_owned(),
+        collector_dir: collector_dir.to_owned(),
+        operator: operator.to_owned(),
+    };
+    (script(
+        &pins.binary,
+        &pins.data_dir,
+        &pins.collector_dir,
+        &pins.operator,
+    ) == text)
+        .then_some(pins)
 }
 
 /// The sudoers rule: `agent` may run `wrapper`, without arguments and
@@ -293,7 +347,8 @@ fn replaceable(path: &Path) -> Result<()> {
     }
 }
 
-fn find_visudo() -> Option<PathBuf> {
+/// The visudo binary, where a distribution installs it.
+pub fn find_visudo() -> Option<PathBuf> {
     ["/usr/sbin/visudo", "/usr/bin/visudo", "/sbin/visudo"]
         .iter()
         .map(PathBuf::from)
@@ -478,6 +533,19 @@ mod tests {
         assert!(s.contains(
             "exec /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LC_ALL=C \\\n    /opt/at/agent-task --data-dir /srv/d collect \\\n    --collector-dir /srv/c --descriptor - --token-on-stdin\n"
         ));
+        let pins = parse_pins(&s).expect("pins read back");
+        assert_eq!(
+            (
+                &*pins.binary,
+                &*pins.data_dir,
+                &*pins.collector_dir,
+                &*pins.operator
+            ),
+            ("/opt/at/agent-task", "/srv/d", "/srv/c", "op")
+        );
+        assert_eq!(parse_pins(&s.replace("/srv/d ", "/srv/e  ")), None);
+        assert_eq!(parse_pins(&format!("{s}id\n")), None);
+        assert_eq!(parse_pins(""), None);
         let r = sudoers_rule("/usr/local/sbin/agent-task-collect", "agent", "op");
         assert!(r.contains("Defaults!/usr/local/sbin/agent-task-collect env_reset, !setenv\n"));
         assert!(r.ends_with("agent ALL=(op) NOPASSWD: /usr/local/sbin/agent-task-collect \"\"\n"));

@@ -5,6 +5,7 @@ mod cas;
 mod change;
 mod collect;
 pub mod data;
+mod deploy;
 mod docs;
 mod enroll;
 mod hooks;
@@ -129,6 +130,9 @@ pub enum Command {
     Attest(attest::AttestArgs),
     /// Check a landed commit's attestations with only the repository and a public key.
     Verify(attest::VerifyArgs),
+    /// Operator: check the privilege-separated deployment; write serve's workspace config.
+    #[command(subcommand)]
+    Deploy(deploy::DeployCmd),
 }
 
 /// What a successful command prints on stdout, and its exit code (0 for
@@ -199,6 +203,7 @@ pub fn dispatch(ctx: &Ctx, command: Command) -> Result<Reply> {
         Command::Authority(c) => attest::authority(ctx, c).map(Reply::from),
         Command::Attest(a) => attest::attest_cmd(ctx, a).map(Reply::from),
         Command::Verify(a) => attest::verify(a).map(Reply::from),
+        Command::Deploy(c) => deploy::run(ctx, c),
     }
 }
 

@@ -112,6 +112,41 @@ pub fn repo_list(root: &Path) -> Result<Vec<super::Repository>> {
     ids.iter().map(|id| repository(&conn, id)).collect()
 }
 
+/// One installed requirement of a repository profile (what `serve`'s
+/// workspace configuration pins).
+#[derive(Debug, Clone, Serialize)]
+pub struct InstalledProfile {
+    /// The repository id.
+    pub repo_id: String,
+    /// The profile id.
+    pub profile_id: String,
+    /// The repository's protected target.
+    pub target: String,
+    /// The installed requirement's digest.
+    pub requirement_digest: String,
+}
+
+/// Every installed requirement, by repository then profile (read-only).
+pub fn installed_profiles(root: &Path) -> Result<Vec<InstalledProfile>> {
+    let (_dir, conn) = open_read(root)?;
+    let mut st = conn.prepare(
+        "SELECT i.repo_id, i.profile_id, p.target, i.requirement_digest \
+         FROM installed_requirements i JOIN repositories p USING (repo_id) \
+         JOIN requirements r USING (requirement_digest) ORDER BY i.repo_id, i.profile_id",
+    )?;
+    let rows = st
+        .query_map([], |r| {
+            Ok(InstalledProfile {
+                repo_id: r.get(0)?,
+                profile_id: r.get(1)?,
+                target: r.get(2)?,
+                requirement_digest: r.get(3)?,
+            })
+        })?
+        .collect::<rusqlite::Result<_>>()?;
+    Ok(rows)
+}
+
 /// `requirement install` output.
 #[derive(Debug, Serialize)]
 pub struct RequirementOutput {
