@@ -176,8 +176,8 @@ fn a_hard_link_in_a_root_is_refused() {
     std::fs::hard_link(t.outside.join("f"), &hard).expect("hard link");
     let twin = t.root.join("d/twin");
     std::fs::hard_link(t.root.join("d/f"), &twin).expect("hard link");
-    let uniform = collect_cli(&t.env, &t.root.join("fifo").display().to_string())
-        .error("invalid_file", 65);
+    let uniform =
+        collect_cli(&t.env, &t.root.join("fifo").display().to_string()).error("invalid_file", 65);
     for p in [&hard, &twin, &t.root.join("d/f")] {
         let e = collect_cli(&t.env, &p.display().to_string()).error("invalid_file", 65);
         assert_eq!(e, uniform, "{}", p.display());

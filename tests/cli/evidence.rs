@@ -977,7 +977,10 @@ fn a_user_level_codex_hook_passes_silently_outside_its_workspace() {
 
 /// Rewrites the installed profile with `f`, keeping its stored digest
 /// consistent (only what `f` changes is wrong).
-fn rewrite_profile(l: &Loop, f: impl Fn(&mut agent_task::collector::transfer::CollectorProfile)) {
+pub(crate) fn rewrite_profile(
+    l: &Loop,
+    f: impl Fn(&mut agent_task::collector::transfer::CollectorProfile),
+) {
     let conn = rusqlite::Connection::open(l.env.data_dir.join("authority.sqlite")).expect("open");
     let (id, bytes): (String, Vec<u8>) = conn
         .query_row(
