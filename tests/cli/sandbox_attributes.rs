@@ -1,6 +1,7 @@
 //! Process attributes the agent sets before it starts `collect` (`ulimit`,
 //! `nice`, `chrt`, `ionice`, `taskset`, `umask`, ignored and blocked
-//! signals, as it would before the sudo wrapper) never reach the sandbox:
+//! signals, timer slack, the THP-disable flag, as it would before the sudo
+//! wrapper) never reach the sandbox:
 //! the recipe prints what it runs with, from inside the real bwrap
 //! sandbox, and the test compares it with the values the runtime identity
 //! pins; or `collect` refuses with `sandbox_limit_unavailable` before
@@ -16,7 +17,8 @@ use std::path::Path;
 /// The recipe: everything the sandbox's processes inherited, in a form
 /// the test parses (well under the 4 KiB stdout tail).
 const PROBE: &str = "#!/bin/sh\n\
-    grep -E '^(SigBlk|SigIgn|Cpus_allowed_list):' /proc/self/status\n\
+    grep -E '^(SigBlk|SigIgn|Cpus_allowed_list|THP_enabled):' /proc/self/status\n\
+    echo \"timerslack $(cat /proc/self/timerslack_ns)\"\n\
     tail -n +2 /proc/self/limits\n\
     echo \"stat $(cat /proc/self/stat)\"\n\
     echo \"umask $(umask)\"\n\
@@ -64,9 +66,15 @@ fn collect_after(l: &Loop, descriptor: &Path, prelude: &str, wrap: &str) -> Outp
     }
 }
 
-/// Blocks `USR2` and `TERM`, then executes the rest (the shell cannot
-/// block a signal for its children).
-const BLOCK_SIGNALS: &str = "perl -MPOSIX -e 'sigprocmask(SIG_BLOCK, POSIX::SigSet->new(SIGUSR2, SIGTERM)) or die; exec @ARGV or die'";
+/// Sets a 10 s timer slack and the THP-disable flag (`prctl` 29 and 41,
+/// both kept across `exec` and sudo), blocks `USR2` and `TERM`, then
+/// executes the rest (the shell can do none of these for its children).
+const PRCTL_AND_BLOCK: &str = "perl -MPOSIX -MConfig -e '\
+    $n = $Config{archname} =~ /aarch64/ ? 167 : 157; \
+    syscall($n, 29, 10000000000) == 0 or die \"timer slack: $!\"; \
+    syscall($n, 41, 1, 0, 0, 0) == 0 or die \"thp: $!\"; \
+    sigprocmask(SIG_BLOCK, POSIX::SigSet->new(SIGUSR2, SIGTERM)) or die; \
+    exec @ARGV or die'";
 
 /// What the probe printed: `/proc/self/status` lines, limits by name
 /// (soft, hard), the nice value, policy and realtime priority, the umask
@@ -79,6 +87,7 @@ struct Seen {
     policy: String,
     umask: String,
     ioprio: String,
+    timer_slack: String,
 }
 
 fn parse(tail: &str) -> Seen {
@@ -90,6 +99,7 @@ fn parse(tail: &str) -> Seen {
         policy: String::new(),
         umask: String::new(),
         ioprio: String::new(),
+        timer_slack: String::new(),
     };
     for line in tail.lines() {
         if let Some(rest) = line.strip_prefix("stat ") {
@@ -103,6 +113,8 @@ fn parse(tail: &str) -> Seen {
             s.policy = f[38].to_owned();
         } else if let Some(rest) = line.strip_prefix("umask ") {
             s.umask = rest.to_owned();
+        } else if let Some(rest) = line.strip_prefix("timerslack ") {
+            s.timer_slack = rest.to_owned();
         } else if let Some(rest) = line.strip_prefix("ioprio ") {
             s.ioprio = rest.to_owned();
         } else if let Some(name) = line.strip_prefix("Max ") {
@@ -177,6 +189,10 @@ fn assert_pinned(l: &Loop, out: &Output) {
     assert_eq!(seen.ioprio, "best-effort: prio 4", "{tail}");
     assert_eq!(seen.status["SigBlk"], "0000000000000000", "{tail}");
     assert_eq!(seen.status["SigIgn"], "0000000000000000", "{tail}");
+    assert_eq!(p["timer_slack_ns"], 50_000);
+    assert_eq!(seen.timer_slack, "50000", "{tail}");
+    assert_eq!(p["thp_disabled"], false);
+    assert_eq!(seen.status["THP_enabled"], "1", "{tail}");
     // Every CPU this test may use (the agent narrowed itself to CPU 0).
     let own = std::fs::read_to_string("/proc/self/status").expect("status");
     let own_cpus = own
@@ -197,8 +213,9 @@ fn can_raise_hard_limits() -> bool {
 }
 
 /// Soft limits lowered, nice 10, `SCHED_IDLE`, the idle I/O class, CPU 0
-/// only, umask 077, `INT`/`HUP` ignored and `USR2`/`TERM` blocked: the
-/// sandbox runs with the pinned values of every one.
+/// only, umask 077, `INT`/`HUP` ignored and `USR2`/`TERM` blocked, a 10 s
+/// timer slack, THP disabled: the sandbox runs with the pinned values of
+/// every one.
 #[test]
 fn attributes_the_agent_sets_before_collect_never_reach_the_sandbox() {
     let (l, dp, _) = probing_loop();
@@ -206,7 +223,7 @@ fn attributes_the_agent_sets_before_collect_never_reach_the_sandbox() {
         &l,
         &dp,
         "ulimit -Sn 64; ulimit -Ss 1024; ulimit -Sc 0; ulimit -Sv 1000000000;",
-        &format!("nice -n 10 chrt -i 0 ionice -c 3 taskset -c 0 {BLOCK_SIGNALS}"),
+        &format!("nice -n 10 chrt -i 0 ionice -c 3 taskset -c 0 {PRCTL_AND_BLOCK}"),
     );
     assert_pinned(&l, &out);
 }

@@ -175,6 +175,14 @@ pub struct ProcessAttributes {
     pub signal_mask: SignalMaskPolicy,
     /// The disposition of every signal (ignored ones survive `exec`).
     pub signal_dispositions: DispositionPolicy,
+    /// The timer slack in nanoseconds (`PR_SET_TIMERSLACK`): how late the
+    /// kernel may wake a sleeping or polling process. It survives `fork`,
+    /// `exec` and sudo, so an inherited 10 s slack would stretch every
+    /// sleep and timeout of a test.
+    pub timer_slack_ns: u64,
+    /// Whether transparent huge pages are disabled (`PR_SET_THP_DISABLE`,
+    /// inherited the same way): pinned off.
+    pub thp_disabled: bool,
 }
 
 /// Rlimits pinned soft = hard, besides address space, processes, file size
@@ -274,6 +282,8 @@ pub const PINNED_PENDING_SIGNALS: u64 = 1024;
 pub const PINNED_FILE_LOCKS: u64 = 1024;
 /// The umask: 022.
 pub const PINNED_UMASK: u32 = 0o022;
+/// Timer slack: the kernel's default, 50 µs.
+pub const PINNED_TIMER_SLACK_NS: u64 = 50_000;
 
 impl ProcessAttributes {
     /// The attributes this version pins, for a run whose address space is
@@ -305,6 +315,8 @@ impl ProcessAttributes {
             umask: PINNED_UMASK,
             signal_mask: SignalMaskPolicy::Empty,
             signal_dispositions: DispositionPolicy::Default,
+            timer_slack_ns: PINNED_TIMER_SLACK_NS,
+            thp_disabled: false,
         }
     }
 }
@@ -428,9 +440,9 @@ impl SandboxLimits {
                 "the profile pins no process attributes (it predates them): install a new bwrap profile",
             ));
         };
-        if p.rlimits.open_files == 0 || p.rlimits.stack_bytes == 0 {
+        if p.rlimits.open_files == 0 || p.rlimits.stack_bytes == 0 || p.timer_slack_ns == 0 {
             return Err(limit_error(
-                "the open-file and stack limits must be positive",
+                "the open-file and stack limits and the timer slack must be positive",
             ));
         }
         if !(-20..=19).contains(&p.nice) || p.io_priority.level > 7 || p.umask > 0o777 {
@@ -1807,7 +1819,7 @@ mod tests {
         // So are the process attributes, every one of them.
         let base = ProcessAttributes::pinned(1 << 30);
         let mut variants = vec![];
-        for f in 0..6 {
+        for f in 0..7 {
             let mut p = base.clone();
             match f {
                 0 => p.rlimits.open_files += 1,
@@ -1815,6 +1827,7 @@ mod tests {
                 2 => p.nice = 1,
                 3 => p.io_priority.level = 7,
                 4 => p.umask = 0o077,
+                5 => p.timer_slack_ns = 1,
                 _ => p.rlimits.realtime_timeout_us = 1,
             }
             variants.push(p);

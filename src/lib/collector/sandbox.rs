@@ -7,8 +7,9 @@
 //! [`ProcessAttributes`](super::runtime::ProcessAttributes)):
 //!
 //! 1. the scheduling policy (`SCHED_OTHER`, priority 0, reset-on-fork
-//!    off), the nice value, the I/O priority and the CPU affinity (every
-//!    CPU; the kernel keeps it within the cpuset), each read back;
+//!    off), the nice value, the I/O priority, the CPU affinity (every
+//!    CPU; the kernel keeps it within the cpuset), the timer slack and the
+//!    transparent-huge-page flag, each read back;
 //! 2. every rlimit, soft and hard (this host's cgroup v1 has no
 //!    delegation, so these are the caps there are), after the nice value,
 //!    which `RLIMIT_NICE` 0 would otherwise forbid lowering;
@@ -98,6 +99,25 @@ fn launch(l: &Launch) -> Result<Error> {
     }
     set_io_priority(p.io_priority.level)?;
     set_all_cpus()?;
+    let slack = std::num::NonZeroU64::new(p.timer_slack_ns)
+        .ok_or_else(|| refused("set the timer slack", 0))?;
+    rustix::thread::set_current_timer_slack(Some(slack))
+        .map_err(|e| refused(&format!("set the timer slack to {slack} ns"), e))?;
+    match rustix::thread::current_timer_slack() {
+        Ok(n) if n == p.timer_slack_ns => {}
+        other => return Err(refused("set the timer slack", format!("{other:?}"))),
+    }
+    rustix::thread::disable_transparent_huge_pages(p.thp_disabled)
+        .map_err(|e| refused("set the transparent huge page flag", e))?;
+    match rustix::thread::transparent_huge_pages_are_disabled() {
+        Ok(d) if d == p.thp_disabled => {}
+        other => {
+            return Err(refused(
+                "set the transparent huge page flag",
+                format!("{other:?}"),
+            ));
+        }
+    }
     for (res, v, name) in l.limits.rlimits()? {
         rustix::process::setrlimit(
             res,
