@@ -1,7 +1,7 @@
 //! Process attributes the agent sets before it starts `collect` (`ulimit`,
 //! `nice`, `chrt`, `ionice`, `taskset`, `umask`, ignored and blocked
-//! signals, timer slack, the THP-disable flag, as it would before the sudo
-//! wrapper) never reach the sandbox:
+//! signals, timer slack, the THP-disable flag, `setarch -R`, as it would
+//! before the sudo wrapper) never reach the sandbox:
 //! the recipe prints what it runs with, from inside the real bwrap
 //! sandbox, and the test compares it with the values the runtime identity
 //! pins; or `collect` refuses with `sandbox_limit_unavailable` before
@@ -19,6 +19,7 @@ use std::path::Path;
 const PROBE: &str = "#!/bin/sh\n\
     grep -E '^(SigBlk|SigIgn|Cpus_allowed_list|THP_enabled):' /proc/self/status\n\
     echo \"timerslack $(cat /proc/self/timerslack_ns)\"\n\
+    echo \"personality $(cat /proc/self/personality)\"\n\
     tail -n +2 /proc/self/limits\n\
     echo \"stat $(cat /proc/self/stat)\"\n\
     echo \"umask $(umask)\"\n\
@@ -88,6 +89,7 @@ struct Seen {
     umask: String,
     ioprio: String,
     timer_slack: String,
+    personality: String,
 }
 
 fn parse(tail: &str) -> Seen {
@@ -100,6 +102,7 @@ fn parse(tail: &str) -> Seen {
         umask: String::new(),
         ioprio: String::new(),
         timer_slack: String::new(),
+        personality: String::new(),
     };
     for line in tail.lines() {
         if let Some(rest) = line.strip_prefix("stat ") {
@@ -113,6 +116,8 @@ fn parse(tail: &str) -> Seen {
             s.policy = f[38].to_owned();
         } else if let Some(rest) = line.strip_prefix("umask ") {
             s.umask = rest.to_owned();
+        } else if let Some(rest) = line.strip_prefix("personality ") {
+            s.personality = rest.to_owned();
         } else if let Some(rest) = line.strip_prefix("timerslack ") {
             s.timer_slack = rest.to_owned();
         } else if let Some(rest) = line.strip_prefix("ioprio ") {
@@ -193,6 +198,8 @@ fn assert_pinned(l: &Loop, out: &Output) {
     assert_eq!(seen.timer_slack, "50000", "{tail}");
     assert_eq!(p["thp_disabled"], false);
     assert_eq!(seen.status["THP_enabled"], "1", "{tail}");
+    assert_eq!(p["personality"], 0);
+    assert_eq!(seen.personality, "00000000", "{tail}");
     // Every CPU this test may use (the agent narrowed itself to CPU 0).
     let own = std::fs::read_to_string("/proc/self/status").expect("status");
     let own_cpus = own
@@ -214,8 +221,8 @@ fn can_raise_hard_limits() -> bool {
 
 /// Soft limits lowered, nice 10, `SCHED_IDLE`, the idle I/O class, CPU 0
 /// only, umask 077, `INT`/`HUP` ignored and `USR2`/`TERM` blocked, a 10 s
-/// timer slack, THP disabled: the sandbox runs with the pinned values of
-/// every one.
+/// timer slack, THP disabled, address-space randomisation off (`setarch
+/// -R`): the sandbox runs with the pinned values of every one.
 #[test]
 fn attributes_the_agent_sets_before_collect_never_reach_the_sandbox() {
     let (l, dp, _) = probing_loop();
@@ -223,7 +230,7 @@ fn attributes_the_agent_sets_before_collect_never_reach_the_sandbox() {
         &l,
         &dp,
         "ulimit -Sn 64; ulimit -Ss 1024; ulimit -Sc 0; ulimit -Sv 1000000000;",
-        &format!("nice -n 10 chrt -i 0 ionice -c 3 taskset -c 0 {PRCTL_AND_BLOCK}"),
+        &format!("nice -n 10 chrt -i 0 ionice -c 3 taskset -c 0 setarch -R {PRCTL_AND_BLOCK}"),
     );
     assert_pinned(&l, &out);
 }

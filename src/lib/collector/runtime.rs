@@ -183,6 +183,10 @@ pub struct ProcessAttributes {
     /// Whether transparent huge pages are disabled (`PR_SET_THP_DISABLE`,
     /// inherited the same way): pinned off.
     pub thp_disabled: bool,
+    /// The execution domain (`personality(2)`): 0 is `PER_LINUX` with no
+    /// flags, so `setarch -R` (address-space randomisation off) and its
+    /// like do not reach the sandbox.
+    pub personality: u32,
 }
 
 /// Rlimits pinned soft = hard, besides address space, processes, file size
@@ -317,6 +321,7 @@ impl ProcessAttributes {
             signal_dispositions: DispositionPolicy::Default,
             timer_slack_ns: PINNED_TIMER_SLACK_NS,
             thp_disabled: false,
+            personality: 0,
         }
     }
 }
@@ -1819,7 +1824,7 @@ mod tests {
         // So are the process attributes, every one of them.
         let base = ProcessAttributes::pinned(1 << 30);
         let mut variants = vec![];
-        for f in 0..7 {
+        for f in 0..8 {
             let mut p = base.clone();
             match f {
                 0 => p.rlimits.open_files += 1,
@@ -1828,6 +1833,7 @@ mod tests {
                 3 => p.io_priority.level = 7,
                 4 => p.umask = 0o077,
                 5 => p.timer_slack_ns = 1,
+                6 => p.personality = 0x0040000,
                 _ => p.rlimits.realtime_timeout_us = 1,
             }
             variants.push(p);

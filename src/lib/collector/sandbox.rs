@@ -8,8 +8,9 @@
 //!
 //! 1. the scheduling policy (`SCHED_OTHER`, priority 0, reset-on-fork
 //!    off), the nice value, the I/O priority, the CPU affinity (every
-//!    CPU; the kernel keeps it within the cpuset), the timer slack and the
-//!    transparent-huge-page flag, each read back;
+//!    CPU; the kernel keeps it within the cpuset), the timer slack, the
+//!    execution domain (`personality`) and the transparent-huge-page
+//!    flag, each read back;
 //! 2. every rlimit, soft and hard (this host's cgroup v1 has no
 //!    delegation, so these are the caps there are), after the nice value,
 //!    which `RLIMIT_NICE` 0 would otherwise forbid lowering;
@@ -107,6 +108,7 @@ fn launch(l: &Launch) -> Result<Error> {
         Ok(n) if n == p.timer_slack_ns => {}
         other => return Err(refused("set the timer slack", format!("{other:?}"))),
     }
+    set_personality(p.personality)?;
     rustix::thread::disable_transparent_huge_pages(p.thp_disabled)
         .map_err(|e| refused("set the transparent huge page flag", e))?;
     match rustix::thread::transparent_huge_pages_are_disabled() {
@@ -187,6 +189,21 @@ fn set_scheduler() -> Result<()> {
     let now = unsafe { libc::sched_getscheduler(0) };
     if now != libc::SCHED_OTHER {
         return Err(refused("set the scheduling policy", now));
+    }
+    Ok(())
+}
+
+/// The execution domain, read back (`0xffffffff` only queries it).
+fn set_personality(want: u32) -> Result<()> {
+    let arg = libc::c_ulong::from(want);
+    #[allow(unsafe_code)]
+    // SAFETY: personality(2) takes one integer and touches no memory.
+    let rc = unsafe { libc::personality(arg) };
+    #[allow(unsafe_code)]
+    // SAFETY: as above; 0xffffffff queries without changing anything.
+    let now = unsafe { libc::personality(0xffff_ffff) };
+    if rc == -1 || u32::try_from(now).ok() != Some(want) {
+        return Err(refused(&format!("set the personality to {want:#x}"), now));
     }
     Ok(())
 }
