@@ -5400,29 +5400,13 @@ _agent__task() {
             return 0
             ;;
         agent__subcmd__task__subcmd__sandbox__subcmd__exec)
-            opts="-h -V --rlimit-as --rlimit-nproc --rlimit-fsize --rlimit-cpu --run-as-uid --data-dir --pretty --lock-timeout-ms --token-file --help --version"
+            opts="-h -V --limits --data-dir --pretty --lock-timeout-ms --token-file --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
-                --rlimit-as)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --rlimit-nproc)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --rlimit-fsize)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --rlimit-cpu)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --run-as-uid)
+                --limits)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

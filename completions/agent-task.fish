@@ -849,11 +849,7 @@ complete -c agent-task -n "__fish_agent_task_using_subcommand land" -l allow-pro
 complete -c agent-task -n "__fish_agent_task_using_subcommand land" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand land" -s h -l help -d 'Print help'
 complete -c agent-task -n "__fish_agent_task_using_subcommand land" -s V -l version -d 'Print version'
-complete -c agent-task -n "__fish_agent_task_using_subcommand sandbox-exec" -l rlimit-as -d 'RLIMIT_AS' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand sandbox-exec" -l rlimit-nproc -d 'RLIMIT_NPROC' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand sandbox-exec" -l rlimit-fsize -d 'RLIMIT_FSIZE' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand sandbox-exec" -l rlimit-cpu -d 'RLIMIT_CPU' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand sandbox-exec" -l run-as-uid -d 'The dedicated uid/gid to drop to (root only)' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand sandbox-exec" -l limits -d 'The pinned limits and process attributes, as the runtime identity\'s `limits` JSON' -r
 complete -c agent-task -n "__fish_agent_task_using_subcommand sandbox-exec" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand sandbox-exec" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
 complete -c agent-task -n "__fish_agent_task_using_subcommand sandbox-exec" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON' -r -F

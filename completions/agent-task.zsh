@@ -1943,11 +1943,7 @@ _arguments "${_arguments_options[@]}" : \
 ;;
 (sandbox-exec)
 _arguments "${_arguments_options[@]}" : \
-'--rlimit-as=[RLIMIT_AS]:BYTES:_default' \
-'--rlimit-nproc=[RLIMIT_NPROC]:N:_default' \
-'--rlimit-fsize=[RLIMIT_FSIZE]:BYTES:_default' \
-'--rlimit-cpu=[RLIMIT_CPU]:SECONDS:_default' \
-'--run-as-uid=[The dedicated uid/gid to drop to (root only)]:UID:_default' \
+'--limits=[The pinned limits and process attributes, as the runtime identity'\''s \`limits\` JSON]:JSON:_default' \
 '--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \

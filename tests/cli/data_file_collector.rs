@@ -1,5 +1,6 @@
 //! The `file` collector as a hostile caller tries it: FIFOs that would
-//! block a worker, links, `..`, a racing directory swap, and the one
+//! block a worker, links (symbolic and hard), `..`, a racing directory
+//! swap, and the one
 //! uniform refusal that says nothing about which host paths exist.
 
 use crate::common::TestEnv;
@@ -160,6 +161,50 @@ fn a_fifo_in_a_root_never_blocks_the_server() {
         get(&s.addr, "/v1/data/collections").ok();
     }
     collect_cli(&t.env, &fifo).error("invalid_file", 65);
+}
+
+/// A hard link planted in a root is the outside file itself (`openat2`
+/// resolves names, and the name is inside): refused like a FIFO, on the
+/// CLI and over HTTP, with the uniform error, and nothing of the outside
+/// file is stored. Two names of one file that are both inside are refused
+/// too (the collector cannot know where a second name is); the same file
+/// with one name again collects.
+#[test]
+fn a_hard_link_in_a_root_is_refused() {
+    let t = tree();
+    let hard = t.root.join("hard");
+    std::fs::hard_link(t.outside.join("f"), &hard).expect("hard link");
+    let twin = t.root.join("d/twin");
+    std::fs::hard_link(t.root.join("d/f"), &twin).expect("hard link");
+    let uniform =
+        collect_cli(&t.env, &t.root.join("fifo").display().to_string()).error("invalid_file", 65);
+    for p in [&hard, &twin, &t.root.join("d/f")] {
+        let e = collect_cli(&t.env, &p.display().to_string()).error("invalid_file", 65);
+        assert_eq!(e, uniform, "{}", p.display());
+    }
+    let s = serve_one_worker(&t.env);
+    for p in [&hard, &twin] {
+        let body = collect_body(&p.display().to_string());
+        let r = post(&s.addr, "/v1/data/collect", &body);
+        assert!(
+            !String::from_utf8_lossy(&r.body).contains(&sha256_hex(SECRET.as_bytes())),
+            "{r:?}"
+        );
+        assert_eq!(r.error(400, "invalid_file"), uniform);
+    }
+    assert!(crate::data_core::all_changes(&t.env).is_empty());
+    // One name again: the file inside is the root's own and collects.
+    std::fs::remove_file(&twin).expect("unlink");
+    let ok = post(
+        &s.addr,
+        "/v1/data/collect",
+        &collect_body(&t.root.join("d/f").display().to_string()),
+    )
+    .ok();
+    assert_eq!(
+        ok["records"][0]["content"]["sha256"],
+        sha256_hex(INSIDE.as_bytes())
+    );
 }
 
 fn sha256_hex(b: &[u8]) -> String {

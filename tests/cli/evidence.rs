@@ -559,10 +559,13 @@ fn a_1_gib_sparse_file_is_streamed_through_checkpoint_collect_and_land() {
     let l = Loop::basic("bwrap");
     let f = std::fs::File::create(l.workspace.join("sparse.bin")).expect("create");
     f.set_len(1 << 30).expect("sparse");
-    // 256 MiB of private writable memory per process (RLIMIT_DATA).
+    // 256 MiB of private writable memory per process (the soft
+    // RLIMIT_DATA, which is what the kernel enforces). The hard limit is
+    // left alone: the sandbox launcher sets the pinned one, and a
+    // collector that cannot raise a lowered hard limit refuses the run.
     let capped = |args: &[&str]| {
         let mut c = std::process::Command::new("prlimit");
-        c.arg("--data=268435456")
+        c.arg("--data=268435456:")
             .arg("--")
             .arg(crate::common::bin())
             .env_clear()
@@ -977,7 +980,10 @@ fn a_user_level_codex_hook_passes_silently_outside_its_workspace() {
 
 /// Rewrites the installed profile with `f`, keeping its stored digest
 /// consistent (only what `f` changes is wrong).
-fn rewrite_profile(l: &Loop, f: impl Fn(&mut agent_task::collector::transfer::CollectorProfile)) {
+pub(crate) fn rewrite_profile(
+    l: &Loop,
+    f: impl Fn(&mut agent_task::collector::transfer::CollectorProfile),
+) {
     let conn = rusqlite::Connection::open(l.env.data_dir.join("authority.sqlite")).expect("open");
     let (id, bytes): (String, Vec<u8>) = conn
         .query_row(

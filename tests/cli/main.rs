@@ -43,6 +43,7 @@ mod remote_checkpoint;
 mod review_core;
 mod review_flow;
 mod runtime;
+mod sandbox_attributes;
 mod serve_tls;
 mod strict_json;
 mod sync_nodes;

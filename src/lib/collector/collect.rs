@@ -223,6 +223,11 @@ fn check_runtime(d: &CollectorDescriptor) -> Result<()> {
                 "the collector profile pins no sandbox limits (it predates them): \
                  re-enroll and install a new bwrap profile",
             )),
+            Some(l) if l.process.is_none() => Err(Error::new(
+                Code::ProfileInvalid,
+                "the collector profile pins no sandbox process attributes (it predates them): \
+                 install a new bwrap profile",
+            )),
             Some(l) => l.check_applicable(),
         },
         runtime::RuntimeKind::Oci => Ok(()),

@@ -19,8 +19,10 @@
 //!
 //! A `bwrap` run goes through [`super::sandbox`] (the collector's own
 //! binary, re-executed), which applies the pinned [`SandboxLimits`] that
-//! bubblewrap cannot: rlimits and, when the collector is root, a dedicated
-//! unprivileged uid. The limits are part of the runtime identity.
+//! bubblewrap cannot: every rlimit, the nice value, scheduling policy, I/O
+//! priority, CPU affinity, umask, signal mask and dispositions, and, when
+//! the collector is root, a dedicated unprivileged uid. The limits and
+//! attributes are part of the runtime identity.
 //!
 //! The `oci` runtime runs one digest-pinned image (`NAME@sha256:<64 hex>`)
 //! that must already be in the engine's local store: it is never pulled
@@ -136,6 +138,192 @@ pub struct SandboxLimits {
     /// collector runs as root; `null` when it does not (the sandbox then
     /// maps the collector's own uid to 65534).
     pub run_as_uid: Option<u32>,
+    /// Every other process attribute the sandbox starts with, whatever the
+    /// collector inherited from whoever started it (the agent, through
+    /// sudo). Absent in identities pinned before it existed: such a
+    /// profile is refused (`profile_invalid` at `collect`,
+    /// `runtime_not_isolating` at `profile install`), never run with
+    /// inherited attributes. Left out of the JSON when absent, so an old
+    /// identity's digest is unchanged and still verifies.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub process: Option<ProcessAttributes>,
+}
+
+/// The process attributes every `bwrap` run starts with, pinned in the
+/// runtime identity (`limits.process`) and applied by the launcher before
+/// `bwrap` (`src/lib/collector/sandbox.rs`). Without them an agent's
+/// `ulimit`, `nice`, `chrt`, `ionice`, `taskset`, `umask` or ignored
+/// signals, set before it starts the collector, would reach candidate code.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProcessAttributes {
+    /// The rlimits [`SandboxLimits`]' own fields do not cover, each set
+    /// soft = hard.
+    pub rlimits: PinnedRlimits,
+    /// The nice value (`setpriority`).
+    pub nice: i32,
+    /// The scheduling policy (`sched_setscheduler`, static priority 0,
+    /// reset-on-fork off).
+    pub scheduler: SchedulerPolicy,
+    /// The I/O priority (`ioprio_set`).
+    pub io_priority: IoPriority,
+    /// Which CPUs the sandbox may run on (`sched_setaffinity`).
+    pub cpus: CpuPolicy,
+    /// The file mode creation mask (18 is octal 022).
+    pub umask: u32,
+    /// The blocked-signal mask.
+    pub signal_mask: SignalMaskPolicy,
+    /// The disposition of every signal (ignored ones survive `exec`).
+    pub signal_dispositions: DispositionPolicy,
+    /// The timer slack in nanoseconds (`PR_SET_TIMERSLACK`): how late the
+    /// kernel may wake a sleeping or polling process. It survives `fork`,
+    /// `exec` and sudo, so an inherited 10 s slack would stretch every
+    /// sleep and timeout of a test.
+    pub timer_slack_ns: u64,
+    /// Whether transparent huge pages are disabled (`PR_SET_THP_DISABLE`,
+    /// inherited the same way): pinned off.
+    pub thp_disabled: bool,
+    /// The execution domain (`personality(2)`): 0 is `PER_LINUX` with no
+    /// flags, so `setarch -R` (address-space randomisation off) and its
+    /// like do not reach the sandbox.
+    pub personality: u32,
+}
+
+/// Rlimits pinned soft = hard, besides address space, processes, file size
+/// and CPU time.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PinnedRlimits {
+    /// `RLIMIT_NOFILE`.
+    pub open_files: u64,
+    /// `RLIMIT_STACK`, bytes.
+    pub stack_bytes: u64,
+    /// `RLIMIT_CORE`, bytes (0: no core dumps).
+    pub core_bytes: u64,
+    /// `RLIMIT_MEMLOCK`, bytes.
+    pub locked_memory_bytes: u64,
+    /// `RLIMIT_MSGQUEUE`, bytes.
+    pub message_queue_bytes: u64,
+    /// `RLIMIT_NICE` (0: the nice value can never be lowered below 20 - 0).
+    pub nice_ceiling: u64,
+    /// `RLIMIT_RTPRIO` (0: no realtime scheduling).
+    pub realtime_priority: u64,
+    /// `RLIMIT_RTTIME`, microseconds (no realtime task can exist).
+    pub realtime_timeout_us: u64,
+    /// `RLIMIT_SIGPENDING`.
+    pub pending_signals: u64,
+    /// `RLIMIT_LOCKS`.
+    pub file_locks: u64,
+    /// `RLIMIT_DATA`, bytes.
+    pub data_bytes: u64,
+    /// `RLIMIT_RSS`, bytes.
+    pub resident_bytes: u64,
+}
+
+/// The scheduling policy of a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SchedulerPolicy {
+    /// `SCHED_OTHER` with static priority 0 and reset-on-fork off.
+    Other,
+}
+
+/// The I/O priority of a run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IoPriority {
+    /// The class.
+    pub class: IoClass,
+    /// The level within the class, 0 (highest) to 7.
+    pub level: u8,
+}
+
+/// An I/O scheduling class.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum IoClass {
+    /// `IOPRIO_CLASS_BE`.
+    BestEffort,
+}
+
+/// The CPU affinity of a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CpuPolicy {
+    /// Every CPU: the affinity mask is set to all CPUs, which the kernel
+    /// narrows to the CPUs of the collector's cpuset (set by whoever
+    /// controls its cgroup, not by `sched_setaffinity`).
+    AllInCpuset,
+}
+
+/// The signal mask of a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SignalMaskPolicy {
+    /// No signal blocked.
+    Empty,
+}
+
+/// The signal dispositions of a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DispositionPolicy {
+    /// Every signal at its default action (none ignored).
+    Default,
+}
+
+/// Open files per process: the long-standing default soft limit.
+pub const PINNED_OPEN_FILES: u64 = 1024;
+/// Stack: the usual 8 MiB.
+pub const PINNED_STACK_BYTES: u64 = 8 << 20;
+/// Locked memory: 64 KiB, the smallest default hard limit in use.
+pub const PINNED_LOCKED_MEMORY_BYTES: u64 = 64 << 10;
+/// POSIX message queues: the kernel's default.
+pub const PINNED_MESSAGE_QUEUE_BYTES: u64 = 819_200;
+/// Queued signals of the sandbox's uid.
+pub const PINNED_PENDING_SIGNALS: u64 = 1024;
+/// File locks (the kernel no longer enforces it; pinned so it is known).
+pub const PINNED_FILE_LOCKS: u64 = 1024;
+/// The umask: 022.
+pub const PINNED_UMASK: u32 = 0o022;
+/// Timer slack: the kernel's default, 50 µs.
+pub const PINNED_TIMER_SLACK_NS: u64 = 50_000;
+
+impl ProcessAttributes {
+    /// The attributes this version pins, for a run whose address space is
+    /// `address_space_bytes` (the data and resident-set limits are that
+    /// too, so they never bind first).
+    pub fn pinned(address_space_bytes: u64) -> ProcessAttributes {
+        ProcessAttributes {
+            rlimits: PinnedRlimits {
+                open_files: PINNED_OPEN_FILES,
+                stack_bytes: PINNED_STACK_BYTES,
+                core_bytes: 0,
+                locked_memory_bytes: PINNED_LOCKED_MEMORY_BYTES,
+                message_queue_bytes: PINNED_MESSAGE_QUEUE_BYTES,
+                nice_ceiling: 0,
+                realtime_priority: 0,
+                realtime_timeout_us: 0,
+                pending_signals: PINNED_PENDING_SIGNALS,
+                file_locks: PINNED_FILE_LOCKS,
+                data_bytes: address_space_bytes,
+                resident_bytes: address_space_bytes,
+            },
+            nice: 0,
+            scheduler: SchedulerPolicy::Other,
+            io_priority: IoPriority {
+                class: IoClass::BestEffort,
+                level: 4,
+            },
+            cpus: CpuPolicy::AllInCpuset,
+            umask: PINNED_UMASK,
+            signal_mask: SignalMaskPolicy::Empty,
+            signal_dispositions: DispositionPolicy::Default,
+            timer_slack_ns: PINNED_TIMER_SLACK_NS,
+            thp_disabled: false,
+            personality: 0,
+        }
+    }
 }
 
 /// Default tmpfs size: 1 GiB each.
@@ -209,6 +397,7 @@ impl LimitRequest {
             file_size_bytes: self.file_size_bytes,
             cpu_seconds: self.cpu_seconds,
             run_as_uid,
+            process: Some(ProcessAttributes::pinned(self.address_space_bytes)),
         };
         l.check_applicable()?;
         Ok(l)
@@ -216,9 +405,11 @@ impl LimitRequest {
 }
 
 impl SandboxLimits {
-    /// Whether this process can apply every limit: nonzero values, a
-    /// dedicated uid exactly when running as root (never 0), and rlimits
-    /// within the hard limits a non-root collector cannot raise.
+    /// Whether this process can apply every limit and attribute: values in
+    /// range, a dedicated uid exactly when running as root (never 0),
+    /// rlimits within hard limits it cannot raise, and a nice value and
+    /// scheduling policy it can return to the pinned ones. A profile
+    /// pinned before the process attributes existed is refused.
     pub fn check_applicable(&self) -> Result<()> {
         use rustix::process::{Resource, getrlimit};
         for (v, name) in [
@@ -249,23 +440,120 @@ impl SandboxLimits {
             }
             _ => {}
         }
-        if !is_root() {
-            for (res, v, name) in [
-                (Resource::As, self.address_space_bytes, "address space"),
-                (Resource::Nproc, self.processes, "process count"),
-                (Resource::Fsize, self.file_size_bytes, "file size"),
-                (Resource::Cpu, self.cpu_seconds, "CPU time"),
-            ] {
+        let Some(p) = &self.process else {
+            return Err(limit_error(
+                "the profile pins no process attributes (it predates them): install a new bwrap profile",
+            ));
+        };
+        if p.rlimits.open_files == 0 || p.rlimits.stack_bytes == 0 || p.timer_slack_ns == 0 {
+            return Err(limit_error(
+                "the open-file and stack limits and the timer slack must be positive",
+            ));
+        }
+        if !(-20..=19).contains(&p.nice) || p.io_priority.level > 7 || p.umask > 0o777 {
+            return Err(limit_error(
+                "the nice value must be -20 to 19, the I/O level 0 to 7 and the umask at most 0777",
+            ));
+        }
+        // Raising a hard limit takes CAP_SYS_RESOURCE, which root may
+        // lack too (a container's bounding set); lowering the nice value or
+        // leaving SCHED_IDLE takes CAP_SYS_NICE or an RLIMIT_NICE allowing
+        // it (20 - nice).
+        let caps = effective_capabilities();
+        if !caps.contains(rustix::thread::CapabilitySet::SYS_RESOURCE) {
+            for (res, v, name) in self.rlimits()? {
                 if let Some(hard) = getrlimit(res).maximum
                     && v > hard
                 {
                     return Err(limit_error(format!(
-                        "the {name} limit {v} is over this user's hard limit {hard}"
-                    )));
+                        "the {name} limit {v} is over this process's hard limit {hard}, which \
+                         it cannot raise (CAP_SYS_RESOURCE)"
+                    ))
+                    .with("limit", name));
                 }
             }
         }
+        if !caps.contains(rustix::thread::CapabilitySet::SYS_NICE) {
+            let now = rustix::process::getpriority_process(None)
+                .map_err(|e| limit_error(format!("cannot read the nice value: {e}")))?;
+            let allowed = getrlimit(Resource::Nice).current.unwrap_or(u64::MAX);
+            if p.nice < now && !nice_allowed(p.nice, allowed) {
+                return Err(limit_error(format!(
+                    "this process runs at nice {now} and the profile pins {}, which it cannot \
+                     lower to (CAP_SYS_NICE)",
+                    p.nice
+                ))
+                .with("limit", "nice"));
+            }
+            let policy = current_scheduler();
+            if policy & libc::SCHED_RESET_ON_FORK != 0 {
+                return Err(limit_error(
+                    "this process has the scheduler's reset-on-fork flag, which it cannot clear \
+                     (CAP_SYS_NICE)",
+                )
+                .with("limit", "scheduler"));
+            }
+            if policy == libc::SCHED_IDLE && !nice_allowed(now, allowed) {
+                return Err(limit_error(
+                    "this process runs under SCHED_IDLE, which it cannot leave (CAP_SYS_NICE)",
+                )
+                .with("limit", "scheduler"));
+            }
+        }
         Ok(())
+    }
+
+    /// Every rlimit the launcher sets, soft = hard, with its name: the four
+    /// of the limits themselves and the pinned process attributes' others.
+    pub fn rlimits(&self) -> Result<Vec<(rustix::process::Resource, u64, &'static str)>> {
+        use rustix::process::Resource as R;
+        let p = self
+            .process
+            .as_ref()
+            .ok_or_else(|| limit_error("the profile pins no process attributes"))?;
+        let r = &p.rlimits;
+        Ok(vec![
+            (R::As, self.address_space_bytes, "address_space"),
+            (R::Nproc, self.processes, "processes"),
+            (R::Fsize, self.file_size_bytes, "file_size"),
+            (R::Cpu, self.cpu_seconds, "cpu_time"),
+            (R::Nofile, r.open_files, "open_files"),
+            (R::Stack, r.stack_bytes, "stack"),
+            (R::Core, r.core_bytes, "core"),
+            (R::Memlock, r.locked_memory_bytes, "locked_memory"),
+            (R::Msgqueue, r.message_queue_bytes, "message_queue"),
+            (R::Nice, r.nice_ceiling, "nice_ceiling"),
+            (R::Rtprio, r.realtime_priority, "realtime_priority"),
+            (R::Rttime, r.realtime_timeout_us, "realtime_timeout"),
+            (R::Sigpending, r.pending_signals, "pending_signals"),
+            (R::Locks, r.file_locks, "file_locks"),
+            (R::Data, r.data_bytes, "data"),
+            (R::Rss, r.resident_bytes, "resident_set"),
+        ])
+    }
+}
+
+/// Whether RLIMIT_NICE (`allowed`) lets an unprivileged process have the
+/// nice value `nice` (as a lowered nice value, or as the current one when
+/// it leaves `SCHED_IDLE`): `20 - nice` must be within it.
+fn nice_allowed(nice: i32, allowed: u64) -> bool {
+    u64::try_from(20 - i64::from(nice)).is_ok_and(|n| n <= allowed)
+}
+
+/// This process's effective capabilities (none when they cannot be read).
+fn effective_capabilities() -> rustix::thread::CapabilitySet {
+    rustix::thread::capabilities(None)
+        .map(|c| c.effective)
+        .unwrap_or(rustix::thread::CapabilitySet::empty())
+}
+
+/// This process's scheduling policy, reset-on-fork flag included.
+fn current_scheduler() -> libc::c_int {
+    #[allow(unsafe_code)]
+    // SAFETY: sched_getscheduler(2) on the calling process reads no memory
+    // of ours; it returns the policy or -1.
+    unsafe {
+        libc::sched_getscheduler(0)
     }
 }
 
@@ -353,7 +641,7 @@ impl RuntimeIdentity {
     /// code could reach the collector's key or state or write outside its
     /// scratch: its facts must be no network, a read-only snapshot, a pid
     /// namespace, a private /tmp and an unprivileged user, and a `bwrap`
-    /// identity must pin its limits.
+    /// identity must pin its limits and process attributes.
     pub fn check_isolating(&self) -> Result<()> {
         let i = &self.isolation;
         let facts = i.network == "none"
@@ -363,7 +651,9 @@ impl RuntimeIdentity {
             && i.user == "unprivileged";
         let ok = match self.runtime {
             RuntimeKind::Unshare => false,
-            RuntimeKind::Bwrap => facts && self.limits.is_some(),
+            RuntimeKind::Bwrap => {
+                facts && self.limits.as_ref().is_some_and(|l| l.process.is_some())
+            }
             RuntimeKind::Oci => facts,
         };
         if ok {
@@ -1197,17 +1487,16 @@ fn build_command(
             }
             args.push("--".to_owned());
             args.extend(spec.argv.iter().cloned());
+            if limits.process.is_none() {
+                return Err(not_isolating(id.runtime));
+            }
             let launch = super::sandbox::Launch {
-                address_space_bytes: limits.address_space_bytes,
-                processes: limits.processes,
-                file_size_bytes: limits.file_size_bytes,
-                cpu_seconds: limits.cpu_seconds,
-                run_as_uid: limits.run_as_uid,
+                limits: limits.clone(),
                 program: PathBuf::from(&id.program),
                 args,
             };
             let mut cmd = Command::new(spec.launcher);
-            cmd.env_clear().args(super::sandbox::argv(&launch));
+            cmd.env_clear().args(super::sandbox::argv(&launch)?);
             cmd.stdin(Stdio::null())
                 .stdout(Stdio::piped())
                 .stderr(Stdio::piped());
@@ -1471,6 +1760,7 @@ mod tests {
             file_size_bytes: 1 << 20,
             cpu_seconds: 60,
             run_as_uid: None,
+            process: Some(ProcessAttributes::pinned(1 << 30)),
         };
         let mk = |kind, iso: IsolationFacts, l: Option<SandboxLimits>| {
             identity(kind, exe.clone(), "v".into(), vec![], iso, l, None).expect("id")
@@ -1487,6 +1777,16 @@ mod tests {
             )
         };
         refused(mk(RuntimeKind::Bwrap, facts.clone(), None));
+        // An identity pinned before the process attributes existed.
+        let old = SandboxLimits {
+            process: None,
+            ..limits.clone()
+        };
+        refused(mk(RuntimeKind::Bwrap, facts.clone(), Some(old.clone())));
+        assert_eq!(
+            old.check_applicable().expect_err("old").code(),
+            Code::SandboxLimitUnavailable
+        );
         refused(mk(
             RuntimeKind::Unshare,
             facts.clone(),
@@ -1514,13 +1814,87 @@ mod tests {
         let a = mk(RuntimeKind::Bwrap, facts.clone(), Some(limits.clone()));
         let b = mk(
             RuntimeKind::Bwrap,
-            facts,
+            facts.clone(),
             Some(SandboxLimits {
                 processes: 65,
-                ..limits
+                ..limits.clone()
             }),
         );
         assert_ne!(a.digest, b.digest);
+        // So are the process attributes, every one of them.
+        let base = ProcessAttributes::pinned(1 << 30);
+        let mut variants = vec![];
+        for f in 0..8 {
+            let mut p = base.clone();
+            match f {
+                0 => p.rlimits.open_files += 1,
+                1 => p.rlimits.stack_bytes += 1,
+                2 => p.nice = 1,
+                3 => p.io_priority.level = 7,
+                4 => p.umask = 0o077,
+                5 => p.timer_slack_ns = 1,
+                6 => p.personality = 0x0040000,
+                _ => p.rlimits.realtime_timeout_us = 1,
+            }
+            variants.push(p);
+        }
+        for p in variants {
+            let c = mk(
+                RuntimeKind::Bwrap,
+                facts.clone(),
+                Some(SandboxLimits {
+                    process: Some(p),
+                    ..limits.clone()
+                }),
+            );
+            assert_ne!(a.digest, c.digest);
+        }
+        // An old identity (no `process`) keeps the digest it was pinned
+        // with: the member is left out, not written as null.
+        let json = serde_json::to_value(&old).expect("json");
+        assert!(json.get("process").is_none(), "{json}");
+    }
+
+    #[test]
+    fn the_pinned_attributes_cover_every_rlimit_once() {
+        let l = LimitRequest::default().resolve().expect("defaults apply");
+        let r = l.rlimits().expect("pinned");
+        assert_eq!(r.len(), 16, "every Linux rlimit");
+        let mut names: Vec<_> = r.iter().map(|(res, _, _)| format!("{res:?}")).collect();
+        names.sort();
+        names.dedup();
+        assert_eq!(names.len(), 16);
+        let p = l.process.clone().expect("pinned");
+        assert_eq!(p.nice, 0);
+        assert_eq!(p.umask, 0o022);
+        assert_eq!(p.rlimits.data_bytes, l.address_space_bytes);
+        // Out-of-range values are refused before any run.
+        for bad in [
+            ProcessAttributes {
+                nice: 20,
+                ..p.clone()
+            },
+            ProcessAttributes {
+                umask: 0o1000,
+                ..p.clone()
+            },
+            ProcessAttributes {
+                io_priority: IoPriority {
+                    class: IoClass::BestEffort,
+                    level: 8,
+                },
+                ..p.clone()
+            },
+        ] {
+            let l = SandboxLimits {
+                process: Some(bad),
+                ..l.clone()
+            };
+            assert_eq!(
+                l.check_applicable().expect_err("bad").code(),
+                Code::SandboxLimitUnavailable
+            );
+        }
     }
 
     #[test]
@@ -1532,6 +1906,7 @@ mod tests {
             file_size_bytes: 1,
             cpu_seconds: 1,
             run_as_uid: None,
+            process: None,
         };
         let args = bwrap_args(&l);
         let s = args.join(" ");

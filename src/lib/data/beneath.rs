@@ -12,7 +12,11 @@
 //! the same walk is done one component at a time with `O_NOFOLLOW`
 //! descriptors. The final open uses `O_NONBLOCK | O_NOCTTY`, so a FIFO or
 //! a device node never blocks the caller; the descriptor is then `fstat`ed
-//! and must be a regular file.
+//! and must be a regular file with exactly one link. A hard link is the
+//! file itself, not a pointer to it, so no name resolution can tell that
+//! a name inside the root is also a name outside it: a file with a second
+//! name anywhere is refused, counted on the opened descriptor (never by
+//! name first, which a racing `link`/`rename` could change in between).
 //!
 //! Every failure is the same [`Refused`]: the caller turns it into one
 //! uniform error, so nothing tells "missing" from "outside the root" from
@@ -25,7 +29,7 @@ use std::os::fd::{AsFd, OwnedFd};
 use std::path::{Component, Path, PathBuf};
 
 /// The one refusal: the path does not name a readable regular file beneath
-/// the root without links. Deliberately carries no cause.
+/// the root without links (symbolic or hard). Deliberately carries no cause.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Refused;
 
@@ -72,7 +76,7 @@ pub fn open_beneath(root: &Path, rel: &Path, strategy: Strategy) -> Result<Opene
     };
     let file = File::from(fd);
     let metadata = file.metadata().map_err(|_| Refused)?;
-    if !metadata.file_type().is_file() {
+    if !metadata.file_type().is_file() || std::os::unix::fs::MetadataExt::nlink(&metadata) != 1 {
         return Err(Refused);
     }
     Ok(Opened {
@@ -268,10 +272,18 @@ mod tests {
         .expect("mkfifo");
         let root_link = t.root.with_file_name("root-link");
         symlink(&t.root, &root_link).expect("symlink");
+        // Hard links: one to a file outside, and two names of one file
+        // inside (the second name could as well have been outside).
+        std::fs::hard_link(t.outside.join("f"), t.root.join("hard-out")).expect("link");
+        std::fs::write(t.root.join("twin-a"), "twin").expect("w");
+        std::fs::hard_link(t.root.join("twin-a"), t.root.join("d/twin-b")).expect("link");
         for s in [Strategy::Auto, Strategy::Walk] {
             for rel in [
                 "out-link",
                 "out-dir/f",
+                "hard-out",
+                "twin-a",
+                "d/twin-b",
                 "in-link",
                 "in-dir/f",
                 "fifo",

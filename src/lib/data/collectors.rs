@@ -326,13 +326,14 @@ fn file(input: &Map<String, Value>, env: &Env<'_>) -> Result<Item> {
 }
 
 /// The one refusal of the file collector for a path it will not read:
-/// outside every root, missing, unreadable, a link anywhere on the way, or
-/// not a regular file all give this same error (same code, message and
+/// outside every root, missing, unreadable, a link anywhere on the way, a
+/// file with more than one hard link, or not a regular file all give this
+/// same error (same code, message and
 /// status), so the answer is no oracle for which host paths exist.
 pub fn file_refused() -> Error {
     Error::new(
         Code::InvalidFile,
-        "path is not a readable regular file beneath a configured file root (symbolic links are not followed)",
+        "path is not a readable regular file beneath a configured file root (symbolic links are not followed; a file with more than one hard link is refused)",
     )
 }
 

@@ -2,7 +2,7 @@
 //! host; and the hidden `sandbox-exec` launcher a `bwrap` run goes through.
 
 use super::to_value;
-use crate::collector::runtime::{self, LimitRequest, RuntimeKind};
+use crate::collector::runtime::{self, LimitRequest, RuntimeKind, SandboxLimits};
 use crate::collector::sandbox::Launch;
 use crate::error::{Code, Error, Result};
 use serde_json::Value;
@@ -116,24 +116,17 @@ pub(super) fn run(c: &RuntimeCommand) -> Result<Value> {
 /// `src/lib/collector/sandbox.rs`): what the collector passes it.
 #[derive(Debug, clap::Args)]
 pub struct SandboxExecArgs {
-    /// RLIMIT_AS.
-    #[arg(long, value_name = "BYTES")]
-    pub rlimit_as: u64,
-    /// RLIMIT_NPROC.
-    #[arg(long, value_name = "N")]
-    pub rlimit_nproc: u64,
-    /// RLIMIT_FSIZE.
-    #[arg(long, value_name = "BYTES")]
-    pub rlimit_fsize: u64,
-    /// RLIMIT_CPU.
-    #[arg(long, value_name = "SECONDS")]
-    pub rlimit_cpu: u64,
-    /// The dedicated uid/gid to drop to (root only).
-    #[arg(long, value_name = "UID")]
-    pub run_as_uid: Option<u32>,
+    /// The pinned limits and process attributes, as the runtime identity's
+    /// `limits` JSON.
+    #[arg(long, value_name = "JSON", value_parser = parse_limits)]
+    pub limits: SandboxLimits,
     /// The program (bwrap) and its arguments.
     #[arg(last = true, required = true, num_args = 1..)]
     pub command: Vec<String>,
+}
+
+fn parse_limits(s: &str) -> std::result::Result<SandboxLimits, String> {
+    serde_json::from_str(s).map_err(|e| e.to_string())
 }
 
 impl SandboxExecArgs {
@@ -141,11 +134,7 @@ impl SandboxExecArgs {
     pub fn launch(&self) -> Launch {
         let mut it = self.command.iter();
         Launch {
-            address_space_bytes: self.rlimit_as,
-            processes: self.rlimit_nproc,
-            file_size_bytes: self.rlimit_fsize,
-            cpu_seconds: self.rlimit_cpu,
-            run_as_uid: self.run_as_uid,
+            limits: self.limits.clone(),
             program: it.next().map(PathBuf::from).unwrap_or_default(),
             args: it.cloned().collect(),
         }
@@ -166,16 +155,22 @@ mod tests {
     fn sandbox_argv_round_trips_through_the_cli() {
         use clap::Parser;
         let l = Launch {
-            address_space_bytes: 1 << 33,
-            processes: 512,
-            file_size_bytes: 1 << 30,
-            cpu_seconds: 600,
-            run_as_uid: Some(2_000_000_000),
+            limits: crate::collector::runtime::SandboxLimits {
+                tmpfs_bytes: 1 << 30,
+                address_space_bytes: 1 << 33,
+                processes: 512,
+                file_size_bytes: 1 << 30,
+                cpu_seconds: 600,
+                run_as_uid: Some(2_000_000_000),
+                process: Some(crate::collector::runtime::ProcessAttributes::pinned(
+                    1 << 33,
+                )),
+            },
             program: "/usr/bin/bwrap".into(),
             args: vec!["--ro-bind".into(), "/s".into(), "/work".into()],
         };
         let mut words = vec!["agent-task".to_owned()];
-        words.extend(crate::collector::sandbox::argv(&l));
+        words.extend(crate::collector::sandbox::argv(&l).expect("argv"));
         let cli = crate::cli::Cli::try_parse_from(words).expect("parses");
         match cli.command {
             crate::cli::commands::Command::SandboxExec(a) => assert_eq!(a.launch(), l),
