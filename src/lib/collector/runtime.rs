@@ -966,21 +966,25 @@ pub fn remove_tree(p: &Path) -> bool {
     }
 }
 
-/// A fresh directory for a run's snapshot. Under a dedicated sandbox uid
-/// (a root collector) bubblewrap runs as that uid and must reach the
-/// snapshot by path, which the owner-private collector directory forbids:
-/// the snapshot then goes into a new run directory in the system temp
-/// directory (whose ancestors must be trusted: root's or ours, not
-/// replaceable by others), traverse-only (0711) under an unguessable
-/// name, the snapshot itself under another. Otherwise it is `private`
-/// (inside the collector directory).
+/// A fresh directory for a run's snapshot, created exclusively: an
+/// existing directory is never removed and reused (it may be another
+/// run's bind source). Under a dedicated sandbox uid (a root collector)
+/// bubblewrap runs as that uid and must reach the snapshot by path, which
+/// the owner-private collector directory forbids: the snapshot then goes
+/// into a new run directory in the system temp directory (whose ancestors
+/// must be trusted: root's or ours, not replaceable by others),
+/// traverse-only (0711) under an unguessable name, the snapshot itself
+/// under another. Otherwise it is `private` (inside the collector
+/// directory, in a parent the caller checked), made 0700 with `mkdir`; an
+/// existing `private` refuses the run.
 pub fn snapshot_dir(limits: Option<&SandboxLimits>, private: &Path) -> Result<SnapshotDir> {
-    use std::os::unix::fs::PermissionsExt;
+    use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
     if limits.and_then(|l| l.run_as_uid).is_none() {
-        if std::fs::symlink_metadata(private).is_ok() {
-            remove_tree(private);
-        }
-        crate::store::private_fs::ensure_private_dir(private)?;
+        std::fs::DirBuilder::new()
+            .mode(0o700)
+            .create(private)
+            .map_err(|e| Error::io("create the snapshot directory", private, e))?;
+        crate::store::private_fs::check_private(private, crate::store::private_fs::Kind::Dir)?;
         return Ok(SnapshotDir {
             tmp: None,
             path: private.to_path_buf(),
