@@ -152,6 +152,8 @@ fn collects_of_one_descriptor_released_together_run_the_command_once() {
         .expect("snapshots")
         .collect();
     assert!(left.is_empty(), "{left:?}");
+    let places = snapshot_places(&l, &d);
+    assert!(places.iter().all(|p| !p.exists()), "{places:?}");
     let q = l.qualify();
     assert_eq!(q["next"], json!({"operation": "collector_finalize"}), "{q}");
     assert_eq!(d["execution_operation_id"], ran["execution_operation_id"]);
@@ -251,4 +253,59 @@ fn a_held_execution_answers_in_progress_or_its_retained_outcome() {
     assert_eq!(l.read_retained(&d, "upload").expect("upload"), upload);
     drop(held);
     assert_eq!(runs(&log), 1);
+}
+
+/// Where the run of an execution materialised its snapshot:
+/// `snapshots/<digest>` for a non-root collector, the run directory
+/// `agent-task-run-<digest>` in the system temp directory for a root one
+/// (its dedicated sandbox uid must reach it by path). The digest is one
+/// component over the execution and the reservation's random run id.
+fn snapshot_places(l: &Loop, d: &Value) -> [PathBuf; 2] {
+    let op = d["execution_operation_id"].as_str().expect("op");
+    let tag = agent_task::wire::digest::Sha256Hex::digest(op.as_bytes()).to_string();
+    let res: Value = serde_json::from_slice(&l.read_retained(d, "reservation").expect("reserved"))
+        .expect("json");
+    let run = res["run"].as_str().expect("run id");
+    let name = agent_task::wire::digest::domain_digest(
+        "agent-task.collector-snapshot.v1",
+        format!("{tag}\0{run}").as_bytes(),
+    )
+    .to_string();
+    [
+        l.collector.join("snapshots").join(&name),
+        PathBuf::from("/tmp").join(format!("agent-task-run-{name}")),
+    ]
+}
+
+/// A collect SIGKILLed while its command runs leaves its snapshot
+/// directory behind; the rerun, which holds the execution's lock, records
+/// `interrupted` without running anything and removes that directory.
+#[test]
+fn a_killed_runs_snapshot_is_removed_by_the_next_holder_of_its_execution() {
+    let (l, log) = counting_loop(&["sh", "-c", "sleep 3600"]);
+    let t = l.checkpoint();
+    let (dp, d) = l.claim(&t, "d.json");
+    let mut first = spawn_collect(&l);
+    {
+        let mut p = first.stdin.take().expect("stdin");
+        p.write_all(&std::fs::read(&dp).expect("descriptor"))
+            .expect("write");
+    }
+    wait_runs(&log, 1);
+    first.kill().expect("SIGKILL collect");
+    first.wait().expect("reap");
+    let places = snapshot_places(&l, &d);
+    let left: Vec<&PathBuf> = places.iter().filter(|p| p.is_dir()).collect();
+    assert_eq!(
+        left.len(),
+        1,
+        "the killed run left its snapshot: {places:?}"
+    );
+    let again = l.collect(&dp).json();
+    assert_eq!(again["status"], "interrupted", "{again}");
+    assert_eq!(runs(&log), 1);
+    assert!(
+        places.iter().all(|p| !p.exists()),
+        "removed by the holder of the execution: {places:?}"
+    );
 }

@@ -365,10 +365,7 @@ pub fn collect(req: &CollectRequest<'_>, up: &dyn Uploader) -> Result<Value> {
             // A run killed before removing its snapshot left it behind; we
             // hold the execution, so that run is gone.
             if let Some(run) = &r.run {
-                let left = snapshots.join(snapshot_name(&ex.tag, run).as_str());
-                if std::fs::symlink_metadata(&left).is_ok() {
-                    runtime::remove_tree(&left);
-                }
+                runtime::remove_leftover(&snapshots.join(snapshot_name(&ex.tag, run).as_str()));
             }
             (true, r.run)
         }
