@@ -357,6 +357,8 @@ codes! {
     LandedTreeMismatch = "landed_tree_mismatch" => exit 65, http 500;
     /// Retained collector state fails its MAC (planted or edited); nothing is signed.
     CollectorStateTampered = "collector_state_tampered" => exit 65, http 500;
+    /// Another `collect` of the same execution operation is running; nothing was run or written (rerun it for the retained outcome).
+    ExecutionInProgress = "execution_in_progress" => exit 75, http 409;
     /// The runtime lets candidate code reach the collector's key, state or files outside its scratch.
     RuntimeNotIsolating = "runtime_not_isolating" => exit 78, http 409;
     /// A sandbox limit the profile pins cannot be applied on this host.

@@ -11,6 +11,7 @@ mod cas;
 mod collect_faults;
 mod collect_flow;
 mod collect_oci;
+mod collect_race;
 mod common;
 mod compute_pool;
 mod data_bulk;

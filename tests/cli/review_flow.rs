@@ -673,17 +673,27 @@ fn the_real_claude_is_pinned_and_without_credentials_gives_a_typed_failed_record
     assert_eq!(c["upload"]["retained"], true);
 }
 
-/// Two `collect`s of one review execution at once: the second waits a
-/// bounded time for the first and gives up with `busy`, or (when it
-/// starts after the first finished) resumes from the retained record; the
-/// call is dispatched once either way.
+/// Two `collect`s of one review execution at once: while the first one's
+/// call runs (the stand-in sleeping past its budget), the second answers
+/// `execution_in_progress` at once and touches nothing; the call is
+/// dispatched once (counted by the test-hooks run log, which the
+/// collector appends to as it starts the reviewer). The old code made the
+/// second wait and answer `busy`, and logged no dispatch.
 #[test]
 fn concurrent_collects_of_one_review_never_dispatch_a_call_twice() {
-    let r = setup_wall(3_000);
+    let r = setup_wall(5_000);
     r.write_add("# STAND-IN:TIMEOUT\n");
     let (dp, d, _) = claimed(&r);
+    let log = r.l.env.path("review-calls.log");
+    let log_env = [("AGENT_TASK_TEST_RUN_LOG", s(&log))];
+    let calls = || {
+        std::fs::read_to_string(&log)
+            .map(|t| t.lines().filter(|l| l.starts_with("review-call ")).count())
+            .unwrap_or(0)
+    };
     let mut first = r.l.env.std_cmd();
     first
+        .env("AGENT_TASK_TEST_RUN_LOG", &log)
         .arg("--token-file")
         .arg(&r.l.token)
         .args(["collect", "--descriptor", s(&dp), "--collector-dir"])
@@ -691,20 +701,33 @@ fn concurrent_collects_of_one_review_never_dispatch_a_call_twice() {
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped());
     let child = first.spawn().expect("spawn");
-    let second = r.l.collect(&dp);
-    let first = child.wait_with_output().expect("wait");
-    let outs = [first.status.code().unwrap_or(-1), second.code];
-    let busy = String::from_utf8_lossy(&first.stderr).contains("\"busy\"")
-        || second.stderr.contains("\"busy\"");
-    assert!(
-        outs.contains(&0) && (busy || outs == [0, 0]),
-        "{outs:?} {second}"
+    for _ in 0..3000 {
+        if calls() == 1 {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    assert_eq!(calls(), 1, "the first collect dispatched its call");
+    let dir = r.journal_file(&d, "x");
+    let dir = dir.parent().expect("journal").to_path_buf();
+    let before = crate::common::snapshot_files(&dir);
+    let second = r.collect_env(&dp, &log_env);
+    second.error("execution_in_progress", 75);
+    assert_eq!(
+        crate::common::snapshot_files(&dir),
+        before,
+        "nothing written"
     );
+    let first = child.wait_with_output().expect("wait");
+    assert_eq!(first.status.code(), Some(0), "{first:?}");
+    assert_eq!(calls(), 1, "dispatched once");
     assert!(r.journal_file(&d, "call-0000.outcome.sealed").exists());
     assert!(!r.journal_file(&d, "call-0001.reservation.sealed").exists());
-    let c = r.l.collect(&dp).json();
+    let c = r.collect_env(&dp, &log_env).json();
     assert_eq!(c["failure"], "review_call_timed_out", "{c}");
     assert_eq!(c["calls"], 1);
+    assert_eq!(c["resumed"], true);
+    assert_eq!(calls(), 1, "a finished review calls nothing");
 }
 
 /// The review loop through `agent-task serve`: the review descriptor from

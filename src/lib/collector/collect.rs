@@ -3,18 +3,33 @@
 //! ```text
 //! COLLECTOR_DIR/                      0700, never inside a candidate tree
 //!   signing-key.ed25519               0600
-//!   executions/<sha256(exec op)>/     one single-digest component per execution
-//!     reservation.sealed              written and fsynced before any external effect
+//!   executions/<sha256(exec op)>/     one single-digest component per execution;
+//!                                     locked (flock, non-blocking) for a whole collect
+//!     reservation.sealed              created exclusively, fsynced before any external effect
 //!     record.sealed                   the ExecutionRecord (after the run)
 //!     transfer.sealed                 the signed transfer (retained before upload)
 //!     upload.sealed                   the authority's answer
-//!   snapshots/<sha256(attempt digest)>/   the materialised revision (removed after the run)
+//!   snapshots/<snapshot digest>/      the run's materialised revision: a fresh directory
+//!                                     created exclusively (removed after the run)
 //! ```
 //!
 //! Every retained file is sealed with a MAC ([`super::state`]); resuming
 //! accepts only what verifies (`collector_state_tampered` otherwise, and
 //! nothing is signed). Reopening retained state never reruns the command: a
 //! reservation without a record becomes a typed `interrupted` failed record.
+//!
+//! **One execution per execution operation.** A collect holds an exclusive
+//! advisory lock on its execution's directory from before it reads any
+//! retained state until it returns, taken without waiting; a second
+//! collect of the same operation meanwhile touches nothing of it and
+//! answers with the retained outcome when the transfer is already signed,
+//! else `execution_in_progress`. Under the lock the reservation is created
+//! exclusively (a link that never replaces), so whatever the timing and
+//! whatever signal stops a collect, the command runs at most once. The
+//! reservation names a random run id; the run's snapshot directory is
+//! `snapshots/<domain digest of (execution, run id)>`, made with `mkdir`
+//! (an existing one is never removed and reused). Only a later holder of
+//! the same execution's lock removes what a killed run left there.
 //!
 //! Before anything is reserved, `collect` fails closed on a misconfigured
 //! deployment: the collector directory, its key and its state must be the
@@ -88,6 +103,20 @@ struct Reservation {
     descriptor: CollectorDescriptor,
     request_digest: Sha256Hex,
     reserved_at: String,
+    /// Random and unique to the run that made the reservation: it names
+    /// that run's snapshot directory ([`snapshot_name`]). Absent in a
+    /// reservation retained by an older agent-task.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    run: Option<String>,
+}
+
+/// Domain of a snapshot directory's name.
+const SNAPSHOT_DOMAIN: &str = "agent-task.collector-snapshot.v1";
+
+/// The single digest component naming the snapshot directory of run `run`
+/// of the execution tagged `tag` (`snapshots/<this>`).
+fn snapshot_name(tag: &str, run: &str) -> Sha256Hex {
+    domain_digest(SNAPSHOT_DOMAIN, format!("{tag}\0{run}").as_bytes())
 }
 
 /// `collect` request.
@@ -131,6 +160,20 @@ impl Execution {
 
     pub(crate) fn write(&self, kind: &str, body: &[u8]) -> Result<()> {
         self.state.write(&self.path(kind), kind, &self.tag, body)
+    }
+
+    /// Creates a retained file exclusively (never replacing one);
+    /// `Ok(false)` when it already exists.
+    pub(crate) fn create(&self, kind: &str, body: &[u8]) -> Result<bool> {
+        self.state.create(&self.path(kind), kind, &self.tag, body)
+    }
+
+    /// Holds the execution for the rest of a collect: creates its
+    /// directory (0700) when missing and takes an exclusive advisory lock
+    /// on it without waiting. `Ok(None)`: another collect holds it.
+    pub(crate) fn hold(&self) -> Result<Option<crate::store::DirLock>> {
+        private_fs::ensure_private_dir(&self.dir)?;
+        crate::store::try_lock_dir(&self.dir)
     }
 
     /// Refuses unsealed files of the layout before sealing
@@ -234,6 +277,27 @@ fn check_runtime(d: &CollectorDescriptor) -> Result<()> {
     }
 }
 
+/// The answer to a collect of an execution that another collect holds:
+/// the retained outcome when its transfer is already signed (read only,
+/// nothing uploaded or written), else `execution_in_progress`.
+pub(crate) fn held_elsewhere(
+    ex: &Execution,
+    operation: &str,
+    retained: impl FnOnce(Vec<u8>, Vec<u8>) -> Result<Value>,
+) -> Result<Value> {
+    if let Some(bytes) = ex.read("transfer", MAX_TRANSFER_BYTES)?
+        && let Some(record) = ex.read("record", MAX_TRANSFER_BYTES)?
+    {
+        return retained(bytes, record);
+    }
+    Err(Error::new(
+        Code::ExecutionInProgress,
+        "another collect of this execution operation is running; this one ran, reserved \
+         and wrote nothing (rerun it for the retained outcome once that one has finished)",
+    )
+    .with("execution_operation_id", operation))
+}
+
 /// Runs the recipe of a claimed descriptor once, durably: reserve, run,
 /// record, sign, retain, upload. Exits successfully whatever the test said.
 pub fn collect(req: &CollectRequest<'_>, up: &dyn Uploader) -> Result<Value> {
@@ -265,33 +329,19 @@ pub fn collect(req: &CollectRequest<'_>, up: &dyn Uploader) -> Result<Value> {
         &d.execution_operation_id,
     )?;
     let request_digest = ExecutionRequest::from_descriptor(&d).digest()?;
-    let resumed = match ex.read("reservation", MAX_DESCRIPTOR_BYTES * 2)? {
-        Some(b) => {
-            let r: Reservation = serde_json::from_slice(&b).map_err(|e| {
-                Error::internal(format!("a sealed reservation does not decode: {e}"))
-            })?;
-            if r.descriptor != d || r.request_digest != request_digest {
-                return Err(Error::new(
-                    Code::DescriptorMismatch,
-                    "this execution was reserved under another descriptor",
-                ));
-            }
-            true
+    let retained_reservation = || -> Result<Option<Reservation>> {
+        let Some(b) = ex.read("reservation", MAX_DESCRIPTOR_BYTES * 2)? else {
+            return Ok(None);
+        };
+        let r: Reservation = serde_json::from_slice(&b)
+            .map_err(|e| Error::internal(format!("a sealed reservation does not decode: {e}")))?;
+        if r.descriptor != d || r.request_digest != request_digest {
+            return Err(Error::new(
+                Code::DescriptorMismatch,
+                "this execution was reserved under another descriptor",
+            ));
         }
-        None => {
-            req.authority.recheck_descriptor(&d)?;
-            crate::collector::crash_point("before_reserve");
-            private_fs::ensure_private_dir(&ex.dir)?;
-            let res = Reservation {
-                version: 1,
-                request_digest: request_digest.clone(),
-                descriptor: d.clone(),
-                reserved_at: rfc3339_millis(req.clock.now()),
-            };
-            ex.write("reservation", &canonical_bytes(&res)?)?;
-            crate::collector::crash_point("after_reserve");
-            false
-        }
+        Ok(Some(r))
     };
     let retained_record = |b: Vec<u8>| -> Result<ExecutionRecord> {
         let r: ExecutionRecord = serde_json::from_slice(&b)
@@ -303,6 +353,48 @@ pub fn collect(req: &CollectRequest<'_>, up: &dyn Uploader) -> Result<Value> {
             ));
         }
         Ok(r)
+    };
+    // Held until this function returns (upload included).
+    let Some(_held) = ex.hold()? else {
+        return held_elsewhere(&ex, &d.execution_operation_id, |bytes, record| {
+            retained_reservation()?;
+            let record = retained_record(record)?;
+            let mut v = answer(&d, true, &record, &bytes, &ex, Value::Null);
+            v["in_progress"] = json!(true);
+            Ok(v)
+        });
+    };
+    let snapshots = cdir.join("snapshots");
+    let (resumed, run) = match retained_reservation()? {
+        Some(r) => {
+            // A run killed before removing its snapshot left it behind; we
+            // hold the execution, so that run is gone.
+            if let Some(run) = &r.run {
+                runtime::remove_leftover(&snapshots.join(snapshot_name(&ex.tag, run).as_str()));
+            }
+            (true, r.run)
+        }
+        None => {
+            req.authority.recheck_descriptor(&d)?;
+            crate::collector::crash_point("before_reserve");
+            let run = crate::wire::random_id("run")?;
+            let res = Reservation {
+                version: 1,
+                request_digest: request_digest.clone(),
+                descriptor: d.clone(),
+                reserved_at: rfc3339_millis(req.clock.now()),
+                run: Some(run.clone()),
+            };
+            if !ex.create("reservation", &canonical_bytes(&res)?)? {
+                return Err(Error::new(
+                    Code::ExecutionInProgress,
+                    "another collect reserved this execution meanwhile; nothing was run",
+                )
+                .with("execution_operation_id", d.execution_operation_id.as_str()));
+            }
+            crate::collector::crash_point("after_reserve");
+            (false, Some(run))
+        }
     };
     let (bytes, record) = match ex.read("transfer", MAX_TRANSFER_BYTES)? {
         Some(bytes) => {
@@ -318,10 +410,12 @@ pub fn collect(req: &CollectRequest<'_>, up: &dyn Uploader) -> Result<Value> {
             let record = match ex.read("record", MAX_TRANSFER_BYTES)? {
                 Some(b) => retained_record(b)?,
                 None => {
-                    let record = if resumed {
-                        interrupted(&d)?
-                    } else {
-                        execute(req, &cdir, &d)?
+                    let record = match (resumed, &run) {
+                        (false, Some(run)) => {
+                            let snap = snapshots.join(snapshot_name(&ex.tag, run).as_str());
+                            execute(req, &snapshots, &snap, &d)?
+                        }
+                        _ => interrupted(&d)?,
                     };
                     ex.write("record", &canonical_bytes(&record)?)?;
                     crate::collector::crash_point("after_run");
@@ -334,18 +428,30 @@ pub fn collect(req: &CollectRequest<'_>, up: &dyn Uploader) -> Result<Value> {
             (bytes, record)
         }
     };
-    let answer = up.upload(&bytes)?;
-    ex.write("upload", &serde_json::to_vec(&answer)?)?;
-    Ok(json!({
+    let uploaded = up.upload(&bytes)?;
+    ex.write("upload", &serde_json::to_vec(&uploaded)?)?;
+    Ok(answer(&d, resumed, &record, &bytes, &ex, uploaded))
+}
+
+/// What `collect` prints for a command execution.
+fn answer(
+    d: &CollectorDescriptor,
+    resumed: bool,
+    record: &ExecutionRecord,
+    bytes: &[u8],
+    ex: &Execution,
+    upload: Value,
+) -> Value {
+    json!({
         "execution_operation_id": d.execution_operation_id, "task_id": d.task_id, "attempt_id": d.attempt_id,
         "resumed": resumed, "status": record.status, "outcome": record.outcome, "detail": record.detail,
         "exit_code": record.run.as_ref().and_then(|r| r.exit_code),
         "duration_ms": record.run.as_ref().map(|r| r.duration_ms),
         "stdout_tail": record.run.as_ref().map(|r| r.stdout.tail.clone()),
         "stderr_tail": record.run.as_ref().map(|r| r.stderr.tail.clone()),
-        "transfer_digest": transfer::transfer_digest(&bytes), "transfer_size": bytes.len(),
-        "retained": ex.path("transfer").display().to_string(), "upload": answer,
-    }))
+        "transfer_digest": transfer::transfer_digest(bytes), "transfer_size": bytes.len(),
+        "retained": ex.path("transfer").display().to_string(), "upload": upload,
+    })
 }
 
 /// `retry-upload`: resends the identical retained bytes of an execution
@@ -360,6 +466,18 @@ pub fn retry_upload(
     let (cdir, seed) = open_collector(root, collector_dir)?;
     let ex = Execution::new(&cdir, operation, StateKey::derive(&seed)?);
     ex.refuse_unsealed()?;
+    // The upload answer is the running collect's to write.
+    let _held = if private_fs::check_private(&ex.dir, private_fs::Kind::Dir)? {
+        Some(crate::store::try_lock_dir(&ex.dir)?.ok_or_else(|| {
+            Error::new(
+                Code::ExecutionInProgress,
+                "a collect of this execution operation is running; it uploads itself",
+            )
+            .with("execution_operation_id", operation)
+        })?)
+    } else {
+        None
+    };
     let bytes = ex.read("transfer", MAX_TRANSFER_BYTES)?.ok_or_else(|| {
         Error::new(
             Code::NotFound,
@@ -415,28 +533,14 @@ fn interrupted(d: &CollectorDescriptor) -> Result<ExecutionRecord> {
     })
 }
 
-/// Test builds only: when `AGENT_TASK_TEST_RUN_LOG` names a file, each
-/// start of a recipe appends a line to it (the sandbox lets nothing out,
-/// so this is how the crash suite counts runs).
-fn log_run(d: &CollectorDescriptor) {
-    #[cfg(feature = "test-hooks")]
-    if let Some(p) = crate::env::var_os("AGENT_TASK_TEST_RUN_LOG") {
-        use std::io::Write;
-        if let Ok(mut f) = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(p)
-        {
-            let _ = writeln!(f, "run {}", d.execution_operation_id);
-        }
-    }
-    #[cfg(not(feature = "test-hooks"))]
-    let _ = d;
-}
-
+/// Runs the recipe once on a snapshot materialised into `snap`, a fresh
+/// directory of this run's own under `snapshots` (the owner-private,
+/// non-symlink parent; under a dedicated sandbox uid the snapshot goes
+/// into a fresh run directory in the system temp directory instead).
 fn execute(
     req: &CollectRequest<'_>,
-    cdir: &Path,
+    snapshots: &Path,
+    snap: &Path,
     d: &CollectorDescriptor,
 ) -> Result<ExecutionRecord> {
     let request_digest = ExecutionRequest::from_descriptor(d).digest()?;
@@ -478,12 +582,17 @@ fn execute(
             ));
         }
     };
-    let tag = Sha256Hex::digest(d.attempt_digest.as_str().as_bytes());
-    private_fs::ensure_private_dir(&cdir.join("snapshots"))?;
-    let sdir = runtime::snapshot_dir(
-        identity.limits.as_ref(),
-        &cdir.join("snapshots").join(tag.as_str()),
-    )?;
+    private_fs::ensure_private_dir(snapshots)?;
+    let sdir = match runtime::snapshot_dir(identity.limits.as_ref(), snap) {
+        Ok(s) => s,
+        Err(e) => {
+            return Ok(failed(
+                ExecutionStatus::SnapshotUnavailable,
+                Some(identity),
+                e.message().chars().take(512).collect(),
+            ));
+        }
+    };
     let snap = sdir.path().to_path_buf();
     if let Err(e) = materialise(req.root, d, &snap) {
         sdir.remove();
@@ -503,7 +612,7 @@ fn execute(
         oci_image: d.oci_image.as_deref(),
         launcher: &launcher,
     };
-    log_run(d);
+    crate::collector::test_run_log(&format!("run {}", d.execution_operation_id));
     let run = runtime::run(&identity, &spec, req.clock);
     let snap_removed = sdir.remove();
     let mut out = match run {

@@ -27,6 +27,28 @@ pub fn crash_point(step: &str) {
     let _ = step;
 }
 
+/// Test builds only: when `AGENT_TASK_TEST_RUN_LOG` names a file, appends
+/// `line` to it. The collector calls it outside any sandbox as it starts a
+/// recipe (`run <execution operation>`) or dispatches a review call
+/// (`review-call <ticket>`): nothing inside the sandbox can write outside
+/// it, so this is how the crash and race suites count executions.
+/// Without the feature this does nothing.
+pub(crate) fn test_run_log(line: &str) {
+    #[cfg(feature = "test-hooks")]
+    if let Some(p) = crate::env::var_os("AGENT_TASK_TEST_RUN_LOG") {
+        use std::io::Write;
+        if let Ok(mut f) = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(p)
+        {
+            let _ = writeln!(f, "{line}");
+        }
+    }
+    #[cfg(not(feature = "test-hooks"))]
+    let _ = line;
+}
+
 /// Loads the signing-key seed of a collector directory (the directory
 /// 0700 and the key file 0600, both the caller's, neither a symlink).
 pub fn load_signing_seed(collector_dir: &std::path::Path) -> crate::error::Result<[u8; 32]> {

@@ -1209,10 +1209,12 @@ pub fn probe(kind: RuntimeKind, plan: &Plan<'_>) -> Result<RuntimeIdentity> {
     Ok(id)
 }
 
-/// Where a snapshot is materialised for one run.
+/// Where a snapshot is materialised for one run. Dropping it (or
+/// [`SnapshotDir::remove`]) removes the snapshot and its run directory.
 pub struct SnapshotDir {
-    tmp: Option<tempfile::TempDir>,
+    run_dir: Option<PathBuf>,
     path: PathBuf,
+    removed: bool,
 }
 
 impl SnapshotDir {
@@ -1222,12 +1224,52 @@ impl SnapshotDir {
     }
 
     /// Removes it (and its run directory).
-    pub fn remove(self) -> bool {
+    pub fn remove(mut self) -> bool {
+        self.removed = true;
+        self.remove_now()
+    }
+
+    fn remove_now(&self) -> bool {
         let gone = remove_tree(&self.path);
-        match self.tmp {
-            Some(t) => t.close().is_ok() && gone,
+        match &self.run_dir {
+            Some(d) => remove_tree(d) && gone,
             None => gone,
         }
+    }
+}
+
+impl Drop for SnapshotDir {
+    fn drop(&mut self) {
+        if !self.removed {
+            self.remove_now();
+        }
+    }
+}
+
+/// Prefix of a run directory in the system temp directory.
+const RUN_DIR_PREFIX: &str = "agent-task-run-";
+
+/// The run directory in the system temp directory of the snapshot that
+/// `private` names (a dedicated sandbox uid's run).
+fn run_dir_of(private: &Path) -> Option<PathBuf> {
+    let name = private.file_name()?.to_str()?;
+    Some(std::env::temp_dir().join(format!("{RUN_DIR_PREFIX}{name}")))
+}
+
+/// Removes what a killed run left of the snapshot `private` would name:
+/// `private` itself, or its run directory in the system temp directory
+/// when that is a directory of ours (never a link, never another user's).
+/// Only the holder of the execution's lock calls it.
+pub fn remove_leftover(private: &Path) {
+    use std::os::unix::fs::MetadataExt;
+    if std::fs::symlink_metadata(private).is_ok_and(|m| m.is_dir()) {
+        remove_tree(private);
+    }
+    if let Some(d) = run_dir_of(private)
+        && std::fs::symlink_metadata(&d)
+            .is_ok_and(|m| m.is_dir() && m.uid() == rustix::process::geteuid().as_raw())
+    {
+        remove_tree(&d);
     }
 }
 
@@ -1256,49 +1298,66 @@ pub fn remove_tree(p: &Path) -> bool {
     }
 }
 
-/// A fresh directory for a run's snapshot. Under a dedicated sandbox uid
-/// (a root collector) bubblewrap runs as that uid and must reach the
-/// snapshot by path, which the owner-private collector directory forbids:
-/// the snapshot then goes into a new run directory in the system temp
-/// directory (whose ancestors must be trusted: root's or ours, not
-/// replaceable by others), traverse-only (0711) under an unguessable
-/// name, the snapshot itself under another. Otherwise it is `private`
-/// (inside the collector directory).
+/// A fresh directory for a run's snapshot, created exclusively: an
+/// existing directory is never removed and reused (it may be another
+/// run's bind source); one in the way refuses the run. Without a
+/// dedicated sandbox uid it is `private` itself (inside the collector
+/// directory, in a parent the caller checked), made 0700 with `mkdir`.
+/// Under a dedicated uid (a root collector) bubblewrap runs as that uid
+/// and must reach the snapshot by path, which the owner-private collector
+/// directory forbids: the snapshot then goes into a run directory made
+/// with `mkdir` in the system temp directory (whose ancestors must be
+/// trusted: root's or ours, not replaceable by others), traverse-only
+/// (0711), named after `private`'s last component (one digest over the
+/// execution and a random run id, so unguessable), the snapshot itself
+/// under another random name.
 pub fn snapshot_dir(limits: Option<&SandboxLimits>, private: &Path) -> Result<SnapshotDir> {
-    use std::os::unix::fs::PermissionsExt;
-    if limits.and_then(|l| l.run_as_uid).is_none() {
-        if std::fs::symlink_metadata(private).is_ok() {
-            remove_tree(private);
-        }
-        crate::store::private_fs::ensure_private_dir(private)?;
-        return Ok(SnapshotDir {
-            tmp: None,
+    use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
+    let Some(run_dir) = limits
+        .and_then(|l| l.run_as_uid)
+        .and_then(|_| run_dir_of(private))
+    else {
+        std::fs::DirBuilder::new()
+            .mode(0o700)
+            .create(private)
+            .map_err(|e| Error::io("create the snapshot directory", private, e))?;
+        let made = SnapshotDir {
+            run_dir: None,
             path: private.to_path_buf(),
-        });
+            removed: false,
+        };
+        crate::store::private_fs::check_private(private, crate::store::private_fs::Kind::Dir)?;
+        return Ok(made);
+    };
+    crate::store::private_fs::check_trusted_ancestors(&run_dir)?;
+    std::fs::DirBuilder::new()
+        .mode(0o700)
+        .create(&run_dir)
+        .map_err(|e| Error::io("create a run directory", &run_dir, e))?;
+    let path = run_dir.join(crate::wire::random_id("s")?.replace(['_', '-'], ""));
+    let made = SnapshotDir {
+        run_dir: Some(run_dir.clone()),
+        path: path.clone(),
+        removed: false,
+    };
+    let md = std::fs::symlink_metadata(&run_dir).map_err(|e| Error::io("stat", &run_dir, e))?;
+    if !md.is_dir() || md.uid() != rustix::process::geteuid().as_raw() {
+        return Err(Error::internal("the run directory just made is not ours"));
     }
-    let parent = std::env::temp_dir();
-    crate::store::private_fs::check_trusted_ancestors(&parent.join("run"))?;
-    let tmp = tempfile::Builder::new()
-        .prefix("agent-task-run-")
-        .tempdir_in(&parent)
-        .map_err(|e| Error::io("create a run directory in", &parent, e))?;
-    std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o711))
-        .map_err(|e| Error::io("chmod", tmp.path(), e))?;
-    let path = tmp
-        .path()
-        .join(crate::wire::random_id("s")?.replace(['_', '-'], ""));
+    std::fs::set_permissions(&run_dir, std::fs::Permissions::from_mode(0o711))
+        .map_err(|e| Error::io("chmod", &run_dir, e))?;
     crate::store::private_fs::ensure_private_dir(&path)?;
-    Ok(SnapshotDir {
-        tmp: Some(tmp),
-        path,
-    })
+    Ok(made)
 }
 
 fn trial(id: &RuntimeIdentity, plan: &Plan<'_>) -> Result<()> {
     use std::os::unix::fs::PermissionsExt;
     let private =
         tempfile::tempdir().map_err(|e| Error::new(Code::Io, format!("temp dir: {e}")))?;
-    let dir = snapshot_dir(id.limits.as_ref(), &private.path().join("s"))?;
+    let dir = snapshot_dir(
+        id.limits.as_ref(),
+        &private.path().join(crate::wire::random_id("trial")?),
+    )?;
     let snap = dir.path().to_path_buf();
     // A dedicated uid must be able to enter it.
     std::fs::set_permissions(&snap, std::fs::Permissions::from_mode(0o755))
@@ -1673,6 +1732,20 @@ pub fn run(id: &RuntimeIdentity, spec: &RunSpec<'_>, clock: &dyn Clock) -> Resul
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_snapshot_directory_is_created_exclusively_and_never_reused() {
+        let t = tempfile::tempdir().expect("tmp");
+        let p = t.path().join("s");
+        let first = snapshot_dir(None, &p).expect("fresh");
+        std::fs::write(p.join("test.sh"), b"exit 0\n").expect("write");
+        // Another run naming the same directory is refused; the first
+        // run's files stay.
+        assert!(snapshot_dir(None, &p).is_err());
+        assert_eq!(std::fs::read(p.join("test.sh")).expect("kept"), b"exit 0\n");
+        assert!(first.remove());
+        assert!(!p.exists());
+    }
 
     #[test]
     fn drain_caps_hashes_and_keeps_tail() {

@@ -100,6 +100,12 @@ impl StateKey {
         private_fs::write_atomic(path, &self.seal(kind, execution, body)?)
     }
 
+    /// Creates `path` with `body` sealed, exclusively (0600, fsynced, never
+    /// replacing a file there); `Ok(false)` when `path` already exists.
+    pub fn create(&self, path: &Path, kind: &str, execution: &str, body: &[u8]) -> Result<bool> {
+        private_fs::create_exclusive(path, &self.seal(kind, execution, body)?)
+    }
+
     /// Reads and opens a sealed file: it must be owner-private, not a
     /// symlink, at most `max` body bytes, and verify. `None` when absent.
     pub fn read(

@@ -265,6 +265,29 @@ fn release_queue(k: &KeptFiles) {
     }
 }
 
+/// Takes the exclusive lock on the owner-private directory `path` itself
+/// (its open descriptor; no lock file), without waiting: `Ok(None)` when
+/// another process holds it. The lock is released when the returned
+/// [`DirLock`] is dropped, or when its process dies (it is `flock(2)` on
+/// a close-on-exec descriptor, so no child inherits it). A directory
+/// replaced under `path` after the open is not the one locked: `Ok(None)`.
+#[allow(clippy::disallowed_methods)] // `store::lock` owns file locks.
+pub(crate) fn try_lock_dir(path: &Path) -> Result<Option<DirLock>> {
+    use std::os::unix::fs::MetadataExt;
+    let file = private_fs::open_private_dir(path)?;
+    match file.try_lock() {
+        Ok(()) => {}
+        Err(TryLockError::WouldBlock) => return Ok(None),
+        Err(TryLockError::Error(e)) => return Err(Error::io("lock", path, e)),
+    }
+    let held = file.metadata().map_err(|e| Error::io("stat", path, e))?;
+    let now = std::fs::symlink_metadata(path).map_err(|e| Error::io("stat", path, e))?;
+    if (held.dev(), held.ino()) != (now.dev(), now.ino()) {
+        return Ok(None);
+    }
+    Ok(Some(own(file)))
+}
+
 /// Takes the exclusive lock on `path`, waiting at most `timeout`.
 pub(crate) fn acquire(path: &Path, timeout: Duration) -> Result<DirLock> {
     Waiter::default().acquire(path, timeout)
@@ -343,6 +366,29 @@ mod tests {
         let t = tempfile::tempdir().expect("tempdir");
         let p = t.path().join("lock");
         (t, p)
+    }
+
+    #[test]
+    fn a_directory_lock_is_exclusive_and_never_waits() {
+        let t = tempfile::tempdir().expect("tempdir");
+        let d = t.path().join("exec");
+        private_fs::ensure_private_dir(&d).expect("dir");
+        let held = try_lock_dir(&d).expect("try").expect("free");
+        assert!(try_lock_dir(&d).expect("try").is_none(), "held elsewhere");
+        drop(held);
+        let again = try_lock_dir(&d).expect("try").expect("free again");
+        // The directory replaced under its name: the lock taken on the new
+        // one is not the old one's, and the old holder keeps its own.
+        std::fs::rename(&d, t.path().join("old")).expect("mv");
+        private_fs::ensure_private_dir(&d).expect("new dir");
+        assert!(try_lock_dir(&d).expect("try").is_some());
+        drop(again);
+        let link = t.path().join("link");
+        std::os::unix::fs::symlink(&d, &link).expect("symlink");
+        assert_eq!(
+            try_lock_dir(&link).expect_err("a link").code(),
+            Code::SymlinkRefused
+        );
     }
 
     #[test]

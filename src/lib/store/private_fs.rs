@@ -294,6 +294,57 @@ pub fn sync_filesystem(path: &Path) -> Result<()> {
     Ok(())
 }
 
+/// Opens an owner-private directory (the rule of [`check_private`],
+/// checked on the open descriptor: never a symlink, the caller's, no group
+/// or other bits), e.g. to hold an advisory lock on it.
+pub fn open_private_dir(path: &Path) -> Result<File> {
+    let f = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(path)
+        .map_err(|e| {
+            if matches!(e.raw_os_error(), Some(libc::ELOOP) | Some(libc::ENOTDIR)) {
+                // Report what is there (a link, a file) as `check_private` does.
+                match check_private(path, Kind::Dir) {
+                    Err(c) => c,
+                    Ok(_) => Error::io("open directory", path, e),
+                }
+            } else {
+                Error::io("open directory", path, e)
+            }
+        })?;
+    let md = f.metadata().map_err(|e| Error::io("stat", path, e))?;
+    check_metadata(path, &md, Kind::Dir)?;
+    Ok(f)
+}
+
+/// Creates `path` with `bytes`, exclusively: a 0600 temp file in the same
+/// directory, fsync, then a link that fails if `path` exists (never
+/// replacing it), fsync the directory. `Ok(false)`: `path` already
+/// existed and nothing was written.
+pub fn create_exclusive(path: &Path, bytes: &[u8]) -> Result<bool> {
+    let dir = path
+        .parent()
+        .ok_or_else(|| Error::internal(format!("{} has no parent", path.display())))?;
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".tmp-")
+        .permissions(fs::Permissions::from_mode(0o600))
+        .tempfile_in(dir)
+        .map_err(|e| Error::io("create temp file in", dir, e))?;
+    tmp.write_all(bytes)
+        .map_err(|e| Error::io("write", tmp.path(), e))?;
+    tmp.as_file()
+        .sync_all()
+        .map_err(|e| Error::io("fsync", tmp.path(), e))?;
+    match tmp.persist_noclobber(path) {
+        Ok(_) => {}
+        Err(e) if e.error.kind() == std::io::ErrorKind::AlreadyExists => return Ok(false),
+        Err(e) => return Err(Error::io("create", path, e.error)),
+    }
+    sync_dir(dir)?;
+    Ok(true)
+}
+
 /// Writes `bytes` to `path` atomically: a 0600 temp file in the same
 /// directory, fsync, rename over the target, fsync the directory.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
@@ -318,6 +369,34 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn create_exclusive_never_replaces_and_private_dirs_open_checked() {
+        let t = tempfile::tempdir().expect("tempdir");
+        let p = t.path().join("f");
+        assert!(create_exclusive(&p, b"first").expect("create"));
+        assert!(!create_exclusive(&p, b"second").expect("exists"));
+        assert_eq!(fs::read(&p).expect("read"), b"first");
+        assert_eq!(
+            fs::metadata(&p).expect("md").permissions().mode() & 0o777,
+            0o600
+        );
+        let d = t.path().join("d");
+        ensure_private_dir(&d).expect("dir");
+        open_private_dir(&d).expect("open");
+        let l = t.path().join("l");
+        std::os::unix::fs::symlink(&d, &l).expect("symlink");
+        assert_eq!(
+            open_private_dir(&l).expect_err("link").code(),
+            Code::SymlinkRefused
+        );
+        assert_eq!(open_private_dir(&p).expect_err("file").code(), Code::Config);
+        fs::set_permissions(&d, fs::Permissions::from_mode(0o755)).expect("chmod");
+        assert_eq!(
+            open_private_dir(&d).expect_err("0755").code(),
+            Code::InsecurePermissions
+        );
+    }
 
     #[test]
     fn detects_symlink_and_loose_modes() {

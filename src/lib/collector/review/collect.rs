@@ -3,8 +3,8 @@
 //! collection (`docs/review.md`, "Collecting a review").
 //!
 //! ```text
-//! COLLECTOR_DIR/executions/<sha256(exec op)>/
-//!   reservation.sealed         the descriptor and request digest (before any call)
+//! COLLECTOR_DIR/executions/<sha256(exec op)>/   locked (flock, non-blocking) for a whole collect
+//!   reservation.sealed         the descriptor and request digest (before any call), created exclusively
 //!   review/call-NNNN.reservation.sealed, call-NNNN.outcome.sealed   the controller's journal
 //!   record.sealed              the ReviewRecord
 //!   transfer.sealed            the signed transfer (retained before upload)
@@ -23,7 +23,7 @@ use super::wire::{CasSnapshot, KIND, ReviewDescriptor};
 use super::{ClaudeCodeTransport, FileJournal, Review};
 use crate::clock::rfc3339_millis;
 use crate::collector::collect::{
-    CollectRequest, Execution, Uploader, open_collector, open_execution,
+    CollectRequest, Execution, Uploader, held_elsewhere, open_collector, open_execution,
 };
 use crate::collector::state::StateKey;
 use crate::collector::transfer::{self, CollectorIdentity, MAX_TRANSFER_BYTES, TransferHeader};
@@ -33,9 +33,6 @@ use crate::store::{DataDir, private_fs};
 use crate::wire::digest::Sha256Hex;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-
-/// How long a second `collect` of the same execution waits for the first.
-const LOCK_WAIT: std::time::Duration = std::time::Duration::from_millis(1000);
 
 /// The durable reservation of one review execution.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -71,37 +68,43 @@ pub fn collect(req: &CollectRequest<'_>, up: &dyn Uploader, descriptor: Value) -
         &d.registration.key_id,
         &d.execution_operation_id,
     )?;
-    // One collect of an execution at a time: a second one running the
-    // same calls concurrently would dispatch a call twice.
-    private_fs::ensure_private_dir(&ex.dir)?;
-    let _running = crate::store::lock_file(&ex.dir.join("lock"), LOCK_WAIT).map_err(|e| {
-        if e.code() == Code::Busy {
+    let retained_reservation = || -> Result<Option<Reservation>> {
+        let Some(b) = ex.read("reservation", 64 * 1024)? else {
+            return Ok(None);
+        };
+        let r: Reservation = serde_json::from_slice(&b).map_err(|e| {
             Error::new(
-                Code::Busy,
-                "another collect of this review execution is running",
+                Code::CollectorStateTampered,
+                format!("a sealed review reservation does not decode: {e}"),
             )
-        } else {
-            e
+        })?;
+        if r.descriptor != d {
+            return Err(Error::new(
+                Code::DescriptorMismatch,
+                "this execution was reserved under another descriptor",
+            ));
         }
-    })?;
-    let retained = match ex.read("reservation", 64 * 1024)? {
-        Some(b) => {
-            let r: Reservation = serde_json::from_slice(&b).map_err(|e| {
+        Ok(Some(r))
+    };
+    // One collect of an execution at a time, held until this function
+    // returns: a second one running the same calls concurrently would
+    // dispatch a call twice. A second one meanwhile touches nothing.
+    let Some(_held) = ex.hold()? else {
+        return held_elsewhere(&ex, &d.execution_operation_id, |bytes, record| {
+            let reserved = retained_reservation()?.ok_or_else(|| {
                 Error::new(
                     Code::CollectorStateTampered,
-                    format!("a sealed review reservation does not decode: {e}"),
+                    "a retained review record without its reservation",
                 )
             })?;
-            if r.descriptor != d {
-                return Err(Error::new(
-                    Code::DescriptorMismatch,
-                    "this execution was reserved under another descriptor",
-                ));
-            }
-            Some(r)
-        }
-        None => None,
+            let profile = req.authority.review_profile(&d)?;
+            let record = decode_record(&record, &reserved.request_digest)?;
+            let mut v = answer(&d, true, &profile, &record, &bytes, &ex, Value::Null)?;
+            v["in_progress"] = json!(true);
+            Ok(v)
+        });
     };
+    let retained = retained_reservation()?;
     let resumed = retained.is_some();
     let record_bytes = ex.read("record", MAX_TRANSFER_BYTES)?;
     let transfer_bytes = ex.read("transfer", MAX_TRANSFER_BYTES)?;
@@ -131,27 +134,18 @@ pub fn collect(req: &CollectRequest<'_>, up: &dyn Uploader, descriptor: Value) -
                 request_digest: request_digest.clone(),
                 reserved_at: rfc3339_millis(req.clock.now()),
             };
-            ex.write("reservation", &canonical_bytes(&res)?)?;
+            if !ex.create("reservation", &canonical_bytes(&res)?)? {
+                return Err(Error::new(
+                    Code::ExecutionInProgress,
+                    "another collect reserved this review execution meanwhile; nothing was called",
+                )
+                .with("execution_operation_id", d.execution_operation_id.as_str()));
+            }
             crate::collector::crash_point("after_reserve");
         }
     }
-    let decode_record = |b: &[u8]| -> Result<ReviewRecord> {
-        let r: ReviewRecord = serde_json::from_slice(b).map_err(|e| {
-            Error::new(
-                Code::CollectorStateTampered,
-                format!("a sealed review record does not decode: {e}"),
-            )
-        })?;
-        if r.request_digest != request_digest {
-            return Err(Error::new(
-                Code::CollectorStateTampered,
-                "the retained review record answers another request",
-            ));
-        }
-        Ok(r)
-    };
     let (bytes, record) = match (transfer_bytes, record_bytes) {
-        (Some(t), Some(r)) => (t, decode_record(&r)?),
+        (Some(t), Some(r)) => (t, decode_record(&r, &request_digest)?),
         (Some(_), None) => {
             return Err(Error::new(
                 Code::CollectorStateTampered,
@@ -160,7 +154,7 @@ pub fn collect(req: &CollectRequest<'_>, up: &dyn Uploader, descriptor: Value) -
         }
         (None, retained_record) => {
             let record = match retained_record {
-                Some(r) => decode_record(&r)?,
+                Some(r) => decode_record(&r, &request_digest)?,
                 None => {
                     let record = run(req, &cdir, &ex, &seed, &d, &profile, &request)?;
                     ex.write("record", &record.bytes()?)?;
@@ -174,8 +168,38 @@ pub fn collect(req: &CollectRequest<'_>, up: &dyn Uploader, descriptor: Value) -
             (bytes, record)
         }
     };
-    let answer = up.upload(&bytes)?;
-    ex.write("upload", &serde_json::to_vec(&answer)?)?;
+    let uploaded = up.upload(&bytes)?;
+    ex.write("upload", &serde_json::to_vec(&uploaded)?)?;
+    answer(&d, resumed, &profile, &record, &bytes, &ex, uploaded)
+}
+
+/// A retained review record, which must answer `request_digest`.
+fn decode_record(b: &[u8], request_digest: &Sha256Hex) -> Result<ReviewRecord> {
+    let r: ReviewRecord = serde_json::from_slice(b).map_err(|e| {
+        Error::new(
+            Code::CollectorStateTampered,
+            format!("a sealed review record does not decode: {e}"),
+        )
+    })?;
+    if r.request_digest != *request_digest {
+        return Err(Error::new(
+            Code::CollectorStateTampered,
+            "the retained review record answers another request",
+        ));
+    }
+    Ok(r)
+}
+
+/// What `collect` prints for a review execution.
+fn answer(
+    d: &ReviewDescriptor,
+    resumed: bool,
+    profile: &super::ReviewProfile,
+    record: &ReviewRecord,
+    bytes: &[u8],
+    ex: &Execution,
+    upload: Value,
+) -> Result<Value> {
     Ok(json!({
         "kind": KIND,
         "execution_operation_id": d.execution_operation_id, "task_id": d.task_id, "attempt_id": d.attempt_id,
@@ -184,8 +208,8 @@ pub fn collect(req: &CollectRequest<'_>, up: &dyn Uploader, descriptor: Value) -
         "findings": record.findings, "findings_total": record.findings_total,
         "calls": record.calls.len(), "model": profile.model,
         "record_digest": record.digest()?,
-        "transfer_digest": transfer::transfer_digest(&bytes), "transfer_size": bytes.len(),
-        "retained": ex.path("transfer").display().to_string(), "upload": answer,
+        "transfer_digest": transfer::transfer_digest(bytes), "transfer_size": bytes.len(),
+        "retained": ex.path("transfer").display().to_string(), "upload": upload,
     }))
 }
 

@@ -281,7 +281,26 @@ impl ReviewJournal for FileJournal {
         match self.reservation(r.request.index)? {
             Some(have) if &have != r => Err(conflict("reservation")),
             Some(_) => Ok(()),
-            None => self.write(r.request.index, KIND_RESERVATION, r),
+            None => {
+                // Created exclusively: of two writers (the collect's lock
+                // on the execution keeps a second one out), one reserves
+                // and the other dispatches nothing.
+                let index = r.request.index;
+                let exec = format!("{}/{index}", self.tag);
+                let path = self.path(index, KIND_RESERVATION);
+                if self
+                    .key
+                    .create(&path, KIND_RESERVATION, &exec, &canonical_bytes(r)?)?
+                {
+                    Ok(())
+                } else {
+                    Err(Error::new(
+                        Code::ExecutionInProgress,
+                        "another collect reserved this review call meanwhile; it is not dispatched here",
+                    )
+                    .with("call", index))
+                }
+            }
         }
     }
 

@@ -510,6 +510,7 @@ impl Transport for ClaudeCodeTransport {
         for (k, v) in &self.env {
             cmd.env(k, v);
         }
+        crate::collector::test_run_log(&format!("review-call {}", req.ticket));
         let ran = run(
             cmd,
             call.prompt.clone(),
