@@ -36,6 +36,7 @@ mod mcp_interop;
 mod net_ssrf;
 mod origin;
 mod privsep;
+mod privsep_freeze;
 mod profile_basis;
 mod reads_create_nothing;
 mod remote_checkpoint;
