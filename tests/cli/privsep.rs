@@ -33,6 +33,8 @@ pub struct Deployment {
     pub source: PathBuf,
     /// The review credential file the wrapper pins, if any.
     pub credential: Option<PathBuf>,
+    /// The collector key's public key (to enroll it for more steps).
+    pub public_key: String,
 }
 
 impl Drop for Deployment {
@@ -238,6 +240,7 @@ pub fn deploy(what: &str, o: &Opts<'_>) -> Option<Deployment> {
         wrapper: root_dir.join("sbin/agent-task-collect"),
         source: PathBuf::new(),
         credential: None,
+        public_key: String::new(),
     };
     // The binary out of the clone, into a root-owned directory everyone can read.
     for sub in ["", "bin", "sbin", "share"] {
@@ -330,6 +333,7 @@ pub fn deploy(what: &str, o: &Opts<'_>) -> Option<Deployment> {
         ])
         .json();
     let registration = reg["registration_id"].as_str().expect("reg").to_owned();
+    d.public_key = key["public_key"].as_str().expect("pk").to_owned();
     d.operator(&[
         "profile",
         "install",
@@ -495,6 +499,14 @@ impl Deployment {
     /// its `tests` task for the collector; returns (change id, checkpoint,
     /// descriptor bytes).
     pub fn agent_change(&self, n: &str) -> (String, Value, Vec<u8>) {
+        self.agent_change_with(
+            n,
+            "#!/bin/sh\n# Adds two integers (agent edit).\necho $(($1 + $2))\n",
+        )
+    }
+
+    /// [`Deployment::agent_change`] with `add_sh` as the edited `add.sh`.
+    pub fn agent_change_with(&self, n: &str, add_sh: &str) -> (String, Value, Vec<u8>) {
         let a = self.addr.as_str();
         let ch = self
             .agent_cmd(
@@ -514,11 +526,7 @@ impl Deployment {
         let ag_home = self.home(&self.agent);
         let ws = ag_home.join(format!("ws-{n}"));
         copy_tree(&repo_root().join("fixtures/repos/basic"), &ws);
-        std::fs::write(
-            ws.join("add.sh"),
-            "#!/bin/sh\n# Adds two integers (agent edit).\necho $(($1 + $2))\n",
-        )
-        .expect("edit");
+        std::fs::write(ws.join("add.sh"), add_sh).expect("edit");
         sh_root(&["chown", "-R", &format!("{0}:{0}", self.agent), s(&ws)]);
         let cp = self
             .agent_cmd(
