@@ -469,10 +469,12 @@ impl Deployment {
                 c.args([flag, value]);
             }
         }
-        if let Some(p) = &self.credential {
-            if !extra.contains(&"--review-credential-file") {
-                c.args(["--review-credential-file", s(p)]);
-            }
+        if let Some(p) = self
+            .credential
+            .as_ref()
+            .filter(|_| !extra.contains(&"--review-credential-file"))
+        {
+            c.args(["--review-credential-file", s(p)]);
         }
         c.args(extra);
         run_cmd(&mut c)
