@@ -1544,7 +1544,7 @@ _agent__task() {
             return 0
             ;;
         agent__subcmd__task__subcmd__collect)
-            opts="-h -V --descriptor --token-on-stdin --collector-dir --endpoint --repository --profile --data-dir --pretty --lock-timeout-ms --token-file --help --version"
+            opts="-h -V --descriptor --token-on-stdin --collector-dir --review-credential-file --endpoint --repository --profile --data-dir --pretty --lock-timeout-ms --token-file --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1555,6 +1555,10 @@ _agent__task() {
                     return 0
                     ;;
                 --collector-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --review-credential-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1704,7 +1708,7 @@ _agent__task() {
             return 0
             ;;
         agent__subcmd__task__subcmd__collector__subcmd__wrapper)
-            opts="-h -V --out --collector-dir --binary --operator-user --agent-user --sudoers-out --data-dir --pretty --lock-timeout-ms --token-file --help --version"
+            opts="-h -V --out --collector-dir --binary --operator-user --agent-user --sudoers-out --endpoint --repository --profile --review-credential-file --data-dir --pretty --lock-timeout-ms --token-file --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1731,6 +1735,22 @@ _agent__task() {
                     return 0
                     ;;
                 --sudoers-out)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --endpoint)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --repository)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --profile)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --review-credential-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -776,6 +776,10 @@ complete -c agent-task -n "__fish_agent_task_using_subcommand collector; and __f
 complete -c agent-task -n "__fish_agent_task_using_subcommand collector; and __fish_seen_subcommand_from wrapper" -l operator-user -d 'The operator\'s user (who owns the data and collector directories)' -r
 complete -c agent-task -n "__fish_agent_task_using_subcommand collector; and __fish_seen_subcommand_from wrapper" -l agent-user -d 'The agent\'s user (the only user the rule lets run the wrapper)' -r
 complete -c agent-task -n "__fish_agent_task_using_subcommand collector; and __fish_seen_subcommand_from wrapper" -l sudoers-out -d 'Also write the sudoers rule here (e.g. /etc/sudoers.d/agent-task-collect)' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand collector; and __fish_seen_subcommand_from wrapper" -l endpoint -d 'The operator\'s `serve` the wrapper\'s collect uploads to (`http://HOST:PORT`): it never imports locally, so nothing the agent starts takes the data directory\'s lock' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand collector; and __fish_seen_subcommand_from wrapper" -l repository -d 'The workspace repository id of the upload route' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand collector; and __fish_seen_subcommand_from wrapper" -l profile -d 'The workspace profile id of the upload route' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand collector; and __fish_seen_subcommand_from wrapper" -l review-credential-file -d 'The operator\'s review credential file (NAME=VALUE lines, the operator\'s, mode 0600): a review collect hands the values to the pinned reviewer only (docs/review.md, "Credentials")' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand collector; and __fish_seen_subcommand_from wrapper" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand collector; and __fish_seen_subcommand_from wrapper" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
 complete -c agent-task -n "__fish_agent_task_using_subcommand collector; and __fish_seen_subcommand_from wrapper" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON' -r -F
@@ -797,13 +801,14 @@ complete -c agent-task -n "__fish_agent_task_using_subcommand collector-claim" -
 complete -c agent-task -n "__fish_agent_task_using_subcommand collector-claim" -s V -l version -d 'Print version'
 complete -c agent-task -n "__fish_agent_task_using_subcommand collect" -l descriptor -d 'The descriptor (from `collector-claim`); `-` reads it from stdin' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand collect" -l collector-dir -d 'The owner-private collector directory (signing key and retained state)' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand collect" -l review-credential-file -d 'A review collect: the operator\'s credential file (NAME=VALUE lines, the caller\'s, mode 0600) whose values go to the pinned reviewer\'s environment only, instead of this process\'s environment' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand collect" -l endpoint -d 'Workspace endpoint base URL (`http://host:port`)' -r
 complete -c agent-task -n "__fish_agent_task_using_subcommand collect" -l repository -d 'Repository id of the workspace profile (with --endpoint)' -r
 complete -c agent-task -n "__fish_agent_task_using_subcommand collect" -l profile -d 'Profile id (with --endpoint)' -r
 complete -c agent-task -n "__fish_agent_task_using_subcommand collect" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand collect" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
 complete -c agent-task -n "__fish_agent_task_using_subcommand collect" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON' -r -F
-complete -c agent-task -n "__fish_agent_task_using_subcommand collect" -l token-on-stdin -d 'Read the agent\'s token from the first line of stdin, the descriptor from the rest (with `--descriptor -`): how the sudo wrapper, which resets the environment, passes them. Excludes --token-file'
+complete -c agent-task -n "__fish_agent_task_using_subcommand collect" -l token-on-stdin -d 'Read the agent\'s token from the first line of stdin, the descriptor from the rest (with `--descriptor -`): how the sudo wrapper, which resets the environment, passes them. Excludes --token-file. Marks a wrapper-started collect: it needs --endpoint and never imports locally (nothing the agent starts takes the data directory\'s lock)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand collect" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand collect" -s h -l help -d 'Print help'
 complete -c agent-task -n "__fish_agent_task_using_subcommand collect" -s V -l version -d 'Print version'

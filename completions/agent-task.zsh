@@ -1801,6 +1801,10 @@ _arguments "${_arguments_options[@]}" : \
 '--operator-user=[The operator'\''s user (who owns the data and collector directories)]:USER:_default' \
 '--agent-user=[The agent'\''s user (the only user the rule lets run the wrapper)]:USER:_default' \
 '--sudoers-out=[Also write the sudoers rule here (e.g. /etc/sudoers.d/agent-task-collect)]:FILE:_files' \
+'--endpoint=[The operator'\''s \`serve\` the wrapper'\''s collect uploads to (\`http\://HOST\:PORT\`)\: it never imports locally, so nothing the agent starts takes the data directory'\''s lock]:URL:_default' \
+'--repository=[The workspace repository id of the upload route]:ID:_default' \
+'--profile=[The workspace profile id of the upload route]:ID:_default' \
+'--review-credential-file=[The operator'\''s review credential file (NAME=VALUE lines, the operator'\''s, mode 0600)\: a review collect hands the values to the pinned reviewer only (docs/review.md, "Credentials")]:FILE:_files' \
 '--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
@@ -1861,13 +1865,14 @@ _arguments "${_arguments_options[@]}" : \
 _arguments "${_arguments_options[@]}" : \
 '--descriptor=[The descriptor (from \`collector-claim\`); \`-\` reads it from stdin]:FILE:_files' \
 '--collector-dir=[The owner-private collector directory (signing key and retained state)]:DIR:_files' \
+'--review-credential-file=[A review collect\: the operator'\''s credential file (NAME=VALUE lines, the caller'\''s, mode 0600) whose values go to the pinned reviewer'\''s environment only, instead of this process'\''s environment]:FILE:_files' \
 '--endpoint=[Workspace endpoint base URL (\`http\://host\:port\`)]:URL:_default' \
 '--repository=[Repository id of the workspace profile (with --endpoint)]:REPOSITORY:_default' \
 '--profile=[Profile id (with --endpoint)]:PROFILE:_default' \
 '--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
-'--token-on-stdin[Read the agent'\''s token from the first line of stdin, the descriptor from the rest (with \`--descriptor -\`)\: how the sudo wrapper, which resets the environment, passes them. Excludes --token-file]' \
+'--token-on-stdin[Read the agent'\''s token from the first line of stdin, the descriptor from the rest (with \`--descriptor -\`)\: how the sudo wrapper, which resets the environment, passes them. Excludes --token-file. Marks a wrapper-started collect\: it needs --endpoint and never imports locally (nothing the agent starts takes the data directory'\''s lock)]' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \

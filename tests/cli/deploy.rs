@@ -421,6 +421,12 @@ fn deploy_check_finds_each_break_and_reads_nothing_of_the_agents_as_root() {
         &agent,
         "--sudoers-out",
         s(&d.sudoers),
+        "--endpoint",
+        "http://127.0.0.1:9",
+        "--repository",
+        "demo-basic",
+        "--profile",
+        "default",
     ])
     .json();
 

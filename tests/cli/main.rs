@@ -38,6 +38,8 @@ mod mcp_interop;
 mod net_ssrf;
 mod origin;
 mod privsep;
+mod privsep_freeze;
+mod privsep_review;
 mod profile_basis;
 mod reads_create_nothing;
 mod remote_checkpoint;

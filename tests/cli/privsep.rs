@@ -14,17 +14,27 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
 
-const PATH: &str = "/usr/sbin:/usr/bin:/sbin:/bin";
+pub const PATH: &str = "/usr/sbin:/usr/bin:/sbin:/bin";
 
 /// The two users and every root-owned file the test made; removed on
 /// drop, also when an assertion fails half-way.
-struct Deployment {
-    op: String,
-    agent: String,
+pub struct Deployment {
+    pub op: String,
+    pub agent: String,
     made_users: Vec<String>,
     root_dir: PathBuf,
     sudoers: PathBuf,
     server: Option<Child>,
+    /// The operator's serve (`127.0.0.1:PORT`).
+    pub addr: String,
+    /// The root-owned wrapper script.
+    pub wrapper: PathBuf,
+    /// The operator's source repository.
+    pub source: PathBuf,
+    /// The review credential file the wrapper pins, if any.
+    pub credential: Option<PathBuf>,
+    /// The collector key's public key (to enroll it for more steps).
+    pub public_key: String,
 }
 
 impl Drop for Deployment {
@@ -46,7 +56,7 @@ impl Drop for Deployment {
     }
 }
 
-fn sh_root(args: &[&str]) {
+pub fn sh_root(args: &[&str]) {
     let o = std::process::Command::new(args[0])
         .args(&args[1..])
         .output()
@@ -54,18 +64,18 @@ fn sh_root(args: &[&str]) {
     assert!(o.status.success(), "{args:?}: {o:?}");
 }
 
-fn s(p: &Path) -> &str {
+pub fn s(p: &Path) -> &str {
     p.to_str().expect("utf8")
 }
 
 impl Deployment {
-    fn home(&self, user: &str) -> PathBuf {
+    pub fn home(&self, user: &str) -> PathBuf {
         PathBuf::from(format!("/home/{user}"))
     }
 
     /// `prog args` as `user` (setpriv: real and effective ids, the user's
     /// groups, a reset environment with HOME), with `stdin`.
-    fn as_user(
+    pub fn as_user(
         &self,
         user: &str,
         prog: &str,
@@ -93,20 +103,20 @@ impl Deployment {
         run_cmd(&mut c)
     }
 
-    fn bin(&self) -> PathBuf {
+    pub fn bin(&self) -> PathBuf {
         self.root_dir.join("bin/agent-task")
     }
 
-    fn data(&self) -> PathBuf {
+    pub fn data(&self) -> PathBuf {
         self.home(&self.op).join("data")
     }
 
-    fn collector(&self) -> PathBuf {
+    pub fn collector(&self) -> PathBuf {
         self.home(&self.op).join("collector")
     }
 
     /// agent-task as the operator, on the operator's data directory.
-    fn operator(&self, args: &[&str]) -> Output {
+    pub fn operator(&self, args: &[&str]) -> Output {
         let data = self.data();
         let mut a = vec!["--data-dir", s(&data)];
         a.extend_from_slice(args);
@@ -114,12 +124,12 @@ impl Deployment {
         self.as_user(&self.op, s(&bin), &a, &[], b"")
     }
 
-    fn agent_token(&self) -> PathBuf {
+    pub fn agent_token(&self) -> PathBuf {
         self.home(&self.agent).join("agent.token")
     }
 
     /// agent-task as the agent: its token file and the endpoint, nothing else.
-    fn agent_cmd(&self, addr: &str, args: &[&str], stdin: &[u8]) -> Output {
+    pub fn agent_cmd(&self, addr: &str, args: &[&str], stdin: &[u8]) -> Output {
         let tok = self.agent_token();
         let mut a = vec!["--token-file", s(&tok)];
         a.extend_from_slice(args);
@@ -134,7 +144,7 @@ impl Deployment {
     }
 
     /// A shell script as the agent user.
-    fn agent_sh(&self, script: &str, args: &[&str]) -> Output {
+    pub fn agent_sh(&self, script: &str, args: &[&str]) -> Output {
         let mut a = vec!["-c", script, "sh"];
         a.extend_from_slice(args);
         self.as_user(&self.agent, "/bin/sh", &a, &[], b"")
@@ -142,7 +152,7 @@ impl Deployment {
 }
 
 /// Copies `from` into `to` as root (the clone may be private to root).
-fn copy_tree(from: &Path, to: &Path) {
+pub fn copy_tree(from: &Path, to: &Path) {
     crate::task_support::copy_dir(from, to);
 }
 
@@ -159,7 +169,7 @@ fn all_paths(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-fn task_of(cp: &Value, step: &str) -> String {
+pub fn task_of(cp: &Value, step: &str) -> String {
     cp["tasks"]
         .as_array()
         .expect("tasks")
@@ -170,7 +180,7 @@ fn task_of(cp: &Value, step: &str) -> String {
         .to_owned()
 }
 
-fn tools_present() -> Result<(), String> {
+pub fn tools_present() -> Result<(), String> {
     for t in ["useradd", "userdel", "setpriv", "sudo", "git", "bwrap"] {
         let found = PATH.split(':').any(|d| Path::new(d).join(t).is_file());
         if !found {
@@ -182,24 +192,41 @@ fn tools_present() -> Result<(), String> {
     Ok(())
 }
 
-#[test]
-fn privilege_separated_deployment_with_real_users() {
+/// What [`deploy`] sets up beyond the common deployment.
+#[derive(Default)]
+pub struct Opts<'a> {
+    /// The workflow fixture (`fixtures/workflows/<name>`); `basic.json` by default.
+    pub workflow: Option<&'a str>,
+    /// The text of a review credential file the wrapper pins (written as
+    /// the operator's, 0600).
+    pub credential: Option<&'a str>,
+}
+
+/// The deployment of `docs/security.md` with two real users (root only:
+/// `None`, with `SKIP:` printed, otherwise): the operator's data directory
+/// with the demo repository and `workflow`, a token for alice/claude-1
+/// handed to the agent user, the collector key enrolled for `tests` with a
+/// bwrap profile, the operator's `serve` and the root-written wrapper and
+/// sudoers rule (pinning that serve).
+pub fn deploy(what: &str, o: &Opts<'_>) -> Option<Deployment> {
     if !rustix::process::geteuid().is_root() {
-        println!("SKIP: the multi-user deployment test needs root (useradd, setpriv, sudoers.d)");
-        return;
+        println!("SKIP: {what} needs root (useradd, setpriv, sudoers.d)");
+        return None;
     }
     // As root every tool is installed by scripts/install-deps.sh: missing is a failure.
     if let Err(e) = tools_present() {
         panic!("{e}");
     }
+    static SEQ: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
     let unique = format!(
         "{}{}",
-        std::process::id(),
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .expect("time")
-            .subsec_nanos()
-            % 100_000
+        (std::process::id()
+            + std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .expect("time")
+                .subsec_nanos())
+            % 100_000,
+        SEQ.fetch_add(1, std::sync::atomic::Ordering::SeqCst)
     );
     let root_dir = PathBuf::from(format!("/tmp/agent-task-privsep-{unique}"));
     let mut d = Deployment {
@@ -209,6 +236,11 @@ fn privilege_separated_deployment_with_real_users() {
         root_dir: root_dir.clone(),
         sudoers: PathBuf::from(format!("/etc/sudoers.d/agent-task-test-{unique}")),
         server: None,
+        addr: String::new(),
+        wrapper: root_dir.join("sbin/agent-task-collect"),
+        source: PathBuf::new(),
+        credential: None,
+        public_key: String::new(),
     };
     // The binary out of the clone, into a root-owned directory everyone can read.
     for sub in ["", "bin", "sbin", "share"] {
@@ -226,13 +258,18 @@ fn privilege_separated_deployment_with_real_users() {
     }
     let (op, agent) = (d.op.clone(), d.agent.clone());
     let op_home = d.home(&op);
-    let ag_home = d.home(&agent);
 
     // The operator's side: data dir, source repository, workflow, token, key, enrollment, profile.
     let source = op_home.join("source");
     copy_tree(&repo_root().join("fixtures/repos/basic"), &source);
-    let wf = op_home.join("basic.json");
-    std::fs::copy(repo_root().join("fixtures/workflows/basic.json"), &wf).expect("wf");
+    let wf = op_home.join("workflow.json");
+    std::fs::copy(
+        repo_root()
+            .join("fixtures/workflows")
+            .join(o.workflow.unwrap_or("basic.json")),
+        &wf,
+    )
+    .expect("wf");
     sh_root(&["chown", "-R", &format!("{op}:{op}"), s(&source), s(&wf)]);
     let git_env = [
         ("GIT_AUTHOR_NAME", "op"),
@@ -250,6 +287,7 @@ fn privilege_separated_deployment_with_real_users() {
         let o = d.as_user(&op, "git", &a, &git_env, b"");
         assert_eq!(o.code, 0, "{o}");
     }
+    d.source = source.clone();
     d.operator(&["init"]).json();
     d.operator(&["repo", "add", "demo/basic", "--source", s(&source)])
         .json();
@@ -295,6 +333,7 @@ fn privilege_separated_deployment_with_real_users() {
         ])
         .json();
     let registration = reg["registration_id"].as_str().expect("reg").to_owned();
+    d.public_key = key["public_key"].as_str().expect("pk").to_owned();
     d.operator(&[
         "profile",
         "install",
@@ -311,96 +350,6 @@ fn privilege_separated_deployment_with_real_users() {
     sh_root(&["chown", &format!("{agent}:{agent}"), s(&d.agent_token())]);
     std::fs::set_permissions(d.agent_token(), std::fs::Permissions::from_mode(0o600))
         .expect("chmod");
-
-    // Root writes the wrapper and the sudoers rule.
-    let wrapper = root_dir.join("sbin/agent-task-collect");
-    let mut c = assert_cmd::Command::new(d.bin());
-    c.env_clear().env("PATH", PATH).args([
-        "collector",
-        "wrapper",
-        "--out",
-        s(&wrapper),
-        "--data-dir",
-        s(&d.data()),
-        "--collector-dir",
-        s(&d.collector()),
-        "--binary",
-        s(&d.bin()),
-        "--operator-user",
-        &op,
-        "--agent-user",
-        &agent,
-        "--sudoers-out",
-        s(&d.sudoers),
-    ]);
-    let w = run_cmd(&mut c).json();
-    assert_eq!(w["visudo"], "passed", "{w}");
-    assert_eq!(
-        std::fs::read_to_string(&wrapper).expect("wrapper"),
-        agent_task::collector::wrapper::script(s(&d.bin()), s(&d.data()), s(&d.collector()), &op)
-    );
-
-    // A deployment that would let the agent in is refused, and nothing is
-    // written: the agent as the operator, a binary or data directory the
-    // agent owns, a sudoers name sudo would ignore, a non-root caller.
-    let other_out = root_dir.join("sbin/refused-wrapper");
-    let own_bin = ag_home.join("agent-task");
-    std::fs::copy(d.bin(), &own_bin).expect("copy");
-    sh_root(&["chown", &format!("{agent}:{agent}"), s(&own_bin)]);
-    let refused = |binary: &Path, data: &Path, agent_user: &str, sudoers: &str| {
-        let mut c = assert_cmd::Command::new(d.bin());
-        c.env_clear().env("PATH", PATH).args([
-            "collector",
-            "wrapper",
-            "--out",
-            s(&other_out),
-            "--data-dir",
-            s(data),
-            "--collector-dir",
-            s(&d.collector()),
-            "--binary",
-            s(binary),
-            "--operator-user",
-            &op,
-            "--agent-user",
-            agent_user,
-            "--sudoers-out",
-            sudoers,
-        ]);
-        run_cmd(&mut c)
-    };
-    let bad_rule = format!("/etc/sudoers.d/agent-task-test.{unique}");
-    let good_rule = format!("/etc/sudoers.d/agent-task-refused-{unique}");
-    refused(&d.bin(), &d.data(), &op, &good_rule).error("invalid_input", 65);
-    refused(&own_bin, &d.data(), &agent, &good_rule).error("insecure_permissions", 77);
-    refused(&d.bin(), &ag_home, &agent, &good_rule).error("insecure_permissions", 77);
-    refused(&d.bin(), &d.data(), &agent, &bad_rule).error("usage", 64);
-    let o = d.as_user(
-        &agent,
-        s(&d.bin()),
-        &[
-            "collector",
-            "wrapper",
-            "--out",
-            s(&ag_home.join("w")),
-            "--data-dir",
-            s(&d.data()),
-            "--collector-dir",
-            s(&d.collector()),
-            "--binary",
-            s(&d.bin()),
-            "--operator-user",
-            &op,
-            "--agent-user",
-            &agent,
-        ],
-        &[],
-        b"",
-    );
-    o.error("insecure_permissions", 77);
-    assert!(!other_out.exists(), "a refused wrapper was written");
-    assert!(!Path::new(&bad_rule).exists() && !Path::new(&good_rule).exists());
-    assert!(!ag_home.join("w").exists());
 
     // serve as the operator.
     let demo_req = d.operator(&[
@@ -443,85 +392,269 @@ fn privilege_separated_deployment_with_real_users() {
     let mut line = String::new();
     BufReader::new(out).read_line(&mut line).expect("line");
     let v: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line:?}"));
-    let addr = v["listening"]
+    d.addr = v["listening"]
         .as_str()
         .expect("url")
         .trim_start_matches("http://")
         .to_owned();
-    let a = addr.as_str();
 
-    // The agent's whole loop, with its token and the endpoint only.
-    let ch = d
-        .agent_cmd(
-            a,
-            &[
-                "change",
-                "open",
-                "--profile",
-                "default",
-                "--request-id",
-                "o1",
-            ],
-            b"",
-        )
-        .json();
-    let id = ch["change_id"].as_str().expect("id").to_owned();
-    let ws = ag_home.join("ws");
-    copy_tree(&repo_root().join("fixtures/repos/basic"), &ws);
-    std::fs::write(
-        ws.join("add.sh"),
-        "#!/bin/sh\n# Adds two integers (agent edit).\necho $(($1 + $2))\n",
-    )
-    .expect("edit");
-    sh_root(&["chown", "-R", &format!("{agent}:{agent}"), s(&ws)]);
-    let cp = d
-        .agent_cmd(
-            a,
-            &["checkpoint", "--change", &id, "--workspace", s(&ws)],
-            b"",
-        )
-        .json();
-    assert_eq!(cp["version"], 1, "{cp}");
-    let tests = task_of(&cp, "tests");
-    let notes = task_of(&cp, "notes");
-    let next = d.agent_cmd(a, &["next", "--change", &id], b"").json();
-    assert_eq!(next["next"]["operation"], "collector_claim", "{next}");
-    let claimed = d
-        .agent_cmd(a, &["claim", &notes, "--request-id", "n1"], b"")
-        .json();
-    assert!(claimed.is_object(), "{claimed}");
-    let desc = ag_home.join("d.json");
-    let cc = d
-        .agent_cmd(
-            a,
-            &[
-                "collector-claim",
-                &tests,
-                "--request-id",
-                "rc1",
-                "--descriptor-out",
-                s(&desc),
-            ],
-            b"",
-        )
-        .json();
-    assert!(cc["descriptor"].is_object(), "{cc}");
-    let token_bytes = std::fs::read(d.agent_token()).expect("token");
-    let desc_bytes = std::fs::read(&desc).expect("descriptor");
-    let stdin_of = |descriptor: &[u8]| {
-        let mut v = token_bytes.clone();
+    // The review credential file: the operator's, 0600.
+    if let Some(text) = o.credential {
+        let p = op_home.join("review-credentials.env");
+        std::fs::write(&p, text).expect("credential");
+        sh_root(&["chown", &format!("{op}:{op}"), s(&p)]);
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o600)).expect("chmod");
+        d.credential = Some(p);
+    }
+    // Root writes the wrapper (pinning that serve) and the sudoers rule.
+    let out = d.write_wrapper(&d.wrapper, &d.bin(), &d.data(), &agent, s(&d.sudoers), &[]);
+    let w = out.json();
+    assert_eq!(w["visudo"], "passed", "{w}");
+    assert_eq!(
+        std::fs::read_to_string(&d.wrapper).expect("wrapper"),
+        agent_task::collector::wrapper::script(&agent_task::collector::wrapper::Pins {
+            binary: s(&d.bin()),
+            data_dir: s(&d.data()),
+            collector_dir: s(&d.collector()),
+            operator: &op,
+            endpoint: &format!("http://{}", d.addr),
+            repository: "demo-basic",
+            profile: "default",
+            review_credential_file: d.credential.as_deref().map(s),
+        })
+    );
+    Some(d)
+}
+
+impl Deployment {
+    /// `collector wrapper` as root with this deployment's pins (the
+    /// collector directory, the operator, serve and its route, the
+    /// credential file if any) and the given others; `extra` is appended.
+    pub fn write_wrapper(
+        &self,
+        out: &Path,
+        binary: &Path,
+        data: &Path,
+        agent_user: &str,
+        sudoers: &str,
+        extra: &[&str],
+    ) -> Output {
+        let endpoint = format!("http://{}", self.addr);
+        let mut c = assert_cmd::Command::new(self.bin());
+        c.env_clear().env("PATH", PATH).args([
+            "collector",
+            "wrapper",
+            "--out",
+            s(out),
+            "--data-dir",
+            s(data),
+            "--collector-dir",
+            s(&self.collector()),
+            "--binary",
+            s(binary),
+            "--operator-user",
+            &self.op,
+            "--agent-user",
+            agent_user,
+            "--sudoers-out",
+            sudoers,
+        ]);
+        // The route's defaults, unless `extra` names its own.
+        for (flag, value) in [
+            ("--endpoint", endpoint.as_str()),
+            ("--repository", "demo-basic"),
+            ("--profile", "default"),
+        ] {
+            if !extra.contains(&flag) {
+                c.args([flag, value]);
+            }
+        }
+        if let Some(p) = self
+            .credential
+            .as_ref()
+            .filter(|_| !extra.contains(&"--review-credential-file"))
+        {
+            c.args(["--review-credential-file", s(p)]);
+        }
+        c.args(extra);
+        run_cmd(&mut c)
+    }
+
+    /// The wrapper's stdin: the agent's token line, then `descriptor`.
+    pub fn stdin_of(&self, descriptor: &[u8]) -> Vec<u8> {
+        let mut v = std::fs::read(self.agent_token()).expect("token");
         if !v.ends_with(b"\n") {
             v.push(b'\n');
         }
         v.extend_from_slice(descriptor);
         v
-    };
-    let sudo = |args: &[&str], stdin: &[u8]| {
-        let mut a = vec!["-n", "-u", op.as_str()];
-        a.extend_from_slice(args);
-        d.as_user(&agent, "sudo", &a, &[], stdin)
-    };
+    }
 
+    /// `sudo -n -u OPERATOR args…` as the agent.
+    pub fn sudo(&self, args: &[&str], stdin: &[u8]) -> Output {
+        let mut a = vec!["-n", "-u", self.op.as_str()];
+        a.extend_from_slice(args);
+        self.as_user(&self.agent, "sudo", &a, &[], stdin)
+    }
+
+    /// The agent opens a change, checkpoints `add.sh` edited, and claims
+    /// its `tests` task for the collector; returns (change id, checkpoint,
+    /// descriptor bytes).
+    pub fn agent_change(&self, n: &str) -> (String, Value, Vec<u8>) {
+        self.agent_change_with(
+            n,
+            "#!/bin/sh\n# Adds two integers (agent edit).\necho $(($1 + $2))\n",
+        )
+    }
+
+    /// [`Deployment::agent_change`] with `add_sh` as the edited `add.sh`.
+    pub fn agent_change_with(&self, n: &str, add_sh: &str) -> (String, Value, Vec<u8>) {
+        let a = self.addr.as_str();
+        let ch = self
+            .agent_cmd(
+                a,
+                &[
+                    "change",
+                    "open",
+                    "--profile",
+                    "default",
+                    "--request-id",
+                    &format!("o-{n}"),
+                ],
+                b"",
+            )
+            .json();
+        let id = ch["change_id"].as_str().expect("id").to_owned();
+        let ag_home = self.home(&self.agent);
+        let ws = ag_home.join(format!("ws-{n}"));
+        copy_tree(&repo_root().join("fixtures/repos/basic"), &ws);
+        std::fs::write(ws.join("add.sh"), add_sh).expect("edit");
+        sh_root(&["chown", "-R", &format!("{0}:{0}", self.agent), s(&ws)]);
+        let cp = self
+            .agent_cmd(
+                a,
+                &["checkpoint", "--change", &id, "--workspace", s(&ws)],
+                b"",
+            )
+            .json();
+        let tests = task_of(&cp, "tests");
+        let desc = ag_home.join(format!("d-{n}.json"));
+        let cc = self
+            .agent_cmd(
+                a,
+                &[
+                    "collector-claim",
+                    &tests,
+                    "--request-id",
+                    &format!("rc-{n}"),
+                    "--descriptor-out",
+                    s(&desc),
+                ],
+                b"",
+            )
+            .json();
+        assert!(cc["descriptor"].is_object(), "{cc}");
+        (id, cp, std::fs::read(&desc).expect("descriptor"))
+    }
+}
+
+#[test]
+fn privilege_separated_deployment_with_real_users() {
+    let Some(d) = deploy("the multi-user deployment test", &Opts::default()) else {
+        return;
+    };
+    let (op, agent) = (d.op.clone(), d.agent.clone());
+    let ag_home = d.home(&agent);
+    let wrapper = d.wrapper.clone();
+    let root_dir = d.root_dir.clone();
+    let unique = d.op.trim_start_matches("atop").to_owned();
+
+    // A deployment that would let the agent in is refused, and nothing is
+    // written: the agent as the operator, a binary or data directory the
+    // agent owns, a sudoers name sudo would ignore, an endpoint or route
+    // that needs quoting, a non-root caller.
+    let other_out = root_dir.join("sbin/refused-wrapper");
+    let own_bin = ag_home.join("agent-task");
+    std::fs::copy(d.bin(), &own_bin).expect("copy");
+    sh_root(&["chown", &format!("{agent}:{agent}"), s(&own_bin)]);
+    let bad_rule = format!("/etc/sudoers.d/agent-task-test.{unique}");
+    let good_rule = format!("/etc/sudoers.d/agent-task-refused-{unique}");
+    let refused = |binary: &Path, data: &Path, agent_user: &str, sudoers: &str, extra: &[&str]| {
+        d.write_wrapper(&other_out, binary, data, agent_user, sudoers, extra)
+    };
+    refused(&d.bin(), &d.data(), &op, &good_rule, &[]).error("invalid_input", 65);
+    refused(&own_bin, &d.data(), &agent, &good_rule, &[]).error("insecure_permissions", 77);
+    refused(&d.bin(), &ag_home, &agent, &good_rule, &[]).error("insecure_permissions", 77);
+    refused(&d.bin(), &d.data(), &agent, &bad_rule, &[]).error("usage", 64);
+    for bad in [
+        "http://127.0.0.1:1/$(id)",
+        "http://x@127.0.0.1:1",
+        "file:///etc",
+    ] {
+        refused(
+            &d.bin(),
+            &d.data(),
+            &agent,
+            &good_rule,
+            &["--endpoint", bad],
+        )
+        .error("invalid_input", 65);
+    }
+    refused(
+        &d.bin(),
+        &d.data(),
+        &agent,
+        &good_rule,
+        &["--repository", "a b"],
+    )
+    .error("invalid_input", 65);
+    let o = d.as_user(
+        &agent,
+        s(&d.bin()),
+        &[
+            "collector",
+            "wrapper",
+            "--out",
+            s(&ag_home.join("w")),
+            "--data-dir",
+            s(&d.data()),
+            "--collector-dir",
+            s(&d.collector()),
+            "--binary",
+            s(&d.bin()),
+            "--operator-user",
+            &op,
+            "--agent-user",
+            &agent,
+            "--endpoint",
+            &format!("http://{}", d.addr),
+            "--repository",
+            "demo-basic",
+            "--profile",
+            "default",
+        ],
+        &[],
+        b"",
+    );
+    o.error("insecure_permissions", 77);
+    assert!(!other_out.exists(), "a refused wrapper was written");
+    assert!(!Path::new(&bad_rule).exists() && !Path::new(&good_rule).exists());
+    assert!(!ag_home.join("w").exists());
+
+    let a = d.addr.as_str();
+    // The agent's whole loop, with its token and the endpoint only.
+    let (id, cp, desc_bytes) = d.agent_change("main");
+    assert_eq!(cp["version"], 1, "{cp}");
+    let notes = task_of(&cp, "notes");
+    let claimed = d
+        .agent_cmd(a, &["claim", &notes, "--request-id", "n1"], b"")
+        .json();
+    assert!(claimed.is_object(), "{claimed}");
+    let desc = ag_home.join("d-main.json");
+    let ws = ag_home.join("ws-main");
+    let source = d.source.clone();
+    let stdin_of = |descriptor: &[u8]| d.stdin_of(descriptor);
+    let sudo = |args: &[&str], stdin: &[u8]| d.sudo(args, stdin);
     // A descriptor the agent changed (another revision to run on, a later
     // fence, another step) is refused and signs nothing.
     let orig: Value = serde_json::from_slice(&desc_bytes).expect("descriptor json");
@@ -568,7 +701,29 @@ fn privilege_separated_deployment_with_real_users() {
     assert_ne!(o.code, 0, "sudo ran the wrapper as root: {o}");
     assert!(o.stderr.starts_with("sudo: "), "{o}");
 
-    // The real collect, through the wrapper as the rule allows.
+    // The wrapper of an older agent-task (no --endpoint): its collect
+    // refuses to import locally, and nothing is reserved.
+    let old = d.as_user(
+        &op,
+        s(&d.bin()),
+        &[
+            "--data-dir",
+            s(&d.data()),
+            "collect",
+            "--collector-dir",
+            s(&d.collector()),
+            "--descriptor",
+            "-",
+            "--token-on-stdin",
+        ],
+        &[],
+        &stdin_of(&desc_bytes),
+    );
+    old.error("usage", 64);
+    assert!(old.stderr.contains("--endpoint"), "{old}");
+
+    // The real collect, through the wrapper as the rule allows: it uploads
+    // through the operator's serve.
     let col = sudo(&[s(&wrapper)], &stdin_of(&desc_bytes)).json();
     assert_eq!(col["outcome"], "passed", "{col}");
     // A replay of the spent descriptor signs nothing more: it returns the

@@ -264,6 +264,8 @@ fn remote_checkpoint_is_the_local_revision_and_the_whole_loop_runs_on_the_token(
         stdin.push(b'\n');
     }
     stdin.extend(std::fs::read(&d).expect("descriptor"));
+    // The stdin form is the wrapper's: it never imports locally, so it
+    // needs the endpoint (refused, nothing reserved, without one).
     let mut c = l.env.cmd();
     c.args([
         "collect",
@@ -274,8 +276,30 @@ fn remote_checkpoint_is_the_local_revision_and_the_whole_loop_runs_on_the_token(
         "--token-on-stdin",
     ])
     .write_stdin(stdin.clone());
+    run_cmd(&mut c).error("usage", 64);
+    let endpoint = format!("http://{a}");
+    let upload = [
+        "--endpoint",
+        endpoint.as_str(),
+        "--repository",
+        "demo-basic",
+        "--profile",
+        "default",
+    ];
+    let mut c = l.env.cmd();
+    c.args([
+        "collect",
+        "--collector-dir",
+        s(&l.collector),
+        "--descriptor",
+        "-",
+        "--token-on-stdin",
+    ])
+    .args(upload)
+    .write_stdin(stdin.clone());
     let col = run_cmd(&mut c).json();
     assert_eq!(col["outcome"], "passed", "{col}");
+    assert_eq!(col["resumed"], false, "{col}");
     // The stdin form refuses a second token source and a descriptor file.
     let mut c = l.env.cmd();
     c.arg("--token-file")
@@ -299,6 +323,7 @@ fn remote_checkpoint_is_the_local_revision_and_the_whole_loop_runs_on_the_token(
         "-",
         "--token-on-stdin",
     ])
+    .args(upload)
     .write_stdin(b"not a token line".to_vec());
     run_cmd(&mut c).error("unauthorized", 77);
     let q = remote(&l, a, &["qualify", "--change", &id]).json();

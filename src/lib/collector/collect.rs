@@ -131,6 +131,11 @@ pub struct CollectRequest<'a> {
     pub descriptor: &'a [u8],
     /// Collector directory.
     pub collector_dir: &'a Path,
+    /// The operator's review credential file (`docs/review.md`,
+    /// "Credentials"): a review collect hands its values to the pinned
+    /// reviewer instead of the environment's; a command collect never
+    /// reads it.
+    pub review_credential_file: Option<&'a Path>,
 }
 
 /// The retained files of one execution and the key that seals them.

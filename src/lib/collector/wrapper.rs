@@ -1,12 +1,22 @@
 //! The sudo wrapper of a privilege-separated deployment
 //! (`agent-task collector wrapper`): a root-owned shell script that is the
 //! one command a sudoers rule lets the agent's Unix user run as the
-//! operator. It pins the binary, the data directory and the collector
-//! directory, takes no arguments, resets the environment and passes on only
-//! stdin (the agent's token on the first line, then the descriptor), so
-//! nothing the agent passes can point `collect` at another data directory,
-//! collector directory or binary. The sudoers rule allows exactly that
-//! script without arguments. See `docs/security.md`.
+//! operator. It pins the binary, the data directory, the collector
+//! directory, the operator's `serve` endpoint with the repository and
+//! profile the transfer is uploaded to, and (optionally) the review
+//! credential file; it takes no arguments, resets the environment and
+//! passes on only stdin (the agent's token on the first line, then the
+//! descriptor), so nothing the agent passes can point `collect` at another
+//! data directory, collector directory, endpoint, credential or binary.
+//! The sudoers rule allows exactly that script without arguments.
+//!
+//! The collect it starts never imports locally: the agent can stop any
+//! process it starts (sudo relays SIGTSTP; SIGSTOP, a frozen cgroup or an
+//! unread pipe need no relay), so that process must never hold
+//! `DATA_DIR/lock` or an authority write transaction. It uploads through
+//! the operator's `serve`, whose writer no agent can stop, and reads the
+//! data directory only without a lock (`--token-on-stdin` implies this; see
+//! `cli::commands::collect`). See `docs/security.md`.
 
 use crate::error::{Code, Error, Result};
 use crate::store::private_fs;
@@ -31,6 +41,15 @@ pub struct WrapperRequest {
     pub agent_user: String,
     /// Where to write the sudoers rule (e.g. `/etc/sudoers.d/agent-task-collect`).
     pub sudoers_out: Option<PathBuf>,
+    /// The operator's `serve` (`http://host:port`) the collect uploads to.
+    pub endpoint: String,
+    /// The workspace repository id of the upload route.
+    pub repository: String,
+    /// The workspace profile id of the upload route.
+    pub profile: String,
+    /// The operator's review credential file (0600, the operator's),
+    /// handed to the pinned reviewer only.
+    pub review_credential_file: Option<PathBuf>,
 }
 
 /// `collector wrapper` output.
@@ -48,6 +67,14 @@ pub struct WrapperOutput {
     pub data_dir: String,
     /// The pinned collector directory.
     pub collector_dir: String,
+    /// The pinned upload endpoint.
+    pub endpoint: String,
+    /// The pinned workspace repository id.
+    pub repository: String,
+    /// The pinned workspace profile id.
+    pub profile: String,
+    /// The pinned review credential file, if any.
+    pub review_credential_file: Option<String>,
     /// The operator user and uid.
     pub operator_user: String,
     /// The operator's uid.
@@ -91,6 +118,39 @@ fn plain_path(what: &str, p: &Path) -> Result<String> {
         ));
     }
     Ok(s.to_owned())
+}
+
+/// The upload endpoint: `http://` or `https://` then a host and port of
+/// `[A-Za-z0-9.:-]` (or a bracketed IPv6 address), no user, path, query or
+/// fragment: nothing needs quoting in the script, and nothing the agent
+/// controls picks where its evidence goes.
+fn plain_endpoint(s: &str) -> Result<String> {
+    let rest = s
+        .strip_prefix("http://")
+        .or_else(|| s.strip_prefix("https://"));
+    let ok = rest.is_some_and(|r| {
+        let r = r.strip_suffix('/').unwrap_or(r);
+        !r.is_empty()
+            && r.len() <= 255
+            && !r.starts_with(':')
+            && r.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b".:-[]".contains(&b))
+    });
+    if !ok {
+        return Err(Error::new(
+            Code::InvalidInput,
+            format!(
+                "--endpoint {s:?} must be http://HOST:PORT or https://HOST:PORT (the operator's \
+                 serve; no user, path or query)"
+            ),
+        ));
+    }
+    Ok(s.trim_end_matches('/').to_owned())
+}
+
+/// A workspace repository or profile id the script carries unquoted.
+fn plain_id(what: &str, s: &str) -> Result<()> {
+    crate::contract::check_id(what, s)
 }
 
 /// A user name as useradd's default rule accepts it.
@@ -204,16 +264,53 @@ pub fn operator_private_dir(what: &str, p: &Path, uid: u32) -> Result<()> {
     check_ancestry(p, uid)
 }
 
+/// What a wrapper script pins.
+#[derive(Debug, Clone)]
+pub struct Pins<'a> {
+    /// The agent-task binary.
+    pub binary: &'a str,
+    /// The data directory (read without a lock).
+    pub data_dir: &'a str,
+    /// The collector directory.
+    pub collector_dir: &'a str,
+    /// The operator user.
+    pub operator: &'a str,
+    /// The operator's `serve`.
+    pub endpoint: &'a str,
+    /// The workspace repository id.
+    pub repository: &'a str,
+    /// The workspace profile id.
+    pub profile: &'a str,
+    /// The review credential file.
+    pub review_credential_file: Option<&'a str>,
+}
+
 /// The wrapper script's text.
-pub fn script(binary: &str, data_dir: &str, collector_dir: &str, operator: &str) -> String {
+pub fn script(p: &Pins<'_>) -> String {
+    let Pins {
+        binary,
+        data_dir,
+        collector_dir,
+        operator,
+        endpoint,
+        repository,
+        profile,
+        review_credential_file,
+    } = p;
+    let credential = match review_credential_file {
+        Some(f) => format!(" \\\n    --review-credential-file {f}"),
+        None => String::new(),
+    };
     format!(
         "#!/bin/sh\n\
          # agent-task collect wrapper for the operator user {operator}, written by\n\
          # `agent-task collector wrapper` (docs/security.md, \"Privilege-separated\n\
          # deployment\"). The sudoers rule lets the agent's user run exactly this file,\n\
-         # without arguments, as {operator}. It pins the binary, the data directory and\n\
-         # the collector directory, resets the environment and passes on only stdin:\n\
-         # the agent's token on the first line, then the collector descriptor.\n\
+         # without arguments, as {operator}. It pins the binary, the data directory,\n\
+         # the collector directory and the operator's serve (collect uploads there and\n\
+         # never imports locally: nothing the agent starts takes the data directory's\n\
+         # lock), resets the environment and passes on only stdin: the agent's token on\n\
+         # the first line, then the collector descriptor.\n\
          if [ \"$#\" -ne 0 ]; then\n\
          \x20   printf '%s\\n' '{{\"error\":\"usage\",\"message\":\"the collect wrapper takes no arguments: the token and the descriptor come on stdin\"}}' >&2\n\
          \x20   exit 64\n\
@@ -222,13 +319,15 @@ pub fn script(binary: &str, data_dir: &str, collector_dir: &str, operator: &str)
          cd / || exit 71\n\
          exec /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LC_ALL=C \\\n\
          \x20   {binary} --data-dir {data_dir} collect \\\n\
-         \x20   --collector-dir {collector_dir} --descriptor - --token-on-stdin\n"
+         \x20   --collector-dir {collector_dir} --descriptor - --token-on-stdin \\\n\
+         \x20   --endpoint {endpoint} --repository {repository} --profile {profile}{credential}\n"
     )
 }
 
-/// What a wrapper script pins, as [`script`] takes it.
+/// What a wrapper script pins, read back from its text (the owned form
+/// of [`Pins`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Pins {
+pub struct ParsedPins {
     /// The agent-task binary.
     pub binary: String,
     /// The operator's data directory.
@@ -237,12 +336,36 @@ pub struct Pins {
     pub collector_dir: String,
     /// The operator user the script is written for.
     pub operator: String,
+    /// The operator's `serve` the collect uploads to.
+    pub endpoint: String,
+    /// The workspace repository id.
+    pub repository: String,
+    /// The workspace profile id.
+    pub profile: String,
+    /// The review credential file, when one is pinned.
+    pub review_credential_file: Option<String>,
+}
+
+impl ParsedPins {
+    /// The borrowed form [`script`] renders.
+    pub fn as_pins(&self) -> Pins<'_> {
+        Pins {
+            binary: &self.binary,
+            data_dir: &self.data_dir,
+            collector_dir: &self.collector_dir,
+            operator: &self.operator,
+            endpoint: &self.endpoint,
+            repository: &self.repository,
+            profile: &self.profile,
+            review_credential_file: self.review_credential_file.as_deref(),
+        }
+    }
 }
 
 /// The pins of a wrapper script, read back from its text: `Some` only
 /// when [`script`] renders exactly `text` from them, so a script edited
 /// in any byte (or written by another version) is `None`.
-pub fn parse_pins(text: &str) -> Option<Pins> {
+pub fn parse_pins(text: &str) -> Option<ParsedPins> {
     let operator = text
         .lines()
         .nth(1)?
@@ -259,19 +382,32 @@ pub fn parse_pins(text: &str) -> Option<Pins> {
     let mut second = exec.next()?.split_whitespace();
     (second.next()? == "--collector-dir").then_some(())?;
     let collector_dir = second.next()?;
-    let pins = Pins {
+    let mut third = exec.next()?.split_whitespace();
+    (third.next()? == "--endpoint").then_some(())?;
+    let endpoint = third.next()?;
+    (third.next()? == "--repository").then_some(())?;
+    let repository = third.next()?;
+    (third.next()? == "--profile").then_some(())?;
+    let profile = third.next()?;
+    let review_credential_file = match exec.next() {
+        None => None,
+        Some(line) => {
+            let mut fourth = line.split_whitespace();
+            (fourth.next()? == "--review-credential-file").then_some(())?;
+            Some(fourth.next()?.to_owned())
+        }
+    };
+    let pins = ParsedPins {
         binary: binary.to_owned(),
         data_dir: data_dir.to_owned(),
         collector_dir: collector_dir.to_owned(),
         operator: operator.to_owned(),
+        endpoint: endpoint.to_owned(),
+        repository: repository.to_owned(),
+        profile: profile.to_owned(),
+        review_credential_file,
     };
-    (script(
-        &pins.binary,
-        &pins.data_dir,
-        &pins.collector_dir,
-        &pins.operator,
-    ) == text)
-        .then_some(pins)
+    (script(&pins.as_pins()) == text).then_some(pins)
 }
 
 /// The sudoers rule: `agent` may run `wrapper`, without arguments and
@@ -429,6 +565,21 @@ pub fn write(r: &WrapperRequest) -> Result<WrapperOutput> {
             ),
         ));
     }
+    let endpoint = plain_endpoint(&r.endpoint)?;
+    plain_id("--repository", &r.repository)?;
+    plain_id("--profile", &r.profile)?;
+    let credential = match &r.review_credential_file {
+        None => None,
+        Some(p) => {
+            let shown = plain_path("--review-credential-file", p)?;
+            let dir = p.parent().ok_or_else(|| {
+                Error::new(Code::Usage, "--review-credential-file has no directory")
+            })?;
+            check_ancestry(dir, op_uid)?;
+            crate::collector::review::credential::check_file(p, op_uid)?;
+            Some(shown)
+        }
+    };
     // Every check of the sudoers path before anything is written.
     if let Some(p) = &r.sudoers_out {
         plain_path("--sudoers-out", p)?;
@@ -446,7 +597,16 @@ pub fn write(r: &WrapperRequest) -> Result<WrapperOutput> {
         check_ancestry(dir, 0)?;
         replaceable(p)?;
     }
-    let text = script(&binary, &data_dir, &collector_dir, &r.operator_user);
+    let text = script(&Pins {
+        binary: &binary,
+        data_dir: &data_dir,
+        collector_dir: &collector_dir,
+        operator: &r.operator_user,
+        endpoint: &endpoint,
+        repository: &r.repository,
+        profile: &r.profile,
+        review_credential_file: credential.as_deref(),
+    });
     install_file(&r.out, text.as_bytes(), 0o755, &|_| Ok(()))?;
     let rule = sudoers_rule(&out, &r.agent_user, &r.operator_user);
     let (sudoers_file, visudo) = match &r.sudoers_out {
@@ -494,6 +654,10 @@ pub fn write(r: &WrapperRequest) -> Result<WrapperOutput> {
         binary,
         data_dir,
         collector_dir,
+        endpoint,
+        repository: r.repository.clone(),
+        profile: r.profile.clone(),
+        review_credential_file: credential,
         operator_user: r.operator_user.clone(),
         operator_uid: op_uid,
         agent_user: r.agent_user.clone(),
@@ -527,25 +691,78 @@ mod tests {
 
     #[test]
     fn script_and_rule_pin_everything() {
-        let s = script("/opt/at/agent-task", "/srv/d", "/srv/c", "op");
+        let mut pins = Pins {
+            binary: "/opt/at/agent-task",
+            data_dir: "/srv/d",
+            collector_dir: "/srv/c",
+            operator: "op",
+            endpoint: "http://127.0.0.1:7070",
+            repository: "demo-basic",
+            profile: "default",
+            review_credential_file: None,
+        };
+        let s = script(&pins);
         assert!(s.starts_with("#!/bin/sh\n"));
         assert!(s.contains("if [ \"$#\" -ne 0 ]; then"));
         assert!(s.contains(
-            "exec /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LC_ALL=C \\\n    /opt/at/agent-task --data-dir /srv/d collect \\\n    --collector-dir /srv/c --descriptor - --token-on-stdin\n"
+            "exec /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LC_ALL=C \\\n    /opt/at/agent-task --data-dir /srv/d collect \\\n    --collector-dir /srv/c --descriptor - --token-on-stdin \\\n    --endpoint http://127.0.0.1:7070 --repository demo-basic --profile default\n"
         ));
-        let pins = parse_pins(&s).expect("pins read back");
+        let read = parse_pins(&s).expect("pins read back");
         assert_eq!(
             (
-                &*pins.binary,
-                &*pins.data_dir,
-                &*pins.collector_dir,
-                &*pins.operator
+                &*read.binary,
+                &*read.data_dir,
+                &*read.collector_dir,
+                &*read.operator,
+                &*read.endpoint,
+                &*read.repository,
+                &*read.profile,
+                read.review_credential_file.as_deref()
             ),
-            ("/opt/at/agent-task", "/srv/d", "/srv/c", "op")
+            (
+                "/opt/at/agent-task",
+                "/srv/d",
+                "/srv/c",
+                "op",
+                "http://127.0.0.1:7070",
+                "demo-basic",
+                "default",
+                None
+            )
         );
         assert_eq!(parse_pins(&s.replace("/srv/d ", "/srv/e  ")), None);
         assert_eq!(parse_pins(&format!("{s}id\n")), None);
         assert_eq!(parse_pins(""), None);
+        pins.review_credential_file = Some("/srv/review.env");
+        let with_credential = script(&pins);
+        assert!(
+            with_credential
+                .ends_with("--profile default \\\n    --review-credential-file /srv/review.env\n")
+        );
+        assert_eq!(
+            parse_pins(&with_credential)
+                .expect("pins read back")
+                .review_credential_file
+                .as_deref(),
+            Some("/srv/review.env")
+        );
+        assert!(
+            plain_endpoint("http://127.0.0.1:7070/").is_ok_and(|e| e == "http://127.0.0.1:7070")
+        );
+        assert!(plain_endpoint("https://[::1]:8443").is_ok());
+        for bad in [
+            "ftp://h:1",
+            "http://",
+            "http://u@h:1",
+            "http://h:1/x",
+            "http://h:1?q",
+            "http://h 1",
+            "http://h:1#f",
+            "http://$(id):1",
+            "http://:1",
+        ] {
+            assert!(plain_endpoint(bad).is_err(), "{bad}");
+        }
         let r = sudoers_rule("/usr/local/sbin/agent-task-collect", "agent", "op");
         assert!(r.contains("Defaults!/usr/local/sbin/agent-task-collect env_reset, !setenv\n"));
         assert!(r.ends_with("agent ALL=(op) NOPASSWD: /usr/local/sbin/agent-task-collect \"\"\n"));

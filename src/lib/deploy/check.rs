@@ -448,7 +448,7 @@ pub fn run(r: &CheckRequest) -> Result<CheckReport> {
     // The wrapper: root's, and exactly the script `collector wrapper` writes for these pins.
     let mut binary: Option<String> = None;
     let wrapper_fix = format!(
-        "as root: agent-task --data-dir {} collector wrapper --out {} --collector-dir {} --binary BINARY --operator-user {op} --agent-user {agent} --sudoers-out {}",
+        "as root: agent-task --data-dir {} collector wrapper --out {} --collector-dir {} --binary BINARY --operator-user {op} --agent-user {agent} --sudoers-out {} --endpoint URL --repository R --profile P",
         shown(data),
         shown(&r.wrapper),
         shown(coll),
@@ -467,7 +467,7 @@ pub fn run(r: &CheckRequest) -> Result<CheckReport> {
             );
         };
         binary = Some(pins.binary.clone());
-        let want = [
+        let mut want = vec![
             ("data directory", pins.data_dir.as_str(), shown(data)),
             (
                 "collector directory",
@@ -476,6 +476,17 @@ pub fn run(r: &CheckRequest) -> Result<CheckReport> {
             ),
             ("operator", pins.operator.as_str(), op.clone()),
         ];
+        // The serve the wrapper's collect uploads to must be the one the
+        // agent is told to use, for the same workspace route.
+        if let Some(ep) = &r.endpoint {
+            want.push((
+                "endpoint",
+                pins.endpoint.as_str(),
+                ep.url.trim_end_matches('/').to_owned(),
+            ));
+            want.push(("repository", pins.repository.as_str(), ep.repository.clone()));
+            want.push(("profile", pins.profile.as_str(), ep.profile.clone()));
+        }
         for (what, got, want) in want {
             if got != want {
                 return fail(
@@ -485,11 +496,14 @@ pub fn run(r: &CheckRequest) -> Result<CheckReport> {
             }
         }
         Ok(format!(
-            "{} pins {} --data-dir {} --collector-dir {} for {op}",
+            "{} pins {} --data-dir {} --collector-dir {} --endpoint {} --repository {} --profile {} for {op}",
             shown(&r.wrapper),
             pins.binary,
             pins.data_dir,
-            pins.collector_dir
+            pins.collector_dir,
+            pins.endpoint,
+            pins.repository,
+            pins.profile
         ))
     });
     o.run("wrapper", "binary", || match &binary {

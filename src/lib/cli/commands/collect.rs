@@ -127,6 +127,22 @@ pub enum CollectorCmd {
         /// Also write the sudoers rule here (e.g. /etc/sudoers.d/agent-task-collect).
         #[arg(long, value_name = "FILE")]
         sudoers_out: Option<PathBuf>,
+        /// The operator's `serve` the wrapper's collect uploads to
+        /// (`http://HOST:PORT`): it never imports locally, so nothing the
+        /// agent starts takes the data directory's lock.
+        #[arg(long, value_name = "URL")]
+        endpoint: String,
+        /// The workspace repository id of the upload route.
+        #[arg(long, value_name = "ID")]
+        repository: String,
+        /// The workspace profile id of the upload route.
+        #[arg(long, value_name = "ID")]
+        profile: String,
+        /// The operator's review credential file (NAME=VALUE lines, the
+        /// operator's, mode 0600): a review collect hands the values to the
+        /// pinned reviewer only (docs/review.md, "Credentials").
+        #[arg(long, value_name = "FILE")]
+        review_credential_file: Option<PathBuf>,
     },
 }
 
@@ -138,12 +154,19 @@ pub struct CollectArgs {
     pub descriptor: PathBuf,
     /// Read the agent's token from the first line of stdin, the descriptor
     /// from the rest (with `--descriptor -`): how the sudo wrapper, which
-    /// resets the environment, passes them. Excludes --token-file.
+    /// resets the environment, passes them. Excludes --token-file. Marks a
+    /// wrapper-started collect: it needs --endpoint and never imports
+    /// locally (nothing the agent starts takes the data directory's lock).
     #[arg(long)]
     pub token_on_stdin: bool,
     /// The owner-private collector directory (signing key and retained state).
     #[arg(long, value_name = "DIR")]
     pub collector_dir: PathBuf,
+    /// A review collect: the operator's credential file (NAME=VALUE lines,
+    /// the caller's, mode 0600) whose values go to the pinned reviewer's
+    /// environment only, instead of this process's environment.
+    #[arg(long, value_name = "FILE")]
+    pub review_credential_file: Option<PathBuf>,
     /// Upload over HTTP to this workspace endpoint instead of importing locally.
     #[command(flatten)]
     pub upload: UploadTarget,
@@ -377,6 +400,10 @@ pub(super) fn collector(ctx: &Ctx, c: CollectorCmd) -> Result<Value> {
             operator_user,
             agent_user,
             sudoers_out,
+            endpoint,
+            repository,
+            profile,
+            review_credential_file,
         } => to_value(&crate::collector::wrapper::write(
             &crate::collector::wrapper::WrapperRequest {
                 out,
@@ -388,6 +415,10 @@ pub(super) fn collector(ctx: &Ctx, c: CollectorCmd) -> Result<Value> {
                 operator_user,
                 agent_user,
                 sudoers_out,
+                endpoint,
+                repository,
+                profile,
+                review_credential_file,
             },
         )?),
     }
@@ -406,6 +437,17 @@ pub(super) fn collect(ctx: &Ctx, a: CollectArgs) -> Result<Value> {
             return Err(Error::new(
                 Code::Usage,
                 "--token-on-stdin excludes --token-file and AGENT_TASK_TOKEN_FILE",
+            ));
+        }
+        // A wrapper-started collect: the agent can stop it at any point
+        // (sudo relays SIGTSTP), so it must never hold the data
+        // directory's lock. It uploads through the operator's serve.
+        if a.upload.endpoint.is_none() {
+            return Err(Error::new(
+                Code::Usage,
+                "--token-on-stdin (the sudo wrapper's collect) uploads through the operator's \
+                 serve and never imports locally: pass --endpoint, --repository and --profile \
+                 (rewrite the wrapper with `collector wrapper --endpoint …`)",
             ));
         }
         let stdin = read_stdin(
@@ -438,9 +480,16 @@ pub(super) fn collect(ctx: &Ctx, a: CollectArgs) -> Result<Value> {
         token: &token,
     };
     let http = a.upload.http(&token);
+    // `local` answers the rechecks (lock-free reads that end before the
+    // run) and, without --endpoint, imports; a wrapper-started collect
+    // always has an endpoint (checked above), so it never imports here.
     let up: &dyn collect::Uploader = match &http {
         Some(h) => h,
         None => &local,
+    };
+    let credential = match &a.review_credential_file {
+        Some(p) => Some(std::path::absolute(p).map_err(|e| Error::io("resolve", p, e))?),
+        None => None,
     };
     collect::collect(
         &CollectRequest {
@@ -449,6 +498,7 @@ pub(super) fn collect(ctx: &Ctx, a: CollectArgs) -> Result<Value> {
             authority: &local,
             descriptor: &bytes,
             collector_dir: &a.collector_dir,
+            review_credential_file: credential.as_deref(),
         },
         up,
     )

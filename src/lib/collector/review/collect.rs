@@ -229,11 +229,17 @@ fn run(
     let mut journal = FileJournal::open(&ex.dir.join("review"), &ex.tag, StateKey::derive(seed)?)?;
     let work = cdir.join("review-work");
     private_fs::ensure_private_dir(&work)?;
-    let credentials: Vec<(String, String)> = profile
-        .env
-        .iter()
-        .filter_map(|k| crate::env::var(k).map(|v| (k.clone(), v)))
-        .collect();
+    // The operator's variables: from the pinned credential file when there
+    // is one (the sudo wrapper clears the environment), else from the
+    // environment. Either way only the reviewer's environment gets them.
+    let credentials: Vec<(String, String)> = match req.review_credential_file {
+        Some(f) => super::credential::load(f)?.into_vars(),
+        None => profile
+            .env
+            .iter()
+            .filter_map(|k| crate::env::var(k).map(|v| (k.clone(), v)))
+            .collect(),
+    };
     let mut transport = ClaudeCodeTransport::new(profile, &work.join(&ex.tag), credentials)?;
     super::run(
         &Review {

@@ -19,6 +19,7 @@
 pub mod answer;
 pub mod collect;
 pub mod controller;
+pub mod credential;
 pub use crate::contract::coverage;
 pub mod journal;
 pub mod plan;

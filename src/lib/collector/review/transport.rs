@@ -268,7 +268,9 @@ fn kill_group(pid: u32) {
 /// Runs `cmd` with `input` on stdin: stdout kept up to `cap` bytes (one more
 /// kills the run), a stderr tail, killed (the whole process group) at
 /// `timeout`.
-fn run(mut cmd: Command, input: Vec<u8>, timeout: Duration, cap: u64) -> Ran {
+/// Every `secrets` value is scrubbed out of both outputs
+/// ([`super::credential::redact`]) before anything else sees them.
+fn run(mut cmd: Command, input: Vec<u8>, timeout: Duration, cap: u64, secrets: &[&[u8]]) -> Ran {
     cmd.stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
@@ -394,6 +396,14 @@ fn run(mut cmd: Command, input: Vec<u8>, timeout: Duration, cap: u64) -> Ran {
     use std::os::unix::process::ExitStatusExt;
     let stdout = out_buf.lock().map(|b| b.clone()).unwrap_or_default();
     let tail = err_buf.lock().map(|b| b.clone()).unwrap_or_default();
+    let (stdout, tail) = if secrets.is_empty() {
+        (stdout, tail)
+    } else {
+        (
+            super::credential::redact(&stdout, secrets),
+            super::credential::redact(&tail, secrets),
+        )
+    };
     Ran {
         spawn_error: None,
         exit_code: status.and_then(|s| s.code()),
@@ -405,6 +415,12 @@ fn run(mut cmd: Command, input: Vec<u8>, timeout: Duration, cap: u64) -> Ran {
         stderr_tail: super::answer::shorten(&String::from_utf8_lossy(&tail)),
     }
 }
+
+/// The shortest operator value scrubbed out of the reviewer's output
+/// (every value of a credential file is at least
+/// [`super::credential::MIN_VALUE`] long; a shorter value from the
+/// environment, such as `NO_PROXY=localhost`, is not a credential).
+const MIN_SECRET: usize = 8;
 
 /// The concrete Claude Code CLI transport.
 pub struct ClaudeCodeTransport {
@@ -511,11 +527,18 @@ impl Transport for ClaudeCodeTransport {
             cmd.env(k, v);
         }
         crate::collector::test_run_log(&format!("review-call {}", req.ticket));
+        let secrets: Vec<&[u8]> = self
+            .env
+            .iter()
+            .map(|(_, v)| v.as_bytes())
+            .filter(|v| v.len() >= MIN_SECRET)
+            .collect();
         let ran = run(
             cmd,
             call.prompt.clone(),
             Duration::from_millis(req.timeout_ms),
             req.max_output_bytes,
+            &secrets,
         );
         let after = if ran.spawn_error.is_some() {
             Vec::new()
@@ -741,13 +764,13 @@ mod tests {
     fn run_caps_output_and_times_out() {
         let mut c = Command::new("/bin/sh");
         c.args(["-c", "cat; head -c 100000 /dev/zero"]);
-        let r = run(c, b"hello".to_vec(), Duration::from_secs(60), 1000);
+        let r = run(c, b"hello".to_vec(), Duration::from_secs(60), 1000, &[]);
         assert!(r.capped);
         assert_eq!(r.stdout.len(), 1000);
         assert!(r.stdout.starts_with(b"hello"));
         let mut c = Command::new("/bin/sh");
         c.args(["-c", "sleep 30"]);
-        let r = run(c, Vec::new(), Duration::from_millis(50), 1000);
+        let r = run(c, Vec::new(), Duration::from_millis(50), 1000, &[]);
         assert!(r.timed_out);
         assert_eq!(r.exit_code, None);
         let r = run(
@@ -755,11 +778,21 @@ mod tests {
             Vec::new(),
             Duration::from_secs(1),
             10,
+            &[],
         );
         assert!(r.spawn_error.is_some());
         let mut c = Command::new("/bin/sh");
         c.args(["-c", "echo oops >&2; exit 3"]);
-        let r = run(c, Vec::new(), Duration::from_secs(60), 10);
+        let r = run(c, Vec::new(), Duration::from_secs(60), 10, &[]);
         assert_eq!((r.exit_code, r.stderr_tail.as_str()), (Some(3), "oops\n"));
+        // A secret the executable prints, whole or cut by the cap, is gone.
+        let key: &[u8] = b"sk-test-secret-0123456789";
+        let mut c = Command::new("/bin/sh");
+        c.args(["-c", "echo \"k=$1\" >&2; printf 'x%s' \"$1\"", "sh"])
+            .arg(std::str::from_utf8(key).expect("utf8"));
+        let r = run(c, Vec::new(), Duration::from_secs(60), 12, &[key]);
+        assert!(r.capped);
+        assert_eq!(r.stdout, b"x[redacted]");
+        assert_eq!(r.stderr_tail, "k=[redacted]\n");
     }
 }
