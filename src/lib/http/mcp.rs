@@ -80,6 +80,11 @@ pub fn tools() -> Vec<Value> {
             ),
         ),
         (
+            "change_list",
+            "The bearer's own open (not landed) Changes on this profile: id, version, current revision, workspace (read-only).",
+            obj(&[], &[]),
+        ),
+        (
             "change_subject",
             "The current subject of a Change: version, revision, context digest, base (read-only).",
             change(),
