@@ -171,9 +171,15 @@ fn claude_edit(
     exclusive: bool,
     uninstall: bool,
 ) -> Result<(Option<Option<String>>, &'static str, bool)> {
-    let shown = path.display().to_string();
     let current = super::read_project_file(path)?;
-    let doc = read_json(path, &shown)?;
+    let doc = match current.as_deref() {
+        None => None,
+        Some(t) if t.trim().is_empty() => Some(Value::Object(Map::new())),
+        Some(t) => Some(
+            serde_json::from_str::<Value>(t)
+                .map_err(|e| invalid(path, &format!("not valid JSON ({e})")))?,
+        ),
+    };
     if let (Some(text), Some(d)) = (&current, &doc)
         && !text.trim().is_empty()
         && render(d)? != *text
