@@ -836,8 +836,10 @@ pub mod managed {
     //! shapes), looks it up in a root-owned map, passes silently for a uid
     //! the map does not list, lists the user's open Changes through the
     //! endpoint the map names (`change_list`, with the token file the map
-    //! names), and judges the Change of the payload's workspace as the
-    //! per-Change hook does (through the endpoint only: no data directory).
+    //! names), and judges the Changes whose workspace holds the payload's
+    //! cwd (then the endpoint's Changes, against the work tree around cwd)
+    //! as the per-Change hook does (through the endpoint only: no data
+    //! directory). A pass of any candidate passes.
     //!
     //! The map: `{"users": {"<uid>": {"endpoint", "repository", "profile",
     //! "token_file"}}}`; owned by root, not writable by group or others,
@@ -1012,25 +1014,35 @@ pub mod managed {
         let Some(top) = workspace_top(&payload.cwd) else {
             return silent();
         };
-        let top_text = top.to_str().unwrap_or_default();
-        // This workspace's own Change first, then the endpoint's Changes
-        // (which record no path: any tree may be judged against them).
-        let mut candidates: Vec<&Listed> =
-            listed.iter().filter(|c| c.workspace == top_text).collect();
-        candidates.extend(listed.iter().filter(|c| {
-            c.workspace
-                .starts_with(crate::workflow::authority::change::ENDPOINT_WORKSPACE_PREFIX)
-        }));
+        let cwd = std::fs::canonicalize(&payload.cwd).unwrap_or_else(|_| top.clone());
+        // The user's Changes whose workspace holds the payload's cwd
+        // (innermost first), then the endpoint's Changes (which record no
+        // path: the work tree around cwd is judged against them).
+        let mut candidates: Vec<(&Listed, PathBuf)> = listed
+            .iter()
+            .filter(|c| Path::new(&c.workspace).is_absolute() && cwd.starts_with(&c.workspace))
+            .map(|c| (c, PathBuf::from(&c.workspace)))
+            .collect();
+        candidates.sort_by_key(|(c, _)| std::cmp::Reverse(c.workspace.len()));
+        candidates.extend(
+            listed
+                .iter()
+                .filter(|c| {
+                    c.workspace
+                        .starts_with(crate::workflow::authority::change::ENDPOINT_WORKSPACE_PREFIX)
+                })
+                .map(|c| (c, top.clone())),
+        );
         if candidates.is_empty() {
             return silent();
         }
         with_counter(&payload, counter_dir, key, || {
             let mut first = None;
-            for c in candidates {
+            for (c, workspace) in candidates {
                 let req = StopRequest {
                     flavor: r.flavor,
                     change: c.change_id.clone(),
-                    workspace: top.clone(),
+                    workspace,
                     data_dir: None,
                     token_file: Some(entry.token_file.clone()),
                     remote: Some(remote.clone()),

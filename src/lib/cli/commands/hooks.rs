@@ -126,7 +126,13 @@ pub(super) fn install_stop(ctx: &Ctx, a: InstallStopArgs) -> Result<Value> {
             "install-stop needs --token-file (or AGENT_TASK_TOKEN_FILE) for the hook",
         )
     })?;
-    let token_file = absolute(token_file)?;
+    if !token_file.is_absolute() {
+        return Err(Error::new(
+            Code::Usage,
+            "the token file must be an absolute path (the hook runs in another directory)",
+        ));
+    }
+    let token_file = token_file.to_path_buf();
     let remote = a.remote.authority()?;
     // Through an endpoint the data directory goes into the hook only when
     // this user can read it (a privilege-separated agent cannot: the hook
