@@ -3966,13 +3966,21 @@ _agent__task() {
             return 0
             ;;
         agent__subcmd__task__subcmd__init__subcmd__repo)
-            opts="-h -V --workspace --data-dir --pretty --lock-timeout-ms --token-file --help --version"
+            opts="-h -V --workspace --endpoint --collect-wrapper --data-dir --pretty --lock-timeout-ms --token-file --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --workspace)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --endpoint)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --collect-wrapper)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -3996,7 +4004,7 @@ _agent__task() {
             return 0
             ;;
         agent__subcmd__task__subcmd__install__subcmd__stop)
-            opts="-h -V --agent --workspace --change --endpoint --repository --profile --repo-hooks --data-dir --pretty --lock-timeout-ms --token-file --help --version"
+            opts="-h -V --agent --workspace --change --endpoint --repository --profile --repo-hooks --managed --exclusive --uninstall --settings-file --requirements-file --hooks-map --data-dir --pretty --lock-timeout-ms --token-file --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -4023,6 +4031,18 @@ _agent__task() {
                     return 0
                     ;;
                 --profile)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --settings-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --requirements-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --hooks-map)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -6174,7 +6194,7 @@ _agent__task() {
             return 0
             ;;
         agent__subcmd__task__subcmd__task__subcmd__codex__subcmd__stop)
-            opts="-h -V --workspace --endpoint --repository --profile --data-dir --pretty --lock-timeout-ms --token-file --help --version"
+            opts="-h -V --workspace --endpoint --repository --profile --managed --hooks-map --data-dir --pretty --lock-timeout-ms --token-file --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -6193,6 +6213,10 @@ _agent__task() {
                     return 0
                     ;;
                 --profile)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --hooks-map)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -6216,7 +6240,7 @@ _agent__task() {
             return 0
             ;;
         agent__subcmd__task__subcmd__task__subcmd__stop)
-            opts="-h -V --workspace --endpoint --repository --profile --data-dir --pretty --lock-timeout-ms --token-file --help --version"
+            opts="-h -V --workspace --endpoint --repository --profile --managed --hooks-map --data-dir --pretty --lock-timeout-ms --token-file --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -6235,6 +6259,10 @@ _agent__task() {
                     return 0
                     ;;
                 --profile)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --hooks-map)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -383,12 +383,11 @@ fn codex_edit(
     }
     let (mut rest, had_block) = strip_block(path, &text, false)?;
     // Without a block the file ends where the operator left it.
-    if had_block {
-        if let Some(r) = rest.strip_suffix('\n')
-            && (r.ends_with('\n') || r.is_empty())
-        {
-            rest = r.to_owned();
-        }
+    if had_block
+        && let Some(r) = rest.strip_suffix('\n')
+        && (r.ends_with('\n') || r.is_empty())
+    {
+        rest = r.to_owned();
     }
     let mut next = String::with_capacity(rest.len() + 512);
     if exclusive && !has_our_exclusive {
