@@ -1111,6 +1111,31 @@ mod tests {
     }
 
     #[test]
+    fn change_lists_are_validated_strictly() {
+        let ok = json!({"changes": [
+            {"change_id": "ch_1", "version": 0, "revision": null, "workspace": "/w"},
+            {"change_id": "ch_2", "version": 3, "revision": REV, "workspace": "endpoint:ch_2"}]});
+        let l = managed::validate_list(&ok).expect("valid");
+        assert_eq!(l[1].workspace, "endpoint:ch_2");
+        let bad = |f: &dyn Fn(&mut Value)| {
+            let mut v = ok.clone();
+            f(&mut v);
+            managed::validate_list(&v).is_none()
+        };
+        assert!(bad(&|v| v["extra"] = json!(1)));
+        assert!(bad(&|v| v["changes"][0]["owner_id"] = json!("bob")));
+        assert!(bad(&|v| v["changes"][0]["change_id"] = json!("has space")));
+        assert!(bad(&|v| v["changes"][1]["revision"] = json!("A".repeat(64))));
+        assert!(bad(&|v| v["changes"][0]["version"] = json!(-1)));
+        assert!(bad(
+            &|v| v["changes"][0]["workspace"] = json!("x".repeat(4097))
+        ));
+        assert!(bad(
+            &|v| v["changes"] = json!(vec![ok["changes"][0].clone(); 257])
+        ));
+    }
+
+    #[test]
     fn payloads() {
         let claude = br#"{"session_id":"s","transcript_path":"/t","cwd":"/w","hook_event_name":"Stop","stop_hook_active":false}"#;
         assert!(decode_payload(Flavor::Claude, claude).is_ok());
