@@ -4248,13 +4248,21 @@ _agent__task() {
             return 0
             ;;
         agent__subcmd__task__subcmd__init__subcmd__repo)
-            opts="-h -V --workspace --data-dir --pretty --lock-timeout-ms --token-file --help --version"
+            opts="-h -V --workspace --endpoint --collect-wrapper --data-dir --pretty --lock-timeout-ms --token-file --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --workspace)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --endpoint)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --collect-wrapper)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -4278,7 +4286,7 @@ _agent__task() {
             return 0
             ;;
         agent__subcmd__task__subcmd__install__subcmd__stop)
-            opts="-h -V --agent --workspace --change --endpoint --repository --profile --repo-hooks --data-dir --pretty --lock-timeout-ms --token-file --help --version"
+            opts="-h -V --agent --workspace --change --endpoint --repository --profile --repo-hooks --managed --exclusive --uninstall --settings-file --requirements-file --hooks-map --data-dir --pretty --lock-timeout-ms --token-file --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -4305,6 +4313,18 @@ _agent__task() {
                     return 0
                     ;;
                 --profile)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --settings-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --requirements-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --hooks-map)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -6452,7 +6472,7 @@ _agent__task() {
             return 0
             ;;
         agent__subcmd__task__subcmd__task__subcmd__codex__subcmd__stop)
-            opts="-h -V --workspace --endpoint --repository --profile --data-dir --pretty --lock-timeout-ms --token-file --help --version"
+            opts="-h -V --workspace --endpoint --repository --profile --managed --hooks-map --data-dir --pretty --lock-timeout-ms --token-file --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -6471,6 +6491,10 @@ _agent__task() {
                     return 0
                     ;;
                 --profile)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --hooks-map)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -6494,7 +6518,7 @@ _agent__task() {
             return 0
             ;;
         agent__subcmd__task__subcmd__task__subcmd__stop)
-            opts="-h -V --workspace --endpoint --repository --profile --data-dir --pretty --lock-timeout-ms --token-file --help --version"
+            opts="-h -V --workspace --endpoint --repository --profile --managed --hooks-map --data-dir --pretty --lock-timeout-ms --token-file --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -6513,6 +6537,10 @@ _agent__task() {
                     return 0
                     ;;
                 --profile)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --hooks-map)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

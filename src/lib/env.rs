@@ -4,8 +4,12 @@
 //! else. The variables: the data-dir defaults (`XDG_DATA_HOME`,
 //! `XDG_STATE_HOME`, `HOME`, `CODEX_HOME`), `PATH` and the OCI client's
 //! pass-through list (`collector::runtime`), `AGENT_TASK_NODE_TOKEN`
-//! (`serve`), the doctor's `--token-env VAR`, and the `AGENT_TASK_TEST_*`
-//! hooks that only a `test-hooks` build reads.
+//! (`serve`), the doctor's `--token-env VAR`, the agent's authority
+//! (`AGENT_TASK_ENDPOINT`, `AGENT_TASK_REPOSITORY`, `AGENT_TASK_PROFILE`,
+//! `AGENT_TASK_TOKEN_FILE`, `AGENT_TASK_DATA_DIR`: read only through
+//! `cli::authority` and `cli::ctx`, each after its flag, and never for the
+//! Stop hooks), and the `AGENT_TASK_TEST_*` hooks that only a
+//! `test-hooks` build reads.
 
 use std::ffi::OsString;
 

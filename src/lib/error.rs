@@ -391,6 +391,10 @@ codes! {
     EndpointUnreachable = "endpoint_unreachable" => exit 69, http 502;
     /// The workspace endpoint answered something that is not a valid answer of its protocol.
     EndpointResponseInvalid = "endpoint_response_invalid" => exit 76, http 502;
+    /// An `AGENT_TASK_*` variable switched the command to a form a flag on its command line contradicts (`details.variable` names it).
+    EnvConflict = "env_conflict" => exit 64, http 400;
+    /// `install-stop` refused to write a hook that could reach neither a readable data directory nor an endpoint that accepts the token for the named repository and profile (`details.reason`).
+    HookAuthorityUnreachable = "hook_authority_unreachable" => exit 78, http 422;
 }
 
 impl Code {

@@ -105,32 +105,32 @@ fn hook_install_stop_merges_with_other_hooks_and_is_idempotent() {
         bytes
     );
 
-    // Re-installing with an endpoint replaces the entry in place.
-    let out = install(
-        &env,
+    // Re-installing with an endpoint that does not answer is refused
+    // (the hook could reach no authority) and the file keeps its bytes;
+    // the replacement in place through a live endpoint is in hook_authority.
+    let mut c = env.cmd();
+    c.args([
+        "--token-file",
+        token.to_str().expect("utf8"),
+        "install-stop",
+        "--agent",
         "claude",
-        &ws,
-        &token,
-        &[
-            "--endpoint",
-            "http://127.0.0.1:7742",
-            "--repository",
-            "demo/basic",
-            "--profile",
-            "default",
-        ],
-    );
-    assert_eq!(out["action"], "replaced");
-    let doc: Value =
-        serde_json::from_slice(&std::fs::read(ws.join(".claude/settings.local.json")).expect("r"))
-            .expect("json");
-    let stop = doc["hooks"]["Stop"].as_array().expect("Stop");
-    assert_eq!(stop.len(), 2);
-    assert!(
-        stop[1]["hooks"][0]["command"]
-            .as_str()
-            .expect("c")
-            .contains("--endpoint http://127.0.0.1:7742")
+        "--workspace",
+        ws.to_str().expect("utf8"),
+        "--change",
+        "ch_1",
+        "--endpoint",
+        "http://127.0.0.1:7742",
+        "--repository",
+        "demo/basic",
+        "--profile",
+        "default",
+    ]);
+    let e = crate::common::run_cmd(&mut c).error("hook_authority_unreachable", 78);
+    assert_eq!(e["details"]["reason"], "token_unavailable", "{e}");
+    assert_eq!(
+        std::fs::read(ws.join(".claude/settings.local.json")).expect("r"),
+        bytes
     );
 
     // Codex with --repo-hooks: the same merge in the repository's

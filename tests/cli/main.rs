@@ -28,6 +28,7 @@ mod doctor;
 mod doctor_fake;
 mod evidence;
 mod foundation;
+mod hook_authority;
 mod hook_install;
 mod hook_scan;
 mod hook_stop;

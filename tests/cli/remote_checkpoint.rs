@@ -234,7 +234,9 @@ fn remote_checkpoint_is_the_local_revision_and_the_whole_loop_runs_on_the_token(
         ],
     )
     .error("conflict", 65);
-    remote(&l, a, &["next", "--workspace", s(&ws)]).error("usage", 64);
+    // The variables chose the endpoint: the error names the one that did.
+    let e = remote(&l, a, &["next", "--workspace", s(&ws)]).error("env_conflict", 64);
+    assert_eq!(e["details"]["variable"], "AGENT_TASK_ENDPOINT");
 
     // The loop: next, collector-claim, collect (the operator's side, here
     // through stdin as the sudo wrapper passes it), finalize, qualify.

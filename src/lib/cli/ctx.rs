@@ -21,13 +21,29 @@ pub struct Ctx {
 }
 
 impl Ctx {
-    pub(crate) fn from_cli(cli: &Cli, data_dir_on_command_line: bool) -> Result<Ctx> {
+    /// The context of `cli`: each path from its flag, then (except for the
+    /// Stop hooks, which read no `AGENT_TASK_*` variable and no default)
+    /// from its variable, then (the data directory) the default.
+    pub(crate) fn from_cli(cli: &Cli) -> Result<Ctx> {
+        use super::authority::{DATA_DIR_VAR, TOKEN_FILE_VAR};
+        let hook = cli.command.is_stop_hook();
+        let var = |name: &str| {
+            (!hook)
+                .then(|| crate::env::var_os(name))
+                .flatten()
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from)
+        };
         Ok(Ctx {
-            data_dir: cli.data_dir.clone().or_else(default_data_dir),
-            data_dir_on_command_line,
+            data_dir: cli
+                .data_dir
+                .clone()
+                .or_else(|| var(DATA_DIR_VAR))
+                .or_else(|| (!hook).then(default_data_dir).flatten()),
+            data_dir_on_command_line: cli.data_dir.is_some(),
             lock_timeout: Duration::from_millis(cli.lock_timeout_ms),
             clock: process_clock()?,
-            token_file: cli.token_file.clone(),
+            token_file: cli.token_file.clone().or_else(|| var(TOKEN_FILE_VAR)),
         })
     }
 

@@ -2,6 +2,7 @@
 //! parses, calls one library operation and renders its result; behaviour
 //! lives in the library modules.
 
+pub mod authority;
 pub mod commands;
 pub mod ctx;
 pub mod output;
@@ -25,14 +26,9 @@ print one JSON object {\"error\",\"message\",\"details\"?} on stderr with a syse
     max_term_width = 100
 )]
 pub struct Cli {
-    /// Data directory (created 0700 by `init`).
-    #[arg(
-        long,
-        global = true,
-        env = "AGENT_TASK_DATA_DIR",
-        hide_env_values = true,
-        value_name = "DIR"
-    )]
+    /// Data directory (created 0700 by `init`) [env: AGENT_TASK_DATA_DIR;
+    /// never read by the Stop hooks, which take it only from their command line].
+    #[arg(long, global = true, value_name = "DIR")]
     pub data_dir: Option<PathBuf>,
 
     /// Pretty-print JSON output (the default when stdout is a terminal).
@@ -45,14 +41,9 @@ pub struct Cli {
     pub lock_timeout_ms: u64,
 
     /// The agent's token file (issued by `token issue`); the actor of every
-    /// agent command comes from it, never from request JSON.
-    #[arg(
-        long,
-        global = true,
-        env = "AGENT_TASK_TOKEN_FILE",
-        hide_env_values = true,
-        value_name = "FILE"
-    )]
+    /// agent command comes from it, never from request JSON [env:
+    /// AGENT_TASK_TOKEN_FILE; never read by the Stop hooks].
+    #[arg(long, global = true, value_name = "FILE")]
     pub token_file: Option<PathBuf>,
 
     /// The command to run.
@@ -70,15 +61,13 @@ where
     use clap::{CommandFactory, FromArgMatches};
     let parsed = Cli::command()
         .try_get_matches_from(args)
-        .and_then(|m| Cli::from_arg_matches(&m).map(|c| (c, m)));
-    let (cli, matches) = match parsed {
+        .and_then(|m| Cli::from_arg_matches(&m));
+    let cli = match parsed {
         Ok(p) => p,
         Err(e) => return output::clap_error(e),
     };
-    let on_line = matches.value_source("data_dir") == Some(clap::parser::ValueSource::CommandLine);
     let pretty = cli.pretty;
-    let result =
-        ctx::Ctx::from_cli(&cli, on_line).and_then(|ctx| commands::dispatch(&ctx, cli.command));
+    let result = ctx::Ctx::from_cli(&cli).and_then(|ctx| commands::dispatch(&ctx, cli.command));
     match result {
         Ok(reply) => output::success(&reply.value, pretty, reply.exit_code),
         Err(e) => output::failure(&e),

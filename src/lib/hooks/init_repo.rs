@@ -1,5 +1,6 @@
 //! `init-repo`: writes the managed "Workflow tasks" block into the agent
-//! instruction files of a workspace, between stable markers. Re-running
+//! instruction files of a workspace, between stable markers: the local
+//! agent's commands, or (with `--endpoint`) the endpoint agent's. Re-running
 //! replaces the block in place and leaves every other byte alone.
 
 use crate::error::{Code, Error, Result};
@@ -24,9 +25,32 @@ pub const FILES: [&str; 4] = [
 const MDC_FRONT: &str =
     "---\ndescription: Workflow tasks with agent-task\nglobs:\nalwaysApply: true\n---\n\n";
 
-/// The block's text (markers included, trailing newline).
+/// Which agent the instructions are for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Form {
+    /// An agent with the data directory on its own host (the single-user
+    /// set-up): local `collect --collector-dir`.
+    Local,
+    /// A privilege-separated agent that reaches its authority only through
+    /// `endpoint` and collects through the operator's sudo wrapper.
+    Endpoint {
+        /// The endpoint's base URL (shown; the agent's commands read it
+        /// from `AGENT_TASK_ENDPOINT`).
+        endpoint: String,
+        /// The wrapper (absolute).
+        collect_wrapper: std::path::PathBuf,
+    },
+}
+
+/// The block's text for the local form (markers included, trailing newline).
 pub fn block() -> String {
-    let body = "\
+    block_for(&Form::Local)
+}
+
+/// The block's text (markers included, trailing newline).
+pub fn block_for(form: &Form) -> String {
+    let body = match form {
+        Form::Local => "\
 ## Workflow tasks
 
 This repository's changes are checked by operator-installed workflow tasks
@@ -46,7 +70,43 @@ After editing files, `agent-task checkpoint --workspace .` makes a new subject
 with fresh task ids. A `schema_mismatch` answer names the server's schema
 versions and a fixed hint; it never contains a command to run. The Stop hook
 (`agent-task install-stop`) blocks finishing until the change is qualified.
-";
+"
+        .to_owned(),
+        Form::Endpoint {
+            endpoint,
+            collect_wrapper,
+        } => format!(
+            "\
+## Workflow tasks
+
+This repository's changes are checked by operator-installed workflow tasks
+(`agent-task`), through the workspace endpoint {endpoint}. Your commands read
+`AGENT_TASK_ENDPOINT`, `AGENT_TASK_REPOSITORY`, `AGENT_TASK_PROFILE` and
+`AGENT_TASK_TOKEN_FILE` from your environment (or take `--endpoint`,
+`--repository`, `--profile`, `--token-file`); there is no data directory on
+this host. Name your Change with `--change CHANGE` (the endpoint knows no
+workspace path). Discover, then fetch only what you need:
+
+1. `agent-task change open` — once: opens your Change (prints its id).
+2. `agent-task checkpoint --change CHANGE --workspace .` — after editing
+   files: uploads what the endpoint lacks and makes a new subject with fresh
+   task ids.
+3. `agent-task next --change CHANGE` — the typed next operation (data, not a command).
+4. `agent-task instructions TASK` — the task's entrypoint; every required criterion is inline.
+5. `agent-task reference TASK NAME` — one named reference, only when you need it.
+6. Collector tasks: `agent-task collector-claim TASK --descriptor-out D`, then
+   `cat \"$AGENT_TASK_TOKEN_FILE\" D | sudo -n -u OPERATOR {wrapper}`
+   (the operator's collector; it takes nothing else), then
+   `agent-task finalize --change CHANGE`.
+7. `agent-task qualify --change CHANGE` — finish only when `qualified` is true.
+
+A `schema_mismatch` answer names the server's schema versions and a fixed
+hint; it never contains a command to run. The Stop hook blocks finishing
+until the change is qualified; the operator lands it.
+",
+            wrapper = collect_wrapper.display()
+        ),
+    };
     format!("{BEGIN}\n{body}{END}\n")
 }
 
@@ -114,9 +174,17 @@ fn broken() -> Error {
 
 /// Writes the block into every file of [`FILES`] under `workspace`.
 /// Every file is checked before any is written.
-pub fn init_repo(workspace: &Path) -> Result<InitRepoOutput> {
+pub fn init_repo(workspace: &Path, form: &Form) -> Result<InitRepoOutput> {
     super::check_workspace(workspace)?;
-    let block = block();
+    if let Form::Endpoint { endpoint, .. } = form
+        && (endpoint.chars().any(char::is_control) || endpoint.len() > 2048)
+    {
+        return Err(Error::new(
+            Code::InvalidInput,
+            "the endpoint URL is not printable",
+        ));
+    }
+    let block = block_for(form);
     let mut plans = Vec::new();
     for rel in FILES {
         let path = workspace.join(rel);

@@ -301,7 +301,7 @@ pub fn remove(doc: &Value, ours: &Ours) -> Option<Value> {
     Some(doc)
 }
 
-fn read_json(path: &Path, shown: &str) -> Result<Option<Value>> {
+pub(crate) fn read_json(path: &Path, shown: &str) -> Result<Option<Value>> {
     match super::read_project_file(path)? {
         Some(t) if t.trim().is_empty() => Ok(Some(Value::Object(Map::new()))),
         Some(t) => serde_json::from_str(&t).map(Some).map_err(|e| {
@@ -314,7 +314,7 @@ fn read_json(path: &Path, shown: &str) -> Result<Option<Value>> {
     }
 }
 
-fn render(doc: &Value) -> Result<String> {
+pub(crate) fn render(doc: &Value) -> Result<String> {
     let mut text = serde_json::to_string_pretty(doc)?;
     text.push('\n');
     Ok(text)
@@ -380,8 +380,103 @@ fn exclude(file: &Path, rel: &str) -> Result<()> {
     super::write_project_file(dir, name, &next)
 }
 
-/// `install-stop`.
+fn unreachable(reason: &str, msg: String) -> Error {
+    Error::new(
+        Code::HookAuthorityUnreachable,
+        format!("install-stop wrote nothing: {msg}"),
+    )
+    .with("reason", reason)
+}
+
+/// Checks that the hook `r` describes can reach its authority: a readable
+/// data directory, or (with an endpoint, always asked when named) an
+/// endpoint that accepts the token and answers `change_subject` for the
+/// Change on the named repository and profile. `hook_authority_unreachable`
+/// otherwise (`details.reason`, the endpoint's error code in
+/// `details.cause`).
+pub fn check_reachable(r: &InstallStopRequest) -> Result<()> {
+    if let Some(d) = &r.data_dir
+        && let Err(e) = crate::workflow::authority::admin::open_read(d)
+    {
+        return Err(unreachable(
+            "data_dir_unreadable",
+            format!(
+                "the data directory {} cannot be read ({}): pass the operator's --data-dir, or \
+                 --endpoint (or AGENT_TASK_ENDPOINT) for an agent that reaches its authority \
+                 only through the endpoint",
+                d.display(),
+                e.message()
+            ),
+        )
+        .with("cause", e.code().as_str()));
+    }
+    let Some(rm) = &r.remote else {
+        return if r.data_dir.is_some() {
+            Ok(())
+        } else {
+            Err(unreachable(
+                "data_dir_unreadable",
+                "no readable data directory and no endpoint".to_owned(),
+            ))
+        };
+    };
+    let token = crate::workflow::authority::admin::read_token_file(&r.token_file).map_err(|e| {
+        unreachable(
+            "token_unavailable",
+            format!(
+                "the token file {} cannot be read: {}",
+                r.token_file.display(),
+                e.message()
+            ),
+        )
+    })?;
+    let client = crate::remote::Client::new(
+        crate::remote::Endpoint {
+            base: rm.endpoint.clone(),
+            repository: rm.repository.clone(),
+            profile: rm.profile.clone(),
+        },
+        token,
+    )?;
+    let req = crate::workflow::service::facade::OperationRequest::ChangeSubject(
+        crate::workflow::service::facade::ChangeRequest {
+            change: crate::workflow::authority::change::ChangeSel::Id(r.change.clone()),
+        },
+    );
+    let answer = client.op(&req).map_err(|e| {
+        let reason = match e.code() {
+            Code::Unauthorized | Code::Forbidden => "token_rejected",
+            Code::EndpointUnreachable => "endpoint_unreachable",
+            Code::NotFound => "change_not_found",
+            _ => "endpoint_response_invalid",
+        };
+        unreachable(
+            reason,
+            format!(
+                "the endpoint {} (repository {}, profile {}) did not answer for Change {} with \
+                 this token: {}",
+                rm.endpoint,
+                rm.repository,
+                rm.profile,
+                r.change,
+                e.message()
+            ),
+        )
+        .with("cause", e.code().as_str())
+    })?;
+    if answer.get("change_id").and_then(Value::as_str) != Some(r.change.as_str()) {
+        return Err(unreachable(
+            "endpoint_response_invalid",
+            format!("the endpoint {} answered for another Change", rm.endpoint),
+        ));
+    }
+    Ok(())
+}
+
+/// `install-stop`: checks the hook can reach its authority
+/// ([`check_reachable`]), then writes it. Nothing is written on a refusal.
 pub fn install_stop(r: &InstallStopRequest) -> Result<InstallStopOutput> {
+    check_reachable(r)?;
     super::check_workspace(&r.workspace)?;
     let command = hook_command(r)?;
     let exe_word = shell_quote(&text(&r.executable, "the agent-task executable")?);

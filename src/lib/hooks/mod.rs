@@ -1,12 +1,14 @@
 //! Agent integration: the read-only Stop hooks (`task-stop`,
 //! `task-codex-stop`), their continuation counter, `install-stop` (hook
 //! registration in `.claude/settings.local.json` / Codex's `hooks.json`) and
-//! `init-repo` (the managed "Workflow tasks" instruction block).
+//! `install-stop --managed` (the machine-wide hook in the agents' managed
+//! configuration) and `init-repo` (the managed "Workflow tasks" instruction block).
 //! See `docs/hooks.md`.
 
 pub mod counter;
 pub mod init_repo;
 pub mod install;
+pub mod managed;
 pub mod stop;
 
 use crate::error::{Code, Error, Result};

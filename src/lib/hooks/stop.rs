@@ -705,13 +705,24 @@ fn pass(message: Option<&str>) -> Value {
     }
 }
 
-/// Runs the hook: payload, counter, verdict, output.
-pub fn run(r: &StopRequest<'_>) -> StopOutcome {
-    let fail = |msg: String| StopOutcome {
+fn silent() -> StopOutcome {
+    StopOutcome {
+        exit_code: 0,
+        stdout: json!({}),
+        stderr: None,
+    }
+}
+
+fn fail(msg: String) -> StopOutcome {
+    StopOutcome {
         exit_code: 1,
         stdout: json!({}),
         stderr: Some(format!("agent-task stop hook: {msg}")),
-    };
+    }
+}
+
+/// Runs the hook: payload, counter, verdict, output.
+pub fn run(r: &StopRequest<'_>) -> StopOutcome {
     let payload = match decode_payload(r.flavor, r.stdin) {
         Ok(p) => p,
         Err(e) => return fail(format!("malformed stdin: {e}")),
@@ -720,15 +731,24 @@ pub fn run(r: &StopRequest<'_>) -> StopOutcome {
     // it is none of this hook's business, so it passes silently (no
     // decision, no counter, nothing read).
     if outside_workspace(&payload.cwd, &r.workspace) {
-        return StopOutcome {
-            exit_code: 0,
-            stdout: json!({}),
-            stderr: None,
-        };
+        return silent();
     }
-    let counter = match &r.counter_dir {
-        Some(d) => Counter::in_dir(d, &payload.session_id, &r.change),
-        None => Counter::for_session(&payload.session_id, &r.change),
+    with_counter(&payload, r.counter_dir.as_deref(), &r.change, || {
+        evaluate(r)
+    })
+}
+
+/// The continuation counter around a verdict: after [`LIMIT`] blocks in
+/// a row the agent may stop.
+fn with_counter(
+    payload: &Payload,
+    counter_dir: Option<&Path>,
+    key: &str,
+    verdict: impl FnOnce() -> Verdict,
+) -> StopOutcome {
+    let counter = match counter_dir {
+        Some(d) => Counter::in_dir(d, &payload.session_id, key),
+        None => Counter::for_session(&payload.session_id, key),
     };
     let counter = match counter {
         Ok(c) => c,
@@ -765,7 +785,7 @@ pub fn run(r: &StopRequest<'_>) -> StopOutcome {
             stderr: None,
         };
     }
-    match evaluate(r) {
+    match verdict() {
         Verdict::Pass => {
             if counter.reset().is_err() {
                 return fail("counter error".into());
@@ -786,6 +806,260 @@ pub fn run(r: &StopRequest<'_>) -> StopOutcome {
                 stderr: None,
             }
         }
+    }
+}
+
+/// The machine-wide hook (`task-stop --managed`): the root-owned uid map,
+/// the user's open Changes through its endpoint, then the per-Change
+/// verdict. See [`managed`].
+pub struct ManagedStopRequest<'a> {
+    /// Claude Code or Codex.
+    pub flavor: Flavor,
+    /// The root-owned map (`/etc/agent-task/hooks.json`).
+    pub map: PathBuf,
+    /// The invoking user's real uid.
+    pub uid: u32,
+    /// The raw stdin payload.
+    pub stdin: &'a [u8],
+    /// Clock.
+    pub clock: &'a dyn Clock,
+    /// Lock wait.
+    pub timeout: Duration,
+    /// Where the continuation counter lives (`None`: the default state dir).
+    pub counter_dir: Option<PathBuf>,
+}
+
+pub mod managed {
+    //! The machine-wide Stop hook. The managed settings apply to every
+    //! user, so the hook names no Change: it takes the invoking user's
+    //! real uid (never the cwd or the environment, which the agent
+    //! shapes), looks it up in a root-owned map, passes silently for a uid
+    //! the map does not list, lists the user's open Changes through the
+    //! endpoint the map names (`change_list`, with the token file the map
+    //! names), and judges the Changes whose workspace holds the payload's
+    //! cwd (then the endpoint's Changes, against the work tree around cwd)
+    //! as the per-Change hook does (through the endpoint only: no data
+    //! directory). A pass of any candidate passes.
+    //!
+    //! The map: `{"users": {"<uid>": {"endpoint", "repository", "profile",
+    //! "token_file"}}}`; owned by root, not writable by group or others,
+    //! in a directory of the same kind, not a symbolic link. A missing map
+    //! guards nobody (silent pass); an unsafe or invalid one blocks every
+    //! stop with `hook_map_unsafe` until the operator fixes it.
+
+    use super::*;
+    use serde::Deserialize;
+    use std::collections::BTreeMap;
+
+    /// Largest map read.
+    pub const MAX_MAP: u64 = 1024 * 1024;
+    /// Category: the map is not root-owned, writable by others, a
+    /// symbolic link, or not a valid map.
+    pub const MAP_UNSAFE: &str = "hook_map_unsafe";
+
+    /// One user's entry.
+    #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+    #[serde(deny_unknown_fields)]
+    pub struct MapEntry {
+        /// Endpoint base URL.
+        pub endpoint: String,
+        /// Repository id of the workspace profile.
+        pub repository: String,
+        /// Profile id.
+        pub profile: String,
+        /// The user's token file (absolute).
+        pub token_file: PathBuf,
+    }
+
+    #[derive(Debug, Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct HooksMap {
+        users: BTreeMap<String, MapEntry>,
+    }
+
+    fn safe(md: &std::fs::Metadata) -> bool {
+        use std::os::unix::fs::MetadataExt;
+        md.uid() == 0 && md.mode() & 0o022 == 0
+    }
+
+    /// The entry of `uid` in the map at `path`: `Ok(None)` when there is no
+    /// map or it does not list `uid`; `Err(MAP_UNSAFE)` when the map (or
+    /// its directory) is not root-owned, is writable by others, is a
+    /// symbolic link, or does not parse.
+    pub fn lookup(path: &Path, uid: u32) -> Result<Option<MapEntry>, &'static str> {
+        let dir = path.parent().ok_or(MAP_UNSAFE)?;
+        match std::fs::symlink_metadata(path) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(_) => return Err(MAP_UNSAFE),
+            Ok(m) if !m.is_file() => return Err(MAP_UNSAFE),
+            Ok(_) => {}
+        }
+        match std::fs::symlink_metadata(dir) {
+            Ok(m) if m.is_dir() && safe(&m) => {}
+            _ => return Err(MAP_UNSAFE),
+        }
+        // The checks that count are on the opened file (no symlink followed).
+        let f = crate::store::private_fs::open_nofollow_read(path).map_err(|_| MAP_UNSAFE)?;
+        let md = f.metadata().map_err(|_| MAP_UNSAFE)?;
+        if !md.is_file() || !safe(&md) {
+            return Err(MAP_UNSAFE);
+        }
+        let mut bytes = Vec::new();
+        f.take(MAX_MAP + 1)
+            .read_to_end(&mut bytes)
+            .map_err(|_| MAP_UNSAFE)?;
+        if bytes.len() as u64 > MAX_MAP {
+            return Err(MAP_UNSAFE);
+        }
+        let map: HooksMap = serde_json::from_slice(&bytes).map_err(|_| MAP_UNSAFE)?;
+        if map.users.values().any(|e| !e.token_file.is_absolute()) {
+            return Err(MAP_UNSAFE);
+        }
+        Ok(map.users.get(&uid.to_string()).cloned())
+    }
+
+    /// One open Change as `change_list` answers it.
+    #[derive(Debug, Clone, PartialEq, Eq)]
+    pub struct Listed {
+        /// Id.
+        pub change_id: String,
+        /// Workspace column (a path, or `endpoint:<id>`).
+        pub workspace: String,
+    }
+
+    /// Strictly validates a `change_list` answer.
+    pub fn validate_list(v: &Value) -> Option<Vec<Listed>> {
+        let m = v.as_object()?;
+        if !exact_keys(m, &["changes"], &[]) {
+            return None;
+        }
+        let list = m.get("changes")?.as_array()?;
+        if list.len() > crate::workflow::authority::change::MAX_LISTED_CHANGES {
+            return None;
+        }
+        let mut out = Vec::with_capacity(list.len());
+        for c in list {
+            let c = c.as_object()?;
+            if !exact_keys(c, &["change_id", "version", "revision", "workspace"], &[]) {
+                return None;
+            }
+            let id = c.get("change_id")?.as_str()?;
+            let rev = c.get("revision")?;
+            let ws = c.get("workspace")?.as_str()?;
+            c.get("version")?.as_u64()?;
+            if !is_code(id) || !(rev.is_null() || is_hex64(rev)) || ws.len() > 4096 {
+                return None;
+            }
+            out.push(Listed {
+                change_id: id.to_owned(),
+                workspace: ws.to_owned(),
+            });
+        }
+        Some(out)
+    }
+
+    /// The top of the work tree holding `cwd`: the nearest directory with
+    /// a `.git` entry, else `cwd` itself (canonical).
+    pub fn workspace_top(cwd: &str) -> Option<PathBuf> {
+        let start = std::fs::canonicalize(cwd).ok()?;
+        let mut cur = start.as_path();
+        loop {
+            if std::fs::symlink_metadata(cur.join(".git")).is_ok() {
+                return Some(cur.to_path_buf());
+            }
+            match cur.parent() {
+                Some(p) => cur = p,
+                None => return Some(start),
+            }
+        }
+    }
+
+    /// Runs the machine-wide hook.
+    pub fn run(r: &ManagedStopRequest<'_>) -> StopOutcome {
+        let payload = match decode_payload(r.flavor, r.stdin) {
+            Ok(p) => p,
+            Err(e) => return fail(format!("malformed stdin: {e}")),
+        };
+        let counter_dir = r.counter_dir.as_deref();
+        let key = "managed";
+        let entry = match lookup(&r.map, r.uid) {
+            Ok(Some(e)) => e,
+            Ok(None) => return silent(),
+            Err(c) => return with_counter(&payload, counter_dir, key, || block(c, none())),
+        };
+        let remote = Remote {
+            endpoint: entry.endpoint.clone(),
+            repository: entry.repository.clone(),
+            profile: entry.profile.clone(),
+        };
+        let token = match crate::workflow::authority::admin::read_token_file(&entry.token_file) {
+            Ok(t) => t,
+            Err(_) => {
+                return with_counter(&payload, counter_dir, key, || {
+                    block(category::TOKEN, none())
+                });
+            }
+        };
+        let listed = remote_call(
+            &remote,
+            &token,
+            &json!({"operation": "change_list"}),
+            "change_list",
+        )
+        .and_then(|v| validate_list(&v).ok_or(category::MALFORMED));
+        let listed = match listed {
+            Ok(l) => l,
+            Err(c) => return with_counter(&payload, counter_dir, key, || block(c, none())),
+        };
+        let Some(top) = workspace_top(&payload.cwd) else {
+            return silent();
+        };
+        let cwd = std::fs::canonicalize(&payload.cwd).unwrap_or_else(|_| top.clone());
+        // The user's Changes whose workspace holds the payload's cwd
+        // (innermost first), then the endpoint's Changes (which record no
+        // path: the work tree around cwd is judged against them).
+        let mut candidates: Vec<(&Listed, PathBuf)> = listed
+            .iter()
+            .filter(|c| Path::new(&c.workspace).is_absolute() && cwd.starts_with(&c.workspace))
+            .map(|c| (c, PathBuf::from(&c.workspace)))
+            .collect();
+        candidates.sort_by_key(|(c, _)| std::cmp::Reverse(c.workspace.len()));
+        candidates.extend(
+            listed
+                .iter()
+                .filter(|c| {
+                    c.workspace
+                        .starts_with(crate::workflow::authority::change::ENDPOINT_WORKSPACE_PREFIX)
+                })
+                .map(|c| (c, top.clone())),
+        );
+        if candidates.is_empty() {
+            return silent();
+        }
+        with_counter(&payload, counter_dir, key, || {
+            let mut first = None;
+            for (c, workspace) in candidates {
+                let req = StopRequest {
+                    flavor: r.flavor,
+                    change: c.change_id.clone(),
+                    workspace,
+                    data_dir: None,
+                    token_file: Some(entry.token_file.clone()),
+                    remote: Some(remote.clone()),
+                    stdin: r.stdin,
+                    clock: r.clock,
+                    timeout: r.timeout,
+                    counter_dir: None,
+                };
+                match evaluate(&req) {
+                    Verdict::Pass => return Verdict::Pass,
+                    b => {
+                        first.get_or_insert(b);
+                    }
+                }
+            }
+            first.unwrap_or_else(|| block(category::WORKSPACE, none()))
+        })
     }
 }
 
@@ -834,6 +1108,31 @@ mod tests {
         assert!(!ok);
         assert_eq!(f[1], json!({"code": "receipt_missing"}));
         assert_eq!(n["task_id"], "t1");
+    }
+
+    #[test]
+    fn change_lists_are_validated_strictly() {
+        let ok = json!({"changes": [
+            {"change_id": "ch_1", "version": 0, "revision": null, "workspace": "/w"},
+            {"change_id": "ch_2", "version": 3, "revision": REV, "workspace": "endpoint:ch_2"}]});
+        let l = managed::validate_list(&ok).expect("valid");
+        assert_eq!(l[1].workspace, "endpoint:ch_2");
+        let bad = |f: &dyn Fn(&mut Value)| {
+            let mut v = ok.clone();
+            f(&mut v);
+            managed::validate_list(&v).is_none()
+        };
+        assert!(bad(&|v| v["extra"] = json!(1)));
+        assert!(bad(&|v| v["changes"][0]["owner_id"] = json!("bob")));
+        assert!(bad(&|v| v["changes"][0]["change_id"] = json!("has space")));
+        assert!(bad(&|v| v["changes"][1]["revision"] = json!("A".repeat(64))));
+        assert!(bad(&|v| v["changes"][0]["version"] = json!(-1)));
+        assert!(bad(
+            &|v| v["changes"][0]["workspace"] = json!("x".repeat(4097))
+        ));
+        assert!(bad(
+            &|v| v["changes"] = json!(vec![ok["changes"][0].clone(); 257])
+        ));
     }
 
     #[test]

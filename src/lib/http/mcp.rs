@@ -69,6 +69,11 @@ pub fn tools() -> Vec<Value> {
             obj(&[], &[]),
         ),
         (
+            "change_list",
+            "The bearer's own open (not landed) Changes on this profile: id, version, current revision, workspace (read-only).",
+            obj(&[], &[]),
+        ),
+        (
             "change_open",
             "Open a Change on this profile's repository for the bearer's agent (the workspace stays on the client; checkpoints arrive through the manifest and blob routes).",
             obj(

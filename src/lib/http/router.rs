@@ -266,6 +266,7 @@ pub const COMPUTE_OPERATIONS: &[&str] = &[
     "recovery",
     "qualification",
     "change_subject",
+    "change_list",
     "collector_descriptor",
     "claim",
     "heartbeat",

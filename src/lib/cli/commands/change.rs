@@ -1,6 +1,7 @@
 //! `change open` and `checkpoint`.
 
 use super::to_value;
+use crate::cli::authority::{self, Authority};
 use crate::cli::ctx::Ctx;
 use crate::error::{Code, Error, Result};
 use crate::workflow::authority::change::ChangeSel;
@@ -9,40 +10,40 @@ use serde_json::Value;
 use std::path::PathBuf;
 
 /// Where an agent command runs: a workspace endpoint (the agent needs only
-/// its token file), or by default the local data directory.
+/// its token file), or by default the local data directory. Each value is
+/// its flag, else its variable (`crate::cli::authority`, the one resolver).
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct EndpointArgs {
     /// Run through this workspace endpoint (base URL, `http://host:port`)
     /// instead of a local data directory: the token file is all the agent
-    /// needs (docs/workspace-http.md).
-    #[arg(long, value_name = "URL", env = "AGENT_TASK_ENDPOINT", requires_all = ["repository", "profile"])]
+    /// needs (docs/workspace-http.md) [env: AGENT_TASK_ENDPOINT].
+    #[arg(long, value_name = "URL")]
     pub endpoint: Option<String>,
-    /// Repository id of the workspace profile (with --endpoint).
-    #[arg(long, env = "AGENT_TASK_REPOSITORY", requires = "endpoint")]
+    /// Repository id of the workspace profile (with the endpoint) [env:
+    /// AGENT_TASK_REPOSITORY].
+    #[arg(long)]
     pub repository: Option<String>,
-    /// Profile id of the workspace profile (with --endpoint).
-    #[arg(long, env = "AGENT_TASK_PROFILE", requires = "endpoint")]
+    /// Profile id of the workspace profile (with the endpoint) [env:
+    /// AGENT_TASK_PROFILE].
+    #[arg(long)]
     pub profile: Option<String>,
 }
 
 impl EndpointArgs {
+    /// The endpoint these flags and the `AGENT_TASK_*` variables name, if any.
+    pub(crate) fn authority(&self) -> Result<Option<Authority>> {
+        authority::resolve(
+            self.endpoint.as_deref(),
+            self.repository.as_deref(),
+            self.profile.as_deref(),
+        )
+    }
+
     /// The endpoint client for the token of `ctx`, when an endpoint is named.
     pub(crate) fn client(&self, ctx: &Ctx) -> Result<Option<crate::remote::Client>> {
-        match (&self.endpoint, &self.repository, &self.profile) {
-            (Some(base), Some(repository), Some(profile)) => Ok(Some(crate::remote::Client::new(
-                crate::remote::Endpoint {
-                    base: base.clone(),
-                    repository: repository.clone(),
-                    profile: profile.clone(),
-                },
-                ctx.token()?,
-            )?)),
-            (None, None, None) => Ok(None),
-            _ => Err(Error::new(
-                Code::Usage,
-                "--endpoint, --repository and --profile go together",
-            )),
-        }
+        self.authority()?
+            .map(|a| crate::remote::Client::new(a.endpoint(), ctx.token()?))
+            .transpose()
     }
 }
 
@@ -55,36 +56,24 @@ pub enum ChangeCmd {
     /// client's and is never named.
     Open {
         /// Repository id (local).
-        #[arg(
-            long,
-            required_unless_present = "endpoint",
-            conflicts_with = "endpoint"
-        )]
-        repo: Option<String>,
-        /// Profile id (local: the native profile; with --endpoint: the workspace profile).
         #[arg(long)]
-        profile: String,
+        repo: Option<String>,
+        /// Profile id (local: the native profile; with the endpoint: the
+        /// workspace profile) [env: AGENT_TASK_PROFILE].
+        #[arg(long)]
+        profile: Option<String>,
         /// Workspace directory (local).
-        #[arg(
-            long,
-            value_name = "PATH",
-            required_unless_present = "endpoint",
-            conflicts_with = "endpoint"
-        )]
+        #[arg(long, value_name = "PATH")]
         workspace: Option<PathBuf>,
-        /// Open through this workspace endpoint (base URL).
-        #[arg(
-            long,
-            value_name = "URL",
-            env = "AGENT_TASK_ENDPOINT",
-            requires = "repository"
-        )]
+        /// Open through this workspace endpoint (base URL) [env: AGENT_TASK_ENDPOINT].
+        #[arg(long, value_name = "URL")]
         endpoint: Option<String>,
-        /// Repository id of the workspace profile (with --endpoint).
-        #[arg(long, env = "AGENT_TASK_REPOSITORY", requires = "endpoint")]
+        /// Repository id of the workspace profile (with the endpoint) [env:
+        /// AGENT_TASK_REPOSITORY].
+        #[arg(long)]
         repository: Option<String>,
-        /// Idempotency key (with --endpoint): a retry returns the Change this request opened.
-        #[arg(long, requires = "endpoint")]
+        /// Idempotency key (with the endpoint): a retry returns the Change this request opened.
+        #[arg(long)]
         request_id: Option<String>,
     },
 }
@@ -130,38 +119,68 @@ pub(super) fn with_agent<T>(ctx: &Ctx, f: impl FnOnce(&AgentCtx<'_>) -> Result<T
 }
 
 pub(super) fn change(ctx: &Ctx, c: ChangeCmd) -> Result<Value> {
-    match c {
-        ChangeCmd::Open {
-            repo,
-            profile,
-            workspace,
-            endpoint,
-            repository,
-            request_id,
-        } => match (endpoint, repo, workspace) {
-            (Some(base), _, _) => {
-                let remote = EndpointArgs {
-                    endpoint: Some(base),
-                    repository,
-                    profile: Some(profile),
-                };
-                let client = remote
-                    .client(ctx)?
-                    .ok_or_else(|| Error::internal("endpoint client missing"))?;
-                client.op(
-                    &crate::workflow::service::facade::OperationRequest::ChangeOpen(
-                        crate::workflow::service::facade::ChangeOpenRequest { request_id },
-                    ),
-                )
+    let ChangeCmd::Open {
+        repo,
+        profile,
+        workspace,
+        endpoint,
+        repository,
+        request_id,
+    } = c;
+    let profile = authority::pick(profile.as_deref(), authority::PROFILE_VAR).ok_or_else(|| {
+        Error::new(
+            Code::Usage,
+            "change open needs --profile (or AGENT_TASK_PROFILE)",
+        )
+    })?;
+    let remote = match authority::pick(endpoint.as_deref(), authority::ENDPOINT_VAR) {
+        Some(e) if repo.is_some() => {
+            return Err(authority::conflict(
+                &e,
+                "--repo",
+                "names a repository of this host's data directory",
+            ));
+        }
+        Some(e) if workspace.is_some() => {
+            return Err(authority::conflict(
+                &e,
+                "--workspace",
+                "opens a Change on a local workspace (the endpoint never sees the client's paths)",
+            ));
+        }
+        Some(_) => authority::resolve(
+            endpoint.as_deref(),
+            repository.as_deref(),
+            Some(&profile.value),
+        )?,
+        None => None,
+    };
+    match remote {
+        Some(a) => {
+            let client = crate::remote::Client::new(a.endpoint(), ctx.token()?)?;
+            client.op(
+                &crate::workflow::service::facade::OperationRequest::ChangeOpen(
+                    crate::workflow::service::facade::ChangeOpenRequest { request_id },
+                ),
+            )
+        }
+        None => {
+            if repository.is_some() || request_id.is_some() {
+                return Err(Error::new(
+                    Code::Usage,
+                    "--repository and --request-id go with --endpoint (or AGENT_TASK_ENDPOINT)",
+                ));
             }
-            (None, Some(repo), Some(workspace)) => with_agent(ctx, |cx| {
-                to_value(&ops::change_open(cx, &repo, &profile, &workspace)?)
-            }),
-            _ => Err(Error::new(
-                Code::Usage,
-                "change open needs --repo and --workspace (or --endpoint and --repository)",
-            )),
-        },
+            let (Some(repo), Some(workspace)) = (repo, workspace) else {
+                return Err(Error::new(
+                    Code::Usage,
+                    "change open needs --repo and --workspace (or --endpoint and --repository)",
+                ));
+            };
+            with_agent(ctx, |cx| {
+                to_value(&ops::change_open(cx, &repo, &profile.value, &workspace)?)
+            })
+        }
     }
 }
 
@@ -195,13 +214,13 @@ pub struct CheckpointArgs {
 }
 
 pub(super) fn checkpoint(ctx: &Ctx, a: CheckpointArgs) -> Result<Value> {
-    if let Some(client) = a.remote.client(ctx)? {
-        let change = a.sel.change.clone().ok_or_else(|| {
-            Error::new(
-                Code::Usage,
-                "with --endpoint, name the Change with --change (the endpoint knows no workspace path)",
-            )
-        })?;
+    if let Some(auth) = a.remote.authority()? {
+        let change = a
+            .sel
+            .change
+            .clone()
+            .ok_or_else(|| auth.needs("--change", "the endpoint knows no workspace path"))?;
+        let client = crate::remote::Client::new(auth.endpoint(), ctx.token()?)?;
         let ws = match &a.sel.workspace {
             Some(w) => w.clone(),
             None => {

@@ -135,6 +135,14 @@ pub enum Command {
     Deploy(deploy::DeployCmd),
 }
 
+impl Command {
+    /// Whether this is a Stop hook (`task-stop`, `task-codex-stop`): it
+    /// reads no `AGENT_TASK_*` variable and no default path.
+    pub fn is_stop_hook(&self) -> bool {
+        matches!(self, Command::TaskStop(_) | Command::TaskCodexStop(_))
+    }
+}
+
 /// What a successful command prints on stdout, and its exit code (0 for
 /// almost every command; a few, such as a conformance run that found
 /// failures, print their report and exit non-zero).

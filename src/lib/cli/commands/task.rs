@@ -122,11 +122,13 @@ pub(super) fn run(ctx: &Ctx, remote: &EndpointArgs, r: OperationRequest) -> Resu
 pub(super) fn change_sel(
     a: &AgentChangeArgs,
 ) -> Result<crate::workflow::authority::change::ChangeSel> {
-    match (&a.remote.endpoint, &a.sel.change) {
-        (Some(_), None) => Err(Error::new(
-            Code::Usage,
-            "with --endpoint, name the Change with --change (the endpoint knows no workspace path)",
-        )),
+    match (a.remote.authority()?, &a.sel.change, &a.sel.workspace) {
+        (Some(auth), None, _) => {
+            Err(auth.needs("--change", "the endpoint knows no workspace path"))
+        }
+        (Some(auth), Some(_), Some(_)) => {
+            Err(auth.conflict("--workspace", "names a Change by a path of this host"))
+        }
         _ => a.sel.sel(),
     }
 }

@@ -228,6 +228,37 @@ pub fn change(conn: &Connection, change_id: &str) -> Result<Change> {
     .ok_or_else(|| Error::new(Code::NotFound, format!("no change {change_id}")).with("change_id", change_id))
 }
 
+/// Most Changes `change_list` answers.
+pub const MAX_LISTED_CHANGES: usize = 256;
+
+/// The Changes of `owner_id` in `scope` (every repository and profile
+/// without one) that have no completed landing, oldest first, at most
+/// [`MAX_LISTED_CHANGES`].
+pub fn open_changes_of(
+    conn: &Connection,
+    owner_id: &str,
+    scope: Option<&Scope>,
+) -> Result<Vec<Change>> {
+    let ids: Vec<String> = conn
+        .prepare_cached(
+            "SELECT c.change_id FROM changes c WHERE c.owner_id = ?1 \
+             AND (?2 IS NULL OR (c.repo_id = ?2 AND c.profile_id = ?3)) \
+             AND NOT EXISTS (SELECT 1 FROM landings l WHERE l.change_id = c.change_id AND l.state = 'landed') \
+             ORDER BY c.created_at, c.change_id LIMIT ?4",
+        )?
+        .query_map(
+            params![
+                owner_id,
+                scope.map(|s| s.repository.as_str()),
+                scope.map(|s| s.profile.as_str()),
+                MAX_LISTED_CHANGES as i64
+            ],
+            |r| r.get(0),
+        )?
+        .collect::<std::result::Result<_, _>>()?;
+    ids.iter().map(|id| change(conn, id)).collect()
+}
+
 /// The Change whose workspace is `ws` (canonical path).
 pub fn change_for_workspace(conn: &Connection, ws: &Path) -> Result<Change> {
     let ws = canonical_dir(ws)?;

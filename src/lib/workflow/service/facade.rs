@@ -191,6 +191,9 @@ pub enum OperationRequest {
     /// The current subject of a Change (version, revision, context digest,
     /// base, workspace), read-only: what the Stop hook compares.
     ChangeSubject(ChangeRequest),
+    /// The bearer's own open (not landed) Changes in scope, read-only:
+    /// how the machine-wide Stop hook finds the Change of a workspace.
+    ChangeList {},
     /// Commit a remote checkpoint whose manifest was posted and whose
     /// missing blobs were uploaded: a new Change version, exactly as a
     /// local checkpoint records it.
@@ -387,6 +390,7 @@ pub struct CollectorClaimRequest {
 pub const OPERATIONS: &[&str] = &[
     "cancel",
     "capabilities",
+    "change_list",
     "change_open",
     "change_subject",
     "checkpoint_commit",
@@ -486,6 +490,7 @@ impl OperationRequest {
             Self::Qualification(_) => "qualification",
             Self::ChangeOpen(_) => "change_open",
             Self::ChangeSubject(_) => "change_subject",
+            Self::ChangeList {} => "change_list",
             Self::CheckpointCommit(_) => "checkpoint_commit",
         }
     }
@@ -668,6 +673,7 @@ pub fn run_deferred(cx: &AgentCtx<'_>, r: &OperationRequest) -> Result<Deferred<
         OperationRequest::ChangeSubject(req) => {
             now(crate::workflow::service::remote::subject(cx, &req.change))
         }
+        OperationRequest::ChangeList {} => now(crate::workflow::service::remote::open_changes(cx)),
         OperationRequest::ChangeOpen(_) | OperationRequest::CheckpointCommit(_) => Err(Error::new(
             Code::Usage,
             format!(

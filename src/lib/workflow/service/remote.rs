@@ -211,6 +211,31 @@ pub fn subject(cx: &AgentCtx<'_>, sel: &change::ChangeSel) -> Result<Value> {
     })
 }
 
+/// `change_list`: the caller's own Changes in the request's scope that
+/// have not landed, oldest first (at most [`change::MAX_LISTED_CHANGES`]):
+/// `{changes: [{change_id, version, revision, workspace}]}`, `revision`
+/// null before the first checkpoint. Read-only.
+pub fn open_changes(cx: &AgentCtx<'_>) -> Result<Value> {
+    cx.read(|_j, a, who, _now| {
+        let list = change::open_changes_of(a, &who.actor.owner_id, cx.scope.as_ref())?;
+        let mut out = Vec::with_capacity(list.len());
+        for ch in list {
+            let revision = if ch.version == 0 {
+                Value::Null
+            } else {
+                json!(change::current_subject(a, &ch)?.context.revision)
+            };
+            out.push(json!({
+                "change_id": ch.change_id,
+                "version": ch.version,
+                "revision": revision,
+                "workspace": ch.workspace,
+            }));
+        }
+        Ok(json!({ "changes": out }))
+    })
+}
+
 /// An open checkpoint session.
 #[derive(Debug, Clone)]
 struct Session {
