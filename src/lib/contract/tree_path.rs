@@ -309,28 +309,48 @@ pub fn fold(path: &str) -> String {
 /// name in NFC beside the same name in NFD. A case-insensitive checkout
 /// would write one file for both.
 pub fn check_twins<'a>(paths: impl IntoIterator<Item = &'a str>) -> Result<()> {
-    // Folded name (a path or a directory above one) -> (that name as
-    // spelled, the full path it was first seen in).
-    let mut seen: std::collections::HashMap<String, (&'a str, &'a str)> =
-        std::collections::HashMap::new();
-    for path in paths {
-        let mut key = String::with_capacity(path.len());
-        let mut end = 0;
-        for comp in path.split('/') {
-            if end > 0 {
-                key.push('/');
-                end += 1;
-            }
-            end += comp.len();
-            key.push_str(&fold(comp));
-            let prefix = &path[..end];
-            match seen.get(key.as_str()) {
-                Some((name, _)) if *name == prefix => {}
-                Some((name, first)) => return Err(twins((first, name), (path, prefix))),
-                None => {
-                    seen.insert(key.clone(), (prefix, path));
+    // Each path's folded key, components joined by NUL (which no path
+    // holds), so that sorting the keys keeps every folded directory's
+    // paths together (`a`, `a/x`, then `a-b`): two paths with a common
+    // folded directory spelled differently are then adjacent somewhere
+    // in that run.
+    let mut keyed: Vec<(Vec<u8>, &'a str)> = paths
+        .into_iter()
+        .map(|p| {
+            let mut k = if p.is_ascii() {
+                p.to_ascii_lowercase().into_bytes()
+            } else {
+                p.split('/')
+                    .map(fold)
+                    .collect::<Vec<_>>()
+                    .join("/")
+                    .into_bytes()
+            };
+            for b in &mut k {
+                if *b == b'/' {
+                    *b = 0;
                 }
             }
+            (k, p)
+        })
+        .collect();
+    keyed.sort_unstable();
+    for w in keyed.windows(2) {
+        let ((ka, a), (kb, b)) = (&w[0], &w[1]);
+        let mut end = (0, 0);
+        let parts = ka
+            .split(|&c| c == 0)
+            .zip(kb.split(|&c| c == 0))
+            .zip(a.split('/').zip(b.split('/')));
+        for ((fa, fb), (oa, ob)) in parts {
+            if fa != fb {
+                break;
+            }
+            end = (end.0 + oa.len(), end.1 + ob.len());
+            if oa != ob {
+                return Err(twins((a, &a[..end.0]), (b, &b[..end.1])));
+            }
+            end = (end.0 + 1, end.1 + 1);
         }
     }
     Ok(())
@@ -339,6 +359,12 @@ pub fn check_twins<'a>(paths: impl IntoIterator<Item = &'a str>) -> Result<()> {
 /// The refusal of two twins: each is (full path, the name in it that
 /// collides: the path itself or a directory above it).
 fn twins(a: (&str, &str), b: (&str, &str)) -> Error {
+    // In path byte order, whatever order the fold sorted them in.
+    let (a, b) = if a.0.as_bytes() <= b.0.as_bytes() {
+        (a, b)
+    } else {
+        (b, a)
+    };
     Error::new(
         Code::PathNotRepresentable,
         format!(
@@ -375,9 +401,22 @@ mod tests {
             let e = check_twins([a, b]).expect_err(&format!("{a:?} {b:?}"));
             assert_eq!(e.code(), Code::PathNotRepresentable);
             let listed = e.details().and_then(|d| d.get("paths")).cloned();
-            assert_eq!(listed, Some(serde_json::json!([a, b])), "{a:?} {b:?}");
+            let (x, y) = if a.as_bytes() < b.as_bytes() {
+                (a, b)
+            } else {
+                (b, a)
+            };
+            assert_eq!(listed, Some(serde_json::json!([x, y])), "{a:?} {b:?}");
         }
         check_twins(["a/b", "a/c", "b/a", "tests/x", "test"]).expect("distinct paths");
+        // `a-b` sorts between `a` and `a/…` by bytes; the fold's order
+        // keeps a directory's paths together.
+        let e = check_twins(["A", "a-b", "a/x"]).expect_err("A and a/");
+        assert_eq!(
+            e.details().and_then(|d| d.get("names")).cloned(),
+            Some(serde_json::json!(["A", "a"]))
+        );
+        assert!(check_twins(["a/x", "a-b", "A/y"]).is_err());
         check_twins(["README.md", "readme.txt", "caf\u{e9}/x", "caf\u{e9}/y"]).expect("distinct");
     }
 
