@@ -83,7 +83,7 @@ pub fn parse_check_attr(out: &[u8]) -> Result<Vec<Reported<'_>>> {
         Some(_) => return Err(unexpected()),
     };
     let fields: Vec<&[u8]> = body.split(|&b| b == 0).collect();
-    if fields.len() % 3 != 0 {
+    if !fields.len().is_multiple_of(3) {
         return Err(unexpected());
     }
     Ok(fields.chunks_exact(3).map(|c| (c[0], c[1], c[2])).collect())
