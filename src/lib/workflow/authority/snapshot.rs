@@ -1155,6 +1155,16 @@ mod tests {
             ),
             Some(Code::PathNotRepresentable)
         );
+        // Case and normalisation twins (a remote checkpoint too).
+        for (a, b) in [("Test.sh", "test.sh"), ("caf\u{e9}", "cafe\u{301}")] {
+            let mut v = vec![e(a, MODE_FILE, 1), e(b, MODE_FILE, 1)];
+            v.sort_by(|x, y| x.path.as_bytes().cmp(y.path.as_bytes()));
+            assert_eq!(
+                code(&bytes(v), 100),
+                Some(Code::PathNotRepresentable),
+                "{a:?} {b:?}"
+            );
+        }
         // The revision cap counts every size.
         assert_eq!(code(&ok, 5), Some(Code::RevisionTooLarge));
     }
