@@ -8,6 +8,7 @@ mod attest;
 mod attest_interop;
 mod authority_faults;
 mod cas;
+mod checkout_attrs;
 mod collect_faults;
 mod collect_flow;
 mod collect_oci;

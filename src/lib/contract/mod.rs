@@ -7,6 +7,7 @@
 //! bounds after decoding. Identities are domain-separated SHA-256 digests
 //! (see `docs/wire.md` for each domain and byte layout).
 
+pub mod checkout;
 pub mod coverage;
 pub mod observation;
 pub mod protected;

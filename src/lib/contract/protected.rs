@@ -1,11 +1,19 @@
 //! Protected paths: the workflow file's `protected` patterns
-//! (gitignore syntax, matched by the `ignore` crate's gitignore matcher)
-//! name files a candidate revision must leave exactly as the current
-//! target head has them. A candidate that adds, deletes or changes (bytes
-//! or mode, a symbolic link swapped in included) any covered path has
-//! changed a protected path; see `docs/workflow-file.md`.
+//! (gitignore syntax, matched by the `ignore` crate's gitignore matcher on
+//! case-folded, NFC-normalised patterns and paths, as a macOS or Windows
+//! checkout would resolve them) name files a candidate revision must leave
+//! exactly as the current target head has them. A candidate that adds,
+//! deletes or changes (bytes or mode, a symbolic link swapped in included)
+//! any covered path has changed a protected path; see
+//! `docs/workflow-file.md`.
+//!
+//! The same list carries a revision's checkout findings
+//! (`workflow::authority::checkout`): a file whose git checkout is not its
+//! bytes, a `filter` or `export-*` attribute, a `.lfsconfig`, another
+//! spelling of `.gitattributes`. They are refused the same way.
 
 use super::snapshot::{Entry, Manifest};
+use super::tree_path::fold;
 use crate::error::{Code, Error, Result};
 use serde::{Deserialize, Serialize};
 
@@ -57,7 +65,7 @@ impl Protected {
             if p == "!" {
                 return Err(invalid("protected pattern \"!\" negates nothing"));
             }
-            b.add_line(None, p).map_err(|e| {
+            b.add_line(None, &fold(p)).map_err(|e| {
                 invalid(format!(
                     "protected pattern {shown:?} is not a valid glob: {e}"
                 ))
@@ -76,18 +84,23 @@ impl Protected {
 
     /// Whether `path` (a manifest path: relative, `/`-separated) is
     /// protected: it, or a directory above it, matches a pattern, and the
-    /// last pattern matching it directly is not a `!` negation.
+    /// last pattern matching it directly is not a `!` negation. Path and
+    /// patterns are compared case-folded and in NFC
+    /// ([`super::tree_path::fold`]: glob syntax is ASCII, which folding
+    /// only lowercases).
     pub fn covers(&self, path: &str) -> bool {
         if path.is_empty() || path.starts_with('/') {
             // Never a manifest path; the matcher requires relative paths.
             return false;
         }
-        self.gi.matched_path_or_any_parents(path, false).is_ignore()
+        self.gi
+            .matched_path_or_any_parents(fold(path), false)
+            .is_ignore()
     }
 }
 
 /// How a protected path differs from the target head.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ChangeKind {
     /// Present in the candidate, absent at the head.
@@ -98,6 +111,22 @@ pub enum ChangeKind {
     Mode,
     /// Same mode, other bytes.
     Content,
+    /// git's checkout of the file, under the revision's own
+    /// `.gitattributes` (`ident`, `eol`, `text`, `working-tree-encoding`,
+    /// a macro naming them), writes other bytes than the revision's.
+    Checkout,
+    /// A `filter` attribute applies to the file (a filter driver, git-lfs
+    /// among them, would run a program at checkout).
+    Filter,
+    /// An `export-subst` or `export-ignore` attribute applies to the
+    /// file (`git archive` would not give the revision's bytes).
+    Export,
+    /// A `.lfsconfig` (any spelling), which points git-lfs elsewhere.
+    Lfsconfig,
+    /// A file git may read as a `.gitattributes` that the check cannot
+    /// model: another spelling (letter case, NTFS or HFS+ alias) or a
+    /// symbolic link.
+    Attributes,
 }
 
 /// One changed protected path.
@@ -127,13 +156,40 @@ impl ProtectedChanges {
         self.total == 0
     }
 
+    /// Adds one change (listed while fewer than [`MAX_LISTED`] are).
+    pub fn push(&mut self, path: &str, change: ChangeKind) {
+        self.total += 1;
+        if self.paths.len() < MAX_LISTED {
+            self.paths.push(ProtectedChange {
+                path: path.to_owned(),
+                change,
+            });
+        }
+    }
+
+    /// Both lists as one: the totals added, the listing the first
+    /// [`MAX_LISTED`] of both in path order (a path may appear once per
+    /// kind).
+    pub fn merge(mut self, other: ProtectedChanges) -> ProtectedChanges {
+        if other.is_empty() {
+            return self;
+        }
+        self.total += other.total;
+        self.paths.extend(other.paths);
+        self.paths
+            .sort_by(|a, b| a.path.as_bytes().cmp(b.path.as_bytes()));
+        self.paths.truncate(MAX_LISTED);
+        self
+    }
+
     /// The typed refusal (`protected_path_changed`) with the paths in its
     /// details.
     pub fn error(&self, what: &str) -> Error {
         Error::new(
             Code::ProtectedPathChanged,
             format!(
-                "{what}: the revision changes {} protected path(s) relative to the target head; \
+                "{what}: the revision changes {} protected path(s) relative to the target head, \
+                 or holds files a git checkout would not reproduce (see protected_changes); \
                  restore them and checkpoint again (only the operator can land such a change, \
                  with land --allow-protected-change)",
                 self.total
@@ -157,13 +213,7 @@ pub fn diff(p: &Protected, head: &Manifest, candidate: &Manifest) -> ProtectedCh
     }
     let mut push = |path: &str, change: ChangeKind| {
         if p.covers(path) {
-            out.total += 1;
-            if out.paths.len() < MAX_LISTED {
-                out.paths.push(ProtectedChange {
-                    path: path.to_owned(),
-                    change,
-                });
-            }
+            out.push(path, change);
         }
     };
     let (mut h, mut c) = (
@@ -250,6 +300,22 @@ mod tests {
         assert!(!p.covers(""));
         assert!(!p.covers("/abs"));
         assert!(pats(&[]).is_empty());
+    }
+
+    #[test]
+    fn case_and_normalisation_do_not_escape_a_pattern() {
+        let p = pats(&["test.sh", "tests/**", "caf\u{e9}.txt"]);
+        for path in [
+            "Test.sh",
+            "TEST.SH",
+            "TESTS/cases.txt",
+            "Tests/a/b",
+            "cafe\u{301}.txt",
+            "CAF\u{c9}.txt",
+        ] {
+            assert!(p.covers(path), "{path:?}");
+        }
+        assert!(!p.covers("Tests.sh"));
     }
 
     #[test]

@@ -194,19 +194,29 @@ fn only_dots_and_spaces(b: &[u8], mut i: usize, sep_ends: bool) -> bool {
 /// git's `is_ntfs_dotgitmodules` (`is_ntfs_dot_generic` with the name
 /// `gitmodules` and the short-name prefix `gi7eba`).
 fn is_ntfs_dotgitmodules(b: &[u8]) -> bool {
-    const NAME: &[u8] = b"gitmodules";
-    const SHORT: &[u8] = b"gi7eba";
-    if at(b, 0) == b'.' && b.len() > NAME.len() && b[1..=NAME.len()].eq_ignore_ascii_case(NAME) {
-        return only_dots_and_spaces(b, NAME.len() + 1, false);
+    is_ntfs_dot_generic(b, b"gitmodules", Some(b"gi7eba"))
+}
+
+/// git's `is_ntfs_dot_generic`: `.` + `name` (any case) followed only by
+/// dots and spaces up to the end or a `:`, its regular NTFS short name
+/// (six letters, `~`, 1..4), or, when git knows it, the fall-back short
+/// name from the hashed prefix `short`.
+fn is_ntfs_dot_generic(b: &[u8], name: &[u8], short: Option<&[u8; 6]>) -> bool {
+    if at(b, 0) == b'.' && b.len() > name.len() && b[1..=name.len()].eq_ignore_ascii_case(name) {
+        return only_dots_and_spaces(b, name.len() + 1, false);
     }
     // The regular NTFS short name: six letters, `~`, 1..4.
-    if b.len() >= 8
-        && b[..6].eq_ignore_ascii_case(&NAME[..6])
+    if name.len() >= 6
+        && b.len() >= 8
+        && b[..6].eq_ignore_ascii_case(&name[..6])
         && b[6] == b'~'
         && (b'1'..=b'4').contains(&b[7])
     {
         return only_dots_and_spaces(b, 8, false);
     }
+    let Some(short) = short else {
+        return false;
+    };
     // The fall-back short name: up to six characters of the hashed prefix,
     // `~`, a digit 1..9, then digits, eight characters in all.
     let mut saw_tilde = false;
@@ -226,7 +236,7 @@ fn is_ntfs_dotgitmodules(b: &[u8]) -> bool {
                 return false;
             }
             saw_tilde = true;
-        } else if i >= 6 || c & 0x80 != 0 || c.to_ascii_lowercase() != SHORT[i] {
+        } else if i >= 6 || c & 0x80 != 0 || c.to_ascii_lowercase() != short[i] {
             return false;
         }
         i += 1;
@@ -252,9 +262,190 @@ fn is_hfs_dot_generic(rest: &str, needle: &str) -> bool {
     matches!(chars.next(), None | Some('/'))
 }
 
+/// Whether the file name `comp` (one path component) may be read as the
+/// file `.{name}` on some checkout: `.{name}` itself, another spelling
+/// that Unicode case folding plus NFC makes equal to it (macOS, Windows),
+/// with HFS+-ignored code points anywhere, or an NTFS alias (trailing
+/// dots and spaces, `:` streams, short names; `short` is git's hashed
+/// short-name prefix when it has one).
+pub fn names_dotfile(comp: &str, name: &str, short: Option<&[u8; 6]>) -> bool {
+    if is_ntfs_dot_generic(comp.as_bytes(), name.as_bytes(), short) {
+        return true;
+    }
+    let kept: String = comp
+        .chars()
+        .filter(|c| !HFS_IGNORED.contains(&u32::from(*c)))
+        .collect();
+    let folded = fold(&kept);
+    folded.strip_prefix('.') == Some(name)
+}
+
+/// A path's key under Unicode case folding and NFC normalisation: two
+/// paths with the same key are one file on a case-insensitive,
+/// normalisation-insensitive checkout (macOS, Windows).
+///
+/// Case folding is each character's full uppercase mapping lowercased
+/// again (so `ß` and `ss`, `ς` and `σ`, the Kelvin sign and `k`, `ſ` and
+/// `s` fold together), between two NFC normalisations. It agrees with
+/// Unicode's full case folding on the characters filesystems fold and at
+/// worst folds a few more together (a refusal, never a missed twin).
+pub fn fold(path: &str) -> String {
+    use unicode_normalization::UnicodeNormalization as _;
+    if path.is_ascii() {
+        return path.to_ascii_lowercase();
+    }
+    let mut out = String::with_capacity(path.len());
+    for c in path.nfc() {
+        for u in c.to_uppercase() {
+            out.extend(u.to_lowercase());
+        }
+    }
+    out.nfc().collect()
+}
+
+/// Refuses (`path_not_representable`, both paths in `details`) two paths
+/// of one revision that name the same file or directory once folded
+/// ([`fold`]): `Test.sh` beside `test.sh`, `TESTS/x` beside `tests/y`, a
+/// name in NFC beside the same name in NFD. A case-insensitive checkout
+/// would write one file for both.
+pub fn check_twins<'a>(paths: impl IntoIterator<Item = &'a str>) -> Result<()> {
+    // Each path's folded key, components joined by NUL (which no path
+    // holds), so that sorting the keys keeps every folded directory's
+    // paths together (`a`, `a/x`, then `a-b`): two paths with a common
+    // folded directory spelled differently are then adjacent somewhere
+    // in that run.
+    let mut keyed: Vec<(Vec<u8>, &'a str)> = paths
+        .into_iter()
+        .map(|p| {
+            let mut k = if p.is_ascii() {
+                p.to_ascii_lowercase().into_bytes()
+            } else {
+                p.split('/')
+                    .map(fold)
+                    .collect::<Vec<_>>()
+                    .join("/")
+                    .into_bytes()
+            };
+            for b in &mut k {
+                if *b == b'/' {
+                    *b = 0;
+                }
+            }
+            (k, p)
+        })
+        .collect();
+    keyed.sort_unstable();
+    for w in keyed.windows(2) {
+        let ((ka, a), (kb, b)) = (&w[0], &w[1]);
+        let mut end = (0, 0);
+        let parts = ka
+            .split(|&c| c == 0)
+            .zip(kb.split(|&c| c == 0))
+            .zip(a.split('/').zip(b.split('/')));
+        for ((fa, fb), (oa, ob)) in parts {
+            if fa != fb {
+                break;
+            }
+            end = (end.0 + oa.len(), end.1 + ob.len());
+            if oa != ob {
+                return Err(twins((a, &a[..end.0]), (b, &b[..end.1])));
+            }
+            end = (end.0 + 1, end.1 + 1);
+        }
+    }
+    Ok(())
+}
+
+/// The refusal of two twins: each is (full path, the name in it that
+/// collides: the path itself or a directory above it).
+fn twins(a: (&str, &str), b: (&str, &str)) -> Error {
+    // In path byte order, whatever order the fold sorted them in.
+    let (a, b) = if a.0.as_bytes() <= b.0.as_bytes() {
+        (a, b)
+    } else {
+        (b, a)
+    };
+    Error::new(
+        Code::PathNotRepresentable,
+        format!(
+            "the workspace paths {:?} and {:?} differ only in letter case or Unicode \
+             normalisation ({:?} and {:?}): a case-insensitive checkout (macOS, Windows) writes \
+             one file for both; rename one of them",
+            shown(a.0),
+            shown(b.0),
+            shown(a.1),
+            shown(b.1)
+        ),
+    )
+    .with("path", shown(b.0))
+    .with("paths", vec![shown(a.0), shown(b.0)])
+    .with("names", vec![shown(a.1), shown(b.1)])
+    .with("reason", "case or normalisation twins")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn twins_under_case_folding_and_nfc_are_refused() {
+        for (a, b) in [
+            ("test.sh", "Test.sh"),
+            ("tests/cases.txt", "TESTS/other.txt"),
+            ("caf\u{e9}.txt", "cafe\u{301}.txt"),
+            ("stra\u{df}e", "STRASSE"),
+            ("\u{3c3}", "\u{3c2}"),
+            ("k", "\u{212a}"),
+            ("a/b", "A"),
+        ] {
+            let e = check_twins([a, b]).expect_err(&format!("{a:?} {b:?}"));
+            assert_eq!(e.code(), Code::PathNotRepresentable);
+            let listed = e.details().and_then(|d| d.get("paths")).cloned();
+            let (x, y) = if a.as_bytes() < b.as_bytes() {
+                (a, b)
+            } else {
+                (b, a)
+            };
+            assert_eq!(listed, Some(serde_json::json!([x, y])), "{a:?} {b:?}");
+        }
+        check_twins(["a/b", "a/c", "b/a", "tests/x", "test"]).expect("distinct paths");
+        // `a-b` sorts between `a` and `a/…` by bytes; the fold's order
+        // keeps a directory's paths together.
+        let e = check_twins(["A", "a-b", "a/x"]).expect_err("A and a/");
+        assert_eq!(
+            e.details().and_then(|d| d.get("names")).cloned(),
+            Some(serde_json::json!(["A", "a"]))
+        );
+        assert!(check_twins(["a/x", "a-b", "A/y"]).is_err());
+        check_twins(["README.md", "readme.txt", "caf\u{e9}/x", "caf\u{e9}/y"]).expect("distinct");
+    }
+
+    #[test]
+    fn dotfile_spellings() {
+        for p in [
+            ".gitattributes",
+            ".GitAttributes",
+            ".gitattributes.",
+            ".gitattributes::$DATA",
+            "gitatt~1",
+            "gi7d29~1",
+            ".gitattribute\u{200c}s",
+            ".gitattribute\u{17f}",
+        ] {
+            assert!(names_dotfile(p, "gitattributes", Some(b"gi7d29")), "{p:?}");
+        }
+        for p in [
+            ".gitattributes-x",
+            "gitattributes",
+            "x.gitattributes",
+            "gitatt~5",
+        ] {
+            assert!(!names_dotfile(p, "gitattributes", Some(b"gi7d29")), "{p:?}");
+        }
+        assert!(names_dotfile(".LFSCONFIG", "lfsconfig", None));
+        assert!(names_dotfile("lfscon~1", "lfsconfig", None));
+        assert!(!names_dotfile(".lfsconfig.bak", "lfsconfig", None));
+    }
 
     #[test]
     fn refuses_what_git_refuses() {

@@ -210,7 +210,8 @@ pub fn for_landing(
 
 /// The protected changes of a subject's revision relative to the head it
 /// landed on, from the subject's requirement (the one installed when it
-/// landed: a current subject names it) and both manifests.
+/// landed: a current subject names it) and both manifests, with the
+/// revision's checkout findings.
 fn protected_changes(
     dir: &DataDir,
     a: &Connection,
@@ -219,11 +220,8 @@ fn protected_changes(
 ) -> Result<ProtectedChanges> {
     let (_, bytes) = requirement(a, s)?;
     let patterns = crate::contract::workflow::Workflow::parse(&bytes)?.protected_paths()?;
-    let head = change::load_manifest(a, dir, old_head)?;
     let candidate = change::load_manifest(a, dir, &s.context.revision)?;
-    Ok(crate::contract::protected::diff(
-        &patterns, &head, &candidate,
-    ))
+    crate::workflow::authority::checkout::protected_changes(a, dir, &patterns, old_head, &candidate)
 }
 
 /// The subject's installed requirement: its digest and canonical bytes,

@@ -165,6 +165,24 @@ fn not_a_revision(msg: String) -> Error {
 /// `snapshot::MAX_FILES` entries, paths of at most 4096 bytes, blobs of at
 /// most `snapshot::MAX_FILE_BYTES`).
 pub fn revision_of_tree(repo: &Path, tree: &str) -> Result<TreeRevision> {
+    TreeRevision::of(&tree_manifest(repo, tree)?.0)
+}
+
+impl TreeRevision {
+    /// The revision of a tree's manifest.
+    pub fn of(manifest: &Manifest) -> Result<TreeRevision> {
+        let bytes = canonical_bytes(manifest)?;
+        Ok(TreeRevision {
+            revision: domain_digest(snapshot::DOMAIN_REVISION, &bytes),
+            manifest_sha256: Sha256Hex::digest(&bytes),
+            files: manifest.entries.len(),
+        })
+    }
+}
+
+/// The manifest of a tree (bounded as [`revision_of_tree`] says) and the
+/// blob id of each entry, in manifest order.
+pub fn tree_manifest(repo: &Path, tree: &str) -> Result<(Manifest, Vec<String>)> {
     if !is_object_id(tree) {
         return Err(Error::new(Code::InvalidInput, "not a tree id"));
     }
@@ -194,24 +212,40 @@ pub fn revision_of_tree(repo: &Path, tree: &str) -> Result<TreeRevision> {
             .get(&oid)
             .cloned()
             .ok_or_else(|| Error::internal("a listed blob was not hashed"))?;
-        entries.push(Entry {
-            path,
-            mode,
-            size,
-            sha256,
-        });
+        entries.push((
+            Entry {
+                path,
+                mode,
+                size,
+                sha256,
+            },
+            oid,
+        ));
     }
-    entries.sort_unstable_by(|a, b| a.path.as_bytes().cmp(b.path.as_bytes()));
-    let files = entries.len();
-    let bytes = canonical_bytes(&Manifest {
-        version: 1,
-        entries,
-    })?;
-    Ok(TreeRevision {
-        revision: domain_digest(snapshot::DOMAIN_REVISION, &bytes),
-        manifest_sha256: Sha256Hex::digest(&bytes),
-        files,
-    })
+    entries.sort_unstable_by(|a, b| a.0.path.as_bytes().cmp(b.0.path.as_bytes()));
+    let (entries, oids) = entries.into_iter().unzip();
+    Ok((
+        Manifest {
+            version: 1,
+            entries,
+        },
+        oids,
+    ))
+}
+
+/// The repository's object directory, absolute.
+pub fn objects_dir(repo: &Path) -> Result<std::path::PathBuf> {
+    let p = run_ok(
+        repo,
+        &[
+            "rev-parse",
+            "--path-format=absolute",
+            "--git-path",
+            "objects",
+        ],
+        None,
+    )?;
+    Ok(std::path::PathBuf::from(p))
 }
 
 /// Parses `git ls-tree -r -z` records: `<mode> SP <type> SP <oid> TAB <path> NUL`.

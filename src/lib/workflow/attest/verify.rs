@@ -18,6 +18,7 @@ use super::dsse::{self, Envelope};
 use super::git;
 use super::statement::{self, Parsed, ResourceDescriptor};
 use crate::error::{Code, Error, Result};
+use crate::workflow::authority::snapshot::Manifest;
 use serde_json::{Value, json};
 use std::path::Path;
 
@@ -139,7 +140,8 @@ pub fn verify(req: &VerifyRequest<'_>) -> Result<Value> {
         ));
     }
     let tree_id = git::tree_of(req.repo, &commit)?;
-    let tree = git::revision_of_tree(req.repo, &tree_id)?;
+    let (manifest, oids) = git::tree_manifest(req.repo, &tree_id)?;
+    let tree = git::TreeRevision::of(&manifest)?;
     let keyid = super::key::key_id(&req.public_key);
     let mut tests = Vec::new();
     let mut svrs = Vec::new();
@@ -190,6 +192,9 @@ pub fn verify(req: &VerifyRequest<'_>) -> Result<Value> {
     } else {
         check_qualified(svr, rp, landing, &tree, &tests)?
     };
+    if !landing.allow_protected_change {
+        refuse_checkout_findings(req.repo, &manifest, &oids)?;
+    }
     let pc = &landing.protected_changes;
     if landing.allow_protected_change && !req.allow_override {
         return Err(Error::new(
@@ -233,6 +238,18 @@ pub fn verify(req: &VerifyRequest<'_>) -> Result<Value> {
         "protected_changes": pc,
         "test_results": results,
     }))
+}
+
+/// A qualified landing whose checkout would not reproduce the tested
+/// bytes (`workflow::authority::checkout`) is refused
+/// (`protected_path_changed`, the paths in `details`).
+fn refuse_checkout_findings(repo: &Path, m: &Manifest, oids: &[String]) -> Result<()> {
+    let objects = git::objects_dir(repo)?;
+    let found = crate::workflow::authority::checkout::tree_findings(&objects, m, oids)?;
+    if found.is_empty() {
+        return Ok(());
+    }
+    Err(found.error("verify refused: a checkout of this commit is not the tested revision"))
 }
 
 /// The set of a qualified landing: the verdict asserts qualification,

@@ -550,12 +550,7 @@ pub(crate) fn record_version(
     // The target head now is the Change's new base: an agent brings its
     // workspace up to date with a moved head and checkpoints again.
     let base = Sha256Hex::parse(&repo.head_revision)?;
-    let changes = if protected.is_empty() {
-        crate::contract::protected::ProtectedChanges::default()
-    } else {
-        let head = load_manifest(tx, dir, &base)?;
-        crate::contract::protected::diff(protected, &head, manifest)
-    };
+    let changes = super::checkout::protected_changes(tx, dir, protected, &base, manifest)?;
     let ctx = ChangeContext {
         version: 1,
         repository: ch.repository.clone(),

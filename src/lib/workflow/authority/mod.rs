@@ -9,6 +9,7 @@
 
 pub mod admin;
 pub mod change;
+pub mod checkout;
 pub mod collector;
 pub mod receipt;
 pub mod review;

@@ -825,7 +825,8 @@ pub(crate) struct Admitted {
 }
 
 /// The protected changes of a subject, recomputed from the installed
-/// requirement and the manifests of the target head and the revision.
+/// requirement and the manifests of the target head and the revision,
+/// with the revision's checkout findings.
 fn protected_now(
     at: &Connection,
     dir: &DataDir,
@@ -835,14 +836,9 @@ fn protected_now(
     let (_, bytes) = super::installed_requirement(at, &repo.repo_id, &s.change.profile)?
         .ok_or_else(|| Error::new(Code::NotQualified, "no requirement is installed"))?;
     let protected = crate::contract::workflow::Workflow::parse(&bytes)?.protected_paths()?;
-    if protected.is_empty() {
-        return Ok(crate::contract::protected::ProtectedChanges::default());
-    }
-    let head = change::load_manifest(at, dir, &Sha256Hex::parse(&repo.head_revision)?)?;
     let candidate = change::load_manifest(at, dir, &s.context.revision)?;
-    Ok(crate::contract::protected::diff(
-        &protected, &head, &candidate,
-    ))
+    let head = Sha256Hex::parse(&repo.head_revision)?;
+    super::checkout::protected_changes(at, dir, &protected, &head, &candidate)
 }
 
 /// Every admission recheck. A revision that changes protected paths

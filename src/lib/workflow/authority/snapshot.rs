@@ -413,7 +413,8 @@ fn too_large(total: u64, max: u64) -> Error {
 }
 
 /// Refuses a walked tree before any file is read: a path git would refuse
-/// or alias (`path_not_representable`), or a total size over
+/// or alias, or two paths that are one file on a case-insensitive
+/// checkout (`path_not_representable`), or a total size over
 /// `max_revision_bytes` from the stats alone (`revision_too_large`; a
 /// sparse file counts its apparent size, which is what a snapshot would
 /// materialise).
@@ -423,6 +424,7 @@ fn admit_walked(walked: &Walked, max_revision_bytes: u64) -> Result<()> {
         crate::contract::tree_path::check(f.rel(), f.mode == MODE_LINK)?;
         total = total.saturating_add(f.key.1);
     }
+    crate::contract::tree_path::check_twins(walked.found.iter().map(Found::rel))?;
     if total > max_revision_bytes {
         return Err(too_large(total, max_revision_bytes));
     }
@@ -635,7 +637,9 @@ fn invalid_manifest(msg: impl Into<String>) -> Error {
 /// (`{"version":1,"entries":[…]}`, entries strictly sorted by path bytes,
 /// so the revision is the one a local checkpoint of the same tree
 /// records), every mode one of the three, every path one git stores as is
-/// (`path_not_representable`), no path both a file and a directory, sizes
+/// (`path_not_representable`), no two paths that fold to one name
+/// (`path_not_representable`, [`crate::contract::tree_path::check_twins`]),
+/// no path both a file and a directory, sizes
 /// within the per-file and link bounds, at most [`MAX_FILES`] entries and
 /// at most `max_revision_bytes` in all (`revision_too_large`).
 pub fn admit_manifest(bytes: &[u8], max_revision_bytes: u64) -> Result<Admitted> {
@@ -703,6 +707,7 @@ pub fn admit_manifest(bytes: &[u8], max_revision_bytes: u64) -> Result<Admitted>
         .with("path", e.path.chars().take(200).collect::<String>())
         .with("reason", "a file and a directory of the same name"));
     }
+    crate::contract::tree_path::check_twins(manifest.entries.iter().map(|e| e.path.as_str()))?;
     if total > max_revision_bytes {
         return Err(too_large(total, max_revision_bytes));
     }
@@ -1150,6 +1155,16 @@ mod tests {
             ),
             Some(Code::PathNotRepresentable)
         );
+        // Case and normalisation twins (a remote checkpoint too).
+        for (a, b) in [("Test.sh", "test.sh"), ("caf\u{e9}", "cafe\u{301}")] {
+            let mut v = vec![e(a, MODE_FILE, 1), e(b, MODE_FILE, 1)];
+            v.sort_by(|x, y| x.path.as_bytes().cmp(y.path.as_bytes()));
+            assert_eq!(
+                code(&bytes(v), 100),
+                Some(Code::PathNotRepresentable),
+                "{a:?} {b:?}"
+            );
+        }
         // The revision cap counts every size.
         assert_eq!(code(&ok, 5), Some(Code::RevisionTooLarge));
     }
