@@ -389,6 +389,12 @@ codes! {
     EndpointUnreachable = "endpoint_unreachable" => exit 69, http 502;
     /// The workspace endpoint answered something that is not a valid answer of its protocol.
     EndpointResponseInvalid = "endpoint_response_invalid" => exit 76, http 502;
+    /// The Change has landed and is closed: no further checkpoint (open a new Change).
+    ChangeClosed = "change_closed" => exit 65, http 409;
+    /// `land`: the target branch is checked out in a non-bare work tree and `--update-worktree` was not given (or it is checked out elsewhere); no ref moved.
+    WorktreeCheckedOut = "worktree_checked_out" => exit 65, http 409;
+    /// `land --update-worktree`: the checked-out work tree or its index is not clean; no ref moved.
+    WorktreeDirty = "worktree_dirty" => exit 65, http 409;
 }
 
 impl Code {

@@ -251,6 +251,7 @@ impl Client {
         root: &Path,
         max_revision_bytes: u64,
         cache_file: Option<&Path>,
+        new_subject: bool,
     ) -> Result<Value> {
         let canon = std::fs::canonicalize(root).map_err(|e| Error::io("resolve", root, e))?;
         let key = canon
@@ -328,6 +329,7 @@ impl Client {
             crate::workflow::service::facade::CheckpointCommitRequest {
                 change: crate::workflow::authority::change::ChangeSel::Id(change_id.to_owned()),
                 revision: scan.revision.clone(),
+                new_subject,
             },
         ))?;
         if let Some(m) = out.as_object_mut() {

@@ -86,6 +86,14 @@ pub enum ChangeCmd {
         /// Idempotency key (with --endpoint): a retry returns the Change this request opened.
         #[arg(long, requires = "endpoint")]
         request_id: Option<String>,
+        /// The Change's title: the landed commit's subject line (control characters
+        /// stripped, at most 200 characters).
+        #[arg(long, conflicts_with = "endpoint")]
+        title: Option<String>,
+        /// The Change's body: the landed commit's message body (control characters
+        /// stripped, at most 16 KiB; lines shaped like git trailers are indented).
+        #[arg(long, conflicts_with = "endpoint")]
+        body: Option<String>,
     },
 }
 
@@ -138,6 +146,8 @@ pub(super) fn change(ctx: &Ctx, c: ChangeCmd) -> Result<Value> {
             endpoint,
             repository,
             request_id,
+            title,
+            body,
         } => match (endpoint, repo, workspace) {
             (Some(base), _, _) => {
                 let remote = EndpointArgs {
@@ -155,7 +165,14 @@ pub(super) fn change(ctx: &Ctx, c: ChangeCmd) -> Result<Value> {
                 )
             }
             (None, Some(repo), Some(workspace)) => with_agent(ctx, |cx| {
-                to_value(&ops::change_open(cx, &repo, &profile, &workspace)?)
+                to_value(&ops::change_open(
+                    cx,
+                    &repo,
+                    &profile,
+                    &workspace,
+                    title.as_deref(),
+                    body.as_deref(),
+                )?)
             }),
             _ => Err(Error::new(
                 Code::Usage,
@@ -192,6 +209,15 @@ pub struct CheckpointArgs {
     /// the tree).
     #[command(flatten)]
     pub remote: EndpointArgs,
+    /// Set the Change's title (first line) and body (the rest): the landed
+    /// commit's message (local checkpoints).
+    #[arg(long, short = 'm', conflicts_with = "endpoint")]
+    pub message: Option<String>,
+    /// Mint a new subject (fresh task ids) even when the tree is the
+    /// current subject's revision and that subject still has live or
+    /// pending tasks.
+    #[arg(long)]
+    pub new_subject: bool,
 }
 
 pub(super) fn checkpoint(ctx: &Ctx, a: CheckpointArgs) -> Result<Value> {
@@ -210,10 +236,24 @@ pub(super) fn checkpoint(ctx: &Ctx, a: CheckpointArgs) -> Result<Value> {
         };
         let canon = std::fs::canonicalize(&ws).map_err(|e| Error::io("resolve", &ws, e))?;
         let cache = canon.to_str().and_then(crate::remote::cache::path_for);
-        return client.checkpoint(&change, &canon, a.max_revision_bytes, cache.as_deref());
+        return client.checkpoint(
+            &change,
+            &canon,
+            a.max_revision_bytes,
+            cache.as_deref(),
+            a.new_subject,
+        );
     }
     let sel = a.sel.sel()?;
     with_agent(ctx, |cx| {
-        to_value(&ops::checkpoint(cx, &sel, a.max_revision_bytes)?)
+        to_value(&ops::checkpoint(
+            cx,
+            &sel,
+            a.max_revision_bytes,
+            &crate::workflow::authority::change::CheckpointOptions {
+                message: a.message,
+                new_subject: a.new_subject,
+            },
+        )?)
     })
 }

@@ -249,6 +249,10 @@ pub struct CheckpointCommitRequest {
     pub change: ChangeSel,
     /// The revision the manifest route answered.
     pub revision: Sha256Hex,
+    /// Mint a new subject even for the current subject's tree
+    /// (`checkpoint --new-subject`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub new_subject: bool,
 }
 
 /// `change_open` (endpoint only): open a Change on the profile's
@@ -596,7 +600,8 @@ pub fn execute_deferred(
         OperationRequest::CheckpointCommit(CheckpointCommitRequest {
             change: ChangeSel::Id(id),
             revision,
-        }) => crate::workflow::service::remote::commit(cx, id, revision, limits),
+            new_subject,
+        }) => crate::workflow::service::remote::commit(cx, id, revision, *new_subject, limits),
         _ => run_deferred(cx, r),
     }
 }

@@ -266,6 +266,8 @@ fn endpoint_change(
         )
         .with("change_id", change_id));
     }
+    // A landed Change takes no further checkpoint (nor its uploads).
+    change::check_open(conn, &ch)?;
     Ok(ch)
 }
 
@@ -800,6 +802,7 @@ pub fn commit(
     cx: &AgentCtx<'_>,
     change_id: &str,
     revision: &Sha256Hex,
+    new_subject: bool,
     limits: &RemoteLimits,
 ) -> Result<Deferred<Value>> {
     check_id("change_id", change_id)?;
@@ -807,7 +810,7 @@ pub fn commit(
     let (token, scope) = (cx.token.to_owned(), cx.scope.clone());
     // Under `serve` a batch of the writer (of its own: the plan differs
     // from the agent mutations'), answered once it is durable.
-    cx.session_deferred(super::admin::WRITE_PLAN, move |w| {
+    cx.session_deferred(change::CHECKPOINT_PLAN, move |w| {
         let (change_id, revision, limits) = (change_id.as_str(), &revision, &limits);
         let (tx, dir, now) = (w.authority()?, w.dir(), w.now_text());
         let now = now.as_str();
@@ -890,17 +893,28 @@ pub fn commit(
                 .with("reason", "link target contains NUL"));
             }
         }
-        change::record_revision(tx, revision, &bytes, adm.manifest.entries.len(), now)?;
-        let out = change::record_version(
-            tx,
-            dir,
-            now,
-            &ch,
-            &basis,
-            revision,
-            &adm.manifest,
-            adopt.len() as u64,
-        )?;
+        let out = match change::reusable(w.journal(), tx, &ch, revision, now_ms, new_subject)? {
+            // The current subject's tree while it is live: returned as it is.
+            Some(cur) => change::reused_output(
+                tx,
+                &cur,
+                adm.manifest.entries.len(),
+                adopt.len() as u64,
+            )?,
+            None => {
+                change::record_revision(tx, revision, &bytes, adm.manifest.entries.len(), now)?;
+                change::record_version(
+                    tx,
+                    dir,
+                    now,
+                    &ch,
+                    &basis,
+                    revision,
+                    &adm.manifest,
+                    adopt.len() as u64,
+                )?
+            }
+        };
         // Every check passed: the staged blobs become store objects, made
         // durable before the rows naming them commit.
         let mut batch = cas.batch();
