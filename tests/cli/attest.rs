@@ -39,7 +39,14 @@ pub fn land_with(l: &Loop, crash: Option<&str>, extra: &[&str]) -> Output {
     if let Some(step) = crash {
         c.env("AGENT_TASK_TEST_CRASH_AT", step);
     }
-    c.args(["land", "--repo", "demo/basic", "--change", &l.change_id]);
+    c.args([
+        "land",
+        "--update-worktree",
+        "--repo",
+        "demo/basic",
+        "--change",
+        &l.change_id,
+    ]);
     c.args(extra);
     run_cmd(&mut c)
 }

@@ -59,6 +59,9 @@ impl Loop {
         git(&source, &["init", "-q", "-b", "main"]);
         git(&source, &["add", "-A"]);
         git(&source, &["commit", "-q", "-m", "init"]);
+        // The operator's git identity: the landed commit's author.
+        git(&source, &["config", "user.name", "op"]);
+        git(&source, &["config", "user.email", "op@example.invalid"]);
         env.run(&["repo", "add", "demo/basic", "--source", s(&source)])
             .json();
         env.run(&[
@@ -226,6 +229,8 @@ impl Loop {
                         "default",
                         "--file",
                         s(&repo_root().join("fixtures/workflows/basic.json")),
+                        // The same requirement again: a policy act only when asked.
+                        "--bump-epoch",
                     ])
                     .json();
             }
@@ -397,7 +402,14 @@ fn failing_then_passing_test_qualifies_and_lands_as_a_git_commit() {
     let add_before = std::fs::read(l.source.join("add.sh")).expect("add.sh");
     let land = l
         .env
-        .run(&["land", "--repo", "demo/basic", "--change", &l.change_id])
+        .run(&[
+            "land",
+            "--update-worktree",
+            "--repo",
+            "demo/basic",
+            "--change",
+            &l.change_id,
+        ])
         .json();
     assert_eq!(land["landed"], true);
     let commit = land["git_commit"].as_str().expect("commit");
@@ -438,9 +450,14 @@ fn revocation_reenrollment_and_token_revocation_block_landing() {
         assert_eq!(l.qualify()["qualified"], true);
         l.invalidate(case);
         let head = git(&l.source, &["rev-parse", "main"]);
-        let out = l
-            .env
-            .run(&["land", "--repo", "demo/basic", "--change", &l.change_id]);
+        let out = l.env.run(&[
+            "land",
+            "--update-worktree",
+            "--repo",
+            "demo/basic",
+            "--change",
+            &l.change_id,
+        ]);
         assert_ne!(out.code, 0, "{case}: {out}");
         assert_eq!(git(&l.source, &["rev-parse", "main"]), head, "{case}");
     }

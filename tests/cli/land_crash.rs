@@ -34,7 +34,14 @@ fn land(l: &Loop, crash: Option<&str>) -> Output {
     if let Some(step) = crash {
         c.env(CRASH, step);
     }
-    c.args(["land", "--repo", "demo/basic", "--change", &l.change_id]);
+    c.args([
+        "land",
+        "--update-worktree",
+        "--repo",
+        "demo/basic",
+        "--change",
+        &l.change_id,
+    ]);
     crate::common::run_cmd(&mut c)
 }
 
@@ -103,8 +110,10 @@ fn sigkill_after_each_landing_phase_then_land_completes_once() {
         let q = l.qualify();
         assert_eq!(q["subject_current"], false, "{step}: {q}");
         assert_eq!(q["revision"], v["revision"], "{step}");
-        // Landing again lands nothing more.
-        land(&l, None).error("subject_stale", 65);
+        // Landing again lands nothing more: it says it already landed.
+        let again = land(&l, None).json();
+        assert_eq!(again["already_landed"], true, "{step}: {again}");
+        assert_eq!(again["git_commit"], commit, "{step}: {again}");
         assert_eq!(commits(&l), 2, "{step}");
     }
 }
@@ -260,7 +269,14 @@ fn landing_another_change_first_resolves_the_pending_one() {
     // head: the second is now stale, and its refusal reports the first.
     let e = l
         .env
-        .run(&["land", "--repo", "demo/basic", "--change", &ch2])
+        .run(&[
+            "land",
+            "--update-worktree",
+            "--repo",
+            "demo/basic",
+            "--change",
+            &ch2,
+        ])
         .error("subject_stale", 65);
     let r = &e["details"]["resolved_pending"];
     assert_eq!(r["landed"], true, "{e}");
@@ -273,8 +289,9 @@ fn landing_another_change_first_resolves_the_pending_one() {
     );
     assert_eq!(commits(&l), 2);
     assert_eq!(head_revision(&l), r["revision"].as_str().expect("rev"));
-    // Nothing is pending any more: landing the first again is just stale.
-    let e = land(&l, None).error("subject_stale", 65);
-    assert!(e["details"].get("resolved_pending").is_none(), "{e}");
+    // Nothing is pending any more: landing the first again says it landed.
+    let v = land(&l, None).json();
+    assert_eq!(v["already_landed"], true, "{v}");
+    assert!(v.get("resolved_pending").is_none(), "{v}");
     assert_eq!(commits(&l), 2);
 }

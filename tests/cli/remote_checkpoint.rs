@@ -367,11 +367,47 @@ fn remote_checkpoint_is_the_local_revision_and_the_whole_loop_runs_on_the_token(
     // The operator lands the remote revision.
     let landed = l
         .env
-        .run(&["land", "--repo", "demo/basic", "--change", &id])
+        .run(&[
+            "land",
+            "--update-worktree",
+            "--repo",
+            "demo/basic",
+            "--change",
+            &id,
+        ])
         .json();
     assert_eq!(landed["revision"], cp["revision"], "{landed}");
     let shown = git(&l.source, &["show", "main:add.sh"]);
     assert!(shown.contains("$(($1 + $2))"), "{shown}");
+
+    // The landed Change is closed: the endpoint refuses its checkpoint
+    // (before any upload), with the way on as an error detail.
+    let e = remote(
+        &l,
+        a,
+        &["checkpoint", "--change", &id, "--workspace", s(&ws)],
+    )
+    .error("change_closed", 65);
+    assert_eq!(
+        e["details"]["next"],
+        json!({"command": "change open"}),
+        "{e}"
+    );
+    assert_eq!(e["details"]["landed_revision"], cp["revision"], "{e}");
+    // The Stop hook through the endpoint: the workspace is the landed
+    // revision, so the agent may stop; an edit now blocks with the fixed
+    // sentence and no operation (it belongs in a new Change).
+    crate::hook_stop::passed("claude", &hook(&ws));
+    std::fs::write(ws.join("after.txt"), "more work\n").expect("edit");
+    let det = crate::hook_stop::blocked("claude", &hook(&ws));
+    assert_eq!(det["failures"], json!([{"code": "change_landed"}]), "{det}");
+    assert_eq!(det["next"], json!({"operation": "none"}), "{det}");
+    assert!(
+        det["next_action"]
+            .as_str()
+            .is_some_and(|t| t.contains("open a new Change")),
+        "{det}"
+    );
 }
 
 /// A raw request with a binary body.

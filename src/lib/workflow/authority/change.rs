@@ -1057,7 +1057,10 @@ pub fn split_message(m: &str) -> Result<(String, String)> {
 }
 
 /// The title and body a Change carries (`None`: never given).
-pub fn change_message(conn: &Connection, change_id: &str) -> Result<(Option<String>, Option<String>)> {
+pub fn change_message(
+    conn: &Connection,
+    change_id: &str,
+) -> Result<(Option<String>, Option<String>)> {
     Ok(conn
         .prepare_cached("SELECT title, body FROM changes WHERE change_id = ?1")?
         .query_row(params![change_id], |r| Ok((r.get(0)?, r.get(1)?)))

@@ -31,7 +31,12 @@ pub fn policy_epoch(conn: &Connection) -> Result<u64> {
 /// Bumps the policy epoch (inside the caller's transaction) and records the
 /// act; returns the new epoch and how many live subjects it made stale
 /// (every subject current before the act: each binds the epoch).
-pub(crate) fn bump_epoch(conn: &Connection, act: &str, detail: &str, now: &str) -> Result<(u64, u64)> {
+pub(crate) fn bump_epoch(
+    conn: &Connection,
+    act: &str,
+    detail: &str,
+    now: &str,
+) -> Result<(u64, u64)> {
     let stale = live_subjects(conn)?;
     let e = policy_epoch(conn)? + 1;
     conn.prepare_cached("UPDATE policy SET epoch = ?1 WHERE singleton = 1")?

@@ -627,6 +627,10 @@ pub trait Attestations {
 /// for every phase: each phase is a batch of its own, committed before
 /// the external effect that follows it.
 pub fn land(s: &mut Session, req: &LandRequest, notes: &dyn Attestations) -> Result<Value> {
+    // Bad input changes nothing: the identity is checked before anything.
+    if let Some(a) = &req.author {
+        repo_git::Ident::parse(a)?;
+    }
     let (ts, now_ms) = (rfc3339_millis(s.now()), unix_millis(s.now()));
     s.apply(|w| repository(w.authority()?, &req.repo_id).map(drop))?;
     // The signing key exists before anything lands (docs/attestations.md).
@@ -644,7 +648,17 @@ pub fn land(s: &mut Session, req: &LandRequest, notes: &dyn Attestations) -> Res
             };
         }
         resolved_other = Some(match r {
-            Resolution::Landed(v) => with_note(s, notes, v)?,
+            Resolution::Landed(v) => {
+                let v = with_note(s, notes, v)?;
+                // Its work tree moves along too (the flag is the operator's
+                // for this repository).
+                if let (true, Some(g)) = (req.update_worktree, &p.git) {
+                    let repo = s.apply(|w| repository(w.authority()?, &p.repo_id))?;
+                    s.rollback();
+                    sync_worktree(Path::new(&repo.source), g)?;
+                }
+                v
+            }
             Resolution::Abandoned(e) => json!({
                 "landed": false, "change_id": p.change_id, "change_version": p.change_version,
                 "abandoned": e.code().as_str(),
@@ -814,16 +828,25 @@ fn check_worktree(src: &Path, g: &GitIntent, update: bool) -> Result<()> {
         )
         .with("ref", g.ref_name.clone())
         .with("worktree", shown(other))
-        .with("fix", "check another branch out in that work tree (git switch --detach)"));
+        .with(
+            "fix",
+            "check another branch out in that work tree (git switch --detach)",
+        ));
     }
     if g.expected_old == "0".repeat(g.commit.len()) {
         return Err(Error::new(
             Code::WorktreeCheckedOut,
-            format!("{} is checked out but has no commit yet; nothing was landed", g.ref_name),
+            format!(
+                "{} is checked out but has no commit yet; nothing was landed",
+                g.ref_name
+            ),
         )
         .with("ref", g.ref_name.clone())
         .with("worktree", shown(first))
-        .with("fix", "commit once on the branch, or check another branch out there"));
+        .with(
+            "fix",
+            "commit once on the branch, or check another branch out there",
+        ));
     }
     if let Some(why) = repo_git::dirty(src, &g.expected_old, Some(&g.commit))? {
         return Err(Error::new(
@@ -920,29 +943,30 @@ fn finish_missing_note(
 /// The landed landing of a Change (its latest version that landed).
 fn landed_landing(a: &Connection, change_id: &str) -> Result<Option<Landing>> {
     let row = a
-        .prepare_cached("SELECT landing_id, repo_id, change_version, revision, receipt_digest, old_head, \
+        .prepare_cached(
+            "SELECT landing_id, repo_id, change_version, revision, receipt_digest, old_head, \
              git_commit, ref_name, expected_old, allow_protected_change, protected_changes \
              FROM landings WHERE change_id = ?1 AND state = 'landed' \
-             ORDER BY change_version DESC LIMIT 1")?.query_row(params![change_id],
-            |r| {
-                Ok((
-                    (
-                        r.get::<_, String>(0)?,
-                        r.get::<_, String>(1)?,
-                        r.get::<_, i64>(2)?,
-                        r.get::<_, String>(3)?,
-                        r.get::<_, Option<String>>(4)?,
-                        r.get::<_, String>(5)?,
-                    ),
-                    (
-                        r.get::<_, Option<String>>(6)?,
-                        r.get::<_, Option<String>>(7)?,
-                        r.get::<_, Option<String>>(8)?,
-                    ),
-                    (r.get::<_, i64>(9)?, r.get::<_, i64>(10)?),
-                ))
-            },
-        )
+             ORDER BY change_version DESC LIMIT 1",
+        )?
+        .query_row(params![change_id], |r| {
+            Ok((
+                (
+                    r.get::<_, String>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get::<_, i64>(2)?,
+                    r.get::<_, String>(3)?,
+                    r.get::<_, Option<String>>(4)?,
+                    r.get::<_, String>(5)?,
+                ),
+                (
+                    r.get::<_, Option<String>>(6)?,
+                    r.get::<_, Option<String>>(7)?,
+                    r.get::<_, Option<String>>(8)?,
+                ),
+                (r.get::<_, i64>(9)?, r.get::<_, i64>(10)?),
+            ))
+        })
         .optional()?;
     let Some((
         (landing_id, repo_id, version, revision, receipt_digest, old_head),

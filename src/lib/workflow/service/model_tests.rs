@@ -211,9 +211,15 @@ impl World {
         let ws = tmp.path().join("ws");
         std::fs::create_dir_all(&ws).expect("ws");
         std::fs::write(ws.join("test.sh"), "true\n").expect("w");
-        let staged =
-            crate::workflow::authority::change::change_open(&token, "demo/basic", "default", &ws, None, None)
-                .expect("open");
+        let staged = crate::workflow::authority::change::change_open(
+            &token,
+            "demo/basic",
+            "default",
+            &ws,
+            None,
+            None,
+        )
+        .expect("open");
         let ch = write::with_write(&root, t, &clock, staged).expect("open");
         let mut w = World {
             _tmp: tmp,

@@ -539,7 +539,8 @@ pub fn checkpoint(
     opts: &change::CheckpointOptions,
 ) -> Result<change::CheckpointOutput> {
     let staged = change::checkpoint(cx.token, sel, max_revision_bytes, opts)?;
-    let mut session = crate::store::Session::open(cx.root, cx.timeout, cx.clock, change::CHECKPOINT_PLAN)?;
+    let mut session =
+        crate::store::Session::open(cx.root, cx.timeout, cx.clock, change::CHECKPOINT_PLAN)?;
     let out = session.apply(staged)?;
     session.commit()?;
     session.close();

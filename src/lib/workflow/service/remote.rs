@@ -200,6 +200,7 @@ pub fn subject(cx: &AgentCtx<'_>, sel: &change::ChangeSel) -> Result<Value> {
                 json!(s.context_digest.to_string()),
             )
         };
+        let landed = change::landed(a, &ch.change_id)?.map(|l| l.revision);
         Ok(json!({
             "change_id": ch.change_id,
             "version": ch.version,
@@ -207,6 +208,7 @@ pub fn subject(cx: &AgentCtx<'_>, sel: &change::ChangeSel) -> Result<Value> {
             "context_digest": context,
             "base_revision": ch.base_revision,
             "workspace": ch.workspace,
+            "landed_revision": landed,
         }))
     })
 }
@@ -895,12 +897,9 @@ pub fn commit(
         }
         let out = match change::reusable(w.journal(), tx, &ch, revision, now_ms, new_subject)? {
             // The current subject's tree while it is live: returned as it is.
-            Some(cur) => change::reused_output(
-                tx,
-                &cur,
-                adm.manifest.entries.len(),
-                adopt.len() as u64,
-            )?,
+            Some(cur) => {
+                change::reused_output(tx, &cur, adm.manifest.entries.len(), adopt.len() as u64)?
+            }
             None => {
                 change::record_revision(tx, revision, &bytes, adm.manifest.entries.len(), now)?;
                 change::record_version(
