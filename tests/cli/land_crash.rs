@@ -65,7 +65,11 @@ fn commits(l: &Loop) -> usize {
 
 #[test]
 fn sigkill_after_each_landing_phase_then_land_completes_once() {
-    for step in ["land_after_intent", "land_after_ref"] {
+    for step in [
+        "land_after_intent",
+        "land_after_ref",
+        "land_before_worktree",
+    ] {
         let (l, receipt) = qualified();
         let branch = git(&l.source, &["rev-parse", "main"]);
         let head = head_revision(&l);
@@ -79,11 +83,38 @@ fn sigkill_after_each_landing_phase_then_land_completes_once() {
             let log = git(&l.source, &["log", "-1", "--format=%B", "main"]);
             assert!(log.contains(&receipt), "{step}: {log}");
         }
-        // The authority has not recorded the landing yet.
-        assert_eq!(head_revision(&l), head, "{step}");
+        if step == "land_before_worktree" {
+            // Phase 3 is durable; only the work tree is behind.
+            assert_ne!(head_revision(&l), head, "{step}");
+        } else {
+            // The authority has not recorded the landing yet.
+            assert_eq!(head_revision(&l), head, "{step}");
+        }
         let v = land(&l, None).json();
         assert_eq!(v["landed"], true, "{step}: {v}");
-        assert_eq!(v["resumed"], true, "{step}: {v}");
+        // The rerun finishes what the crash left: the checked-out main
+        // moves along, exactly once.
+        assert_eq!(v["worktree_updated"], true, "{step}: {v}");
+        assert_eq!(
+            git(&l.source, &["status", "--porcelain"]),
+            "",
+            "{step}: the checked-out work tree is at the landed commit"
+        );
+        // With the modes git gives: the moved branch, the notes and the
+        // objects are readable by others.
+        for rel in ["refs/heads/main", "refs/notes/agent-task"] {
+            let p = l.source.join(".git").join(rel);
+            if let Ok(m) = std::fs::metadata(&p) {
+                let mode = std::os::unix::fs::MetadataExt::mode(&m) & 0o777;
+                assert_eq!(mode & 0o044, 0o044, "{step}: {rel} is {mode:o}");
+            }
+        }
+        if step == "land_before_worktree" {
+            assert_eq!(v["already_landed"], true, "{step}: {v}");
+            assert_eq!(v["resumed"], false, "{step}: {v}");
+        } else {
+            assert_eq!(v["resumed"], true, "{step}: {v}");
+        }
         assert_eq!(v["receipt_digest"], receipt.as_str());
         assert_eq!(v["old_head"], head.as_str());
         assert_ne!(
