@@ -396,10 +396,8 @@ fn failing_then_passing_test_qualifies_and_lands_as_a_git_commit() {
     assert_eq!(q["receipt_digest"], receipt.as_str());
     assert_eq!(q["tasks"][0]["state"], "succeeded");
     // The operator lands: the branch gets a commit naming the receipt; the
-    // work tree and index are untouched.
-    let index_before = std::fs::read(l.source.join(".git/index")).expect("index");
+    // checked-out work tree and index move along (--update-worktree).
     let tree_before = crate::common::snapshot_files(&l.source.join("docs"));
-    let add_before = std::fs::read(l.source.join("add.sh")).expect("add.sh");
     let land = l
         .env
         .run(&[
@@ -418,10 +416,11 @@ fn failing_then_passing_test_qualifies_and_lands_as_a_git_commit() {
     assert!(log.contains(&receipt), "{log}");
     let shown = git(&l.source, &["show", &format!("{commit}:add.sh")]);
     assert!(shown.contains("agent edit"), "{shown}");
+    assert_eq!(land["worktree_updated"], true, "{land}");
     assert_eq!(
-        std::fs::read(l.source.join(".git/index")).expect("index"),
-        index_before,
-        "the operator's index is untouched"
+        git(&l.source, &["status", "--porcelain"]),
+        "",
+        "the index and work tree are the landed commit's, not a revert"
     );
     assert_eq!(
         crate::common::snapshot_files(&l.source.join("docs")),
@@ -429,8 +428,8 @@ fn failing_then_passing_test_qualifies_and_lands_as_a_git_commit() {
     );
     assert_eq!(
         std::fs::read(l.source.join("add.sh")).expect("add.sh"),
-        add_before,
-        "the work tree is untouched"
+        std::fs::read(l.workspace.join("add.sh")).expect("add.sh"),
+        "the work tree has the landed files"
     );
     // The landed head makes the subject stale: qualify says checkpoint.
     let q = l.qualify();

@@ -218,7 +218,7 @@ fn the_operator_can_land_a_protected_change_explicitly_and_it_is_recorded() {
     let msg = git(&l.source, &["log", "-1", "--format=%B", "main"]);
     assert!(msg.contains("protected-paths-changed: 1"), "{msg}");
     assert!(msg.contains("content: tests/cases.txt"), "{msg}");
-    assert!(msg.contains("receipt: none"), "{msg}");
+    assert!(msg.contains("Agent-Task-Receipt: none"), "{msg}");
     assert_eq!(
         git(&l.source, &["show", "main:tests/cases.txt"]),
         "2 3 5\n4 4 8\n"

@@ -217,7 +217,10 @@ fn remote_checkpoint_is_the_local_revision_and_the_whole_loop_runs_on_the_token(
     )
     .json();
     assert_eq!(cp2["revision"], cp["revision"]);
-    assert_eq!(cp2["version"], 2);
+    // The current subject's tree while its tasks are pending: the same
+    // subject comes back (no fresh task ids that would orphan claims).
+    assert_eq!(cp2["version"], 1, "{cp2}");
+    assert_eq!(cp2["reused"], true, "{cp2}");
     assert_eq!(cp2["upload"]["missing_blobs"], 0);
     // A local checkpoint of an endpoint Change, and a remote one of a local Change, are refused.
     l.agent(&["checkpoint", "--change", &id])
@@ -394,9 +397,13 @@ fn remote_checkpoint_is_the_local_revision_and_the_whole_loop_runs_on_the_token(
         "{e}"
     );
     assert_eq!(e["details"]["landed_revision"], cp["revision"], "{e}");
-    // The Stop hook through the endpoint: the workspace is the landed
-    // revision, so the agent may stop; an edit now blocks with the fixed
-    // sentence and no operation (it belongs in a new Change).
+    // The Stop hook through the endpoint: once the workspace is the landed
+    // revision again (install-stop above wrote its settings into it), the
+    // agent may stop; an edit now blocks with the fixed sentence and no
+    // operation (it belongs in a new Change).
+    let det = crate::hook_stop::blocked("claude", &hook(&ws));
+    assert_eq!(det["failures"], json!([{"code": "change_landed"}]), "{det}");
+    std::fs::remove_dir_all(ws.join(".claude")).expect("rm settings");
     crate::hook_stop::passed("claude", &hook(&ws));
     std::fs::write(ws.join("after.txt"), "more work\n").expect("edit");
     let det = crate::hook_stop::blocked("claude", &hook(&ws));

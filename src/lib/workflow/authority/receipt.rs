@@ -738,14 +738,15 @@ pub fn land(s: &mut Session, req: &LandRequest, notes: &dyn Attestations) -> Res
 fn after_landing(s: &mut Session, req: &LandRequest, mut v: Value) -> Result<Value> {
     crate::collector::crash_point("land_before_worktree");
     let mut updated = false;
-    if req.update_worktree && !v["git_commit"].is_null() {
-        if let Some(l) = s.apply(|w| landed_landing(w.authority()?, &req.change_id))? {
-            s.rollback();
-            let repo = s.apply(|w| repository(w.authority()?, &l.repo_id))?;
-            s.rollback();
-            if let Some(g) = &l.git {
-                updated = sync_worktree(Path::new(&repo.source), g)?;
-            }
+    if req.update_worktree
+        && !v["git_commit"].is_null()
+        && let Some(l) = s.apply(|w| landed_landing(w.authority()?, &req.change_id))?
+    {
+        s.rollback();
+        let repo = s.apply(|w| repository(w.authority()?, &l.repo_id))?;
+        s.rollback();
+        if let Some(g) = &l.git {
+            updated = sync_worktree(Path::new(&repo.source), g)?;
         }
     }
     if let Some(o) = v.as_object_mut() {

@@ -39,10 +39,10 @@ pub fn mask_for_shared(value: Option<&str>) -> u32 {
 
 /// The umask git children run under in `repo`.
 pub fn repo_mask(repo: &Path) -> u32 {
-    if let Ok(g) = MASKS.lock() {
-        if let Some(m) = g.as_ref().and_then(|m| m.get(repo)) {
-            return *m;
-        }
+    if let Ok(g) = MASKS.lock()
+        && let Some(m) = g.as_ref().and_then(|m| m.get(repo))
+    {
+        return *m;
     }
     let value = Command::new("git")
         .arg("-C")
@@ -221,10 +221,11 @@ pub fn checked_out(repo: &Path, ref_name: &str) -> Result<Vec<PathBuf>> {
     let mut found = Vec::new();
     let (mut path, mut branch, mut bare) = (None, None, false);
     let mut flush = |path: &mut Option<PathBuf>, branch: &mut Option<String>, bare: &mut bool| {
-        if let (Some(p), Some(b)) = (path.take(), branch.take()) {
-            if !*bare && b == ref_name {
-                found.push(p);
-            }
+        if let (Some(p), Some(b)) = (path.take(), branch.take())
+            && !*bare
+            && b == ref_name
+        {
+            found.push(p);
         }
         *path = None;
         *branch = None;
@@ -284,10 +285,9 @@ fn no_filters(wt: &Path) -> Result<Vec<String>> {
                 .strip_prefix("filter.")
                 .and_then(|k| k.rsplit_once('.'))
                 .map(|(n, _)| n.to_owned())
+                && !names.contains(&name)
             {
-                if !names.contains(&name) {
-                    names.push(name);
-                }
+                names.push(name);
             }
         }
     }
@@ -331,10 +331,10 @@ pub fn dirty(wt: &Path, head: &str, new: Option<&str>) -> Result<Option<&'static
     if go(with(&["diff-files", "--quiet"]))? != 0 {
         return Ok(Some("tracked files have changes that are not committed"));
     }
-    if let Some(new) = new {
-        if go(with(&["read-tree", "-n", "-m", "-u", head, new]))? != 0 {
-            return Ok(Some("untracked files would be overwritten"));
-        }
+    if let Some(new) = new
+        && go(with(&["read-tree", "-n", "-m", "-u", head, new]))? != 0
+    {
+        return Ok(Some("untracked files would be overwritten"));
     }
     Ok(None)
 }
