@@ -200,16 +200,19 @@ pub fn subject(cx: &AgentCtx<'_>, sel: &change::ChangeSel) -> Result<Value> {
                 json!(s.context_digest.to_string()),
             )
         };
-        let landed = change::landed(a, &ch.change_id)?.map(|l| l.revision);
-        Ok(json!({
+        let mut out = json!({
             "change_id": ch.change_id,
             "version": ch.version,
             "revision": revision,
             "context_digest": context,
             "base_revision": ch.base_revision,
             "workspace": ch.workspace,
-            "landed_revision": landed,
-        }))
+        });
+        // Only for a landed Change (closed): the Stop hook's landed rule.
+        if let (Some(l), Some(o)) = (change::landed(a, &ch.change_id)?, out.as_object_mut()) {
+            o.insert("landed_revision".into(), json!(l.revision));
+        }
+        Ok(out)
     })
 }
 
