@@ -314,6 +314,8 @@ fn landing_another_change_first_resolves_the_pending_one() {
     assert_eq!(r["resumed"], true, "{e}");
     assert_eq!(r["change_id"], l.change_id.as_str(), "{e}");
     assert_eq!(r["receipt_digest"], receipt.as_str(), "{e}");
+    // It says what it made stale: the second Change's live subject.
+    assert_eq!(r["stale_subjects"], 1, "{e}");
     assert_eq!(
         git(&l.source, &["rev-parse", "main"]),
         r["git_commit"].as_str().expect("commit")

@@ -208,6 +208,7 @@ fn land_into_a_checked_out_main_refuses_then_moves_it_and_another_user_can_pull(
     assert_eq!(v["landed"], true, "{v}");
     assert_eq!(v["already_landed"], false, "{v}");
     assert_eq!(v["worktree_updated"], true, "{v}");
+    assert_eq!(v["stale_subjects"], 0, "no other Change was live: {v}");
     assert_eq!(v["receipt_digest"], receipt.as_str());
     let commit = v["git_commit"].as_str().expect("commit").to_owned();
     assert_eq!(rev(&l.source, "HEAD"), commit);

@@ -49,12 +49,17 @@ pub(crate) fn bump_epoch(
 /// How many Changes have a current subject now (checkpointed, not
 /// superseded, not stale): the subjects a policy act makes stale.
 pub(crate) fn live_subjects(conn: &Connection) -> Result<u64> {
+    live_subjects_except(conn, None)
+}
+
+/// [`live_subjects`] of every Change but `except`.
+pub(crate) fn live_subjects_except(conn: &Connection, except: Option<&str>) -> Result<u64> {
     let ids: Vec<String> = conn
         .prepare_cached("SELECT change_id FROM changes WHERE current_version > 0")?
         .query_map([], |r| r.get(0))?
         .collect::<std::result::Result<_, _>>()?;
     let mut n = 0u64;
-    for id in ids {
+    for id in ids.into_iter().filter(|i| Some(i.as_str()) != except) {
         let ch = change::change(conn, &id)?;
         let Ok(s) = change::current_subject(conn, &ch) else {
             continue;

@@ -673,7 +673,7 @@ pub fn land(s: &mut Session, req: &LandRequest, notes: &dyn Attestations) -> Res
         Some(v) => e.with("resolved_pending", v.clone()),
         None => e,
     };
-    let (repo, landing) = s.apply(|w| {
+    let (repo, landing, stale) = s.apply(|w| {
         let (at, dir) = (w.authority()?, w.dir());
         let a = admit(
             w.journal(),
@@ -705,16 +705,18 @@ pub fn land(s: &mut Session, req: &LandRequest, notes: &dyn Attestations) -> Res
             "landed"
         };
         insert_landing(at, &landing, state, &ts)?;
-        if landing.git.is_none() {
-            set_head(at, &landing)?;
-        }
-        Ok((a.repo, landing))
+        let stale = if landing.git.is_none() {
+            set_head(at, &landing)?
+        } else {
+            0
+        };
+        Ok((a.repo, landing, stale))
     })?;
     // Without git this is the landing; with git, phase 1 is durable: the
     // intent names everything a resume needs.
     s.commit()?;
     let out = if landing.git.is_none() {
-        landed_output(&repo, &landing, false)
+        with_stale(landed_output(&repo, &landing, false), stale)
     } else {
         crate::collector::crash_point("land_after_intent");
         match resolve(s, &landing, false, req.update_worktree, &ts, now_ms)? {
@@ -751,6 +753,7 @@ fn after_landing(s: &mut Session, req: &LandRequest, mut v: Value) -> Result<Val
     }
     if let Some(o) = v.as_object_mut() {
         o.entry("already_landed").or_insert(json!(false));
+        o.entry("stale_subjects").or_insert(json!(0));
         o.insert("worktree_updated".into(), json!(updated));
     }
     Ok(v)
@@ -1244,9 +1247,9 @@ fn finish(
     resumed: bool,
     ts: &str,
 ) -> Result<Resolution> {
-    s.apply(|w| {
+    let stale = s.apply(|w| {
         let at = w.authority()?;
-        set_head(at, p)?;
+        let stale = set_head(at, p)?;
         let n = at.prepare_cached("UPDATE landings SET state = 'landed', landed_at = ?2 WHERE landing_id = ?1 AND state = 'pending'")?.execute(params![p.landing_id, ts],
         )?;
         if n != 1 {
@@ -1255,16 +1258,31 @@ fn finish(
                 "the landing is no longer pending",
             ));
         }
-        Ok(())
+        Ok(stale)
     })?;
     s.commit()?;
-    Ok(Resolution::Landed(landed_output(repo, p, resumed)))
+    Ok(Resolution::Landed(with_stale(
+        landed_output(repo, p, resumed),
+        stale,
+    )))
 }
 
-fn set_head(at: &Connection, p: &Landing) -> Result<()> {
+/// Moves the authority's head to the landed revision; returns how many
+/// live subjects of other Changes that made stale (their target moved).
+fn set_head(at: &Connection, p: &Landing) -> Result<u64> {
+    let before = super::live_subjects_except(at, Some(&p.change_id))?;
     at.prepare_cached("UPDATE repositories SET head_revision = ?2 WHERE repo_id = ?1")?
         .execute(params![p.repo_id, p.revision])?;
-    Ok(())
+    let after = super::live_subjects_except(at, Some(&p.change_id))?;
+    Ok(before.saturating_sub(after))
+}
+
+/// `v` with the count of live subjects the landing made stale.
+fn with_stale(mut v: Value, stale: u64) -> Value {
+    if let Some(o) = v.as_object_mut() {
+        o.insert("stale_subjects".into(), json!(stale));
+    }
+    v
 }
 
 fn abandon(at: &Connection, p: &Landing, reason: &str) -> Result<()> {
