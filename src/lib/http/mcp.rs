@@ -86,13 +86,17 @@ pub fn tools() -> Vec<Value> {
         ),
         (
             "checkpoint_commit",
-            "Commit a remote checkpoint after its manifest was posted and its missing blobs uploaded over HTTP: a new Change version (a new subject).",
+            "Commit a remote checkpoint after its manifest was posted and its missing blobs uploaded over HTTP: a new Change version (a new subject), or the current subject when the tree is its revision and it is still live (reused: true).",
             obj(
                 &[
                     ("change_id", id_schema("Change id")),
                     (
                         "revision",
                         hex_schema("the revision the manifest route answered"),
+                    ),
+                    (
+                        "new_subject",
+                        json!({"type": "boolean", "description": "mint a new subject even for the current subject's tree"}),
                     ),
                 ],
                 &["change_id", "revision"],
