@@ -541,7 +541,7 @@ complete -c agent-task -n "__fish_agent_task_using_subcommand checkpoint" -l max
 complete -c agent-task -n "__fish_agent_task_using_subcommand checkpoint" -l endpoint -d 'Run through this workspace endpoint (base URL, `http://host:port`) instead of a local data directory: the token file is all the agent needs (docs/workspace-http.md)' -r
 complete -c agent-task -n "__fish_agent_task_using_subcommand checkpoint" -l repository -d 'Repository id of the workspace profile (with --endpoint)' -r
 complete -c agent-task -n "__fish_agent_task_using_subcommand checkpoint" -l profile -d 'Profile id of the workspace profile (with --endpoint)' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand checkpoint" -s m -l message -d 'Set the Change\'s title (first line) and body (the rest): the landed commit\'s message (local checkpoints)' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand checkpoint" -s m -l message -d 'Set the Change\'s title (first line) and body (the rest): the landed commit\'s message' -r
 complete -c agent-task -n "__fish_agent_task_using_subcommand checkpoint" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand checkpoint" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
 complete -c agent-task -n "__fish_agent_task_using_subcommand checkpoint" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON' -r -F

@@ -1355,8 +1355,8 @@ _arguments "${_arguments_options[@]}" : \
 '--endpoint=[Open through this workspace endpoint (base URL)]:URL:_default' \
 '--repository=[Repository id of the workspace profile (with --endpoint)]:REPOSITORY:_default' \
 '--request-id=[Idempotency key (with --endpoint)\: a retry returns the Change this request opened]:REQUEST_ID:_default' \
-'(--endpoint)--title=[The Change'\''s title\: the landed commit'\''s subject line (control characters stripped, at most 200 characters)]:TITLE:_default' \
-'(--endpoint)--body=[The Change'\''s body\: the landed commit'\''s message body (control characters stripped, at most 16 KiB; lines shaped like git trailers are indented)]:BODY:_default' \
+'--title=[The Change'\''s title\: the landed commit'\''s subject line (control characters stripped, at most 200 characters)]:TITLE:_default' \
+'--body=[The Change'\''s body\: the landed commit'\''s message body (control characters stripped, at most 16 KiB; lines shaped like git trailers are indented)]:BODY:_default' \
 '--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
@@ -1403,8 +1403,8 @@ _arguments "${_arguments_options[@]}" : \
 '--endpoint=[Run through this workspace endpoint (base URL, \`http\://host\:port\`) instead of a local data directory\: the token file is all the agent needs (docs/workspace-http.md)]:URL:_default' \
 '--repository=[Repository id of the workspace profile (with --endpoint)]:REPOSITORY:_default' \
 '--profile=[Profile id of the workspace profile (with --endpoint)]:PROFILE:_default' \
-'(--endpoint)-m+[Set the Change'\''s title (first line) and body (the rest)\: the landed commit'\''s message (local checkpoints)]:MESSAGE:_default' \
-'(--endpoint)--message=[Set the Change'\''s title (first line) and body (the rest)\: the landed commit'\''s message (local checkpoints)]:MESSAGE:_default' \
+'-m+[Set the Change'\''s title (first line) and body (the rest)\: the landed commit'\''s message]:MESSAGE:_default' \
+'--message=[Set the Change'\''s title (first line) and body (the rest)\: the landed commit'\''s message]:MESSAGE:_default' \
 '--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \

@@ -150,6 +150,10 @@ fn remote_checkpoint_is_the_local_revision_and_the_whole_loop_runs_on_the_token(
             "default",
             "--request-id",
             "o1",
+            "--title",
+            "Fix the adder\u{7} through the endpoint",
+            "--body",
+            "Body line.\nSigned-off-by: someone <s@example.invalid>",
         ],
     )
     .json();
@@ -382,6 +386,14 @@ fn remote_checkpoint_is_the_local_revision_and_the_whole_loop_runs_on_the_token(
     assert_eq!(landed["revision"], cp["revision"], "{landed}");
     let shown = git(&l.source, &["show", "main:add.sh"]);
     assert!(shown.contains("$(($1 + $2))"), "{shown}");
+    // The commit's message is the endpoint Change's title and body.
+    let subject = git(&l.source, &["log", "-1", "--format=%s", "main"]);
+    assert_eq!(subject.trim(), "Fix the adder through the endpoint");
+    let body = git(&l.source, &["log", "-1", "--format=%b", "main"]);
+    assert!(
+        body.contains("Body line.\n  Signed-off-by: someone"),
+        "{body}"
+    );
 
     // The landed Change is closed: the endpoint refuses its checkpoint
     // (before any upload), with the way on as an error detail.

@@ -72,10 +72,22 @@ pub fn tools() -> Vec<Value> {
             "change_open",
             "Open a Change on this profile's repository for the bearer's agent (the workspace stays on the client; checkpoints arrive through the manifest and blob routes).",
             obj(
-                &[(
-                    "request_id",
-                    id_schema("idempotency key: a retry returns the Change this request opened"),
-                )],
+                &[
+                    (
+                        "request_id",
+                        id_schema(
+                            "idempotency key: a retry returns the Change this request opened",
+                        ),
+                    ),
+                    (
+                        "title",
+                        json!({"type": "string", "maxLength": 4096, "description": "the Change's title: the landed commit's subject (cleaned, at most 200 characters)"}),
+                    ),
+                    (
+                        "body",
+                        json!({"type": "string", "maxLength": 65536, "description": "the Change's body: the landed commit's message body (cleaned, at most 16 KiB)"}),
+                    ),
+                ],
                 &[],
             ),
         ),
@@ -97,6 +109,10 @@ pub fn tools() -> Vec<Value> {
                     (
                         "new_subject",
                         json!({"type": "boolean", "description": "mint a new subject even for the current subject's tree"}),
+                    ),
+                    (
+                        "message",
+                        json!({"type": "string", "maxLength": 65536, "description": "the Change's title (first line) and body: the landed commit's message"}),
                     ),
                 ],
                 &["change_id", "revision"],

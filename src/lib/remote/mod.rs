@@ -251,7 +251,7 @@ impl Client {
         root: &Path,
         max_revision_bytes: u64,
         cache_file: Option<&Path>,
-        new_subject: bool,
+        (new_subject, message): (bool, Option<&str>),
     ) -> Result<Value> {
         let canon = std::fs::canonicalize(root).map_err(|e| Error::io("resolve", root, e))?;
         let key = canon
@@ -330,6 +330,7 @@ impl Client {
                 change: crate::workflow::authority::change::ChangeSel::Id(change_id.to_owned()),
                 revision: scan.revision.clone(),
                 new_subject,
+                message: message.map(str::to_owned),
             },
         ))?;
         if let Some(m) = out.as_object_mut() {

@@ -88,11 +88,11 @@ pub enum ChangeCmd {
         request_id: Option<String>,
         /// The Change's title: the landed commit's subject line (control characters
         /// stripped, at most 200 characters).
-        #[arg(long, conflicts_with = "endpoint")]
+        #[arg(long)]
         title: Option<String>,
         /// The Change's body: the landed commit's message body (control characters
         /// stripped, at most 16 KiB; lines shaped like git trailers are indented).
-        #[arg(long, conflicts_with = "endpoint")]
+        #[arg(long)]
         body: Option<String>,
     },
 }
@@ -160,7 +160,11 @@ pub(super) fn change(ctx: &Ctx, c: ChangeCmd) -> Result<Value> {
                     .ok_or_else(|| Error::internal("endpoint client missing"))?;
                 client.op(
                     &crate::workflow::service::facade::OperationRequest::ChangeOpen(
-                        crate::workflow::service::facade::ChangeOpenRequest { request_id },
+                        crate::workflow::service::facade::ChangeOpenRequest {
+                            request_id,
+                            title,
+                            body,
+                        },
                     ),
                 )
             }
@@ -210,8 +214,8 @@ pub struct CheckpointArgs {
     #[command(flatten)]
     pub remote: EndpointArgs,
     /// Set the Change's title (first line) and body (the rest): the landed
-    /// commit's message (local checkpoints).
-    #[arg(long, short = 'm', conflicts_with = "endpoint")]
+    /// commit's message.
+    #[arg(long, short = 'm')]
     pub message: Option<String>,
     /// Mint a new subject (fresh task ids) even when the tree is the
     /// current subject's revision and that subject still has live or
@@ -241,7 +245,7 @@ pub(super) fn checkpoint(ctx: &Ctx, a: CheckpointArgs) -> Result<Value> {
             &canon,
             a.max_revision_bytes,
             cache.as_deref(),
-            a.new_subject,
+            (a.new_subject, a.message.as_deref()),
         );
     }
     let sel = a.sel.sel()?;

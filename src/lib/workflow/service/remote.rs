@@ -106,10 +106,13 @@ pub fn change_open(
     repo_id: &str,
     profile: &str,
     request_id: Option<&str>,
+    (title, body): (Option<&str>, Option<&str>),
 ) -> Result<Deferred<Value>> {
     if let Some(r) = request_id {
         check_id("request_id", r)?;
     }
+    let title = title.map(change::clean_title).transpose()?;
+    let body = body.map(change::clean_body).transpose()?;
     let (token, repo_id, profile) = (cx.token.to_owned(), repo_id.to_owned(), profile.to_owned());
     let request_id = request_id.map(str::to_owned);
     // Under `serve` a mutation of the writer (a batch of operator-plan
@@ -117,6 +120,7 @@ pub fn change_open(
     cx.session_deferred(super::admin::WRITE_PLAN, move |w| {
         let (tx, now) = (w.authority()?, w.now_text());
         let out = change_open_in(tx, &now, &token, &repo_id, &profile, request_id.as_deref())?;
+        change::set_message(tx, &out.change.change_id, title.as_deref(), body.as_deref())?;
         serde_json::to_value(&out)
             .map_err(|e| Error::internal(format!("cannot render output: {e}")))
     })
@@ -807,10 +811,11 @@ pub fn commit(
     cx: &AgentCtx<'_>,
     change_id: &str,
     revision: &Sha256Hex,
-    new_subject: bool,
+    (new_subject, message): (bool, Option<&str>),
     limits: &RemoteLimits,
 ) -> Result<Deferred<Value>> {
     check_id("change_id", change_id)?;
+    let message = message.map(change::split_message).transpose()?;
     let (change_id, revision, limits) = (change_id.to_owned(), revision.clone(), limits.clone());
     let (token, scope) = (cx.token.to_owned(), cx.scope.clone());
     // Under `serve` a batch of the writer (of its own: the plan differs
@@ -897,6 +902,9 @@ pub fn commit(
                 .with("path", e.path.chars().take(200).collect::<String>())
                 .with("reason", "link target contains NUL"));
             }
+        }
+        if let Some((title, body)) = &message {
+            change::set_message(tx, change_id, Some(title), Some(body))?;
         }
         let out = match change::reusable(w.journal(), tx, &ch, revision, now_ms, new_subject)? {
             // The current subject's tree while it is live: returned as it is.
