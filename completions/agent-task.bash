@@ -1394,7 +1394,7 @@ _agent__task() {
             return 0
             ;;
         agent__subcmd__task__subcmd__change__subcmd__open)
-            opts="-h -V --repo --profile --workspace --endpoint --repository --request-id --data-dir --pretty --lock-timeout-ms --token-file --help --version"
+            opts="-h -V --repo --profile --workspace --endpoint --repository --request-id --title --body --data-dir --pretty --lock-timeout-ms --token-file --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1424,6 +1424,14 @@ _agent__task() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --title)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --body)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --data-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1444,7 +1452,7 @@ _agent__task() {
             return 0
             ;;
         agent__subcmd__task__subcmd__checkpoint)
-            opts="-h -V --change --workspace --max-revision-bytes --endpoint --repository --profile --data-dir --pretty --lock-timeout-ms --token-file --help --version"
+            opts="-m -h -V --change --workspace --max-revision-bytes --endpoint --repository --profile --message --new-subject --data-dir --pretty --lock-timeout-ms --token-file --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1471,6 +1479,14 @@ _agent__task() {
                     return 0
                     ;;
                 --profile)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --message)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -m)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -4420,7 +4436,7 @@ _agent__task() {
             return 0
             ;;
         agent__subcmd__task__subcmd__land)
-            opts="-h -V --repo --change --allow-protected-change --data-dir --pretty --lock-timeout-ms --token-file --help --version"
+            opts="-h -V --repo --change --allow-protected-change --update-worktree --author --data-dir --pretty --lock-timeout-ms --token-file --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -4431,6 +4447,10 @@ _agent__task() {
                     return 0
                     ;;
                 --change)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --author)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -5108,7 +5128,7 @@ _agent__task() {
             return 0
             ;;
         agent__subcmd__task__subcmd__requirement__subcmd__install)
-            opts="-h -V --repo --profile --file --data-dir --pretty --lock-timeout-ms --token-file --help --version"
+            opts="-h -V --repo --profile --file --bump-epoch --data-dir --pretty --lock-timeout-ms --token-file --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

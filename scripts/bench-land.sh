@@ -100,7 +100,7 @@ def anchor():
 def land():
     restore("data"); restore("src")
     t = time.perf_counter()
-    out = subprocess.run([bin_, "land", "--repo", "demo/land", "--change", ch],
+    out = subprocess.run([bin_, "land", "--update-worktree", "--repo", "demo/land", "--change", ch],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     dt = time.perf_counter() - t
     if out.returncode != 0 or b'"landed":true' not in out.stdout.replace(b" ", b""):

@@ -41,7 +41,9 @@ say "operator: a fixture git repository with a test command (sh test.sh)"
 cp -r fixtures/repos/basic "$work/basic"
 git -C "$work/basic" init -q -b main
 git -C "$work/basic" add -A
-git -C "$work/basic" -c user.name=operator -c user.email=operator@example.invalid commit -q -m "fixture"
+git -C "$work/basic" config user.name operator
+git -C "$work/basic" config user.email operator@example.invalid
+git -C "$work/basic" commit -q -m "fixture"
 git -C "$work/basic" log --oneline >&2
 
 show init
@@ -111,7 +113,7 @@ stop "$ch" "$work/ws"
 
 say "operator: land (admission rechecks under the lock, then a commit on main)"
 unset AGENT_TASK_TOKEN_FILE
-show land --repo demo/basic --change "$ch"
+show land --update-worktree --repo demo/basic --change "$ch"
 printf '\n\033[1m$ git log --stat -1 main\033[0m\n' >&2
 git -C "$work/basic" log --oneline main >&2
 git -C "$work/basic" log --stat -1 main >&2

@@ -395,6 +395,12 @@ codes! {
     EnvConflict = "env_conflict" => exit 64, http 400;
     /// `install-stop` refused to write a hook that could reach neither a readable data directory nor an endpoint that accepts the token for the named repository and profile (`details.reason`).
     HookAuthorityUnreachable = "hook_authority_unreachable" => exit 78, http 422;
+    /// The Change has landed and is closed: no further checkpoint (open a new Change).
+    ChangeClosed = "change_closed" => exit 65, http 409;
+    /// `land`: the target branch is checked out in a non-bare work tree and `--update-worktree` was not given (or it is checked out elsewhere); no ref moved.
+    WorktreeCheckedOut = "worktree_checked_out" => exit 65, http 409;
+    /// `land --update-worktree`: the checked-out work tree or its index is not clean; no ref moved.
+    WorktreeDirty = "worktree_dirty" => exit 65, http 409;
 }
 
 impl Code {

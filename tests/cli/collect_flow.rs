@@ -59,6 +59,9 @@ impl Loop {
         git(&source, &["init", "-q", "-b", "main"]);
         git(&source, &["add", "-A"]);
         git(&source, &["commit", "-q", "-m", "init"]);
+        // The operator's git identity: the landed commit's author.
+        git(&source, &["config", "user.name", "op"]);
+        git(&source, &["config", "user.email", "op@example.invalid"]);
         env.run(&["repo", "add", "demo/basic", "--source", s(&source)])
             .json();
         env.run(&[
@@ -226,6 +229,8 @@ impl Loop {
                         "default",
                         "--file",
                         s(&repo_root().join("fixtures/workflows/basic.json")),
+                        // The same requirement again: a policy act only when asked.
+                        "--bump-epoch",
                     ])
                     .json();
             }
@@ -391,13 +396,18 @@ fn failing_then_passing_test_qualifies_and_lands_as_a_git_commit() {
     assert_eq!(q["receipt_digest"], receipt.as_str());
     assert_eq!(q["tasks"][0]["state"], "succeeded");
     // The operator lands: the branch gets a commit naming the receipt; the
-    // work tree and index are untouched.
-    let index_before = std::fs::read(l.source.join(".git/index")).expect("index");
+    // checked-out work tree and index move along (--update-worktree).
     let tree_before = crate::common::snapshot_files(&l.source.join("docs"));
-    let add_before = std::fs::read(l.source.join("add.sh")).expect("add.sh");
     let land = l
         .env
-        .run(&["land", "--repo", "demo/basic", "--change", &l.change_id])
+        .run(&[
+            "land",
+            "--update-worktree",
+            "--repo",
+            "demo/basic",
+            "--change",
+            &l.change_id,
+        ])
         .json();
     assert_eq!(land["landed"], true);
     let commit = land["git_commit"].as_str().expect("commit");
@@ -406,10 +416,11 @@ fn failing_then_passing_test_qualifies_and_lands_as_a_git_commit() {
     assert!(log.contains(&receipt), "{log}");
     let shown = git(&l.source, &["show", &format!("{commit}:add.sh")]);
     assert!(shown.contains("agent edit"), "{shown}");
+    assert_eq!(land["worktree_updated"], true, "{land}");
     assert_eq!(
-        std::fs::read(l.source.join(".git/index")).expect("index"),
-        index_before,
-        "the operator's index is untouched"
+        git(&l.source, &["status", "--porcelain"]),
+        "",
+        "the index and work tree are the landed commit's, not a revert"
     );
     assert_eq!(
         crate::common::snapshot_files(&l.source.join("docs")),
@@ -417,8 +428,8 @@ fn failing_then_passing_test_qualifies_and_lands_as_a_git_commit() {
     );
     assert_eq!(
         std::fs::read(l.source.join("add.sh")).expect("add.sh"),
-        add_before,
-        "the work tree is untouched"
+        std::fs::read(l.workspace.join("add.sh")).expect("add.sh"),
+        "the work tree has the landed files"
     );
     // The landed head makes the subject stale: qualify says checkpoint.
     let q = l.qualify();
@@ -438,9 +449,14 @@ fn revocation_reenrollment_and_token_revocation_block_landing() {
         assert_eq!(l.qualify()["qualified"], true);
         l.invalidate(case);
         let head = git(&l.source, &["rev-parse", "main"]);
-        let out = l
-            .env
-            .run(&["land", "--repo", "demo/basic", "--change", &l.change_id]);
+        let out = l.env.run(&[
+            "land",
+            "--update-worktree",
+            "--repo",
+            "demo/basic",
+            "--change",
+            &l.change_id,
+        ]);
         assert_ne!(out.code, 0, "{case}: {out}");
         assert_eq!(git(&l.source, &["rev-parse", "main"]), head, "{case}");
     }

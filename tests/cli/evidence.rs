@@ -93,7 +93,14 @@ fn tests_task(cp: &Value) -> String {
 }
 
 fn land(l: &Loop, extra: &[&str]) -> Output {
-    let mut args = vec!["land", "--repo", "demo/basic", "--change", &l.change_id];
+    let mut args = vec![
+        "land",
+        "--update-worktree",
+        "--repo",
+        "demo/basic",
+        "--change",
+        &l.change_id,
+    ];
     args.extend_from_slice(extra);
     l.env.run(&args)
 }
@@ -211,7 +218,7 @@ fn the_operator_can_land_a_protected_change_explicitly_and_it_is_recorded() {
     let msg = git(&l.source, &["log", "-1", "--format=%B", "main"]);
     assert!(msg.contains("protected-paths-changed: 1"), "{msg}");
     assert!(msg.contains("content: tests/cases.txt"), "{msg}");
-    assert!(msg.contains("receipt: none"), "{msg}");
+    assert!(msg.contains("Agent-Task-Receipt: none"), "{msg}");
     assert_eq!(
         git(&l.source, &["show", "main:tests/cases.txt"]),
         "2 3 5\n4 4 8\n"
@@ -598,7 +605,15 @@ fn a_1_gib_sparse_file_is_streamed_through_checkpoint_collect_and_land() {
     .json();
     assert_eq!(c["outcome"], "passed", "{c}");
     l.agent(&["finalize", "--change", &l.change_id]).json();
-    let out = capped(&["land", "--repo", "demo/basic", "--change", &l.change_id]).json();
+    let out = capped(&[
+        "land",
+        "--update-worktree",
+        "--repo",
+        "demo/basic",
+        "--change",
+        &l.change_id,
+    ])
+    .json();
     assert_eq!(out["landed"], true);
     let size = git(&l.source, &["cat-file", "-s", "main:sparse.bin"]);
     assert_eq!(size.trim(), (1u64 << 30).to_string());

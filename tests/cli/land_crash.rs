@@ -34,7 +34,14 @@ fn land(l: &Loop, crash: Option<&str>) -> Output {
     if let Some(step) = crash {
         c.env(CRASH, step);
     }
-    c.args(["land", "--repo", "demo/basic", "--change", &l.change_id]);
+    c.args([
+        "land",
+        "--update-worktree",
+        "--repo",
+        "demo/basic",
+        "--change",
+        &l.change_id,
+    ]);
     crate::common::run_cmd(&mut c)
 }
 
@@ -58,7 +65,11 @@ fn commits(l: &Loop) -> usize {
 
 #[test]
 fn sigkill_after_each_landing_phase_then_land_completes_once() {
-    for step in ["land_after_intent", "land_after_ref"] {
+    for step in [
+        "land_after_intent",
+        "land_after_ref",
+        "land_before_worktree",
+    ] {
         let (l, receipt) = qualified();
         let branch = git(&l.source, &["rev-parse", "main"]);
         let head = head_revision(&l);
@@ -72,11 +83,38 @@ fn sigkill_after_each_landing_phase_then_land_completes_once() {
             let log = git(&l.source, &["log", "-1", "--format=%B", "main"]);
             assert!(log.contains(&receipt), "{step}: {log}");
         }
-        // The authority has not recorded the landing yet.
-        assert_eq!(head_revision(&l), head, "{step}");
+        if step == "land_before_worktree" {
+            // Phase 3 is durable; only the work tree is behind.
+            assert_ne!(head_revision(&l), head, "{step}");
+        } else {
+            // The authority has not recorded the landing yet.
+            assert_eq!(head_revision(&l), head, "{step}");
+        }
         let v = land(&l, None).json();
         assert_eq!(v["landed"], true, "{step}: {v}");
-        assert_eq!(v["resumed"], true, "{step}: {v}");
+        // The rerun finishes what the crash left: the checked-out main
+        // moves along, exactly once.
+        assert_eq!(v["worktree_updated"], true, "{step}: {v}");
+        assert_eq!(
+            git(&l.source, &["status", "--porcelain"]),
+            "",
+            "{step}: the checked-out work tree is at the landed commit"
+        );
+        // With the modes git gives: the moved branch, the notes and the
+        // objects are readable by others.
+        for rel in ["refs/heads/main", "refs/notes/agent-task"] {
+            let p = l.source.join(".git").join(rel);
+            if let Ok(m) = std::fs::metadata(&p) {
+                let mode = std::os::unix::fs::MetadataExt::mode(&m) & 0o777;
+                assert_eq!(mode & 0o044, 0o044, "{step}: {rel} is {mode:o}");
+            }
+        }
+        if step == "land_before_worktree" {
+            assert_eq!(v["already_landed"], true, "{step}: {v}");
+            assert_eq!(v["resumed"], false, "{step}: {v}");
+        } else {
+            assert_eq!(v["resumed"], true, "{step}: {v}");
+        }
         assert_eq!(v["receipt_digest"], receipt.as_str());
         assert_eq!(v["old_head"], head.as_str());
         assert_ne!(
@@ -103,8 +141,10 @@ fn sigkill_after_each_landing_phase_then_land_completes_once() {
         let q = l.qualify();
         assert_eq!(q["subject_current"], false, "{step}: {q}");
         assert_eq!(q["revision"], v["revision"], "{step}");
-        // Landing again lands nothing more.
-        land(&l, None).error("subject_stale", 65);
+        // Landing again lands nothing more: it says it already landed.
+        let again = land(&l, None).json();
+        assert_eq!(again["already_landed"], true, "{step}: {again}");
+        assert_eq!(again["git_commit"], commit, "{step}: {again}");
         assert_eq!(commits(&l), 2, "{step}");
     }
 }
@@ -260,21 +300,31 @@ fn landing_another_change_first_resolves_the_pending_one() {
     // head: the second is now stale, and its refusal reports the first.
     let e = l
         .env
-        .run(&["land", "--repo", "demo/basic", "--change", &ch2])
+        .run(&[
+            "land",
+            "--update-worktree",
+            "--repo",
+            "demo/basic",
+            "--change",
+            &ch2,
+        ])
         .error("subject_stale", 65);
     let r = &e["details"]["resolved_pending"];
     assert_eq!(r["landed"], true, "{e}");
     assert_eq!(r["resumed"], true, "{e}");
     assert_eq!(r["change_id"], l.change_id.as_str(), "{e}");
     assert_eq!(r["receipt_digest"], receipt.as_str(), "{e}");
+    // It says what it made stale: the second Change's live subject.
+    assert_eq!(r["stale_subjects"], 1, "{e}");
     assert_eq!(
         git(&l.source, &["rev-parse", "main"]),
         r["git_commit"].as_str().expect("commit")
     );
     assert_eq!(commits(&l), 2);
     assert_eq!(head_revision(&l), r["revision"].as_str().expect("rev"));
-    // Nothing is pending any more: landing the first again is just stale.
-    let e = land(&l, None).error("subject_stale", 65);
-    assert!(e["details"].get("resolved_pending").is_none(), "{e}");
+    // Nothing is pending any more: landing the first again says it landed.
+    let v = land(&l, None).json();
+    assert_eq!(v["already_landed"], true, "{v}");
+    assert!(v.get("resolved_pending").is_none(), "{v}");
     assert_eq!(commits(&l), 2);
 }

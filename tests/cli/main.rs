@@ -35,6 +35,7 @@ mod hook_scan;
 mod hook_stop;
 mod http_hostile;
 mod land_crash;
+mod land_repo;
 mod mcp_client;
 mod mcp_interop;
 mod net_ssrf;

@@ -281,6 +281,8 @@ pub fn deploy(what: &str, o: &Opts<'_>) -> Option<Deployment> {
         vec!["init", "-q", "-b", "main"],
         vec!["add", "-A"],
         vec!["commit", "-q", "-m", "init"],
+        vec!["config", "user.name", "op"],
+        vec!["config", "user.email", "op@example.invalid"],
     ] {
         let mut a = vec!["-C", s(&source)];
         a.extend(g);
@@ -842,7 +844,14 @@ fn privilege_separated_deployment_with_real_users() {
 
     // The operator lands.
     let landed = d
-        .operator(&["land", "--repo", "demo/basic", "--change", &id])
+        .operator(&[
+            "land",
+            "--update-worktree",
+            "--repo",
+            "demo/basic",
+            "--change",
+            &id,
+        ])
         .json();
     assert_eq!(landed["revision"], cp["revision"], "{landed}");
     let o = d.as_user(

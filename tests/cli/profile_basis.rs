@@ -89,7 +89,14 @@ fn install_claim_import_finalize_and_land_refuse_an_unknown_basis() {
         .stdout;
     let e = l
         .env
-        .run(&["land", "--repo", "demo/basic", "--change", &l.change_id])
+        .run(&[
+            "land",
+            "--update-worktree",
+            "--repo",
+            "demo/basic",
+            "--change",
+            &l.change_id,
+        ])
         .error("not_qualified", 65);
     assert_eq!(e["details"]["failures"], failures, "{e}");
     let after = std::process::Command::new("git")

@@ -150,6 +150,10 @@ fn remote_checkpoint_is_the_local_revision_and_the_whole_loop_runs_on_the_token(
             "default",
             "--request-id",
             "o1",
+            "--title",
+            "Fix the adder\u{7} through the endpoint",
+            "--body",
+            "Body line.\nSigned-off-by: someone <s@example.invalid>",
         ],
     )
     .json();
@@ -217,7 +221,10 @@ fn remote_checkpoint_is_the_local_revision_and_the_whole_loop_runs_on_the_token(
     )
     .json();
     assert_eq!(cp2["revision"], cp["revision"]);
-    assert_eq!(cp2["version"], 2);
+    // The current subject's tree while its tasks are pending: the same
+    // subject comes back (no fresh task ids that would orphan claims).
+    assert_eq!(cp2["version"], 1, "{cp2}");
+    assert_eq!(cp2["reused"], true, "{cp2}");
     assert_eq!(cp2["upload"]["missing_blobs"], 0);
     // A local checkpoint of an endpoint Change, and a remote one of a local Change, are refused.
     l.agent(&["checkpoint", "--change", &id])
@@ -394,11 +401,59 @@ fn remote_checkpoint_is_the_local_revision_and_the_whole_loop_runs_on_the_token(
     // The operator lands the remote revision.
     let landed = l
         .env
-        .run(&["land", "--repo", "demo/basic", "--change", &id])
+        .run(&[
+            "land",
+            "--update-worktree",
+            "--repo",
+            "demo/basic",
+            "--change",
+            &id,
+        ])
         .json();
     assert_eq!(landed["revision"], cp["revision"], "{landed}");
     let shown = git(&l.source, &["show", "main:add.sh"]);
     assert!(shown.contains("$(($1 + $2))"), "{shown}");
+    // The commit's message is the endpoint Change's title and body.
+    let subject = git(&l.source, &["log", "-1", "--format=%s", "main"]);
+    assert_eq!(subject.trim(), "Fix the adder through the endpoint");
+    let body = git(&l.source, &["log", "-1", "--format=%b", "main"]);
+    assert!(
+        body.contains("Body line.\n  Signed-off-by: someone"),
+        "{body}"
+    );
+
+    // The landed Change is closed: the endpoint refuses its checkpoint
+    // (before any upload), with the way on as an error detail.
+    let e = remote(
+        &l,
+        a,
+        &["checkpoint", "--change", &id, "--workspace", s(&ws)],
+    )
+    .error("change_closed", 65);
+    assert_eq!(
+        e["details"]["next"],
+        json!({"command": "change open"}),
+        "{e}"
+    );
+    assert_eq!(e["details"]["landed_revision"], cp["revision"], "{e}");
+    // The Stop hook through the endpoint: once the workspace is the landed
+    // revision again (install-stop above wrote its settings into it), the
+    // agent may stop; an edit now blocks with the fixed sentence and no
+    // operation (it belongs in a new Change).
+    let det = crate::hook_stop::blocked("claude", &hook(&ws));
+    assert_eq!(det["failures"], json!([{"code": "change_landed"}]), "{det}");
+    std::fs::remove_dir_all(ws.join(".claude")).expect("rm settings");
+    crate::hook_stop::passed("claude", &hook(&ws));
+    std::fs::write(ws.join("after.txt"), "more work\n").expect("edit");
+    let det = crate::hook_stop::blocked("claude", &hook(&ws));
+    assert_eq!(det["failures"], json!([{"code": "change_landed"}]), "{det}");
+    assert_eq!(det["next"], json!({"operation": "none"}), "{det}");
+    assert!(
+        det["next_action"]
+            .as_str()
+            .is_some_and(|t| t.contains("open a new Change")),
+        "{det}"
+    );
 }
 
 /// A raw request with a binary body.

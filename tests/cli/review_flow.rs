@@ -272,7 +272,14 @@ fn a_test_step_and_a_review_step_qualify_and_land() {
     assert_eq!(states, [&json!("succeeded"), &json!("succeeded")]);
     let land = l
         .env
-        .run(&["land", "--repo", "demo/basic", "--change", &l.change_id])
+        .run(&[
+            "land",
+            "--update-worktree",
+            "--repo",
+            "demo/basic",
+            "--change",
+            &l.change_id,
+        ])
         .json();
     assert_eq!(land["landed"], true, "{land}");
     // The landing's attestation bundle carries the review's evidence, and
@@ -341,7 +348,14 @@ fn a_blocking_finding_is_retained_as_a_failed_review_and_never_qualifies() {
     l.agent(&["finalize", "--change", &l.change_id])
         .error("receipt_incomplete", 65);
     l.env
-        .run(&["land", "--repo", "demo/basic", "--change", &l.change_id])
+        .run(&[
+            "land",
+            "--update-worktree",
+            "--repo",
+            "demo/basic",
+            "--change",
+            &l.change_id,
+        ])
         .error("not_qualified", 65);
 }
 
@@ -894,9 +908,14 @@ fn a_review_of_several_calls_replays_and_a_revoked_reviewer_no_longer_qualifies(
     assert_eq!(q["qualified"], false, "{q}");
     assert_eq!(q["subject_current"], false, "{q}");
     assert_eq!(q["next"], json!({"operation": "checkpoint"}));
-    let land = l
-        .env
-        .run(&["land", "--repo", "demo/basic", "--change", &l.change_id]);
+    let land = l.env.run(&[
+        "land",
+        "--update-worktree",
+        "--repo",
+        "demo/basic",
+        "--change",
+        &l.change_id,
+    ]);
     assert_ne!(land.code, 0, "{land}");
     let (_, rt2) = r.checkpoint();
     assert_ne!(rt, rt2);

@@ -403,7 +403,9 @@ fn task_checkpoint_records_links_modes_and_ignores() {
         cp["files"], 7,
         "6 fixture files + the link; ignored files left out: {cp}"
     );
-    let again = s.agent(&["checkpoint", "--workspace", s.ws()]).json();
+    let again = s
+        .agent(&["checkpoint", "--workspace", s.ws(), "--new-subject"])
+        .json();
     assert_eq!(again["version"], 2);
     assert_eq!(
         again["hashed"], 0,

@@ -146,7 +146,11 @@ impl Setup {
 
     /// Checkpoints and returns (tests task, notes task) ids.
     pub fn checkpoint(&self) -> (String, String) {
-        let cp = self.agent(&["checkpoint", "--workspace", self.ws()]).json();
+        // Always a fresh subject (the suites race and reconcile subject
+        // after subject of one tree); reuse is `land_repo`'s.
+        let cp = self
+            .agent(&["checkpoint", "--workspace", self.ws(), "--new-subject"])
+            .json();
         let id = |step: &str| {
             cp["tasks"]
                 .as_array()

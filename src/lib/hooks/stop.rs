@@ -204,7 +204,13 @@ pub mod category {
     pub const CHANGED: &str = "changed_during_run";
     /// The Change has no checkpoint yet.
     pub const NO_CHECKPOINT: &str = "no_checkpoint";
+    /// The Change has landed (it is closed) and the workspace is not the
+    /// landed revision.
+    pub const LANDED: &str = "change_landed";
 }
+
+/// The fixed sentence of a block on a landed Change.
+pub const LANDED_ACTION: &str = "This change has landed and is closed: open a new Change (agent-task change open) for further work, checkpoint it there, then try to finish again.";
 
 /// The fixed sentence for a next operation.
 pub fn next_action(op: &str) -> &'static str {
@@ -263,6 +269,8 @@ struct Subject {
     revision: String,
     context_digest: String,
     workspace: String,
+    /// The landed revision, when the Change has landed (it is closed).
+    landed: Option<String>,
 }
 
 impl Subject {
@@ -292,6 +300,9 @@ fn read_subject(
         return Err(category::NO_CHECKPOINT);
     }
     let s = change::current_subject(&conn, &ch).map_err(|_| category::LOCAL_STORE)?;
+    let landed = change::landed(&conn, &ch.change_id)
+        .map_err(|_| category::LOCAL_STORE)?
+        .map(|l| l.revision);
     let cache = if with_cache {
         Some(change::load_stat_cache(&conn, &ch.workspace).map_err(|_| category::LOCAL_STORE)?)
     } else {
@@ -303,6 +314,7 @@ fn read_subject(
             revision: s.context.revision.to_string(),
             context_digest: s.context_digest.to_string(),
             workspace: ch.workspace,
+            landed,
         },
         cache,
     ))
@@ -518,7 +530,7 @@ fn remote_subject(r: &Remote, token: &str, change_id: &str) -> Result<Subject, &
             "base_revision",
             "workspace",
         ],
-        &[],
+        &["landed_revision"],
     ) || m.get("change_id").and_then(Value::as_str) != Some(change_id)
         || !is_hex64(m.get("base_revision").ok_or(category::MALFORMED)?)
     {
@@ -546,11 +558,17 @@ fn remote_subject(r: &Remote, token: &str, change_id: &str) -> Result<Subject, &
     if !is_hex64(rev) || !is_hex64(ctx) {
         return Err(category::MALFORMED);
     }
+    let landed = match m.get("landed_revision") {
+        None | Some(Value::Null) => None,
+        Some(v) if is_hex64(v) => v.as_str().map(str::to_owned),
+        Some(_) => return Err(category::MALFORMED),
+    };
     Ok(Subject {
         version,
         revision: rev.as_str().unwrap_or_default().to_owned(),
         context_digest: ctx.as_str().unwrap_or_default().to_owned(),
         workspace: workspace.to_owned(),
+        landed,
     })
 }
 
@@ -642,6 +660,14 @@ pub fn evaluate(r: &StopRequest<'_>) -> Verdict {
     else {
         return block(category::WORKSPACE, none());
     };
+    // A landed Change is closed: its work is done when the workspace is
+    // the landed revision; anything else belongs in a new Change.
+    if let Some(landed) = &before.landed {
+        if scan1.revision.as_str() == landed {
+            return Verdict::Pass;
+        }
+        return block(category::LANDED, none());
+    }
     let answer = match (&r.remote, &source) {
         (Some(rm), _) => remote_qualification(rm, &token, &r.change),
         (None, Source::Remote(_)) => Err(category::SERVICE),
@@ -691,10 +717,22 @@ fn reason(failures: &[Value], next: &Value) -> String {
         .get("operation")
         .and_then(Value::as_str)
         .unwrap_or("none");
-    let detail = json!({"failures": failures, "next_action": next_action(op), "next": next});
-    format!(
-        "agent-task: this change is not qualified yet, so it cannot finish. {} Details: {detail}",
+    let landed = failures
+        .iter()
+        .any(|f| f.get("code").and_then(Value::as_str) == Some(category::LANDED));
+    let action = if landed {
+        LANDED_ACTION
+    } else {
         next_action(op)
+    };
+    let detail = json!({"failures": failures, "next_action": action, "next": next});
+    if landed {
+        return format!(
+            "agent-task: this change has landed, and the workspace is not the landed revision. {action} Details: {detail}"
+        );
+    }
+    format!(
+        "agent-task: this change is not qualified yet, so it cannot finish. {action} Details: {detail}"
     )
 }
 

@@ -77,10 +77,22 @@ pub fn tools() -> Vec<Value> {
             "change_open",
             "Open a Change on this profile's repository for the bearer's agent (the workspace stays on the client; checkpoints arrive through the manifest and blob routes).",
             obj(
-                &[(
-                    "request_id",
-                    id_schema("idempotency key: a retry returns the Change this request opened"),
-                )],
+                &[
+                    (
+                        "request_id",
+                        id_schema(
+                            "idempotency key: a retry returns the Change this request opened",
+                        ),
+                    ),
+                    (
+                        "title",
+                        json!({"type": "string", "maxLength": 4096, "description": "the Change's title: the landed commit's subject (cleaned, at most 200 characters)"}),
+                    ),
+                    (
+                        "body",
+                        json!({"type": "string", "maxLength": 65536, "description": "the Change's body: the landed commit's message body (cleaned, at most 16 KiB)"}),
+                    ),
+                ],
                 &[],
             ),
         ),
@@ -91,13 +103,21 @@ pub fn tools() -> Vec<Value> {
         ),
         (
             "checkpoint_commit",
-            "Commit a remote checkpoint after its manifest was posted and its missing blobs uploaded over HTTP: a new Change version (a new subject).",
+            "Commit a remote checkpoint after its manifest was posted and its missing blobs uploaded over HTTP: a new Change version (a new subject), or the current subject when the tree is its revision and it is still live (reused: true).",
             obj(
                 &[
                     ("change_id", id_schema("Change id")),
                     (
                         "revision",
                         hex_schema("the revision the manifest route answered"),
+                    ),
+                    (
+                        "new_subject",
+                        json!({"type": "boolean", "description": "mint a new subject even for the current subject's tree"}),
+                    ),
+                    (
+                        "message",
+                        json!({"type": "string", "maxLength": 65536, "description": "the Change's title (first line) and body: the landed commit's message"}),
                     ),
                 ],
                 &["change_id", "revision"],

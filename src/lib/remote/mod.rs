@@ -251,6 +251,7 @@ impl Client {
         root: &Path,
         max_revision_bytes: u64,
         cache_file: Option<&Path>,
+        (new_subject, message): (bool, Option<&str>),
     ) -> Result<Value> {
         let canon = std::fs::canonicalize(root).map_err(|e| Error::io("resolve", root, e))?;
         let key = canon
@@ -328,6 +329,8 @@ impl Client {
             crate::workflow::service::facade::CheckpointCommitRequest {
                 change: crate::workflow::authority::change::ChangeSel::Id(change_id.to_owned()),
                 revision: scan.revision.clone(),
+                new_subject,
+                message: message.map(str::to_owned),
             },
         ))?;
         if let Some(m) = out.as_object_mut() {

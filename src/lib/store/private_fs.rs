@@ -18,6 +18,25 @@ pub fn set_private_umask() {
     }
 }
 
+/// Makes `cmd`'s child run under the file-mode mask `mask` instead of the
+/// process's private one (077): what `land` uses for the git processes
+/// that write into an operator's repository, so new refs, objects and
+/// notes get the modes git would give them there.
+#[allow(unsafe_code)]
+pub fn child_umask(cmd: &mut std::process::Command, mask: u32) {
+    use std::os::unix::process::CommandExt;
+    let mask = (mask & 0o777) as libc::mode_t;
+    // SAFETY: the closure runs in the child between fork and exec and calls
+    // only umask(2), which is async-signal-safe, allocates nothing and
+    // cannot fail.
+    unsafe {
+        cmd.pre_exec(move || {
+            libc::umask(mask);
+            Ok(())
+        });
+    }
+}
+
 fn current_uid() -> u32 {
     #[allow(unsafe_code)]
     // SAFETY: geteuid(2) cannot fail and touches no memory.

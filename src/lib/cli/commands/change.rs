@@ -75,6 +75,14 @@ pub enum ChangeCmd {
         /// Idempotency key (with the endpoint): a retry returns the Change this request opened.
         #[arg(long)]
         request_id: Option<String>,
+        /// The Change's title: the landed commit's subject line (control characters
+        /// stripped, at most 200 characters).
+        #[arg(long)]
+        title: Option<String>,
+        /// The Change's body: the landed commit's message body (control characters
+        /// stripped, at most 16 KiB; lines shaped like git trailers are indented).
+        #[arg(long)]
+        body: Option<String>,
     },
 }
 
@@ -126,6 +134,8 @@ pub(super) fn change(ctx: &Ctx, c: ChangeCmd) -> Result<Value> {
         endpoint,
         repository,
         request_id,
+        title,
+        body,
     } = c;
     let profile = authority::pick(profile.as_deref(), authority::PROFILE_VAR).ok_or_else(|| {
         Error::new(
@@ -160,7 +170,11 @@ pub(super) fn change(ctx: &Ctx, c: ChangeCmd) -> Result<Value> {
             let client = crate::remote::Client::new(a.endpoint(), ctx.token()?)?;
             client.op(
                 &crate::workflow::service::facade::OperationRequest::ChangeOpen(
-                    crate::workflow::service::facade::ChangeOpenRequest { request_id },
+                    crate::workflow::service::facade::ChangeOpenRequest {
+                        request_id,
+                        title,
+                        body,
+                    },
                 ),
             )
         }
@@ -178,7 +192,14 @@ pub(super) fn change(ctx: &Ctx, c: ChangeCmd) -> Result<Value> {
                 ));
             };
             with_agent(ctx, |cx| {
-                to_value(&ops::change_open(cx, &repo, &profile.value, &workspace)?)
+                to_value(&ops::change_open(
+                    cx,
+                    &repo,
+                    &profile.value,
+                    &workspace,
+                    title.as_deref(),
+                    body.as_deref(),
+                )?)
             })
         }
     }
@@ -211,6 +232,15 @@ pub struct CheckpointArgs {
     /// the tree).
     #[command(flatten)]
     pub remote: EndpointArgs,
+    /// Set the Change's title (first line) and body (the rest): the landed
+    /// commit's message.
+    #[arg(long, short = 'm')]
+    pub message: Option<String>,
+    /// Mint a new subject (fresh task ids) even when the tree is the
+    /// current subject's revision and that subject still has live or
+    /// pending tasks.
+    #[arg(long)]
+    pub new_subject: bool,
 }
 
 pub(super) fn checkpoint(ctx: &Ctx, a: CheckpointArgs) -> Result<Value> {
@@ -229,10 +259,24 @@ pub(super) fn checkpoint(ctx: &Ctx, a: CheckpointArgs) -> Result<Value> {
         };
         let canon = std::fs::canonicalize(&ws).map_err(|e| Error::io("resolve", &ws, e))?;
         let cache = canon.to_str().and_then(crate::remote::cache::path_for);
-        return client.checkpoint(&change, &canon, a.max_revision_bytes, cache.as_deref());
+        return client.checkpoint(
+            &change,
+            &canon,
+            a.max_revision_bytes,
+            cache.as_deref(),
+            (a.new_subject, a.message.as_deref()),
+        );
     }
     let sel = a.sel.sel()?;
     with_agent(ctx, |cx| {
-        to_value(&ops::checkpoint(cx, &sel, a.max_revision_bytes)?)
+        to_value(&ops::checkpoint(
+            cx,
+            &sel,
+            a.max_revision_bytes,
+            &crate::workflow::authority::change::CheckpointOptions {
+                message: a.message,
+                new_subject: a.new_subject,
+            },
+        )?)
     })
 }

@@ -229,6 +229,17 @@ pub struct LandArgs {
     /// operator's; the landing row and the commit message record it).
     #[arg(long)]
     pub allow_protected_change: bool,
+    /// When the target branch is checked out in the repository's (non-bare)
+    /// work tree, move its index and files along as `git merge --ff-only`
+    /// would (clean work trees only: a dirty one is refused, no ref moved;
+    /// no filter drivers run). Without it such a landing is refused before
+    /// any ref moves (`worktree_checked_out`).
+    #[arg(long)]
+    pub update_worktree: bool,
+    /// The commit's author and committer, "Name <email>" (default: the
+    /// operator's git identity in the repository: user.name, user.email).
+    #[arg(long, value_name = "NAME <EMAIL>")]
+    pub author: Option<String>,
 }
 
 fn read_small(p: &Path, max: u64) -> Result<Vec<u8>> {
@@ -548,6 +559,8 @@ pub(super) fn land(ctx: &Ctx, a: LandArgs) -> Result<Value> {
             repo_id: a.repo,
             change_id: a.change,
             allow_protected_change: a.allow_protected_change,
+            update_worktree: a.update_worktree,
+            author: a.author,
         },
     )
 }

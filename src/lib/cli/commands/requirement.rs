@@ -11,7 +11,9 @@ use std::path::PathBuf;
 /// `requirement` subcommands.
 #[derive(Debug, clap::Subcommand)]
 pub enum RequirementCmd {
-    /// Install a workflow file (docs/workflow-file.md) for a repository profile; bumps the policy epoch.
+    /// Install a workflow file (docs/workflow-file.md) for a repository profile; bumps the policy
+    /// epoch (which makes every live subject stale: `stale_subjects`) unless the file is
+    /// canonically identical to the installed requirement (`unchanged: true`).
     Install {
         /// Repository id.
         #[arg(long)]
@@ -22,6 +24,10 @@ pub enum RequirementCmd {
         /// Workflow JSON file.
         #[arg(long, value_name = "WORKFLOW.json")]
         file: PathBuf,
+        /// Bump the policy epoch even when the requirement is unchanged (invalidates the
+        /// evidence of every live subject).
+        #[arg(long)]
+        bump_epoch: bool,
     },
     /// Show the installed requirement of a repository profile.
     Show {
@@ -40,6 +46,7 @@ pub(super) fn run(ctx: &Ctx, c: RequirementCmd) -> Result<Value> {
             repo,
             profile,
             file,
+            bump_epoch,
         } => to_value(&write::requirement_install(
             ctx.data_dir()?,
             ctx.lock_timeout,
@@ -47,6 +54,7 @@ pub(super) fn run(ctx: &Ctx, c: RequirementCmd) -> Result<Value> {
             &repo,
             &profile,
             &file,
+            bump_epoch,
         )?),
         RequirementCmd::Show { repo, profile } => {
             to_value(&admin::requirement_show(ctx.data_dir()?, &repo, &profile)?)

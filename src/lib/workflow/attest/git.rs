@@ -27,17 +27,13 @@ pub const MAX_NOTE_BYTES: u64 = 16 << 20;
 pub const MAX_PATH_BYTES: usize = 4096;
 
 fn command(repo: &Path) -> Command {
-    let mut c = Command::new("git");
-    c.arg("-C")
-        .arg(repo)
-        .env("GIT_AUTHOR_NAME", "agent-task land")
+    // The authority's one git runner: its environment policy and the
+    // repository's file-mode mask (notes are written into the repository).
+    let mut c = crate::workflow::authority::repo_git::command(repo);
+    c.env("GIT_AUTHOR_NAME", "agent-task land")
         .env("GIT_AUTHOR_EMAIL", "agent-task@localhost")
         .env("GIT_COMMITTER_NAME", "agent-task land")
-        .env("GIT_COMMITTER_EMAIL", "agent-task@localhost")
-        .env_remove("GIT_NOTES_REF")
-        .env_remove("GIT_DIR")
-        .env_remove("GIT_WORK_TREE")
-        .env_remove("GIT_INDEX_FILE");
+        .env("GIT_COMMITTER_EMAIL", "agent-task@localhost");
     c
 }
 

@@ -58,6 +58,8 @@ pub struct RepoAddOutput {
     pub files: usize,
     /// Policy epoch after the act.
     pub policy_epoch: u64,
+    /// Live subjects (current before the act) the act made stale.
+    pub stale_subjects: u64,
 }
 
 /// Registers a repository: snapshots its source as the target head.
@@ -93,11 +95,12 @@ pub fn repo_add(
         )?;
         tx.prepare_cached("INSERT INTO repositories(repo_id, source, target, head_revision, created_at) VALUES (?1, ?2, ?3, ?4, ?5)")?.execute(params![req.repo_id, source_str, req.target, snap.revision.as_str(), now],
         )?;
-        let epoch = bump_epoch(tx, "repo_add", &req.repo_id, now)?;
+        let (epoch, stale_subjects) = bump_epoch(tx, "repo_add", &req.repo_id, now)?;
         Ok(RepoAddOutput {
             repository: repository(tx, &req.repo_id)?,
             files: snap.manifest.entries.len(),
             policy_epoch: epoch,
+            stale_subjects,
         })
     })
 }
@@ -158,6 +161,13 @@ pub struct RequirementOutput {
     pub requirement_digest: String,
     /// Policy epoch (after the act, for install).
     pub policy_epoch: u64,
+    /// `install`: `true` when the requirement was canonically identical to
+    /// the installed one and nothing changed (absent for `show`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unchanged: Option<bool>,
+    /// `install`: live subjects (current before the act) it made stale.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stale_subjects: Option<u64>,
     /// The installed workflow.
     pub workflow: Workflow,
     /// `requirement install` only: each command step whose argv names a
@@ -213,11 +223,15 @@ pub fn unprotected_recipe_files(
     Ok(out)
 }
 
-/// Installs a workflow requirement for a repository profile.
+/// Installs a workflow requirement for a repository profile. A requirement
+/// canonically identical to the installed one changes nothing (same epoch,
+/// `unchanged: true`) unless `bump` (`--bump-epoch`) asks for a new epoch,
+/// which makes every live subject stale.
 pub fn requirement_install(
     repo_id: &str,
     profile: &str,
     file: &Path,
+    bump: bool,
 ) -> Result<impl FnOnce(&Connection, &DataDir, &str) -> Result<RequirementOutput>> {
     check_id("profile", profile)?;
     let mut f = private_fs::open_nofollow_read(file)?;
@@ -237,9 +251,22 @@ pub fn requirement_install(
             &crate::wire::digest::Sha256Hex::parse(&repo.head_revision)?,
         )?;
         let warnings = unprotected_recipe_files(&wf, &head)?;
+        let installed = super::installed_requirement_digest(tx, repo_id, profile)?;
+        if !bump && installed.as_deref() == Some(digest.as_str()) {
+            return Ok(RequirementOutput {
+                repository: repo_id.into(),
+                profile: profile.into(),
+                requirement_digest: digest.to_string(),
+                policy_epoch: policy_epoch(tx)?,
+                unchanged: Some(true),
+                stale_subjects: Some(0),
+                workflow: wf.clone(),
+                warnings: Some(warnings),
+            });
+        }
         tx.prepare_cached("INSERT OR IGNORE INTO requirements(requirement_digest, bytes, name) VALUES (?1, ?2, ?3)")?.execute(params![digest.as_str(), canonical, wf.name],
         )?;
-        let epoch = bump_epoch(
+        let (epoch, stale) = bump_epoch(
             tx,
             "requirement_install",
             &format!("{repo_id} {profile} {digest}"),
@@ -255,6 +282,8 @@ pub fn requirement_install(
             profile: profile.into(),
             requirement_digest: digest.to_string(),
             policy_epoch: epoch,
+            unchanged: Some(false),
+            stale_subjects: Some(stale),
             workflow: wf.clone(),
             warnings: Some(warnings),
         })
@@ -283,6 +312,8 @@ pub fn requirement_show(root: &Path, repo_id: &str, profile: &str) -> Result<Req
         profile: profile.into(),
         requirement_digest: digest,
         policy_epoch: policy_epoch(&conn)?,
+        unchanged: None,
+        stale_subjects: None,
         workflow: wf,
         warnings: None,
     })
@@ -498,6 +529,8 @@ pub struct EnrollOutput {
     pub enrollment: ExecutorEnrollment,
     /// Policy epoch after the act.
     pub policy_epoch: u64,
+    /// Live subjects (current before the act) the act made stale.
+    pub stale_subjects: u64,
 }
 
 /// Enrolls an operator-supplied key for one repository, profile and step,
@@ -548,13 +581,14 @@ pub fn enroll(
             verification_key_id: key_id(&pk),
             epoch,
         };
-        let pe = bump_epoch(tx, "enroll", &registration_id, now)?;
+        let (pe, stale_subjects) = bump_epoch(tx, "enroll", &registration_id, now)?;
         tx.prepare_cached("INSERT INTO registrations(registration_id, repo_id, profile_id, step_id, executor_id, public_key, key_id, epoch, policy_epoch, enrolled_at) \
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)")?.execute(params![e.registration_id, e.repository, e.profile, e.step_id, e.executor_id, e.public_key, e.verification_key_id, epoch as i64, pe as i64, now],
         )?;
         Ok(EnrollOutput {
             enrollment: e,
             policy_epoch: pe,
+            stale_subjects,
         })
     })
 }
@@ -568,6 +602,8 @@ pub struct RevokeOutput {
     pub already_revoked: bool,
     /// Policy epoch.
     pub policy_epoch: u64,
+    /// Live subjects (current before the act) the act made stale.
+    pub stale_subjects: u64,
 }
 
 /// Revokes a registration.
@@ -583,15 +619,17 @@ pub fn enrollment_revoke(
                 registration_id: registration_id.into(),
                 already_revoked: true,
                 policy_epoch: policy_epoch(tx)?,
+                stale_subjects: 0,
             });
         }
-        let pe = bump_epoch(tx, "enrollment_revoke", registration_id, now)?;
+        let (pe, stale_subjects) = bump_epoch(tx, "enrollment_revoke", registration_id, now)?;
         tx.prepare_cached("INSERT INTO revocations(registration_id, policy_epoch, revoked_at) VALUES (?1, ?2, ?3)")?.execute(params![registration_id, pe as i64, now],
         )?;
         Ok(RevokeOutput {
             registration_id: registration_id.into(),
             already_revoked: false,
             policy_epoch: pe,
+            stale_subjects,
         })
     })
 }

@@ -302,8 +302,12 @@ pub fn change_open(
     repo_id: &str,
     profile: &str,
     workspace: &Path,
+    title: Option<&str>,
+    body: Option<&str>,
 ) -> Result<impl FnOnce(&Connection, &DataDir, &str) -> Result<ChangeOpenOutput>> {
     let ws = canonical_dir(workspace)?;
+    let title = title.map(clean_title).transpose()?;
+    let body = body.map(clean_body).transpose()?;
     Ok(move |tx: &Connection, dir: &DataDir, now: &str| {
         let who = super::admin::authenticate(tx, token)?;
         let repo = repository(tx, repo_id)?;
@@ -333,6 +337,7 @@ pub fn change_open(
         tx.prepare_cached("INSERT INTO changes(change_id, repo_id, profile_id, workspace, owner_id, agent_id, base_revision, current_version, created_at) \
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 0, ?8)")?.execute(params![id, repo_id, profile, ws, who.actor.owner_id, who.actor.agent_id, repo.head_revision, now],
         )?;
+        set_message(tx, &id, title.as_deref(), body.as_deref())?;
         Ok(ChangeOpenOutput {
             change: change(tx, &id)?,
         })
@@ -362,8 +367,12 @@ pub struct CheckpointOutput {
     pub protected_changes: Vec<crate::contract::protected::ProtectedChange>,
     /// How many protected paths changed in all.
     pub protected_changes_total: u64,
-    /// The new subject's tasks.
+    /// The subject's tasks.
     pub tasks: Vec<TaskSummary>,
+    /// `true`: the tree is the current subject's revision and that subject
+    /// was returned (it still has live or pending tasks, or passed);
+    /// `false`: a new subject with fresh task ids was minted.
+    pub reused: bool,
 }
 
 /// A task in a listing.
@@ -490,14 +499,31 @@ pub(crate) fn version_basis(tx: &Connection, ch: &Change) -> Result<VersionBasis
     })
 }
 
+/// What a checkpoint asks beyond the Change.
+#[derive(Debug, Clone, Default)]
+pub struct CheckpointOptions {
+    /// `checkpoint --message`: the Change's title (first line) and body.
+    pub message: Option<String>,
+    /// `checkpoint --new-subject`: mint a new subject even for the current
+    /// subject's tree.
+    pub new_subject: bool,
+}
+
 /// Snapshots the workspace into a new Change version with exact context
-/// bytes and a freshly compiled task set.
+/// bytes and a freshly compiled task set, or, for the current subject's
+/// tree while that subject is not on the retry path, returns it
+/// ([`reusable`]). A landed Change is closed ([`check_open`]).
 pub fn checkpoint(
     token: &str,
     sel: &ChangeSel,
     max_revision_bytes: u64,
-) -> Result<impl FnOnce(&Connection, &DataDir, &str) -> Result<CheckpointOutput>> {
-    Ok(move |tx: &Connection, dir: &DataDir, now: &str| {
+    opts: &CheckpointOptions,
+) -> Result<impl FnOnce(&crate::store::Work<'_>) -> Result<CheckpointOutput>> {
+    let message = opts.message.as_deref().map(split_message).transpose()?;
+    let new_subject = opts.new_subject;
+    Ok(move |w: &crate::store::Work<'_>| {
+        let (tx, dir, now, now_ms) = (w.authority()?, w.dir(), w.now_text(), w.now_ms());
+        let now = now.as_str();
         let who = super::admin::authenticate(tx, token)?;
         let ch = select(tx, sel)?;
         check_owner(&ch, &who)?;
@@ -509,8 +535,15 @@ pub fn checkpoint(
             )
             .with("change_id", ch.change_id.clone()));
         }
+        check_open(tx, &ch)?;
         let basis = version_basis(tx, &ch)?;
         let snap = store_snapshot(tx, dir, Path::new(&ch.workspace), now, max_revision_bytes)?;
+        if let Some((title, body)) = &message {
+            set_message(tx, &ch.change_id, Some(title), Some(body))?;
+        }
+        if let Some(s) = reusable(w.journal(), tx, &ch, &snap.revision, now_ms, new_subject)? {
+            return reused_output(tx, &s, snap.manifest.entries.len(), snap.hashed);
+        }
         record_version(
             tx,
             dir,
@@ -595,6 +628,7 @@ pub(crate) fn record_version(
         protected_changes_total: changes.total,
         protected_changes: changes.paths,
         tasks: tasks.iter().map(summary).collect::<Result<_>>()?,
+        reused: false,
     })
 }
 
@@ -974,6 +1008,217 @@ pub fn stored_protected(
             )
         }),
     }
+}
+
+/// Longest title of a Change, in characters (after cleaning).
+pub const MAX_TITLE_CHARS: usize = 200;
+/// Longest body of a Change, in bytes (after cleaning).
+pub const MAX_BODY_BYTES: usize = 16 * 1024;
+
+/// A title as a commit subject takes it: every control character
+/// (newlines and tabs included) becomes a space, runs of spaces collapse,
+/// the ends are trimmed; over [`MAX_TITLE_CHARS`] is `invalid_input`.
+pub fn clean_title(s: &str) -> Result<String> {
+    let spaced: String = s
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    let t = spaced.split_whitespace().collect::<Vec<_>>().join(" ");
+    if t.chars().count() > MAX_TITLE_CHARS {
+        return Err(Error::new(
+            Code::InvalidInput,
+            format!("a title is at most {MAX_TITLE_CHARS} characters"),
+        ));
+    }
+    Ok(t)
+}
+
+/// A body as a commit message takes it: line ends normalised to `\n`,
+/// tabs made spaces, every other control character dropped, trailing
+/// spaces and leading/trailing blank lines removed; over
+/// [`MAX_BODY_BYTES`] is `invalid_input`.
+pub fn clean_body(s: &str) -> Result<String> {
+    let norm = s.replace("\r\n", "\n").replace('\r', "\n");
+    let lines: Vec<String> = norm
+        .split('\n')
+        .map(|l| {
+            l.chars()
+                .filter_map(|c| match c {
+                    '\t' => Some(' '),
+                    c if c.is_control() => None,
+                    c => Some(c),
+                })
+                .collect::<String>()
+                .trim_end()
+                .to_owned()
+        })
+        .collect();
+    let first = lines.iter().position(|l| !l.is_empty());
+    let last = lines.iter().rposition(|l| !l.is_empty());
+    let body = match (first, last) {
+        (Some(a), Some(b)) => lines[a..=b].join("\n"),
+        _ => String::new(),
+    };
+    if body.len() > MAX_BODY_BYTES {
+        return Err(Error::new(
+            Code::InvalidInput,
+            format!("a body is at most {MAX_BODY_BYTES} bytes"),
+        ));
+    }
+    Ok(body)
+}
+
+/// `checkpoint --message`: its first line is the title, the rest (after
+/// blank lines) the body, each cleaned and bounded.
+pub fn split_message(m: &str) -> Result<(String, String)> {
+    let (title, rest) = m.split_once('\n').unwrap_or((m, ""));
+    let title = clean_title(title)?;
+    if title.is_empty() {
+        return Err(Error::new(
+            Code::InvalidInput,
+            "a message needs a title on its first line",
+        ));
+    }
+    Ok((title, clean_body(rest)?))
+}
+
+/// The title and body a Change carries (`None`: never given).
+pub fn change_message(
+    conn: &Connection,
+    change_id: &str,
+) -> Result<(Option<String>, Option<String>)> {
+    Ok(conn
+        .prepare_cached("SELECT title, body FROM changes WHERE change_id = ?1")?
+        .query_row(params![change_id], |r| Ok((r.get(0)?, r.get(1)?)))
+        .optional()?
+        .unwrap_or((None, None)))
+}
+
+/// Records a Change's title and body (a `None` leaves that part).
+pub(crate) fn set_message(
+    tx: &Connection,
+    change_id: &str,
+    title: Option<&str>,
+    body: Option<&str>,
+) -> Result<()> {
+    if let Some(t) = title {
+        tx.prepare_cached("UPDATE changes SET title = ?2 WHERE change_id = ?1")?
+            .execute(params![change_id, t])?;
+    }
+    if let Some(b) = body {
+        tx.prepare_cached("UPDATE changes SET body = ?2 WHERE change_id = ?1")?
+            .execute(params![change_id, b])?;
+    }
+    Ok(())
+}
+
+/// A Change's landing: the landed version, revision and commit (`None`
+/// for a source that is not a git work tree).
+#[derive(Debug, Clone)]
+pub struct Landed {
+    /// Landed version.
+    pub version: u64,
+    /// Landed revision.
+    pub revision: String,
+    /// The landed commit.
+    pub git_commit: Option<String>,
+}
+
+/// The landing of a Change, when it has landed (a landed Change is
+/// closed: no further checkpoint).
+pub fn landed(conn: &Connection, change_id: &str) -> Result<Option<Landed>> {
+    let row = conn
+        .prepare_cached(
+            "SELECT change_version, revision, git_commit FROM landings \
+             WHERE change_id = ?1 AND state = 'landed' ORDER BY change_version DESC LIMIT 1",
+        )?
+        .query_row(params![change_id], |r| {
+            Ok((r.get::<_, i64>(0)?, r.get(1)?, r.get(2)?))
+        })
+        .optional()?;
+    Ok(row.map(|(v, revision, git_commit)| Landed {
+        version: u64::try_from(v).unwrap_or(0),
+        revision,
+        git_commit,
+    }))
+}
+
+/// Refuses a checkpoint of a landed Change: `change_closed`, with the way
+/// on (`details.next = {"command": "change open"}`: an error detail, not
+/// the spec's typed next).
+pub(crate) fn check_open(conn: &Connection, ch: &Change) -> Result<()> {
+    match landed(conn, &ch.change_id)? {
+        None => Ok(()),
+        Some(l) => Err(Error::new(
+            Code::ChangeClosed,
+            "this change has landed and is closed: open a new Change for further work",
+        )
+        .with("change_id", ch.change_id.clone())
+        .with("landed_version", l.version)
+        .with("landed_revision", l.revision)
+        .with("git_commit", l.git_commit)
+        .with("next", serde_json::json!({"command": "change open"}))),
+    }
+}
+
+/// The session of a checkpoint: the authority written, the journal read
+/// (never created), to decide whether the current subject is reused.
+pub const CHECKPOINT_PLAN: crate::store::Plan = crate::store::Plan {
+    journal: (&crate::workflow::journal::SPEC, crate::store::Access::Read),
+    authority: (&super::schema::SPEC, crate::store::Access::Write),
+    order: crate::store::CommitOrder::JournalFirst,
+};
+
+/// The current subject a checkpoint of `revision` returns instead of
+/// minting a new one: the same revision, still current, and not on the
+/// spec's retry path (every required task finished and one failed, which
+/// needs a new subject with fresh task ids). `new_subject` forces a new
+/// one. `None`: mint.
+pub(crate) fn reusable(
+    j: Option<&Connection>,
+    tx: &Connection,
+    ch: &Change,
+    revision: &Sha256Hex,
+    now_ms: i64,
+    new_subject: bool,
+) -> Result<Option<StoredSubject>> {
+    if new_subject || ch.version == 0 {
+        return Ok(None);
+    }
+    let s = current_subject(tx, ch)?;
+    if s.context.revision != *revision || subject_staleness(tx, &s)?.is_some() {
+        return Ok(None);
+    }
+    let evals = super::receipt::evaluate(j, tx, &s, now_ms)?;
+    let required: Vec<_> = evals.iter().filter(|e| e.task.required).collect();
+    let finished = required
+        .iter()
+        .all(|e| matches!(e.state, "succeeded" | "failed"));
+    let failed = required.iter().any(|e| e.state == "failed");
+    Ok((!(finished && failed)).then_some(s))
+}
+
+/// The output of a checkpoint that returned the current subject.
+pub(crate) fn reused_output(
+    tx: &Connection,
+    s: &StoredSubject,
+    files: usize,
+    hashed: u64,
+) -> Result<CheckpointOutput> {
+    let changes = stored_protected(tx, &s.change.change_id, s.version)?;
+    Ok(CheckpointOutput {
+        change_id: s.change.change_id.clone(),
+        version: s.version,
+        revision: s.context.revision.to_string(),
+        context_digest: s.context_digest.to_string(),
+        files,
+        hashed,
+        base_revision: s.context.base_revision.to_string(),
+        protected_changes_total: changes.total,
+        protected_changes: changes.paths,
+        tasks: s.tasks.iter().map(summary).collect::<Result<_>>()?,
+        reused: true,
+    })
 }
 
 /// Whether `actor` may view a Change's tasks (same owner).

@@ -69,6 +69,8 @@ pub struct ProfileInstallOutput {
     pub created: bool,
     /// Policy epoch after the act.
     pub policy_epoch: u64,
+    /// Live subjects (current before the act) the act made stale.
+    pub stale_subjects: u64,
 }
 
 fn profile_err(msg: impl Into<String>) -> Error {
@@ -224,6 +226,7 @@ pub fn profile_install(
                     profile_digest: digest,
                     created: false,
                     policy_epoch: super::policy_epoch(tx)?,
+                    stale_subjects: 0,
                 });
             }
             return Err(Error::new(
@@ -231,7 +234,7 @@ pub fn profile_install(
                 "profiles are immutable: this registration already has another profile (re-enroll for a new epoch)",
             ));
         }
-        let pe = bump_epoch(tx, "profile_install", &profile.profile_id, now)?;
+        let (pe, stale_subjects) = bump_epoch(tx, "profile_install", &profile.profile_id, now)?;
         tx.prepare_cached("INSERT INTO collector_profiles(profile_id, profile_digest, registration_id, repo_id, profile_name, step_id, profile_json, policy_epoch, installed_at) \
              VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9)")?.execute(params![profile.profile_id, digest.as_str(), reg.registration_id, reg.repository, reg.profile, reg.step_id, canonical_bytes(&profile)?, pe as i64, now],
         )?;
@@ -240,6 +243,7 @@ pub fn profile_install(
             profile_digest: digest,
             created: true,
             policy_epoch: pe,
+            stale_subjects,
         })
     })
 }

@@ -12,6 +12,7 @@ pub mod change;
 pub mod checkout;
 pub mod collector;
 pub mod receipt;
+pub mod repo_git;
 pub mod review;
 pub mod schema;
 pub mod snapshot;
@@ -28,14 +29,47 @@ pub fn policy_epoch(conn: &Connection) -> Result<u64> {
     u64::try_from(e).map_err(|_| Error::new(Code::IntegrityError, "negative policy epoch"))
 }
 
-/// Bumps the policy epoch (inside the caller's transaction) and records the act.
-pub(crate) fn bump_epoch(conn: &Connection, act: &str, detail: &str, now: &str) -> Result<u64> {
+/// Bumps the policy epoch (inside the caller's transaction) and records the
+/// act; returns the new epoch and how many live subjects it made stale
+/// (every subject current before the act: each binds the epoch).
+pub(crate) fn bump_epoch(
+    conn: &Connection,
+    act: &str,
+    detail: &str,
+    now: &str,
+) -> Result<(u64, u64)> {
+    let stale = live_subjects(conn)?;
     let e = policy_epoch(conn)? + 1;
     conn.prepare_cached("UPDATE policy SET epoch = ?1 WHERE singleton = 1")?
         .execute(params![e as i64])?;
     conn.prepare_cached("INSERT INTO policy_acts(epoch, act, detail, at) VALUES (?1, ?2, ?3, ?4)")?
         .execute(params![e as i64, act, detail, now])?;
-    Ok(e)
+    Ok((e, stale))
+}
+
+/// How many Changes have a current subject now (checkpointed, not
+/// superseded, not stale): the subjects a policy act makes stale.
+pub(crate) fn live_subjects(conn: &Connection) -> Result<u64> {
+    live_subjects_except(conn, None)
+}
+
+/// [`live_subjects`] of every Change but `except`.
+pub(crate) fn live_subjects_except(conn: &Connection, except: Option<&str>) -> Result<u64> {
+    let ids: Vec<String> = conn
+        .prepare_cached("SELECT change_id FROM changes WHERE current_version > 0")?
+        .query_map([], |r| r.get(0))?
+        .collect::<std::result::Result<_, _>>()?;
+    let mut n = 0u64;
+    for id in ids.into_iter().filter(|i| Some(i.as_str()) != except) {
+        let ch = change::change(conn, &id)?;
+        let Ok(s) = change::current_subject(conn, &ch) else {
+            continue;
+        };
+        if change::subject_staleness(conn, &s)?.is_none() {
+            n += 1;
+        }
+    }
+    Ok(n)
 }
 
 /// A repository row.

@@ -3,7 +3,7 @@
 
 use super::change::{self, ChangeSel, StoredSubject};
 use super::collector::{self as col, ImportedRow};
-use super::{admin, repository};
+use super::{admin, repo_git, repository};
 use crate::clock::{rfc3339_millis, unix_millis};
 use crate::collector::transfer::{self, MAX_TRANSFER_BYTES};
 use crate::contract::{ActionClass, WorkflowTask, canonical_bytes};
@@ -547,6 +547,14 @@ pub struct LandRequest {
     /// no receipt (its tests are not the operator's, so none is collected);
     /// the landing row and the commit message record the override.
     pub allow_protected_change: bool,
+    /// `--update-worktree`: when the target branch is checked out in the
+    /// source's (non-bare) work tree, move its index and files along as
+    /// `git merge --ff-only` would (clean only). Without it such a landing
+    /// is refused before any ref moves (`worktree_checked_out`).
+    pub update_worktree: bool,
+    /// `--author "Name <email>"`: the commit's author and committer
+    /// instead of the operator's git identity in the repository.
+    pub author: Option<String>,
 }
 
 /// A landing as its durable row records it.
@@ -619,21 +627,38 @@ pub trait Attestations {
 /// for every phase: each phase is a batch of its own, committed before
 /// the external effect that follows it.
 pub fn land(s: &mut Session, req: &LandRequest, notes: &dyn Attestations) -> Result<Value> {
+    // Bad input changes nothing: the identity is checked before anything.
+    if let Some(a) = &req.author {
+        repo_git::Ident::parse(a)?;
+    }
     let (ts, now_ms) = (rfc3339_millis(s.now()), unix_millis(s.now()));
     s.apply(|w| repository(w.authority()?, &req.repo_id).map(drop))?;
     // The signing key exists before anything lands (docs/attestations.md).
     notes.ensure_key(s.dir(), s.lock(), &ts)?;
     let mut resolved_other = None;
     if let Some(p) = s.apply(|w| pending_landing(w.authority()?, &req.repo_id))? {
-        let r = resolve(s, &p, true, &ts, now_ms)?;
+        let r = resolve(s, &p, true, req.update_worktree, &ts, now_ms)?;
         if p.change_id == req.change_id {
             return match r {
-                Resolution::Landed(v) => with_note(s, notes, v),
+                Resolution::Landed(v) => {
+                    let v = with_note(s, notes, v)?;
+                    after_landing(s, req, v)
+                }
                 Resolution::Abandoned(e) => Err(e),
             };
         }
         resolved_other = Some(match r {
-            Resolution::Landed(v) => with_note(s, notes, v)?,
+            Resolution::Landed(v) => {
+                let v = with_note(s, notes, v)?;
+                // Its work tree moves along too (the flag is the operator's
+                // for this repository).
+                if let (true, Some(g)) = (req.update_worktree, &p.git) {
+                    let repo = s.apply(|w| repository(w.authority()?, &p.repo_id))?;
+                    s.rollback();
+                    sync_worktree(Path::new(&repo.source), g)?;
+                }
+                v
+            }
             Resolution::Abandoned(e) => json!({
                 "landed": false, "change_id": p.change_id, "change_version": p.change_version,
                 "abandoned": e.code().as_str(),
@@ -641,13 +666,14 @@ pub fn land(s: &mut Session, req: &LandRequest, notes: &dyn Attestations) -> Res
         });
     }
     if let Some(v) = s.apply(|w| finish_missing_note(w.dir(), w.authority()?, notes, req))? {
-        return Ok(v);
+        s.commit()?;
+        return after_landing(s, req, v);
     }
     let with_other = |e: Error| match &resolved_other {
         Some(v) => e.with("resolved_pending", v.clone()),
         None => e,
     };
-    let (repo, landing) = s.apply(|w| {
+    let (repo, landing, stale) = s.apply(|w| {
         let (at, dir) = (w.authority()?, w.dir());
         let a = admit(
             w.journal(),
@@ -659,7 +685,7 @@ pub fn land(s: &mut Session, req: &LandRequest, notes: &dyn Attestations) -> Res
             req.allow_protected_change,
         )
         .map_err(with_other)?;
-        let git = git_prepare(dir, at, &a).map_err(with_other)?;
+        let git = git_prepare(dir, at, &a, req).map_err(with_other)?;
         let (repo, s) = (&a.repo, &a.subject);
         let landing = Landing {
             landing_id: crate::wire::random_id("land")?,
@@ -679,28 +705,170 @@ pub fn land(s: &mut Session, req: &LandRequest, notes: &dyn Attestations) -> Res
             "landed"
         };
         insert_landing(at, &landing, state, &ts)?;
-        if landing.git.is_none() {
-            set_head(at, &landing)?;
-        }
-        Ok((a.repo, landing))
+        let stale = if landing.git.is_none() {
+            set_head(at, &landing)?
+        } else {
+            0
+        };
+        Ok((a.repo, landing, stale))
     })?;
     // Without git this is the landing; with git, phase 1 is durable: the
     // intent names everything a resume needs.
     s.commit()?;
     let out = if landing.git.is_none() {
-        landed_output(&repo, &landing, false)
+        with_stale(landed_output(&repo, &landing, false), stale)
     } else {
         crate::collector::crash_point("land_after_intent");
-        match resolve(s, &landing, false, &ts, now_ms)? {
+        match resolve(s, &landing, false, req.update_worktree, &ts, now_ms)? {
             Resolution::Landed(v) => v,
             Resolution::Abandoned(e) => return Err(with_other(e)),
         }
     };
-    let mut out = with_note(s, notes, out).map_err(with_other)?;
+    let out = with_note(s, notes, out).map_err(with_other)?;
+    let mut out = after_landing(s, req, out)?;
     if let (Some(v), Some(o)) = (resolved_other, out.as_object_mut()) {
         o.insert("resolved_pending".into(), v);
     }
     Ok(out)
+}
+
+/// After a landing of `req`'s Change is durable (now, resumed, or
+/// earlier): with `--update-worktree`, brings the source's checked-out
+/// work tree to the landed commit when it still is at the old one and
+/// clean (idempotent: a rerun after a crash finishes it), and says so
+/// (`worktree_updated`).
+fn after_landing(s: &mut Session, req: &LandRequest, mut v: Value) -> Result<Value> {
+    crate::collector::crash_point("land_before_worktree");
+    let mut updated = false;
+    if req.update_worktree
+        && !v["git_commit"].is_null()
+        && let Some(l) = s.apply(|w| landed_landing(w.authority()?, &req.change_id))?
+    {
+        s.rollback();
+        let repo = s.apply(|w| repository(w.authority()?, &l.repo_id))?;
+        s.rollback();
+        if let Some(g) = &l.git {
+            updated = sync_worktree(Path::new(&repo.source), g)?;
+        }
+    }
+    if let Some(o) = v.as_object_mut() {
+        o.entry("already_landed").or_insert(json!(false));
+        o.entry("stale_subjects").or_insert(json!(0));
+        o.insert("worktree_updated".into(), json!(updated));
+    }
+    Ok(v)
+}
+
+/// The work tree half of `--update-worktree` once the branch is at
+/// `g.commit`: `true` when it moved the index and files from the old
+/// commit; `false` when nothing is checked out there, it is already at
+/// the landed commit, or it is no longer clean at the old one (then it is
+/// left as it is: nothing of the operator's is overwritten).
+fn sync_worktree(src: &Path, g: &GitIntent) -> Result<bool> {
+    let zeros = "0".repeat(g.commit.len());
+    if g.expected_old == zeros || !checked_out_here(src, &g.ref_name)? {
+        return Ok(false);
+    }
+    if repo_git::index_is(src, &g.commit)? {
+        return Ok(false);
+    }
+    if !repo_git::index_is(src, &g.expected_old)?
+        || repo_git::dirty(src, &g.expected_old, None)?.is_some()
+    {
+        return Ok(false);
+    }
+    repo_git::fast_forward(src, &g.expected_old, &g.commit)?;
+    Ok(true)
+}
+
+/// Whether `ref_name` is checked out in the source's own work tree.
+fn checked_out_here(src: &Path, ref_name: &str) -> Result<bool> {
+    let here = std::fs::canonicalize(src).ok();
+    Ok(repo_git::checked_out(src, ref_name)?
+        .iter()
+        .any(|w| std::fs::canonicalize(w).ok() == here))
+}
+
+/// Refuses, before any ref moves, a landing onto a branch checked out in a
+/// non-bare work tree: without `--update-worktree` always
+/// (`worktree_checked_out`, the fix in `details`); with it, when the branch
+/// is checked out in another work tree than the source's, when the branch
+/// is unborn, or when the work tree is not clean (`worktree_dirty`).
+fn check_worktree(src: &Path, g: &GitIntent, update: bool) -> Result<()> {
+    let wts = repo_git::checked_out(src, &g.ref_name)?;
+    let Some(first) = wts.first() else {
+        return Ok(());
+    };
+    let shown = |p: &Path| p.display().to_string();
+    if !update {
+        return Err(Error::new(
+            Code::WorktreeCheckedOut,
+            format!(
+                "{} is checked out in {}: moving it would leave that index and work tree \
+                 looking like the landing reverted; nothing was landed",
+                g.ref_name,
+                first.display()
+            ),
+        )
+        .with("ref", g.ref_name.clone())
+        .with("worktree", shown(first))
+        .with(
+            "fix",
+            "land --update-worktree (moves that clean index and work tree along as git merge \
+             --ff-only would), or check another branch out there (git switch --detach), or \
+             land into a bare repository",
+        ));
+    }
+    let here = std::fs::canonicalize(src).ok();
+    if let Some(other) = wts.iter().find(|w| std::fs::canonicalize(w).ok() != here) {
+        return Err(Error::new(
+            Code::WorktreeCheckedOut,
+            format!(
+                "{} is checked out in another work tree ({}): --update-worktree updates only \
+                 the repository's own; nothing was landed",
+                g.ref_name,
+                other.display()
+            ),
+        )
+        .with("ref", g.ref_name.clone())
+        .with("worktree", shown(other))
+        .with(
+            "fix",
+            "check another branch out in that work tree (git switch --detach)",
+        ));
+    }
+    if g.expected_old == "0".repeat(g.commit.len()) {
+        return Err(Error::new(
+            Code::WorktreeCheckedOut,
+            format!(
+                "{} is checked out but has no commit yet; nothing was landed",
+                g.ref_name
+            ),
+        )
+        .with("ref", g.ref_name.clone())
+        .with("worktree", shown(first))
+        .with(
+            "fix",
+            "commit once on the branch, or check another branch out there",
+        ));
+    }
+    if let Some(why) = repo_git::dirty(src, &g.expected_old, Some(&g.commit))? {
+        return Err(Error::new(
+            Code::WorktreeDirty,
+            format!(
+                "the checked-out work tree of {} is not clean ({why}); nothing was landed",
+                g.ref_name
+            ),
+        )
+        .with("ref", g.ref_name.clone())
+        .with("worktree", shown(first))
+        .with("reason", why)
+        .with(
+            "fix",
+            "commit, stash or discard the changes there (git status), then land again",
+        ));
+    }
+    Ok(())
 }
 
 /// Attaches a landing's attestations (the lock held): for a git landing the
@@ -741,10 +909,12 @@ fn note_into(
     Ok(v)
 }
 
-/// A re-run of `land` for a Change whose current version landed on git but
-/// whose commit has no note yet (a crash after phase 3, or a failed note
-/// write): writes the note and answers as the landing did, `resumed: true`.
-/// `None` when there is nothing to finish (admission then answers).
+/// A re-run of `land` for a Change that has landed: when its commit has
+/// no note yet (a crash after phase 3, or a failed note write) writes the
+/// note and answers as the landing did, `resumed: true`; otherwise answers
+/// `already_landed: true` with the commit (a landed Change is closed, so
+/// there is nothing more to land). `None` when the Change has not landed
+/// (admission then answers).
 fn finish_missing_note(
     dir: &DataDir,
     a: &Connection,
@@ -759,50 +929,67 @@ fn finish_missing_note(
     if ch.repository != req.repo_id {
         return Ok(None);
     }
+    let Some(p) = landed_landing(a, &ch.change_id)? else {
+        return Ok(None);
+    };
+    let repo = repository(a, &req.repo_id)?;
+    let missing = match &p.git {
+        Some(g) => notes.note_missing(Path::new(&repo.source), &g.commit)?,
+        None => false,
+    };
+    let mut v = note_into(dir, a, notes, landed_output(&repo, &p, missing))?;
+    if let Some(o) = v.as_object_mut() {
+        o.insert("already_landed".into(), json!(!missing));
+    }
+    Ok(Some(v))
+}
+
+/// The landed landing of a Change (its latest version that landed).
+fn landed_landing(a: &Connection, change_id: &str) -> Result<Option<Landing>> {
     let row = a
-        .prepare_cached("SELECT landing_id, revision, receipt_digest, old_head, git_commit, ref_name, expected_old, \
-             allow_protected_change, protected_changes \
-             FROM landings WHERE change_id = ?1 AND change_version = ?2 AND state = 'landed' \
-             AND git_commit IS NOT NULL")?.query_row(params![ch.change_id, ch.version as i64],
-            |r| {
-                Ok((
-                    (
-                        r.get::<_, String>(0)?,
-                        r.get::<_, String>(1)?,
-                        r.get::<_, Option<String>>(2)?,
-                        r.get::<_, String>(3)?,
-                    ),
-                    (
-                        r.get::<_, String>(4)?,
-                        r.get::<_, Option<String>>(5)?,
-                        r.get::<_, Option<String>>(6)?,
-                    ),
-                    (r.get::<_, i64>(7)?, r.get::<_, i64>(8)?),
-                ))
-            },
-        )
+        .prepare_cached(
+            "SELECT landing_id, repo_id, change_version, revision, receipt_digest, old_head, \
+             git_commit, ref_name, expected_old, allow_protected_change, protected_changes \
+             FROM landings WHERE change_id = ?1 AND state = 'landed' \
+             ORDER BY change_version DESC LIMIT 1",
+        )?
+        .query_row(params![change_id], |r| {
+            Ok((
+                (
+                    r.get::<_, String>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get::<_, i64>(2)?,
+                    r.get::<_, String>(3)?,
+                    r.get::<_, Option<String>>(4)?,
+                    r.get::<_, String>(5)?,
+                ),
+                (
+                    r.get::<_, Option<String>>(6)?,
+                    r.get::<_, Option<String>>(7)?,
+                    r.get::<_, Option<String>>(8)?,
+                ),
+                (r.get::<_, i64>(9)?, r.get::<_, i64>(10)?),
+            ))
+        })
         .optional()?;
     let Some((
-        (landing_id, revision, receipt_digest, old_head),
+        (landing_id, repo_id, version, revision, receipt_digest, old_head),
         (commit, ref_name, expected_old),
         (allowed, protected_changes),
     )) = row
     else {
         return Ok(None);
     };
-    let repo = repository(a, &req.repo_id)?;
-    if !notes.note_missing(Path::new(&repo.source), &commit)? {
-        return Ok(None);
-    }
-    let p = Landing {
+    Ok(Some(Landing {
         landing_id,
-        repo_id: repo.repo_id.clone(),
-        change_id: ch.change_id.clone(),
-        change_version: ch.version,
+        repo_id,
+        change_id: change_id.to_owned(),
+        change_version: u64::try_from(version)
+            .map_err(|_| Error::new(Code::IntegrityError, "negative change version"))?,
         revision,
         receipt_digest,
         old_head,
-        git: Some(GitIntent {
+        git: commit.map(|commit| GitIntent {
             ref_name: ref_name.unwrap_or_default(),
             expected_old: expected_old.unwrap_or_default(),
             commit,
@@ -810,8 +997,7 @@ fn finish_missing_note(
         allow_protected_change: allowed == 1,
         protected_changes: u64::try_from(protected_changes)
             .map_err(|_| Error::new(Code::IntegrityError, "negative protected change count"))?,
-    };
-    note_into(dir, a, notes, landed_output(&repo, &p, true)).map(Some)
+    }))
 }
 
 /// What admission found: the repository, the current subject, its
@@ -916,6 +1102,7 @@ fn resolve(
     s: &mut Session,
     p: &Landing,
     recheck: bool,
+    update_worktree: bool,
     ts: &str,
     now_ms: i64,
 ) -> Result<Resolution> {
@@ -971,6 +1158,17 @@ fn resolve(
         }
         // The recheck only read: nothing of it is kept.
         s.rollback();
+    }
+    // A checked-out branch: refused, or its work tree must be clean, right
+    // before the ref moves (what phase 1 checked may have changed since).
+    match check_worktree(src, g, update_worktree) {
+        Ok(()) => {}
+        Err(e) if is_refusal(&e) => {
+            s.apply(|w| abandon(w.authority()?, p, e.code().as_str()))?;
+            s.commit()?;
+            return Ok(Resolution::Abandoned(abandoned_error(e, p)));
+        }
+        Err(e) => return Err(e),
     }
     let moved_ok = git(
         src,
@@ -1045,9 +1243,9 @@ fn finish(
     resumed: bool,
     ts: &str,
 ) -> Result<Resolution> {
-    s.apply(|w| {
+    let stale = s.apply(|w| {
         let at = w.authority()?;
-        set_head(at, p)?;
+        let stale = set_head(at, p)?;
         let n = at.prepare_cached("UPDATE landings SET state = 'landed', landed_at = ?2 WHERE landing_id = ?1 AND state = 'pending'")?.execute(params![p.landing_id, ts],
         )?;
         if n != 1 {
@@ -1056,16 +1254,31 @@ fn finish(
                 "the landing is no longer pending",
             ));
         }
-        Ok(())
+        Ok(stale)
     })?;
     s.commit()?;
-    Ok(Resolution::Landed(landed_output(repo, p, resumed)))
+    Ok(Resolution::Landed(with_stale(
+        landed_output(repo, p, resumed),
+        stale,
+    )))
 }
 
-fn set_head(at: &Connection, p: &Landing) -> Result<()> {
+/// Moves the authority's head to the landed revision; returns how many
+/// live subjects of other Changes that made stale (their target moved).
+fn set_head(at: &Connection, p: &Landing) -> Result<u64> {
+    let before = super::live_subjects_except(at, Some(&p.change_id))?;
     at.prepare_cached("UPDATE repositories SET head_revision = ?2 WHERE repo_id = ?1")?
         .execute(params![p.repo_id, p.revision])?;
-    Ok(())
+    let after = super::live_subjects_except(at, Some(&p.change_id))?;
+    Ok(before.saturating_sub(after))
+}
+
+/// `v` with the count of live subjects the landing made stale.
+fn with_stale(mut v: Value, stale: u64) -> Value {
+    if let Some(o) = v.as_object_mut() {
+        o.insert("stale_subjects".into(), json!(stale));
+    }
+    v
 }
 
 fn abandon(at: &Connection, p: &Landing, reason: &str) -> Result<()> {
@@ -1155,66 +1368,50 @@ fn landed_output(repo: &super::Repository, p: &Landing, resumed: bool) -> Value 
 }
 
 fn git(src: &Path, index: Option<&Path>, args: &[&str], stdin: Option<&[u8]>) -> Result<String> {
-    use std::io::Write;
-    let mut c = std::process::Command::new("git");
-    c.arg("-C").arg(src).args(args);
-    c.env("GIT_AUTHOR_NAME", "agent-task land")
-        .env("GIT_AUTHOR_EMAIL", "agent-task@localhost")
-        .env("GIT_COMMITTER_NAME", "agent-task land")
-        .env("GIT_COMMITTER_EMAIL", "agent-task@localhost");
+    git_env(src, index, args, &[], stdin)
+}
+
+/// Runs git in the repository (`repo_git`'s environment and mask) with
+/// `envs` added; requires success and returns trimmed stdout.
+fn git_env(
+    src: &Path,
+    index: Option<&Path>,
+    args: &[&str],
+    envs: &[(&str, &str)],
+    stdin: Option<&[u8]>,
+) -> Result<String> {
+    let index_env;
+    let mut all: Vec<(&str, &str)> = envs.to_vec();
     if let Some(i) = index {
-        c.env("GIT_INDEX_FILE", i);
+        index_env = i.to_string_lossy().into_owned();
+        all.push(("GIT_INDEX_FILE", index_env.as_str()));
     }
-    c.stdin(if stdin.is_some() {
-        std::process::Stdio::piped()
-    } else {
-        std::process::Stdio::null()
-    })
-    .stdout(std::process::Stdio::piped())
-    .stderr(std::process::Stdio::piped());
-    let mut child = c
-        .spawn()
-        .map_err(|e| Error::new(Code::Io, format!("cannot run git: {e}")))?;
-    if let (Some(b), Some(mut w)) = (stdin, child.stdin.take()) {
-        w.write_all(b)
-            .map_err(|e| Error::new(Code::Io, format!("git stdin: {e}")))?;
-    }
-    let out = child
-        .wait_with_output()
-        .map_err(|e| Error::new(Code::Io, format!("git: {e}")))?;
-    if !out.status.success() {
+    let (code, out, err) = repo_git::run(src, args, &all, stdin)?;
+    if code != 0 {
         return Err(Error::new(
             Code::Io,
             format!(
-                "git {} failed: {}",
-                args.first().copied().unwrap_or_default(),
-                String::from_utf8_lossy(&out.stderr).trim()
+                "git {} failed: {err}",
+                args.first().copied().unwrap_or_default()
             ),
         ));
     }
-    Ok(String::from_utf8_lossy(&out.stdout).trim().to_owned())
+    Ok(String::from_utf8_lossy(&out).trim().to_owned())
 }
 
 /// Runs git and returns its raw stdout (for `-z` output).
 fn git_bytes(src: &Path, args: &[&str]) -> Result<Vec<u8>> {
-    let out = std::process::Command::new("git")
-        .arg("-C")
-        .arg(src)
-        .args(args)
-        .stdin(std::process::Stdio::null())
-        .output()
-        .map_err(|e| Error::new(Code::Io, format!("cannot run git: {e}")))?;
-    if !out.status.success() {
+    let (code, out, err) = repo_git::run(src, args, &[], None)?;
+    if code != 0 {
         return Err(Error::new(
             Code::Io,
             format!(
-                "git {} failed: {}",
-                args.first().copied().unwrap_or_default(),
-                String::from_utf8_lossy(&out.stderr).trim()
+                "git {} failed: {err}",
+                args.first().copied().unwrap_or_default()
             ),
         ));
     }
-    Ok(out.stdout)
+    Ok(out)
 }
 
 /// The value of `ref_name` (`None`: absent). A git failure is an error.
@@ -1243,7 +1440,12 @@ fn git_ref_value(src: &Path, ref_name: &str) -> Result<Option<String>> {
 /// refuses; a difference is `landed_tree_mismatch`), and writes a commit
 /// whose parent is the branch's current value; nothing references them
 /// yet. `None` when the source is not a git work tree.
-fn git_prepare(dir: &DataDir, a: &Connection, ad: &Admitted) -> Result<Option<GitIntent>> {
+fn git_prepare(
+    dir: &DataDir,
+    a: &Connection,
+    ad: &Admitted,
+    req: &LandRequest,
+) -> Result<Option<GitIntent>> {
     let (repo, s) = (&ad.repo, &ad.subject);
     let src = Path::new(&repo.source);
     let top = match git(src, None, &["rev-parse", "--show-toplevel"], None) {
@@ -1277,31 +1479,54 @@ fn git_prepare(dir: &DataDir, a: &Connection, ad: &Admitted) -> Result<Option<Gi
     verify_tree(src, &tree, &manifest, &oids)?;
     let ref_name = format!("refs/heads/{}", repo.target);
     let old = git_ref_value(src, &ref_name)?;
-    let msg = commit_message(ad);
-    let mut args = vec!["commit-tree", tree.as_str(), "-m", msg.as_str()];
+    let (author, committer) = repo_git::operator_idents(src, req.author.as_deref())?;
+    let (title, body) = change::change_message(a, &s.change.change_id)?;
+    let msg = commit_message(ad, title.as_deref(), body.as_deref());
+    // The message goes in on stdin: never an argument git could parse.
+    let mut args = vec!["commit-tree", tree.as_str()];
     if let Some(o) = &old {
         args.extend(["-p", o.as_str()]);
     }
-    let commit = git(src, None, &args, None)?;
+    let commit = git_env(
+        src,
+        None,
+        &args,
+        &[
+            ("GIT_AUTHOR_NAME", author.name.as_str()),
+            ("GIT_AUTHOR_EMAIL", author.email.as_str()),
+            ("GIT_COMMITTER_NAME", committer.name.as_str()),
+            ("GIT_COMMITTER_EMAIL", committer.email.as_str()),
+        ],
+        Some(msg.as_bytes()),
+    )?;
     let expected_old = old.unwrap_or_else(|| "0".repeat(commit.len()));
-    Ok(Some(GitIntent {
+    let intent = GitIntent {
         ref_name,
         expected_old,
         commit,
-    }))
+    };
+    check_worktree(src, &intent, req.update_worktree)?;
+    Ok(Some(intent))
 }
 
-/// The landing commit's message: the change, the revision, the receipt,
-/// and an operator's override of protected paths with the paths it let in.
-fn commit_message(ad: &Admitted) -> String {
+/// The landing commit's message: the Change's title and body (cleaned
+/// and bounded when they were given; trailer-shaped lines indented), an
+/// operator's override of protected paths with the paths it let in, then
+/// one blank line and the product's trailers (agent, Change, revision,
+/// receipt), which `git interpret-trailers --parse` reads and nothing the
+/// agent wrote can add to.
+fn commit_message(ad: &Admitted, title: Option<&str>, body: Option<&str>) -> String {
     let s = &ad.subject;
-    let mut msg = format!(
-        "Land change {} v{} (agent-task)\n\nrevision: {}\n",
-        s.change.change_id, s.version, s.context.revision
-    );
-    match &ad.receipt {
-        Some(r) => msg.push_str(&format!("receipt: {r}\n")),
-        None => msg.push_str("receipt: none\n"),
+    let fallback = format!("Land change {} v{}", s.change.change_id, s.version);
+    let title = title.filter(|t| !t.is_empty()).unwrap_or(&fallback);
+    let mut msg = guard_line(title);
+    msg.push_str("\n\n");
+    if let Some(b) = body.filter(|b| !b.is_empty()) {
+        for line in b.lines() {
+            msg.push_str(&guard_line(line));
+            msg.push('\n');
+        }
+        msg.push('\n');
     }
     if !ad.protected.is_empty() {
         msg.push_str(&format!(
@@ -1318,8 +1543,46 @@ fn commit_message(ad: &Admitted) -> String {
         if ad.protected.total > ad.protected.paths.len() as u64 {
             msg.push_str("  …\n");
         }
+        msg.push('\n');
     }
+    let clean = |v: &str| -> String { v.chars().filter(|c| !c.is_control()).collect() };
+    msg.push_str(&format!(
+        "Agent-Task-Agent: {}/{}\n",
+        clean(&s.change.owner_id),
+        clean(&s.change.agent_id)
+    ));
+    msg.push_str(&format!(
+        "Agent-Task-Change: {} v{}\n",
+        s.change.change_id, s.version
+    ));
+    msg.push_str(&format!("Agent-Task-Revision: {}\n", s.context.revision));
+    msg.push_str(&format!(
+        "Agent-Task-Receipt: {}\n",
+        ad.receipt.as_deref().unwrap_or("none")
+    ));
     msg
+}
+
+/// A line of the agent's title or body, indented by two spaces when git
+/// could read it as a trailer (`Token: …`, `Token = …`, any token followed
+/// by a separator), a patch divider (`---`) that would end the message
+/// for `git interpret-trailers`, or one of git's own trailer lines.
+fn guard_line(line: &str) -> String {
+    let token_len = line
+        .bytes()
+        .take_while(|b| b.is_ascii_alphanumeric() || *b == b'-')
+        .count();
+    let after = line[token_len..].trim_start_matches([' ', '\t']);
+    let trailer_shaped = token_len > 0
+        && after
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_punctuation() && c != '-');
+    if trailer_shaped || line.starts_with("---") || line.starts_with("(cherry picked from") {
+        format!("  {line}")
+    } else {
+        line.to_owned()
+    }
 }
 
 /// Test builds only: `AGENT_TASK_TEST_LAND_TAMPER_TREE=1` leaves the first
@@ -1408,9 +1671,7 @@ fn write_blobs(
     let err_path = tmp.join("fast-import.err");
     let err_file =
         std::fs::File::create(&err_path).map_err(|e| Error::io("create", &err_path, e))?;
-    let mut child = std::process::Command::new("git")
-        .arg("-C")
-        .arg(src)
+    let mut child = repo_git::command(src)
         .args(["fast-import", "--quiet", "--done"])
         .arg(format!("--export-marks={}", marks.display()))
         .stdin(std::process::Stdio::piped())

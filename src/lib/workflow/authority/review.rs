@@ -64,6 +64,8 @@ pub struct ReviewInstallOutput {
     pub created: bool,
     /// Policy epoch after the act.
     pub policy_epoch: u64,
+    /// Live subjects (current before the act) the act made stale.
+    pub stale_subjects: u64,
 }
 
 /// Installs an immutable review profile for one exact current registration
@@ -116,6 +118,7 @@ pub fn profile_install(
                     profile_digest: digest,
                     created: false,
                     policy_epoch: super::policy_epoch(tx)?,
+                    stale_subjects: 0,
                 });
             }
             return Err(Error::new(
@@ -123,7 +126,7 @@ pub fn profile_install(
                 "profiles are immutable: this registration already has another profile (re-enroll for a new epoch)",
             ));
         }
-        let pe = bump_epoch(tx, "profile_install", &profile.profile_id, now)?;
+        let (pe, stale_subjects) = bump_epoch(tx, "profile_install", &profile.profile_id, now)?;
         tx.execute(
             "INSERT INTO collector_profiles(profile_id, profile_digest, registration_id, repo_id, profile_name, step_id, profile_json, policy_epoch, installed_at) \
              VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9)",
@@ -134,6 +137,7 @@ pub fn profile_install(
             profile_digest: digest,
             created: true,
             policy_epoch: pe,
+            stale_subjects,
         })
     })
 }

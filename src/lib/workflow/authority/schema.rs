@@ -306,6 +306,14 @@ CREATE INDEX staged_blobs_by_actor ON staged_blobs(owner_id, agent_id);
 CREATE INDEX staged_blobs_by_age ON staged_blobs(staged_at_ms);
 ",
     },
+    Migration {
+        version: 8,
+        description: "a Change's title and body (change open --title/--body, checkpoint --message): the landed commit's message",
+        sql: "
+ALTER TABLE changes ADD COLUMN title TEXT;
+ALTER TABLE changes ADD COLUMN body TEXT;
+",
+    },
 ];
 
 #[cfg(test)]

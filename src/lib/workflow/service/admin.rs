@@ -57,8 +57,9 @@ pub fn requirement_install(
     repo_id: &str,
     profile: &str,
     file: &Path,
+    bump: bool,
 ) -> Result<RequirementOutput> {
-    let staged = admin::requirement_install(repo_id, profile, file)?;
+    let staged = admin::requirement_install(repo_id, profile, file, bump)?;
     with_write(root, timeout, clock, staged)
 }
 

@@ -252,6 +252,13 @@ pub struct CheckpointCommitRequest {
     pub change: ChangeSel,
     /// The revision the manifest route answered.
     pub revision: Sha256Hex,
+    /// Mint a new subject even for the current subject's tree
+    /// (`checkpoint --new-subject`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub new_subject: bool,
+    /// The Change's title (first line) and body (`checkpoint --message`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
 }
 
 /// `change_open` (endpoint only): open a Change on the profile's
@@ -262,6 +269,12 @@ pub struct ChangeOpenRequest {
     /// Idempotency key: a retry returns the Change this request opened.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub request_id: Option<String>,
+    /// The Change's title (the landed commit's subject).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// The Change's body (the landed commit's message body).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub body: Option<String>,
 }
 
 /// `result`: the assertion document (the CLI reads it from `--file`,
@@ -597,11 +610,20 @@ pub fn execute_deferred(
             &p.native_repository,
             &p.profile_id,
             req.request_id.as_deref(),
+            (req.title.as_deref(), req.body.as_deref()),
         ),
         OperationRequest::CheckpointCommit(CheckpointCommitRequest {
             change: ChangeSel::Id(id),
             revision,
-        }) => crate::workflow::service::remote::commit(cx, id, revision, limits),
+            new_subject,
+            message,
+        }) => crate::workflow::service::remote::commit(
+            cx,
+            id,
+            revision,
+            (*new_subject, message.as_deref()),
+            limits,
+        ),
         _ => run_deferred(cx, r),
     }
 }

@@ -203,7 +203,7 @@ impl World {
         )
         .expect("repo");
         let workflow = manifest.join("fixtures/workflows/basic.json");
-        write::requirement_install(&root, t, &clock, "demo/basic", "default", &workflow)
+        write::requirement_install(&root, t, &clock, "demo/basic", "default", &workflow, false)
             .expect("req");
         let tf = tmp.path().join("tok");
         write::token_issue(&root, t, &clock, "alice", "a1", &tf).expect("token");
@@ -211,9 +211,15 @@ impl World {
         let ws = tmp.path().join("ws");
         std::fs::create_dir_all(&ws).expect("ws");
         std::fs::write(ws.join("test.sh"), "true\n").expect("w");
-        let staged =
-            crate::workflow::authority::change::change_open(&token, "demo/basic", "default", &ws)
-                .expect("open");
+        let staged = crate::workflow::authority::change::change_open(
+            &token,
+            "demo/basic",
+            "default",
+            &ws,
+            None,
+            None,
+        )
+        .expect("open");
         let ch = write::with_write(&root, t, &clock, staged).expect("open");
         let mut w = World {
             _tmp: tmp,
@@ -253,6 +259,11 @@ impl World {
             &self.cx(),
             &ChangeSel::Id(self.change_id.clone()),
             crate::workflow::authority::snapshot::DEFAULT_MAX_REVISION_BYTES,
+            // The model's checkpoint is the retry path: always a new subject.
+            &crate::workflow::authority::change::CheckpointOptions {
+                message: None,
+                new_subject: true,
+            },
         )
         .expect("checkpoint");
         let t = out
@@ -369,6 +380,7 @@ fn step(w: &mut World, op: &Op) {
                 "demo/basic",
                 "default",
                 &w.workflow,
+                true,
             )
             .expect("reinstall");
             w.epoch += 1;

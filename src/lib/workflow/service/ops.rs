@@ -530,14 +530,21 @@ pub fn recovery(
     })
 }
 
-/// `checkpoint` (the authority act, for the agent's actor).
+/// `checkpoint` (the authority act, for the agent's actor): the authority
+/// written and the journal read, in one session.
 pub fn checkpoint(
     cx: &AgentCtx<'_>,
     sel: &ChangeSel,
     max_revision_bytes: u64,
+    opts: &change::CheckpointOptions,
 ) -> Result<change::CheckpointOutput> {
-    let staged = change::checkpoint(cx.token, sel, max_revision_bytes)?;
-    super::admin::with_write(cx.root, cx.timeout, cx.clock, staged)
+    let staged = change::checkpoint(cx.token, sel, max_revision_bytes, opts)?;
+    let mut session =
+        crate::store::Session::open(cx.root, cx.timeout, cx.clock, change::CHECKPOINT_PLAN)?;
+    let out = session.apply(staged)?;
+    session.commit()?;
+    session.close();
+    Ok(out)
 }
 
 /// `change open`.
@@ -546,7 +553,9 @@ pub fn change_open(
     repo: &str,
     profile: &str,
     workspace: &Path,
+    title: Option<&str>,
+    body: Option<&str>,
 ) -> Result<change::ChangeOpenOutput> {
-    let staged = change::change_open(cx.token, repo, profile, workspace)?;
+    let staged = change::change_open(cx.token, repo, profile, workspace, title, body)?;
     super::admin::with_write(cx.root, cx.timeout, cx.clock, staged)
 }

@@ -106,10 +106,13 @@ pub fn change_open(
     repo_id: &str,
     profile: &str,
     request_id: Option<&str>,
+    (title, body): (Option<&str>, Option<&str>),
 ) -> Result<Deferred<Value>> {
     if let Some(r) = request_id {
         check_id("request_id", r)?;
     }
+    let title = title.map(change::clean_title).transpose()?;
+    let body = body.map(change::clean_body).transpose()?;
     let (token, repo_id, profile) = (cx.token.to_owned(), repo_id.to_owned(), profile.to_owned());
     let request_id = request_id.map(str::to_owned);
     // Under `serve` a mutation of the writer (a batch of operator-plan
@@ -117,6 +120,7 @@ pub fn change_open(
     cx.session_deferred(super::admin::WRITE_PLAN, move |w| {
         let (tx, now) = (w.authority()?, w.now_text());
         let out = change_open_in(tx, &now, &token, &repo_id, &profile, request_id.as_deref())?;
+        change::set_message(tx, &out.change.change_id, title.as_deref(), body.as_deref())?;
         serde_json::to_value(&out)
             .map_err(|e| Error::internal(format!("cannot render output: {e}")))
     })
@@ -200,14 +204,19 @@ pub fn subject(cx: &AgentCtx<'_>, sel: &change::ChangeSel) -> Result<Value> {
                 json!(s.context_digest.to_string()),
             )
         };
-        Ok(json!({
+        let mut out = json!({
             "change_id": ch.change_id,
             "version": ch.version,
             "revision": revision,
             "context_digest": context,
             "base_revision": ch.base_revision,
             "workspace": ch.workspace,
-        }))
+        });
+        // Only for a landed Change (closed): the Stop hook's landed rule.
+        if let (Some(l), Some(o)) = (change::landed(a, &ch.change_id)?, out.as_object_mut()) {
+            o.insert("landed_revision".into(), json!(l.revision));
+        }
+        Ok(out)
     })
 }
 
@@ -291,6 +300,8 @@ fn endpoint_change(
         )
         .with("change_id", change_id));
     }
+    // A landed Change takes no further checkpoint (nor its uploads).
+    change::check_open(conn, &ch)?;
     Ok(ch)
 }
 
@@ -825,14 +836,16 @@ pub fn commit(
     cx: &AgentCtx<'_>,
     change_id: &str,
     revision: &Sha256Hex,
+    (new_subject, message): (bool, Option<&str>),
     limits: &RemoteLimits,
 ) -> Result<Deferred<Value>> {
     check_id("change_id", change_id)?;
+    let message = message.map(change::split_message).transpose()?;
     let (change_id, revision, limits) = (change_id.to_owned(), revision.clone(), limits.clone());
     let (token, scope) = (cx.token.to_owned(), cx.scope.clone());
     // Under `serve` a batch of the writer (of its own: the plan differs
     // from the agent mutations'), answered once it is durable.
-    cx.session_deferred(super::admin::WRITE_PLAN, move |w| {
+    cx.session_deferred(change::CHECKPOINT_PLAN, move |w| {
         let (change_id, revision, limits) = (change_id.as_str(), &revision, &limits);
         let (tx, dir, now) = (w.authority()?, w.dir(), w.now_text());
         let now = now.as_str();
@@ -915,17 +928,28 @@ pub fn commit(
                 .with("reason", "link target contains NUL"));
             }
         }
-        change::record_revision(tx, revision, &bytes, adm.manifest.entries.len(), now)?;
-        let out = change::record_version(
-            tx,
-            dir,
-            now,
-            &ch,
-            &basis,
-            revision,
-            &adm.manifest,
-            adopt.len() as u64,
-        )?;
+        if let Some((title, body)) = &message {
+            change::set_message(tx, change_id, Some(title), Some(body))?;
+        }
+        let out = match change::reusable(w.journal(), tx, &ch, revision, now_ms, new_subject)? {
+            // The current subject's tree while it is live: returned as it is.
+            Some(cur) => {
+                change::reused_output(tx, &cur, adm.manifest.entries.len(), adopt.len() as u64)?
+            }
+            None => {
+                change::record_revision(tx, revision, &bytes, adm.manifest.entries.len(), now)?;
+                change::record_version(
+                    tx,
+                    dir,
+                    now,
+                    &ch,
+                    &basis,
+                    revision,
+                    &adm.manifest,
+                    adopt.len() as u64,
+                )?
+            }
+        };
         // Every check passed: the staged blobs become store objects, made
         // durable before the rows naming them commit.
         let mut batch = cas.batch();
