@@ -320,3 +320,35 @@ fn protected_patterns_match_whatever_the_letter_case() {
     ])
     .error("protected_path_changed", 65);
 }
+
+/// The operator's override lets a checkout-changing attribute land, but
+/// never into a checked-out work tree: `land --allow-protected-change
+/// --update-worktree` of an `ident` candidate is refused before any ref
+/// moves, and nothing is written to the work tree.
+#[test]
+fn an_override_never_updates_a_checked_out_work_tree_with_a_finding() {
+    let l = Loop::basic("bwrap");
+    write(&l.workspace, "add.sh", ADD_WITH_ID.as_bytes());
+    write(&l.workspace, ".gitattributes", b"add.sh ident\n");
+    let head = git(&l.source, &["rev-parse", "main"]);
+    let cp = checkpoint(&l, &l.workspace).json();
+    assert_eq!(cp["protected_changes_total"], 1, "{cp}");
+    let mut c = l.env.cmd();
+    c.args([
+        "land",
+        "--repo",
+        "demo/basic",
+        "--change",
+        &l.change_id,
+        "--allow-protected-change",
+        "--update-worktree",
+    ]);
+    let e = run_cmd(&mut c).error("protected_path_changed", 65);
+    assert_eq!(e["details"]["protected_changes"], 1, "{e}");
+    assert_eq!(e["details"]["paths"][0]["path"], "add.sh", "{e}");
+    assert_eq!(git(&l.source, &["rev-parse", "main"]), head);
+    assert!(
+        !l.source.join(".gitattributes").exists(),
+        "the work tree was not touched"
+    );
+}

@@ -633,6 +633,7 @@ mod tests {
             "string" if schema["pattern"] == "^[0-9a-f]{64}$" => Some(json!("a".repeat(64))),
             "string" => Some(json!("t1")),
             "integer" => Some(json!(1)),
+            "boolean" => Some(json!(true)),
             _ => None,
         }
     }

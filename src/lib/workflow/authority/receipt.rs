@@ -1506,6 +1506,20 @@ fn git_prepare(
         commit,
     };
     check_worktree(src, &intent, req.update_worktree)?;
+    // A checked-out work tree is updated only for a revision whose checkout
+    // is its bytes: an operator's override of protected paths may let in a
+    // checkout-changing attribute, and the work tree is never where it acts.
+    if req.update_worktree && ad.protected.total > 0 {
+        let findings = super::checkout::revision_findings(dir, &manifest)?;
+        if !findings.is_empty() {
+            return Err(Error::new(
+                Code::ProtectedPathChanged,
+                "land --update-worktree never checks out a revision whose checkout would not be its bytes (a .gitattributes or .lfsconfig finding); land it without a checked-out target",
+            )
+            .with("protected_changes", findings.total)
+            .with("paths", json!(findings.paths)));
+        }
+    }
     Ok(Some(intent))
 }
 
