@@ -285,6 +285,29 @@ fn managed_file_hooks(
     fix: &str,
 ) -> std::result::Result<Vec<String>, (String, String)> {
     root_file(file, None, fix)?;
+    // The agents run as their users: the file must be readable, and its
+    // directories searchable, by others.
+    let mode = |p: &Path| std::fs::metadata(p).map(|m| m.mode()).unwrap_or(0);
+    if mode(file) & 0o004 == 0 {
+        return Err((
+            format!(
+                "{} is not readable by the agents' users (mode {:04o})",
+                shown(file),
+                mode(file) & 0o7777
+            ),
+            format!("chmod 0644 {}", shown(file)),
+        ));
+    }
+    if let Some(d) = file.ancestors().skip(1).find(|d| mode(d) & 0o001 == 0) {
+        return Err((
+            format!(
+                "{} is not searchable by the agents' users (mode {:04o})",
+                shown(d),
+                mode(d) & 0o7777
+            ),
+            format!("chmod 0755 {}", shown(d)),
+        ));
+    }
     managed::managed_hook_installed(agent, file)
         .map_err(|e| (format!("{}: {}", shown(file), err_text(&e)), fix.to_owned()))
 }
