@@ -24,9 +24,9 @@ function __fish_agent_task_using_subcommand
     contains -- $cmd[1] $argv
 end
 
-complete -c agent-task -n "__fish_agent_task_needs_command" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
+complete -c agent-task -n "__fish_agent_task_needs_command" -l data-dir -d 'Data directory (created 0700 by `init`) [env: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line]' -r -F
 complete -c agent-task -n "__fish_agent_task_needs_command" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
-complete -c agent-task -n "__fish_agent_task_needs_command" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON' -r -F
+complete -c agent-task -n "__fish_agent_task_needs_command" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON [env: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks]' -r -F
 complete -c agent-task -n "__fish_agent_task_needs_command" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
 complete -c agent-task -n "__fish_agent_task_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c agent-task -n "__fish_agent_task_needs_command" -s V -l version -d 'Print version'
@@ -77,21 +77,21 @@ complete -c agent-task -n "__fish_agent_task_needs_command" -f -a "attest" -d 'O
 complete -c agent-task -n "__fish_agent_task_needs_command" -f -a "verify" -d 'Check a landed commit\'s attestations with only the repository and a public key'
 complete -c agent-task -n "__fish_agent_task_needs_command" -f -a "deploy" -d 'Operator: check the privilege-separated deployment; write serve\'s workspace config'
 complete -c agent-task -n "__fish_agent_task_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c agent-task -n "__fish_agent_task_using_subcommand init" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand init" -l data-dir -d 'Data directory (created 0700 by `init`) [env: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand init" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand init" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand init" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON [env: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand init" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand init" -s h -l help -d 'Print help'
 complete -c agent-task -n "__fish_agent_task_using_subcommand init" -s V -l version -d 'Print version'
-complete -c agent-task -n "__fish_agent_task_using_subcommand info" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand info" -l data-dir -d 'Data directory (created 0700 by `init`) [env: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand info" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand info" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand info" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON [env: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand info" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand info" -s h -l help -d 'Print help'
 complete -c agent-task -n "__fish_agent_task_using_subcommand info" -s V -l version -d 'Print version'
-complete -c agent-task -n "__fish_agent_task_using_subcommand cas; and not __fish_seen_subcommand_from put cat fsck help" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand cas; and not __fish_seen_subcommand_from put cat fsck help" -l data-dir -d 'Data directory (created 0700 by `init`) [env: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand cas; and not __fish_seen_subcommand_from put cat fsck help" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand cas; and not __fish_seen_subcommand_from put cat fsck help" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand cas; and not __fish_seen_subcommand_from put cat fsck help" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON [env: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand cas; and not __fish_seen_subcommand_from put cat fsck help" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand cas; and not __fish_seen_subcommand_from put cat fsck help" -s h -l help -d 'Print help'
 complete -c agent-task -n "__fish_agent_task_using_subcommand cas; and not __fish_seen_subcommand_from put cat fsck help" -s V -l version -d 'Print version'
@@ -99,22 +99,22 @@ complete -c agent-task -n "__fish_agent_task_using_subcommand cas; and not __fis
 complete -c agent-task -n "__fish_agent_task_using_subcommand cas; and not __fish_seen_subcommand_from put cat fsck help" -f -a "cat" -d 'Verify an object and write its bytes to a file'
 complete -c agent-task -n "__fish_agent_task_using_subcommand cas; and not __fish_seen_subcommand_from put cat fsck help" -f -a "fsck" -d 'Verify every object against its digest (changes nothing)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand cas; and not __fish_seen_subcommand_from put cat fsck help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c agent-task -n "__fish_agent_task_using_subcommand cas; and __fish_seen_subcommand_from put" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand cas; and __fish_seen_subcommand_from put" -l data-dir -d 'Data directory (created 0700 by `init`) [env: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand cas; and __fish_seen_subcommand_from put" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand cas; and __fish_seen_subcommand_from put" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand cas; and __fish_seen_subcommand_from put" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON [env: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand cas; and __fish_seen_subcommand_from put" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand cas; and __fish_seen_subcommand_from put" -s h -l help -d 'Print help'
 complete -c agent-task -n "__fish_agent_task_using_subcommand cas; and __fish_seen_subcommand_from put" -s V -l version -d 'Print version'
 complete -c agent-task -n "__fish_agent_task_using_subcommand cas; and __fish_seen_subcommand_from cat" -l out -d 'Where to write the bytes (created 0600; must not exist)' -r -F
-complete -c agent-task -n "__fish_agent_task_using_subcommand cas; and __fish_seen_subcommand_from cat" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand cas; and __fish_seen_subcommand_from cat" -l data-dir -d 'Data directory (created 0700 by `init`) [env: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand cas; and __fish_seen_subcommand_from cat" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand cas; and __fish_seen_subcommand_from cat" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand cas; and __fish_seen_subcommand_from cat" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON [env: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand cas; and __fish_seen_subcommand_from cat" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand cas; and __fish_seen_subcommand_from cat" -s h -l help -d 'Print help'
 complete -c agent-task -n "__fish_agent_task_using_subcommand cas; and __fish_seen_subcommand_from cat" -s V -l version -d 'Print version'
-complete -c agent-task -n "__fish_agent_task_using_subcommand cas; and __fish_seen_subcommand_from fsck" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand cas; and __fish_seen_subcommand_from fsck" -l data-dir -d 'Data directory (created 0700 by `init`) [env: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand cas; and __fish_seen_subcommand_from fsck" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand cas; and __fish_seen_subcommand_from fsck" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand cas; and __fish_seen_subcommand_from fsck" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON [env: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand cas; and __fish_seen_subcommand_from fsck" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand cas; and __fish_seen_subcommand_from fsck" -s h -l help -d 'Print help'
 complete -c agent-task -n "__fish_agent_task_using_subcommand cas; and __fish_seen_subcommand_from fsck" -s V -l version -d 'Print version'
@@ -122,9 +122,9 @@ complete -c agent-task -n "__fish_agent_task_using_subcommand cas; and __fish_se
 complete -c agent-task -n "__fish_agent_task_using_subcommand cas; and __fish_seen_subcommand_from help" -f -a "cat" -d 'Verify an object and write its bytes to a file'
 complete -c agent-task -n "__fish_agent_task_using_subcommand cas; and __fish_seen_subcommand_from help" -f -a "fsck" -d 'Verify every object against its digest (changes nothing)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand cas; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c agent-task -n "__fish_agent_task_using_subcommand runtime; and not __fish_seen_subcommand_from probe help" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand runtime; and not __fish_seen_subcommand_from probe help" -l data-dir -d 'Data directory (created 0700 by `init`) [env: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand runtime; and not __fish_seen_subcommand_from probe help" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand runtime; and not __fish_seen_subcommand_from probe help" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand runtime; and not __fish_seen_subcommand_from probe help" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON [env: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand runtime; and not __fish_seen_subcommand_from probe help" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand runtime; and not __fish_seen_subcommand_from probe help" -s h -l help -d 'Print help'
 complete -c agent-task -n "__fish_agent_task_using_subcommand runtime; and not __fish_seen_subcommand_from probe help" -s V -l version -d 'Print version'
@@ -140,31 +140,31 @@ complete -c agent-task -n "__fish_agent_task_using_subcommand runtime; and __fis
 complete -c agent-task -n "__fish_agent_task_using_subcommand runtime; and __fish_seen_subcommand_from probe" -l sandbox-file-size-bytes -d 'Largest file a sandboxed process may write (RLIMIT_FSIZE)' -r
 complete -c agent-task -n "__fish_agent_task_using_subcommand runtime; and __fish_seen_subcommand_from probe" -l sandbox-cpu-seconds -d 'CPU time of each sandboxed process (RLIMIT_CPU)' -r
 complete -c agent-task -n "__fish_agent_task_using_subcommand runtime; and __fish_seen_subcommand_from probe" -l sandbox-uid -d 'The dedicated uid (and gid) candidate code runs as; only when the collector runs as root, where it is required (default 2000000000)' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand runtime; and __fish_seen_subcommand_from probe" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand runtime; and __fish_seen_subcommand_from probe" -l data-dir -d 'Data directory (created 0700 by `init`) [env: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand runtime; and __fish_seen_subcommand_from probe" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand runtime; and __fish_seen_subcommand_from probe" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand runtime; and __fish_seen_subcommand_from probe" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON [env: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand runtime; and __fish_seen_subcommand_from probe" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand runtime; and __fish_seen_subcommand_from probe" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c agent-task -n "__fish_agent_task_using_subcommand runtime; and __fish_seen_subcommand_from probe" -s V -l version -d 'Print version'
 complete -c agent-task -n "__fish_agent_task_using_subcommand runtime; and __fish_seen_subcommand_from help" -f -a "probe" -d 'Print the observed identity (program digest, version, pinned arguments, isolation facts, for bwrap the pinned limits, for oci the engine and resolved image, and their digest) after a trial run (bwrap)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand runtime; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand completions" -l out -d 'Write the script to this file instead of embedding it in the JSON output' -r -F
-complete -c agent-task -n "__fish_agent_task_using_subcommand completions" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand completions" -l data-dir -d 'Data directory (created 0700 by `init`) [env: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand completions" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand completions" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand completions" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON [env: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand completions" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand completions" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c agent-task -n "__fish_agent_task_using_subcommand completions" -s V -l version -d 'Print version'
 complete -c agent-task -n "__fish_agent_task_using_subcommand man" -l out -d 'Directory to write `agent-task.1` and `agent-task-<cmd>.1` into (created, with its parents, when missing)' -r -F
-complete -c agent-task -n "__fish_agent_task_using_subcommand man" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand man" -l data-dir -d 'Data directory (created 0700 by `init`) [env: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand man" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand man" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand man" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON [env: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand man" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand man" -s h -l help -d 'Print help'
 complete -c agent-task -n "__fish_agent_task_using_subcommand man" -s V -l version -d 'Print version'
-complete -c agent-task -n "__fish_agent_task_using_subcommand data; and not __fish_seen_subcommand_from init manifest collection collect query get changes tombstone doctor help" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand data; and not __fish_seen_subcommand_from init manifest collection collect query get changes tombstone doctor help" -l data-dir -d 'Data directory (created 0700 by `init`) [env: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand data; and not __fish_seen_subcommand_from init manifest collection collect query get changes tombstone doctor help" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand data; and not __fish_seen_subcommand_from init manifest collection collect query get changes tombstone doctor help" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand data; and not __fish_seen_subcommand_from init manifest collection collect query get changes tombstone doctor help" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON [env: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand data; and not __fish_seen_subcommand_from init manifest collection collect query get changes tombstone doctor help" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand data; and not __fish_seen_subcommand_from init manifest collection collect query get changes tombstone doctor help" -s h -l help -d 'Print help'
 complete -c agent-task -n "__fish_agent_task_using_subcommand data; and not __fish_seen_subcommand_from init manifest collection collect query get changes tombstone doctor help" -s V -l version -d 'Print version'
@@ -180,22 +180,22 @@ complete -c agent-task -n "__fish_agent_task_using_subcommand data; and not __fi
 complete -c agent-task -n "__fish_agent_task_using_subcommand data; and not __fish_seen_subcommand_from init manifest collection collect query get changes tombstone doctor help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from init" -l node-id -d 'Node id to assert (default on first init: `node_` + a random UUID)' -r
 complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from init" -l file-root -d 'A directory the `file` collector may read under (repeatable; added to the node config)' -r -F
-complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from init" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from init" -l data-dir -d 'Data directory (created 0700 by `init`) [env: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from init" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from init" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from init" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON [env: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from init" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from init" -s h -l help -d 'Print help'
 complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from init" -s V -l version -d 'Print version'
 complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from manifest" -l origin -d 'Origin to build absolute endpoint URLs on (for example `http://127.0.0.1:7742`); without it the endpoints are paths' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from manifest" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from manifest" -l data-dir -d 'Data directory (created 0700 by `init`) [env: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from manifest" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from manifest" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from manifest" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON [env: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from manifest" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from manifest" -s h -l help -d 'Print help'
 complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from manifest" -s V -l version -d 'Print version'
-complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from collection" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from collection" -l data-dir -d 'Data directory (created 0700 by `init`) [env: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from collection" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from collection" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from collection" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON [env: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from collection" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from collection" -s h -l help -d 'Print help'
 complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from collection" -s V -l version -d 'Print version'
@@ -208,9 +208,9 @@ complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_s
 complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from collect" -l jsonl -d 'Bulk ingest: a file (or `-` for stdin) with one collector input object per line. Many records share each durable transaction; after each commit one JSON line on stderr acknowledges every line up to `committed_through_line`' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from collect" -l batch -d 'Lines per durable transaction in bulk mode, at most (the first batch has at most 1,024, each next one four times the last; a batch is also cut at 16 MiB of prepared records)' -r
 complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from collect" -l flush-ms -d 'Bulk mode: a batch also commits once its first line has waited this many milliseconds, however few lines it has, so a slow producer\'s lines are acknowledged within about this long' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from collect" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from collect" -l data-dir -d 'Data directory (created 0700 by `init`) [env: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from collect" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from collect" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from collect" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON [env: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from collect" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from collect" -s h -l help -d 'Print help'
 complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from collect" -s V -l version -d 'Print version'
@@ -218,32 +218,32 @@ complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_s
 complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from query" -l where -d 'A JSON object matched as a subset of each record envelope' -r
 complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from query" -l limit -d 'Most hits (default 20, at most 100)' -r
 complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from query" -l collection -d 'Restrict to a collection (repeatable)' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from query" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from query" -l data-dir -d 'Data directory (created 0700 by `init`) [env: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from query" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from query" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from query" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON [env: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from query" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from query" -s h -l help -d 'Print help'
 complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from query" -s V -l version -d 'Print version'
 complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from get" -l content-out -d 'Write the verified bytes to this file (0600) instead of embedding them in the output' -r -F
-complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from get" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from get" -l data-dir -d 'Data directory (created 0700 by `init`) [env: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from get" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from get" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from get" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON [env: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from get" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from get" -s h -l help -d 'Print help'
 complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from get" -s V -l version -d 'Print version'
 complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from changes" -l collection -d 'Only changes of this collection' -r
 complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from changes" -l cursor -d 'Continue after this cursor' -r
 complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from changes" -l limit -d 'Page size (default 100, at most 1000)' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from changes" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from changes" -l data-dir -d 'Data directory (created 0700 by `init`) [env: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from changes" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from changes" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from changes" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON [env: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from changes" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from changes" -s h -l help -d 'Print help'
 complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from changes" -s V -l version -d 'Print version'
 complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from tombstone" -l reason -d 'Why (at most 1000 UTF-16 units; empty means none)' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from tombstone" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from tombstone" -l data-dir -d 'Data directory (created 0700 by `init`) [env: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from tombstone" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from tombstone" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from tombstone" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON [env: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from tombstone" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from tombstone" -s h -l help -d 'Print help'
 complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from tombstone" -s V -l version -d 'Print version'
@@ -259,9 +259,9 @@ complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_s
 complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from doctor" -l max-change-pages -d 'Page cap of the slice1 baseline drain (1..=1000)' -r
 complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from doctor" -l token -d 'Refused: a bearer never goes in argv (use --token-stdin or --token-env)' -r
 complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from doctor" -l bearer -d 'Refused: a bearer never goes in argv (use --token-stdin or --token-env)' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from doctor" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from doctor" -l data-dir -d 'Data directory (created 0700 by `init`) [env: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from doctor" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from doctor" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from doctor" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON [env: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from doctor" -l token-stdin -d 'Read the node bearer from stdin (not a terminal; one line, at most 16,384 bytes)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from doctor" -l allow-mutations -d 'slice1: acknowledge that fixtures leave persistent records and tombstones'
 complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from doctor" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
@@ -277,9 +277,9 @@ complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_s
 complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from help" -f -a "tombstone" -d 'Tombstone a record (idempotent; the first tombstone wins)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from help" -f -a "doctor" -d 'Run the agent-data/v1-slice1-http conformance profile against a node'
 complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c agent-task -n "__fish_agent_task_using_subcommand sync; and not __fish_seen_subcommand_from keygen identity authority peer pull status reset help" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand sync; and not __fish_seen_subcommand_from keygen identity authority peer pull status reset help" -l data-dir -d 'Data directory (created 0700 by `init`) [env: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand sync; and not __fish_seen_subcommand_from keygen identity authority peer pull status reset help" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand sync; and not __fish_seen_subcommand_from keygen identity authority peer pull status reset help" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand sync; and not __fish_seen_subcommand_from keygen identity authority peer pull status reset help" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON [env: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand sync; and not __fish_seen_subcommand_from keygen identity authority peer pull status reset help" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand sync; and not __fish_seen_subcommand_from keygen identity authority peer pull status reset help" -s h -l help -d 'Print help'
 complete -c agent-task -n "__fish_agent_task_using_subcommand sync; and not __fish_seen_subcommand_from keygen identity authority peer pull status reset help" -s V -l version -d 'Print version'
@@ -293,21 +293,21 @@ complete -c agent-task -n "__fish_agent_task_using_subcommand sync; and not __fi
 complete -c agent-task -n "__fish_agent_task_using_subcommand sync; and not __fish_seen_subcommand_from keygen identity authority peer pull status reset help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand sync; and __fish_seen_subcommand_from keygen" -l id -d 'The identity id (opaque, 1-2048 characters, e.g. did:example:node-a)' -r
 complete -c agent-task -n "__fish_agent_task_using_subcommand sync; and __fish_seen_subcommand_from keygen" -l import -d 'Restore keys from a backup instead of generating them: an owner-only JSON file {"ed25519_seed": b64u(32), "x25519_secret": b64u(32)}' -r -F
-complete -c agent-task -n "__fish_agent_task_using_subcommand sync; and __fish_seen_subcommand_from keygen" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand sync; and __fish_seen_subcommand_from keygen" -l data-dir -d 'Data directory (created 0700 by `init`) [env: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand sync; and __fish_seen_subcommand_from keygen" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand sync; and __fish_seen_subcommand_from keygen" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand sync; and __fish_seen_subcommand_from keygen" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON [env: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand sync; and __fish_seen_subcommand_from keygen" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand sync; and __fish_seen_subcommand_from keygen" -s h -l help -d 'Print help'
 complete -c agent-task -n "__fish_agent_task_using_subcommand sync; and __fish_seen_subcommand_from keygen" -s V -l version -d 'Print version'
-complete -c agent-task -n "__fish_agent_task_using_subcommand sync; and __fish_seen_subcommand_from identity" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand sync; and __fish_seen_subcommand_from identity" -l data-dir -d 'Data directory (created 0700 by `init`) [env: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand sync; and __fish_seen_subcommand_from identity" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand sync; and __fish_seen_subcommand_from identity" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand sync; and __fish_seen_subcommand_from identity" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON [env: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand sync; and __fish_seen_subcommand_from identity" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand sync; and __fish_seen_subcommand_from identity" -s h -l help -d 'Print help'
 complete -c agent-task -n "__fish_agent_task_using_subcommand sync; and __fish_seen_subcommand_from identity" -s V -l version -d 'Print version'
-complete -c agent-task -n "__fish_agent_task_using_subcommand sync; and __fish_seen_subcommand_from authority" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand sync; and __fish_seen_subcommand_from authority" -l data-dir -d 'Data directory (created 0700 by `init`) [env: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand sync; and __fish_seen_subcommand_from authority" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand sync; and __fish_seen_subcommand_from authority" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand sync; and __fish_seen_subcommand_from authority" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON [env: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand sync; and __fish_seen_subcommand_from authority" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand sync; and __fish_seen_subcommand_from authority" -s h -l help -d 'Print help'
 complete -c agent-task -n "__fish_agent_task_using_subcommand sync; and __fish_seen_subcommand_from authority" -s V -l version -d 'Print version'
@@ -315,9 +315,9 @@ complete -c agent-task -n "__fish_agent_task_using_subcommand sync; and __fish_s
 complete -c agent-task -n "__fish_agent_task_using_subcommand sync; and __fish_seen_subcommand_from authority" -f -a "list" -d 'List page authorities (never their bearers)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand sync; and __fish_seen_subcommand_from authority" -f -a "remove" -d 'Remove a page authority (its bearer stops working at once)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand sync; and __fish_seen_subcommand_from authority" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c agent-task -n "__fish_agent_task_using_subcommand sync; and __fish_seen_subcommand_from peer" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand sync; and __fish_seen_subcommand_from peer" -l data-dir -d 'Data directory (created 0700 by `init`) [env: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand sync; and __fish_seen_subcommand_from peer" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand sync; and __fish_seen_subcommand_from peer" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand sync; and __fish_seen_subcommand_from peer" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON [env: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand sync; and __fish_seen_subcommand_from peer" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand sync; and __fish_seen_subcommand_from peer" -s h -l help -d 'Print help'
 complete -c agent-task -n "__fish_agent_task_using_subcommand sync; and __fish_seen_subcommand_from peer" -s V -l version -d 'Print version'
@@ -330,25 +330,25 @@ complete -c agent-task -n "__fish_agent_task_using_subcommand sync; and __fish_s
 complete -c agent-task -n "__fish_agent_task_using_subcommand sync; and __fish_seen_subcommand_from pull" -l limit -d 'Changes per page (1-100, default 10)' -r
 complete -c agent-task -n "__fish_agent_task_using_subcommand sync; and __fish_seen_subcommand_from pull" -l max-pages -d 'Pages at most (1-100, default 10)' -r
 complete -c agent-task -n "__fish_agent_task_using_subcommand sync; and __fish_seen_subcommand_from pull" -l max-plaintext-bytes -d 'Record-content bytes per page (default 1 MiB, at most 10 MiB)' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand sync; and __fish_seen_subcommand_from pull" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand sync; and __fish_seen_subcommand_from pull" -l data-dir -d 'Data directory (created 0700 by `init`) [env: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand sync; and __fish_seen_subcommand_from pull" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand sync; and __fish_seen_subcommand_from pull" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand sync; and __fish_seen_subcommand_from pull" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON [env: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand sync; and __fish_seen_subcommand_from pull" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand sync; and __fish_seen_subcommand_from pull" -s h -l help -d 'Print help'
 complete -c agent-task -n "__fish_agent_task_using_subcommand sync; and __fish_seen_subcommand_from pull" -s V -l version -d 'Print version'
 complete -c agent-task -n "__fish_agent_task_using_subcommand sync; and __fish_seen_subcommand_from status" -l peer -d 'Peer alias' -r
 complete -c agent-task -n "__fish_agent_task_using_subcommand sync; and __fish_seen_subcommand_from status" -l collection -d 'Collection' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand sync; and __fish_seen_subcommand_from status" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand sync; and __fish_seen_subcommand_from status" -l data-dir -d 'Data directory (created 0700 by `init`) [env: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand sync; and __fish_seen_subcommand_from status" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand sync; and __fish_seen_subcommand_from status" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand sync; and __fish_seen_subcommand_from status" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON [env: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand sync; and __fish_seen_subcommand_from status" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand sync; and __fish_seen_subcommand_from status" -s h -l help -d 'Print help'
 complete -c agent-task -n "__fish_agent_task_using_subcommand sync; and __fish_seen_subcommand_from status" -s V -l version -d 'Print version'
 complete -c agent-task -n "__fish_agent_task_using_subcommand sync; and __fish_seen_subcommand_from reset" -l peer -d 'Peer alias' -r
 complete -c agent-task -n "__fish_agent_task_using_subcommand sync; and __fish_seen_subcommand_from reset" -l collection -d 'Collection' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand sync; and __fish_seen_subcommand_from reset" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand sync; and __fish_seen_subcommand_from reset" -l data-dir -d 'Data directory (created 0700 by `init`) [env: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand sync; and __fish_seen_subcommand_from reset" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand sync; and __fish_seen_subcommand_from reset" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand sync; and __fish_seen_subcommand_from reset" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON [env: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand sync; and __fish_seen_subcommand_from reset" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand sync; and __fish_seen_subcommand_from reset" -s h -l help -d 'Print help'
 complete -c agent-task -n "__fish_agent_task_using_subcommand sync; and __fish_seen_subcommand_from reset" -s V -l version -d 'Print version'
@@ -388,16 +388,16 @@ complete -c agent-task -n "__fish_agent_task_using_subcommand serve" -l staging-
 complete -c agent-task -n "__fish_agent_task_using_subcommand serve" -l write-queue -d 'Workspace mutations queued for the group-commit writer of a data directory at most; past it a mutation is answered 503 busy at once' -r
 complete -c agent-task -n "__fish_agent_task_using_subcommand serve" -l write-batch -d 'Workspace mutations one batch of the writer applies and commits together at most (one commit per database a batch)' -r
 complete -c agent-task -n "__fish_agent_task_using_subcommand serve" -l writer-stats-ms -d 'Every MS milliseconds, one JSON line per group-commit writer on stderr when its counters moved: `{"writer_stats": {"data_dir", "batches", "mutations", "mean_batch", "largest_batch", "queued"}}`. 0: never' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand serve" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand serve" -l data-dir -d 'Data directory (created 0700 by `init`) [env: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand serve" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand serve" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand serve" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON [env: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand serve" -l insecure-http -d 'Serve plain HTTP on a non-loopback address: bearers and agent tokens then cross the network in clear. Without it such a bind is refused'
 complete -c agent-task -n "__fish_agent_task_using_subcommand serve" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand serve" -s h -l help -d 'Print help'
 complete -c agent-task -n "__fish_agent_task_using_subcommand serve" -s V -l version -d 'Print version'
-complete -c agent-task -n "__fish_agent_task_using_subcommand repo; and not __fish_seen_subcommand_from add list help" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand repo; and not __fish_seen_subcommand_from add list help" -l data-dir -d 'Data directory (created 0700 by `init`) [env: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand repo; and not __fish_seen_subcommand_from add list help" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand repo; and not __fish_seen_subcommand_from add list help" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand repo; and not __fish_seen_subcommand_from add list help" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON [env: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand repo; and not __fish_seen_subcommand_from add list help" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand repo; and not __fish_seen_subcommand_from add list help" -s h -l help -d 'Print help'
 complete -c agent-task -n "__fish_agent_task_using_subcommand repo; and not __fish_seen_subcommand_from add list help" -s V -l version -d 'Print version'
@@ -406,24 +406,24 @@ complete -c agent-task -n "__fish_agent_task_using_subcommand repo; and not __fi
 complete -c agent-task -n "__fish_agent_task_using_subcommand repo; and not __fish_seen_subcommand_from add list help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand repo; and __fish_seen_subcommand_from add" -l source -d 'Source directory' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand repo; and __fish_seen_subcommand_from add" -l target -d 'Protected target name' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand repo; and __fish_seen_subcommand_from add" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand repo; and __fish_seen_subcommand_from add" -l data-dir -d 'Data directory (created 0700 by `init`) [env: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand repo; and __fish_seen_subcommand_from add" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand repo; and __fish_seen_subcommand_from add" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand repo; and __fish_seen_subcommand_from add" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON [env: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand repo; and __fish_seen_subcommand_from add" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand repo; and __fish_seen_subcommand_from add" -s h -l help -d 'Print help'
 complete -c agent-task -n "__fish_agent_task_using_subcommand repo; and __fish_seen_subcommand_from add" -s V -l version -d 'Print version'
-complete -c agent-task -n "__fish_agent_task_using_subcommand repo; and __fish_seen_subcommand_from list" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand repo; and __fish_seen_subcommand_from list" -l data-dir -d 'Data directory (created 0700 by `init`) [env: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand repo; and __fish_seen_subcommand_from list" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand repo; and __fish_seen_subcommand_from list" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand repo; and __fish_seen_subcommand_from list" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON [env: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand repo; and __fish_seen_subcommand_from list" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand repo; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help'
 complete -c agent-task -n "__fish_agent_task_using_subcommand repo; and __fish_seen_subcommand_from list" -s V -l version -d 'Print version'
 complete -c agent-task -n "__fish_agent_task_using_subcommand repo; and __fish_seen_subcommand_from help" -f -a "add" -d 'Register a source directory as a repository; its tree becomes the target head'
 complete -c agent-task -n "__fish_agent_task_using_subcommand repo; and __fish_seen_subcommand_from help" -f -a "list" -d 'List repositories'
 complete -c agent-task -n "__fish_agent_task_using_subcommand repo; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c agent-task -n "__fish_agent_task_using_subcommand requirement; and not __fish_seen_subcommand_from install show help" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand requirement; and not __fish_seen_subcommand_from install show help" -l data-dir -d 'Data directory (created 0700 by `init`) [env: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand requirement; and not __fish_seen_subcommand_from install show help" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand requirement; and not __fish_seen_subcommand_from install show help" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand requirement; and not __fish_seen_subcommand_from install show help" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON [env: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand requirement; and not __fish_seen_subcommand_from install show help" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand requirement; and not __fish_seen_subcommand_from install show help" -s h -l help -d 'Print help'
 complete -c agent-task -n "__fish_agent_task_using_subcommand requirement; and not __fish_seen_subcommand_from install show help" -s V -l version -d 'Print version'
@@ -433,26 +433,26 @@ complete -c agent-task -n "__fish_agent_task_using_subcommand requirement; and n
 complete -c agent-task -n "__fish_agent_task_using_subcommand requirement; and __fish_seen_subcommand_from install" -l repo -d 'Repository id' -r
 complete -c agent-task -n "__fish_agent_task_using_subcommand requirement; and __fish_seen_subcommand_from install" -l profile -d 'Profile id' -r
 complete -c agent-task -n "__fish_agent_task_using_subcommand requirement; and __fish_seen_subcommand_from install" -l file -d 'Workflow JSON file' -r -F
-complete -c agent-task -n "__fish_agent_task_using_subcommand requirement; and __fish_seen_subcommand_from install" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand requirement; and __fish_seen_subcommand_from install" -l data-dir -d 'Data directory (created 0700 by `init`) [env: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand requirement; and __fish_seen_subcommand_from install" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand requirement; and __fish_seen_subcommand_from install" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand requirement; and __fish_seen_subcommand_from install" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON [env: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand requirement; and __fish_seen_subcommand_from install" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand requirement; and __fish_seen_subcommand_from install" -s h -l help -d 'Print help'
 complete -c agent-task -n "__fish_agent_task_using_subcommand requirement; and __fish_seen_subcommand_from install" -s V -l version -d 'Print version'
 complete -c agent-task -n "__fish_agent_task_using_subcommand requirement; and __fish_seen_subcommand_from show" -l repo -d 'Repository id' -r
 complete -c agent-task -n "__fish_agent_task_using_subcommand requirement; and __fish_seen_subcommand_from show" -l profile -d 'Profile id' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand requirement; and __fish_seen_subcommand_from show" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand requirement; and __fish_seen_subcommand_from show" -l data-dir -d 'Data directory (created 0700 by `init`) [env: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand requirement; and __fish_seen_subcommand_from show" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand requirement; and __fish_seen_subcommand_from show" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand requirement; and __fish_seen_subcommand_from show" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON [env: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand requirement; and __fish_seen_subcommand_from show" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand requirement; and __fish_seen_subcommand_from show" -s h -l help -d 'Print help'
 complete -c agent-task -n "__fish_agent_task_using_subcommand requirement; and __fish_seen_subcommand_from show" -s V -l version -d 'Print version'
 complete -c agent-task -n "__fish_agent_task_using_subcommand requirement; and __fish_seen_subcommand_from help" -f -a "install" -d 'Install a workflow file (docs/workflow-file.md) for a repository profile; bumps the policy epoch'
 complete -c agent-task -n "__fish_agent_task_using_subcommand requirement; and __fish_seen_subcommand_from help" -f -a "show" -d 'Show the installed requirement of a repository profile'
 complete -c agent-task -n "__fish_agent_task_using_subcommand requirement; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c agent-task -n "__fish_agent_task_using_subcommand token; and not __fish_seen_subcommand_from issue revoke help" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand token; and not __fish_seen_subcommand_from issue revoke help" -l data-dir -d 'Data directory (created 0700 by `init`) [env: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand token; and not __fish_seen_subcommand_from issue revoke help" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand token; and not __fish_seen_subcommand_from issue revoke help" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand token; and not __fish_seen_subcommand_from issue revoke help" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON [env: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand token; and not __fish_seen_subcommand_from issue revoke help" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand token; and not __fish_seen_subcommand_from issue revoke help" -s h -l help -d 'Print help'
 complete -c agent-task -n "__fish_agent_task_using_subcommand token; and not __fish_seen_subcommand_from issue revoke help" -s V -l version -d 'Print version'
@@ -462,17 +462,17 @@ complete -c agent-task -n "__fish_agent_task_using_subcommand token; and not __f
 complete -c agent-task -n "__fish_agent_task_using_subcommand token; and __fish_seen_subcommand_from issue" -l owner -d 'Owner id' -r
 complete -c agent-task -n "__fish_agent_task_using_subcommand token; and __fish_seen_subcommand_from issue" -l agent -d 'Agent id' -r
 complete -c agent-task -n "__fish_agent_task_using_subcommand token; and __fish_seen_subcommand_from issue" -l out -d 'Token file to create (must not exist)' -r -F
-complete -c agent-task -n "__fish_agent_task_using_subcommand token; and __fish_seen_subcommand_from issue" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand token; and __fish_seen_subcommand_from issue" -l data-dir -d 'Data directory (created 0700 by `init`) [env: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand token; and __fish_seen_subcommand_from issue" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand token; and __fish_seen_subcommand_from issue" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand token; and __fish_seen_subcommand_from issue" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON [env: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand token; and __fish_seen_subcommand_from issue" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand token; and __fish_seen_subcommand_from issue" -s h -l help -d 'Print help'
 complete -c agent-task -n "__fish_agent_task_using_subcommand token; and __fish_seen_subcommand_from issue" -s V -l version -d 'Print version'
 complete -c agent-task -n "__fish_agent_task_using_subcommand token; and __fish_seen_subcommand_from revoke" -l owner -d 'Owner id' -r
 complete -c agent-task -n "__fish_agent_task_using_subcommand token; and __fish_seen_subcommand_from revoke" -l agent -d 'Agent id' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand token; and __fish_seen_subcommand_from revoke" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand token; and __fish_seen_subcommand_from revoke" -l data-dir -d 'Data directory (created 0700 by `init`) [env: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand token; and __fish_seen_subcommand_from revoke" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand token; and __fish_seen_subcommand_from revoke" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand token; and __fish_seen_subcommand_from revoke" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON [env: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand token; and __fish_seen_subcommand_from revoke" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand token; and __fish_seen_subcommand_from revoke" -s h -l help -d 'Print help'
 complete -c agent-task -n "__fish_agent_task_using_subcommand token; and __fish_seen_subcommand_from revoke" -s V -l version -d 'Print version'
@@ -480,9 +480,9 @@ complete -c agent-task -n "__fish_agent_task_using_subcommand token; and __fish_
 complete -c agent-task -n "__fish_agent_task_using_subcommand token; and __fish_seen_subcommand_from help" -f -a "revoke" -d 'Revoke an agent\'s token (bumps its grant generation)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand token; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand keygen" -l collector-dir -d 'Owner-private collector directory (created 0700); the key file is 0600 and never printed' -r -F
-complete -c agent-task -n "__fish_agent_task_using_subcommand keygen" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand keygen" -l data-dir -d 'Data directory (created 0700 by `init`) [env: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand keygen" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand keygen" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand keygen" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON [env: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand keygen" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand keygen" -s h -l help -d 'Print help'
 complete -c agent-task -n "__fish_agent_task_using_subcommand keygen" -s V -l version -d 'Print version'
@@ -491,46 +491,46 @@ complete -c agent-task -n "__fish_agent_task_using_subcommand enroll" -l profile
 complete -c agent-task -n "__fish_agent_task_using_subcommand enroll" -l step -d 'Step id of the installed requirement' -r
 complete -c agent-task -n "__fish_agent_task_using_subcommand enroll" -l executor -d 'Executor name' -r
 complete -c agent-task -n "__fish_agent_task_using_subcommand enroll" -l public-key -d 'Ed25519 public key, 64 lowercase hex characters' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand enroll" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand enroll" -l data-dir -d 'Data directory (created 0700 by `init`) [env: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand enroll" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand enroll" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand enroll" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON [env: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand enroll" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand enroll" -s h -l help -d 'Print help'
 complete -c agent-task -n "__fish_agent_task_using_subcommand enroll" -s V -l version -d 'Print version'
-complete -c agent-task -n "__fish_agent_task_using_subcommand enrollment; and not __fish_seen_subcommand_from revoke help" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand enrollment; and not __fish_seen_subcommand_from revoke help" -l data-dir -d 'Data directory (created 0700 by `init`) [env: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand enrollment; and not __fish_seen_subcommand_from revoke help" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand enrollment; and not __fish_seen_subcommand_from revoke help" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand enrollment; and not __fish_seen_subcommand_from revoke help" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON [env: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand enrollment; and not __fish_seen_subcommand_from revoke help" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand enrollment; and not __fish_seen_subcommand_from revoke help" -s h -l help -d 'Print help'
 complete -c agent-task -n "__fish_agent_task_using_subcommand enrollment; and not __fish_seen_subcommand_from revoke help" -s V -l version -d 'Print version'
 complete -c agent-task -n "__fish_agent_task_using_subcommand enrollment; and not __fish_seen_subcommand_from revoke help" -f -a "revoke" -d 'Revoke a registration (bumps the policy epoch; old evidence stays invalid)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand enrollment; and not __fish_seen_subcommand_from revoke help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand enrollment; and __fish_seen_subcommand_from revoke" -l registration -d 'Registration id' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand enrollment; and __fish_seen_subcommand_from revoke" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand enrollment; and __fish_seen_subcommand_from revoke" -l data-dir -d 'Data directory (created 0700 by `init`) [env: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand enrollment; and __fish_seen_subcommand_from revoke" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand enrollment; and __fish_seen_subcommand_from revoke" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand enrollment; and __fish_seen_subcommand_from revoke" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON [env: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand enrollment; and __fish_seen_subcommand_from revoke" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand enrollment; and __fish_seen_subcommand_from revoke" -s h -l help -d 'Print help'
 complete -c agent-task -n "__fish_agent_task_using_subcommand enrollment; and __fish_seen_subcommand_from revoke" -s V -l version -d 'Print version'
 complete -c agent-task -n "__fish_agent_task_using_subcommand enrollment; and __fish_seen_subcommand_from help" -f -a "revoke" -d 'Revoke a registration (bumps the policy epoch; old evidence stays invalid)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand enrollment; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c agent-task -n "__fish_agent_task_using_subcommand change; and not __fish_seen_subcommand_from open help" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand change; and not __fish_seen_subcommand_from open help" -l data-dir -d 'Data directory (created 0700 by `init`) [env: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand change; and not __fish_seen_subcommand_from open help" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand change; and not __fish_seen_subcommand_from open help" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand change; and not __fish_seen_subcommand_from open help" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON [env: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand change; and not __fish_seen_subcommand_from open help" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand change; and not __fish_seen_subcommand_from open help" -s h -l help -d 'Print help'
 complete -c agent-task -n "__fish_agent_task_using_subcommand change; and not __fish_seen_subcommand_from open help" -s V -l version -d 'Print version'
 complete -c agent-task -n "__fish_agent_task_using_subcommand change; and not __fish_seen_subcommand_from open help" -f -a "open" -d 'Open a Change for the token\'s actor: on a workspace of this host (--repo, --profile, --workspace), or through a workspace endpoint (--endpoint, --repository, --profile), where the workspace stays the client\'s and is never named'
 complete -c agent-task -n "__fish_agent_task_using_subcommand change; and not __fish_seen_subcommand_from open help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand change; and __fish_seen_subcommand_from open" -l repo -d 'Repository id (local)' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand change; and __fish_seen_subcommand_from open" -l profile -d 'Profile id (local: the native profile; with --endpoint: the workspace profile)' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand change; and __fish_seen_subcommand_from open" -l profile -d 'Profile id (local: the native profile; with the endpoint: the workspace profile) [env: AGENT_TASK_PROFILE]' -r
 complete -c agent-task -n "__fish_agent_task_using_subcommand change; and __fish_seen_subcommand_from open" -l workspace -d 'Workspace directory (local)' -r -F
-complete -c agent-task -n "__fish_agent_task_using_subcommand change; and __fish_seen_subcommand_from open" -l endpoint -d 'Open through this workspace endpoint (base URL)' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand change; and __fish_seen_subcommand_from open" -l repository -d 'Repository id of the workspace profile (with --endpoint)' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand change; and __fish_seen_subcommand_from open" -l request-id -d 'Idempotency key (with --endpoint): a retry returns the Change this request opened' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand change; and __fish_seen_subcommand_from open" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand change; and __fish_seen_subcommand_from open" -l endpoint -d 'Open through this workspace endpoint (base URL) [env: AGENT_TASK_ENDPOINT]' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand change; and __fish_seen_subcommand_from open" -l repository -d 'Repository id of the workspace profile (with the endpoint) [env: AGENT_TASK_REPOSITORY]' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand change; and __fish_seen_subcommand_from open" -l request-id -d 'Idempotency key (with the endpoint): a retry returns the Change this request opened' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand change; and __fish_seen_subcommand_from open" -l data-dir -d 'Data directory (created 0700 by `init`) [env: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand change; and __fish_seen_subcommand_from open" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand change; and __fish_seen_subcommand_from open" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand change; and __fish_seen_subcommand_from open" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON [env: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand change; and __fish_seen_subcommand_from open" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand change; and __fish_seen_subcommand_from open" -s h -l help -d 'Print help'
 complete -c agent-task -n "__fish_agent_task_using_subcommand change; and __fish_seen_subcommand_from open" -s V -l version -d 'Print version'
@@ -539,76 +539,76 @@ complete -c agent-task -n "__fish_agent_task_using_subcommand change; and __fish
 complete -c agent-task -n "__fish_agent_task_using_subcommand checkpoint" -l change -d 'Change id' -r
 complete -c agent-task -n "__fish_agent_task_using_subcommand checkpoint" -l workspace -d 'Workspace directory of the Change' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand checkpoint" -l max-revision-bytes -d 'Refuse (`revision_too_large`, before reading any file) a workspace whose files add up to more than this many bytes' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand checkpoint" -l endpoint -d 'Run through this workspace endpoint (base URL, `http://host:port`) instead of a local data directory: the token file is all the agent needs (docs/workspace-http.md)' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand checkpoint" -l repository -d 'Repository id of the workspace profile (with --endpoint)' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand checkpoint" -l profile -d 'Profile id of the workspace profile (with --endpoint)' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand checkpoint" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand checkpoint" -l endpoint -d 'Run through this workspace endpoint (base URL, `http://host:port`) instead of a local data directory: the token file is all the agent needs (docs/workspace-http.md) [env: AGENT_TASK_ENDPOINT]' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand checkpoint" -l repository -d 'Repository id of the workspace profile (with the endpoint) [env: AGENT_TASK_REPOSITORY]' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand checkpoint" -l profile -d 'Profile id of the workspace profile (with the endpoint) [env: AGENT_TASK_PROFILE]' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand checkpoint" -l data-dir -d 'Data directory (created 0700 by `init`) [env: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand checkpoint" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand checkpoint" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand checkpoint" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON [env: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand checkpoint" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand checkpoint" -s h -l help -d 'Print help'
 complete -c agent-task -n "__fish_agent_task_using_subcommand checkpoint" -s V -l version -d 'Print version'
-complete -c agent-task -n "__fish_agent_task_using_subcommand capabilities" -l endpoint -d 'Run through this workspace endpoint (base URL, `http://host:port`) instead of a local data directory: the token file is all the agent needs (docs/workspace-http.md)' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand capabilities" -l repository -d 'Repository id of the workspace profile (with --endpoint)' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand capabilities" -l profile -d 'Profile id of the workspace profile (with --endpoint)' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand capabilities" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand capabilities" -l endpoint -d 'Run through this workspace endpoint (base URL, `http://host:port`) instead of a local data directory: the token file is all the agent needs (docs/workspace-http.md) [env: AGENT_TASK_ENDPOINT]' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand capabilities" -l repository -d 'Repository id of the workspace profile (with the endpoint) [env: AGENT_TASK_REPOSITORY]' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand capabilities" -l profile -d 'Profile id of the workspace profile (with the endpoint) [env: AGENT_TASK_PROFILE]' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand capabilities" -l data-dir -d 'Data directory (created 0700 by `init`) [env: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand capabilities" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand capabilities" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand capabilities" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON [env: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand capabilities" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand capabilities" -s h -l help -d 'Print help'
 complete -c agent-task -n "__fish_agent_task_using_subcommand capabilities" -s V -l version -d 'Print version'
 complete -c agent-task -n "__fish_agent_task_using_subcommand requirements" -l change -d 'Change id' -r
 complete -c agent-task -n "__fish_agent_task_using_subcommand requirements" -l workspace -d 'Workspace directory of the Change' -r -F
-complete -c agent-task -n "__fish_agent_task_using_subcommand requirements" -l endpoint -d 'Run through this workspace endpoint (base URL, `http://host:port`) instead of a local data directory: the token file is all the agent needs (docs/workspace-http.md)' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand requirements" -l repository -d 'Repository id of the workspace profile (with --endpoint)' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand requirements" -l profile -d 'Profile id of the workspace profile (with --endpoint)' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand requirements" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand requirements" -l endpoint -d 'Run through this workspace endpoint (base URL, `http://host:port`) instead of a local data directory: the token file is all the agent needs (docs/workspace-http.md) [env: AGENT_TASK_ENDPOINT]' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand requirements" -l repository -d 'Repository id of the workspace profile (with the endpoint) [env: AGENT_TASK_REPOSITORY]' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand requirements" -l profile -d 'Profile id of the workspace profile (with the endpoint) [env: AGENT_TASK_PROFILE]' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand requirements" -l data-dir -d 'Data directory (created 0700 by `init`) [env: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand requirements" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand requirements" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand requirements" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON [env: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand requirements" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand requirements" -s h -l help -d 'Print help'
 complete -c agent-task -n "__fish_agent_task_using_subcommand requirements" -s V -l version -d 'Print version'
 complete -c agent-task -n "__fish_agent_task_using_subcommand next" -l change -d 'Change id' -r
 complete -c agent-task -n "__fish_agent_task_using_subcommand next" -l workspace -d 'Workspace directory of the Change' -r -F
-complete -c agent-task -n "__fish_agent_task_using_subcommand next" -l endpoint -d 'Run through this workspace endpoint (base URL, `http://host:port`) instead of a local data directory: the token file is all the agent needs (docs/workspace-http.md)' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand next" -l repository -d 'Repository id of the workspace profile (with --endpoint)' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand next" -l profile -d 'Profile id of the workspace profile (with --endpoint)' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand next" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand next" -l endpoint -d 'Run through this workspace endpoint (base URL, `http://host:port`) instead of a local data directory: the token file is all the agent needs (docs/workspace-http.md) [env: AGENT_TASK_ENDPOINT]' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand next" -l repository -d 'Repository id of the workspace profile (with the endpoint) [env: AGENT_TASK_REPOSITORY]' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand next" -l profile -d 'Profile id of the workspace profile (with the endpoint) [env: AGENT_TASK_PROFILE]' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand next" -l data-dir -d 'Data directory (created 0700 by `init`) [env: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand next" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand next" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand next" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON [env: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand next" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand next" -s h -l help -d 'Print help'
 complete -c agent-task -n "__fish_agent_task_using_subcommand next" -s V -l version -d 'Print version'
 complete -c agent-task -n "__fish_agent_task_using_subcommand instructions" -l schema-version -d 'Schema version the caller speaks' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand instructions" -l endpoint -d 'Run through this workspace endpoint (base URL, `http://host:port`) instead of a local data directory: the token file is all the agent needs (docs/workspace-http.md)' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand instructions" -l repository -d 'Repository id of the workspace profile (with --endpoint)' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand instructions" -l profile -d 'Profile id of the workspace profile (with --endpoint)' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand instructions" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand instructions" -l endpoint -d 'Run through this workspace endpoint (base URL, `http://host:port`) instead of a local data directory: the token file is all the agent needs (docs/workspace-http.md) [env: AGENT_TASK_ENDPOINT]' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand instructions" -l repository -d 'Repository id of the workspace profile (with the endpoint) [env: AGENT_TASK_REPOSITORY]' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand instructions" -l profile -d 'Profile id of the workspace profile (with the endpoint) [env: AGENT_TASK_PROFILE]' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand instructions" -l data-dir -d 'Data directory (created 0700 by `init`) [env: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand instructions" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand instructions" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand instructions" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON [env: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand instructions" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand instructions" -s h -l help -d 'Print help'
 complete -c agent-task -n "__fish_agent_task_using_subcommand instructions" -s V -l version -d 'Print version'
 complete -c agent-task -n "__fish_agent_task_using_subcommand reference" -l schema-version -d 'Expected schema version' -r
 complete -c agent-task -n "__fish_agent_task_using_subcommand reference" -l expected-sha256 -d 'Expected body SHA-256 (from instructions)' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand reference" -l endpoint -d 'Run through this workspace endpoint (base URL, `http://host:port`) instead of a local data directory: the token file is all the agent needs (docs/workspace-http.md)' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand reference" -l repository -d 'Repository id of the workspace profile (with --endpoint)' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand reference" -l profile -d 'Profile id of the workspace profile (with --endpoint)' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand reference" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand reference" -l endpoint -d 'Run through this workspace endpoint (base URL, `http://host:port`) instead of a local data directory: the token file is all the agent needs (docs/workspace-http.md) [env: AGENT_TASK_ENDPOINT]' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand reference" -l repository -d 'Repository id of the workspace profile (with the endpoint) [env: AGENT_TASK_REPOSITORY]' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand reference" -l profile -d 'Profile id of the workspace profile (with the endpoint) [env: AGENT_TASK_PROFILE]' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand reference" -l data-dir -d 'Data directory (created 0700 by `init`) [env: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand reference" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand reference" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand reference" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON [env: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand reference" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand reference" -s h -l help -d 'Print help'
 complete -c agent-task -n "__fish_agent_task_using_subcommand reference" -s V -l version -d 'Print version'
 complete -c agent-task -n "__fish_agent_task_using_subcommand claim" -l request-id -d 'Idempotency key (an identical retry returns the retained outcome)' -r
 complete -c agent-task -n "__fish_agent_task_using_subcommand claim" -l lease-ms -d 'Requested lease' -r
 complete -c agent-task -n "__fish_agent_task_using_subcommand claim" -l executor -d 'Executor registration that will run the task' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand claim" -l endpoint -d 'Run through this workspace endpoint (base URL, `http://host:port`) instead of a local data directory: the token file is all the agent needs (docs/workspace-http.md)' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand claim" -l repository -d 'Repository id of the workspace profile (with --endpoint)' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand claim" -l profile -d 'Profile id of the workspace profile (with --endpoint)' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand claim" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand claim" -l endpoint -d 'Run through this workspace endpoint (base URL, `http://host:port`) instead of a local data directory: the token file is all the agent needs (docs/workspace-http.md) [env: AGENT_TASK_ENDPOINT]' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand claim" -l repository -d 'Repository id of the workspace profile (with the endpoint) [env: AGENT_TASK_REPOSITORY]' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand claim" -l profile -d 'Profile id of the workspace profile (with the endpoint) [env: AGENT_TASK_PROFILE]' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand claim" -l data-dir -d 'Data directory (created 0700 by `init`) [env: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand claim" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand claim" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand claim" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON [env: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand claim" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand claim" -s h -l help -d 'Print help'
 complete -c agent-task -n "__fish_agent_task_using_subcommand claim" -s V -l version -d 'Print version'
@@ -617,23 +617,23 @@ complete -c agent-task -n "__fish_agent_task_using_subcommand heartbeat" -l fenc
 complete -c agent-task -n "__fish_agent_task_using_subcommand heartbeat" -l request-id -d 'Idempotency key' -r
 complete -c agent-task -n "__fish_agent_task_using_subcommand heartbeat" -l lease-ms -d 'Requested lease (heartbeat)' -r
 complete -c agent-task -n "__fish_agent_task_using_subcommand heartbeat" -l reason -d 'Reason (cancel, reconcile)' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand heartbeat" -l endpoint -d 'Run through this workspace endpoint (base URL, `http://host:port`) instead of a local data directory: the token file is all the agent needs (docs/workspace-http.md)' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand heartbeat" -l repository -d 'Repository id of the workspace profile (with --endpoint)' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand heartbeat" -l profile -d 'Profile id of the workspace profile (with --endpoint)' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand heartbeat" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand heartbeat" -l endpoint -d 'Run through this workspace endpoint (base URL, `http://host:port`) instead of a local data directory: the token file is all the agent needs (docs/workspace-http.md) [env: AGENT_TASK_ENDPOINT]' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand heartbeat" -l repository -d 'Repository id of the workspace profile (with the endpoint) [env: AGENT_TASK_REPOSITORY]' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand heartbeat" -l profile -d 'Profile id of the workspace profile (with the endpoint) [env: AGENT_TASK_PROFILE]' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand heartbeat" -l data-dir -d 'Data directory (created 0700 by `init`) [env: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand heartbeat" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand heartbeat" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand heartbeat" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON [env: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand heartbeat" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand heartbeat" -s h -l help -d 'Print help'
 complete -c agent-task -n "__fish_agent_task_using_subcommand heartbeat" -s V -l version -d 'Print version'
 complete -c agent-task -n "__fish_agent_task_using_subcommand status" -l task -d 'Task id' -r
 complete -c agent-task -n "__fish_agent_task_using_subcommand status" -l attempt -d 'Attempt id' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand status" -l endpoint -d 'Run through this workspace endpoint (base URL, `http://host:port`) instead of a local data directory: the token file is all the agent needs (docs/workspace-http.md)' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand status" -l repository -d 'Repository id of the workspace profile (with --endpoint)' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand status" -l profile -d 'Profile id of the workspace profile (with --endpoint)' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand status" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand status" -l endpoint -d 'Run through this workspace endpoint (base URL, `http://host:port`) instead of a local data directory: the token file is all the agent needs (docs/workspace-http.md) [env: AGENT_TASK_ENDPOINT]' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand status" -l repository -d 'Repository id of the workspace profile (with the endpoint) [env: AGENT_TASK_REPOSITORY]' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand status" -l profile -d 'Profile id of the workspace profile (with the endpoint) [env: AGENT_TASK_PROFILE]' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand status" -l data-dir -d 'Data directory (created 0700 by `init`) [env: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand status" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand status" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand status" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON [env: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand status" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand status" -s h -l help -d 'Print help'
 complete -c agent-task -n "__fish_agent_task_using_subcommand status" -s V -l version -d 'Print version'
@@ -642,12 +642,12 @@ complete -c agent-task -n "__fish_agent_task_using_subcommand cancel" -l fence -
 complete -c agent-task -n "__fish_agent_task_using_subcommand cancel" -l request-id -d 'Idempotency key' -r
 complete -c agent-task -n "__fish_agent_task_using_subcommand cancel" -l lease-ms -d 'Requested lease (heartbeat)' -r
 complete -c agent-task -n "__fish_agent_task_using_subcommand cancel" -l reason -d 'Reason (cancel, reconcile)' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand cancel" -l endpoint -d 'Run through this workspace endpoint (base URL, `http://host:port`) instead of a local data directory: the token file is all the agent needs (docs/workspace-http.md)' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand cancel" -l repository -d 'Repository id of the workspace profile (with --endpoint)' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand cancel" -l profile -d 'Profile id of the workspace profile (with --endpoint)' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand cancel" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand cancel" -l endpoint -d 'Run through this workspace endpoint (base URL, `http://host:port`) instead of a local data directory: the token file is all the agent needs (docs/workspace-http.md) [env: AGENT_TASK_ENDPOINT]' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand cancel" -l repository -d 'Repository id of the workspace profile (with the endpoint) [env: AGENT_TASK_REPOSITORY]' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand cancel" -l profile -d 'Profile id of the workspace profile (with the endpoint) [env: AGENT_TASK_PROFILE]' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand cancel" -l data-dir -d 'Data directory (created 0700 by `init`) [env: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand cancel" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand cancel" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand cancel" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON [env: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand cancel" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand cancel" -s h -l help -d 'Print help'
 complete -c agent-task -n "__fish_agent_task_using_subcommand cancel" -s V -l version -d 'Print version'
@@ -656,55 +656,63 @@ complete -c agent-task -n "__fish_agent_task_using_subcommand reconcile" -l fenc
 complete -c agent-task -n "__fish_agent_task_using_subcommand reconcile" -l request-id -d 'Idempotency key' -r
 complete -c agent-task -n "__fish_agent_task_using_subcommand reconcile" -l lease-ms -d 'Requested lease (heartbeat)' -r
 complete -c agent-task -n "__fish_agent_task_using_subcommand reconcile" -l reason -d 'Reason (cancel, reconcile)' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand reconcile" -l endpoint -d 'Run through this workspace endpoint (base URL, `http://host:port`) instead of a local data directory: the token file is all the agent needs (docs/workspace-http.md)' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand reconcile" -l repository -d 'Repository id of the workspace profile (with --endpoint)' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand reconcile" -l profile -d 'Profile id of the workspace profile (with --endpoint)' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand reconcile" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand reconcile" -l endpoint -d 'Run through this workspace endpoint (base URL, `http://host:port`) instead of a local data directory: the token file is all the agent needs (docs/workspace-http.md) [env: AGENT_TASK_ENDPOINT]' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand reconcile" -l repository -d 'Repository id of the workspace profile (with the endpoint) [env: AGENT_TASK_REPOSITORY]' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand reconcile" -l profile -d 'Profile id of the workspace profile (with the endpoint) [env: AGENT_TASK_PROFILE]' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand reconcile" -l data-dir -d 'Data directory (created 0700 by `init`) [env: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand reconcile" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand reconcile" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand reconcile" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON [env: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand reconcile" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand reconcile" -s h -l help -d 'Print help'
 complete -c agent-task -n "__fish_agent_task_using_subcommand reconcile" -s V -l version -d 'Print version'
 complete -c agent-task -n "__fish_agent_task_using_subcommand result" -l file -d 'TaskResultAssertion JSON file (`-` for stdin)' -r -F
-complete -c agent-task -n "__fish_agent_task_using_subcommand result" -l endpoint -d 'Run through this workspace endpoint (base URL, `http://host:port`) instead of a local data directory: the token file is all the agent needs (docs/workspace-http.md)' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand result" -l repository -d 'Repository id of the workspace profile (with --endpoint)' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand result" -l profile -d 'Profile id of the workspace profile (with --endpoint)' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand result" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand result" -l endpoint -d 'Run through this workspace endpoint (base URL, `http://host:port`) instead of a local data directory: the token file is all the agent needs (docs/workspace-http.md) [env: AGENT_TASK_ENDPOINT]' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand result" -l repository -d 'Repository id of the workspace profile (with the endpoint) [env: AGENT_TASK_REPOSITORY]' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand result" -l profile -d 'Profile id of the workspace profile (with the endpoint) [env: AGENT_TASK_PROFILE]' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand result" -l data-dir -d 'Data directory (created 0700 by `init`) [env: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand result" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand result" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand result" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON [env: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand result" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand result" -s h -l help -d 'Print help'
 complete -c agent-task -n "__fish_agent_task_using_subcommand result" -s V -l version -d 'Print version'
 complete -c agent-task -n "__fish_agent_task_using_subcommand recovery" -l task -d 'Task id' -r
 complete -c agent-task -n "__fish_agent_task_using_subcommand recovery" -l attempt -d 'Attempt id (default: the task\'s current attempt)' -r
 complete -c agent-task -n "__fish_agent_task_using_subcommand recovery" -l request-id -d 'Request id to resolve' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand recovery" -l endpoint -d 'Run through this workspace endpoint (base URL, `http://host:port`) instead of a local data directory: the token file is all the agent needs (docs/workspace-http.md)' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand recovery" -l repository -d 'Repository id of the workspace profile (with --endpoint)' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand recovery" -l profile -d 'Profile id of the workspace profile (with --endpoint)' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand recovery" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand recovery" -l endpoint -d 'Run through this workspace endpoint (base URL, `http://host:port`) instead of a local data directory: the token file is all the agent needs (docs/workspace-http.md) [env: AGENT_TASK_ENDPOINT]' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand recovery" -l repository -d 'Repository id of the workspace profile (with the endpoint) [env: AGENT_TASK_REPOSITORY]' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand recovery" -l profile -d 'Profile id of the workspace profile (with the endpoint) [env: AGENT_TASK_PROFILE]' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand recovery" -l data-dir -d 'Data directory (created 0700 by `init`) [env: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand recovery" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand recovery" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand recovery" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON [env: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand recovery" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand recovery" -s h -l help -d 'Print help'
 complete -c agent-task -n "__fish_agent_task_using_subcommand recovery" -s V -l version -d 'Print version'
-complete -c agent-task -n "__fish_agent_task_using_subcommand install-stop" -l agent -d 'Which agent\'s settings to edit' -r -f -a "claude\t'Claude Code: `.claude/settings.local.json`, `task-stop`'
+complete -c agent-task -n "__fish_agent_task_using_subcommand install-stop" -l agent -d 'Which agent\'s settings to edit (with --managed: only that agent\'s managed file; both without it)' -r -f -a "claude\t'Claude Code: `.claude/settings.local.json`, `task-stop`'
 codex\t'Codex CLI: `~/.codex/hooks.json` (or the repository\'s with `--repo-hooks`), `task-codex-stop`'"
-complete -c agent-task -n "__fish_agent_task_using_subcommand install-stop" -l workspace -d 'The workspace holding `.claude/` or `.codex/`' -r -F
-complete -c agent-task -n "__fish_agent_task_using_subcommand install-stop" -l change -d 'The Change the hook guards' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand install-stop" -l endpoint -d 'Remote workspace endpoint (base URL) the hook asks for qualification' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand install-stop" -l repository -d 'Repository id of the workspace profile (with --endpoint)' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand install-stop" -l profile -d 'Profile id (with --endpoint)' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand install-stop" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand install-stop" -l workspace -d 'The workspace holding `.claude/` or `.codex/` (not with --managed)' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand install-stop" -l change -d 'The Change the hook guards (not with --managed)' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand install-stop" -l endpoint -d 'Run through this workspace endpoint (base URL, `http://host:port`) instead of a local data directory: the token file is all the agent needs (docs/workspace-http.md) [env: AGENT_TASK_ENDPOINT]' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand install-stop" -l repository -d 'Repository id of the workspace profile (with the endpoint) [env: AGENT_TASK_REPOSITORY]' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand install-stop" -l profile -d 'Profile id of the workspace profile (with the endpoint) [env: AGENT_TASK_PROFILE]' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand install-stop" -l settings-file -d 'With --managed: Claude Code\'s managed settings file to edit instead of the drop-in' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand install-stop" -l requirements-file -d 'With --managed: Codex\'s requirements file to edit instead of /etc/codex/requirements.toml' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand install-stop" -l hooks-map -d 'With --managed: the uid map the hook reads, when not /etc/agent-task/hooks.json' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand install-stop" -l data-dir -d 'Data directory (created 0700 by `init`) [env: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand install-stop" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand install-stop" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand install-stop" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON [env: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand install-stop" -l repo-hooks -d 'Codex only: write the repository\'s .codex/hooks.json (kept out of revisions through git\'s info/exclude) instead of the user-level $CODEX_HOME/hooks.json'
+complete -c agent-task -n "__fish_agent_task_using_subcommand install-stop" -l managed -d 'Root only: write one machine-wide Stop hook into Claude Code\'s managed settings (a drop-in /etc/claude-code/managed-settings.d/agent-task.json) and Codex\'s /etc/codex/requirements.toml, running `task-stop --managed`, which finds the invoking user\'s Change through the root-owned map /etc/agent-task/hooks.json (docs/hooks.md)'
+complete -c agent-task -n "__fish_agent_task_using_subcommand install-stop" -l exclusive -d 'With --managed: also set allowManagedHooksOnly / allow_managed_hooks_only, which disables every non-managed hook of every user of the machine (with --uninstall: remove them again)'
+complete -c agent-task -n "__fish_agent_task_using_subcommand install-stop" -l uninstall -d 'With --managed: remove the hook (the file too when nothing else is left in it)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand install-stop" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand install-stop" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c agent-task -n "__fish_agent_task_using_subcommand install-stop" -s V -l version -d 'Print version'
 complete -c agent-task -n "__fish_agent_task_using_subcommand init-repo" -l workspace -d 'The workspace whose instruction files get the managed block' -r -F
-complete -c agent-task -n "__fish_agent_task_using_subcommand init-repo" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand init-repo" -l endpoint -d 'Write the instructions of an agent that reaches its authority only through this endpoint (its commands name the Change with --change; collection goes through the operator\'s sudo wrapper) [env: AGENT_TASK_ENDPOINT]' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand init-repo" -l collect-wrapper -d 'With the endpoint form: the sudo wrapper the agent runs `collect` through' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand init-repo" -l data-dir -d 'Data directory (created 0700 by `init`) [env: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand init-repo" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand init-repo" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand init-repo" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON [env: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand init-repo" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand init-repo" -s h -l help -d 'Print help'
 complete -c agent-task -n "__fish_agent_task_using_subcommand init-repo" -s V -l version -d 'Print version'
@@ -712,9 +720,11 @@ complete -c agent-task -n "__fish_agent_task_using_subcommand task-stop" -l work
 complete -c agent-task -n "__fish_agent_task_using_subcommand task-stop" -l endpoint -d 'Ask qualification from a workspace endpoint (base URL) instead of computing it from --data-dir (30 s limit)' -r
 complete -c agent-task -n "__fish_agent_task_using_subcommand task-stop" -l repository -d 'Repository id of the workspace profile (with --endpoint)' -r
 complete -c agent-task -n "__fish_agent_task_using_subcommand task-stop" -l profile -d 'Profile id (with --endpoint)' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand task-stop" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand task-stop" -l hooks-map -d 'With --managed: the uid map (default /etc/agent-task/hooks.json)' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand task-stop" -l data-dir -d 'Data directory (created 0700 by `init`) [env: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand task-stop" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand task-stop" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand task-stop" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON [env: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks]' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand task-stop" -l managed -d 'The machine-wide hook (`install-stop --managed`): the invoking user (real uid) is looked up in the root-owned map; a user it does not list passes silently'
 complete -c agent-task -n "__fish_agent_task_using_subcommand task-stop" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand task-stop" -s h -l help -d 'Print help'
 complete -c agent-task -n "__fish_agent_task_using_subcommand task-stop" -s V -l version -d 'Print version'
@@ -722,15 +732,17 @@ complete -c agent-task -n "__fish_agent_task_using_subcommand task-codex-stop" -
 complete -c agent-task -n "__fish_agent_task_using_subcommand task-codex-stop" -l endpoint -d 'Ask qualification from a workspace endpoint (base URL) instead of computing it from --data-dir (30 s limit)' -r
 complete -c agent-task -n "__fish_agent_task_using_subcommand task-codex-stop" -l repository -d 'Repository id of the workspace profile (with --endpoint)' -r
 complete -c agent-task -n "__fish_agent_task_using_subcommand task-codex-stop" -l profile -d 'Profile id (with --endpoint)' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand task-codex-stop" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand task-codex-stop" -l hooks-map -d 'With --managed: the uid map (default /etc/agent-task/hooks.json)' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand task-codex-stop" -l data-dir -d 'Data directory (created 0700 by `init`) [env: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand task-codex-stop" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand task-codex-stop" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand task-codex-stop" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON [env: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks]' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand task-codex-stop" -l managed -d 'The machine-wide hook (`install-stop --managed`): the invoking user (real uid) is looked up in the root-owned map; a user it does not list passes silently'
 complete -c agent-task -n "__fish_agent_task_using_subcommand task-codex-stop" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand task-codex-stop" -s h -l help -d 'Print help'
 complete -c agent-task -n "__fish_agent_task_using_subcommand task-codex-stop" -s V -l version -d 'Print version'
-complete -c agent-task -n "__fish_agent_task_using_subcommand profile; and not __fish_seen_subcommand_from install help" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand profile; and not __fish_seen_subcommand_from install help" -l data-dir -d 'Data directory (created 0700 by `init`) [env: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand profile; and not __fish_seen_subcommand_from install help" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand profile; and not __fish_seen_subcommand_from install help" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand profile; and not __fish_seen_subcommand_from install help" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON [env: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand profile; and not __fish_seen_subcommand_from install help" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand profile; and not __fish_seen_subcommand_from install help" -s h -l help -d 'Print help'
 complete -c agent-task -n "__fish_agent_task_using_subcommand profile; and not __fish_seen_subcommand_from install help" -s V -l version -d 'Print version'
@@ -754,17 +766,17 @@ complete -c agent-task -n "__fish_agent_task_using_subcommand profile; and __fis
 complete -c agent-task -n "__fish_agent_task_using_subcommand profile; and __fish_seen_subcommand_from install" -l sandbox-file-size-bytes -d 'Largest file a sandboxed process may write (RLIMIT_FSIZE)' -r
 complete -c agent-task -n "__fish_agent_task_using_subcommand profile; and __fish_seen_subcommand_from install" -l sandbox-cpu-seconds -d 'CPU time of each sandboxed process (RLIMIT_CPU)' -r
 complete -c agent-task -n "__fish_agent_task_using_subcommand profile; and __fish_seen_subcommand_from install" -l sandbox-uid -d 'The dedicated uid (and gid) candidate code runs as; only when the collector runs as root, where it is required (default 2000000000)' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand profile; and __fish_seen_subcommand_from install" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand profile; and __fish_seen_subcommand_from install" -l data-dir -d 'Data directory (created 0700 by `init`) [env: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand profile; and __fish_seen_subcommand_from install" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand profile; and __fish_seen_subcommand_from install" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand profile; and __fish_seen_subcommand_from install" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON [env: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand profile; and __fish_seen_subcommand_from install" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand profile; and __fish_seen_subcommand_from install" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c agent-task -n "__fish_agent_task_using_subcommand profile; and __fish_seen_subcommand_from install" -s V -l version -d 'Print version'
 complete -c agent-task -n "__fish_agent_task_using_subcommand profile; and __fish_seen_subcommand_from help" -f -a "install" -d 'Install an immutable collector profile for one current registration epoch and step: for a command step, pins the step\'s command recipe and the SHA-256 of the runtime identity (probed now, or read from --file); for a review step (`--runtime review`), copies in the step\'s criteria, coverage and budgets and pins the reviewer executable (script and interpreter, by path and SHA-256), the model and the provider'
 complete -c agent-task -n "__fish_agent_task_using_subcommand profile; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c agent-task -n "__fish_agent_task_using_subcommand collector; and not __fish_seen_subcommand_from wrapper help" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand collector; and not __fish_seen_subcommand_from wrapper help" -l data-dir -d 'Data directory (created 0700 by `init`) [env: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand collector; and not __fish_seen_subcommand_from wrapper help" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand collector; and not __fish_seen_subcommand_from wrapper help" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand collector; and not __fish_seen_subcommand_from wrapper help" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON [env: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand collector; and not __fish_seen_subcommand_from wrapper help" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand collector; and not __fish_seen_subcommand_from wrapper help" -s h -l help -d 'Print help'
 complete -c agent-task -n "__fish_agent_task_using_subcommand collector; and not __fish_seen_subcommand_from wrapper help" -s V -l version -d 'Print version'
@@ -780,9 +792,9 @@ complete -c agent-task -n "__fish_agent_task_using_subcommand collector; and __f
 complete -c agent-task -n "__fish_agent_task_using_subcommand collector; and __fish_seen_subcommand_from wrapper" -l repository -d 'The workspace repository id of the upload route' -r
 complete -c agent-task -n "__fish_agent_task_using_subcommand collector; and __fish_seen_subcommand_from wrapper" -l profile -d 'The workspace profile id of the upload route' -r
 complete -c agent-task -n "__fish_agent_task_using_subcommand collector; and __fish_seen_subcommand_from wrapper" -l review-credential-file -d 'The operator\'s review credential file (NAME=VALUE lines, the operator\'s, mode 0600): a review collect hands the values to the pinned reviewer only (docs/review.md, "Credentials")' -r -F
-complete -c agent-task -n "__fish_agent_task_using_subcommand collector; and __fish_seen_subcommand_from wrapper" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand collector; and __fish_seen_subcommand_from wrapper" -l data-dir -d 'Data directory (created 0700 by `init`) [env: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand collector; and __fish_seen_subcommand_from wrapper" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand collector; and __fish_seen_subcommand_from wrapper" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand collector; and __fish_seen_subcommand_from wrapper" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON [env: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand collector; and __fish_seen_subcommand_from wrapper" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand collector; and __fish_seen_subcommand_from wrapper" -s h -l help -d 'Print help'
 complete -c agent-task -n "__fish_agent_task_using_subcommand collector; and __fish_seen_subcommand_from wrapper" -s V -l version -d 'Print version'
@@ -790,12 +802,12 @@ complete -c agent-task -n "__fish_agent_task_using_subcommand collector; and __f
 complete -c agent-task -n "__fish_agent_task_using_subcommand collector; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand collector-claim" -l request-id -d 'Idempotency key (default: a fresh one)' -r
 complete -c agent-task -n "__fish_agent_task_using_subcommand collector-claim" -l descriptor-out -d 'Also write the descriptor to this new 0600 file' -r -F
-complete -c agent-task -n "__fish_agent_task_using_subcommand collector-claim" -l endpoint -d 'Run through this workspace endpoint (base URL, `http://host:port`) instead of a local data directory: the token file is all the agent needs (docs/workspace-http.md)' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand collector-claim" -l repository -d 'Repository id of the workspace profile (with --endpoint)' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand collector-claim" -l profile -d 'Profile id of the workspace profile (with --endpoint)' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand collector-claim" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand collector-claim" -l endpoint -d 'Run through this workspace endpoint (base URL, `http://host:port`) instead of a local data directory: the token file is all the agent needs (docs/workspace-http.md) [env: AGENT_TASK_ENDPOINT]' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand collector-claim" -l repository -d 'Repository id of the workspace profile (with the endpoint) [env: AGENT_TASK_REPOSITORY]' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand collector-claim" -l profile -d 'Profile id of the workspace profile (with the endpoint) [env: AGENT_TASK_PROFILE]' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand collector-claim" -l data-dir -d 'Data directory (created 0700 by `init`) [env: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand collector-claim" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand collector-claim" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand collector-claim" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON [env: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand collector-claim" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand collector-claim" -s h -l help -d 'Print help'
 complete -c agent-task -n "__fish_agent_task_using_subcommand collector-claim" -s V -l version -d 'Print version'
@@ -805,9 +817,9 @@ complete -c agent-task -n "__fish_agent_task_using_subcommand collect" -l review
 complete -c agent-task -n "__fish_agent_task_using_subcommand collect" -l endpoint -d 'Workspace endpoint base URL (`http://host:port`)' -r
 complete -c agent-task -n "__fish_agent_task_using_subcommand collect" -l repository -d 'Repository id of the workspace profile (with --endpoint)' -r
 complete -c agent-task -n "__fish_agent_task_using_subcommand collect" -l profile -d 'Profile id (with --endpoint)' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand collect" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand collect" -l data-dir -d 'Data directory (created 0700 by `init`) [env: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand collect" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand collect" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand collect" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON [env: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand collect" -l token-on-stdin -d 'Read the agent\'s token from the first line of stdin, the descriptor from the rest (with `--descriptor -`): how the sudo wrapper, which resets the environment, passes them. Excludes --token-file. Marks a wrapper-started collect: it needs --endpoint and never imports locally (nothing the agent starts takes the data directory\'s lock)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand collect" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand collect" -s h -l help -d 'Print help'
@@ -817,53 +829,53 @@ complete -c agent-task -n "__fish_agent_task_using_subcommand retry-upload" -l o
 complete -c agent-task -n "__fish_agent_task_using_subcommand retry-upload" -l endpoint -d 'Workspace endpoint base URL (`http://host:port`)' -r
 complete -c agent-task -n "__fish_agent_task_using_subcommand retry-upload" -l repository -d 'Repository id of the workspace profile (with --endpoint)' -r
 complete -c agent-task -n "__fish_agent_task_using_subcommand retry-upload" -l profile -d 'Profile id (with --endpoint)' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand retry-upload" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand retry-upload" -l data-dir -d 'Data directory (created 0700 by `init`) [env: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand retry-upload" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand retry-upload" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand retry-upload" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON [env: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand retry-upload" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand retry-upload" -s h -l help -d 'Print help'
 complete -c agent-task -n "__fish_agent_task_using_subcommand retry-upload" -s V -l version -d 'Print version'
 complete -c agent-task -n "__fish_agent_task_using_subcommand finalize" -l change -d 'Change id' -r
 complete -c agent-task -n "__fish_agent_task_using_subcommand finalize" -l workspace -d 'Workspace directory of the Change' -r -F
-complete -c agent-task -n "__fish_agent_task_using_subcommand finalize" -l endpoint -d 'Run through this workspace endpoint (base URL, `http://host:port`) instead of a local data directory: the token file is all the agent needs (docs/workspace-http.md)' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand finalize" -l repository -d 'Repository id of the workspace profile (with --endpoint)' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand finalize" -l profile -d 'Profile id of the workspace profile (with --endpoint)' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand finalize" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand finalize" -l endpoint -d 'Run through this workspace endpoint (base URL, `http://host:port`) instead of a local data directory: the token file is all the agent needs (docs/workspace-http.md) [env: AGENT_TASK_ENDPOINT]' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand finalize" -l repository -d 'Repository id of the workspace profile (with the endpoint) [env: AGENT_TASK_REPOSITORY]' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand finalize" -l profile -d 'Profile id of the workspace profile (with the endpoint) [env: AGENT_TASK_PROFILE]' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand finalize" -l data-dir -d 'Data directory (created 0700 by `init`) [env: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand finalize" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand finalize" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand finalize" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON [env: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand finalize" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand finalize" -s h -l help -d 'Print help'
 complete -c agent-task -n "__fish_agent_task_using_subcommand finalize" -s V -l version -d 'Print version'
 complete -c agent-task -n "__fish_agent_task_using_subcommand qualify" -l change -d 'Change id' -r
 complete -c agent-task -n "__fish_agent_task_using_subcommand qualify" -l workspace -d 'Workspace directory of the Change' -r -F
-complete -c agent-task -n "__fish_agent_task_using_subcommand qualify" -l endpoint -d 'Run through this workspace endpoint (base URL, `http://host:port`) instead of a local data directory: the token file is all the agent needs (docs/workspace-http.md)' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand qualify" -l repository -d 'Repository id of the workspace profile (with --endpoint)' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand qualify" -l profile -d 'Profile id of the workspace profile (with --endpoint)' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand qualify" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand qualify" -l endpoint -d 'Run through this workspace endpoint (base URL, `http://host:port`) instead of a local data directory: the token file is all the agent needs (docs/workspace-http.md) [env: AGENT_TASK_ENDPOINT]' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand qualify" -l repository -d 'Repository id of the workspace profile (with the endpoint) [env: AGENT_TASK_REPOSITORY]' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand qualify" -l profile -d 'Profile id of the workspace profile (with the endpoint) [env: AGENT_TASK_PROFILE]' -r
+complete -c agent-task -n "__fish_agent_task_using_subcommand qualify" -l data-dir -d 'Data directory (created 0700 by `init`) [env: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand qualify" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand qualify" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand qualify" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON [env: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand qualify" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand qualify" -s h -l help -d 'Print help'
 complete -c agent-task -n "__fish_agent_task_using_subcommand qualify" -s V -l version -d 'Print version'
 complete -c agent-task -n "__fish_agent_task_using_subcommand land" -l repo -d 'Repository id' -r
 complete -c agent-task -n "__fish_agent_task_using_subcommand land" -l change -d 'Change id' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand land" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand land" -l data-dir -d 'Data directory (created 0700 by `init`) [env: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand land" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand land" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand land" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON [env: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand land" -l allow-protected-change -d 'Land a revision that changes protected paths (the operator\'s explicit override: no receipt is required for it, since its tests are not the operator\'s; the landing row and the commit message record it)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand land" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand land" -s h -l help -d 'Print help'
 complete -c agent-task -n "__fish_agent_task_using_subcommand land" -s V -l version -d 'Print version'
 complete -c agent-task -n "__fish_agent_task_using_subcommand sandbox-exec" -l limits -d 'The pinned limits and process attributes, as the runtime identity\'s `limits` JSON' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand sandbox-exec" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand sandbox-exec" -l data-dir -d 'Data directory (created 0700 by `init`) [env: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand sandbox-exec" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand sandbox-exec" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand sandbox-exec" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON [env: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand sandbox-exec" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand sandbox-exec" -s h -l help -d 'Print help'
 complete -c agent-task -n "__fish_agent_task_using_subcommand sandbox-exec" -s V -l version -d 'Print version'
-complete -c agent-task -n "__fish_agent_task_using_subcommand authority; and not __fish_seen_subcommand_from key help" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand authority; and not __fish_seen_subcommand_from key help" -l data-dir -d 'Data directory (created 0700 by `init`) [env: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand authority; and not __fish_seen_subcommand_from key help" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand authority; and not __fish_seen_subcommand_from key help" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand authority; and not __fish_seen_subcommand_from key help" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON [env: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand authority; and not __fish_seen_subcommand_from key help" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand authority; and not __fish_seen_subcommand_from key help" -s h -l help -d 'Print help'
 complete -c agent-task -n "__fish_agent_task_using_subcommand authority; and not __fish_seen_subcommand_from key help" -s V -l version -d 'Print version'
@@ -871,9 +883,9 @@ complete -c agent-task -n "__fish_agent_task_using_subcommand authority; and not
 complete -c agent-task -n "__fish_agent_task_using_subcommand authority; and not __fish_seen_subcommand_from key help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand authority; and __fish_seen_subcommand_from key" -l format -d 'Public key format: 64 lowercase hex characters, or a PEM `PUBLIC KEY`' -r -f -a "hex\t'64 lowercase hex characters'
 pem\t'PEM SubjectPublicKeyInfo (RFC 8410)'"
-complete -c agent-task -n "__fish_agent_task_using_subcommand authority; and __fish_seen_subcommand_from key" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand authority; and __fish_seen_subcommand_from key" -l data-dir -d 'Data directory (created 0700 by `init`) [env: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand authority; and __fish_seen_subcommand_from key" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand authority; and __fish_seen_subcommand_from key" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand authority; and __fish_seen_subcommand_from key" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON [env: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand authority; and __fish_seen_subcommand_from key" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand authority; and __fish_seen_subcommand_from key" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c agent-task -n "__fish_agent_task_using_subcommand authority; and __fish_seen_subcommand_from key" -s V -l version -d 'Print version'
@@ -883,25 +895,25 @@ complete -c agent-task -n "__fish_agent_task_using_subcommand authority; and __f
 complete -c agent-task -n "__fish_agent_task_using_subcommand authority; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand attest" -l change -d 'The Change (its landing when its current version landed, else its qualified subject)' -r
 complete -c agent-task -n "__fish_agent_task_using_subcommand attest" -l out -d 'Also write each envelope and the whole set (`attestations.jsonl`) into this directory' -r -F
-complete -c agent-task -n "__fish_agent_task_using_subcommand attest" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand attest" -l data-dir -d 'Data directory (created 0700 by `init`) [env: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand attest" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand attest" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand attest" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON [env: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand attest" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand attest" -s h -l help -d 'Print help'
 complete -c agent-task -n "__fish_agent_task_using_subcommand attest" -s V -l version -d 'Print version'
 complete -c agent-task -n "__fish_agent_task_using_subcommand verify" -l repo -d 'The git repository holding the commit and its `refs/notes/agent-task` note' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand verify" -l commit -d 'The landed commit' -r
 complete -c agent-task -n "__fish_agent_task_using_subcommand verify" -l key -d 'The authority\'s public key (PEM or 64 hex characters), e.g. from `authority key`' -r -F
-complete -c agent-task -n "__fish_agent_task_using_subcommand verify" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand verify" -l data-dir -d 'Data directory (created 0700 by `init`) [env: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand verify" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand verify" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand verify" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON [env: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand verify" -l allow-override -d 'Also accept a commit the operator landed with `--allow-protected-change` (no receipt, no tests): reported `qualified: false` instead of failing with `attestation_unqualified`'
 complete -c agent-task -n "__fish_agent_task_using_subcommand verify" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand verify" -s h -l help -d 'Print help'
 complete -c agent-task -n "__fish_agent_task_using_subcommand verify" -s V -l version -d 'Print version'
-complete -c agent-task -n "__fish_agent_task_using_subcommand deploy; and not __fish_seen_subcommand_from check config help" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand deploy; and not __fish_seen_subcommand_from check config help" -l data-dir -d 'Data directory (created 0700 by `init`) [env: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand deploy; and not __fish_seen_subcommand_from check config help" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand deploy; and not __fish_seen_subcommand_from check config help" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand deploy; and not __fish_seen_subcommand_from check config help" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON [env: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand deploy; and not __fish_seen_subcommand_from check config help" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand deploy; and not __fish_seen_subcommand_from check config help" -s h -l help -d 'Print help'
 complete -c agent-task -n "__fish_agent_task_using_subcommand deploy; and not __fish_seen_subcommand_from check config help" -s V -l version -d 'Print version'
@@ -918,19 +930,19 @@ complete -c agent-task -n "__fish_agent_task_using_subcommand deploy; and __fish
 complete -c agent-task -n "__fish_agent_task_using_subcommand deploy; and __fish_seen_subcommand_from check" -l repository -d 'The endpoint\'s repository id' -r
 complete -c agent-task -n "__fish_agent_task_using_subcommand deploy; and __fish_seen_subcommand_from check" -l profile -d 'The profile id' -r
 complete -c agent-task -n "__fish_agent_task_using_subcommand deploy; and __fish_seen_subcommand_from check" -l token-file -d 'The agent\'s token file (opened as the agent\'s user when run as root)' -r -F
-complete -c agent-task -n "__fish_agent_task_using_subcommand deploy; and __fish_seen_subcommand_from check" -l claude-managed -d 'Claude Code\'s managed settings file' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand deploy; and __fish_seen_subcommand_from check" -l claude-managed -d 'Claude Code\'s base managed settings file; the `managed-settings.d/*.json` drop-ins beside it are read too' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand deploy; and __fish_seen_subcommand_from check" -l codex-requirements -d 'Codex\'s requirements file' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand deploy; and __fish_seen_subcommand_from check" -l hook-map -d 'The managed hook\'s uid map' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand deploy; and __fish_seen_subcommand_from check" -l skip -d 'Do not run a check or a group of checks (users, paths, config, wrapper, sudoers, agent, endpoint, hooks); reported as skipped. Repeatable' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand deploy; and __fish_seen_subcommand_from check" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand deploy; and __fish_seen_subcommand_from check" -l data-dir -d 'Data directory (created 0700 by `init`) [env: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand deploy; and __fish_seen_subcommand_from check" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
 complete -c agent-task -n "__fish_agent_task_using_subcommand deploy; and __fish_seen_subcommand_from check" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand deploy; and __fish_seen_subcommand_from check" -s h -l help -d 'Print help'
 complete -c agent-task -n "__fish_agent_task_using_subcommand deploy; and __fish_seen_subcommand_from check" -s V -l version -d 'Print version'
 complete -c agent-task -n "__fish_agent_task_using_subcommand deploy; and __fish_seen_subcommand_from config" -l out -d 'Where to write the config (serve --workspace-config FILE)' -r -F
-complete -c agent-task -n "__fish_agent_task_using_subcommand deploy; and __fish_seen_subcommand_from config" -l data-dir -d 'Data directory (created 0700 by `init`)' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand deploy; and __fish_seen_subcommand_from config" -l data-dir -d 'Data directory (created 0700 by `init`) [env: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand deploy; and __fish_seen_subcommand_from config" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand deploy; and __fish_seen_subcommand_from config" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand deploy; and __fish_seen_subcommand_from config" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON [env: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand deploy; and __fish_seen_subcommand_from config" -l force -d 'Replace a file that holds another config'
 complete -c agent-task -n "__fish_agent_task_using_subcommand deploy; and __fish_seen_subcommand_from config" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand deploy; and __fish_seen_subcommand_from config" -s h -l help -d 'Print help'

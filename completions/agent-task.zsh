@@ -15,9 +15,9 @@ _agent-task() {
 
     local context curcontext="$curcontext" state line
     _arguments "${_arguments_options[@]}" : \
-'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
-'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help (see more with '\''--help'\'')]' \
 '--help[Print help (see more with '\''--help'\'')]' \
@@ -34,9 +34,9 @@ _agent-task() {
         case $line[1] in
             (init)
 _arguments "${_arguments_options[@]}" : \
-'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
-'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -46,9 +46,9 @@ _arguments "${_arguments_options[@]}" : \
 ;;
 (info)
 _arguments "${_arguments_options[@]}" : \
-'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
-'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -58,9 +58,9 @@ _arguments "${_arguments_options[@]}" : \
 ;;
 (cas)
 _arguments "${_arguments_options[@]}" : \
-'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
-'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -78,9 +78,9 @@ _arguments "${_arguments_options[@]}" : \
         case $line[1] in
             (put)
 _arguments "${_arguments_options[@]}" : \
-'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
-'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -92,9 +92,9 @@ _arguments "${_arguments_options[@]}" : \
 (cat)
 _arguments "${_arguments_options[@]}" : \
 '--out=[Where to write the bytes (created 0600; must not exist)]:FILE:_files' \
-'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
-'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -105,9 +105,9 @@ _arguments "${_arguments_options[@]}" : \
 ;;
 (fsck)
 _arguments "${_arguments_options[@]}" : \
-'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
-'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -153,9 +153,9 @@ esac
 ;;
 (runtime)
 _arguments "${_arguments_options[@]}" : \
-'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
-'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -183,9 +183,9 @@ oci\:"podman or docker with --network none"))' \
 '--sandbox-file-size-bytes=[Largest file a sandboxed process may write (RLIMIT_FSIZE)]:BYTES:_default' \
 '--sandbox-cpu-seconds=[CPU time of each sandboxed process (RLIMIT_CPU)]:SECONDS:_default' \
 '--sandbox-uid=[The dedicated uid (and gid) candidate code runs as; only when the collector runs as root, where it is required (default 2000000000)]:UID:_default' \
-'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
-'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help (see more with '\''--help'\'')]' \
 '--help[Print help (see more with '\''--help'\'')]' \
@@ -224,9 +224,9 @@ esac
 (completions)
 _arguments "${_arguments_options[@]}" : \
 '--out=[Write the script to this file instead of embedding it in the JSON output]:FILE:_files' \
-'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
-'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help (see more with '\''--help'\'')]' \
 '--help[Print help (see more with '\''--help'\'')]' \
@@ -240,9 +240,9 @@ fish\:"fish"))' \
 (man)
 _arguments "${_arguments_options[@]}" : \
 '--out=[Directory to write \`agent-task.1\` and \`agent-task-<cmd>.1\` into (created, with its parents, when missing)]:DIR:_files' \
-'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
-'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -252,9 +252,9 @@ _arguments "${_arguments_options[@]}" : \
 ;;
 (data)
 _arguments "${_arguments_options[@]}" : \
-'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
-'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -274,9 +274,9 @@ _arguments "${_arguments_options[@]}" : \
 _arguments "${_arguments_options[@]}" : \
 '--node-id=[Node id to assert (default on first init\: \`node_\` + a random UUID)]:ID:_default' \
 '*--file-root=[A directory the \`file\` collector may read under (repeatable; added to the node config)]:DIR:_files' \
-'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
-'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -287,9 +287,9 @@ _arguments "${_arguments_options[@]}" : \
 (manifest)
 _arguments "${_arguments_options[@]}" : \
 '--origin=[Origin to build absolute endpoint URLs on (for example \`http\://127.0.0.1\:7742\`); without it the endpoints are paths]:ORIGIN:_default' \
-'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
-'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -299,9 +299,9 @@ _arguments "${_arguments_options[@]}" : \
 ;;
 (collection)
 _arguments "${_arguments_options[@]}" : \
-'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
-'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -327,9 +327,9 @@ _arguments "${_arguments_options[@]}" : \
 '--visibility=[\`policy.visibility\`\: private (default) or public]:VISIBILITY:_default' \
 '--max-record-bytes=[\`policy.max_record_bytes\`]:N:_default' \
 '*--allowed-media-type=[An allowed media type (repeatable); \`--allowed-media-type '\'''\''\` alone gives an empty allow-list, which denies everything]:TYPE:_default' \
-'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
-'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -339,9 +339,9 @@ _arguments "${_arguments_options[@]}" : \
 ;;
 (list)
 _arguments "${_arguments_options[@]}" : \
-'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
-'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -389,9 +389,9 @@ _arguments "${_arguments_options[@]}" : \
 '--jsonl=[Bulk ingest\: a file (or \`-\` for stdin) with one collector input object per line. Many records share each durable transaction; after each commit one JSON line on stderr acknowledges every line up to \`committed_through_line\`]:FILE|-:_files' \
 '--batch=[Lines per durable transaction in bulk mode, at most (the first batch has at most 1,024, each next one four times the last; a batch is also cut at 16 MiB of prepared records)]:N:_default' \
 '--flush-ms=[Bulk mode\: a batch also commits once its first line has waited this many milliseconds, however few lines it has, so a slow producer'\''s lines are acknowledged within about this long]:MS:_default' \
-'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
-'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -405,9 +405,9 @@ _arguments "${_arguments_options[@]}" : \
 '--where=[A JSON object matched as a subset of each record envelope]:JSON:_default' \
 '--limit=[Most hits (default 20, at most 100)]:LIMIT:_default' \
 '*--collection=[Restrict to a collection (repeatable)]:ID:_default' \
-'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
-'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -419,9 +419,9 @@ _arguments "${_arguments_options[@]}" : \
 (get)
 _arguments "${_arguments_options[@]}" : \
 '--content-out=[Write the verified bytes to this file (0600) instead of embedding them in the output]:F:_files' \
-'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
-'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -435,9 +435,9 @@ _arguments "${_arguments_options[@]}" : \
 '--collection=[Only changes of this collection]:COLLECTION:_default' \
 '--cursor=[Continue after this cursor]:CURSOR:_default' \
 '--limit=[Page size (default 100, at most 1000)]:LIMIT:_default' \
-'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
-'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -448,9 +448,9 @@ _arguments "${_arguments_options[@]}" : \
 (tombstone)
 _arguments "${_arguments_options[@]}" : \
 '--reason=[Why (at most 1000 UTF-16 units; empty means none)]:REASON:_default' \
-'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
-'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -473,9 +473,9 @@ slice1\:"\`read\` plus the mutating fixture lifecycle (needs all slice1 gates)")
 '--max-change-pages=[Page cap of the slice1 baseline drain (1..=1000)]:N:_default' \
 '--token=[Refused\: a bearer never goes in argv (use --token-stdin or --token-env)]::REFUSED:_default' \
 '--bearer=[Refused\: a bearer never goes in argv (use --token-stdin or --token-env)]::REFUSED:_default' \
-'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
-'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
 '--token-stdin[Read the node bearer from stdin (not a terminal; one line, at most 16,384 bytes)]' \
 '--allow-mutations[slice1\: acknowledge that fixtures leave persistent records and tombstones]' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
@@ -568,9 +568,9 @@ esac
 ;;
 (sync)
 _arguments "${_arguments_options[@]}" : \
-'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
-'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -590,9 +590,9 @@ _arguments "${_arguments_options[@]}" : \
 _arguments "${_arguments_options[@]}" : \
 '--id=[The identity id (opaque, 1-2048 characters, e.g. did\:example\:node-a)]:ID:_default' \
 '--import=[Restore keys from a backup instead of generating them\: an owner-only JSON file {"ed25519_seed"\: b64u(32), "x25519_secret"\: b64u(32)}]:FILE:_files' \
-'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
-'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -602,9 +602,9 @@ _arguments "${_arguments_options[@]}" : \
 ;;
 (identity)
 _arguments "${_arguments_options[@]}" : \
-'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
-'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -614,9 +614,9 @@ _arguments "${_arguments_options[@]}" : \
 ;;
 (authority)
 _arguments "${_arguments_options[@]}" : \
-'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
-'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -640,9 +640,9 @@ _arguments "${_arguments_options[@]}" : \
 '--recipient-id=[The destination'\''s identity id (the grant audience)]:RECIPIENT_ID:_default' \
 '--recipient-key=[The destination'\''s X25519 public key (43 characters of base64url)]:RECIPIENT_KEY:_default' \
 '--recipient-key-id=[The destination'\''s key id; checked against the key when given]:RECIPIENT_KEY_ID:_default' \
-'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
-'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -652,9 +652,9 @@ _arguments "${_arguments_options[@]}" : \
 ;;
 (list)
 _arguments "${_arguments_options[@]}" : \
-'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
-'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -665,9 +665,9 @@ _arguments "${_arguments_options[@]}" : \
 (remove)
 _arguments "${_arguments_options[@]}" : \
 '--peer=[The alias]:PEER:_default' \
-'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
-'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -713,9 +713,9 @@ esac
 ;;
 (peer)
 _arguments "${_arguments_options[@]}" : \
-'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
-'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -740,9 +740,9 @@ _arguments "${_arguments_options[@]}" : \
 '--publisher-key=[Pinned publisher Ed25519 public key (base64url)]:PUBLISHER_KEY:_default' \
 '--page-token-file=[File holding the page bearer the peer'\''s operator issued (owner-only, not a symlink)]:F:_files' \
 '--ca-file=[PEM CA certificates to trust for this peer'\''s HTTPS (instead of the web roots)]:F:_files' \
-'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
-'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -752,9 +752,9 @@ _arguments "${_arguments_options[@]}" : \
 ;;
 (list)
 _arguments "${_arguments_options[@]}" : \
-'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
-'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -765,9 +765,9 @@ _arguments "${_arguments_options[@]}" : \
 (remove)
 _arguments "${_arguments_options[@]}" : \
 '--peer=[The alias]:PEER:_default' \
-'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
-'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -818,9 +818,9 @@ _arguments "${_arguments_options[@]}" : \
 '--limit=[Changes per page (1-100, default 10)]:LIMIT:_default' \
 '--max-pages=[Pages at most (1-100, default 10)]:MAX_PAGES:_default' \
 '--max-plaintext-bytes=[Record-content bytes per page (default 1 MiB, at most 10 MiB)]:MAX_PLAINTEXT_BYTES:_default' \
-'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
-'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -832,9 +832,9 @@ _arguments "${_arguments_options[@]}" : \
 _arguments "${_arguments_options[@]}" : \
 '--peer=[Peer alias]:PEER:_default' \
 '--collection=[Collection]:COLLECTION:_default' \
-'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
-'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -846,9 +846,9 @@ _arguments "${_arguments_options[@]}" : \
 _arguments "${_arguments_options[@]}" : \
 '--peer=[Peer alias]:PEER:_default' \
 '--collection=[Collection]:COLLECTION:_default' \
-'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
-'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -986,9 +986,9 @@ _arguments "${_arguments_options[@]}" : \
 '--write-queue=[Workspace mutations queued for the group-commit writer of a data directory at most; past it a mutation is answered 503 busy at once]:N:_default' \
 '--write-batch=[Workspace mutations one batch of the writer applies and commits together at most (one commit per database a batch)]:N:_default' \
 '--writer-stats-ms=[Every MS milliseconds, one JSON line per group-commit writer on stderr when its counters moved\: \`{"writer_stats"\: {"data_dir", "batches", "mutations", "mean_batch", "largest_batch", "queued"}}\`. 0\: never]:MS:_default' \
-'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
-'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
 '(--tls-cert)--insecure-http[Serve plain HTTP on a non-loopback address\: bearers and agent tokens then cross the network in clear. Without it such a bind is refused]' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
@@ -999,9 +999,9 @@ _arguments "${_arguments_options[@]}" : \
 ;;
 (repo)
 _arguments "${_arguments_options[@]}" : \
-'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
-'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -1021,9 +1021,9 @@ _arguments "${_arguments_options[@]}" : \
 _arguments "${_arguments_options[@]}" : \
 '--source=[Source directory]:PATH:_files' \
 '--target=[Protected target name]:TARGET:_default' \
-'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
-'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -1034,9 +1034,9 @@ _arguments "${_arguments_options[@]}" : \
 ;;
 (list)
 _arguments "${_arguments_options[@]}" : \
-'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
-'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -1078,9 +1078,9 @@ esac
 ;;
 (requirement)
 _arguments "${_arguments_options[@]}" : \
-'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
-'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -1101,9 +1101,9 @@ _arguments "${_arguments_options[@]}" : \
 '--repo=[Repository id]:REPO:_default' \
 '--profile=[Profile id]:PROFILE:_default' \
 '--file=[Workflow JSON file]:WORKFLOW.json:_files' \
-'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
-'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -1115,9 +1115,9 @@ _arguments "${_arguments_options[@]}" : \
 _arguments "${_arguments_options[@]}" : \
 '--repo=[Repository id]:REPO:_default' \
 '--profile=[Profile id]:PROFILE:_default' \
-'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
-'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -1159,9 +1159,9 @@ esac
 ;;
 (token)
 _arguments "${_arguments_options[@]}" : \
-'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
-'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -1182,9 +1182,9 @@ _arguments "${_arguments_options[@]}" : \
 '--owner=[Owner id]:OWNER:_default' \
 '--agent=[Agent id]:AGENT:_default' \
 '--out=[Token file to create (must not exist)]:FILE:_files' \
-'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
-'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -1196,9 +1196,9 @@ _arguments "${_arguments_options[@]}" : \
 _arguments "${_arguments_options[@]}" : \
 '--owner=[Owner id]:OWNER:_default' \
 '--agent=[Agent id]:AGENT:_default' \
-'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
-'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -1241,9 +1241,9 @@ esac
 (keygen)
 _arguments "${_arguments_options[@]}" : \
 '--collector-dir=[Owner-private collector directory (created 0700); the key file is 0600 and never printed]:DIR:_files' \
-'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
-'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -1258,9 +1258,9 @@ _arguments "${_arguments_options[@]}" : \
 '--step=[Step id of the installed requirement]:STEP:_default' \
 '--executor=[Executor name]:EXECUTOR:_default' \
 '--public-key=[Ed25519 public key, 64 lowercase hex characters]:HEX:_default' \
-'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
-'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -1270,9 +1270,9 @@ _arguments "${_arguments_options[@]}" : \
 ;;
 (enrollment)
 _arguments "${_arguments_options[@]}" : \
-'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
-'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -1291,9 +1291,9 @@ _arguments "${_arguments_options[@]}" : \
             (revoke)
 _arguments "${_arguments_options[@]}" : \
 '--registration=[Registration id]:REGISTRATION:_default' \
-'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
-'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -1331,9 +1331,9 @@ esac
 ;;
 (change)
 _arguments "${_arguments_options[@]}" : \
-'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
-'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -1351,15 +1351,15 @@ _arguments "${_arguments_options[@]}" : \
         case $line[1] in
             (open)
 _arguments "${_arguments_options[@]}" : \
-'(--endpoint)--repo=[Repository id (local)]:REPO:_default' \
-'--profile=[Profile id (local\: the native profile; with --endpoint\: the workspace profile)]:PROFILE:_default' \
-'(--endpoint)--workspace=[Workspace directory (local)]:PATH:_files' \
-'--endpoint=[Open through this workspace endpoint (base URL)]:URL:_default' \
-'--repository=[Repository id of the workspace profile (with --endpoint)]:REPOSITORY:_default' \
-'--request-id=[Idempotency key (with --endpoint)\: a retry returns the Change this request opened]:REQUEST_ID:_default' \
-'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--repo=[Repository id (local)]:REPO:_default' \
+'--profile=[Profile id (local\: the native profile; with the endpoint\: the workspace profile) \[env\: AGENT_TASK_PROFILE\]]:PROFILE:_default' \
+'--workspace=[Workspace directory (local)]:PATH:_files' \
+'--endpoint=[Open through this workspace endpoint (base URL) \[env\: AGENT_TASK_ENDPOINT\]]:URL:_default' \
+'--repository=[Repository id of the workspace profile (with the endpoint) \[env\: AGENT_TASK_REPOSITORY\]]:REPOSITORY:_default' \
+'--request-id=[Idempotency key (with the endpoint)\: a retry returns the Change this request opened]:REQUEST_ID:_default' \
+'--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
-'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -1400,12 +1400,12 @@ _arguments "${_arguments_options[@]}" : \
 '--change=[Change id]:CHANGE:_default' \
 '--workspace=[Workspace directory of the Change]:PATH:_files' \
 '--max-revision-bytes=[Refuse (\`revision_too_large\`, before reading any file) a workspace whose files add up to more than this many bytes]:BYTES:_default' \
-'--endpoint=[Run through this workspace endpoint (base URL, \`http\://host\:port\`) instead of a local data directory\: the token file is all the agent needs (docs/workspace-http.md)]:URL:_default' \
-'--repository=[Repository id of the workspace profile (with --endpoint)]:REPOSITORY:_default' \
-'--profile=[Profile id of the workspace profile (with --endpoint)]:PROFILE:_default' \
-'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--endpoint=[Run through this workspace endpoint (base URL, \`http\://host\:port\`) instead of a local data directory\: the token file is all the agent needs (docs/workspace-http.md) \[env\: AGENT_TASK_ENDPOINT\]]:URL:_default' \
+'--repository=[Repository id of the workspace profile (with the endpoint) \[env\: AGENT_TASK_REPOSITORY\]]:REPOSITORY:_default' \
+'--profile=[Profile id of the workspace profile (with the endpoint) \[env\: AGENT_TASK_PROFILE\]]:PROFILE:_default' \
+'--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
-'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -1415,12 +1415,12 @@ _arguments "${_arguments_options[@]}" : \
 ;;
 (capabilities)
 _arguments "${_arguments_options[@]}" : \
-'--endpoint=[Run through this workspace endpoint (base URL, \`http\://host\:port\`) instead of a local data directory\: the token file is all the agent needs (docs/workspace-http.md)]:URL:_default' \
-'--repository=[Repository id of the workspace profile (with --endpoint)]:REPOSITORY:_default' \
-'--profile=[Profile id of the workspace profile (with --endpoint)]:PROFILE:_default' \
-'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--endpoint=[Run through this workspace endpoint (base URL, \`http\://host\:port\`) instead of a local data directory\: the token file is all the agent needs (docs/workspace-http.md) \[env\: AGENT_TASK_ENDPOINT\]]:URL:_default' \
+'--repository=[Repository id of the workspace profile (with the endpoint) \[env\: AGENT_TASK_REPOSITORY\]]:REPOSITORY:_default' \
+'--profile=[Profile id of the workspace profile (with the endpoint) \[env\: AGENT_TASK_PROFILE\]]:PROFILE:_default' \
+'--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
-'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -1432,12 +1432,12 @@ _arguments "${_arguments_options[@]}" : \
 _arguments "${_arguments_options[@]}" : \
 '--change=[Change id]:CHANGE:_default' \
 '--workspace=[Workspace directory of the Change]:PATH:_files' \
-'--endpoint=[Run through this workspace endpoint (base URL, \`http\://host\:port\`) instead of a local data directory\: the token file is all the agent needs (docs/workspace-http.md)]:URL:_default' \
-'--repository=[Repository id of the workspace profile (with --endpoint)]:REPOSITORY:_default' \
-'--profile=[Profile id of the workspace profile (with --endpoint)]:PROFILE:_default' \
-'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--endpoint=[Run through this workspace endpoint (base URL, \`http\://host\:port\`) instead of a local data directory\: the token file is all the agent needs (docs/workspace-http.md) \[env\: AGENT_TASK_ENDPOINT\]]:URL:_default' \
+'--repository=[Repository id of the workspace profile (with the endpoint) \[env\: AGENT_TASK_REPOSITORY\]]:REPOSITORY:_default' \
+'--profile=[Profile id of the workspace profile (with the endpoint) \[env\: AGENT_TASK_PROFILE\]]:PROFILE:_default' \
+'--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
-'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -1449,12 +1449,12 @@ _arguments "${_arguments_options[@]}" : \
 _arguments "${_arguments_options[@]}" : \
 '--change=[Change id]:CHANGE:_default' \
 '--workspace=[Workspace directory of the Change]:PATH:_files' \
-'--endpoint=[Run through this workspace endpoint (base URL, \`http\://host\:port\`) instead of a local data directory\: the token file is all the agent needs (docs/workspace-http.md)]:URL:_default' \
-'--repository=[Repository id of the workspace profile (with --endpoint)]:REPOSITORY:_default' \
-'--profile=[Profile id of the workspace profile (with --endpoint)]:PROFILE:_default' \
-'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--endpoint=[Run through this workspace endpoint (base URL, \`http\://host\:port\`) instead of a local data directory\: the token file is all the agent needs (docs/workspace-http.md) \[env\: AGENT_TASK_ENDPOINT\]]:URL:_default' \
+'--repository=[Repository id of the workspace profile (with the endpoint) \[env\: AGENT_TASK_REPOSITORY\]]:REPOSITORY:_default' \
+'--profile=[Profile id of the workspace profile (with the endpoint) \[env\: AGENT_TASK_PROFILE\]]:PROFILE:_default' \
+'--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
-'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -1465,12 +1465,12 @@ _arguments "${_arguments_options[@]}" : \
 (instructions)
 _arguments "${_arguments_options[@]}" : \
 '--schema-version=[Schema version the caller speaks]:SCHEMA_VERSION:_default' \
-'--endpoint=[Run through this workspace endpoint (base URL, \`http\://host\:port\`) instead of a local data directory\: the token file is all the agent needs (docs/workspace-http.md)]:URL:_default' \
-'--repository=[Repository id of the workspace profile (with --endpoint)]:REPOSITORY:_default' \
-'--profile=[Profile id of the workspace profile (with --endpoint)]:PROFILE:_default' \
-'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--endpoint=[Run through this workspace endpoint (base URL, \`http\://host\:port\`) instead of a local data directory\: the token file is all the agent needs (docs/workspace-http.md) \[env\: AGENT_TASK_ENDPOINT\]]:URL:_default' \
+'--repository=[Repository id of the workspace profile (with the endpoint) \[env\: AGENT_TASK_REPOSITORY\]]:REPOSITORY:_default' \
+'--profile=[Profile id of the workspace profile (with the endpoint) \[env\: AGENT_TASK_PROFILE\]]:PROFILE:_default' \
+'--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
-'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -1483,12 +1483,12 @@ _arguments "${_arguments_options[@]}" : \
 _arguments "${_arguments_options[@]}" : \
 '--schema-version=[Expected schema version]:SCHEMA_VERSION:_default' \
 '--expected-sha256=[Expected body SHA-256 (from instructions)]:HEX:_default' \
-'--endpoint=[Run through this workspace endpoint (base URL, \`http\://host\:port\`) instead of a local data directory\: the token file is all the agent needs (docs/workspace-http.md)]:URL:_default' \
-'--repository=[Repository id of the workspace profile (with --endpoint)]:REPOSITORY:_default' \
-'--profile=[Profile id of the workspace profile (with --endpoint)]:PROFILE:_default' \
-'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--endpoint=[Run through this workspace endpoint (base URL, \`http\://host\:port\`) instead of a local data directory\: the token file is all the agent needs (docs/workspace-http.md) \[env\: AGENT_TASK_ENDPOINT\]]:URL:_default' \
+'--repository=[Repository id of the workspace profile (with the endpoint) \[env\: AGENT_TASK_REPOSITORY\]]:REPOSITORY:_default' \
+'--profile=[Profile id of the workspace profile (with the endpoint) \[env\: AGENT_TASK_PROFILE\]]:PROFILE:_default' \
+'--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
-'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -1503,12 +1503,12 @@ _arguments "${_arguments_options[@]}" : \
 '--request-id=[Idempotency key (an identical retry returns the retained outcome)]:REQUEST_ID:_default' \
 '--lease-ms=[Requested lease]:LEASE_MS:_default' \
 '--executor=[Executor registration that will run the task]:EXECUTOR:_default' \
-'--endpoint=[Run through this workspace endpoint (base URL, \`http\://host\:port\`) instead of a local data directory\: the token file is all the agent needs (docs/workspace-http.md)]:URL:_default' \
-'--repository=[Repository id of the workspace profile (with --endpoint)]:REPOSITORY:_default' \
-'--profile=[Profile id of the workspace profile (with --endpoint)]:PROFILE:_default' \
-'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--endpoint=[Run through this workspace endpoint (base URL, \`http\://host\:port\`) instead of a local data directory\: the token file is all the agent needs (docs/workspace-http.md) \[env\: AGENT_TASK_ENDPOINT\]]:URL:_default' \
+'--repository=[Repository id of the workspace profile (with the endpoint) \[env\: AGENT_TASK_REPOSITORY\]]:REPOSITORY:_default' \
+'--profile=[Profile id of the workspace profile (with the endpoint) \[env\: AGENT_TASK_PROFILE\]]:PROFILE:_default' \
+'--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
-'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -1524,12 +1524,12 @@ _arguments "${_arguments_options[@]}" : \
 '--request-id=[Idempotency key]:REQUEST_ID:_default' \
 '--lease-ms=[Requested lease (heartbeat)]:LEASE_MS:_default' \
 '--reason=[Reason (cancel, reconcile)]:REASON:_default' \
-'--endpoint=[Run through this workspace endpoint (base URL, \`http\://host\:port\`) instead of a local data directory\: the token file is all the agent needs (docs/workspace-http.md)]:URL:_default' \
-'--repository=[Repository id of the workspace profile (with --endpoint)]:REPOSITORY:_default' \
-'--profile=[Profile id of the workspace profile (with --endpoint)]:PROFILE:_default' \
-'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--endpoint=[Run through this workspace endpoint (base URL, \`http\://host\:port\`) instead of a local data directory\: the token file is all the agent needs (docs/workspace-http.md) \[env\: AGENT_TASK_ENDPOINT\]]:URL:_default' \
+'--repository=[Repository id of the workspace profile (with the endpoint) \[env\: AGENT_TASK_REPOSITORY\]]:REPOSITORY:_default' \
+'--profile=[Profile id of the workspace profile (with the endpoint) \[env\: AGENT_TASK_PROFILE\]]:PROFILE:_default' \
+'--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
-'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -1541,12 +1541,12 @@ _arguments "${_arguments_options[@]}" : \
 _arguments "${_arguments_options[@]}" : \
 '--task=[Task id]:TASK:_default' \
 '--attempt=[Attempt id]:ATTEMPT:_default' \
-'--endpoint=[Run through this workspace endpoint (base URL, \`http\://host\:port\`) instead of a local data directory\: the token file is all the agent needs (docs/workspace-http.md)]:URL:_default' \
-'--repository=[Repository id of the workspace profile (with --endpoint)]:REPOSITORY:_default' \
-'--profile=[Profile id of the workspace profile (with --endpoint)]:PROFILE:_default' \
-'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--endpoint=[Run through this workspace endpoint (base URL, \`http\://host\:port\`) instead of a local data directory\: the token file is all the agent needs (docs/workspace-http.md) \[env\: AGENT_TASK_ENDPOINT\]]:URL:_default' \
+'--repository=[Repository id of the workspace profile (with the endpoint) \[env\: AGENT_TASK_REPOSITORY\]]:REPOSITORY:_default' \
+'--profile=[Profile id of the workspace profile (with the endpoint) \[env\: AGENT_TASK_PROFILE\]]:PROFILE:_default' \
+'--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
-'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -1561,12 +1561,12 @@ _arguments "${_arguments_options[@]}" : \
 '--request-id=[Idempotency key]:REQUEST_ID:_default' \
 '--lease-ms=[Requested lease (heartbeat)]:LEASE_MS:_default' \
 '--reason=[Reason (cancel, reconcile)]:REASON:_default' \
-'--endpoint=[Run through this workspace endpoint (base URL, \`http\://host\:port\`) instead of a local data directory\: the token file is all the agent needs (docs/workspace-http.md)]:URL:_default' \
-'--repository=[Repository id of the workspace profile (with --endpoint)]:REPOSITORY:_default' \
-'--profile=[Profile id of the workspace profile (with --endpoint)]:PROFILE:_default' \
-'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--endpoint=[Run through this workspace endpoint (base URL, \`http\://host\:port\`) instead of a local data directory\: the token file is all the agent needs (docs/workspace-http.md) \[env\: AGENT_TASK_ENDPOINT\]]:URL:_default' \
+'--repository=[Repository id of the workspace profile (with the endpoint) \[env\: AGENT_TASK_REPOSITORY\]]:REPOSITORY:_default' \
+'--profile=[Profile id of the workspace profile (with the endpoint) \[env\: AGENT_TASK_PROFILE\]]:PROFILE:_default' \
+'--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
-'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -1581,12 +1581,12 @@ _arguments "${_arguments_options[@]}" : \
 '--request-id=[Idempotency key]:REQUEST_ID:_default' \
 '--lease-ms=[Requested lease (heartbeat)]:LEASE_MS:_default' \
 '--reason=[Reason (cancel, reconcile)]:REASON:_default' \
-'--endpoint=[Run through this workspace endpoint (base URL, \`http\://host\:port\`) instead of a local data directory\: the token file is all the agent needs (docs/workspace-http.md)]:URL:_default' \
-'--repository=[Repository id of the workspace profile (with --endpoint)]:REPOSITORY:_default' \
-'--profile=[Profile id of the workspace profile (with --endpoint)]:PROFILE:_default' \
-'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--endpoint=[Run through this workspace endpoint (base URL, \`http\://host\:port\`) instead of a local data directory\: the token file is all the agent needs (docs/workspace-http.md) \[env\: AGENT_TASK_ENDPOINT\]]:URL:_default' \
+'--repository=[Repository id of the workspace profile (with the endpoint) \[env\: AGENT_TASK_REPOSITORY\]]:REPOSITORY:_default' \
+'--profile=[Profile id of the workspace profile (with the endpoint) \[env\: AGENT_TASK_PROFILE\]]:PROFILE:_default' \
+'--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
-'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -1597,12 +1597,12 @@ _arguments "${_arguments_options[@]}" : \
 (result)
 _arguments "${_arguments_options[@]}" : \
 '--file=[TaskResultAssertion JSON file (\`-\` for stdin)]:FILE:_files' \
-'--endpoint=[Run through this workspace endpoint (base URL, \`http\://host\:port\`) instead of a local data directory\: the token file is all the agent needs (docs/workspace-http.md)]:URL:_default' \
-'--repository=[Repository id of the workspace profile (with --endpoint)]:REPOSITORY:_default' \
-'--profile=[Profile id of the workspace profile (with --endpoint)]:PROFILE:_default' \
-'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--endpoint=[Run through this workspace endpoint (base URL, \`http\://host\:port\`) instead of a local data directory\: the token file is all the agent needs (docs/workspace-http.md) \[env\: AGENT_TASK_ENDPOINT\]]:URL:_default' \
+'--repository=[Repository id of the workspace profile (with the endpoint) \[env\: AGENT_TASK_REPOSITORY\]]:REPOSITORY:_default' \
+'--profile=[Profile id of the workspace profile (with the endpoint) \[env\: AGENT_TASK_PROFILE\]]:PROFILE:_default' \
+'--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
-'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -1615,12 +1615,12 @@ _arguments "${_arguments_options[@]}" : \
 '--task=[Task id]:TASK:_default' \
 '--attempt=[Attempt id (default\: the task'\''s current attempt)]:ATTEMPT:_default' \
 '--request-id=[Request id to resolve]:REQUEST_ID:_default' \
-'--endpoint=[Run through this workspace endpoint (base URL, \`http\://host\:port\`) instead of a local data directory\: the token file is all the agent needs (docs/workspace-http.md)]:URL:_default' \
-'--repository=[Repository id of the workspace profile (with --endpoint)]:REPOSITORY:_default' \
-'--profile=[Profile id of the workspace profile (with --endpoint)]:PROFILE:_default' \
-'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--endpoint=[Run through this workspace endpoint (base URL, \`http\://host\:port\`) instead of a local data directory\: the token file is all the agent needs (docs/workspace-http.md) \[env\: AGENT_TASK_ENDPOINT\]]:URL:_default' \
+'--repository=[Repository id of the workspace profile (with the endpoint) \[env\: AGENT_TASK_REPOSITORY\]]:REPOSITORY:_default' \
+'--profile=[Profile id of the workspace profile (with the endpoint) \[env\: AGENT_TASK_PROFILE\]]:PROFILE:_default' \
+'--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
-'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -1630,17 +1630,23 @@ _arguments "${_arguments_options[@]}" : \
 ;;
 (install-stop)
 _arguments "${_arguments_options[@]}" : \
-'--agent=[Which agent'\''s settings to edit]:AGENT:((claude\:"Claude Code\: \`.claude/settings.local.json\`, \`task-stop\`"
+'--agent=[Which agent'\''s settings to edit (with --managed\: only that agent'\''s managed file; both without it)]:AGENT:((claude\:"Claude Code\: \`.claude/settings.local.json\`, \`task-stop\`"
 codex\:"Codex CLI\: \`~/.codex/hooks.json\` (or the repository'\''s with \`--repo-hooks\`), \`task-codex-stop\`"))' \
-'--workspace=[The workspace holding \`.claude/\` or \`.codex/\`]:PATH:_files' \
-'--change=[The Change the hook guards]:CHANGE:_default' \
-'--endpoint=[Remote workspace endpoint (base URL) the hook asks for qualification]:URL:_default' \
-'--repository=[Repository id of the workspace profile (with --endpoint)]:REPOSITORY:_default' \
-'--profile=[Profile id (with --endpoint)]:PROFILE:_default' \
-'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--workspace=[The workspace holding \`.claude/\` or \`.codex/\` (not with --managed)]:PATH:_files' \
+'--change=[The Change the hook guards (not with --managed)]:CHANGE:_default' \
+'--endpoint=[Run through this workspace endpoint (base URL, \`http\://host\:port\`) instead of a local data directory\: the token file is all the agent needs (docs/workspace-http.md) \[env\: AGENT_TASK_ENDPOINT\]]:URL:_default' \
+'--repository=[Repository id of the workspace profile (with the endpoint) \[env\: AGENT_TASK_REPOSITORY\]]:REPOSITORY:_default' \
+'--profile=[Profile id of the workspace profile (with the endpoint) \[env\: AGENT_TASK_PROFILE\]]:PROFILE:_default' \
+'--settings-file=[With --managed\: Claude Code'\''s managed settings file to edit instead of the drop-in]:FILE:_files' \
+'--requirements-file=[With --managed\: Codex'\''s requirements file to edit instead of /etc/codex/requirements.toml]:FILE:_files' \
+'--hooks-map=[With --managed\: the uid map the hook reads, when not /etc/agent-task/hooks.json]:FILE:_files' \
+'--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
-'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
 '--repo-hooks[Codex only\: write the repository'\''s .codex/hooks.json (kept out of revisions through git'\''s info/exclude) instead of the user-level \$CODEX_HOME/hooks.json]' \
+'(--workspace --change --repo-hooks)--managed[Root only\: write one machine-wide Stop hook into Claude Code'\''s managed settings (a drop-in /etc/claude-code/managed-settings.d/agent-task.json) and Codex'\''s /etc/codex/requirements.toml, running \`task-stop --managed\`, which finds the invoking user'\''s Change through the root-owned map /etc/agent-task/hooks.json (docs/hooks.md)]' \
+'--exclusive[With --managed\: also set allowManagedHooksOnly / allow_managed_hooks_only, which disables every non-managed hook of every user of the machine (with --uninstall\: remove them again)]' \
+'--uninstall[With --managed\: remove the hook (the file too when nothing else is left in it)]' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help (see more with '\''--help'\'')]' \
 '--help[Print help (see more with '\''--help'\'')]' \
@@ -1651,9 +1657,11 @@ codex\:"Codex CLI\: \`~/.codex/hooks.json\` (or the repository'\''s with \`--rep
 (init-repo)
 _arguments "${_arguments_options[@]}" : \
 '--workspace=[The workspace whose instruction files get the managed block]:PATH:_files' \
-'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--endpoint=[Write the instructions of an agent that reaches its authority only through this endpoint (its commands name the Change with --change; collection goes through the operator'\''s sudo wrapper) \[env\: AGENT_TASK_ENDPOINT\]]:URL:_default' \
+'--collect-wrapper=[With the endpoint form\: the sudo wrapper the agent runs \`collect\` through]:FILE:_files' \
+'--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
-'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -1663,43 +1671,47 @@ _arguments "${_arguments_options[@]}" : \
 ;;
 (task-stop)
 _arguments "${_arguments_options[@]}" : \
-'--workspace=[The workspace the agent edits (the Change'\''s workspace)]:PATH:_files' \
-'--endpoint=[Ask qualification from a workspace endpoint (base URL) instead of computing it from --data-dir (30 s limit)]:URL:_default' \
+'(--managed)--workspace=[The workspace the agent edits (the Change'\''s workspace)]:PATH:_files' \
+'(--managed)--endpoint=[Ask qualification from a workspace endpoint (base URL) instead of computing it from --data-dir (30 s limit)]:URL:_default' \
 '--repository=[Repository id of the workspace profile (with --endpoint)]:REPOSITORY:_default' \
 '--profile=[Profile id (with --endpoint)]:PROFILE:_default' \
-'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--hooks-map=[With --managed\: the uid map (default /etc/agent-task/hooks.json)]:FILE:_files' \
+'--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
-'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
+'--managed[The machine-wide hook (\`install-stop --managed\`)\: the invoking user (real uid) is looked up in the root-owned map; a user it does not list passes silently]' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
 '-V[Print version]' \
 '--version[Print version]' \
-':change -- The Change the hook guards:_default' \
+'::change -- The Change the hook guards:_default' \
 && ret=0
 ;;
 (task-codex-stop)
 _arguments "${_arguments_options[@]}" : \
-'--workspace=[The workspace the agent edits (the Change'\''s workspace)]:PATH:_files' \
-'--endpoint=[Ask qualification from a workspace endpoint (base URL) instead of computing it from --data-dir (30 s limit)]:URL:_default' \
+'(--managed)--workspace=[The workspace the agent edits (the Change'\''s workspace)]:PATH:_files' \
+'(--managed)--endpoint=[Ask qualification from a workspace endpoint (base URL) instead of computing it from --data-dir (30 s limit)]:URL:_default' \
 '--repository=[Repository id of the workspace profile (with --endpoint)]:REPOSITORY:_default' \
 '--profile=[Profile id (with --endpoint)]:PROFILE:_default' \
-'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--hooks-map=[With --managed\: the uid map (default /etc/agent-task/hooks.json)]:FILE:_files' \
+'--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
-'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
+'--managed[The machine-wide hook (\`install-stop --managed\`)\: the invoking user (real uid) is looked up in the root-owned map; a user it does not list passes silently]' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
 '-V[Print version]' \
 '--version[Print version]' \
-':change -- The Change the hook guards:_default' \
+'::change -- The Change the hook guards:_default' \
 && ret=0
 ;;
 (profile)
 _arguments "${_arguments_options[@]}" : \
-'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
-'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -1735,9 +1747,9 @@ review\:"The finite review controller (review steps)\: a pinned Claude Code exec
 '--sandbox-file-size-bytes=[Largest file a sandboxed process may write (RLIMIT_FSIZE)]:BYTES:_default' \
 '--sandbox-cpu-seconds=[CPU time of each sandboxed process (RLIMIT_CPU)]:SECONDS:_default' \
 '--sandbox-uid=[The dedicated uid (and gid) candidate code runs as; only when the collector runs as root, where it is required (default 2000000000)]:UID:_default' \
-'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
-'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help (see more with '\''--help'\'')]' \
 '--help[Print help (see more with '\''--help'\'')]' \
@@ -1775,9 +1787,9 @@ esac
 ;;
 (collector)
 _arguments "${_arguments_options[@]}" : \
-'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
-'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -1805,9 +1817,9 @@ _arguments "${_arguments_options[@]}" : \
 '--repository=[The workspace repository id of the upload route]:ID:_default' \
 '--profile=[The workspace profile id of the upload route]:ID:_default' \
 '--review-credential-file=[The operator'\''s review credential file (NAME=VALUE lines, the operator'\''s, mode 0600)\: a review collect hands the values to the pinned reviewer only (docs/review.md, "Credentials")]:FILE:_files' \
-'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
-'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -1847,12 +1859,12 @@ esac
 _arguments "${_arguments_options[@]}" : \
 '--request-id=[Idempotency key (default\: a fresh one)]:REQUEST_ID:_default' \
 '--descriptor-out=[Also write the descriptor to this new 0600 file]:FILE:_files' \
-'--endpoint=[Run through this workspace endpoint (base URL, \`http\://host\:port\`) instead of a local data directory\: the token file is all the agent needs (docs/workspace-http.md)]:URL:_default' \
-'--repository=[Repository id of the workspace profile (with --endpoint)]:REPOSITORY:_default' \
-'--profile=[Profile id of the workspace profile (with --endpoint)]:PROFILE:_default' \
-'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--endpoint=[Run through this workspace endpoint (base URL, \`http\://host\:port\`) instead of a local data directory\: the token file is all the agent needs (docs/workspace-http.md) \[env\: AGENT_TASK_ENDPOINT\]]:URL:_default' \
+'--repository=[Repository id of the workspace profile (with the endpoint) \[env\: AGENT_TASK_REPOSITORY\]]:REPOSITORY:_default' \
+'--profile=[Profile id of the workspace profile (with the endpoint) \[env\: AGENT_TASK_PROFILE\]]:PROFILE:_default' \
+'--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
-'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -1869,9 +1881,9 @@ _arguments "${_arguments_options[@]}" : \
 '--endpoint=[Workspace endpoint base URL (\`http\://host\:port\`)]:URL:_default' \
 '--repository=[Repository id of the workspace profile (with --endpoint)]:REPOSITORY:_default' \
 '--profile=[Profile id (with --endpoint)]:PROFILE:_default' \
-'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
-'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
 '--token-on-stdin[Read the agent'\''s token from the first line of stdin, the descriptor from the rest (with \`--descriptor -\`)\: how the sudo wrapper, which resets the environment, passes them. Excludes --token-file. Marks a wrapper-started collect\: it needs --endpoint and never imports locally (nothing the agent starts takes the data directory'\''s lock)]' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
@@ -1887,9 +1899,9 @@ _arguments "${_arguments_options[@]}" : \
 '--endpoint=[Workspace endpoint base URL (\`http\://host\:port\`)]:URL:_default' \
 '--repository=[Repository id of the workspace profile (with --endpoint)]:REPOSITORY:_default' \
 '--profile=[Profile id (with --endpoint)]:PROFILE:_default' \
-'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
-'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -1901,12 +1913,12 @@ _arguments "${_arguments_options[@]}" : \
 _arguments "${_arguments_options[@]}" : \
 '--change=[Change id]:CHANGE:_default' \
 '--workspace=[Workspace directory of the Change]:PATH:_files' \
-'--endpoint=[Run through this workspace endpoint (base URL, \`http\://host\:port\`) instead of a local data directory\: the token file is all the agent needs (docs/workspace-http.md)]:URL:_default' \
-'--repository=[Repository id of the workspace profile (with --endpoint)]:REPOSITORY:_default' \
-'--profile=[Profile id of the workspace profile (with --endpoint)]:PROFILE:_default' \
-'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--endpoint=[Run through this workspace endpoint (base URL, \`http\://host\:port\`) instead of a local data directory\: the token file is all the agent needs (docs/workspace-http.md) \[env\: AGENT_TASK_ENDPOINT\]]:URL:_default' \
+'--repository=[Repository id of the workspace profile (with the endpoint) \[env\: AGENT_TASK_REPOSITORY\]]:REPOSITORY:_default' \
+'--profile=[Profile id of the workspace profile (with the endpoint) \[env\: AGENT_TASK_PROFILE\]]:PROFILE:_default' \
+'--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
-'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -1918,12 +1930,12 @@ _arguments "${_arguments_options[@]}" : \
 _arguments "${_arguments_options[@]}" : \
 '--change=[Change id]:CHANGE:_default' \
 '--workspace=[Workspace directory of the Change]:PATH:_files' \
-'--endpoint=[Run through this workspace endpoint (base URL, \`http\://host\:port\`) instead of a local data directory\: the token file is all the agent needs (docs/workspace-http.md)]:URL:_default' \
-'--repository=[Repository id of the workspace profile (with --endpoint)]:REPOSITORY:_default' \
-'--profile=[Profile id of the workspace profile (with --endpoint)]:PROFILE:_default' \
-'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--endpoint=[Run through this workspace endpoint (base URL, \`http\://host\:port\`) instead of a local data directory\: the token file is all the agent needs (docs/workspace-http.md) \[env\: AGENT_TASK_ENDPOINT\]]:URL:_default' \
+'--repository=[Repository id of the workspace profile (with the endpoint) \[env\: AGENT_TASK_REPOSITORY\]]:REPOSITORY:_default' \
+'--profile=[Profile id of the workspace profile (with the endpoint) \[env\: AGENT_TASK_PROFILE\]]:PROFILE:_default' \
+'--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
-'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -1935,9 +1947,9 @@ _arguments "${_arguments_options[@]}" : \
 _arguments "${_arguments_options[@]}" : \
 '--repo=[Repository id]:REPO:_default' \
 '--change=[Change id]:CHANGE:_default' \
-'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
-'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
 '--allow-protected-change[Land a revision that changes protected paths (the operator'\''s explicit override\: no receipt is required for it, since its tests are not the operator'\''s; the landing row and the commit message record it)]' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
@@ -1949,9 +1961,9 @@ _arguments "${_arguments_options[@]}" : \
 (sandbox-exec)
 _arguments "${_arguments_options[@]}" : \
 '--limits=[The pinned limits and process attributes, as the runtime identity'\''s \`limits\` JSON]:JSON:_default' \
-'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
-'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -1962,9 +1974,9 @@ _arguments "${_arguments_options[@]}" : \
 ;;
 (authority)
 _arguments "${_arguments_options[@]}" : \
-'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
-'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -1984,9 +1996,9 @@ _arguments "${_arguments_options[@]}" : \
 _arguments "${_arguments_options[@]}" : \
 '--format=[Public key format\: 64 lowercase hex characters, or a PEM \`PUBLIC KEY\`]:FORMAT:((hex\:"64 lowercase hex characters"
 pem\:"PEM SubjectPublicKeyInfo (RFC 8410)"))' \
-'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
-'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help (see more with '\''--help'\'')]' \
 '--help[Print help (see more with '\''--help'\'')]' \
@@ -2004,9 +2016,9 @@ pem\:"PEM SubjectPublicKeyInfo (RFC 8410)"))' \
         case $line[1] in
             (rotate)
 _arguments "${_arguments_options[@]}" : \
-'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
-'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -2090,9 +2102,9 @@ esac
 _arguments "${_arguments_options[@]}" : \
 '--change=[The Change (its landing when its current version landed, else its qualified subject)]:CHANGE:_default' \
 '--out=[Also write each envelope and the whole set (\`attestations.jsonl\`) into this directory]:DIR:_files' \
-'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
-'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -2105,9 +2117,9 @@ _arguments "${_arguments_options[@]}" : \
 '--repo=[The git repository holding the commit and its \`refs/notes/agent-task\` note]:PATH:_files' \
 '--commit=[The landed commit]:SHA:_default' \
 '--key=[The authority'\''s public key (PEM or 64 hex characters), e.g. from \`authority key\`]:FILE:_files' \
-'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
-'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
 '--allow-override[Also accept a commit the operator landed with \`--allow-protected-change\` (no receipt, no tests)\: reported \`qualified\: false\` instead of failing with \`attestation_unqualified\`]' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
@@ -2118,9 +2130,9 @@ _arguments "${_arguments_options[@]}" : \
 ;;
 (deploy)
 _arguments "${_arguments_options[@]}" : \
-'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
-'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -2148,11 +2160,11 @@ _arguments "${_arguments_options[@]}" : \
 '--repository=[The endpoint'\''s repository id]:ID:_default' \
 '--profile=[The profile id]:ID:_default' \
 '--token-file=[The agent'\''s token file (opened as the agent'\''s user when run as root)]:FILE:_files' \
-'--claude-managed=[Claude Code'\''s managed settings file]:FILE:_files' \
+'--claude-managed=[Claude Code'\''s base managed settings file; the \`managed-settings.d/*.json\` drop-ins beside it are read too]:FILE:_files' \
 '--codex-requirements=[Codex'\''s requirements file]:FILE:_files' \
 '--hook-map=[The managed hook'\''s uid map]:FILE:_files' \
 '*--skip=[Do not run a check or a group of checks (users, paths, config, wrapper, sudoers, agent, endpoint, hooks); reported as skipped. Repeatable]:NAME:_default' \
-'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
@@ -2164,9 +2176,9 @@ _arguments "${_arguments_options[@]}" : \
 (config)
 _arguments "${_arguments_options[@]}" : \
 '--out=[Where to write the config (serve --workspace-config FILE)]:FILE:_files' \
-'--data-dir=[Data directory (created 0700 by \`init\`)]:DIR:_files' \
+'--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
-'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON]:FILE:_files' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
 '--force[Replace a file that holds another config]' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \

@@ -220,6 +220,10 @@ fn the_documented_walkthrough_runs_as_written() {
         println!("SKIP: the walkthrough creates users and a sudoers rule: it needs root");
         return;
     }
+    // The machine's managed hook files, as they are before the demo
+    // (which writes them) and must be after it.
+    let etc = ["/etc/claude-code", "/etc/codex", "/etc/agent-task"];
+    let before: Vec<String> = etc.iter().map(|d| tree_state(Path::new(d))).collect();
     let o = std::process::Command::new(repo_root().join("scripts/deploy-demo.sh"))
         .arg("--binary")
         .arg(bin())
@@ -242,6 +246,25 @@ fn the_documented_walkthrough_runs_as_written() {
     let timed = err.lines().filter(|l| l.contains(" ms  ")).count();
     assert_eq!(timed, blocks, "{err}");
     assert!(err.contains("\"failed\":0,\"ok\":true"), "{err}");
+    // deploy check ran the hook group, and the managed hook (Claude Code's
+    // and Codex's flavour) blocked before qualification, passed after.
+    assert!(
+        err.contains("\"name\":\"hook_map\",\"status\":\"ok\""),
+        "{err}"
+    );
+    let answers: Vec<&str> = err
+        .lines()
+        .filter(|l| l.starts_with("{\"decision\":\"block\"") || *l == "{}")
+        .collect();
+    assert_eq!(answers.len(), 4, "{err}");
+    assert!(
+        answers[..2]
+            .iter()
+            .all(|a| a.starts_with("{\"decision\":\"block\""))
+    );
+    assert_eq!(&answers[2..], &["{}", "{}"]);
+    let after: Vec<String> = etc.iter().map(|d| tree_state(Path::new(d))).collect();
+    assert_eq!(before, after, "deploy-demo.sh did not put /etc back");
     // The users it made are gone, and so is its sudoers rule.
     let line = err
         .lines()
@@ -263,6 +286,31 @@ fn the_documented_walkthrough_runs_as_written() {
         .status()
         .expect("id");
     assert!(!gone.success(), "{op} still exists");
+}
+
+/// Every entry under `d` (not following links): path, owner, mode and bytes;
+/// `absent` when `d` does not exist.
+fn tree_state(d: &Path) -> String {
+    let Ok(md) = std::fs::symlink_metadata(d) else {
+        return format!("{}: absent", d.display());
+    };
+    let mut out = format!("{} {}:{} {:o}", d.display(), md.uid(), md.gid(), md.mode());
+    if md.file_type().is_symlink() {
+        out += &format!(" -> {:?}", std::fs::read_link(d).ok());
+    } else if md.is_file() {
+        out += &format!(" {:?}", std::fs::read(d).ok());
+    } else if md.is_dir() {
+        let mut names: Vec<PathBuf> = std::fs::read_dir(d)
+            .expect("read_dir")
+            .map(|e| e.expect("entry").path())
+            .collect();
+        names.sort();
+        for n in names {
+            out += "\n";
+            out += &tree_state(&n);
+        }
+    }
+    out
 }
 
 /// Two users, the operator's stores and key, the wrapper and rule; removed on drop.
