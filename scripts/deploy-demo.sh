@@ -98,6 +98,9 @@ cleanup() {
   rm -rf "$base"
 }
 trap cleanup EXIT
+# A signal exits through the EXIT trap too (bash skips it when killed otherwise).
+trap 'exit 130' INT
+trap 'exit 143' TERM HUP
 for d in "${managed_dirs[@]}"; do
   name=${d#/etc/}
   if [ -e "$d" ] || [ -L "$d" ]; then

@@ -801,6 +801,15 @@ fn hook_checks_read_the_managed_files_as_the_hook_does(d: &Setup) {
     std::fs::write(&theirs, "{}").expect("w");
     sh_root(&["chown", &format!("{0}:{0}", d.agent), s(&theirs)]);
     assert_eq!(status(&check(&[]), "hook_claude_managed"), "fail");
+    std::fs::write(&theirs, "{\"disableAllHooks\": true}").expect("w");
+    sh_root(&["chown", "root:root", s(&theirs)]);
+    std::fs::set_permissions(&theirs, std::fs::Permissions::from_mode(0o644)).expect("chmod");
+    let v = check(&[]);
+    assert_eq!(status(&v, "hook_claude_managed"), "fail", "{v}");
+    assert!(
+        detail(&v, "hook_claude_managed").contains("disableAllHooks"),
+        "{v}"
+    );
     std::fs::remove_file(&theirs).expect("rm");
     std::fs::rename(&drop_in, &base).expect("mv");
     let v = check(&[]);

@@ -707,13 +707,22 @@ pub fn run(r: &CheckRequest) -> Result<CheckReport> {
         let dir = r.hooks.claude.with_file_name("managed-settings.d");
         match found {
             Some((f, c)) => {
-                let exclusive = files.iter().any(|f| {
-                    crate::hooks::read_project_file(f)
-                        .ok()
-                        .flatten()
-                        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
-                        .is_some_and(|v| v.get(managed::CLAUDE_EXCLUSIVE_KEY) == Some(&serde_json::Value::Bool(true)))
-                });
+                let set = |key: &str| {
+                    files.iter().any(|f| {
+                        crate::hooks::read_project_file(f)
+                            .ok()
+                            .flatten()
+                            .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+                            .is_some_and(|v| v.get(key) == Some(&serde_json::Value::Bool(true)))
+                    })
+                };
+                if set("disableAllHooks") {
+                    return fail(
+                        "a managed settings file sets disableAllHooks: no hook runs, the managed one neither",
+                        "remove disableAllHooks from the managed settings",
+                    );
+                }
+                let exclusive = set(managed::CLAUDE_EXCLUSIVE_KEY);
                 Ok(format!(
                     "{} runs `{c}` on Stop{}",
                     shown(&f),
