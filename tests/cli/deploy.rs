@@ -797,6 +797,10 @@ fn hook_checks_read_the_managed_files_as_the_hook_does(d: &Setup) {
         "{v}"
     );
     std::fs::set_permissions(&drop_in, std::fs::Permissions::from_mode(0o644)).expect("chmod");
+    let dropins = drop_in.parent().expect("dir");
+    std::fs::set_permissions(dropins, std::fs::Permissions::from_mode(0o777)).expect("chmod");
+    assert_eq!(status(&check(&[]), "hook_claude_managed"), "fail");
+    std::fs::set_permissions(dropins, std::fs::Permissions::from_mode(0o755)).expect("chmod");
     let theirs = drop_in.with_file_name("zz.json");
     std::fs::write(&theirs, "{}").expect("w");
     sh_root(&["chown", &format!("{0}:{0}", d.agent), s(&theirs)]);

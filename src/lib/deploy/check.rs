@@ -694,6 +694,20 @@ pub fn run(r: &CheckRequest) -> Result<CheckReport> {
 
     let hook_fix = "as root: agent-task install-stop --managed (docs/hooks.md)";
     o.run("hooks", "hook_claude_managed", || {
+        // The drop-in directory is policy too: a file another user can add
+        // there is read as managed settings.
+        let dir = r.hooks.claude.with_file_name("managed-settings.d");
+        if let Ok(md) = std::fs::symlink_metadata(&dir)
+            && (!md.is_dir() || md.uid() != 0 || md.mode() & 0o022 != 0)
+        {
+            return fail(
+                format!(
+                    "{} must be a directory owned by root and writable only by root (not a symbolic link)",
+                    shown(&dir)
+                ),
+                format!("chown root:root {0} && chmod 0755 {0}", shown(&dir)),
+            );
+        }
         let files = claude_managed_files(&r.hooks.claude);
         let mut found = None;
         for f in &files {
@@ -704,7 +718,6 @@ pub fn run(r: &CheckRequest) -> Result<CheckReport> {
                 found = Some((f.clone(), c));
             }
         }
-        let dir = r.hooks.claude.with_file_name("managed-settings.d");
         match found {
             Some((f, c)) => {
                 let set = |key: &str| {
