@@ -427,7 +427,7 @@ complete -c agent-task -n "__fish_agent_task_using_subcommand requirement; and n
 complete -c agent-task -n "__fish_agent_task_using_subcommand requirement; and not __fish_seen_subcommand_from install show help" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand requirement; and not __fish_seen_subcommand_from install show help" -s h -l help -d 'Print help'
 complete -c agent-task -n "__fish_agent_task_using_subcommand requirement; and not __fish_seen_subcommand_from install show help" -s V -l version -d 'Print version'
-complete -c agent-task -n "__fish_agent_task_using_subcommand requirement; and not __fish_seen_subcommand_from install show help" -f -a "install" -d 'Install a workflow file (docs/workflow-file.md) for a repository profile; bumps the policy epoch (which makes every live subject stale: `stale_subjects`) unless the file is canonically identical to the installed requirement (`unchanged: true`)'
+complete -c agent-task -n "__fish_agent_task_using_subcommand requirement; and not __fish_seen_subcommand_from install show help" -f -a "install" -d 'Install a workflow file (docs/workflow-file.md) for a repository profile; bumps the policy epoch'
 complete -c agent-task -n "__fish_agent_task_using_subcommand requirement; and not __fish_seen_subcommand_from install show help" -f -a "show" -d 'Show the installed requirement of a repository profile'
 complete -c agent-task -n "__fish_agent_task_using_subcommand requirement; and not __fish_seen_subcommand_from install show help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand requirement; and __fish_seen_subcommand_from install" -l repo -d 'Repository id' -r
@@ -436,7 +436,6 @@ complete -c agent-task -n "__fish_agent_task_using_subcommand requirement; and _
 complete -c agent-task -n "__fish_agent_task_using_subcommand requirement; and __fish_seen_subcommand_from install" -l data-dir -d 'Data directory (created 0700 by `init`) [env: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand requirement; and __fish_seen_subcommand_from install" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
 complete -c agent-task -n "__fish_agent_task_using_subcommand requirement; and __fish_seen_subcommand_from install" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON [env: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks]' -r -F
-complete -c agent-task -n "__fish_agent_task_using_subcommand requirement; and __fish_seen_subcommand_from install" -l bump-epoch -d 'Bump the policy epoch even when the requirement is unchanged (invalidates the evidence of every live subject)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand requirement; and __fish_seen_subcommand_from install" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand requirement; and __fish_seen_subcommand_from install" -s h -l help -d 'Print help'
 complete -c agent-task -n "__fish_agent_task_using_subcommand requirement; and __fish_seen_subcommand_from install" -s V -l version -d 'Print version'
@@ -448,7 +447,7 @@ complete -c agent-task -n "__fish_agent_task_using_subcommand requirement; and _
 complete -c agent-task -n "__fish_agent_task_using_subcommand requirement; and __fish_seen_subcommand_from show" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand requirement; and __fish_seen_subcommand_from show" -s h -l help -d 'Print help'
 complete -c agent-task -n "__fish_agent_task_using_subcommand requirement; and __fish_seen_subcommand_from show" -s V -l version -d 'Print version'
-complete -c agent-task -n "__fish_agent_task_using_subcommand requirement; and __fish_seen_subcommand_from help" -f -a "install" -d 'Install a workflow file (docs/workflow-file.md) for a repository profile; bumps the policy epoch (which makes every live subject stale: `stale_subjects`) unless the file is canonically identical to the installed requirement (`unchanged: true`)'
+complete -c agent-task -n "__fish_agent_task_using_subcommand requirement; and __fish_seen_subcommand_from help" -f -a "install" -d 'Install a workflow file (docs/workflow-file.md) for a repository profile; bumps the policy epoch'
 complete -c agent-task -n "__fish_agent_task_using_subcommand requirement; and __fish_seen_subcommand_from help" -f -a "show" -d 'Show the installed requirement of a repository profile'
 complete -c agent-task -n "__fish_agent_task_using_subcommand requirement; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand token; and not __fish_seen_subcommand_from issue revoke help" -l data-dir -d 'Data directory (created 0700 by `init`) [env: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line]' -r -F
@@ -529,8 +528,6 @@ complete -c agent-task -n "__fish_agent_task_using_subcommand change; and __fish
 complete -c agent-task -n "__fish_agent_task_using_subcommand change; and __fish_seen_subcommand_from open" -l endpoint -d 'Open through this workspace endpoint (base URL) [env: AGENT_TASK_ENDPOINT]' -r
 complete -c agent-task -n "__fish_agent_task_using_subcommand change; and __fish_seen_subcommand_from open" -l repository -d 'Repository id of the workspace profile (with the endpoint) [env: AGENT_TASK_REPOSITORY]' -r
 complete -c agent-task -n "__fish_agent_task_using_subcommand change; and __fish_seen_subcommand_from open" -l request-id -d 'Idempotency key (with the endpoint): a retry returns the Change this request opened' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand change; and __fish_seen_subcommand_from open" -l title -d 'The Change\'s title: the landed commit\'s subject line (control characters stripped, at most 200 characters)' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand change; and __fish_seen_subcommand_from open" -l body -d 'The Change\'s body: the landed commit\'s message body (control characters stripped, at most 16 KiB; lines shaped like git trailers are indented)' -r
 complete -c agent-task -n "__fish_agent_task_using_subcommand change; and __fish_seen_subcommand_from open" -l data-dir -d 'Data directory (created 0700 by `init`) [env: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand change; and __fish_seen_subcommand_from open" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
 complete -c agent-task -n "__fish_agent_task_using_subcommand change; and __fish_seen_subcommand_from open" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON [env: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks]' -r -F
@@ -545,11 +542,9 @@ complete -c agent-task -n "__fish_agent_task_using_subcommand checkpoint" -l max
 complete -c agent-task -n "__fish_agent_task_using_subcommand checkpoint" -l endpoint -d 'Run through this workspace endpoint (base URL, `http://host:port`) instead of a local data directory: the token file is all the agent needs (docs/workspace-http.md) [env: AGENT_TASK_ENDPOINT]' -r
 complete -c agent-task -n "__fish_agent_task_using_subcommand checkpoint" -l repository -d 'Repository id of the workspace profile (with the endpoint) [env: AGENT_TASK_REPOSITORY]' -r
 complete -c agent-task -n "__fish_agent_task_using_subcommand checkpoint" -l profile -d 'Profile id of the workspace profile (with the endpoint) [env: AGENT_TASK_PROFILE]' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand checkpoint" -s m -l message -d 'Set the Change\'s title (first line) and body (the rest): the landed commit\'s message' -r
 complete -c agent-task -n "__fish_agent_task_using_subcommand checkpoint" -l data-dir -d 'Data directory (created 0700 by `init`) [env: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand checkpoint" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
 complete -c agent-task -n "__fish_agent_task_using_subcommand checkpoint" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON [env: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks]' -r -F
-complete -c agent-task -n "__fish_agent_task_using_subcommand checkpoint" -l new-subject -d 'Mint a new subject (fresh task ids) even when the tree is the current subject\'s revision and that subject still has live or pending tasks'
 complete -c agent-task -n "__fish_agent_task_using_subcommand checkpoint" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand checkpoint" -s h -l help -d 'Print help'
 complete -c agent-task -n "__fish_agent_task_using_subcommand checkpoint" -s V -l version -d 'Print version'
@@ -864,12 +859,10 @@ complete -c agent-task -n "__fish_agent_task_using_subcommand qualify" -s h -l h
 complete -c agent-task -n "__fish_agent_task_using_subcommand qualify" -s V -l version -d 'Print version'
 complete -c agent-task -n "__fish_agent_task_using_subcommand land" -l repo -d 'Repository id' -r
 complete -c agent-task -n "__fish_agent_task_using_subcommand land" -l change -d 'Change id' -r
-complete -c agent-task -n "__fish_agent_task_using_subcommand land" -l author -d 'The commit\'s author and committer, "Name <email>" (default: the operator\'s git identity in the repository: user.name, user.email)' -r
 complete -c agent-task -n "__fish_agent_task_using_subcommand land" -l data-dir -d 'Data directory (created 0700 by `init`) [env: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand land" -l lock-timeout-ms -d 'How long a mutating command waits for the data-directory lock before failing with `busy`' -r
 complete -c agent-task -n "__fish_agent_task_using_subcommand land" -l token-file -d 'The agent\'s token file (issued by `token issue`); the actor of every agent command comes from it, never from request JSON [env: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks]' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand land" -l allow-protected-change -d 'Land a revision that changes protected paths (the operator\'s explicit override: no receipt is required for it, since its tests are not the operator\'s; the landing row and the commit message record it)'
-complete -c agent-task -n "__fish_agent_task_using_subcommand land" -l update-worktree -d 'When the target branch is checked out in the repository\'s (non-bare) work tree, move its index and files along as `git merge --ff-only` would (clean work trees only: a dirty one is refused, no ref moved; no filter drivers run). Without it such a landing is refused before any ref moves (`worktree_checked_out`)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand land" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand land" -s h -l help -d 'Print help'
 complete -c agent-task -n "__fish_agent_task_using_subcommand land" -s V -l version -d 'Print version'
@@ -937,7 +930,7 @@ complete -c agent-task -n "__fish_agent_task_using_subcommand deploy; and __fish
 complete -c agent-task -n "__fish_agent_task_using_subcommand deploy; and __fish_seen_subcommand_from check" -l repository -d 'The endpoint\'s repository id' -r
 complete -c agent-task -n "__fish_agent_task_using_subcommand deploy; and __fish_seen_subcommand_from check" -l profile -d 'The profile id' -r
 complete -c agent-task -n "__fish_agent_task_using_subcommand deploy; and __fish_seen_subcommand_from check" -l token-file -d 'The agent\'s token file (opened as the agent\'s user when run as root)' -r -F
-complete -c agent-task -n "__fish_agent_task_using_subcommand deploy; and __fish_seen_subcommand_from check" -l claude-managed -d 'Claude Code\'s managed settings file' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand deploy; and __fish_seen_subcommand_from check" -l claude-managed -d 'Claude Code\'s base managed settings file; the `managed-settings.d/*.json` drop-ins beside it are read too' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand deploy; and __fish_seen_subcommand_from check" -l codex-requirements -d 'Codex\'s requirements file' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand deploy; and __fish_seen_subcommand_from check" -l hook-map -d 'The managed hook\'s uid map' -r -F
 complete -c agent-task -n "__fish_agent_task_using_subcommand deploy; and __fish_seen_subcommand_from check" -l skip -d 'Do not run a check or a group of checks (users, paths, config, wrapper, sudoers, agent, endpoint, hooks); reported as skipped. Repeatable' -r
@@ -1026,7 +1019,7 @@ complete -c agent-task -n "__fish_agent_task_using_subcommand help; and __fish_s
 complete -c agent-task -n "__fish_agent_task_using_subcommand help; and __fish_seen_subcommand_from sync" -f -a "reset" -d 'Delete the checkpoint of one (peer, collection); imported data stays'
 complete -c agent-task -n "__fish_agent_task_using_subcommand help; and __fish_seen_subcommand_from repo" -f -a "add" -d 'Register a source directory as a repository; its tree becomes the target head'
 complete -c agent-task -n "__fish_agent_task_using_subcommand help; and __fish_seen_subcommand_from repo" -f -a "list" -d 'List repositories'
-complete -c agent-task -n "__fish_agent_task_using_subcommand help; and __fish_seen_subcommand_from requirement" -f -a "install" -d 'Install a workflow file (docs/workflow-file.md) for a repository profile; bumps the policy epoch (which makes every live subject stale: `stale_subjects`) unless the file is canonically identical to the installed requirement (`unchanged: true`)'
+complete -c agent-task -n "__fish_agent_task_using_subcommand help; and __fish_seen_subcommand_from requirement" -f -a "install" -d 'Install a workflow file (docs/workflow-file.md) for a repository profile; bumps the policy epoch'
 complete -c agent-task -n "__fish_agent_task_using_subcommand help; and __fish_seen_subcommand_from requirement" -f -a "show" -d 'Show the installed requirement of a repository profile'
 complete -c agent-task -n "__fish_agent_task_using_subcommand help; and __fish_seen_subcommand_from token" -f -a "issue" -d 'Issue an agent token into a new 0600 file (only its hash is kept)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand help; and __fish_seen_subcommand_from token" -f -a "revoke" -d 'Revoke an agent\'s token (bumps its grant generation)'

@@ -14,7 +14,10 @@
 # binary defaults to target/release/agent-task (built when missing). The
 # users are atop<N>/atag<N>; every path the walkthrough writes (binary,
 # wrapper, repository) goes under one temporary root-owned directory, and
-# the sudoers rule is /etc/sudoers.d/agent-task-demo-<N>.
+# the sudoers rule is /etc/sudoers.d/agent-task-demo-<N>. The managed Stop
+# hook's files are the machine's own (/etc/claude-code, /etc/codex,
+# /etc/agent-task): each is saved first and put back on exit, byte for
+# byte, or removed when it did not exist.
 #
 # Block conventions (docs/security.md): the `env` block is the first part
 # of every step's shell, with its OP, AGENT, BUILT, BIN, WRAPPER, SUDOERS,
@@ -31,7 +34,7 @@ binary=
 while [ $# -gt 0 ]; do
   case $1 in
     --binary) binary=$2; shift 2 ;;
-    -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
     *) echo "deploy-demo: unknown argument $1" >&2; exit 64 ;;
   esac
 done
@@ -59,8 +62,28 @@ port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); p
 sudoers=/etc/sudoers.d/agent-task-demo-$n
 made_users=()
 steps=$base/steps
+# The machine-wide files the walkthrough's managed hook writes: each
+# directory is put back as it was (its bytes, owners and modes, or its
+# absence) on exit, also on failure. The copies live outside $base.
+managed_dirs=(/etc/claude-code /etc/codex /etc/agent-task)
+saved=$(mktemp -d /root/.agent-task-deploy-demo-etc.XXXXXX 2>/dev/null || mktemp -d)
+chmod 0700 "$saved"
+
+restore_etc() {
+  for d in "${managed_dirs[@]}"; do
+    name=${d#/etc/}
+    if [ -e "$saved/$name.absent" ]; then
+      rm -rf "$d"
+    elif [ -e "$saved/$name" ]; then
+      rm -rf "$d"
+      cp -a "$saved/$name" "$d"
+    fi
+  done
+  rm -rf "$saved"
+}
 
 cleanup() {
+  restore_etc
   for u in "${made_users[@]}"; do
     if [ -f "/home/$u/serve.pid" ]; then
       kill "$(cat "/home/$u/serve.pid")" 2>/dev/null || true
@@ -75,6 +98,17 @@ cleanup() {
   rm -rf "$base"
 }
 trap cleanup EXIT
+# A signal exits through the EXIT trap too (bash skips it when killed otherwise).
+trap 'exit 130' INT
+trap 'exit 143' TERM HUP
+for d in "${managed_dirs[@]}"; do
+  name=${d#/etc/}
+  if [ -e "$d" ] || [ -L "$d" ]; then
+    cp -a "$d" "$saved/$name"
+  else
+    : >"$saved/$name.absent"
+  fi
+done
 
 # Extract the blocks: steps/NN.USER.sh, in document order.
 install -d -m 0755 "$base" "$base/bin" "$base/sbin"

@@ -44,7 +44,14 @@ fn land(l: &Loop, change: &str, env: &[(&str, &str)]) -> Output {
     for (k, v) in env {
         c.env(k, v);
     }
-    c.args(["land", "--repo", "demo/basic", "--change", change]);
+    c.args([
+        "land",
+        "--repo",
+        "demo/basic",
+        "--change",
+        change,
+        "--update-worktree",
+    ]);
     run_cmd(&mut c)
 }
 

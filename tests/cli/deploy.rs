@@ -220,6 +220,10 @@ fn the_documented_walkthrough_runs_as_written() {
         println!("SKIP: the walkthrough creates users and a sudoers rule: it needs root");
         return;
     }
+    // The machine's managed hook files, as they are before the demo
+    // (which writes them) and must be after it.
+    let etc = ["/etc/claude-code", "/etc/codex", "/etc/agent-task"];
+    let before: Vec<String> = etc.iter().map(|d| tree_state(Path::new(d))).collect();
     let o = std::process::Command::new(repo_root().join("scripts/deploy-demo.sh"))
         .arg("--binary")
         .arg(bin())
@@ -242,6 +246,25 @@ fn the_documented_walkthrough_runs_as_written() {
     let timed = err.lines().filter(|l| l.contains(" ms  ")).count();
     assert_eq!(timed, blocks, "{err}");
     assert!(err.contains("\"failed\":0,\"ok\":true"), "{err}");
+    // deploy check ran the hook group, and the managed hook (Claude Code's
+    // and Codex's flavour) blocked before qualification, passed after.
+    assert!(
+        err.contains("\"name\":\"hook_map\",\"status\":\"ok\""),
+        "{err}"
+    );
+    let answers: Vec<&str> = err
+        .lines()
+        .filter(|l| l.starts_with("{\"decision\":\"block\"") || *l == "{}")
+        .collect();
+    assert_eq!(answers.len(), 4, "{err}");
+    assert!(
+        answers[..2]
+            .iter()
+            .all(|a| a.starts_with("{\"decision\":\"block\""))
+    );
+    assert_eq!(&answers[2..], &["{}", "{}"]);
+    let after: Vec<String> = etc.iter().map(|d| tree_state(Path::new(d))).collect();
+    assert_eq!(before, after, "deploy-demo.sh did not put /etc back");
     // The users it made are gone, and so is its sudoers rule.
     let line = err
         .lines()
@@ -263,6 +286,31 @@ fn the_documented_walkthrough_runs_as_written() {
         .status()
         .expect("id");
     assert!(!gone.success(), "{op} still exists");
+}
+
+/// Every entry under `d` (not following links): path, owner, mode and bytes;
+/// `absent` when `d` does not exist.
+fn tree_state(d: &Path) -> String {
+    let Ok(md) = std::fs::symlink_metadata(d) else {
+        return format!("{}: absent", d.display());
+    };
+    let mut out = format!("{} {}:{} {:o}", d.display(), md.uid(), md.gid(), md.mode());
+    if md.file_type().is_symlink() {
+        out += &format!(" -> {:?}", std::fs::read_link(d).ok());
+    } else if md.is_file() {
+        out += &format!(" {:?}", std::fs::read(d).ok());
+    } else if md.is_dir() {
+        let mut names: Vec<PathBuf> = std::fs::read_dir(d)
+            .expect("read_dir")
+            .map(|e| e.expect("entry").path())
+            .collect();
+        names.sort();
+        for n in names {
+            out += "\n";
+            out += &tree_state(&n);
+        }
+    }
+    out
 }
 
 /// Two users, the operator's stores and key, the wrapper and rule; removed on drop.
@@ -569,6 +617,8 @@ fn deploy_check_finds_each_break_and_reads_nothing_of_the_agents_as_root() {
             .expect("uid")
     });
 
+    hook_checks_read_the_managed_files_as_the_hook_does(&d);
+
     // Not root: no probe as the agent (skipped, not passed).
     let o = d.as_user(
         &op,
@@ -596,6 +646,198 @@ fn deploy_check_finds_each_break_and_reads_nothing_of_the_agents_as_root() {
     let v: Value = serde_json::from_str(&o.stdout).unwrap_or_else(|e| panic!("{e}: {o}"));
     assert_eq!(status(&v, "agent_cannot_read_key"), "skipped", "{v}");
     assert_eq!(status(&v, "data_dir"), "ok", "{v}");
+}
+
+/// The `hooks` group against files under the set-up's root-owned
+/// directory: written by `install-stop --managed` and by hand, then
+/// broken one way at a time.
+fn hook_checks_read_the_managed_files_as_the_hook_does(d: &Setup) {
+    let etc = d.root_dir.join("etc");
+    let base = etc.join("claude-code/managed-settings.json");
+    let drop_in = etc.join("claude-code/managed-settings.d/agent-task.json");
+    let codex = etc.join("codex/requirements.toml");
+    let map = etc.join("agent-task/hooks.json");
+    let check = |extra: &[&str]| {
+        let mut a = vec![
+            "--data-dir",
+            "/nonexistent",
+            "deploy",
+            "check",
+            "--collector-dir",
+            "/nonexistent",
+            "--operator-user",
+            &d.op,
+            "--agent-user",
+            &d.agent,
+            "--wrapper",
+            "/nonexistent",
+            "--sudoers",
+            "/nonexistent",
+            "--claude-managed",
+            s(&base),
+            "--codex-requirements",
+            s(&codex),
+            "--hook-map",
+            s(&map),
+        ];
+        for g in ["users", "paths", "config", "wrapper", "sudoers", "agent"] {
+            a.extend(["--skip", g]);
+        }
+        a.extend_from_slice(extra);
+        let o = d.root(&a);
+        let v: Value = serde_json::from_str(&o.stdout).unwrap_or_else(|e| panic!("{e}: {o}"));
+        assert_eq!(v["ok"], o.code == 0, "{o}");
+        v
+    };
+    let detail = |v: &Value, name: &str| -> String {
+        v["checks"]
+            .as_array()
+            .and_then(|c| c.iter().find(|c| c["name"] == name))
+            .and_then(|c| c["detail"].as_str())
+            .unwrap_or_default()
+            .to_owned()
+    };
+    // Nothing installed: each fails with its fix.
+    let v = check(&[]);
+    for name in ["hook_claude_managed", "hook_codex_managed", "hook_map"] {
+        assert_eq!(status(&v, name), "fail", "{name}: {v}");
+    }
+    // The hook where install-stop --managed writes it (the drop-in, not the
+    // base file), and the agent's uid in the map.
+    let o = d.root(&[
+        "install-stop",
+        "--managed",
+        "--settings-file",
+        s(&drop_in),
+        "--requirements-file",
+        s(&codex),
+        "--hooks-map",
+        s(&map),
+    ]);
+    assert_eq!(o.code, 0, "{o}");
+    let uid = {
+        let o = std::process::Command::new("id")
+            .args(["-u", &d.agent])
+            .output()
+            .expect("id");
+        String::from_utf8_lossy(&o.stdout).trim().to_owned()
+    };
+    let tok = d.home(&d.agent).join("agent.token");
+    let entry = |ep: &str| {
+        serde_json::json!({"users": {uid.as_str(): {"endpoint": ep, "repository": "demo-basic",
+            "profile": "default", "token_file": s(&tok)}}})
+        .to_string()
+    };
+    std::fs::create_dir_all(map.parent().expect("p")).expect("mkdir");
+    std::fs::write(&map, entry("http://127.0.0.1:9")).expect("map");
+    std::fs::set_permissions(&map, std::fs::Permissions::from_mode(0o644)).expect("chmod");
+    let v = check(&[]);
+    for name in ["hook_claude_managed", "hook_codex_managed", "hook_map"] {
+        assert_eq!(status(&v, name), "ok", "{name}: {v}");
+    }
+    assert!(detail(&v, "hook_claude_managed").contains("managed-settings.d/agent-task.json"));
+    assert!(
+        detail(&v, "hook_map").contains(&format!("uid {uid}")),
+        "{v}"
+    );
+    // With --endpoint, the entry must name that endpoint and token file.
+    let ep = |url: &str| {
+        check(&[
+            "--endpoint",
+            url,
+            "--repository",
+            "demo-basic",
+            "--profile",
+            "default",
+            "--token-file",
+            s(&tok),
+            "--skip",
+            "endpoint",
+        ])
+    };
+    assert_eq!(status(&ep("http://127.0.0.1:9"), "hook_map"), "ok");
+    let v = ep("http://127.0.0.1:10");
+    assert_eq!(status(&v, "hook_map"), "fail", "{v}");
+    assert!(
+        detail(&v, "hook_map").contains("not http://127.0.0.1:10"),
+        "{v}"
+    );
+
+    // The map as the hook refuses it: writable by the group; a symbolic
+    // link to a good map; not a map; another uid only.
+    std::fs::set_permissions(&map, std::fs::Permissions::from_mode(0o664)).expect("chmod");
+    assert_eq!(status(&check(&[]), "hook_map"), "fail");
+    std::fs::set_permissions(&map, std::fs::Permissions::from_mode(0o644)).expect("chmod");
+    let real = etc.join("agent-task/real.json");
+    std::fs::rename(&map, &real).expect("mv");
+    std::os::unix::fs::symlink(&real, &map).expect("ln");
+    assert_eq!(status(&check(&[]), "hook_map"), "fail");
+    std::fs::remove_file(&map).expect("rm");
+    std::fs::write(&map, "{\"users\": [1]}").expect("w");
+    let v = check(&[]);
+    assert_eq!(status(&v, "hook_map"), "fail");
+    assert!(detail(&v, "hook_map").contains("hook_map_unsafe"), "{v}");
+    std::fs::write(
+        &map,
+        entry("http://127.0.0.1:9").replace(&format!("\"{uid}\""), "\"4000000\""),
+    )
+    .expect("w");
+    let v = check(&[]);
+    assert_eq!(status(&v, "hook_map"), "fail");
+    assert!(detail(&v, "hook_map").contains("no entry"), "{v}");
+
+    // Claude Code: a drop-in the agents cannot read is not a hook they
+    // load; another user's managed file is a failure even beside ours; a
+    // base file holding the hook is found too.
+    std::fs::set_permissions(&drop_in, std::fs::Permissions::from_mode(0o600)).expect("chmod");
+    let v = check(&[]);
+    assert_eq!(status(&v, "hook_claude_managed"), "fail", "{v}");
+    assert!(
+        detail(&v, "hook_claude_managed").contains("not readable"),
+        "{v}"
+    );
+    std::fs::set_permissions(&drop_in, std::fs::Permissions::from_mode(0o644)).expect("chmod");
+    let dropins = drop_in.parent().expect("dir");
+    std::fs::set_permissions(dropins, std::fs::Permissions::from_mode(0o777)).expect("chmod");
+    assert_eq!(status(&check(&[]), "hook_claude_managed"), "fail");
+    std::fs::set_permissions(dropins, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let theirs = drop_in.with_file_name("zz.json");
+    std::fs::write(&theirs, "{}").expect("w");
+    sh_root(&["chown", &format!("{0}:{0}", d.agent), s(&theirs)]);
+    assert_eq!(status(&check(&[]), "hook_claude_managed"), "fail");
+    std::fs::write(&theirs, "{\"disableAllHooks\": true}").expect("w");
+    sh_root(&["chown", "root:root", s(&theirs)]);
+    std::fs::set_permissions(&theirs, std::fs::Permissions::from_mode(0o644)).expect("chmod");
+    let v = check(&[]);
+    assert_eq!(status(&v, "hook_claude_managed"), "fail", "{v}");
+    assert!(
+        detail(&v, "hook_claude_managed").contains("disableAllHooks"),
+        "{v}"
+    );
+    std::fs::remove_file(&theirs).expect("rm");
+    std::fs::rename(&drop_in, &base).expect("mv");
+    let v = check(&[]);
+    assert_eq!(status(&v, "hook_claude_managed"), "ok", "{v}");
+    std::fs::remove_file(&base).expect("rm");
+    assert_eq!(status(&check(&[]), "hook_claude_managed"), "fail");
+
+    // Codex: not TOML, or the hook uninstalled.
+    let good = std::fs::read(&codex).expect("r");
+    std::fs::write(&codex, "[[hooks.Stop\n").expect("w");
+    assert_eq!(status(&check(&[]), "hook_codex_managed"), "fail");
+    std::fs::write(&codex, good).expect("w");
+    assert_eq!(status(&check(&[]), "hook_codex_managed"), "ok");
+    let o = d.root(&[
+        "install-stop",
+        "--managed",
+        "--agent",
+        "codex",
+        "--uninstall",
+        "--requirements-file",
+        s(&codex),
+    ]);
+    assert_eq!(o.code, 0, "{o}");
+    assert_eq!(status(&check(&[]), "hook_codex_managed"), "fail");
 }
 
 fn rand_suffix() -> u32 {

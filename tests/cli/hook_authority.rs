@@ -299,6 +299,15 @@ fn hook_authority_managed_install_merges_refuses_and_uninstalls() {
     assert_eq!(out["files"][1]["action"], "added");
     let cmd = out["files"][0]["command"].as_str().expect("cmd");
     assert!(cmd.ends_with(" task-stop --managed"), "{cmd}");
+    // Every user's agent reads them: a new file 0644 and a new directory
+    // 0755 (not the process umask's 0600/0700); an existing file's mode kept.
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = |p: &Path| std::fs::metadata(p).expect("stat").permissions().mode() & 0o7777;
+        assert_eq!(mode(&claude), 0o644);
+        assert_eq!(mode(claude.parent().expect("p")), 0o755);
+        assert_eq!(mode(&codex), 0o644);
+    }
     let c: Value = serde_json::from_slice(&std::fs::read(&claude).expect("r")).expect("json");
     assert_eq!(c["hooks"]["Stop"][0]["hooks"][0]["command"], cmd);
     assert!(c.get("allowManagedHooksOnly").is_none());

@@ -407,6 +407,9 @@ fn cgroup_for(unique: &str) -> Result<PathBuf, String> {
     Ok(cg)
 }
 
+/// An `add.sh` that is correct but slow: each case sleeps a little.
+const SLOW_ADD: &str = "#!/bin/sh\n# Adds two integers, slowly.\nsleep 2\necho $(($1 + $2))\n";
+
 #[test]
 fn the_wrappers_collect_paused_four_ways_never_freezes_other_agents() {
     let Some(d) = deploy("the freeze test", &Opts::default()) else {
@@ -428,7 +431,10 @@ fn the_wrappers_collect_paused_four_ways_never_freezes_other_agents() {
             },
             _ => None,
         };
-        let (id, _, desc) = d.agent_change(&format!("{way:?}"));
+        // The candidate's add.sh takes a moment per case, so that a loaded
+        // machine still has a run to pause (the agent controls its own
+        // code's speed; the pause is what is under test, not the timing).
+        let (id, _, desc) = d.agent_change_with(&format!("{way:?}"), SLOW_ADD);
         let mut child = spawn(&d, &d.stdin_of(&desc), Stdio::piped(), cgroup.as_deref());
         let pauses = pause_repeatedly(&d, &others, &mut child, way, cgroup.as_deref(), &mut round);
         let out = child.wait_with_output().expect("wait");

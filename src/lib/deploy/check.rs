@@ -11,6 +11,9 @@
 use super::probe::{self, Try};
 use crate::collector::wrapper;
 use crate::error::{Error, Result};
+use crate::hooks::install::Agent;
+use crate::hooks::managed;
+use crate::hooks::stop::managed as stop_managed;
 use crate::store::private_fs;
 use serde::Serialize;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
@@ -19,7 +22,8 @@ use std::path::{Path, PathBuf};
 /// Where the managed Stop hook is looked for.
 #[derive(Debug, Clone)]
 pub struct HookPaths {
-    /// Claude Code's managed settings.
+    /// Claude Code's base managed settings file; its drop-in directory
+    /// `managed-settings.d/` beside it is read too.
     pub claude: PathBuf,
     /// Codex's requirements.
     pub codex: PathBuf,
@@ -30,9 +34,9 @@ pub struct HookPaths {
 impl Default for HookPaths {
     fn default() -> Self {
         HookPaths {
-            claude: PathBuf::from("/etc/claude-code/managed-settings.json"),
-            codex: PathBuf::from("/etc/codex/requirements.toml"),
-            map: PathBuf::from("/etc/agent-task/hooks.json"),
+            claude: PathBuf::from(managed::CLAUDE_MANAGED),
+            codex: PathBuf::from(managed::CODEX_REQUIREMENTS),
+            map: PathBuf::from(managed::HOOKS_MAP),
         }
     }
 }
@@ -243,61 +247,69 @@ fn read_root_file(p: &Path) -> std::result::Result<String, String> {
     Ok(s)
 }
 
-/// Whether a Claude Code settings document registers an agent-task Stop
-/// hook (`hooks.Stop[].hooks[].command` running `task-stop`).
-pub fn claude_has_stop_hook(doc: &serde_json::Value) -> bool {
-    doc.pointer("/hooks/Stop")
-        .and_then(|v| v.as_array())
-        .is_some_and(|groups| {
-            groups.iter().any(|g| {
-                g.get("hooks").and_then(|h| h.as_array()).is_some_and(|hs| {
-                    hs.iter().any(|h| {
-                        h.get("command")
-                            .and_then(|c| c.as_str())
-                            .is_some_and(runs_stop_hook)
-                    })
-                })
-            })
-        })
-}
-
-/// Whether a Codex `requirements.toml` registers an agent-task Stop hook:
-/// a `command` line running `task-codex-stop` or `task-stop` inside a
-/// `[[hooks.Stop]]` table or one below it.
-pub fn codex_has_stop_hook(text: &str) -> bool {
-    let mut in_stop = false;
-    for line in text.lines().map(str::trim) {
-        if line.starts_with('[') {
-            let name = line.trim_matches(|c| c == '[' || c == ']').trim();
-            in_stop = name == "hooks.Stop" || name.starts_with("hooks.Stop.");
-        } else if in_stop
-            && let Some((key, value)) = line.split_once('=')
-            && key.trim() == "command"
-            && runs_stop_hook(value)
-        {
-            return true;
-        }
+/// The files Claude Code reads managed settings from, next to `base`
+/// (`/etc/claude-code/managed-settings.json`): `base`, then every `*.json`
+/// of `managed-settings.d/` beside it not starting with `.`, sorted by
+/// name (as Claude Code merges them). Only existing entries are listed;
+/// the directory is not followed when it is a symbolic link.
+pub fn claude_managed_files(base: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    if std::fs::symlink_metadata(base).is_ok() {
+        out.push(base.to_path_buf());
     }
-    false
-}
-
-fn runs_stop_hook(cmd: &str) -> bool {
-    cmd.split(|c: char| c.is_whitespace() || c == '"' || c == '\'' || c == ',')
-        .any(|w| w == "task-stop" || w == "task-codex-stop")
-}
-
-/// Whether the managed hook's map (`/etc/agent-task/hooks.json`) has an
-/// entry for `uid`: a key equal to the uid, or an object whose `uid` is it.
-pub fn map_has_uid(doc: &serde_json::Value, uid: u32) -> bool {
-    match doc {
-        serde_json::Value::Object(m) => {
-            m.contains_key(&uid.to_string())
-                || m.get("uid").and_then(|u| u.as_u64()) == Some(u64::from(uid))
-                || m.values().any(|v| map_has_uid(v, uid))
-        }
-        serde_json::Value::Array(a) => a.iter().any(|v| map_has_uid(v, uid)),
-        _ => false,
+    let Some(dir) = base.parent().map(|d| d.join("managed-settings.d")) else {
+        return out;
+    };
+    if !std::fs::symlink_metadata(&dir).is_ok_and(|m| m.is_dir()) {
+        return out;
     }
+    let mut names: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.file_name())
+        .filter_map(|n| n.to_str().map(str::to_owned))
+        .filter(|n| n.ends_with(".json") && !n.starts_with('.'))
+        .map(|n| dir.join(n))
+        .collect();
+    names.sort();
+    out.extend(names);
+    out
+}
+
+/// The managed hook commands of one root-owned managed file (safe by
+/// [`root_file`], then parsed as `install-stop --managed` parses it).
+fn managed_file_hooks(
+    agent: Agent,
+    file: &Path,
+    fix: &str,
+) -> std::result::Result<Vec<String>, (String, String)> {
+    root_file(file, None, fix)?;
+    // The agents run as their users: the file must be readable, and its
+    // directories searchable, by others.
+    let mode = |p: &Path| std::fs::metadata(p).map(|m| m.mode()).unwrap_or(0);
+    if mode(file) & 0o004 == 0 {
+        return Err((
+            format!(
+                "{} is not readable by the agents' users (mode {:04o})",
+                shown(file),
+                mode(file) & 0o7777
+            ),
+            format!("chmod 0644 {}", shown(file)),
+        ));
+    }
+    if let Some(d) = file.ancestors().skip(1).find(|d| mode(d) & 0o001 == 0) {
+        return Err((
+            format!(
+                "{} is not searchable by the agents' users (mode {:04o})",
+                shown(d),
+                mode(d) & 0o7777
+            ),
+            format!("chmod 0755 {}", shown(d)),
+        ));
+    }
+    managed::managed_hook_installed(agent, file)
+        .map_err(|e| (format!("{}: {}", shown(file), err_text(&e)), fix.to_owned()))
 }
 
 /// Runs every check; never fails for what it finds (that is the report),
@@ -682,63 +694,145 @@ pub fn run(r: &CheckRequest) -> Result<CheckReport> {
 
     let hook_fix = "as root: agent-task install-stop --managed (docs/hooks.md)";
     o.run("hooks", "hook_claude_managed", || {
-        root_file(&r.hooks.claude, None, hook_fix)?;
-        let text = read_root_file(&r.hooks.claude).map_err(|d| (d, hook_fix.to_owned()))?;
-        let doc: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
-            (
-                format!("{} is not JSON: {e}", shown(&r.hooks.claude)),
-                hook_fix.to_owned(),
-            )
-        })?;
-        if claude_has_stop_hook(&doc) {
-            Ok(format!(
-                "{} registers the task-stop hook",
-                shown(&r.hooks.claude)
-            ))
-        } else {
-            fail(
-                format!("{} has no task-stop Stop hook", shown(&r.hooks.claude)),
-                hook_fix,
-            )
-        }
-    });
-    o.run("hooks", "hook_codex_managed", || {
-        root_file(&r.hooks.codex, None, hook_fix)?;
-        let text = read_root_file(&r.hooks.codex).map_err(|d| (d, hook_fix.to_owned()))?;
-        if codex_has_stop_hook(&text) {
-            Ok(format!("{} registers the Stop hook", shown(&r.hooks.codex)))
-        } else {
-            fail(
-                format!("{} has no task-stop Stop hook", shown(&r.hooks.codex)),
-                hook_fix,
-            )
-        }
-    });
-    o.run("hooks", "hook_map", || {
-        root_file(&r.hooks.map, None, hook_fix)?;
-        let text = read_root_file(&r.hooks.map).map_err(|d| (d, hook_fix.to_owned()))?;
-        let doc: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
-            (
-                format!("{} is not JSON: {e}", shown(&r.hooks.map)),
-                hook_fix.to_owned(),
-            )
-        })?;
-        match &agent_ids {
-            Ok(a) if map_has_uid(&doc, a.uid) => Ok(format!(
-                "{} maps {agent} (uid {})",
-                shown(&r.hooks.map),
-                a.uid
-            )),
-            Ok(a) => fail(
+        // The drop-in directory is policy too: a file another user can add
+        // there is read as managed settings.
+        let dir = r.hooks.claude.with_file_name("managed-settings.d");
+        if let Ok(md) = std::fs::symlink_metadata(&dir)
+            && (!md.is_dir() || md.uid() != 0 || md.mode() & 0o022 != 0)
+        {
+            return fail(
                 format!(
-                    "{} has no entry for {agent} (uid {})",
-                    shown(&r.hooks.map),
-                    a.uid
+                    "{} must be a directory owned by root and writable only by root (not a symbolic link)",
+                    shown(&dir)
+                ),
+                format!("chown root:root {0} && chmod 0755 {0}", shown(&dir)),
+            );
+        }
+        let files = claude_managed_files(&r.hooks.claude);
+        let mut found = None;
+        for f in &files {
+            let cmds = managed_file_hooks(Agent::Claude, f, hook_fix)?;
+            if found.is_none()
+                && let Some(c) = cmds.into_iter().next()
+            {
+                found = Some((f.clone(), c));
+            }
+        }
+        match found {
+            Some((f, c)) => {
+                let set = |key: &str| {
+                    files.iter().any(|f| {
+                        crate::hooks::read_project_file(f)
+                            .ok()
+                            .flatten()
+                            .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+                            .is_some_and(|v| v.get(key) == Some(&serde_json::Value::Bool(true)))
+                    })
+                };
+                if set("disableAllHooks") {
+                    return fail(
+                        "a managed settings file sets disableAllHooks: no hook runs, the managed one neither",
+                        "remove disableAllHooks from the managed settings",
+                    );
+                }
+                let exclusive = set(managed::CLAUDE_EXCLUSIVE_KEY);
+                Ok(format!(
+                    "{} runs `{c}` on Stop{}",
+                    shown(&f),
+                    if exclusive {
+                        ""
+                    } else {
+                        " (without allowManagedHooksOnly the user's own hooks run too: install-stop --managed --exclusive)"
+                    }
+                ))
+            }
+            None => fail(
+                format!(
+                    "no task-stop --managed Stop hook in {} or {}/*.json",
+                    shown(&r.hooks.claude),
+                    shown(&dir)
                 ),
                 hook_fix,
             ),
-            Err(e) => fail(err_text(e), "name the agent's user"),
         }
+    });
+    o.run("hooks", "hook_codex_managed", || {
+        let f = &r.hooks.codex;
+        match managed_file_hooks(Agent::Codex, f, hook_fix)?
+            .into_iter()
+            .next()
+        {
+            Some(c) => Ok(format!("{} runs `{c}` on Stop", shown(f))),
+            None => fail(
+                format!("{} has no task-codex-stop --managed Stop hook", shown(f)),
+                hook_fix,
+            ),
+        }
+    });
+    o.run("hooks", "hook_map", || {
+        let map = &r.hooks.map;
+        let entry_fix = format!(
+            "as root: add the agent's uid to {} (docs/hooks.md: root:root 0644, in a root-owned directory, not a symbolic link)",
+            shown(map)
+        );
+        root_file(map, None, &entry_fix)?;
+        let a = match &agent_ids {
+            Ok(a) => a,
+            Err(e) => return fail(err_text(e), "name the agent's user"),
+        };
+        // The hook's own reading, with its safety rules.
+        let entry = match stop_managed::lookup(map, a.uid) {
+            Ok(Some(e)) => e,
+            Ok(None) => {
+                return fail(
+                    format!("{} has no entry for {agent} (uid {})", shown(map), a.uid),
+                    entry_fix,
+                );
+            }
+            Err(c) => {
+                return fail(
+                    format!(
+                        "{}: {c}: the hook blocks every stop (root-owned, not writable by group or others, in such a directory, not a symbolic link, {{\"users\": {{\"<uid>\": {{endpoint, repository, profile, token_file}}}}}})",
+                        shown(map)
+                    ),
+                    entry_fix,
+                );
+            }
+        };
+        if let Some(ep) = &r.endpoint {
+            let want = (ep.url.as_str(), ep.repository.as_str(), ep.profile.as_str());
+            let got = (
+                entry.endpoint.as_str(),
+                entry.repository.as_str(),
+                entry.profile.as_str(),
+            );
+            if want != got || entry.token_file != ep.token_file {
+                return fail(
+                    format!(
+                        "{} maps {agent} (uid {}) to {} {}/{} with {}, not {} {}/{} with {}",
+                        shown(map),
+                        a.uid,
+                        got.0,
+                        got.1,
+                        got.2,
+                        shown(&entry.token_file),
+                        want.0,
+                        want.1,
+                        want.2,
+                        shown(&ep.token_file)
+                    ),
+                    entry_fix,
+                );
+            }
+        }
+        Ok(format!(
+            "{} maps {agent} (uid {}) to {} {}/{}",
+            shown(map),
+            a.uid,
+            entry.endpoint,
+            entry.repository,
+            entry.profile
+        ))
     });
 
     let failed = o.checks.iter().filter(|c| c.status == Status::Fail).count();
@@ -778,32 +872,27 @@ pub const CHECK_NAMES: &[&str] = &[
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
 
     #[test]
-    fn managed_hooks_are_found_by_their_stop_command() {
-        let claude = json!({"allowManagedHooksOnly": true, "hooks": {"Stop": [{"hooks": [
-            {"type": "command", "command": "/usr/local/bin/agent-task task-stop --managed"}]}]}});
-        assert!(claude_has_stop_hook(&claude));
-        assert!(!claude_has_stop_hook(
-            &json!({"hooks": {"Stop": [{"hooks": [
-            {"type": "command", "command": "/bin/echo task-stopped"}]}]}})
-        ));
-        assert!(!claude_has_stop_hook(
-            &json!({"hooks": {"PreToolUse": [{"hooks": [
-            {"type": "command", "command": "agent-task task-stop"}]}]}})
-        ));
-        let codex = "model = \"x\"\n[[hooks.Stop]]\n[[hooks.Stop.hooks]]\ntype = \"command\"\ncommand = \"/usr/local/bin/agent-task task-codex-stop --managed\"\n";
-        assert!(codex_has_stop_hook(codex));
-        assert!(!codex_has_stop_hook(
-            "[other]\ncommand = \"agent-task task-codex-stop\"\n"
-        ));
-        assert!(map_has_uid(
-            &json!({"users": {"1001": {"endpoint": "http://x"}}}),
-            1001
-        ));
-        assert!(map_has_uid(&json!([{"uid": 1001}]), 1001));
-        assert!(!map_has_uid(&json!({"users": {"1002": {}}}), 1001));
+    fn claude_managed_files_are_the_base_then_the_sorted_drop_ins() {
+        let t = tempfile::tempdir().expect("tmp");
+        let base = t.path().join("managed-settings.json");
+        assert!(claude_managed_files(&base).is_empty());
+        let d = t.path().join("managed-settings.d");
+        std::fs::create_dir(&d).expect("dir");
+        for n in ["b.json", "a.json", ".hidden.json", "c.txt"] {
+            std::fs::write(d.join(n), "{}").expect("write");
+        }
+        assert_eq!(
+            claude_managed_files(&base),
+            vec![d.join("a.json"), d.join("b.json")]
+        );
+        std::fs::write(&base, "{}").expect("write");
+        assert_eq!(claude_managed_files(&base)[0], base);
+        // A drop-in directory that is a symbolic link is not read.
+        let t2 = tempfile::tempdir().expect("tmp");
+        std::os::unix::fs::symlink(&d, t2.path().join("managed-settings.d")).expect("ln");
+        assert!(claude_managed_files(&t2.path().join("managed-settings.json")).is_empty());
     }
 
     #[test]

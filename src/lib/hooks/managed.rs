@@ -143,13 +143,19 @@ fn write(path: &Path, text: &str) -> Result<()> {
             ));
         }
     };
-    if std::fs::symlink_metadata(dir).is_err() {
-        use std::os::unix::fs::DirBuilderExt;
-        std::fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o755)
-            .create(dir)
-            .map_err(|e| Error::io("create", dir, e))?;
+    // Every user's agent reads these files: each directory created is
+    // 0755 whatever the process umask (077).
+    let missing: Vec<&Path> = dir
+        .ancestors()
+        .take_while(|d| std::fs::symlink_metadata(d).is_err())
+        .collect();
+    if !missing.is_empty() {
+        std::fs::create_dir_all(dir).map_err(|e| Error::io("create", dir, e))?;
+        for d in missing {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o755))
+                .map_err(|e| Error::io("chmod", d, e))?;
+        }
     }
     super::write_project_file(dir, name, text)
 }

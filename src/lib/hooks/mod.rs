@@ -100,6 +100,10 @@ pub(crate) fn write_project_file(workspace: &Path, rel: &str, text: &str) -> Res
         .map_err(|e| Error::io("create temp file in", dir, e))?;
     tmp.write_all(text.as_bytes())
         .map_err(|e| Error::io("write", tmp.path(), e))?;
+    // The mode asked for, whatever the process umask (077) took from it.
+    tmp.as_file()
+        .set_permissions(std::fs::Permissions::from_mode(mode))
+        .map_err(|e| Error::io("chmod", tmp.path(), e))?;
     tmp.as_file()
         .sync_all()
         .map_err(|e| Error::io("fsync", tmp.path(), e))?;

@@ -64,7 +64,8 @@ pub struct CheckArgs {
     /// The agent's token file (opened as the agent's user when run as root).
     #[arg(long, value_name = "FILE")]
     token_file: Option<PathBuf>,
-    /// Claude Code's managed settings file.
+    /// Claude Code's base managed settings file; the `managed-settings.d/*.json`
+    /// drop-ins beside it are read too.
     #[arg(
         long,
         value_name = "FILE",

@@ -41,29 +41,8 @@ fn command(repo: &Path) -> Command {
 /// is an error here.
 fn run(repo: &Path, args: &[&str], stdin: Option<&[u8]>) -> Result<(i32, Vec<u8>, String)> {
     let mut c = command(repo);
-    c.args(args)
-        .stdin(if stdin.is_some() {
-            Stdio::piped()
-        } else {
-            Stdio::null()
-        })
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let mut child = c
-        .spawn()
-        .map_err(|e| Error::new(Code::Io, format!("cannot run git: {e}")))?;
-    if let (Some(b), Some(mut w)) = (stdin, child.stdin.take()) {
-        w.write_all(b)
-            .map_err(|e| Error::new(Code::Io, format!("git stdin: {e}")))?;
-    }
-    let out = child
-        .wait_with_output()
-        .map_err(|e| Error::new(Code::Io, format!("git: {e}")))?;
-    Ok((
-        out.status.code().unwrap_or(-1),
-        out.stdout,
-        String::from_utf8_lossy(&out.stderr).trim().to_owned(),
-    ))
+    c.args(args);
+    crate::workflow::authority::repo_git::output(c, stdin)
 }
 
 /// Runs git and requires success; returns trimmed stdout.

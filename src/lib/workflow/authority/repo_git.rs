@@ -92,17 +92,22 @@ pub fn run(
     envs: &[(&str, &str)],
     stdin: Option<&[u8]>,
 ) -> Result<(i32, Vec<u8>, String)> {
-    use std::io::Write;
     let mut c = command(repo);
-    c.args(args)
-        .envs(envs.iter().copied())
-        .stdin(if stdin.is_some() {
-            Stdio::piped()
-        } else {
-            Stdio::null()
-        })
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+    c.args(args).envs(envs.iter().copied());
+    output(c, stdin)
+}
+
+/// Runs a prepared git command with `stdin` (or none); (exit code,
+/// stdout, trimmed stderr). Only a failure to start is an error.
+pub fn output(mut c: Command, stdin: Option<&[u8]>) -> Result<(i32, Vec<u8>, String)> {
+    use std::io::Write;
+    c.stdin(if stdin.is_some() {
+        Stdio::piped()
+    } else {
+        Stdio::null()
+    })
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped());
     let mut child = c
         .spawn()
         .map_err(|e| Error::new(Code::Io, format!("cannot run git: {e}")))?;
