@@ -1104,6 +1104,7 @@ _arguments "${_arguments_options[@]}" : \
 '--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
+'--bump-epoch[Bump the policy epoch even when the requirement is unchanged (invalidates the evidence of every live subject)]' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -1357,6 +1358,8 @@ _arguments "${_arguments_options[@]}" : \
 '--endpoint=[Open through this workspace endpoint (base URL) \[env\: AGENT_TASK_ENDPOINT\]]:URL:_default' \
 '--repository=[Repository id of the workspace profile (with the endpoint) \[env\: AGENT_TASK_REPOSITORY\]]:REPOSITORY:_default' \
 '--request-id=[Idempotency key (with the endpoint)\: a retry returns the Change this request opened]:REQUEST_ID:_default' \
+'--title=[The Change'\''s title\: the landed commit'\''s subject line (control characters stripped, at most 200 characters)]:TITLE:_default' \
+'--body=[The Change'\''s body\: the landed commit'\''s message body (control characters stripped, at most 16 KiB; lines shaped like git trailers are indented)]:BODY:_default' \
 '--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
@@ -1403,9 +1406,12 @@ _arguments "${_arguments_options[@]}" : \
 '--endpoint=[Run through this workspace endpoint (base URL, \`http\://host\:port\`) instead of a local data directory\: the token file is all the agent needs (docs/workspace-http.md) \[env\: AGENT_TASK_ENDPOINT\]]:URL:_default' \
 '--repository=[Repository id of the workspace profile (with the endpoint) \[env\: AGENT_TASK_REPOSITORY\]]:REPOSITORY:_default' \
 '--profile=[Profile id of the workspace profile (with the endpoint) \[env\: AGENT_TASK_PROFILE\]]:PROFILE:_default' \
+'-m+[Set the Change'\''s title (first line) and body (the rest)\: the landed commit'\''s message]:MESSAGE:_default' \
+'--message=[Set the Change'\''s title (first line) and body (the rest)\: the landed commit'\''s message]:MESSAGE:_default' \
 '--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
+'--new-subject[Mint a new subject (fresh task ids) even when the tree is the current subject'\''s revision and that subject still has live or pending tasks]' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -1947,10 +1953,12 @@ _arguments "${_arguments_options[@]}" : \
 _arguments "${_arguments_options[@]}" : \
 '--repo=[Repository id]:REPO:_default' \
 '--change=[Change id]:CHANGE:_default' \
+'--author=[The commit'\''s author and committer, "Name <email>" (default\: the operator'\''s git identity in the repository\: user.name, user.email)]:NAME <EMAIL>:_default' \
 '--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
 '--allow-protected-change[Land a revision that changes protected paths (the operator'\''s explicit override\: no receipt is required for it, since its tests are not the operator'\''s; the landing row and the commit message record it)]' \
+'--update-worktree[When the target branch is checked out in the repository'\''s (non-bare) work tree, move its index and files along as \`git merge --ff-only\` would (clean work trees only\: a dirty one is refused, no ref moved; no filter drivers run). Without it such a landing is refused before any ref moves (\`worktree_checked_out\`)]' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -3722,7 +3730,7 @@ _agent-task__subcmd__help__subcmd__repo__subcmd__list_commands() {
 (( $+functions[_agent-task__subcmd__help__subcmd__requirement_commands] )) ||
 _agent-task__subcmd__help__subcmd__requirement_commands() {
     local commands; commands=(
-'install:Install a workflow file (docs/workflow-file.md) for a repository profile; bumps the policy epoch' \
+'install:Install a workflow file (docs/workflow-file.md) for a repository profile; bumps the policy epoch (which makes every live subject stale\: \`stale_subjects\`) unless the file is canonically identical to the installed requirement (\`unchanged\: true\`)' \
 'show:Show the installed requirement of a repository profile' \
     )
     _describe -t commands 'agent-task help requirement commands' commands "$@"
@@ -4040,7 +4048,7 @@ _agent-task__subcmd__repo__subcmd__list_commands() {
 (( $+functions[_agent-task__subcmd__requirement_commands] )) ||
 _agent-task__subcmd__requirement_commands() {
     local commands; commands=(
-'install:Install a workflow file (docs/workflow-file.md) for a repository profile; bumps the policy epoch' \
+'install:Install a workflow file (docs/workflow-file.md) for a repository profile; bumps the policy epoch (which makes every live subject stale\: \`stale_subjects\`) unless the file is canonically identical to the installed requirement (\`unchanged\: true\`)' \
 'show:Show the installed requirement of a repository profile' \
 'help:Print this message or the help of the given subcommand(s)' \
     )
@@ -4049,7 +4057,7 @@ _agent-task__subcmd__requirement_commands() {
 (( $+functions[_agent-task__subcmd__requirement__subcmd__help_commands] )) ||
 _agent-task__subcmd__requirement__subcmd__help_commands() {
     local commands; commands=(
-'install:Install a workflow file (docs/workflow-file.md) for a repository profile; bumps the policy epoch' \
+'install:Install a workflow file (docs/workflow-file.md) for a repository profile; bumps the policy epoch (which makes every live subject stale\: \`stale_subjects\`) unless the file is canonically identical to the installed requirement (\`unchanged\: true\`)' \
 'show:Show the installed requirement of a repository profile' \
 'help:Print this message or the help of the given subcommand(s)' \
     )
