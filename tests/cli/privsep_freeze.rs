@@ -508,3 +508,50 @@ fn the_wrappers_collect_paused_four_ways_never_freezes_other_agents() {
     assert!(all.len() > filled && all[..filled].iter().all(|&b| b == b'#'));
     finished(&all[filled..], &err, status.code());
 }
+
+/// Two wrapper collects of one descriptor released together through sudo
+/// (as the agent feeds one descriptor to two invocations): the command
+/// runs once. Exactly one answer ran it (`resumed: false`, uploaded
+/// through serve); the other is `execution_in_progress` (exit 75) or the
+/// retained outcome (`in_progress` or `resumed`), never a second run.
+#[test]
+fn two_wrapper_collects_of_one_descriptor_run_the_command_once() {
+    let Some(d) = deploy("the concurrent wrapper collect test", &Opts::default()) else {
+        return;
+    };
+    let (id, _, desc) = d.agent_change_with("twice", SLOW_ADD);
+    let stdin = d.stdin_of(&desc);
+    let children: Vec<Child> = (0..2)
+        .map(|_| spawn(&d, &stdin, Stdio::piped(), None))
+        .collect();
+    let mut ran = 0;
+    for child in children {
+        let out = child.wait_with_output().expect("wait");
+        let text = String::from_utf8_lossy(&out.stdout);
+        match out.status.code() {
+            Some(0) => {
+                let v: Value =
+                    serde_json::from_str(text.trim()).unwrap_or_else(|e| panic!("{e}: {text}"));
+                assert_eq!(v["outcome"], "passed", "{v}");
+                if v["resumed"] == false && v["in_progress"].is_null() {
+                    assert!(v["upload"].is_object(), "{v}");
+                    ran += 1;
+                }
+            }
+            Some(75) => {
+                let e: Value = serde_json::from_slice(&out.stderr)
+                    .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+                assert_eq!(e["error"], "execution_in_progress", "{e}");
+            }
+            other => panic!(
+                "unexpected exit {other:?}: {text} {}",
+                String::from_utf8_lossy(&out.stderr)
+            ),
+        }
+    }
+    assert_eq!(ran, 1, "the command must run exactly once");
+    let q = d
+        .agent_cmd(&d.addr, &["qualify", "--change", &id], b"")
+        .json();
+    assert_eq!(q["next"]["operation"], "collector_finalize", "{q}");
+}
