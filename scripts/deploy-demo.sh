@@ -4,7 +4,7 @@
 # docs/security.md, "The walkthrough", and runs each as its user with two
 # throw-away Unix users (created first, removed at the end, also on
 # failure), printing each step's time. The document is the one source of
-# the commands: what it says is what runs (tests/cli/deploy_demo.rs runs
+# the commands: what it says is what runs (tests/cli/deploy.rs runs
 # this script in the suite).
 #
 #   sudo scripts/deploy-demo.sh [--binary PATH]
