@@ -306,8 +306,20 @@ fn pause_repeatedly(
         };
         let paused = match way {
             Way::TstpThroughSudo => {
-                // The agent signals its own sudo; sudo relays SIGTSTP.
-                let o = d.as_user(&d.agent, "kill", &["-TSTP", &top.to_string()], &[], b"");
+                // The agent signals its own sudo from a session of its own;
+                // sudo relays SIGTSTP. (sudo ignores a signal whose sender is
+                // still alive in the process group sudo was started from --
+                // here, the test's -- so a plain `kill` spawned beside it
+                // would be relayed or not by a race; an agent's shell is in
+                // a process group of its own anyway.)
+                let top_s = top.to_string();
+                let o = d.as_user(
+                    &d.agent,
+                    "setsid",
+                    &["-w", "kill", "-TSTP", &top_s],
+                    &[],
+                    b"",
+                );
                 assert_eq!(o.code, 0, "{o}");
                 // sudo relays SIGTSTP to its command and, once the command
                 // stopped, stops itself (as it would for a job-control stop).
@@ -340,7 +352,14 @@ fn pause_repeatedly(
         }
         match way {
             Way::TstpThroughSudo => {
-                let o = d.as_user(&d.agent, "kill", &["-CONT", &top.to_string()], &[], b"");
+                let top_s = top.to_string();
+                let o = d.as_user(
+                    &d.agent,
+                    "setsid",
+                    &["-w", "kill", "-CONT", &top_s],
+                    &[],
+                    b"",
+                );
                 assert_eq!(o.code, 0, "{o}");
                 // sudo continues its command; root makes sure (not the attack).
                 signal(pid, Signal::CONT);
