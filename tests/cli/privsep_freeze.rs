@@ -216,6 +216,12 @@ fn jitter() {
 /// child's pid is the agent's sudo), stdin given and closed.
 fn spawn(d: &Deployment, stdin: &[u8], stdout: Stdio, cgroup: Option<&Path>) -> Child {
     let mut c = Command::new("setpriv");
+    // A process group of its own, as a job-control shell gives a job: its
+    // parent (this test) is in another group of the same session, so the
+    // group is never orphaned, and the kernel does not discard the stop
+    // sudo sends itself after its command stopped (it would when the
+    // test's own group is orphaned, as under a detached CI runner).
+    std::os::unix::process::CommandExt::process_group(&mut c, 0);
     c.env_clear()
         .env("PATH", PATH)
         .env("HOME", d.home(&d.agent))
