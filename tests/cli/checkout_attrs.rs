@@ -29,14 +29,7 @@ fn checkpoint(l: &Loop, ws: &Path) -> Output {
 }
 
 fn tests_task(cp: &Value) -> String {
-    cp["tasks"]
-        .as_array()
-        .expect("tasks")
-        .iter()
-        .find(|t| t["step_id"] == "tests")
-        .and_then(|t| t["task_id"].as_str())
-        .expect("tests task")
-        .to_owned()
+    crate::privsep::task_of(cp, "tests")
 }
 
 fn land(l: &Loop, change: &str, env: &[(&str, &str)]) -> Output {

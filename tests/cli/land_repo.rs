@@ -409,14 +409,7 @@ fn a_landed_change_is_closed_and_the_stop_hook_passes_only_at_the_landed_revisio
 }
 
 fn tests_task(cp: &Value) -> String {
-    cp["tasks"]
-        .as_array()
-        .expect("tasks")
-        .iter()
-        .find(|t| t["step_id"] == "tests")
-        .and_then(|t| t["task_id"].as_str())
-        .expect("tests task")
-        .to_owned()
+    crate::privsep::task_of(cp, "tests")
 }
 
 #[test]
