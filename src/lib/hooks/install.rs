@@ -326,9 +326,7 @@ fn git_exclude_file(workspace: &Path) -> Option<PathBuf> {
     if std::fs::symlink_metadata(workspace.join(".git")).is_err() {
         return None;
     }
-    let out = std::process::Command::new("git")
-        .arg("-C")
-        .arg(workspace)
+    let out = crate::workflow::service::git::plain(workspace)
         .args([
             "rev-parse",
             "--path-format=absolute",

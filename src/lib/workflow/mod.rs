@@ -8,5 +8,6 @@
 
 pub mod attest;
 pub mod authority;
+pub mod git;
 pub mod journal;
 pub mod service;

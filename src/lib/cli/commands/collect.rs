@@ -9,9 +9,9 @@ use crate::collector::collect::{self, CollectRequest};
 use crate::error::{Code, Error, Result};
 use crate::store::private_fs;
 use crate::workflow::authority::collector::{self as col, PinnedRuntime, ProfileInstallRequest};
-use crate::workflow::authority::receipt::LandRequest;
 use crate::workflow::service::collect::LocalUpload;
 use crate::workflow::service::facade::{ChangeRequest, CollectorClaimRequest, OperationRequest};
+use crate::workflow::service::land::LandRequest;
 use serde_json::Value;
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -551,7 +551,7 @@ pub(super) fn qualify(ctx: &Ctx, a: AgentChangeArgs) -> Result<Value> {
 }
 
 pub(super) fn land(ctx: &Ctx, a: LandArgs) -> Result<Value> {
-    crate::workflow::service::receipt::land(
+    crate::workflow::service::land::land(
         ctx.data_dir()?,
         ctx.lock_timeout,
         ctx.clock.as_ref(),

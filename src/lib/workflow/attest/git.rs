@@ -29,7 +29,7 @@ pub const MAX_PATH_BYTES: usize = 4096;
 fn command(repo: &Path) -> Command {
     // The authority's one git runner: its environment policy and the
     // repository's file-mode mask (notes are written into the repository).
-    let mut c = crate::workflow::authority::repo_git::command(repo);
+    let mut c = crate::workflow::git::command(repo);
     c.env("GIT_AUTHOR_NAME", "agent-task land")
         .env("GIT_AUTHOR_EMAIL", "agent-task@localhost")
         .env("GIT_COMMITTER_NAME", "agent-task land")
@@ -42,7 +42,7 @@ fn command(repo: &Path) -> Command {
 fn run(repo: &Path, args: &[&str], stdin: Option<&[u8]>) -> Result<(i32, Vec<u8>, String)> {
     let mut c = command(repo);
     c.args(args);
-    crate::workflow::authority::repo_git::output(c, stdin)
+    crate::workflow::git::output(c, stdin)
 }
 
 /// Runs git and requires success; returns trimmed stdout.

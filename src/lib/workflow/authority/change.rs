@@ -1189,7 +1189,7 @@ pub(crate) fn reusable(
     if s.context.revision != *revision || subject_staleness(tx, &s)?.is_some() {
         return Ok(None);
     }
-    let evals = super::receipt::evaluate(j, tx, &s, now_ms)?;
+    let evals = super::evaluate::evaluate(j, tx, &s, now_ms)?;
     let required: Vec<_> = evals.iter().filter(|e| e.task.required).collect();
     let finished = required
         .iter()

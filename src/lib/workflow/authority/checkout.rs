@@ -214,19 +214,11 @@ impl Scratch {
         Ok(s)
     }
 
-    /// git with nothing of the caller's configuration or environment.
+    /// git with nothing of the caller's configuration or environment
+    /// (the runner's `isolated`), in this scratch repository.
     fn command(&self) -> Command {
-        let mut c = Command::new("git");
-        c.env_clear();
-        if let Some(p) = crate::env::var_os("PATH") {
-            c.env("PATH", p);
-        }
-        c.env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .env("GIT_ATTR_NOSYSTEM", "1")
-            .env("HOME", &self.home)
-            .env("LC_ALL", "C")
-            .env("GIT_INDEX_FILE", &self.index)
+        let mut c = crate::workflow::git::isolated(&self.home);
+        c.env("GIT_INDEX_FILE", &self.index)
             .arg("--git-dir")
             .arg(&self.git_dir)
             .arg("--work-tree")
@@ -358,34 +350,16 @@ impl Scratch {
     }
 }
 
-/// Runs a git command to completion, feeding `stdin` from another thread
-/// (so a large output never blocks the feed); its stdout on success.
-fn run(mut c: Command, stdin: &[u8]) -> Result<Vec<u8>> {
-    c.stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let mut child = c
-        .spawn()
-        .map_err(|e| Error::new(Code::Io, format!("cannot run git: {e}")))?;
-    let input = child.stdin.take();
-    let out = std::thread::scope(|scope| {
-        scope.spawn(move || {
-            if let Some(mut w) = input {
-                // A git that exits early closes the pipe: its status says why.
-                let _ = w.write_all(stdin);
-            }
-        });
-        child.wait_with_output()
-    })
-    .map_err(|e| Error::new(Code::Io, format!("git: {e}")))?;
-    if !out.status.success() {
+/// Runs a git command to completion through the runner (`stdin` fed
+/// from another thread, so a large output never blocks the feed); its
+/// stdout on success.
+fn run(c: Command, stdin: &[u8]) -> Result<Vec<u8>> {
+    let (code, out, err) = crate::workflow::git::output(c, Some(stdin))?;
+    if code != 0 {
         return Err(Error::new(
             Code::Io,
-            format!(
-                "git failed in the checkout check: {}",
-                String::from_utf8_lossy(&out.stderr).trim()
-            ),
+            format!("git failed in the checkout check: {err}"),
         ));
     }
-    Ok(out.stdout)
+    Ok(out)
 }

@@ -9,10 +9,14 @@
 pub mod admin;
 pub mod collect;
 pub mod facade;
+pub mod land;
 pub mod ops;
 pub mod receipt;
 pub mod remote;
 pub mod setup;
+
+/// The one git runner (`workflow::git`), for the faces that run git.
+pub use crate::workflow::git;
 
 #[cfg(test)]
 mod model_tests;

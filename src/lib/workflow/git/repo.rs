@@ -1,144 +1,14 @@
-//! The one way the authority runs git in an operator's repository (the
-//! landing's objects, tree, commit and branch move, the work tree update,
-//! and the attestation notes above it): one environment policy and the
-//! file-mode mask git itself would use there.
-//!
-//! The product runs under umask 077 (`store::private_fs`); git children
-//! that write into the repository run instead under the mask its
-//! `core.sharedRepository` implies (022 when unset, `umask` or `false`;
-//! 007 for `group`; 002 for `all`; the complement of an octal mode), so
-//! the refs, objects and notes a landing adds are as readable as the ones
-//! git wrote before, and a clone or `git pull` by another user works.
+//! Git in an operator's repository, through the runner ([`super::run`]):
+//! the operator's identity, where a branch is checked out, and the work
+//! tree of a landing (clean checks and the fast-forward, with no filter
+//! driver and no system or global configuration).
 
+use super::run;
 use crate::error::{Code, Error, Result};
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::sync::Mutex;
 
 /// Longest `--author` (and git identity) accepted.
 pub const MAX_IDENT_BYTES: usize = 512;
-
-/// The mask of each repository already asked (per process).
-static MASKS: Mutex<Option<HashMap<PathBuf, u32>>> = Mutex::new(None);
-
-/// The umask a `core.sharedRepository` value implies (`None`: unset).
-pub fn mask_for_shared(value: Option<&str>) -> u32 {
-    let v = value.map(|v| v.trim().to_ascii_lowercase());
-    match v.as_deref() {
-        None | Some("" | "umask" | "false" | "no" | "off" | "0") => 0o022,
-        Some("group" | "true" | "yes" | "on" | "1") => 0o007,
-        Some("all" | "world" | "everybody" | "2") => 0o002,
-        Some(o) if o.starts_with('0') => match u32::from_str_radix(o, 8) {
-            Ok(mode) => !mode & 0o777,
-            Err(_) => 0o022,
-        },
-        Some(_) => 0o022,
-    }
-}
-
-/// The umask git children run under in `repo`.
-pub fn repo_mask(repo: &Path) -> u32 {
-    if let Ok(g) = MASKS.lock()
-        && let Some(m) = g.as_ref().and_then(|m| m.get(repo))
-    {
-        return *m;
-    }
-    let value = Command::new("git")
-        .arg("-C")
-        .arg(repo)
-        .args(["config", "--get", "core.sharedRepository"])
-        .stdin(Stdio::null())
-        .stderr(Stdio::null())
-        .output()
-        .ok()
-        .filter(|o| o.status.success())
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned());
-    let mask = mask_for_shared(value.as_deref());
-    if let Ok(mut g) = MASKS.lock() {
-        g.get_or_insert_with(HashMap::new)
-            .insert(repo.to_path_buf(), mask);
-    }
-    mask
-}
-
-/// A git command in `repo`: the caller's git environment variables that
-/// would redirect it (`GIT_DIR`, `GIT_WORK_TREE`, `GIT_INDEX_FILE`,
-/// `GIT_NOTES_REF`, object directories) removed, and the repository's mask.
-pub fn command(repo: &Path) -> Command {
-    let mut c = Command::new("git");
-    c.arg("-C").arg(repo);
-    for v in [
-        "GIT_DIR",
-        "GIT_WORK_TREE",
-        "GIT_INDEX_FILE",
-        "GIT_NOTES_REF",
-        "GIT_OBJECT_DIRECTORY",
-        "GIT_ALTERNATE_OBJECT_DIRECTORIES",
-        "GIT_COMMON_DIR",
-        "GIT_NAMESPACE",
-    ] {
-        c.env_remove(v);
-    }
-    crate::store::private_fs::child_umask(&mut c, repo_mask(repo));
-    c
-}
-
-/// Runs git in `repo`; (exit code, stdout, stderr). Only a failure to
-/// start is an error.
-pub fn run(
-    repo: &Path,
-    args: &[&str],
-    envs: &[(&str, &str)],
-    stdin: Option<&[u8]>,
-) -> Result<(i32, Vec<u8>, String)> {
-    let mut c = command(repo);
-    c.args(args).envs(envs.iter().copied());
-    output(c, stdin)
-}
-
-/// Runs a prepared git command with `stdin` (or none); (exit code,
-/// stdout, trimmed stderr). Only a failure to start is an error.
-pub fn output(mut c: Command, stdin: Option<&[u8]>) -> Result<(i32, Vec<u8>, String)> {
-    use std::io::Write;
-    c.stdin(if stdin.is_some() {
-        Stdio::piped()
-    } else {
-        Stdio::null()
-    })
-    .stdout(Stdio::piped())
-    .stderr(Stdio::piped());
-    let mut child = c
-        .spawn()
-        .map_err(|e| Error::new(Code::Io, format!("cannot run git: {e}")))?;
-    if let (Some(b), Some(mut w)) = (stdin, child.stdin.take()) {
-        w.write_all(b)
-            .map_err(|e| Error::new(Code::Io, format!("git stdin: {e}")))?;
-    }
-    let out = child
-        .wait_with_output()
-        .map_err(|e| Error::new(Code::Io, format!("git: {e}")))?;
-    Ok((
-        out.status.code().unwrap_or(-1),
-        out.stdout,
-        String::from_utf8_lossy(&out.stderr).trim().to_owned(),
-    ))
-}
-
-/// [`run`], requiring success; trimmed stdout.
-pub fn run_ok(repo: &Path, args: &[&str], envs: &[(&str, &str)]) -> Result<String> {
-    let (code, out, err) = run(repo, args, envs, None)?;
-    if code != 0 {
-        return Err(Error::new(
-            Code::Io,
-            format!(
-                "git {} failed: {err}",
-                args.first().copied().unwrap_or_default()
-            ),
-        ));
-    }
-    Ok(String::from_utf8_lossy(&out).trim().to_owned())
-}
 
 /// A commit identity: name and email.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -258,7 +128,7 @@ pub fn checked_out(repo: &Path, ref_name: &str) -> Result<Vec<PathBuf>> {
 /// The environment of a work tree update: no system or global git
 /// configuration (where filter drivers such as LFS are usually
 /// installed), no system attributes, and LFS's own smudge skipped.
-const ISOLATED: [(&str, &str); 4] = [
+pub const ISOLATED: [(&str, &str); 4] = [
     ("GIT_CONFIG_NOSYSTEM", "1"),
     ("GIT_CONFIG_GLOBAL", "/dev/null"),
     ("GIT_ATTR_NOSYSTEM", "1"),
@@ -379,19 +249,6 @@ pub fn fast_forward(wt: &Path, old: &str, new: &str) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn shared_repository_values_give_gits_masks() {
-        assert_eq!(mask_for_shared(None), 0o022);
-        assert_eq!(mask_for_shared(Some("umask")), 0o022);
-        assert_eq!(mask_for_shared(Some("false")), 0o022);
-        assert_eq!(mask_for_shared(Some("group")), 0o007);
-        assert_eq!(mask_for_shared(Some("true")), 0o007);
-        assert_eq!(mask_for_shared(Some("all")), 0o002);
-        assert_eq!(mask_for_shared(Some("0640")), 0o137);
-        assert_eq!(mask_for_shared(Some("0660")), 0o117);
-        assert_eq!(mask_for_shared(Some("09x")), 0o022);
-    }
 
     #[test]
     fn identities_parse_strictly() {

@@ -1,0 +1,127 @@
+//! The evaluation of a subject's tasks from the journal and the imported
+//! transfers: what a checkpoint (reuse), a receipt, qualification and
+//! landing's admission all read.
+
+use super::change::StoredSubject;
+use super::collector::{self as col, ImportedRow};
+use crate::contract::{ActionClass, WorkflowTask};
+use crate::error::Result;
+use crate::store::Connection;
+use crate::workflow::journal;
+use serde_json::{Value, json};
+
+/// One task's evaluation.
+#[derive(Debug, Clone)]
+pub struct TaskEval {
+    /// The task.
+    pub task: WorkflowTask,
+    /// pending|claimed|succeeded|failed|uncertain|blocked
+    pub state: &'static str,
+    /// Failure code (required tasks not succeeded).
+    pub code: Option<&'static str>,
+    /// Typed next for this task.
+    pub next: Option<Value>,
+    /// The imported transfer of its current attempt.
+    pub transfer: Option<ImportedRow>,
+}
+
+/// Evaluates every task of a subject from the journal and imported transfers.
+pub fn evaluate(
+    j: Option<&Connection>,
+    a: &Connection,
+    s: &StoredSubject,
+    now_ms: i64,
+) -> Result<Vec<TaskEval>> {
+    let mut out = Vec::new();
+    for t in &s.tasks {
+        let (jstate, row) = journal::task_state(j, &t.task_id, now_ms)?;
+        let transfer = match &row {
+            Some(r) if jstate != "pending" => col::imported_for_attempt(a, &r.attempt.attempt_id)?,
+            _ => None,
+        };
+        let reconcile = json!({"operation": "reconcile", "task_id": t.task_id});
+        let collected = matches!(t.action_class, ActionClass::Command | ActionClass::Review);
+        let (state, code, next) = match (t.action_class, jstate.as_str()) {
+            // The one claimability decision, projected: an unresolved older
+            // subject blocks; otherwise the task is pending (its
+            // dependencies are not a qualify failure of their own).
+            (_, "pending") => {
+                match journal::claimability(j, &super::Rechecks::new(a), t, &s.tasks, now_ms)?
+                    .prior_unresolved
+                {
+                    Some(p) => (
+                        "blocked",
+                        Some("prior_subject_unresolved"),
+                        Some(json!({"operation": "reconcile", "task_id": p})),
+                    ),
+                    None if collected => (
+                        "pending",
+                        Some("task_pending"),
+                        Some(json!({"operation": "collector_claim", "task_id": t.task_id})),
+                    ),
+                    None => ("pending", Some("task_pending"), None),
+                }
+            }
+            (_, "leased") => ("claimed", Some("attempt_in_progress"), None),
+            (_, "expired" | "cancelled") => {
+                ("uncertain", Some("attempt_uncertain"), Some(reconcile))
+            }
+            (ActionClass::Command, "finished") => match &transfer {
+                Some(x) if x.outcome == "passed" => ("succeeded", None, None),
+                Some(_) => ("failed", Some("collector_not_passed"), None),
+                None => ("failed", Some("result_failed"), None),
+            },
+            // A failed review is retained as failed evidence: the code says
+            // why (the record's failure), and the way on is a new revision.
+            (ActionClass::Review, "finished") => match &transfer {
+                Some(x) if x.outcome == "passed" => ("succeeded", None, None),
+                Some(x) => (
+                    "failed",
+                    Some(review_failure_code(&x.status)),
+                    Some(json!({"operation": "checkpoint"})),
+                ),
+                None => ("failed", Some("result_failed"), None),
+            },
+            (_, "finished") => {
+                if journal::dependency_complete(j, &super::Rechecks::new(a), t, now_ms)? {
+                    ("succeeded", None, None)
+                } else {
+                    ("failed", Some("result_failed"), None)
+                }
+            }
+            _ => ("blocked", Some("unknown_state"), None),
+        };
+        out.push(TaskEval {
+            task: t.clone(),
+            state,
+            code,
+            next,
+            transfer,
+        });
+    }
+    Ok(out)
+}
+
+/// The stable failure code of a failed review's retained status (the
+/// record's `failure`), `review_not_passed` for anything else.
+fn review_failure_code(status: &str) -> &'static str {
+    use crate::collector::review::types::ReviewFailure as F;
+    const ALL: [F; 12] = [
+        F::ReviewNothingSelected,
+        F::ReviewCoverageIncomplete,
+        F::ReviewBudgetExceeded,
+        F::ReviewCallUncertain,
+        F::ReviewExecutableMismatch,
+        F::ReviewCallFailed,
+        F::ReviewCallTimedOut,
+        F::ReviewOutputExceeded,
+        F::ReviewErrorResult,
+        F::ReviewAnswerMalformed,
+        F::ReviewModelMismatch,
+        F::ReviewCriteriaFailed,
+    ];
+    ALL.iter()
+        .map(|f| f.as_str())
+        .find(|c| *c == status)
+        .unwrap_or("review_not_passed")
+}
