@@ -83,7 +83,7 @@ impl Ctx {
                 "no token: pass --token-file or set AGENT_TASK_TOKEN_FILE",
             )
         })?;
-        crate::workflow::authority::admin::read_token_file(p)
+        crate::workflow::service::admin::read_token_file(p)
     }
 
     /// The `--token-file` / `AGENT_TASK_TOKEN_FILE` path, as given.

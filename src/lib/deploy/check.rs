@@ -589,7 +589,7 @@ pub fn run(r: &CheckRequest) -> Result<CheckReport> {
     });
 
     // As the agent: the key and the stores stay closed; the token is read there.
-    let authority = data.join(crate::workflow::authority::schema::SPEC.file);
+    let authority = data.join(crate::workflow::service::setup::AUTHORITY_SPEC.file);
     let attempts: [(&'static str, &Path, Try); 4] = [
         ("agent_cannot_read_key", &key, Try::ReadFile),
         ("agent_cannot_list_data_dir", data, Try::ListDir),
@@ -666,7 +666,7 @@ pub fn run(r: &CheckRequest) -> Result<CheckReport> {
                 Some(Err(d)) => return fail(d, format!("give the agent's token file to {agent}, mode 0600 (not a symlink)")),
                 None if is_root => return fail("the token file was not read", "run deploy check as root"),
                 // Not root: only a token file of the caller's own is read.
-                None => match crate::workflow::authority::admin::read_token_file(&ep.token_file) {
+                None => match crate::workflow::service::admin::read_token_file(&ep.token_file) {
                     Ok(t) => t.into_bytes(),
                     Err(e) => return fail(err_text(&e), "pass a token file you own (0600), or run as root"),
                 },

@@ -7,7 +7,7 @@
 
 use crate::error::{Code, Error, Result};
 use crate::store::private_fs;
-use crate::workflow::authority::admin;
+use crate::workflow::service::admin;
 use crate::workflow::service::facade::WorkspaceConfig;
 use serde::Serialize;
 use serde_json::json;

@@ -394,7 +394,7 @@ fn unreachable(reason: &str, msg: String) -> Error {
 /// `details.cause`).
 pub fn check_reachable(r: &InstallStopRequest) -> Result<()> {
     if let Some(d) = &r.data_dir
-        && let Err(e) = crate::workflow::authority::admin::open_read(d)
+        && let Err(e) = crate::workflow::service::admin::open_read(d)
     {
         return Err(unreachable(
             "data_dir_unreadable",
@@ -418,7 +418,7 @@ pub fn check_reachable(r: &InstallStopRequest) -> Result<()> {
             ))
         };
     };
-    let token = crate::workflow::authority::admin::read_token_file(&r.token_file).map_err(|e| {
+    let token = crate::workflow::service::admin::read_token_file(&r.token_file).map_err(|e| {
         unreachable(
             "token_unavailable",
             format!(
@@ -438,7 +438,7 @@ pub fn check_reachable(r: &InstallStopRequest) -> Result<()> {
     )?;
     let req = crate::workflow::service::facade::OperationRequest::ChangeSubject(
         crate::workflow::service::facade::ChangeRequest {
-            change: crate::workflow::authority::change::ChangeSel::Id(r.change.clone()),
+            change: crate::workflow::service::change::ChangeSel::Id(r.change.clone()),
         },
     );
     let answer = client.op(&req).map_err(|e| {

@@ -14,7 +14,7 @@ use super::counter::{Counter, LIMIT, Reading};
 use crate::clock::Clock;
 use crate::contract::CAPABILITY;
 use crate::error::Code;
-use crate::workflow::authority::change::{self, ChangeSel};
+use crate::workflow::service::change::{self, ChangeSel};
 use crate::workflow::service::ops::AgentCtx;
 use serde_json::{Map, Value, json};
 use std::io::Read;
@@ -293,8 +293,8 @@ fn read_subject(
     change_id: &str,
     with_cache: bool,
 ) -> Result<(Subject, Option<change::StatCache>), &'static str> {
-    let (_dir, conn) = crate::workflow::authority::admin::open_read(data_dir)
-        .map_err(|_| category::LOCAL_STORE)?;
+    let (_dir, conn) =
+        crate::workflow::service::admin::open_read(data_dir).map_err(|_| category::LOCAL_STORE)?;
     let ch = change::change(&conn, change_id).map_err(|_| category::LOCAL_STORE)?;
     if ch.version == 0 {
         return Err(category::NO_CHECKPOINT);
@@ -609,14 +609,14 @@ pub fn evaluate(r: &StopRequest<'_>) -> Verdict {
     let local = r
         .data_dir
         .as_deref()
-        .filter(|d| crate::workflow::authority::admin::open_read(d).is_ok());
+        .filter(|d| crate::workflow::service::admin::open_read(d).is_ok());
     let source = match (local, &r.remote) {
         (Some(d), _) => Source::Local(d),
         (None, Some(rm)) => Source::Remote(rm),
         (None, None) => return block(category::LOCAL_STORE, none()),
     };
     let token = match r.token_file.as_deref() {
-        Some(p) if p.is_absolute() => match crate::workflow::authority::admin::read_token_file(p) {
+        Some(p) if p.is_absolute() => match crate::workflow::service::admin::read_token_file(p) {
             Ok(t) => t,
             Err(_) => return block(category::TOKEN, none()),
         },
@@ -631,7 +631,7 @@ pub fn evaluate(r: &StopRequest<'_>) -> Verdict {
     let stop = std::sync::atomic::AtomicBool::new(false);
     let (loaded, walked) = std::thread::scope(|s| {
         let walk = named.as_deref().map(|p| {
-            s.spawn(|| crate::workflow::authority::snapshot::walk_tree(Path::new(p), &stop))
+            s.spawn(|| crate::workflow::service::snapshot::walk_tree(Path::new(p), &stop))
         });
         let loaded = match named.as_deref() {
             Some(n) => source.subject(&r.change, &token, Some(n)),
@@ -656,7 +656,7 @@ pub fn evaluate(r: &StopRequest<'_>) -> Verdict {
     let ws = PathBuf::from(ws);
     // Stat-only against the checkpoint's cache; files read only on a miss.
     let Some(Ok(scan1)) =
-        walked.map(|w| crate::workflow::authority::snapshot::check_walked(w, &cache))
+        walked.map(|w| crate::workflow::service::snapshot::check_walked(w, &cache))
     else {
         return block(category::WORKSPACE, none());
     };
@@ -687,7 +687,7 @@ pub fn evaluate(r: &StopRequest<'_>) -> Verdict {
                 })
         }
     };
-    let scan2 = crate::workflow::authority::snapshot::check_readonly(&ws, &cache);
+    let scan2 = crate::workflow::service::snapshot::check_readonly(&ws, &cache);
     let after = source.subject(&r.change, &token, None).map(|(s, _)| s);
     let answer = match answer {
         Ok(a) => a,
@@ -972,7 +972,7 @@ pub mod managed {
             return None;
         }
         let list = m.get("changes")?.as_array()?;
-        if list.len() > crate::workflow::authority::change::MAX_LISTED_CHANGES {
+        if list.len() > crate::workflow::service::change::MAX_LISTED_CHANGES {
             return None;
         }
         let mut out = Vec::with_capacity(list.len());
@@ -1030,7 +1030,7 @@ pub mod managed {
             repository: entry.repository.clone(),
             profile: entry.profile.clone(),
         };
-        let token = match crate::workflow::authority::admin::read_token_file(&entry.token_file) {
+        let token = match crate::workflow::service::admin::read_token_file(&entry.token_file) {
             Ok(t) => t,
             Err(_) => {
                 return with_counter(&payload, counter_dir, key, || {
@@ -1067,7 +1067,7 @@ pub mod managed {
                 .iter()
                 .filter(|c| {
                     c.workspace
-                        .starts_with(crate::workflow::authority::change::ENDPOINT_WORKSPACE_PREFIX)
+                        .starts_with(crate::workflow::service::change::ENDPOINT_WORKSPACE_PREFIX)
                 })
                 .map(|c| (c, top.clone())),
         );

@@ -16,7 +16,7 @@
 use crate::error::{Code, Error, Result};
 use crate::store::private_fs;
 use crate::wire::digest::{Sha256Hex, domain_digest};
-use crate::workflow::authority::snapshot::{CacheRow, CacheState, StatCache};
+use crate::workflow::service::snapshot::{CacheRow, CacheState, StatCache};
 use serde::{Deserialize, Serialize};
 use std::io::Read;
 use std::path::{Path, PathBuf};

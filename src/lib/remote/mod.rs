@@ -13,8 +13,8 @@ pub mod upload;
 use crate::contract::CAPABILITY;
 use crate::error::{Code, Error, Result};
 use crate::wire::digest::Sha256Hex;
-use crate::workflow::authority::snapshot::{self, Entry, MODE_LINK};
 use crate::workflow::service::facade::OperationRequest;
+use crate::workflow::service::snapshot::{self, Entry, MODE_LINK};
 use serde_json::{Map, Value, json};
 use std::cell::RefCell;
 use std::io::Read;
@@ -327,7 +327,7 @@ impl Client {
         }
         let mut out = self.op(&OperationRequest::CheckpointCommit(
             crate::workflow::service::facade::CheckpointCommitRequest {
-                change: crate::workflow::authority::change::ChangeSel::Id(change_id.to_owned()),
+                change: crate::workflow::service::change::ChangeSel::Id(change_id.to_owned()),
                 revision: scan.revision.clone(),
                 new_subject,
                 message: message.map(str::to_owned),

@@ -4,7 +4,7 @@ use super::to_value;
 use crate::cli::authority::{self, Authority};
 use crate::cli::ctx::Ctx;
 use crate::error::{Code, Error, Result};
-use crate::workflow::authority::change::ChangeSel;
+use crate::workflow::service::change::ChangeSel;
 use crate::workflow::service::ops::{self, AgentCtx};
 use serde_json::Value;
 use std::path::PathBuf;
@@ -224,7 +224,7 @@ pub struct CheckpointArgs {
     pub sel: ChangeSelArgs,
     /// Refuse (`revision_too_large`, before reading any file) a workspace
     /// whose files add up to more than this many bytes.
-    #[arg(long, value_name = "BYTES", default_value_t = crate::workflow::authority::snapshot::DEFAULT_MAX_REVISION_BYTES)]
+    #[arg(long, value_name = "BYTES", default_value_t = crate::workflow::service::snapshot::DEFAULT_MAX_REVISION_BYTES)]
     pub max_revision_bytes: u64,
     /// Checkpoint through a workspace endpoint: the workspace is walked and
     /// hashed here, only the blobs the authority lacks are uploaded
@@ -273,7 +273,7 @@ pub(super) fn checkpoint(ctx: &Ctx, a: CheckpointArgs) -> Result<Value> {
             cx,
             &sel,
             a.max_revision_bytes,
-            &crate::workflow::authority::change::CheckpointOptions {
+            &crate::workflow::service::change::CheckpointOptions {
                 message: a.message,
                 new_subject: a.new_subject,
             },

@@ -8,7 +8,7 @@ use crate::cli::ctx::Ctx;
 use crate::collector::collect::{self, CollectRequest};
 use crate::error::{Code, Error, Result};
 use crate::store::private_fs;
-use crate::workflow::authority::collector::{self as col, PinnedRuntime, ProfileInstallRequest};
+use crate::workflow::service::admin::{MAX_PIN_FILE, PinnedRuntime, ProfileInstallRequest};
 use crate::workflow::service::collect::LocalUpload;
 use crate::workflow::service::facade::{ChangeRequest, CollectorClaimRequest, OperationRequest};
 use crate::workflow::service::land::LandRequest;
@@ -290,7 +290,7 @@ pub(super) fn profile(ctx: &Ctx, c: ProfileCmd) -> Result<Value> {
                         ctx.data_dir()?,
                         ctx.lock_timeout,
                         ctx.clock.as_ref(),
-                        &crate::workflow::authority::review::ReviewInstallRequest {
+                        &crate::workflow::service::admin::ReviewInstallRequest {
                             registration_id: registration,
                             step_id: step,
                             executable,
@@ -312,8 +312,8 @@ pub(super) fn profile(ctx: &Ctx, c: ProfileCmd) -> Result<Value> {
             }
             let pinned = match file {
                 Some(f) => Some(crate::wire::json::decode::<PinnedRuntime>(
-                    &read_small(&f, col::MAX_PIN_FILE)?,
-                    crate::wire::json::Limits::bytes(col::MAX_PIN_FILE as usize),
+                    &read_small(&f, MAX_PIN_FILE)?,
+                    crate::wire::json::Limits::bytes(MAX_PIN_FILE as usize),
                     crate::error::Code::InvalidInput,
                     "pinned runtime file",
                 )?),
@@ -389,7 +389,7 @@ fn split_token(stdin: &[u8]) -> Result<(String, &[u8])> {
     let line = &stdin[..cut];
     let line = line.strip_suffix(b"\r").unwrap_or(line);
     if line.is_empty()
-        || line.len() as u64 > crate::workflow::authority::admin::MAX_TOKEN_FILE
+        || line.len() as u64 > crate::workflow::service::admin::MAX_TOKEN_FILE
         || !line.iter().all(|b| (0x21..=0x7e).contains(b))
     {
         return Err(unauth(
@@ -462,7 +462,7 @@ pub(super) fn collect(ctx: &Ctx, a: CollectArgs) -> Result<Value> {
             ));
         }
         let stdin = read_stdin(
-            crate::workflow::authority::admin::MAX_TOKEN_FILE + 2 + collect::MAX_DESCRIPTOR_BYTES,
+            crate::workflow::service::admin::MAX_TOKEN_FILE + 2 + collect::MAX_DESCRIPTOR_BYTES,
         )?;
         let (token, rest) = split_token(&stdin)?;
         if rest.len() as u64 > collect::MAX_DESCRIPTOR_BYTES {

@@ -140,7 +140,7 @@ pub(super) fn install_stop(ctx: &Ctx, a: InstallStopArgs) -> Result<Value> {
     // readable (checked before anything is written).
     let data_dir = match (&remote, ctx.data_dir()) {
         (None, d) => Some(absolute(d?)?),
-        (Some(_), Ok(d)) if crate::workflow::authority::admin::open_read(d).is_ok() => {
+        (Some(_), Ok(d)) if crate::workflow::service::admin::open_read(d).is_ok() => {
             Some(absolute(d)?)
         }
         (Some(_), _) => None,

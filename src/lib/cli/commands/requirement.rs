@@ -3,7 +3,7 @@
 use super::to_value;
 use crate::cli::ctx::Ctx;
 use crate::error::Result;
-use crate::workflow::authority::admin;
+use crate::workflow::service::admin;
 use crate::workflow::service::admin as write;
 use serde_json::Value;
 use std::path::PathBuf;

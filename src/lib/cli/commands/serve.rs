@@ -110,7 +110,7 @@ pub struct ServeArgs {
     pub workspace_config: Option<PathBuf>,
     /// Remote checkpoints: refuse (`revision_too_large`) a manifest whose
     /// files add up to more than this many bytes.
-    #[arg(long, value_name = "BYTES", default_value_t = crate::workflow::authority::snapshot::DEFAULT_MAX_REVISION_BYTES)]
+    #[arg(long, value_name = "BYTES", default_value_t = crate::workflow::service::snapshot::DEFAULT_MAX_REVISION_BYTES)]
     pub max_revision_bytes: u64,
     /// Remote checkpoints: the largest manifest body (64 MiB holds about
     /// 500,000 entries).

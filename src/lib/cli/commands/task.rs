@@ -121,7 +121,7 @@ pub(super) fn run(ctx: &Ctx, remote: &EndpointArgs, r: OperationRequest) -> Resu
 /// workspace locally.
 pub(super) fn change_sel(
     a: &AgentChangeArgs,
-) -> Result<crate::workflow::authority::change::ChangeSel> {
+) -> Result<crate::workflow::service::change::ChangeSel> {
     match (a.remote.authority()?, &a.sel.change, &a.sel.workspace) {
         (Some(auth), None, _) => {
             Err(auth.needs("--change", "the endpoint knows no workspace path"))

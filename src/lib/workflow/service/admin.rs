@@ -8,14 +8,23 @@ use crate::clock::{Clock, rfc3339_millis};
 use crate::error::Result;
 use crate::store::{Access, CommitOrder, Connection, DataDir, Plan, Session};
 use crate::workflow::attest::key;
-use crate::workflow::authority::admin::{
-    self, EnrollOutput, EnrollRequest, RepoAddOutput, RepoAddRequest, RequirementOutput,
-    RevokeOutput, TokenOutput,
-};
-use crate::workflow::authority::collector::{self, ProfileInstallOutput, ProfileInstallRequest};
-use crate::workflow::authority::review::{self, ReviewInstallOutput, ReviewInstallRequest};
+use crate::workflow::authority::{admin, collector, review};
 use std::path::Path;
 use std::time::Duration;
+
+/// The operator's requests and outputs, and the authority reads the
+/// faces make around them (token files, the read-only authority,
+/// repositories, installed profiles, collector keys): the authority's
+/// own types, named here so that no face names `workflow::authority`.
+pub use crate::workflow::authority::admin::{
+    EnrollOutput, EnrollRequest, InstalledProfile, KeygenOutput, MAX_TOKEN_FILE, RepoAddOutput,
+    RepoAddRequest, RequirementOutput, RevokeOutput, TokenOutput, installed_profiles, keygen,
+    load_signing_key, open_read, read_token_file, repo_list, requirement_show,
+};
+pub use crate::workflow::authority::collector::{
+    MAX_PIN_FILE, PinnedRuntime, ProfileInstallOutput, ProfileInstallRequest,
+};
+pub use crate::workflow::authority::review::{ReviewInstallOutput, ReviewInstallRequest};
 
 /// The session of an operator write: the authority alone.
 pub const WRITE_PLAN: Plan = Plan {

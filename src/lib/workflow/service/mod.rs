@@ -1,12 +1,21 @@
-//! The workflow service, the only code that opens a `store::Session`: the
-//! agent operations ([`ops`], [`facade`]: one request struct and one
-//! library call each, run in one session), the operator writes
-//! ([`admin`]: the authority checks and stages, the service runs the
-//! write), receipts and landing ([`receipt`]), collection ([`collect`]),
-//! the workspace endpoint ([`remote`]) and whole-directory set-up
-//! ([`setup`]: `init`, `info`).
+//! The workflow service, the only code that opens a `store::Session` and
+//! the one door of the workflow half: outside `workflow`, code names
+//! `workflow::service` (and `contract`) only. The agent operations
+//! ([`ops`], [`facade`]: one request struct and one library call each,
+//! run in one session), the operator writes ([`admin`]: the authority
+//! checks and stages, the service runs the write), receipts
+//! ([`receipt`]), the landing phase protocol ([`land`]), collection
+//! ([`collect`]), the workspace endpoint ([`remote`]) and
+//! whole-directory set-up ([`setup`]: `init`, `info`). The authority's
+//! own types and reads that the faces use are re-exported where the
+//! faces find them: [`admin`] (operator requests and outputs, token
+//! files, the read-only authority), [`change`] (the Change selector,
+//! checkpoint options, Change and subject reads), [`snapshot`]
+//! (workspace scans), [`setup::AUTHORITY_SPEC`]; the git runner is
+//! [`git`].
 
 pub mod admin;
+pub mod change;
 pub mod collect;
 pub mod facade;
 pub mod land;
@@ -14,6 +23,7 @@ pub mod ops;
 pub mod receipt;
 pub mod remote;
 pub mod setup;
+pub mod snapshot;
 
 /// The one git runner (`workflow::git`), for the faces that run git.
 pub use crate::workflow::git;

@@ -10,6 +10,10 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Duration;
 
+/// The authority database's spec (its file name under the data
+/// directory), for the faces that check a data directory's files.
+pub use crate::workflow::authority::schema::SPEC as AUTHORITY_SPEC;
+
 /// Every database of a data directory, in lock order after the lock itself.
 pub fn databases() -> &'static [&'static DbSpec] {
     static ALL: [&DbSpec; 3] = [
