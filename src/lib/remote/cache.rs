@@ -11,7 +11,7 @@
 //! It only spares re-reading unchanged files; it proves nothing. A
 //! checkpoint writes it; the Stop hook reads it and never writes it. A
 //! missing, unreadable or malformed file is an empty cache, and a row is
-//! trusted only under the racy-clean rule of [`crate::workflow::authority::snapshot`].
+//! trusted only under the racy-clean rule of [`crate::workflow::service::snapshot`].
 
 use crate::error::{Code, Error, Result};
 use crate::store::private_fs;

@@ -1,12 +1,10 @@
-//! Changes, checkpoints, contexts and the compiled task set of a subject.
+//! Changes, their contexts and subjects: the reads every other file of
+//! the authority builds on (a checkpoint, which writes a new version, is
+//! [`super::checkpoint`]).
 
 use super::snapshot::{self, CacheRow, Snapshot};
 use super::{installed_requirement, policy_epoch, repository};
-use crate::contract::workflow::Workflow;
-use crate::contract::{
-    ActionClass, Actor, Criterion, DOMAIN_PLAN, DOMAIN_SKILL, NamedReference, SCHEMA_VERSION,
-    WorkflowTask, WorkflowTaskSubject, canonical_bytes, check_id, task_id_for,
-};
+use crate::contract::{Actor, WorkflowTask, check_id};
 use crate::error::{Code, Error, Result};
 use crate::store::{Connection, DataDir, OptionalExtension, params};
 use crate::wire::digest::{Sha256Hex, domain_digest};
@@ -309,7 +307,7 @@ pub fn change_open(
     let title = title.map(clean_title).transpose()?;
     let body = body.map(clean_body).transpose()?;
     Ok(move |tx: &Connection, dir: &DataDir, now: &str| {
-        let who = super::admin::authenticate(tx, token)?;
+        let who = super::auth::authenticate(tx, token)?;
         let repo = repository(tx, repo_id)?;
         if installed_requirement(tx, repo_id, profile)?.is_none() {
             return Err(Error::new(
@@ -342,52 +340,6 @@ pub fn change_open(
             change: change(tx, &id)?,
         })
     })
-}
-
-/// `checkpoint` output.
-#[derive(Debug, Serialize)]
-pub struct CheckpointOutput {
-    /// Change id.
-    pub change_id: String,
-    /// New version.
-    pub version: u64,
-    /// Revision.
-    pub revision: String,
-    /// Context digest.
-    pub context_digest: String,
-    /// Files in the snapshot.
-    pub files: usize,
-    /// Files whose bytes were read (stat-cache misses).
-    pub hashed: u64,
-    /// The Change's base after this checkpoint: the target head now.
-    pub base_revision: String,
-    /// Protected paths this revision changes relative to the target head
-    /// (at most [`crate::contract::protected::MAX_LISTED`]; empty when none). Such a
-    /// subject never qualifies and no collector runs on it.
-    pub protected_changes: Vec<crate::contract::protected::ProtectedChange>,
-    /// How many protected paths changed in all.
-    pub protected_changes_total: u64,
-    /// The subject's tasks.
-    pub tasks: Vec<TaskSummary>,
-    /// `true`: the tree is the current subject's revision and that subject
-    /// was returned (it still has live or pending tasks, or passed);
-    /// `false`: a new subject with fresh task ids was minted.
-    pub reused: bool,
-}
-
-/// A task in a listing.
-#[derive(Debug, Clone, Serialize)]
-pub struct TaskSummary {
-    /// Task id.
-    pub task_id: String,
-    /// Task digest.
-    pub task_digest: String,
-    /// Step.
-    pub step_id: String,
-    /// Action class.
-    pub action_class: ActionClass,
-    /// Required.
-    pub required: bool,
 }
 
 /// Which Change a command names.
@@ -459,7 +411,7 @@ impl Change {
 }
 
 /// Refuses a caller of another owner.
-pub(crate) fn check_owner(ch: &Change, who: &super::admin::Authenticated) -> Result<()> {
+pub(crate) fn check_owner(ch: &Change, who: &super::auth::Authenticated) -> Result<()> {
     if ch.owner_id != who.actor.owner_id {
         return Err(Error::new(
             Code::Forbidden,
@@ -467,265 +419,6 @@ pub(crate) fn check_owner(ch: &Change, who: &super::admin::Authenticated) -> Res
         ));
     }
     Ok(())
-}
-
-/// What a new Change version is built on, loaded before any byte of the
-/// candidate is read: the repository, the installed requirement and its
-/// protected patterns.
-pub(crate) struct VersionBasis {
-    repo: super::Repository,
-    req_digest: Sha256Hex,
-    wf: Workflow,
-    protected: crate::contract::protected::Protected,
-}
-
-/// Loads the basis of a Change's next version.
-pub(crate) fn version_basis(tx: &Connection, ch: &Change) -> Result<VersionBasis> {
-    let repo = repository(tx, &ch.repository)?;
-    let (req_digest, req_bytes) = installed_requirement(tx, &ch.repository, &ch.profile)?
-        .ok_or_else(|| {
-            Error::new(
-                Code::NotFound,
-                "the profile's requirement is no longer installed",
-            )
-        })?;
-    let wf = Workflow::parse(&req_bytes)?;
-    let protected = wf.protected_paths()?;
-    Ok(VersionBasis {
-        repo,
-        req_digest: Sha256Hex::parse(&req_digest)?,
-        wf,
-        protected,
-    })
-}
-
-/// What a checkpoint asks beyond the Change.
-#[derive(Debug, Clone, Default)]
-pub struct CheckpointOptions {
-    /// `checkpoint --message`: the Change's title (first line) and body.
-    pub message: Option<String>,
-    /// `checkpoint --new-subject`: mint a new subject even for the current
-    /// subject's tree.
-    pub new_subject: bool,
-}
-
-/// Snapshots the workspace into a new Change version with exact context
-/// bytes and a freshly compiled task set, or, for the current subject's
-/// tree while that subject is not on the retry path, returns it
-/// ([`reusable`]). A landed Change is closed ([`check_open`]).
-pub fn checkpoint(
-    token: &str,
-    sel: &ChangeSel,
-    max_revision_bytes: u64,
-    opts: &CheckpointOptions,
-) -> Result<impl FnOnce(&crate::store::Work<'_>) -> Result<CheckpointOutput>> {
-    let message = opts.message.as_deref().map(split_message).transpose()?;
-    let new_subject = opts.new_subject;
-    Ok(move |w: &crate::store::Work<'_>| {
-        let (tx, dir, now, now_ms) = (w.authority()?, w.dir(), w.now_text(), w.now_ms());
-        let now = now.as_str();
-        let who = super::admin::authenticate(tx, token)?;
-        let ch = select(tx, sel)?;
-        check_owner(&ch, &who)?;
-        if ch.via_endpoint() {
-            return Err(Error::new(
-                Code::Conflict,
-                "this change was opened through the workspace endpoint: its workspace is the \
-                 client's, so checkpoint it there (checkpoint --endpoint)",
-            )
-            .with("change_id", ch.change_id.clone()));
-        }
-        check_open(tx, &ch)?;
-        let basis = version_basis(tx, &ch)?;
-        let snap = store_snapshot(tx, dir, Path::new(&ch.workspace), now, max_revision_bytes)?;
-        if let Some((title, body)) = &message {
-            set_message(tx, &ch.change_id, Some(title), Some(body))?;
-        }
-        if let Some(s) = reusable(w.journal(), tx, &ch, &snap.revision, now_ms, new_subject)? {
-            return reused_output(tx, &s, snap.manifest.entries.len(), snap.hashed);
-        }
-        record_version(
-            tx,
-            dir,
-            now,
-            &ch,
-            &basis,
-            &snap.revision,
-            &snap.manifest,
-            snap.hashed,
-        )
-    })
-}
-
-/// Records a new version of `ch` whose revision (already recorded, its
-/// objects durable) is `revision` with `manifest`: the target head now
-/// becomes the Change's base, the protected paths are compared with it,
-/// and the context and task set are derived. What a local and a remote
-/// checkpoint share, inside the caller's transaction.
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn record_version(
-    tx: &Connection,
-    dir: &DataDir,
-    now: &str,
-    ch: &Change,
-    basis: &VersionBasis,
-    revision: &Sha256Hex,
-    manifest: &snapshot::Manifest,
-    hashed: u64,
-) -> Result<CheckpointOutput> {
-    let VersionBasis {
-        repo,
-        req_digest,
-        wf,
-        protected,
-    } = basis;
-    let version = ch.version + 1;
-    // The target head now is the Change's new base: an agent brings its
-    // workspace up to date with a moved head and checkpoints again.
-    let base = Sha256Hex::parse(&repo.head_revision)?;
-    let changes = super::checkout::protected_changes(tx, dir, protected, &base, manifest)?;
-    let ctx = ChangeContext {
-        version: 1,
-        repository: ch.repository.clone(),
-        profile: ch.profile.clone(),
-        change_id: ch.change_id.clone(),
-        change_version: version,
-        base_revision: base.clone(),
-        revision: revision.clone(),
-        target: repo.target.clone(),
-        target_head: base.clone(),
-        requirement_digest: req_digest.clone(),
-        policy_epoch: policy_epoch(tx)?,
-    };
-    let ctx_bytes = canonical_bytes(&ctx)?;
-    let ctx_digest = domain_digest(DOMAIN_CONTEXT, &ctx_bytes);
-    let tasks = compile(&ctx, &ctx_digest, wf, manifest)?;
-    let tasks_json = canonical_bytes(&tasks)?;
-    let protected_json = if changes.is_empty() {
-        None
-    } else {
-        Some(canonical_bytes(&changes)?)
-    };
-    tx.prepare_cached("INSERT INTO change_versions(change_id, version, revision, context_digest, context_bytes, tasks_json, created_at, protected_changes) \
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)")?.execute(params![ch.change_id, version as i64, revision.as_str(), ctx_digest.as_str(), ctx_bytes, tasks_json, now, protected_json],
-    )?;
-    for t in &tasks {
-        tx.prepare_cached("INSERT INTO subject_tasks(task_id, change_id, version, step_id) VALUES (?1, ?2, ?3, ?4)")?.execute(params![t.task_id, ch.change_id, version as i64, t.subject.step_id],
-        )?;
-    }
-    tx.prepare_cached(
-        "UPDATE changes SET current_version = ?2, base_revision = ?3 WHERE change_id = ?1",
-    )?
-    .execute(params![ch.change_id, version as i64, base.as_str()])?;
-    Ok(CheckpointOutput {
-        change_id: ch.change_id.clone(),
-        version,
-        revision: revision.to_string(),
-        context_digest: ctx_digest.to_string(),
-        files: manifest.entries.len(),
-        hashed,
-        base_revision: base.to_string(),
-        protected_changes_total: changes.total,
-        protected_changes: changes.paths,
-        tasks: tasks.iter().map(summary).collect::<Result<_>>()?,
-        reused: false,
-    })
-}
-
-/// A task's listing row.
-pub fn summary(t: &WorkflowTask) -> Result<TaskSummary> {
-    Ok(TaskSummary {
-        task_id: t.task_id.clone(),
-        task_digest: t.digest()?.to_string(),
-        step_id: t.subject.step_id.clone(),
-        action_class: t.action_class,
-        required: t.required,
-    })
-}
-
-/// Compiled plan bytes (for the plan digest).
-#[derive(Serialize)]
-struct Plan<'a> {
-    requirement_digest: &'a Sha256Hex,
-    revision: &'a Sha256Hex,
-    steps: Vec<(&'a str, Vec<NamedReference>)>,
-}
-
-/// Derives the tasks of a subject from the installed requirement, the
-/// context and fixed action-class rules: review-step criteria are always
-/// controller-only; every task has at least one criterion (checked at
-/// install); reference hashes come from the revision's manifest.
-pub fn compile(
-    ctx: &ChangeContext,
-    ctx_digest: &Sha256Hex,
-    wf: &Workflow,
-    manifest: &snapshot::Manifest,
-) -> Result<Vec<WorkflowTask>> {
-    let refs_of = |s: &crate::contract::workflow::Step| -> Vec<NamedReference> {
-        s.references
-            .iter()
-            .map(|r| NamedReference {
-                name: r.name.clone(),
-                expected_sha256: manifest.get(&r.path).map(|e| e.sha256.clone()),
-                path: r.path.clone(),
-            })
-            .collect()
-    };
-    let plan = Plan {
-        requirement_digest: &ctx.requirement_digest,
-        revision: &ctx.revision,
-        steps: wf
-            .steps
-            .iter()
-            .map(|s| (s.id.as_str(), refs_of(s)))
-            .collect(),
-    };
-    let plan_digest = domain_digest(DOMAIN_PLAN, &canonical_bytes(&plan)?);
-    let mut out = Vec::new();
-    for s in &wf.steps {
-        let task_id = task_id_for(ctx_digest, &s.id);
-        let t = WorkflowTask {
-            version: SCHEMA_VERSION,
-            task_id,
-            subject: WorkflowTaskSubject {
-                repository: ctx.repository.clone(),
-                profile: ctx.profile.clone(),
-                target: ctx.target.clone(),
-                target_head: Some(ctx.target_head.clone()),
-                revision: ctx.revision.clone(),
-                change_id: ctx.change_id.clone(),
-                change_version: ctx.change_version,
-                context_digest: ctx_digest.clone(),
-                policy_epoch: ctx.policy_epoch,
-                requirement_digest: ctx.requirement_digest.clone(),
-                plan_digest: plan_digest.clone(),
-                skill_digest: domain_digest(DOMAIN_SKILL, s.instructions.as_bytes()),
-                step_id: s.id.clone(),
-            },
-            action_class: s.action_class,
-            required: s.required,
-            depends_on: s
-                .depends_on
-                .iter()
-                .map(|d| task_id_for(ctx_digest, d))
-                .collect(),
-            criteria: s
-                .criteria
-                .iter()
-                .map(|c| Criterion {
-                    id: c.id.clone(),
-                    required: c.required,
-                    controller_only: c.controller_only || s.action_class == ActionClass::Review,
-                    text: c.text.clone(),
-                })
-                .collect(),
-            references: refs_of(s),
-            instructions: s.instructions.clone(),
-        };
-        t.validate()?;
-        out.push(t);
-    }
-    Ok(out)
 }
 
 /// One stored subject: a Change version's context and tasks.
@@ -1159,66 +852,6 @@ pub(crate) fn check_open(conn: &Connection, ch: &Change) -> Result<()> {
         .with("git_commit", l.git_commit)
         .with("next", serde_json::json!({"command": "change open"}))),
     }
-}
-
-/// The session of a checkpoint: the authority written, the journal read
-/// (never created), to decide whether the current subject is reused.
-pub const CHECKPOINT_PLAN: crate::store::Plan = crate::store::Plan {
-    journal: (&crate::workflow::journal::SPEC, crate::store::Access::Read),
-    authority: (&super::schema::SPEC, crate::store::Access::Write),
-    order: crate::store::CommitOrder::JournalFirst,
-};
-
-/// The current subject a checkpoint of `revision` returns instead of
-/// minting a new one: the same revision, still current, and not on the
-/// spec's retry path (every required task finished and one failed, which
-/// needs a new subject with fresh task ids). `new_subject` forces a new
-/// one. `None`: mint.
-pub(crate) fn reusable(
-    j: Option<&Connection>,
-    tx: &Connection,
-    ch: &Change,
-    revision: &Sha256Hex,
-    now_ms: i64,
-    new_subject: bool,
-) -> Result<Option<StoredSubject>> {
-    if new_subject || ch.version == 0 {
-        return Ok(None);
-    }
-    let s = current_subject(tx, ch)?;
-    if s.context.revision != *revision || subject_staleness(tx, &s)?.is_some() {
-        return Ok(None);
-    }
-    let evals = super::evaluate::evaluate(j, tx, &s, now_ms)?;
-    let required: Vec<_> = evals.iter().filter(|e| e.task.required).collect();
-    let finished = required
-        .iter()
-        .all(|e| matches!(e.state, "succeeded" | "failed"));
-    let failed = required.iter().any(|e| e.state == "failed");
-    Ok((!(finished && failed)).then_some(s))
-}
-
-/// The output of a checkpoint that returned the current subject.
-pub(crate) fn reused_output(
-    tx: &Connection,
-    s: &StoredSubject,
-    files: usize,
-    hashed: u64,
-) -> Result<CheckpointOutput> {
-    let changes = stored_protected(tx, &s.change.change_id, s.version)?;
-    Ok(CheckpointOutput {
-        change_id: s.change.change_id.clone(),
-        version: s.version,
-        revision: s.context.revision.to_string(),
-        context_digest: s.context_digest.to_string(),
-        files,
-        hashed,
-        base_revision: s.context.base_revision.to_string(),
-        protected_changes_total: changes.total,
-        protected_changes: changes.paths,
-        tasks: s.tasks.iter().map(summary).collect::<Result<_>>()?,
-        reused: true,
-    })
 }
 
 /// Whether `actor` may view a Change's tasks (same owner).

@@ -3,7 +3,7 @@
 //! execution, `collector-claim`, and the import of signed transfers (see
 //! `docs/transfer.md`).
 
-use super::admin::{self, Authenticated};
+use super::auth::{self as admin, Authenticated};
 use super::change;
 use super::{bump_epoch, installed_requirement};
 use crate::clock::{Clock, unix_millis};

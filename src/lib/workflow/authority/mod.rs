@@ -8,8 +8,10 @@
 //! grant generation instead (issuing a token does not change policy).
 
 pub mod admin;
+pub mod auth;
 pub mod change;
 pub mod checkout;
+pub mod checkpoint;
 pub mod collector;
 pub mod evaluate;
 pub mod landing;
@@ -204,7 +206,7 @@ impl crate::workflow::journal::Authority for Rechecks<'_> {
     }
 
     fn registration(&self, registration_id: &str) -> Result<Option<(ExecutorEnrollment, bool)>> {
-        admin::registration(self.conn, registration_id)
+        auth::registration(self.conn, registration_id)
     }
 
     fn controller_passed(&self, task_id: &str, attempt_id: &str) -> Result<bool> {
@@ -220,7 +222,7 @@ impl crate::workflow::journal::Authority for Rechecks<'_> {
             |r| r.get(0),
         )?;
         Ok(matches!(
-            admin::registration(self.conn, &registration_id)?,
+            auth::registration(self.conn, &registration_id)?,
             Some((_, false))
         ))
     }

@@ -6,7 +6,7 @@
 use super::change::{self, ChangeSel, StoredSubject};
 use super::collector::{self as col, ImportedRow};
 use super::evaluate::{TaskEval, evaluate};
-use super::{admin, repository};
+use super::{auth, repository};
 use crate::collector::transfer::{self, MAX_TRANSFER_BYTES};
 use crate::contract::canonical_bytes;
 use crate::error::{Code, Error, Result};
@@ -254,7 +254,7 @@ pub fn finalize_in(
 ) -> Result<Value> {
     let (j, at, dir) = (w.journal(), w.authority()?, w.dir());
     let (ts, now_ms) = (w.now_text(), w.now_ms());
-    let who = admin::authenticate(at, token)?;
+    let who = auth::authenticate(at, token)?;
     let ch = change::select_in(at, sel, scope)?;
     if !change::may_view(&ch, &who.actor) {
         return Err(Error::new(
@@ -309,7 +309,7 @@ pub fn qualify<'a>(
     root: &'a Path,
     sel: &'a ChangeSel,
     scope: Option<&'a change::Scope>,
-) -> impl FnOnce(Option<&Connection>, &Connection, &admin::Authenticated, journal::Now) -> Result<Value>
+) -> impl FnOnce(Option<&Connection>, &Connection, &auth::Authenticated, journal::Now) -> Result<Value>
 + 'a {
     move |j, a, who, now| {
         let ch = change::select_in(a, sel, scope)?;

@@ -6,7 +6,7 @@
 //! (one profile per registration and step, immutable); their id starts
 //! with `rp_` and their bytes are a canonical [`ReviewProfile`].
 
-use super::admin::{self, Authenticated};
+use super::auth::{self as admin, Authenticated};
 use super::bump_epoch;
 use super::change;
 use super::collector::{self as col, audience, current_epoch, live_grant};

@@ -260,7 +260,7 @@ impl World {
             &ChangeSel::Id(self.change_id.clone()),
             crate::workflow::authority::snapshot::DEFAULT_MAX_REVISION_BYTES,
             // The model's checkpoint is the retry path: always a new subject.
-            &crate::workflow::authority::change::CheckpointOptions {
+            &crate::workflow::authority::checkpoint::CheckpointOptions {
                 message: None,
                 new_subject: true,
             },

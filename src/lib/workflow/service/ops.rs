@@ -12,6 +12,7 @@ use crate::store::{Access, CommitOrder, Connection, Deferred, Plan, Session, Wor
 use crate::workflow::authority::Rechecks;
 use crate::workflow::authority::admin::{self, Authenticated};
 use crate::workflow::authority::change::{self, ChangeSel, Scope};
+use crate::workflow::authority::checkpoint as ckpt;
 use crate::workflow::journal::{self, Now};
 use serde_json::{Value, json};
 use std::path::Path;
@@ -536,11 +537,11 @@ pub fn checkpoint(
     cx: &AgentCtx<'_>,
     sel: &ChangeSel,
     max_revision_bytes: u64,
-    opts: &change::CheckpointOptions,
-) -> Result<change::CheckpointOutput> {
-    let staged = change::checkpoint(cx.token, sel, max_revision_bytes, opts)?;
+    opts: &ckpt::CheckpointOptions,
+) -> Result<ckpt::CheckpointOutput> {
+    let staged = ckpt::checkpoint(cx.token, sel, max_revision_bytes, opts)?;
     let mut session =
-        crate::store::Session::open(cx.root, cx.timeout, cx.clock, change::CHECKPOINT_PLAN)?;
+        crate::store::Session::open(cx.root, cx.timeout, cx.clock, ckpt::CHECKPOINT_PLAN)?;
     let out = session.apply(staged)?;
     session.commit()?;
     session.close();

@@ -32,6 +32,7 @@ use crate::workflow::authority::admin::{self, Authenticated};
 use crate::workflow::authority::change::{
     self, Change, ChangeOpenOutput, ENDPOINT_WORKSPACE_PREFIX,
 };
+use crate::workflow::authority::checkpoint as ckpt;
 use crate::workflow::authority::snapshot::{self, MODE_LINK};
 use crate::workflow::service::ops::AgentCtx;
 use serde_json::{Value, json};
@@ -845,7 +846,7 @@ pub fn commit(
     let (token, scope) = (cx.token.to_owned(), cx.scope.clone());
     // Under `serve` a batch of the writer (of its own: the plan differs
     // from the agent mutations'), answered once it is durable.
-    cx.session_deferred(change::CHECKPOINT_PLAN, move |w| {
+    cx.session_deferred(ckpt::CHECKPOINT_PLAN, move |w| {
         let (change_id, revision, limits) = (change_id.as_str(), &revision, &limits);
         let (tx, dir, now) = (w.authority()?, w.dir(), w.now_text());
         let now = now.as_str();
@@ -886,7 +887,7 @@ pub fn commit(
                 "the session's manifest is not the session's revision",
             ));
         }
-        let basis = change::version_basis(tx, &ch)?;
+        let basis = ckpt::version_basis(tx, &ch)?;
         let mut adopt = Vec::new();
         let mut missing = Vec::new();
         for (sha, index, size) in distinct(&adm.manifest)? {
@@ -931,14 +932,14 @@ pub fn commit(
         if let Some((title, body)) = &message {
             change::set_message(tx, change_id, Some(title), Some(body))?;
         }
-        let out = match change::reusable(w.journal(), tx, &ch, revision, now_ms, new_subject)? {
+        let out = match ckpt::reusable(w.journal(), tx, &ch, revision, now_ms, new_subject)? {
             // The current subject's tree while it is live: returned as it is.
             Some(cur) => {
-                change::reused_output(tx, &cur, adm.manifest.entries.len(), adopt.len() as u64)?
+                ckpt::reused_output(tx, &cur, adm.manifest.entries.len(), adopt.len() as u64)?
             }
             None => {
                 change::record_revision(tx, revision, &bytes, adm.manifest.entries.len(), now)?;
-                change::record_version(
+                ckpt::record_version(
                     tx,
                     dir,
                     now,
