@@ -82,8 +82,9 @@ enum Resolution {
     Abandoned(Error),
 }
 
-/// The attestation side of landing, which sits above the authority
-/// (`workflow::attest`): the service passes it in.
+/// The attestation side of landing (`workflow::attest`, the `Notes` of
+/// [`land`]), a parameter of the protocol so that it can run with
+/// another.
 pub trait Attestations {
     /// Makes sure the authority's signing key exists (the lock held).
     fn ensure_key(&self, dir: &DataDir, lock: &DirLock, now: &str) -> Result<()>;
@@ -799,5 +800,38 @@ fn tamper_tree() -> bool {
     #[cfg(not(feature = "test-hooks"))]
     {
         false
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::guard_line;
+
+    #[test]
+    fn trailer_shaped_lines_of_the_agent_are_indented() {
+        for line in [
+            "Agent-Task-Receipt: none",
+            "Signed-off-by: someone <a@b>",
+            "Token = value",
+            "Token\t: value",
+            "---",
+            "--- a/file",
+            "(cherry picked from commit 0000)",
+        ] {
+            assert_eq!(guard_line(line), format!("  {line}"), "{line:?}");
+        }
+    }
+
+    #[test]
+    fn prose_lines_are_kept_as_they_are() {
+        for line in [
+            "",
+            "Fix the parser",
+            "a-b - c: words after a dash separator",
+            "- a list item: with a colon",
+            "  indented: already",
+        ] {
+            assert_eq!(guard_line(line), line, "{line:?}");
+        }
     }
 }

@@ -160,13 +160,36 @@ pub fn requirements(cx: &AgentCtx<'_>, sel: &ChangeSel) -> Result<Value> {
         let (digest, bytes) =
             crate::workflow::authority::installed_requirement(a, &ch.repository, &ch.profile)?
                 .ok_or_else(|| Error::new(Code::NotFound, "no requirement installed"))?;
-        let wf = crate::contract::workflow::Workflow::parse(&bytes)?;
-        Ok(json!({
-            "capability": CAPABILITY, "schema_version": SCHEMA_VERSION,
-            "repository": ch.repository, "profile": ch.profile, "change_id": ch.change_id,
-            "requirement_digest": digest, "workflow": wf,
-        }))
+        let workflow = crate::contract::workflow::Workflow::parse(&bytes)?;
+        Ok(serde_json::to_value(RequirementsOutput {
+            capability: CAPABILITY,
+            schema_version: SCHEMA_VERSION,
+            repository: ch.repository,
+            profile: ch.profile,
+            change_id: ch.change_id,
+            requirement_digest: digest,
+            workflow,
+        })?)
     })
+}
+
+/// The output of `requirements`.
+#[derive(Debug, serde::Serialize)]
+pub struct RequirementsOutput {
+    /// The capability this service speaks.
+    pub capability: &'static str,
+    /// The task contract's schema version.
+    pub schema_version: u32,
+    /// The Change's repository.
+    pub repository: String,
+    /// The Change's profile.
+    pub profile: String,
+    /// The Change.
+    pub change_id: String,
+    /// The installed requirement's digest.
+    pub requirement_digest: String,
+    /// The installed requirement, parsed.
+    pub workflow: crate::contract::workflow::Workflow,
 }
 
 /// A `claim` of a command step with an installed collector profile is a
@@ -264,12 +287,38 @@ pub fn next(cx: &AgentCtx<'_>, sel: &ChangeSel) -> Result<Value> {
             if chosen.is_none() && op["operation"] != "none" {
                 chosen = Some(op.clone());
             }
-            rows.push(json!({"task_id": t.task_id, "task_digest": t.digest()?, "step_id": t.subject.step_id,
-                             "action_class": t.action_class, "required": t.required, "state": state, "next": op}));
+            rows.push(NextTask {
+                task_id: t.task_id.clone(),
+                task_digest: t.digest()?,
+                step_id: t.subject.step_id.clone(),
+                action_class: t.action_class,
+                required: t.required,
+                state,
+                next: op,
+            });
         }
         Ok(json!({"change_id": ch.change_id, "version": ch.version, "subject_current": true,
                   "revision": s.context.revision, "next": chosen.unwrap_or(json!({"operation": "none"})), "tasks": rows}))
     })
+}
+
+/// One task of `next`'s `tasks`.
+#[derive(Debug, serde::Serialize)]
+pub struct NextTask {
+    /// The task.
+    pub task_id: String,
+    /// Its digest.
+    pub task_digest: crate::wire::digest::Sha256Hex,
+    /// Its step.
+    pub step_id: String,
+    /// Its action class.
+    pub action_class: ActionClass,
+    /// Whether the subject needs it.
+    pub required: bool,
+    /// Its state as `next` projects it.
+    pub state: String,
+    /// Its typed next operation.
+    pub next: Value,
 }
 
 /// `instructions`: an entrypoint or an explicit schema mismatch.

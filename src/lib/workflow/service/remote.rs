@@ -228,22 +228,42 @@ pub fn subject(cx: &AgentCtx<'_>, sel: &change::ChangeSel) -> Result<Value> {
 pub fn open_changes(cx: &AgentCtx<'_>) -> Result<Value> {
     cx.read(|_j, a, who, _now| {
         let list = change::open_changes_of(a, &who.actor.owner_id, cx.scope.as_ref())?;
-        let mut out = Vec::with_capacity(list.len());
+        let mut changes = Vec::with_capacity(list.len());
         for ch in list {
             let revision = if ch.version == 0 {
-                Value::Null
+                None
             } else {
-                json!(change::current_subject(a, &ch)?.context.revision)
+                Some(change::current_subject(a, &ch)?.context.revision)
             };
-            out.push(json!({
-                "change_id": ch.change_id,
-                "version": ch.version,
-                "revision": revision,
-                "workspace": ch.workspace,
-            }));
+            changes.push(OpenChange {
+                change_id: ch.change_id,
+                version: ch.version,
+                revision,
+                workspace: ch.workspace,
+            });
         }
-        Ok(json!({ "changes": out }))
+        Ok(serde_json::to_value(OpenChanges { changes })?)
     })
+}
+
+/// The output of `change_list` ([`open_changes`]).
+#[derive(Debug, serde::Serialize)]
+pub struct OpenChanges {
+    /// The caller's open Changes, oldest first.
+    pub changes: Vec<OpenChange>,
+}
+
+/// One open Change of [`OpenChanges`].
+#[derive(Debug, serde::Serialize)]
+pub struct OpenChange {
+    /// The Change.
+    pub change_id: String,
+    /// Its current version (0 before the first checkpoint).
+    pub version: u64,
+    /// Its current subject's revision (`null` before the first checkpoint).
+    pub revision: Option<Sha256Hex>,
+    /// Its workspace.
+    pub workspace: String,
 }
 
 /// An open checkpoint session.
