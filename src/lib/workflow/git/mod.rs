@@ -275,6 +275,8 @@ mod tests {
     /// variables that point elsewhere, and prints what git saw.
     #[test]
     #[ignore = "run in a child by a_hostile_git_environment_has_no_effect_on_the_runner"]
+    // Its stdout is how the child answers the test that started it.
+    #[allow(clippy::print_stdout)]
     fn runner_probe() {
         let Some(repo) = crate::env::var_os(PROBE_VAR) else {
             return;
