@@ -38,13 +38,14 @@
 //! does not keep candidate code in (`unshare`) is refused, and so is a
 //! pinned sandbox limit this host cannot apply.
 
+use super::binding::BoundDescriptor;
 pub use super::execution::{Authority, CollectRequest, Uploader};
 use super::execution::{CollectorKind, Execution, drive, open_collector};
 use super::runtime::{self, RunSpec};
 use super::state::StateKey;
 use super::transfer::{
     self, CollectorDescriptor, CollectorIdentity, ExecutionOutcome, ExecutionRecord,
-    ExecutionRequest, ExecutionStatus, MAX_TRANSFER_BYTES, TransferHeader,
+    ExecutionRequest, ExecutionStatus, MAX_TRANSFER_BYTES,
 };
 use crate::clock::rfc3339_millis;
 use crate::contract::canonical_bytes;
@@ -612,31 +613,15 @@ fn seal(
     key: &crate::wire::ed25519::Keypair,
 ) -> Result<Vec<u8>> {
     let request = ExecutionRequest::from_descriptor(d);
-    let header = TransferHeader {
-        version: 1,
-        kind: "command".into(),
-        audience: d.audience.clone(),
-        repository: d.repository.clone(),
-        profile: d.profile.clone(),
-        step_id: d.step_id.clone(),
-        collector_profile_id: d.collector_profile_id.clone(),
-        collector_profile_digest: d.collector_profile_digest.clone(),
-        task_id: d.task_id.clone(),
-        task_digest: d.task_digest.clone(),
-        attempt_id: d.attempt_id.clone(),
-        attempt_digest: d.attempt_digest.clone(),
-        execution_operation_id: d.execution_operation_id.clone(),
-        fence: d.fence,
-        origin: d.origin.clone(),
-        registration: d.registration.clone(),
-        request_digest: request.digest()?,
-        collector_identity: CollectorIdentity {
+    let header = d.binding().header(
+        CollectorDescriptor::KIND,
+        d.profile_ref(),
+        request.digest()?,
+        CollectorIdentity {
             runtime: d.runtime.as_str().into(),
             runtime_identity_digest: record.runtime_identity.as_ref().map(|i| i.digest.clone()),
             agent_task_version: env!("CARGO_PKG_VERSION").into(),
         },
-        upload_request_id: crate::wire::random_id("up")?,
-        records: vec![],
-    };
+    )?;
     transfer::seal(header, &[request.bytes()?, canonical_bytes(record)?], key)
 }

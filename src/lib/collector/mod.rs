@@ -3,6 +3,7 @@
 //! (`collect`, `retry-upload`); and the finite review controller
 //! ([`review`]), whose record will be the transfer's second kind.
 
+pub mod binding;
 pub mod collect;
 mod execution;
 pub mod review;

@@ -23,9 +23,10 @@ use super::types::{ReviewProfile, ReviewRequest};
 use super::wire::{CasSnapshot, KIND, ReviewDescriptor};
 use super::{ClaudeCodeTransport, FileJournal, Review};
 use crate::clock::rfc3339_millis;
+use crate::collector::binding::BoundDescriptor;
 use crate::collector::execution::{CollectRequest, CollectorKind, Execution, Uploader, drive};
 use crate::collector::state::StateKey;
-use crate::collector::transfer::{self, CollectorIdentity, MAX_TRANSFER_BYTES, TransferHeader};
+use crate::collector::transfer::{self, CollectorIdentity, MAX_TRANSFER_BYTES};
 use crate::contract::canonical_bytes;
 use crate::error::{Code, Error, Result};
 use crate::store::{DataDir, private_fs};
@@ -318,31 +319,15 @@ fn seal(
     record: &ReviewRecord,
     key: &crate::wire::ed25519::Keypair,
 ) -> Result<Vec<u8>> {
-    let header = TransferHeader {
-        version: 1,
-        kind: KIND.into(),
-        audience: d.audience.clone(),
-        repository: d.repository.clone(),
-        profile: d.profile.clone(),
-        step_id: d.step_id.clone(),
-        collector_profile_id: d.review_profile_id.clone(),
-        collector_profile_digest: d.review_profile_digest.clone(),
-        task_id: d.task_id.clone(),
-        task_digest: d.task_digest.clone(),
-        attempt_id: d.attempt_id.clone(),
-        attempt_digest: d.attempt_digest.clone(),
-        execution_operation_id: d.execution_operation_id.clone(),
-        fence: d.fence,
-        origin: d.origin.clone(),
-        registration: d.registration.clone(),
-        request_digest: request.digest()?,
-        collector_identity: CollectorIdentity {
+    let header = d.binding().header(
+        KIND,
+        d.profile_ref(),
+        request.digest()?,
+        CollectorIdentity {
             runtime: KIND.into(),
             runtime_identity_digest: None,
             agent_task_version: env!("CARGO_PKG_VERSION").into(),
         },
-        upload_request_id: crate::wire::random_id("up")?,
-        records: vec![],
-    };
+    )?;
     transfer::seal(header, &[request.bytes()?, record.bytes()?], key)
 }
