@@ -535,6 +535,7 @@ pub fn answer_schema_value(criteria: &[ReviewCriterion]) -> Result<Value> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn split_prefers_newlines_and_char_boundaries() {

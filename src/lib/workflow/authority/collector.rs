@@ -1181,3 +1181,312 @@ impl<D: BoundDescriptor> Checked<D> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::fixture::{self, AGENT, COMMAND_STEP, NOW_MS, OWNER, REG, fixture};
+    use super::*;
+
+    fn who(grant: u64) -> Authenticated {
+        Authenticated {
+            actor: fixture::actor(),
+            grant_generation: grant,
+        }
+    }
+
+    /// Claims the fixture's command task through `collector-claim`;
+    /// returns the claim output.
+    fn claimed(f: &fixture::Fixture) -> Value {
+        collector_claim(&f.command.task_id, "req_1", None)(&f.j, &f.a, &who(1), Now { ms: NOW_MS })
+            .expect("collector-claim")
+    }
+
+    fn attempt_id(out: &Value) -> String {
+        out["attempt"]["attempt_id"]
+            .as_str()
+            .expect("attempt id")
+            .to_owned()
+    }
+
+    #[test]
+    fn a_claim_carries_the_descriptor_the_authority_derives_again_identically() {
+        let f = fixture();
+        let out = claimed(&f);
+        let id = attempt_id(&out);
+        let d = derive_descriptor(&f.j, &f.a, &id).expect("derive");
+        let again = derive_descriptor(&f.j, &f.a, &id).expect("derive again");
+        assert_eq!(d, again);
+        assert_eq!(out["descriptor"], serde_json::to_value(&d).expect("json"));
+        assert_eq!(
+            out["descriptor_digest"],
+            json!(transfer::descriptor_digest(&d).expect("digest"))
+        );
+        // The binding is the attempt's, the profile the installed one.
+        let p = fixture::command_profile();
+        assert_eq!(d.audience, "dd_fixture");
+        assert_eq!(d.task_id, f.command.task_id);
+        assert_eq!(d.task_digest, f.command.digest().expect("task digest"));
+        assert_eq!(d.change_id, fixture::CHANGE);
+        assert_eq!(d.manifest_sha256, Sha256Hex::digest(b"manifest"));
+        assert_eq!(d.fence, 1);
+        assert_eq!(d.origin.grant_generation, 1);
+        assert_eq!(d.registration.registration_id, REG);
+        assert_eq!(d.collector_profile_id, p.profile_id);
+        assert_eq!(d.collector_profile_digest, p.digest().expect("p digest"));
+        // The lease asked for is the recipe's timeout plus two minutes.
+        assert_eq!(Command::lease_ms(&p), 180_000);
+        // Projecting the binding back out and building the descriptor
+        // from it gives the same descriptor.
+        let rebuilt = CollectorDescriptor::from_binding(d.binding(), &p).expect("rebuild");
+        assert_eq!(rebuilt, d);
+    }
+
+    #[test]
+    fn a_descriptor_of_the_other_kind_or_an_unclaimed_attempt_is_a_mismatch() {
+        let f = fixture();
+        let id = attempt_id(&claimed(&f));
+        let e = derive::<super::super::review::Review>(&f.j, &super::super::Rechecks::new(&f.a), &id)
+            .expect_err("a command attempt has no review descriptor");
+        assert_eq!(e.code(), Code::DescriptorMismatch);
+        assert_eq!(
+            e.message(),
+            "review descriptors exist for review tasks only"
+        );
+        let e = derive_descriptor(&f.j, &f.a, "att_nothing").expect_err("unknown attempt");
+        assert_eq!(e.code(), Code::NotFound);
+    }
+
+    #[test]
+    fn a_descriptor_is_live_until_its_registration_grant_profile_or_subject_changes() {
+        let f = fixture();
+        let id = attempt_id(&claimed(&f));
+        let d = derive_descriptor(&f.j, &f.a, &id).expect("derive");
+        check_live(&f.a, &d).expect("live");
+
+        // The originating actor's grant reissued.
+        f.a.execute("UPDATE actors SET grant_generation = 2", [])
+            .expect("reissue");
+        assert_eq!(
+            check_live(&f.a, &d).expect_err("grant").code(),
+            Code::AuthorizationChanged
+        );
+        f.a.execute("UPDATE actors SET grant_generation = 1", [])
+            .expect("restore");
+
+        // Another descriptor's profile: `profile_invalid`, "changed".
+        let mut other = d.clone();
+        other.collector_profile_digest = Sha256Hex::digest(b"other");
+        let e = check_live(&f.a, &other).expect_err("profile");
+        assert_eq!(e.code(), Code::ProfileInvalid);
+        assert_eq!(e.message(), "the collector profile changed");
+
+        // A registration epoch the descriptor does not name.
+        let mut old = d.clone();
+        old.registration.epoch = 0;
+        assert_eq!(
+            check_live(&f.a, &old).expect_err("epoch").code(),
+            Code::EnrollmentInvalid
+        );
+
+        // A policy act makes the subject stale.
+        super::super::bump_epoch(&f.a, "test", "x", "t").expect("bump");
+        let e = check_live(&f.a, &d).expect_err("stale");
+        assert_eq!(e.code(), Code::SubjectStale);
+        assert_eq!(
+            e.message(),
+            "the task's subject is no longer current (policy_changed)"
+        );
+
+        // A revoked registration comes first of all.
+        f.a.execute("INSERT INTO revocations VALUES (?1, 0, 't')", params![REG])
+            .expect("revoke");
+        let e = check_live(&f.a, &d).expect_err("revoked");
+        assert_eq!(e.code(), Code::EnrollmentInvalid);
+        assert_eq!(e.message(), "the registration is revoked");
+    }
+
+    #[test]
+    fn an_attempt_is_open_only_at_its_current_fence_while_leased() {
+        let f = fixture();
+        let id = attempt_id(&claimed(&f));
+        let t = &f.command.task_id;
+        check_open(&f.j, &id, t, 1, NOW_MS).expect("open at its fence");
+        // An expired lease is still open (the import decides on it).
+        check_open(&f.j, &id, t, 1, NOW_MS + 10 * 3_600_000).expect("expired is open");
+        let e = check_open(&f.j, &id, t, 2, NOW_MS).expect_err("other fence");
+        assert_eq!(e.code(), Code::StaleFence);
+        assert_eq!(
+            check_open(&f.j, "att_none", t, 1, NOW_MS)
+                .expect_err("no attempt")
+                .code(),
+            Code::NotFound
+        );
+        journal::finish_attempt(&f.j, &id, "t").expect("finish");
+        let e = check_open(&f.j, &id, t, 1, NOW_MS).expect_err("finished");
+        assert_eq!(e.code(), Code::AttemptClosed);
+        assert_eq!(e.message(), "the attempt is finished");
+    }
+
+    #[test]
+    fn only_the_originating_actor_at_its_grant_generation_may_act() {
+        let o = Origin {
+            owner_id: OWNER.into(),
+            agent_id: AGENT.into(),
+            grant_generation: 3,
+        };
+        check_origin(&who(3), &o).expect("the origin itself");
+        assert_eq!(
+            check_origin(&who(4), &o).expect_err("reissued").code(),
+            Code::AuthorizationChanged
+        );
+        let other_agent = Authenticated {
+            actor: crate::contract::Actor {
+                owner_id: OWNER.into(),
+                agent_id: "a2".into(),
+            },
+            grant_generation: 3,
+        };
+        assert_eq!(
+            check_origin(&other_agent, &o)
+                .expect_err("other agent")
+                .code(),
+            Code::AuthorizationChanged
+        );
+    }
+
+    #[test]
+    fn a_header_binds_every_field_of_the_attempt_and_names_the_profile() {
+        let f = fixture();
+        let id = attempt_id(&claimed(&f));
+        let d = derive_descriptor(&f.j, &f.a, &id).expect("derive");
+        let b = d.binding();
+        let identity = transfer::CollectorIdentity {
+            runtime: "bwrap".into(),
+            runtime_identity_digest: None,
+            agent_task_version: "0".into(),
+        };
+        let h = b
+            .header(
+                "command",
+                d.profile_ref(),
+                Sha256Hex::digest(b"req"),
+                identity,
+            )
+            .expect("header");
+        assert_eq!(h.attempt_id, d.attempt_id);
+        assert_eq!(h.audience, d.audience);
+        b.check_header(&h, d.profile_ref(), "collector profile")
+            .expect("its own header");
+        type Bend = fn(&mut transfer::TransferHeader);
+        let bends: [(&str, Bend); 10] = [
+            ("repository", |h| h.repository.push('x')),
+            ("profile", |h| h.profile.push('x')),
+            ("step", |h| h.step_id.push('x')),
+            ("task", |h| h.task_id.push('x')),
+            ("task digest", |h| h.task_digest = Sha256Hex::digest(b"t")),
+            ("attempt digest", |h| {
+                h.attempt_digest = Sha256Hex::digest(b"a")
+            }),
+            ("operation", |h| h.execution_operation_id.push('x')),
+            ("fence", |h| h.fence += 1),
+            ("origin", |h| h.origin.grant_generation += 1),
+            ("registration", |h| h.registration.epoch += 1),
+        ];
+        for (what, bend) in bends {
+            let mut bent = h.clone();
+            bend(&mut bent);
+            let e = b
+                .check_header(&bent, d.profile_ref(), "collector profile")
+                .expect_err(what);
+            assert_eq!(e.code(), Code::TransferInvalid, "{what}");
+        }
+        // Another profile is named before anything else is compared.
+        let mut bent = h.clone();
+        bent.fence += 1;
+        bent.collector_profile_id.push('x');
+        let e = b
+            .check_header(&bent, d.profile_ref(), "collector profile")
+            .expect_err("profile");
+        assert_eq!(e.code(), Code::ProfileInvalid);
+        assert_eq!(e.message(), "the transfer names another collector profile");
+    }
+
+    #[test]
+    fn the_current_epoch_and_the_live_grant_are_the_rows_now() {
+        let f = fixture();
+        let (reg, revoked) = admin::registration(&f.a, REG)
+            .expect("read")
+            .expect("registration");
+        assert!(!revoked);
+        assert_eq!(current_epoch(&f.a, &reg).expect("epoch"), 1);
+        f.a.execute(
+            "INSERT INTO registrations VALUES ('reg_2', ?1, ?2, ?3, 'exec1', 'pk', 'key2', 2, 0, 't')",
+            params![fixture::REPO, fixture::PROFILE, COMMAND_STEP],
+        )
+        .expect("re-enroll");
+        assert_eq!(current_epoch(&f.a, &reg).expect("epoch"), 2);
+        assert_eq!(live_grant(&f.a, OWNER, AGENT).expect("grant"), Some(1));
+        assert_eq!(live_grant(&f.a, OWNER, "a9").expect("grant"), None);
+        f.a.execute("UPDATE actors SET revoked_at = 't'", [])
+            .expect("revoke");
+        assert_eq!(live_grant(&f.a, OWNER, AGENT).expect("grant"), None);
+    }
+
+    #[test]
+    fn a_stored_profile_that_does_not_match_its_digest_is_an_integrity_error() {
+        let f = fixture();
+        let p = profile_for(&f.a, REG, COMMAND_STEP)
+            .expect("read")
+            .expect("installed");
+        assert_eq!(p, fixture::command_profile());
+        assert_eq!(
+            current_profile(&f.a, fixture::REPO, fixture::PROFILE, COMMAND_STEP)
+                .expect("read")
+                .map(|p| p.profile_id),
+            Some(p.profile_id.clone())
+        );
+        f.a.execute(
+            "UPDATE collector_profiles SET profile_digest = ?1",
+            params![Sha256Hex::digest(b"x").as_str()],
+        )
+        .expect("tamper");
+        assert_eq!(
+            profile_for(&f.a, REG, COMMAND_STEP)
+                .expect_err("tampered")
+                .code(),
+            Code::IntegrityError
+        );
+    }
+
+    #[test]
+    fn a_claim_without_an_installed_profile_names_the_kind() {
+        let f = fixture();
+        f.a.execute("DELETE FROM collector_profiles", [])
+            .expect("uninstall");
+        let e = collector_claim(&f.command.task_id, "req_1", None)(
+            &f.j,
+            &f.a,
+            &who(1),
+            Now { ms: NOW_MS },
+        )
+        .expect_err("no profile");
+        assert_eq!(e.code(), Code::ProfileInvalid);
+        assert_eq!(
+            e.message(),
+            "no collector profile is installed for this step"
+        );
+        let e = collector_claim(&f.review.task_id, "req_2", None)(
+            &f.j,
+            &f.a,
+            &who(1),
+            Now { ms: NOW_MS },
+        )
+        .expect_err("no review profile");
+        assert_eq!(e.message(), "no review profile is installed for this step");
+        // Nothing was claimed.
+        assert_eq!(
+            journal::task_row(&f.j, &f.command.task_id).expect("read"),
+            None
+        );
+    }
+}

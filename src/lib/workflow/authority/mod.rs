@@ -11,6 +11,8 @@ pub mod admin;
 pub mod change;
 pub mod checkout;
 pub mod collector;
+#[cfg(test)]
+mod fixture;
 pub mod receipt;
 pub mod repo_git;
 pub mod review;
