@@ -1245,8 +1245,9 @@ mod tests {
     fn a_descriptor_of_the_other_kind_or_an_unclaimed_attempt_is_a_mismatch() {
         let f = fixture();
         let id = attempt_id(&claimed(&f));
-        let e = derive::<super::super::review::Review>(&f.j, &super::super::Rechecks::new(&f.a), &id)
-            .expect_err("a command attempt has no review descriptor");
+        let e =
+            derive::<super::super::review::Review>(&f.j, &super::super::Rechecks::new(&f.a), &id)
+                .expect_err("a command attempt has no review descriptor");
         assert_eq!(e.code(), Code::DescriptorMismatch);
         assert_eq!(
             e.message(),

@@ -392,3 +392,41 @@ pub fn validate_transfer(
         profile: p,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::fixture::{self, fixture};
+    use super::*;
+    use col::CollectorKind;
+
+    #[test]
+    fn a_command_profile_is_not_a_review_profile() {
+        let f = fixture();
+        let e = profile_for(&f.a, fixture::REG, fixture::COMMAND_STEP).expect_err("a cp_ profile");
+        assert_eq!(e.code(), Code::ProfileInvalid);
+        assert_eq!(
+            profile_for(&f.a, fixture::REG, fixture::REVIEW_STEP).expect("read"),
+            None
+        );
+        assert!(
+            current_profile(&f.a, fixture::REPO, fixture::PROFILE, fixture::REVIEW_STEP)
+                .expect("read")
+                .is_none()
+        );
+    }
+
+    #[test]
+    fn the_kinds_name_their_class_and_profile() {
+        assert_eq!(Review::CLASS, ActionClass::Review);
+        assert_eq!(col::Command::CLASS, ActionClass::Command);
+        assert_eq!(
+            <ReviewDescriptor as BoundDescriptor>::KIND,
+            crate::collector::review::wire::KIND
+        );
+        assert_eq!(
+            <crate::collector::transfer::CollectorDescriptor as BoundDescriptor>::KIND,
+            "command"
+        );
+        assert_ne!(Review::PROFILE, col::Command::PROFILE);
+    }
+}
