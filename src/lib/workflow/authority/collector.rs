@@ -1490,4 +1490,122 @@ mod tests {
             None
         );
     }
+
+    /// A command transfer for `d` signed with `key`, its header bent by
+    /// `bend` before signing.
+    fn sealed(
+        d: &CollectorDescriptor,
+        record: &ExecutionRecord,
+        key: &crate::wire::ed25519::Keypair,
+        bend: impl FnOnce(&mut transfer::TransferHeader),
+    ) -> Vec<u8> {
+        let request = ExecutionRequest::from_descriptor(d);
+        let mut h = d
+            .binding()
+            .header(
+                "command",
+                d.profile_ref(),
+                request.digest().expect("request digest"),
+                transfer::CollectorIdentity {
+                    runtime: "bwrap".into(),
+                    runtime_identity_digest: None,
+                    agent_task_version: "0".into(),
+                },
+            )
+            .expect("header");
+        bend(&mut h);
+        transfer::seal(
+            h,
+            &[
+                request.bytes().expect("request bytes"),
+                canonical_bytes(record).expect("record bytes"),
+            ],
+            key,
+        )
+        .expect("seal")
+    }
+
+    fn unavailable(d: &CollectorDescriptor) -> ExecutionRecord {
+        ExecutionRecord {
+            version: 1,
+            request_digest: ExecutionRequest::from_descriptor(d)
+                .digest()
+                .expect("digest"),
+            status: ExecutionStatus::RuntimeUnavailable,
+            outcome: transfer::ExecutionOutcome::Failed,
+            runtime_identity: None,
+            run: None,
+            detail: Some("no runtime".into()),
+        }
+    }
+
+    #[test]
+    fn a_signed_transfer_validates_and_each_mismatch_has_its_refusal() {
+        let f = fixture();
+        let id = attempt_id(&claimed(&f));
+        let d = derive_descriptor(&f.j, &f.a, &id).expect("derive");
+        let key = fixture::keypair();
+        let record = unavailable(&d);
+        let good = sealed(&d, &record, &key, |_| {});
+        let v = validate_transfer(&f.j, &f.a, &good).expect("valid");
+        assert_eq!(v.descriptor, d);
+        assert_eq!(v.record, record);
+
+        let refused = |bytes: &[u8]| validate_transfer(&f.j, &f.a, bytes).err().expect("refused");
+        let e = refused(&sealed(&d, &record, &key, |h| {
+            h.audience = "dd_other".into()
+        }));
+        assert_eq!(e.code(), Code::TransferInvalid);
+        assert_eq!(e.message(), "the transfer is for another authority");
+
+        let e = refused(&sealed(&d, &record, &key, |h| h.fence += 1));
+        assert_eq!(e.code(), Code::StaleFence);
+
+        let e = refused(&sealed(&d, &record, &key, |h| h.task_id.push('x')));
+        assert_eq!(e.code(), Code::TransferInvalid);
+        assert_eq!(
+            e.message(),
+            "the header does not bind this exact task, attempt, origin and registration"
+        );
+
+        let e = refused(&sealed(&d, &record, &key, |h| {
+            h.request_digest = Sha256Hex::digest(b"another request")
+        }));
+        assert_eq!(e.message(), "the header's request digest is wrong");
+
+        let e = refused(&sealed(
+            &d,
+            &record,
+            &crate::wire::ed25519::Keypair::from_seed(&[9; 32]),
+            |_| {},
+        ));
+        assert_eq!(e.code(), Code::SignatureInvalid);
+
+        // A record whose outcome its facts do not give.
+        let mut boasting = record.clone();
+        boasting.outcome = transfer::ExecutionOutcome::Passed;
+        let e = refused(&sealed(&d, &boasting, &key, |_| {}));
+        assert_eq!(e.code(), Code::TransferInvalid);
+        assert_eq!(
+            e.message(),
+            "the record's outcome is not the one its facts derive"
+        );
+
+        // Only a completed record carries a run, and it must be under the
+        // pinned runtime identity.
+        let mut completed = record.clone();
+        completed.status = ExecutionStatus::Completed;
+        let e = refused(&sealed(&d, &completed, &key, |_| {}));
+        assert_eq!(
+            e.message(),
+            "a completed record must carry the run under the pinned runtime identity"
+        );
+
+        // The same bytes once the registration is revoked.
+        f.a.execute("INSERT INTO revocations VALUES (?1, 0, 't')", params![REG])
+            .expect("revoke");
+        let e = refused(&good);
+        assert_eq!(e.code(), Code::EnrollmentInvalid);
+        assert_eq!(e.message(), "the registration is revoked");
+    }
 }

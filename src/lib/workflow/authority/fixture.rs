@@ -34,6 +34,8 @@ pub const REG: &str = "reg_fixture";
 pub const COMMAND_STEP: &str = "tests";
 /// The review step.
 pub const REVIEW_STEP: &str = "review";
+/// The seed of the registration's signing key.
+pub const SEED: [u8; 32] = [7; 32];
 /// The wall clock the fixture's attempts are claimed at.
 pub const NOW_MS: i64 = 1_900_000_000_000;
 
@@ -61,6 +63,16 @@ fn migrated(spec: &crate::store::DbSpec) -> Connection {
     c
 }
 
+/// The registration's signing key.
+pub fn keypair() -> crate::wire::ed25519::Keypair {
+    crate::wire::ed25519::Keypair::from_seed(&SEED)
+}
+
+/// The registration's key id.
+pub fn key_id() -> String {
+    crate::contract::key_id(&keypair().public_key())
+}
+
 /// The actor owning the fixture's Change.
 pub fn actor() -> Actor {
     Actor {
@@ -81,7 +93,7 @@ pub fn command_profile() -> CollectorProfile {
             registration_id: REG.into(),
             executor_id: "exec1".into(),
             epoch: 1,
-            key_id: "key1".into(),
+            key_id: key_id(),
         },
         requirement_digest: hex("requirement"),
         recipe: Recipe {
@@ -151,7 +163,9 @@ pub fn fixture() -> Fixture {
          INSERT INTO requirements VALUES ('{requirement}', x'7b7d', 'basic');
          INSERT INTO installed_requirements VALUES ('{REPO}', '{PROFILE}', '{requirement}', 0, 't');
          INSERT INTO actors VALUES ('{OWNER}', '{AGENT}', 'tokenhash', 1, 't', NULL);
-         INSERT INTO registrations VALUES ('{REG}', '{REPO}', '{PROFILE}', '{COMMAND_STEP}', 'exec1', 'pk', 'key1', 1, 0, 't');",
+         INSERT INTO registrations VALUES ('{REG}', '{REPO}', '{PROFILE}', '{COMMAND_STEP}', 'exec1', '{pk}', '{kid}', 1, 0, 't');",
+        pk = data_encoding::HEXLOWER.encode(&keypair().public_key()),
+        kid = key_id(),
         rev = hex("revision"),
         manifest = hex("manifest"),
     ))
