@@ -18,8 +18,7 @@
 //! call that was reserved (an outcome-less reservation is
 //! `review_call_uncertain`).
 
-use super::types::ReviewRecord;
-use super::types::{ReviewProfile, ReviewRequest};
+use super::types::{ReviewProfile, ReviewRecord, ReviewRequest};
 use super::wire::{CasSnapshot, KIND, ReviewDescriptor};
 use super::{ClaudeCodeTransport, FileJournal, Review};
 use crate::clock::rfc3339_millis;
@@ -67,6 +66,9 @@ pub fn collect(req: &CollectRequest<'_>, up: &dyn Uploader, descriptor: Value) -
 
 /// The review kind of collector execution: the finite controller's calls
 /// to the pinned reviewer, each reserved in the execution's own journal.
+/// The driver's hold of the execution matters here as well: a second
+/// collect running the same calls concurrently would dispatch a call
+/// twice.
 pub(crate) struct ReviewKind;
 
 /// What a review execution settled before its record.
