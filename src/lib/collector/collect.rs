@@ -38,13 +38,16 @@
 //! does not keep candidate code in (`unshare`) is refused, and so is a
 //! pinned sandbox limit this host cannot apply.
 
+use super::binding::BoundDescriptor;
+pub use super::execution::{Authority, CollectRequest, Uploader};
+use super::execution::{CollectorKind, Execution, drive, open_collector};
 use super::runtime::{self, RunSpec};
 use super::state::StateKey;
 use super::transfer::{
     self, CollectorDescriptor, CollectorIdentity, ExecutionOutcome, ExecutionRecord,
-    ExecutionRequest, ExecutionStatus, MAX_TRANSFER_BYTES, TransferHeader,
+    ExecutionRequest, ExecutionStatus, MAX_TRANSFER_BYTES,
 };
-use crate::clock::{Clock, rfc3339_millis};
+use crate::clock::rfc3339_millis;
 use crate::contract::canonical_bytes;
 use crate::contract::snapshot::{DOMAIN_REVISION, MODE_EXEC, MODE_LINK, Manifest};
 use crate::error::{Code, Error, Result};
@@ -61,39 +64,6 @@ pub const MAX_DESCRIPTOR_BYTES: u64 = 64 * 1024;
 const MAX_MANIFEST_BYTES: u64 = 256 * 1024 * 1024;
 /// Longest symbolic link target materialised.
 const MAX_LINK_TARGET: u64 = 4096;
-
-/// Where signed transfers go. Locally: the authority of `--data-dir`; an
-/// HTTP upload endpoint implements the same trait.
-pub trait Uploader {
-    /// Sends the exact retained bytes; returns the authority's answer.
-    fn upload(&self, bytes: &[u8]) -> Result<Value>;
-}
-
-/// What a collection needs from the authority it runs for, beyond the
-/// upload: the workflow service implements it (locally,
-/// `workflow::service::collect::LocalUpload`), so the collector never
-/// names the service or its databases.
-pub trait Authority {
-    /// Rechecks a descriptor before the execution is reserved: it must
-    /// equal what the authority derives now, its attempt open at its
-    /// fence, every live check passing.
-    fn recheck_descriptor(&self, d: &CollectorDescriptor) -> Result<()>;
-
-    /// The same recheck for a review descriptor, before any call is
-    /// reserved; returns the installed review profile it names (loaded and
-    /// validated by the authority, basis included).
-    fn recheck_review(
-        &self,
-        d: &super::review::wire::ReviewDescriptor,
-    ) -> Result<super::review::ReviewProfile>;
-
-    /// The installed review profile a review descriptor names (read-only,
-    /// whatever the attempt's state: a finished review only re-signs).
-    fn review_profile(
-        &self,
-        d: &super::review::wire::ReviewDescriptor,
-    ) -> Result<super::review::ReviewProfile>;
-}
 
 /// The durable reservation of one execution.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -119,147 +89,6 @@ fn snapshot_name(tag: &str, run: &str) -> Sha256Hex {
     domain_digest(SNAPSHOT_DOMAIN, format!("{tag}\0{run}").as_bytes())
 }
 
-/// `collect` request.
-pub struct CollectRequest<'a> {
-    /// Data directory of the authority (read for rechecks and the CAS).
-    pub root: &'a Path,
-    /// Clock.
-    pub clock: &'a dyn Clock,
-    /// The authority the descriptor is rechecked against.
-    pub authority: &'a dyn Authority,
-    /// Descriptor file bytes.
-    pub descriptor: &'a [u8],
-    /// Collector directory.
-    pub collector_dir: &'a Path,
-    /// The operator's review credential file (`docs/review.md`,
-    /// "Credentials"): a review collect hands its values to the pinned
-    /// reviewer instead of the environment's; a command collect never
-    /// reads it.
-    pub review_credential_file: Option<&'a Path>,
-}
-
-/// The retained files of one execution and the key that seals them.
-pub(crate) struct Execution {
-    pub(crate) dir: PathBuf,
-    pub(crate) tag: String,
-    state: StateKey,
-}
-
-impl Execution {
-    pub(crate) fn new(collector_dir: &Path, op: &str, state: StateKey) -> Execution {
-        let tag = Sha256Hex::digest(op.as_bytes()).to_string();
-        Execution {
-            dir: collector_dir.join("executions").join(&tag),
-            tag,
-            state,
-        }
-    }
-
-    pub(crate) fn path(&self, kind: &str) -> PathBuf {
-        self.dir.join(format!("{kind}.sealed"))
-    }
-
-    pub(crate) fn read(&self, kind: &str, max: u64) -> Result<Option<Vec<u8>>> {
-        self.state.read(&self.path(kind), kind, &self.tag, max)
-    }
-
-    pub(crate) fn write(&self, kind: &str, body: &[u8]) -> Result<()> {
-        self.state.write(&self.path(kind), kind, &self.tag, body)
-    }
-
-    /// Creates a retained file exclusively (never replacing one);
-    /// `Ok(false)` when it already exists.
-    pub(crate) fn create(&self, kind: &str, body: &[u8]) -> Result<bool> {
-        self.state.create(&self.path(kind), kind, &self.tag, body)
-    }
-
-    /// Holds the execution for the rest of a collect: creates its
-    /// directory (0700) when missing and takes an exclusive advisory lock
-    /// on it without waiting. `Ok(None)`: another collect holds it.
-    pub(crate) fn hold(&self) -> Result<Option<crate::store::DirLock>> {
-        private_fs::ensure_private_dir(&self.dir)?;
-        crate::store::try_lock_dir(&self.dir)
-    }
-
-    /// Refuses unsealed files of the layout before sealing
-    /// (`reservation.json`, `record.json`, `transfer.bin`, `upload.json`):
-    /// nothing proves who wrote them, and ignoring them could run the
-    /// command a second time.
-    pub(crate) fn refuse_unsealed(&self) -> Result<()> {
-        for name in LEGACY_FILES {
-            if std::fs::symlink_metadata(self.dir.join(name)).is_ok() {
-                return Err(Error::new(
-                    Code::CollectorStateTampered,
-                    format!(
-                        "the execution directory holds an unsealed {name} (planted, or retained by an \
-                         older agent-task): it cannot be verified, so nothing is signed from it"
-                    ),
-                )
-                .with("file", *name));
-            }
-        }
-        Ok(())
-    }
-}
-
-/// Retained files of the unsealed layout.
-const LEGACY_FILES: &[&str] = &[
-    "reservation.json",
-    "record.json",
-    "transfer.bin",
-    "upload.json",
-];
-
-/// Fails closed on a misconfigured deployment: the collector directory
-/// must exist, be the caller's and private; no directory above it or above
-/// the data directory may be a symlink or replaceable by others.
-fn check_deployment(root: &Path, cdir: &Path) -> Result<()> {
-    private_fs::check_trusted_ancestors(cdir)?;
-    private_fs::check_trusted_ancestors(root)?;
-    if !private_fs::check_private(cdir, private_fs::Kind::Dir)? {
-        return Err(Error::new(
-            Code::NotFound,
-            format!(
-                "no collector directory at {} (create it with keygen)",
-                cdir.display()
-            ),
-        ));
-    }
-    Ok(())
-}
-
-/// The collector directory's key and state key, after the deployment checks.
-/// The signing key and the retained state of one execution in an opened
-/// collector directory,
-/// once its key is the registration's (`key_id`) and nothing unsealed lies
-/// there.
-pub(crate) fn open_execution(
-    cdir: &Path,
-    seed: &[u8; 32],
-    key_id: &str,
-    execution_operation_id: &str,
-) -> Result<(crate::wire::ed25519::Keypair, Execution)> {
-    let key = crate::wire::ed25519::Keypair::from_seed(seed);
-    if crate::contract::key_id(&key.public_key()) != key_id {
-        return Err(Error::new(
-            Code::EnrollmentInvalid,
-            "the collector directory's key is not the registration's key",
-        ));
-    }
-    private_fs::ensure_private_dir(&cdir.join("executions"))?;
-    let ex = Execution::new(cdir, execution_operation_id, StateKey::derive(seed)?);
-    ex.refuse_unsealed()?;
-    Ok((key, ex))
-}
-
-pub(crate) fn open_collector(root: &Path, collector_dir: &Path) -> Result<(PathBuf, [u8; 32])> {
-    let cdir =
-        std::path::absolute(collector_dir).map_err(|e| Error::io("resolve", collector_dir, e))?;
-    check_deployment(root, &cdir)?;
-    let seed = super::load_signing_seed(&cdir)?;
-    Ok((cdir, seed))
-}
-
 /// Refuses, before anything is reserved, a descriptor whose runtime does
 /// not keep candidate code in or whose pinned limits this host cannot apply.
 fn check_runtime(d: &CollectorDescriptor) -> Result<()> {
@@ -280,27 +109,6 @@ fn check_runtime(d: &CollectorDescriptor) -> Result<()> {
         },
         runtime::RuntimeKind::Oci => Ok(()),
     }
-}
-
-/// The answer to a collect of an execution that another collect holds:
-/// the retained outcome when its transfer is already signed (read only,
-/// nothing uploaded or written), else `execution_in_progress`.
-pub(crate) fn held_elsewhere(
-    ex: &Execution,
-    operation: &str,
-    retained: impl FnOnce(Vec<u8>, Vec<u8>) -> Result<Value>,
-) -> Result<Value> {
-    if let Some(bytes) = ex.read("transfer", MAX_TRANSFER_BYTES)?
-        && let Some(record) = ex.read("record", MAX_TRANSFER_BYTES)?
-    {
-        return retained(bytes, record);
-    }
-    Err(Error::new(
-        Code::ExecutionInProgress,
-        "another collect of this execution operation is running; this one ran, reserved \
-         and wrote nothing (rerun it for the retained outcome once that one has finished)",
-    )
-    .with("execution_operation_id", operation))
 }
 
 /// Runs the recipe of a claimed descriptor once, durably: reserve, run,
@@ -325,117 +133,188 @@ pub fn collect(req: &CollectRequest<'_>, up: &dyn Uploader) -> Result<Value> {
         Code::InvalidInput,
         "collector descriptor",
     )?;
-    let (cdir, seed) = open_collector(req.root, req.collector_dir)?;
-    check_runtime(&d)?;
-    let (key, ex) = open_execution(
-        &cdir,
-        &seed,
-        &d.registration.key_id,
-        &d.execution_operation_id,
-    )?;
-    let request_digest = ExecutionRequest::from_descriptor(&d).digest()?;
-    let retained_reservation = || -> Result<Option<Reservation>> {
+    drive::<Command>(req, up, &d)
+}
+
+/// The command kind of collector execution: the operator's recipe run
+/// once in the pinned runtime on a materialised snapshot.
+pub(crate) struct Command;
+
+/// What a command execution settled before its record.
+pub(crate) struct Started {
+    /// The regenerated request's digest (what the record answers).
+    request_digest: Sha256Hex,
+    /// Whether the reservation was retained (a resumed collect).
+    resumed: bool,
+    /// The run id of the reservation made now; `None` when resumed
+    /// (a reservation without a record is never run again).
+    fresh_run: Option<String>,
+}
+
+impl Command {
+    /// The retained reservation, which must name this descriptor and request.
+    fn retained_reservation(
+        ex: &Execution,
+        d: &CollectorDescriptor,
+        request_digest: &Sha256Hex,
+    ) -> Result<Option<Reservation>> {
         let Some(b) = ex.read("reservation", MAX_DESCRIPTOR_BYTES * 2)? else {
             return Ok(None);
         };
         let r: Reservation = serde_json::from_slice(&b)
             .map_err(|e| Error::internal(format!("a sealed reservation does not decode: {e}")))?;
-        if r.descriptor != d || r.request_digest != request_digest {
+        if r.descriptor != *d || r.request_digest != *request_digest {
             return Err(Error::new(
                 Code::DescriptorMismatch,
                 "this execution was reserved under another descriptor",
             ));
         }
         Ok(Some(r))
-    };
-    let retained_record = |b: Vec<u8>| -> Result<ExecutionRecord> {
-        let r: ExecutionRecord = serde_json::from_slice(&b)
+    }
+
+    /// A retained record, which must answer `request_digest`.
+    fn retained_record(b: &[u8], request_digest: &Sha256Hex) -> Result<ExecutionRecord> {
+        let r: ExecutionRecord = serde_json::from_slice(b)
             .map_err(|e| Error::internal(format!("a sealed record does not decode: {e}")))?;
-        if r.request_digest != request_digest {
+        if r.request_digest != *request_digest {
             return Err(Error::new(
                 Code::CollectorStateTampered,
                 "the retained record answers another request",
             ));
         }
         Ok(r)
-    };
-    // Held until this function returns (upload included).
-    let Some(_held) = ex.hold()? else {
-        return held_elsewhere(&ex, &d.execution_operation_id, |bytes, record| {
-            retained_reservation()?;
-            let record = retained_record(record)?;
-            let mut v = answer(&d, true, &record, &bytes, &ex, Value::Null);
-            v["in_progress"] = json!(true);
-            Ok(v)
-        });
-    };
-    let snapshots = cdir.join("snapshots");
-    let (resumed, run) = match retained_reservation()? {
-        Some(r) => {
-            // A run killed before removing its snapshot left it behind; we
-            // hold the execution, so that run is gone.
-            if let Some(run) = &r.run {
-                runtime::remove_leftover(&snapshots.join(snapshot_name(&ex.tag, run).as_str()));
-            }
-            (true, r.run)
-        }
-        None => {
-            req.authority.recheck_descriptor(&d)?;
-            crate::collector::crash_point("before_reserve");
-            let run = crate::wire::random_id("run")?;
-            let res = Reservation {
-                version: 1,
-                request_digest: request_digest.clone(),
-                descriptor: d.clone(),
-                reserved_at: rfc3339_millis(req.clock.now()),
-                run: Some(run.clone()),
-            };
-            if !ex.create("reservation", &canonical_bytes(&res)?)? {
-                return Err(Error::new(
-                    Code::ExecutionInProgress,
-                    "another collect reserved this execution meanwhile; nothing was run",
-                )
-                .with("execution_operation_id", d.execution_operation_id.as_str()));
-            }
-            crate::collector::crash_point("after_reserve");
-            (false, Some(run))
-        }
-    };
-    let (bytes, record) = match ex.read("transfer", MAX_TRANSFER_BYTES)? {
-        Some(bytes) => {
-            let record = ex.read("record", MAX_TRANSFER_BYTES)?.ok_or_else(|| {
-                Error::new(
-                    Code::CollectorStateTampered,
-                    "a retained transfer without its record",
-                )
-            })?;
-            (bytes, retained_record(record)?)
-        }
-        None => {
-            let record = match ex.read("record", MAX_TRANSFER_BYTES)? {
-                Some(b) => retained_record(b)?,
-                None => {
-                    let record = match (resumed, &run) {
-                        (false, Some(run)) => {
-                            let snap = snapshots.join(snapshot_name(&ex.tag, run).as_str());
-                            execute(req, &snapshots, &snap, &d)?
-                        }
-                        _ => interrupted(&d)?,
-                    };
-                    ex.write("record", &canonical_bytes(&record)?)?;
-                    crate::collector::crash_point("after_run");
-                    record
+    }
+}
+
+impl CollectorKind for Command {
+    type Descriptor = CollectorDescriptor;
+    type Started = Started;
+    type Record = ExecutionRecord;
+
+    fn operation(d: &CollectorDescriptor) -> &str {
+        &d.execution_operation_id
+    }
+
+    fn key_id(d: &CollectorDescriptor) -> &str {
+        &d.registration.key_id
+    }
+
+    fn check(d: &CollectorDescriptor) -> Result<()> {
+        check_runtime(d)
+    }
+
+    fn in_progress(
+        _req: &CollectRequest<'_>,
+        ex: &Execution,
+        d: &CollectorDescriptor,
+        transfer: Vec<u8>,
+        record: Vec<u8>,
+    ) -> Result<Value> {
+        let request_digest = ExecutionRequest::from_descriptor(d).digest()?;
+        Command::retained_reservation(ex, d, &request_digest)?;
+        let record = Command::retained_record(&record, &request_digest)?;
+        let mut v = answer(d, true, &record, &transfer, ex, Value::Null);
+        v["in_progress"] = json!(true);
+        Ok(v)
+    }
+
+    fn start(
+        req: &CollectRequest<'_>,
+        cdir: &Path,
+        ex: &Execution,
+        d: &CollectorDescriptor,
+    ) -> Result<Started> {
+        let request_digest = ExecutionRequest::from_descriptor(d).digest()?;
+        match Command::retained_reservation(ex, d, &request_digest)? {
+            Some(r) => {
+                // A run killed before removing its snapshot left it behind; we
+                // hold the execution, so that run is gone.
+                if let Some(run) = &r.run {
+                    runtime::remove_leftover(
+                        &cdir
+                            .join("snapshots")
+                            .join(snapshot_name(&ex.tag, run).as_str()),
+                    );
                 }
-            };
-            let bytes = seal(&d, &record, &key)?;
-            ex.write("transfer", &bytes)?;
-            crate::collector::crash_point("after_sign");
-            (bytes, record)
+                Ok(Started {
+                    request_digest,
+                    resumed: true,
+                    fresh_run: None,
+                })
+            }
+            None => {
+                req.authority.recheck_descriptor(d)?;
+                crate::collector::crash_point("before_reserve");
+                let run = crate::wire::random_id("run")?;
+                let res = Reservation {
+                    version: 1,
+                    request_digest: request_digest.clone(),
+                    descriptor: d.clone(),
+                    reserved_at: rfc3339_millis(req.clock.now()),
+                    run: Some(run.clone()),
+                };
+                if !ex.create("reservation", &canonical_bytes(&res)?)? {
+                    return Err(Error::new(
+                        Code::ExecutionInProgress,
+                        "another collect reserved this execution meanwhile; nothing was run",
+                    )
+                    .with("execution_operation_id", d.execution_operation_id.as_str()));
+                }
+                crate::collector::crash_point("after_reserve");
+                Ok(Started {
+                    request_digest,
+                    resumed: false,
+                    fresh_run: Some(run),
+                })
+            }
         }
-    };
-    let uploaded = up.upload(&bytes)?;
-    ex.write("upload", &serde_json::to_vec(&uploaded)?)?;
-    Ok(answer(&d, resumed, &record, &bytes, &ex, uploaded))
+    }
+
+    fn decode_record(s: &Started, bytes: &[u8]) -> Result<ExecutionRecord> {
+        Command::retained_record(bytes, &s.request_digest)
+    }
+
+    fn run(
+        req: &CollectRequest<'_>,
+        cdir: &Path,
+        _seed: &[u8; 32],
+        ex: &Execution,
+        d: &CollectorDescriptor,
+        s: &Started,
+    ) -> Result<ExecutionRecord> {
+        match &s.fresh_run {
+            Some(run) => {
+                let snapshots = cdir.join("snapshots");
+                let snap = snapshots.join(snapshot_name(&ex.tag, run).as_str());
+                execute(req, &snapshots, &snap, d)
+            }
+            None => interrupted(d),
+        }
+    }
+
+    fn record_bytes(r: &ExecutionRecord) -> Result<Vec<u8>> {
+        canonical_bytes(r)
+    }
+
+    fn seal(
+        d: &CollectorDescriptor,
+        _s: &Started,
+        r: &ExecutionRecord,
+        key: &crate::wire::ed25519::Keypair,
+    ) -> Result<Vec<u8>> {
+        seal(d, r, key)
+    }
+
+    fn answer(
+        d: &CollectorDescriptor,
+        s: &Started,
+        r: &ExecutionRecord,
+        transfer: &[u8],
+        ex: &Execution,
+        upload: Value,
+    ) -> Result<Value> {
+        Ok(answer(d, s.resumed, r, transfer, ex, upload))
+    }
 }
 
 /// What `collect` prints for a command execution.
@@ -734,31 +613,15 @@ fn seal(
     key: &crate::wire::ed25519::Keypair,
 ) -> Result<Vec<u8>> {
     let request = ExecutionRequest::from_descriptor(d);
-    let header = TransferHeader {
-        version: 1,
-        kind: "command".into(),
-        audience: d.audience.clone(),
-        repository: d.repository.clone(),
-        profile: d.profile.clone(),
-        step_id: d.step_id.clone(),
-        collector_profile_id: d.collector_profile_id.clone(),
-        collector_profile_digest: d.collector_profile_digest.clone(),
-        task_id: d.task_id.clone(),
-        task_digest: d.task_digest.clone(),
-        attempt_id: d.attempt_id.clone(),
-        attempt_digest: d.attempt_digest.clone(),
-        execution_operation_id: d.execution_operation_id.clone(),
-        fence: d.fence,
-        origin: d.origin.clone(),
-        registration: d.registration.clone(),
-        request_digest: request.digest()?,
-        collector_identity: CollectorIdentity {
+    let header = d.binding().header(
+        CollectorDescriptor::KIND,
+        d.profile_ref(),
+        request.digest()?,
+        CollectorIdentity {
             runtime: d.runtime.as_str().into(),
             runtime_identity_digest: record.runtime_identity.as_ref().map(|i| i.digest.clone()),
             agent_task_version: env!("CARGO_PKG_VERSION").into(),
         },
-        upload_request_id: crate::wire::random_id("up")?,
-        records: vec![],
-    };
+    )?;
     transfer::seal(header, &[request.bytes()?, canonical_bytes(record)?], key)
 }

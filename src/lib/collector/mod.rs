@@ -3,7 +3,9 @@
 //! (`collect`, `retry-upload`); and the finite review controller
 //! ([`review`]), whose record will be the transfer's second kind.
 
+pub mod binding;
 pub mod collect;
+mod execution;
 pub mod review;
 pub mod runtime;
 pub mod sandbox;

@@ -18,21 +18,21 @@
 //! call that was reserved (an outcome-less reservation is
 //! `review_call_uncertain`).
 
-use super::types::ReviewRecord;
+use super::types::{ReviewProfile, ReviewRecord, ReviewRequest};
 use super::wire::{CasSnapshot, KIND, ReviewDescriptor};
 use super::{ClaudeCodeTransport, FileJournal, Review};
 use crate::clock::rfc3339_millis;
-use crate::collector::collect::{
-    CollectRequest, Execution, Uploader, held_elsewhere, open_collector, open_execution,
-};
+use crate::collector::binding::BoundDescriptor;
+use crate::collector::execution::{CollectRequest, CollectorKind, Execution, Uploader, drive};
 use crate::collector::state::StateKey;
-use crate::collector::transfer::{self, CollectorIdentity, MAX_TRANSFER_BYTES, TransferHeader};
+use crate::collector::transfer::{self, CollectorIdentity, MAX_TRANSFER_BYTES};
 use crate::contract::canonical_bytes;
 use crate::error::{Code, Error, Result};
 use crate::store::{DataDir, private_fs};
 use crate::wire::digest::Sha256Hex;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
+use std::path::Path;
 
 /// The durable reservation of one review execution.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -61,116 +61,179 @@ pub fn collect(req: &CollectRequest<'_>, up: &dyn Uploader, descriptor: Value) -
         ));
     }
     crate::contract::check_id("execution_operation_id", &d.execution_operation_id)?;
-    let (cdir, seed) = open_collector(req.root, req.collector_dir)?;
-    let (key, ex) = open_execution(
-        &cdir,
-        &seed,
-        &d.registration.key_id,
-        &d.execution_operation_id,
-    )?;
-    let retained_reservation = || -> Result<Option<Reservation>> {
-        let Some(b) = ex.read("reservation", 64 * 1024)? else {
-            return Ok(None);
-        };
-        let r: Reservation = serde_json::from_slice(&b).map_err(|e| {
+    drive::<ReviewKind>(req, up, &d)
+}
+
+/// The review kind of collector execution: the finite controller's calls
+/// to the pinned reviewer, each reserved in the execution's own journal.
+/// The driver's hold of the execution matters here as well: a second
+/// collect running the same calls concurrently would dispatch a call
+/// twice.
+pub(crate) struct ReviewKind;
+
+/// What a review execution settled before its record.
+pub(crate) struct Started {
+    /// Whether the reservation was retained (a resumed collect).
+    resumed: bool,
+    /// The installed profile the descriptor names.
+    profile: ReviewProfile,
+    /// The request regenerated from the descriptor and profile.
+    request: ReviewRequest,
+    /// Its digest (what the record answers).
+    request_digest: Sha256Hex,
+}
+
+/// The retained reservation, which must name this descriptor.
+fn retained_reservation(ex: &Execution, d: &ReviewDescriptor) -> Result<Option<Reservation>> {
+    let Some(b) = ex.read("reservation", 64 * 1024)? else {
+        return Ok(None);
+    };
+    let r: Reservation = serde_json::from_slice(&b).map_err(|e| {
+        Error::new(
+            Code::CollectorStateTampered,
+            format!("a sealed review reservation does not decode: {e}"),
+        )
+    })?;
+    if r.descriptor != *d {
+        return Err(Error::new(
+            Code::DescriptorMismatch,
+            "this execution was reserved under another descriptor",
+        ));
+    }
+    Ok(Some(r))
+}
+
+impl CollectorKind for ReviewKind {
+    type Descriptor = ReviewDescriptor;
+    type Started = Started;
+    type Record = ReviewRecord;
+
+    fn operation(d: &ReviewDescriptor) -> &str {
+        &d.execution_operation_id
+    }
+
+    fn key_id(d: &ReviewDescriptor) -> &str {
+        &d.registration.key_id
+    }
+
+    fn check(_d: &ReviewDescriptor) -> Result<()> {
+        Ok(())
+    }
+
+    fn in_progress(
+        req: &CollectRequest<'_>,
+        ex: &Execution,
+        d: &ReviewDescriptor,
+        transfer: Vec<u8>,
+        record: Vec<u8>,
+    ) -> Result<Value> {
+        let reserved = retained_reservation(ex, d)?.ok_or_else(|| {
             Error::new(
                 Code::CollectorStateTampered,
-                format!("a sealed review reservation does not decode: {e}"),
+                "a retained review record without its reservation",
             )
         })?;
-        if r.descriptor != d {
-            return Err(Error::new(
-                Code::DescriptorMismatch,
-                "this execution was reserved under another descriptor",
-            ));
-        }
-        Ok(Some(r))
-    };
-    // One collect of an execution at a time, held until this function
-    // returns: a second one running the same calls concurrently would
-    // dispatch a call twice. A second one meanwhile touches nothing.
-    let Some(_held) = ex.hold()? else {
-        return held_elsewhere(&ex, &d.execution_operation_id, |bytes, record| {
-            let reserved = retained_reservation()?.ok_or_else(|| {
-                Error::new(
-                    Code::CollectorStateTampered,
-                    "a retained review record without its reservation",
-                )
-            })?;
-            let profile = req.authority.review_profile(&d)?;
-            let record = decode_record(&record, &reserved.request_digest)?;
-            let mut v = answer(&d, true, &profile, &record, &bytes, &ex, Value::Null)?;
-            v["in_progress"] = json!(true);
-            Ok(v)
-        });
-    };
-    let retained = retained_reservation()?;
-    let resumed = retained.is_some();
-    let record_bytes = ex.read("record", MAX_TRANSFER_BYTES)?;
-    let transfer_bytes = ex.read("transfer", MAX_TRANSFER_BYTES)?;
-    // Before any new call: the authority must still derive this exact
-    // descriptor for an open attempt (a finished review needs no call and
-    // only reads the profile).
-    let profile = if record_bytes.is_none() {
-        req.authority.recheck_review(&d)?
-    } else {
-        req.authority.review_profile(&d)?
-    };
-    let request = d.request(&profile)?;
-    let request_digest = request.digest()?;
-    match &retained {
-        Some(r) if r.request_digest != request_digest => {
-            return Err(Error::new(
-                Code::CollectorStateTampered,
-                "the retained reservation names another review request",
-            ));
-        }
-        Some(_) => {}
-        None => {
-            crate::collector::crash_point("before_reserve");
-            let res = Reservation {
-                version: 1,
-                descriptor: d.clone(),
-                request_digest: request_digest.clone(),
-                reserved_at: rfc3339_millis(req.clock.now()),
-            };
-            if !ex.create("reservation", &canonical_bytes(&res)?)? {
-                return Err(Error::new(
-                    Code::ExecutionInProgress,
-                    "another collect reserved this review execution meanwhile; nothing was called",
-                )
-                .with("execution_operation_id", d.execution_operation_id.as_str()));
-            }
-            crate::collector::crash_point("after_reserve");
-        }
+        let profile = req.authority.review_profile(d)?;
+        let record = decode_record(&record, &reserved.request_digest)?;
+        let mut v = answer(d, true, &profile, &record, &transfer, ex, Value::Null)?;
+        v["in_progress"] = json!(true);
+        Ok(v)
     }
-    let (bytes, record) = match (transfer_bytes, record_bytes) {
-        (Some(t), Some(r)) => (t, decode_record(&r, &request_digest)?),
-        (Some(_), None) => {
-            return Err(Error::new(
-                Code::CollectorStateTampered,
-                "a retained transfer without its record",
-            ));
-        }
-        (None, retained_record) => {
-            let record = match retained_record {
-                Some(r) => decode_record(&r, &request_digest)?,
-                None => {
-                    let record = run(req, &cdir, &ex, &seed, &d, &profile, &request)?;
-                    ex.write("record", &record.bytes()?)?;
-                    crate::collector::crash_point("after_run");
-                    record
+
+    fn start(
+        req: &CollectRequest<'_>,
+        _cdir: &Path,
+        ex: &Execution,
+        d: &ReviewDescriptor,
+    ) -> Result<Started> {
+        let retained = retained_reservation(ex, d)?;
+        let resumed = retained.is_some();
+        // Read (and verified) before the authority is asked; the driver
+        // reads them again under the same lock.
+        let record_bytes = ex.read("record", MAX_TRANSFER_BYTES)?;
+        ex.read("transfer", MAX_TRANSFER_BYTES)?;
+        // Before any new call: the authority must still derive this exact
+        // descriptor for an open attempt (a finished review needs no call and
+        // only reads the profile).
+        let profile = if record_bytes.is_none() {
+            req.authority.recheck_review(d)?
+        } else {
+            req.authority.review_profile(d)?
+        };
+        let request = d.request(&profile)?;
+        let request_digest = request.digest()?;
+        match &retained {
+            Some(r) if r.request_digest != request_digest => {
+                return Err(Error::new(
+                    Code::CollectorStateTampered,
+                    "the retained reservation names another review request",
+                ));
+            }
+            Some(_) => {}
+            None => {
+                crate::collector::crash_point("before_reserve");
+                let res = Reservation {
+                    version: 1,
+                    descriptor: d.clone(),
+                    request_digest: request_digest.clone(),
+                    reserved_at: rfc3339_millis(req.clock.now()),
+                };
+                if !ex.create("reservation", &canonical_bytes(&res)?)? {
+                    return Err(Error::new(
+                        Code::ExecutionInProgress,
+                        "another collect reserved this review execution meanwhile; nothing was called",
+                    )
+                    .with("execution_operation_id", d.execution_operation_id.as_str()));
                 }
-            };
-            let bytes = seal(&d, &request, &record, &key)?;
-            ex.write("transfer", &bytes)?;
-            crate::collector::crash_point("after_sign");
-            (bytes, record)
+                crate::collector::crash_point("after_reserve");
+            }
         }
-    };
-    let uploaded = up.upload(&bytes)?;
-    ex.write("upload", &serde_json::to_vec(&uploaded)?)?;
-    answer(&d, resumed, &profile, &record, &bytes, &ex, uploaded)
+        Ok(Started {
+            resumed,
+            profile,
+            request,
+            request_digest,
+        })
+    }
+
+    fn decode_record(s: &Started, bytes: &[u8]) -> Result<ReviewRecord> {
+        decode_record(bytes, &s.request_digest)
+    }
+
+    fn run(
+        req: &CollectRequest<'_>,
+        cdir: &Path,
+        seed: &[u8; 32],
+        ex: &Execution,
+        d: &ReviewDescriptor,
+        s: &Started,
+    ) -> Result<ReviewRecord> {
+        run(req, cdir, ex, seed, d, &s.profile, &s.request)
+    }
+
+    fn record_bytes(r: &ReviewRecord) -> Result<Vec<u8>> {
+        r.bytes()
+    }
+
+    fn seal(
+        d: &ReviewDescriptor,
+        s: &Started,
+        r: &ReviewRecord,
+        key: &crate::wire::ed25519::Keypair,
+    ) -> Result<Vec<u8>> {
+        seal(d, &s.request, r, key)
+    }
+
+    fn answer(
+        d: &ReviewDescriptor,
+        s: &Started,
+        r: &ReviewRecord,
+        transfer: &[u8],
+        ex: &Execution,
+        upload: Value,
+    ) -> Result<Value> {
+        answer(d, s.resumed, &s.profile, r, transfer, ex, upload)
+    }
 }
 
 /// A retained review record, which must answer `request_digest`.
@@ -258,31 +321,15 @@ fn seal(
     record: &ReviewRecord,
     key: &crate::wire::ed25519::Keypair,
 ) -> Result<Vec<u8>> {
-    let header = TransferHeader {
-        version: 1,
-        kind: KIND.into(),
-        audience: d.audience.clone(),
-        repository: d.repository.clone(),
-        profile: d.profile.clone(),
-        step_id: d.step_id.clone(),
-        collector_profile_id: d.review_profile_id.clone(),
-        collector_profile_digest: d.review_profile_digest.clone(),
-        task_id: d.task_id.clone(),
-        task_digest: d.task_digest.clone(),
-        attempt_id: d.attempt_id.clone(),
-        attempt_digest: d.attempt_digest.clone(),
-        execution_operation_id: d.execution_operation_id.clone(),
-        fence: d.fence,
-        origin: d.origin.clone(),
-        registration: d.registration.clone(),
-        request_digest: request.digest()?,
-        collector_identity: CollectorIdentity {
+    let header = d.binding().header(
+        KIND,
+        d.profile_ref(),
+        request.digest()?,
+        CollectorIdentity {
             runtime: KIND.into(),
             runtime_identity_digest: None,
             agent_task_version: env!("CARGO_PKG_VERSION").into(),
         },
-        upload_request_id: crate::wire::random_id("up")?,
-        records: vec![],
-    };
+    )?;
     transfer::seal(header, &[request.bytes()?, record.bytes()?], key)
 }

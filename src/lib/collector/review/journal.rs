@@ -20,7 +20,7 @@
 //! and the journal's tag (the execution it belongs to), so a genuine file
 //! moved to another call's or execution's place does not verify.
 
-use super::plan::CallRequest;
+use super::policy::CallRequest;
 use crate::collector::state::StateKey;
 use crate::contract::canonical_bytes;
 use crate::error::{Code, Error, Result};
@@ -334,7 +334,7 @@ impl ReviewJournal for FileJournal {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::collector::review::plan::CallRequest;
+    use crate::collector::review::policy::CallRequest;
     use std::os::unix::fs::PermissionsExt;
 
     fn request(index: u32) -> CallRequest {

@@ -23,6 +23,7 @@ pub mod credential;
 pub use crate::contract::coverage;
 pub mod journal;
 pub mod plan;
+pub mod policy;
 pub mod replay;
 pub mod transport;
 pub mod types;

@@ -163,7 +163,7 @@ pub struct ReviewProfile {
     pub registration: RegistrationBinding,
     /// The installed requirement the step was taken from.
     pub requirement_digest: Sha256Hex,
-    /// The controller policy this profile was made for ([`super::plan::policy_digest`]).
+    /// The controller policy this profile was made for ([`super::policy::policy_digest`]).
     pub policy_digest: Sha256Hex,
     /// The step's criteria.
     pub criteria: Vec<ReviewCriterion>,
@@ -228,7 +228,7 @@ impl ReviewProfile {
             step_id: p.step_id,
             registration: p.registration,
             requirement_digest: p.requirement_digest,
-            policy_digest: super::plan::policy_digest(),
+            policy_digest: super::policy::policy_digest(),
             criteria: p.criteria,
             coverage: p.step.coverage,
             budgets: p.step.budgets,
@@ -302,7 +302,7 @@ impl ReviewProfile {
                 "the review profile id is not derived from its digest",
             ));
         }
-        if self.policy_digest != super::plan::policy_digest() {
+        if self.policy_digest != super::policy::policy_digest() {
             return Err(Error::new(
                 Code::ProfileInvalid,
                 "the review profile was made for another controller policy: install a new profile",

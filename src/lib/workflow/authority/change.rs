@@ -858,3 +858,133 @@ pub(crate) fn check_open(conn: &Connection, ch: &Change) -> Result<()> {
 pub fn may_view(ch: &Change, actor: &Actor) -> bool {
     ch.owner_id == actor.owner_id
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::fixture::{self, fixture};
+    use super::*;
+
+    #[test]
+    fn a_fresh_subject_is_current_and_each_kind_of_change_names_its_reason() {
+        let f = fixture();
+        let t = &f.command;
+        assert_eq!(staleness(&f.a, t).expect("staleness"), None);
+        let (_, s) = find_task(&f.a, &t.task_id).expect("find");
+        assert_eq!(subject_staleness(&f.a, &s).expect("subject"), None);
+
+        // What the task itself names, checked without touching a row.
+        let mut other_repo = t.clone();
+        other_repo.subject.repository = "other/repo".into();
+        assert_eq!(
+            staleness(&f.a, &other_repo).expect("staleness"),
+            Some("repository_missing")
+        );
+        let mut other_change = t.clone();
+        other_change.subject.change_id = "chg_other".into();
+        assert_eq!(
+            staleness(&f.a, &other_change).expect("staleness"),
+            Some("change_missing")
+        );
+        let mut other_context = t.clone();
+        other_context.subject.context_digest = Sha256Hex::digest(b"ctx");
+        assert_eq!(
+            staleness(&f.a, &other_context).expect("staleness"),
+            Some("context_changed")
+        );
+        let mut other_task = t.clone();
+        other_task.instructions = "something else".into();
+        assert_eq!(
+            staleness(&f.a, &other_task).expect("staleness"),
+            Some("task_changed")
+        );
+
+        // One row changed at a time, each undone before the next.
+        f.a.execute(
+            "INSERT INTO requirements VALUES ('other', x'7b7d', 'other')",
+            [],
+        )
+        .expect("another requirement");
+        let cases: [(&str, &str, &str, &str); 3] = [
+            (
+                "UPDATE installed_requirements SET requirement_digest = 'other'",
+                "UPDATE installed_requirements SET requirement_digest = ?1",
+                "requirement_changed",
+                "requirement",
+            ),
+            (
+                "UPDATE repositories SET head_revision = 'moved'",
+                "UPDATE repositories SET head_revision = ?1",
+                "target_moved",
+                "head",
+            ),
+            (
+                "UPDATE changes SET current_version = 2",
+                "UPDATE changes SET current_version = 1 WHERE ?1 IS NOT NULL",
+                "change_superseded",
+                "",
+            ),
+        ];
+        for (change, undo, reason, tag) in cases {
+            f.a.execute(change, []).expect(reason);
+            assert_eq!(staleness(&f.a, t).expect("staleness"), Some(reason));
+            f.a.execute(undo, params![Sha256Hex::digest(tag.as_bytes()).as_str()])
+                .expect("undo");
+            assert_eq!(staleness(&f.a, t).expect("staleness"), None, "{reason}");
+        }
+
+        // A policy act makes every live subject stale, and says how many.
+        assert_eq!(super::super::live_subjects(&f.a).expect("live"), 1);
+        let (epoch, stale) = super::super::bump_epoch(&f.a, "test", "x", "t").expect("bump");
+        assert_eq!((epoch, stale), (1, 1));
+        assert_eq!(
+            staleness(&f.a, t).expect("staleness"),
+            Some("policy_changed")
+        );
+        assert_eq!(super::super::live_subjects(&f.a).expect("live"), 0);
+    }
+
+    #[test]
+    fn a_scope_admits_its_own_repository_and_profile_only() {
+        let own = Scope {
+            repository: fixture::REPO.into(),
+            profile: fixture::PROFILE.into(),
+        };
+        Scope::check(None, "any/repo", "any").expect("no scope");
+        Scope::check(Some(&own), fixture::REPO, fixture::PROFILE).expect("its own");
+        for (repo, profile) in [("other/repo", fixture::PROFILE), (fixture::REPO, "other")] {
+            let e = Scope::check(Some(&own), repo, profile).expect_err("another");
+            assert_eq!(e.code(), Code::NotFound);
+        }
+        let f = fixture();
+        let id = &f.command.task_id;
+        let (t, _) = find_task_in(&f.a, id, Some(&own)).expect("in scope");
+        assert_eq!(&t, &f.command);
+        let elsewhere = Scope {
+            repository: fixture::REPO.into(),
+            profile: "other".into(),
+        };
+        assert_eq!(
+            find_task_in(&f.a, id, Some(&elsewhere))
+                .expect_err("out of scope")
+                .code(),
+            Code::NotFound
+        );
+        assert_eq!(
+            find_task(&f.a, "task_none").expect_err("unknown").code(),
+            Code::NotFound
+        );
+    }
+
+    #[test]
+    fn the_owner_views_a_change_whichever_of_its_agents_asks() {
+        let f = fixture();
+        let ch = change(&f.a, fixture::CHANGE).expect("change");
+        let as_actor = |owner: &str, agent: &str| Actor {
+            owner_id: owner.into(),
+            agent_id: agent.into(),
+        };
+        assert!(may_view(&ch, &as_actor(fixture::OWNER, fixture::AGENT)));
+        assert!(may_view(&ch, &as_actor(fixture::OWNER, "a2")));
+        assert!(!may_view(&ch, &as_actor("mallory", fixture::AGENT)));
+    }
+}

@@ -7,6 +7,7 @@ use super::auth::{self as admin, Authenticated};
 use super::change;
 use super::{bump_epoch, installed_requirement};
 use crate::clock::{Clock, unix_millis};
+use crate::collector::binding::{AttemptBinding, BoundDescriptor};
 use crate::collector::runtime::{self, RuntimeIdentity, RuntimeKind};
 use crate::collector::transfer::{
     self, CollectorDescriptor, CollectorProfile, ExecutionRecord, ExecutionRequest,
@@ -192,12 +193,7 @@ pub fn profile_install(
             repository: reg.repository.clone(),
             profile: reg.profile.clone(),
             step_id: reg.step_id.clone(),
-            registration: RegistrationBinding {
-                registration_id: reg.registration_id.clone(),
-                executor_id: reg.executor_id.clone(),
-                epoch: reg.epoch,
-                key_id: reg.verification_key_id.clone(),
-            },
+            registration: registration_binding(&reg),
             requirement_digest: Sha256Hex::parse(&rd)?,
             limits: Limits {
                 timeout_ms: recipe.timeout_ms,
@@ -330,24 +326,172 @@ pub fn derive_descriptor_in(
     r: &super::Rechecks<'_>,
     attempt_id: &str,
 ) -> Result<CollectorDescriptor> {
-    let a = r.conn();
-    let row = journal::attempt(j, attempt_id)?
-        .ok_or_else(|| Error::new(Code::NotFound, format!("no attempt {attempt_id}")))?;
-    let at = &row.attempt;
-    let reg_id = at
-        .executor
-        .as_deref()
-        .ok_or_else(|| mismatch("the attempt was not claimed for a collector"))?;
-    let (t, s) = r.task(&at.task_id)?;
-    if t.action_class != ActionClass::Command {
-        return Err(mismatch(
-            "collector descriptors exist for command tasks only",
-        ));
+    Ok(derive::<Command>(j, r, attempt_id)?.0)
+}
+
+/// Every live check on a descriptor's registration, profile, origin and
+/// subject (not the attempt state).
+pub fn check_live(a: &Connection, d: &CollectorDescriptor) -> Result<()> {
+    live::<Command>(a, d)
+}
+
+/// One kind of operator-enrolled collector as the authority sees it (the
+/// command collector, [`Command`]; the review collector,
+/// `review::Review`): its profiles, the descriptor it derives, the
+/// request a descriptor regenerates and the full validation of its
+/// transfers. Everything else (the attempt binding, the live checks,
+/// the claim, the recheck before dispatch, the import) is one generic
+/// function over it.
+pub(crate) trait CollectorKind {
+    /// The installed profile.
+    type Profile;
+    /// The descriptor of a claimed attempt.
+    type Descriptor: BoundDescriptor<Profile = Self::Profile> + PartialEq + Serialize;
+    /// The action class of the steps this kind collects.
+    const CLASS: ActionClass;
+    /// What its profile is called in messages.
+    const PROFILE: &'static str;
+    /// The refusal of a descriptor for a task of another class.
+    const WRONG_CLASS: &'static str;
+    /// The profile installed for a registration and step.
+    fn profile_for(
+        a: &Connection,
+        registration_id: &str,
+        step_id: &str,
+    ) -> Result<Option<Self::Profile>>;
+    /// The profile of the current, unrevoked registration for a step.
+    fn current_profile(
+        a: &Connection,
+        repo: &str,
+        profile: &str,
+        step: &str,
+    ) -> Result<Option<Self::Profile>>;
+    /// Refuses a profile whose basis this build does not accept.
+    fn check_basis(p: &Self::Profile) -> Result<()>;
+    /// The profile's id and digest.
+    fn profile_ref(p: &Self::Profile) -> Result<(&str, Sha256Hex)>;
+    /// The registration a profile pins.
+    fn registration_id(p: &Self::Profile) -> &str;
+    /// The lease a claim under profile `p` asks for.
+    fn lease_ms(p: &Self::Profile) -> u64;
+    /// The digest of the request a descriptor regenerates.
+    fn request_digest(d: &Self::Descriptor, p: &Self::Profile) -> Result<Sha256Hex>;
+    /// The digest of a descriptor (what a claim prints beside it).
+    fn descriptor_digest(d: &Self::Descriptor) -> Result<Sha256Hex>;
+    /// Validates transfer bytes of this kind in full (every check but the
+    /// attempt's state and the live checks): what the import retains.
+    fn validate(
+        j: &Connection,
+        a: &Connection,
+        dir: &DataDir,
+        bytes: &[u8],
+    ) -> Result<Checked<Self::Descriptor>>;
+}
+
+/// What a fully validated transfer of any kind gives the import.
+pub(crate) struct Checked<D> {
+    /// The descriptor the authority derives for it.
+    pub descriptor: D,
+    /// The record's outcome.
+    pub outcome: Value,
+    /// The record's status (a command record's status; a review's
+    /// failure, or `completed`).
+    pub status: Value,
+}
+
+/// Evaluates `$body` with `$K` the [`CollectorKind`] of transfer kind
+/// `$kind`: the one switch on a transfer's kind (any kind but `review` is
+/// the command kind, whose validation refuses a kind it does not know).
+macro_rules! by_kind {
+    ($kind:expr, $K:ident => $body:expr) => {
+        if $kind == super::review::KIND {
+            type $K = super::review::Review;
+            $body
+        } else {
+            type $K = Command;
+            $body
+        }
+    };
+}
+
+/// The command collector: the operator's recipe in a pinned runtime.
+pub(crate) struct Command;
+
+impl CollectorKind for Command {
+    type Profile = CollectorProfile;
+    type Descriptor = CollectorDescriptor;
+    const CLASS: ActionClass = ActionClass::Command;
+    const PROFILE: &'static str = "collector profile";
+    const WRONG_CLASS: &'static str = "collector descriptors exist for command tasks only";
+
+    fn profile_for(
+        a: &Connection,
+        registration_id: &str,
+        step_id: &str,
+    ) -> Result<Option<CollectorProfile>> {
+        profile_for(a, registration_id, step_id)
     }
-    let (reg, _) = admin::registration(a, reg_id)?
-        .ok_or_else(|| Error::new(Code::EnrollmentInvalid, "unknown registration"))?;
-    let p = profile_for(a, reg_id, &t.subject.step_id)?
-        .ok_or_else(|| profile_err("no collector profile for the attempt's registration"))?;
+
+    fn current_profile(
+        a: &Connection,
+        repo: &str,
+        profile: &str,
+        step: &str,
+    ) -> Result<Option<CollectorProfile>> {
+        current_profile(a, repo, profile, step)
+    }
+
+    fn check_basis(p: &CollectorProfile) -> Result<()> {
+        p.check_basis()
+    }
+
+    fn profile_ref(p: &CollectorProfile) -> Result<(&str, Sha256Hex)> {
+        Ok((&p.profile_id, p.digest()?))
+    }
+
+    fn registration_id(p: &CollectorProfile) -> &str {
+        &p.registration.registration_id
+    }
+
+    fn lease_ms(p: &CollectorProfile) -> u64 {
+        (p.recipe.timeout_ms + 120_000).min(crate::contract::MAX_LEASE_MS)
+    }
+
+    fn request_digest(d: &CollectorDescriptor, _p: &CollectorProfile) -> Result<Sha256Hex> {
+        ExecutionRequest::from_descriptor(d).digest()
+    }
+
+    fn descriptor_digest(d: &CollectorDescriptor) -> Result<Sha256Hex> {
+        transfer::descriptor_digest(d)
+    }
+
+    fn validate(
+        j: &Connection,
+        a: &Connection,
+        _dir: &DataDir,
+        bytes: &[u8],
+    ) -> Result<Checked<CollectorDescriptor>> {
+        let v = validate_transfer(j, a, bytes)?;
+        Ok(Checked {
+            outcome: serde_json::to_value(v.record.outcome)?,
+            status: serde_json::to_value(v.record.status)?,
+            descriptor: v.descriptor,
+        })
+    }
+}
+
+/// The attempt binding of a claimed collector attempt, built here alone
+/// from the journal's attempt row, the stored task and subject, and the
+/// registration: the subject's manifest, the origin's grant generation
+/// (0 when the actor is gone) and the audience are read from `a`.
+pub(crate) fn attempt_binding(
+    a: &Connection,
+    row: &journal::AttemptRow,
+    t: &crate::contract::WorkflowTask,
+    s: &change::StoredSubject,
+    reg: &crate::contract::ExecutorEnrollment,
+) -> Result<AttemptBinding> {
+    let at = &row.attempt;
     let manifest: String = a
         .prepare_cached("SELECT manifest_sha256 FROM revisions WHERE revision = ?1")?
         .query_row(params![t.subject.revision.as_str()], |r| r.get(0))?;
@@ -358,8 +502,7 @@ pub fn derive_descriptor_in(
         .query_row(params![at.agent.owner_id, at.agent.agent_id], |r| r.get(0))
         .optional()?
         .unwrap_or(0);
-    Ok(CollectorDescriptor {
-        version: 1,
+    Ok(AttemptBinding {
         audience: audience(a)?,
         repository: t.subject.repository.clone(),
         profile: t.subject.profile.clone(),
@@ -379,26 +522,56 @@ pub fn derive_descriptor_in(
             agent_id: at.agent.agent_id.clone(),
             grant_generation: grant as u64,
         },
-        registration: RegistrationBinding {
-            registration_id: reg.registration_id.clone(),
-            executor_id: reg.executor_id.clone(),
-            epoch: reg.epoch,
-            key_id: reg.verification_key_id.clone(),
-        },
-        collector_profile_id: p.profile_id.clone(),
-        collector_profile_digest: p.digest()?,
-        recipe: p.recipe.clone(),
-        runtime: p.runtime,
-        runtime_identity_digest: p.runtime_identity_digest.clone(),
-        oci_image: p.oci_image.clone(),
-        limits: p.limits.clone(),
+        registration: registration_binding(reg),
     })
 }
 
-/// Every live check on a descriptor's registration, profile, origin and
+/// What a profile and a descriptor pin of a registration.
+pub(crate) fn registration_binding(
+    reg: &crate::contract::ExecutorEnrollment,
+) -> RegistrationBinding {
+    RegistrationBinding {
+        registration_id: reg.registration_id.clone(),
+        executor_id: reg.executor_id.clone(),
+        epoch: reg.epoch,
+        key_id: reg.verification_key_id.clone(),
+    }
+}
+
+/// Derives the descriptor of a claimed attempt of kind `K` (and the
+/// profile it names) from the authority and journal alone.
+pub(crate) fn derive<K: CollectorKind>(
+    j: &Connection,
+    r: &super::Rechecks<'_>,
+    attempt_id: &str,
+) -> Result<(K::Descriptor, K::Profile)> {
+    let a = r.conn();
+    let row = journal::attempt(j, attempt_id)?
+        .ok_or_else(|| Error::new(Code::NotFound, format!("no attempt {attempt_id}")))?;
+    let reg_id = row
+        .attempt
+        .executor
+        .as_deref()
+        .ok_or_else(|| mismatch("the attempt was not claimed for a collector"))?;
+    let (t, s) = r.task(&row.attempt.task_id)?;
+    if t.action_class != K::CLASS {
+        return Err(mismatch(K::WRONG_CLASS));
+    }
+    let (reg, _) = admin::registration(a, reg_id)?
+        .ok_or_else(|| Error::new(Code::EnrollmentInvalid, "unknown registration"))?;
+    let p = K::profile_for(a, reg_id, &t.subject.step_id)?
+        .ok_or_else(|| profile_err(format!("no {} for the attempt's registration", K::PROFILE)))?;
+    let b = attempt_binding(a, &row, &t, &s, &reg)?;
+    Ok((K::Descriptor::from_binding(b, &p)?, p))
+}
+
+/// Every live check on a descriptor of kind `K`: its registration (known,
+/// not revoked, the current epoch and key), its profile (still installed,
+/// its basis accepted, unchanged), its origin's grant and its task's
 /// subject (not the attempt state).
-pub fn check_live(a: &Connection, d: &CollectorDescriptor) -> Result<()> {
-    let (reg, revoked) = admin::registration(a, &d.registration.registration_id)?
+pub(crate) fn live<K: CollectorKind>(a: &Connection, d: &K::Descriptor) -> Result<()> {
+    let b = d.binding();
+    let (reg, revoked) = admin::registration(a, &b.registration.registration_id)?
         .ok_or_else(|| Error::new(Code::EnrollmentInvalid, "unknown registration"))?;
     if revoked {
         return Err(Error::new(
@@ -407,27 +580,29 @@ pub fn check_live(a: &Connection, d: &CollectorDescriptor) -> Result<()> {
         ));
     }
     if current_epoch(a, &reg)? != reg.epoch
-        || reg.epoch != d.registration.epoch
-        || reg.verification_key_id != d.registration.key_id
+        || reg.epoch != b.registration.epoch
+        || reg.verification_key_id != b.registration.key_id
     {
         return Err(Error::new(
             Code::EnrollmentInvalid,
             "the registration is not the current epoch and key",
         ));
     }
-    let p = profile_for(a, &reg.registration_id, &d.step_id)?
-        .ok_or_else(|| profile_err("the collector profile is gone"))?;
-    p.check_basis()?;
-    if p.digest()? != d.collector_profile_digest || p.profile_id != d.collector_profile_id {
-        return Err(profile_err("the collector profile changed"));
+    let p = K::profile_for(a, &reg.registration_id, &b.step_id)?
+        .ok_or_else(|| profile_err(format!("the {} is gone", K::PROFILE)))?;
+    K::check_basis(&p)?;
+    let (id, digest) = K::profile_ref(&p)?;
+    let (d_id, d_digest) = d.profile_ref();
+    if &digest != d_digest || id != d_id {
+        return Err(profile_err(format!("the {} changed", K::PROFILE)));
     }
-    if live_grant(a, &d.origin.owner_id, &d.origin.agent_id)? != Some(d.origin.grant_generation) {
+    if live_grant(a, &b.origin.owner_id, &b.origin.agent_id)? != Some(b.origin.grant_generation) {
         return Err(Error::new(
             Code::AuthorizationChanged,
             "the originating actor's grant is revoked or was reissued",
         ));
     }
-    let (t, _) = change::find_task(a, &d.task_id)?;
+    let (t, _) = change::find_task(a, &b.task_id)?;
     if let Some(r) = change::staleness(a, &t)? {
         return Err(Error::new(
             Code::SubjectStale,
@@ -439,9 +614,96 @@ pub fn check_live(a: &Connection, d: &CollectorDescriptor) -> Result<()> {
     Ok(())
 }
 
-/// Checks that an attempt is still open at its fence.
-fn check_attempt_open(j: &Connection, d: &CollectorDescriptor, now_ms: i64) -> Result<()> {
-    check_open(j, &d.attempt_id, &d.task_id, d.fence, now_ms)
+/// The `collector-claim` of a task of kind `K` (inside the caller's
+/// mutation): claims it for the current profile's registration and
+/// returns the claim output with the authority-derived descriptor.
+pub(crate) fn claim<K: CollectorKind>(
+    j: &Connection,
+    r: &super::Rechecks<'_>,
+    who: &Authenticated,
+    now: Now,
+    found: (crate::contract::WorkflowTask, change::StoredSubject),
+    request_id: &str,
+) -> Result<Value> {
+    let a = r.conn();
+    let (t, s) = found;
+    let p = K::current_profile(
+        a,
+        &t.subject.repository,
+        &t.subject.profile,
+        &t.subject.step_id,
+    )?
+    .ok_or_else(|| profile_err(format!("no {} is installed for this step", K::PROFILE)))?;
+    K::check_basis(&p)?;
+    let req = TaskClaimRequest {
+        version: SCHEMA_VERSION,
+        request_id: request_id.into(),
+        task_id: t.task_id.clone(),
+        task_digest: t.digest()?,
+        requested_lease_ms: K::lease_ms(&p),
+        executor: Some(K::registration_id(&p).to_owned()),
+    };
+    // The task as the caller looked it up: the claim does not look it up again.
+    let visible = change::may_view(&s.change, &who.actor);
+    let mut out = journal::claim(j, r, &who.actor, &req, Some((t, visible, s.tasks)), now)?;
+    let attempt_id = out["attempt"]["attempt_id"]
+        .as_str()
+        .ok_or_else(|| Error::internal("claim output lacks the attempt id"))?
+        .to_owned();
+    let (d, _) = derive::<K>(j, r, &attempt_id)?;
+    out["descriptor"] = serde_json::to_value(&d)?;
+    out["descriptor_digest"] = json!(K::descriptor_digest(&d)?);
+    Ok(out)
+}
+
+/// Rechecks a descriptor of kind `K` before dispatch: it must equal what
+/// the authority derives now, the attempt must be open at its fence and
+/// every live check must pass. Read-only. Returns the installed profile.
+pub(crate) fn recheck<K: CollectorKind>(
+    root: &Path,
+    clock: &dyn Clock,
+    token: &str,
+    d: &K::Descriptor,
+) -> Result<K::Profile> {
+    let b = d.binding();
+    let (dir, mut ac) = admin::open_read(root)?;
+    let at = ac.transaction_with_behavior(TransactionBehavior::Deferred)?;
+    let who = admin::authenticate(&at, token)?;
+    check_origin(&who, &b.origin)?;
+    let j = dir
+        .open_read_cached(&journal::SPEC)?
+        .ok_or_else(|| Error::new(Code::NotFound, "no journal: nothing was claimed"))?;
+    let (derived, p) = derive::<K>(&j, &super::Rechecks::new(&at), &b.attempt_id)?;
+    if &derived != d {
+        return Err(mismatch(
+            "the descriptor does not match what the authority derives now",
+        ));
+    }
+    check_open(
+        &j,
+        &b.attempt_id,
+        &b.task_id,
+        b.fence,
+        unix_millis(clock.now()),
+    )?;
+    live::<K>(&at, d)?;
+    Ok(p)
+}
+
+/// A transfer of kind `K` validated in full, its attempt still open at
+/// its fence and every live check passing: what the import retains.
+fn validated<K: CollectorKind>(
+    j: &Connection,
+    a: &Connection,
+    dir: &DataDir,
+    bytes: &[u8],
+    now_ms: i64,
+) -> Result<Checked<K::Descriptor>> {
+    let v = K::validate(j, a, dir, bytes)?;
+    let b = v.descriptor.binding();
+    check_open(j, &b.attempt_id, &b.task_id, b.fence, now_ms)?;
+    live::<K>(a, &v.descriptor)?;
+    Ok(v)
 }
 
 /// Checks that an attempt (of any collector kind) is still open at `fence`.
@@ -498,37 +760,9 @@ pub fn collector_claim<'a>(
             return Err(protected.error("collector-claim refused"));
         }
         if t.action_class == ActionClass::Review {
-            return super::review::claim(j, &rechecks, who, now, (t, s), request_id);
+            return claim::<super::review::Review>(j, &rechecks, who, now, (t, s), request_id);
         }
-        let p = current_profile(
-            a,
-            &t.subject.repository,
-            &t.subject.profile,
-            &t.subject.step_id,
-        )?
-        .ok_or_else(|| profile_err("no collector profile is installed for this step"))?;
-        p.check_basis()?;
-        let lease = (p.recipe.timeout_ms + 120_000).min(crate::contract::MAX_LEASE_MS);
-        let req = TaskClaimRequest {
-            version: SCHEMA_VERSION,
-            request_id: request_id.into(),
-            task_id: task_id.into(),
-            task_digest: t.digest()?,
-            requested_lease_ms: lease,
-            executor: Some(p.registration.registration_id.clone()),
-        };
-        // The task as looked up above: the claim does not look it up again.
-        let visible = change::may_view(&s.change, &who.actor);
-        let found = (t, visible, s.tasks);
-        let mut out = journal::claim(j, &rechecks, &who.actor, &req, Some(found), now)?;
-        let attempt_id = out["attempt"]["attempt_id"]
-            .as_str()
-            .ok_or_else(|| Error::internal("claim output lacks the attempt id"))?
-            .to_owned();
-        let d = derive_descriptor_in(j, &rechecks, &attempt_id)?;
-        out["descriptor"] = serde_json::to_value(&d)?;
-        out["descriptor_digest"] = json!(transfer::descriptor_digest(&d)?);
-        Ok(out)
+        claim::<Command>(j, &rechecks, who, now, (t, s), request_id)
     }
 }
 
@@ -541,21 +775,7 @@ pub fn recheck_descriptor(
     token: &str,
     d: &CollectorDescriptor,
 ) -> Result<()> {
-    let (dir, mut ac) = admin::open_read(root)?;
-    let at = ac.transaction_with_behavior(TransactionBehavior::Deferred)?;
-    let who = admin::authenticate(&at, token)?;
-    check_origin(&who, &d.origin)?;
-    let j = dir
-        .open_read_cached(&journal::SPEC)?
-        .ok_or_else(|| Error::new(Code::NotFound, "no journal: nothing was claimed"))?;
-    let derived = derive_descriptor(&j, &at, &d.attempt_id)?;
-    if &derived != d {
-        return Err(mismatch(
-            "the descriptor does not match what the authority derives now",
-        ));
-    }
-    check_attempt_open(&j, d, unix_millis(clock.now()))?;
-    check_live(&at, d)
+    recheck::<Command>(root, clock, token, d).map(|_| ())
 }
 
 pub(crate) fn check_origin(who: &Authenticated, o: &Origin) -> Result<()> {
@@ -630,90 +850,6 @@ fn tinv(msg: impl Into<String>) -> Error {
     Error::new(Code::TransferInvalid, msg)
 }
 
-/// What a transfer header must bind: the fields of the descriptor the
-/// authority derives for the attempt that every transfer kind shares.
-pub(crate) struct Binding<'a> {
-    pub repository: &'a str,
-    pub profile: &'a str,
-    pub step_id: &'a str,
-    pub task_id: &'a str,
-    pub task_digest: &'a Sha256Hex,
-    pub attempt_digest: &'a Sha256Hex,
-    pub execution_operation_id: &'a str,
-    pub fence: u64,
-    pub origin: &'a Origin,
-    pub registration: &'a RegistrationBinding,
-    pub profile_id: &'a str,
-    pub profile_digest: &'a Sha256Hex,
-}
-
-impl<'a> Binding<'a> {
-    /// What a command transfer's header must bind: its descriptor's fields.
-    pub(crate) fn command(d: &'a CollectorDescriptor) -> Binding<'a> {
-        Binding {
-            repository: &d.repository,
-            profile: &d.profile,
-            step_id: &d.step_id,
-            task_id: &d.task_id,
-            task_digest: &d.task_digest,
-            attempt_digest: &d.attempt_digest,
-            execution_operation_id: &d.execution_operation_id,
-            fence: d.fence,
-            origin: &d.origin,
-            registration: &d.registration,
-            profile_id: &d.collector_profile_id,
-            profile_digest: &d.collector_profile_digest,
-        }
-    }
-
-    /// What a review transfer's header must bind: its descriptor's fields.
-    pub(crate) fn review(d: &'a crate::collector::review::wire::ReviewDescriptor) -> Binding<'a> {
-        Binding {
-            repository: &d.repository,
-            profile: &d.profile,
-            step_id: &d.step_id,
-            task_id: &d.task_id,
-            task_digest: &d.task_digest,
-            attempt_digest: &d.attempt_digest,
-            execution_operation_id: &d.execution_operation_id,
-            fence: d.fence,
-            origin: &d.origin,
-            registration: &d.registration,
-            profile_id: &d.review_profile_id,
-            profile_digest: &d.review_profile_digest,
-        }
-    }
-
-    /// Refuses a header naming another profile (`profile_kind`, e.g.
-    /// "review profile") or not binding exactly this task, attempt, origin
-    /// and registration.
-    pub(crate) fn check(&self, h: &transfer::TransferHeader, profile_kind: &str) -> Result<()> {
-        if h.collector_profile_id != self.profile_id
-            || &h.collector_profile_digest != self.profile_digest
-        {
-            return Err(profile_err(format!(
-                "the transfer names another {profile_kind}"
-            )));
-        }
-        if h.repository != self.repository
-            || h.profile != self.profile
-            || h.step_id != self.step_id
-            || h.task_id != self.task_id
-            || &h.task_digest != self.task_digest
-            || &h.attempt_digest != self.attempt_digest
-            || h.execution_operation_id != self.execution_operation_id
-            || h.fence != self.fence
-            || &h.origin != self.origin
-            || &h.registration != self.registration
-        {
-            return Err(tinv(
-                "the header does not bind this exact task, attempt, origin and registration",
-            ));
-        }
-        Ok(())
-    }
-}
-
 /// Opens transfer bytes of `kind` and checks what every kind shares: the
 /// audience, the registration (known, not revoked, its epoch, key and
 /// executor current), the signature under its key, and the attempt's
@@ -775,7 +911,8 @@ pub fn validate_transfer(j: &Connection, a: &Connection, bytes: &[u8]) -> Result
     let p = profile_for(a, &reg.registration_id, &h.step_id)?
         .ok_or_else(|| profile_err("no collector profile for this registration and step"))?;
     p.check_basis()?;
-    Binding::command(&d).check(h, "collector profile")?;
+    d.binding()
+        .check_header(h, d.profile_ref(), Command::PROFILE)?;
     let request = ExecutionRequest::from_descriptor(&d);
     if request.bytes()? != env.records[0] {
         return Err(tinv(
@@ -877,27 +1014,11 @@ pub fn prevalidate(
         return Ok(None);
     }
     check_origin(&who, &h.origin)?;
-    let pre = if h.kind == super::review::KIND {
-        // A review is validated by replaying its trace.
-        let v = super::review::validate_transfer(&jt, &at, &dir, bytes)?;
-        let d = &v.descriptor;
-        check_open(&jt, &d.attempt_id, &d.task_id, d.fence, now_ms)?;
-        super::review::check_live(&at, d)?;
-        Prevalidated {
-            outcome: serde_json::to_value(v.record.outcome)?,
-            status: match v.record.failure {
-                Some(f) => serde_json::to_value(f)?,
-                None => json!("completed"),
-            },
-        }
-    } else {
-        let v = validate_transfer(&jt, &at, bytes)?;
-        check_attempt_open(&jt, &v.descriptor, now_ms)?;
-        check_live(&at, &v.descriptor)?;
-        Prevalidated {
-            outcome: serde_json::to_value(v.record.outcome)?,
-            status: serde_json::to_value(v.record.status)?,
-        }
+    // A review is validated by replaying its trace.
+    let v = by_kind!(h.kind, K => validated::<K>(&jt, &at, &dir, bytes, now_ms)?.forget());
+    let pre = Prevalidated {
+        outcome: v.outcome,
+        status: v.status,
     };
     let put = dir.cas().put_bytes(bytes)?;
     if put.digest != *digest {
@@ -923,24 +1044,25 @@ fn recheck_prevalidated(
     h: &transfer::TransferHeader,
     now_ms: i64,
 ) -> Result<(String, u64)> {
-    if h.kind == super::review::KIND {
-        let (d, p) = super::review::derive_descriptor(jt, at, &h.attempt_id)?;
-        Binding::review(&d).check(h, "review profile")?;
-        if h.request_digest != d.request(&p)?.digest()? {
-            return Err(tinv("the header's request digest is wrong"));
-        }
-        check_open(jt, &d.attempt_id, &d.task_id, d.fence, now_ms)?;
-        super::review::check_live(at, &d)?;
-        return Ok((d.change_id.clone(), d.change_version));
-    }
-    let d = derive_descriptor(jt, at, &h.attempt_id)?;
-    Binding::command(&d).check(h, "collector profile")?;
-    if h.request_digest != ExecutionRequest::from_descriptor(&d).digest()? {
+    by_kind!(h.kind, K => recheck_kind::<K>(jt, at, h, now_ms))
+}
+
+/// [`recheck_prevalidated`] of a transfer of kind `K`.
+fn recheck_kind<K: CollectorKind>(
+    jt: &Connection,
+    at: &Connection,
+    h: &transfer::TransferHeader,
+    now_ms: i64,
+) -> Result<(String, u64)> {
+    let (d, p) = derive::<K>(jt, &super::Rechecks::new(at), &h.attempt_id)?;
+    let b = d.binding();
+    b.check_header(h, d.profile_ref(), K::PROFILE)?;
+    if h.request_digest != K::request_digest(&d, &p)? {
         return Err(tinv("the header's request digest is wrong"));
     }
-    check_attempt_open(jt, &d, now_ms)?;
-    check_live(at, &d)?;
-    Ok((d.change_id.clone(), d.change_version))
+    check_open(jt, &b.attempt_id, &b.task_id, b.fence, now_ms)?;
+    live::<K>(at, &d)?;
+    Ok((b.change_id, b.change_version))
 }
 
 /// Imports a signed transfer under the data-directory lock (inside the
@@ -978,15 +1100,7 @@ pub fn import_in(
         }
         // Repair a crash between the authority and journal commits.
         journal::repair_finished(jt, &prev.attempt_id, &ts)?;
-        let applicable = if h.kind == super::review::KIND {
-            super::review::derive_descriptor(jt, at, &prev.attempt_id)
-                .and_then(|(d, _)| super::review::check_live(at, &d))
-                .is_ok()
-        } else {
-            derive_descriptor(jt, at, &prev.attempt_id)
-                .and_then(|d| check_live(at, &d))
-                .is_ok()
-        };
+        let applicable = by_kind!(h.kind, K => applicable::<K>(jt, at, &prev.attempt_id));
         return Ok(json!({
             "replay": true, "retained": true, "transfer_digest": digest,
             "execution_operation_id": prev.execution_operation_id, "task_id": prev.task_id,
@@ -1002,31 +1116,9 @@ pub fn import_in(
     let (outcome, status, change_id, change_version) = if let Some(pre) = pre {
         let (change_id, version) = recheck_prevalidated(jt, at, h, now.ms)?;
         (pre.outcome, pre.status, change_id, version)
-    } else if h.kind == super::review::KIND {
-        let v = super::review::validate_transfer(jt, at, dir, bytes)?;
-        let d = &v.descriptor;
-        check_open(jt, &d.attempt_id, &d.task_id, d.fence, now.ms)?;
-        super::review::check_live(at, d)?;
-        let status = match v.record.failure {
-            Some(f) => serde_json::to_value(f)?,
-            None => json!("completed"),
-        };
-        (
-            serde_json::to_value(v.record.outcome)?,
-            status,
-            d.change_id.clone(),
-            d.change_version,
-        )
     } else {
-        let v = validate_transfer(jt, at, bytes)?;
-        check_attempt_open(jt, &v.descriptor, now.ms)?;
-        check_live(at, &v.descriptor)?;
-        (
-            serde_json::to_value(v.record.outcome)?,
-            serde_json::to_value(v.record.status)?,
-            v.descriptor.change_id.clone(),
-            v.descriptor.change_version,
-        )
+        let v = by_kind!(h.kind, K => validated::<K>(jt, at, dir, bytes, now.ms)?.forget());
+        (v.outcome, v.status, v.change_id, v.change_version)
     };
     if !prestored {
         let put = dir.cas().put_bytes(bytes)?;
@@ -1059,4 +1151,461 @@ pub fn import_in(
         "eligible_for_receipt": passed,
         "next": if passed { json!({"operation": "collector_finalize"}) } else { json!({"operation": "none"}) },
     }))
+}
+
+/// Whether a retained import of kind `K` is still applicable: its
+/// attempt's descriptor derives and passes every live check.
+fn applicable<K: CollectorKind>(jt: &Connection, at: &Connection, attempt_id: &str) -> bool {
+    derive::<K>(jt, &super::Rechecks::new(at), attempt_id)
+        .and_then(|(d, _)| live::<K>(at, &d))
+        .is_ok()
+}
+
+/// What the import keeps of a validated transfer, whatever its kind.
+struct Retained {
+    outcome: Value,
+    status: Value,
+    change_id: String,
+    change_version: u64,
+}
+
+impl<D: BoundDescriptor> Checked<D> {
+    /// The kind-free part the import keeps.
+    fn forget(self) -> Retained {
+        let b = self.descriptor.binding();
+        Retained {
+            outcome: self.outcome,
+            status: self.status,
+            change_id: b.change_id,
+            change_version: b.change_version,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::fixture::{self, AGENT, COMMAND_STEP, NOW_MS, OWNER, REG, fixture};
+    use super::*;
+
+    fn who(grant: u64) -> Authenticated {
+        Authenticated {
+            actor: fixture::actor(),
+            grant_generation: grant,
+        }
+    }
+
+    /// Claims the fixture's command task through `collector-claim`;
+    /// returns the claim output.
+    fn claimed(f: &fixture::Fixture) -> Value {
+        collector_claim(&f.command.task_id, "req_1", None)(&f.j, &f.a, &who(1), Now { ms: NOW_MS })
+            .expect("collector-claim")
+    }
+
+    fn attempt_id(out: &Value) -> String {
+        out["attempt"]["attempt_id"]
+            .as_str()
+            .expect("attempt id")
+            .to_owned()
+    }
+
+    #[test]
+    fn a_claim_carries_the_descriptor_the_authority_derives_again_identically() {
+        let f = fixture();
+        let out = claimed(&f);
+        let id = attempt_id(&out);
+        let d = derive_descriptor(&f.j, &f.a, &id).expect("derive");
+        let again = derive_descriptor(&f.j, &f.a, &id).expect("derive again");
+        assert_eq!(d, again);
+        assert_eq!(out["descriptor"], serde_json::to_value(&d).expect("json"));
+        assert_eq!(
+            out["descriptor_digest"],
+            json!(transfer::descriptor_digest(&d).expect("digest"))
+        );
+        // The binding is the attempt's, the profile the installed one.
+        let p = fixture::command_profile();
+        assert_eq!(d.audience, "dd_fixture");
+        assert_eq!(d.task_id, f.command.task_id);
+        assert_eq!(d.task_digest, f.command.digest().expect("task digest"));
+        assert_eq!(d.change_id, fixture::CHANGE);
+        assert_eq!(d.manifest_sha256, Sha256Hex::digest(b"manifest"));
+        assert_eq!(d.fence, 1);
+        assert_eq!(d.origin.grant_generation, 1);
+        assert_eq!(d.registration.registration_id, REG);
+        assert_eq!(d.collector_profile_id, p.profile_id);
+        assert_eq!(d.collector_profile_digest, p.digest().expect("p digest"));
+        // The lease asked for is the recipe's timeout plus two minutes.
+        assert_eq!(Command::lease_ms(&p), 180_000);
+        // Projecting the binding back out and building the descriptor
+        // from it gives the same descriptor.
+        let rebuilt = CollectorDescriptor::from_binding(d.binding(), &p).expect("rebuild");
+        assert_eq!(rebuilt, d);
+    }
+
+    #[test]
+    fn a_descriptor_of_the_other_kind_or_an_unclaimed_attempt_is_a_mismatch() {
+        let f = fixture();
+        let id = attempt_id(&claimed(&f));
+        let e =
+            derive::<super::super::review::Review>(&f.j, &super::super::Rechecks::new(&f.a), &id)
+                .expect_err("a command attempt has no review descriptor");
+        assert_eq!(e.code(), Code::DescriptorMismatch);
+        assert_eq!(
+            e.message(),
+            "review descriptors exist for review tasks only"
+        );
+        let e = derive_descriptor(&f.j, &f.a, "att_nothing").expect_err("unknown attempt");
+        assert_eq!(e.code(), Code::NotFound);
+    }
+
+    #[test]
+    fn a_descriptor_is_live_until_its_registration_grant_profile_or_subject_changes() {
+        let f = fixture();
+        let id = attempt_id(&claimed(&f));
+        let d = derive_descriptor(&f.j, &f.a, &id).expect("derive");
+        check_live(&f.a, &d).expect("live");
+
+        // The originating actor's grant reissued.
+        f.a.execute("UPDATE actors SET grant_generation = 2", [])
+            .expect("reissue");
+        assert_eq!(
+            check_live(&f.a, &d).expect_err("grant").code(),
+            Code::AuthorizationChanged
+        );
+        f.a.execute("UPDATE actors SET grant_generation = 1", [])
+            .expect("restore");
+
+        // Another descriptor's profile: `profile_invalid`, "changed".
+        let mut other = d.clone();
+        other.collector_profile_digest = Sha256Hex::digest(b"other");
+        let e = check_live(&f.a, &other).expect_err("profile");
+        assert_eq!(e.code(), Code::ProfileInvalid);
+        assert_eq!(e.message(), "the collector profile changed");
+
+        // A registration epoch the descriptor does not name.
+        let mut old = d.clone();
+        old.registration.epoch = 0;
+        assert_eq!(
+            check_live(&f.a, &old).expect_err("epoch").code(),
+            Code::EnrollmentInvalid
+        );
+
+        // A policy act makes the subject stale.
+        super::super::bump_epoch(&f.a, "test", "x", "t").expect("bump");
+        let e = check_live(&f.a, &d).expect_err("stale");
+        assert_eq!(e.code(), Code::SubjectStale);
+        assert_eq!(
+            e.message(),
+            "the task's subject is no longer current (policy_changed)"
+        );
+
+        // A revoked registration comes first of all.
+        f.a.execute("INSERT INTO revocations VALUES (?1, 0, 't')", params![REG])
+            .expect("revoke");
+        let e = check_live(&f.a, &d).expect_err("revoked");
+        assert_eq!(e.code(), Code::EnrollmentInvalid);
+        assert_eq!(e.message(), "the registration is revoked");
+    }
+
+    #[test]
+    fn an_attempt_is_open_only_at_its_current_fence_while_leased() {
+        let f = fixture();
+        let id = attempt_id(&claimed(&f));
+        let t = &f.command.task_id;
+        check_open(&f.j, &id, t, 1, NOW_MS).expect("open at its fence");
+        // An expired lease is still open (the import decides on it).
+        check_open(&f.j, &id, t, 1, NOW_MS + 10 * 3_600_000).expect("expired is open");
+        let e = check_open(&f.j, &id, t, 2, NOW_MS).expect_err("other fence");
+        assert_eq!(e.code(), Code::StaleFence);
+        assert_eq!(
+            check_open(&f.j, "att_none", t, 1, NOW_MS)
+                .expect_err("no attempt")
+                .code(),
+            Code::NotFound
+        );
+        journal::finish_attempt(&f.j, &id, "t").expect("finish");
+        let e = check_open(&f.j, &id, t, 1, NOW_MS).expect_err("finished");
+        assert_eq!(e.code(), Code::AttemptClosed);
+        assert_eq!(e.message(), "the attempt is finished");
+    }
+
+    #[test]
+    fn only_the_originating_actor_at_its_grant_generation_may_act() {
+        let o = Origin {
+            owner_id: OWNER.into(),
+            agent_id: AGENT.into(),
+            grant_generation: 3,
+        };
+        check_origin(&who(3), &o).expect("the origin itself");
+        assert_eq!(
+            check_origin(&who(4), &o).expect_err("reissued").code(),
+            Code::AuthorizationChanged
+        );
+        let other_agent = Authenticated {
+            actor: crate::contract::Actor {
+                owner_id: OWNER.into(),
+                agent_id: "a2".into(),
+            },
+            grant_generation: 3,
+        };
+        assert_eq!(
+            check_origin(&other_agent, &o)
+                .expect_err("other agent")
+                .code(),
+            Code::AuthorizationChanged
+        );
+    }
+
+    #[test]
+    fn a_header_binds_every_field_of_the_attempt_and_names_the_profile() {
+        let f = fixture();
+        let id = attempt_id(&claimed(&f));
+        let d = derive_descriptor(&f.j, &f.a, &id).expect("derive");
+        let b = d.binding();
+        let identity = transfer::CollectorIdentity {
+            runtime: "bwrap".into(),
+            runtime_identity_digest: None,
+            agent_task_version: "0".into(),
+        };
+        let h = b
+            .header(
+                "command",
+                d.profile_ref(),
+                Sha256Hex::digest(b"req"),
+                identity,
+            )
+            .expect("header");
+        assert_eq!(h.attempt_id, d.attempt_id);
+        assert_eq!(h.audience, d.audience);
+        b.check_header(&h, d.profile_ref(), "collector profile")
+            .expect("its own header");
+        type Bend = fn(&mut transfer::TransferHeader);
+        let bends: [(&str, Bend); 10] = [
+            ("repository", |h| h.repository.push('x')),
+            ("profile", |h| h.profile.push('x')),
+            ("step", |h| h.step_id.push('x')),
+            ("task", |h| h.task_id.push('x')),
+            ("task digest", |h| h.task_digest = Sha256Hex::digest(b"t")),
+            ("attempt digest", |h| {
+                h.attempt_digest = Sha256Hex::digest(b"a")
+            }),
+            ("operation", |h| h.execution_operation_id.push('x')),
+            ("fence", |h| h.fence += 1),
+            ("origin", |h| h.origin.grant_generation += 1),
+            ("registration", |h| h.registration.epoch += 1),
+        ];
+        for (what, bend) in bends {
+            let mut bent = h.clone();
+            bend(&mut bent);
+            let e = b
+                .check_header(&bent, d.profile_ref(), "collector profile")
+                .expect_err(what);
+            assert_eq!(e.code(), Code::TransferInvalid, "{what}");
+        }
+        // Another profile is named before anything else is compared.
+        let mut bent = h.clone();
+        bent.fence += 1;
+        bent.collector_profile_id.push('x');
+        let e = b
+            .check_header(&bent, d.profile_ref(), "collector profile")
+            .expect_err("profile");
+        assert_eq!(e.code(), Code::ProfileInvalid);
+        assert_eq!(e.message(), "the transfer names another collector profile");
+    }
+
+    #[test]
+    fn the_current_epoch_and_the_live_grant_are_the_rows_now() {
+        let f = fixture();
+        let (reg, revoked) = admin::registration(&f.a, REG)
+            .expect("read")
+            .expect("registration");
+        assert!(!revoked);
+        assert_eq!(current_epoch(&f.a, &reg).expect("epoch"), 1);
+        f.a.execute(
+            "INSERT INTO registrations VALUES ('reg_2', ?1, ?2, ?3, 'exec1', 'pk', 'key2', 2, 0, 't')",
+            params![fixture::REPO, fixture::PROFILE, COMMAND_STEP],
+        )
+        .expect("re-enroll");
+        assert_eq!(current_epoch(&f.a, &reg).expect("epoch"), 2);
+        assert_eq!(live_grant(&f.a, OWNER, AGENT).expect("grant"), Some(1));
+        assert_eq!(live_grant(&f.a, OWNER, "a9").expect("grant"), None);
+        f.a.execute("UPDATE actors SET revoked_at = 't'", [])
+            .expect("revoke");
+        assert_eq!(live_grant(&f.a, OWNER, AGENT).expect("grant"), None);
+    }
+
+    #[test]
+    fn a_stored_profile_that_does_not_match_its_digest_is_an_integrity_error() {
+        let f = fixture();
+        let p = profile_for(&f.a, REG, COMMAND_STEP)
+            .expect("read")
+            .expect("installed");
+        assert_eq!(p, fixture::command_profile());
+        assert_eq!(
+            current_profile(&f.a, fixture::REPO, fixture::PROFILE, COMMAND_STEP)
+                .expect("read")
+                .map(|p| p.profile_id),
+            Some(p.profile_id.clone())
+        );
+        f.a.execute(
+            "UPDATE collector_profiles SET profile_digest = ?1",
+            params![Sha256Hex::digest(b"x").as_str()],
+        )
+        .expect("tamper");
+        assert_eq!(
+            profile_for(&f.a, REG, COMMAND_STEP)
+                .expect_err("tampered")
+                .code(),
+            Code::IntegrityError
+        );
+    }
+
+    #[test]
+    fn a_claim_without_an_installed_profile_names_the_kind() {
+        let f = fixture();
+        f.a.execute("DELETE FROM collector_profiles", [])
+            .expect("uninstall");
+        let e = collector_claim(&f.command.task_id, "req_1", None)(
+            &f.j,
+            &f.a,
+            &who(1),
+            Now { ms: NOW_MS },
+        )
+        .expect_err("no profile");
+        assert_eq!(e.code(), Code::ProfileInvalid);
+        assert_eq!(
+            e.message(),
+            "no collector profile is installed for this step"
+        );
+        let e = collector_claim(&f.review.task_id, "req_2", None)(
+            &f.j,
+            &f.a,
+            &who(1),
+            Now { ms: NOW_MS },
+        )
+        .expect_err("no review profile");
+        assert_eq!(e.message(), "no review profile is installed for this step");
+        // Nothing was claimed.
+        assert_eq!(
+            journal::task_row(&f.j, &f.command.task_id).expect("read"),
+            None
+        );
+    }
+
+    /// A command transfer for `d` signed with `key`, its header bent by
+    /// `bend` before signing.
+    fn sealed(
+        d: &CollectorDescriptor,
+        record: &ExecutionRecord,
+        key: &crate::wire::ed25519::Keypair,
+        bend: impl FnOnce(&mut transfer::TransferHeader),
+    ) -> Vec<u8> {
+        let request = ExecutionRequest::from_descriptor(d);
+        let mut h = d
+            .binding()
+            .header(
+                "command",
+                d.profile_ref(),
+                request.digest().expect("request digest"),
+                transfer::CollectorIdentity {
+                    runtime: "bwrap".into(),
+                    runtime_identity_digest: None,
+                    agent_task_version: "0".into(),
+                },
+            )
+            .expect("header");
+        bend(&mut h);
+        transfer::seal(
+            h,
+            &[
+                request.bytes().expect("request bytes"),
+                canonical_bytes(record).expect("record bytes"),
+            ],
+            key,
+        )
+        .expect("seal")
+    }
+
+    fn unavailable(d: &CollectorDescriptor) -> ExecutionRecord {
+        ExecutionRecord {
+            version: 1,
+            request_digest: ExecutionRequest::from_descriptor(d)
+                .digest()
+                .expect("digest"),
+            status: ExecutionStatus::RuntimeUnavailable,
+            outcome: transfer::ExecutionOutcome::Failed,
+            runtime_identity: None,
+            run: None,
+            detail: Some("no runtime".into()),
+        }
+    }
+
+    #[test]
+    fn a_signed_transfer_validates_and_each_mismatch_has_its_refusal() {
+        let f = fixture();
+        let id = attempt_id(&claimed(&f));
+        let d = derive_descriptor(&f.j, &f.a, &id).expect("derive");
+        let key = fixture::keypair();
+        let record = unavailable(&d);
+        let good = sealed(&d, &record, &key, |_| {});
+        let v = validate_transfer(&f.j, &f.a, &good).expect("valid");
+        assert_eq!(v.descriptor, d);
+        assert_eq!(v.record, record);
+
+        let refused = |bytes: &[u8]| validate_transfer(&f.j, &f.a, bytes).err().expect("refused");
+        let e = refused(&sealed(&d, &record, &key, |h| {
+            h.audience = "dd_other".into()
+        }));
+        assert_eq!(e.code(), Code::TransferInvalid);
+        assert_eq!(e.message(), "the transfer is for another authority");
+
+        let e = refused(&sealed(&d, &record, &key, |h| h.fence += 1));
+        assert_eq!(e.code(), Code::StaleFence);
+
+        let e = refused(&sealed(&d, &record, &key, |h| h.task_id.push('x')));
+        assert_eq!(e.code(), Code::TransferInvalid);
+        assert_eq!(
+            e.message(),
+            "the header does not bind this exact task, attempt, origin and registration"
+        );
+
+        let e = refused(&sealed(&d, &record, &key, |h| {
+            h.request_digest = Sha256Hex::digest(b"another request")
+        }));
+        assert_eq!(e.message(), "the header's request digest is wrong");
+
+        let e = refused(&sealed(
+            &d,
+            &record,
+            &crate::wire::ed25519::Keypair::from_seed(&[9; 32]),
+            |_| {},
+        ));
+        assert_eq!(e.code(), Code::SignatureInvalid);
+
+        // A record whose outcome its facts do not give.
+        let mut boasting = record.clone();
+        boasting.outcome = transfer::ExecutionOutcome::Passed;
+        let e = refused(&sealed(&d, &boasting, &key, |_| {}));
+        assert_eq!(e.code(), Code::TransferInvalid);
+        assert_eq!(
+            e.message(),
+            "the record's outcome is not the one its facts derive"
+        );
+
+        // Only a completed record carries a run, and it must be under the
+        // pinned runtime identity.
+        let mut completed = record.clone();
+        completed.status = ExecutionStatus::Completed;
+        let e = refused(&sealed(&d, &completed, &key, |_| {}));
+        assert_eq!(
+            e.message(),
+            "a completed record must carry the run under the pinned runtime identity"
+        );
+
+        // The same bytes once the registration is revoked.
+        f.a.execute("INSERT INTO revocations VALUES (?1, 0, 't')", params![REG])
+            .expect("revoke");
+        let e = refused(&good);
+        assert_eq!(e.code(), Code::EnrollmentInvalid);
+        assert_eq!(e.message(), "the registration is revoked");
+    }
 }

@@ -125,3 +125,111 @@ fn review_failure_code(status: &str) -> &'static str {
         .find(|c| *c == status)
         .unwrap_or("review_not_passed")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::fixture::{self, NOW_MS, fixture};
+    use super::*;
+    use crate::workflow::journal::Now;
+    use super::super::{admin, change};
+    use crate::store::params;
+
+    fn state_of(f: &fixture::Fixture, now_ms: i64) -> Vec<(&'static str, Option<&'static str>)> {
+        let (_, s) = change::find_task(&f.a, &f.command.task_id).expect("find");
+        evaluate(Some(&f.j), &f.a, &s, now_ms)
+            .expect("evaluate")
+            .iter()
+            .map(|e| (e.state, e.code))
+            .collect()
+    }
+
+    fn import(f: &fixture::Fixture, attempt_id: &str, outcome: &str, status: &str) {
+        f.a.execute(
+            "INSERT INTO imported_transfers VALUES ('op', 'digest', 1, 'up', ?1, ?2, 1, ?3, 1, ?4, 'cp', ?5, ?6, 1, ?7, ?8, x'7b7d', 't')",
+            params![
+                f.command.task_id,
+                attempt_id,
+                fixture::CHANGE,
+                fixture::REG,
+                fixture::OWNER,
+                fixture::AGENT,
+                outcome,
+                status
+            ],
+        )
+        .expect("imported");
+    }
+
+    /// Claims the command task for the fixture's registration.
+    fn claim(f: &fixture::Fixture) -> String {
+        let who = admin::Authenticated {
+            actor: fixture::actor(),
+            grant_generation: 1,
+        };
+        let out = col::collector_claim(&f.command.task_id, "req_1", None)(
+            &f.j,
+            &f.a,
+            &who,
+            Now { ms: NOW_MS },
+        )
+        .expect("claim");
+        out["attempt"]["attempt_id"]
+            .as_str()
+            .expect("attempt")
+            .to_owned()
+    }
+
+    #[test]
+    fn a_collected_task_goes_from_pending_to_claimed_to_uncertain() {
+        let f = fixture();
+        let pending = ("pending", Some("task_pending"));
+        assert_eq!(state_of(&f, NOW_MS), vec![pending, pending]);
+        let (_, s) = change::find_task(&f.a, &f.command.task_id).expect("find");
+        let e = evaluate(Some(&f.j), &f.a, &s, NOW_MS).expect("evaluate");
+        assert_eq!(
+            e[0].next,
+            Some(json!({"operation": "collector_claim", "task_id": f.command.task_id}))
+        );
+        claim(&f);
+        assert_eq!(
+            state_of(&f, NOW_MS),
+            vec![("claimed", Some("attempt_in_progress")), pending]
+        );
+        // Past the lease (the recipe's minute and two more).
+        assert_eq!(
+            state_of(&f, NOW_MS + 4 * 60_000)[0],
+            ("uncertain", Some("attempt_uncertain"))
+        );
+    }
+
+    #[test]
+    fn a_finished_command_succeeds_only_on_a_passed_import() {
+        for (import_as, want) in [
+            (None, ("failed", Some("result_failed"))),
+            (Some("failed"), ("failed", Some("collector_not_passed"))),
+            (Some("passed"), ("succeeded", None)),
+        ] {
+            let f = fixture();
+            let id = claim(&f);
+            if let Some(outcome) = import_as {
+                import(&f, &id, outcome, "completed");
+            }
+            journal::finish_attempt(&f.j, &id, "t").expect("finish");
+            assert_eq!(state_of(&f, NOW_MS)[0], want, "{import_as:?}");
+        }
+    }
+
+    #[test]
+    fn a_failed_review_is_reported_under_its_own_failure_code() {
+        assert_eq!(
+            review_failure_code("review_criteria_failed"),
+            "review_criteria_failed"
+        );
+        assert_eq!(
+            review_failure_code("review_call_uncertain"),
+            "review_call_uncertain"
+        );
+        assert_eq!(review_failure_code("completed"), "review_not_passed");
+        assert_eq!(review_failure_code(""), "review_not_passed");
+    }
+}

@@ -15,6 +15,8 @@ pub mod checkpoint;
 pub mod collector;
 pub mod evaluate;
 pub mod landing;
+#[cfg(test)]
+mod fixture;
 pub mod receipt;
 pub mod review;
 pub mod schema;

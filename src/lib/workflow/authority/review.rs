@@ -6,23 +6,22 @@
 //! (one profile per registration and step, immutable); their id starts
 //! with `rp_` and their bytes are a canonical [`ReviewProfile`].
 
-use super::auth::{self as admin, Authenticated};
+use super::auth as admin;
 use super::bump_epoch;
-use super::change;
-use super::collector::{self as col, audience, current_epoch, live_grant};
-use crate::clock::{Clock, unix_millis};
+use super::collector as col;
+use crate::clock::Clock;
+use crate::collector::binding::BoundDescriptor;
 use crate::collector::review::types::{ProfileParts, Provider, ReviewRecord};
 pub use crate::collector::review::wire::KIND;
 use crate::collector::review::wire::{CasSnapshot, ReviewDescriptor};
 use crate::collector::review::{
     Basis, ReviewProfile, ReviewRequest, check_basis, pin_executable, validate_replay,
 };
-use crate::collector::transfer::{self, Envelope, RegistrationBinding};
-use crate::contract::{ActionClass, ExecutorEnrollment, canonical_bytes};
+use crate::collector::transfer::{self, Envelope};
+use crate::contract::{ActionClass, canonical_bytes};
 use crate::error::{Code, Error, Result};
-use crate::store::{Connection, DataDir, OptionalExtension, TransactionBehavior, params};
+use crate::store::{Connection, DataDir, OptionalExtension, params};
 use crate::wire::digest::Sha256Hex;
-use crate::workflow::journal;
 use serde::Serialize;
 use serde_json::json;
 use std::path::{Path, PathBuf};
@@ -92,7 +91,7 @@ pub fn profile_install(
             repository: reg.repository.clone(),
             profile: reg.profile.clone(),
             step_id: reg.step_id.clone(),
-            registration: binding(&reg),
+            registration: col::registration_binding(&reg),
             requirement_digest: Sha256Hex::parse(&rd)?,
             criteria: step.review_criteria(),
             step: review,
@@ -140,15 +139,6 @@ pub fn profile_install(
             stale_subjects,
         })
     })
-}
-
-fn binding(reg: &ExecutorEnrollment) -> RegistrationBinding {
-    RegistrationBinding {
-        registration_id: reg.registration_id.clone(),
-        executor_id: reg.executor_id.clone(),
-        epoch: reg.epoch,
-        key_id: reg.verification_key_id.clone(),
-    }
 }
 
 /// The review profile installed for a registration and step (checked
@@ -212,10 +202,6 @@ pub fn current_profile(
     }
 }
 
-fn mismatch(msg: impl Into<String>) -> Error {
-    Error::new(Code::DescriptorMismatch, msg)
-}
-
 /// Derives the descriptor of a claimed review attempt from the authority
 /// and journal alone.
 pub fn derive_descriptor(
@@ -233,163 +219,86 @@ pub fn derive_descriptor_in(
     r: &super::Rechecks<'_>,
     attempt_id: &str,
 ) -> Result<(ReviewDescriptor, ReviewProfile)> {
-    let a = r.conn();
-    let row = journal::attempt(j, attempt_id)?
-        .ok_or_else(|| Error::new(Code::NotFound, format!("no attempt {attempt_id}")))?;
-    let at = &row.attempt;
-    let reg_id = at
-        .executor
-        .as_deref()
-        .ok_or_else(|| mismatch("the attempt was not claimed for a collector"))?;
-    let (t, s) = r.task(&at.task_id)?;
-    if t.action_class != ActionClass::Review {
-        return Err(mismatch("review descriptors exist for review tasks only"));
-    }
-    let (reg, _) = admin::registration(a, reg_id)?
-        .ok_or_else(|| Error::new(Code::EnrollmentInvalid, "unknown registration"))?;
-    let p = profile_for(a, reg_id, &t.subject.step_id)?
-        .ok_or_else(|| profile_err("no review profile for the attempt's registration"))?;
-    let manifest: String = a.query_row(
-        "SELECT manifest_sha256 FROM revisions WHERE revision = ?1",
-        params![t.subject.revision.as_str()],
-        |r| r.get(0),
-    )?;
-    let grant: i64 = a
-        .query_row(
-            "SELECT grant_generation FROM actors WHERE owner_id = ?1 AND agent_id = ?2",
-            params![at.agent.owner_id, at.agent.agent_id],
-            |r| r.get(0),
-        )
-        .optional()?
-        .unwrap_or(0);
-    let d = ReviewDescriptor {
-        version: 1,
-        kind: KIND.into(),
-        audience: audience(a)?,
-        repository: t.subject.repository.clone(),
-        profile: t.subject.profile.clone(),
-        step_id: t.subject.step_id.clone(),
-        change_id: s.change.change_id.clone(),
-        change_version: t.subject.change_version,
-        revision: t.subject.revision.clone(),
-        manifest_sha256: Sha256Hex::parse(&manifest)?,
-        task_id: t.task_id.clone(),
-        task_digest: t.digest()?,
-        attempt_id: at.attempt_id.clone(),
-        attempt_digest: row.digest.clone(),
-        execution_operation_id: at.execution_operation_id.clone(),
-        fence: at.fence,
-        origin: transfer::Origin {
-            owner_id: at.agent.owner_id.clone(),
-            agent_id: at.agent.agent_id.clone(),
-            grant_generation: grant as u64,
-        },
-        registration: binding(&reg),
-        review_profile_id: p.profile_id.clone(),
-        review_profile_digest: p.digest()?,
-        basis: p.basis,
-        model: p.model.clone(),
-    };
-    Ok((d, p))
+    col::derive::<Review>(j, r, attempt_id)
 }
 
 /// Every live check on a review descriptor's registration, profile
 /// (basis included), origin and subject (not the attempt state).
 pub fn check_live(a: &Connection, d: &ReviewDescriptor) -> Result<()> {
-    let (reg, revoked) = admin::registration(a, &d.registration.registration_id)?
-        .ok_or_else(|| Error::new(Code::EnrollmentInvalid, "unknown registration"))?;
-    if revoked {
-        return Err(Error::new(
-            Code::EnrollmentInvalid,
-            "the registration is revoked",
-        ));
-    }
-    if current_epoch(a, &reg)? != reg.epoch
-        || reg.epoch != d.registration.epoch
-        || reg.verification_key_id != d.registration.key_id
-    {
-        return Err(Error::new(
-            Code::EnrollmentInvalid,
-            "the registration is not the current epoch and key",
-        ));
-    }
-    let p = profile_for(a, &reg.registration_id, &d.step_id)?
-        .ok_or_else(|| profile_err("the review profile is gone"))?;
-    check_basis(p.basis)?;
-    if p.digest()? != d.review_profile_digest || p.profile_id != d.review_profile_id {
-        return Err(profile_err("the review profile changed"));
-    }
-    if live_grant(a, &d.origin.owner_id, &d.origin.agent_id)? != Some(d.origin.grant_generation) {
-        return Err(Error::new(
-            Code::AuthorizationChanged,
-            "the originating actor's grant is revoked or was reissued",
-        ));
-    }
-    let (t, _) = change::find_task(a, &d.task_id)?;
-    if let Some(r) = change::staleness(a, &t)? {
-        return Err(Error::new(
-            Code::SubjectStale,
-            format!("the task's subject is no longer current ({r})"),
-        )
-        .with("reason", r)
-        .with("next", json!({"operation": "checkpoint"})));
-    }
-    Ok(())
+    col::live::<Review>(a, d)
 }
 
-/// The `collector-claim` of a review task (inside the caller's mutation):
-/// claims it for the current review profile's registration and returns the
-/// claim output with the authority-derived descriptor.
-pub fn claim(
-    j: &Connection,
-    r: &super::Rechecks<'_>,
-    who: &Authenticated,
-    now: journal::Now,
-    found: (crate::contract::WorkflowTask, change::StoredSubject),
-    request_id: &str,
-) -> Result<serde_json::Value> {
-    let a = r.conn();
-    let (t, s) = found;
-    let t = &t;
-    let p = current_profile(
-        a,
-        &t.subject.repository,
-        &t.subject.profile,
-        &t.subject.step_id,
-    )?
-    .ok_or_else(|| profile_err("no review profile is installed for this step"))?;
-    check_basis(p.basis)?;
-    let lease = p
-        .budgets
-        .max_total_wall_ms
-        .saturating_add(120_000)
-        .min(crate::contract::MAX_LEASE_MS);
-    let req = crate::contract::TaskClaimRequest {
-        version: crate::contract::SCHEMA_VERSION,
-        request_id: request_id.into(),
-        task_id: t.task_id.clone(),
-        task_digest: t.digest()?,
-        requested_lease_ms: lease,
-        executor: Some(p.registration.registration_id.clone()),
-    };
-    // The task as the caller looked it up: the claim does not look it up again.
-    let visible = change::may_view(&s.change, &who.actor);
-    let mut out = journal::claim(
-        j,
-        r,
-        &who.actor,
-        &req,
-        Some((t.clone(), visible, s.tasks)),
-        now,
-    )?;
-    let attempt_id = out["attempt"]["attempt_id"]
-        .as_str()
-        .ok_or_else(|| Error::internal("claim output lacks the attempt id"))?
-        .to_owned();
-    let (d, _) = derive_descriptor_in(j, r, &attempt_id)?;
-    out["descriptor"] = serde_json::to_value(&d)?;
-    out["descriptor_digest"] = json!(d.digest()?);
-    Ok(out)
+/// The review collector: the finite controller over the pinned reviewer,
+/// validated by replay.
+pub(crate) struct Review;
+
+impl col::CollectorKind for Review {
+    type Profile = ReviewProfile;
+    type Descriptor = ReviewDescriptor;
+    const CLASS: ActionClass = ActionClass::Review;
+    const PROFILE: &'static str = "review profile";
+    const WRONG_CLASS: &'static str = "review descriptors exist for review tasks only";
+
+    fn profile_for(
+        a: &Connection,
+        registration_id: &str,
+        step_id: &str,
+    ) -> Result<Option<ReviewProfile>> {
+        profile_for(a, registration_id, step_id)
+    }
+
+    fn current_profile(
+        a: &Connection,
+        repo: &str,
+        profile: &str,
+        step: &str,
+    ) -> Result<Option<ReviewProfile>> {
+        current_profile(a, repo, profile, step)
+    }
+
+    fn check_basis(p: &ReviewProfile) -> Result<()> {
+        check_basis(p.basis)
+    }
+
+    fn profile_ref(p: &ReviewProfile) -> Result<(&str, Sha256Hex)> {
+        Ok((&p.profile_id, p.digest()?))
+    }
+
+    fn registration_id(p: &ReviewProfile) -> &str {
+        &p.registration.registration_id
+    }
+
+    fn lease_ms(p: &ReviewProfile) -> u64 {
+        p.budgets
+            .max_total_wall_ms
+            .saturating_add(120_000)
+            .min(crate::contract::MAX_LEASE_MS)
+    }
+
+    fn request_digest(d: &ReviewDescriptor, p: &ReviewProfile) -> Result<Sha256Hex> {
+        d.request(p)?.digest()
+    }
+
+    fn descriptor_digest(d: &ReviewDescriptor) -> Result<Sha256Hex> {
+        d.digest()
+    }
+
+    fn validate(
+        j: &Connection,
+        a: &Connection,
+        dir: &DataDir,
+        bytes: &[u8],
+    ) -> Result<col::Checked<ReviewDescriptor>> {
+        let v = validate_transfer(j, a, dir, bytes)?;
+        Ok(col::Checked {
+            outcome: serde_json::to_value(v.record.outcome)?,
+            status: match v.record.failure {
+                Some(f) => serde_json::to_value(f)?,
+                None => json!("completed"),
+            },
+            descriptor: v.descriptor,
+        })
+    }
 }
 
 /// Rechecks a review descriptor before any call: it must equal what the
@@ -401,28 +310,7 @@ pub fn recheck_descriptor(
     token: &str,
     d: &ReviewDescriptor,
 ) -> Result<ReviewProfile> {
-    let (dir, mut ac) = admin::open_read(root)?;
-    let at = ac.transaction_with_behavior(TransactionBehavior::Deferred)?;
-    let who = admin::authenticate(&at, token)?;
-    col::check_origin(&who, &d.origin)?;
-    let j = dir
-        .open_read_cached(&journal::SPEC)?
-        .ok_or_else(|| Error::new(Code::NotFound, "no journal: nothing was claimed"))?;
-    let (derived, p) = derive_descriptor(&j, &at, &d.attempt_id)?;
-    if &derived != d {
-        return Err(mismatch(
-            "the descriptor does not match what the authority derives now",
-        ));
-    }
-    col::check_open(
-        &j,
-        &d.attempt_id,
-        &d.task_id,
-        d.fence,
-        unix_millis(clock.now()),
-    )?;
-    check_live(&at, d)?;
-    Ok(p)
+    col::recheck::<Review>(root, clock, token, d)
 }
 
 /// The installed profile of a descriptor, read-only (what a resumed
@@ -467,7 +355,8 @@ pub fn validate_transfer(
     let h = &env.header;
     let (d, p) = derive_descriptor(j, a, &h.attempt_id)?;
     check_basis(p.basis)?;
-    col::Binding::review(&d).check(h, "review profile")?;
+    d.binding()
+        .check_header(h, d.profile_ref(), <Review as col::CollectorKind>::PROFILE)?;
     if h.collector_identity.runtime != KIND
         || h.collector_identity.runtime_identity_digest.is_some()
     {
@@ -502,4 +391,42 @@ pub fn validate_transfer(
         descriptor: d,
         profile: p,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::fixture::{self, fixture};
+    use super::*;
+    use col::CollectorKind;
+
+    #[test]
+    fn a_command_profile_is_not_a_review_profile() {
+        let f = fixture();
+        let e = profile_for(&f.a, fixture::REG, fixture::COMMAND_STEP).expect_err("a cp_ profile");
+        assert_eq!(e.code(), Code::ProfileInvalid);
+        assert_eq!(
+            profile_for(&f.a, fixture::REG, fixture::REVIEW_STEP).expect("read"),
+            None
+        );
+        assert!(
+            current_profile(&f.a, fixture::REPO, fixture::PROFILE, fixture::REVIEW_STEP)
+                .expect("read")
+                .is_none()
+        );
+    }
+
+    #[test]
+    fn the_kinds_name_their_class_and_profile() {
+        assert_eq!(Review::CLASS, ActionClass::Review);
+        assert_eq!(col::Command::CLASS, ActionClass::Command);
+        assert_eq!(
+            <ReviewDescriptor as BoundDescriptor>::KIND,
+            crate::collector::review::wire::KIND
+        );
+        assert_eq!(
+            <crate::collector::transfer::CollectorDescriptor as BoundDescriptor>::KIND,
+            "command"
+        );
+        assert_ne!(Review::PROFILE, col::Command::PROFILE);
+    }
 }
