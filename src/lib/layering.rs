@@ -236,6 +236,9 @@ struct FileScan {
     defines: BTreeSet<String>,
     /// The child modules it declares `#[cfg(test)] mod name;`.
     test_mods: BTreeSet<String>,
+    /// Lines of `#[path = …]`, `include!` and `extern crate self`, which
+    /// would hide a file or a path from this scan.
+    hidden: Vec<(usize, String)>,
 }
 
 /// The tokens of `#[cfg(test)]`.
@@ -352,10 +355,21 @@ fn scan(module: &[String], text: &str) -> FileScan {
                 }
                 // An inline path: not the tail of another path, nor
                 // `$crate::` in a macro, nor a field or method.
+                // `$crate::` in a macro of this crate is this crate's root.
                 let after_other = i > 0
                     && (is(i - 1, &Tok::Sep)
-                        || is(i - 1, &Tok::Punct('$'))
+                        || (is(i - 1, &Tok::Punct('$')) && w != "crate")
                         || is(i - 1, &Tok::Punct('.')));
+                // What would hide a file or a path from this scan.
+                let hides = match w.as_str() {
+                    "path" => i >= 2 && is(i - 1, &Tok::Punct('[')) && is(i + 1, &Tok::Punct('=')),
+                    "include" => is(i + 1, &Tok::Punct('!')),
+                    "extern" => ident(i + 1) == Some("crate") && ident(i + 2) == Some("self"),
+                    _ => false,
+                };
+                if hides {
+                    out.hidden.push((t.line, w.clone()));
+                }
                 let mut segs = vec![w.clone()];
                 let mut j = i + 1;
                 while is(j, &Tok::Sep)
@@ -642,6 +656,42 @@ impl Crate {
         at
     }
 
+    /// `abs` with every module it reaches through a `use` (a module
+    /// re-exported under another name or place: `pub use
+    /// crate::workflow::authority;` in `service`, or a glob) replaced by
+    /// the module's own path. A re-exported item stays as written: it is
+    /// named where it is re-exported.
+    fn canonical(&self, abs: &[String], hops: usize) -> ModPath {
+        let mut at: ModPath = Vec::new();
+        for (k, seg) in abs.iter().enumerate() {
+            let mut child = at.clone();
+            child.push(seg.clone());
+            if self.files.contains_key(&child) {
+                at = child;
+                continue;
+            }
+            let rest = &abs[k + 1..];
+            if hops < 16
+                && let Some(f) = self.files.get(&at)
+            {
+                let target = f.imports.get(seg).cloned().or_else(|| {
+                    f.globs.iter().find_map(|g| {
+                        let mut t = g.clone();
+                        t.push(seg.clone());
+                        self.files.contains_key(&t).then_some(t)
+                    })
+                });
+                if let Some(mut t) = target.filter(|t| self.files.contains_key(t)) {
+                    t.extend(rest.iter().cloned());
+                    return self.canonical(&t, hops + 1);
+                }
+            }
+            at.extend(abs[k..].iter().cloned());
+            return at;
+        }
+        at
+    }
+
     /// The top-level modules (the crate root's child files).
     fn tops(&self) -> BTreeSet<String> {
         self.files
@@ -681,12 +731,18 @@ impl Crate {
         let mut out = Vec::new();
         let mut errors = Vec::new();
         for (module, f) in &self.files {
+            for (line, what) in &f.scan.hidden {
+                errors.push(format!(
+                    "{}:{line}: `{what}` hides code from the layering scan: not in src/lib",
+                    f.shown
+                ));
+            }
             for u in &f.scan.uses {
                 let Some(abs) = self.absolute(module, u) else {
                     continue;
                 };
                 let abs = match self.rooted(&abs) {
-                    Ok(a) => a,
+                    Ok(a) => self.canonical(&a, 0),
                     Err(e) => {
                         errors.push(format!("{}:{}: {e}", f.shown, u.line));
                         continue;
@@ -1482,12 +1538,58 @@ fn the_scanner_ignores_macro_crates_other_crates_fields_and_locals() {
         ("http.rs", ""),
         (
             "store.rs",
-            "macro_rules! m { () => { $crate::http::x() } }\n\
+            "macro_rules! m { ($t:ty) => { $t::x(); $crate::http::x() } }\n\
              fn f() { my_crate::http::y(); std::mem::drop(1); self.http::z; }\n\
              use ::http::w; use serde::Serialize; pub(crate) fn g() {}\n",
         ),
     ]);
-    assert!(named(&k, "store.rs").is_empty());
+    // `$crate::` in a macro of this crate is this crate's root.
+    assert_eq!(named(&k, "store.rs"), [("http::x".to_owned(), 1)]);
+}
+
+#[test]
+fn the_scanner_sees_through_a_module_reexport_and_refuses_hidden_code() {
+    let k = krate(&[
+        ("lib.rs", "pub mod http; pub mod workflow;"),
+        ("workflow/mod.rs", "pub mod authority; pub mod service;"),
+        ("workflow/authority/mod.rs", "pub mod change;"),
+        ("workflow/authority/change.rs", "pub struct ChangeSel;"),
+        (
+            "workflow/service.rs",
+            "pub use crate::workflow::authority as auth;\npub use super::authority::*;\n\
+             pub use super::authority::change::ChangeSel;\n",
+        ),
+        (
+            "http.rs",
+            "use crate::workflow::service::{auth::change::ChangeSel, change, ChangeSel as C};",
+        ),
+    ]);
+    // Through the module re-exports, the first two name the authority;
+    // a re-exported item is named where it is re-exported.
+    assert_eq!(
+        named(&k, "http.rs"),
+        [
+            ("workflow::authority::change::ChangeSel".to_owned(), 1),
+            ("workflow::authority::change".to_owned(), 1),
+            ("workflow::service::ChangeSel".to_owned(), 1),
+        ]
+    );
+    let k = krate(&[
+        ("lib.rs", "pub mod http;"),
+        (
+            "http.rs",
+            "#[path = \"../x.rs\"]\nmod x;\ninclude!(\"y.rs\");\nextern crate self as me;\n",
+        ),
+    ]);
+    let (_, errors) = k.reaches();
+    assert_eq!(
+        errors,
+        [
+            "src/lib/http.rs:1: `path` hides code from the layering scan: not in src/lib",
+            "src/lib/http.rs:3: `include` hides code from the layering scan: not in src/lib",
+            "src/lib/http.rs:4: `extern` hides code from the layering scan: not in src/lib",
+        ]
+    );
 }
 
 #[test]
