@@ -1013,7 +1013,7 @@ fn check_never(
             }
         }
         for r in reaches {
-            if r.from.first() != r.to.first() && rule.forbids(&r.from, &r.to) {
+            if rule.forbids(&r.from, &r.to) {
                 bad.push(format!(
                     "{}: {} names `{}`, which {} forbids",
                     r.at(),
@@ -1196,24 +1196,28 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// `src/lib` (this file, the test itself, left out) and the document.
-fn the_tree() -> (Crate, String) {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let doc =
-        std::fs::read_to_string(root.join("docs/architecture.md")).expect("docs/architecture.md");
-    let lib = root.join("src/lib");
-    let mut files = Vec::new();
-    rust_files(&lib, &mut files);
-    let mut sources = Vec::new();
-    for f in files {
-        let rel = f.strip_prefix(&lib).expect("under src/lib");
-        if rel == Path::new("layering.rs") {
-            continue;
+/// `src/lib` (this file, the test itself, left out) and the document,
+/// read once for all the tests.
+fn the_tree() -> &'static (Crate, String) {
+    static TREE: std::sync::OnceLock<(Crate, String)> = std::sync::OnceLock::new();
+    TREE.get_or_init(|| {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let doc = std::fs::read_to_string(root.join("docs/architecture.md"))
+            .expect("docs/architecture.md");
+        let lib = root.join("src/lib");
+        let mut files = Vec::new();
+        rust_files(&lib, &mut files);
+        let mut sources = Vec::new();
+        for f in files {
+            let rel = f.strip_prefix(&lib).expect("under src/lib");
+            if rel == Path::new("layering.rs") {
+                continue;
+            }
+            let text = std::fs::read_to_string(&f).expect("read source");
+            sources.push((rel.to_string_lossy().into_owned(), text));
         }
-        let text = std::fs::read_to_string(&f).expect("read source");
-        sources.push((rel.to_string_lossy().into_owned(), text));
-    }
-    (Crate::new(&sources), doc)
+        (Crate::new(&sources), doc)
+    })
 }
 
 /// The tree's paths; panics on a path the scanner cannot place.
@@ -1237,29 +1241,29 @@ const DOOR_RULE: &str = "faces-through-service";
 #[test]
 fn every_crate_path_follows_the_documented_layering() {
     let (krate, doc) = the_tree();
-    let allowed = parse_graph(&doc, "layering");
+    let allowed = parse_graph(doc, "layering");
     let documented: BTreeSet<String> = allowed.keys().cloned().collect();
     assert_eq!(
         krate.tops(),
         documented,
         "docs/architecture.md must list every top-level module of src/lib (with `name ->` when it depends on none)"
     );
-    let reaches = tree_reaches(&krate);
-    assert_follows(&allowed, &rules_of(&doc), &reaches, "import graph");
+    let reaches = tree_reaches(krate);
+    assert_follows(&allowed, &rules_of(doc), &reaches, "import graph");
 }
 
 #[test]
 fn the_halves_stay_apart_and_store_stays_below_them() {
     let (krate, doc) = the_tree();
-    let rules = rules_of(&doc);
-    let unknown = unknown_selectors(&rules, &krate);
+    let rules = rules_of(doc);
+    let unknown = unknown_selectors(&rules, krate);
     assert!(unknown.is_empty(), "{}", unknown.join("\n"));
     let others: Vec<Rule> = rules.into_iter().filter(|r| r.name != DOOR_RULE).collect();
     let bad = check_never(
         &others,
-        &parse_graph(&doc, "layering"),
-        &parse_surface(&doc),
-        &tree_reaches(&krate),
+        &parse_graph(doc, "layering"),
+        &parse_surface(doc),
+        &tree_reaches(krate),
     );
     assert!(bad.is_empty(), "never rules broken:\n{}", bad.join("\n"));
 }
@@ -1267,7 +1271,7 @@ fn the_halves_stay_apart_and_store_stays_below_them() {
 #[test]
 fn faces_reach_the_workflow_through_its_service_alone() {
     let (krate, doc) = the_tree();
-    let door: Vec<Rule> = rules_of(&doc)
+    let door: Vec<Rule> = rules_of(doc)
         .into_iter()
         .filter(|r| r.name == DOOR_RULE)
         .collect();
@@ -1278,9 +1282,9 @@ fn faces_reach_the_workflow_through_its_service_alone() {
     );
     let bad = check_never(
         &door,
-        &parse_graph(&doc, "layering"),
-        &parse_surface(&doc),
-        &tree_reaches(&krate),
+        &parse_graph(doc, "layering"),
+        &parse_surface(doc),
+        &tree_reaches(krate),
     );
     assert!(bad.is_empty(), "never rule broken:\n{}", bad.join("\n"));
 }
@@ -1288,14 +1292,14 @@ fn faces_reach_the_workflow_through_its_service_alone() {
 #[test]
 fn outside_code_names_a_module_through_its_surface() {
     let (krate, doc) = the_tree();
-    let doors = parse_surface(&doc);
+    let doors = parse_surface(doc);
     for m in doors.keys() {
         assert!(
             krate.tops().contains(m),
             "layering:surface names `{m}`, no top-level module"
         );
     }
-    let (closed, stale) = check_surface(&krate, &doors, &rules_of(&doc), &tree_reaches(&krate));
+    let (closed, stale) = check_surface(krate, &doors, &rules_of(doc), &tree_reaches(krate));
     assert!(
         closed.is_empty(),
         "paths into a submodule that docs/architecture.md (layering:surface) does not open (re-export the name from the module's root file, or open the door):\n{}",
@@ -1311,7 +1315,7 @@ fn outside_code_names_a_module_through_its_surface() {
 #[test]
 fn the_files_of_each_top_level_module_form_a_dag() {
     let (krate, _) = the_tree();
-    let circles = file_circles(&krate, &tree_reaches(&krate));
+    let circles = file_circles(krate, &tree_reaches(krate));
     let shown: Vec<String> = circles
         .iter()
         .enumerate()
@@ -1329,7 +1333,7 @@ fn the_files_of_each_top_level_module_form_a_dag() {
 #[test]
 fn every_workflow_path_follows_the_documented_layering() {
     let (krate, doc) = the_tree();
-    let allowed = parse_graph(&doc, "layering:workflow");
+    let allowed = parse_graph(doc, "layering:workflow");
     let names: BTreeSet<String> = krate
         .files
         .keys()
@@ -1341,7 +1345,7 @@ fn every_workflow_path_follows_the_documented_layering() {
         names, documented,
         "docs/architecture.md (layering:workflow) must list every submodule of workflow"
     );
-    let within: Vec<Reach> = within(&krate, "workflow", &tree_reaches(&krate));
+    let within: Vec<Reach> = within(krate, "workflow", &tree_reaches(krate));
     assert_follows(&allowed, &[], &within, "workflow graph");
 }
 
