@@ -920,15 +920,17 @@ impl Rule {
         self.from.selects_all(&[a.to_owned()]) && self.to.selects_all(&[b.to_owned()])
     }
 
-    /// Whether the rule forbids code outside top-level module `door[0]`
-    /// to name door `door`.
+    /// Whether the rule closes door `door` (`module::submodule`) for all
+    /// code outside its module: it forbids all of the door, from every
+    /// module (`*`) but those inside the door's own module.
     fn forbids_door(&self, door: &[String]) -> bool {
         self.to.selects_all(door)
             && self
                 .from
                 .take
                 .iter()
-                .any(|t| t.first().is_some_and(|f| f == "*" || f != &door[0]))
+                .any(|t| t.first().is_some_and(|f| f == "*"))
+            && self.from.but.iter().all(|b| b.first() == door.first())
     }
 
     fn show(&self) -> String {
@@ -1800,6 +1802,8 @@ fn a_never_rule_holds_even_against_the_allowed_graph() {
             "src/lib/http.rs:1: http names `workflow::authority::Lease`, which never rule `faces-through-service` (* but workflow never-> workflow but workflow::service) forbids",
         ]
     );
+    // A rule from named modules does not close a door for everybody.
+    assert!(!rules[0].forbids_door(&["data".to_owned(), "node".to_owned()]));
     // `http -> workflow` is not wholly forbidden: `workflow::service` stays open.
     assert!(!rules[1].forbids_edge("http", "workflow"));
     assert!(rules[0].forbids_edge("workflow", "sync"));
