@@ -38,6 +38,9 @@ enum Tok {
     /// `::`
     Sep,
     Punct(char),
+    /// The body of a plain string literal, kept for the attributes that
+    /// name a path in a string (`#[serde(with = "crate::x")]`).
+    Str(String),
 }
 
 #[derive(Debug)]
@@ -46,10 +49,10 @@ struct Token {
     line: usize,
 }
 
-/// The tokens of `text` that can form paths: identifiers, `::` and single
-/// punctuation. Comments (nested block comments too), string literals
-/// (raw, byte and C strings too), character literals, lifetimes and
-/// numbers leave nothing.
+/// The tokens of `text` that can form paths: identifiers, `::`, single
+/// punctuation and plain strings. Comments (nested block comments too),
+/// raw, byte and C strings, character literals, lifetimes and numbers
+/// leave nothing.
 fn lex(text: &str) -> Vec<Token> {
     let c: Vec<char> = text.chars().collect();
     let ident_start = |ch: char| ch.is_alphabetic() || ch == '_';
@@ -87,7 +90,15 @@ fn lex(text: &str) -> Vec<Token> {
                     }
                 }
             }
-            '"' => i = skip_string(&c, i + 1, &mut line),
+            '"' => {
+                let (start, at) = (i + 1, line);
+                i = skip_string(&c, start, &mut line);
+                let end = i.saturating_sub(1).max(start);
+                out.push(Token {
+                    tok: Tok::Str(c[start..end].iter().collect()),
+                    line: at,
+                });
+            }
             '\'' => i = skip_quote(&c, i, &mut line),
             ':' if next == Some(':') => {
                 out.push(Token {
@@ -185,8 +196,7 @@ fn skip_raw(c: &[char], mut i: usize, hashes: usize, line: &mut usize) -> usize 
 }
 
 /// Past a character literal at `i` (`'a'`, `'\n'`, `'\u{1F600}'`), or
-/// past the quote of a lifetime or label (`'a`), whose name then lexes as
-/// an identifier no path uses.
+/// past a lifetime or label (`'a`, `'static`) and its name.
 fn skip_quote(c: &[char], i: usize, line: &mut usize) -> usize {
     if c.get(i + 1) == Some(&'\\') {
         let mut j = i + 3;
@@ -199,7 +209,11 @@ fn skip_quote(c: &[char], i: usize, line: &mut usize) -> usize {
         *line += usize::from(c.get(i + 1) == Some(&'\n'));
         return i + 3;
     }
-    i + 1
+    let mut j = i + 1;
+    while c.get(j).is_some_and(|&x| x.is_alphanumeric() || x == '_') {
+        j += 1;
+    }
+    j
 }
 
 // ---------------------------------------------------------------- scanning
@@ -253,6 +267,21 @@ fn cfg_test() -> [Tok; 7] {
         Tok::Punct(']'),
     ]
 }
+
+/// The serde attribute keys whose string value is a path of code
+/// (`#[serde(with = "crate::wire::b64")]`).
+const PATH_KEYS: [&str; 10] = [
+    "with",
+    "serialize_with",
+    "deserialize_with",
+    "default",
+    "skip_serializing_if",
+    "getter",
+    "remote",
+    "from",
+    "try_from",
+    "into",
+];
 
 const ITEM_KEYWORDS: [&str; 9] = [
     "fn", "struct", "enum", "trait", "type", "const", "static", "union", "mod",
@@ -314,6 +343,33 @@ fn scan(module: &[String], text: &str) -> FileScan {
             Tok::Punct(';' | ',') => {
                 if test_item == Some(depth) {
                     test_item = None;
+                }
+                i += 1;
+            }
+            Tok::Str(body) => {
+                // A path in an attribute's string; any other string is text.
+                let segs: Vec<String> = body.split("::").map(str::to_owned).collect();
+                let key = i.checked_sub(2).and_then(ident);
+                if is(i.wrapping_sub(1), &Tok::Punct('='))
+                    && key.is_some_and(|k| PATH_KEYS.contains(&k))
+                    && segs.len() > 1
+                    && segs.iter().all(|s| {
+                        s.chars()
+                            .next()
+                            .is_some_and(|c| c.is_alphabetic() || c == '_')
+                            && s.chars().all(|c| c.is_alphanumeric() || c == '_')
+                    })
+                {
+                    out.uses.push(PathUse {
+                        scope: scope(),
+                        segs,
+                        import: false,
+                        public: false,
+                        glob: false,
+                        alias: None,
+                        test,
+                        line: t.line,
+                    });
                 }
                 i += 1;
             }
@@ -1432,10 +1488,16 @@ fn the_scanner_skips_comments_strings_and_characters_that_look_like_paths() {
              const D: char = '\"'; const E: char = '\\'';\n\
              fn f<'a>(x: &'a str) -> &'a str { x }\n\
              /// crate::http in a doc comment\n\
-             fn g() { crate::http::serve(); }\n",
+             fn g() { crate::http::serve(); }\n\
+             #[serde(with = \"crate::http::b64\", rename = \"crate::http\")]\n\
+             const F: &str = \"crate::http::x\";\n",
         ),
     ]);
-    assert_eq!(named(&k, "store.rs"), [("http::serve".to_owned(), 9)]);
+    // A serde attribute's path in a string is code.
+    assert_eq!(
+        named(&k, "store.rs"),
+        [("http::serve".to_owned(), 9), ("http::b64".to_owned(), 10)]
+    );
 }
 
 #[test]
