@@ -6,7 +6,7 @@
 //! every file of `src/lib` and hold the code to them.
 //!
 //! The scanner lexes each file (comments, strings and character literals
-//! are skipped), expands `use` trees at every level of grouping (`pub use`
+//! are skipped, but a path in a serde attribute's string counts), expands `use` trees at every level of grouping (`pub use`
 //! included), and resolves every path that starts with `crate::`,
 //! `super::` (climbing as far as it says, out of inline modules and files)
 //! or `self::`, and every path that starts with a child module of its file,
