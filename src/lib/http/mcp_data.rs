@@ -20,7 +20,7 @@ pub const PATH: &str = "/v1/node/mcp";
 
 const SPEC: ServerSpec = ServerSpec {
     name: "agent-task-data",
-    instructions: "An agent-data/v1 node used as memory. Store a note with collect_text (collection `default` exists on every node; a stable `key` makes a re-store of the same note a no-op), a file under the node's file roots with collect_file, a public web page with collect_http. Find records again with query (words in `text`, exact fields in `where`, `limit`, then pass `cursor` from `next_cursor`), read one with read_record, follow new records with changes, and forget one with tombstone.",
+    instructions: "An agent-data/v1 node used as memory. Store a note with collect_text (collection `default` exists on every node; a stable `key` makes a re-store of the same note a no-op), a file under the node's file roots with collect_file, a public web page with collect_http. Find records again with query (words in `text`; `where` matches a subset of the record envelope, e.g. {\"metadata\": {\"topic\": \"build\"}}; `limit`), read one with read_record, follow new records with changes (pass each page's `cursor` back), and forget one with tombstone.",
 };
 
 /// The fields every built-in collector reads from its input (facts §14.A).
@@ -102,7 +102,7 @@ pub fn tools() -> Vec<Tool> {
     vec![
         tool(
             "changes",
-            "One page of the change feed (new records and tombstones, in commit order) after `cursor`; pass the answer's `next_cursor` back to follow it.",
+            "One page of the change feed (new records and tombstones, in commit order) after `cursor`; pass the answer's `cursor` back to follow it.",
             schema(
                 Map::from_iter([
                     (
@@ -111,7 +111,7 @@ pub fn tools() -> Vec<Tool> {
                     ),
                     (
                         "cursor".to_owned(),
-                        json!({"type": "string", "description": "the `next_cursor` of the previous page (absent or empty: from the start); a cursor of another filter is invalid_cursor"}),
+                        json!({"type": "string", "description": "the `cursor` of the previous page (absent or empty: from the start); a cursor of another filter is invalid_cursor"}),
                     ),
                     (
                         "limit".to_owned(),
@@ -185,7 +185,7 @@ pub fn tools() -> Vec<Tool> {
                     ),
                     (
                         "where".to_owned(),
-                        json!({"type": "object", "description": "exact field matches, e.g. {\"metadata.topic\": \"build\"}"}),
+                        json!({"type": "object", "description": "exact field matches, subset match on the whole envelope, e.g. {\"metadata\": {\"topic\": \"build\"}}"}),
                     ),
                     (
                         "limit".to_owned(),
