@@ -37,6 +37,7 @@ mod http_hostile;
 mod land_crash;
 mod land_repo;
 mod mcp_client;
+mod mcp_conformance;
 mod mcp_data;
 mod mcp_eras;
 mod mcp_interop;
