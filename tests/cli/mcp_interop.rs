@@ -302,3 +302,51 @@ fn mcp_interop_python_sdk_uses_the_data_endpoint_as_memory() {
         assert_eq!(q["records"].as_array().expect("records").len(), 2, "{q}");
     }
 }
+
+/// The same memory session through both TypeScript SDKs against the data
+/// node's MCP endpoint: `@modelcontextprotocol/sdk` 1.x (2025-11-25) and
+/// `@modelcontextprotocol/client` 2.x pinned to 2026-07-28.
+#[test]
+fn mcp_interop_typescript_sdks_use_the_data_endpoint_as_memory() {
+    let Some(node) = interpreter("AGENT_TASK_INTEROP_NODE") else {
+        return;
+    };
+    let Some(modules) = interpreter("AGENT_TASK_INTEROP_NODE_PATH") else {
+        return;
+    };
+    for (sdk, mode, version) in [
+        ("sdk1", "", "2025-11-25"),
+        ("client2", "2026-07-28", "2026-07-28"),
+    ] {
+        let env = crate::common::TestEnv::new();
+        env.run(&["data", "init"]).json();
+        let srv = crate::data_support::serve(&env, Some(crate::data_support::TOKEN));
+        let cfg = json!({
+            "url": format!("http://{}/v1/node/mcp", srv.addr),
+            "token": crate::data_support::TOKEN,
+            "sdk": sdk,
+            "mode": mode,
+            "expect": version,
+        });
+        let p = env.tmp.path().join("memory-config.json");
+        std::fs::write(&p, cfg.to_string()).expect("config");
+        let out = std::process::Command::new(&node)
+            .env("NODE_PATH", &modules)
+            .arg(repo_root().join("tests/interop/node/data_memory.cjs"))
+            .arg(&p)
+            .output()
+            .expect("run the SDK client");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{sdk}: the SDK client failed:\n--- stdout\n{stdout}\n--- stderr\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let summary: Value = serde_json::from_str(stdout.trim()).expect("summary JSON");
+        assert_eq!(summary["protocol_version"], version, "{sdk}");
+        assert_eq!(summary["stored"], 3);
+        assert_eq!(summary["found_by_word"], 2);
+        let q = env.run(&["data", "query", "--text", "osprey"]).json();
+        assert_eq!(q["records"].as_array().expect("records").len(), 2, "{q}");
+    }
+}
