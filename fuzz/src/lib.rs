@@ -184,7 +184,7 @@ pub fn router() -> &'static agent_task::http::router::Router {
             false,
         )
         .expect("hosts");
-        workspace::mount(
+        agent_task::http::mount_workspace(
             &mut r,
             Arc::new(workspace::Workspace {
                 config,

@@ -84,9 +84,14 @@ fn mcp_agent_loop_through_tools() {
         version: None,
     };
 
-    // Newer clients try server/discover first and fall back on -32601.
-    let d = c.call("server/discover", json!({}));
-    assert_eq!(d["error"]["code"], -32601);
+    // server/discover is a 2026-07-28 request: without its `_meta` it is
+    // malformed (HTTP 400, -32602); with it, see tests/cli/mcp_eras.rs.
+    let d = c.post(
+        &json!({"jsonrpc": "2.0", "id": 99, "method": "server/discover", "params": {}}),
+        &[],
+    );
+    assert_eq!(d.status, 400);
+    assert_eq!(d.json()["error"]["code"], -32602);
     // Asked for another revision, the server counters with its own.
     let init = c.call("initialize", json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "0"}}));
     assert_eq!(init["result"]["protocolVersion"], "2025-11-25");
@@ -233,14 +238,15 @@ fn mcp_transport_rules() {
         assert_eq!(v["id"], Value::Null);
         assert_eq!(v["error"]["code"], -32600, "{body}");
     }
-    // A newer client's server/discover probe carries its newer revision in
-    // the header; it still gets -32601 (and falls back to initialize), as
-    // the official Python SDK 2.x does it. Any other method with that
-    // header is refused with 400.
+    // A server/discover without 2026-07-28 `_meta` (legacy params) is a
+    // malformed modern request: 400 with -32602, whatever the header. A
+    // legacy `initialize` still negotiates 2025-11-25; any other method
+    // with the modern header and no `_meta` is refused with 400.
     let discover = json!({"jsonrpc": "2.0", "id": 3, "method": "server/discover", "params": {}});
     let d = c.post(&discover, &[("MCP-Protocol-Version", "2026-07-28")]);
-    assert_eq!(d.status, 200);
-    assert_eq!(d.json()["error"]["code"], -32601);
+    assert_eq!(d.status, 400);
+    assert_eq!(d.json()["error"]["code"], -32602);
+    assert_eq!(d.json()["id"], 3);
     let init = json!({"jsonrpc": "2.0", "id": 4, "method": "initialize", "params": {"protocolVersion": "2026-07-28", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}});
     let i = c.post(&init, &[("MCP-Protocol-Version", "2026-07-28")]);
     assert_eq!(i.json()["result"]["protocolVersion"], "2025-11-25");

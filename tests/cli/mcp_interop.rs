@@ -1,7 +1,12 @@
 //! The official MCP SDK clients, unchanged, against `agent-task serve`:
 //! the Python SDK (`tests/interop/python/agent_loop.py`) and the TypeScript
-//! SDK (`tests/interop/node/agent_loop.cjs`) each run the demo loop through
-//! the SDK's streamable-HTTP client transport with the bearer header.
+//! SDKs (`tests/interop/node/agent_loop.cjs`) each run the demo loop through
+//! the SDK's streamable-HTTP client transport with the bearer header, in
+//! each protocol era: the Python SDK 2.x in legacy mode (2025-11-25), in
+//! its modern-only mode (pinned to 2026-07-28) and in its default auto mode
+//! (which now settles on 2026-07-28); `@modelcontextprotocol/sdk` 1.x
+//! (2025-11-25 only) and `@modelcontextprotocol/client` 2.x pinned to
+//! 2026-07-28.
 //!
 //! `scripts/install-interop.sh` installs the pinned SDKs under
 //! `target/interop/` and `scripts/test.sh` exports the interpreters:
@@ -36,7 +41,7 @@ fn interpreter(var: &str) -> Option<PathBuf> {
 }
 
 /// Sets up the demo loop, serves it and writes the client's config.
-fn prepare(l: &Loop, addr: &str, name: &str) -> PathBuf {
+fn prepare(l: &Loop, addr: &str, name: &str, extra: &Value) -> PathBuf {
     let task = l.checkpoint();
     let tok = std::fs::read_to_string(&l.token).expect("token");
     let s = |p: &std::path::Path| p.to_str().expect("utf8").to_owned();
@@ -52,13 +57,18 @@ fn prepare(l: &Loop, addr: &str, name: &str) -> PathBuf {
             "--endpoint", format!("http://{addr}"), "--repository", "demo-basic", "--profile", "default",
         ],
     });
+    let mut cfg = cfg;
+    for (k, v) in extra.as_object().expect("extra") {
+        cfg[k] = v.clone();
+    }
     let p = l.env.path(&format!("{name}-config.json"));
     std::fs::write(&p, cfg.to_string()).expect("config");
     p
 }
 
-/// Runs a client and returns its summary line.
-fn run_client(l: &Loop, mut c: std::process::Command) -> Value {
+/// Runs a client and returns its summary line, checking that it settled on
+/// the revision `version`.
+fn run_client(l: &Loop, mut c: std::process::Command, version: &str) -> Value {
     let out = c
         .env("HOME", l.env.tmp.path())
         .output()
@@ -72,7 +82,7 @@ fn run_client(l: &Loop, mut c: std::process::Command) -> Value {
     );
     let summary: Value = serde_json::from_str(stdout.trim()).expect("summary JSON");
     println!("SDK client summary: {summary}");
-    assert_eq!(summary["protocol_version"], "2025-11-25", "{summary}");
+    assert_eq!(summary["protocol_version"], version, "{summary}");
     assert_eq!(summary["qualified"], true, "{summary}");
     assert_eq!(summary["unknown_tool_code"], -32602, "{summary}");
     assert_eq!(summary["capability"], "agentscm.agent-workflow-tasks/v1");
@@ -107,12 +117,43 @@ fn mcp_interop_python_sdk_runs_the_demo_loop() {
     let l = Loop::basic("bwrap");
     l.set_add("+");
     let srv = crate::workspace_collect::serve(&l);
-    let cfg = prepare(&l, &srv.addr, "py");
+    let cfg = prepare(&l, &srv.addr, "py", &json!({"mode": "legacy"}));
     let mut c = std::process::Command::new(py);
     c.arg(repo_root().join("tests/interop/python/agent_loop.py"))
         .arg(&cfg);
-    let summary = run_client(&l, c);
+    let summary = run_client(&l, c, "2025-11-25");
     agrees_with_cli(&l, &summary);
+}
+
+/// The Python SDK in its modern-only mode (pinned to 2026-07-28: no probe,
+/// no fallback) and in its default auto mode (server/discover first), each
+/// running the whole demo loop in the 2026-07-28 era.
+#[test]
+fn mcp_interop_python_sdk_runs_the_demo_loop_in_the_modern_era() {
+    let Some(py) = interpreter("AGENT_TASK_INTEROP_PYTHON") else {
+        return;
+    };
+    for mode in ["2026-07-28", "auto"] {
+        let l = Loop::basic("bwrap");
+        l.set_add("+");
+        let srv = crate::workspace_collect::serve(&l);
+        let cfg = prepare(
+            &l,
+            &srv.addr,
+            "py-modern",
+            &json!({"mode": mode, "expect": "2026-07-28"}),
+        );
+        let mut c = std::process::Command::new(py.clone());
+        c.arg(repo_root().join("tests/interop/python/agent_loop.py"))
+            .arg(&cfg);
+        let summary = run_client(&l, c, "2026-07-28");
+        // No initialize on the wire: every request carried the revision.
+        for t in summary["trace"].as_array().expect("trace") {
+            assert_ne!(t["rpc"], "initialize", "{mode}: {t}");
+            assert_eq!(t["version_header"], "2026-07-28", "{mode}: {t}");
+        }
+        agrees_with_cli(&l, &summary);
+    }
 }
 
 #[test]
@@ -126,12 +167,42 @@ fn mcp_interop_typescript_sdk_runs_the_demo_loop() {
     let l = Loop::basic("bwrap");
     l.set_add("+");
     let srv = crate::workspace_collect::serve(&l);
-    let cfg = prepare(&l, &srv.addr, "node");
+    let cfg = prepare(&l, &srv.addr, "node", &json!({}));
     let mut c = std::process::Command::new(node);
     c.env("NODE_PATH", modules)
         .arg(repo_root().join("tests/interop/node/agent_loop.cjs"))
         .arg(&cfg);
-    let summary = run_client(&l, c);
+    let summary = run_client(&l, c, "2025-11-25");
+    agrees_with_cli(&l, &summary);
+}
+
+/// `@modelcontextprotocol/client` 2.x pinned to 2026-07-28 runs the demo
+/// loop in the modern era.
+#[test]
+fn mcp_interop_typescript_client_2_runs_the_demo_loop_in_the_modern_era() {
+    let Some(node) = interpreter("AGENT_TASK_INTEROP_NODE") else {
+        return;
+    };
+    let Some(modules) = interpreter("AGENT_TASK_INTEROP_NODE_PATH") else {
+        return;
+    };
+    let l = Loop::basic("bwrap");
+    l.set_add("+");
+    let srv = crate::workspace_collect::serve(&l);
+    let cfg = prepare(
+        &l,
+        &srv.addr,
+        "node2",
+        &json!({"sdk": "client2", "mode": "2026-07-28", "expect": "2026-07-28"}),
+    );
+    let mut c = std::process::Command::new(node);
+    c.env("NODE_PATH", modules)
+        .arg(repo_root().join("tests/interop/node/agent_loop.cjs"))
+        .arg(&cfg);
+    let summary = run_client(&l, c, "2026-07-28");
+    for t in summary["trace"].as_array().expect("trace") {
+        assert_ne!(t["rpc"], "initialize", "{t}");
+    }
     agrees_with_cli(&l, &summary);
 }
 
@@ -152,6 +223,7 @@ fn mcp_interop_python_sdk_claims_heartbeats_and_submits() {
         "reference": "testing-guide",
         "owner_id": "alice",
         "agent_id": "claude-1",
+        "mode": "legacy",
     });
     let p = s.env.path("claim-config.json");
     std::fs::write(&p, cfg.to_string()).expect("config");
@@ -182,4 +254,99 @@ fn mcp_interop_python_sdk_claims_heartbeats_and_submits() {
         ])
         .json();
     assert_eq!(st["state"], "finished", "{st}");
+}
+
+/// An agent's memory session through the Python SDK against the data
+/// node's MCP endpoint, in each era: three notes stored, found again by a
+/// word, read back, the feed followed, a path outside the roots refused.
+#[test]
+fn mcp_interop_python_sdk_uses_the_data_endpoint_as_memory() {
+    let Some(py) = interpreter("AGENT_TASK_INTEROP_PYTHON") else {
+        return;
+    };
+    for (mode, version) in [
+        ("2026-07-28", "2026-07-28"),
+        ("auto", "2026-07-28"),
+        ("legacy", "2025-11-25"),
+    ] {
+        let env = crate::common::TestEnv::new();
+        env.run(&["data", "init"]).json();
+        let srv = crate::data_support::serve(&env, Some(crate::data_support::TOKEN));
+        let cfg = json!({
+            "url": format!("http://{}/v1/node/mcp", srv.addr),
+            "token": crate::data_support::TOKEN,
+            "mode": mode,
+            "expect": version,
+        });
+        let p = env.tmp.path().join("memory-config.json");
+        std::fs::write(&p, cfg.to_string()).expect("config");
+        let out = std::process::Command::new(&py)
+            .env("HOME", env.tmp.path())
+            .arg(repo_root().join("tests/interop/python/data_memory.py"))
+            .arg(&p)
+            .output()
+            .expect("run the SDK client");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{mode}: the SDK client failed:\n--- stdout\n{stdout}\n--- stderr\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let summary: Value = serde_json::from_str(stdout.trim()).expect("summary JSON");
+        println!("data memory session ({mode}): {summary}");
+        assert_eq!(summary["protocol_version"], version);
+        assert_eq!(summary["stored"], 3);
+        assert_eq!(summary["found_by_word"], 2);
+        // The CLI finds what the agent stored.
+        let q = env.run(&["data", "query", "--text", "osprey"]).json();
+        assert_eq!(q["records"].as_array().expect("records").len(), 2, "{q}");
+    }
+}
+
+/// The same memory session through both TypeScript SDKs against the data
+/// node's MCP endpoint: `@modelcontextprotocol/sdk` 1.x (2025-11-25) and
+/// `@modelcontextprotocol/client` 2.x pinned to 2026-07-28.
+#[test]
+fn mcp_interop_typescript_sdks_use_the_data_endpoint_as_memory() {
+    let Some(node) = interpreter("AGENT_TASK_INTEROP_NODE") else {
+        return;
+    };
+    let Some(modules) = interpreter("AGENT_TASK_INTEROP_NODE_PATH") else {
+        return;
+    };
+    for (sdk, mode, version) in [
+        ("sdk1", "", "2025-11-25"),
+        ("client2", "2026-07-28", "2026-07-28"),
+    ] {
+        let env = crate::common::TestEnv::new();
+        env.run(&["data", "init"]).json();
+        let srv = crate::data_support::serve(&env, Some(crate::data_support::TOKEN));
+        let cfg = json!({
+            "url": format!("http://{}/v1/node/mcp", srv.addr),
+            "token": crate::data_support::TOKEN,
+            "sdk": sdk,
+            "mode": mode,
+            "expect": version,
+        });
+        let p = env.tmp.path().join("memory-config.json");
+        std::fs::write(&p, cfg.to_string()).expect("config");
+        let out = std::process::Command::new(&node)
+            .env("NODE_PATH", &modules)
+            .arg(repo_root().join("tests/interop/node/data_memory.cjs"))
+            .arg(&p)
+            .output()
+            .expect("run the SDK client");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{sdk}: the SDK client failed:\n--- stdout\n{stdout}\n--- stderr\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let summary: Value = serde_json::from_str(stdout.trim()).expect("summary JSON");
+        assert_eq!(summary["protocol_version"], version, "{sdk}");
+        assert_eq!(summary["stored"], 3);
+        assert_eq!(summary["found_by_word"], 2);
+        let q = env.run(&["data", "query", "--text", "osprey"]).json();
+        assert_eq!(q["records"].as_array().expect("records").len(), 2, "{q}");
+    }
 }

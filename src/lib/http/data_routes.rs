@@ -6,12 +6,12 @@ use super::router::{
     Access, BodySpec, Method, Reply, Request, Response, RouteSpec, Router, percent_decode,
     read_json_bytes,
 };
+use super::shared::check_bearer;
 use crate::data::{ChangesRequest, CollectRequest, Node, QueryRequest, TombstoneRequest};
 use crate::error::{Code, Error, Result};
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 use std::sync::Arc;
-use subtle::ConstantTimeEq;
 
 /// Mounts the data routes and the `/v1/data/` bearer guard.
 pub fn mount(router: &mut Router, node: Arc<Node>, token: Option<String>) {
@@ -128,27 +128,6 @@ pub fn mount(router: &mut Router, node: Arc<Node>, token: Option<String>) {
             }))
         }),
     );
-}
-
-fn check_bearer(expected: Option<&[u8; 32]>, req: &Request<'_>) -> Result<()> {
-    let Some(expected) = expected else {
-        return Err(Error::new(
-            Code::DataAuthNotConfigured,
-            "HTTP data access is disabled until a dedicated node bearer is configured",
-        ));
-    };
-    let unauthorized = || Error::new(Code::Unauthorized, "A valid node bearer is required");
-    let header = req.header("authorization").ok_or_else(unauthorized)?;
-    let (scheme, token) = header.split_once(' ').ok_or_else(unauthorized)?;
-    if !scheme.eq_ignore_ascii_case("bearer") {
-        return Err(unauthorized());
-    }
-    let got: [u8; 32] = Sha256::digest(token.as_bytes()).into();
-    if bool::from(got.ct_eq(expected)) {
-        Ok(())
-    } else {
-        Err(unauthorized())
-    }
 }
 
 /// `^\d+$` and a positive safe integer, else `invalid_query`.

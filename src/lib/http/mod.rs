@@ -10,9 +10,12 @@ pub mod data_routes;
 pub mod gate;
 pub mod hosts;
 pub mod mcp;
+pub mod mcp_data;
+pub mod mcp_wire;
 pub mod pool;
 pub mod router;
 pub mod server;
+pub mod shared;
 pub mod sync_routes;
 pub mod tls;
 pub mod workspace;
@@ -35,6 +38,13 @@ pub fn split_bind(bind: &str) -> Result<(String, u16)> {
         return Err(bad());
     }
     Ok((host.to_owned(), port))
+}
+
+/// Mounts the workspace routes and the workspace MCP endpoint (the two
+/// modules do not import each other: MCP calls into the workspace).
+pub fn mount_workspace(router: &mut Router, ws: Arc<workspace::Workspace>) {
+    workspace::mount(router, ws.clone());
+    mcp::mount(router, ws);
 }
 
 /// A bound server.

@@ -249,7 +249,7 @@ pub enum Lane {
 /// here runs on the blocking pool. A compute route's handler and its
 /// `authorize` step only read WAL snapshots, check files and queue to a
 /// group-commit writer without waiting (`docs/http.md`, "Two pools").
-const COMPUTE_ROUTES: &[(&str, Lane)] = &[(super::workspace::OPS_ROUTE, Lane::ByOperation)];
+const COMPUTE_ROUTES: &[(&str, Lane)] = &[(super::shared::OPS_ROUTE, Lane::ByOperation)];
 
 /// The operations of a [`Lane::ByOperation`] route that stay on the compute
 /// pool: reads of a snapshot, and mutations whose handler only queues

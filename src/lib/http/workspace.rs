@@ -17,15 +17,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-/// Path prefix of every workspace route (guarded by the bearer check).
-pub const PREFIX: &str = "/v1/hub/workspace/";
-/// The route pattern of the operations.
-pub const OPS_ROUTE: &str =
-    "/v1/hub/workspace/repositories/{repository}/profiles/{profile}/agent-tasks";
-/// Largest operation body.
-pub const MAX_BODY: u64 = 1024 * 1024;
-/// Longest bearer accepted.
-const MAX_BEARER: usize = 512;
+pub use super::shared::{MAX_BODY, OPS_ROUTE, PREFIX, bearer};
 
 /// The group-commit writers of `serve`, one per data directory the
 /// profiles name (`store::Writer`): every workspace mutation of a profile
@@ -125,28 +117,6 @@ impl Workspace {
             scope: Some(profile.scope()),
         }
     }
-}
-
-/// The bearer of a request: `Authorization: Bearer <token>` with a token
-/// of 1-512 printable ASCII characters, else `unauthorized`.
-pub fn bearer(req: &Request<'_>) -> Result<String> {
-    let missing = || {
-        Error::new(
-            Code::Unauthorized,
-            "a workspace bearer (agent token) is required",
-        )
-    };
-    let h = req.header("authorization").ok_or_else(missing)?;
-    let (scheme, tok) = h.split_once(' ').ok_or_else(missing)?;
-    let tok = tok.trim();
-    if !scheme.eq_ignore_ascii_case("bearer")
-        || tok.is_empty()
-        || tok.len() > MAX_BEARER
-        || !tok.bytes().all(|b| (0x21..=0x7e).contains(&b))
-    {
-        return Err(missing());
-    }
-    Ok(tok.to_owned())
 }
 
 fn param(req: &Request<'_>, i: usize) -> Result<String> {
@@ -364,7 +334,6 @@ pub fn mount(router: &mut Router, ws: Arc<Workspace>) {
             }))
         }),
     );
-    super::mcp::mount(router, ws);
 }
 
 /// A body reader that fails with `request_too_large` once more than the

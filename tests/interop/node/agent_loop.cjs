@@ -1,20 +1,35 @@
-// Drives `agent-task serve`'s workspace MCP endpoint with the official MCP
-// TypeScript SDK (@modelcontextprotocol/sdk, pinned in package-lock.json),
-// unchanged: the SDK's StreamableHTTPClientTransport with the bearer header.
+// Drives `agent-task serve`'s workspace MCP endpoint with an official MCP
+// TypeScript SDK client, unchanged: @modelcontextprotocol/sdk 1.x (the
+// 2025-11-25 era only) or @modelcontextprotocol/client 2.x (both eras),
+// pinned in package-lock.json, through its StreamableHTTPClientTransport
+// with the bearer header.
 //
 // Usage: NODE_PATH=<node_modules> node agent_loop.cjs CONFIG_JSON
 // CONFIG_JSON is the file tests/interop/python/agent_loop.py documents
-// (url, token, change_id, task_id, collect, descriptor). The loop and the
-// checks are the same as the Python client's; on success one JSON summary
-// line goes to stdout (exit 0), on the first failed check the reason goes
-// to stderr (exit 1).
+// (url, token, change_id, task_id, collect, descriptor, mode, expect),
+// plus `sdk`: "sdk1" (default) or "client2"; `mode` is the 2.x client's
+// version negotiation ("legacy", "auto" or a revision to pin). The loop and
+// the checks are the same as the Python client's; on success one JSON
+// summary line goes to stdout (exit 0), on the first failed check the
+// reason goes to stderr (exit 1).
 'use strict';
 
 const fs = require('node:fs');
 const { spawnSync } = require('node:child_process');
-const { Client } = require('@modelcontextprotocol/sdk/client/index.js');
-const { StreamableHTTPClientTransport } = require('@modelcontextprotocol/sdk/client/streamableHttp.js');
-const { McpError } = require('@modelcontextprotocol/sdk/types.js');
+
+// The SDK the config names: 1.x or 2.x (whose protocol error class is
+// ProtocolError; the loop only reads its `code`).
+function sdk(cfg) {
+  if (cfg.sdk === 'client2') {
+    const c = require('@modelcontextprotocol/client');
+    return { Client: c.Client, StreamableHTTPClientTransport: c.StreamableHTTPClientTransport, McpError: c.ProtocolError };
+  }
+  return {
+    Client: require('@modelcontextprotocol/sdk/client/index.js').Client,
+    StreamableHTTPClientTransport: require('@modelcontextprotocol/sdk/client/streamableHttp.js').StreamableHTTPClientTransport,
+    McpError: require('@modelcontextprotocol/sdk/types.js').McpError,
+  };
+}
 
 class CheckFailed extends Error {}
 
@@ -65,15 +80,21 @@ async function run(cfg) {
     });
     return response;
   };
+  const { Client, StreamableHTTPClientTransport, McpError } = sdk(cfg);
   const transport = new StreamableHTTPClientTransport(new URL(cfg.url), {
     requestInit: { headers: { Authorization: `Bearer ${cfg.token}` } },
     fetch: tracingFetch,
   });
-  const client = new Client({ name: 'agent-task-interop', version: '1' });
+  const mode = cfg.mode === undefined || cfg.mode === 'legacy' || cfg.mode === 'auto' ? cfg.mode : { pin: cfg.mode };
+  const options = cfg.sdk === 'client2' && mode !== undefined ? { versionNegotiation: { mode } } : undefined;
+  const client = new Client({ name: 'agent-task-interop', version: '1' }, options);
   await client.connect(transport);
   try {
-    summary.protocol_version = transport.protocolVersion;
-    check(transport.protocolVersion === '2025-11-25', `negotiated ${transport.protocolVersion}`);
+    const version =
+      typeof client.getNegotiatedProtocolVersion === 'function' ? client.getNegotiatedProtocolVersion() : transport.protocolVersion;
+    summary.protocol_version = version;
+    const expect = cfg.expect || '2025-11-25';
+    check(version === expect, `negotiated ${version}, expected ${expect}`);
     check(client.getServerVersion().name === 'agent-task', 'server info');
     check(client.getServerCapabilities().tools !== undefined, 'no tools capability');
 

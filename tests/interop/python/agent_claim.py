@@ -23,7 +23,7 @@ from agent_loop import CheckFailed, check, structured
 async def run(cfg):
     summary = {}
     async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {cfg['token']}"}, timeout=60.0) as http:
-        async with Client(streamable_http_client(cfg["url"], http_client=http)) as client:
+        async with Client(streamable_http_client(cfg["url"], http_client=http), mode=cfg.get("mode", "auto")) as client:
             summary["protocol_version"] = client.protocol_version
             task = cfg["task_id"]
             nxt = structured(await client.call_tool("next", {"change_id": cfg["change_id"]}), "next")

@@ -11,6 +11,11 @@ CONFIG_JSON (a file) holds:
   task_id      its command task (`tests`)
   collect      argv of `agent-task collect` without `--descriptor FILE`
   descriptor   where to write the claimed descriptor
+  mode         the SDK's connect mode: "legacy" (initialize), "auto"
+               (server/discover, falling back to initialize) or a modern
+               revision to pin ("2026-07-28"); default "auto"
+  expect       the revision the connection must settle on (default
+               "2025-11-25")
 
 It runs the demo loop through tools/call — capabilities, next,
 instructions, qualification, collector_claim, collector_descriptor, the
@@ -79,12 +84,16 @@ async def run(cfg):
     hooks = {"response": [on_response]}
     async with httpx2.AsyncClient(headers=headers, timeout=60.0, event_hooks=hooks) as http:
         transport = streamable_http_client(cfg["url"], http_client=http)
-        async with Client(transport) as client:
+        async with Client(transport, mode=cfg.get("mode", "auto")) as client:
             summary["protocol_version"] = client.protocol_version
-            check(client.protocol_version == "2025-11-25", f"negotiated {client.protocol_version}")
-            info = client.server_info
-            check(info is not None and info.name == "agent-task", f"server info {info}")
-            check(client.server_capabilities.tools is not None, "no tools capability")
+            expect = cfg.get("expect", "2025-11-25")
+            check(client.protocol_version == expect, f"negotiated {client.protocol_version}, expected {expect}")
+            if cfg.get("mode", "auto") in ("legacy", "auto"):
+                # A pinned modern client adopts the revision without asking
+                # (no server/discover, so no server info or capabilities).
+                info = client.server_info
+                check(info is not None and info.name == "agent-task", f"server info {info}")
+                check(client.server_capabilities.tools is not None, "no tools capability")
 
             listed = await client.list_tools()
             names = [t.name for t in listed.tools]

@@ -274,6 +274,7 @@ pub(super) fn run(ctx: &Ctx, a: &ServeArgs) -> Result<Reply> {
     if let Some(node) = &node {
         http::data_routes::mount(&mut router, node.clone(), token.clone());
         http::sync_routes::mount(&mut router, node.clone(), token.as_deref());
+        http::mcp_data::mount(&mut router, node.clone(), token.clone(), hosts.clone());
     }
     let profiles = workspace
         .as_ref()
@@ -299,7 +300,7 @@ pub(super) fn run(ctx: &Ctx, a: &ServeArgs) -> Result<Reply> {
                 std::time::Duration::from_millis(a.writer_stats_ms.max(10)),
             )?;
         }
-        http::workspace::mount(
+        http::mount_workspace(
             &mut router,
             Arc::new(http::workspace::Workspace {
                 config,
