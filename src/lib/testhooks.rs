@@ -199,7 +199,9 @@ mod tests {
             let end = tail
                 .find(|c: char| !(c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_'))
                 .unwrap_or(tail.len());
-            out.insert(tail[..end].to_owned());
+            if end > "AGENT_TASK_TEST_".len() {
+                out.insert(tail[..end].to_owned());
+            }
             rest = &tail[end..];
         }
         out
