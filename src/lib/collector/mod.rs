@@ -4,6 +4,7 @@
 //! ([`review`]), whose record will be the transfer's second kind.
 
 pub mod collect;
+pub mod limits;
 pub mod review;
 pub mod runtime;
 pub mod sandbox;
