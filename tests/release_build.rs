@@ -112,7 +112,7 @@ fn copy_dir(from: &Path, to: &Path) {
 fn run(data_dir: &Path, hooks: &[(String, std::ffi::OsString)], args: &[&str]) -> Value {
     let out = Command::new(env!("CARGO_BIN_EXE_agent-task"))
         .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("PATH", agent_task::env::var_os("PATH").unwrap_or_default())
         .env("HOME", data_dir.parent().expect("parent"))
         .envs(hooks.iter().map(|(k, v)| (k, v)))
         .arg("--data-dir")
