@@ -1,4 +1,6 @@
-//! Shared by the tests (moved from `attest.rs`).
+//! Landing and attestation helpers: qualify and land a Change, clone with
+//! notes, verify with the public key, read a statement. Moved from `attest.rs`,
+//! whose tests and others share it.
 
 use crate::common::collect_flow::Loop;
 use crate::common::{Output, TestEnv, run_cmd};

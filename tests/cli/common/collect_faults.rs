@@ -1,4 +1,6 @@
-//! Shared by the tests (moved from `collect_faults.rs`).
+//! The retained collector state of an execution, and the crash-hook variable
+//! the fault tests set. Moved from `collect_faults.rs`, whose tests and others
+//! share it.
 
 use crate::common::collect_flow::Loop;
 use serde_json::Value;

@@ -1,4 +1,7 @@
-//! Shared by the tests (moved from `collect_flow.rs`).
+//! The collect loop (`Loop`): a workspace, a collector and its profile,
+//! checkpoint, claim and collect through the real binary; `git` and
+//! `workflow_with`. Moved from `collect_flow.rs`, whose tests and others share
+//! it.
 
 use crate::common::task_support::copy_dir;
 use crate::common::{Output, TestEnv, repo_root, run_cmd};

@@ -1,4 +1,5 @@
-//! Shared by the tests (moved from `data_core.rs`).
+//! A data node environment and its collect and change-feed calls. Moved from
+//! `data_core.rs`, whose tests and others share it.
 
 use crate::common::TestEnv;
 use serde_json::Value;

@@ -1,4 +1,5 @@
-//! Shared by the tests (moved from `evidence.rs`).
+//! Rewriting an installed collector profile with its stored digest kept consistent. Moved from
+//! `evidence.rs`, whose tests and others share it.
 
 use crate::common::collect_flow::Loop;
 

@@ -1,4 +1,5 @@
-//! Shared by the tests (moved from `hook_stop.rs`).
+//! Stop hook payloads, runs and their pass/block verdicts. Moved from
+//! `hook_stop.rs`, whose tests and others share it.
 
 use crate::common::collect_flow::Loop;
 use crate::common::{Output, repo_root, run_cmd};

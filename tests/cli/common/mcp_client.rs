@@ -1,4 +1,5 @@
-//! Shared by the tests (moved from `mcp_client.rs`).
+//! A small MCP client of the workspace endpoint. Moved from `mcp_client.rs`,
+//! whose tests and others share it.
 
 use crate::common::data_support::{Resp, raw};
 use serde_json::{Value, json};

@@ -1,4 +1,6 @@
-//! Shared by the tests (moved from `privsep.rs`).
+//! The privilege-separated deployment (two real users, the wrapper, sudoers,
+//! serve) and its shell helpers. Moved from `privsep.rs`, whose tests and
+//! others share it.
 
 use crate::common::{Output, repo_root, run_cmd};
 use serde_json::{Value, json};

@@ -1,4 +1,5 @@
-//! Shared by the tests (moved from `workspace_collect.rs`).
+//! A served workspace endpoint and collects through it. Moved from
+//! `workspace_collect.rs`, whose tests and others share it.
 
 use crate::common::collect_flow::Loop;
 use crate::common::data_support::req;

@@ -1,4 +1,5 @@
-//! Shared by the tests (moved from `workspace_http.rs`).
+//! The workspace endpoint server (`Served`) and its configuration and calls.
+//! Moved from `workspace_http.rs`, whose tests and others share it.
 
 use crate::common::data_support::{Resp, req};
 use crate::common::task_support::Setup;
