@@ -1,5 +1,5 @@
-//! Rewriting an installed collector profile with its stored digest kept consistent. Moved from
-//! `evidence.rs`, whose tests and others share it.
+//! Rewriting an installed collector profile with its stored digest kept
+//! consistent. Moved from `evidence.rs`, whose tests and others share it.
 
 use crate::common::collect_flow::Loop;
 
