@@ -1,9 +1,10 @@
 //! Time. The library never reads the wall clock directly: it asks a [`Clock`].
 //!
 //! On the wire every instant is RFC 3339 UTC with an uppercase `T` and `Z`.
-//! A clock override (`AGENT_TASK_TEST_NOW`) exists only in builds made with
-//! the `test-hooks` feature: an agent that could set the clock of a release
-//! binary could expire another agent's lease.
+//! A clock override (the `AGENT_TASK_TEST_NOW` hook, [`crate::testhooks::now`])
+//! exists only in builds made with the `test-hooks` feature: an agent that
+//! could set the clock of a release binary could expire another agent's
+//! lease.
 
 use crate::error::{Code, Error, Result};
 use jiff::Timestamp;
@@ -35,16 +36,10 @@ impl Clock for FixedClock {
 }
 
 /// The clock a command runs with: the system clock, or in a test build the
-/// instant named by `AGENT_TASK_TEST_NOW` when it is set.
+/// instant named by the `AGENT_TASK_TEST_NOW` hook when it is set.
 pub fn process_clock() -> Result<Box<dyn Clock>> {
-    #[cfg(feature = "test-hooks")]
-    {
-        if let Some(v) = crate::env::var_os("AGENT_TASK_TEST_NOW") {
-            let s = v.to_str().ok_or_else(|| {
-                Error::new(Code::Config, "AGENT_TASK_TEST_NOW is not valid UTF-8")
-            })?;
-            return Ok(Box::new(FixedClock(parse_rfc3339(s)?)));
-        }
+    if let Some(s) = crate::testhooks::now()? {
+        return Ok(Box::new(FixedClock(parse_rfc3339(&s)?)));
     }
     Ok(Box::new(SystemClock))
 }

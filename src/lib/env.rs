@@ -9,7 +9,7 @@
 //! `AGENT_TASK_TOKEN_FILE`, `AGENT_TASK_DATA_DIR`: read only through
 //! `cli::authority` and `cli::ctx`, each after its flag, and never for the
 //! Stop hooks), and the `AGENT_TASK_TEST_*` hooks that only a
-//! `test-hooks` build reads.
+//! `test-hooks` build reads (all in `testhooks`).
 
 use std::ffi::OsString;
 

@@ -6,6 +6,8 @@
 //!
 //! - [`env`], [`error`], [`clock`], [`wire`]: the environment, the one
 //!   error type, time, digests, canonical bytes and strict JSON;
+//!   [`testhooks`]: the `AGENT_TASK_TEST_*` hooks, read only by a
+//!   `test-hooks` build;
 //! - [`store`]: the only module that opens SQLite, takes the advisory lock or
 //!   touches blob files (data directory, migrations, CAS), and the
 //!   [`store::Session`] every workflow mutation runs in;
@@ -48,6 +50,7 @@ pub mod ops;
 pub mod remote;
 pub mod store;
 pub mod sync;
+pub mod testhooks;
 pub mod wire;
 pub mod workflow;
 

@@ -10,7 +10,7 @@
 //! `scripts/test.sh` sets `AGENT_TASK_REQUIRE_INTEROP=1`, where a missing
 //! interpreter fails instead of skipping.
 
-use crate::attest::{clone_with_notes, land, land_with, protected_change, qualified};
+use crate::common::attest::{clone_with_notes, land, land_with, protected_change, qualified};
 use crate::common::repo_root;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -131,7 +131,11 @@ fn independent_verifiers_accept_the_landed_note_and_refuse_tampering() {
         "Python recomputed the same revision"
     );
     assert_eq!(ok["envelopes"], 3);
-    let git = |args: &[&str]| crate::collect_flow::git(&clone, args).trim().to_owned();
+    let git = |args: &[&str]| {
+        crate::common::collect_flow::git(&clone, args)
+            .trim()
+            .to_owned()
+    };
     let good = git(&["notes", "--ref=refs/notes/agent-task", "show", &commit]) + "\n";
     let set_note = |text: &str| {
         let f = l.env.path("note.tmp");

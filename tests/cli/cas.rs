@@ -114,7 +114,7 @@ fn sigkill_during_large_put_leaves_no_partial_object() {
 /// running) stays; read commands and the Stop hook never touch them.
 #[test]
 fn old_temp_files_are_swept_by_writers_only() {
-    let s = crate::task_support::Setup::new();
+    let s = crate::common::task_support::Setup::new();
     let env = &s.env;
     let tmp = env.data_dir.join("cas/tmp");
     let now = std::time::SystemTime::now();

@@ -8,9 +8,9 @@
 //! whose checkout differs. Case and normalisation twins are refused at
 //! checkpoint, and protected patterns see through letter case.
 
-use crate::collect_flow::{Loop, git};
+use crate::common::collect_flow::{Loop, git};
+use crate::common::task_support::copy_dir;
 use crate::common::{Output, run_cmd};
-use crate::task_support::copy_dir;
 use serde_json::{Value, json};
 use std::path::Path;
 
@@ -29,7 +29,7 @@ fn checkpoint(l: &Loop, ws: &Path) -> Output {
 }
 
 fn tests_task(cp: &Value) -> String {
-    crate::privsep::task_of(cp, "tests")
+    crate::common::privsep::task_of(cp, "tests")
 }
 
 fn land(l: &Loop, change: &str, env: &[(&str, &str)]) -> Output {
@@ -236,12 +236,12 @@ fn verify_refuses_a_landed_commit_whose_checkout_differs() {
     let out = land(&l, &l.change_id, &skip).json();
     let commit = out["git_commit"].as_str().expect("commit").to_owned();
     // What a clone checks out is not what ran.
-    let clone = crate::attest::clone_with_notes(&l, "clone");
+    let clone = crate::common::attest::clone_with_notes(&l, "clone");
     let checked_out = std::fs::read_to_string(clone.join("add.sh")).expect("read");
     assert_ne!(checked_out, ADD_WITH_ID, "git expanded $Id$");
-    let key = crate::attest::public_key_file(&l.env, "hex");
-    let e =
-        crate::attest::verify(&l.env, &clone, &commit, &key).error("protected_path_changed", 65);
+    let key = crate::common::attest::public_key_file(&l.env, "hex");
+    let e = crate::common::attest::verify(&l.env, &clone, &commit, &key)
+        .error("protected_path_changed", 65);
     assert_eq!(
         e["details"]["protected_changes"],
         json!([{"path": "add.sh", "change": "checkout"}]),
@@ -249,11 +249,11 @@ fn verify_refuses_a_landed_commit_whose_checkout_differs() {
     );
     // The same note on a commit without the attribute verifies (the
     // refusal is the checkout, not the note).
-    let l2 = crate::attest::qualified();
+    let l2 = crate::common::attest::qualified();
     let out = land(&l2, &l2.change_id, &[]).json();
     let c2 = out["git_commit"].as_str().expect("commit").to_owned();
-    let key2 = crate::attest::public_key_file(&l2.env, "hex");
-    let v = crate::attest::verify(&l2.env, &l2.source, &c2, &key2).json();
+    let key2 = crate::common::attest::public_key_file(&l2.env, "hex");
+    let v = crate::common::attest::verify(&l2.env, &l2.source, &c2, &key2).json();
     assert_eq!(v["verified"], true, "{v}");
 }
 

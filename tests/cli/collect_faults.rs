@@ -4,32 +4,12 @@
 //! and runtime identity mismatch) and the SIGKILL suite (each step of
 //! `collect`, then a rerun: the command never runs twice).
 
-use crate::collect_flow::{Loop, workflow_with};
+use crate::common::collect_faults::*;
+use crate::common::collect_flow::{Loop, workflow_with};
 use crate::common::{Output, TestEnv};
 use agent_task::collector::transfer;
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
-
-const CRASH: &str = "AGENT_TASK_TEST_CRASH_AT";
-
-/// A claimed, collected and signed transfer that was never uploaded.
-pub fn retained(l: &Loop) -> (Value, Vec<u8>, String) {
-    let t = l.checkpoint();
-    let (dp, d) = l.claim(&t, "d.json");
-    let out = l.agent_env(
-        &[(CRASH, "after_sign")],
-        &[
-            "collect",
-            "--descriptor",
-            dp.to_str().expect("utf8"),
-            "--collector-dir",
-            l.collector.to_str().expect("utf8"),
-        ],
-    );
-    assert_eq!(out.code, -1, "killed by SIGKILL: {out}");
-    let bytes = l.read_retained(&d, "transfer").expect("retained transfer");
-    (d, bytes, t)
-}
 
 fn upload(l: &Loop, d: &Value, bytes: &[u8]) -> Output {
     // Re-sealed with the collector's key: the authority's import is what

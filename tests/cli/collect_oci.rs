@@ -7,8 +7,8 @@
 //! registry), and refers to it by digest. A test skips with a printed
 //! `SKIP:` reason only when that real probe finds no usable engine.
 
-use crate::collect_flow::{Loop, workflow_with};
 use crate::common::TestEnv;
+use crate::common::collect_flow::{Loop, workflow_with};
 use serde_json::{Value, json};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};

@@ -10,7 +10,7 @@
 //! would fail the first run (the attack: an emptied `/work` under a runner
 //! that skips vanished test files).
 
-use crate::collect_flow::{Loop, workflow_with};
+use crate::common::collect_flow::{Loop, workflow_with};
 use crate::common::{Output, TestEnv};
 use serde_json::{Value, json};
 use std::io::Write;

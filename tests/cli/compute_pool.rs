@@ -15,8 +15,8 @@
 //! No timed assertions: every wait is bounded only to turn a hang into a
 //! failure.
 
-use crate::task_support::Setup;
-use crate::workspace_http::{OPS, serve_with, token};
+use crate::common::task_support::Setup;
+use crate::common::workspace_http::{OPS, serve_with, token};
 use serde_json::{Value, json};
 use std::io::{Read, Write};
 use std::net::TcpStream;

@@ -3,7 +3,7 @@
 //! records of the same batch.
 
 use crate::common::TestEnv;
-use crate::data_core::data_env;
+use crate::common::data_core::data_env;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
@@ -285,7 +285,7 @@ fn a_line_may_supersede_a_record_of_its_own_batch() {
     // scratch node.
     let scratch = data_env();
     let first = json!({"text": "version one", "key": "doc/1"});
-    let id = crate::data_core::collect(&scratch, "default", &first)["records"][0]["id"]
+    let id = crate::common::data_core::collect(&scratch, "default", &first)["records"][0]["id"]
         .as_str()
         .expect("id")
         .to_owned();
@@ -342,7 +342,7 @@ fn a_bulk_ingest_releases_the_lock_between_batches_and_sweeps_once() {
     assert!(!orphan.exists(), "swept at the first batch");
     assert!(young.exists(), "a young temp file is never swept");
     // Between batches the lock is free (that writer sweeps too).
-    let r = crate::data_core::collect(&env, "default", &json!({"text": "another writer"}));
+    let r = crate::common::data_core::collect(&env, "default", &json!({"text": "another writer"}));
     assert_eq!(r["records"].as_array().map(Vec::len), Some(1), "{r}");
     let later = plant("put-later", 7200);
     writeln!(stdin, "{}", json!({"text": "second batch"})).expect("w");

@@ -1,46 +1,9 @@
 //! The data node through the real binary: record ids, collections,
 //! collect, exact reads, query, the change feed and tombstones.
 
-use crate::common::{TestEnv, repo_root};
+use crate::common::data_core::*;
+use crate::common::repo_root;
 use serde_json::{Value, json};
-
-pub fn data_env() -> TestEnv {
-    let env = TestEnv::new();
-    env.run(&["data", "init"]).json();
-    env
-}
-
-pub fn collect(env: &TestEnv, coll: &str, input: &Value) -> Value {
-    collect_run(env, coll, input).json()
-}
-
-/// `data collect` of one text-collector input, its outcome unchecked.
-pub fn collect_run(env: &TestEnv, coll: &str, input: &Value) -> crate::common::Output {
-    env.run(&[
-        "data",
-        "collect",
-        "--collection",
-        coll,
-        "--collector",
-        "text",
-        "--input",
-        &input.to_string(),
-    ])
-}
-
-fn changes(env: &TestEnv, args: &[&str]) -> Value {
-    let mut a = vec!["data", "changes"];
-    a.extend_from_slice(args);
-    env.run(&a).json()
-}
-
-/// Every change event after the start of the feed (unfiltered).
-pub fn all_changes(env: &TestEnv) -> Vec<Value> {
-    changes(env, &["--limit", "1000"])["changes"]
-        .as_array()
-        .expect("changes")
-        .clone()
-}
 
 #[test]
 fn record_ids_match_the_reference_vectors() {

@@ -4,7 +4,7 @@
 //! uniform refusal that says nothing about which host paths exist.
 
 use crate::common::TestEnv;
-use crate::data_support::{Served, TOKEN, get, post};
+use crate::common::data_support::{Served, TOKEN, get, post};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 use std::io::{BufRead, BufReader};
@@ -144,7 +144,7 @@ fn every_refusal_is_the_same_error() {
     );
     assert_eq!(rec["content"]["size"], INSIDE.len());
     drop(s);
-    assert_eq!(crate::data_core::all_changes(&t.env).len(), 1);
+    assert_eq!(crate::common::data_core::all_changes(&t.env).len(), 1);
 }
 
 /// A FIFO inside a root does not block: the one worker answers
@@ -156,7 +156,7 @@ fn a_fifo_in_a_root_never_blocks_the_server() {
     let fifo = t.root.join("fifo").display().to_string();
     for _ in 0..3 {
         post(&s.addr, "/v1/data/collect", &collect_body(&fifo)).error(400, "invalid_file");
-        let m = crate::data_support::req(&s.addr, "GET", "/v1/data/manifest", None, None);
+        let m = crate::common::data_support::req(&s.addr, "GET", "/v1/data/manifest", None, None);
         assert_eq!(m.status, 200, "{m:?}");
         get(&s.addr, "/v1/data/collections").ok();
     }
@@ -192,7 +192,7 @@ fn a_hard_link_in_a_root_is_refused() {
         );
         assert_eq!(r.error(400, "invalid_file"), uniform);
     }
-    assert!(crate::data_core::all_changes(&t.env).is_empty());
+    assert!(crate::common::data_core::all_changes(&t.env).is_empty());
     // One name again: the file inside is the root's own and collects.
     std::fs::remove_file(&twin).expect("unlink");
     let ok = post(

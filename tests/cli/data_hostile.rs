@@ -2,8 +2,8 @@
 //! the reference: text queries with too many terms, ids forged to share a
 //! stored record's index prefix.
 
-use crate::data_core::{all_changes, collect, data_env};
-use crate::data_support::{TOKEN, req, serve};
+use crate::common::data_core::{all_changes, collect, data_env};
+use crate::common::data_support::{TOKEN, req, serve};
 use serde_json::json;
 
 fn terms(n: usize) -> String {
@@ -111,7 +111,7 @@ fn the_node_bearer_file_must_be_owner_private_and_not_a_link() {
         &mut line,
     )
     .expect("line");
-    let served = crate::data_support::Served {
+    let served = crate::common::data_support::Served {
         child,
         addr: serde_json::from_str::<serde_json::Value>(&line).expect("json")["listening"]
             .as_str()
@@ -119,7 +119,7 @@ fn the_node_bearer_file_must_be_owner_private_and_not_a_link() {
             .trim_start_matches("http://")
             .to_owned(),
     };
-    crate::data_support::get(&served.addr, "/v1/data/collections").ok();
+    crate::common::data_support::get(&served.addr, "/v1/data/collections").ok();
     req(
         &served.addr,
         "GET",

@@ -1,8 +1,8 @@
 //! The data node over real HTTP: discovery, the auth boundary, every
 //! §12.3 error code this node can produce, and the slice1 fixture flow.
 
-use crate::data_core::data_env;
-use crate::data_support::{TOKEN, get, post, raw, req, req_ct, serve};
+use crate::common::data_core::data_env;
+use crate::common::data_support::{TOKEN, get, post, raw, req, req_ct, serve};
 use serde_json::{Value, json};
 
 fn feed_len(addr: &str) -> usize {

@@ -1,14 +1,14 @@
 //! The `http` collector through the real binary, against a loopback
 //! origin (allowed only by the node config's explicit opt-in).
 
-use crate::data_core::data_env;
-use crate::origin::Reply;
+use crate::common::data_core::data_env;
+use crate::common::origin::Reply;
 use serde_json::{Value, json};
 
 /// A loopback origin: `/doc` (text with ETag and Last-Modified),
 /// `/redirect` (→ /doc), `/missing` (404), `/bin` (no content type).
 fn origin() -> String {
-    let mut o = crate::origin::Origin::start();
+    let mut o = crate::common::origin::Origin::start();
     let requests = o.requests();
     std::thread::spawn(move || {
         for rq in requests.take(64) {
@@ -104,7 +104,7 @@ fn http_collector_records_the_final_url_and_headers() {
 /// An origin whose `/loop` redirects to itself and whose `/nolocation`
 /// answers 302 without a Location header.
 fn bad_origin() -> String {
-    let mut o = crate::origin::Origin::start();
+    let mut o = crate::common::origin::Origin::start();
     let requests = o.requests();
     std::thread::spawn(move || {
         for rq in requests.take(64) {
@@ -123,7 +123,7 @@ fn bad_origin() -> String {
 
 #[test]
 fn http_collector_errors_over_http() {
-    use crate::data_support::{TOKEN, post, serve};
+    use crate::common::data_support::{TOKEN, post, serve};
     let env = data_env();
     let o = bad_origin();
     let body = |url: String| json!({"collection_id": "default", "collector_id": "http", "input": {"url": url}});
@@ -157,7 +157,7 @@ fn http_collector_errors_over_http() {
         .expect("addr");
     post(a, "/v1/data/collect", &body(format!("http://{closed}/")))
         .error(422, "http_collection_failed");
-    let feed = crate::data_support::get(a, "/v1/data/changes").ok();
+    let feed = crate::common::data_support::get(a, "/v1/data/changes").ok();
     assert_eq!(
         feed["changes"],
         json!([]),
@@ -167,7 +167,7 @@ fn http_collector_errors_over_http() {
 
 #[test]
 fn record_integrity_error_when_the_envelope_and_bytes_disagree() {
-    use crate::data_support::{TOKEN, get, post, serve};
+    use crate::common::data_support::{TOKEN, get, post, serve};
     let env = data_env();
     let s = serve(&env, Some(TOKEN));
     let r = post(&s.addr, "/v1/data/collect", &json!({"collection_id": "default", "collector_id": "text", "input": {"text": "integrity"}})).ok();

@@ -2,8 +2,8 @@
 //! concurrent collects over HTTP, and crash safety under SIGKILL.
 
 use crate::common::TestEnv;
-use crate::data_core::{all_changes, data_env};
-use crate::data_support::{TOKEN, get, post, serve};
+use crate::common::data_core::{all_changes, data_env};
+use crate::common::data_support::{TOKEN, get, post, serve};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 use std::io::Write;
@@ -356,7 +356,7 @@ fn cli_writes_run_between_the_server_writers_batches() {
         assert_eq!(r["inserted"], 1, "{r}");
         want.push(text);
         let text = format!("from the cli {i}");
-        let r = crate::data_core::collect(&env, "default", &json!({"text": text}));
+        let r = crate::common::data_core::collect(&env, "default", &json!({"text": text}));
         assert_eq!(r["records"].as_array().map(Vec::len), Some(1), "{r}");
         want.push(text);
     }
@@ -393,7 +393,7 @@ fn sigkill_of_the_server_loses_no_acknowledged_collect() {
                 for i in 0..2000 {
                     let body = json!({"collection_id": "default", "collector_id": "text", "input": {"text": format!("kill t{t} r{i}")}}).to_string();
                     // A request cut by the kill panics inside the raw client.
-                    let r = std::panic::catch_unwind(|| crate::data_support::req(&addr, "POST", "/v1/data/collect", Some(TOKEN), Some(&body)));
+                    let r = std::panic::catch_unwind(|| crate::common::data_support::req(&addr, "POST", "/v1/data/collect", Some(TOKEN), Some(&body)));
                     match r {
                         Ok(resp) if resp.status == 200 => {
                             acked.push(resp.json()["records"][0]["id"].as_str().expect("id").to_owned());

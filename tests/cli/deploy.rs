@@ -23,7 +23,7 @@ fn s(p: &Path) -> &str {
 fn registered(env: &TestEnv, repo: &str, profile: &str, workflow: &str) {
     let src = env.path(&format!("src-{}", repo.replace('/', "_")));
     if !src.exists() {
-        crate::task_support::copy_dir(&repo_root().join("fixtures/repos/basic"), &src);
+        crate::common::task_support::copy_dir(&repo_root().join("fixtures/repos/basic"), &src);
         env.run(&["repo", "add", repo, "--source", s(&src)]).json();
     }
     let wf = repo_root().join("fixtures/workflows").join(workflow);

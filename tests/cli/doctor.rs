@@ -2,8 +2,8 @@
 //! fake node (`doctor_fake`). Every report is validated against
 //! `fixtures/agent-data-conformance-report-v1.schema.json`.
 
+use crate::common::doctor_fake::{FakeConfig, FakeNode, Faults};
 use crate::common::{Output, TestEnv, repo_root, run_cmd};
-use crate::doctor_fake::{FakeConfig, FakeNode, Faults};
 use serde_json::Value;
 use std::net::TcpListener;
 

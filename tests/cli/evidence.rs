@@ -6,7 +6,8 @@
 //! a tree git trimmed at land. Nothing is retained as passing in any of
 //! them.
 
-use crate::collect_flow::{Loop, git, workflow_with};
+use crate::common::collect_flow::{Loop, git, workflow_with};
+use crate::common::evidence::*;
 use crate::common::{Output, TestEnv, repo_root};
 use serde_json::{Value, json};
 use std::path::Path;
@@ -235,7 +236,7 @@ fn a_moved_target_head_needs_a_new_checkpoint_against_the_new_base() {
     let a = Loop::basic("bwrap");
     // A second Change on the same repository, checkpointed before A lands.
     let ws_b = a.env.path("work-b");
-    crate::task_support::copy_dir(&repo_root().join("fixtures/repos/basic"), &ws_b);
+    crate::common::task_support::copy_dir(&repo_root().join("fixtures/repos/basic"), &ws_b);
     let b_open = a
         .agent(&[
             "change",
@@ -980,7 +981,7 @@ fn a_user_level_codex_hook_passes_silently_outside_its_workspace() {
                 "--workspace",
                 s(&l.workspace),
             ])
-            .write_stdin(crate::hook_stop::payload("codex", false, cwd));
+            .write_stdin(crate::common::hook_stop::payload("codex", false, cwd));
         crate::common::run_cmd(&mut c)
     };
     let out = hook(&elsewhere);
@@ -991,30 +992,6 @@ fn a_user_level_codex_hook_passes_silently_outside_its_workspace() {
     let out = hook(&l.workspace.join("docs"));
     let v: Value = serde_json::from_str(&out.stdout).expect("json");
     assert_eq!(v["decision"], "block", "{out}");
-}
-
-/// Rewrites the installed profile with `f`, keeping its stored digest
-/// consistent (only what `f` changes is wrong).
-pub(crate) fn rewrite_profile(
-    l: &Loop,
-    f: impl Fn(&mut agent_task::collector::transfer::CollectorProfile),
-) {
-    let conn = rusqlite::Connection::open(l.env.data_dir.join("authority.sqlite")).expect("open");
-    let (id, bytes): (String, Vec<u8>) = conn
-        .query_row(
-            "SELECT profile_id, profile_json FROM collector_profiles",
-            [],
-            |r| Ok((r.get(0)?, r.get(1)?)),
-        )
-        .expect("profile");
-    let mut p: agent_task::collector::transfer::CollectorProfile =
-        serde_json::from_slice(&bytes).expect("profile");
-    f(&mut p);
-    conn.execute(
-        "UPDATE collector_profiles SET profile_json = ?2, profile_digest = ?3 WHERE profile_id = ?1",
-        rusqlite::params![id, serde_json::to_vec(&p).expect("json"), p.digest().expect("d").as_str()],
-    )
-    .expect("update");
 }
 
 /// The unshare runtime is refused at profile install and at collect (a

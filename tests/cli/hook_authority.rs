@@ -6,9 +6,9 @@
 //! --managed`): merging, refusals that keep the bytes, uninstall, and the
 //! uid map.
 
-use crate::collect_flow::Loop;
+use crate::common::collect_flow::Loop;
+use crate::common::hook_stop::{blocked, passed, payload};
 use crate::common::{Output, TestEnv, run_cmd};
-use crate::hook_stop::{blocked, passed, payload};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 
@@ -83,7 +83,7 @@ fn hook_authority_conflicts_name_the_variable_and_change_nothing() {
     );
     // The profile comes from AGENT_TASK_PROFILE when --profile is absent.
     let ws2 = l.env.path("work2");
-    crate::task_support::copy_dir(&l.workspace, &ws2);
+    crate::common::task_support::copy_dir(&l.workspace, &ws2);
     let mut c = l.env.cmd();
     c.env("AGENT_TASK_PROFILE", "default")
         .arg("--token-file")
@@ -148,7 +148,7 @@ fn settings(ws: &Path) -> PathBuf {
 #[test]
 fn hook_authority_install_stop_refuses_an_unreachable_authority_and_writes_nothing() {
     let l = Loop::basic("bwrap");
-    let srv = crate::workspace_collect::serve(&l);
+    let srv = crate::common::workspace_collect::serve(&l);
     let ws = l.workspace.clone();
     let base = |vars: &[(&str, String)], extra: &[&str], token: &Path| {
         let mut args = vec![
@@ -425,7 +425,7 @@ fn hook_authority_managed_stop_finds_the_users_change_by_uid() {
     let l = Loop::basic("bwrap");
     l.set_add("+");
     let task = l.checkpoint();
-    let srv = crate::workspace_collect::serve(&l);
+    let srv = crate::common::workspace_collect::serve(&l);
     let etc = tempfile::tempdir().expect("tmp");
     let map = etc.path().join("hooks.json");
     let write_map = |uid: u32| {

@@ -3,9 +3,9 @@
 //! every kind of uncheckpointed edit blocks, undoing it passes again,
 //! ignored files do not count, and the stores stay byte for byte unchanged.
 
-use crate::collect_flow::Loop;
+use crate::common::collect_flow::Loop;
+use crate::common::hook_stop::{blocked, hook, passed, payload};
 use crate::common::snapshot_files;
-use crate::hook_stop::{blocked, hook, passed, payload};
 use serde_json::json;
 use std::os::unix::fs::PermissionsExt;
 

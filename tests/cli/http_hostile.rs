@@ -8,9 +8,9 @@
 //! early answer by its status (a server that waited for the body would
 //! answer 408, not 401).
 
+use crate::common::data_support::TOKEN;
 use crate::common::snapshot_files;
-use crate::data_support::TOKEN;
-use crate::task_support::Setup;
+use crate::common::task_support::Setup;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -78,7 +78,7 @@ fn spawn(
 
 /// A data node only.
 fn data_server(flags: &[&str]) -> Server {
-    let env = crate::data_core::data_env();
+    let env = crate::common::data_core::data_env();
     let (child, addr) = spawn(&env.data_dir, None, flags);
     Server {
         child,
@@ -95,9 +95,9 @@ fn data_server(flags: &[&str]) -> Server {
 fn full_server(flags: &[&str]) -> Server {
     let s = Setup::new();
     s.env.run(&["data", "init"]).json();
-    let cfg = crate::workspace_http::write_config(&s);
+    let cfg = crate::common::workspace_http::write_config(&s);
     let (child, addr) = spawn(&s.env.data_dir, Some(&cfg), flags);
-    let agent = crate::workspace_http::token(&s);
+    let agent = crate::common::workspace_http::token(&s);
     Server {
         child,
         addr,
@@ -1312,9 +1312,9 @@ mod slots {
         let setup = Setup::new();
         let (tests, _notes) = setup.checkpoint();
         setup.env.run(&["data", "init"]).json();
-        let cfg = crate::workspace_http::write_config(&setup);
+        let cfg = crate::common::workspace_http::write_config(&setup);
         let (child, addr) = spawn(&setup.env.data_dir, Some(&cfg), &NO_DEADLINES);
-        let agent = crate::workspace_http::token(&setup);
+        let agent = crate::common::workspace_http::token(&setup);
         let s = Server {
             child,
             addr,

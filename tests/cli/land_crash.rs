@@ -4,7 +4,7 @@
 //! branch while an intent is pending; the landed tree equals what
 //! `git write-tree` makes of the same files.
 
-use crate::collect_flow::Loop;
+use crate::common::collect_flow::Loop;
 use crate::common::{Output, repo_root};
 use serde_json::Value;
 use std::path::Path;
@@ -12,7 +12,9 @@ use std::path::Path;
 const CRASH: &str = "AGENT_TASK_TEST_CRASH_AT";
 
 fn git(dir: &Path, args: &[&str]) -> String {
-    crate::collect_flow::git(dir, args).trim().to_owned()
+    crate::common::collect_flow::git(dir, args)
+        .trim()
+        .to_owned()
 }
 
 /// A Change whose current subject is qualified (one passing transfer and
@@ -264,7 +266,7 @@ fn landing_another_change_first_resolves_the_pending_one() {
     let (l, receipt) = qualified();
     // A second qualified Change on the same repository.
     let ws2 = l.env.path("work2");
-    crate::task_support::copy_dir(&repo_root().join("fixtures/repos/basic"), &ws2);
+    crate::common::task_support::copy_dir(&repo_root().join("fixtures/repos/basic"), &ws2);
     std::fs::write(ws2.join("NOTES.md"), "second change\n").expect("write");
     let ws2s = ws2.to_str().expect("utf8");
     let ch2 = l

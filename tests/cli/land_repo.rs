@@ -9,8 +9,8 @@
 //! returns the current subject until the retry path; policy acts report
 //! the subjects they make stale.
 
-use crate::collect_flow::{Loop, git};
 use crate::common::Output;
+use crate::common::collect_flow::{Loop, git};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
@@ -394,8 +394,11 @@ fn a_landed_change_is_closed_and_the_stop_hook_passes_only_at_the_landed_revisio
     }
     // The Stop hook: blocks on the edit with the fixed sentence, passes at
     // the landed revision.
-    let p = crate::hook_stop::payload("claude", false, &l.workspace);
-    let d = crate::hook_stop::blocked("claude", &crate::hook_stop::hook(&l, "claude", &p, &[]));
+    let p = crate::common::hook_stop::payload("claude", false, &l.workspace);
+    let d = crate::common::hook_stop::blocked(
+        "claude",
+        &crate::common::hook_stop::hook(&l, "claude", &p, &[]),
+    );
     assert_eq!(d["failures"], json!([{"code": "change_landed"}]), "{d}");
     assert_eq!(d["next"], json!({"operation": "none"}), "{d}");
     assert!(
@@ -405,11 +408,14 @@ fn a_landed_change_is_closed_and_the_stop_hook_passes_only_at_the_landed_revisio
         "{d}"
     );
     std::fs::remove_file(l.workspace.join("more.txt")).expect("rm");
-    crate::hook_stop::passed("claude", &crate::hook_stop::hook(&l, "claude", &p, &[]));
+    crate::common::hook_stop::passed(
+        "claude",
+        &crate::common::hook_stop::hook(&l, "claude", &p, &[]),
+    );
 }
 
 fn tests_task(cp: &Value) -> String {
-    crate::privsep::task_of(cp, "tests")
+    crate::common::privsep::task_of(cp, "tests")
 }
 
 #[test]

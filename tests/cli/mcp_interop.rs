@@ -15,7 +15,7 @@
 //! is unset the test prints `SKIP: …` and returns, unless
 //! `AGENT_TASK_REQUIRE_INTEROP=1`, where a missing interpreter fails.
 
-use crate::collect_flow::Loop;
+use crate::common::collect_flow::Loop;
 use crate::common::{bin, repo_root};
 use serde_json::{Value, json};
 use std::path::PathBuf;
@@ -116,7 +116,7 @@ fn mcp_interop_python_sdk_runs_the_demo_loop() {
     };
     let l = Loop::basic("bwrap");
     l.set_add("+");
-    let srv = crate::workspace_collect::serve(&l);
+    let srv = crate::common::workspace_collect::serve(&l);
     let cfg = prepare(&l, &srv.addr, "py", &json!({"mode": "legacy"}));
     let mut c = std::process::Command::new(py);
     c.arg(repo_root().join("tests/interop/python/agent_loop.py"))
@@ -166,7 +166,7 @@ fn mcp_interop_typescript_sdk_runs_the_demo_loop() {
     };
     let l = Loop::basic("bwrap");
     l.set_add("+");
-    let srv = crate::workspace_collect::serve(&l);
+    let srv = crate::common::workspace_collect::serve(&l);
     let cfg = prepare(&l, &srv.addr, "node", &json!({}));
     let mut c = std::process::Command::new(node);
     c.env("NODE_PATH", modules)
@@ -211,12 +211,12 @@ fn mcp_interop_python_sdk_claims_heartbeats_and_submits() {
     let Some(py) = interpreter("AGENT_TASK_INTEROP_PYTHON") else {
         return;
     };
-    let s = crate::task_support::Setup::new();
+    let s = crate::common::task_support::Setup::new();
     let (tests, _) = s.checkpoint();
-    let srv = crate::workspace_http::serve(&s);
+    let srv = crate::common::workspace_http::serve(&s);
     let cfg = json!({
         "url": format!("http://{}/v1/hub/workspace/mcp?repository=demo-basic&profile=default", srv.addr),
-        "token": crate::workspace_http::token(&s),
+        "token": crate::common::workspace_http::token(&s),
         "change_id": s.change_id,
         "task_id": tests,
         "criteria": ["tests-pass"],

@@ -2,7 +2,7 @@
 //! 127.0.0.1. Only loopback traffic; refused destinations are refused before
 //! any connection, so nothing leaves the machine.
 
-use crate::origin::{Origin, Reply as Answer};
+use crate::common::origin::{Origin, Reply as Answer};
 use agent_task::net::{FetchPolicy, FetchRequest, FetchResponse, fetch, fetch_exempting};
 use agent_task::{Code, Error};
 use std::io::Read;

@@ -11,8 +11,8 @@
 //! timed: each pause is confirmed from `/proc` (or the cgroup's events)
 //! before the heartbeats, and they must succeed, not be fast.
 
+use crate::common::privsep::{Deployment, Opts, PATH, copy_tree, deploy, s, sh_root, task_of};
 use crate::common::{Output, repo_root};
-use crate::privsep::{Deployment, Opts, PATH, copy_tree, deploy, s, sh_root, task_of};
 use serde_json::Value;
 use std::io::{Read, Write};
 use std::os::fd::{AsFd, OwnedFd};

@@ -9,7 +9,7 @@
 //! output, not in the retained record or transfer, not in the authority's
 //! store, not in what serve answers.
 
-use crate::privsep::{Deployment, Opts, deploy, s, sh_root, task_of};
+use crate::common::privsep::{Deployment, Opts, deploy, s, sh_root, task_of};
 use serde_json::Value;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};

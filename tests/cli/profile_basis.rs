@@ -6,8 +6,8 @@
 //! every build refuses: the stored profile is rewritten with a consistent
 //! digest, so only the basis check can refuse it.
 
-use crate::collect_flow::Loop;
 use crate::common::Output;
+use crate::common::collect_flow::Loop;
 use agent_task::collector::transfer::CollectorProfile;
 use serde_json::{Value, json};
 
@@ -48,7 +48,7 @@ fn install_claim_import_finalize_and_land_refuse_an_unknown_basis() {
     // Import: a signed transfer retained but not uploaded, then the
     // profile's basis goes bad; retry-upload (the import) refuses it.
     let l = Loop::basic("bwrap");
-    let (d, _, t) = crate::collect_faults::retained(&l);
+    let (d, _, t) = crate::common::collect_faults::retained(&l);
     let original = set_basis(&l, "bogus");
     unknown_basis(&l.retry(&d), "import");
     // Claim: the same task again reaches the profile check first.

@@ -4,8 +4,8 @@
 //! `data.sqlite`.
 
 use crate::common::TestEnv;
-use crate::task_support::Setup;
-use crate::workspace_http::{op, serve, token};
+use crate::common::task_support::Setup;
+use crate::common::workspace_http::{op, serve, token};
 use serde_json::json;
 
 fn journal_files(s: &Setup) -> Vec<String> {

@@ -6,10 +6,10 @@
 //! never uploaded, manifests over the caps or naming paths git would
 //! refuse, staging quota and expiry, and two commits racing.
 
-use crate::collect_flow::{Loop, git};
+use crate::common::collect_flow::{Loop, git};
+use crate::common::data_support::{Resp, raw, req};
+use crate::common::task_support::copy_dir;
 use crate::common::{Output, run_cmd};
-use crate::data_support::{Resp, raw, req};
-use crate::task_support::copy_dir;
 use agent_task::contract::canonical_bytes;
 use agent_task::wire::digest::Sha256Hex;
 use agent_task::workflow::authority::snapshot::{Entry, MODE_FILE, Manifest};
@@ -21,7 +21,7 @@ const BASE: &str = "/v1/hub/workspace/repositories/demo-basic/profiles/default/a
 
 /// `serve --workspace-config` for the loop's data dir, with extra flags
 /// and environment.
-fn serve(l: &Loop, args: &[&str], env: &[(&str, &str)]) -> crate::workspace_http::Served {
+fn serve(l: &Loop, args: &[&str], env: &[(&str, &str)]) -> crate::common::workspace_http::Served {
     let r = l.agent(&["requirements", "--change", &l.change_id]).json();
     let cfg = json!({"version": 1, "agent_task_profiles": [{
         "repository_id": "demo-basic", "profile_id": "default", "native_repository": "demo/basic",
@@ -49,7 +49,7 @@ fn serve(l: &Loop, args: &[&str], env: &[(&str, &str)]) -> crate::workspace_http
         .read_line(&mut line)
         .expect("line");
     let v: Value = serde_json::from_str(&line).expect("json");
-    crate::workspace_http::Served {
+    crate::common::workspace_http::Served {
         child,
         addr: v["listening"]
             .as_str()
@@ -362,15 +362,15 @@ fn remote_checkpoint_is_the_local_revision_and_the_whole_loop_runs_on_the_token(
         c.write_stdin(p.to_string());
         run_cmd(&mut c)
     };
-    crate::hook_stop::passed("claude", &hook(&ws));
+    crate::common::hook_stop::passed("claude", &hook(&ws));
     std::fs::write(ws.join("late.txt"), "edit\n").expect("edit");
-    let det = crate::hook_stop::blocked("claude", &hook(&ws));
+    let det = crate::common::hook_stop::blocked("claude", &hook(&ws));
     assert_eq!(
         det["failures"],
         json!([{"code": "workspace_not_checkpointed"}])
     );
     std::fs::remove_file(ws.join("late.txt")).expect("rm");
-    crate::hook_stop::passed("claude", &hook(&ws));
+    crate::common::hook_stop::passed("claude", &hook(&ws));
     // install-stop without a readable data directory leaves --data-dir out.
     let mut c = l.env.bare_cmd();
     c.env("XDG_DATA_HOME", l.env.path("no-data"))
@@ -440,12 +440,12 @@ fn remote_checkpoint_is_the_local_revision_and_the_whole_loop_runs_on_the_token(
     // revision again (install-stop above wrote its settings into it), the
     // agent may stop; an edit now blocks with the fixed sentence and no
     // operation (it belongs in a new Change).
-    let det = crate::hook_stop::blocked("claude", &hook(&ws));
+    let det = crate::common::hook_stop::blocked("claude", &hook(&ws));
     assert_eq!(det["failures"], json!([{"code": "change_landed"}]), "{det}");
     std::fs::remove_dir_all(ws.join(".claude")).expect("rm settings");
-    crate::hook_stop::passed("claude", &hook(&ws));
+    crate::common::hook_stop::passed("claude", &hook(&ws));
     std::fs::write(ws.join("after.txt"), "more work\n").expect("edit");
-    let det = crate::hook_stop::blocked("claude", &hook(&ws));
+    let det = crate::common::hook_stop::blocked("claude", &hook(&ws));
     assert_eq!(det["failures"], json!([{"code": "change_landed"}]), "{det}");
     assert_eq!(det["next"], json!({"operation": "none"}), "{det}");
     assert!(

@@ -5,7 +5,7 @@
 //! digest, collector-claim, collect, import by replay, finalize, qualify and
 //! land; the tamper and crash suites.
 
-use crate::collect_flow::Loop;
+use crate::common::collect_flow::Loop;
 use crate::common::{Output, TestEnv, repo_root};
 use serde_json::{Value, json};
 use std::os::unix::fs::PermissionsExt;
@@ -291,7 +291,7 @@ fn a_test_step_and_a_review_step_qualify_and_land() {
         .as_array()
         .expect("envelopes")
         .iter()
-        .map(|e| crate::attest::statement_of(&e.to_string()))
+        .map(|e| crate::common::attest::statement_of(&e.to_string()))
         .find(|st| {
             st["predicate"]["configuration"]
                 .as_array()
@@ -315,9 +315,9 @@ fn a_test_step_and_a_review_step_qualify_and_land() {
         "claude_code_cli"
     );
     assert_eq!(by("transfer")["digest"]["sha256"], c["transfer_digest"]);
-    let key = crate::attest::public_key_file(&l.env, "hex");
-    let clone = crate::attest::clone_with_notes(l, "clone");
-    let v = crate::attest::verify(&l.env, &clone, &commit, &key).json();
+    let key = crate::common::attest::public_key_file(&l.env, "hex");
+    let clone = crate::common::attest::clone_with_notes(l, "clone");
+    let v = crate::common::attest::verify(&l.env, &clone, &commit, &key).json();
     assert_eq!(v["verified"], true, "{v}");
 }
 
@@ -750,7 +750,7 @@ fn concurrent_collects_of_one_review_never_dispatch_a_call_twice() {
 /// finalization and qualification over HTTP.
 #[test]
 fn a_review_over_the_workspace_http_endpoint() {
-    use crate::workspace_collect::{collect_http, op, serve, token};
+    use crate::common::workspace_collect::{collect_http, op, serve, token};
     let r = setup();
     let l = &r.l;
     let (tt, rt) = r.checkpoint();

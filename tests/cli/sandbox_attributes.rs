@@ -9,7 +9,7 @@
 //! hard limit without `CAP_SYS_RESOURCE`, a raised nice value without
 //! `CAP_SYS_NICE`).
 
-use crate::collect_flow::{Loop, workflow_with};
+use crate::common::collect_flow::{Loop, workflow_with};
 use crate::common::{Output, TestEnv, bin};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -324,7 +324,7 @@ fn a_non_root_collector_refuses_what_it_cannot_undo() {
 #[test]
 fn a_profile_pinned_before_the_attributes_is_refused() {
     let l = Loop::basic("bwrap");
-    crate::evidence::rewrite_profile(&l, |p| {
+    crate::common::evidence::rewrite_profile(&l, |p| {
         if let Some(s) = p.limits.sandbox.as_mut() {
             s.process = None;
         }

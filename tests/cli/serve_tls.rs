@@ -4,8 +4,8 @@
 //! `Origin` → 403).
 
 use crate::common::TestEnv;
-use crate::data_core::data_env;
-use crate::data_support::{Served, TOKEN, raw};
+use crate::common::data_core::data_env;
+use crate::common::data_support::{Served, TOKEN, raw};
 use serde_json::Value;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::os::unix::fs::PermissionsExt;
@@ -294,10 +294,10 @@ fn non_loopback_plain_http_needs_insecure_http_and_wildcards_need_public_names()
 /// headers is refused; the server's own names are accepted.
 #[test]
 fn mcp_origin_is_checked_against_the_allow_list() {
-    use crate::task_support::Setup;
+    use crate::common::task_support::Setup;
     let s = Setup::new();
-    let srv = crate::workspace_http::serve(&s);
-    let tok = crate::workspace_http::token(&s);
+    let srv = crate::common::workspace_http::serve(&s);
+    let tok = crate::common::workspace_http::token(&s);
     let a = srv.addr.as_str();
     let port = a.rsplit_once(':').expect("port").1;
     let path = "/v1/hub/workspace/mcp?repository=demo-basic&profile=default";

@@ -4,8 +4,8 @@
 //! last-value-wins parsing (its conformance runner and SDK are the
 //! contract there).
 
+use crate::common::task_support::{Setup, assertion, attempt_id};
 use crate::common::{TestEnv, repo_root};
-use crate::task_support::{Setup, assertion, attempt_id};
 use agent_task::contract::ResultOutcome;
 use serde_json::Value;
 
@@ -71,7 +71,7 @@ fn workflow_files_refuse_duplicate_keys_and_deep_nesting() {
 #[test]
 fn workspace_and_node_configs_refuse_duplicate_keys() {
     let s = Setup::new();
-    let cfg = crate::workspace_http::write_config(&s);
+    let cfg = crate::common::workspace_http::write_config(&s);
     let text = std::fs::read_to_string(&cfg).expect("cfg");
     let dup = dup_after(
         &text,
@@ -165,25 +165,25 @@ fn assertions_descriptors_and_pin_files_refuse_duplicate_keys() {
 /// last one wins, on the CLI and over HTTP.
 #[test]
 fn data_routes_keep_last_value_wins() {
-    let env = crate::data_core::data_env();
-    let s = crate::data_support::serve(&env, Some(crate::data_support::TOKEN));
+    let env = crate::common::data_core::data_env();
+    let s = crate::common::data_support::serve(&env, Some(crate::common::data_support::TOKEN));
     let body = r#"{"collection_id": "nope", "collection_id": "default", "collector_id": "text",
                    "input": {"text": "first", "text": "last wins"}}"#;
-    let r = crate::data_support::req(
+    let r = crate::common::data_support::req(
         &s.addr,
         "POST",
         "/v1/data/collect",
-        Some(crate::data_support::TOKEN),
+        Some(crate::common::data_support::TOKEN),
         Some(body),
     );
     let v = r.ok();
     assert_eq!(v["records"][0]["collection_id"], "default", "{v}");
     assert_eq!(v["records"][0]["content"]["size"], "last wins".len());
-    let q = crate::data_support::req(
+    let q = crate::common::data_support::req(
         &s.addr,
         "POST",
         "/v1/data/query",
-        Some(crate::data_support::TOKEN),
+        Some(crate::common::data_support::TOKEN),
         Some(r#"{"text": "nothing", "text": "wins", "limit": 1, "limit": 5}"#),
     )
     .ok();

@@ -4,9 +4,9 @@
 //! server is killed between pulls, and both nodes answer the same queries;
 //! the routes' auth, request and exclusion rules.
 
+use crate::common::data_support::{Served, TOKEN, req};
+use crate::common::sync_support::secret_file;
 use crate::common::{TestEnv, run_cmd};
-use crate::data_support::{Served, TOKEN, req};
-use crate::sync_support::secret_file;
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
@@ -336,7 +336,7 @@ fn sync_routes_auth_and_request_rules() {
     )
     .error(400, "invalid_json");
     assert_eq!(e["details"]["reason"], "duplicate_key", "{e}");
-    crate::data_support::req_ct(
+    crate::common::data_support::req_ct(
         a,
         "POST",
         "/v1/data/sync/page",
@@ -609,7 +609,7 @@ fn sync_routes_refuse_hostile_bodies_and_change_nothing() {
         )
         .into_bytes();
         r.extend_from_slice(body);
-        crate::data_support::raw(addr, &r)
+        crate::common::data_support::raw(addr, &r)
     };
     // Invalid UTF-8: each \u{1} becomes a lone 0xff byte.
     let ff = |s: String| -> Vec<u8> { s.bytes().map(|c| if c == 1 { 0xff } else { c }).collect() };

@@ -4,11 +4,11 @@
 //! (§16), transport faults, and SIGKILL between a page's import and its
 //! checkpoint.
 
-use crate::common::{TestEnv, run_cmd};
-use crate::sync_support::{
+use crate::common::sync_support::{
     FakePeer, PUBLISHER_KEY, VECTOR_NOW, add_vector_peer, json_reply, reference_peer, run_at,
     secret_file, vector_destination, vectors,
 };
+use crate::common::{TestEnv, run_cmd};
 use serde_json::{Value, json};
 
 const ALPHA: &str = "rec_7bc80e84b466598be662f17a28ce59bc13c0dd926c888ea964177ce319f09164";

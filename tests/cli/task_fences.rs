@@ -1,7 +1,7 @@
 //! Stale fences, expiry, reconciliation, prior subjects, tampered and
 //! revoked observations, through the real binary.
 
-use crate::task_support::{Setup, assertion, attempt_id};
+use crate::common::task_support::{Setup, assertion, attempt_id};
 use agent_task::contract::{ExecutorRef, ResultOutcome, TrustClass};
 use serde_json::Value;
 

@@ -2,7 +2,7 @@
 //! → instructions → reference → claim → heartbeat → result → status →
 //! recovery, on the fixture repository with the fixture workflow.
 
-use crate::task_support::{Setup, assertion, attempt_id};
+use crate::common::task_support::{Setup, assertion, attempt_id};
 use agent_task::contract::{ResultOutcome, TrustClass};
 
 #[test]

@@ -5,7 +5,7 @@
 //! Exactly one claim wins; every loser gets a typed error.
 
 use crate::common::bin;
-use crate::task_support::Setup;
+use crate::common::task_support::Setup;
 use serde_json::Value;
 use std::process::{Command, Stdio};
 use std::sync::{Arc, Barrier};

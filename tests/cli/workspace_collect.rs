@@ -3,91 +3,11 @@
 //! retry), finalization and qualification — once through the workspace
 //! HTTP endpoint and once through MCP tools.
 
-use crate::collect_flow::Loop;
-use crate::common::run_cmd;
-use crate::data_support::{raw, req};
-use crate::mcp_client::Client;
-use serde_json::{Value, json};
-use std::io::{BufRead, BufReader};
-
-const OPS: &str = "/v1/hub/workspace/repositories/demo-basic/profiles/default/agent-tasks";
-
-/// Serves `serve --workspace-config` for the loop's data dir (shared with
-/// the Stop hook tests).
-pub(crate) fn serve(l: &Loop) -> crate::workspace_http::Served {
-    let r = l.agent(&["requirements", "--change", &l.change_id]).json();
-    let cfg = json!({"version": 1, "agent_task_profiles": [{
-        "repository_id": "demo-basic", "profile_id": "default", "native_repository": "demo/basic",
-        "data_dir": l.env.data_dir, "target": "main", "requirement_digest": r["requirement_digest"]}]});
-    let p = l.env.path("workspace.json");
-    std::fs::write(&p, cfg.to_string()).expect("cfg");
-    let mut child = std::process::Command::new(crate::common::bin())
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .arg("--data-dir")
-        .arg(&l.env.data_dir)
-        .args(["serve", "--bind", "127.0.0.1:0", "--workspace-config"])
-        .arg(&p)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .expect("serve");
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().expect("stdout"))
-        .read_line(&mut line)
-        .expect("line");
-    let v: Value = serde_json::from_str(&line).expect("json");
-    crate::workspace_http::Served {
-        child,
-        addr: v["listening"]
-            .as_str()
-            .expect("url")
-            .trim_start_matches("http://")
-            .to_owned(),
-    }
-}
-
-pub(crate) fn token(l: &Loop) -> String {
-    std::fs::read_to_string(&l.token)
-        .expect("token")
-        .trim()
-        .to_owned()
-}
-
-pub(crate) fn op(addr: &str, tok: &str, body: Value) -> Value {
-    let r = req(addr, "POST", OPS, Some(tok), Some(&body.to_string())).ok();
-    assert_eq!(r["capability"], "agentscm.agent-workflow-tasks/v1");
-    r["result"].clone()
-}
-
-/// `collect` with the HTTP upload; returns its output.
-pub(crate) fn collect_http(l: &Loop, addr: &str, descriptor: &Value, retry: bool) -> Value {
-    let d = l.env.path("descriptor.json");
-    if !retry {
-        std::fs::write(&d, serde_json::to_vec(descriptor).expect("json")).expect("write");
-    }
-    let url = format!("http://{addr}");
-    let mut c = l.env.cmd();
-    c.arg("--token-file").arg(&l.token);
-    if retry {
-        c.args([
-            "retry-upload",
-            "--operation",
-            descriptor["execution_operation_id"].as_str().expect("op"),
-        ]);
-    } else {
-        c.args(["collect", "--descriptor", d.to_str().expect("utf8")]);
-    }
-    c.arg("--collector-dir").arg(&l.collector).args([
-        "--endpoint",
-        &url,
-        "--repository",
-        "demo-basic",
-        "--profile",
-        "default",
-    ]);
-    run_cmd(&mut c).json()
-}
+use crate::common::collect_flow::Loop;
+use crate::common::data_support::{raw, req};
+use crate::common::mcp_client::Client;
+use crate::common::workspace_collect::*;
+use serde_json::json;
 
 #[test]
 fn workspace_collect_demo_loop_over_http() {
@@ -168,14 +88,14 @@ fn workspace_collect_demo_loop_over_http() {
     // Upload route errors: no bearer, wrong type, oversized.
     let up = format!("{OPS}/collector-upload");
     req(a, "POST", &up, None, Some("x")).error(401, "unauthorized");
-    crate::data_support::req_ct(a, "POST", &up, Some(&tok), Some("{}"), "application/json")
+    crate::common::data_support::req_ct(a, "POST", &up, Some(&tok), Some("{}"), "application/json")
         .error(415, "unsupported_media_type");
     let head = format!(
         "POST {up} HTTP/1.1\r\nHost: {a}\r\nConnection: close\r\nAuthorization: Bearer {tok}\r\nContent-Type: application/octet-stream\r\nContent-Length: {}\r\n\r\n",
         17 * 1024 * 1024
     );
     raw(a, head.as_bytes()).error(413, "request_too_large");
-    crate::data_support::req_ct(
+    crate::common::data_support::req_ct(
         a,
         "POST",
         &up,

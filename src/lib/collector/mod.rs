@@ -6,6 +6,7 @@
 pub mod binding;
 pub mod collect;
 mod execution;
+pub mod limits;
 pub mod review;
 pub mod runtime;
 pub mod sandbox;
@@ -13,42 +14,16 @@ pub mod state;
 pub mod transfer;
 pub mod wrapper;
 
-/// Test-only crash injection: with the `test-hooks` feature, when
-/// `AGENT_TASK_TEST_CRASH_AT` names `step`, the process SIGKILLs itself.
-/// Without the feature this does nothing.
+/// Crash injection (the test hook [`crate::testhooks::crash_point`]; does
+/// nothing without the `test-hooks` feature).
 pub fn crash_point(step: &str) {
-    #[cfg(feature = "test-hooks")]
-    if crate::env::var("AGENT_TASK_TEST_CRASH_AT").is_some_and(|v| v == step) {
-        #[allow(unsafe_code)]
-        // SAFETY: kill(2) on our own pid; no memory is touched.
-        unsafe {
-            libc::kill(libc::getpid(), libc::SIGKILL);
-        }
-    }
-    #[cfg(not(feature = "test-hooks"))]
-    let _ = step;
+    crate::testhooks::crash_point(step);
 }
 
-/// Test builds only: when `AGENT_TASK_TEST_RUN_LOG` names a file, appends
-/// `line` to it. The collector calls it outside any sandbox as it starts a
-/// recipe (`run <execution operation>`) or dispatches a review call
-/// (`review-call <ticket>`): nothing inside the sandbox can write outside
-/// it, so this is how the crash and race suites count executions.
-/// Without the feature this does nothing.
+/// Counts executions (the test hook [`crate::testhooks::run_log`]; does
+/// nothing without the `test-hooks` feature).
 pub(crate) fn test_run_log(line: &str) {
-    #[cfg(feature = "test-hooks")]
-    if let Some(p) = crate::env::var_os("AGENT_TASK_TEST_RUN_LOG") {
-        use std::io::Write;
-        if let Ok(mut f) = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(p)
-        {
-            let _ = writeln!(f, "{line}");
-        }
-    }
-    #[cfg(not(feature = "test-hooks"))]
-    let _ = line;
+    crate::testhooks::run_log(line);
 }
 
 /// Loads the signing-key seed of a collector directory (the directory

@@ -4,7 +4,7 @@
 //! sudo) chooses the process attributes it inherits; none of them may
 //! reach candidate code, so the launcher sets every one to the value the
 //! runtime identity pins ([`SandboxLimits`] and its
-//! [`ProcessAttributes`](super::runtime::ProcessAttributes)):
+//! [`ProcessAttributes`](super::limits::ProcessAttributes)):
 //!
 //! 1. the scheduling policy (`SCHED_OTHER`, priority 0, reset-on-fork
 //!    off), the nice value, the I/O priority, the CPU affinity (every
@@ -32,7 +32,7 @@
 //! value; `SandboxLimits::check_applicable` refuses those before anything
 //! is reserved.)
 
-use super::runtime::SandboxLimits;
+use super::limits::SandboxLimits;
 use crate::error::{Code, Error, Result};
 use std::path::PathBuf;
 

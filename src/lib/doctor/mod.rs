@@ -905,11 +905,7 @@ pub fn run(opts: &DoctorOptions) -> Result<Report> {
             }
         }
     };
-    let mut target = Map::new();
-    target.insert("origin".into(), Value::String(origin));
-    if let Some(n) = node_id {
-        target.insert("node_id".into(), Value::String(n));
-    }
+    let target = TargetReport { origin, node_id };
     let slice1 = opts.profile == Profile::Slice1;
     let m = &r.mutation;
     let active = m
@@ -950,45 +946,131 @@ pub fn run(opts: &DoctorOptions) -> Result<Report> {
     }
     limitations.extend(LIMITATIONS_TAIL);
 
-    let doc = json!({
-        "schema": "agent-data-conformance-report/v1",
-        "document_type": "conformance-report",
-        "protocol": "agent-data/v1",
-        "suite": {"id": SUITE_ID, "version": SUITE_VERSION, "profile": PROFILE_LABEL},
-        "tool": {"name": TOOL_NAME, "version": env!("CARGO_PKG_VERSION")},
-        "run": {
-            "id": run_id,
-            "started_at": crate::clock::rfc3339_millis(started_at),
-            "completed_at": crate::clock::rfc3339_millis(completed_at),
-            "duration_ms": duration_ms,
-            "profile": opts.profile,
-            "mutating": slice1,
+    let doc = ReportDocument {
+        schema: "agent-data-conformance-report/v1",
+        document_type: "conformance-report",
+        protocol: "agent-data/v1",
+        suite: SuiteReport {
+            id: SUITE_ID,
+            version: SUITE_VERSION,
+            profile: PROFILE_LABEL,
         },
-        "target": target,
-        "authorization": {
-            "scheme": if opts.profile == Profile::Public { "none" } else { "dedicated_node_bearer" },
-            "provided": opts.token.is_some(),
-            "synthetic_invalid_bearer_probes": true,
+        tool: ToolReport {
+            name: TOOL_NAME,
+            version: env!("CARGO_PKG_VERSION"),
         },
-        "verdict": verdict,
-        "summary": summary,
-        "security_certification": false,
-        "boundaries": {
-            "claim": "requested_profile_only",
-            "transport": "http_json",
-            "authentication": "dedicated_node_bearer",
-            "redirect_policy": "manual_refuse",
-            "followed_redirect_observed": r.http.followed_redirect_observed,
-            "physical_erasure_claimed": false,
+        run: RunReport {
+            id: run_id,
+            started_at: crate::clock::rfc3339_millis(started_at),
+            completed_at: crate::clock::rfc3339_millis(completed_at),
+            duration_ms,
+            profile: opts.profile,
+            mutating: slice1,
         },
-        "checks": checks_out,
-        "mutation": mutation,
-        "limitations": limitations,
-    });
-    let Value::Object(document) = doc else {
+        target,
+        authorization: AuthorizationReport {
+            scheme: if opts.profile == Profile::Public {
+                "none"
+            } else {
+                "dedicated_node_bearer"
+            },
+            provided: opts.token.is_some(),
+            synthetic_invalid_bearer_probes: true,
+        },
+        verdict,
+        summary,
+        security_certification: false,
+        boundaries: BoundariesReport {
+            claim: "requested_profile_only",
+            transport: "http_json",
+            authentication: "dedicated_node_bearer",
+            redirect_policy: "manual_refuse",
+            followed_redirect_observed: r.http.followed_redirect_observed,
+            physical_erasure_claimed: false,
+        },
+        checks: checks_out,
+        mutation,
+        limitations,
+    };
+    let Ok(Value::Object(document)) = serde_json::to_value(&doc) else {
         return Err(Error::internal("report is not an object"));
     };
     Ok(Report { document, verdict })
+}
+
+/// The conformance report document (`agent-data-conformance-report/v1`).
+/// It becomes [`Report::document`], a JSON map, so its keys are printed
+/// sorted whatever the field order here.
+#[derive(Serialize)]
+struct ReportDocument<'a> {
+    schema: &'static str,
+    document_type: &'static str,
+    protocol: &'static str,
+    suite: SuiteReport,
+    tool: ToolReport,
+    run: RunReport,
+    target: TargetReport,
+    authorization: AuthorizationReport,
+    verdict: Verdict,
+    summary: Summary,
+    security_certification: bool,
+    boundaries: BoundariesReport,
+    checks: Vec<CheckReport>,
+    mutation: MutationReport,
+    limitations: Vec<&'a str>,
+}
+
+/// The suite that ran.
+#[derive(Serialize)]
+struct SuiteReport {
+    id: &'static str,
+    version: &'static str,
+    profile: &'static str,
+}
+
+/// The tool that ran it.
+#[derive(Serialize)]
+struct ToolReport {
+    name: &'static str,
+    version: &'static str,
+}
+
+/// One run: its id, instants, duration, profile and whether it mutated.
+#[derive(Serialize)]
+struct RunReport {
+    id: String,
+    started_at: String,
+    completed_at: String,
+    duration_ms: f64,
+    profile: Profile,
+    mutating: bool,
+}
+
+/// The target node: its origin, and its node id when verified.
+#[derive(Serialize)]
+struct TargetReport {
+    origin: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    node_id: Option<String>,
+}
+
+/// How the run was authorised.
+#[derive(Serialize)]
+struct AuthorizationReport {
+    scheme: &'static str,
+    provided: bool,
+    synthetic_invalid_bearer_probes: bool,
+}
+
+/// What the report claims and does not.
+#[derive(Serialize)]
+struct BoundariesReport {
+    claim: &'static str,
+    transport: &'static str,
+    authentication: &'static str,
+    redirect_policy: &'static str,
+    followed_redirect_observed: bool,
+    physical_erasure_claimed: bool,
 }
 
 #[cfg(test)]

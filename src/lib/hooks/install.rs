@@ -20,7 +20,7 @@
 
 use crate::error::{Code, Error, Result};
 use serde::Serialize;
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 use std::path::{Path, PathBuf};
 
 /// Which agent the hook is for.
@@ -213,6 +213,16 @@ fn shape_error(what: &str) -> Error {
     )
 }
 
+/// Our entry in a settings file's `hooks.Stop[].hooks` list. It is merged
+/// into the user's document (a JSON map), so its keys are written sorted.
+#[derive(Serialize)]
+struct StopHookEntry<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    command: &'a str,
+    timeout: u64,
+}
+
 /// Merges the hook into a settings document. Returns the new document and
 /// what happened.
 pub fn merge(doc: Value, command: &str, ours: &Ours) -> Result<(Value, &'static str)> {
@@ -232,7 +242,12 @@ pub fn merge(doc: Value, command: &str, ours: &Ours) -> Result<(Value, &'static 
     let stop = stop
         .as_array_mut()
         .ok_or_else(|| shape_error("\"hooks.Stop\""))?;
-    let entry = json!({"type": "command", "command": command, "timeout": HOOK_TIMEOUT_S});
+    let entry = serde_json::to_value(StopHookEntry {
+        kind: "command",
+        command,
+        timeout: HOOK_TIMEOUT_S,
+    })
+    .map_err(|e| Error::internal(format!("hook entry: {e}")))?;
     let mut action = "added";
     let mut placed = false;
     for group in stop.iter_mut() {
@@ -268,7 +283,9 @@ pub fn merge(doc: Value, command: &str, ours: &Ours) -> Result<(Value, &'static 
             .is_none_or(|l| !l.is_empty())
     });
     if !placed {
-        stop.push(json!({"hooks": [entry]}));
+        let mut group = Map::new();
+        group.insert("hooks".into(), Value::Array(vec![entry]));
+        stop.push(Value::Object(group));
     }
     Ok((Value::Object(root), action))
 }
@@ -580,6 +597,7 @@ pub fn install_stop(r: &InstallStopRequest) -> Result<InstallStopOutput> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn quoting() {

@@ -16,6 +16,7 @@ use crate::contract::CAPABILITY;
 use crate::error::Code;
 use crate::workflow::service::change::{self, ChangeSel};
 use crate::workflow::service::ops::AgentCtx;
+use serde::Serialize;
 use serde_json::{Map, Value, json};
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -82,7 +83,7 @@ pub struct StopOutcome {
     /// Exit code: 0 (pass or block) or 1 (malformed stdin, counter error).
     pub exit_code: u8,
     /// The JSON printed on stdout.
-    pub stdout: Value,
+    pub stdout: StopOutput,
     /// A line for stderr (exit 1 only).
     pub stderr: Option<String>,
 }
@@ -233,6 +234,59 @@ pub fn next_action(op: &str) -> &'static str {
     }
 }
 
+/// What the hook prints on stdout (`docs/hooks.md`). The hook clients
+/// read it as text: keys in the order they have always had (sorted).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(untagged)]
+pub enum StopOutput {
+    /// `{}`: no decision (pass, or a failure reported on stderr).
+    Silent {},
+    /// `{"systemMessage": ...}`: pass, with a message for the user.
+    Message {
+        /// The message.
+        #[serde(rename = "systemMessage")]
+        system_message: String,
+    },
+    /// `{"decision": "block", "reason": ...}`: the agent must continue.
+    Block {
+        /// Always `block`.
+        decision: &'static str,
+        /// The sentence and its `Details:` JSON.
+        reason: String,
+    },
+}
+
+/// One failure of a blocked verdict: `{code, task_id?}` (no `task_id`
+/// for a subject-level failure).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Failure {
+    /// The failure code (a task state's code or a hook category).
+    pub code: String,
+    /// The task it concerns, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub task_id: Option<String>,
+}
+
+/// The typed next operation of a blocked verdict: `{operation, task_id?}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Next {
+    /// `collector_claim`, `reconcile`, `collector_finalize`, `checkpoint`
+    /// or `none`.
+    pub operation: String,
+    /// The task, for `collector_claim` and `reconcile`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub task_id: Option<String>,
+}
+
+/// The `Details:` JSON of a block's reason (fields in sorted order, as
+/// the hook has always printed them).
+#[derive(Serialize)]
+struct Detail<'a> {
+    failures: &'a [Failure],
+    next: &'a Next,
+    next_action: &'a str,
+}
+
 /// The hook's verdict.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Verdict {
@@ -241,25 +295,35 @@ pub enum Verdict {
     /// The agent must continue: typed failures and the typed next.
     Block {
         /// `{task_id?, code}` rows.
-        failures: Vec<Value>,
+        failures: Vec<Failure>,
         /// `{operation, task_id?}`.
-        next: Value,
+        next: Next,
     },
 }
 
-fn block(code: &str, next: Value) -> Verdict {
+fn block(code: &str, next: Next) -> Verdict {
     Verdict::Block {
-        failures: vec![json!({"code": code})],
+        failures: vec![Failure {
+            code: code.to_owned(),
+            task_id: None,
+        }],
         next,
     }
 }
 
-fn none() -> Value {
-    json!({"operation": "none"})
+fn next_op(operation: &str) -> Next {
+    Next {
+        operation: operation.to_owned(),
+        task_id: None,
+    }
 }
 
-fn checkpoint() -> Value {
-    json!({"operation": "checkpoint"})
+fn none() -> Next {
+    next_op("none")
+}
+
+fn checkpoint() -> Next {
+    next_op("checkpoint")
 }
 
 /// The subject of a Change, as the hook compares it.
@@ -339,7 +403,7 @@ fn exact_keys(m: &Map<String, Value>, required: &[&str], optional: &[&str]) -> b
 
 /// Strictly validates a qualification answer against the local subject
 /// revision. Returns (qualified && subject_current, failures, next).
-pub fn validate_answer(v: &Value, local_revision: &str) -> Option<(bool, Vec<Value>, Value)> {
+pub fn validate_answer(v: &Value, local_revision: &str) -> Option<(bool, Vec<Failure>, Next)> {
     let m = v.as_object()?;
     if !exact_keys(
         m,
@@ -403,10 +467,9 @@ pub fn validate_answer(v: &Value, local_revision: &str) -> Option<(bool, Vec<Val
         if !(tid.is_empty() || is_code(tid)) || !is_code(code) {
             return None;
         }
-        out.push(if tid.is_empty() {
-            json!({"code": code})
-        } else {
-            json!({"task_id": tid, "code": code})
+        out.push(Failure {
+            code: code.to_owned(),
+            task_id: (!tid.is_empty()).then(|| tid.to_owned()),
         });
     }
     let next = m.get("next")?.as_object()?;
@@ -427,7 +490,15 @@ pub fn validate_answer(v: &Value, local_revision: &str) -> Option<(bool, Vec<Val
     } else if !exact_keys(next, &["operation"], &[]) {
         return None;
     }
-    Some((qualified && current, out, Value::Object(next.clone())))
+    let next = Next {
+        operation: op.to_owned(),
+        task_id: if with_task {
+            Some(next.get("task_id")?.as_str()?.to_owned())
+        } else {
+            None
+        },
+    };
+    Some((qualified && current, out, next))
 }
 
 /// One operation on the endpoint's task route (30 s limit, no proxy, no
@@ -712,20 +783,20 @@ pub fn evaluate(r: &StopRequest<'_>) -> Verdict {
     }
 }
 
-fn reason(failures: &[Value], next: &Value) -> String {
-    let op = next
-        .get("operation")
-        .and_then(Value::as_str)
-        .unwrap_or("none");
-    let landed = failures
-        .iter()
-        .any(|f| f.get("code").and_then(Value::as_str) == Some(category::LANDED));
+fn reason(failures: &[Failure], next: &Next) -> String {
+    let op = next.operation.as_str();
+    let landed = failures.iter().any(|f| f.code == category::LANDED);
     let action = if landed {
         LANDED_ACTION
     } else {
         next_action(op)
     };
-    let detail = json!({"failures": failures, "next_action": action, "next": next});
+    let detail = serde_json::to_string(&Detail {
+        failures,
+        next,
+        next_action: action,
+    })
+    .unwrap_or_default();
     if landed {
         return format!(
             "agent-task: this change has landed, and the workspace is not the landed revision. {action} Details: {detail}"
@@ -736,17 +807,19 @@ fn reason(failures: &[Value], next: &Value) -> String {
     )
 }
 
-fn pass(message: Option<&str>) -> Value {
+fn pass(message: Option<&str>) -> StopOutput {
     match message {
-        Some(m) => json!({"systemMessage": m}),
-        None => json!({}),
+        Some(m) => StopOutput::Message {
+            system_message: m.to_owned(),
+        },
+        None => StopOutput::Silent {},
     }
 }
 
 fn silent() -> StopOutcome {
     StopOutcome {
         exit_code: 0,
-        stdout: json!({}),
+        stdout: StopOutput::Silent {},
         stderr: None,
     }
 }
@@ -754,7 +827,7 @@ fn silent() -> StopOutcome {
 fn fail(msg: String) -> StopOutcome {
     StopOutcome {
         exit_code: 1,
-        stdout: json!({}),
+        stdout: StopOutput::Silent {},
         stderr: Some(format!("agent-task stop hook: {msg}")),
     }
 }
@@ -840,7 +913,10 @@ fn with_counter(
             }
             StopOutcome {
                 exit_code: 0,
-                stdout: json!({"decision": "block", "reason": reason(&failures, &next)}),
+                stdout: StopOutput::Block {
+                    decision: "block",
+                    reason: reason(&failures, &next),
+                },
                 stderr: None,
             }
         }
@@ -1144,8 +1220,11 @@ mod tests {
         a["failures"] = json!([{"task_id": "t1", "code": "task_pending"}, {"task_id": "", "code": "receipt_missing"}]);
         let (ok, f, n) = validate_answer(&a, REV).expect("valid");
         assert!(!ok);
-        assert_eq!(f[1], json!({"code": "receipt_missing"}));
-        assert_eq!(n["task_id"], "t1");
+        assert_eq!(
+            serde_json::to_value(&f[1]).expect("json"),
+            json!({"code": "receipt_missing"})
+        );
+        assert_eq!(serde_json::to_value(&n).expect("json")["task_id"], "t1");
     }
 
     #[test]

@@ -50,8 +50,8 @@ pub struct WriterConfig {
     pub max_batch: usize,
     /// The bounded wait for the data-dir lock, per batch.
     pub lock_timeout: Duration,
-    /// Test hook (set only by the `test-hooks` build's `serve`, from
-    /// `AGENT_TASK_TEST_WRITER_GATHER`): the first batch waits, at most
+    /// Test hook (set only by `serve`, from `crate::testhooks::writer_gather`,
+    /// 0 without `test-hooks`): the first batch waits, at most
     /// 60 s, until this many mutations have arrived, so that a test knows
     /// they share one batch. 0: never wait (always outside tests).
     pub gather_first: usize,

@@ -187,23 +187,6 @@ pub fn reset(node: &Node, peer_id: &str, collection_id: &str) -> Result<bool> {
     store.delete_checkpoint(peer_id, collection_id, &rfc3339_millis(node.clock.now()))
 }
 
-#[cfg(feature = "test-hooks")]
-fn test_pause_after_import(pages: u64) {
-    // Test builds only: after importing page N (AGENT_TASK_TEST_SYNC_PAUSE_PAGE)
-    // and before its checkpoint is written, announce it in a file and wait
-    // to be killed, so a test can SIGKILL exactly between the two.
-    let (Some(n), Some(path)) = (
-        crate::env::var_os("AGENT_TASK_TEST_SYNC_PAUSE_PAGE"),
-        crate::env::var_os("AGENT_TASK_TEST_SYNC_PAUSE_FILE"),
-    ) else {
-        return;
-    };
-    if n.to_str().and_then(|s| s.parse::<u64>().ok()) == Some(pages) {
-        let _ = std::fs::write(&path, b"paused");
-        std::thread::sleep(std::time::Duration::from_secs(60));
-    }
-}
-
 /// Pulls up to `max_pages` pages of a collection from a configured peer.
 pub fn pull(
     node: &Node,
@@ -335,8 +318,7 @@ pub fn pull(
             for verified in ver_rx.iter() {
                 let (out, v) = import(node, verified?)?;
                 p.pages += 1;
-                #[cfg(feature = "test-hooks")]
-                test_pause_after_import(p.pages);
+                crate::testhooks::sync_pause_after_import(p.pages);
                 let now = node.clock.now();
                 let prev = base.take().unwrap_or(Checkpoint {
                     peer_base_url: peer.base_url.clone(),

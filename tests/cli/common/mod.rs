@@ -2,6 +2,24 @@
 
 #![allow(dead_code)]
 
+// Support shared by the test modules: a test module imports only `common`
+// (and what is below it), never another test module.
+pub mod attest;
+pub mod collect_faults;
+pub mod collect_flow;
+pub mod data_core;
+pub mod data_support;
+pub mod doctor_fake;
+pub mod evidence;
+pub mod hook_stop;
+pub mod mcp_client;
+pub mod origin;
+pub mod privsep;
+pub mod sync_support;
+pub mod task_support;
+pub mod workspace_collect;
+pub mod workspace_http;
+
 use assert_cmd::Command;
 use serde_json::Value;
 use std::path::{Path, PathBuf};

@@ -278,7 +278,8 @@ pub(super) fn stop(
         }
     }
     Ok(super::Reply {
-        value: out.stdout,
+        value: serde_json::to_value(&out.stdout)
+            .map_err(|e| Error::internal(format!("stop hook output: {e}")))?,
         exit_code: out.exit_code,
     })
 }

@@ -291,7 +291,7 @@ pub(super) fn run(ctx: &Ctx, a: &ServeArgs) -> Result<Reply> {
                 queue: a.write_queue as usize,
                 max_batch: a.write_batch as usize,
                 lock_timeout: ctx.lock_timeout,
-                gather_first: writer_gather(),
+                gather_first: crate::testhooks::writer_gather(),
             },
         )?;
         if a.writer_stats_ms > 0 {
@@ -391,13 +391,4 @@ fn report_writer_stats(
         })
         .map_err(|e| Error::internal(format!("cannot start the writer stats thread: {e}")))?;
     Ok(())
-}
-
-/// The writer's first-batch gather (a test hook: `test-hooks` builds only).
-fn writer_gather() -> usize {
-    #[cfg(feature = "test-hooks")]
-    if let Some(n) = crate::env::var("AGENT_TASK_TEST_WRITER_GATHER").and_then(|v| v.parse().ok()) {
-        return n;
-    }
-    0
 }

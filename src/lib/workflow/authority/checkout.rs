@@ -61,7 +61,7 @@ pub fn protected_changes(
 
 /// The checkout findings of a revision whose objects are in `dir`'s CAS.
 pub fn revision_findings(dir: &DataDir, m: &Manifest) -> Result<ProtectedChanges> {
-    if skip_for_tests() {
+    if crate::testhooks::skip_checkout_check() {
         return Ok(ProtectedChanges::default());
     }
     let plan = checkout::plan(m);
@@ -91,21 +91,6 @@ pub fn tree_findings(objects: &Path, m: &Manifest, oids: &[String]) -> Result<Pr
     findings(&scratch, m, plan, &mut |_, idx| {
         Ok(idx.iter().map(|&i| oids[i].clone()).collect())
     })
-}
-
-/// Test builds only: `AGENT_TASK_TEST_SKIP_CHECKOUT_CHECK=1` makes
-/// checkpoint and land skip the check, so that a landed commit whose
-/// checkout differs can be made and `verify` (which never skips it)
-/// tested on it.
-fn skip_for_tests() -> bool {
-    #[cfg(feature = "test-hooks")]
-    {
-        crate::env::var_os("AGENT_TASK_TEST_SKIP_CHECKOUT_CHECK").is_some()
-    }
-    #[cfg(not(feature = "test-hooks"))]
-    {
-        false
-    }
 }
 
 /// Blob ids (in the scratch repository) of the given manifest entries.

@@ -53,31 +53,11 @@ pub fn import(cx: &AgentCtx<'_>, bytes: &[u8]) -> Result<Deferred<Value>> {
     let digest = transfer::transfer_digest(bytes);
     let now_ms = crate::clock::unix_millis(cx.clock.now());
     let pre = collector::prevalidate(cx.root, cx.token, now_ms, bytes, &env, &digest)?;
-    #[cfg(feature = "test-hooks")]
-    test_pause_after_prevalidate();
+    crate::testhooks::import_pause_after_prevalidate();
     let (token, bytes) = (cx.token.to_owned(), bytes.to_vec());
     cx.session_deferred(IMPORT_PLAN, move |w| {
         collector::import_in(w, &token, &bytes, &env, digest, pre)
     })
-}
-
-/// Test builds only: with `AGENT_TASK_TEST_IMPORT_PAUSE_FIFO` naming a
-/// FIFO, an import that passed prevalidation writes `prevalidated` into it
-/// and then waits until the test writes into it (and closes it), so a test
-/// can change the authority exactly between prevalidation and the unit of
-/// work. Blocking opens, no polling.
-#[cfg(feature = "test-hooks")]
-fn test_pause_after_prevalidate() {
-    use std::io::{Read, Write};
-    let Some(path) = crate::env::var_os("AGENT_TASK_TEST_IMPORT_PAUSE_FIFO") else {
-        return;
-    };
-    if let Ok(mut f) = std::fs::OpenOptions::new().write(true).open(&path) {
-        let _ = f.write_all(b"prevalidated\n");
-    }
-    if let Ok(mut f) = std::fs::File::open(&path) {
-        let _ = f.read_to_end(&mut Vec::new());
-    }
 }
 
 /// Rechecks and uploads against the authority of a local data directory.

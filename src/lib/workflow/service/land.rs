@@ -653,7 +653,7 @@ fn git_prepare(
     let index = tmp.path().join("index");
     let mut info = Vec::new();
     for (i, (e, oid)) in manifest.entries.iter().zip(&oids).enumerate() {
-        if i == 0 && tamper_tree() {
+        if i == 0 && crate::testhooks::land_tamper_tree() {
             continue;
         }
         info.extend_from_slice(format!("{:o} {oid}\t{}", e.mode, e.path).as_bytes());
@@ -786,20 +786,6 @@ fn guard_line(line: &str) -> String {
         format!("  {line}")
     } else {
         line.to_owned()
-    }
-}
-
-/// Test builds only: `AGENT_TASK_TEST_LAND_TAMPER_TREE=1` leaves the first
-/// manifest entry out of the index, as git does with a path it refuses,
-/// so that the tree check's refusal can be tested.
-fn tamper_tree() -> bool {
-    #[cfg(feature = "test-hooks")]
-    {
-        crate::env::var_os("AGENT_TASK_TEST_LAND_TAMPER_TREE").is_some()
-    }
-    #[cfg(not(feature = "test-hooks"))]
-    {
-        false
     }
 }
 

@@ -3,7 +3,7 @@
 //! three profiles. `Faults` switch on specific deviations so that tests can
 //! show the runner catches them.
 
-use crate::origin::{Exchange as Request, Origin, Reply};
+use crate::common::origin::{Exchange as Request, Origin, Reply};
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 use std::sync::{Arc, Mutex};

@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 /// The page vectors.
 pub fn vectors() -> Value {
     serde_json::from_str(include_str!(
-        "../../fixtures/sync/agent-data-sync-page-vectors.json"
+        "../../../fixtures/sync/agent-data-sync-page-vectors.json"
     ))
     .expect("page vectors")
 }

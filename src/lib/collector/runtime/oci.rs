@@ -1,0 +1,304 @@
+//! The OCI engine (podman or docker): its fixed run arguments, the pinned
+//! image reference, inspection and container removal.
+
+use super::*;
+
+/// Run plan of the `oci` runtime under podman. `/tmp` and `/scratch` are
+/// tmpfs mounts owned by the container user (`U`), so a rootful engine
+/// never needs a host directory writable by uid 65534.
+pub(super) const PODMAN_ARGS: &[&str] = &[
+    "run",
+    "--rm",
+    "--pull=never",
+    "--network",
+    "none",
+    "--read-only",
+    "--user",
+    "65534:65534",
+    "--cap-drop",
+    "ALL",
+    "--security-opt",
+    "no-new-privileges",
+    "--tmpfs",
+    "/tmp:rw,nosuid,nodev,U",
+    "--tmpfs",
+    "/scratch:rw,nosuid,nodev,exec,U",
+    "--volume",
+    "{snapshot}:/work:ro",
+    "--workdir",
+    "/work",
+];
+
+/// Run plan of the `oci` runtime under docker (same guarantees; docker's
+/// tmpfs takes a mode instead of podman's `U`).
+pub(super) const DOCKER_ARGS: &[&str] = &[
+    "run",
+    "--rm",
+    "--pull=never",
+    "--network",
+    "none",
+    "--read-only",
+    "--user",
+    "65534:65534",
+    "--cap-drop",
+    "ALL",
+    "--security-opt",
+    "no-new-privileges",
+    "--tmpfs",
+    "/tmp:rw,nosuid,nodev,mode=1777",
+    "--tmpfs",
+    "/scratch:rw,nosuid,nodev,exec,mode=1777",
+    "--volume",
+    "{snapshot}:/work:ro",
+    "--workdir",
+    "/work",
+];
+
+/// Environment variables that tell an OCI client where its engine and
+/// configuration are; nothing else from the collector's environment
+/// reaches the engine (and none of it reaches the container).
+pub(super) const ENGINE_ENV: &[&str] = &[
+    "PATH",
+    "DOCKER_HOST",
+    "DOCKER_CONFIG",
+    "CONTAINER_HOST",
+    "CONTAINERS_CONF",
+    "CONTAINERS_STORAGE_CONF",
+    "CONTAINERS_REGISTRIES_CONF",
+    "XDG_RUNTIME_DIR",
+];
+
+/// Longest OCI image reference accepted.
+pub const MAX_OCI_REFERENCE: usize = 512;
+
+/// Checks that `r` is a digest-pinned image reference
+/// `NAME[:TAG]@sha256:<64 lowercase hex>` and returns the digest part
+/// (`sha256:<hex>`). A tag alone, another algorithm, or anything that could
+/// be read as an option is refused with `oci_image_reference_invalid`.
+pub fn parse_oci_reference(r: &str) -> Result<&str> {
+    let bad = |why: &str| {
+        Error::new(
+            Code::OciImageReferenceInvalid,
+            format!("OCI image reference {r:?}: {why}; pin it as NAME@sha256:<64 hex>"),
+        )
+    };
+    if r.len() > MAX_OCI_REFERENCE {
+        return Err(bad("too long"));
+    }
+    let Some((name, digest)) = r.rsplit_once('@') else {
+        return Err(bad("not pinned by digest (a tag alone can move)"));
+    };
+    let hex = digest
+        .strip_prefix("sha256:")
+        .ok_or_else(|| bad("the digest is not sha256"))?;
+    if hex.len() != 64 || !hex.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')) {
+        return Err(bad("the digest is not 64 lowercase hex digits"));
+    }
+    let first_ok = name
+        .bytes()
+        .next()
+        .is_some_and(|b| b.is_ascii_lowercase() || b.is_ascii_digit());
+    let chars_ok = name.bytes().all(|b| {
+        b.is_ascii_lowercase()
+            || b.is_ascii_uppercase()
+            || b.is_ascii_digit()
+            || matches!(b, b'.' | b'_' | b'-' | b'/' | b':')
+    });
+    if !first_ok || !chars_ok {
+        return Err(bad(
+            "the name is empty or has characters outside [A-Za-z0-9._/:-]",
+        ));
+    }
+    Ok(digest)
+}
+
+/// Which OCI client a program is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Engine {
+    Podman,
+    Docker,
+}
+
+pub(super) fn engine_of(program: &str) -> Engine {
+    let name = Path::new(program)
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or_default();
+    if name.starts_with("podman") {
+        Engine::Podman
+    } else {
+        Engine::Docker
+    }
+}
+
+/// A command for the OCI client with a scrubbed environment.
+pub(super) fn engine_command(program: &Path) -> Command {
+    let mut cmd = Command::new(program);
+    cmd.env_clear();
+    for k in ENGINE_ENV {
+        if let Some(v) = crate::env::var_os(k) {
+            cmd.env(k, v);
+        }
+    }
+    cmd.stdin(Stdio::null());
+    cmd
+}
+
+/// Runs the OCI client to completion; `Err(stderr)` when it fails.
+pub(super) fn engine_output(program: &Path, args: &[&str]) -> std::result::Result<String, String> {
+    let out = engine_command(program)
+        .args(args)
+        .output()
+        .map_err(|e| format!("{}: {e}", program.display()))?;
+    if out.status.success() {
+        Ok(String::from_utf8_lossy(&out.stdout).trim().to_owned())
+    } else {
+        let err: String = String::from_utf8_lossy(&out.stderr)
+            .trim()
+            .chars()
+            .take(400)
+            .collect();
+        Err(format!("{} {}: {err}", program.display(), args.join(" ")))
+    }
+}
+
+/// The engine's version line: proves the engine (not just the client)
+/// answers, and names the OCI runtime underneath for podman.
+pub(super) fn engine_version(program: &Path) -> Result<String> {
+    let kind = RuntimeKind::Oci;
+    let line = |s: String| -> String {
+        s.lines()
+            .next()
+            .unwrap_or_default()
+            .chars()
+            .take(120)
+            .collect()
+    };
+    let v = match engine_of(&program.display().to_string()) {
+        Engine::Podman => {
+            let client =
+                engine_output(program, &["--version"]).map_err(|e| unavailable(kind, e))?;
+            let rt = engine_output(
+                program,
+                &[
+                    "info",
+                    "--format",
+                    "{{.Host.OCIRuntime.Name}} {{.Host.OCIRuntime.Version}}",
+                ],
+            )
+            .map_err(|e| unavailable(kind, e))?;
+            format!("{}; {}", line(client), line(rt))
+        }
+        Engine::Docker => line(
+            engine_output(
+                program,
+                &[
+                    "version",
+                    "--format",
+                    "{{.Client.Version}}/{{.Server.Version}}",
+                ],
+            )
+            .map_err(|e| unavailable(kind, e))?,
+        ),
+    };
+    Ok(v)
+}
+
+pub(super) fn sha256_id(s: &str) -> Option<String> {
+    let hex = s.strip_prefix("sha256:").unwrap_or(s);
+    (hex.len() == 64 && hex.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')))
+        .then(|| format!("sha256:{hex}"))
+}
+
+/// Resolves the pinned reference in the engine's local store (never
+/// pulling) and checks that the image really carries the pinned digest.
+pub(super) fn inspect_image(program: &Path, reference: &str) -> Result<OciImage> {
+    let digest = parse_oci_reference(reference)?;
+    let absent = |why: String| {
+        Error::new(
+            Code::OciImageUnavailable,
+            format!("the pinned image {reference} is not in the engine's local store (it is never pulled): {why}"),
+        )
+        .with("image", reference)
+    };
+    let out = engine_output(
+        program,
+        &[
+            "image",
+            "inspect",
+            "--format",
+            "{{.Id}} {{json .RepoDigests}}",
+            "--",
+            reference,
+        ],
+    )
+    .map_err(absent)?;
+    let (id, digests) = out
+        .split_once(' ')
+        .ok_or_else(|| absent(format!("unexpected inspect output {out:?}")))?;
+    let id = sha256_id(id).ok_or_else(|| absent(format!("unexpected image id {id:?}")))?;
+    let digests: Vec<String> = serde_json::from_str::<Option<Vec<String>>>(digests)
+        .map_err(|e| absent(format!("unexpected repo digests: {e}")))?
+        .unwrap_or_default();
+    if !digests
+        .iter()
+        .any(|d| d.rsplit_once('@').is_some_and(|(_, h)| h == digest))
+    {
+        return Err(absent(format!(
+            "the local image {id} does not carry the pinned digest {digest}"
+        )));
+    }
+    Ok(OciImage {
+        reference: reference.to_owned(),
+        id,
+        digest: digest.to_owned(),
+    })
+}
+
+/// Whether the named container no longer exists (`Err` when the engine
+/// cannot tell).
+pub(super) fn container_gone(program: &Path, name: &str) -> std::result::Result<bool, String> {
+    match engine_output(
+        program,
+        &["container", "inspect", "--format", "{{.Id}}", "--", name],
+    ) {
+        Ok(_) => Ok(false),
+        Err(e) if e.to_ascii_lowercase().contains("no such") => Ok(true),
+        Err(e) => Err(e),
+    }
+}
+
+/// Confirms the run's container is gone, force-removing it first when the
+/// client was stopped (timeout, output cap) before `--rm` could act.
+pub(super) fn remove_container(program: &Path, name: &str) -> bool {
+    match container_gone(program, name) {
+        Ok(true) => true,
+        Ok(false) | Err(_) => {
+            let _ = engine_output(program, &["rm", "--force", "--", name]);
+            container_gone(program, name).unwrap_or(false)
+        }
+    }
+}
+
+/// uid 65534 must read the snapshot through the bind mount: its directories
+/// become 0755 (its files already are 0644/0755). The snapshot's parent
+/// stays owner-private, so nobody outside the container can reach it.
+pub(super) fn open_snapshot_for_container(snapshot: &Path) -> Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    let mut dirs = vec![snapshot.to_path_buf()];
+    while let Some(d) = dirs.pop() {
+        let meta = std::fs::symlink_metadata(&d).map_err(|e| Error::io("stat", &d, e))?;
+        if !meta.is_dir() {
+            continue;
+        }
+        std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o755))
+            .map_err(|e| Error::io("chmod", &d, e))?;
+        for e in std::fs::read_dir(&d).map_err(|e| Error::io("read", &d, e))? {
+            let e = e.map_err(|x| Error::io("read", &d, x))?;
+            if e.file_type().is_ok_and(|t| t.is_dir()) {
+                dirs.push(e.path());
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,138 @@
+//! One run under a pinned runtime: its spec, its outcome, and the run
+//! itself with its wall-clock limit and output caps.
+
+use super::*;
+
+/// One run: where, what, and its bounds.
+#[derive(Debug)]
+pub struct RunSpec<'a> {
+    /// The materialised snapshot (read-only inside bwrap and OCI; its
+    /// directories must be enterable by the sandbox's uid).
+    pub snapshot: &'a Path,
+    /// The command (argv[0] is looked up on the sandbox's PATH).
+    pub argv: &'a [String],
+    /// Extra environment (the sandbox starts from an empty environment).
+    pub env: &'a [(String, String)],
+    /// Wall-clock limit; the whole process tree is killed after it.
+    pub timeout: Duration,
+    /// Cap on each of stdout and stderr; exceeding it kills the run.
+    pub max_output_bytes: u64,
+    /// How many trailing bytes of each stream to keep.
+    pub tail_bytes: usize,
+    /// The pinned image, for `oci` only.
+    pub oci_image: Option<&'a str>,
+    /// The launcher (`bwrap` runs): an `agent-task` binary.
+    pub launcher: &'a Path,
+}
+
+/// Digest, size and bounded tail of one output stream.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StreamSummary {
+    /// Bytes read (at most the cap + one read buffer).
+    pub bytes: u64,
+    /// SHA-256 of the bytes read.
+    pub sha256: Sha256Hex,
+    /// The last `tail_bytes` bytes, as UTF-8 with replacement characters.
+    pub tail: String,
+    /// Whether the stream hit the output cap.
+    pub capped: bool,
+}
+
+/// What happened in one run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunOutcome {
+    /// Exit code, when the command exited.
+    pub exit_code: Option<i32>,
+    /// Signal, when it was killed by one.
+    pub signal: Option<i32>,
+    /// Whether the wall-clock limit stopped it.
+    pub timed_out: bool,
+    /// Whether an output cap stopped it.
+    pub output_capped: bool,
+    /// When it started (RFC 3339 UTC, ms).
+    pub started_at: String,
+    /// Wall time in milliseconds.
+    pub duration_ms: u64,
+    /// Standard output.
+    pub stdout: StreamSummary,
+    /// Standard error.
+    pub stderr: StreamSummary,
+    /// No process of the run is left and (for `oci`) the container no
+    /// longer exists (scratch is a tmpfs that goes with the sandbox).
+    pub cleanup_confirmed: bool,
+}
+
+/// Runs `spec` under the runtime `id`. Returns the outcome whatever the
+/// command did; errors only when the runtime itself could not be started.
+pub fn run(id: &RuntimeIdentity, spec: &RunSpec<'_>, clock: &dyn Clock) -> Result<RunOutcome> {
+    let container = match id.runtime {
+        RuntimeKind::Oci => {
+            open_snapshot_for_container(spec.snapshot)?;
+            Some(crate::wire::random_id("agent-task")?)
+        }
+        _ => None,
+    };
+    let mut cmd = build_command(id, spec, container.as_deref())?;
+    let started_at = rfc3339_millis(clock.now());
+    let start = Instant::now();
+    let mut child = cmd
+        .spawn()
+        .map_err(|e| unavailable(id.runtime, format!("cannot start {}: {e}", id.program)))?;
+    let pgid = child.id();
+    let stop = Arc::new(AtomicBool::new(false));
+    let (out, err) = match (child.stdout.take(), child.stderr.take()) {
+        (Some(o), Some(e)) => (o, e),
+        _ => return Err(Error::internal("child pipes missing")),
+    };
+    let (cap, tail) = (spec.max_output_bytes, spec.tail_bytes);
+    let (s1, s2) = (stop.clone(), stop.clone());
+    let t_out = std::thread::spawn(move || drain(out, cap, tail, s1));
+    let t_err = std::thread::spawn(move || drain(err, cap, tail, s2));
+    let mut timed_out = false;
+    let status = loop {
+        if let Some(st) = child
+            .try_wait()
+            .map_err(|e| Error::new(Code::Io, format!("wait: {e}")))?
+        {
+            break st;
+        }
+        if start.elapsed() >= spec.timeout {
+            timed_out = true;
+            kill_group(pgid, libc::SIGKILL);
+        } else if stop.load(Ordering::SeqCst) {
+            kill_group(pgid, libc::SIGKILL);
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    };
+    let duration_ms = start.elapsed().as_millis() as u64;
+    // Anything the command left behind in its group goes too.
+    kill_group(pgid, libc::SIGKILL);
+    let stdout = t_out
+        .join()
+        .map_err(|_| Error::internal("stdout reader panicked"))?
+        .summary();
+    let stderr = t_err
+        .join()
+        .map_err(|_| Error::internal("stderr reader panicked"))?
+        .summary();
+    let group_gone = !kill_group(pgid, 0);
+    // The container outlives a killed client: remove it and confirm.
+    let container_removed = match &container {
+        Some(name) => remove_container(Path::new(&id.program), name),
+        None => true,
+    };
+    use std::os::unix::process::ExitStatusExt;
+    Ok(RunOutcome {
+        exit_code: status.code(),
+        signal: status.signal(),
+        timed_out,
+        output_capped: stdout.capped || stderr.capped,
+        started_at,
+        duration_ms,
+        stdout,
+        stderr,
+        cleanup_confirmed: group_gone && container_removed,
+    })
+}
