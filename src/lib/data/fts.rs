@@ -52,6 +52,13 @@ pub fn docsize_tokens(sz: &[u8]) -> Option<u64> {
         .try_fold(0u64, |a, v| a.checked_add(v))
 }
 
+/// A row's token count from its FTS5 docsize record, as SQLite stores it.
+pub fn docsize(sz: &[u8]) -> crate::error::Result<i64> {
+    docsize_tokens(sz)
+        .and_then(|n| i64::try_from(n).ok())
+        .ok_or_else(|| crate::error::Error::internal("an FTS5 docsize record does not decode"))
+}
+
 /// Row count and token total over all columns, from the averages record.
 /// An empty record (a table that never held a row) is `(0, 0)`.
 pub fn averages(block: &[u8]) -> Option<(u64, u64)> {

@@ -3,7 +3,51 @@
 //! [`INLINE_MAX_BYTES`]), which commits in the same transaction as the row
 //! naming it; larger content lives in the CAS, fsynced before that commit.
 
-use crate::store::{DbSpec, Migration};
+use crate::error::Result;
+use crate::store::{Connection, DbSpec, Migration, OptionalExtension, params};
+
+/// A larger page cache keeps a big batch's dirty pages in memory until
+/// its commit instead of spilling them to the WAL mid-transaction. (Public
+/// so that `scripts/ingest-probe.rs` runs with exactly these.)
+pub const WRITER_PRAGMAS: &str = "PRAGMA cache_size = -65536;";
+
+/// The set-up of every writer connection of the data database (the store
+/// runs it after the migrations, in a transaction of its own): the writer
+/// pragmas, and the completion of `record_doclen` when a migration left it
+/// incomplete.
+fn on_writer_open(conn: &Connection) -> Result<()> {
+    conn.execute_batch(WRITER_PRAGMAS)?;
+    complete_doclen(conn)
+}
+
+/// Fills `record_doclen` from FTS5's docsize rows, once, for a node that
+/// had FTS rows when it was migrated to data schema 3.
+fn complete_doclen(conn: &Connection) -> Result<()> {
+    let done: Option<String> = conn
+        .query_row(
+            "SELECT value FROM node_meta WHERE key = 'doclen_complete'",
+            [],
+            |r| r.get(0),
+        )
+        .optional()?;
+    if done.is_some() {
+        return Ok(());
+    }
+    conn.execute("DELETE FROM record_doclen", [])?;
+    let mut read = conn.prepare("SELECT id, sz FROM record_fts_docsize")?;
+    let mut ins = conn.prepare("INSERT INTO record_doclen(ntok, rid) VALUES (?1, ?2)")?;
+    let mut rows = read.query([])?;
+    while let Some(r) = rows.next()? {
+        let rid: i64 = r.get(0)?;
+        let sz: Vec<u8> = r.get(1)?;
+        ins.execute(params![super::fts::docsize(&sz)?, rid])?;
+    }
+    conn.execute(
+        "INSERT INTO node_meta(key, value) VALUES ('doclen_complete', '1')",
+        [],
+    )?;
+    Ok(())
+}
 
 /// Largest record content stored inline in `inline_blobs` rather than as a
 /// CAS object. One SQLite commit makes a whole batch of small records
@@ -15,6 +59,7 @@ pub static SPEC: DbSpec = DbSpec {
     name: "data",
     file: "data/data.sqlite",
     migrations: MIGRATIONS,
+    on_open: Some(on_writer_open),
 };
 
 static MIGRATIONS: &[Migration] = &[

@@ -24,10 +24,7 @@ use std::sync::Arc;
 use std::sync::mpsc;
 use std::time::Duration;
 
-/// A larger page cache keeps a big batch's dirty pages in memory until
-/// its commit instead of spilling them to the WAL mid-transaction. (Public
-/// so that `scripts/ingest-probe.rs` runs with exactly these.)
-pub const WRITER_PRAGMAS: &str = "PRAGMA cache_size = -65536;";
+pub use super::schema::WRITER_PRAGMAS;
 
 /// Most writes folded into one group commit.
 const MAX_BATCH: usize = 512;
@@ -230,59 +227,15 @@ fn enqueue(tx: &mpsc::SyncSender<Job>, queue: usize, op: WriteOp, reply: Reply) 
     }
 }
 
-/// Opens the data database for writing (creating and migrating it) with
-/// the writer pragmas, and completes `record_doclen` when a migration left
-/// it incomplete.
+/// Opens the data database for writing (creating and migrating it; the
+/// store runs [`super::schema::SPEC`]'s writer set-up: the writer pragmas
+/// and the `record_doclen` completion).
 pub(crate) fn open(dir: &DataDir, now: &str, lock: &DirLock) -> Result<Connection> {
-    let conn = dir.open_write(&SPEC, now, lock)?;
-    conn.execute_batch(WRITER_PRAGMAS)?;
-    complete_doclen(&conn)?;
-    Ok(conn)
-}
-
-/// Fills `record_doclen` from FTS5's docsize rows, once, for a node that
-/// had FTS rows when it was migrated to data schema 3.
-fn complete_doclen(conn: &Connection) -> Result<()> {
-    let done: Option<String> = conn
-        .query_row(
-            "SELECT value FROM node_meta WHERE key = 'doclen_complete'",
-            [],
-            |r| r.get(0),
-        )
-        .optional()?;
-    if done.is_some() {
-        return Ok(());
-    }
-    conn.execute_batch("BEGIN IMMEDIATE")?;
-    let res = (|| -> Result<()> {
-        conn.execute("DELETE FROM record_doclen", [])?;
-        let mut read = conn.prepare("SELECT id, sz FROM record_fts_docsize")?;
-        let mut ins = conn.prepare("INSERT INTO record_doclen(ntok, rid) VALUES (?1, ?2)")?;
-        let mut rows = read.query([])?;
-        while let Some(r) = rows.next()? {
-            let rid: i64 = r.get(0)?;
-            let sz: Vec<u8> = r.get(1)?;
-            ins.execute(params![docsize(&sz)?, rid])?;
-        }
-        conn.execute(
-            "INSERT INTO node_meta(key, value) VALUES ('doclen_complete', '1')",
-            [],
-        )?;
-        Ok(())
-    })();
-    match res {
-        Ok(()) => Ok(conn.execute_batch("COMMIT")?),
-        Err(e) => {
-            let _ = conn.execute_batch("ROLLBACK");
-            Err(e)
-        }
-    }
+    dir.open_write(&SPEC, now, lock)
 }
 
 fn docsize(sz: &[u8]) -> Result<i64> {
-    super::fts::docsize_tokens(sz)
-        .and_then(|n| i64::try_from(n).ok())
-        .ok_or_else(|| Error::internal("an FTS5 docsize record does not decode"))
+    super::fts::docsize(sz)
 }
 
 fn insert_fts(conn: &Connection, rid: i64, document: &str) -> Result<()> {

@@ -27,9 +27,9 @@ pub use readcache::{MAX_PER_THREAD, ReadConn, enable_read_cache};
 pub use rusqlite::{
     CachedStatement, Connection, OptionalExtension, Transaction, TransactionBehavior, params,
 };
-pub use session::{Access, CommitOrder, Kept, Plan, Session, Work};
+pub use session::{Access, CommitOrder, Kept, Plan, Session, Tail, Work};
 pub use staging::Staging;
-pub use writer::{Deferred, Writer, WriterConfig, WriterStats};
+pub use writer::{Deferred, Tuning, Writer, WriterConfig, WriterStats};
 
 use crate::error::{Code, Error, Result};
 use private_fs::Kind;

@@ -258,6 +258,7 @@ mod tests {
             name: "j",
             file: "other.sqlite",
             migrations: J.migrations,
+            on_open: None,
         };
         let o = crate::store::db::open_write(&other, &spec_other, "t", &lock).expect("other");
         o.execute("INSERT INTO j(x) VALUES (7)", [])

@@ -24,6 +24,7 @@ pub static SPEC: DbSpec = DbSpec {
     name: "sync",
     file: "sync/sync.sqlite",
     migrations: MIGRATIONS,
+    on_open: None,
 };
 
 static MIGRATIONS: &[Migration] = &[Migration {

@@ -1,5 +1,6 @@
 //! Changes, checkpoints, contexts and the compiled task set of a subject.
 
+use super::schema::AuthorityWork;
 use super::snapshot::{self, CacheRow, Snapshot};
 use super::{installed_requirement, policy_epoch, repository};
 use crate::contract::workflow::Workflow;
@@ -10,6 +11,7 @@ use crate::contract::{
 use crate::error::{Code, Error, Result};
 use crate::store::{Connection, DataDir, OptionalExtension, params};
 use crate::wire::digest::{Sha256Hex, domain_digest};
+use crate::workflow::journal::JournalWork;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
@@ -1164,9 +1166,14 @@ pub(crate) fn check_open(conn: &Connection, ch: &Change) -> Result<()> {
 /// The session of a checkpoint: the authority written, the journal read
 /// (never created), to decide whether the current subject is reused.
 pub const CHECKPOINT_PLAN: crate::store::Plan = crate::store::Plan {
-    journal: (&crate::workflow::journal::SPEC, crate::store::Access::Read),
-    authority: (&super::schema::SPEC, crate::store::Access::Write),
-    order: crate::store::CommitOrder::JournalFirst,
+    dbs: &[
+        (
+            &crate::workflow::journal::SPEC,
+            crate::store::Access::ReadOnly,
+        ),
+        (&super::schema::SPEC, crate::store::Access::Write),
+    ],
+    order: crate::store::CommitOrder::Listed,
 };
 
 /// The current subject a checkpoint of `revision` returns instead of

@@ -3,6 +3,7 @@
 
 use super::change::{self, ChangeSel, StoredSubject};
 use super::collector::{self as col, ImportedRow};
+use super::schema::AuthorityWork;
 use super::{admin, repo_git, repository};
 use crate::clock::{rfc3339_millis, unix_millis};
 use crate::collector::transfer::{self, MAX_TRANSFER_BYTES};
@@ -14,6 +15,7 @@ use crate::store::{
 };
 use crate::wire::digest::{Sha256Hex, domain_digest};
 use crate::workflow::journal;
+use crate::workflow::journal::JournalWork;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use std::path::Path;
@@ -353,9 +355,11 @@ fn subject_is_current(a: &Connection, s: &StoredSubject) -> Result<bool> {
 /// The session of a receipt or a landing: the authority written, the
 /// journal read (never created) under the same lock.
 pub const RECEIPT_PLAN: Plan = Plan {
-    journal: (&journal::SPEC, Access::Read),
-    authority: (&super::schema::SPEC, Access::Write),
-    order: CommitOrder::JournalFirst,
+    dbs: &[
+        (&journal::SPEC, Access::ReadOnly),
+        (&super::schema::SPEC, Access::Write),
+    ],
+    order: CommitOrder::Listed,
 };
 
 /// `finalize`: creates (or returns) the v2 receipt of a Change's current
