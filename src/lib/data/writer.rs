@@ -1,11 +1,15 @@
-//! Every write of the node goes through one of two writers:
+//! The data node's writes: the SQL of every write (records, their FTS
+//! rows and token counts, tombstones, collections), and the two ways a
+//! node runs them, both units of work on the store's engine
+//! (`store::Session`, `store::Writer`) over [`PLAN`]:
 //!
-//! - `Direct` (CLI): takes the data-directory lock, opens the database and
-//!   commits one transaction for the call (or one for a whole bulk batch);
-//! - `Group` (`serve`): one writer thread drains a queue of writes, applies
-//!   each inside its own SAVEPOINT and commits the whole batch with one
-//!   transaction (one WAL fsync) — group commit. Callers block until their
-//!   batch is durable.
+//! - `Direct` (CLI): one session for the call (the data-directory lock,
+//!   one transaction, each write in its own savepoint);
+//! - `Group` (`serve`): a `store::Writer` drains a queue of writes, applies
+//!   each inside its own savepoint and commits the whole batch with one
+//!   transaction (one WAL fsync) — group commit. A write that panics fails
+//!   its batch alone (rolled back, `internal_error`) and the writer goes on
+//!   with the same kept connection.
 //!
 //! Content bytes are fsynced into the CAS by the caller *before* a write
 //! naming them is queued.
@@ -15,16 +19,24 @@ use super::collection::comparison_key;
 use super::key::{prefix, record_key};
 use super::node::{Node, Prepared};
 use super::schema::SPEC;
-use crate::clock::{Clock, rfc3339_millis};
 use crate::error::{Code, Error, Result};
 use crate::store::Deferred as Answer;
-use crate::store::{Connection, DataDir, DirLock, KeptDirLock, OptionalExtension, params};
+use crate::store::{
+    Access, CommitOrder, Connection, DataDir, DirLock, OptionalExtension, Plan, Session, Tail,
+    Tuning, Work, WriterConfig, params,
+};
 use serde_json::{Map, Value};
-use std::sync::Arc;
 use std::sync::mpsc;
 use std::time::Duration;
 
 pub use super::schema::WRITER_PRAGMAS;
+
+/// Every data write's unit of work: the data database, an immediate
+/// transaction.
+pub const PLAN: Plan = Plan {
+    dbs: &[(&SPEC, Access::Write)],
+    order: CommitOrder::Listed,
+};
 
 /// Most writes folded into one group commit.
 const MAX_BATCH: usize = 512;
@@ -69,73 +81,59 @@ pub enum WriteResult {
     Replica(super::replica::ReplicaOutcome),
 }
 
-pub(crate) struct Job {
-    op: WriteOp,
-    reply: Reply,
-}
-
-/// Where a write's result goes once its batch is durable: a caller
-/// blocked in [`Writer::write_many`], or an [`Answer`] awaited elsewhere
-/// ([`Writer::write_deferred`]).
-pub(crate) enum Reply {
-    Blocking(mpsc::Sender<Result<WriteResult>>),
-    Deferred(tokio::sync::oneshot::Sender<Result<WriteResult>>),
-}
-
-impl Reply {
-    /// Delivers the result; whether the caller was still there (one that
-    /// went away needs no answer: its write stays applied).
-    pub(crate) fn send(self, r: Result<WriteResult>) -> bool {
-        match self {
-            Reply::Blocking(tx) => tx.send(r).is_ok(),
-            Reply::Deferred(tx) => tx.send(r).is_ok(),
-        }
-    }
-}
-
 /// How the node writes.
 pub(crate) enum Writer {
-    /// Lock, open, one transaction per call.
+    /// One session per call.
     Direct,
-    /// A group-commit writer thread and its queue's bound.
-    Group(mpsc::SyncSender<Job>, usize),
+    /// The group-commit writer.
+    Group(crate::store::Writer),
 }
 
+/// The server writer's automatic checkpoint interval, in WAL pages (SQLite's
+/// default is 1,000): a checkpoint runs inside a commit, and one every
+/// 16,000 pages copies each hot page (page 1, the FTS structure record, the
+/// tables' last leaves) once for far more commits. Measured with
+/// `scripts/data-load.rs collect` (8 clients, 10,000 records, alternating
+/// runs): 7-12% more collects a second on a quiet disk. The WAL grows to
+/// about 64 MiB under load (the bulk writer's bound, [`MAX_WAL_BYTES`]) and
+/// is truncated once the writer has been idle for [`IDLE_TRUNCATE`].
+const SERVER_CHECKPOINT_PAGES: u32 = 16_000;
+
+/// How long the server writer waits without a write before it checkpoints
+/// and truncates a WAL over 1 MiB (so that an idle server's database file
+/// is complete and the next process to open it, such as a CLI read after
+/// the server stopped, does not rebuild its WAL index from a large WAL).
+const IDLE_TRUNCATE: Duration = Duration::from_secs(1);
+
+/// How long a batch waits for more writes when fewer have queued than the
+/// previous batch held: the clients that batch answered are usually about
+/// to send again, and one commit for all of them beats one each.
+const LINGER: Duration = Duration::from_micros(500);
+
 impl Writer {
-    /// Starts a group-commit writer thread for `dir` whose queue holds at
-    /// most `queue` writes.
-    pub fn start_group(
-        dir: DataDir,
-        timeout: Duration,
-        clock: Arc<dyn Clock>,
-        queue: usize,
-    ) -> Result<Writer> {
+    /// Starts a group-commit writer for `node`'s data directory whose queue
+    /// holds at most `queue` writes.
+    pub fn start_group(node: &Node, queue: usize) -> Result<Writer> {
         // The server's writer keeps SQLite's automatic checkpoints, inside
         // the commit, but rare ([`SERVER_CHECKPOINT_PAGES`]), and truncates
-        // the WAL once idle ([`settle`]): a checkpoint thread (as bulk
-        // ingest has) competed with the commits for the disk and the CPU
-        // (measured: fewer collects a second, not more).
-        // The lock file stays open for the server's life (one per batch
-        // would be two checked opens and closes and a CAS temp sweep).
-        let mut held = dir.keep_lock();
-        let conn = {
-            let lock = held.acquire(timeout)?;
-            let conn = open(&dir, &rfc3339_millis(clock.now()), &lock)?;
-            conn.execute_batch(&format!(
-                "PRAGMA wal_autocheckpoint = {SERVER_CHECKPOINT_PAGES}"
-            ))?;
-            conn
+        // the WAL once idle: a checkpoint thread (as bulk ingest has)
+        // competed with the commits for the disk and the CPU (measured:
+        // fewer collects a second, not more). The lock files stay open for
+        // the server's life.
+        let cfg = WriterConfig {
+            queue: queue.max(1),
+            max_batch: MAX_BATCH,
+            lock_timeout: node.lock_timeout,
+            gather_first: 0,
         };
-        let mut wal = dir.root().join(SPEC.file).into_os_string();
-        wal.push("-wal");
-        let wal = std::path::PathBuf::from(wal);
-        let queue = queue.max(1);
-        let (tx, rx) = mpsc::sync_channel::<Job>(queue);
-        std::thread::Builder::new()
-            .name("data-writer".into())
-            .spawn(move || group_loop(&mut held, timeout, conn, &wal, rx))
-            .map_err(|e| Error::internal(format!("cannot start the writer thread: {e}")))?;
-        Ok(Writer::Group(tx, queue))
+        let tuning = Tuning {
+            name: "data-writer",
+            linger: LINGER,
+            idle_truncate: Some(IDLE_TRUNCATE),
+            autocheckpoint: Some(SERVER_CHECKPOINT_PAGES),
+        };
+        crate::store::Writer::start_tuned(node.dir.root(), node.clock.clone(), cfg, tuning)
+            .map(Writer::Group)
     }
 
     /// Applies one write durably.
@@ -152,13 +150,10 @@ impl Writer {
     pub fn write_deferred(&self, node: &Node, op: WriteOp) -> Answer<WriteResult> {
         match self {
             Writer::Direct => Answer::done(self.write(node, op)),
-            Writer::Group(tx, queue) => {
-                let (rtx, rrx) = tokio::sync::oneshot::channel();
-                match enqueue(tx, *queue, op, Reply::Deferred(rtx)) {
-                    Ok(()) => Answer::from_receiver(rrx),
-                    Err(e) => Answer::done(Err(e)),
-                }
-            }
+            Writer::Group(w) => match queue(w, op) {
+                Ok(a) => a,
+                Err(e) => Answer::done(Err(e)),
+            },
         }
     }
 
@@ -168,62 +163,120 @@ impl Writer {
             Writer::Direct => {
                 let n = ops.len();
                 let res = (|| {
-                    let lock = node.dir.lock(node.lock_timeout)?;
-                    let now = rfc3339_millis(node.clock.now());
-                    let conn = open(&node.dir, &now, &lock)?;
-                    Ok::<_, Error>(apply_batch(&conn, ops))
+                    let mut s = Session::open(
+                        node.dir.root(),
+                        node.lock_timeout,
+                        node.clock.as_ref(),
+                        PLAN,
+                    )?;
+                    let mut out: Vec<Result<WriteResult>> = Vec::with_capacity(n);
+                    for op in ops {
+                        out.push(apply_in(&mut s, op));
+                    }
+                    if let Err(e) = s.commit() {
+                        for r in &mut out {
+                            if r.is_ok() {
+                                *r = Err(e.clone());
+                            }
+                        }
+                    }
+                    s.close();
+                    Ok::<_, Error>(out)
                 })();
                 match res {
                     Ok(v) => v,
-                    Err(e) => (0..n).map(|_| Err(clone_err(&e))).collect(),
+                    Err(e) => (0..n).map(|_| Err(e.clone())).collect(),
                 }
             }
-            Writer::Group(tx, queue) => {
+            Writer::Group(w) => {
                 // Once one write finds the queue full, the later ones are
                 // not queued either (each is answered that `busy`).
                 let mut refused: Option<Error> = None;
                 let mut waits = Vec::with_capacity(ops.len());
                 for op in ops {
                     if let Some(e) = &refused {
-                        waits.push(Err(clone_err(e)));
+                        waits.push(Err(e.clone()));
                         continue;
                     }
-                    let (rtx, rrx) = mpsc::channel();
-                    match enqueue(tx, *queue, op, Reply::Blocking(rtx)) {
-                        Ok(()) => waits.push(Ok(rrx)),
+                    match queue(w, op) {
+                        Ok(a) => waits.push(Ok(a)),
                         Err(e) => {
-                            waits.push(Err(clone_err(&e)));
+                            waits.push(Err(e.clone()));
                             refused = Some(e);
                         }
                     }
                 }
                 waits
                     .into_iter()
-                    .map(|w| match w {
-                        Ok(rrx) => rrx
-                            .recv()
-                            .unwrap_or_else(|_| Err(Error::internal("the writer thread stopped"))),
-                        Err(e) => Err(e),
-                    })
+                    .map(|w| w.and_then(Answer::wait))
                     .collect()
             }
         }
     }
 }
 
-/// Queues one job without blocking: a full queue is `busy` (with the
-/// bound in `details.queue`) and nothing is queued.
-fn enqueue(tx: &mpsc::SyncSender<Job>, queue: usize, op: WriteOp, reply: Reply) -> Result<()> {
-    match tx.try_send(Job { op, reply }) {
-        Ok(()) => Ok(()),
-        Err(mpsc::TrySendError::Full(_)) => Err(Error::new(
-            Code::Busy,
-            format!("the data writer's queue is full ({queue} writes waiting); retry shortly"),
-        )
-        .with("queue", queue as u64)),
-        Err(mpsc::TrySendError::Disconnected(_)) => {
-            Err(Error::internal("the writer thread stopped"))
-        }
+/// Queues one write to the group writer without blocking: a full queue is
+/// `busy` (with the bound in `details.queue`) and nothing is queued.
+fn queue(w: &crate::store::Writer, op: WriteOp) -> Result<Answer<WriteResult>> {
+    let after_tail = !matches!(op, WriteOp::Collect(_));
+    w.submit_deferred_ordered(PLAN, after_tail, move |work| apply_op(work, op))
+        .map_err(|e| {
+            if e.code() == Code::Busy {
+                let n = e
+                    .details()
+                    .and_then(|d| d.get("queue"))
+                    .cloned()
+                    .unwrap_or(Value::Null);
+                Error::new(
+                    Code::Busy,
+                    format!("the data writer's queue is full ({n} writes waiting); retry shortly"),
+                )
+                .with("queue", n)
+            } else {
+                e
+            }
+        })
+}
+
+/// One write in `s`'s batch (see [`apply_op`]).
+fn apply_in(s: &mut Session, op: WriteOp) -> Result<WriteResult> {
+    if matches!(op, WriteOp::Collect(_)) {
+        s.apply(|w| apply_op(w, op))
+    } else {
+        s.apply_after_tail(|w| apply_op(w, op))
+    }
+}
+
+/// One write, inside its own savepoint of the batch. The FTS rows of
+/// collected records are left to the batch's tail ([`FtsRows`]): written
+/// after the record rows of every write (FTS5 writes a segment per
+/// savepoint otherwise), before the commit; anything but a collect may
+/// read or delete FTS rows (a tombstone, a replica import), so it runs
+/// after the tail so far is written (`after_tail`). A failure in the tail
+/// fails the whole batch.
+fn apply_op(work: &Work<'_>, op: WriteOp) -> Result<WriteResult> {
+    let conn = work.write(&SPEC)?;
+    #[cfg(feature = "test-hooks")]
+    panic_hook(&op);
+    let mut mine = Vec::new();
+    let out = apply(conn, op, &mut mine)?;
+    if !mine.is_empty() {
+        work.tail(|t: &mut FtsRows| t.add(mine))?;
+    }
+    Ok(out)
+}
+
+/// Test builds only: a collect whose first record's text equals
+/// `AGENT_TASK_TEST_DATA_WRITE_PANIC` panics inside the writer (what a bug
+/// in a write would do), to show that it fails its batch alone.
+#[cfg(feature = "test-hooks")]
+fn panic_hook(op: &WriteOp) {
+    let WriteOp::Collect(items) = op else { return };
+    let Some(v) = crate::env::var("AGENT_TASK_TEST_DATA_WRITE_PANIC") else {
+        return;
+    };
+    if items.iter().any(|p| p.bytes == v.as_bytes()) {
+        panic!("AGENT_TASK_TEST_DATA_WRITE_PANIC: a write panicked");
     }
 }
 
@@ -267,17 +320,6 @@ fn insert_doclen_range(conn: &Connection, first: i64, last: i64) -> Result<()> {
         ins.execute(params![docsize(&sz)?, rid])?;
     }
     Ok(())
-}
-
-/// A copy of an error (errors are not `Clone`).
-pub(crate) fn clone_err(e: &Error) -> Error {
-    let mut c = Error::new(e.code(), e.message());
-    if let Some(d) = e.details() {
-        for (k, v) in d {
-            c = c.with(k, v.clone());
-        }
-    }
-    c
 }
 
 /// Bulk ingest's checkpointer: copies committed WAL frames into the database file on a thread of its
@@ -344,187 +386,14 @@ impl Checkpointer {
     }
 }
 
-/// The server writer's automatic checkpoint interval, in WAL pages (SQLite's
-/// default is 1,000): a checkpoint runs inside a commit, and one every
-/// 16,000 pages copies each hot page (page 1, the FTS structure record, the
-/// tables' last leaves) once for far more commits. Measured with
-/// `scripts/data-load.rs collect` (8 clients, 10,000 records, alternating
-/// runs): 7-12% more collects a second on a quiet disk. The WAL grows to
-/// about 64 MiB under load (the bulk writer's bound, [`MAX_WAL_BYTES`]) and
-/// is truncated once the writer has been idle for [`IDLE_TRUNCATE`].
-const SERVER_CHECKPOINT_PAGES: u32 = 16_000;
-
-/// How long the server writer waits without a write before it checkpoints
-/// and truncates a WAL over 1 MiB (so that an idle server's database file
-/// is complete and the next process to open it, such as a CLI read after
-/// the server stopped, does not rebuild its WAL index from a large WAL).
-const IDLE_TRUNCATE: Duration = Duration::from_secs(1);
-
-/// The busy timeout the writer's connection has (`store::db` opens every
-/// writer with it), restored after an idle checkpoint that ran without one.
-const WRITER_BUSY_TIMEOUT: Duration = Duration::from_secs(5);
-
-/// An idle writer's checkpoint: under the data-directory lock, a WAL over
-/// 1 MiB is checkpointed and truncated without waiting for readers (a
-/// reader still in the WAL makes it return busy; the next idle moment tries
-/// again, and the automatic checkpoints still bound the WAL meanwhile).
-/// Whether the WAL is small now.
-fn settle(
-    held: &mut KeptDirLock,
-    timeout: Duration,
-    conn: &Connection,
-    wal: &std::path::Path,
-) -> bool {
-    let small = || !std::fs::symlink_metadata(wal).is_ok_and(|m| m.len() > 1 << 20);
-    if small() {
-        return true;
-    }
-    let Ok(lock) = held.acquire(timeout) else {
-        return false;
-    };
-    let _ = conn.busy_timeout(Duration::ZERO);
-    let _ = conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()));
-    let _ = conn.busy_timeout(WRITER_BUSY_TIMEOUT);
-    drop(lock);
-    small()
-}
-
-/// How long a batch waits for more writes when fewer have queued than the
-/// previous batch held: the clients that batch answered are usually about
-/// to send again, and one commit for all of them beats one each.
-const LINGER: Duration = Duration::from_micros(500);
-
-fn group_loop(
-    held: &mut KeptDirLock,
-    timeout: Duration,
-    conn: Connection,
-    wal: &std::path::Path,
-    rx: mpsc::Receiver<Job>,
-) {
-    let mut previous = 1usize;
-    let mut wrote = false;
-    loop {
-        let first = if wrote {
-            match rx.recv_timeout(IDLE_TRUNCATE) {
-                Ok(j) => j,
-                Err(mpsc::RecvTimeoutError::Timeout) => {
-                    // Not settled (a reader was in the WAL, or the lock
-                    // was held): again after the next idle second.
-                    wrote = !settle(held, timeout, &conn, wal);
-                    continue;
-                }
-                Err(mpsc::RecvTimeoutError::Disconnected) => return,
-            }
-        } else {
-            match rx.recv() {
-                Ok(j) => j,
-                Err(_) => return,
-            }
-        };
-        wrote = true;
-        let mut jobs = vec![first];
-        let deadline = std::time::Instant::now() + LINGER;
-        while jobs.len() < MAX_BATCH {
-            match rx.try_recv() {
-                Ok(j) => jobs.push(j),
-                Err(mpsc::TryRecvError::Disconnected) => break,
-                Err(mpsc::TryRecvError::Empty) => {
-                    let left = deadline.saturating_duration_since(std::time::Instant::now());
-                    if jobs.len() >= previous || left.is_zero() {
-                        break;
-                    }
-                    match rx.recv_timeout(left) {
-                        Ok(j) => jobs.push(j),
-                        Err(_) => break,
-                    }
-                }
-            }
-        }
-        previous = jobs.len();
-        let (ops, replies): (Vec<_>, Vec<_>) = jobs.into_iter().map(|j| (j.op, j.reply)).unzip();
-        let n = ops.len();
-        let results = match held.acquire(timeout) {
-            Ok(lock) => {
-                let r = apply_batch(&conn, ops);
-                drop(lock);
-                r
-            }
-            Err(e) => (0..n).map(|_| Err(clone_err(&e))).collect(),
-        };
-        for (reply, r) in replies.into_iter().zip(results) {
-            let _ = reply.send(r);
-        }
-    }
-}
-
-/// One IMMEDIATE transaction for all `ops`, each in its own savepoint so a
-/// failing write leaves the others intact. If the commit fails, every
-/// write fails.
-///
-/// The FTS rows of collected records are written after the record rows of
-/// every write (see [`insert_many`]: FTS5 writes a segment per savepoint
-/// otherwise), before any tombstone, and before the commit; a failure
-/// there fails every write.
-pub(crate) fn apply_batch(conn: &Connection, ops: Vec<WriteOp>) -> Vec<Result<WriteResult>> {
-    let n = ops.len();
-    let fail_all = |e: Error| -> Vec<Result<WriteResult>> {
-        let _ = conn.execute_batch("ROLLBACK");
-        (0..n).map(|_| Err(clone_err(&e))).collect()
-    };
-    if let Err(e) = conn.execute_batch("BEGIN IMMEDIATE") {
-        let e = Error::from(e);
-        return (0..n).map(|_| Err(clone_err(&e))).collect();
-    }
-    let mut results = Vec::with_capacity(n);
-    let mut deferred = Deferred::default();
-    for op in ops {
-        // Anything but a collect may read or delete FTS rows (a tombstone,
-        // a replica import): the deferred ones are written first.
-        if !matches!(op, WriteOp::Collect(_))
-            && let Err(e) = deferred.flush(conn)
-        {
-            return fail_all(e);
-        }
-        let mut mine = Vec::new();
-        let r = conn
-            .prepare_cached("SAVEPOINT w")
-            .and_then(|mut s| s.execute([]))
-            .map_err(Error::from)
-            .and_then(|_| apply(conn, op, &mut mine));
-        match r {
-            Ok(v) => {
-                let rel = conn
-                    .prepare_cached("RELEASE w")
-                    .and_then(|mut s| s.execute([]))
-                    .map_err(Error::from);
-                if rel.is_ok() {
-                    deferred.add(mine);
-                }
-                results.push(rel.map(|_| v));
-            }
-            Err(e) => {
-                let _ = conn.execute_batch("ROLLBACK TO w; RELEASE w");
-                results.push(Err(e));
-            }
-        }
-    }
-    if let Err(e) = deferred.flush(conn) {
-        return fail_all(e);
-    }
-    if let Err(e) = conn.execute_batch("COMMIT") {
-        return fail_all(Error::from(e));
-    }
-    results
-}
-
 /// FTS rows a batch has still to write: (rid, document).
 #[derive(Default)]
-struct Deferred {
+struct FtsRows {
     rows: Vec<(i64, String)>,
     rids: std::collections::HashSet<i64>,
 }
 
-impl Deferred {
+impl FtsRows {
     fn add(&mut self, rows: Vec<(i64, String)>) {
         for r in rows {
             if self.rids.insert(r.0) {
@@ -532,8 +401,14 @@ impl Deferred {
             }
         }
     }
+}
 
-    fn flush(&mut self, conn: &Connection) -> Result<()> {
+impl Tail for FtsRows {
+    fn flush(&mut self, work: &Work<'_>) -> Result<()> {
+        if self.rows.is_empty() {
+            return Ok(());
+        }
+        let conn = work.write(&SPEC)?;
         for (rid, doc) in &self.rows {
             insert_fts(conn, *rid, doc)?;
         }

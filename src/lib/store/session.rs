@@ -303,6 +303,7 @@ pub trait Tail: Any {
 pub struct Work<'s> {
     dbs: &'s [Db],
     tail: &'s RefCell<Option<Box<dyn Tail>>>,
+    tail_failed: &'s RefCell<Option<Error>>,
     dir: &'s DataDir,
     lock: &'s DirLock,
     now: Timestamp,
@@ -392,6 +393,12 @@ fn flush_tail(work: &Work<'_>) -> Result<()> {
         return Ok(());
     };
     let out = t.flush(work);
+    if let Err(e) = &out
+        && let Ok(mut f) = work.tail_failed.try_borrow_mut()
+    {
+        // The batch cannot commit without its tail.
+        f.get_or_insert_with(|| e.clone());
+    }
     // Put back (emptied) so that its allocation serves the rest of the
     // batch.
     if let Ok(mut slot) = work.tail.try_borrow_mut()
@@ -408,6 +415,8 @@ pub struct Session {
     dbs: Vec<Db>,
     order: CommitOrder,
     tail: RefCell<Option<Box<dyn Tail>>>,
+    /// A failure of the tail: the batch can only be rolled back.
+    tail_failed: RefCell<Option<Error>>,
     /// Successful mutations in the open batch.
     applied: usize,
     /// A savepoint could not be rolled back: the batch is unusable.
@@ -462,6 +471,7 @@ impl Session {
             dbs: Vec::with_capacity(plan.dbs.len()),
             order: plan.order,
             tail: RefCell::new(None),
+            tail_failed: RefCell::new(None),
             applied: 0,
             broken: false,
             now,
@@ -564,6 +574,7 @@ impl Session {
         Work {
             dbs: &self.dbs,
             tail: &self.tail,
+            tail_failed: &self.tail_failed,
             dir: &self.dir,
             lock: &self.lock,
             now: self.now,
@@ -603,6 +614,22 @@ impl Session {
         out
     }
 
+    /// [`Session::apply`] after running the batch's tail so far (outside
+    /// any savepoint: the mutation's own failure does not undo it), for a
+    /// mutation that reads or changes what the tail writes. A failure of
+    /// the tail fails this mutation and the whole batch.
+    pub fn apply_after_tail<T>(&mut self, f: impl FnOnce(&Work<'_>) -> Result<T>) -> Result<T> {
+        if self.broken {
+            return Err(Error::internal(
+                "the session's batch could not be rolled back",
+            ));
+        }
+        if self.tail.borrow().is_some() {
+            flush_tail(&self.work())?;
+        }
+        self.apply(f)
+    }
+
     /// Commits the open batch: runs its tail, then commits once per
     /// database, in the plan's commit order. A batch without a successful
     /// mutation is rolled back instead (and a database this session
@@ -615,6 +642,11 @@ impl Session {
             return Err(Error::internal(
                 "the session's batch could not be rolled back",
             ));
+        }
+        let failed = self.tail_failed.get_mut().take();
+        if let Some(e) = failed {
+            self.rollback();
+            return Err(e);
         }
         if self.applied == 0 {
             self.rollback();
@@ -649,6 +681,9 @@ impl Session {
             let _ = db.end("ROLLBACK");
         }
         if let Ok(mut t) = self.tail.try_borrow_mut() {
+            *t = None;
+        }
+        if let Ok(mut t) = self.tail_failed.try_borrow_mut() {
             *t = None;
         }
         self.applied = 0;

@@ -163,6 +163,8 @@ trait Job: Send {
 
 struct Call<T, F> {
     plan: Plan,
+    /// Run after the batch's tail so far ([`Session::apply_after_tail`]).
+    after_tail: bool,
     f: Option<F>,
     out: Option<Result<T>>,
     answer: Answer<T>,
@@ -250,7 +252,15 @@ where
 
     fn apply(&mut self, s: &mut Session) -> bool {
         if let Some(f) = self.f.take() {
-            match catch_unwind(AssertUnwindSafe(|| s.apply(f))) {
+            let after_tail = self.after_tail;
+            let run = AssertUnwindSafe(|| {
+                if after_tail {
+                    s.apply_after_tail(f)
+                } else {
+                    s.apply(f)
+                }
+            });
+            match catch_unwind(run) {
                 Ok(out) => self.out = Some(out),
                 Err(_) => return false,
             }
@@ -353,7 +363,7 @@ impl Writer {
         F: FnOnce(&Work<'_>) -> Result<T> + Send + 'static,
     {
         let (answer, rx) = mpsc::sync_channel(1);
-        self.enqueue(plan, f, Answer::Blocking(answer))?;
+        self.enqueue(plan, false, f, Answer::Blocking(answer))?;
         rx.recv()
             .unwrap_or_else(|_| Err(Error::internal("the writer stopped before answering")))
     }
@@ -368,18 +378,34 @@ impl Writer {
         T: Send + 'static,
         F: FnOnce(&Work<'_>) -> Result<T> + Send + 'static,
     {
+        self.submit_deferred_ordered(plan, false, f)
+    }
+
+    /// [`Writer::submit_deferred`]; with `after_tail`, the mutation runs
+    /// after its batch's tail so far ([`Session::apply_after_tail`]).
+    pub fn submit_deferred_ordered<T, F>(
+        &self,
+        plan: Plan,
+        after_tail: bool,
+        f: F,
+    ) -> Result<Deferred<T>>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Work<'_>) -> Result<T> + Send + 'static,
+    {
         let (answer, rx) = tokio::sync::oneshot::channel();
-        self.enqueue(plan, f, Answer::Deferred(answer))?;
+        self.enqueue(plan, after_tail, f, Answer::Deferred(answer))?;
         Ok(Deferred { rx })
     }
 
-    fn enqueue<T, F>(&self, plan: Plan, f: F, answer: Answer<T>) -> Result<()>
+    fn enqueue<T, F>(&self, plan: Plan, after_tail: bool, f: F, answer: Answer<T>) -> Result<()>
     where
         T: Send + 'static,
         F: FnOnce(&Work<'_>) -> Result<T> + Send + 'static,
     {
         let job = Box::new(Call {
             plan,
+            after_tail,
             f: Some(f),
             out: None,
             answer,

@@ -180,12 +180,7 @@ impl Node {
 
     /// [`Node::start_group_commit`] with a queue of at most `queue` writes.
     pub(crate) fn start_group_commit_with(&mut self, queue: usize) -> Result<()> {
-        self.writer = Writer::start_group(
-            self.dir.clone(),
-            self.lock_timeout,
-            self.clock.clone(),
-            queue,
-        )?;
+        self.writer = Writer::start_group(self, queue)?;
         Ok(())
     }
 
