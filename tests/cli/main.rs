@@ -23,6 +23,7 @@ mod data_http;
 mod data_http_collector;
 mod data_ingest;
 mod data_support;
+mod data_write_panic;
 mod deploy;
 mod docs;
 mod doctor;

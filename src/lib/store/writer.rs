@@ -956,6 +956,60 @@ mod tests {
         assert_eq!(rows(&root, &J, "j"), vec![0, 3]);
     }
 
+    /// A mutation that panics in the middle of a batch (after writing)
+    /// fails that batch; the writer survives with its connections out of
+    /// any transaction and keeps them (a connection's own temp table, made
+    /// by the batch before, is still there), and the next unit commits.
+    #[test]
+    fn a_panic_mid_batch_rolls_back_and_the_next_unit_commits_on_the_kept_connection() {
+        let (_t, root, w) = setup(16);
+        w.submit(PLAN, |work| {
+            work.write(&J)?
+                .execute_batch("CREATE TEMP TABLE this_connection(x INTEGER)")?;
+            insert(work, 1)
+        })
+        .expect("first");
+        let (go, blocker) = block(&w);
+        let before = w
+            .submit_deferred(PLAN, |work| insert(work, 2))
+            .expect("queued");
+        let bad = w
+            .submit_deferred(PLAN, |work| -> Result<i64> {
+                insert(work, 3)?;
+                panic!("a bug in the middle of a batch")
+            })
+            .expect("queued");
+        let after = w
+            .submit_deferred(PLAN, |work| insert(work, 4))
+            .expect("queued");
+        go.send(()).expect("go");
+        blocker.join().expect("join").expect("blocker");
+        for d in [before, bad, after] {
+            assert_eq!(d.wait().expect_err("rolled back").code(), Code::Internal);
+        }
+        let (same, autocommit) = w
+            .submit(PLAN, |work| {
+                let j = work.write(&J)?;
+                let same = j
+                    .query_row(
+                        "SELECT count(*) FROM temp.sqlite_master WHERE name = 'this_connection'",
+                        [],
+                        |r| r.get::<_, i64>(0),
+                    )
+                    .map_err(Error::from)?;
+                // Inside the batch now; out of it between batches (the
+                // writer checked before keeping it).
+                let in_batch = !j.is_autocommit();
+                insert(work, 5)?;
+                Ok((same == 1, in_batch))
+            })
+            .expect("the next unit commits");
+        assert!(same, "the kept connection serves the next batch");
+        assert!(autocommit, "the next batch opened its own transaction");
+        assert_eq!(rows(&root, &J, "j"), vec![0, 1, 5]);
+        assert_eq!(rows(&root, &A, "a"), vec![0, 1, 5]);
+    }
+
     #[test]
     fn mutations_of_another_plan_wait_for_a_batch_of_their_own() {
         let (_t, root, w) = setup(16);
