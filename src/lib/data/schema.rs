@@ -483,7 +483,7 @@ macro_rules! prefix_sql {
 /// - The prefix is not unique: anyone can make two digests share 8 bytes.
 ///   Every lookup names the prefix (to use the index) and the full key
 ///   (to match exactly), and uniqueness is the writer's: all writes run in
-///   one `BEGIN IMMEDIATE` transaction of the one writer under the
+///   one immediate transaction (`writer::PLAN`) of the one writer under the
 ///   data-directory lock, which looks a key up before inserting it (a
 ///   record found is an existing record, as before; an inline blob found
 ///   keeps its row and gets the new bytes if they differ, the repair the

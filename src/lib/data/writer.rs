@@ -332,6 +332,7 @@ fn insert_doclen_range(conn: &Connection, first: i64, last: i64) -> Result<()> {
 pub(crate) struct Checkpointer {
     kick: mpsc::SyncSender<()>,
     wal: std::path::PathBuf,
+    conn: std::sync::Arc<std::sync::Mutex<Connection>>,
     thread: std::thread::JoinHandle<()>,
 }
 
@@ -339,22 +340,20 @@ pub(crate) struct Checkpointer {
 pub(crate) const MAX_WAL_BYTES: u64 = 64 << 20;
 
 impl Checkpointer {
-    /// Turns off `conn`'s automatic checkpoints and starts the thread.
-    pub(crate) fn start(
-        dir: &DataDir,
-        conn: &Connection,
-        now: &str,
-        lock: &DirLock,
-    ) -> Result<Checkpointer> {
-        conn.execute_batch("PRAGMA wal_autocheckpoint = 0")?;
-        let ckpt = dir.open_write(&SPEC, now, lock)?;
+    /// Starts the thread, on a connection of its own (the writer's
+    /// connections run without automatic checkpoints: `store::Kept`).
+    pub(crate) fn start(dir: &DataDir, now: &str, lock: &DirLock) -> Result<Checkpointer> {
+        let ckpt = std::sync::Arc::new(std::sync::Mutex::new(dir.open_write(&SPEC, now, lock)?));
         let (kick, rx) = mpsc::sync_channel::<()>(1);
+        let mine = ckpt.clone();
         let thread = std::thread::Builder::new()
             .name("data-checkpoint".into())
             .spawn(move || {
                 for () in rx {
                     // A failure only leaves more WAL for the next one.
-                    let _ = ckpt.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()));
+                    if let Ok(c) = mine.lock() {
+                        let _ = c.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()));
+                    }
                 }
             })
             .map_err(|e| Error::internal(format!("cannot start the checkpoint thread: {e}")))?;
@@ -363,6 +362,7 @@ impl Checkpointer {
         Ok(Checkpointer {
             kick,
             wal: wal.into(),
+            conn: ckpt,
             thread,
         })
     }
@@ -378,10 +378,13 @@ impl Checkpointer {
         let _ = self.kick.try_send(());
     }
 
-    /// Before a batch, under the lock: restart an oversized WAL.
-    pub(crate) fn bound(&self, conn: &Connection) {
-        if std::fs::symlink_metadata(&self.wal).is_ok_and(|m| m.len() > MAX_WAL_BYTES) {
-            let _ = conn.query_row("PRAGMA wal_checkpoint(RESTART)", [], |_| Ok(()));
+    /// Before a batch, under the lock and outside any transaction of the
+    /// writer: restart an oversized WAL.
+    pub(crate) fn bound(&self) {
+        if std::fs::symlink_metadata(&self.wal).is_ok_and(|m| m.len() > MAX_WAL_BYTES)
+            && let Ok(c) = self.conn.lock()
+        {
+            let _ = c.query_row("PRAGMA wal_checkpoint(RESTART)", [], |_| Ok(()));
         }
     }
 }
@@ -569,7 +572,7 @@ const INSERT_FTS: &str = "INSERT INTO record_fts(rowid, document) VALUES (?1, ?2
 /// Data schema 6 indexes keys by their integer [`prefix`], not uniquely:
 /// each insert first looks its key up (prefix and full key), and only
 /// inserts what is not there. This is safe because every write runs in
-/// one `BEGIN IMMEDIATE` transaction of the one writer holding the
+/// one immediate transaction (`writer::PLAN`) of the one writer holding the
 /// data-directory lock, and a key met twice in one call finds the row its
 /// first copy inserted.
 struct RowStatements<'c> {

@@ -320,6 +320,13 @@ pub fn lock_file(path: &Path, timeout: Duration) -> Result<DirLock> {
     lock::acquire(path, timeout)
 }
 
+/// An exclusive advisory lock on the private lock file `path` (created
+/// 0600 when missing), taken without waiting: `Ok(None)` when another
+/// process holds it.
+pub fn try_lock_file(path: &Path) -> Result<Option<DirLock>> {
+    lock::try_lock_file(path)
+}
+
 /// An exclusive advisory lock on the owner-private directory `path`
 /// itself, taken without waiting: `Ok(None)` when another process holds
 /// it. What keeps two `collect`s off one collector execution at once.

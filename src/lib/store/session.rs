@@ -445,6 +445,25 @@ impl Session {
         Session::with_lock(dir, lock, clock, plan)
     }
 
+    /// A unit of work on no database: `f` runs once under the data-dir
+    /// lock (waiting at most `timeout`), for work on the data directory's
+    /// files alone (the CAS).
+    pub fn run_locked<T>(
+        root: &std::path::Path,
+        timeout: Duration,
+        f: impl FnOnce(&Work<'_>) -> Result<T>,
+    ) -> Result<T> {
+        const NONE: Plan = Plan {
+            dbs: &[],
+            order: CommitOrder::Listed,
+        };
+        let mut s = Session::open(root, timeout, &crate::clock::SystemClock, NONE)?;
+        let out = s.apply(f)?;
+        s.commit()?;
+        s.close();
+        Ok(out)
+    }
+
     /// Opens a session under a lock the caller already holds (set-up
     /// code that created the directory under it).
     pub fn with_lock(
@@ -568,6 +587,15 @@ impl Session {
     /// Proof that the data-dir lock is held.
     pub fn lock(&self) -> &DirLock {
         &self.lock
+    }
+
+    /// The connection of `spec`, for settings made before the batch's
+    /// transaction starts (SQLite refuses some inside one).
+    pub fn conn(&self, spec: &DbSpec) -> Option<&Connection> {
+        self.dbs
+            .iter()
+            .find(|d| std::ptr::eq(d.spec, spec) || d.spec.file == spec.file)
+            .map(|d| &d.conn)
     }
 
     fn work(&self) -> Work<'_> {
