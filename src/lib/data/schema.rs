@@ -4,20 +4,31 @@
 //! naming it; larger content lives in the CAS, fsynced before that commit.
 
 use crate::error::Result;
-use crate::store::{Connection, DbSpec, Migration, OptionalExtension, params};
+use crate::store::{Connection, DbSpec, Migration, Opened, OptionalExtension, params};
 
 /// A larger page cache keeps a big batch's dirty pages in memory until
 /// its commit instead of spilling them to the WAL mid-transaction. (Public
 /// so that `scripts/ingest-probe.rs` runs with exactly these.)
 pub const WRITER_PRAGMAS: &str = "PRAGMA cache_size = -65536;";
 
-/// The set-up of every writer connection of the data database (the store
-/// runs it after the migrations, in a transaction of its own): the writer
-/// pragmas, and the completion of `record_doclen` when a migration left it
-/// incomplete.
-fn on_writer_open(conn: &Connection) -> Result<()> {
-    conn.execute_batch(WRITER_PRAGMAS)?;
-    complete_doclen(conn)
+/// The read connections' settings: reads map the database file instead
+/// of copying each page out of the OS cache with a system call (a scan,
+/// list mode with `where`, reads many more pages than a connection's own
+/// cache holds).
+pub const READER_PRAGMAS: &str = "PRAGMA mmap_size = 1073741824;";
+
+/// The set-up of every connection the store opens on the data database:
+/// a reader's pragmas; for a writer (after the migrations, in a
+/// transaction of its own) the writer pragmas and the completion of
+/// `record_doclen` when a migration left it incomplete.
+fn on_open(conn: &Connection, opened: Opened) -> Result<()> {
+    match opened {
+        Opened::Reader => Ok(conn.execute_batch(READER_PRAGMAS)?),
+        Opened::Writer => {
+            conn.execute_batch(WRITER_PRAGMAS)?;
+            complete_doclen(conn)
+        }
+    }
 }
 
 /// Fills `record_doclen` from FTS5's docsize rows, once, for a node that
@@ -59,7 +70,7 @@ pub static SPEC: DbSpec = DbSpec {
     name: "data",
     file: "data/data.sqlite",
     migrations: MIGRATIONS,
-    on_open: Some(on_writer_open),
+    on_open: Some(on_open),
 };
 
 static MIGRATIONS: &[Migration] = &[

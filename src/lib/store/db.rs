@@ -33,10 +33,20 @@ pub struct DbSpec {
     pub file: &'static str,
     /// Every migration, in version order.
     pub migrations: &'static [Migration],
-    /// Run on every writer connection the store opens for this database,
-    /// after its migrations, inside an immediate transaction of its own:
-    /// the connection settings and one-off repairs its owner needs.
-    pub on_open: Option<fn(&Connection) -> Result<()>>,
+    /// Run on every connection the store opens for this database: a
+    /// writer's after its migrations, inside an immediate transaction of
+    /// its own; a reader's after its schema checks. The connection
+    /// settings and one-off repairs its owner needs.
+    pub on_open: Option<fn(&Connection, Opened) -> Result<()>>,
+}
+
+/// What a [`DbSpec::on_open`] hook is given.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Opened {
+    /// A read-only connection.
+    Reader,
+    /// A writer connection (created and migrated), in a transaction.
+    Writer,
 }
 
 impl DbSpec {
@@ -97,7 +107,7 @@ pub(crate) fn open_write(
     migrate(&conn, spec, now)?;
     if let Some(hook) = spec.on_open {
         conn.execute_batch("BEGIN IMMEDIATE")?;
-        match hook(&conn) {
+        match hook(&conn, Opened::Writer) {
             Ok(()) => conn.execute_batch("COMMIT")?,
             Err(e) => {
                 let _ = conn.execute_batch("ROLLBACK");
@@ -186,6 +196,9 @@ pub(crate) fn open_read(path: &Path, spec: &DbSpec) -> Result<Option<Connection>
     conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
     stable_plans(&conn)?;
     check_readable(&conn, path, spec)?;
+    if let Some(hook) = spec.on_open {
+        hook(&conn, Opened::Reader)?;
+    }
     Ok(Some(conn))
 }
 

@@ -19,7 +19,7 @@ mod staging;
 mod writer;
 
 pub use cas::{Cas, CasBatch, CasStats, PutOutcome, TEMP_SWEEP_AGE};
-pub use db::{DbSpec, Migration};
+pub use db::{DbSpec, Migration, Opened};
 #[cfg(test)]
 pub(crate) use db::{in_memory, raw_file};
 pub use lock::{DEFAULT_TIMEOUT, DirLock, KeptLock, Waiter};

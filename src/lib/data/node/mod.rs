@@ -44,7 +44,6 @@ use crate::error::{Code, Error, Result};
 use crate::store::{Connection, DataDir, OptionalExtension};
 use serde::Serialize;
 use serde_json::{Map, Value, json};
-use std::cell::RefCell;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -123,13 +122,6 @@ fn not_initialized(dir: &DataDir) -> Error {
     )
     .with("fix", "run `agent-task data init` first")
 }
-
-thread_local! {
-    static READER: RefCell<Option<(PathBuf, Connection)>> = const { RefCell::new(None) };
-}
-
-/// The read connection's settings (see [`Node::read`]).
-const READER_PRAGMAS: &str = "PRAGMA mmap_size = 1073741824;";
 
 fn parse_json(s: &str) -> Result<Value> {
     serde_json::from_str(s).map_err(|e| Error::internal(format!("stored JSON is corrupt: {e}")))
@@ -219,29 +211,15 @@ impl Node {
         rfc3339_millis(self.clock.now())
     }
 
-    /// Runs `f` with this thread's read-only connection.
+    /// Runs `f` with a read-only connection: under `serve`, this
+    /// thread's kept one (`store::readcache`: checked by file identity and
+    /// schema cookie before it serves).
     pub(crate) fn read<T>(&self, f: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
-        let path = self.dir.root().join(SPEC.file);
-        READER.with(|cell| {
-            let mut slot = cell.borrow_mut();
-            let fresh = !matches!(&*slot, Some((p, _)) if *p == path);
-            if fresh {
-                let conn = self
-                    .dir
-                    .open_read(&SPEC)?
-                    .ok_or_else(|| not_initialized(&self.dir))?;
-                // Reads map the database file instead of copying each page
-                // out of the OS cache with a system call: a scan (list mode
-                // with `where`) reads many more pages than a connection's
-                // own cache holds.
-                conn.execute_batch(READER_PRAGMAS)?;
-                *slot = Some((path.clone(), conn));
-            }
-            match &*slot {
-                Some((_, c)) => f(c),
-                None => Err(Error::internal("reader connection missing")),
-            }
-        })
+        let conn = self
+            .dir
+            .open_read_cached(&SPEC)?
+            .ok_or_else(|| not_initialized(&self.dir))?;
+        f(&conn)
     }
 
     /// The capability manifest; `origin` is the HTTP origin the client used.
