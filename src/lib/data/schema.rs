@@ -182,7 +182,7 @@ CREATE TABLE inline_blobs (
 ///   let a ranked query enumerate documents in bm25 order without scoring
 ///   every match (see `node/query.rs`). `node_meta.doclen_complete` says the
 ///   table covers every FTS row; a node migrated with FTS rows gets it
-///   filled by its next writer ([`super::writer`]).
+///   filled by its next writer (`data::writer`).
 /// - FTS5 keeps up to 8 MiB of pending terms per transaction (its default
 ///   is 1 MiB) before it writes them out as an index segment: a bulk batch
 ///   makes fewer, larger segments and merges less (6% fewer instructions

@@ -31,8 +31,9 @@
 //! typed error that says which line the last commit covered.
 
 use super::Node;
-use super::collect::{CollectTarget, Prepared, check_supersedes};
+use super::collect::{CollectTarget, check_supersedes};
 use crate::clock::rfc3339_millis;
+use crate::data::record::Prepared;
 use crate::data::schema::SPEC;
 use crate::data::syntax::check_collection_id;
 use crate::data::writer::{self, Inserted};

@@ -11,14 +11,18 @@ mod collect;
 mod init;
 mod query;
 mod read;
+mod replica;
+pub(crate) mod write;
 
+pub use super::fts::index_document;
+pub use super::record::{PROTOCOL, Prepared, record_id};
 pub use bulk::{
     BulkProgress, BulkRequest, BulkSummary, DEFAULT_FLUSH, DEFAULT_FLUSH_MS, LineError,
 };
 pub use changes::{ChangesRequest, TombstoneRequest};
 #[cfg(test)]
 pub(crate) use collect::check_supersedes;
-pub use collect::{CollectRequest, CollectResponse, Prepared, index_document, record_id};
+pub use collect::{CollectRequest, CollectResponse};
 pub use init::{InitOutput, InitRequest, init, is_feed_id};
 pub use query::QueryRequest;
 #[cfg(test)]
@@ -38,7 +42,6 @@ use super::collection;
 use super::collectors;
 use super::config::NodeConfig;
 use super::schema::SPEC;
-use super::writer::{WriteOp, WriteResult, Writer};
 use crate::clock::{Clock, rfc3339_millis};
 use crate::error::{Code, Error, Result};
 use crate::store::{Connection, DataDir, OptionalExtension};
@@ -48,9 +51,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-
-/// The protocol name.
-pub const PROTOCOL: &str = "agent-data/v1";
+use write::{WriteOp, WriteResult, Writer};
 
 /// Node limits (advertised verbatim in the manifest).
 #[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
@@ -167,7 +168,7 @@ impl Node {
 
     /// Switches writes to a group-commit writer thread (used by `serve`).
     pub fn start_group_commit(&mut self) -> Result<()> {
-        self.start_group_commit_with(super::writer::QUEUE)
+        self.start_group_commit_with(write::QUEUE)
     }
 
     /// [`Node::start_group_commit`] with a queue of at most `queue` writes.
