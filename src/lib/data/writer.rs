@@ -543,9 +543,11 @@ pub(crate) fn put_collection(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::data::node::{CollectRequest, QueryRequest};
+    use crate::data::node::write::{MAX_BATCH, WriteOp, WriteResult, Writer};
+    use crate::data::node::{CollectRequest, Node, QueryRequest};
     use crate::data::replica::ReplicaOp;
     use serde_json::json;
+    use std::time::Duration;
 
     /// A collect of `text` with the built-in text collector into `default`.
     fn text_collect(text: &str) -> CollectRequest {

@@ -2,12 +2,14 @@
 //! files.
 //!
 //! A [`DataDir`] is an owner-private directory (0700, files 0600, no
-//! symlinks). Mutations go through [`DataDir::lock`], which takes the
-//! advisory lock with a bounded wait, then open their databases with
-//! [`DataDir::open_write`] (creating and migrating them). Reads use
+//! symlinks). Mutations are units of work ([`Session`], and the group
+//! commit of a [`Writer`]): they take the advisory lock with a bounded
+//! wait, then open the databases their [`Plan`] lists, in its order
+//! (creating and migrating those they write). Reads use
 //! [`DataDir::open_read`], which never creates or migrates anything. Lock
-//! order, always: data-dir lock → journal transaction → authority
-//! transaction.
+//! order, always: data-dir lock → the plan's databases, in the plan's
+//! order. The store knows no database by name: its owners pass their
+//! [`DbSpec`]s.
 
 mod cas;
 mod db;

@@ -107,8 +107,8 @@ struct Db {
 /// private-file rule) and its schema cookie has not moved (else the
 /// migration check runs again, which refuses a newer schema), and only
 /// when it is out of any transaction. A database removed or replaced
-/// between sessions (a CLI `init` of a fresh journal, an operator's
-/// restore) is opened afresh; one that appeared (a journal a CLI command
+/// between sessions (a CLI `init` of a fresh database, an operator's
+/// restore) is opened afresh; one that appeared (a database a CLI command
 /// created) is opened when the next session wants it.
 #[derive(Default)]
 pub struct Kept {

@@ -1,13 +1,14 @@
-//! The group-commit writer of one data directory (`serve`'s workflow
-//! mutations).
+//! A group-commit writer of one data directory (under `serve`: the
+//! workflow's mutations, and the data node's writes, each with a writer
+//! of its own).
 //!
 //! One thread owns the writing: callers [`Writer::submit`] a mutation (a
 //! closure over a [`Work`]) with its session [`Plan`] into a bounded queue
 //! and block until it is durable. The thread takes the oldest queued
 //! mutation, drains whatever else is queued *now* with the same plan (at
 //! most [`WriterConfig::max_batch`]; it never waits to fill a batch), opens
-//! one [`Session`] for them (data-dir lock → journal → authority, one clock
-//! reading), applies each in its own savepoint with its own outcome,
+//! one [`Session`] for them (data-dir lock → the plan's databases, one
+//! clock reading), applies each in its own savepoint with its own outcome,
 //! commits once per database in the plan's order, releases the lock, and
 //! only then answers every caller of the batch. So:
 //!

@@ -598,6 +598,8 @@ fn utf8(out: Vec<u8>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::data::fts::index_document;
+    use crate::data::record::record_id;
     use serde_json::json;
 
     #[test]

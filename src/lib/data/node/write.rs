@@ -21,7 +21,7 @@ use serde_json::{Map, Value};
 use std::time::Duration;
 
 /// Most writes folded into one group commit.
-const MAX_BATCH: usize = 512;
+pub(crate) const MAX_BATCH: usize = 512;
 
 /// Writes waiting for the group writer at most (besides the batch it is
 /// applying); past it a write is answered `busy` at once and nothing of it
