@@ -220,6 +220,11 @@ impl Node {
             .dir
             .open_read_cached(&SPEC)?
             .ok_or_else(|| not_initialized(&self.dir))?;
+        if conn.is_fresh() {
+            // Another connection: its `data_version`s are not the ones
+            // the thread's cached term counts were read at.
+            query::forget_vocab();
+        }
         f(&conn)
     }
 
