@@ -82,6 +82,10 @@ impl Plan {
     }
 }
 
+/// A writer connection just taken or opened: the connection, the file
+/// identity it may be kept under, and the file it created (if any).
+type Opened = (Connection, Option<(u64, u64)>, Option<PathBuf>);
+
 /// One database of a session.
 struct Db {
     spec: &'static DbSpec,
@@ -558,7 +562,7 @@ impl Session {
         ts: &str,
         kept: &mut Kept,
         removable: bool,
-    ) -> Result<(Connection, Option<(u64, u64)>, Option<PathBuf>)> {
+    ) -> Result<Opened> {
         let path = self.dir.root().join(spec.file);
         let id = private_fs::private_file_id(&path)?;
         if let Some((conn, id)) = kept.take(spec, id, ts) {
