@@ -248,7 +248,7 @@ fn apply_op(work: &Work<'_>, op: WriteOp) -> Result<WriteResult> {
     Ok(out)
 }
 
-/// Test builds only: a collect whose first record's text equals
+/// Test builds only: a collect of a record whose content equals
 /// `AGENT_TASK_TEST_DATA_WRITE_PANIC` panics inside the writer (what a bug
 /// in a write would do), to show that it fails its batch alone.
 #[cfg(feature = "test-hooks")]
