@@ -31,6 +31,8 @@
 //! - `AGENT_TASK_TEST_IMPORT_PAUSE_FIFO` ([`import_pause_after_prevalidate`]):
 //!   an import pauses on this FIFO between prevalidation and its unit of
 //!   work.
+//! - `AGENT_TASK_TEST_DATA_WRITE_PANIC` ([`data_write_panics`]): a data
+//!   collect of a record with exactly these bytes panics inside the writer.
 //!
 //! A new hook is one more function here, in the same shape (the name in a
 //! string literal inside its `#[cfg(feature = "test-hooks")]` body, a doc
@@ -171,10 +173,17 @@ pub fn import_pause_after_prevalidate() {
     }
 }
 
-// Slot: `AGENT_TASK_TEST_DATA_WRITE_PANIC` (the data writer's panic
-// injection, added in `data/writer.rs` by the write-engine change) moves
-// here as one more function of the shape above, with its line in the
-// module list.
+/// `AGENT_TASK_TEST_DATA_WRITE_PANIC`: a data collect of a record whose
+/// bytes equal this value panics inside the writer (what a bug in a write
+/// would do), to show that it fails its batch alone.
+pub fn data_write_panics(record: &[u8]) -> bool {
+    #[cfg(feature = "test-hooks")]
+    if let Some(v) = var_os("AGENT_TASK_TEST_DATA_WRITE_PANIC") {
+        return v.as_encoded_bytes() == record;
+    }
+    let _ = record;
+    false
+}
 
 #[cfg(test)]
 mod tests {

@@ -22,6 +22,7 @@ mod data_hostile;
 mod data_http;
 mod data_http_collector;
 mod data_ingest;
+mod data_write_panic;
 mod deploy;
 mod docs;
 mod doctor;

@@ -12,8 +12,8 @@
 //! clients of tests/cli/mcp_interop.rs check 2026-07-28.
 
 use crate::common::repo_root;
-use crate::data_support::TOKEN;
-use crate::task_support::Setup;
+use crate::common::data_support::TOKEN;
+use crate::common::task_support::Setup;
 use crate::workspace_http::serve;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -133,7 +133,7 @@ fn mcp_conformance_suite_passes_against_the_data_endpoint() {
     };
     let env = crate::common::TestEnv::new();
     env.run(&["data", "init"]).json();
-    let srv = crate::data_support::serve(&env, Some(TOKEN));
+    let srv = crate::common::data_support::serve(&env, Some(TOKEN));
     let token_file = env.tmp.path().join("node-token");
     std::fs::write(&token_file, TOKEN).expect("token file");
     let p = proxy(

@@ -7,7 +7,7 @@
 //! and change nothing, the manifest answering throughout.
 
 use crate::common::TestEnv;
-use crate::data_support::{Resp, TOKEN, get, post, raw, req, serve};
+use crate::common::data_support::{Resp, TOKEN, get, post, raw, req, serve};
 use serde_json::{Value, json};
 
 const MCP: &str = "/v1/node/mcp";

@@ -7,9 +7,9 @@
 //! `initialize` still opens a 2025-11-25 conversation on the same endpoint.
 //! Every refused message changes nothing.
 
-use crate::data_support::Resp;
-use crate::mcp_client::Client;
-use crate::task_support::Setup;
+use crate::common::data_support::Resp;
+use crate::common::mcp_client::Client;
+use crate::common::task_support::Setup;
 use crate::workspace_http::{serve, token};
 use serde_json::{Value, json};
 

@@ -136,7 +136,7 @@ fn mcp_interop_python_sdk_runs_the_demo_loop_in_the_modern_era() {
     for mode in ["2026-07-28", "auto"] {
         let l = Loop::basic("bwrap");
         l.set_add("+");
-        let srv = crate::workspace_collect::serve(&l);
+        let srv = crate::common::workspace_collect::serve(&l);
         let cfg = prepare(
             &l,
             &srv.addr,
@@ -188,7 +188,7 @@ fn mcp_interop_typescript_client_2_runs_the_demo_loop_in_the_modern_era() {
     };
     let l = Loop::basic("bwrap");
     l.set_add("+");
-    let srv = crate::workspace_collect::serve(&l);
+    let srv = crate::common::workspace_collect::serve(&l);
     let cfg = prepare(
         &l,
         &srv.addr,
@@ -271,10 +271,10 @@ fn mcp_interop_python_sdk_uses_the_data_endpoint_as_memory() {
     ] {
         let env = crate::common::TestEnv::new();
         env.run(&["data", "init"]).json();
-        let srv = crate::data_support::serve(&env, Some(crate::data_support::TOKEN));
+        let srv = crate::common::data_support::serve(&env, Some(crate::common::data_support::TOKEN));
         let cfg = json!({
             "url": format!("http://{}/v1/node/mcp", srv.addr),
-            "token": crate::data_support::TOKEN,
+            "token": crate::common::data_support::TOKEN,
             "mode": mode,
             "expect": version,
         });
@@ -320,10 +320,10 @@ fn mcp_interop_typescript_sdks_use_the_data_endpoint_as_memory() {
     ] {
         let env = crate::common::TestEnv::new();
         env.run(&["data", "init"]).json();
-        let srv = crate::data_support::serve(&env, Some(crate::data_support::TOKEN));
+        let srv = crate::common::data_support::serve(&env, Some(crate::common::data_support::TOKEN));
         let cfg = json!({
             "url": format!("http://{}/v1/node/mcp", srv.addr),
-            "token": crate::data_support::TOKEN,
+            "token": crate::common::data_support::TOKEN,
             "sdk": sdk,
             "mode": mode,
             "expect": version,

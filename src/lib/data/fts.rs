@@ -1,4 +1,6 @@
-//! What this node needs to know about its FTS5 index beyond SQL: the
+//! A record's FTS document ([`index_document`]: what the index holds for
+//! it; `data::writer` writes the row), and what this node needs to know
+//! about its FTS5 index beyond SQL: the
 //! on-disk integers FTS5 keeps per row and per table, and the bm25 formula
 //! FTS5 ranks with, reproduced operation for operation so that a score
 //! computed here is the same double FTS5's `bm25()` returns.
@@ -17,6 +19,10 @@
 //!   `1e-6` when it is not positive; `bm25()` returns `-score`.
 //!
 //! The tests check every piece against FTS5 itself.
+
+use super::canon::js_number_text;
+use super::syntax::is_textual;
+use serde_json::{Map, Value};
 
 /// Reads one SQLite varint (big-endian, 7 bits per byte, the ninth byte
 /// whole) at the start of `b`: the value and the bytes it took.
@@ -50,6 +56,13 @@ pub fn docsize_tokens(sz: &[u8]) -> Option<u64> {
     varints(sz)?
         .into_iter()
         .try_fold(0u64, |a, v| a.checked_add(v))
+}
+
+/// A row's token count from its FTS5 docsize record, as SQLite stores it.
+pub fn docsize(sz: &[u8]) -> crate::error::Result<i64> {
+    docsize_tokens(sz)
+        .and_then(|n| i64::try_from(n).ok())
+        .ok_or_else(|| crate::error::Error::internal("an FTS5 docsize record does not decode"))
 }
 
 /// Row count and token total over all columns, from the averages record.
@@ -108,6 +121,62 @@ pub fn ascii_single_token(part: &str) -> Option<String> {
         return None;
     }
     Some(token.to_ascii_lowercase())
+}
+
+/// The FTS document of a record (spec/agent-data-facts.md §8.3).
+pub fn index_document(env: &Map<String, Value>, bytes: &[u8], media_type: &str) -> String {
+    let source = env.get("source");
+    document_of(
+        bytes,
+        media_type,
+        source.and_then(|s| s.get("uri")).and_then(Value::as_str),
+        source
+            .and_then(|s| s.get("external_id"))
+            .and_then(Value::as_str),
+        env.get("key").and_then(Value::as_str),
+        env.get("metadata"),
+    )
+}
+
+/// [`index_document`] from the members it reads.
+pub(crate) fn document_of(
+    bytes: &[u8],
+    media_type: &str,
+    uri: Option<&str>,
+    external_id: Option<&str>,
+    key: Option<&str>,
+    metadata: Option<&Value>,
+) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    if is_textual(media_type)
+        && let Ok(s) = std::str::from_utf8(bytes)
+    {
+        parts.push(s.to_owned());
+    }
+    for s in [uri, external_id, key].into_iter().flatten() {
+        parts.push(s.to_owned());
+    }
+    if let Some(m) = metadata {
+        flatten(m, &mut parts);
+    }
+    parts.retain(|p| !p.is_empty());
+    parts.join("\n")
+}
+
+fn flatten(v: &Value, out: &mut Vec<String>) {
+    match v {
+        Value::Object(m) => {
+            for (k, v) in m {
+                out.push(k.clone());
+                flatten(v, out);
+            }
+        }
+        Value::Array(a) => a.iter().for_each(|x| flatten(x, out)),
+        Value::String(s) => out.push(s.clone()),
+        Value::Number(n) => out.push(js_number_text(n)),
+        Value::Bool(b) => out.push(b.to_string()),
+        Value::Null => {}
+    }
 }
 
 #[cfg(test)]

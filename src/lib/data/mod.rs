@@ -11,6 +11,7 @@ pub mod cursor;
 pub mod fts;
 pub mod key;
 pub mod node;
+pub mod record;
 pub mod replica;
 pub mod schema;
 pub mod syntax;

@@ -3,7 +3,62 @@
 //! [`INLINE_MAX_BYTES`]), which commits in the same transaction as the row
 //! naming it; larger content lives in the CAS, fsynced before that commit.
 
-use crate::store::{DbSpec, Migration};
+use crate::error::Result;
+use crate::store::{Connection, DbSpec, Migration, Opened, OptionalExtension, params};
+
+/// A larger page cache keeps a big batch's dirty pages in memory until
+/// its commit instead of spilling them to the WAL mid-transaction. (Public
+/// so that `scripts/ingest-probe.rs` runs with exactly these.)
+pub const WRITER_PRAGMAS: &str = "PRAGMA cache_size = -65536;";
+
+/// The read connections' settings: reads map the database file instead
+/// of copying each page out of the OS cache with a system call (a scan,
+/// list mode with `where`, reads many more pages than a connection's own
+/// cache holds).
+pub const READER_PRAGMAS: &str = "PRAGMA mmap_size = 1073741824;";
+
+/// The set-up of every connection the store opens on the data database:
+/// a reader's pragmas; for a writer (after the migrations, in a
+/// transaction of its own) the writer pragmas and the completion of
+/// `record_doclen` when a migration left it incomplete.
+fn on_open(conn: &Connection, opened: Opened) -> Result<()> {
+    match opened {
+        Opened::Reader => Ok(conn.execute_batch(READER_PRAGMAS)?),
+        Opened::Writer => {
+            conn.execute_batch(WRITER_PRAGMAS)?;
+            complete_doclen(conn)
+        }
+    }
+}
+
+/// Fills `record_doclen` from FTS5's docsize rows, once, for a node that
+/// had FTS rows when it was migrated to data schema 3.
+fn complete_doclen(conn: &Connection) -> Result<()> {
+    let done: Option<String> = conn
+        .query_row(
+            "SELECT value FROM node_meta WHERE key = 'doclen_complete'",
+            [],
+            |r| r.get(0),
+        )
+        .optional()?;
+    if done.is_some() {
+        return Ok(());
+    }
+    conn.execute("DELETE FROM record_doclen", [])?;
+    let mut read = conn.prepare("SELECT id, sz FROM record_fts_docsize")?;
+    let mut ins = conn.prepare("INSERT INTO record_doclen(ntok, rid) VALUES (?1, ?2)")?;
+    let mut rows = read.query([])?;
+    while let Some(r) = rows.next()? {
+        let rid: i64 = r.get(0)?;
+        let sz: Vec<u8> = r.get(1)?;
+        ins.execute(params![super::fts::docsize(&sz)?, rid])?;
+    }
+    conn.execute(
+        "INSERT INTO node_meta(key, value) VALUES ('doclen_complete', '1')",
+        [],
+    )?;
+    Ok(())
+}
 
 /// Largest record content stored inline in `inline_blobs` rather than as a
 /// CAS object. One SQLite commit makes a whole batch of small records
@@ -15,6 +70,7 @@ pub static SPEC: DbSpec = DbSpec {
     name: "data",
     file: "data/data.sqlite",
     migrations: MIGRATIONS,
+    on_open: Some(on_open),
 };
 
 static MIGRATIONS: &[Migration] = &[
@@ -126,7 +182,7 @@ CREATE TABLE inline_blobs (
 ///   let a ranked query enumerate documents in bm25 order without scoring
 ///   every match (see `node/query.rs`). `node_meta.doclen_complete` says the
 ///   table covers every FTS row; a node migrated with FTS rows gets it
-///   filled by its next writer ([`super::writer`]).
+///   filled by its next writer (`data::writer`).
 /// - FTS5 keeps up to 8 MiB of pending terms per transaction (its default
 ///   is 1 MiB) before it writes them out as an index segment: a bulk batch
 ///   makes fewer, larger segments and merges less (6% fewer instructions
@@ -438,7 +494,7 @@ macro_rules! prefix_sql {
 /// - The prefix is not unique: anyone can make two digests share 8 bytes.
 ///   Every lookup names the prefix (to use the index) and the full key
 ///   (to match exactly), and uniqueness is the writer's: all writes run in
-///   one `BEGIN IMMEDIATE` transaction of the one writer under the
+///   one immediate transaction (`writer::PLAN`) of the one writer under the
 ///   data-directory lock, which looks a key up before inserting it (a
 ///   record found is an existing record, as before; an inline blob found
 ///   keeps its row and gets the new bytes if they differ, the repair the

@@ -1,11 +1,8 @@
-//! Every write of the node goes through one of two writers:
-//!
-//! - `Direct` (CLI): takes the data-directory lock, opens the database and
-//!   commits one transaction for the call (or one for a whole bulk batch);
-//! - `Group` (`serve`): one writer thread drains a queue of writes, applies
-//!   each inside its own SAVEPOINT and commits the whole batch with one
-//!   transaction (one WAL fsync) — group commit. Callers block until their
-//!   batch is durable.
+//! The SQL of every data write: records (their inline content, rows and
+//! change events), their FTS rows and token counts, tombstones and
+//! collections, each inside the caller's unit of work ([`PLAN`]: the
+//! store's engine; `data::node::write` runs them), and bulk ingest's
+//! checkpointer.
 //!
 //! Content bytes are fsynced into the CAS by the caller *before* a write
 //! naming them is queued.
@@ -13,286 +10,43 @@
 use super::canon::canonical_json;
 use super::collection::comparison_key;
 use super::key::{prefix, record_key};
-use super::node::{Node, Prepared};
+use super::record::Prepared;
 use super::schema::SPEC;
-use crate::clock::{Clock, rfc3339_millis};
 use crate::error::{Code, Error, Result};
-use crate::store::Deferred as Answer;
-use crate::store::{Connection, DataDir, DirLock, KeptDirLock, OptionalExtension, params};
+use crate::store::{
+    Access, CommitOrder, Connection, DataDir, DirLock, OptionalExtension, Plan, params,
+};
 use serde_json::{Map, Value};
-use std::sync::Arc;
 use std::sync::mpsc;
-use std::time::Duration;
 
-/// A larger page cache keeps a big batch's dirty pages in memory until
-/// its commit instead of spilling them to the WAL mid-transaction. (Public
-/// so that `scripts/ingest-probe.rs` runs with exactly these.)
-pub const WRITER_PRAGMAS: &str = "PRAGMA cache_size = -65536;";
+pub use super::schema::WRITER_PRAGMAS;
 
-/// Most writes folded into one group commit.
-const MAX_BATCH: usize = 512;
+/// Every data write's unit of work: the data database, an immediate
+/// transaction.
+pub const PLAN: Plan = Plan {
+    dbs: &[(&SPEC, Access::Write)],
+    order: CommitOrder::Listed,
+};
 
-/// Writes waiting for the group writer at most (besides the batch it is
-/// applying); past it a write is answered `busy` at once and nothing of it
-/// is applied. A full queue means the writer is behind by two of its
-/// largest batches: a client retries shortly.
-pub const QUEUE: usize = 1024;
-
-/// One write.
-#[derive(Debug)]
-pub enum WriteOp {
-    /// Insert records (first envelope wins).
-    Collect(Vec<Prepared>),
-    /// Tombstone a record.
-    Tombstone {
-        /// Record id.
-        record_id: String,
-        /// Reason (non-empty) or none.
-        reason: Option<String>,
-        /// Tombstone time.
-        now: String,
-    },
-    /// Define a collection.
-    PutCollection(Map<String, Value>, String),
-    /// Import a verified sync page's objects, in order (`data::replica`).
-    Replica(Vec<super::replica::ReplicaOp>),
-}
-
-/// The result of one write.
-#[derive(Debug)]
-pub enum WriteResult {
-    /// `(canonical envelope text, inserted)` per item: a new record's
-    /// prepared text, or an existing record's stored one.
-    Collect(Vec<(String, bool)>),
-    /// The (first) tombstone.
-    Tombstone(Value),
-    /// The stored collection and whether it was created.
-    Collection(Value, bool),
-    /// What a replica import inserted or found.
-    Replica(super::replica::ReplicaOutcome),
-}
-
-pub(crate) struct Job {
-    op: WriteOp,
-    reply: Reply,
-}
-
-/// Where a write's result goes once its batch is durable: a caller
-/// blocked in [`Writer::write_many`], or an [`Answer`] awaited elsewhere
-/// ([`Writer::write_deferred`]).
-pub(crate) enum Reply {
-    Blocking(mpsc::Sender<Result<WriteResult>>),
-    Deferred(tokio::sync::oneshot::Sender<Result<WriteResult>>),
-}
-
-impl Reply {
-    /// Delivers the result; whether the caller was still there (one that
-    /// went away needs no answer: its write stays applied).
-    pub(crate) fn send(self, r: Result<WriteResult>) -> bool {
-        match self {
-            Reply::Blocking(tx) => tx.send(r).is_ok(),
-            Reply::Deferred(tx) => tx.send(r).is_ok(),
-        }
-    }
-}
-
-/// How the node writes.
-pub(crate) enum Writer {
-    /// Lock, open, one transaction per call.
-    Direct,
-    /// A group-commit writer thread and its queue's bound.
-    Group(mpsc::SyncSender<Job>, usize),
-}
-
-impl Writer {
-    /// Starts a group-commit writer thread for `dir` whose queue holds at
-    /// most `queue` writes.
-    pub fn start_group(
-        dir: DataDir,
-        timeout: Duration,
-        clock: Arc<dyn Clock>,
-        queue: usize,
-    ) -> Result<Writer> {
-        // The server's writer keeps SQLite's automatic checkpoints, inside
-        // the commit, but rare ([`SERVER_CHECKPOINT_PAGES`]), and truncates
-        // the WAL once idle ([`settle`]): a checkpoint thread (as bulk
-        // ingest has) competed with the commits for the disk and the CPU
-        // (measured: fewer collects a second, not more).
-        // The lock file stays open for the server's life (one per batch
-        // would be two checked opens and closes and a CAS temp sweep).
-        let mut held = dir.keep_lock();
-        let conn = {
-            let lock = held.acquire(timeout)?;
-            let conn = open(&dir, &rfc3339_millis(clock.now()), &lock)?;
-            conn.execute_batch(&format!(
-                "PRAGMA wal_autocheckpoint = {SERVER_CHECKPOINT_PAGES}"
-            ))?;
-            conn
-        };
-        let mut wal = dir.root().join(SPEC.file).into_os_string();
-        wal.push("-wal");
-        let wal = std::path::PathBuf::from(wal);
-        let queue = queue.max(1);
-        let (tx, rx) = mpsc::sync_channel::<Job>(queue);
-        std::thread::Builder::new()
-            .name("data-writer".into())
-            .spawn(move || group_loop(&mut held, timeout, conn, &wal, rx))
-            .map_err(|e| Error::internal(format!("cannot start the writer thread: {e}")))?;
-        Ok(Writer::Group(tx, queue))
-    }
-
-    /// Applies one write durably.
-    pub fn write(&self, node: &Node, op: WriteOp) -> Result<WriteResult> {
-        self.write_many(node, vec![op])
-            .pop()
-            .unwrap_or_else(|| Err(Error::internal("writer returned no result")))
-    }
-
-    /// Queues one write without waiting for it: the [`Answer`] is
-    /// answered once its batch is durable (`Group`), or holds the result
-    /// already (`Direct`: written now; `Group` with a full queue: `busy`,
-    /// nothing queued). Dropping it drops only the answer. Never blocks.
-    pub fn write_deferred(&self, node: &Node, op: WriteOp) -> Answer<WriteResult> {
-        match self {
-            Writer::Direct => Answer::done(self.write(node, op)),
-            Writer::Group(tx, queue) => {
-                let (rtx, rrx) = tokio::sync::oneshot::channel();
-                match enqueue(tx, *queue, op, Reply::Deferred(rtx)) {
-                    Ok(()) => Answer::from_receiver(rrx),
-                    Err(e) => Answer::done(Err(e)),
-                }
-            }
-        }
-    }
-
-    /// Applies many writes; with `Direct` they share one transaction.
-    pub fn write_many(&self, node: &Node, ops: Vec<WriteOp>) -> Vec<Result<WriteResult>> {
-        match self {
-            Writer::Direct => {
-                let n = ops.len();
-                let res = (|| {
-                    let lock = node.dir.lock(node.lock_timeout)?;
-                    let now = rfc3339_millis(node.clock.now());
-                    let conn = open(&node.dir, &now, &lock)?;
-                    Ok::<_, Error>(apply_batch(&conn, ops))
-                })();
-                match res {
-                    Ok(v) => v,
-                    Err(e) => (0..n).map(|_| Err(clone_err(&e))).collect(),
-                }
-            }
-            Writer::Group(tx, queue) => {
-                // Once one write finds the queue full, the later ones are
-                // not queued either (each is answered that `busy`).
-                let mut refused: Option<Error> = None;
-                let mut waits = Vec::with_capacity(ops.len());
-                for op in ops {
-                    if let Some(e) = &refused {
-                        waits.push(Err(clone_err(e)));
-                        continue;
-                    }
-                    let (rtx, rrx) = mpsc::channel();
-                    match enqueue(tx, *queue, op, Reply::Blocking(rtx)) {
-                        Ok(()) => waits.push(Ok(rrx)),
-                        Err(e) => {
-                            waits.push(Err(clone_err(&e)));
-                            refused = Some(e);
-                        }
-                    }
-                }
-                waits
-                    .into_iter()
-                    .map(|w| match w {
-                        Ok(rrx) => rrx
-                            .recv()
-                            .unwrap_or_else(|_| Err(Error::internal("the writer thread stopped"))),
-                        Err(e) => Err(e),
-                    })
-                    .collect()
-            }
-        }
-    }
-}
-
-/// Queues one job without blocking: a full queue is `busy` (with the
-/// bound in `details.queue`) and nothing is queued.
-fn enqueue(tx: &mpsc::SyncSender<Job>, queue: usize, op: WriteOp, reply: Reply) -> Result<()> {
-    match tx.try_send(Job { op, reply }) {
-        Ok(()) => Ok(()),
-        Err(mpsc::TrySendError::Full(_)) => Err(Error::new(
-            Code::Busy,
-            format!("the data writer's queue is full ({queue} writes waiting); retry shortly"),
-        )
-        .with("queue", queue as u64)),
-        Err(mpsc::TrySendError::Disconnected(_)) => {
-            Err(Error::internal("the writer thread stopped"))
-        }
-    }
-}
-
-/// Opens the data database for writing (creating and migrating it) with
-/// the writer pragmas, and completes `record_doclen` when a migration left
-/// it incomplete.
+/// Opens the data database for writing (creating and migrating it; the
+/// store runs [`super::schema::SPEC`]'s writer set-up: the writer pragmas
+/// and the `record_doclen` completion).
 pub(crate) fn open(dir: &DataDir, now: &str, lock: &DirLock) -> Result<Connection> {
-    let conn = dir.open_write(&SPEC, now, lock)?;
-    conn.execute_batch(WRITER_PRAGMAS)?;
-    complete_doclen(&conn)?;
-    Ok(conn)
-}
-
-/// Fills `record_doclen` from FTS5's docsize rows, once, for a node that
-/// had FTS rows when it was migrated to data schema 3.
-fn complete_doclen(conn: &Connection) -> Result<()> {
-    let done: Option<String> = conn
-        .query_row(
-            "SELECT value FROM node_meta WHERE key = 'doclen_complete'",
-            [],
-            |r| r.get(0),
-        )
-        .optional()?;
-    if done.is_some() {
-        return Ok(());
-    }
-    conn.execute_batch("BEGIN IMMEDIATE")?;
-    let res = (|| -> Result<()> {
-        conn.execute("DELETE FROM record_doclen", [])?;
-        let mut read = conn.prepare("SELECT id, sz FROM record_fts_docsize")?;
-        let mut ins = conn.prepare("INSERT INTO record_doclen(ntok, rid) VALUES (?1, ?2)")?;
-        let mut rows = read.query([])?;
-        while let Some(r) = rows.next()? {
-            let rid: i64 = r.get(0)?;
-            let sz: Vec<u8> = r.get(1)?;
-            ins.execute(params![docsize(&sz)?, rid])?;
-        }
-        conn.execute(
-            "INSERT INTO node_meta(key, value) VALUES ('doclen_complete', '1')",
-            [],
-        )?;
-        Ok(())
-    })();
-    match res {
-        Ok(()) => Ok(conn.execute_batch("COMMIT")?),
-        Err(e) => {
-            let _ = conn.execute_batch("ROLLBACK");
-            Err(e)
-        }
-    }
+    dir.open_write(&SPEC, now, lock)
 }
 
 fn docsize(sz: &[u8]) -> Result<i64> {
-    super::fts::docsize_tokens(sz)
-        .and_then(|n| i64::try_from(n).ok())
-        .ok_or_else(|| Error::internal("an FTS5 docsize record does not decode"))
+    super::fts::docsize(sz)
 }
 
-fn insert_fts(conn: &Connection, rid: i64, document: &str) -> Result<()> {
+pub(crate) fn insert_fts(conn: &Connection, rid: i64, document: &str) -> Result<()> {
     conn.prepare_cached(INSERT_FTS)?
         .execute(params![rid, document])?;
     Ok(())
 }
 
 /// Copies a row's token count from FTS5's docsize record.
-fn insert_doclen(conn: &Connection, rid: i64) -> Result<()> {
+pub(crate) fn insert_doclen(conn: &Connection, rid: i64) -> Result<()> {
     let sz: Vec<u8> = conn
         .prepare_cached("SELECT sz FROM record_fts_docsize WHERE id = ?1")?
         .query_row([rid], |r| r.get(0))?;
@@ -316,17 +70,6 @@ fn insert_doclen_range(conn: &Connection, first: i64, last: i64) -> Result<()> {
     Ok(())
 }
 
-/// A copy of an error (errors are not `Clone`).
-pub(crate) fn clone_err(e: &Error) -> Error {
-    let mut c = Error::new(e.code(), e.message());
-    if let Some(d) = e.details() {
-        for (k, v) in d {
-            c = c.with(k, v.clone());
-        }
-    }
-    c
-}
-
 /// Bulk ingest's checkpointer: copies committed WAL frames into the database file on a thread of its
 /// own (`PRAGMA wal_checkpoint(PASSIVE)`: it never waits for, or blocks,
 /// readers or the writer), so that a commit never stops to; the writer's
@@ -337,6 +80,7 @@ pub(crate) fn clone_err(e: &Error) -> Error {
 pub(crate) struct Checkpointer {
     kick: mpsc::SyncSender<()>,
     wal: std::path::PathBuf,
+    conn: std::sync::Arc<std::sync::Mutex<Connection>>,
     thread: std::thread::JoinHandle<()>,
 }
 
@@ -344,22 +88,20 @@ pub(crate) struct Checkpointer {
 pub(crate) const MAX_WAL_BYTES: u64 = 64 << 20;
 
 impl Checkpointer {
-    /// Turns off `conn`'s automatic checkpoints and starts the thread.
-    pub(crate) fn start(
-        dir: &DataDir,
-        conn: &Connection,
-        now: &str,
-        lock: &DirLock,
-    ) -> Result<Checkpointer> {
-        conn.execute_batch("PRAGMA wal_autocheckpoint = 0")?;
-        let ckpt = dir.open_write(&SPEC, now, lock)?;
+    /// Starts the thread, on a connection of its own (the writer's
+    /// connections run without automatic checkpoints: `store::Kept`).
+    pub(crate) fn start(dir: &DataDir, now: &str, lock: &DirLock) -> Result<Checkpointer> {
+        let ckpt = std::sync::Arc::new(std::sync::Mutex::new(dir.open_write(&SPEC, now, lock)?));
         let (kick, rx) = mpsc::sync_channel::<()>(1);
+        let mine = ckpt.clone();
         let thread = std::thread::Builder::new()
             .name("data-checkpoint".into())
             .spawn(move || {
                 for () in rx {
                     // A failure only leaves more WAL for the next one.
-                    let _ = ckpt.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()));
+                    if let Ok(c) = mine.lock() {
+                        let _ = c.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()));
+                    }
                 }
             })
             .map_err(|e| Error::internal(format!("cannot start the checkpoint thread: {e}")))?;
@@ -368,6 +110,7 @@ impl Checkpointer {
         Ok(Checkpointer {
             kick,
             wal: wal.into(),
+            conn: ckpt,
             thread,
         })
     }
@@ -383,213 +126,14 @@ impl Checkpointer {
         let _ = self.kick.try_send(());
     }
 
-    /// Before a batch, under the lock: restart an oversized WAL.
-    pub(crate) fn bound(&self, conn: &Connection) {
-        if std::fs::symlink_metadata(&self.wal).is_ok_and(|m| m.len() > MAX_WAL_BYTES) {
-            let _ = conn.query_row("PRAGMA wal_checkpoint(RESTART)", [], |_| Ok(()));
-        }
-    }
-}
-
-/// The server writer's automatic checkpoint interval, in WAL pages (SQLite's
-/// default is 1,000): a checkpoint runs inside a commit, and one every
-/// 16,000 pages copies each hot page (page 1, the FTS structure record, the
-/// tables' last leaves) once for far more commits. Measured with
-/// `scripts/data-load.rs collect` (8 clients, 10,000 records, alternating
-/// runs): 7-12% more collects a second on a quiet disk. The WAL grows to
-/// about 64 MiB under load (the bulk writer's bound, [`MAX_WAL_BYTES`]) and
-/// is truncated once the writer has been idle for [`IDLE_TRUNCATE`].
-const SERVER_CHECKPOINT_PAGES: u32 = 16_000;
-
-/// How long the server writer waits without a write before it checkpoints
-/// and truncates a WAL over 1 MiB (so that an idle server's database file
-/// is complete and the next process to open it, such as a CLI read after
-/// the server stopped, does not rebuild its WAL index from a large WAL).
-const IDLE_TRUNCATE: Duration = Duration::from_secs(1);
-
-/// The busy timeout the writer's connection has (`store::db` opens every
-/// writer with it), restored after an idle checkpoint that ran without one.
-const WRITER_BUSY_TIMEOUT: Duration = Duration::from_secs(5);
-
-/// An idle writer's checkpoint: under the data-directory lock, a WAL over
-/// 1 MiB is checkpointed and truncated without waiting for readers (a
-/// reader still in the WAL makes it return busy; the next idle moment tries
-/// again, and the automatic checkpoints still bound the WAL meanwhile).
-/// Whether the WAL is small now.
-fn settle(
-    held: &mut KeptDirLock,
-    timeout: Duration,
-    conn: &Connection,
-    wal: &std::path::Path,
-) -> bool {
-    let small = || !std::fs::symlink_metadata(wal).is_ok_and(|m| m.len() > 1 << 20);
-    if small() {
-        return true;
-    }
-    let Ok(lock) = held.acquire(timeout) else {
-        return false;
-    };
-    let _ = conn.busy_timeout(Duration::ZERO);
-    let _ = conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()));
-    let _ = conn.busy_timeout(WRITER_BUSY_TIMEOUT);
-    drop(lock);
-    small()
-}
-
-/// How long a batch waits for more writes when fewer have queued than the
-/// previous batch held: the clients that batch answered are usually about
-/// to send again, and one commit for all of them beats one each.
-const LINGER: Duration = Duration::from_micros(500);
-
-fn group_loop(
-    held: &mut KeptDirLock,
-    timeout: Duration,
-    conn: Connection,
-    wal: &std::path::Path,
-    rx: mpsc::Receiver<Job>,
-) {
-    let mut previous = 1usize;
-    let mut wrote = false;
-    loop {
-        let first = if wrote {
-            match rx.recv_timeout(IDLE_TRUNCATE) {
-                Ok(j) => j,
-                Err(mpsc::RecvTimeoutError::Timeout) => {
-                    // Not settled (a reader was in the WAL, or the lock
-                    // was held): again after the next idle second.
-                    wrote = !settle(held, timeout, &conn, wal);
-                    continue;
-                }
-                Err(mpsc::RecvTimeoutError::Disconnected) => return,
-            }
-        } else {
-            match rx.recv() {
-                Ok(j) => j,
-                Err(_) => return,
-            }
-        };
-        wrote = true;
-        let mut jobs = vec![first];
-        let deadline = std::time::Instant::now() + LINGER;
-        while jobs.len() < MAX_BATCH {
-            match rx.try_recv() {
-                Ok(j) => jobs.push(j),
-                Err(mpsc::TryRecvError::Disconnected) => break,
-                Err(mpsc::TryRecvError::Empty) => {
-                    let left = deadline.saturating_duration_since(std::time::Instant::now());
-                    if jobs.len() >= previous || left.is_zero() {
-                        break;
-                    }
-                    match rx.recv_timeout(left) {
-                        Ok(j) => jobs.push(j),
-                        Err(_) => break,
-                    }
-                }
-            }
-        }
-        previous = jobs.len();
-        let (ops, replies): (Vec<_>, Vec<_>) = jobs.into_iter().map(|j| (j.op, j.reply)).unzip();
-        let n = ops.len();
-        let results = match held.acquire(timeout) {
-            Ok(lock) => {
-                let r = apply_batch(&conn, ops);
-                drop(lock);
-                r
-            }
-            Err(e) => (0..n).map(|_| Err(clone_err(&e))).collect(),
-        };
-        for (reply, r) in replies.into_iter().zip(results) {
-            let _ = reply.send(r);
-        }
-    }
-}
-
-/// One IMMEDIATE transaction for all `ops`, each in its own savepoint so a
-/// failing write leaves the others intact. If the commit fails, every
-/// write fails.
-///
-/// The FTS rows of collected records are written after the record rows of
-/// every write (see [`insert_many`]: FTS5 writes a segment per savepoint
-/// otherwise), before any tombstone, and before the commit; a failure
-/// there fails every write.
-pub(crate) fn apply_batch(conn: &Connection, ops: Vec<WriteOp>) -> Vec<Result<WriteResult>> {
-    let n = ops.len();
-    let fail_all = |e: Error| -> Vec<Result<WriteResult>> {
-        let _ = conn.execute_batch("ROLLBACK");
-        (0..n).map(|_| Err(clone_err(&e))).collect()
-    };
-    if let Err(e) = conn.execute_batch("BEGIN IMMEDIATE") {
-        let e = Error::from(e);
-        return (0..n).map(|_| Err(clone_err(&e))).collect();
-    }
-    let mut results = Vec::with_capacity(n);
-    let mut deferred = Deferred::default();
-    for op in ops {
-        // Anything but a collect may read or delete FTS rows (a tombstone,
-        // a replica import): the deferred ones are written first.
-        if !matches!(op, WriteOp::Collect(_))
-            && let Err(e) = deferred.flush(conn)
+    /// Before a batch, under the lock and outside any transaction of the
+    /// writer: restart an oversized WAL.
+    pub(crate) fn bound(&self) {
+        if std::fs::symlink_metadata(&self.wal).is_ok_and(|m| m.len() > MAX_WAL_BYTES)
+            && let Ok(c) = self.conn.lock()
         {
-            return fail_all(e);
+            let _ = c.query_row("PRAGMA wal_checkpoint(RESTART)", [], |_| Ok(()));
         }
-        let mut mine = Vec::new();
-        let r = conn
-            .prepare_cached("SAVEPOINT w")
-            .and_then(|mut s| s.execute([]))
-            .map_err(Error::from)
-            .and_then(|_| apply(conn, op, &mut mine));
-        match r {
-            Ok(v) => {
-                let rel = conn
-                    .prepare_cached("RELEASE w")
-                    .and_then(|mut s| s.execute([]))
-                    .map_err(Error::from);
-                if rel.is_ok() {
-                    deferred.add(mine);
-                }
-                results.push(rel.map(|_| v));
-            }
-            Err(e) => {
-                let _ = conn.execute_batch("ROLLBACK TO w; RELEASE w");
-                results.push(Err(e));
-            }
-        }
-    }
-    if let Err(e) = deferred.flush(conn) {
-        return fail_all(e);
-    }
-    if let Err(e) = conn.execute_batch("COMMIT") {
-        return fail_all(Error::from(e));
-    }
-    results
-}
-
-/// FTS rows a batch has still to write: (rid, document).
-#[derive(Default)]
-struct Deferred {
-    rows: Vec<(i64, String)>,
-    rids: std::collections::HashSet<i64>,
-}
-
-impl Deferred {
-    fn add(&mut self, rows: Vec<(i64, String)>) {
-        for r in rows {
-            if self.rids.insert(r.0) {
-                self.rows.push(r);
-            }
-        }
-    }
-
-    fn flush(&mut self, conn: &Connection) -> Result<()> {
-        for (rid, doc) in &self.rows {
-            insert_fts(conn, *rid, doc)?;
-        }
-        for (rid, _) in &self.rows {
-            insert_doclen(conn, *rid)?;
-        }
-        self.rows.clear();
-        self.rids.clear();
-        Ok(())
     }
 }
 
@@ -597,37 +141,32 @@ fn parse(s: &str) -> Result<Value> {
     serde_json::from_str(s).map_err(|e| Error::internal(format!("stored JSON is corrupt: {e}")))
 }
 
-fn apply(conn: &Connection, op: WriteOp, index: &mut Vec<(i64, String)>) -> Result<WriteResult> {
-    match op {
-        WriteOp::Collect(items) => {
-            let mut out = Vec::with_capacity(items.len());
-            let mut dedup = Dedup::default();
-            let mut stmts = RowStatements::new(conn)?;
-            for p in items {
-                let (inserted, pending) = insert_rows(conn, &mut stmts, &p)?;
-                if let Some(i) = pending
-                    && dedup.first(&i)
-                {
-                    let doc = i.repair_document.unwrap_or_else(|| p.document.clone());
-                    index.push((i.rid, doc));
-                }
-                out.push(match inserted {
-                    Inserted::New => (p.canonical, true),
-                    Inserted::Existing(env) => (env, false),
-                });
-            }
-            Ok(WriteResult::Collect(out))
+/// Inserts collected records inside the caller's savepoint: per item its
+/// canonical envelope text (a new record's prepared one, or an existing
+/// record's stored one) and whether it is new; the FTS rows still to write
+/// go to `index` (a batch writes them together, before its commit).
+pub(crate) fn collect_rows(
+    conn: &Connection,
+    items: Vec<Prepared>,
+    index: &mut Vec<(i64, String)>,
+) -> Result<Vec<(String, bool)>> {
+    let mut out = Vec::with_capacity(items.len());
+    let mut dedup = Dedup::default();
+    let mut stmts = RowStatements::new(conn)?;
+    for p in items {
+        let (inserted, pending) = insert_rows(conn, &mut stmts, &p)?;
+        if let Some(i) = pending
+            && dedup.first(&i)
+        {
+            let doc = i.repair_document.unwrap_or_else(|| p.document.clone());
+            index.push((i.rid, doc));
         }
-        WriteOp::Tombstone {
-            record_id,
-            reason,
-            now,
-        } => tombstone(conn, &record_id, reason, &now).map(WriteResult::Tombstone),
-        WriteOp::Replica(ops) => super::replica::apply(conn, ops).map(WriteResult::Replica),
-        WriteOp::PutCollection(def, now) => {
-            put_collection(conn, def, &now).map(|(v, c)| WriteResult::Collection(v, c))
-        }
+        out.push(match inserted {
+            Inserted::New => (p.canonical, true),
+            Inserted::Existing(env) => (env, false),
+        });
     }
+    Ok(out)
 }
 
 /// What inserting a prepared record did.
@@ -741,7 +280,7 @@ const INSERT_FTS: &str = "INSERT INTO record_fts(rowid, document) VALUES (?1, ?2
 /// Data schema 6 indexes keys by their integer [`prefix`], not uniquely:
 /// each insert first looks its key up (prefix and full key), and only
 /// inserts what is not there. This is safe because every write runs in
-/// one `BEGIN IMMEDIATE` transaction of the one writer holding the
+/// one immediate transaction (`writer::PLAN`) of the one writer holding the
 /// data-directory lock, and a key met twice in one call finds the row its
 /// first copy inserted.
 struct RowStatements<'c> {
@@ -853,7 +392,7 @@ fn insert_rows(
             .optional()?;
         if indexed.is_none() {
             let doc = match parse(&env)? {
-                Value::Object(m) => super::node::index_document(
+                Value::Object(m) => super::fts::index_document(
                     &m,
                     &p.bytes,
                     m.get("content")
@@ -1004,9 +543,11 @@ pub(crate) fn put_collection(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::data::node::{CollectRequest, QueryRequest};
+    use crate::data::node::write::{MAX_BATCH, WriteOp, WriteResult, Writer};
+    use crate::data::node::{CollectRequest, Node, QueryRequest};
     use crate::data::replica::ReplicaOp;
     use serde_json::json;
+    use std::time::Duration;
 
     /// A collect of `text` with the built-in text collector into `default`.
     fn text_collect(text: &str) -> CollectRequest {

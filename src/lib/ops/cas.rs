@@ -2,7 +2,7 @@
 //! directory's content-addressed store, for operators and scripts.
 
 use crate::error::Result;
-use crate::store::{DataDir, PutOutcome};
+use crate::store::{DataDir, PutOutcome, Session};
 use serde::Serialize;
 use std::io::Read;
 use std::path::Path;
@@ -13,11 +13,12 @@ pub const MAX_PUT_BYTES: u64 = 4 << 30;
 /// Largest object `cas cat` returns (it is verified in memory first).
 pub const MAX_CAT_BYTES: u64 = 1 << 30;
 
-/// Stores the bytes of `reader` under the data-directory lock.
+/// Stores the bytes of `reader` under the data-directory lock (one unit of
+/// work on the store's engine).
 pub fn put(root: &Path, timeout: Duration, reader: &mut dyn Read) -> Result<PutOutcome> {
-    let dir = DataDir::open(root)?;
-    let _lock = dir.lock(timeout)?;
-    dir.cas().put_reader(reader, MAX_PUT_BYTES)
+    Session::run_locked(root, timeout, |w| {
+        w.dir().cas().put_reader(reader, MAX_PUT_BYTES)
+    })
 }
 
 /// Returns an object's bytes after verifying them.

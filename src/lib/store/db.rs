@@ -33,6 +33,20 @@ pub struct DbSpec {
     pub file: &'static str,
     /// Every migration, in version order.
     pub migrations: &'static [Migration],
+    /// Run on every connection the store opens for this database: a
+    /// writer's after its migrations, inside an immediate transaction of
+    /// its own; a reader's after its schema checks. The connection
+    /// settings and one-off repairs its owner needs.
+    pub on_open: Option<fn(&Connection, Opened) -> Result<()>>,
+}
+
+/// What a [`DbSpec::on_open`] hook is given.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Opened {
+    /// A read-only connection.
+    Reader,
+    /// A writer connection (created and migrated), in a transaction.
+    Writer,
 }
 
 impl DbSpec {
@@ -91,6 +105,16 @@ pub(crate) fn open_write(
     }
     conn.execute_batch("PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON;")?;
     migrate(&conn, spec, now)?;
+    if let Some(hook) = spec.on_open {
+        conn.execute_batch("BEGIN IMMEDIATE")?;
+        match hook(&conn, Opened::Writer) {
+            Ok(()) => conn.execute_batch("COMMIT")?,
+            Err(e) => {
+                let _ = conn.execute_batch("ROLLBACK");
+                return Err(e);
+            }
+        }
+    }
     super::private_fs::check_private(path, super::private_fs::Kind::File)?;
     truncate_large_wal(&conn, path, _lock)?;
     Ok(conn)
@@ -131,6 +155,14 @@ pub(crate) const WAL_TRUNCATE_BYTES: u64 = 1024 * 1024;
 /// the WAL, which under `serve`'s steady reads stalled the writer thread
 /// and every mutation queued behind it (the 256-agent heartbeat tail).
 /// Without the wait it backfills what it can, as a passive checkpoint.
+/// Whether the WAL of the database at `path` has grown past
+/// [`WAL_TRUNCATE_BYTES`].
+pub(crate) fn wal_is_large(path: &Path) -> bool {
+    let mut wal = path.as_os_str().to_owned();
+    wal.push("-wal");
+    std::fs::symlink_metadata(&wal).is_ok_and(|m| m.len() > WAL_TRUNCATE_BYTES)
+}
+
 pub(crate) fn truncate_large_wal(conn: &Connection, path: &Path, _lock: &DirLock) -> Result<()> {
     let mut wal = path.as_os_str().to_owned();
     wal.push("-wal");
@@ -164,6 +196,9 @@ pub(crate) fn open_read(path: &Path, spec: &DbSpec) -> Result<Option<Connection>
     conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
     stable_plans(&conn)?;
     check_readable(&conn, path, spec)?;
+    if let Some(hook) = spec.on_open {
+        hook(&conn, Opened::Reader)?;
+    }
     Ok(Some(conn))
 }
 
@@ -319,6 +354,7 @@ mod tests {
         name: "test",
         file: "t.sqlite",
         migrations: MIGS,
+        on_open: None,
     };
 
     #[test]

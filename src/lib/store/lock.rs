@@ -288,6 +288,20 @@ pub(crate) fn try_lock_dir(path: &Path) -> Result<Option<DirLock>> {
     Ok(Some(own(file)))
 }
 
+/// An exclusive lock on the private file `path` (created 0600 when
+/// missing), taken without waiting: `Ok(None)` when another holder has it.
+/// For named locks beside the data-dir lock (a sync pull's per-(peer,
+/// collection) lock).
+#[allow(clippy::disallowed_methods)] // `store::lock` owns file locks.
+pub(crate) fn try_lock_file(path: &Path) -> Result<Option<DirLock>> {
+    let file = private_fs::open_private_rw(path)?;
+    match file.try_lock() {
+        Ok(()) => Ok(Some(own(file))),
+        Err(TryLockError::WouldBlock) => Ok(None),
+        Err(TryLockError::Error(e)) => Err(Error::io("lock", path, e)),
+    }
+}
+
 /// Takes the exclusive lock on `path`, waiting at most `timeout`.
 pub(crate) fn acquire(path: &Path, timeout: Duration) -> Result<DirLock> {
     Waiter::default().acquire(path, timeout)

@@ -2,12 +2,14 @@
 //! files.
 //!
 //! A [`DataDir`] is an owner-private directory (0700, files 0600, no
-//! symlinks). Mutations go through [`DataDir::lock`], which takes the
-//! advisory lock with a bounded wait, then open their databases with
-//! [`DataDir::open_write`] (creating and migrating them). Reads use
+//! symlinks). Mutations are units of work ([`Session`], and the group
+//! commit of a [`Writer`]): they take the advisory lock with a bounded
+//! wait, then open the databases their [`Plan`] lists, in its order
+//! (creating and migrating those they write). Reads use
 //! [`DataDir::open_read`], which never creates or migrates anything. Lock
-//! order, always: data-dir lock → journal transaction → authority
-//! transaction.
+//! order, always: data-dir lock → the plan's databases, in the plan's
+//! order. The store knows no database by name: its owners pass their
+//! [`DbSpec`]s.
 
 mod cas;
 mod db;
@@ -19,7 +21,7 @@ mod staging;
 mod writer;
 
 pub use cas::{Cas, CasBatch, CasStats, PutOutcome, TEMP_SWEEP_AGE};
-pub use db::{DbSpec, Migration};
+pub use db::{DbSpec, Migration, Opened};
 #[cfg(test)]
 pub(crate) use db::{in_memory, raw_file};
 pub use lock::{DEFAULT_TIMEOUT, DirLock, KeptLock, Waiter};
@@ -27,9 +29,9 @@ pub use readcache::{MAX_PER_THREAD, ReadConn, enable_read_cache};
 pub use rusqlite::{
     CachedStatement, Connection, OptionalExtension, Transaction, TransactionBehavior, params,
 };
-pub use session::{Access, CommitOrder, Kept, Plan, Session, Work};
+pub use session::{Access, CommitOrder, Kept, Plan, Session, Tail, Work};
 pub use staging::Staging;
-pub use writer::{Deferred, Writer, WriterConfig, WriterStats};
+pub use writer::{Deferred, Tuning, Writer, WriterConfig, WriterStats};
 
 use crate::error::{Code, Error, Result};
 use private_fs::Kind;
@@ -318,6 +320,13 @@ pub fn row_counts(conn: &Connection) -> Result<std::collections::BTreeMap<String
 /// two processes off one collector execution at once.
 pub fn lock_file(path: &Path, timeout: Duration) -> Result<DirLock> {
     lock::acquire(path, timeout)
+}
+
+/// An exclusive advisory lock on the private lock file `path` (created
+/// 0600 when missing), taken without waiting: `Ok(None)` when another
+/// process holds it.
+pub fn try_lock_file(path: &Path) -> Result<Option<DirLock>> {
+    lock::try_lock_file(path)
 }
 
 /// An exclusive advisory lock on the owner-private directory `path`

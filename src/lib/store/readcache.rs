@@ -58,6 +58,8 @@ thread_local! {
 /// given back when dropped. Derefs to the [`Connection`].
 pub struct ReadConn {
     conn: Option<Connection>,
+    /// Opened for this take (not a kept connection served again).
+    fresh: bool,
     /// Where it goes back on drop (`None`: closed on drop).
     keep: Option<(PathBuf, (u64, u64), i64)>,
 }
@@ -88,6 +90,14 @@ impl ReadConn {
     /// Whether this connection came from (and goes back to) the cache.
     pub fn is_kept(&self) -> bool {
         self.keep.is_some()
+    }
+
+    /// Whether it was opened for this take (not a kept connection served
+    /// again): what its user cached per connection (keyed by `PRAGMA
+    /// data_version`, which only one connection's values compare) is
+    /// stale.
+    pub fn is_fresh(&self) -> bool {
+        self.fresh
     }
 
     /// Starts a read transaction (`BEGIN DEFERRED`): every statement until
@@ -157,6 +167,7 @@ pub(crate) fn open_with(path: &Path, spec: &DbSpec, cache: bool) -> Result<Optio
     if !cache {
         return Ok(db::open_read(path, spec)?.map(|conn| ReadConn {
             conn: Some(conn),
+            fresh: true,
             keep: None,
         }));
     }
@@ -174,6 +185,7 @@ pub(crate) fn open_with(path: &Path, spec: &DbSpec, cache: bool) -> Result<Optio
     {
         return Ok(Some(ReadConn {
             conn: Some(k.conn),
+            fresh: false,
             keep: Some((k.path, id, cookie)),
         }));
     }
@@ -188,6 +200,7 @@ pub(crate) fn open_with(path: &Path, spec: &DbSpec, cache: bool) -> Result<Optio
     };
     Ok(Some(ReadConn {
         conn: Some(conn),
+        fresh: true,
         keep,
     }))
 }
@@ -258,6 +271,7 @@ mod tests {
             name: "j",
             file: "other.sqlite",
             migrations: J.migrations,
+            on_open: None,
         };
         let o = crate::store::db::open_write(&other, &spec_other, "t", &lock).expect("other");
         o.execute("INSERT INTO j(x) VALUES (7)", [])

@@ -1,18 +1,21 @@
-//! One unit of workflow work: the data-dir lock, the journal and authority
-//! connections opened in the spec's order (lock → journal → authority), one
-//! clock reading, and one place that commits.
+//! One unit of work on a data directory: the data-dir lock, the databases
+//! its [`Plan`] lists opened in the plan's order, one clock reading, and
+//! one place that commits. The store knows no database by name: a plan
+//! lists `&'static DbSpec`s, and the unit of work hands out connections by
+//! spec ([`Work::db`], [`Work::write`]).
 //!
 //! The shape is a batch: [`Session::apply`] runs one mutation inside a
-//! savepoint on each open database, releasing both on `Ok` and rolling
-//! both back on `Err` (that mutation's error is its own; the mutations
-//! before and after it keep their effects). [`Session::commit`] then
-//! commits the batch once per database, in the plan's order. A CLI
-//! mutation is a batch of one; a group-commit writer runs many. A session
-//! dropped without `commit` commits nothing.
+//! savepoint on each database in the batch, releasing them on `Ok` and
+//! rolling them back on `Err` (that mutation's error is its own; the
+//! mutations before and after it keep their effects). [`Session::commit`]
+//! then runs the batch's tail (work a mutation left for the end of the
+//! batch, [`Work::tail`]) and commits once per database, in the plan's
+//! commit order. A CLI mutation is a batch of one; a group-commit writer
+//! runs many. A session dropped without `commit` commits nothing.
 //!
-//! The journal is the database a refused mutation must not create: when
-//! the session opened it for writing and it did not exist, it is removed
-//! again unless a commit kept at least one successful mutation.
+//! A database opened with [`Access::Write`] that did not exist is removed
+//! again unless a commit kept at least one successful mutation: a refused
+//! mutation never leaves a new, empty database behind.
 
 use super::lock::DirLock;
 use super::private_fs;
@@ -20,21 +23,26 @@ use super::{Connection, DataDir, DbSpec};
 use crate::clock::{Clock, rfc3339_millis, unix_millis};
 use crate::error::{Error, Result};
 use jiff::Timestamp;
+use std::any::Any;
+use std::cell::RefCell;
 use std::path::PathBuf;
 use std::time::Duration;
 
-/// How a session uses one database.
+/// How a unit of work uses one database. Each value means one thing,
+/// whatever the database.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Access {
-    /// Not opened.
-    None,
-    /// Journal: opened read-only when it exists, never created or
-    /// migrated; statements run outside the batch (reads only).
-    /// Authority: opened as a writer (migrated) with a deferred batch
-    /// transaction, for mutations that only read it under the lock.
-    Read,
+    /// Opened read-only when it exists (never created or migrated; absent
+    /// stays absent: [`Work::db`] is `None`); its statements run outside
+    /// the batch (reads only). A kept writer connection of a long-lived
+    /// writer serves as well.
+    ReadOnly,
+    /// Opened as a writer (created and migrated when missing) with a
+    /// deferred batch transaction: for mutations that only read it, under
+    /// the lock, or write it rarely.
+    ReadLocked,
     /// Opened as a writer (created and migrated when missing) with an
-    /// immediate batch transaction. A journal created this way is removed
+    /// immediate batch transaction. A database created this way is removed
     /// again unless a commit keeps a successful mutation.
     Write,
 }
@@ -42,49 +50,70 @@ pub enum Access {
 /// Which database a batch commits first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CommitOrder {
-    /// The spec's order: the journal, then the authority.
-    JournalFirst,
-    /// The authority, then the journal: for a mutation whose authority row
-    /// is the record a retry repairs the journal from (a transfer import:
-    /// a retained transfer finishes its attempt on replay).
-    AuthorityFirst,
+    /// The plan's order (the order the databases were opened in).
+    Listed,
+    /// The reverse of it: for a mutation whose last database's row is the
+    /// record a retry repairs the others from.
+    Reversed,
 }
 
-/// What a session opens and how it commits.
+/// What a unit of work opens and how it commits: its databases, opened in
+/// this order (the lock order after the data-dir lock), each with its
+/// access, and the batch's commit order.
 #[derive(Debug, Clone, Copy)]
 pub struct Plan {
-    /// The journal database and how it is used.
-    pub journal: (&'static DbSpec, Access),
-    /// The authority database and how it is used.
-    pub authority: (&'static DbSpec, Access),
+    /// The databases, in opening order.
+    pub dbs: &'static [(&'static DbSpec, Access)],
     /// Commit order of a batch.
     pub order: CommitOrder,
 }
+
+impl Plan {
+    /// Whether two plans open the same databases the same way and commit
+    /// alike (a writer batches only mutations of one plan).
+    pub fn same(&self, other: &Plan) -> bool {
+        self.order == other.order
+            && self.dbs.len() == other.dbs.len()
+            && self
+                .dbs
+                .iter()
+                .zip(other.dbs)
+                .all(|(a, b)| std::ptr::eq(a.0, b.0) && a.1 == b.1)
+    }
+}
+
+/// A writer connection just taken or opened: the connection, the file
+/// identity it may be kept under, and the file it created (if any).
+type Opened = (Connection, Option<(u64, u64)>, Option<PathBuf>);
 
 /// One database of a session.
 struct Db {
     spec: &'static DbSpec,
     conn: Connection,
-    /// Whether the batch transaction is open on it (writers only).
+    /// The batch transaction's `BEGIN` (writers only).
     writer: Option<&'static str>,
+    /// Whether the batch transaction is open on it.
     in_batch: bool,
     /// A writer connection (opened by `open_write`) and the file it was
     /// opened on: what [`Kept`] may keep for the next session.
     rw: Option<(u64, u64)>,
+    /// The file this session created (an [`Access::Write`] database that
+    /// did not exist), until a commit keeps it.
+    fresh: Option<PathBuf>,
 }
 
-/// Writer connections a long-lived writer (the `serve` writer thread)
+/// Writer connections a long-lived writer (a `serve` writer thread)
 /// keeps from one session to the next, so that a batch neither reopens
 /// its databases (schema parse, WAL index mapping, pragmas, migration
 /// check) nor loses its cached prepared statements. A kept connection is
-/// used again only under the next session's lock and only when its
-/// database file is still the one it was opened on (device and inode,
-/// under the private-file rule) and its schema cookie has not moved (else
-/// the migration check runs again, which refuses a newer schema). A
-/// database removed or replaced between sessions (a CLI `init` of a fresh
-/// journal, an operator's restore) is opened afresh; one that appeared (a
-/// journal a CLI command created) is opened when the next session wants
-/// it.
+/// used again only under the next session's lock, only when its database
+/// file is still the one it was opened on (device and inode, under the
+/// private-file rule) and its schema cookie has not moved (else the
+/// migration check runs again, which refuses a newer schema), and only
+/// when it is out of any transaction. A database removed or replaced
+/// between sessions (a CLI `init` of a fresh database, an operator's
+/// restore) is opened afresh; one that appeared (a database a CLI command
+/// created) is opened when the next session wants it.
 #[derive(Default)]
 pub struct Kept {
     dbs: Vec<KeptDb>,
@@ -92,6 +121,13 @@ pub struct Kept {
     /// writers only; a one-off session's `Kept` is fresh, so it always
     /// tries).
     truncated: Vec<(&'static str, std::time::Instant)>,
+    /// Whether a session closing into this `Kept` tries to truncate a
+    /// large WAL (at most once per [`Kept::TRUNCATE_EVERY`]); a writer that
+    /// truncates when idle instead turns it off.
+    no_truncate_on_close: bool,
+    /// `PRAGMA wal_autocheckpoint` of the writer connections opened for
+    /// this `Kept` (`None`: SQLite's default).
+    autocheckpoint: Option<u32>,
 }
 
 impl std::fmt::Debug for Kept {
@@ -116,9 +152,23 @@ impl Kept {
     /// How often a long-lived writer tries to truncate a large WAL.
     pub const TRUNCATE_EVERY: Duration = Duration::from_secs(1);
 
+    /// A `Kept` whose sessions leave WAL truncation to their writer's
+    /// idle moments ([`Kept::truncate_wals`]) and whose fresh writer
+    /// connections checkpoint automatically every `autocheckpoint` pages.
+    pub(crate) fn idle_truncating(autocheckpoint: Option<u32>) -> Kept {
+        Kept {
+            no_truncate_on_close: true,
+            autocheckpoint,
+            ..Kept::default()
+        }
+    }
+
     /// Whether a session closing into this `Kept` should try to truncate
     /// `spec`'s WAL now (and if so, notes the attempt).
     fn may_truncate(&mut self, spec: &'static DbSpec) -> bool {
+        if self.no_truncate_on_close {
+            return false;
+        }
         let now = std::time::Instant::now();
         match self.truncated.iter_mut().find(|(f, _)| *f == spec.file) {
             Some((_, last)) if now.saturating_duration_since(*last) < Self::TRUNCATE_EVERY => false,
@@ -131,6 +181,19 @@ impl Kept {
                 true
             }
         }
+    }
+
+    /// Under the lock: checkpoints and truncates each kept database's WAL
+    /// that has grown past [`super::db::WAL_TRUNCATE_BYTES`], without
+    /// waiting for readers. Whether every WAL is small now.
+    pub(crate) fn truncate_wals(&self, dir: &DataDir, lock: &DirLock) -> bool {
+        let mut small = true;
+        for d in &self.dbs {
+            let path = dir.root().join(d.spec.file);
+            let _ = super::db::truncate_large_wal(&d.conn, &path, lock);
+            small &= !super::db::wal_is_large(&path);
+        }
+        small
     }
 
     /// Databases kept now.
@@ -157,7 +220,7 @@ impl Kept {
             .iter()
             .position(|d| std::ptr::eq(d.spec, spec) || d.spec.file == spec.file)?;
         let d = self.dbs.swap_remove(i);
-        if Some(d.id) != id {
+        if Some(d.id) != id || !d.conn.is_autocommit() {
             return None;
         }
         let cookie = super::db::schema_cookie(&d.conn).ok()?;
@@ -171,9 +234,13 @@ impl Kept {
     }
 
     fn put(&mut self, spec: &'static DbSpec, conn: Connection, id: (u64, u64)) {
-        // Outside any transaction, or not kept.
-        if !conn.is_autocommit() && conn.execute_batch("ROLLBACK").is_err() {
-            return;
+        // Outside any transaction, or not kept (dropped: the next session
+        // opens the database afresh).
+        if !conn.is_autocommit() {
+            let _ = conn.execute_batch("ROLLBACK");
+            if !conn.is_autocommit() {
+                return;
+            }
         }
         let Ok(cookie) = super::db::schema_cookie(&conn) else {
             return;
@@ -225,33 +292,73 @@ impl Db {
     }
 }
 
+/// Work a batch's mutations leave for the end of the batch, run once
+/// before its commit (inside the batch's transactions, outside any
+/// mutation's savepoint): for writes that are cheaper together than one
+/// per mutation. A failure fails the whole batch (nothing is committed).
+pub trait Tail: Any {
+    /// Runs the work left so far (and forgets it). Also run by a mutation
+    /// that must see it done ([`Work::flush_tail`]).
+    fn flush(&mut self, work: &Work<'_>) -> Result<()>;
+}
+
 /// What one mutation of a batch sees: the session's connections and its
 /// one instant.
 pub struct Work<'s> {
-    journal: Option<&'s Connection>,
-    authority: Option<&'s Connection>,
+    dbs: &'s [Db],
+    tail: &'s RefCell<Option<Box<dyn Tail>>>,
+    tail_failed: &'s RefCell<Option<Error>>,
     dir: &'s DataDir,
     lock: &'s DirLock,
     now: Timestamp,
 }
 
 impl<'s> Work<'s> {
-    /// The journal, when the plan opened it and it exists (a read-only
-    /// journal may be absent).
-    pub fn journal(&self) -> Option<&'s Connection> {
-        self.journal
+    /// The connection of `spec`, when the plan opened it and it exists (a
+    /// read-only database may be absent).
+    pub fn db(&self, spec: &DbSpec) -> Option<&'s Connection> {
+        let dbs: &'s [Db] = self.dbs;
+        dbs.iter()
+            .find(|d| std::ptr::eq(d.spec, spec) || d.spec.file == spec.file)
+            .map(|d| &d.conn)
     }
 
-    /// The journal of a plan that opens it for writing.
-    pub fn journal_write(&self) -> Result<&'s Connection> {
-        self.journal
-            .ok_or_else(|| Error::internal("the session did not open the journal for writing"))
+    /// The connection of `spec` when the plan opened it as a writer
+    /// ([`Access::ReadLocked`] or [`Access::Write`]).
+    pub fn write(&self, spec: &DbSpec) -> Result<&'s Connection> {
+        let dbs: &'s [Db] = self.dbs;
+        dbs.iter()
+            .find(|d| {
+                d.writer.is_some() && (std::ptr::eq(d.spec, spec) || d.spec.file == spec.file)
+            })
+            .map(|d| &d.conn)
+            .ok_or_else(|| {
+                Error::internal(format!(
+                    "the unit of work did not open {} for writing",
+                    spec.name
+                ))
+            })
     }
 
-    /// The authority.
-    pub fn authority(&self) -> Result<&'s Connection> {
-        self.authority
-            .ok_or_else(|| Error::internal("the session did not open the authority"))
+    /// The batch's tail of type `T` (created empty by the first mutation
+    /// that asks), for `f` to add to; it runs before the commit.
+    pub fn tail<T: Tail + Default, R>(&self, f: impl FnOnce(&mut T) -> R) -> Result<R> {
+        let mut slot = self
+            .tail
+            .try_borrow_mut()
+            .map_err(|_| Error::internal("the batch's tail is in use"))?;
+        let t = slot.get_or_insert_with(|| Box::new(T::default()));
+        let any: &mut dyn Any = &mut **t;
+        match any.downcast_mut::<T>() {
+            Some(t) => Ok(f(t)),
+            None => Err(Error::internal("a batch mixes two kinds of tail")),
+        }
+    }
+
+    /// Runs the batch's tail now (for a mutation that reads or changes
+    /// what the tail writes).
+    pub fn flush_tail(&self) -> Result<()> {
+        flush_tail(self)
     }
 
     /// The data directory.
@@ -280,14 +387,40 @@ impl<'s> Work<'s> {
     }
 }
 
+fn flush_tail(work: &Work<'_>) -> Result<()> {
+    let taken = work
+        .tail
+        .try_borrow_mut()
+        .map_err(|_| Error::internal("the batch's tail is in use"))?
+        .take();
+    let Some(mut t) = taken else {
+        return Ok(());
+    };
+    let out = t.flush(work);
+    if let Err(e) = &out
+        && let Ok(mut f) = work.tail_failed.try_borrow_mut()
+    {
+        // The batch cannot commit without its tail.
+        f.get_or_insert_with(|| e.clone());
+    }
+    // Put back (emptied) so that its allocation serves the rest of the
+    // batch.
+    if let Ok(mut slot) = work.tail.try_borrow_mut()
+        && slot.is_none()
+    {
+        *slot = Some(t);
+    }
+    out
+}
+
 /// See the module documentation.
 pub struct Session {
     // Declared before the lock: dropped (closed) while it is still held.
-    journal: Option<Db>,
-    authority: Option<Db>,
+    dbs: Vec<Db>,
     order: CommitOrder,
-    /// The journal file this session created, until a commit keeps it.
-    fresh_journal: Option<PathBuf>,
+    tail: RefCell<Option<Box<dyn Tail>>>,
+    /// A failure of the tail: the batch can only be rolled back.
+    tail_failed: RefCell<Option<Error>>,
     /// Successful mutations in the open batch.
     applied: usize,
     /// A savepoint could not be rolled back: the batch is unusable.
@@ -304,7 +437,7 @@ const ROLLBACK_TO: &[&str] = &["ROLLBACK TO agent_task_work", "RELEASE agent_tas
 impl Session {
     /// Opens a session on an existing data directory: takes the lock
     /// (waiting at most `timeout`), reads the clock once, then opens the
-    /// journal and the authority, in that order.
+    /// plan's databases, in its order.
     pub fn open(
         root: &std::path::Path,
         timeout: Duration,
@@ -314,6 +447,25 @@ impl Session {
         let dir = DataDir::open(root)?;
         let lock = dir.lock(timeout)?;
         Session::with_lock(dir, lock, clock, plan)
+    }
+
+    /// A unit of work on no database: `f` runs once under the data-dir
+    /// lock (waiting at most `timeout`), for work on the data directory's
+    /// files alone (the CAS).
+    pub fn run_locked<T>(
+        root: &std::path::Path,
+        timeout: Duration,
+        f: impl FnOnce(&Work<'_>) -> Result<T>,
+    ) -> Result<T> {
+        const NONE: Plan = Plan {
+            dbs: &[],
+            order: CommitOrder::Listed,
+        };
+        let mut s = Session::open(root, timeout, &crate::clock::SystemClock, NONE)?;
+        let out = s.apply(f)?;
+        s.commit()?;
+        s.close();
+        Ok(out)
     }
 
     /// Opens a session under a lock the caller already holds (set-up
@@ -339,93 +491,91 @@ impl Session {
         let now = clock.now();
         let ts = rfc3339_millis(now);
         let mut s = Session {
-            journal: None,
-            authority: None,
+            dbs: Vec::with_capacity(plan.dbs.len()),
             order: plan.order,
-            fresh_journal: None,
+            tail: RefCell::new(None),
+            tail_failed: RefCell::new(None),
             applied: 0,
             broken: false,
             now,
             dir,
             lock,
         };
-        let (jspec, jaccess) = plan.journal;
-        match jaccess {
-            Access::None => {}
-            Access::Read => {
-                let path = s.dir.root().join(jspec.file);
-                let id = private_fs::private_file_id(&path)?;
-                s.journal = match kept.take(jspec, id, &ts) {
-                    // A kept writer connection reads as well, outside the
-                    // batch; an absent journal stays absent.
-                    Some((conn, id)) => Some(Db {
-                        spec: jspec,
+        for &(spec, access) in plan.dbs {
+            let db = match access {
+                Access::ReadOnly => {
+                    let path = s.dir.root().join(spec.file);
+                    let id = private_fs::private_file_id(&path)?;
+                    match kept.take(spec, id, &ts) {
+                        // A kept writer connection reads as well, outside
+                        // the batch.
+                        Some((conn, id)) => Some(Db {
+                            spec,
+                            conn,
+                            writer: None,
+                            in_batch: false,
+                            rw: Some(id),
+                            fresh: None,
+                        }),
+                        None => s.dir.open_read(spec)?.map(|conn| Db {
+                            spec,
+                            conn,
+                            writer: None,
+                            in_batch: false,
+                            rw: None,
+                            fresh: None,
+                        }),
+                    }
+                }
+                Access::ReadLocked | Access::Write => {
+                    let write = access == Access::Write;
+                    let (conn, id, fresh) = s.open_writer(spec, &ts, kept, write)?;
+                    Some(Db {
+                        spec,
                         conn,
-                        writer: None,
+                        writer: Some(if write {
+                            "BEGIN IMMEDIATE"
+                        } else {
+                            "BEGIN DEFERRED"
+                        }),
                         in_batch: false,
-                        rw: Some(id),
-                    }),
-                    None => s.dir.open_read(jspec)?.map(|conn| Db {
-                        spec: jspec,
-                        conn,
-                        writer: None,
-                        in_batch: false,
-                        rw: None,
-                    }),
-                };
+                        rw: id,
+                        fresh,
+                    })
+                }
+            };
+            if let Some(db) = db {
+                s.dbs.push(db);
             }
-            Access::Write => {
-                let (conn, id) = s.open_writer(jspec, &ts, kept, true)?;
-                s.journal = Some(Db {
-                    spec: jspec,
-                    conn,
-                    writer: Some("BEGIN IMMEDIATE"),
-                    in_batch: false,
-                    rw: id,
-                });
-            }
-        }
-        let (aspec, aaccess) = plan.authority;
-        if aaccess != Access::None {
-            let (conn, id) = s.open_writer(aspec, &ts, kept, false)?;
-            s.authority = Some(Db {
-                spec: aspec,
-                conn,
-                writer: Some(if aaccess == Access::Write {
-                    "BEGIN IMMEDIATE"
-                } else {
-                    "BEGIN DEFERRED"
-                }),
-                in_batch: false,
-                rw: id,
-            });
         }
         Ok(s)
     }
 
     /// A writer connection of `spec`: the kept one when it still names the
-    /// file, else a fresh `open_write` (creating and migrating; a journal
-    /// created here is removed again unless a commit keeps it). The file's
-    /// identity is returned when the connection may be kept.
+    /// file, else a fresh `open_write` (creating and migrating; with
+    /// `removable`, a database created here is removed again unless a
+    /// commit keeps it). The file's identity is returned when the
+    /// connection may be kept, and the created file's path.
     fn open_writer(
         &mut self,
         spec: &'static DbSpec,
         ts: &str,
         kept: &mut Kept,
-        journal: bool,
-    ) -> Result<(Connection, Option<(u64, u64)>)> {
+        removable: bool,
+    ) -> Result<Opened> {
         let path = self.dir.root().join(spec.file);
         let id = private_fs::private_file_id(&path)?;
         if let Some((conn, id)) = kept.take(spec, id, ts) {
-            return Ok((conn, Some(id)));
+            return Ok((conn, Some(id), None));
         }
-        if journal && id.is_none() {
-            self.fresh_journal = Some(path.clone());
-        }
+        let fresh = (removable && id.is_none()).then(|| path.clone());
         let conn = self.dir.open_write(spec, ts, &self.lock)?;
+        if let Some(pages) = kept.autocheckpoint {
+            conn.execute_batch(&format!("PRAGMA wal_autocheckpoint = {pages}"))?;
+        }
         // Under the lock nobody else of ours creates or replaces it; the
         // identity after the open is the opened file's.
-        Ok((conn, private_fs::private_file_id(&path)?))
+        Ok((conn, private_fs::private_file_id(&path)?, fresh))
     }
 
     /// The session's instant (read once, at open).
@@ -443,6 +593,26 @@ impl Session {
         &self.lock
     }
 
+    /// The connection of `spec`, for settings made before the batch's
+    /// transaction starts (SQLite refuses some inside one).
+    pub fn conn(&self, spec: &DbSpec) -> Option<&Connection> {
+        self.dbs
+            .iter()
+            .find(|d| std::ptr::eq(d.spec, spec) || d.spec.file == spec.file)
+            .map(|d| &d.conn)
+    }
+
+    fn work(&self) -> Work<'_> {
+        Work {
+            dbs: &self.dbs,
+            tail: &self.tail,
+            tail_failed: &self.tail_failed,
+            dir: &self.dir,
+            lock: &self.lock,
+            now: self.now,
+        }
+    }
+
     /// Runs one mutation of the batch (starting the batch's transactions
     /// when none is open) inside a savepoint on each open writer: kept on
     /// `Ok`, rolled back on `Err`, which is returned as it is.
@@ -452,29 +622,19 @@ impl Session {
                 "the session's batch could not be rolled back",
             ));
         }
-        // Lock order: the journal's transaction first, then the authority's.
-        for db in [&mut self.journal, &mut self.authority]
-            .into_iter()
-            .flatten()
-        {
+        // Lock order: the plan's order.
+        for db in &mut self.dbs {
             db.begin()?;
         }
-        for db in [&self.journal, &self.authority].into_iter().flatten() {
+        for db in &self.dbs {
             if let Err(e) = db.savepoint(SAVEPOINT) {
                 self.broken = true;
                 return Err(e);
             }
         }
-        let work = Work {
-            journal: self.journal.as_ref().map(|d| &d.conn),
-            authority: self.authority.as_ref().map(|d| &d.conn),
-            dir: &self.dir,
-            lock: &self.lock,
-            now: self.now,
-        };
-        let out = f(&work);
+        let out = f(&self.work());
         let end = if out.is_ok() { RELEASE } else { ROLLBACK_TO };
-        for db in [&self.journal, &self.authority].into_iter().flatten() {
+        for db in &self.dbs {
             if let Err(e) = db.savepoint(end) {
                 self.broken = true;
                 return Err(out.err().unwrap_or(e));
@@ -486,11 +646,28 @@ impl Session {
         out
     }
 
-    /// Commits the open batch, once per database, in the plan's order.
-    /// A batch without a successful mutation is rolled back instead (and
-    /// a journal this session created stays uncreated). The session stays
-    /// usable for a next batch (a multi-phase mutation such as landing
-    /// commits its phases one by one).
+    /// [`Session::apply`] after running the batch's tail so far (outside
+    /// any savepoint: the mutation's own failure does not undo it), for a
+    /// mutation that reads or changes what the tail writes. A failure of
+    /// the tail fails this mutation and the whole batch.
+    pub fn apply_after_tail<T>(&mut self, f: impl FnOnce(&Work<'_>) -> Result<T>) -> Result<T> {
+        if self.broken {
+            return Err(Error::internal(
+                "the session's batch could not be rolled back",
+            ));
+        }
+        if self.tail.borrow().is_some() {
+            flush_tail(&self.work())?;
+        }
+        self.apply(f)
+    }
+
+    /// Commits the open batch: runs its tail, then commits once per
+    /// database, in the plan's commit order. A batch without a successful
+    /// mutation is rolled back instead (and a database this session
+    /// created stays uncreated). The session stays usable for a next batch
+    /// (a multi-phase mutation such as landing commits its phases one by
+    /// one).
     pub fn commit(&mut self) -> Result<()> {
         if self.broken {
             self.rollback();
@@ -498,43 +675,57 @@ impl Session {
                 "the session's batch could not be rolled back",
             ));
         }
+        let failed = self.tail_failed.get_mut().take();
+        if let Some(e) = failed {
+            self.rollback();
+            return Err(e);
+        }
         if self.applied == 0 {
             self.rollback();
             return Ok(());
         }
+        if let Err(e) = flush_tail(&self.work()) {
+            self.rollback();
+            return Err(e);
+        }
         self.applied = 0;
-        let journal_first = self.order == CommitOrder::JournalFirst;
-        for step in 0..2 {
-            let is_journal = (step == 0) == journal_first;
-            let db = if is_journal {
-                &mut self.journal
-            } else {
-                &mut self.authority
+        let n = self.dbs.len();
+        for step in 0..n {
+            let i = match self.order {
+                CommitOrder::Listed => step,
+                CommitOrder::Reversed => n - 1 - step,
             };
-            if let Some(db) = db
-                && let Err(e) = db.end("COMMIT")
-            {
+            let db = &mut self.dbs[i];
+            if let Err(e) = db.end("COMMIT") {
                 self.rollback();
                 return Err(e);
             }
-            if is_journal {
-                // Committed: the journal is kept from here on.
-                self.fresh_journal = None;
-            }
+            // Committed: kept from here on.
+            db.fresh = None;
         }
         Ok(())
     }
 
-    /// Discards the open batch (nothing of it is committed).
+    /// Discards the open batch (nothing of it is committed, its tail
+    /// included).
     pub fn rollback(&mut self) {
-        for db in [&mut self.journal, &mut self.authority]
-            .into_iter()
-            .flatten()
-        {
+        for db in &mut self.dbs {
             let _ = db.end("ROLLBACK");
+        }
+        if let Ok(mut t) = self.tail.try_borrow_mut() {
+            *t = None;
+        }
+        if let Ok(mut t) = self.tail_failed.try_borrow_mut() {
+            *t = None;
         }
         self.applied = 0;
         self.broken = false;
+    }
+
+    /// Whether every connection is out of any transaction (after a
+    /// rollback: what a writer checks before keeping them).
+    pub fn is_autocommit(&self) -> bool {
+        self.dbs.iter().all(|d| d.conn.is_autocommit())
     }
 
     /// Ends the session: rolls back any uncommitted batch, checkpoints a
@@ -544,13 +735,17 @@ impl Session {
     }
 
     /// [`Session::close`], giving the writer connections to `kept` for
-    /// the next session (a journal this session created and no commit
-    /// kept is removed instead, with its connection).
+    /// the next session (a database this session created and no commit
+    /// kept is removed instead, with its connection; a connection still in
+    /// a transaction after the rollback is dropped).
     pub fn close_into(mut self, kept: &mut Kept) {
         self.rollback();
-        let fresh = self.fresh_journal.is_some();
-        for (is_journal, db) in [(true, self.journal.take()), (false, self.authority.take())] {
-            let Some(db) = db else { continue };
+        for db in std::mem::take(&mut self.dbs) {
+            if db.fresh.is_some() {
+                // Dropped by `Drop` (which removes the file).
+                self.dbs.push(db);
+                continue;
+            }
             // A long-lived writer tries at most once per
             // [`Kept::TRUNCATE_EVERY`]: while readers keep the WAL busy the
             // attempt cannot truncate and only adds a checkpoint's fsync
@@ -563,9 +758,7 @@ impl Session {
                     &self.lock,
                 );
             }
-            if let Some(id) = db.rw
-                && !(is_journal && fresh)
-            {
+            if let Some(id) = db.rw {
                 kept.put(db.spec, db.conn, id);
             }
         }
@@ -575,10 +768,12 @@ impl Session {
 impl Drop for Session {
     fn drop(&mut self) {
         self.rollback();
-        // Close the connections before removing a journal nobody kept.
-        self.journal = None;
-        self.authority = None;
-        if let Some(path) = self.fresh_journal.take() {
+        // Close the connections before removing a database nobody kept.
+        let fresh: Vec<PathBuf> = std::mem::take(&mut self.dbs)
+            .into_iter()
+            .filter_map(|d| d.fresh)
+            .collect();
+        for path in fresh {
             let mut removed = false;
             for suffix in ["", "-wal", "-shm", "-journal"] {
                 let mut p = path.clone().into_os_string();
@@ -592,8 +787,6 @@ impl Drop for Session {
     }
 }
 
-/// Two one-table databases and a plan over them, for the unit tests of
-/// sessions and of the writer.
 #[cfg(test)]
 pub(crate) mod test_plan {
     use super::{Access, CommitOrder, Plan};
@@ -613,16 +806,22 @@ pub(crate) mod test_plan {
         name: "j",
         file: "j.sqlite",
         migrations: JMIG,
+        on_open: None,
     };
     pub(crate) static A: DbSpec = DbSpec {
         name: "a",
         file: "a.sqlite",
         migrations: AMIG,
+        on_open: None,
     };
     pub(crate) const PLAN: Plan = Plan {
-        journal: (&J, Access::Write),
-        authority: (&A, Access::Write),
-        order: CommitOrder::JournalFirst,
+        dbs: &[(&J, Access::Write), (&A, Access::Write)],
+        order: CommitOrder::Listed,
+    };
+    /// [`PLAN`] with `J` read-only.
+    pub(crate) const READ_PLAN: Plan = Plan {
+        dbs: &[(&J, Access::ReadOnly), (&A, Access::Write)],
+        order: CommitOrder::Listed,
     };
 }
 
@@ -632,7 +831,7 @@ mod tests {
     use crate::clock::FixedClock;
     use crate::error::Code;
 
-    use super::test_plan::{A, J, PLAN};
+    use super::test_plan::{A, J, PLAN, READ_PLAN};
 
     fn clock() -> FixedClock {
         FixedClock("2026-12-01T00:00:00Z".parse().expect("instant"))
@@ -646,10 +845,8 @@ mod tests {
     }
 
     fn insert(w: &Work<'_>, x: i64) -> Result<()> {
-        w.journal_write()?
-            .execute("INSERT INTO j(x) VALUES (?1)", [x])?;
-        w.authority()?
-            .execute("INSERT INTO a(x) VALUES (?1)", [x])?;
+        w.write(&J)?.execute("INSERT INTO j(x) VALUES (?1)", [x])?;
+        w.write(&A)?.execute("INSERT INTO a(x) VALUES (?1)", [x])?;
         Ok(())
     }
 
@@ -751,14 +948,11 @@ mod tests {
     #[test]
     fn a_read_journal_is_never_created() {
         let (_t, root) = setup();
-        let plan = Plan {
-            journal: (&J, Access::Read),
-            ..PLAN
-        };
-        let mut s = Session::open(&root, Duration::from_secs(1), &clock(), plan).expect("open");
+        let mut s =
+            Session::open(&root, Duration::from_secs(1), &clock(), READ_PLAN).expect("open");
         s.apply(|w| {
-            assert!(w.journal().is_none());
-            w.authority()?.execute("INSERT INTO a(x) VALUES (7)", [])?;
+            assert!(w.db(&J).is_none());
+            w.write(&A)?.execute("INSERT INTO a(x) VALUES (7)", [])?;
             Ok(())
         })
         .expect("apply");

@@ -1,13 +1,14 @@
-//! The group-commit writer of one data directory (`serve`'s workflow
-//! mutations).
+//! A group-commit writer of one data directory (under `serve`: the
+//! workflow's mutations, and the data node's writes, each with a writer
+//! of its own).
 //!
 //! One thread owns the writing: callers [`Writer::submit`] a mutation (a
 //! closure over a [`Work`]) with its session [`Plan`] into a bounded queue
 //! and block until it is durable. The thread takes the oldest queued
 //! mutation, drains whatever else is queued *now* with the same plan (at
 //! most [`WriterConfig::max_batch`]; it never waits to fill a batch), opens
-//! one [`Session`] for them (data-dir lock → journal → authority, one clock
-//! reading), applies each in its own savepoint with its own outcome,
+//! one [`Session`] for them (data-dir lock → the plan's databases, one
+//! clock reading), applies each in its own savepoint with its own outcome,
 //! commits once per database in the plan's order, releases the lock, and
 //! only then answers every caller of the batch. So:
 //!
@@ -22,7 +23,13 @@
 //!   is bounded, and the caller retries;
 //! - a mutation that panics fails its whole batch with `internal_error`
 //!   (the batch is rolled back; nothing of it is durable) and the writer
-//!   goes on.
+//!   goes on: the panic is caught around each mutation, the batch rolled
+//!   back, and a connection still in a transaction after that is dropped
+//!   (the next batch reopens it) while the others are kept.
+//!
+//! The writer knows no database: a mutation's [`Plan`] lists what its
+//! batch opens. The workflow's writer and the data node's group commit
+//! are two writers of this kind, tuned apart ([`Tuning`]).
 //!
 //! Mutations with another plan wait in arrival order for a later batch.
 //! A mutation runs on the writer thread, so it must not do slow work:
@@ -55,6 +62,37 @@ pub struct WriterConfig {
     /// 60 s, until this many mutations have arrived, so that a test knows
     /// they share one batch. 0: never wait (always outside tests).
     pub gather_first: usize,
+}
+
+/// How a writer batches and keeps its WAL small, beyond its bounds.
+#[derive(Debug, Clone, Copy)]
+pub struct Tuning {
+    /// The writer thread's name.
+    pub name: &'static str,
+    /// How long a batch waits for more mutations when fewer have queued
+    /// than the previous batch held (the callers that batch answered are
+    /// usually about to send again, and one commit for all of them beats
+    /// one each). Zero: never wait.
+    pub linger: Duration,
+    /// `None`: each batch's close tries to truncate a large WAL, at most
+    /// once a second. `Some(idle)`: only once the writer has had nothing
+    /// to do for `idle` (a writer under steady load leaves the WAL to
+    /// SQLite's automatic checkpoints).
+    pub idle_truncate: Option<Duration>,
+    /// `PRAGMA wal_autocheckpoint` of the writer's connections (`None`:
+    /// SQLite's default).
+    pub autocheckpoint: Option<u32>,
+}
+
+impl Default for Tuning {
+    fn default() -> Self {
+        Tuning {
+            name: "agent-task-writer",
+            linger: Duration::ZERO,
+            idle_truncate: None,
+            autocheckpoint: None,
+        }
+    }
 }
 
 impl Default for WriterConfig {
@@ -113,8 +151,9 @@ impl WriterStats {
 /// One queued mutation.
 trait Job: Send {
     fn plan(&self) -> Plan;
-    /// Runs the mutation in the batch's session, keeping its outcome.
-    fn apply(&mut self, s: &mut Session);
+    /// Runs the mutation in the batch's session, keeping its outcome;
+    /// `false` when it panicked (caught here).
+    fn apply(&mut self, s: &mut Session) -> bool;
     /// Answers the caller: its own outcome, or `batch` when the batch as a
     /// whole failed (open, commit, panic) and its own outcome was not an
     /// error of its own.
@@ -125,6 +164,8 @@ trait Job: Send {
 
 struct Call<T, F> {
     plan: Plan,
+    /// Run after the batch's tail so far ([`Session::apply_after_tail`]).
+    after_tail: bool,
     f: Option<F>,
     out: Option<Result<T>>,
     answer: Answer<T>,
@@ -210,10 +251,22 @@ where
         self.plan
     }
 
-    fn apply(&mut self, s: &mut Session) {
+    fn apply(&mut self, s: &mut Session) -> bool {
         if let Some(f) = self.f.take() {
-            self.out = Some(s.apply(f));
+            let after_tail = self.after_tail;
+            let run = AssertUnwindSafe(|| {
+                if after_tail {
+                    s.apply_after_tail(f)
+                } else {
+                    s.apply(f)
+                }
+            });
+            match catch_unwind(run) {
+                Ok(out) => self.out = Some(out),
+                Err(_) => return false,
+            }
         }
+        true
     }
 
     fn finish(self: Box<Self>, batch: Option<&Error>) {
@@ -251,6 +304,16 @@ impl Writer {
     /// batch opens it, so a directory that is not initialised yet fails
     /// its mutations, not the start).
     pub fn start(root: &Path, clock: Arc<dyn Clock>, cfg: WriterConfig) -> Result<Writer> {
+        Writer::start_tuned(root, clock, cfg, Tuning::default())
+    }
+
+    /// [`Writer::start`] tuned (see [`Tuning`]).
+    pub fn start_tuned(
+        root: &Path,
+        clock: Arc<dyn Clock>,
+        cfg: WriterConfig,
+        tuning: Tuning,
+    ) -> Result<Writer> {
         let (queue, max_batch) = (cfg.queue.max(1), cfg.max_batch.max(1));
         let (tx, rx) = mpsc::sync_channel::<Box<dyn Job>>(queue);
         let stats = Arc::new(WriterStats::default());
@@ -258,10 +321,15 @@ impl Writer {
         let r = root.to_owned();
         let timeout = cfg.lock_timeout;
         let thread = std::thread::Builder::new()
-            .name("agent-task-writer".into())
+            .name(tuning.name.into())
             .spawn(move || {
                 let gather = cfg.gather_first.min(max_batch);
-                run(rx, &r, clock.as_ref(), timeout, max_batch, gather, &st)
+                let limits = Limits {
+                    timeout,
+                    max_batch,
+                    tuning,
+                };
+                run(rx, &r, clock.as_ref(), limits, gather, &st)
             })
             .map_err(|e| Error::internal(format!("cannot start the writer: {e}")))?;
         Ok(Writer {
@@ -296,7 +364,7 @@ impl Writer {
         F: FnOnce(&Work<'_>) -> Result<T> + Send + 'static,
     {
         let (answer, rx) = mpsc::sync_channel(1);
-        self.enqueue(plan, f, Answer::Blocking(answer))?;
+        self.enqueue(plan, false, f, Answer::Blocking(answer))?;
         rx.recv()
             .unwrap_or_else(|_| Err(Error::internal("the writer stopped before answering")))
     }
@@ -311,18 +379,34 @@ impl Writer {
         T: Send + 'static,
         F: FnOnce(&Work<'_>) -> Result<T> + Send + 'static,
     {
+        self.submit_deferred_ordered(plan, false, f)
+    }
+
+    /// [`Writer::submit_deferred`]; with `after_tail`, the mutation runs
+    /// after its batch's tail so far ([`Session::apply_after_tail`]).
+    pub fn submit_deferred_ordered<T, F>(
+        &self,
+        plan: Plan,
+        after_tail: bool,
+        f: F,
+    ) -> Result<Deferred<T>>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Work<'_>) -> Result<T> + Send + 'static,
+    {
         let (answer, rx) = tokio::sync::oneshot::channel();
-        self.enqueue(plan, f, Answer::Deferred(answer))?;
+        self.enqueue(plan, after_tail, f, Answer::Deferred(answer))?;
         Ok(Deferred { rx })
     }
 
-    fn enqueue<T, F>(&self, plan: Plan, f: F, answer: Answer<T>) -> Result<()>
+    fn enqueue<T, F>(&self, plan: Plan, after_tail: bool, f: F, answer: Answer<T>) -> Result<()>
     where
         T: Send + 'static,
         F: FnOnce(&Work<'_>) -> Result<T> + Send + 'static,
     {
         let job = Box::new(Call {
             plan,
+            after_tail,
             f: Some(f),
             out: None,
             answer,
@@ -370,42 +454,80 @@ impl Drop for Writer {
 }
 
 fn same_plan(a: &Plan, b: &Plan) -> bool {
-    std::ptr::eq(a.journal.0, b.journal.0)
-        && a.journal.1 == b.journal.1
-        && std::ptr::eq(a.authority.0, b.authority.0)
-        && a.authority.1 == b.authority.1
-        && a.order == b.order
+    a.same(b)
+}
+
+/// A writer thread's bounds and tuning.
+struct Limits {
+    timeout: Duration,
+    max_batch: usize,
+    tuning: Tuning,
+}
+
+/// How a batch ended (short of an error of its own).
+enum BatchEnd {
+    Committed,
+    /// A mutation panicked: the batch was rolled back.
+    Panicked,
 }
 
 fn run(
     rx: Receiver<Box<dyn Job>>,
     root: &Path,
     clock: &dyn Clock,
-    timeout: Duration,
-    max_batch: usize,
+    limits: Limits,
     mut gather: usize,
     stats: &WriterStats,
 ) {
+    let Limits {
+        timeout,
+        max_batch,
+        tuning,
+    } = limits;
     // The lock's files, kept open between batches (taken and released
     // per batch; the CAS temp sweep runs once per interval, not per
     // batch): opened at the first batch that finds the directory.
     let mut lock: Option<KeptDirLock> = None;
-    // The journal and authority connections, kept from batch to batch.
-    let mut kept = Kept::default();
+    // The writer connections, kept from batch to batch.
+    let mut kept = if tuning.idle_truncate.is_some() {
+        Kept::idle_truncating(tuning.autocheckpoint)
+    } else {
+        Kept::default()
+    };
+    // Batch sizes, for the linger; and whether a batch ran since the
+    // last idle truncation.
+    let mut previous = 1usize;
+    let mut wrote = false;
     // Jobs taken off the queue whose plan differs from the batch's, oldest
     // first; at most `max_batch` of them.
     let mut later: VecDeque<Box<dyn Job>> = VecDeque::new();
     loop {
         let first = match later.pop_front() {
             Some(j) => j,
-            None => match rx.recv() {
-                Ok(j) => {
-                    stats.queued.fetch_sub(1, Ordering::Relaxed);
-                    j
-                }
-                Err(_) => return,
+            None => match (tuning.idle_truncate, wrote) {
+                (Some(idle), true) => match rx.recv_timeout(idle) {
+                    Ok(j) => {
+                        stats.queued.fetch_sub(1, Ordering::Relaxed);
+                        j
+                    }
+                    Err(mpsc::RecvTimeoutError::Timeout) => {
+                        // Not settled (a reader was in the WAL, or the
+                        // lock was held): again after the next idle spell.
+                        wrote = !settle(root, &mut lock, &kept, timeout);
+                        continue;
+                    }
+                    Err(mpsc::RecvTimeoutError::Disconnected) => return,
+                },
+                _ => match rx.recv() {
+                    Ok(j) => {
+                        stats.queued.fetch_sub(1, Ordering::Relaxed);
+                        j
+                    }
+                    Err(_) => return,
+                },
             },
         };
+        wrote = true;
         let plan = first.plan();
         let mut batch = vec![first];
         if gather > 1 {
@@ -431,8 +553,22 @@ fn run(
             }
         }
         later = keep;
+        let linger = std::time::Instant::now() + tuning.linger;
         while batch.len() < max_batch && later.len() < max_batch {
-            let Ok(j) = rx.try_recv() else { break };
+            let j = match rx.try_recv() {
+                Ok(j) => j,
+                Err(mpsc::TryRecvError::Disconnected) => break,
+                Err(mpsc::TryRecvError::Empty) => {
+                    let left = linger.saturating_duration_since(std::time::Instant::now());
+                    if batch.len() >= previous || left.is_zero() {
+                        break;
+                    }
+                    match rx.recv_timeout(left) {
+                        Ok(j) => j,
+                        Err(_) => break,
+                    }
+                }
+            };
             stats.queued.fetch_sub(1, Ordering::Relaxed);
             if same_plan(&j.plan(), &plan) {
                 batch.push(j);
@@ -440,6 +576,7 @@ fn run(
                 later.push_back(j);
             }
         }
+        previous = batch.len();
         let n = batch.len() as u64;
         let outcome = catch_unwind(AssertUnwindSafe(|| {
             commit_batch(root, clock, &mut lock, &mut kept, timeout, plan, &mut batch)
@@ -448,13 +585,20 @@ fn run(
         stats.mutations.fetch_add(n, Ordering::Relaxed);
         stats.largest.fetch_max(n, Ordering::Relaxed);
         match outcome {
-            Ok(r) => {
-                let err = r.err();
+            Ok(Ok(BatchEnd::Committed)) => {
                 for j in batch {
-                    j.finish(err.as_ref());
+                    j.finish(None);
                 }
             }
-            Err(_) => {
+            Ok(Err(e)) => {
+                for j in batch {
+                    j.finish(Some(&e));
+                }
+            }
+            Ok(Ok(BatchEnd::Panicked)) | Err(_) => {
+                // A panic outside the mutations (caught around the whole
+                // batch) dropped the session and its connections: the
+                // next batch opens them afresh.
                 let e =
                     Error::internal("a mutation of the batch panicked; the batch was rolled back");
                 for mut j in batch {
@@ -467,9 +611,30 @@ fn run(
     }
 }
 
+/// An idle writer's WAL truncation: under the data-dir lock, each kept
+/// connection's WAL over 1 MiB is checkpointed and truncated without
+/// waiting for readers. Whether every WAL is small now.
+fn settle(root: &Path, keeper: &mut Option<KeptDirLock>, kept: &Kept, timeout: Duration) -> bool {
+    if kept.is_empty() {
+        return true;
+    }
+    let Ok(dir) = DataDir::open(root) else {
+        return false;
+    };
+    let Ok(lock) = keeper
+        .get_or_insert_with(|| dir.keep_lock())
+        .acquire(timeout)
+    else {
+        return false;
+    };
+    kept.truncate_wals(&dir, &lock)
+}
+
 /// One batch: one session, each job in its savepoint, one commit per
 /// database. Dropping the session (any early return, a panic) commits
-/// nothing.
+/// nothing. A job that panics (caught around it) ends the batch: the
+/// batch is rolled back and the connections kept only when they are out
+/// of any transaction.
 /// The lock is taken per batch (and released after it) through the kept
 /// lock files (`DataDir::keep_lock`: its wait queues fairly behind other
 /// processes and continues a wait that ran out); the connections are
@@ -483,27 +648,32 @@ fn commit_batch(
     timeout: Duration,
     plan: Plan,
     batch: &mut [Box<dyn Job>],
-) -> Result<()> {
+) -> Result<BatchEnd> {
     let dir = DataDir::open(root)?;
     let lock = keeper
         .get_or_insert_with(|| dir.keep_lock())
         .acquire(timeout)?;
     let mut session = Session::with_kept(dir, lock, clock, plan, kept)?;
     for j in batch.iter_mut() {
-        j.apply(&mut session);
+        if !j.apply(&mut session) {
+            session.rollback();
+            // `close_into` keeps only connections out of any transaction.
+            session.close_into(kept);
+            return Ok(BatchEnd::Panicked);
+        }
     }
     session.commit()?;
     session.close_into(kept);
-    Ok(())
+    Ok(BatchEnd::Committed)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::clock::FixedClock;
-    use crate::store::{Access, DbSpec};
+    use crate::store::DbSpec;
 
-    use crate::store::session::test_plan::{A, J, PLAN};
+    use crate::store::session::test_plan::{A, J, PLAN, READ_PLAN};
 
     fn setup(queue: usize) -> (tempfile::TempDir, PathBuf, Arc<Writer>) {
         let t = tempfile::tempdir().expect("tempdir");
@@ -522,10 +692,8 @@ mod tests {
     }
 
     fn insert(w: &Work<'_>, x: i64) -> Result<i64> {
-        w.journal_write()?
-            .execute("INSERT INTO j(x) VALUES (?1)", [x])?;
-        w.authority()?
-            .execute("INSERT INTO a(x) VALUES (?1)", [x])?;
+        w.write(&J)?.execute("INSERT INTO j(x) VALUES (?1)", [x])?;
+        w.write(&A)?.execute("INSERT INTO a(x) VALUES (?1)", [x])?;
         Ok(x)
     }
 
@@ -789,20 +957,69 @@ mod tests {
         assert_eq!(rows(&root, &J, "j"), vec![0, 3]);
     }
 
+    /// A mutation that panics in the middle of a batch (after writing)
+    /// fails that batch; the writer survives with its connections out of
+    /// any transaction and keeps them (a connection's own temp table, made
+    /// by the batch before, is still there), and the next unit commits.
+    #[test]
+    fn a_panic_mid_batch_rolls_back_and_the_next_unit_commits_on_the_kept_connection() {
+        let (_t, root, w) = setup(16);
+        w.submit(PLAN, |work| {
+            work.write(&J)?
+                .execute_batch("CREATE TEMP TABLE this_connection(x INTEGER)")?;
+            insert(work, 1)
+        })
+        .expect("first");
+        let (go, blocker) = block(&w);
+        let before = w
+            .submit_deferred(PLAN, |work| insert(work, 2))
+            .expect("queued");
+        let bad = w
+            .submit_deferred(PLAN, |work| -> Result<i64> {
+                insert(work, 3)?;
+                panic!("a bug in the middle of a batch")
+            })
+            .expect("queued");
+        let after = w
+            .submit_deferred(PLAN, |work| insert(work, 4))
+            .expect("queued");
+        go.send(()).expect("go");
+        blocker.join().expect("join").expect("blocker");
+        for d in [before, bad, after] {
+            assert_eq!(d.wait().expect_err("rolled back").code(), Code::Internal);
+        }
+        let (same, autocommit) = w
+            .submit(PLAN, |work| {
+                let j = work.write(&J)?;
+                let same = j
+                    .query_row(
+                        "SELECT count(*) FROM temp.sqlite_master WHERE name = 'this_connection'",
+                        [],
+                        |r| r.get::<_, i64>(0),
+                    )
+                    .map_err(Error::from)?;
+                // Inside the batch now; out of it between batches (the
+                // writer checked before keeping it).
+                let in_batch = !j.is_autocommit();
+                insert(work, 5)?;
+                Ok((same == 1, in_batch))
+            })
+            .expect("the next unit commits");
+        assert!(same, "the kept connection serves the next batch");
+        assert!(autocommit, "the next batch opened its own transaction");
+        assert_eq!(rows(&root, &J, "j"), vec![0, 1, 5]);
+        assert_eq!(rows(&root, &A, "a"), vec![0, 1, 5]);
+    }
+
     #[test]
     fn mutations_of_another_plan_wait_for_a_batch_of_their_own() {
         let (_t, root, w) = setup(16);
-        let read_plan = Plan {
-            journal: (&J, Access::Read),
-            ..PLAN
-        };
         let (go, blocker) = block(&w);
         let w2 = w.clone();
         let other = std::thread::spawn(move || {
-            w2.submit(read_plan, |work| {
-                work.authority()?
-                    .execute("INSERT INTO a(x) VALUES (9)", [])?;
-                Ok(work.journal().is_some())
+            w2.submit(READ_PLAN, |work| {
+                work.write(&A)?.execute("INSERT INTO a(x) VALUES (9)", [])?;
+                Ok(work.db(&J).is_some())
             })
         });
         wait_queued(&w, 1);
@@ -853,7 +1070,7 @@ mod tests {
             remove_db(&root, &J);
         }
         cli_session(&root, |work| {
-            work.journal_write()?
+            work.write(&J)?
                 .execute("INSERT INTO j(x) VALUES (100)", [])?;
             Ok(())
         });
@@ -865,30 +1082,26 @@ mod tests {
     #[test]
     fn a_journal_created_between_batches_is_opened_by_the_next_batch() {
         let (_t, root, w) = setup(16);
-        let read_plan = Plan {
-            journal: (&J, Access::Read),
-            ..PLAN
-        };
         let count = |work: &Work<'_>| -> Result<Option<i64>> {
-            work.authority()?
+            work.write(&A)?
                 .execute("INSERT OR IGNORE INTO a(x) VALUES (0)", [])?;
-            match work.journal() {
+            match work.db(&J) {
                 None => Ok(None),
                 Some(j) => Ok(Some(
                     j.query_row("SELECT count(*) FROM j", [], |r| r.get(0))?,
                 )),
             }
         };
-        assert_eq!(w.submit(read_plan, count).expect("absent"), None);
+        assert_eq!(w.submit(READ_PLAN, count).expect("absent"), None);
         assert!(
             !root.join(J.file).exists(),
             "a read journal is never created"
         );
         cli_session(&root, |work| insert(work, 5).map(drop));
-        assert_eq!(w.submit(read_plan, count).expect("present"), Some(1));
+        assert_eq!(w.submit(READ_PLAN, count).expect("present"), Some(1));
         // And a write batch after it writes the same file.
         assert_eq!(w.submit(PLAN, |work| insert(work, 6)).expect("write"), 6);
-        assert_eq!(w.submit(read_plan, count).expect("present"), Some(2));
+        assert_eq!(w.submit(READ_PLAN, count).expect("present"), Some(2));
     }
 
     #[test]

@@ -13,7 +13,10 @@ use super::wire::{is_cursor, is_feed_id, is_node_id};
 use crate::data::syntax::is_collection_id;
 use crate::error::{Code, Error, Result};
 use crate::store::private_fs::{self, Kind};
-use crate::store::{Connection, DataDir, DbSpec, Migration, OptionalExtension, params};
+use crate::store::{
+    Access, CommitOrder, Connection, DataDir, DbSpec, Migration, OptionalExtension, Plan, Session,
+    params,
+};
 use crate::wire::ed25519::Keypair;
 use sha2::{Digest, Sha256};
 use std::path::Path;
@@ -24,6 +27,13 @@ pub static SPEC: DbSpec = DbSpec {
     name: "sync",
     file: "sync/sync.sqlite",
     migrations: MIGRATIONS,
+    on_open: None,
+};
+
+/// Every write of the sync state: one unit of work on the sync database.
+const PLAN: Plan = Plan {
+    dbs: &[(&SPEC, Access::Write)],
+    order: CommitOrder::Listed,
 };
 
 static MIGRATIONS: &[Migration] = &[Migration {
@@ -280,21 +290,23 @@ impl SyncStore {
     /// commit lost to a power cut only rewinds the cursor to a page that
     /// was applied durably before it, which the next pull replays
     /// idempotently. The cursor is never ahead of applied data.
+    /// One unit of work on the store's engine ([`PLAN`]).
     fn write_with<T>(
         &self,
         now: &str,
         full: bool,
         f: impl FnOnce(&Connection) -> Result<T>,
     ) -> Result<T> {
+        let clock = crate::clock::FixedClock(crate::clock::parse_rfc3339(now)?);
         let lock = self.dir.lock(self.timeout)?;
-        self.dir.ensure_subdir("sync", &lock)?;
-        let mut conn = self.dir.open_write(&SPEC, now, &lock)?;
-        if !full {
+        let mut s = Session::with_lock(self.dir.clone(), lock, &clock, PLAN)?;
+        if !full && let Some(conn) = s.conn(&SPEC) {
+            // Before the batch's transaction: SQLite refuses it inside one.
             conn.execute_batch("PRAGMA synchronous=NORMAL")?;
         }
-        let tx = conn.transaction_with_behavior(crate::store::TransactionBehavior::Immediate)?;
-        let out = f(&tx)?;
-        tx.commit()?;
+        let out = s.apply(|w| f(w.write(&SPEC)?))?;
+        s.commit()?;
+        s.close();
         Ok(out)
     }
 
@@ -701,7 +713,6 @@ impl SyncStore {
 
     /// Takes the cross-process pull lock of (peer, collection) without
     /// waiting: `sync_in_progress` when another pull or reset holds it.
-    #[allow(clippy::disallowed_methods)] // the pull locks (docs/architecture.md, Owners)
     pub fn pull_lock(&self, peer_id: &str, collection_id: &str) -> Result<PullLock> {
         let locks = {
             let lock = self.dir.lock(self.timeout)?;
@@ -713,17 +724,14 @@ impl SyncStore {
             "{}.lock",
             data_encoding::HEXLOWER.encode(&Sha256::digest(key.as_bytes()))
         );
-        let path = locks.join(name);
-        let f = private_fs::open_private_rw(&path)?;
-        match f.try_lock() {
-            Ok(()) => Ok(PullLock { _file: f }),
-            Err(std::fs::TryLockError::WouldBlock) => Err(Error::new(
+        match crate::store::try_lock_file(&locks.join(name))? {
+            Some(held) => Ok(PullLock { _held: held }),
+            None => Err(Error::new(
                 Code::SyncInProgress,
                 format!(
                     "a pull of peer {peer_id:?} collection {collection_id:?} is already running"
                 ),
             )),
-            Err(std::fs::TryLockError::Error(e)) => Err(Error::io("lock", &path, e)),
         }
     }
 }
@@ -731,7 +739,7 @@ impl SyncStore {
 /// Held while a pull or reset of one (peer, collection) runs.
 #[derive(Debug)]
 pub struct PullLock {
-    _file: std::fs::File,
+    _held: crate::store::DirLock,
 }
 
 #[cfg(test)]

@@ -19,7 +19,29 @@ pub static SPEC: DbSpec = DbSpec {
     name: "journal",
     file: "journal.sqlite",
     migrations: MIGRATIONS,
+    on_open: None,
 };
+
+/// The journal's connection in a unit of work (`store` names no
+/// database; this is the workflow's name for it).
+pub trait JournalWork<'s> {
+    /// The journal, when the plan opened it and it exists (a read-only
+    /// journal may be absent).
+    fn journal(&self) -> Option<&'s Connection>;
+    /// The journal of a plan that opens it for writing.
+    fn journal_write(&self) -> Result<&'s Connection>;
+}
+
+impl<'s> JournalWork<'s> for crate::store::Work<'s> {
+    fn journal(&self) -> Option<&'s Connection> {
+        self.db(&SPEC)
+    }
+
+    fn journal_write(&self) -> Result<&'s Connection> {
+        self.db(&SPEC)
+            .ok_or_else(|| Error::internal("the session did not open the journal for writing"))
+    }
+}
 
 static MIGRATIONS: &[Migration] = &[Migration {
     version: 1,

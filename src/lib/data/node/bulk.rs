@@ -31,12 +31,14 @@
 //! typed error that says which line the last commit covered.
 
 use super::Node;
-use super::collect::{CollectTarget, Prepared, check_supersedes};
+use super::collect::{CollectTarget, check_supersedes};
+use crate::clock::rfc3339_millis;
+use crate::data::record::Prepared;
 use crate::data::schema::SPEC;
 use crate::data::syntax::check_collection_id;
 use crate::data::writer::{self, Inserted};
 use crate::error::{Code, Error, Result};
-use crate::store::{Connection, KeptDirLock};
+use crate::store::{Connection, Kept, KeptDirLock, Session};
 use serde::Serialize;
 use serde_json::{Map, Value};
 use std::collections::HashMap;
@@ -323,12 +325,21 @@ impl Node {
                 .name("bulk-free".into())
                 .spawn_scoped(s, move || garbage.into_iter().for_each(drop))
                 .map_err(|e| Error::internal(format!("cannot start a bulk thread: {e}")))?;
-            let mut session: Option<(Connection, writer::Checkpointer)> = None;
+            // The writer connection, kept from batch to batch (its own
+            // automatic checkpoints off: the checkpointer's thread does
+            // them), and the checkpointer, started at the first batch.
+            let mut kept = Kept::idle_truncating(Some(0));
+            let mut checkpoints: Option<writer::Checkpointer> = None;
             // Taken and released per batch, on lock files kept open.
             let mut held = self.dir.keep_lock();
             let res = (|| -> Result<()> {
                 for batch in rx {
-                    self.commit_batch(batch, &mut held, &mut session, &mut tally, &dropper)?;
+                    let mut w = BatchWriter {
+                        held: &mut held,
+                        kept: &mut kept,
+                        checkpoints: &mut checkpoints,
+                    };
+                    self.commit_batch(batch, &mut w, &mut tally, &dropper)?;
                     progress(&tally.progress);
                 }
                 Ok(())
@@ -339,13 +350,13 @@ impl Node {
                     tally.progress.committed_through_line,
                 )
             });
-            if let Some((conn, checkpoints)) = session {
+            if let Some(checkpoints) = checkpoints {
                 checkpoints.stop();
                 if let Ok(lock) = held.acquire(self.lock_timeout) {
                     // Best effort (the data is committed): a large WAL is
                     // checkpointed and truncated now rather than by the
                     // next writer's open.
-                    self.dir.close_write(&SPEC, conn, &lock);
+                    kept.truncate_wals(&self.dir, &lock);
                 }
             }
             res.map(|()| tally)
@@ -357,8 +368,7 @@ impl Node {
     fn commit_batch(
         &self,
         batch: Batch,
-        held: &mut KeptDirLock,
-        session: &mut Option<(Connection, writer::Checkpointer)>,
+        w: &mut BatchWriter<'_>,
         tally: &mut Tally,
         dropper: &mpsc::SyncSender<Vec<Prepared>>,
     ) -> Result<()> {
@@ -373,23 +383,28 @@ impl Node {
             .filter(|p| !p.is_inline())
             .collect();
         self.store_blobs_parallel(large)?;
-        let lock = held.acquire(self.lock_timeout)?;
-        if session.is_none() {
-            let now = self.now();
-            let conn = writer::open(&self.dir, &now, &lock)?;
-            let checkpoints = writer::Checkpointer::start(&self.dir, &conn, &now, &lock)?;
-            *session = Some((conn, checkpoints));
+        let lock = w.held.acquire(self.lock_timeout)?;
+        if let Some(c) = w.checkpoints.as_ref() {
+            c.bound();
         }
-        let Some((conn, checkpoints)) = session.as_ref() else {
-            return Err(Error::internal("the bulk writer lost its connection"));
-        };
-        checkpoints.bound(conn);
+        let clock = self.clock.as_ref();
+        let mut session = Session::with_kept(self.dir.clone(), lock, clock, writer::PLAN, w.kept)?;
+        if w.checkpoints.is_none() {
+            let now = rfc3339_millis(session.now());
+            let started = writer::Checkpointer::start(&self.dir, &now, session.lock())?;
+            *w.checkpoints = Some(started);
+        }
         let mut next = Tally {
             progress: tally.progress.clone(),
             errors: Vec::new(),
         };
-        let done = apply_batch(conn, batch.lines, &mut next)?;
-        drop(lock);
+        let done = session.apply(|work| apply_batch(work.write(&SPEC)?, batch.lines, &mut next))?;
+        session.commit()?;
+        // Releases the lock, keeping the connection.
+        session.close_into(w.kept);
+        let Some(checkpoints) = w.checkpoints.as_ref() else {
+            return Err(Error::internal("the bulk writer lost its checkpointer"));
+        };
         checkpoints.kick();
         let _ = dropper.send(done);
         next.progress.committed_through_line = batch.last_line;
@@ -493,10 +508,17 @@ fn read_input<R: Read>(input: R, tx: &mpsc::SyncSender<Chunk>) {
     let _ = tx.send(last);
 }
 
-/// One transaction for a batch; on any store error it is rolled back and
-/// the error returned (per-line failures are tallied, not errors).
+/// What the bulk writer keeps from batch to batch.
+struct BatchWriter<'a> {
+    held: &'a mut KeptDirLock,
+    kept: &'a mut Kept,
+    checkpoints: &'a mut Option<writer::Checkpointer>,
+}
+
+/// A batch's rows, in the unit of work's transaction; on any store error
+/// the unit is rolled back and the error returned (per-line failures are
+/// tallied, not errors).
 fn apply_batch(conn: &Connection, lines: Vec<Line>, tally: &mut Tally) -> Result<Vec<Prepared>> {
-    conn.execute_batch("BEGIN IMMEDIATE")?;
     // Lines whose checks pass; written together (see `insert_many`).
     let mut accepted: Vec<Prepared> = Vec::new();
     let res = (|| -> Result<()> {
@@ -576,11 +598,5 @@ fn apply_batch(conn: &Connection, lines: Vec<Line>, tally: &mut Tally) -> Result
         }
         Ok(())
     })();
-    match res.and_then(|()| Ok(conn.execute_batch("COMMIT")?)) {
-        Ok(()) => Ok(accepted),
-        Err(e) => {
-            let _ = conn.execute_batch("ROLLBACK");
-            Err(e)
-        }
-    }
+    res.map(|()| accepted)
 }

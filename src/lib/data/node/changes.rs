@@ -4,7 +4,7 @@ use super::super::canon::utf16_len;
 use super::super::cursor;
 use super::super::key::record_id;
 use super::super::syntax::{check_collection_id, check_record_id};
-use super::super::writer::{WriteOp, WriteResult};
+use super::write::{WriteOp, WriteResult};
 use super::{Node, parse_json};
 use crate::error::{Code, Error, Result};
 use crate::store::params;

@@ -2,13 +2,16 @@
 //! index documents, and committing prepared records (one request, or many
 //! sharing one transaction).
 
-use super::super::canon::{canonical_json, canonical_object, js_number_text, push_json_string};
+use super::super::canon::{canonical_json, canonical_object, push_json_string};
 use super::super::collectors::{self, Collector, Item};
+use super::super::fts::document_of;
+use super::super::record::{PROTOCOL, Prepared};
 use super::super::syntax::{
-    check_collection_id, check_record_id, is_textual, normalize_date, normalize_media_type,
+    check_collection_id, check_record_id, normalize_date, normalize_media_type,
 };
-use super::super::writer::{WriteOp, WriteResult, record_collection};
-use super::{Node, PROTOCOL};
+use super::super::writer::record_collection;
+use super::Node;
+use super::write::{WriteOp, WriteResult};
 use crate::error::{Code, Error, Result};
 use crate::store::Connection;
 use crate::wire::digest::Sha256Hex;
@@ -53,38 +56,6 @@ pub struct CollectResponse {
     /// A collector continuation cursor.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cursor: Option<String>,
-}
-
-/// An item ready to store: its envelope, bytes and index document.
-#[derive(Debug, Clone)]
-pub struct Prepared {
-    /// Record id.
-    pub id: String,
-    /// Collection id.
-    pub collection_id: String,
-    /// The envelope as a map: set by replica import, which checks its
-    /// members; empty for a collected record, whose writer and answer
-    /// need only its canonical text.
-    pub envelope: Map<String, Value>,
-    /// Its canonical JSON.
-    pub canonical: String,
-    /// SHA-256 of the bytes.
-    pub sha256: Sha256Hex,
-    /// The bytes.
-    pub bytes: Vec<u8>,
-    /// FTS document.
-    pub document: String,
-    /// ingested_at.
-    pub ingested_at: String,
-    /// The record it supersedes, if any.
-    pub supersedes_id: Option<String>,
-}
-
-impl Prepared {
-    /// Whether the content is stored inline with the record row.
-    pub fn is_inline(&self) -> bool {
-        self.bytes.len() <= super::super::schema::INLINE_MAX_BYTES
-    }
 }
 
 /// Where a collect writes: the collection, its effective policy and the
@@ -624,73 +595,11 @@ fn utf8(out: Vec<u8>) -> String {
     String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
 }
 
-/// `rec_` + SHA-256 of the canonical JSON of an id core.
-pub fn record_id(core: &Value) -> Result<String> {
-    Ok(format!(
-        "rec_{}",
-        Sha256Hex::digest(canonical_json(core)?.as_bytes())
-    ))
-}
-
-/// The FTS document of a record (spec/agent-data-facts.md §8.3).
-pub fn index_document(env: &Map<String, Value>, bytes: &[u8], media_type: &str) -> String {
-    let source = env.get("source");
-    document_of(
-        bytes,
-        media_type,
-        source.and_then(|s| s.get("uri")).and_then(Value::as_str),
-        source
-            .and_then(|s| s.get("external_id"))
-            .and_then(Value::as_str),
-        env.get("key").and_then(Value::as_str),
-        env.get("metadata"),
-    )
-}
-
-/// [`index_document`] from the members it reads.
-fn document_of(
-    bytes: &[u8],
-    media_type: &str,
-    uri: Option<&str>,
-    external_id: Option<&str>,
-    key: Option<&str>,
-    metadata: Option<&Value>,
-) -> String {
-    let mut parts: Vec<String> = Vec::new();
-    if is_textual(media_type)
-        && let Ok(s) = std::str::from_utf8(bytes)
-    {
-        parts.push(s.to_owned());
-    }
-    for s in [uri, external_id, key].into_iter().flatten() {
-        parts.push(s.to_owned());
-    }
-    if let Some(m) = metadata {
-        flatten(m, &mut parts);
-    }
-    parts.retain(|p| !p.is_empty());
-    parts.join("\n")
-}
-
-fn flatten(v: &Value, out: &mut Vec<String>) {
-    match v {
-        Value::Object(m) => {
-            for (k, v) in m {
-                out.push(k.clone());
-                flatten(v, out);
-            }
-        }
-        Value::Array(a) => a.iter().for_each(|x| flatten(x, out)),
-        Value::String(s) => out.push(s.clone()),
-        Value::Number(n) => out.push(js_number_text(n)),
-        Value::Bool(b) => out.push(b.to_string()),
-        Value::Null => {}
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::data::fts::index_document;
+    use crate::data::record::record_id;
     use serde_json::json;
 
     #[test]

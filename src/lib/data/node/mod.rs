@@ -11,14 +11,18 @@ mod collect;
 mod init;
 mod query;
 mod read;
+mod replica;
+pub(crate) mod write;
 
+pub use super::fts::index_document;
+pub use super::record::{PROTOCOL, Prepared, record_id};
 pub use bulk::{
     BulkProgress, BulkRequest, BulkSummary, DEFAULT_FLUSH, DEFAULT_FLUSH_MS, LineError,
 };
 pub use changes::{ChangesRequest, TombstoneRequest};
 #[cfg(test)]
 pub(crate) use collect::check_supersedes;
-pub use collect::{CollectRequest, CollectResponse, Prepared, index_document, record_id};
+pub use collect::{CollectRequest, CollectResponse};
 pub use init::{InitOutput, InitRequest, init, is_feed_id};
 pub use query::QueryRequest;
 #[cfg(test)]
@@ -38,20 +42,16 @@ use super::collection;
 use super::collectors;
 use super::config::NodeConfig;
 use super::schema::SPEC;
-use super::writer::{WriteOp, WriteResult, Writer};
 use crate::clock::{Clock, rfc3339_millis};
 use crate::error::{Code, Error, Result};
 use crate::store::{Connection, DataDir, OptionalExtension};
 use serde::Serialize;
 use serde_json::{Map, Value, json};
-use std::cell::RefCell;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-
-/// The protocol name.
-pub const PROTOCOL: &str = "agent-data/v1";
+use write::{WriteOp, WriteResult, Writer};
 
 /// Node limits (advertised verbatim in the manifest).
 #[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
@@ -124,13 +124,6 @@ fn not_initialized(dir: &DataDir) -> Error {
     .with("fix", "run `agent-task data init` first")
 }
 
-thread_local! {
-    static READER: RefCell<Option<(PathBuf, Connection)>> = const { RefCell::new(None) };
-}
-
-/// The read connection's settings (see [`Node::read`]).
-const READER_PRAGMAS: &str = "PRAGMA mmap_size = 1073741824;";
-
 fn parse_json(s: &str) -> Result<Value> {
     serde_json::from_str(s).map_err(|e| Error::internal(format!("stored JSON is corrupt: {e}")))
 }
@@ -175,17 +168,12 @@ impl Node {
 
     /// Switches writes to a group-commit writer thread (used by `serve`).
     pub fn start_group_commit(&mut self) -> Result<()> {
-        self.start_group_commit_with(super::writer::QUEUE)
+        self.start_group_commit_with(write::QUEUE)
     }
 
     /// [`Node::start_group_commit`] with a queue of at most `queue` writes.
     pub(crate) fn start_group_commit_with(&mut self, queue: usize) -> Result<()> {
-        self.writer = Writer::start_group(
-            self.dir.clone(),
-            self.lock_timeout,
-            self.clock.clone(),
-            queue,
-        )?;
+        self.writer = Writer::start_group(self, queue)?;
         Ok(())
     }
 
@@ -224,29 +212,20 @@ impl Node {
         rfc3339_millis(self.clock.now())
     }
 
-    /// Runs `f` with this thread's read-only connection.
+    /// Runs `f` with a read-only connection: under `serve`, this
+    /// thread's kept one (`store::readcache`: checked by file identity and
+    /// schema cookie before it serves).
     pub(crate) fn read<T>(&self, f: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
-        let path = self.dir.root().join(SPEC.file);
-        READER.with(|cell| {
-            let mut slot = cell.borrow_mut();
-            let fresh = !matches!(&*slot, Some((p, _)) if *p == path);
-            if fresh {
-                let conn = self
-                    .dir
-                    .open_read(&SPEC)?
-                    .ok_or_else(|| not_initialized(&self.dir))?;
-                // Reads map the database file instead of copying each page
-                // out of the OS cache with a system call: a scan (list mode
-                // with `where`) reads many more pages than a connection's
-                // own cache holds.
-                conn.execute_batch(READER_PRAGMAS)?;
-                *slot = Some((path.clone(), conn));
-            }
-            match &*slot {
-                Some((_, c)) => f(c),
-                None => Err(Error::internal("reader connection missing")),
-            }
-        })
+        let conn = self
+            .dir
+            .open_read_cached(&SPEC)?
+            .ok_or_else(|| not_initialized(&self.dir))?;
+        if conn.is_fresh() {
+            // Another connection: its `data_version`s are not the ones
+            // the thread's cached term counts were read at.
+            query::forget_vocab();
+        }
+        f(&conn)
     }
 
     /// The capability manifest; `origin` is the HTTP origin the client used.

@@ -11,6 +11,8 @@ use serde_json::{Map, Value, json};
 
 mod ranked;
 
+pub(crate) use ranked::forget_vocab;
+
 /// How a query finds its page (the answer is the same). Only `Ranked` is
 /// used outside tests.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -326,9 +326,14 @@ pub fn compile(
 /// The session of a checkpoint: the authority written, the journal read
 /// (never created), to decide whether the current subject is reused.
 pub const CHECKPOINT_PLAN: crate::store::Plan = crate::store::Plan {
-    journal: (&crate::workflow::journal::SPEC, crate::store::Access::Read),
-    authority: (&super::schema::SPEC, crate::store::Access::Write),
-    order: crate::store::CommitOrder::JournalFirst,
+    dbs: &[
+        (
+            &crate::workflow::journal::SPEC,
+            crate::store::Access::ReadOnly,
+        ),
+        (&super::schema::SPEC, crate::store::Access::Write),
+    ],
+    order: crate::store::CommitOrder::Listed,
 };
 
 /// The current subject a checkpoint of `revision` returns instead of

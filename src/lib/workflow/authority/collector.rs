@@ -5,6 +5,7 @@
 
 use super::auth::{self as admin, Authenticated};
 use super::change;
+use super::schema::AuthorityWork;
 use super::{bump_epoch, installed_requirement};
 use crate::clock::{Clock, unix_millis};
 use crate::collector::binding::{AttemptBinding, BoundDescriptor};
@@ -18,6 +19,7 @@ use crate::contract::{ActionClass, SCHEMA_VERSION, TaskClaimRequest, canonical_b
 use crate::error::{Code, Error, Result};
 use crate::store::{Connection, DataDir, OptionalExtension, TransactionBehavior, Work, params};
 use crate::wire::digest::Sha256Hex;
+use crate::workflow::journal::JournalWork;
 use crate::workflow::journal::{self, Now};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};

@@ -15,6 +15,7 @@ use crate::store::{
 };
 use crate::wire::digest::{Sha256Hex, domain_digest};
 use crate::workflow::journal;
+use crate::workflow::journal::JournalWork;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use std::path::Path;
@@ -238,9 +239,11 @@ fn subject_is_current(a: &Connection, s: &StoredSubject) -> Result<bool> {
 /// The session of a receipt or a landing: the authority written, the
 /// journal read (never created) under the same lock.
 pub const RECEIPT_PLAN: Plan = Plan {
-    journal: (&journal::SPEC, Access::Read),
-    authority: (&super::schema::SPEC, Access::Write),
-    order: CommitOrder::JournalFirst,
+    dbs: &[
+        (&journal::SPEC, Access::ReadOnly),
+        (&super::schema::SPEC, Access::Write),
+    ],
+    order: CommitOrder::Listed,
 };
 
 /// `finalize`: creates (or returns) the v2 receipt of a Change's current

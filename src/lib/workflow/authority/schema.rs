@@ -7,7 +7,22 @@ pub static SPEC: DbSpec = DbSpec {
     name: "authority",
     file: "authority.sqlite",
     migrations: MIGRATIONS,
+    on_open: None,
 };
+
+/// The authority's connection in a unit of work (`store` names no
+/// database; this is the workflow's name for it).
+pub trait AuthorityWork<'s> {
+    /// The authority.
+    fn authority(&self) -> crate::error::Result<&'s crate::store::Connection>;
+}
+
+impl<'s> AuthorityWork<'s> for crate::store::Work<'s> {
+    fn authority(&self) -> crate::error::Result<&'s crate::store::Connection> {
+        self.db(&SPEC)
+            .ok_or_else(|| crate::error::Error::internal("the session did not open the authority"))
+    }
+}
 
 static MIGRATIONS: &[Migration] = &[
     Migration {

@@ -9,6 +9,7 @@ use crate::error::Result;
 use crate::store::{Access, CommitOrder, Connection, DataDir, Plan, Session};
 use crate::workflow::attest::key;
 use crate::workflow::authority::{admin, collector, review};
+use crate::workflow::authority::schema::AuthorityWork;
 use std::path::Path;
 use std::time::Duration;
 
@@ -28,9 +29,8 @@ pub use crate::workflow::authority::review::{ReviewInstallOutput, ReviewInstallR
 
 /// The session of an operator write: the authority alone.
 pub const WRITE_PLAN: Plan = Plan {
-    journal: (&crate::workflow::journal::SPEC, Access::None),
-    authority: (&crate::workflow::authority::schema::SPEC, Access::Write),
-    order: CommitOrder::JournalFirst,
+    dbs: &[(&crate::workflow::authority::schema::SPEC, Access::Write)],
+    order: CommitOrder::Listed,
 };
 
 /// Runs `f` in one immediate authority transaction under the lock: a
@@ -145,9 +145,8 @@ pub fn review_profile_install(
 pub fn rotate_key(root: &Path, timeout: Duration, clock: &dyn Clock) -> Result<key::RotateOutput> {
     // A session without databases: the lock and one clock reading.
     let plan = Plan {
-        journal: (&crate::workflow::journal::SPEC, Access::None),
-        authority: (&crate::workflow::authority::schema::SPEC, Access::None),
-        order: CommitOrder::JournalFirst,
+        dbs: &[],
+        order: CommitOrder::Listed,
     };
     let s = Session::open(root, timeout, clock, plan)?;
     key::rotate(s.dir(), s.lock(), &rfc3339_millis(s.now()))

@@ -32,9 +32,11 @@ pub fn collector_claim(
 /// The session of a transfer import: the retained transfer (authority)
 /// commits first, so a retry finds it and repairs the journal's attempt.
 const IMPORT_PLAN: Plan = Plan {
-    journal: (&journal::SPEC, Access::Write),
-    authority: (&schema::SPEC, Access::Write),
-    order: CommitOrder::AuthorityFirst,
+    dbs: &[
+        (&journal::SPEC, Access::Write),
+        (&schema::SPEC, Access::Write),
+    ],
+    order: CommitOrder::Reversed,
 };
 
 /// Imports a signed transfer (see `workflow::authority::collector::

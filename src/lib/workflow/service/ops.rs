@@ -13,6 +13,8 @@ use crate::workflow::authority::Rechecks;
 use crate::workflow::authority::admin::{self, Authenticated};
 use crate::workflow::authority::change::{self, ChangeSel, Scope};
 use crate::workflow::authority::checkpoint as ckpt;
+use crate::workflow::authority::schema::AuthorityWork;
+use crate::workflow::journal::JournalWork;
 use crate::workflow::journal::{self, Now};
 use serde_json::{Value, json};
 use std::path::Path;
@@ -21,9 +23,14 @@ use std::time::Duration;
 /// The session of an agent mutation: the journal written, the authority
 /// read under the lock (actor, subject, enrollment rechecks).
 const AGENT_PLAN: Plan = Plan {
-    journal: (&journal::SPEC, Access::Write),
-    authority: (&crate::workflow::authority::schema::SPEC, Access::Read),
-    order: CommitOrder::JournalFirst,
+    dbs: &[
+        (&journal::SPEC, Access::Write),
+        (
+            &crate::workflow::authority::schema::SPEC,
+            Access::ReadLocked,
+        ),
+    ],
+    order: CommitOrder::Listed,
 };
 
 /// Where and as whom an agent operation runs.

@@ -33,7 +33,9 @@ use crate::workflow::authority::change::{
     self, Change, ChangeOpenOutput, ENDPOINT_WORKSPACE_PREFIX,
 };
 use crate::workflow::authority::checkpoint as ckpt;
+use crate::workflow::authority::schema::AuthorityWork;
 use crate::workflow::authority::snapshot::{self, MODE_LINK};
+use crate::workflow::journal::JournalWork;
 use crate::workflow::service::ops::AgentCtx;
 use serde_json::{Value, json};
 use std::collections::HashMap;

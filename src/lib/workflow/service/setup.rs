@@ -2,9 +2,8 @@
 
 use crate::clock::{Clock, rfc3339_millis};
 use crate::error::Result;
-use crate::store::{
-    Access, CasStats, CommitOrder, DataDir, DbSpec, OptionalExtension, Plan, Session, params,
-};
+use crate::store::{CasStats, DataDir, DbSpec, OptionalExtension, Session, params};
+use crate::workflow::authority::schema::AuthorityWork;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -48,11 +47,7 @@ pub fn init(root: &Path, timeout: Duration, clock: &dyn Clock) -> Result<InitOut
         dir,
         lock,
         clock,
-        Plan {
-            journal: (&crate::workflow::journal::SPEC, Access::None),
-            authority: (spec, Access::Write),
-            order: CommitOrder::JournalFirst,
-        },
+        crate::workflow::service::admin::WRITE_PLAN,
     )?;
     let now = rfc3339_millis(s.now());
     let (id, created) = s.apply(|w| {

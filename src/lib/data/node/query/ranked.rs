@@ -78,6 +78,12 @@ thread_local! {
     static VOCAB: std::cell::RefCell<Option<VocabCache>> = const { std::cell::RefCell::new(None) };
 }
 
+/// Forgets this thread's cached counts (the next read is on another
+/// connection, whose `data_version` says nothing about them).
+pub(crate) fn forget_vocab() {
+    VOCAB.with(|v| *v.borrow_mut() = None);
+}
+
 /// The cached counts of `tokens` for this connection's current snapshot,
 /// when every one is known.
 fn cached(c: &Connection, version: i64, tokens: &[String]) -> Option<Vec<Option<(i64, i64)>>> {
