@@ -5,7 +5,7 @@
 //! `test-hooks` build's `AGENT_TASK_TEST_DATA_WRITE_PANIC` (a collect whose
 //! text equals it panics in the writer).
 
-use crate::data_core::data_env;
+use crate::common::data_core::data_env;
 use crate::common::data_support::{Served, TOKEN, get, post};
 use serde_json::{Value, json};
 use std::io::BufRead;

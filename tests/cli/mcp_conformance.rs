@@ -11,10 +11,10 @@
 //! speaks the 2025-11-25 era; tests/cli/mcp_eras.rs and the modern SDK
 //! clients of tests/cli/mcp_interop.rs check 2026-07-28.
 
-use crate::common::repo_root;
 use crate::common::data_support::TOKEN;
+use crate::common::repo_root;
 use crate::common::task_support::Setup;
-use crate::workspace_http::serve;
+use crate::common::workspace_http::serve;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};

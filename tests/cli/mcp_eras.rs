@@ -10,7 +10,7 @@
 use crate::common::data_support::Resp;
 use crate::common::mcp_client::Client;
 use crate::common::task_support::Setup;
-use crate::workspace_http::{serve, token};
+use crate::common::workspace_http::{serve, token};
 use serde_json::{Value, json};
 
 const V: &str = "2026-07-28";

@@ -271,7 +271,8 @@ fn mcp_interop_python_sdk_uses_the_data_endpoint_as_memory() {
     ] {
         let env = crate::common::TestEnv::new();
         env.run(&["data", "init"]).json();
-        let srv = crate::common::data_support::serve(&env, Some(crate::common::data_support::TOKEN));
+        let srv =
+            crate::common::data_support::serve(&env, Some(crate::common::data_support::TOKEN));
         let cfg = json!({
             "url": format!("http://{}/v1/node/mcp", srv.addr),
             "token": crate::common::data_support::TOKEN,
@@ -320,7 +321,8 @@ fn mcp_interop_typescript_sdks_use_the_data_endpoint_as_memory() {
     ] {
         let env = crate::common::TestEnv::new();
         env.run(&["data", "init"]).json();
-        let srv = crate::common::data_support::serve(&env, Some(crate::common::data_support::TOKEN));
+        let srv =
+            crate::common::data_support::serve(&env, Some(crate::common::data_support::TOKEN));
         let cfg = json!({
             "url": format!("http://{}/v1/node/mcp", srv.addr),
             "token": crate::common::data_support::TOKEN,

@@ -2,14 +2,12 @@
 //! the authority builds on (a checkpoint, which writes a new version, is
 //! [`super::checkpoint`]).
 
-use super::schema::AuthorityWork;
 use super::snapshot::{self, CacheRow, Snapshot};
 use super::{installed_requirement, policy_epoch, repository};
 use crate::contract::{Actor, WorkflowTask, check_id};
 use crate::error::{Code, Error, Result};
 use crate::store::{Connection, DataDir, OptionalExtension, params};
 use crate::wire::digest::{Sha256Hex, domain_digest};
-use crate::workflow::journal::JournalWork;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 

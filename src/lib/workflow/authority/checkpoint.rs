@@ -15,6 +15,8 @@ use crate::contract::{
 use crate::error::{Code, Error, Result};
 use crate::store::{Connection, DataDir, params};
 use crate::wire::digest::{Sha256Hex, domain_digest};
+use crate::workflow::authority::schema::AuthorityWork;
+use crate::workflow::journal::JournalWork;
 use serde::Serialize;
 use std::path::Path;
 

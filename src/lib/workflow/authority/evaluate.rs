@@ -129,10 +129,10 @@ fn review_failure_code(status: &str) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::super::fixture::{self, NOW_MS, fixture};
-    use super::*;
-    use crate::workflow::journal::Now;
     use super::super::{admin, change};
+    use super::*;
     use crate::store::params;
+    use crate::workflow::journal::Now;
 
     fn state_of(f: &fixture::Fixture, now_ms: i64) -> Vec<(&'static str, Option<&'static str>)> {
         let (_, s) = change::find_task(&f.a, &f.command.task_id).expect("find");

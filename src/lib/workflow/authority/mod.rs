@@ -14,9 +14,9 @@ pub mod checkout;
 pub mod checkpoint;
 pub mod collector;
 pub mod evaluate;
-pub mod landing;
 #[cfg(test)]
 mod fixture;
+pub mod landing;
 pub mod receipt;
 pub mod review;
 pub mod schema;

@@ -14,6 +14,7 @@ use crate::store::{
     Access, CommitOrder, Connection, DataDir, OptionalExtension, Plan, Work, params,
 };
 use crate::wire::digest::{Sha256Hex, domain_digest};
+use crate::workflow::authority::schema::AuthorityWork;
 use crate::workflow::journal;
 use crate::workflow::journal::JournalWork;
 use serde::{Deserialize, Serialize};

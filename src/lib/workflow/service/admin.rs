@@ -8,8 +8,8 @@ use crate::clock::{Clock, rfc3339_millis};
 use crate::error::Result;
 use crate::store::{Access, CommitOrder, Connection, DataDir, Plan, Session};
 use crate::workflow::attest::key;
-use crate::workflow::authority::{admin, collector, review};
 use crate::workflow::authority::schema::AuthorityWork;
+use crate::workflow::authority::{admin, collector, review};
 use std::path::Path;
 use std::time::Duration;
 

@@ -14,9 +14,11 @@ use crate::workflow::authority::landing::{
     set_head,
 };
 use crate::workflow::authority::receipt::{Admitted, RECEIPT_PLAN, admit};
+use crate::workflow::authority::schema::AuthorityWork;
 use crate::workflow::authority::{self, change, repository};
 use crate::workflow::git::objects::{git, git_env, git_ref_value, verify_tree, write_blobs};
 use crate::workflow::git::repo as repo_git;
+use crate::workflow::journal::JournalWork;
 use serde_json::{Value, json};
 use std::path::Path;
 use std::time::Duration;
