@@ -245,11 +245,15 @@ pub enum Lane {
     Blocking,
 }
 
+/// The route pattern of the workspace operations (the one compute route).
+pub const OPS_ROUTE: &str =
+    "/v1/hub/workspace/repositories/{repository}/profiles/{profile}/agent-tasks";
+
 /// The one table of which pool runs what: every route pattern not named
 /// here runs on the blocking pool. A compute route's handler and its
 /// `authorize` step only read WAL snapshots, check files and queue to a
 /// group-commit writer without waiting (`docs/http.md`, "Two pools").
-const COMPUTE_ROUTES: &[(&str, Lane)] = &[(super::shared::OPS_ROUTE, Lane::ByOperation)];
+const COMPUTE_ROUTES: &[(&str, Lane)] = &[(OPS_ROUTE, Lane::ByOperation)];
 
 /// The operations of a [`Lane::ByOperation`] route that stay on the compute
 /// pool: reads of a snapshot, and mutations whose handler only queues

@@ -10,9 +10,6 @@ use subtle::ConstantTimeEq;
 
 /// Path prefix of every workspace route (guarded by the bearer check).
 pub const PREFIX: &str = "/v1/hub/workspace/";
-/// The route pattern of the operations.
-pub const OPS_ROUTE: &str =
-    "/v1/hub/workspace/repositories/{repository}/profiles/{profile}/agent-tasks";
 /// Largest operation body.
 pub const MAX_BODY: u64 = 1024 * 1024;
 /// Longest bearer accepted.

@@ -17,7 +17,8 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-pub use super::shared::{MAX_BODY, OPS_ROUTE, PREFIX, bearer};
+pub use super::router::OPS_ROUTE;
+pub use super::shared::{MAX_BODY, PREFIX, bearer};
 
 /// The group-commit writers of `serve`, one per data directory the
 /// profiles name (`store::Writer`): every workspace mutation of a profile

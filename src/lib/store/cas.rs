@@ -144,38 +144,6 @@ pub struct Cas {
 
 const BUF: usize = 64 * 1024;
 
-/// Streams `reader` to its end into `tmp`, hashing as it goes, and returns
-/// the digest and size. More than `max_bytes` is `too_large()` (with
-/// `max_bytes` in its details) as soon as the bound is passed; a read
-/// failure is `read_error(e)`. The caller decides what happens to `tmp`.
-pub(crate) fn copy_hashed(
-    reader: &mut dyn Read,
-    tmp: &mut tempfile::NamedTempFile,
-    max_bytes: u64,
-    too_large: impl FnOnce() -> Error,
-    read_error: impl Fn(std::io::Error) -> Error,
-) -> Result<(Sha256Hex, u64)> {
-    let mut hasher = Sha256::new();
-    let mut size: u64 = 0;
-    let mut buf = vec![0u8; BUF];
-    loop {
-        let n = match reader.read(&mut buf) {
-            Ok(0) => break,
-            Ok(n) => n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(read_error(e)),
-        };
-        size += n as u64;
-        if size > max_bytes {
-            return Err(too_large().with("max_bytes", max_bytes));
-        }
-        hasher.update(&buf[..n]);
-        tmp.write_all(&buf[..n])
-            .map_err(|e| Error::io("write", tmp.path(), e))?;
-    }
-    Ok((Sha256Hex::from_bytes(hasher.finalize().into()), size))
-}
-
 /// Age past which a writer removes an orphan CAS temp file.
 pub const TEMP_SWEEP_AGE: std::time::Duration = std::time::Duration::from_secs(3600);
 
@@ -233,7 +201,7 @@ impl Cas {
             .prefix(TEMP_PREFIX)
             .tempfile_in(&tmp_dir)
             .map_err(|e| Error::io("create temp file in", &tmp_dir, e))?;
-        let (digest, size) = copy_hashed(
+        let (digest, size) = super::hashed::copy_hashed(
             reader,
             &mut tmp,
             max_bytes,

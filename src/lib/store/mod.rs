@@ -13,6 +13,7 @@
 
 mod cas;
 mod db;
+mod hashed;
 mod lock;
 pub mod private_fs;
 mod readcache;

@@ -129,7 +129,7 @@ impl Staging {
     /// [`Staging::sync`]).
     pub fn put_any(&self, reader: &mut dyn Read, max_bytes: u64) -> Result<(Sha256Hex, u64)> {
         let mut tmp = self.temp()?;
-        let (digest, size) = super::cas::copy_hashed(
+        let (digest, size) = super::hashed::copy_hashed(
             reader,
             &mut tmp,
             max_bytes,

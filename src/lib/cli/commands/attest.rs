@@ -3,7 +3,7 @@
 use super::to_value;
 use crate::cli::ctx::Ctx;
 use crate::error::Result;
-use crate::workflow::attest::{self, key};
+use crate::workflow::service::attest;
 use serde_json::Value;
 use std::path::PathBuf;
 
@@ -87,8 +87,8 @@ pub(super) fn authority(ctx: &Ctx, c: AuthorityCmd) -> Result<Value> {
         }) => to_value(&attest::show_key(
             ctx.data_dir()?,
             match format {
-                KeyFormat::Hex => key::Format::Hex,
-                KeyFormat::Pem => key::Format::Pem,
+                KeyFormat::Hex => attest::KeyFormat::Hex,
+                KeyFormat::Pem => attest::KeyFormat::Pem,
             },
         )?),
     }
@@ -106,8 +106,8 @@ pub(super) fn attest_cmd(ctx: &Ctx, a: AttestArgs) -> Result<Value> {
 }
 
 pub(super) fn verify(a: VerifyArgs) -> Result<Value> {
-    let public_key = key::read_public_key_file(&a.key)?;
-    attest::verify::verify(&attest::verify::VerifyRequest {
+    let public_key = attest::read_public_key_file(&a.key)?;
+    attest::verify(&attest::VerifyRequest {
         repo: &a.repo,
         commit: &a.commit,
         public_key,

@@ -15,9 +15,11 @@
 //! [`git`].
 
 pub mod admin;
+pub mod attest;
 pub mod change;
 pub mod collect;
 pub mod facade;
+pub mod git;
 pub mod land;
 pub mod ops;
 pub mod receipt;
@@ -26,7 +28,6 @@ pub mod setup;
 pub mod snapshot;
 
 /// The one git runner (`workflow::git`), for the faces that run git.
-pub use crate::workflow::git;
 
 #[cfg(test)]
 mod model_tests;
