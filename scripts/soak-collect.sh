@@ -52,7 +52,10 @@ for i in $(seq 1 "$KILLS"); do
   task=$(soak_edit "$i")
   soak_claim "$task" "$work/d$i.json"
   delay=$((RANDOM % MAX_DELAY_MS))
-  AGENT_TASK_TEST_RUN_LOG="$log" soak_collect "$work/d$i.json" >"$work/c.out" 2>&1 &
+  # The binary itself in the background (not a shell function, whose
+  # subshell would take the SIGKILL instead).
+  AGENT_TASK_TEST_RUN_LOG="$log" "$bin" --data-dir "$AGENT_TASK_DATA_DIR" --token-file "$token" \
+    collect --descriptor "$work/d$i.json" --collector-dir "$collector" >"$work/c.out" 2>&1 &
   p=$!
   sleep "$(printf '%d.%03d' $((delay / 1000)) $((delay % 1000)))"
   kill -9 "$p" 2>/dev/null || true

@@ -81,7 +81,9 @@ for i in $(seq 1 "$KILLS"); do
   rev=$(j '["revision"]' <<<"$q")
   old=$(git -C "$source" rev-parse main)
   delay=$((RANDOM % MAX_DELAY_MS))
-  op land --update-worktree --repo demo/basic --change "$change" >"$work/land.out" 2>&1 &
+  # The binary itself in the background (not a shell function, whose
+  # subshell would take the SIGKILL instead).
+  "$bin" land --update-worktree --repo demo/basic --change "$change" >"$work/land.out" 2>&1 &
   p=$!
   sleep "$(printf '%d.%03d' $((delay / 1000)) $((delay % 1000)))"
   kill -9 "$p" 2>/dev/null || true
