@@ -17,7 +17,7 @@
 #   - at the end, PRAGMA integrity_check is `ok` on every SQLite file.
 # The kill delays come from SEED (printed; SEED=N repeats a run).
 #
-#   [KILLS=10] [MAX_DELAY_MS=1500] [SEED=N] scripts/soak-collect.sh
+#   [KILLS=10] [MAX_DELAY_MS=1200] [SEED=N] scripts/soak-collect.sh
 #   scripts/soak-collect.sh --self-test   one round, then a fault injected
 #                                         (a second start of the command in
 #                                         the run log): the checker must
@@ -30,7 +30,7 @@ cd "$(dirname "$0")/.."
 self_test=0
 [[ "${1:-}" == "--self-test" ]] && self_test=1
 KILLS=${KILLS:-10}
-MAX_DELAY_MS=${MAX_DELAY_MS:-1500}
+MAX_DELAY_MS=${MAX_DELAY_MS:-1200}
 SEED=${SEED:-$(( $(date +%s) % 32768 ))}
 ((self_test)) && KILLS=1
 RANDOM=$SEED

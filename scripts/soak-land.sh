@@ -15,7 +15,7 @@
 #   - at the end, PRAGMA integrity_check is `ok` on every SQLite file.
 # The kill delays come from SEED (printed; SEED=N repeats a run).
 #
-#   [KILLS=10] [MAX_DELAY_MS=1200] [SEED=N] scripts/soak-land.sh
+#   [KILLS=10] [MAX_DELAY_MS=2500] [SEED=N] scripts/soak-land.sh
 #   scripts/soak-land.sh --self-test   one round, then a fault injected (a
 #                                      second commit on `main` with the
 #                                      landed tree and the note copied):
@@ -31,7 +31,7 @@ cd "$(dirname "$0")/.."
 self_test=0
 [[ "${1:-}" == "--self-test" ]] && self_test=1
 KILLS=${KILLS:-10}
-MAX_DELAY_MS=${MAX_DELAY_MS:-1200}
+MAX_DELAY_MS=${MAX_DELAY_MS:-2500}
 SEED=${SEED:-$(( $(date +%s) % 32768 ))}
 ((self_test)) && KILLS=1
 RANDOM=$SEED
@@ -99,6 +99,7 @@ for i in $(seq 1 "$KILLS"); do
   if [[ $mid != "$old" && $(git -C "$source" rev-parse "$mid^") != "$old" ]]; then
     violations+=("round $i: after the kill main is at $mid, neither $old nor one commit on")
   fi
+  t0=$(date +%s%N)
   if rerun=$(op land --update-worktree --repo demo/basic --change "$change" 2>&1); then
     acked=$((acked + 1))
   else
@@ -106,6 +107,7 @@ for i in $(seq 1 "$KILLS"); do
     # the landed state; anything else is checked below through git.
     echo "round $i: rerun: $(head -c 300 <<<"$rerun")"
   fi
+  rerun_ms=$((($(date +%s%N) - t0) / 1000000))
   new=$(git -C "$source" rev-parse main)
   if ((self_test)); then
     # The fault: one more commit with the same tree, the note copied.
@@ -119,7 +121,7 @@ for i in $(seq 1 "$KILLS"); do
   [[ $(git -C "$source" rev-parse main) == "$new" ]] ||
     violations+=("round $i: a third land moved main: $again")
   landed=$((landed + 1))
-  echo "kill $i: land after ${delay} ms: $what, $at; main $old -> $new"
+  echo "kill $i: land after ${delay} ms: $what, $at; the rerun took $rerun_ms ms; main $old -> $new"
   [[ -n "${NOTE_OUT:-}" ]] && git -C "$source" notes --ref=agent-task show "$new" >"$NOTE_OUT"
   soak_open
 done
