@@ -406,7 +406,7 @@ fn handle(ws: &Workspace, req: &mut Request<'_>) -> Result<Reply> {
 /// What one JSON-RPC message is (JSON-RPC 2.0 §4-5 with MCP's rules: a
 /// request id is a string or an integer, never null).
 #[derive(Debug, PartialEq)]
-enum Kind {
+pub enum Kind {
     /// A request with a valid id and a string method: answered.
     Request,
     /// A notification (a method, no id) or a response (an id and exactly
@@ -417,7 +417,8 @@ enum Kind {
     Invalid(Value, &'static str),
 }
 
-fn classify(msg: &Map<String, Value>) -> Kind {
+/// Classifies one decoded JSON-RPC message (public for the fuzz target).
+pub fn classify(msg: &Map<String, Value>) -> Kind {
     let id = msg.get("id");
     let valid_id = id.filter(|v| v.is_string() || v.is_i64() || v.is_u64());
     let answer_id = valid_id.cloned().unwrap_or(Value::Null);
