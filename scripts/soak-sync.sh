@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Kill soak of `sync pull` (issue #36; not part of the test command). Node A
-# (the source, `serve` with a page authority for B) keeps collecting and
-# tombstoning; node B pulls, either through the CLI (`sync pull`) or through
-# its own `serve` (`POST /v1/data/sync/pull`), and that puller or B's
-# server is SIGKILLed after a random delay, KILLS times. Then a final pull
+# (the source, `serve` with a page authority for B) collects 5-15 records
+# and tombstones one every round; node B pulls, either through the CLI
+# (`sync pull`) or through its own `serve` (`POST /v1/data/sync/pull`), and
+# that puller or B's server is SIGKILLed after a random delay, KILLS times;
+# after each round B's checkpoint never acknowledges less than before. Then a final pull
 # to the end and the invariants, checked from outside:
 #   - PRAGMA integrity_check is `ok` on every SQLite file of A and B;
 #   - no record lost or duplicated: B's feed holds each record A created
@@ -13,7 +14,7 @@
 #   - a rerun completes once: one more pull imports nothing.
 # The kill delays come from SEED (printed; SEED=N repeats a run).
 #
-#   [KILLS=10] [RECORDS=40] [MAX_DELAY_MS=1500] [SEED=N] scripts/soak-sync.sh
+#   [KILLS=10] [RECORDS=40] [MAX_DELAY_MS=5000] [SEED=N] scripts/soak-sync.sh
 #   scripts/soak-sync.sh --self-test   a short run, then a fault injected
 #                                      into B (a record tombstoned on B
 #                                      alone): the checker must report it.
@@ -29,7 +30,7 @@ self_test=0
 [[ "${1:-}" == "--self-test" ]] && self_test=1
 KILLS=${KILLS:-10}
 RECORDS=${RECORDS:-40}
-MAX_DELAY_MS=${MAX_DELAY_MS:-1500}
+MAX_DELAY_MS=${MAX_DELAY_MS:-5000}
 SEED=${SEED:-$(( $(date +%s) % 32768 ))}
 if ((self_test)); then KILLS=${KILLS_SELF_TEST:-3}; fi
 RANDOM=$SEED
@@ -113,10 +114,13 @@ b sync peer add --peer a --origin "$origin_a" --node-id node_soak_a \
   --publisher-key "$(j '["publisher"]["ed25519_public_key"]' <<<"$pub")" \
   --page-token-file "$work/page.token" >/dev/null
 
-kills=0 acked=0 acked_records=0 source_writes=1
+kills=0 acked=0 acked_records=0 source_writes=1 checkpoint_acked=0
+violations=()
 pull_body='{"protocol":"agent-data-sync/v1","peer_id":"a","collection_id":"default","limit":5,"max_pages":100}'
 for i in $(seq 1 "$KILLS"); do
-  if ((RANDOM % 3 == 0)); then add 5; source_writes=$((source_writes + 1)); fi
+  # Something to pull every round: 5-15 new records and a tombstone.
+  add $((5 + RANDOM % 11))
+  source_writes=$((source_writes + 1))
   delay=$((RANDOM % MAX_DELAY_MS))
   if ((RANDOM % 2 == 0)); then
     victim="sync pull"
@@ -135,7 +139,7 @@ for i in $(seq 1 "$KILLS"); do
     pids+=("$c")
   fi
   pids+=("$p")
-  sleep "$(printf '0.%03d' "$delay")"
+  sleep "$(printf '%d.%03d' $((delay / 1000)) $((delay % 1000)))"
   if [[ $victim == "sync pull" ]]; then
     kill -9 "$p" 2>/dev/null || true
     rc=0
@@ -152,7 +156,14 @@ for i in $(seq 1 "$KILLS"); do
   if [[ -s "$work/pull.out" ]] && n=$(j '["records_inserted"]' <"$work/pull.out" 2>/dev/null); then
     acked=$((acked + 1)) acked_records=$((acked_records + n))
   fi
-  echo "kill $i: $victim after ${delay} ms: $what"
+  # What the checkpoint acknowledges (pages committed before the kill):
+  # never less than it acknowledged before.
+  st=$(b sync status --peer a --collection default)
+  now_acked=$(python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print(d["records_inserted"]+d["records_existing"]+d["tombstones_applied"])' "$st")
+  ((now_acked >= checkpoint_acked)) ||
+    violations+=("round $i: the checkpoint went back from $checkpoint_acked to $now_acked changes")
+  checkpoint_acked=$now_acked
+  echo "kill $i: $victim after ${delay} ms: $what; the checkpoint acknowledges $now_acked changes"
   if [[ -n "${SOAK_DEBUG:-}" ]]; then
     for f in "$B"/sync/locks/*; do
       for q in /proc/[0-9]*; do
@@ -160,6 +171,7 @@ for i in $(seq 1 "$KILLS"); do
       done
     done
     echo "  answer: $(head -c 200 "$work/pull.out" 2>/dev/null)"
+    echo "  status: $st"
   fi
 done
 
@@ -180,7 +192,6 @@ print(next(x["record_id"] for x in d["changes"] if x["type"]=="record.created" a
 fi
 
 rerun=$(b sync pull --peer a --collection default --limit 50 --max-pages 100 2>&1 || true)
-violations=()
 [[ $(j '["records_inserted"]' <<<"$rerun" 2>/dev/null) == 0 && $(j '["tombstones_applied"]' <<<"$rerun" 2>/dev/null) == 0 ]] ||
   violations+=("the rerun pull imported something: $rerun")
 for f in $(find "$A" "$B" -name '*.sqlite'); do
@@ -216,7 +227,7 @@ for id in $ids; do
   rb=$(b data get "$id" 2>&1 || true)
   [[ "$ra" == "$rb" ]] || violations+=("record $id differs: A $ra / B $rb")
 done
-echo "## soak-sync: seed $SEED: $kills SIGKILLs ($KILLS rounds), $acked pulls acknowledged ($acked_records records in their answers), $source_writes source ingests, $n_ids records compared, ${#violations[@]} violations"
+echo "## soak-sync: seed $SEED: $kills SIGKILLs ($KILLS rounds), $acked pulls answered ($acked_records records in their answers), $checkpoint_acked changes acknowledged by B's checkpoint before the final pull, $source_writes source ingests, $n_ids records compared, ${#violations[@]} violations"
 for v in "${violations[@]}"; do echo "VIOLATION: $v"; done
 if ((self_test)); then
   if ((${#violations[@]} > 0)); then
