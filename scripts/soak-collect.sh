@@ -47,7 +47,11 @@ echo "## soak-collect: seed $SEED, $KILLS kills, work dir $work"
 violations=()
 kills=0 acked=0 runs_total=0
 starts() { if [[ -f "$1" ]]; then wc -l <"$1"; else echo 0; fi; }
-for i in $(seq 1 "$KILLS"); do
+# Rounds until KILLS SIGKILLs landed (a run that finished first is a
+# round without a kill), at most 3 * KILLS rounds.
+i=0
+while ((kills < KILLS && i < 3 * KILLS)); do
+  i=$((i + 1))
   log="$work/runs-$i.log"
   task=$(soak_edit "$i")
   soak_claim "$task" "$work/d$i.json"
@@ -105,7 +109,7 @@ for i in $(seq 1 "$KILLS"); do
   echo "kill $i: collect after ${delay} ms: $what; starts before the rerun $before, after $n; rerun: $outcome/$status"
 done
 while IFS= read -r v; do [[ -n $v ]] && violations+=("$v"); done < <(soak_integrity)
-echo "## soak-collect: seed $SEED: $kills SIGKILLs ($KILLS rounds), $acked collects acknowledged, $runs_total command starts, ${#violations[@]} violations"
+echo "## soak-collect: seed $SEED: $kills SIGKILLs ($i rounds), $acked collects acknowledged, $runs_total command starts, ${#violations[@]} violations"
 for v in "${violations[@]}"; do echo "VIOLATION: $v"; done
 if ((self_test)); then
   if ((${#violations[@]} > 0)); then

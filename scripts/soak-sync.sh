@@ -117,7 +117,11 @@ b sync peer add --peer a --origin "$origin_a" --node-id node_soak_a \
 kills=0 acked=0 acked_records=0 source_writes=1 checkpoint_acked=0
 violations=()
 pull_body='{"protocol":"agent-data-sync/v1","peer_id":"a","collection_id":"default","limit":5,"max_pages":100}'
-for i in $(seq 1 "$KILLS"); do
+# Rounds until KILLS SIGKILLs landed (a run that finished first is a
+# round without a kill), at most 3 * KILLS rounds.
+i=0
+while ((kills < KILLS && i < 3 * KILLS)); do
+  i=$((i + 1))
   # Something to pull every round: 5-15 new records and a tombstone.
   add $((5 + RANDOM % 11))
   source_writes=$((source_writes + 1))
@@ -227,7 +231,7 @@ for id in $ids; do
   rb=$(b data get "$id" 2>&1 || true)
   [[ "$ra" == "$rb" ]] || violations+=("record $id differs: A $ra / B $rb")
 done
-echo "## soak-sync: seed $SEED: $kills SIGKILLs ($KILLS rounds), $acked pulls answered ($acked_records records in their answers), $checkpoint_acked changes acknowledged by B's checkpoint before the final pull, $source_writes source ingests, $n_ids records compared, ${#violations[@]} violations"
+echo "## soak-sync: seed $SEED: $kills SIGKILLs ($i rounds), $acked pulls answered ($acked_records records in their answers), $checkpoint_acked changes acknowledged by B's checkpoint before the final pull, $source_writes source ingests, $n_ids records compared, ${#violations[@]} violations"
 for v in "${violations[@]}"; do echo "VIOLATION: $v"; done
 if ((self_test)); then
   if ((${#violations[@]} > 0)); then
