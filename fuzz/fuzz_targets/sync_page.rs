@@ -42,8 +42,9 @@ fn verify(body: &[u8], pos: &Position) -> Option<Result<Verified>> {
         reader_secret: &d.secret,
         limits: limits(),
     };
+    // What the vectors' destination asked for (`request_body`).
     let ask = Ask {
-        collection_id: "default",
+        collection_id: "research",
         limit: 2,
         budget: limits().default_plaintext_bytes,
     };
