@@ -27,6 +27,9 @@
 # built with `cargo build --features test-hooks` when missing).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+for tool in sqlite3 python3 git bwrap; do
+  command -v "$tool" >/dev/null || { echo "$(basename "$0"): needs $tool" >&2; exit 2; }
+done
 self_test=0
 [[ "${1:-}" == "--self-test" ]] && self_test=1
 KILLS=${KILLS:-10}
@@ -36,7 +39,6 @@ SEED=${SEED:-$(( $(date +%s) % 32768 ))}
 RANDOM=$SEED
 bin=${AGENT_TASK_BIN:-$PWD/target/debug/agent-task}
 [[ -x "$bin" ]] || cargo build --locked --quiet --features test-hooks --bin agent-task
-command -v bwrap >/dev/null || { echo "soak-collect: bwrap is not installed" >&2; exit 2; }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 # shellcheck source=scripts/soak-common.sh
@@ -48,9 +50,12 @@ violations=()
 kills=0 acked=0 runs_total=0
 starts() { if [[ -f "$1" ]]; then wc -l <"$1"; else echo 0; fi; }
 # Rounds until KILLS SIGKILLs landed (a run that finished first is a
-# round without a kill), at most 3 * KILLS rounds.
+# round without a kill), at most 3 * KILLS rounds (one for --self-test,
+# whose fault is injected in that round).
+max_rounds=$((3 * KILLS))
+((self_test)) && max_rounds=1
 i=0
-while ((kills < KILLS && i < 3 * KILLS)); do
+while ((kills < KILLS && i < max_rounds)); do
   i=$((i + 1))
   log="$work/runs-$i.log"
   task=$(soak_edit "$i")

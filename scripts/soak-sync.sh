@@ -26,6 +26,9 @@
 # built with `cargo build --features test-hooks` when missing).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+for tool in sqlite3 curl python3; do
+  command -v "$tool" >/dev/null || { echo "$(basename "$0"): needs $tool" >&2; exit 2; }
+done
 self_test=0
 [[ "${1:-}" == "--self-test" ]] && self_test=1
 KILLS=${KILLS:-10}
@@ -119,8 +122,9 @@ violations=()
 pull_body='{"protocol":"agent-data-sync/v1","peer_id":"a","collection_id":"default","limit":5,"max_pages":100}'
 # Rounds until KILLS SIGKILLs landed (a run that finished first is a
 # round without a kill), at most 3 * KILLS rounds.
+max_rounds=$((3 * KILLS))
 i=0
-while ((kills < KILLS && i < 3 * KILLS)); do
+while ((kills < KILLS && i < max_rounds)); do
   i=$((i + 1))
   # Something to pull every round: 5-15 new records and a tombstone.
   add $((5 + RANDOM % 11))
