@@ -15,7 +15,10 @@
 #   - `qualify` agrees with the outcome (passed: the Change finalizes and
 #     qualifies; interrupted: `collector_not_passed`);
 #   - at the end, PRAGMA integrity_check is `ok` on every SQLite file.
-# The kill delays come from SEED (printed; SEED=N repeats a run).
+# The kill delays come from SEED (printed); they are drawn below a bound
+# that starts at MAX_DELAY_MS and then follows 1.2 times the duration of
+# the last run that finished before its kill (soak_bound), so the kill
+# points spread over whole runs on a fast or a loaded machine.
 #
 #   [KILLS=10] [MAX_DELAY_MS=1200] [SEED=N] scripts/soak-collect.sh
 #   scripts/soak-collect.sh --self-test   one round, then a fault injected
@@ -52,7 +55,7 @@ starts() { if [[ -f "$1" ]]; then wc -l <"$1"; else echo 0; fi; }
 # Rounds until KILLS SIGKILLs landed (a run that finished first is a
 # round without a kill), at most 3 * KILLS rounds (one for --self-test,
 # whose fault is injected in that round).
-max_rounds=$((3 * KILLS))
+max_rounds=$((3 * KILLS)) max_delay=$MAX_DELAY_MS
 ((self_test)) && max_rounds=1
 i=0
 while ((kills < KILLS && i < max_rounds)); do
@@ -60,21 +63,19 @@ while ((kills < KILLS && i < max_rounds)); do
   log="$work/runs-$i.log"
   task=$(soak_edit "$i")
   soak_claim "$task" "$work/d$i.json"
-  delay=$((RANDOM % MAX_DELAY_MS))
+  delay=$((RANDOM % max_delay))
   # The binary itself in the background (not a shell function, whose
   # subshell would take the SIGKILL instead).
   AGENT_TASK_TEST_RUN_LOG="$log" "$bin" --data-dir "$AGENT_TASK_DATA_DIR" --token-file "$token" \
     collect --descriptor "$work/d$i.json" --collector-dir "$collector" >"$work/c.out" 2>&1 &
   p=$!
-  sleep "$(printf '%d.%03d' $((delay / 1000)) $((delay % 1000)))"
-  kill -9 "$p" 2>/dev/null || true
-  rc=0
-  wait "$p" 2>/dev/null || rc=$?
-  if ((rc == 137)); then
+  soak_kill_at "$p" "$delay"
+  if ((killed)); then
     kills=$((kills + 1)) what=killed
   else
-    acked=$((acked + 1)) what="finished first (exit $rc)"
+    acked=$((acked + 1)) what="finished first (exit $rc, $took_ms ms)"
   fi
+  soak_bound
   before=$(starts "$log")
   # The command may still be starting in a sandbox whose collector died:
   # give it a moment to show in the log (the count is what matters).

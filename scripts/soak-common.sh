@@ -81,3 +81,29 @@ soak_integrity() {
     [[ $ok == ok ]] || echo "integrity_check of $f: $ok"
   done < <(find "$AGENT_TASK_DATA_DIR" -name '*.sqlite')
 }
+
+# soak_kill_at PID DELAY_MS: SIGKILLs PID once DELAY_MS have passed, unless
+# it ends first. Sets $killed (1 when the SIGKILL ended it), $rc (its exit
+# status) and $took_ms (how long it ran).
+soak_kill_at() {
+  local p=$1 start end
+  start=$(date +%s%N)
+  end=$((start + $2 * 1000000))
+  while kill -0 "$p" 2>/dev/null && (($(date +%s%N) < end)); do sleep 0.005; done
+  kill -9 "$p" 2>/dev/null || true
+  rc=0
+  wait "$p" 2>/dev/null || rc=$?
+  took_ms=$((($(date +%s%N) - start) / 1000000))
+  killed=$((rc == 137))
+}
+
+# soak_bound: after a run that finished first, the delays' bound follows
+# it (1.2 times its duration, at least 50 ms), so that kill points spread
+# over a whole run however fast the machine is at the moment.
+soak_bound() {
+  if ((!killed)); then
+    max_delay=$((took_ms * 12 / 10))
+    ((max_delay >= 50)) || max_delay=50
+  fi
+  return 0
+}

@@ -13,7 +13,10 @@
 #     qualified revision (verify recomputes the revision from the commit's
 #     tree); a further `land` of the same Change moves nothing;
 #   - at the end, PRAGMA integrity_check is `ok` on every SQLite file.
-# The kill delays come from SEED (printed; SEED=N repeats a run).
+# The kill delays come from SEED (printed); they are drawn below a bound
+# that starts at MAX_DELAY_MS and then follows 1.2 times the duration of
+# the last run that finished before its kill (soak_bound), so the kill
+# points spread over whole runs on a fast or a loaded machine.
 #
 #   [KILLS=10] [MAX_DELAY_MS=2500] [SEED=N] scripts/soak-land.sh
 #   scripts/soak-land.sh --self-test   one round, then a fault injected (a
@@ -75,7 +78,7 @@ check_landed() {
 # Rounds until KILLS SIGKILLs landed (a run that finished first is a
 # round without a kill), at most 3 * KILLS rounds (one for --self-test,
 # whose fault is injected in that round).
-max_rounds=$((3 * KILLS))
+max_rounds=$((3 * KILLS)) max_delay=$MAX_DELAY_MS
 ((self_test)) && max_rounds=1
 i=0
 while ((kills < KILLS && i < max_rounds)); do
@@ -89,20 +92,18 @@ while ((kills < KILLS && i < max_rounds)); do
   [[ $(j '["qualified"]' <<<"$q") == True ]] || { echo "round $i: not qualified: $q" >&2; exit 2; }
   rev=$(j '["revision"]' <<<"$q")
   old=$(git -C "$source" rev-parse main)
-  delay=$((RANDOM % MAX_DELAY_MS))
+  delay=$((RANDOM % max_delay))
   # The binary itself in the background (not a shell function, whose
   # subshell would take the SIGKILL instead).
   "$bin" land --update-worktree --repo demo/basic --change "$change" >"$work/land.out" 2>&1 &
   p=$!
-  sleep "$(printf '%d.%03d' $((delay / 1000)) $((delay % 1000)))"
-  kill -9 "$p" 2>/dev/null || true
-  rc=0
-  wait "$p" 2>/dev/null || rc=$?
-  if ((rc == 137)); then
+  soak_kill_at "$p" "$delay"
+  if ((killed)); then
     kills=$((kills + 1)) what=killed
   else
-    acked=$((acked + 1)) what="finished first (exit $rc)"
+    acked=$((acked + 1)) what="finished first (exit $rc, $took_ms ms)"
   fi
+  soak_bound
   mid=$(git -C "$source" rev-parse main)
   if [[ $mid == "$old" ]]; then at="main unmoved at the kill"; else at="main moved before the kill"; fi
   if [[ $mid != "$old" && $(git -C "$source" rev-parse "$mid^") != "$old" ]]; then
