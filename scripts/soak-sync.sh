@@ -12,7 +12,9 @@
 #   - the destination's records are A's: `data get` answers the same JSON
 #     on both nodes for every record id (tombstoned ones included);
 #   - a rerun completes once: one more pull imports nothing.
-# The kill delays come from SEED (printed; SEED=N repeats a run).
+# The kill delays come from SEED (printed); they are drawn below a bound
+# that starts at MAX_DELAY_MS and then follows 1.2 times the duration of
+# the last pull that ended before its kill.
 #
 #   [KILLS=10] [RECORDS=40] [MAX_DELAY_MS=5000] [SEED=N] scripts/soak-sync.sh
 #   scripts/soak-sync.sh --self-test   a short run, then a fault injected
@@ -122,14 +124,14 @@ violations=()
 pull_body='{"protocol":"agent-data-sync/v1","peer_id":"a","collection_id":"default","limit":5,"max_pages":100}'
 # Rounds until KILLS SIGKILLs landed (a run that finished first is a
 # round without a kill), at most 3 * KILLS rounds.
-max_rounds=$((3 * KILLS))
+max_rounds=$((3 * KILLS)) max_delay=$MAX_DELAY_MS
 i=0
 while ((kills < KILLS && i < max_rounds)); do
   i=$((i + 1))
   # Something to pull every round: 5-15 new records and a tombstone.
   add $((5 + RANDOM % 11))
   source_writes=$((source_writes + 1))
-  delay=$((RANDOM % MAX_DELAY_MS))
+  delay=$((RANDOM % max_delay))
   if ((RANDOM % 2 == 0)); then
     victim="sync pull"
     # The binary itself in the background (not a shell function, whose
@@ -147,19 +149,32 @@ while ((kills < KILLS && i < max_rounds)); do
     pids+=("$c")
   fi
   pids+=("$p")
-  sleep "$(printf '%d.%03d' $((delay / 1000)) $((delay % 1000)))"
+  # Wait, polling, until the delay passed or the pull ended (its answer:
+  # the puller's exit, or the curl to B's server), then SIGKILL.
+  watch=$p
+  [[ $victim == "serve (B)" ]] && watch=$c
+  start=$(date +%s%N)
+  end=$((start + delay * 1000000))
+  while kill -0 "$watch" 2>/dev/null && (($(date +%s%N) < end)); do sleep 0.005; done
+  took_ms=$((($(date +%s%N) - start) / 1000000))
   if [[ $victim == "sync pull" ]]; then
     kill -9 "$p" 2>/dev/null || true
     rc=0
     wait "$p" 2>/dev/null || rc=$?
-    if ((rc == 137)); then what="killed"; kills=$((kills + 1)); else what="finished first (exit $rc)"; fi
+    if ((rc == 137)); then what="killed"; kills=$((kills + 1)); else what="finished first (exit $rc, $took_ms ms)"; fi
   else
     # B's server goes in any case (the soak's servers never stop cleanly);
     # it counts as a kill when its pull had not answered yet.
-    if [[ -s "$work/pull.out" ]]; then what="answered first"; else what="killed"; kills=$((kills + 1)); fi
+    if kill -0 "$c" 2>/dev/null; then what="killed"; kills=$((kills + 1)); else what="answered first ($took_ms ms)"; fi
     kill -9 "$p" 2>/dev/null || true
     gone "$p"
     wait "$c" 2>/dev/null || true
+  fi
+  # After a pull that ended first, the bound follows it (1.2 times its
+  # duration, at least 50 ms): kill points spread over whole pulls.
+  if [[ $what != killed ]]; then
+    max_delay=$((took_ms * 12 / 10))
+    ((max_delay >= 50)) || max_delay=50
   fi
   if [[ -s "$work/pull.out" ]] && n=$(j '["records_inserted"]' <"$work/pull.out" 2>/dev/null); then
     acked=$((acked + 1)) acked_records=$((acked_records + n))
