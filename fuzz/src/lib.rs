@@ -121,40 +121,55 @@ pub fn node() -> &'static Arc<Node> {
 fn node_and_dir() -> &'static (tempfile::TempDir, Arc<Node>) {
     static N: OnceLock<(tempfile::TempDir, Arc<Node>)> = OnceLock::new();
     N.get_or_init(|| {
-        agent_task::store::private_fs::set_private_umask();
-        let t = tempfile::tempdir().expect("tempdir");
-        let root = t.path().join("data");
-        let clock = Arc::new(agent_task::clock::SystemClock);
-        let files = t.path().join("files");
-        std::fs::create_dir_all(&files).expect("mkdir");
-        std::fs::write(files.join("note.md"), "# a note\nwith words").expect("write");
-        agent_task::data::node::init(
-            &root,
-            &InitRequest {
-                node_id: None,
-                file_roots: vec![files],
-            },
-            clock.as_ref(),
-            Duration::from_secs(5),
-        )
-        .expect("data init");
-        let node = Node::open(&root, clock, Duration::from_secs(5)).expect("open node");
-        for (i, text) in [
-            "alpha beta gamma",
-            "beta delta",
-            "gamma epsilon zeta alpha",
-            "ＨＥＬＬＯ wörld",
-        ]
-        .iter()
-        .enumerate()
-        {
-            let body = json!({"collection_id": "default", "collector_id": "text",
-                "input": {"text": text, "metadata": {"i": i, "tag": ["x", "y"]}, "key": format!("k{i}")}});
-            let req = agent_task::data::CollectRequest::from_json(body.as_object().expect("o"));
-            node.collect(&req).expect("seed collect");
-        }
+        let (t, node) = fresh_node();
         (t, Arc::new(node))
     })
+}
+
+/// A new data node in a new temp directory with a few records and
+/// collections (the directory goes with the returned guard). On tmpfs
+/// (`/dev/shm`) when there is one: the writes' fsyncs are then free, which
+/// is what lets a writing target (`bulk_jsonl`) run millions of times.
+pub fn fresh_node() -> (tempfile::TempDir, Node) {
+    agent_task::store::private_fs::set_private_umask();
+    let shm = std::path::Path::new("/dev/shm");
+    let t = if shm.is_dir() {
+        tempfile::tempdir_in(shm)
+    } else {
+        tempfile::tempdir()
+    }
+    .expect("tempdir");
+    let root = t.path().join("data");
+    let clock = Arc::new(agent_task::clock::SystemClock);
+    let files = t.path().join("files");
+    std::fs::create_dir_all(&files).expect("mkdir");
+    std::fs::write(files.join("note.md"), "# a note\nwith words").expect("write");
+    agent_task::data::node::init(
+        &root,
+        &InitRequest {
+            node_id: None,
+            file_roots: vec![files],
+        },
+        clock.as_ref(),
+        Duration::from_secs(5),
+    )
+    .expect("data init");
+    let node = Node::open(&root, clock, Duration::from_secs(5)).expect("open node");
+    for (i, text) in [
+        "alpha beta gamma",
+        "beta delta",
+        "gamma epsilon zeta alpha",
+        "ＨＥＬＬＯ wörld",
+    ]
+    .iter()
+    .enumerate()
+    {
+        let body = json!({"collection_id": "default", "collector_id": "text",
+            "input": {"text": text, "metadata": {"i": i, "tag": ["x", "y"]}, "key": format!("k{i}")}});
+        let req = agent_task::data::CollectRequest::from_json(body.as_object().expect("o"));
+        node.collect(&req).expect("seed collect");
+    }
+    (t, node)
 }
 
 /// The node bearer of [`router`].
@@ -206,5 +221,123 @@ pub fn data_body(data: &[u8]) -> Option<serde_json::Map<String, Value>> {
     match serde_json::from_str::<Value>(text).ok()? {
         Value::Object(m) => Some(m),
         _ => None,
+    }
+}
+
+/// The reference-produced sync pages (`fixtures/sync/`, a copy of the
+/// spec's page vectors) and what the destination of the vectors knows.
+pub mod sync_vectors {
+    use agent_task::sync::adds::object::Principal;
+    use serde_json::Value;
+    use std::sync::OnceLock;
+
+    /// The vector document.
+    pub fn doc() -> &'static Value {
+        static D: OnceLock<Value> = OnceLock::new();
+        D.get_or_init(|| {
+            serde_json::from_str(include_str!(
+                "../../fixtures/sync/agent-data-sync-page-vectors.json"
+            ))
+            .expect("page vectors")
+        })
+    }
+
+    /// The destination of the vectors: pinned publisher, its recipient
+    /// secret and id, the source node id, the clock the grants are valid at.
+    pub struct Dest {
+        pub publisher: Principal,
+        pub secret: [u8; 32],
+        pub id: String,
+        pub node_id: String,
+        pub now: i64,
+    }
+
+    fn hex32(s: &str) -> [u8; 32] {
+        let mut out = [0u8; 32];
+        for (i, b) in out.iter_mut().enumerate() {
+            *b = u8::from_str_radix(&s[2 * i..2 * i + 2], 16).expect("hex");
+        }
+        out
+    }
+
+    /// The vectors' destination.
+    pub fn dest() -> &'static Dest {
+        static D: OnceLock<Dest> = OnceLock::new();
+        D.get_or_init(|| {
+            let d = doc();
+            let s = |v: &Value| v.as_str().expect("string").to_owned();
+            Dest {
+                publisher: Principal {
+                    id: s(&d["pinned_publisher"]["id"]),
+                    ed25519_public_key: s(&d["pinned_publisher"]["ed25519_public_key_base64url"]),
+                },
+                secret: hex32(&s(&d["destination"]["x25519_private_key_hex"])),
+                id: s(&d["destination"]["id"]),
+                node_id: s(&d["source_node_id"]),
+                now: d["grant_validity"]["issued_at"]
+                    .as_i64()
+                    .expect("issued_at"),
+            }
+        })
+    }
+
+    /// The pages' response bodies, as a source sends them.
+    pub fn pages() -> &'static [Vec<u8>] {
+        static P: OnceLock<Vec<Vec<u8>>> = OnceLock::new();
+        P.get_or_init(|| {
+            doc()["pages"]
+                .as_array()
+                .expect("pages")
+                .iter()
+                .map(|p| serde_json::to_vec(&p["response_page"]).expect("page"))
+                .collect()
+        })
+    }
+}
+
+/// A real landed note (`fuzz/fixtures/landed-note.jsonl`, written by `land`
+/// in `scripts/soak-land.sh`), its envelopes' payloads, and the same
+/// payloads signed by [`key`] so that a target can mutate an envelope that
+/// verifies.
+pub mod note {
+    use agent_task::workflow::attest::dsse::{self, Envelope};
+    use std::sync::OnceLock;
+
+    /// The note as `land` wrote it.
+    pub const LANDED: &str = include_str!("../fixtures/landed-note.jsonl");
+
+    /// The key id [`super::key`] signs under.
+    pub fn keyid() -> &'static str {
+        static K: OnceLock<String> = OnceLock::new();
+        K.get_or_init(|| agent_task::workflow::attest::key::key_id(&super::key().public_key()))
+    }
+
+    /// The in-toto statements of the landed note.
+    pub fn payloads() -> &'static [Vec<u8>] {
+        static P: OnceLock<Vec<Vec<u8>>> = OnceLock::new();
+        P.get_or_init(|| {
+            LANDED
+                .lines()
+                .map(|l| {
+                    let e = Envelope::parse(l.as_bytes()).expect("landed envelope");
+                    dsse::decode_b64(&e.payload).expect("payload")
+                })
+                .collect()
+        })
+    }
+
+    /// Each statement signed by [`super::key`], one JSON line each.
+    pub fn signed_lines() -> &'static [String] {
+        static L: OnceLock<Vec<String>> = OnceLock::new();
+        L.get_or_init(|| {
+            payloads()
+                .iter()
+                .map(|p| {
+                    Envelope::sign(dsse::PAYLOAD_TYPE_IN_TOTO, p, super::key(), keyid())
+                        .to_line()
+                        .expect("line")
+                })
+                .collect()
+        })
     }
 }
