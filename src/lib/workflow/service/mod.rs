@@ -27,7 +27,5 @@ pub mod remote;
 pub mod setup;
 pub mod snapshot;
 
-/// The one git runner (`workflow::git`), for the faces that run git.
-
 #[cfg(test)]
 mod model_tests;
