@@ -21,3 +21,6 @@ pub use node::{
     BulkProgress, BulkRequest, BulkSummary, ChangesRequest, CollectRequest, CollectResponse,
     InitOutput, InitRequest, Limits, Node, QueryRequest, RecordRead, TombstoneRequest,
 };
+/// The data database's spec (its file and migrations), for the faces that
+/// list a data directory's databases (`init`, `info`).
+pub use schema::SPEC;

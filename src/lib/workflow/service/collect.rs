@@ -2,7 +2,7 @@
 //! transfer import, and the local authority a collection runs for (the
 //! service's side of `collector::collect::{Authority, Uploader}`).
 
-use super::ops::AgentCtx;
+use super::ctx::AgentCtx;
 use crate::clock::Clock;
 use crate::collector::collect::{Authority, Uploader};
 use crate::collector::review::ReviewProfile;
@@ -20,7 +20,7 @@ use std::time::Duration;
 /// profile's registration and returns the authority-derived descriptor.
 pub fn collector_claim(
     cx: &AgentCtx<'_>,
-    req: &super::facade::CollectorClaimRequest,
+    req: &super::requests::CollectorClaimRequest,
 ) -> Result<Deferred<Value>> {
     let (task_id, request_id) = (req.task_id.clone(), req.request_id.clone());
     let scope = cx.scope.clone();

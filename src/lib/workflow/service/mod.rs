@@ -2,8 +2,11 @@
 //! the one door of the workflow half: outside `workflow`, code names
 //! `workflow::service` (and `contract`) only. The agent operations
 //! ([`ops`], [`facade`]: one request struct and one library call each,
-//! run in one session), the operator writes ([`admin`]: the authority
-//! checks and stages, the service runs the write), receipts
+//! run in one session; every request and output type of theirs lives in
+//! [`requests`], and where and as whom they run, [`ctx::AgentCtx`], in
+//! [`ctx`], both below every operation file), the operator writes
+//! ([`admin`]: the authority checks and stages, the service runs the
+//! write), receipts
 //! ([`receipt`]), the landing phase protocol ([`land`]), collection
 //! ([`collect`]), the workspace endpoint ([`remote`]) and
 //! whole-directory set-up ([`setup`]: `init`, `info`). The authority's
@@ -18,12 +21,14 @@ pub mod admin;
 pub mod attest;
 pub mod change;
 pub mod collect;
+pub mod ctx;
 pub mod facade;
 pub mod git;
 pub mod land;
 pub mod ops;
 pub mod receipt;
 pub mod remote;
+pub mod requests;
 pub mod setup;
 pub mod snapshot;
 

@@ -189,7 +189,7 @@ impl World {
         let root = tmp.path().join("data");
         let clock = TestClock(AtomicI64::new(1_900_000_000_000));
         let t = Duration::from_secs(5);
-        crate::workflow::service::setup::init(&root, t, &clock).expect("init");
+        crate::workflow::service::setup::init(&root, t, &clock, &[]).expect("init");
         let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
         write::repo_add(
             &root,

@@ -1,7 +1,7 @@
 //! The receipt operations of the service: `finalize` and `qualification`,
 //! each in one `store::Session` (`land` is [`super::land`]).
 
-use super::ops::AgentCtx;
+use super::ctx::AgentCtx;
 use crate::error::Result;
 use crate::store::Deferred;
 use crate::workflow::authority::change::ChangeSel;

@@ -36,7 +36,7 @@ use crate::workflow::authority::checkpoint as ckpt;
 use crate::workflow::authority::schema::AuthorityWork;
 use crate::workflow::authority::snapshot::{self, MODE_LINK};
 use crate::workflow::journal::JournalWork;
-use crate::workflow::service::ops::AgentCtx;
+use crate::workflow::service::ctx::AgentCtx;
 use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::io::Read;

@@ -13,14 +13,18 @@ use std::time::Duration;
 /// directory), for the faces that check a data directory's files.
 pub use crate::workflow::authority::schema::SPEC as AUTHORITY_SPEC;
 
-/// Every database of a data directory, in lock order after the lock itself.
-pub fn databases() -> &'static [&'static DbSpec] {
-    static ALL: [&DbSpec; 3] = [
-        &crate::workflow::authority::schema::SPEC,
-        &crate::workflow::journal::SPEC,
-        &crate::data::schema::SPEC,
-    ];
-    &ALL
+/// The workflow's databases of a data directory, in lock order after the
+/// lock itself.
+static WORKFLOW_DATABASES: [&DbSpec; 2] = [
+    &crate::workflow::authority::schema::SPEC,
+    &crate::workflow::journal::SPEC,
+];
+
+/// Every database of a data directory: the workflow's, in lock order after
+/// the lock itself, then `extra`, the data half's, which the face passes
+/// in (the workflow half never names the data half).
+pub fn databases<'e>(extra: &'e [&'static DbSpec]) -> impl Iterator<Item = &'static DbSpec> + 'e {
+    WORKFLOW_DATABASES.iter().chain(extra).copied()
 }
 
 /// What `init` reports.
@@ -40,7 +44,14 @@ pub struct InitOutput {
 }
 
 /// Creates (or re-checks and migrates) a data directory. Idempotent.
-pub fn init(root: &Path, timeout: Duration, clock: &dyn Clock) -> Result<InitOutput> {
+/// `extra`: the data half's databases (see [`databases`]), migrated when
+/// they exist, like the journal.
+pub fn init(
+    root: &Path,
+    timeout: Duration,
+    clock: &dyn Clock,
+    extra: &[&'static DbSpec],
+) -> Result<InitOutput> {
     let (dir, lock) = DataDir::create(root, timeout)?;
     let spec = &crate::workflow::authority::schema::SPEC;
     let mut s = Session::with_lock(
@@ -73,8 +84,8 @@ pub fn init(root: &Path, timeout: Duration, clock: &dyn Clock) -> Result<InitOut
     let (dir, lock) = (s.dir(), s.lock());
     // Migrate every other database that already exists; never create one.
     let mut versions = BTreeMap::new();
-    for db in databases() {
-        if std::ptr::eq(*db, spec) || dir.schema_version(db)?.is_some() {
+    for db in databases(extra) {
+        if std::ptr::eq(db, spec) || dir.schema_version(db)?.is_some() {
             dir.open_write(db, &now, lock)?;
             versions.insert(db.name, db.latest());
         }
@@ -126,8 +137,9 @@ pub struct InfoOutput {
 }
 
 /// Reports on a data directory without changing anything: no lock, no file
-/// created, databases opened read-only.
-pub fn info(root: &Path) -> Result<InfoOutput> {
+/// created, databases opened read-only. `extra`: the data half's databases
+/// (see [`databases`]), reported beside the workflow's.
+pub fn info(root: &Path, extra: &[&'static DbSpec]) -> Result<InfoOutput> {
     let dir = DataDir::open(root)?;
     let mut out = InfoOutput {
         data_dir: dir.root().display().to_string(),
@@ -137,7 +149,7 @@ pub fn info(root: &Path) -> Result<InfoOutput> {
         databases: BTreeMap::new(),
         cas: dir.cas().stats()?,
     };
-    for db in databases() {
+    for db in databases(extra) {
         let version = dir.schema_version(db)?;
         let mut info = DbInfo {
             file: db.file,
@@ -156,7 +168,7 @@ pub fn info(root: &Path) -> Result<InfoOutput> {
             && let Some(conn) = dir.open_read(db)?
         {
             info.rows = crate::store::row_counts(&conn)?;
-            if std::ptr::eq(*db, &crate::workflow::authority::schema::SPEC) {
+            if std::ptr::eq(db, &crate::workflow::authority::schema::SPEC) {
                 let meta = |key: &str| -> Result<Option<String>> {
                     Ok(conn
                         .query_row("SELECT value FROM meta WHERE key=?1", [key], |r| r.get(0))

@@ -1,0 +1,342 @@
+//! Every request and output type of the agent operations, in one place:
+//! the one request struct per operation that clap builds from the CLI's
+//! flags, the HTTP endpoint and the MCP tools decode strictly from JSON,
+//! and [`super::facade`] and [`super::ops`] take as it is
+//! ([`OperationRequest`] and its variants), and what the operations
+//! answer. It names no other file of the service, so every file of the
+//! service may import it; the faces find the requests where they always
+//! did, re-exported by [`super::facade`].
+
+use crate::contract::{ActionClass, ReferenceFetchRequest, SCHEMA_VERSION, TaskResultAssertion};
+use crate::wire::digest::Sha256Hex;
+use crate::workflow::authority::change::ChangeSel;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// The lease a claim or heartbeat asks for when the caller names none.
+pub fn default_lease() -> u64 {
+    300_000
+}
+fn default_schema() -> u32 {
+    SCHEMA_VERSION
+}
+
+/// One agent operation, as sent over HTTP (`{"operation": …, …}`) or as an
+/// MCP tool call (tool name = operation, arguments = the other fields).
+/// The CLI's `--endpoint` client serialises the same struct (a Change is
+/// then named by id only).
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(tag = "operation", rename_all = "snake_case", deny_unknown_fields)]
+pub enum OperationRequest {
+    /// Capability, schema versions and operation names.
+    Capabilities {},
+    /// The installed requirement of a Change's profile.
+    Requirements(ChangeRequest),
+    /// The typed next operation for a Change.
+    Next(ChangeRequest),
+    /// A task's instruction entrypoint (or a schema mismatch).
+    Instructions(InstructionsRequest),
+    /// One named reference of a task: the contract's request, decoded
+    /// strictly, passed as it is to [`ops::reference`](super::ops::reference).
+    Reference(ReferenceFetchRequest),
+    /// Claim a pending task.
+    Claim(ClaimRequest),
+    /// Renew an attempt's lease.
+    Heartbeat(MutationBody),
+    /// Cancel an attempt.
+    Cancel(MutationBody),
+    /// Supersede an attempt's fence.
+    Reconcile(MutationBody),
+    /// Submit an assertion or a signed registered observation.
+    Result(ResultRequest),
+    /// Exact-attempt status.
+    Status(StatusRequest),
+    /// Claim a command task for the installed collector profile; the
+    /// answer holds the authority-derived descriptor.
+    CollectorClaim(CollectorClaimRequest),
+    /// The authority-derived descriptor of a claimed collector attempt.
+    CollectorDescriptor(CollectorDescriptorRequest),
+    /// Create the v2 receipt of a Change's current subject from retained
+    /// validated transfers.
+    CollectorFinalize(ChangeRequest),
+    /// Read-only exact-subject qualification.
+    Qualification(ChangeRequest),
+    /// Open a Change through the endpoint on the profile's repository and
+    /// profile (the workspace is the client's and is never named).
+    ChangeOpen(ChangeOpenRequest),
+    /// The current subject of a Change (version, revision, context digest,
+    /// base, workspace), read-only: what the Stop hook compares.
+    ChangeSubject(ChangeRequest),
+    /// The bearer's own open (not landed) Changes in scope, read-only:
+    /// how the machine-wide Stop hook finds the Change of a workspace.
+    ChangeList {},
+    /// Commit a remote checkpoint whose manifest was posted and whose
+    /// missing blobs were uploaded: a new Change version, exactly as a
+    /// local checkpoint records it.
+    CheckpointCommit(CheckpointCommitRequest),
+    /// Recovery envelope.
+    Recovery(RecoveryRequest),
+}
+
+/// Encodes a Change for the wire: by id only (a workspace path names a
+/// Change only on the authority's own host).
+fn change_as_id<S: serde::Serializer>(c: &ChangeSel, s: S) -> std::result::Result<S::Ok, S::Error> {
+    match c {
+        ChangeSel::Id(id) => s.serialize_str(id),
+        ChangeSel::Workspace(_) => Err(serde::ser::Error::custom(
+            "with --endpoint, name the Change with --change (the endpoint knows no workspace path)",
+        )),
+    }
+}
+
+/// Decodes the wire's `change_id` string: a remote caller names a Change
+/// only by id, never by a path.
+fn change_by_id<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> std::result::Result<ChangeSel, D::Error> {
+    String::deserialize(d).map(ChangeSel::Id)
+}
+
+/// `requirements`, `next`, `collector_finalize`, `qualification` and
+/// `change_subject`: the one request of the operations that name a Change
+/// alone. Decoded strictly from JSON (a remote caller names the Change by
+/// `change_id` only, never by a path); the CLI builds it from `--change` or
+/// the workspace it runs in.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ChangeRequest {
+    /// The Change (`change_id` on the wire; the CLI may name it by workspace).
+    #[serde(
+        rename = "change_id",
+        deserialize_with = "change_by_id",
+        serialize_with = "change_as_id"
+    )]
+    pub change: ChangeSel,
+}
+
+/// `checkpoint_commit` (endpoint only): commit a remote checkpoint whose
+/// manifest was posted and whose missing blobs were uploaded.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct CheckpointCommitRequest {
+    /// The Change (`change_id` on the wire).
+    #[serde(
+        rename = "change_id",
+        deserialize_with = "change_by_id",
+        serialize_with = "change_as_id"
+    )]
+    pub change: ChangeSel,
+    /// The revision the manifest route answered.
+    pub revision: Sha256Hex,
+    /// Mint a new subject even for the current subject's tree
+    /// (`checkpoint --new-subject`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub new_subject: bool,
+    /// The Change's title (first line) and body (`checkpoint --message`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+}
+
+/// `change_open` (endpoint only): open a Change on the profile's
+/// repository and profile.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ChangeOpenRequest {
+    /// Idempotency key: a retry returns the Change this request opened.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_id: Option<String>,
+    /// The Change's title (the landed commit's subject).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// The Change's body (the landed commit's message body).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub body: Option<String>,
+}
+
+/// `result`: the assertion document (the CLI reads it from `--file`,
+/// bounded, and decodes it strictly).
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ResultRequest {
+    /// The TaskResultAssertion document.
+    pub assertion: Box<TaskResultAssertion>,
+}
+
+/// `collector_descriptor`: the authority-derived descriptor of a claimed
+/// collector attempt.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct CollectorDescriptorRequest {
+    /// Attempt id.
+    pub attempt_id: String,
+}
+
+/// `claim`: the one request of the operation, decoded strictly from JSON
+/// (HTTP, MCP: `OperationRequest::Claim`), built by clap from the CLI's
+/// flags (`task claim`), and passed as it is to [`ops::claim`](super::ops::claim).
+#[derive(Debug, Clone, Deserialize, Serialize, clap::Args)]
+#[serde(deny_unknown_fields)]
+pub struct ClaimRequest {
+    /// Task id.
+    #[arg(id = "task", value_name = "TASK")]
+    pub task_id: String,
+    /// Idempotency key (an identical retry returns the retained outcome).
+    #[arg(long)]
+    pub request_id: String,
+    /// Requested lease.
+    #[serde(default = "default_lease")]
+    #[arg(long, default_value_t = default_lease())]
+    pub lease_ms: u64,
+    /// Executor registration that will run the task.
+    #[serde(default)]
+    #[arg(long)]
+    pub executor: Option<String>,
+}
+
+/// `heartbeat`, `cancel` and `reconcile`: the one request of the three
+/// operations, decoded strictly from JSON (HTTP, MCP), built by clap from
+/// the CLI's flags and passed as it is to the journal's mutation.
+#[derive(Debug, Clone, Deserialize, Serialize, clap::Args)]
+#[serde(deny_unknown_fields)]
+pub struct MutationBody {
+    /// Attempt id.
+    #[arg(long = "attempt", id = "attempt", value_name = "ATTEMPT")]
+    pub attempt_id: String,
+    /// The fence the caller holds.
+    #[arg(long)]
+    pub fence: u64,
+    /// Idempotency key.
+    #[arg(long)]
+    pub request_id: String,
+    /// Requested lease (heartbeat).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[arg(long)]
+    pub lease_ms: Option<u64>,
+    /// Reason (cancel, reconcile).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[arg(long)]
+    pub reason: Option<String>,
+}
+
+/// `instructions`: decoded from JSON, built by clap (`instructions TASK`),
+/// passed as it is to [`ops::instructions`](super::ops::instructions).
+#[derive(Debug, Clone, Deserialize, Serialize, clap::Args)]
+#[serde(deny_unknown_fields)]
+pub struct InstructionsRequest {
+    /// Task id.
+    #[arg(id = "task", value_name = "TASK")]
+    pub task_id: String,
+    /// Schema version the caller speaks.
+    #[serde(default = "default_schema")]
+    #[arg(long, default_value_t = SCHEMA_VERSION)]
+    pub schema_version: u32,
+}
+
+/// `status`: decoded from JSON, built by clap (`status --task --attempt`),
+/// passed as it is to [`ops::status`](super::ops::status).
+#[derive(Debug, Clone, Deserialize, Serialize, clap::Args)]
+#[serde(deny_unknown_fields)]
+pub struct StatusRequest {
+    /// Task id.
+    #[arg(long = "task", id = "task", value_name = "TASK")]
+    pub task_id: String,
+    /// Attempt id.
+    #[arg(long = "attempt", id = "attempt", value_name = "ATTEMPT")]
+    pub attempt_id: String,
+}
+
+/// `recovery`: decoded from JSON, built by clap, passed as it is to
+/// [`ops::recovery`](super::ops::recovery).
+#[derive(Debug, Clone, Deserialize, Serialize, clap::Args)]
+#[serde(deny_unknown_fields)]
+pub struct RecoveryRequest {
+    /// Task id.
+    #[arg(long = "task", id = "task", value_name = "TASK")]
+    pub task_id: String,
+    /// Attempt id (default: the task's current attempt).
+    #[serde(default)]
+    #[arg(long = "attempt", id = "attempt", value_name = "ATTEMPT")]
+    pub attempt_id: Option<String>,
+    /// Request id to resolve.
+    #[serde(default)]
+    #[arg(long)]
+    pub request_id: Option<String>,
+}
+
+/// `collector_claim`: decoded from JSON; the CLI builds it from
+/// `collector-claim TASK [--request-id]` (a fresh idempotency key when none
+/// is named) and it goes as it is to `service::collect::collector_claim`.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct CollectorClaimRequest {
+    /// Task id.
+    pub task_id: String,
+    /// Idempotency key.
+    pub request_id: String,
+}
+
+impl OperationRequest {
+    /// The operation name.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Self::Capabilities {} => "capabilities",
+            Self::Requirements(_) => "requirements",
+            Self::Next(_) => "next",
+            Self::Instructions(_) => "instructions",
+            Self::Reference(_) => "reference",
+            Self::Claim { .. } => "claim",
+            Self::Heartbeat(_) => "heartbeat",
+            Self::Cancel(_) => "cancel",
+            Self::Reconcile(_) => "reconcile",
+            Self::Result(_) => "result",
+            Self::Status(_) => "status",
+            Self::Recovery(_) => "recovery",
+            Self::CollectorClaim(_) => "collector_claim",
+            Self::CollectorDescriptor(_) => "collector_descriptor",
+            Self::CollectorFinalize(_) => "collector_finalize",
+            Self::Qualification(_) => "qualification",
+            Self::ChangeOpen(_) => "change_open",
+            Self::ChangeSubject(_) => "change_subject",
+            Self::ChangeList {} => "change_list",
+            Self::CheckpointCommit(_) => "checkpoint_commit",
+        }
+    }
+}
+
+/// The output of `requirements`.
+#[derive(Debug, serde::Serialize)]
+pub struct RequirementsOutput {
+    /// The capability this service speaks.
+    pub capability: &'static str,
+    /// The task contract's schema version.
+    pub schema_version: u32,
+    /// The Change's repository.
+    pub repository: String,
+    /// The Change's profile.
+    pub profile: String,
+    /// The Change.
+    pub change_id: String,
+    /// The installed requirement's digest.
+    pub requirement_digest: String,
+    /// The installed requirement, parsed.
+    pub workflow: crate::contract::workflow::Workflow,
+}
+
+/// One task of `next`'s `tasks`.
+#[derive(Debug, serde::Serialize)]
+pub struct NextTask {
+    /// The task.
+    pub task_id: String,
+    /// Its digest.
+    pub task_digest: crate::wire::digest::Sha256Hex,
+    /// Its step.
+    pub step_id: String,
+    /// Its action class.
+    pub action_class: ActionClass,
+    /// Whether the subject needs it.
+    pub required: bool,
+    /// Its state as `next` projects it.
+    pub state: String,
+    /// Its typed next operation.
+    pub next: Value,
+}
