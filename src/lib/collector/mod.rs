@@ -14,6 +14,8 @@ pub mod state;
 pub mod transfer;
 pub mod wrapper;
 
+pub use binding::{AttemptBinding, BoundDescriptor};
+
 /// Crash injection (the test hook [`crate::testhooks::crash_point`]; does
 /// nothing without the `test-hooks` feature).
 pub fn crash_point(step: &str) {

@@ -16,6 +16,7 @@ pub mod collector;
 pub mod evaluate;
 #[cfg(test)]
 mod fixture;
+mod kind;
 pub mod landing;
 pub mod receipt;
 pub mod review;

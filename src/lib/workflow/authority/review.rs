@@ -8,9 +8,9 @@
 
 use super::auth as admin;
 use super::bump_epoch;
-use super::collector as col;
+use super::kind;
 use crate::clock::Clock;
-use crate::collector::binding::BoundDescriptor;
+use crate::collector::BoundDescriptor;
 use crate::collector::review::types::{ProfileParts, Provider, ReviewRecord};
 pub use crate::collector::review::wire::KIND;
 use crate::collector::review::wire::{CasSnapshot, ReviewDescriptor};
@@ -78,7 +78,7 @@ pub fn profile_install(
     let search = crate::env::var_os("PATH");
     let executable = pin_executable(&req.executable, search.as_deref())?;
     Ok(move |tx: &Connection, _dir: &DataDir, now: &str| {
-        let (reg, rd, step) = col::registered_step(tx, &req.registration_id, &req.step_id)?;
+        let (reg, rd, step) = kind::registered_step(tx, &req.registration_id, &req.step_id)?;
         let review = match (step.action_class, &step.review) {
             (ActionClass::Review, Some(r)) => r.clone(),
             _ => {
@@ -91,7 +91,7 @@ pub fn profile_install(
             repository: reg.repository.clone(),
             profile: reg.profile.clone(),
             step_id: reg.step_id.clone(),
-            registration: col::registration_binding(&reg),
+            registration: kind::registration_binding(&reg),
             requirement_digest: Sha256Hex::parse(&rd)?,
             criteria: step.review_criteria(),
             step: review,
@@ -219,20 +219,20 @@ pub fn derive_descriptor_in(
     r: &super::Rechecks<'_>,
     attempt_id: &str,
 ) -> Result<(ReviewDescriptor, ReviewProfile)> {
-    col::derive::<Review>(j, r, attempt_id)
+    kind::derive::<Review>(j, r, attempt_id)
 }
 
 /// Every live check on a review descriptor's registration, profile
 /// (basis included), origin and subject (not the attempt state).
 pub fn check_live(a: &Connection, d: &ReviewDescriptor) -> Result<()> {
-    col::live::<Review>(a, d)
+    kind::live::<Review>(a, d)
 }
 
 /// The review collector: the finite controller over the pinned reviewer,
 /// validated by replay.
 pub(crate) struct Review;
 
-impl col::CollectorKind for Review {
+impl kind::CollectorKind for Review {
     type Profile = ReviewProfile;
     type Descriptor = ReviewDescriptor;
     const CLASS: ActionClass = ActionClass::Review;
@@ -288,9 +288,9 @@ impl col::CollectorKind for Review {
         a: &Connection,
         dir: &DataDir,
         bytes: &[u8],
-    ) -> Result<col::Checked<ReviewDescriptor>> {
+    ) -> Result<kind::Checked<ReviewDescriptor>> {
         let v = validate_transfer(j, a, dir, bytes)?;
-        Ok(col::Checked {
+        Ok(kind::Checked {
             outcome: serde_json::to_value(v.record.outcome)?,
             status: match v.record.failure {
                 Some(f) => serde_json::to_value(f)?,
@@ -310,7 +310,7 @@ pub fn recheck_descriptor(
     token: &str,
     d: &ReviewDescriptor,
 ) -> Result<ReviewProfile> {
-    col::recheck::<Review>(root, clock, token, d)
+    kind::recheck::<Review>(root, clock, token, d)
 }
 
 /// The installed profile of a descriptor, read-only (what a resumed
@@ -351,12 +351,12 @@ pub fn validate_transfer(
     dir: &DataDir,
     bytes: &[u8],
 ) -> Result<Validated> {
-    let (env, _reg) = col::open_verified(j, a, bytes, KIND)?;
+    let (env, _reg) = kind::open_verified(j, a, bytes, KIND)?;
     let h = &env.header;
     let (d, p) = derive_descriptor(j, a, &h.attempt_id)?;
     check_basis(p.basis)?;
     d.binding()
-        .check_header(h, d.profile_ref(), <Review as col::CollectorKind>::PROFILE)?;
+        .check_header(h, d.profile_ref(), <Review as kind::CollectorKind>::PROFILE)?;
     if h.collector_identity.runtime != KIND
         || h.collector_identity.runtime_identity_digest.is_some()
     {
@@ -397,7 +397,6 @@ pub fn validate_transfer(
 mod tests {
     use super::super::fixture::{self, fixture};
     use super::*;
-    use col::CollectorKind;
 
     #[test]
     fn a_command_profile_is_not_a_review_profile() {
@@ -413,20 +412,5 @@ mod tests {
                 .expect("read")
                 .is_none()
         );
-    }
-
-    #[test]
-    fn the_kinds_name_their_class_and_profile() {
-        assert_eq!(Review::CLASS, ActionClass::Review);
-        assert_eq!(col::Command::CLASS, ActionClass::Command);
-        assert_eq!(
-            <ReviewDescriptor as BoundDescriptor>::KIND,
-            crate::collector::review::wire::KIND
-        );
-        assert_eq!(
-            <crate::collector::transfer::CollectorDescriptor as BoundDescriptor>::KIND,
-            "command"
-        );
-        assert_ne!(Review::PROFILE, col::Command::PROFILE);
     }
 }
