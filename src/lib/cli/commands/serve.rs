@@ -270,6 +270,10 @@ pub(super) fn run(ctx: &Ctx, a: &ServeArgs) -> Result<Reply> {
         tls.is_some(),
     )?);
     let url = format!("{}://{}", hosts.scheme(), server.local_addr);
+    // Reads keep their read-only connections per handler thread (the data
+    // node's and the workspace's alike; each checked by file identity and
+    // schema cookie before it serves again).
+    crate::store::enable_read_cache();
     let mut router = Router::new();
     if let Some(node) = &node {
         http::data_routes::mount(&mut router, node.clone(), token.clone());
@@ -281,8 +285,6 @@ pub(super) fn run(ctx: &Ctx, a: &ServeArgs) -> Result<Reply> {
         .map(|w| w.agent_task_profiles.len())
         .unwrap_or(0);
     if let Some(config) = workspace {
-        // Reads keep their read-only connections per handler thread.
-        crate::store::enable_read_cache();
         let clock: Arc<dyn crate::clock::Clock> = Arc::from(crate::clock::process_clock()?);
         let writers = http::workspace::Writers::start(
             &config,
