@@ -41,6 +41,7 @@ pub mod deploy;
 pub mod doctor;
 pub mod env;
 pub mod error;
+pub mod evidence;
 pub mod hooks;
 pub mod http;
 #[cfg(test)]

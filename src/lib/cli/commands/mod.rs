@@ -8,6 +8,7 @@ pub mod data;
 mod deploy;
 mod docs;
 mod enroll;
+mod evidence;
 mod hooks;
 mod repo;
 mod requirement;
@@ -133,6 +134,9 @@ pub enum Command {
     /// Operator: check the privilege-separated deployment; write serve's workspace config.
     #[command(subcommand)]
     Deploy(deploy::DeployCmd),
+    /// Operator: copy collector evidence into a separate data node as records (`data query` finds them).
+    #[command(subcommand)]
+    Evidence(evidence::EvidenceCmd),
 }
 
 impl Command {
@@ -212,6 +216,7 @@ pub fn dispatch(ctx: &Ctx, command: Command) -> Result<Reply> {
         Command::Attest(a) => attest::attest_cmd(ctx, a).map(Reply::from),
         Command::Verify(a) => attest::verify(a).map(Reply::from),
         Command::Deploy(c) => deploy::run(ctx, c),
+        Command::Evidence(c) => evidence::run(ctx, c),
     }
 }
 

@@ -145,6 +145,12 @@ pub struct ServeArgs {
     /// 0: never.
     #[arg(long, default_value_t = 0, value_name = "MS", value_parser = clap::value_parser!(u64).range(0..=3_600_000))]
     pub writer_stats_ms: u64,
+    /// Every MS milliseconds, write the pending collector evidence of
+    /// each workflow data directory served (`--data-dir` and the
+    /// workspace profiles') into its evidence target, when one is
+    /// configured (`agent-task evidence configure`). 0: never.
+    #[arg(long, default_value_t = 2_000, value_name = "MS", value_parser = clap::value_parser!(u64).range(0..=3_600_000))]
+    pub evidence_sync_ms: u64,
 }
 
 const MAX_TOKEN: u64 = 16_384;
@@ -284,6 +290,20 @@ pub(super) fn run(ctx: &Ctx, a: &ServeArgs) -> Result<Reply> {
         .as_ref()
         .map(|w| w.agent_task_profiles.len())
         .unwrap_or(0);
+    let mut authorities: Vec<std::path::PathBuf> =
+        ctx.data_dir().ok().map(Into::into).into_iter().collect();
+    for p in workspace.iter().flat_map(|w| &w.agent_task_profiles) {
+        if !authorities.contains(&p.data_dir) {
+            authorities.push(p.data_dir.clone());
+        }
+    }
+    if a.evidence_sync_ms > 0 {
+        drain_evidence(
+            authorities,
+            std::time::Duration::from_millis(a.evidence_sync_ms),
+            ctx.lock_timeout,
+        )?;
+    }
     if let Some(config) = workspace {
         let clock: Arc<dyn crate::clock::Clock> = Arc::from(crate::clock::process_clock()?);
         let writers = http::workspace::Writers::start(
@@ -326,6 +346,7 @@ pub(super) fn run(ctx: &Ctx, a: &ServeArgs) -> Result<Reply> {
         "node_id": node.as_ref().map(|n| n.node_id().to_owned()),
         "data_auth": token.is_some(),
         "workspace_profiles": profiles,
+        "evidence_sync_ms": a.evidence_sync_ms,
     });
     {
         let mut out = std::io::stdout().lock();
@@ -392,5 +413,61 @@ fn report_writer_stats(
             }
         })
         .map_err(|e| Error::internal(format!("cannot start the writer stats thread: {e}")))?;
+    Ok(())
+}
+
+/// `--evidence-sync-ms`: a thread that drains the evidence outbox of each
+/// workflow data directory every `every` (when it has an evidence
+/// target). A failure is one JSON line on stderr, never fatal; a drain
+/// that wrote something says so the same way.
+fn drain_evidence(
+    roots: Vec<std::path::PathBuf>,
+    every: std::time::Duration,
+    lock_timeout: std::time::Duration,
+) -> Result<()> {
+    let clock: Arc<dyn crate::clock::Clock> = Arc::from(crate::clock::process_clock()?);
+    std::thread::Builder::new()
+        .name("agent-task-evidence".into())
+        .spawn(move || {
+            let mut last_error: Vec<Option<String>> = vec![None; roots.len()];
+            loop {
+                std::thread::sleep(every);
+                for (root, last) in roots.iter().zip(last_error.iter_mut()) {
+                    // No authority, or no target: nothing to drain.
+                    if !crate::workflow::service::evidence::has_targets(root).unwrap_or(false) {
+                        continue;
+                    }
+                    let line = match crate::evidence::drain(root, clock.clone(), lock_timeout) {
+                        Ok(r) if r.done == 0 && r.failed == 0 => {
+                            *last = None;
+                            continue;
+                        }
+                        Ok(r) => {
+                            let msg = r.errors.first().map(|e| e.message.clone());
+                            if r.done == 0 && msg == *last {
+                                continue;
+                            }
+                            *last = msg;
+                            serde_json::json!({"evidence_sync": {
+                                "data_dir": root.display().to_string(),
+                                "done": r.done, "inserted": r.inserted,
+                                "existing": r.existing, "failed": r.failed, "errors": r.errors}})
+                        }
+                        Err(e) => {
+                            let msg = Some(e.to_string());
+                            if msg == *last {
+                                continue;
+                            }
+                            *last = msg;
+                            serde_json::json!({"evidence_sync": {
+                                "data_dir": root.display().to_string(),
+                                "error": e.code().as_str(), "message": e.to_string()}})
+                        }
+                    };
+                    let _ = writeln!(std::io::stderr().lock(), "{line}");
+                }
+            }
+        })
+        .map_err(|e| Error::internal(format!("cannot start the evidence thread: {e}")))?;
     Ok(())
 }

@@ -698,6 +698,23 @@ pub fn import_in(
             outcome_s, status_s, canonical_bytes(h)?, ts
         ],
     )?;
+    // The evidence writer's outbox row, in this same transaction (only
+    // when the repository has an evidence target).
+    if let Some(record) = env.records.get(1) {
+        super::evidence::on_import(
+            at,
+            &super::evidence::Imported {
+                header: h,
+                record,
+                transfer_digest: digest.as_str(),
+                change_id: &change_id,
+                change_version,
+                outcome: &outcome_s,
+                status: &status_s,
+            },
+            &ts,
+        )?;
+    }
     journal::finish_attempt(jt, &h.attempt_id, &ts)?;
     crate::collector::crash_point("during_upload");
     let passed = outcome_s == "passed";

@@ -14,6 +14,7 @@ pub mod checkout;
 pub mod checkpoint;
 pub mod collector;
 pub mod evaluate;
+pub mod evidence;
 #[cfg(test)]
 mod fixture;
 mod kind;

@@ -296,6 +296,14 @@ pub fn finalize_in(
             .execute(params![ch.change_id, s.version as i64])?;
         at.prepare_cached("INSERT INTO receipts(receipt_digest, change_id, change_version, context_digest, receipt_json, created_at) VALUES (?1,?2,?3,?4,?5,?6)")?.execute(params![digest.as_str(), ch.change_id, s.version as i64, s.context_digest.as_str(), canonical_bytes(&receipt)?, ts],
         )?;
+        // The evidence writer's outbox rows, in this same transaction.
+        super::evidence::on_receipt(
+            at,
+            &ch.repository,
+            digest.as_str(),
+            receipt.transfers.iter().map(|t| t.transfer_digest.as_str()),
+            &ts,
+        )?;
     }
     Ok(json!({"receipt_digest": digest, "created": created, "receipt": receipt}))
 }

@@ -329,6 +329,34 @@ ALTER TABLE changes ADD COLUMN title TEXT;
 ALTER TABLE changes ADD COLUMN body TEXT;
 ",
     },
+    Migration {
+        version: 9,
+        description: "evidence as data: the operator's evidence targets and the outbox the evidence writer drains",
+        sql: "
+CREATE TABLE evidence_targets (
+    repo_id TEXT PRIMARY KEY NOT NULL REFERENCES repositories(repo_id),
+    evidence_dir TEXT NOT NULL,
+    collection_id TEXT NOT NULL,
+    configured_at TEXT NOT NULL
+) STRICT;
+CREATE TABLE evidence_outbox (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    record_key TEXT NOT NULL UNIQUE,
+    kind TEXT NOT NULL CHECK (kind IN ('run', 'receipt')),
+    repo_id TEXT NOT NULL,
+    transfer_digest TEXT NOT NULL,
+    receipt_digest TEXT,
+    payload TEXT NOT NULL,
+    prior_payload TEXT,
+    created_at TEXT NOT NULL,
+    done_at TEXT,
+    record_id TEXT,
+    CHECK ((kind = 'receipt') = (receipt_digest IS NOT NULL AND prior_payload IS NOT NULL)),
+    CHECK ((done_at IS NULL) = (record_id IS NULL))
+) STRICT;
+CREATE INDEX evidence_outbox_pending ON evidence_outbox(seq) WHERE done_at IS NULL;
+",
+    },
 ];
 
 #[cfg(test)]

@@ -8,7 +8,7 @@
 //! ([`admin`]: the authority checks and stages, the service runs the
 //! write), receipts
 //! ([`receipt`]), the landing phase protocol ([`land`]), collection
-//! ([`collect`]), the workspace endpoint ([`remote`]) and
+//! ([`collect`]), the evidence outbox ([`evidence`]), the workspace endpoint ([`remote`]) and
 //! whole-directory set-up ([`setup`]: `init`, `info`). The authority's
 //! own types and reads that the faces use are re-exported where the
 //! faces find them: [`admin`] (operator requests and outputs, token
@@ -22,6 +22,7 @@ pub mod attest;
 pub mod change;
 pub mod collect;
 pub mod ctx;
+pub mod evidence;
 pub mod facade;
 pub mod git;
 pub mod land;
