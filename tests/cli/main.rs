@@ -27,6 +27,7 @@ mod deploy;
 mod docs;
 mod doctor;
 mod evidence;
+mod evidence_data;
 mod foundation;
 mod hook_authority;
 mod hook_install;
