@@ -49,6 +49,8 @@ git -C "$work/basic" log --oneline >&2
 show init
 show repo add demo/basic --source "$work/basic" --target main
 show requirement install --repo demo/basic --profile default --file fixtures/workflows/review.json
+say "operator: evidence as data: every imported collector run becomes a record of a separate data node (0700, no agent bearer)"
+show evidence configure --repo demo/basic --evidence-dir "$work/evidence"
 show token issue --owner alice --agent claude-1 --out "$work/alice.token"
 pk=$(step keygen --collector-dir "$work/collector" | field '["public_key"]')
 reg=$(step enroll --repo demo/basic --profile default --step tests --executor laptop-ci --public-key "$pk" | field '["registration_id"]')
@@ -94,6 +96,12 @@ step collector-claim "$task" --descriptor-out "$work/d1.json" | field '["descrip
 say "collect runs sh test.sh in bwrap on the exact revision (pinned limits, a dedicated uid when root); the test fails, collect still exits 0"
 show --data-dir "$AGENT_TASK_DATA_DIR" collect --descriptor "$work/d1.json" --collector-dir "$work/collector"
 show qualify --change "$ch"
+say "operator: the evidence writer drains the outbox the import wrote; data query finds the failing run by a word of its output"
+show evidence sync
+hits=$(step --data-dir "$work/evidence" data query --text gave | field '["records"].__len__()')
+if [ "$hits" != 1 ]; then
+  echo "demo: data query should find the failing run in the evidence node" >&2; exit 1
+fi
 say "agent tries to finish: the Stop hook blocks, naming the typed next step"
 stop "$ch" "$work/ws"
 
@@ -107,6 +115,8 @@ step collector-claim "$rtask" --descriptor-out "$work/r2.json" | field '["descri
 say "collect runs the finite review controller: each call reserved durably, the pinned stand-in run with a private HOME and cwd, the record derived by the controller; the authority replays it on import"
 show --data-dir "$AGENT_TASK_DATA_DIR" collect --descriptor "$work/r2.json" --collector-dir "$work/collector"
 show finalize --change "$ch"
+say "operator: the receipt reaches the evidence node as a version that supersedes the passing runs' records"
+show evidence sync
 show qualify --change "$ch"
 say "agent tries to finish again: qualified, clean workspace at the qualified revision, the hook lets it stop"
 stop "$ch" "$work/ws"
