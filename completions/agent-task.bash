@@ -64,6 +64,9 @@ _agent__task() {
             agent__task,enrollment)
                 cmd="agent__task__subcmd__enrollment"
                 ;;
+            agent__task,evidence)
+                cmd="agent__task__subcmd__evidence"
+                ;;
             agent__task,finalize)
                 cmd="agent__task__subcmd__finalize"
                 ;;
@@ -346,6 +349,30 @@ _agent__task() {
             agent__task__subcmd__enrollment__subcmd__help,revoke)
                 cmd="agent__task__subcmd__enrollment__subcmd__help__subcmd__revoke"
                 ;;
+            agent__task__subcmd__evidence,configure)
+                cmd="agent__task__subcmd__evidence__subcmd__configure"
+                ;;
+            agent__task__subcmd__evidence,help)
+                cmd="agent__task__subcmd__evidence__subcmd__help"
+                ;;
+            agent__task__subcmd__evidence,status)
+                cmd="agent__task__subcmd__evidence__subcmd__status"
+                ;;
+            agent__task__subcmd__evidence,sync)
+                cmd="agent__task__subcmd__evidence__subcmd__sync"
+                ;;
+            agent__task__subcmd__evidence__subcmd__help,configure)
+                cmd="agent__task__subcmd__evidence__subcmd__help__subcmd__configure"
+                ;;
+            agent__task__subcmd__evidence__subcmd__help,help)
+                cmd="agent__task__subcmd__evidence__subcmd__help__subcmd__help"
+                ;;
+            agent__task__subcmd__evidence__subcmd__help,status)
+                cmd="agent__task__subcmd__evidence__subcmd__help__subcmd__status"
+                ;;
+            agent__task__subcmd__evidence__subcmd__help,sync)
+                cmd="agent__task__subcmd__evidence__subcmd__help__subcmd__sync"
+                ;;
             agent__task__subcmd__help,attest)
                 cmd="agent__task__subcmd__help__subcmd__attest"
                 ;;
@@ -393,6 +420,9 @@ _agent__task() {
                 ;;
             agent__task__subcmd__help,enrollment)
                 cmd="agent__task__subcmd__help__subcmd__enrollment"
+                ;;
+            agent__task__subcmd__help,evidence)
+                cmd="agent__task__subcmd__help__subcmd__evidence"
                 ;;
             agent__task__subcmd__help,finalize)
                 cmd="agent__task__subcmd__help__subcmd__finalize"
@@ -549,6 +579,15 @@ _agent__task() {
                 ;;
             agent__task__subcmd__help__subcmd__enrollment,revoke)
                 cmd="agent__task__subcmd__help__subcmd__enrollment__subcmd__revoke"
+                ;;
+            agent__task__subcmd__help__subcmd__evidence,configure)
+                cmd="agent__task__subcmd__help__subcmd__evidence__subcmd__configure"
+                ;;
+            agent__task__subcmd__help__subcmd__evidence,status)
+                cmd="agent__task__subcmd__help__subcmd__evidence__subcmd__status"
+                ;;
+            agent__task__subcmd__help__subcmd__evidence,sync)
+                cmd="agent__task__subcmd__help__subcmd__evidence__subcmd__sync"
                 ;;
             agent__task__subcmd__help__subcmd__profile,install)
                 cmd="agent__task__subcmd__help__subcmd__profile__subcmd__install"
@@ -812,7 +851,7 @@ _agent__task() {
 
     case "${cmd}" in
         agent__task)
-            opts="-h -V --data-dir --pretty --lock-timeout-ms --token-file --help --version init info cas runtime completions man data sync serve repo requirement token keygen enroll enrollment change checkpoint capabilities requirements next instructions reference claim heartbeat status cancel reconcile result recovery install-stop init-repo task-stop task-codex-stop profile collector collector-claim collect retry-upload finalize qualify land sandbox-exec authority attest verify deploy help"
+            opts="-h -V --data-dir --pretty --lock-timeout-ms --token-file --help --version init info cas runtime completions man data sync serve repo requirement token keygen enroll enrollment change checkpoint capabilities requirements next instructions reference claim heartbeat status cancel reconcile result recovery install-stop init-repo task-stop task-codex-stop profile collector collector-claim collect retry-upload finalize qualify land sandbox-exec authority attest verify deploy evidence help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2847,6 +2886,192 @@ _agent__task() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        agent__subcmd__task__subcmd__evidence)
+            opts="-h -V --data-dir --pretty --lock-timeout-ms --token-file --help --version configure sync status help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --data-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --lock-timeout-ms)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --token-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        agent__subcmd__task__subcmd__evidence__subcmd__configure)
+            opts="-h -V --repo --evidence-dir --collection --data-dir --pretty --lock-timeout-ms --token-file --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --repo)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --evidence-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --collection)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --data-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --lock-timeout-ms)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --token-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        agent__subcmd__task__subcmd__evidence__subcmd__help)
+            opts="configure sync status help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        agent__subcmd__task__subcmd__evidence__subcmd__help__subcmd__configure)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        agent__subcmd__task__subcmd__evidence__subcmd__help__subcmd__help)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        agent__subcmd__task__subcmd__evidence__subcmd__help__subcmd__status)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        agent__subcmd__task__subcmd__evidence__subcmd__help__subcmd__sync)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        agent__subcmd__task__subcmd__evidence__subcmd__status)
+            opts="-h -V --data-dir --pretty --lock-timeout-ms --token-file --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --data-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --lock-timeout-ms)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --token-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        agent__subcmd__task__subcmd__evidence__subcmd__sync)
+            opts="-h -V --data-dir --pretty --lock-timeout-ms --token-file --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --data-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --lock-timeout-ms)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --token-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         agent__subcmd__task__subcmd__finalize)
             opts="-h -V --change --workspace --endpoint --repository --profile --data-dir --pretty --lock-timeout-ms --token-file --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
@@ -2952,7 +3177,7 @@ _agent__task() {
             return 0
             ;;
         agent__subcmd__task__subcmd__help)
-            opts="init info cas runtime completions man data sync serve repo requirement token keygen enroll enrollment change checkpoint capabilities requirements next instructions reference claim heartbeat status cancel reconcile result recovery install-stop init-repo task-stop task-codex-stop profile collector collector-claim collect retry-upload finalize qualify land sandbox-exec authority attest verify deploy help"
+            opts="init info cas runtime completions man data sync serve repo requirement token keygen enroll enrollment change checkpoint capabilities requirements next instructions reference claim heartbeat status cancel reconcile result recovery install-stop init-repo task-stop task-codex-stop profile collector collector-claim collect retry-upload finalize qualify land sandbox-exec authority attest verify deploy evidence help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3470,6 +3695,62 @@ _agent__task() {
             return 0
             ;;
         agent__subcmd__task__subcmd__help__subcmd__enrollment__subcmd__revoke)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        agent__subcmd__task__subcmd__help__subcmd__evidence)
+            opts="configure sync status"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        agent__subcmd__task__subcmd__help__subcmd__evidence__subcmd__configure)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        agent__subcmd__task__subcmd__help__subcmd__evidence__subcmd__status)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        agent__subcmd__task__subcmd__help__subcmd__evidence__subcmd__sync)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -5490,7 +5771,7 @@ _agent__task() {
             return 0
             ;;
         agent__subcmd__task__subcmd__serve)
-            opts="-h -V --bind --tls-cert --tls-key --insecure-http --public-name --data-token-file --workers --compute-threads --max-connections --accept-backlog --accept-backlog-ms --max-header-bytes --max-headers --head-budget --first-byte-timeout-ms --min-head-rate --head-timeout-ms --body-timeout-ms --idle-timeout-ms --send-timeout-ms --workspace-config --max-revision-bytes --max-manifest-bytes --max-pack-bytes --staging-quota-bytes --staging-ttl-ms --write-queue --write-batch --writer-stats-ms --data-dir --pretty --lock-timeout-ms --token-file --help --version"
+            opts="-h -V --bind --tls-cert --tls-key --insecure-http --public-name --data-token-file --workers --compute-threads --max-connections --accept-backlog --accept-backlog-ms --max-header-bytes --max-headers --head-budget --first-byte-timeout-ms --min-head-rate --head-timeout-ms --body-timeout-ms --idle-timeout-ms --send-timeout-ms --workspace-config --max-revision-bytes --max-manifest-bytes --max-pack-bytes --staging-quota-bytes --staging-ttl-ms --write-queue --write-batch --writer-stats-ms --evidence-sync-ms --data-dir --pretty --lock-timeout-ms --token-file --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -5605,6 +5886,10 @@ _agent__task() {
                     return 0
                     ;;
                 --writer-stats-ms)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --evidence-sync-ms)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

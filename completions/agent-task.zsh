@@ -986,6 +986,7 @@ _arguments "${_arguments_options[@]}" : \
 '--write-queue=[Workspace mutations queued for the group-commit writer of a data directory at most; past it a mutation is answered 503 busy at once]:N:_default' \
 '--write-batch=[Workspace mutations one batch of the writer applies and commits together at most (one commit per database a batch)]:N:_default' \
 '--writer-stats-ms=[Every MS milliseconds, one JSON line per group-commit writer on stderr when its counters moved\: \`{"writer_stats"\: {"data_dir", "batches", "mutations", "mean_batch", "largest_batch", "queued"}}\`. 0\: never]:MS:_default' \
+'--evidence-sync-ms=[Every MS milliseconds, write the pending collector evidence of each workflow data directory served (\`--data-dir\` and the workspace profiles'\'') into its evidence target, when one is configured (\`agent-task evidence configure\`). 0\: never]:MS:_default' \
 '--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
@@ -2227,6 +2228,101 @@ esac
     ;;
 esac
 ;;
+(evidence)
+_arguments "${_arguments_options[@]}" : \
+'--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
+'--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
+'-h[Print help]' \
+'--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
+":: :_agent-task__subcmd__evidence_commands" \
+"*::: :->evidence" \
+&& ret=0
+
+    case $state in
+    (evidence)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:agent-task-evidence-command-$line[1]:"
+        case $line[1] in
+            (configure)
+_arguments "${_arguments_options[@]}" : \
+'--repo=[Repository id]:REPO:_default' \
+'--evidence-dir=[The evidence data node'\''s directory\: not the workflow'\''s data directory, not a symbolic link, never served with a bearer agents hold]:PATH:_files' \
+'--collection=[The collection the records go into]:ID:_default' \
+'--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
+'--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
+'-h[Print help]' \
+'--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
+&& ret=0
+;;
+(sync)
+_arguments "${_arguments_options[@]}" : \
+'--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
+'--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
+'-h[Print help]' \
+'--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
+&& ret=0
+;;
+(status)
+_arguments "${_arguments_options[@]}" : \
+'--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
+'--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
+'-h[Print help]' \
+'--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
+&& ret=0
+;;
+(help)
+_arguments "${_arguments_options[@]}" : \
+":: :_agent-task__subcmd__evidence__subcmd__help_commands" \
+"*::: :->help" \
+&& ret=0
+
+    case $state in
+    (help)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:agent-task-evidence-help-command-$line[1]:"
+        case $line[1] in
+            (configure)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(sync)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(status)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(help)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+        esac
+    ;;
+esac
+;;
+        esac
+    ;;
+esac
+;;
 (help)
 _arguments "${_arguments_options[@]}" : \
 ":: :_agent-task__subcmd__help_commands" \
@@ -2795,6 +2891,34 @@ _arguments "${_arguments_options[@]}" : \
     ;;
 esac
 ;;
+(evidence)
+_arguments "${_arguments_options[@]}" : \
+":: :_agent-task__subcmd__help__subcmd__evidence_commands" \
+"*::: :->evidence" \
+&& ret=0
+
+    case $state in
+    (evidence)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:agent-task-help-evidence-command-$line[1]:"
+        case $line[1] in
+            (configure)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(sync)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(status)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+        esac
+    ;;
+esac
+;;
 (help)
 _arguments "${_arguments_options[@]}" : \
 && ret=0
@@ -2857,6 +2981,7 @@ _agent-task_commands() {
 'attest:Operator\: signed in-toto attestations (DSSE) of a landed or qualified Change' \
 'verify:Check a landed commit'\''s attestations with only the repository and a public key' \
 'deploy:Operator\: check the privilege-separated deployment; write serve'\''s workspace config' \
+'evidence:Operator\: copy collector evidence into a separate data node as records (\`data query\` finds them)' \
 'help:Print this message or the help of the given subcommand(s)' \
     )
     _describe -t commands 'agent-task commands' commands "$@"
@@ -3339,6 +3464,61 @@ _agent-task__subcmd__enrollment__subcmd__revoke_commands() {
     local commands; commands=()
     _describe -t commands 'agent-task enrollment revoke commands' commands "$@"
 }
+(( $+functions[_agent-task__subcmd__evidence_commands] )) ||
+_agent-task__subcmd__evidence_commands() {
+    local commands; commands=(
+'configure:Send a repository'\''s collector evidence to a collection of a separate data node (created 0700 if needed)' \
+'sync:Write every pending evidence row now; prints the counts (exit 75 when a row failed and stays pending)' \
+'status:The evidence targets and the outbox'\''s pending and done counts' \
+'help:Print this message or the help of the given subcommand(s)' \
+    )
+    _describe -t commands 'agent-task evidence commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__evidence__subcmd__configure_commands] )) ||
+_agent-task__subcmd__evidence__subcmd__configure_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task evidence configure commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__evidence__subcmd__help_commands] )) ||
+_agent-task__subcmd__evidence__subcmd__help_commands() {
+    local commands; commands=(
+'configure:Send a repository'\''s collector evidence to a collection of a separate data node (created 0700 if needed)' \
+'sync:Write every pending evidence row now; prints the counts (exit 75 when a row failed and stays pending)' \
+'status:The evidence targets and the outbox'\''s pending and done counts' \
+'help:Print this message or the help of the given subcommand(s)' \
+    )
+    _describe -t commands 'agent-task evidence help commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__evidence__subcmd__help__subcmd__configure_commands] )) ||
+_agent-task__subcmd__evidence__subcmd__help__subcmd__configure_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task evidence help configure commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__evidence__subcmd__help__subcmd__help_commands] )) ||
+_agent-task__subcmd__evidence__subcmd__help__subcmd__help_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task evidence help help commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__evidence__subcmd__help__subcmd__status_commands] )) ||
+_agent-task__subcmd__evidence__subcmd__help__subcmd__status_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task evidence help status commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__evidence__subcmd__help__subcmd__sync_commands] )) ||
+_agent-task__subcmd__evidence__subcmd__help__subcmd__sync_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task evidence help sync commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__evidence__subcmd__status_commands] )) ||
+_agent-task__subcmd__evidence__subcmd__status_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task evidence status commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__evidence__subcmd__sync_commands] )) ||
+_agent-task__subcmd__evidence__subcmd__sync_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task evidence sync commands' commands "$@"
+}
 (( $+functions[_agent-task__subcmd__finalize_commands] )) ||
 _agent-task__subcmd__finalize_commands() {
     local commands; commands=()
@@ -3398,6 +3578,7 @@ _agent-task__subcmd__help_commands() {
 'attest:Operator\: signed in-toto attestations (DSSE) of a landed or qualified Change' \
 'verify:Check a landed commit'\''s attestations with only the repository and a public key' \
 'deploy:Operator\: check the privilege-separated deployment; write serve'\''s workspace config' \
+'evidence:Operator\: copy collector evidence into a separate data node as records (\`data query\` finds them)' \
 'help:Print this message or the help of the given subcommand(s)' \
     )
     _describe -t commands 'agent-task help commands' commands "$@"
@@ -3616,6 +3797,30 @@ _agent-task__subcmd__help__subcmd__enrollment_commands() {
 _agent-task__subcmd__help__subcmd__enrollment__subcmd__revoke_commands() {
     local commands; commands=()
     _describe -t commands 'agent-task help enrollment revoke commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__help__subcmd__evidence_commands] )) ||
+_agent-task__subcmd__help__subcmd__evidence_commands() {
+    local commands; commands=(
+'configure:Send a repository'\''s collector evidence to a collection of a separate data node (created 0700 if needed)' \
+'sync:Write every pending evidence row now; prints the counts (exit 75 when a row failed and stays pending)' \
+'status:The evidence targets and the outbox'\''s pending and done counts' \
+    )
+    _describe -t commands 'agent-task help evidence commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__help__subcmd__evidence__subcmd__configure_commands] )) ||
+_agent-task__subcmd__help__subcmd__evidence__subcmd__configure_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task help evidence configure commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__help__subcmd__evidence__subcmd__status_commands] )) ||
+_agent-task__subcmd__help__subcmd__evidence__subcmd__status_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task help evidence status commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__help__subcmd__evidence__subcmd__sync_commands] )) ||
+_agent-task__subcmd__help__subcmd__evidence__subcmd__sync_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task help evidence sync commands' commands "$@"
 }
 (( $+functions[_agent-task__subcmd__help__subcmd__finalize_commands] )) ||
 _agent-task__subcmd__help__subcmd__finalize_commands() {
