@@ -370,17 +370,20 @@ pub fn pending(at: &Connection, after_seq: i64, limit: u32) -> Result<Vec<Outbox
 pub fn mark_done(
     done: Vec<(i64, String)>,
 ) -> impl FnOnce(&Connection, &DataDir, &str) -> Result<u64> {
-    move |at, _dir, now| {
-        let mut n = 0;
-        for (seq, record_id) in &done {
-            n += at
-                .prepare_cached(
-                    "UPDATE evidence_outbox SET done_at = ?2, record_id = ?3 WHERE seq = ?1 AND done_at IS NULL",
-                )?
-                .execute(params![seq, now, record_id])? as u64;
-        }
-        Ok(n)
+    move |at, _dir, now| mark_done_in(at, &done, now)
+}
+
+/// [`mark_done`] inside the caller's transaction.
+fn mark_done_in(at: &Connection, done: &[(i64, String)], now: &str) -> Result<u64> {
+    let mut n = 0;
+    for (seq, record_id) in done {
+        n += at
+            .prepare_cached(
+                "UPDATE evidence_outbox SET done_at = ?2, record_id = ?3 WHERE seq = ?1 AND done_at IS NULL",
+            )?
+            .execute(params![seq, now, record_id])? as u64;
     }
+    Ok(n)
 }
 
 /// The outbox's counts and the targets (`evidence status`).
@@ -399,7 +402,135 @@ pub fn status(at: &Connection) -> Result<Value> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::fixture::{CHANGE, REPO, fixture};
     use super::*;
+    use crate::collector::transfer::{
+        CollectorIdentity, Origin, RegistrationBinding, TransferHeader,
+    };
+    use crate::wire::digest::Sha256Hex;
+
+    fn header() -> TransferHeader {
+        let d = Sha256Hex::digest(b"x");
+        TransferHeader {
+            version: 1,
+            kind: "command".into(),
+            audience: "dd_1".into(),
+            repository: REPO.into(),
+            profile: "default".into(),
+            step_id: "tests".into(),
+            collector_profile_id: "cp_1".into(),
+            collector_profile_digest: d.clone(),
+            task_id: "task_1".into(),
+            task_digest: d.clone(),
+            attempt_id: "att_1".into(),
+            attempt_digest: d.clone(),
+            execution_operation_id: "exec_1".into(),
+            fence: 1,
+            origin: Origin {
+                owner_id: "alice".into(),
+                agent_id: "a".into(),
+                grant_generation: 1,
+            },
+            registration: RegistrationBinding {
+                registration_id: "reg_1".into(),
+                executor_id: "ci".into(),
+                epoch: 1,
+                key_id: "kid_1".into(),
+            },
+            request_digest: d,
+            collector_identity: CollectorIdentity {
+                runtime: "bwrap".into(),
+                runtime_identity_digest: None,
+                agent_task_version: "0".into(),
+            },
+            upload_request_id: "up_1".into(),
+            records: vec![],
+        }
+    }
+
+    fn count(a: &Connection) -> i64 {
+        a.query_row("SELECT COUNT(*) FROM evidence_outbox", [], |r| r.get(0))
+            .expect("count")
+    }
+
+    #[test]
+    fn the_outbox_gets_a_run_row_and_a_receipt_row_only_with_a_target() {
+        let f = fixture();
+        let h = header();
+        let long = format!("{}FAIL: the end", "é".repeat(3000));
+        let record = serde_json::to_vec(&json!({
+            "status": "completed", "outcome": "failed", "detail": null,
+            "run": {"exit_code": 1, "signal": null, "timed_out": false, "output_capped": false,
+                    "duration_ms": 42, "stdout": {"tail": "ok"}, "stderr": {"tail": long}},
+        }))
+        .expect("json");
+        let i = Imported {
+            header: &h,
+            record: &record,
+            transfer_digest: "td",
+            change_id: CHANGE,
+            change_version: 1,
+            outcome: "failed",
+            status: "completed",
+        };
+        // No target: nothing.
+        assert!(!on_import(&f.a, &i, "t0").expect("import"));
+        assert_eq!(
+            on_receipt(&f.a, REPO, "rd", ["td"], "t0").expect("receipt"),
+            0
+        );
+        assert_eq!(count(&f.a), 0);
+        f.a.execute(
+            "INSERT INTO evidence_targets VALUES (?1, '/ev', 'evidence', 't')",
+            params![REPO],
+        )
+        .expect("target");
+        assert!(on_import(&f.a, &i, "t1").expect("import"));
+        assert!(!on_import(&f.a, &i, "t2").expect("a repeat writes nothing"));
+        let rows = pending(&f.a, 0, 10).expect("pending");
+        assert_eq!(rows.len(), 1);
+        let run: Value = serde_json::from_str(&rows[0].payload).expect("json");
+        assert_eq!(run["exit_code"], 1);
+        assert_eq!(run["duration_ms"], 42);
+        assert_eq!(run["stdout_tail"], "ok");
+        let tail = run["stderr_tail"].as_str().expect("tail");
+        assert!(tail.len() <= MAX_TAIL_BYTES && tail.ends_with("FAIL: the end"));
+        assert!(run["revision"].is_string(), "{run}");
+        assert_eq!(run["transfer_digest"], "td");
+        assert_eq!(
+            rows[0].target,
+            Some((PathBuf::from("/ev"), "evidence".to_owned()))
+        );
+        // A receipt naming the run and one it has no row for.
+        assert_eq!(
+            on_receipt(&f.a, REPO, "rd", ["td", "other"], "t3").expect("receipt"),
+            1
+        );
+        assert_eq!(
+            on_receipt(&f.a, REPO, "rd", ["td"], "t4").expect("again"),
+            0
+        );
+        let rows = pending(&f.a, 0, 10).expect("pending");
+        assert_eq!(rows.len(), 2);
+        let r = &rows[1];
+        assert_eq!(r.kind, "receipt");
+        assert_eq!(r.receipt_digest.as_deref(), Some("rd"));
+        assert_eq!(r.prior_payload.as_deref(), Some(rows[0].payload.as_str()));
+        let fin: Value = serde_json::from_str(&r.payload).expect("json");
+        assert_eq!(fin["receipt_digest"], "rd");
+        assert_eq!(fin["stderr_tail"], run["stderr_tail"]);
+        // Marked once; a second mark keeps the first.
+        let done = vec![(rows[0].seq, "rec_1".to_owned())];
+        assert_eq!(mark_done_in(&f.a, &done, "t5").expect("mark"), 1);
+        assert_eq!(mark_done_in(&f.a, &done, "t6").expect("mark"), 0);
+        assert_eq!(pending(&f.a, 0, 10).expect("pending").len(), 1);
+        assert_eq!(pending(&f.a, rows[1].seq, 10).expect("after").len(), 0);
+        let st = status(&f.a).expect("status");
+        assert_eq!(
+            (st["pending"].clone(), st["done"].clone()),
+            (json!(1), json!(1))
+        );
+    }
 
     #[test]
     fn tails_and_heads_cut_at_character_boundaries() {
