@@ -297,6 +297,14 @@ pub(super) fn run(ctx: &Ctx, a: &ServeArgs) -> Result<Reply> {
             authorities.push(p.data_dir.clone());
         }
     }
+    let evidence_roots: Vec<String> = authorities
+        .iter()
+        .filter(|r| {
+            a.evidence_sync_ms > 0
+                && crate::workflow::service::evidence::has_targets(r).unwrap_or(false)
+        })
+        .map(|r| r.display().to_string())
+        .collect();
     if a.evidence_sync_ms > 0 {
         drain_evidence(
             authorities,
@@ -367,6 +375,13 @@ pub(super) fn run(ctx: &Ctx, a: &ServeArgs) -> Result<Reply> {
             let _ = writeln!(
                 err,
                 "workspace task endpoint: {profiles} profile(s) at {url}/v1/hub/workspace/"
+            );
+        }
+        for root in &evidence_roots {
+            let _ = writeln!(
+                err,
+                "evidence writer: draining {root}'s evidence outbox every {} ms",
+                a.evidence_sync_ms
             );
         }
         if token.is_none() && node.is_some() {
