@@ -32,9 +32,14 @@ field() { python3 -c 'import json,sys; t=sys.stdin.read(); sys.stderr.write(t); 
 say() { printf '\n\033[36m# %s\033[0m\n' "$*" >&2; }
 # stop: what Claude Code's Stop hook runs when the agent tries to finish
 # (the Claude Code payload fixture on stdin; exit 0, block or no decision).
+# It runs the very command `install-stop` wrote into the workspace's
+# .claude/settings.local.json (which names the data directory and token
+# file itself: the hook takes neither from the agent's environment).
 stop() {
-  printf '\n\033[1m$ agent-task task-stop %s --workspace %s < claude-stop.json\033[0m\n' "$1" "$2" >&2
-  sed "s#/home/dev/work#$2#" fixtures/hooks/claude-stop.json | "$bin" --pretty task-stop "$1" --workspace "$2" >&2
+  local cmd
+  cmd=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["hooks"]["Stop"][0]["hooks"][0]["command"])' "$2/.claude/settings.local.json")
+  printf '\n\033[1m$ %s < claude-stop.json\033[0m\n' "$cmd" >&2
+  sed "s#/home/dev/work#$2#" fixtures/hooks/claude-stop.json | sh -c "$cmd" >&2
 }
 
 say "operator: a fixture git repository with a test command (sh test.sh)"
