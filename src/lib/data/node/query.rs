@@ -3,6 +3,7 @@
 
 use super::super::canon::{clone_object, subset_match, where_needles};
 use super::super::collection;
+use super::super::fts;
 use super::super::syntax::check_collection_id;
 use super::{Node, parse_json};
 use crate::error::{Code, Error, Result};
@@ -11,7 +12,7 @@ use serde_json::{Map, Value, json};
 
 mod ranked;
 
-pub(crate) use ranked::forget_vocab;
+pub(crate) use super::super::fts::forget_vocab;
 
 /// How a query finds its page (the answer is the same). Only `Ranked` is
 /// used outside tests.
@@ -240,24 +241,10 @@ impl Node {
             // (record row id, envelope if already read, rank)
             type Candidate = (i64, Option<String>, Option<f64>);
             let candidates: Vec<Candidate> = if let Some(m) = match_expr {
-                // The index row's record is the one with its row id (the
-                // index is the outer loop: its match order is the scan
-                // order ties keep).
-                let sql = format!(
-                    "SELECT r.rid, bm25(record_fts) AS rank FROM record_fts \
-                     CROSS JOIN records r ON r.rid = record_fts.rowid \
-                     WHERE record_fts MATCH ?1 {} ORDER BY rank LIMIT ?2 OFFSET ?3",
-                    in_collections("r.collection_id")
-                );
-                params.push(m.to_owned().into());
-                params.push((size as i64).into());
-                params.push((offset as i64).into());
-                params.extend(coll_list.iter().map(|s| s.clone().into()));
-                let mut st = c.prepare_cached(&sql)?;
-                let rows = st.query_map(rusqlite::params_from_iter(params.iter()), |r| {
-                    Ok((r.get::<_, i64>(0)?, None, Some(r.get::<_, f64>(1)?)))
-                })?;
-                rows.collect::<rusqlite::Result<_>>()?
+                fts::fts5_page(c, m, coll_list, size, offset)?
+                    .into_iter()
+                    .map(|(rid, rank)| (rid, None, Some(rank)))
+                    .collect()
             } else if literal {
                 let sql = format!(
                     "SELECT r.rid FROM records r WHERE ?1 IS NULL {} \
