@@ -1,5 +1,5 @@
 //! The one home of a record's FTS row: everything that writes or reads
-//! `record_fts` and its token counts (outside the schema's creation and
+//! `record_fts` and its token counts (outside the schema's DDL and
 //! migrations, `data::schema`).
 //!
 //! - `row`: the document a record's row holds ([`index_document`]), and
@@ -25,5 +25,6 @@ pub use bm25::{
 pub(crate) use rank::{forget_vocab, fts5_page, plan};
 pub use row::index_document;
 pub(crate) use row::{
-    delete, document_of, insert, insert_doclen, insert_doclen_range, is_indexed, matches, tokens,
+    delete, document_of, insert, insert_doclen, insert_doclen_range, is_indexed, matches,
+    rebuild_doclen, tokens,
 };

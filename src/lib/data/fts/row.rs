@@ -56,6 +56,21 @@ pub(crate) fn insert_doclen_range(conn: &Connection, first: i64, last: i64) -> R
     Ok(())
 }
 
+/// Refills `record_doclen` from every row's docsize record (the schema's
+/// one-time completion, `data::schema`).
+pub(crate) fn rebuild_doclen(conn: &Connection) -> Result<()> {
+    conn.execute("DELETE FROM record_doclen", [])?;
+    let mut read = conn.prepare("SELECT id, sz FROM record_fts_docsize")?;
+    let mut ins = conn.prepare("INSERT INTO record_doclen(ntok, rid) VALUES (?1, ?2)")?;
+    let mut rows = read.query([])?;
+    while let Some(r) = rows.next()? {
+        let rid: i64 = r.get(0)?;
+        let sz: Vec<u8> = r.get(1)?;
+        ins.execute(params![docsize(&sz)?, rid])?;
+    }
+    Ok(())
+}
+
 /// Whether record row `rid` has an FTS row (FTS5 keeps one docsize row
 /// per indexed row).
 pub(crate) fn is_indexed(conn: &Connection, rid: i64) -> Result<bool> {
