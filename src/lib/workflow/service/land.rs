@@ -6,6 +6,7 @@
 
 use crate::clock::Clock;
 use crate::clock::{rfc3339_millis, unix_millis};
+use crate::contract::Next;
 use crate::error::{Code, Error, Result};
 use crate::store::{Connection, DataDir, DirLock, Session};
 use crate::workflow::attest;
@@ -19,7 +20,6 @@ use crate::workflow::authority::{self, change, repository};
 use crate::workflow::git::objects::{git, git_env, git_ref_value, verify_tree, write_blobs};
 use crate::workflow::git::repo as repo_git;
 use crate::workflow::journal::JournalWork;
-use crate::contract::Next;
 use serde::Serialize;
 use serde_json::Value;
 use std::path::Path;
@@ -540,9 +540,7 @@ fn resolve(
         if now != g.expected_old {
             return moved(s, p, &now);
         }
-        return Err(e
-            .with("landing", "pending")
-            .with("next", Next::op("land")));
+        return Err(e.with("landing", "pending").with("next", Next::op("land")));
     }
     crate::collector::crash_point("land_after_ref");
     finish(s, &repo, p, recheck, ts)
