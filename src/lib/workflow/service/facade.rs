@@ -482,6 +482,7 @@ fn to_value<T: serde::Serialize>(v: &T) -> Result<Value> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn decode_is_strict() {
