@@ -8,7 +8,7 @@ use super::super::syntax::check_collection_id;
 use super::{Node, parse_json};
 use crate::error::{Code, Error, Result};
 use crate::store::OptionalExtension;
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
 mod ranked;
 
@@ -137,7 +137,9 @@ impl Node {
             Some(Value::String(s)) => Some(s.clone()),
             _ => return Err(Error::new(Code::InvalidRequest, "text must be a string")),
         };
-        let empty = json!({"records": [], "consistency": "local"});
+        let empty = Value::from(Page {
+            records: Vec::new(),
+        });
         if collections.as_ref().is_some_and(Vec::is_empty) {
             return Ok(empty);
         }
@@ -183,7 +185,7 @@ impl Node {
             let _ = c.execute_batch("COMMIT");
             res
         })?;
-        Ok(json!({"records": hits, "consistency": "local"}))
+        Ok(Page { records: hits }.into())
     }
 
     /// The reference's algorithm (facts §9.3): candidates in batches in a
@@ -352,5 +354,19 @@ impl Node {
         }
         hits.truncate(limit);
         Ok(hits)
+    }
+}
+/// A query's answer: its records (a local node answers with its own
+/// consistency, `local`).
+struct Page {
+    records: Vec<Value>,
+}
+
+impl From<Page> for Value {
+    fn from(p: Page) -> Value {
+        let mut m = Map::new();
+        m.insert("consistency".into(), "local".into());
+        m.insert("records".into(), Value::Array(p.records));
+        Value::Object(m)
     }
 }
