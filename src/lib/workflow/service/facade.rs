@@ -412,10 +412,10 @@ pub fn run_deferred(cx: &AgentCtx<'_>, r: &OperationRequest) -> Result<Deferred<
                     "the task belongs to another owner",
                 ));
             }
-            Ok(to_value(&DescriptorOutput {
+            to_value(&DescriptorOutput {
                 descriptor_digest: crate::collector::transfer::descriptor_digest(&d)?,
                 descriptor: d,
-            })?)
+            })
         })),
         OperationRequest::CollectorFinalize(req) => {
             crate::workflow::service::receipt::finalize(cx, &req.change)

@@ -108,14 +108,12 @@ pub(super) fn top(
             if !fresh {
                 continue;
             }
-            if !plan.all_match {
-                if !fts::matches(c, expr, rid)? {
-                    waste += 1;
-                    if waste > MAX_WASTE {
-                        return Ok(None);
-                    }
-                    continue;
+            if !plan.all_match && !fts::matches(c, expr, rid)? {
+                waste += 1;
+                if waste > MAX_WASTE {
+                    return Ok(None);
                 }
+                continue;
             }
             if !collections.is_empty() && !collections.contains(&coll) {
                 waste += 1;
