@@ -54,7 +54,7 @@ use crate::error::{Code, Error, Result};
 use crate::store::{DataDir, private_fs};
 use crate::wire::digest::{Sha256Hex, domain_digest};
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -213,8 +213,8 @@ impl CollectorKind for Command {
         let request_digest = ExecutionRequest::from_descriptor(d).digest()?;
         Command::retained_reservation(ex, d, &request_digest)?;
         let record = Command::retained_record(&record, &request_digest)?;
-        let mut v = answer(d, true, &record, &transfer, ex, Value::Null);
-        v["in_progress"] = json!(true);
+        let mut v = answer(d, true, &record, &transfer, ex, Value::Null)?;
+        v["in_progress"] = Value::Bool(true);
         Ok(v)
     }
 
@@ -313,7 +313,7 @@ impl CollectorKind for Command {
         ex: &Execution,
         upload: Value,
     ) -> Result<Value> {
-        Ok(answer(d, s.resumed, r, transfer, ex, upload))
+        answer(d, s.resumed, r, transfer, ex, upload)
     }
 }
 
@@ -325,17 +325,58 @@ fn answer(
     bytes: &[u8],
     ex: &Execution,
     upload: Value,
-) -> Value {
-    json!({
-        "execution_operation_id": d.execution_operation_id, "task_id": d.task_id, "attempt_id": d.attempt_id,
-        "resumed": resumed, "status": record.status, "outcome": record.outcome, "detail": record.detail,
-        "exit_code": record.run.as_ref().and_then(|r| r.exit_code),
-        "duration_ms": record.run.as_ref().map(|r| r.duration_ms),
-        "stdout_tail": record.run.as_ref().map(|r| r.stdout.tail.clone()),
-        "stderr_tail": record.run.as_ref().map(|r| r.stderr.tail.clone()),
-        "transfer_digest": transfer::transfer_digest(bytes), "transfer_size": bytes.len(),
-        "retained": ex.path("transfer").display().to_string(), "upload": upload,
-    })
+) -> Result<Value> {
+    let run = record.run.as_ref();
+    Ok(serde_json::to_value(Answer {
+        attempt_id: &d.attempt_id,
+        detail: record.detail.as_deref(),
+        duration_ms: run.map(|r| r.duration_ms),
+        execution_operation_id: &d.execution_operation_id,
+        exit_code: run.and_then(|r| r.exit_code),
+        outcome: &record.outcome,
+        resumed,
+        retained: ex.path("transfer").display().to_string(),
+        status: &record.status,
+        stderr_tail: run.map(|r| r.stderr.tail.as_str()),
+        stdout_tail: run.map(|r| r.stdout.tail.as_str()),
+        task_id: &d.task_id,
+        transfer_digest: transfer::transfer_digest(bytes),
+        transfer_size: bytes.len(),
+        upload,
+    })?)
+}
+
+// The outputs below are JSON objects: their fields are in key order, the
+// order the `Value` they become has.
+
+/// What `collect` prints for a command execution (`in_progress` is added
+/// for one still running).
+#[derive(Serialize)]
+struct Answer<'a> {
+    attempt_id: &'a str,
+    detail: Option<&'a str>,
+    duration_ms: Option<u64>,
+    execution_operation_id: &'a str,
+    exit_code: Option<i32>,
+    outcome: &'a ExecutionOutcome,
+    resumed: bool,
+    retained: String,
+    status: &'a ExecutionStatus,
+    stderr_tail: Option<&'a str>,
+    stdout_tail: Option<&'a str>,
+    task_id: &'a str,
+    transfer_digest: Sha256Hex,
+    transfer_size: usize,
+    upload: Value,
+}
+
+/// What `retry-upload` prints.
+#[derive(Serialize)]
+struct Retried<'a> {
+    execution_operation_id: &'a str,
+    transfer_digest: Sha256Hex,
+    transfer_size: usize,
+    upload: Value,
 }
 
 /// `retry-upload`: resends the identical retained bytes of an execution
@@ -370,10 +411,12 @@ pub fn retry_upload(
     })?;
     let answer = up.upload(&bytes)?;
     ex.write("upload", &serde_json::to_vec(&answer)?)?;
-    Ok(
-        json!({"execution_operation_id": operation, "transfer_digest": transfer::transfer_digest(&bytes),
-              "transfer_size": bytes.len(), "upload": answer}),
-    )
+    Ok(serde_json::to_value(Retried {
+        execution_operation_id: operation,
+        transfer_digest: transfer::transfer_digest(&bytes),
+        transfer_size: bytes.len(),
+        upload: answer,
+    })?)
 }
 
 /// Reads one retained file of an execution, verifying its MAC with the

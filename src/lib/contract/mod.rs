@@ -9,12 +9,15 @@
 
 pub mod checkout;
 pub mod coverage;
+mod next;
 pub mod observation;
 pub mod protected;
 pub mod review;
 pub mod snapshot;
 pub mod tree_path;
 pub mod workflow;
+
+pub use next::Next;
 
 use crate::error::{Code, Error, Result};
 use crate::wire::digest::{Sha256Hex, domain_digest};

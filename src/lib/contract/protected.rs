@@ -200,7 +200,7 @@ impl ProtectedChanges {
             serde_json::to_value(&self.paths).unwrap_or_default(),
         )
         .with("protected_changes_total", self.total)
-        .with("next", serde_json::json!({"operation": "checkpoint"}))
+        .with("next", super::Next::checkpoint())
     }
 }
 

@@ -4,7 +4,7 @@
 //! naming it; larger content lives in the CAS, fsynced before that commit.
 
 use crate::error::Result;
-use crate::store::{Connection, DbSpec, Migration, Opened, OptionalExtension, params};
+use crate::store::{Connection, DbSpec, Migration, Opened, OptionalExtension};
 
 /// A larger page cache keeps a big batch's dirty pages in memory until
 /// its commit instead of spilling them to the WAL mid-transaction. (Public
@@ -44,15 +44,7 @@ fn complete_doclen(conn: &Connection) -> Result<()> {
     if done.is_some() {
         return Ok(());
     }
-    conn.execute("DELETE FROM record_doclen", [])?;
-    let mut read = conn.prepare("SELECT id, sz FROM record_fts_docsize")?;
-    let mut ins = conn.prepare("INSERT INTO record_doclen(ntok, rid) VALUES (?1, ?2)")?;
-    let mut rows = read.query([])?;
-    while let Some(r) = rows.next()? {
-        let rid: i64 = r.get(0)?;
-        let sz: Vec<u8> = r.get(1)?;
-        ins.execute(params![super::fts::docsize(&sz)?, rid])?;
-    }
+    super::fts::rebuild_doclen(conn)?;
     conn.execute(
         "INSERT INTO node_meta(key, value) VALUES ('doclen_complete', '1')",
         [],

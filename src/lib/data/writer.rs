@@ -1,14 +1,15 @@
 //! The SQL of every data write: records (their inline content, rows and
-//! change events), their FTS rows and token counts, tombstones and
-//! collections, each inside the caller's unit of work ([`PLAN`]: the
-//! store's engine; `data::node::write` runs them), and bulk ingest's
-//! checkpointer.
+//! change events), tombstones and collections, each inside the caller's
+//! unit of work ([`PLAN`]: the store's engine; `data::node::write` runs
+//! them), and bulk ingest's checkpointer. A record's FTS row and token
+//! count are `data::fts`'s: this file says when they are written.
 //!
 //! Content bytes are fsynced into the CAS by the caller *before* a write
 //! naming them is queued.
 
 use super::canon::canonical_json;
 use super::collection::comparison_key;
+use super::fts;
 use super::key::{prefix, record_key};
 use super::record::Prepared;
 use super::schema::SPEC;
@@ -33,41 +34,6 @@ pub const PLAN: Plan = Plan {
 /// and the `record_doclen` completion).
 pub(crate) fn open(dir: &DataDir, now: &str, lock: &DirLock) -> Result<Connection> {
     dir.open_write(&SPEC, now, lock)
-}
-
-fn docsize(sz: &[u8]) -> Result<i64> {
-    super::fts::docsize(sz)
-}
-
-pub(crate) fn insert_fts(conn: &Connection, rid: i64, document: &str) -> Result<()> {
-    conn.prepare_cached(INSERT_FTS)?
-        .execute(params![rid, document])?;
-    Ok(())
-}
-
-/// Copies a row's token count from FTS5's docsize record.
-pub(crate) fn insert_doclen(conn: &Connection, rid: i64) -> Result<()> {
-    let sz: Vec<u8> = conn
-        .prepare_cached("SELECT sz FROM record_fts_docsize WHERE id = ?1")?
-        .query_row([rid], |r| r.get(0))?;
-    conn.prepare_cached("INSERT OR IGNORE INTO record_doclen(ntok, rid) VALUES (?1, ?2)")?
-        .execute(params![docsize(&sz)?, rid])?;
-    Ok(())
-}
-
-/// [`insert_doclen`] for the contiguous run of new rows `first..=last`.
-fn insert_doclen_range(conn: &Connection, first: i64, last: i64) -> Result<()> {
-    let mut read =
-        conn.prepare_cached("SELECT id, sz FROM record_fts_docsize WHERE id BETWEEN ?1 AND ?2")?;
-    let mut ins =
-        conn.prepare_cached("INSERT OR IGNORE INTO record_doclen(ntok, rid) VALUES (?1, ?2)")?;
-    let mut rows = read.query(params![first, last])?;
-    while let Some(r) = rows.next()? {
-        let rid: i64 = r.get(0)?;
-        let sz: Vec<u8> = r.get(1)?;
-        ins.execute(params![docsize(&sz)?, rid])?;
-    }
-    Ok(())
 }
 
 /// Bulk ingest's checkpointer: copies committed WAL frames into the database file on a thread of its
@@ -224,13 +190,15 @@ pub(crate) fn insert_many(conn: &Connection, items: &[&Prepared]) -> Result<Vec<
             }
         }
     }
-    {
-        let mut fts = conn.prepare_cached(INSERT_FTS)?;
-        for (p, i) in &pending {
-            let doc = i.repair_document.as_deref().unwrap_or(&p.document);
-            fts.execute(params![i.rid, doc])?;
-        }
-    }
+    fts::insert(
+        conn,
+        pending.iter().map(|(p, i)| {
+            (
+                i.rid,
+                i.repair_document.as_deref().unwrap_or(p.document.as_str()),
+            )
+        }),
+    )?;
     // New rows have the consecutive rids this transaction assigned.
     let mut new_rids = pending
         .iter()
@@ -238,10 +206,10 @@ pub(crate) fn insert_many(conn: &Connection, items: &[&Prepared]) -> Result<Vec<
         .map(|(_, i)| i.rid);
     if let Some(first) = new_rids.next() {
         let last = new_rids.fold(first, |_, r| r);
-        insert_doclen_range(conn, first, last)?;
+        fts::insert_doclen_range(conn, first, last)?;
     }
     for (_, i) in pending.iter().filter(|(_, i)| i.repair_document.is_some()) {
-        insert_doclen(conn, i.rid)?;
+        fts::insert_doclen(conn, i.rid)?;
     }
     Ok(out)
 }
@@ -269,10 +237,6 @@ impl Dedup {
         self.repaired.insert(i.rid)
     }
 }
-
-/// The FTS row of record row `rid` (data schema 4: the index alone, no
-/// stored columns).
-const INSERT_FTS: &str = "INSERT INTO record_fts(rowid, document) VALUES (?1, ?2)";
 
 /// The statements every record insert runs, looked up in the statement
 /// cache once per call rather than once per record.
@@ -384,15 +348,10 @@ fn insert_rows(
     };
     let mut pending = None;
     if !tombstoned {
-        // Repair a missing index row (re-collect re-indexes). FTS5 keeps
-        // one docsize row per indexed row.
-        let indexed: Option<i64> = conn
-            .prepare_cached("SELECT id FROM record_fts_docsize WHERE id = ?1")?
-            .query_row([rid], |r| r.get(0))
-            .optional()?;
-        if indexed.is_none() {
+        // Repair a missing index row (re-collect re-indexes).
+        if !fts::is_indexed(conn, rid)? {
             let doc = match parse(&env)? {
-                Value::Object(m) => super::fts::index_document(
+                Value::Object(m) => fts::index_document(
                     &m,
                     &p.bytes,
                     m.get("content")
@@ -482,20 +441,7 @@ pub(crate) fn tombstone(
         "INSERT INTO changes(type, collection_id, rid, at, payload_json) VALUES ('tombstone', ?1, ?2, ?3, ?4)",
         params![collection_id, rid, now, canonical],
     )?;
-    let sz: Option<Vec<u8>> = conn
-        .query_row(
-            "SELECT sz FROM record_fts_docsize WHERE id = ?1",
-            [rid],
-            |r| r.get(0),
-        )
-        .optional()?;
-    if let Some(sz) = sz {
-        conn.execute(
-            "DELETE FROM record_doclen WHERE ntok = ?1 AND rid = ?2",
-            params![docsize(&sz)?, rid],
-        )?;
-    }
-    conn.execute("DELETE FROM record_fts WHERE rowid = ?1", [rid])?;
+    fts::delete(conn, rid)?;
     Ok(t)
 }
 

@@ -10,7 +10,6 @@ use crate::store::private_fs;
 use crate::workflow::service::admin;
 use crate::workflow::service::facade::WorkspaceConfig;
 use serde::Serialize;
-use serde_json::json;
 use std::path::{Path, PathBuf};
 
 /// `deploy config` request.
@@ -88,22 +87,44 @@ pub fn mappings(rows: &[admin::InstalledProfile]) -> Result<Vec<Mapping>> {
 /// The configuration's bytes (pretty JSON, one trailing newline), checked
 /// by the same parser `serve` uses.
 pub fn render(data_dir: &Path, profiles: &[Mapping]) -> Result<Vec<u8>> {
-    let v = json!({
-        "version": 1,
-        "agent_task_profiles": profiles.iter().map(|m| json!({
-            "repository_id": m.repository_id,
-            "profile_id": m.profile_id,
-            "native_repository": m.native_repository,
-            "data_dir": data_dir,
-            "target": m.target,
-            "requirement_digest": m.requirement_digest,
-        })).collect::<Vec<_>>(),
-    });
+    let v = Config {
+        agent_task_profiles: profiles
+            .iter()
+            .map(|m| ProfileEntry {
+                data_dir,
+                native_repository: &m.native_repository,
+                profile_id: &m.profile_id,
+                repository_id: &m.repository_id,
+                requirement_digest: &m.requirement_digest,
+                target: &m.target,
+            })
+            .collect(),
+        version: 1,
+    };
     let mut bytes = serde_json::to_vec_pretty(&v)
         .map_err(|e| Error::internal(format!("cannot render the workspace config: {e}")))?;
     bytes.push(b'\n');
     WorkspaceConfig::parse(&bytes)?;
     Ok(bytes)
+}
+
+/// The workspace configuration file `render` writes (fields in key
+/// order, as the file has always listed them).
+#[derive(Serialize)]
+struct Config<'a> {
+    agent_task_profiles: Vec<ProfileEntry<'a>>,
+    version: u32,
+}
+
+/// One profile of the workspace configuration.
+#[derive(Serialize)]
+struct ProfileEntry<'a> {
+    data_dir: &'a Path,
+    native_repository: &'a str,
+    profile_id: &'a str,
+    repository_id: &'a str,
+    requirement_digest: &'a str,
+    target: &'a str,
 }
 
 /// The mappings the authority in `data_dir` derives now.

@@ -17,7 +17,7 @@ use crate::error::Code;
 use crate::workflow::service::change::{self, ChangeSel};
 use crate::workflow::service::ops::AgentCtx;
 use serde::Serialize;
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -267,16 +267,11 @@ pub struct Failure {
     pub task_id: Option<String>,
 }
 
-/// The typed next operation of a blocked verdict: `{operation, task_id?}`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Next {
-    /// `collector_claim`, `reconcile`, `collector_finalize`, `checkpoint`
-    /// or `none`.
-    pub operation: String,
-    /// The task, for `collector_claim` and `reconcile`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub task_id: Option<String>,
-}
+/// The typed next operation of a blocked verdict, `{operation,
+/// task_id?}`: the workflow's own hint ([`Next`]), one of
+/// `collector_claim`, `reconcile` (each with its task),
+/// `collector_finalize`, `checkpoint` or `none`.
+pub use crate::contract::Next;
 
 /// The `Details:` JSON of a block's reason (fields in sorted order, as
 /// the hook has always printed them).
@@ -311,19 +306,12 @@ fn block(code: &str, next: Next) -> Verdict {
     }
 }
 
-fn next_op(operation: &str) -> Next {
-    Next {
-        operation: operation.to_owned(),
-        task_id: None,
-    }
-}
-
 fn none() -> Next {
-    next_op("none")
+    Next::none()
 }
 
 fn checkpoint() -> Next {
-    next_op("checkpoint")
+    Next::checkpoint()
 }
 
 /// The subject of a Change, as the hook compares it.
@@ -473,14 +461,15 @@ pub fn validate_answer(v: &Value, local_revision: &str) -> Option<(bool, Vec<Fai
         });
     }
     let next = m.get("next")?.as_object()?;
-    let op = next.get("operation")?.as_str()?;
+    let op: &'static str = match next.get("operation")?.as_str()? {
+        "collector_claim" => "collector_claim",
+        "reconcile" => "reconcile",
+        "collector_finalize" => "collector_finalize",
+        "checkpoint" => "checkpoint",
+        "none" => "none",
+        _ => return None,
+    };
     let with_task = matches!(op, "collector_claim" | "reconcile");
-    if !matches!(
-        op,
-        "collector_claim" | "reconcile" | "collector_finalize" | "checkpoint" | "none"
-    ) {
-        return None;
-    }
     if with_task {
         if !exact_keys(next, &["operation", "task_id"], &[])
             || !is_code(next.get("task_id")?.as_str()?)
@@ -490,15 +479,21 @@ pub fn validate_answer(v: &Value, local_revision: &str) -> Option<(bool, Vec<Fai
     } else if !exact_keys(next, &["operation"], &[]) {
         return None;
     }
-    let next = Next {
-        operation: op.to_owned(),
-        task_id: if with_task {
-            Some(next.get("task_id")?.as_str()?.to_owned())
-        } else {
-            None
-        },
+    let next = if with_task {
+        Next::task(op, next.get("task_id")?.as_str()?)
+    } else {
+        Next::op(op)
     };
     Some((qualified && current, out, next))
+}
+
+/// The body of an operation the hook asks the endpoint (fields in key
+/// order, as the hook has always sent them).
+#[derive(Serialize)]
+struct Call<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    change_id: Option<&'a str>,
+    operation: &'static str,
 }
 
 /// One operation on the endpoint's task route (30 s limit, no proxy, no
@@ -507,7 +502,7 @@ pub fn validate_answer(v: &Value, local_revision: &str) -> Option<(bool, Vec<Fai
 fn remote_call(
     r: &Remote,
     token: &str,
-    body: &Value,
+    body: &Call<'_>,
     operation: &str,
 ) -> Result<Value, &'static str> {
     let base = r.endpoint.trim_end_matches('/');
@@ -523,7 +518,7 @@ fn remote_call(
         .user_agent(concat!("agent-task-stop-hook/", env!("CARGO_PKG_VERSION")))
         .build()
         .into();
-    let body = body.to_string();
+    let body = serde_json::to_string(body).map_err(|_| category::SERVICE)?;
     let mut resp = agent
         .post(&url)
         .header("authorization", &format!("Bearer {token}"))
@@ -574,7 +569,10 @@ fn remote_qualification(r: &Remote, token: &str, change_id: &str) -> Result<Valu
     remote_call(
         r,
         token,
-        &json!({"operation": "qualification", "change_id": change_id}),
+        &Call {
+            change_id: Some(change_id),
+            operation: "qualification",
+        },
         "qualification",
     )
 }
@@ -587,7 +585,10 @@ fn remote_subject(r: &Remote, token: &str, change_id: &str) -> Result<Subject, &
     let v = remote_call(
         r,
         token,
-        &json!({"operation": "change_subject", "change_id": change_id}),
+        &Call {
+            change_id: Some(change_id),
+            operation: "change_subject",
+        },
         "change_subject",
     )?;
     let m = v.as_object().ok_or(category::MALFORMED)?;
@@ -784,7 +785,7 @@ pub fn evaluate(r: &StopRequest<'_>) -> Verdict {
 }
 
 fn reason(failures: &[Failure], next: &Next) -> String {
-    let op = next.operation.as_str();
+    let op = next.operation;
     let landed = failures.iter().any(|f| f.code == category::LANDED);
     let action = if landed {
         LANDED_ACTION
@@ -1117,7 +1118,10 @@ pub mod managed {
         let listed = remote_call(
             &remote,
             &token,
-            &json!({"operation": "change_list"}),
+            &Call {
+                change_id: None,
+                operation: "change_list",
+            },
             "change_list",
         )
         .and_then(|v| validate_list(&v).ok_or(category::MALFORMED));
@@ -1180,6 +1184,7 @@ pub mod managed {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     const REV: &str = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
 

@@ -15,7 +15,7 @@ use crate::error::{Code, Error, Result};
 use crate::wire::digest::Sha256Hex;
 use crate::workflow::service::facade::OperationRequest;
 use crate::workflow::service::snapshot::{self, Entry, MODE_LINK};
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 use std::cell::RefCell;
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -334,11 +334,15 @@ impl Client {
             },
         ))?;
         if let Some(m) = out.as_object_mut() {
-            m.insert("hashed".into(), json!(scan.hashed));
+            m.insert("hashed".into(), Value::from(scan.hashed));
             m.insert(
                 "upload".into(),
-                json!({"missing_blobs": missing.len(), "stored_blobs": uploaded,
-                       "stored_bytes": uploaded_bytes, "packs": packs}),
+                serde_json::to_value(UploadSummary {
+                    missing_blobs: missing.len(),
+                    packs,
+                    stored_blobs: uploaded,
+                    stored_bytes: uploaded_bytes,
+                })?,
             );
         }
         Ok(out)
@@ -445,4 +449,14 @@ impl Read for PackReader {
             return Ok(n);
         }
     }
+}
+
+/// `checkpoint --remote`'s `upload` member (a JSON object: fields in key
+/// order).
+#[derive(serde::Serialize)]
+struct UploadSummary {
+    missing_blobs: usize,
+    packs: u64,
+    stored_blobs: u64,
+    stored_bytes: u64,
 }

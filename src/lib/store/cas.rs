@@ -28,8 +28,8 @@ use std::fs;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
-/// The outcome of a put.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// The outcome of a put (`cas put` prints it).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct PutOutcome {
     /// SHA-256 of the bytes.
     pub digest: Sha256Hex,

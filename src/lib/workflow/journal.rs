@@ -12,7 +12,8 @@ use crate::contract::observation;
 use crate::contract::*;
 use crate::error::{Code, Error, Result};
 use crate::store::{Connection, DbSpec, Migration, OptionalExtension, params};
-use serde_json::{Value, json};
+use serde::Serialize;
+use serde_json::Value;
 
 /// The journal database.
 pub static SPEC: DbSpec = DbSpec {
@@ -503,7 +504,7 @@ fn stale(reason: &str) -> Error {
         format!("the task's subject is no longer current ({reason})"),
     )
     .with("reason", reason)
-    .with("next", json!({"operation": "checkpoint"}))
+    .with("next", Next::checkpoint())
 }
 
 fn closed(state: AttemptState) -> Error {
@@ -610,7 +611,7 @@ pub fn claim(
                 "an older subject of this change and step is unresolved",
             )
             .with("task_id", prior.clone())
-            .with("next", json!({"operation": "reconcile", "task_id": prior})));
+            .with("next", Next::task("reconcile", prior)));
         }
     }
     let ts = now.text();
@@ -643,15 +644,99 @@ pub fn claim(
     )?;
     j.prepare_cached("UPDATE tasks SET last_fence = ?2, current_attempt = ?3 WHERE task_id = ?1")?
         .execute(params![at.task_id, at.fence as i64, at.attempt_id])?;
-    let out = json!({
-        "task_id": at.task_id,
-        "task_digest": task_digest,
-        "attempt": at,
-        "attempt_digest": ad,
-        "lease_expires_at": jiff::Timestamp::from_millisecond(expires).map(rfc3339_millis).unwrap_or_default(),
-    });
+    let out = serde_json::to_value(ClaimOutput {
+        task_id: &at.task_id,
+        task_digest: &task_digest,
+        attempt: &at,
+        attempt_digest: &ad,
+        lease_expires_at: lease_text(expires),
+    })?;
     idem_store(j, actor, &req.request_id, "claim", &digest, &out, &ts)?;
     Ok(out)
+}
+
+/// A lease end as the outputs spell it.
+fn lease_text(ms: i64) -> String {
+    jiff::Timestamp::from_millisecond(ms)
+        .map(rfc3339_millis)
+        .unwrap_or_default()
+}
+
+// The outputs below are JSON objects: their fields are in key order, the
+// order the stored and printed `Value` has.
+
+/// `claim`'s output.
+#[derive(Serialize)]
+struct ClaimOutput<'a> {
+    attempt: &'a WorkflowTaskAttempt,
+    attempt_digest: &'a Sha256Hex,
+    lease_expires_at: String,
+    task_digest: &'a Sha256Hex,
+    task_id: &'a str,
+}
+
+/// A heartbeat's, cancel's or reconcile's output.
+#[derive(Serialize, Default)]
+struct MutationOutput<'a> {
+    attempt_id: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    fence: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    lease_expires_at: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    next: Option<Next>,
+    state: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    supersession: Option<Supersession>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    unresolved_effects: Option<&'static [&'static str]>,
+}
+
+/// A reconcile's fences.
+#[derive(Serialize)]
+struct Supersession {
+    new_fence: u64,
+    old_fence: u64,
+}
+
+/// `result`'s output.
+#[derive(Serialize)]
+struct ResultOutput<'a> {
+    attempt_id: &'a str,
+    completes_dependency: bool,
+    fence: u64,
+    outcome: Value,
+    passing: bool,
+    retained: bool,
+    state: &'static str,
+    task_id: &'a str,
+    trust_class: Value,
+}
+
+/// `status`'s output.
+#[derive(Serialize)]
+struct StatusOutput<'a> {
+    attempt_digest: &'a Sha256Hex,
+    attempt_id: &'a str,
+    currently_applicable: bool,
+    execution_operation_id: &'a str,
+    fence: u64,
+    lease_expires_at: String,
+    retained_outcome: Option<RetainedOutcome>,
+    stale_reason: Option<&'static str>,
+    state: &'static str,
+    subject_current: bool,
+    superseded_by_fence: Option<u64>,
+    task_digest: &'a Sha256Hex,
+    task_id: &'a str,
+}
+
+/// A retained assertion's outcome in `status`.
+#[derive(Serialize)]
+struct RetainedOutcome {
+    outcome: String,
+    passing: bool,
+    trust_class: String,
 }
 
 /// Checks a request's exact binding to the stored attempt.
@@ -795,10 +880,7 @@ pub fn mutate(
                         Code::LeaseExpired,
                         "the lease has expired; reconcile before new work",
                     )
-                    .with(
-                        "next",
-                        json!({"operation": "reconcile", "task_id": req.task_id}),
-                    ));
+                    .with("next", Next::task("reconcile", &req.task_id)));
                 }
                 s => return Err(closed(s)),
             }
@@ -814,8 +896,13 @@ pub fn mutate(
                 "UPDATE attempts SET lease_expires_ms = ?2, updated_at = ?3 WHERE attempt_id = ?1",
             )?
             .execute(params![req.attempt_id, expires, ts])?;
-            json!({"attempt_id": req.attempt_id, "fence": req.fence, "state": "leased",
-                   "lease_expires_at": jiff::Timestamp::from_millisecond(expires).map(rfc3339_millis).unwrap_or_default()})
+            serde_json::to_value(MutationOutput {
+                attempt_id: &req.attempt_id,
+                fence: Some(req.fence),
+                state: "leased",
+                lease_expires_at: Some(lease_text(expires)),
+                ..MutationOutput::default()
+            })?
         }
         MutationAction::Cancel => {
             if !same_actor {
@@ -831,9 +918,14 @@ pub fn mutate(
                 "UPDATE attempts SET state = 'cancelled', updated_at = ?2 WHERE attempt_id = ?1",
             )?
             .execute(params![req.attempt_id, ts])?;
-            json!({"attempt_id": req.attempt_id, "fence": req.fence, "state": "cancelled",
-                   "unresolved_effects": ["execution_may_still_run"],
-                   "next": {"operation": "reconcile", "task_id": req.task_id}})
+            serde_json::to_value(MutationOutput {
+                attempt_id: &req.attempt_id,
+                fence: Some(req.fence),
+                state: "cancelled",
+                unresolved_effects: Some(&["execution_may_still_run"]),
+                next: Some(Next::task("reconcile", &req.task_id)),
+                ..MutationOutput::default()
+            })?
         }
         MutationAction::Reconcile => {
             if !same_owner {
@@ -855,10 +947,17 @@ pub fn mutate(
             )?;
             j.prepare_cached("UPDATE tasks SET last_fence = ?2 WHERE task_id = ?1")?
                 .execute(params![req.task_id, new_fence as i64])?;
-            json!({"attempt_id": req.attempt_id, "state": "replaced",
-                   "supersession": {"old_fence": req.fence, "new_fence": new_fence},
-                   "unresolved_effects": ["execution_may_still_run"],
-                   "next": {"operation": "claim", "task_id": req.task_id}})
+            serde_json::to_value(MutationOutput {
+                attempt_id: &req.attempt_id,
+                state: "replaced",
+                supersession: Some(Supersession {
+                    new_fence,
+                    old_fence: req.fence,
+                }),
+                unresolved_effects: Some(&["execution_may_still_run"]),
+                next: Some(Next::task("claim", &req.task_id)),
+                ..MutationOutput::default()
+            })?
         }
     };
     idem_store(j, actor, &req.request_id, kind, &digest, &out, &ts)?;
@@ -976,11 +1075,17 @@ pub fn result(
          VALUES (?1,?2,?3,?4,?5,?6,?7,?8)")?.execute(params![r.attempt_id, r.request_id, trust_s, outcome_s, registration_id, obs_digest, canonical_bytes(r)?, ts],
     )?;
     finish_attempt(j, &r.attempt_id, &ts)?;
-    let out = json!({
-        "task_id": r.task_id, "attempt_id": r.attempt_id, "fence": r.fence, "state": "finished",
-        "trust_class": trust, "outcome": outcome, "retained": true, "passing": false,
-        "completes_dependency": completes_dependency(&task, &trust_s, &outcome_s),
-    });
+    let out = serde_json::to_value(ResultOutput {
+        attempt_id: &r.attempt_id,
+        completes_dependency: completes_dependency(&task, &trust_s, &outcome_s),
+        fence: r.fence,
+        outcome,
+        passing: false,
+        retained: true,
+        state: "finished",
+        task_id: &r.task_id,
+        trust_class: trust,
+    })?;
     idem_store(j, actor, &r.request_id, "result", &digest, &out, &ts)?;
     Ok(out)
 }
@@ -1035,26 +1140,29 @@ pub fn status(
     }
     let state = row.state(now.ms);
     let staleness = a.staleness(&task)?;
-    let retained = match j {
-        Some(j) => retained(j, &req.attempt_id)?
-            .map(|(t, o)| json!({"trust_class": t, "outcome": o, "passing": false})),
+    let retained_outcome = match j {
+        Some(j) => retained(j, &req.attempt_id)?.map(|(trust_class, outcome)| RetainedOutcome {
+            outcome,
+            passing: false,
+            trust_class,
+        }),
         None => None,
     };
-    Ok(json!({
-        "task_id": req.task_id,
-        "task_digest": row.attempt.task_digest,
-        "attempt_id": req.attempt_id,
-        "attempt_digest": row.digest,
-        "execution_operation_id": row.attempt.execution_operation_id,
-        "fence": row.attempt.fence,
-        "state": state.as_str(),
-        "lease_expires_at": jiff::Timestamp::from_millisecond(row.lease_expires_ms).map(rfc3339_millis).unwrap_or_default(),
-        "superseded_by_fence": row.superseded_by_fence,
-        "subject_current": staleness.is_none(),
-        "stale_reason": staleness,
-        "currently_applicable": state == AttemptState::Leased && staleness.is_none(),
-        "retained_outcome": retained,
-    }))
+    Ok(serde_json::to_value(StatusOutput {
+        attempt_digest: &row.digest,
+        attempt_id: &req.attempt_id,
+        currently_applicable: state == AttemptState::Leased && staleness.is_none(),
+        execution_operation_id: &row.attempt.execution_operation_id,
+        fence: row.attempt.fence,
+        lease_expires_at: lease_text(row.lease_expires_ms),
+        retained_outcome,
+        stale_reason: staleness,
+        state: state.as_str(),
+        subject_current: staleness.is_none(),
+        superseded_by_fence: row.superseded_by_fence,
+        task_digest: &row.attempt.task_digest,
+        task_id: &req.task_id,
+    })?)
 }
 
 /// A side-effect-free recovery projection (see `docs/state-machine.md`).

@@ -5,7 +5,7 @@ use crate::cli::ctx::Ctx;
 use crate::error::{Code, Error, Result};
 use crate::ops::cas;
 use crate::wire::digest::Sha256Hex;
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::path::PathBuf;
 
 /// The `cas` subcommands.
@@ -38,15 +38,17 @@ pub(super) fn run(ctx: &Ctx, c: &CasCommand) -> Result<Value> {
                 let mut f = std::fs::File::open(path).map_err(|e| Error::io("open", path, e))?;
                 cas::put(root, ctx.lock_timeout, &mut f)?
             };
-            Ok(
-                json!({"digest": out.digest, "size": out.size, "created": out.created, "repaired": out.repaired}),
-            )
+            to_value(&out)
         }
         CasCommand::Cat { digest, out } => {
             let d = Sha256Hex::parse(digest)?;
             let bytes = cas::cat(root, &d)?;
             write_new_private(out, &bytes)?;
-            Ok(json!({"digest": d, "size": bytes.len(), "out": out.display().to_string()}))
+            to_value(&Catted {
+                digest: &d,
+                out: out.display().to_string(),
+                size: bytes.len(),
+            })
         }
         CasCommand::Fsck => to_value(&cas::fsck(root)?),
     }
@@ -70,4 +72,12 @@ fn write_new_private(path: &std::path::Path, bytes: &[u8]) -> Result<()> {
     f.write_all(bytes)
         .and_then(|_| f.sync_all())
         .map_err(|e| Error::io("write", path, e))
+}
+
+/// `cas cat`'s output (a JSON object: fields in key order).
+#[derive(serde::Serialize)]
+struct Catted<'a> {
+    digest: &'a Sha256Hex,
+    out: String,
+    size: usize,
 }

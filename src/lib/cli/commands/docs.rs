@@ -2,9 +2,10 @@
 //! definitions (the committed `completions/` and `man/` are checked for
 //! drift by the tests).
 
+use super::to_value;
 use crate::error::{Code, Error, Result};
 use clap::CommandFactory;
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::path::PathBuf;
 
 /// Shells with completion scripts.
@@ -55,14 +56,19 @@ pub(super) fn completions(a: &CompletionsArgs) -> Result<Value> {
     match &a.out {
         Some(p) => {
             std::fs::write(p, &script).map_err(|e| Error::io("write", p, e))?;
-            Ok(
-                json!({"shell": format!("{:?}", a.shell).to_lowercase(), "path": p.display().to_string(), "bytes": script.len()}),
-            )
+            to_value(&WrittenScript {
+                bytes: script.len(),
+                path: p.display().to_string(),
+                shell: shell_name(a.shell),
+            })
         }
         None => {
             let text = String::from_utf8(script)
                 .map_err(|_| Error::internal("completion script is not UTF-8"))?;
-            Ok(json!({"shell": format!("{:?}", a.shell).to_lowercase(), "script": text}))
+            to_value(&Script {
+                script: text,
+                shell: shell_name(a.shell),
+            })
         }
     }
 }
@@ -85,7 +91,39 @@ pub(super) fn man(a: &ManArgs) -> Result<Value> {
     cmd.build();
     write_pages(cmd, "agent-task", "agent-task", &a.out, &mut pages)?;
     pages.sort();
-    Ok(json!({"out": a.out.display().to_string(), "pages": pages}))
+    to_value(&Pages {
+        out: a.out.display().to_string(),
+        pages,
+    })
+}
+
+// The outputs below are JSON objects: their fields are in key order, the
+// order the printed `Value` has.
+
+/// `completions --out`'s output.
+#[derive(serde::Serialize)]
+struct WrittenScript {
+    bytes: usize,
+    path: String,
+    shell: String,
+}
+
+/// `completions`' output: the script itself.
+#[derive(serde::Serialize)]
+struct Script {
+    script: String,
+    shell: String,
+}
+
+/// `man`'s output.
+#[derive(serde::Serialize)]
+struct Pages {
+    out: String,
+    pages: Vec<String>,
+}
+
+fn shell_name(shell: Shell) -> String {
+    format!("{shell:?}").to_lowercase()
 }
 
 fn write_pages(

@@ -39,7 +39,14 @@ pub(super) fn run(ctx: &Ctx, c: RepoCmd) -> Result<Value> {
             },
         )?),
         RepoCmd::List => {
-            Ok(serde_json::json!({ "repositories": admin::repo_list(ctx.data_dir()?)? }))
+            let repositories = admin::repo_list(ctx.data_dir()?)?;
+            Ok(serde_json::to_value(Repositories { repositories })?)
         }
     }
+}
+
+/// `repo list`'s output.
+#[derive(serde::Serialize)]
+struct Repositories<T: serde::Serialize> {
+    repositories: T,
 }

@@ -349,13 +349,13 @@ pub(super) fn run(ctx: &Ctx, a: &ServeArgs) -> Result<Reply> {
             }),
         );
     }
-    let line = serde_json::json!({
-        "listening": url,
-        "node_id": node.as_ref().map(|n| n.node_id().to_owned()),
-        "data_auth": token.is_some(),
-        "workspace_profiles": profiles,
-        "evidence_sync_ms": a.evidence_sync_ms,
-    });
+    let line = serde_json::to_value(Listening {
+        data_auth: token.is_some(),
+        evidence_sync_ms: a.evidence_sync_ms,
+        listening: &url,
+        node_id: node.as_ref().map(|n| n.node_id()),
+        workspace_profiles: profiles,
+    })?;
     {
         let mut out = std::io::stdout().lock();
         writeln!(out, "{line}")
@@ -397,6 +397,17 @@ pub(super) fn run(ctx: &Ctx, a: &ServeArgs) -> Result<Reply> {
         http::server::Front { tls, hosts },
     )?;
     Err(Error::internal("the server stopped"))
+}
+
+/// The line `serve` prints once it listens (a JSON object: fields in key
+/// order).
+#[derive(serde::Serialize)]
+struct Listening<'a> {
+    data_auth: bool,
+    evidence_sync_ms: u64,
+    listening: &'a str,
+    node_id: Option<&'a str>,
+    workspace_profiles: usize,
 }
 
 /// `--writer-stats-ms`: a thread that prints each writer's counters on

@@ -14,7 +14,8 @@ use crate::sync::store::{
     Authority, Peer, SyncStore, normalize_origin, read_ca_file, read_secret_file,
 };
 use clap::Subcommand;
-use serde_json::{Value, json};
+use serde::Serialize;
+use serde_json::Value;
 use sha2::{Digest, Sha256};
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
@@ -214,15 +215,14 @@ pub fn dispatch(ctx: &Ctx, cmd: SyncCommand) -> Result<Reply> {
                 recipient: Recipient::new(&a.recipient_id, &key),
             };
             store(ctx)?.add_authority(&auth, &now(ctx))?;
-            Ok(authority_json(&auth).into())
+            to_value(&authority_json(&auth)).map(Reply::from)
         }
         SyncCommand::Authority(AuthorityCommand::List) => {
-            let list: Vec<Value> = store(ctx)?
-                .authorities()?
-                .iter()
-                .map(authority_json)
-                .collect();
-            Ok(json!({"authorities": list}).into())
+            let list = store(ctx)?.authorities()?;
+            to_value(&Authorities {
+                authorities: list.iter().map(authority_json).collect(),
+            })
+            .map(Reply::from)
         }
         SyncCommand::Authority(AuthorityCommand::Remove(a)) => {
             let removed = store(ctx)?.remove_authority(&a.peer, &now(ctx))?;
@@ -232,7 +232,11 @@ pub fn dispatch(ctx: &Ctx, cmd: SyncCommand) -> Result<Reply> {
                     format!("no page authority {:?}", a.peer),
                 ));
             }
-            Ok(json!({"peer_id": a.peer, "removed": true}).into())
+            to_value(&Removed {
+                peer_id: &a.peer,
+                removed: true,
+            })
+            .map(Reply::from)
         }
         SyncCommand::Peer(PeerCommand::Add(a)) => {
             let peer = Peer {
@@ -247,7 +251,7 @@ pub fn dispatch(ctx: &Ctx, cmd: SyncCommand) -> Result<Reply> {
                 ca_pem: a.ca_file.as_deref().map(read_ca_file).transpose()?,
             };
             store(ctx)?.add_peer(&peer, &now(ctx))?;
-            Ok(peer_json(&peer).into())
+            to_value(&peer_json(&peer)).map(Reply::from)
         }
         SyncCommand::Peer(PeerCommand::Remove(a)) => {
             if !store(ctx)?.remove_peer(&a.peer, &now(ctx))? {
@@ -256,11 +260,18 @@ pub fn dispatch(ctx: &Ctx, cmd: SyncCommand) -> Result<Reply> {
                     format!("peer {:?} is not configured", a.peer),
                 ));
             }
-            Ok(json!({"peer_id": a.peer, "removed": true}).into())
+            to_value(&Removed {
+                peer_id: &a.peer,
+                removed: true,
+            })
+            .map(Reply::from)
         }
         SyncCommand::Peer(PeerCommand::List) => {
-            let list: Vec<Value> = store(ctx)?.peers()?.iter().map(peer_json).collect();
-            Ok(json!({"peers": list}).into())
+            let list = store(ctx)?.peers()?;
+            to_value(&Peers {
+                peers: list.iter().map(peer_json).collect(),
+            })
+            .map(Reply::from)
         }
         SyncCommand::Pull(a) => {
             let node = super::data::open_node(ctx)?;
@@ -299,7 +310,12 @@ pub fn dispatch(ctx: &Ctx, cmd: SyncCommand) -> Result<Reply> {
         SyncCommand::Reset(a) => {
             let node = super::data::open_node(ctx)?;
             let existed = pull::reset(&node, &a.peer, &a.collection)?;
-            Ok(json!({"peer_id": a.peer, "collection_id": a.collection, "reset": existed}).into())
+            to_value(&ResetOutput {
+                collection_id: &a.collection,
+                peer_id: &a.peer,
+                reset: existed,
+            })
+            .map(Reply::from)
         }
     }
 }
@@ -335,13 +351,70 @@ fn read_key_backup(path: &std::path::Path) -> Result<([u8; 32], [u8; 32])> {
     Ok((get("ed25519_seed")?, get("x25519_secret")?))
 }
 
-fn authority_json(a: &Authority) -> Value {
-    json!({"peer_id": a.peer_id, "collection_ids": a.collection_ids, "recipient": a.recipient.to_json()})
+// The outputs below are JSON objects: their fields are in key order, the
+// order the printed `Value` has.
+
+/// A page authority as `sync authority add`/`list` print it.
+#[derive(Serialize)]
+struct AuthorityOutput<'a> {
+    collection_ids: &'a [String],
+    peer_id: &'a str,
+    recipient: Value,
 }
 
-fn peer_json(p: &Peer) -> Value {
-    json!({"peer_id": p.peer_id, "base_url": p.base_url, "expected_node_id": p.expected_node_id,
-           "expected_publisher": p.publisher.to_json(), "ca_file": p.ca_pem.is_some()})
+/// `sync authority list`.
+#[derive(Serialize)]
+struct Authorities<'a> {
+    authorities: Vec<AuthorityOutput<'a>>,
+}
+
+/// A peer as `sync peer add`/`list` print it (never its bearer).
+#[derive(Serialize)]
+struct PeerOutput<'a> {
+    base_url: &'a str,
+    ca_file: bool,
+    expected_node_id: &'a str,
+    expected_publisher: Value,
+    peer_id: &'a str,
+}
+
+/// `sync peer list`.
+#[derive(Serialize)]
+struct Peers<'a> {
+    peers: Vec<PeerOutput<'a>>,
+}
+
+/// A removed peer or page authority.
+#[derive(Serialize)]
+struct Removed<'a> {
+    peer_id: &'a str,
+    removed: bool,
+}
+
+/// `sync reset`.
+#[derive(Serialize)]
+struct ResetOutput<'a> {
+    collection_id: &'a str,
+    peer_id: &'a str,
+    reset: bool,
+}
+
+fn authority_json(a: &Authority) -> AuthorityOutput<'_> {
+    AuthorityOutput {
+        collection_ids: &a.collection_ids,
+        peer_id: &a.peer_id,
+        recipient: a.recipient.to_json(),
+    }
+}
+
+fn peer_json(p: &Peer) -> PeerOutput<'_> {
+    PeerOutput {
+        base_url: &p.base_url,
+        ca_file: p.ca_pem.is_some(),
+        expected_node_id: &p.expected_node_id,
+        expected_publisher: p.publisher.to_json(),
+        peer_id: &p.peer_id,
+    }
 }
 
 #[cfg(test)]

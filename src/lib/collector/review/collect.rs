@@ -31,7 +31,7 @@ use crate::error::{Code, Error, Result};
 use crate::store::{DataDir, private_fs};
 use crate::wire::digest::Sha256Hex;
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::path::Path;
 
 /// The durable reservation of one review execution.
@@ -136,7 +136,7 @@ impl CollectorKind for ReviewKind {
         let profile = req.authority.review_profile(d)?;
         let record = decode_record(&record, &reserved.request_digest)?;
         let mut v = answer(d, true, &profile, &record, &transfer, ex, Value::Null)?;
-        v["in_progress"] = json!(true);
+        v["in_progress"] = Value::Bool(true);
         Ok(v)
     }
 
@@ -263,17 +263,52 @@ fn answer(
     ex: &Execution,
     upload: Value,
 ) -> Result<Value> {
-    Ok(json!({
-        "kind": KIND,
-        "execution_operation_id": d.execution_operation_id, "task_id": d.task_id, "attempt_id": d.attempt_id,
-        "resumed": resumed, "outcome": record.outcome, "failure": record.failure, "detail": record.detail,
-        "criteria": record.criteria, "coverage": record.coverage,
-        "findings": record.findings, "findings_total": record.findings_total,
-        "calls": record.calls.len(), "model": profile.model,
-        "record_digest": record.digest()?,
-        "transfer_digest": transfer::transfer_digest(bytes), "transfer_size": bytes.len(),
-        "retained": ex.path("transfer").display().to_string(), "upload": upload,
-    }))
+    Ok(serde_json::to_value(Answer {
+        attempt_id: &d.attempt_id,
+        calls: record.calls.len(),
+        coverage: &record.coverage,
+        criteria: &record.criteria,
+        detail: record.detail.as_deref(),
+        execution_operation_id: &d.execution_operation_id,
+        failure: record.failure.as_ref(),
+        findings: &record.findings,
+        findings_total: record.findings_total,
+        kind: KIND,
+        model: &profile.model,
+        outcome: &record.outcome,
+        record_digest: record.digest()?,
+        resumed,
+        retained: ex.path("transfer").display().to_string(),
+        task_id: &d.task_id,
+        transfer_digest: transfer::transfer_digest(bytes),
+        transfer_size: bytes.len(),
+        upload,
+    })?)
+}
+
+/// What `collect` prints for a review execution (a JSON object: fields
+/// in key order; `in_progress` is added for one still running).
+#[derive(Serialize)]
+struct Answer<'a> {
+    attempt_id: &'a str,
+    calls: usize,
+    coverage: &'a super::types::CoverageResult,
+    criteria: &'a [super::types::CriterionResult],
+    detail: Option<&'a str>,
+    execution_operation_id: &'a str,
+    failure: Option<&'a super::types::ReviewFailure>,
+    findings: &'a [super::types::Finding],
+    findings_total: u64,
+    kind: &'static str,
+    model: &'a str,
+    outcome: &'a super::types::ReviewOutcome,
+    record_digest: Sha256Hex,
+    resumed: bool,
+    retained: String,
+    task_id: &'a str,
+    transfer_digest: Sha256Hex,
+    transfer_size: usize,
+    upload: Value,
 }
 
 /// The controller over the CAS snapshot, the sealed file journal and the

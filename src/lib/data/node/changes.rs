@@ -8,7 +8,7 @@ use super::write::{WriteOp, WriteResult};
 use super::{Node, parse_json};
 use crate::error::{Code, Error, Result};
 use crate::store::params;
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
 /// `changes` request.
 #[derive(Debug, Clone, Default)]
@@ -106,11 +106,11 @@ impl Node {
             ev.insert(member.into(), parse_json(&payload)?);
             changes.push(Value::Object(ev));
         }
-        Ok(json!({
-            "changes": changes,
-            "cursor": cursor::encode(&self.feed_id, filter, last),
-            "has_more": has_more,
-        }))
+        Ok(serde_json::to_value(ChangesPage {
+            changes,
+            cursor: cursor::encode(&self.feed_id, filter, last),
+            has_more,
+        })?)
     }
 
     /// `tombstone`: idempotent; the first tombstone wins.
@@ -150,12 +150,33 @@ fn tombstone_op(req: &TombstoneRequest, now: String) -> Result<WriteOp> {
     })
 }
 
+// The answers below are JSON objects: their fields are in key order, the
+// order the `Value` they become has.
+
+/// A page of the change feed.
+#[derive(serde::Serialize)]
+struct ChangesPage {
+    changes: Vec<Value>,
+    cursor: String,
+    has_more: bool,
+}
+
+/// `tombstone`'s answer.
+#[derive(serde::Serialize)]
+struct Tombstoned<'a> {
+    record_id: &'a str,
+    tombstone: Value,
+    tombstoned: bool,
+}
+
 /// The answer to a committed tombstone.
 fn tombstone_answer(record_id: &str, r: WriteResult) -> Result<Value> {
     match r {
-        WriteResult::Tombstone(t) => Ok(json!({
-            "record_id": record_id, "tombstoned": true, "tombstone": t
-        })),
+        WriteResult::Tombstone(tombstone) => Ok(serde_json::to_value(Tombstoned {
+            record_id,
+            tombstone,
+            tombstoned: true,
+        })?),
         _ => Err(Error::internal("unexpected writer result")),
     }
 }

@@ -1,11 +1,13 @@
-//! `collect`: running a collector, deriving record ids and envelopes,
-//! index documents, and committing prepared records (one request, or many
+//! `collect`: running a collector, deriving record ids and envelopes
+//! (built by `data::record`), index documents, and committing prepared records (one request, or many
 //! sharing one transaction).
 
 use super::super::canon::{canonical_json, canonical_object, push_json_string};
 use super::super::collectors::{self, Collector, Item};
 use super::super::fts::document_of;
-use super::super::record::{PROTOCOL, Prepared};
+#[cfg(test)]
+use super::super::record::PROTOCOL;
+use super::super::record::{Extra, Fields, Prepared};
 use super::super::syntax::{
     check_collection_id, check_record_id, normalize_date, normalize_media_type,
 };
@@ -457,142 +459,6 @@ fn response(results: Vec<(String, bool)>, cursor: Option<String>) -> Result<Coll
         resp.records.push(parse_envelope(&text)?);
     }
     Ok(resp)
-}
-
-/// The identity and content fields of a record, from which its id core
-/// and envelope are built.
-#[derive(Debug, Clone, Copy)]
-struct Fields<'a> {
-    collection_id: &'a str,
-    collector_id: &'a str,
-    uri: &'a str,
-    external_id: Option<&'a str>,
-    sha256: &'a str,
-    size: u64,
-    media_type: &'a str,
-    schema_version: &'a str,
-    key: Option<&'a str>,
-    version: Option<&'a str>,
-    supersedes_id: Option<&'a str>,
-}
-
-/// The envelope members outside the id core (each already canonical
-/// text where it is JSON).
-struct Extra<'a> {
-    id: &'a str,
-    ingested_at: &'a str,
-    metadata: &'a str,
-    observed_at: Option<&'a str>,
-    provenance: Option<&'a str>,
-    signature: Option<&'a str>,
-}
-
-/// Writes canonical JSON objects member by member; the caller supplies the
-/// members in canonical (UTF-16 code unit) key order. Every key this file
-/// writes is ASCII, where that order is byte order.
-struct Obj<'o> {
-    out: &'o mut Vec<u8>,
-    first: bool,
-}
-
-impl<'o> Obj<'o> {
-    fn open(out: &'o mut Vec<u8>) -> Obj<'o> {
-        out.push(b'{');
-        Obj { out, first: true }
-    }
-    fn key(&mut self, k: &str) -> &mut Vec<u8> {
-        if !self.first {
-            self.out.push(b',');
-        }
-        self.first = false;
-        push_json_string(self.out, k);
-        self.out.push(b':');
-        self.out
-    }
-    fn str(&mut self, k: &str, v: &str) {
-        let out = self.key(k);
-        push_json_string(out, v);
-    }
-    fn opt_str(&mut self, k: &str, v: Option<&str>) {
-        if let Some(v) = v {
-            self.str(k, v);
-        }
-    }
-    fn raw(&mut self, k: &str, json: &str) {
-        self.key(k).extend_from_slice(json.as_bytes());
-    }
-    fn close(self) {
-        self.out.push(b'}');
-    }
-}
-
-impl Fields<'_> {
-    fn content(&self, out: &mut Vec<u8>, blob_ref: bool) {
-        let mut o = Obj::open(out);
-        if blob_ref {
-            o.str("blob_ref", &format!("sha256:{}", self.sha256));
-        }
-        o.str("media_type", self.media_type);
-        o.str("sha256", self.sha256);
-        // A size is an integer below 2^53: its ECMAScript text is its digits.
-        o.raw("size", &self.size.to_string());
-        o.close();
-    }
-
-    fn source(&self, out: &mut Vec<u8>) {
-        let mut o = Obj::open(out);
-        o.str("collector_id", self.collector_id);
-        o.opt_str("external_id", self.external_id);
-        o.str("uri", self.uri);
-        o.close();
-    }
-
-    /// The canonical JSON of the id core (spec/agent-data-facts.md §3).
-    fn core_text(&self) -> String {
-        let mut out = Vec::with_capacity(320);
-        let mut o = Obj::open(&mut out);
-        o.str("collection_id", self.collection_id);
-        self.content(o.key("content"), false);
-        o.opt_str("key", self.key);
-        o.str("protocol", PROTOCOL);
-        o.str("schema_version", self.schema_version);
-        self.source(o.key("source"));
-        o.opt_str("supersedes_id", self.supersedes_id);
-        o.opt_str("version", self.version);
-        o.close();
-        utf8(out)
-    }
-
-    /// The canonical JSON of the stored envelope.
-    fn envelope_text(&self, x: &Extra<'_>) -> String {
-        let mut out = Vec::with_capacity(640 + x.metadata.len());
-        let mut o = Obj::open(&mut out);
-        o.str("collection_id", self.collection_id);
-        self.content(o.key("content"), true);
-        o.str("id", x.id);
-        o.str("ingested_at", x.ingested_at);
-        o.opt_str("key", self.key);
-        o.raw("metadata", x.metadata);
-        o.opt_str("observed_at", x.observed_at);
-        o.str("protocol", PROTOCOL);
-        if let Some(p) = x.provenance {
-            o.raw("provenance", p);
-        }
-        o.str("schema_version", self.schema_version);
-        if let Some(s) = x.signature {
-            o.raw("signature", s);
-        }
-        self.source(o.key("source"));
-        o.opt_str("supersedes_id", self.supersedes_id);
-        o.opt_str("version", self.version);
-        o.close();
-        utf8(out)
-    }
-}
-
-/// Bytes this file assembled from `&str` pieces and JSON text.
-fn utf8(out: Vec<u8>) -> String {
-    String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
 }
 
 #[cfg(test)]

@@ -3,15 +3,16 @@
 
 use super::super::canon::{clone_object, subset_match, where_needles};
 use super::super::collection;
+use super::super::fts;
 use super::super::syntax::check_collection_id;
 use super::{Node, parse_json};
 use crate::error::{Code, Error, Result};
 use crate::store::OptionalExtension;
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
 mod ranked;
 
-pub(crate) use ranked::forget_vocab;
+pub(crate) use super::super::fts::forget_vocab;
 
 /// How a query finds its page (the answer is the same). Only `Ranked` is
 /// used outside tests.
@@ -136,7 +137,9 @@ impl Node {
             Some(Value::String(s)) => Some(s.clone()),
             _ => return Err(Error::new(Code::InvalidRequest, "text must be a string")),
         };
-        let empty = json!({"records": [], "consistency": "local"});
+        let empty = Value::from(Page {
+            records: Vec::new(),
+        });
         if collections.as_ref().is_some_and(Vec::is_empty) {
             return Ok(empty);
         }
@@ -182,7 +185,7 @@ impl Node {
             let _ = c.execute_batch("COMMIT");
             res
         })?;
-        Ok(json!({"records": hits, "consistency": "local"}))
+        Ok(Page { records: hits }.into())
     }
 
     /// The reference's algorithm (facts §9.3): candidates in batches in a
@@ -240,24 +243,10 @@ impl Node {
             // (record row id, envelope if already read, rank)
             type Candidate = (i64, Option<String>, Option<f64>);
             let candidates: Vec<Candidate> = if let Some(m) = match_expr {
-                // The index row's record is the one with its row id (the
-                // index is the outer loop: its match order is the scan
-                // order ties keep).
-                let sql = format!(
-                    "SELECT r.rid, bm25(record_fts) AS rank FROM record_fts \
-                     CROSS JOIN records r ON r.rid = record_fts.rowid \
-                     WHERE record_fts MATCH ?1 {} ORDER BY rank LIMIT ?2 OFFSET ?3",
-                    in_collections("r.collection_id")
-                );
-                params.push(m.to_owned().into());
-                params.push((size as i64).into());
-                params.push((offset as i64).into());
-                params.extend(coll_list.iter().map(|s| s.clone().into()));
-                let mut st = c.prepare_cached(&sql)?;
-                let rows = st.query_map(rusqlite::params_from_iter(params.iter()), |r| {
-                    Ok((r.get::<_, i64>(0)?, None, Some(r.get::<_, f64>(1)?)))
-                })?;
-                rows.collect::<rusqlite::Result<_>>()?
+                fts::fts5_page(c, m, coll_list, size, offset)?
+                    .into_iter()
+                    .map(|(rid, rank)| (rid, None, Some(rank)))
+                    .collect()
             } else if literal {
                 let sql = format!(
                     "SELECT r.rid FROM records r WHERE ?1 IS NULL {} \
@@ -365,5 +354,19 @@ impl Node {
         }
         hits.truncate(limit);
         Ok(hits)
+    }
+}
+/// A query's answer: its records (a local node answers with its own
+/// consistency, `local`).
+struct Page {
+    records: Vec<Value>,
+}
+
+impl From<Page> for Value {
+    fn from(p: Page) -> Value {
+        let mut m = Map::new();
+        m.insert("consistency".into(), "local".into());
+        m.insert("records".into(), Value::Array(p.records));
+        Value::Object(m)
     }
 }

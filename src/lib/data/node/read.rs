@@ -6,7 +6,7 @@ use super::{Node, parse_json};
 use crate::error::{Code, Error, Result};
 use crate::store::{OptionalExtension, params};
 use crate::wire::digest::Sha256Hex;
-use serde_json::{Value, json};
+use serde_json::{Map, Value};
 
 /// An exact read: the envelope and its verified bytes.
 #[derive(Debug)]
@@ -25,10 +25,34 @@ impl RecordRead {
     /// is kept), anything else as padded standard base64.
     pub fn to_wire(&self) -> Value {
         let content = match std::str::from_utf8(&self.bytes) {
-            Ok(s) if is_textual(&self.media_type) => json!({"encoding": "utf8", "data": s}),
-            _ => json!({"encoding": "base64", "data": data_encoding::BASE64.encode(&self.bytes)}),
+            Ok(s) if is_textual(&self.media_type) => Content {
+                data: s.to_owned(),
+                encoding: "utf8",
+            },
+            _ => Content {
+                data: data_encoding::BASE64.encode(&self.bytes),
+                encoding: "base64",
+            },
         };
-        json!({"record": self.record, "content": content})
+        let mut m = Map::new();
+        m.insert("content".into(), content.into());
+        m.insert("record".into(), self.record.clone());
+        Value::Object(m)
+    }
+}
+
+/// A read's `content` member: the bytes as UTF-8 text or base64.
+struct Content {
+    data: String,
+    encoding: &'static str,
+}
+
+impl From<Content> for Value {
+    fn from(c: Content) -> Value {
+        let mut m = Map::new();
+        m.insert("data".into(), c.data.into());
+        m.insert("encoding".into(), c.encoding.into());
+        Value::Object(m)
     }
 }
 

@@ -8,13 +8,13 @@ use super::write::{WriteOp, WriteResult};
 use crate::data::canon::canonical_json;
 use crate::data::collection;
 use crate::data::fts::index_document;
-use crate::data::record::{PROTOCOL, Prepared, record_id};
+use crate::data::record::{PROTOCOL, Prepared, local_envelope, record_id, replica_core};
 use crate::data::replica::{ReplicaOp, ReplicaOutcome, bad, date, nonempty, only};
 use crate::data::syntax::{is_collection_id, is_record_id, normalize_media_type};
 use crate::data::writer;
 use crate::error::{Code, Error, Result};
 use crate::wire::digest::Sha256Hex;
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
 impl Node {
     /// Validates a pulled record envelope and its bytes against the
@@ -195,21 +195,16 @@ impl Node {
             }
         }
         // The id is re-derived from the identity subset.
-        let mut core = Map::new();
-        core.insert("protocol".into(), PROTOCOL.into());
-        core.insert("collection_id".into(), collection_id.into());
-        core.insert("source".into(), Value::Object(source.clone()));
-        core.insert(
-            "content".into(),
-            json!({"sha256": sha.as_str(), "size": size, "media_type": media_type}),
-        );
-        core.insert("schema_version".into(), schema_version.into());
-        for k in ["key", "version", "supersedes_id"] {
-            if let Some(v) = env.get(k) {
-                core.insert(k.into(), v.clone());
-            }
-        }
-        if record_id(&Value::Object(core))? != id {
+        if record_id(&replica_core(
+            env,
+            collection_id,
+            source,
+            &sha,
+            size,
+            media_type,
+            schema_version,
+        ))? != id
+        {
             return Err(bad(
                 Code::ReplicaRecordIdMismatch,
                 format!("Replica record id {id} does not match its envelope"),
@@ -259,10 +254,7 @@ impl Node {
                 "Replica schema_version differs from the local collection's",
             ));
         }
-        let mut envelope = env.clone();
-        if let Some(Value::Object(c)) = envelope.get_mut("content") {
-            c.insert("blob_ref".into(), format!("sha256:{sha}").into());
-        }
+        let envelope = local_envelope(env, &sha);
         let canonical = canonical_json(&Value::Object(envelope.clone()))?;
         let document = index_document(&envelope, &bytes, media_type);
         Ok(Prepared {

@@ -10,6 +10,7 @@
 //!   with the same kept connection.
 
 use super::Node;
+use crate::data::fts;
 use crate::data::record::Prepared;
 use crate::data::replica;
 use crate::data::schema::SPEC;
@@ -283,11 +284,12 @@ impl Tail for FtsRows {
             return Ok(());
         }
         let conn = work.write(&SPEC)?;
-        for (rid, doc) in &self.rows {
-            writer::insert_fts(conn, *rid, doc)?;
-        }
+        fts::insert(
+            conn,
+            self.rows.iter().map(|(rid, doc)| (*rid, doc.as_str())),
+        )?;
         for (rid, _) in &self.rows {
-            writer::insert_doclen(conn, *rid)?;
+            fts::insert_doclen(conn, *rid)?;
         }
         self.rows.clear();
         self.rids.clear();

@@ -29,7 +29,7 @@ use crate::clock::{Clock, rfc3339_millis, unix_millis};
 use crate::error::{Code, Error, Result};
 use crate::store::{Connection, DataDir};
 use crate::workflow::authority::change;
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::path::{Path, PathBuf};
 
 /// `attest` request.
@@ -59,7 +59,7 @@ pub fn attest(root: &Path, clock: &dyn Clock, req: &AttestRequest) -> Result<Val
     let ch = change::change(&a, &req.change_id)?;
     if ch.version == 0 {
         return Err(not_qualified("the change has no checkpoint yet")
-            .with("next", json!({"operation": "checkpoint"})));
+            .with("next", crate::contract::Next::checkpoint()));
     }
     let bundle = match build::for_landing(&dir, &a, &ch.change_id, ch.version)? {
         Some(b) => b,
@@ -83,25 +83,65 @@ pub fn attest(root: &Path, clock: &dyn Clock, req: &AttestRequest) -> Result<Val
         Some(out) => Some(write_out(out, &bundle, &envelopes)?),
         None => None,
     };
-    let statements: Vec<Value> = bundle
+    let statements = bundle
         .payloads
         .iter()
-        .map(|p| json!({"kind": p.kind.as_str(), "label": p.label}))
+        .map(|p| Statement {
+            kind: p.kind.as_str(),
+            label: &p.label,
+        })
         .collect();
-    Ok(json!({
-        "repository": bundle.repository,
-        "change_id": bundle.change_id,
-        "change_version": bundle.change_version,
-        "revision": bundle.revision,
-        "landed": bundle.landed,
-        "git_commit": bundle.git_commit,
-        "receipt_digest": bundle.receipt_digest,
-        "allow_protected_change": bundle.allow_protected_change,
-        "key_id": key.key_id(),
-        "statements": statements,
-        "envelopes": envelopes,
-        "files": files,
-    }))
+    Ok(serde_json::to_value(Attested {
+        allow_protected_change: bundle.allow_protected_change,
+        change_id: &bundle.change_id,
+        change_version: bundle.change_version,
+        envelopes: &envelopes,
+        files,
+        git_commit: bundle.git_commit.as_deref(),
+        key_id: key.key_id(),
+        landed: bundle.landed,
+        receipt_digest: bundle.receipt_digest.as_deref(),
+        repository: &bundle.repository,
+        revision: &bundle.revision,
+        statements,
+    })?)
+}
+
+// The outputs below are JSON objects: their fields are in key order, the
+// order the `Value` they become has.
+
+/// `attest`'s output.
+#[derive(serde::Serialize)]
+struct Attested<'a> {
+    allow_protected_change: bool,
+    change_id: &'a str,
+    change_version: u64,
+    envelopes: &'a [dsse::Envelope],
+    files: Option<Vec<String>>,
+    git_commit: Option<&'a str>,
+    key_id: &'a str,
+    landed: bool,
+    receipt_digest: Option<&'a str>,
+    repository: &'a str,
+    revision: &'a crate::wire::digest::Sha256Hex,
+    statements: Vec<Statement<'a>>,
+}
+
+/// One signed statement of an attestation bundle.
+#[derive(serde::Serialize)]
+struct Statement<'a> {
+    kind: &'static str,
+    label: &'a str,
+}
+
+/// A landing note's output.
+#[derive(serde::Serialize)]
+struct NoteOutput<'a> {
+    commit: &'a str,
+    envelopes: usize,
+    key_id: &'a str,
+    notes_ref: &'static str,
+    written: bool,
 }
 
 fn file_label(s: &str) -> String {
@@ -185,13 +225,13 @@ pub fn ensure_landing_note(
         crate::collector::crash_point("land_before_note");
         git::write_note(source, &commit, &build::jsonl(&envelopes)?)?;
     }
-    Ok(json!({
-        "notes_ref": git::NOTES_REF,
-        "commit": commit,
-        "written": !present,
-        "envelopes": envelopes.len(),
-        "key_id": key.key_id(),
-    }))
+    Ok(serde_json::to_value(NoteOutput {
+        commit: &commit,
+        envelopes: envelopes.len(),
+        key_id: key.key_id(),
+        notes_ref: git::NOTES_REF,
+        written: !present,
+    })?)
 }
 
 /// Whether the landed commit of a git landing lacks its note.

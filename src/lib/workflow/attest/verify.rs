@@ -19,7 +19,7 @@ use super::git;
 use super::statement::{self, Parsed, ResourceDescriptor};
 use crate::error::{Code, Error, Result};
 use crate::workflow::authority::snapshot::Manifest;
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::path::Path;
 
 /// Most envelopes one note may hold.
@@ -216,28 +216,28 @@ pub fn verify(req: &VerifyRequest<'_>) -> Result<Value> {
             "accept operator overrides explicitly with verify --allow-override",
         ));
     }
-    Ok(json!({
-        "verified": true,
-        "commit": commit,
-        "tree": tree_id,
-        "revision": tree.revision,
-        "files": tree.files,
-        "key_id": keyid,
-        "notes_ref": git::NOTES_REF,
-        "envelopes": lines.len(),
-        "authority": rp.authority,
-        "repository": landing.repository,
-        "change_id": landing.change_id,
-        "change_version": landing.change_version,
-        "receipt_digest": rp.receipt_digest,
-        "verifier": svr.verifier.id,
-        "time_created": svr.time_created,
-        "properties": svr.properties,
-        "qualified": !landing.allow_protected_change,
-        "allow_protected_change": landing.allow_protected_change,
-        "protected_changes": pc,
-        "test_results": results,
-    }))
+    Ok(serde_json::to_value(Verified {
+        allow_protected_change: landing.allow_protected_change,
+        authority: &rp.authority,
+        change_id: &landing.change_id,
+        change_version: landing.change_version,
+        commit: &commit,
+        envelopes: lines.len(),
+        files: tree.files,
+        key_id: &keyid,
+        notes_ref: git::NOTES_REF,
+        properties: &svr.properties,
+        protected_changes: pc,
+        qualified: !landing.allow_protected_change,
+        receipt_digest: rp.receipt_digest.as_ref(),
+        repository: &landing.repository,
+        revision: &tree.revision,
+        test_results: results,
+        time_created: &svr.time_created,
+        tree: &tree_id,
+        verified: true,
+        verifier: &svr.verifier.id,
+    })?)
 }
 
 /// A qualified landing whose checkout would not reproduce the tested
@@ -344,13 +344,18 @@ fn check_qualified(
                 *n,
             ));
         }
-        results.push(json!({
-            "line": n,
-            "result": t.result,
-            "tests": t.passed_tests.iter().chain(&t.failed_tests).chain(&t.warned_tests).collect::<Vec<_>>(),
-            "transfer_digest": d,
-            "in_receipt": in_receipt,
-        }));
+        results.push(serde_json::to_value(TestResultOutput {
+            in_receipt,
+            line: *n,
+            result: &t.result,
+            tests: t
+                .passed_tests
+                .iter()
+                .chain(&t.failed_tests)
+                .chain(&t.warned_tests)
+                .collect(),
+            transfer_digest: &d,
+        })?);
     }
     Ok(results)
 }
@@ -402,6 +407,44 @@ fn check_override(
         ));
     }
     Ok(Vec::new())
+}
+
+// The outputs below are JSON objects: their fields are in key order, the
+// order the `Value` they become has.
+
+/// `verify`'s output.
+#[derive(serde::Serialize)]
+struct Verified<'a> {
+    allow_protected_change: bool,
+    authority: &'a str,
+    change_id: &'a str,
+    change_version: u64,
+    commit: &'a str,
+    envelopes: usize,
+    files: usize,
+    key_id: &'a str,
+    notes_ref: &'static str,
+    properties: &'a [String],
+    protected_changes: &'a crate::contract::protected::ProtectedChanges,
+    qualified: bool,
+    receipt_digest: Option<&'a crate::wire::digest::Sha256Hex>,
+    repository: &'a str,
+    revision: &'a crate::wire::digest::Sha256Hex,
+    test_results: Vec<Value>,
+    time_created: &'a str,
+    tree: &'a str,
+    verified: bool,
+    verifier: &'a str,
+}
+
+/// One test result statement as `verify` reports it.
+#[derive(serde::Serialize)]
+struct TestResultOutput<'a, D: serde::Serialize> {
+    in_receipt: bool,
+    line: usize,
+    result: &'a str,
+    tests: Vec<&'a String>,
+    transfer_digest: &'a D,
 }
 
 #[cfg(test)]

@@ -452,7 +452,7 @@ fn subject_of(conn: &Connection, ch: Change, version: u64) -> Result<StoredSubje
         .optional()?
         .ok_or_else(|| {
             Error::new(Code::NotFound, format!("change {change_id} has no checkpoint {version}"))
-                .with("next", serde_json::json!({"operation": "checkpoint"}))
+                .with("next", crate::contract::Next::checkpoint())
         })?;
     let parsed = parsed_subject(&digest, bytes, tasks)?;
     if parsed.digest.as_str() != digest {

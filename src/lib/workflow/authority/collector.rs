@@ -19,14 +19,14 @@ use crate::collector::transfer::{
     self, CollectorDescriptor, CollectorProfile, ExecutionRecord, ExecutionRequest,
     ExecutionStatus, Limits,
 };
-use crate::contract::{ActionClass, canonical_bytes};
+use crate::contract::{ActionClass, Next, canonical_bytes};
 use crate::error::{Code, Error, Result};
 use crate::store::{Connection, DataDir, OptionalExtension, Work, params};
 use crate::wire::digest::Sha256Hex;
 use crate::workflow::journal::JournalWork;
 use crate::workflow::journal::{self, Now};
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::path::Path;
 
 /// Cap on each output stream of a collected command.
@@ -659,12 +659,19 @@ pub fn import_in(
         // Repair a crash between the authority and journal commits.
         journal::repair_finished(jt, &prev.attempt_id, &ts)?;
         let applicable = by_kind!(h.kind, K => applicable::<K>(jt, at, &prev.attempt_id));
-        return Ok(json!({
-            "replay": true, "retained": true, "transfer_digest": digest,
-            "execution_operation_id": prev.execution_operation_id, "task_id": prev.task_id,
-            "attempt_id": prev.attempt_id, "outcome": prev.outcome, "status": prev.status,
-            "applicability": {"currently_applicable": applicable},
-        }));
+        return Ok(serde_json::to_value(ReplayedImport {
+            applicability: Applicability {
+                currently_applicable: applicable,
+            },
+            attempt_id: &prev.attempt_id,
+            execution_operation_id: &prev.execution_operation_id,
+            outcome: &prev.outcome,
+            replay: true,
+            retained: true,
+            status: &prev.status,
+            task_id: &prev.task_id,
+            transfer_digest: &digest,
+        })?);
     }
     check_origin(&who, &h.origin)?;
     let prestored = pre.is_some();
@@ -718,14 +725,66 @@ pub fn import_in(
     journal::finish_attempt(jt, &h.attempt_id, &ts)?;
     crate::collector::crash_point("during_upload");
     let passed = outcome_s == "passed";
-    Ok(json!({
-        "replay": false, "retained": true, "transfer_digest": digest, "size": bytes.len(),
-        "execution_operation_id": h.execution_operation_id, "task_id": h.task_id, "attempt_id": h.attempt_id,
-        "fence": h.fence, "outcome": outcome, "status": status,
-        "passing": false,
-        "eligible_for_receipt": passed,
-        "next": if passed { json!({"operation": "collector_finalize"}) } else { json!({"operation": "none"}) },
-    }))
+    Ok(serde_json::to_value(Import {
+        attempt_id: &h.attempt_id,
+        eligible_for_receipt: passed,
+        execution_operation_id: &h.execution_operation_id,
+        fence: h.fence,
+        next: if passed {
+            Next::op("collector_finalize")
+        } else {
+            Next::none()
+        },
+        outcome,
+        passing: false,
+        replay: false,
+        retained: true,
+        size: bytes.len(),
+        status,
+        task_id: &h.task_id,
+        transfer_digest: &digest,
+    })?)
+}
+
+// An import's outputs are JSON objects: their fields are in key order,
+// the order the `Value` they become has.
+
+/// A new import's output.
+#[derive(Serialize)]
+struct Import<'a> {
+    attempt_id: &'a str,
+    eligible_for_receipt: bool,
+    execution_operation_id: &'a str,
+    fence: u64,
+    next: Next,
+    outcome: Value,
+    passing: bool,
+    replay: bool,
+    retained: bool,
+    size: usize,
+    status: Value,
+    task_id: &'a str,
+    transfer_digest: &'a Sha256Hex,
+}
+
+/// A replayed import's output (the bytes were imported before).
+#[derive(Serialize)]
+struct ReplayedImport<'a> {
+    applicability: Applicability,
+    attempt_id: &'a str,
+    execution_operation_id: &'a str,
+    outcome: &'a str,
+    replay: bool,
+    retained: bool,
+    status: &'a str,
+    task_id: &'a str,
+    transfer_digest: &'a Sha256Hex,
+}
+
+/// Whether a replayed import still counts.
+#[derive(Serialize)]
+struct Applicability {
+    currently_applicable: bool,
 }
 
 /// Whether a retained import of kind `K` is still applicable: its
@@ -763,6 +822,7 @@ mod tests {
     use super::super::kind::current_epoch;
     use super::*;
     use crate::collector::transfer::Origin;
+    use serde_json::json;
 
     fn who(grant: u64) -> Authenticated {
         Authenticated {

@@ -4,11 +4,11 @@
 
 use super::change::StoredSubject;
 use super::collector::{self as col, ImportedRow};
-use crate::contract::{ActionClass, WorkflowTask};
+use crate::contract::{ActionClass, Next, WorkflowTask};
 use crate::error::Result;
 use crate::store::Connection;
 use crate::workflow::journal;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 /// One task's evaluation.
 #[derive(Debug, Clone)]
@@ -39,7 +39,7 @@ pub fn evaluate(
             Some(r) if jstate != "pending" => col::imported_for_attempt(a, &r.attempt.attempt_id)?,
             _ => None,
         };
-        let reconcile = json!({"operation": "reconcile", "task_id": t.task_id});
+        let reconcile = Value::from(Next::task("reconcile", &t.task_id));
         let collected = matches!(t.action_class, ActionClass::Command | ActionClass::Review);
         let (state, code, next) = match (t.action_class, jstate.as_str()) {
             // The one claimability decision, projected: an unresolved older
@@ -52,12 +52,12 @@ pub fn evaluate(
                     Some(p) => (
                         "blocked",
                         Some("prior_subject_unresolved"),
-                        Some(json!({"operation": "reconcile", "task_id": p})),
+                        Some(Next::task("reconcile", p).into()),
                     ),
                     None if collected => (
                         "pending",
                         Some("task_pending"),
-                        Some(json!({"operation": "collector_claim", "task_id": t.task_id})),
+                        Some(Next::task("collector_claim", &t.task_id).into()),
                     ),
                     None => ("pending", Some("task_pending"), None),
                 }
@@ -78,7 +78,7 @@ pub fn evaluate(
                 Some(x) => (
                     "failed",
                     Some(review_failure_code(&x.status)),
-                    Some(json!({"operation": "checkpoint"})),
+                    Some(Next::checkpoint().into()),
                 ),
                 None => ("failed", Some("result_failed"), None),
             },
@@ -133,6 +133,7 @@ mod tests {
     use super::*;
     use crate::store::params;
     use crate::workflow::journal::Now;
+    use serde_json::json;
 
     fn state_of(f: &fixture::Fixture, now_ms: i64) -> Vec<(&'static str, Option<&'static str>)> {
         let (_, s) = change::find_task(&f.a, &f.command.task_id).expect("find");

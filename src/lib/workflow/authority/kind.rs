@@ -19,7 +19,7 @@ use crate::store::{Connection, DataDir, OptionalExtension, TransactionBehavior, 
 use crate::wire::digest::Sha256Hex;
 use crate::workflow::journal::{self, Now};
 use serde::Serialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::path::Path;
 
 fn profile_err(msg: impl Into<String>) -> Error {
@@ -289,7 +289,7 @@ pub(crate) fn live<K: CollectorKind>(a: &Connection, d: &K::Descriptor) -> Resul
             format!("the task's subject is no longer current ({r})"),
         )
         .with("reason", r)
-        .with("next", json!({"operation": "checkpoint"})));
+        .with("next", crate::contract::Next::checkpoint()));
     }
     Ok(())
 }
@@ -332,7 +332,7 @@ pub(crate) fn claim<K: CollectorKind>(
         .to_owned();
     let (d, _) = derive::<K>(j, r, &attempt_id)?;
     out["descriptor"] = serde_json::to_value(&d)?;
-    out["descriptor_digest"] = json!(K::descriptor_digest(&d)?);
+    out["descriptor_digest"] = serde_json::to_value(K::descriptor_digest(&d)?)?;
     Ok(out)
 }
 

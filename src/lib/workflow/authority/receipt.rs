@@ -8,7 +8,7 @@ use super::collector::{self as col, ImportedRow};
 use super::evaluate::{TaskEval, evaluate};
 use super::{auth, repository};
 use crate::collector::transfer::{self, MAX_TRANSFER_BYTES};
-use crate::contract::canonical_bytes;
+use crate::contract::{Next, canonical_bytes};
 use crate::error::{Code, Error, Result};
 use crate::store::{
     Access, CommitOrder, Connection, DataDir, OptionalExtension, Plan, Work, params,
@@ -18,7 +18,7 @@ use crate::workflow::authority::schema::AuthorityWork;
 use crate::workflow::journal;
 use crate::workflow::journal::JournalWork;
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::path::Path;
 
 /// Domain of a receipt digest.
@@ -223,14 +223,14 @@ fn refusal_error(code: Code, msg: &str, r: &[Refusal]) -> Error {
     let failures: Vec<Value> = r
         .iter()
         .take(MAX_FAILURES)
-        .map(|x| json!({"task_id": x.task_id, "code": x.code}))
+        .map(|x| Failure::new(&x.task_id, x.code).into())
         .collect();
     Error::new(code, msg).with("failures", failures)
 }
 
 fn stale_error() -> Error {
     Error::new(Code::SubjectStale, "the change's subject is not current")
-        .with("next", json!({"operation": "checkpoint"}))
+        .with("next", Next::checkpoint())
 }
 
 fn subject_is_current(a: &Connection, s: &StoredSubject) -> Result<bool> {
@@ -305,7 +305,11 @@ pub fn finalize_in(
             &ts,
         )?;
     }
-    Ok(json!({"receipt_digest": digest, "created": created, "receipt": receipt}))
+    Ok(serde_json::to_value(FinalizeOutput {
+        created,
+        receipt: &receipt,
+        receipt_digest: &digest,
+    })?)
 }
 
 /// The stored receipt of a subject, when its digest still matches.
@@ -331,56 +335,75 @@ pub fn qualify<'a>(
                 "the change belongs to another owner",
             ));
         }
-        let none_current = |rev: Value| {
-            json!({"qualified": false, "subject_current": false, "receipt_digest": null,
-                   "revision": rev, "tasks": [], "failures": [], "next": {"operation": "checkpoint"}})
+        let none_current = |revision: Option<&Sha256Hex>| {
+            serde_json::to_value(Qualification {
+                failures: Vec::new(),
+                next: Next::checkpoint().into(),
+                qualified: false,
+                receipt_digest: None,
+                revision,
+                subject_current: false,
+                tasks: Vec::new(),
+            })
         };
         if ch.version == 0 {
-            return Ok(none_current(Value::Null));
+            return Ok(none_current(None)?);
         }
         let s = change::current_subject(a, &ch)?;
         if !subject_is_current(a, &s)? {
-            return Ok(none_current(json!(s.context.revision)));
+            return Ok(none_current(Some(&s.context.revision))?);
         }
         let evals = evaluate(j, a, &s, now.ms)?;
-        let tasks: Vec<Value> = evals
+        let tasks: Vec<QualifiedTask<'_>> = evals
             .iter()
             .map(|e| {
-                Ok(json!({"task_id": e.task.task_id, "task_digest": e.task.digest()?,
-                          "step_id": e.task.subject.step_id, "required": e.task.required, "state": e.state}))
+                Ok(QualifiedTask {
+                    required: e.task.required,
+                    state: e.state,
+                    step_id: &e.task.subject.step_id,
+                    task_digest: e.task.digest()?,
+                    task_id: &e.task.task_id,
+                })
             })
             .collect::<Result<_>>()?;
         // A revision that changes a protected path never qualifies: one
         // typed failure per required task, and the way on is a checkpoint
         // of a revision that leaves the protected paths alone.
         if !change::stored_protected(a, &ch.change_id, s.version)?.is_empty() {
-            let failures: Vec<Value> = evals
+            let failures: Vec<Failure> = evals
                 .iter()
                 .filter(|e| e.task.required)
                 .take(MAX_FAILURES)
-                .map(|e| json!({"task_id": e.task.task_id, "code": "protected_path_changed"}))
+                .map(|e| Failure::new(&e.task.task_id, "protected_path_changed"))
                 .collect();
-            return Ok(json!({
-                "qualified": false, "subject_current": true, "receipt_digest": null,
-                "revision": s.context.revision, "tasks": tasks, "failures": failures,
-                "next": {"operation": "checkpoint"},
-            }));
+            return Ok(serde_json::to_value(Qualification {
+                failures,
+                next: Next::checkpoint().into(),
+                qualified: false,
+                receipt_digest: None,
+                revision: Some(&s.context.revision),
+                subject_current: true,
+                tasks,
+            })?);
         }
-        let mut failures: Vec<Value> = Vec::new();
+        let mut failures: Vec<Failure> = Vec::new();
         let mut next: Option<Value> = None;
         let mut all_ok = true;
         for e in evals.iter().filter(|e| e.task.required) {
             if e.state != "succeeded" {
                 all_ok = false;
                 if failures.len() < MAX_FAILURES {
-                    failures.push(json!({"task_id": e.task.task_id, "code": e.code.unwrap_or("task_pending")}));
+                    failures.push(Failure::new(
+                        &e.task.task_id,
+                        e.code.unwrap_or("task_pending"),
+                    ));
                 }
                 if next.is_none() {
                     next = e.next.clone();
                 }
             }
         }
-        let mut receipt_digest = Value::Null;
+        let mut receipt_digest = None;
         let mut qualified = false;
         if all_ok {
             match (j, stored_receipt(a, &s)?) {
@@ -391,10 +414,10 @@ pub fn qualify<'a>(
                     match build_receipt(jc, a, &DataDir::open(root)?, &s, &evals) {
                         Ok(r) if r.digest()?.as_str() == stored => {
                             qualified = true;
-                            receipt_digest = json!(stored);
+                            receipt_digest = Some(stored);
                         }
                         Ok(_) => {
-                            next = Some(json!({"operation": "collector_finalize"}));
+                            next = Some(Next::op("collector_finalize").into());
                             receipt_failures(&mut failures, &evals, "receipt_outdated");
                         }
                         Err(r) => {
@@ -403,32 +426,96 @@ pub fn qualify<'a>(
                                 .filter(|x| !x.task_id.is_empty())
                                 .take(MAX_FAILURES)
                             {
-                                failures.push(json!({"task_id": x.task_id, "code": x.code}));
+                                failures.push(Failure::new(&x.task_id, x.code));
                             }
                         }
                     }
                 }
                 _ => {
-                    next = Some(json!({"operation": "collector_finalize"}));
+                    next = Some(Next::op("collector_finalize").into());
                     receipt_failures(&mut failures, &evals, "receipt_missing");
                 }
             }
         }
         failures.truncate(MAX_FAILURES);
-        Ok(json!({
-            "qualified": qualified, "subject_current": true, "receipt_digest": receipt_digest,
-            "revision": s.context.revision, "tasks": tasks, "failures": failures,
-            "next": next.unwrap_or(json!({"operation": "none"})),
-        }))
+        Ok(serde_json::to_value(Qualification {
+            failures,
+            next: next.unwrap_or_else(|| Next::none().into()),
+            qualified,
+            receipt_digest,
+            revision: Some(&s.context.revision),
+            subject_current: true,
+            tasks,
+        })?)
     }
 }
 
 /// A receipt-level failure, reported against every required task (ids stay non-empty).
-fn receipt_failures(failures: &mut Vec<Value>, evals: &[TaskEval], code: &str) {
+fn receipt_failures(failures: &mut Vec<Failure>, evals: &[TaskEval], code: &'static str) {
     for e in evals.iter().filter(|e| e.task.required) {
         if failures.len() < MAX_FAILURES {
-            failures.push(json!({"task_id": e.task.task_id, "code": code}));
+            failures.push(Failure::new(&e.task.task_id, code));
         }
+    }
+}
+
+// The outputs below are JSON objects: their fields are in key order, the
+// order the `Value` they become has.
+
+/// `finalize`'s output.
+#[derive(Serialize)]
+struct FinalizeOutput<'a> {
+    created: bool,
+    receipt: &'a Receipt,
+    receipt_digest: &'a Sha256Hex,
+}
+
+/// `qualification`'s output (the spec's shape): `revision` and
+/// `receipt_digest` are null when there is none.
+#[derive(Serialize)]
+struct Qualification<'a> {
+    failures: Vec<Failure>,
+    next: Value,
+    qualified: bool,
+    receipt_digest: Option<String>,
+    revision: Option<&'a Sha256Hex>,
+    subject_current: bool,
+    tasks: Vec<QualifiedTask<'a>>,
+}
+
+/// One task of a qualification.
+#[derive(Serialize)]
+struct QualifiedTask<'a> {
+    required: bool,
+    state: &'static str,
+    step_id: &'a str,
+    task_digest: Sha256Hex,
+    task_id: &'a str,
+}
+
+/// Why a required task keeps a Change from qualifying (a qualification's
+/// and a refusal's `failures`).
+#[derive(Serialize)]
+struct Failure {
+    code: &'static str,
+    task_id: String,
+}
+
+impl Failure {
+    fn new(task_id: &str, code: &'static str) -> Failure {
+        Failure {
+            code,
+            task_id: task_id.to_owned(),
+        }
+    }
+}
+
+impl From<Failure> for Value {
+    fn from(f: Failure) -> Value {
+        let mut m = serde_json::Map::new();
+        m.insert("code".into(), f.code.into());
+        m.insert("task_id".into(), f.task_id.into());
+        Value::Object(m)
     }
 }
 
@@ -498,7 +585,7 @@ pub(crate) fn admit(
     let j = j.ok_or_else(|| Error::new(Code::NotQualified, "nothing was collected"))?;
     let stored = stored_receipt(at, &s)?.ok_or_else(|| {
         Error::new(Code::NotQualified, "the current subject has no receipt")
-            .with("next", json!({"operation": "collector_finalize"}))
+            .with("next", Next::op("collector_finalize"))
     })?;
     let evals = evaluate(Some(j), at, &s, now_ms)?;
     let receipt = build_receipt(j, at, dir, &s, &evals)

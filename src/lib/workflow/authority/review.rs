@@ -23,7 +23,7 @@ use crate::error::{Code, Error, Result};
 use crate::store::{Connection, DataDir, OptionalExtension, params};
 use crate::wire::digest::Sha256Hex;
 use serde::Serialize;
-use serde_json::json;
+
 use std::path::{Path, PathBuf};
 
 fn profile_err(msg: impl Into<String>) -> Error {
@@ -294,7 +294,7 @@ impl kind::CollectorKind for Review {
             outcome: serde_json::to_value(v.record.outcome)?,
             status: match v.record.failure {
                 Some(f) => serde_json::to_value(f)?,
-                None => json!("completed"),
+                None => serde_json::Value::from("completed"),
             },
             descriptor: v.descriptor,
         })

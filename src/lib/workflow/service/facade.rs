@@ -25,7 +25,7 @@ use crate::store::Deferred;
 use crate::wire::digest::Sha256Hex;
 use crate::workflow::authority::change::{self, ChangeSel, Scope};
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::path::{Path, PathBuf};
 
 /// Version of the operator's workspace configuration file.
@@ -224,13 +224,29 @@ pub fn decode(v: Value) -> Result<OperationRequest> {
         .map_err(|e| Error::new(Code::InvalidRequest, format!("invalid request: {e}")))
 }
 
+/// `capabilities`' output (a JSON object: fields in key order).
+#[derive(serde::Serialize)]
+struct Capabilities {
+    capability: &'static str,
+    operations: &'static [&'static str],
+    supported_schema_versions: &'static [u32],
+}
+
 /// `capabilities` of this facade.
 pub fn capabilities() -> Value {
-    json!({
-        "capability": CAPABILITY,
-        "supported_schema_versions": SUPPORTED_SCHEMA_VERSIONS,
-        "operations": OPERATIONS,
-    })
+    let c = Capabilities {
+        capability: CAPABILITY,
+        operations: OPERATIONS,
+        supported_schema_versions: SUPPORTED_SCHEMA_VERSIONS,
+    };
+    serde_json::to_value(c).unwrap_or_default()
+}
+
+/// `collector_descriptor`'s output (fields in key order).
+#[derive(serde::Serialize)]
+struct DescriptorOutput {
+    descriptor: crate::collector::transfer::CollectorDescriptor,
+    descriptor_digest: Sha256Hex,
 }
 
 /// Authenticates the bearer against the profile's authority and checks
@@ -396,10 +412,10 @@ pub fn run_deferred(cx: &AgentCtx<'_>, r: &OperationRequest) -> Result<Deferred<
                     "the task belongs to another owner",
                 ));
             }
-            Ok(json!({
-                "descriptor": to_value(&d)?,
-                "descriptor_digest": crate::collector::transfer::descriptor_digest(&d)?,
-            }))
+            to_value(&DescriptorOutput {
+                descriptor_digest: crate::collector::transfer::descriptor_digest(&d)?,
+                descriptor: d,
+            })
         })),
         OperationRequest::CollectorFinalize(req) => {
             crate::workflow::service::receipt::finalize(cx, &req.change)
@@ -466,6 +482,7 @@ fn to_value<T: serde::Serialize>(v: &T) -> Result<Value> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn decode_is_strict() {

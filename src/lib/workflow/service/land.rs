@@ -6,6 +6,7 @@
 
 use crate::clock::Clock;
 use crate::clock::{rfc3339_millis, unix_millis};
+use crate::contract::Next;
 use crate::error::{Code, Error, Result};
 use crate::store::{Connection, DataDir, DirLock, Session};
 use crate::workflow::attest;
@@ -19,7 +20,8 @@ use crate::workflow::authority::{self, change, repository};
 use crate::workflow::git::objects::{git, git_env, git_ref_value, verify_tree, write_blobs};
 use crate::workflow::git::repo as repo_git;
 use crate::workflow::journal::JournalWork;
-use serde_json::{Value, json};
+use serde::Serialize;
+use serde_json::Value;
 use std::path::Path;
 use std::time::Duration;
 
@@ -152,10 +154,12 @@ pub fn land_in(s: &mut Session, req: &LandRequest, notes: &dyn Attestations) -> 
                 }
                 v
             }
-            Resolution::Abandoned(e) => json!({
-                "landed": false, "change_id": p.change_id, "change_version": p.change_version,
-                "abandoned": e.code().as_str(),
-            }),
+            Resolution::Abandoned(e) => serde_json::to_value(AbandonedOutput {
+                abandoned: e.code().as_str(),
+                change_id: &p.change_id,
+                change_version: p.change_version,
+                landed: false,
+            })?,
         });
     }
     if let Some(v) = s.apply(|w| finish_missing_note(w.dir(), w.authority()?, notes, req))? {
@@ -209,7 +213,7 @@ pub fn land_in(s: &mut Session, req: &LandRequest, notes: &dyn Attestations) -> 
     // intent names everything a resume needs.
     s.commit()?;
     let out = if landing.git.is_none() {
-        with_stale(landed_output(&repo, &landing, false), stale)
+        landed_output(&repo, &landing, false, Some(stale))?
     } else {
         crate::collector::crash_point("land_after_intent");
         match resolve(s, &landing, false, req.update_worktree, &ts, now_ms)? {
@@ -245,9 +249,9 @@ fn after_landing(s: &mut Session, req: &LandRequest, mut v: Value) -> Result<Val
         }
     }
     if let Some(o) = v.as_object_mut() {
-        o.entry("already_landed").or_insert(json!(false));
-        o.entry("stale_subjects").or_insert(json!(0));
-        o.insert("worktree_updated".into(), json!(updated));
+        o.entry("already_landed").or_insert(Value::Bool(false));
+        o.entry("stale_subjects").or_insert(Value::from(0u64));
+        o.insert("worktree_updated".into(), Value::Bool(updated));
     }
     Ok(v)
 }
@@ -393,7 +397,7 @@ fn note_into(
             .map_err(|e| {
                 e.with("landing", "landed")
                     .with("change_id", change_id.clone())
-                    .with("next", json!({"operation": "land", "change_id": change_id}))
+                    .with("next", Next::change("land", change_id))
             })?
     };
     if let Some(o) = v.as_object_mut() {
@@ -430,9 +434,9 @@ fn finish_missing_note(
         Some(g) => notes.note_missing(Path::new(&repo.source), &g.commit)?,
         None => false,
     };
-    let mut v = note_into(dir, a, notes, landed_output(&repo, &p, missing))?;
+    let mut v = note_into(dir, a, notes, landed_output(&repo, &p, missing, None)?)?;
     if let Some(o) = v.as_object_mut() {
-        o.insert("already_landed".into(), json!(!missing));
+        o.insert("already_landed".into(), Value::Bool(!missing));
     }
     Ok(Some(v))
 }
@@ -536,9 +540,7 @@ fn resolve(
         if now != g.expected_old {
             return moved(s, p, &now);
         }
-        return Err(e
-            .with("landing", "pending")
-            .with("next", json!({"operation": "land"})));
+        return Err(e.with("landing", "pending").with("next", Next::op("land")));
     }
     crate::collector::crash_point("land_after_ref");
     finish(s, &repo, p, recheck, ts)
@@ -601,28 +603,67 @@ fn finish(
         Ok(stale)
     })?;
     s.commit()?;
-    Ok(Resolution::Landed(with_stale(
-        landed_output(repo, p, resumed),
-        stale,
-    )))
+    Ok(Resolution::Landed(landed_output(
+        repo,
+        p,
+        resumed,
+        Some(stale),
+    )?))
 }
 
-/// `v` with the count of live subjects the landing made stale.
-fn with_stale(mut v: Value, stale: u64) -> Value {
-    if let Some(o) = v.as_object_mut() {
-        o.insert("stale_subjects".into(), json!(stale));
-    }
-    v
+// The outputs below are JSON objects: their fields are in key order, the
+// order the `Value` they become has.
+
+/// A pending landing resolved by abandoning it (`resolved_pending`).
+#[derive(Serialize)]
+struct AbandonedOutput<'a> {
+    abandoned: &'static str,
+    change_id: &'a str,
+    change_version: u64,
+    landed: bool,
 }
 
-fn landed_output(repo: &authority::Repository, p: &Landing, resumed: bool) -> Value {
-    json!({
-        "landed": true, "repository": p.repo_id, "target": repo.target, "change_id": p.change_id,
-        "change_version": p.change_version, "revision": p.revision, "old_head": p.old_head,
-        "receipt_digest": p.receipt_digest,
-        "git_commit": p.git.as_ref().map(|g| g.commit.clone()), "resumed": resumed,
-        "allow_protected_change": p.allow_protected_change, "protected_changes": p.protected_changes,
-    })
+/// A landing's output; `stale_subjects` (the live subjects it made stale)
+/// when this run landed it.
+#[derive(Serialize)]
+struct LandedOutput<'a> {
+    allow_protected_change: bool,
+    change_id: &'a str,
+    change_version: u64,
+    git_commit: Option<&'a str>,
+    landed: bool,
+    old_head: &'a str,
+    protected_changes: u64,
+    receipt_digest: Option<&'a str>,
+    repository: &'a str,
+    resumed: bool,
+    revision: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    stale_subjects: Option<u64>,
+    target: &'a str,
+}
+
+fn landed_output(
+    repo: &authority::Repository,
+    p: &Landing,
+    resumed: bool,
+    stale_subjects: Option<u64>,
+) -> Result<Value> {
+    Ok(serde_json::to_value(LandedOutput {
+        allow_protected_change: p.allow_protected_change,
+        change_id: &p.change_id,
+        change_version: p.change_version,
+        git_commit: p.git.as_ref().map(|g| g.commit.as_str()),
+        landed: true,
+        old_head: &p.old_head,
+        protected_changes: p.protected_changes,
+        receipt_digest: p.receipt_digest.as_deref(),
+        repository: &p.repo_id,
+        resumed,
+        revision: &p.revision,
+        stale_subjects,
+        target: &repo.target,
+    })?)
 }
 
 /// Phase 1's git part when the repository's source is the top of a git
@@ -709,7 +750,7 @@ fn git_prepare(
                 "land --update-worktree never checks out a revision whose checkout would not be its bytes (a .gitattributes or .lfsconfig finding); land it without a checked-out target",
             )
             .with("protected_changes", findings.total)
-            .with("paths", json!(findings.paths)));
+            .with("paths", serde_json::to_value(&findings.paths)?));
         }
     }
     Ok(Some(intent))

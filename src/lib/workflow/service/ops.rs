@@ -52,9 +52,9 @@ pub fn requirements(cx: &AgentCtx<'_>, sel: &ChangeSel) -> Result<Value> {
 
 /// A `claim` of a command step with an installed collector profile is a
 /// `collector_claim` (the enrolled collector runs it).
-fn collector_op(a: &Connection, t: &WorkflowTask, op: Value) -> Result<Value> {
+fn collector_op(a: &Connection, t: &WorkflowTask, op: Next) -> Result<Next> {
     let s = &t.subject;
-    if op["operation"] == "claim"
+    if op.operation == "claim"
         && t.action_class == ActionClass::Command
         && crate::workflow::authority::collector::current_profile(
             a,
@@ -64,7 +64,7 @@ fn collector_op(a: &Connection, t: &WorkflowTask, op: Value) -> Result<Value> {
         )?
         .is_some()
     {
-        return Ok(json!({"operation": "collector_claim", "task_id": t.task_id}));
+        return Ok(Next::task("collector_claim", &t.task_id));
     }
     Ok(op)
 }
@@ -76,7 +76,7 @@ fn task_next(
     s: &change::StoredSubject,
     t: &WorkflowTask,
     now: Now,
-) -> Result<(String, Value)> {
+) -> Result<(String, Next)> {
     let (state, _) = journal::task_state(j, &t.task_id, now.ms)?;
     let op = match state.as_str() {
         "pending" => {
@@ -91,23 +91,40 @@ fn task_next(
                 now.ms,
             )? {
                 None if t.action_class == ActionClass::Review => {
-                    json!({"operation": "collector_claim", "task_id": t.task_id})
+                    Next::task("collector_claim", &t.task_id)
                 }
-                None => json!({"operation": "claim", "task_id": t.task_id}),
-                Some(journal::Unclaimable::PriorUnresolved(p)) => {
-                    json!({"operation": "reconcile", "task_id": p})
-                }
+                None => Next::task("claim", &t.task_id),
+                Some(journal::Unclaimable::PriorUnresolved(p)) => Next::task("reconcile", p),
                 Some(journal::Unclaimable::DependencyIncomplete { .. }) => {
-                    json!({"operation": "none", "reason": "dependency_incomplete"})
+                    Next::because("none", "dependency_incomplete")
                 }
-                Some(journal::Unclaimable::NotPending(_)) => json!({"operation": "none"}),
+                Some(journal::Unclaimable::NotPending(_)) => Next::none(),
             }
         }
-        "expired" | "cancelled" => json!({"operation": "reconcile", "task_id": t.task_id}),
-        "leased" => json!({"operation": "none", "reason": "attempt_in_progress"}),
-        _ => json!({"operation": "none"}),
+        "expired" | "cancelled" => Next::task("reconcile", &t.task_id),
+        "leased" => Next::because("none", "attempt_in_progress"),
+        _ => Next::none(),
     };
     Ok((state, op))
+}
+
+/// `next`'s output (a JSON object: fields in key order). A Change with no
+/// checkpoint has neither `subject_current` nor `revision`; only a
+/// protected-path change has the `protected_changes` pair.
+#[derive(serde::Serialize)]
+struct NextOutput<'a> {
+    change_id: &'a str,
+    next: Next,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    protected_changes: Option<&'a [crate::contract::protected::ProtectedChange]>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    protected_changes_total: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    revision: Option<&'a crate::wire::digest::Sha256Hex>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    subject_current: Option<bool>,
+    tasks: Vec<NextTask>,
+    version: u64,
 }
 
 /// `next`: typed next operation for a Change (never a command).
@@ -115,34 +132,55 @@ pub fn next(cx: &AgentCtx<'_>, sel: &ChangeSel) -> Result<Value> {
     cx.read(|j, a, who, now| {
         let ch = change::select_in(a, sel, cx.scope.as_ref())?;
         if !change::may_view(&ch, &who.actor) {
-            return Err(Error::new(Code::Forbidden, "the change belongs to another owner"));
+            return Err(Error::new(
+                Code::Forbidden,
+                "the change belongs to another owner",
+            ));
         }
+        let out = NextOutput {
+            change_id: &ch.change_id,
+            next: Next::checkpoint(),
+            protected_changes: None,
+            protected_changes_total: None,
+            revision: None,
+            subject_current: None,
+            tasks: Vec::new(),
+            version: ch.version,
+        };
         if ch.version == 0 {
-            return Ok(json!({"change_id": ch.change_id, "version": 0, "next": {"operation": "checkpoint"}, "tasks": []}));
+            return Ok(serde_json::to_value(out)?);
         }
         let s = change::current_subject(a, &ch)?;
         if let Some(first) = s.tasks.first()
             && change::staleness(a, first)?.is_some()
         {
-            return Ok(json!({"change_id": ch.change_id, "version": ch.version, "subject_current": false,
-                             "next": {"operation": "checkpoint"}, "tasks": []}));
+            return Ok(serde_json::to_value(NextOutput {
+                subject_current: Some(false),
+                ..out
+            })?);
         }
+        let out = NextOutput {
+            subject_current: Some(true),
+            revision: Some(&s.context.revision),
+            ..out
+        };
         let protected = change::stored_protected(a, &ch.change_id, s.version)?;
         if !protected.is_empty() {
-            return Ok(json!({"change_id": ch.change_id, "version": ch.version, "subject_current": true,
-                             "revision": s.context.revision,
-                             "next": {"operation": "checkpoint", "reason": "protected_path_changed"},
-                             "protected_changes": protected.paths, "protected_changes_total": protected.total,
-                             "tasks": []}));
+            return Ok(serde_json::to_value(NextOutput {
+                next: Next::because("checkpoint", "protected_path_changed"),
+                protected_changes: Some(&protected.paths),
+                protected_changes_total: Some(protected.total),
+                ..out
+            })?);
         }
         let mut rows = Vec::new();
-        let mut chosen: Option<Value> = None;
+        let mut chosen: Option<Next> = None;
         let mut order: Vec<&WorkflowTask> = s.tasks.iter().filter(|t| t.required).collect();
         order.extend(s.tasks.iter().filter(|t| !t.required));
         for t in order {
             let (state, op) = task_next(j, a, &s, t, now)?;
             let op = collector_op(a, t, op)?;
-            if chosen.is_none() && op["operation"] != "none" {
+            if chosen.is_none() && !op.is_none() {
                 chosen = Some(op.clone());
             }
             rows.push(NextTask {
@@ -155,8 +193,11 @@ pub fn next(cx: &AgentCtx<'_>, sel: &ChangeSel) -> Result<Value> {
                 next: op,
             });
         }
-        Ok(json!({"change_id": ch.change_id, "version": ch.version, "subject_current": true,
-                  "revision": s.context.revision, "next": chosen.unwrap_or(json!({"operation": "none"})), "tasks": rows}))
+        Ok(serde_json::to_value(NextOutput {
+            next: chosen.unwrap_or_else(Next::none),
+            tasks: rows,
+            ..out
+        })?)
     })
 }
 
@@ -204,8 +245,8 @@ pub fn instructions(
                 references: t.references.clone(),
                 instructions: t.instructions.clone(),
                 progression: Progression {
-                    operation: op["operation"].as_str().unwrap_or("none").to_owned(),
-                    task_id: op["task_id"].as_str().map(str::to_owned),
+                    operation: op.operation.to_owned(),
+                    task_id: op.task_id,
                 },
             }),
         })

@@ -37,7 +37,8 @@ use crate::workflow::authority::schema::AuthorityWork;
 use crate::workflow::authority::snapshot::{self, MODE_LINK};
 use crate::workflow::journal::JournalWork;
 use crate::workflow::service::ctx::AgentCtx;
-use serde_json::{Value, json};
+use serde::Serialize;
+use serde_json::Value;
 use std::collections::HashMap;
 use std::io::Read;
 
@@ -85,15 +86,67 @@ impl Default for RemoteLimits {
 }
 
 impl RemoteLimits {
-    fn json(&self) -> Value {
-        json!({
-            "max_manifest_bytes": self.max_manifest_bytes,
-            "max_pack_bytes": self.max_pack_bytes,
-            "max_revision_bytes": self.max_revision_bytes,
-            "staging_quota_bytes": self.quota_bytes,
-            "staging_ttl_ms": self.ttl_ms,
-        })
+    fn json(&self) -> LimitsOutput {
+        LimitsOutput {
+            max_manifest_bytes: self.max_manifest_bytes,
+            max_pack_bytes: self.max_pack_bytes,
+            max_revision_bytes: self.max_revision_bytes,
+            staging_quota_bytes: self.quota_bytes,
+            staging_ttl_ms: self.ttl_ms,
+        }
     }
+}
+
+// The outputs below are JSON objects: their fields are in key order, the
+// order the `Value` they become has.
+
+/// The endpoint's limits, as a checkpoint session's answer lists them.
+#[derive(Serialize)]
+struct LimitsOutput {
+    max_manifest_bytes: u64,
+    max_pack_bytes: u64,
+    max_revision_bytes: u64,
+    staging_quota_bytes: u64,
+    staging_ttl_ms: u64,
+}
+
+/// `change_subject`'s output; `revision` and `context_digest` are null
+/// before the first checkpoint, `landed_revision` only for a landed
+/// Change.
+#[derive(Serialize)]
+struct SubjectOutput<'a> {
+    base_revision: &'a str,
+    change_id: &'a str,
+    context_digest: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    landed_revision: Option<String>,
+    revision: Option<Sha256Hex>,
+    version: u64,
+    workspace: &'a str,
+}
+
+/// A checkpoint session's answer: what the endpoint still needs.
+#[derive(Serialize)]
+struct SessionOutput<'a> {
+    change_id: &'a str,
+    expires_at: String,
+    files: usize,
+    limits: LimitsOutput,
+    manifest_sha256: &'a Sha256Hex,
+    missing: Vec<usize>,
+    missing_blobs: usize,
+    missing_bytes: u64,
+    revision: &'a Sha256Hex,
+    total_bytes: u64,
+}
+
+/// A blob upload's answer.
+#[derive(Serialize)]
+struct StoredOutput<'a> {
+    change_id: &'a str,
+    skipped: u64,
+    stored: usize,
+    stored_bytes: u64,
 }
 
 fn ms(i: u64) -> i64 {
@@ -198,28 +251,23 @@ pub fn subject(cx: &AgentCtx<'_>, sel: &change::ChangeSel) -> Result<Value> {
                 "the change belongs to another owner",
             ));
         }
-        let (revision, context) = if ch.version == 0 {
-            (Value::Null, Value::Null)
+        let (revision, context_digest) = if ch.version == 0 {
+            (None, None)
         } else {
             let s = change::current_subject(a, &ch)?;
-            (
-                json!(s.context.revision),
-                json!(s.context_digest.to_string()),
-            )
+            (Some(s.context.revision), Some(s.context_digest.to_string()))
         };
-        let mut out = json!({
-            "change_id": ch.change_id,
-            "version": ch.version,
-            "revision": revision,
-            "context_digest": context,
-            "base_revision": ch.base_revision,
-            "workspace": ch.workspace,
-        });
         // Only for a landed Change (closed): the Stop hook's landed rule.
-        if let (Some(l), Some(o)) = (change::landed(a, &ch.change_id)?, out.as_object_mut()) {
-            o.insert("landed_revision".into(), json!(l.revision));
-        }
-        Ok(out)
+        let landed_revision = change::landed(a, &ch.change_id)?.map(|l| l.revision);
+        Ok(serde_json::to_value(SubjectOutput {
+            base_revision: &ch.base_revision,
+            change_id: &ch.change_id,
+            context_digest,
+            landed_revision,
+            revision,
+            version: ch.version,
+            workspace: &ch.workspace,
+        })?)
     })
 }
 
@@ -302,7 +350,7 @@ fn no_session(change_id: &str, reason: &str, msg: &str) -> Error {
     Error::new(Code::Conflict, msg.to_owned())
         .with("change_id", change_id)
         .with("reason", reason)
-        .with("next", json!({"operation": "checkpoint"}))
+        .with("next", crate::contract::Next::checkpoint())
 }
 
 /// The Change a remote checkpoint names, for the caller: its owner's, and
@@ -587,18 +635,20 @@ fn manifest_in(w: &Work<'_>, m: &StagedManifest) -> Result<Value> {
         }
     }
     let listed = missing.len();
-    Ok(json!({
-        "change_id": ch.change_id,
-        "revision": adm.revision,
-        "manifest_sha256": msha,
-        "files": adm.manifest.entries.len(),
-        "total_bytes": adm.total_bytes,
-        "missing": missing,
-        "missing_blobs": listed,
-        "missing_bytes": missing_bytes,
-        "expires_at": rfc3339_millis(jiff::Timestamp::from_millisecond(expires).unwrap_or(jiff::Timestamp::MAX)),
-        "limits": limits.json(),
-    }))
+    Ok(serde_json::to_value(SessionOutput {
+        change_id: &ch.change_id,
+        expires_at: rfc3339_millis(
+            jiff::Timestamp::from_millisecond(expires).unwrap_or(jiff::Timestamp::MAX),
+        ),
+        files: adm.manifest.entries.len(),
+        limits: limits.json(),
+        manifest_sha256: msha,
+        missing,
+        missing_blobs: listed,
+        missing_bytes,
+        revision: &adm.revision,
+        total_bytes: adm.total_bytes,
+    })?)
 }
 
 /// Removes staged files no row claims (best effort, under the lock).
@@ -791,12 +841,12 @@ pub fn blobs(
         }
     }
     drop(conn);
-    let reply = json!({
-        "change_id": change_id,
-        "stored": stored.len(),
-        "stored_bytes": stored_bytes,
-        "skipped": skipped,
-    });
+    let reply = serde_json::to_value(StoredOutput {
+        change_id,
+        skipped,
+        stored: stored.len(),
+        stored_bytes,
+    })?;
     if stored.is_empty() {
         return match failure {
             Some(e) => Err(e),

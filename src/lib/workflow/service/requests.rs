@@ -11,7 +11,6 @@ use crate::contract::{ActionClass, ReferenceFetchRequest, SCHEMA_VERSION, TaskRe
 use crate::wire::digest::Sha256Hex;
 use crate::workflow::authority::change::ChangeSel;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
 /// The lease a claim or heartbeat asks for when the caller names none.
 pub fn default_lease() -> u64 {
@@ -338,5 +337,5 @@ pub struct NextTask {
     /// Its state as `next` projects it.
     pub state: String,
     /// Its typed next operation.
-    pub next: Value,
+    pub next: crate::contract::Next,
 }

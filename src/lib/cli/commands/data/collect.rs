@@ -4,7 +4,7 @@ use crate::cli::commands::{Reply, to_value};
 use crate::cli::ctx::Ctx;
 use crate::data::{BulkProgress, BulkRequest, CollectRequest};
 use crate::error::{Code, Error, Result};
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -94,16 +94,16 @@ pub(super) fn run(ctx: &Ctx, a: &CollectArgs) -> Result<Reply> {
             Value::Object(m)
         })
         .collect();
-    let value = json!({
-        "lines": p.lines,
-        "last_line": p.committed_through_line,
-        "inserted": p.inserted,
-        "existing": p.existing,
-        "failed": p.failed,
-        "errors_truncated": p.failed as usize > errors.len(),
-        "errors": errors,
-        "seconds": (secs * 1000.0).round() / 1000.0,
-    });
+    let value = serde_json::to_value(BulkOutput {
+        errors_truncated: p.failed as usize > errors.len(),
+        errors,
+        existing: p.existing,
+        failed: p.failed,
+        inserted: p.inserted,
+        last_line: p.committed_through_line,
+        lines: p.lines,
+        seconds: (secs * 1000.0).round() / 1000.0,
+    })?;
     Ok(Reply {
         value,
         exit_code: if p.failed == 0 {
@@ -112,4 +112,17 @@ pub(super) fn run(ctx: &Ctx, a: &CollectArgs) -> Result<Reply> {
             Code::InvalidInput.exit_code()
         },
     })
+}
+
+/// `data collect --bulk`'s summary (a JSON object: fields in key order).
+#[derive(serde::Serialize)]
+struct BulkOutput {
+    errors: Vec<Value>,
+    errors_truncated: bool,
+    existing: u64,
+    failed: u64,
+    inserted: u64,
+    last_line: u64,
+    lines: u64,
+    seconds: f64,
 }

@@ -2,7 +2,7 @@
 
 use crate::cli::ctx::Ctx;
 use crate::error::Result;
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::path::PathBuf;
 
 /// Arguments of `data get`.
@@ -26,9 +26,20 @@ pub(super) fn run(ctx: &Ctx, a: &GetArgs) -> Result<Value> {
                 &std::path::absolute(p).map_err(|e| crate::error::Error::io("resolve", p, e))?,
                 &read.bytes,
             )?;
-            Ok(
-                json!({"record": read.record, "content_out": p.display().to_string(), "size": read.bytes.len()}),
-            )
+            Ok(serde_json::to_value(Written {
+                content_out: p.display().to_string(),
+                record: &read.record,
+                size: read.bytes.len(),
+            })?)
         }
     }
+}
+
+/// `data get --content-out`'s output: the record, and where its bytes went
+/// (a JSON object: fields in key order).
+#[derive(serde::Serialize)]
+struct Written<'a> {
+    content_out: String,
+    record: &'a Value,
+    size: usize,
 }

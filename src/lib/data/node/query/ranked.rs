@@ -13,7 +13,8 @@
 //!   frequencies are all 1 and its bm25 score depends on its length alone
 //!   ([`fts::bm25_score`], FTS5's arithmetic), and never increases with it;
 //! - at least half of all rows match (so walking rows by length finds
-//!   matches quickly), and so at least [`SMALL`] (fewer are cheap to score).
+//!   matches quickly), and so at least `SMALL` (fewer are cheap to score;
+//!   `fts::plan` decides all this).
 //!
 //! It then walks rows in `record_doclen` order (length, then row id),
 //! grouping lengths whose scores are the same double, so rows come out in
@@ -30,172 +31,9 @@ use crate::error::Result;
 use crate::store::{Connection, OptionalExtension};
 use serde_json::{Map, Value};
 
-/// Fewer matches than this are ranked by FTS5 itself: scoring them all
-/// costs about as much as planning this path.
-const SMALL: i64 = if cfg!(test) { 8 } else { 1000 };
-
 /// Rows this path may walk and drop (not a match, or in a collection the
 /// query does not ask for) before it gives the query back to FTS5.
 const MAX_WASTE: usize = 256;
-
-/// What the walk needs to score a row: per phrase, its IDF; the table's
-/// average row length; whether every row holds every phrase.
-struct Plan {
-    idf: Vec<f64>,
-    ones: Vec<f64>,
-    avgdl: f64,
-    all_match: bool,
-}
-
-impl Plan {
-    fn score(&self, tokens: i64) -> f64 {
-        fts::bm25_score(&self.idf, &self.ones, tokens.max(0) as u64, self.avgdl)
-    }
-}
-
-/// The quoted phrases of a MATCH expression built by `fts_match`, in
-/// order (the expression holds only quoted phrases, `AND` and
-/// parentheses; a phrase cannot contain a quote).
-fn phrases(expr: &str) -> Vec<&str> {
-    expr.split('"').skip(1).step_by(2).collect()
-}
-
-/// Per-term `fts5vocab` counts (rows holding the term, instances), kept
-/// per thread for one database version: reading them walks the term's
-/// whole doclist (2 ms for a term in 100,000 rows). `PRAGMA data_version`
-/// changes whenever another connection commits, and readers never write,
-/// so an entry is exact for as long as the version it was read at holds.
-struct VocabCache {
-    db: String,
-    version: i64,
-    terms: std::collections::HashMap<String, Option<(i64, i64)>>,
-}
-
-/// Entries one thread keeps (a few hundred kilobytes at most).
-const VOCAB_CACHE_TERMS: usize = 4096;
-
-thread_local! {
-    static VOCAB: std::cell::RefCell<Option<VocabCache>> = const { std::cell::RefCell::new(None) };
-}
-
-/// Forgets this thread's cached counts (the next read is on another
-/// connection, whose `data_version` says nothing about them).
-pub(crate) fn forget_vocab() {
-    VOCAB.with(|v| *v.borrow_mut() = None);
-}
-
-/// The cached counts of `tokens` for this connection's current snapshot,
-/// when every one is known.
-fn cached(c: &Connection, version: i64, tokens: &[String]) -> Option<Vec<Option<(i64, i64)>>> {
-    let db = c.path().unwrap_or("");
-    VOCAB.with(|v| {
-        let v = v.borrow();
-        let cache = v.as_ref().filter(|x| x.version == version && x.db == db)?;
-        tokens.iter().map(|t| cache.terms.get(t).copied()).collect()
-    })
-}
-
-fn remember(c: &Connection, version: i64, token: &str, stats: Option<(i64, i64)>) {
-    let db = c.path().unwrap_or("");
-    VOCAB.with(|v| {
-        let mut v = v.borrow_mut();
-        let stale = v.as_ref().is_none_or(|x| {
-            x.version != version || x.db != db || x.terms.len() >= VOCAB_CACHE_TERMS
-        });
-        if stale {
-            *v = Some(VocabCache {
-                db: db.to_owned(),
-                version,
-                terms: std::collections::HashMap::new(),
-            });
-        }
-        if let Some(x) = v.as_mut() {
-            x.terms.insert(token.to_owned(), stats);
-        }
-    });
-}
-
-fn plan(c: &Connection, expr: &str) -> Result<Option<Plan>> {
-    let complete: Option<i64> = c
-        .prepare_cached("SELECT 1 FROM node_meta WHERE key = 'doclen_complete'")?
-        .query_row([], |r| r.get(0))
-        .optional()?;
-    if complete.is_none() {
-        return Ok(None);
-    }
-    let mut tokens = Vec::new();
-    for p in phrases(expr) {
-        match fts::ascii_single_token(p) {
-            Some(t) => tokens.push(t),
-            None => return Ok(None),
-        }
-    }
-    if tokens.is_empty() {
-        return Ok(None);
-    }
-    let block: Option<Vec<u8>> = c
-        .prepare_cached("SELECT block FROM record_fts_data WHERE id = 1")?
-        .query_row([], |r| r.get(0))
-        .optional()?;
-    let Some((rows, total)) = block.as_deref().and_then(fts::averages) else {
-        return Ok(None);
-    };
-    if rows < SMALL as u64 {
-        return Ok(None);
-    }
-    let version: i64 = c.query_row("PRAGMA data_version", [], |r| r.get(0))?;
-    let stats = match cached(c, version, &tokens) {
-        Some(s) => s,
-        None => {
-            // Few matches: FTS5 ranks them cheaply, and reading the
-            // counts of a common term would cost more than that.
-            let many: i64 = c
-                .prepare_cached(
-                    "SELECT count(*) FROM (SELECT 1 FROM record_fts WHERE record_fts MATCH ?1 LIMIT ?2)",
-                )?
-                .query_row(rusqlite::params![expr, SMALL], |r| r.get(0))?;
-            if many < SMALL {
-                return Ok(None);
-            }
-            let mut out = Vec::with_capacity(tokens.len());
-            for t in &tokens {
-                let s: Option<(i64, i64)> = c
-                    .prepare_cached("SELECT doc, cnt FROM record_fts_vocab WHERE term = ?1")?
-                    .query_row([t], |r| Ok((r.get(0)?, r.get(1)?)))
-                    .optional()?;
-                remember(c, version, t, s);
-                out.push(s);
-            }
-            out
-        }
-    };
-    let mut idf = Vec::with_capacity(tokens.len());
-    let mut all_match = true;
-    let mut missing = 0.0;
-    for s in stats {
-        let Some((doc, cnt)) = s else {
-            return Ok(None);
-        };
-        if doc != cnt || doc <= 0 {
-            return Ok(None);
-        }
-        let doc = doc as u64;
-        all_match &= doc == rows;
-        missing += 1.0 - doc as f64 / rows as f64;
-        idf.push(fts::idf(rows, doc));
-    }
-    // At least half of all rows match (inclusion-exclusion), and so at
-    // least SMALL.
-    if missing > 0.5 {
-        return Ok(None);
-    }
-    Ok(Some(Plan {
-        ones: vec![1.0; idf.len()],
-        idf,
-        avgdl: fts::avgdl(rows, total),
-        all_match,
-    }))
-}
 
 fn next_length(c: &Connection, after: Option<i64>) -> Result<Option<i64>> {
     Ok(
@@ -213,7 +51,7 @@ pub(super) fn top(
     limit: usize,
     filter: Option<&Value>,
 ) -> Result<Option<Vec<Value>>> {
-    let Some(plan) = plan(c, expr)? else {
+    let Some(plan) = fts::plan(c, expr)? else {
         return Ok(None);
     };
     let needles = filter.map(where_needles).unwrap_or_default();
@@ -265,31 +103,17 @@ pub(super) fn top(
             }
             let (coll, env): (String, String) = (row.get(0)?, env.to_owned());
             drop(found);
-            let sz: Option<Vec<u8>> = c
-                .prepare_cached("SELECT sz FROM record_fts_docsize WHERE id = ?1")?
-                .query_row([rid], |r| r.get(0))
-                .optional()?;
-            let fresh = sz
-                .as_deref()
-                .and_then(fts::docsize_tokens)
-                .is_some_and(|n| i64::try_from(n).is_ok_and(|n| n == ntok));
+            let fresh =
+                fts::tokens(c, rid)?.is_some_and(|n| i64::try_from(n).is_ok_and(|n| n == ntok));
             if !fresh {
                 continue;
             }
-            if !plan.all_match {
-                let m: Option<i64> = c
-                    .prepare_cached(
-                        "SELECT 1 FROM record_fts WHERE record_fts MATCH ?1 AND rowid = ?2",
-                    )?
-                    .query_row(rusqlite::params![expr, rid], |r| r.get(0))
-                    .optional()?;
-                if m.is_none() {
-                    waste += 1;
-                    if waste > MAX_WASTE {
-                        return Ok(None);
-                    }
-                    continue;
+            if !plan.all_match && !fts::matches(c, expr, rid)? {
+                waste += 1;
+                if waste > MAX_WASTE {
+                    return Ok(None);
                 }
+                continue;
             }
             if !collections.is_empty() && !collections.contains(&coll) {
                 waste += 1;
@@ -338,16 +162,6 @@ fn used<T>(v: T) -> T {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn phrases_of_chains_and_trees() {
-        assert_eq!(phrases("\"a\" AND \"b c\""), ["a", "b c"]);
-        assert_eq!(
-            phrases("(\"a\" AND \"OR\") AND (\"b\" AND \"c\")"),
-            ["a", "OR", "b", "c"]
-        );
-        assert_eq!(phrases("\"only\""), ["only"]);
-    }
 
     /// The differential test: over random corpora (lengths with ties,
     /// terms in most rows once, terms repeated in some rows, non-ASCII

@@ -1,9 +1,8 @@
-//! A record's FTS document ([`index_document`]: what the index holds for
-//! it; `data::writer` writes the row), and what this node needs to know
-//! about its FTS5 index beyond SQL: the
-//! on-disk integers FTS5 keeps per row and per table, and the bm25 formula
-//! FTS5 ranks with, reproduced operation for operation so that a score
-//! computed here is the same double FTS5's `bm25()` returns.
+//! What this node needs to know about its FTS5 index beyond SQL: the
+//! on-disk integers FTS5 keeps per row and per table, the token a simple
+//! quoted query part makes, and the bm25 formula FTS5 ranks with,
+//! reproduced operation for operation so that a score computed here is the
+//! same double FTS5's `bm25()` returns.
 //!
 //! - `record_fts_docsize.sz` is one SQLite varint per column: the row's
 //!   token count in that column (data schema 4 has one column, `document`;
@@ -19,10 +18,6 @@
 //!   `1e-6` when it is not positive; `bm25()` returns `-score`.
 //!
 //! The tests check every piece against FTS5 itself.
-
-use super::canon::js_number_text;
-use super::syntax::is_textual;
-use serde_json::{Map, Value};
 
 /// Reads one SQLite varint (big-endian, 7 bits per byte, the ninth byte
 /// whole) at the start of `b`: the value and the bytes it took.
@@ -121,62 +116,6 @@ pub fn ascii_single_token(part: &str) -> Option<String> {
         return None;
     }
     Some(token.to_ascii_lowercase())
-}
-
-/// The FTS document of a record (spec/agent-data-facts.md §8.3).
-pub fn index_document(env: &Map<String, Value>, bytes: &[u8], media_type: &str) -> String {
-    let source = env.get("source");
-    document_of(
-        bytes,
-        media_type,
-        source.and_then(|s| s.get("uri")).and_then(Value::as_str),
-        source
-            .and_then(|s| s.get("external_id"))
-            .and_then(Value::as_str),
-        env.get("key").and_then(Value::as_str),
-        env.get("metadata"),
-    )
-}
-
-/// [`index_document`] from the members it reads.
-pub(crate) fn document_of(
-    bytes: &[u8],
-    media_type: &str,
-    uri: Option<&str>,
-    external_id: Option<&str>,
-    key: Option<&str>,
-    metadata: Option<&Value>,
-) -> String {
-    let mut parts: Vec<String> = Vec::new();
-    if is_textual(media_type)
-        && let Ok(s) = std::str::from_utf8(bytes)
-    {
-        parts.push(s.to_owned());
-    }
-    for s in [uri, external_id, key].into_iter().flatten() {
-        parts.push(s.to_owned());
-    }
-    if let Some(m) = metadata {
-        flatten(m, &mut parts);
-    }
-    parts.retain(|p| !p.is_empty());
-    parts.join("\n")
-}
-
-fn flatten(v: &Value, out: &mut Vec<String>) {
-    match v {
-        Value::Object(m) => {
-            for (k, v) in m {
-                out.push(k.clone());
-                flatten(v, out);
-            }
-        }
-        Value::Array(a) => a.iter().for_each(|x| flatten(x, out)),
-        Value::String(s) => out.push(s.clone()),
-        Value::Number(n) => out.push(js_number_text(n)),
-        Value::Bool(b) => out.push(b.to_string()),
-        Value::Null => {}
-    }
 }
 
 #[cfg(test)]
