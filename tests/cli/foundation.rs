@@ -32,6 +32,7 @@ fn init_creates_private_dir_and_info_reports() {
         .expect("migrations");
     assert_eq!(info["databases"]["authority"]["schema_version"], latest);
     assert_eq!(info["cas"]["objects"], 0);
+    assert_eq!(info["blob_store"], "local", "the default blob store");
 }
 
 #[test]

@@ -575,8 +575,8 @@ fn execute(
 fn materialise(root: &Path, d: &CollectorDescriptor, snap: &Path) -> Result<()> {
     use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
     let dir = DataDir::open(root)?;
-    let cas = dir.cas();
-    let mbytes = cas.read(&d.manifest_sha256, None, MAX_MANIFEST_BYTES)?;
+    let cas = dir.blobs()?;
+    let mbytes = cas.get(&d.manifest_sha256, None, MAX_MANIFEST_BYTES)?;
     if domain_digest(DOMAIN_REVISION, &mbytes) != d.revision {
         return Err(Error::new(
             Code::IntegrityError,
@@ -626,7 +626,7 @@ fn materialise(root: &Path, d: &CollectorDescriptor, snap: &Path) -> Result<()> 
             }
         }
         if e.mode == MODE_LINK {
-            let bytes = cas.read(&e.sha256, Some(e.size), MAX_LINK_TARGET)?;
+            let bytes = cas.get(&e.sha256, Some(e.size), MAX_LINK_TARGET)?;
             let t = String::from_utf8(bytes)
                 .map_err(|_| Error::new(Code::InvalidInput, "link target is not UTF-8"))?;
             std::os::unix::fs::symlink(&t, &target)

@@ -17,20 +17,21 @@ pub const MAX_CAT_BYTES: u64 = 1 << 30;
 /// work on the store's engine).
 pub fn put(root: &Path, timeout: Duration, reader: &mut dyn Read) -> Result<PutOutcome> {
     Session::run_locked(root, timeout, |w| {
-        w.dir().cas().put_reader(reader, MAX_PUT_BYTES)
+        w.dir().blobs()?.put_stream(reader, MAX_PUT_BYTES)
     })
 }
 
 /// Returns an object's bytes after verifying them.
 pub fn cat(root: &Path, digest: &crate::wire::digest::Sha256Hex) -> Result<Vec<u8>> {
     let dir = DataDir::open(root)?;
-    if !dir.cas().verify(digest, None)? {
+    let blobs = dir.blobs()?;
+    if !blobs.verify(digest, None)? {
         return Err(crate::Error::new(
             crate::Code::NotFound,
             format!("no object {digest}"),
         ));
     }
-    dir.cas().read(digest, None, MAX_CAT_BYTES)
+    blobs.get(digest, None, MAX_CAT_BYTES)
 }
 
 /// What `cas fsck` reports.
@@ -47,10 +48,11 @@ pub struct FsckOutput {
 /// Verifies every object (read-only).
 pub fn fsck(root: &Path) -> Result<FsckOutput> {
     let dir = DataDir::open(root)?;
-    let (checked, corrupt) = dir.cas().fsck()?;
+    let blobs = dir.blobs()?;
+    let (checked, corrupt) = blobs.fsck()?;
     Ok(FsckOutput {
         checked,
         corrupt,
-        temp_files: dir.cas().stats()?.temp_files,
+        temp_files: blobs.stats()?.temp_files,
     })
 }

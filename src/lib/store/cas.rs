@@ -69,7 +69,7 @@ impl CasBatch<'_> {
     pub fn put_reader(&mut self, reader: &mut dyn Read, max_bytes: u64) -> Result<PutOutcome> {
         let out = self
             .cas
-            .put_inner(reader, max_bytes, Some(&mut self.dirs))?;
+            .put_inner(reader, max_bytes, None, Some(&mut self.dirs))?;
         if out.created || out.repaired {
             self.written += 1;
         }
@@ -176,7 +176,19 @@ impl Cas {
     /// Streams bytes from `reader` into the store, refusing more than
     /// `max_bytes` (`too_large`, nothing stored).
     pub fn put_reader(&self, reader: &mut dyn Read, max_bytes: u64) -> Result<PutOutcome> {
-        self.put_inner(reader, max_bytes, None)
+        self.put_inner(reader, max_bytes, None, None)
+    }
+
+    /// Streams exactly the object `digest` of `size` bytes from `reader`:
+    /// bytes of another digest or length are `integrity_error` and nothing
+    /// is stored.
+    pub fn put_expected(
+        &self,
+        reader: &mut dyn Read,
+        digest: &Sha256Hex,
+        size: u64,
+    ) -> Result<PutOutcome> {
+        self.put_inner(reader, size, Some((digest, size)), None)
     }
 
     /// Starts a batch of puts made durable together by [`CasBatch::commit`]
@@ -194,6 +206,7 @@ impl Cas {
         &self,
         reader: &mut dyn Read,
         max_bytes: u64,
+        expect: Option<(&Sha256Hex, u64)>,
         mut batch: Option<&mut std::collections::HashSet<PathBuf>>,
     ) -> Result<PutOutcome> {
         let tmp_dir = self.root.join("tmp");
@@ -205,9 +218,18 @@ impl Cas {
             reader,
             &mut tmp,
             max_bytes,
-            || Error::new(Code::TooLarge, format!("content exceeds {max_bytes} bytes")),
+            || match expect {
+                Some((d, n)) => mismatch(d, n, "more bytes than its length"),
+                None => Error::new(Code::TooLarge, format!("content exceeds {max_bytes} bytes")),
+            },
             |e| Error::new(Code::Io, format!("reading input: {e}")),
         )?;
+        if let Some((d, n)) = expect
+            && (digest != *d || size != n)
+        {
+            // The temp file is removed when `tmp` drops: nothing is stored.
+            return Err(mismatch(d, n, &format!("{size} bytes hashing to {digest}")));
+        }
         let path = self.object_path(&digest);
         let mut repaired = false;
         match self.verify_path(&path, &digest, Some(size)) {
@@ -430,6 +452,43 @@ impl Cas {
         Ok((checked, corrupt))
     }
 
+    /// Calls `each` with the name (the 64 characters a digest would be)
+    /// and size of every object file, in no particular order (read-only).
+    pub fn list(&self, each: &mut dyn FnMut(&str, u64) -> Result<()>) -> Result<()> {
+        let objects = self.root.join("sha256");
+        for fan in read_dir_if_exists(&objects)? {
+            let fan = fan.map_err(|e| Error::io("list", &objects, e))?;
+            for obj in read_dir_if_exists(&fan.path())? {
+                let obj = obj.map_err(|e| Error::io("list", &fan.path(), e))?;
+                let md = fs::symlink_metadata(obj.path())
+                    .map_err(|e| Error::io("stat", &obj.path(), e))?;
+                let name = format!(
+                    "{}{}",
+                    fan.file_name().to_string_lossy(),
+                    obj.file_name().to_string_lossy()
+                );
+                each(&name, md.len())?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Removes an object (absent: `Ok(false)`) under the write lock (the
+    /// `DirLock` is the proof), durably. Only a migration that verified the
+    /// destination's copy may call it: nothing else ever deletes a blob.
+    pub fn delete(&self, digest: &Sha256Hex, _lock: &super::DirLock) -> Result<bool> {
+        let path = self.object_path(digest);
+        match fs::remove_file(&path) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
+            Err(e) => return Err(Error::io("remove", &path, e)),
+        }
+        if let Some(dir) = path.parent() {
+            private_fs::sync_dir(dir)?;
+        }
+        Ok(true)
+    }
+
     /// Removes the orphan temp files (`cas/tmp/put-*`, regular files) last
     /// modified more than `age` before `now`, under the write lock (the
     /// `DirLock` is the proof). Returns how many were removed. A file that
@@ -503,6 +562,15 @@ fn read_dir_if_exists(p: &Path) -> Result<Box<dyn Iterator<Item = std::io::Resul
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Box::new(std::iter::empty())),
         Err(e) => Err(Error::io("list", p, e)),
     }
+}
+
+fn mismatch(digest: &Sha256Hex, size: u64, got: &str) -> Error {
+    Error::new(
+        Code::IntegrityError,
+        format!("the bytes put as object {digest} of {size} bytes were {got}; nothing was stored"),
+    )
+    .with("digest", digest.to_string())
+    .with("size", size)
 }
 
 fn integrity(digest: &Sha256Hex, path: &Path) -> Error {

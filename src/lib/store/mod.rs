@@ -11,6 +11,7 @@
 //! order. The store knows no database by name: its owners pass their
 //! [`DbSpec`]s.
 
+mod blob;
 mod cas;
 mod db;
 mod hashed;
@@ -21,6 +22,7 @@ mod session;
 mod staging;
 mod writer;
 
+pub use blob::{BlobBatch, BlobStore, LOCAL_KIND, ListedBlob};
 pub use cas::{Cas, CasBatch, CasStats, PutOutcome, TEMP_SWEEP_AGE};
 pub use db::{DbSpec, Migration, Opened};
 #[cfg(test)]
@@ -134,9 +136,24 @@ impl DataDir {
         }
     }
 
-    /// The content-addressed store.
+    /// The local content-addressed store (`cas/`) itself. Callers that
+    /// read or write objects go through [`DataDir::blobs`]; this is for the
+    /// local housekeeping (temp sweeps, skeleton) and tests.
     pub fn cas(&self) -> Cas {
         Cas::new(self.root.join(CAS_DIR))
+    }
+
+    /// The data directory's blob store: every object the product keeps is
+    /// put and read through it (`store::blob`). The local CAS unless the
+    /// directory is configured otherwise.
+    pub fn blobs(&self) -> Result<std::sync::Arc<dyn BlobStore>> {
+        Ok(std::sync::Arc::new(self.cas()))
+    }
+
+    /// The staging area of remote checkpoints (always local, beside the
+    /// CAS: `cas/staging/`).
+    pub fn staging(&self) -> Staging {
+        self.cas().staging()
     }
 
     /// Creates a private subdirectory (for example `data/`), under the lock.

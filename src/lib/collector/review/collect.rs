@@ -323,7 +323,7 @@ fn run(
     request: &super::ReviewRequest,
 ) -> Result<ReviewRecord> {
     let dir = DataDir::open(req.root)?;
-    let snapshot = CasSnapshot::open(dir.cas(), &d.revision, &d.manifest_sha256)?;
+    let snapshot = CasSnapshot::open(dir.blobs()?, &d.revision, &d.manifest_sha256)?;
     let mut journal = FileJournal::open(&ex.dir.join("review"), &ex.tag, StateKey::derive(seed)?)?;
     let work = cdir.join("review-work");
     private_fs::ensure_private_dir(&work)?;

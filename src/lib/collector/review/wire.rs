@@ -8,7 +8,7 @@ use super::types::{Basis, ReviewProfile, ReviewRequest, ReviewSubject};
 use crate::collector::transfer::{Origin, RegistrationBinding};
 use crate::contract::snapshot::{DOMAIN_REVISION, MODE_LINK, Manifest};
 use crate::error::{Code, Error, Result};
-use crate::store::Cas;
+use crate::store::BlobStore;
 use crate::wire::digest::{Sha256Hex, domain_digest};
 use serde::{Deserialize, Serialize};
 
@@ -121,18 +121,18 @@ impl ReviewDescriptor {
 /// (checked against the revision digest) and each entry read and verified
 /// on demand.
 pub struct CasSnapshot {
-    cas: Cas,
+    cas: std::sync::Arc<dyn BlobStore>,
     manifest: Manifest,
 }
 
 impl CasSnapshot {
     /// Loads the manifest `manifest_sha256` and checks that it is `revision`.
     pub fn open(
-        cas: Cas,
+        cas: std::sync::Arc<dyn BlobStore>,
         revision: &Sha256Hex,
         manifest_sha256: &Sha256Hex,
     ) -> Result<CasSnapshot> {
-        let bytes = cas.read(manifest_sha256, None, MAX_MANIFEST_BYTES)?;
+        let bytes = cas.get(manifest_sha256, None, MAX_MANIFEST_BYTES)?;
         if domain_digest(DOMAIN_REVISION, &bytes) != *revision {
             return Err(Error::new(
                 Code::IntegrityError,
@@ -175,6 +175,6 @@ impl Snapshot for CasSnapshot {
             ));
         }
         self.cas
-            .read(&entry.sha256, Some(entry.size), MAX_FILE_BYTES)
+            .get(&entry.sha256, Some(entry.size), MAX_FILE_BYTES)
     }
 }

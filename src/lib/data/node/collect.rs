@@ -304,9 +304,9 @@ impl Node {
     /// naming them commits). Small content is skipped: the writer stores it
     /// inline in the same transaction as its record row.
     pub fn store_blobs(&self, items: &[Prepared]) -> Result<()> {
-        let cas = self.dir.cas();
+        let cas = self.dir.blobs()?;
         for p in items.iter().filter(|p| !p.is_inline()) {
-            let out = cas.put_bytes(&p.bytes)?;
+            let out = cas.put(&mut &p.bytes[..], &p.sha256, p.bytes.len() as u64)?;
             if out.digest != p.sha256 {
                 return Err(Error::internal(
                     "CAS digest differs from the prepared digest",

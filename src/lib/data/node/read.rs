@@ -115,7 +115,7 @@ impl Node {
                 "stored content size is negative",
             )
         })?;
-        let cas = self.dir.cas();
+        let cas = self.dir.blobs()?;
         let from_cas = match inline {
             Some(b) if Sha256Hex::digest(&b) == digest => Ok(b),
             Some(_) => {
@@ -125,18 +125,18 @@ impl Node {
                 ));
             }
             None if size <= super::super::schema::INLINE_MAX_BYTES as u64
-                && !cas.object_path(&digest).exists() =>
+                && !cas.exists(&digest, None)? =>
             {
                 return Err(Error::new(
                     Code::BlobNotFound,
                     format!("The blob of record {record_id} was not found"),
                 ));
             }
-            None => cas.read(&digest, None, self.limits.max_record_bytes.max(size)),
+            None => cas.get(&digest, None, self.limits.max_record_bytes.max(size)),
         };
         let bytes = match from_cas {
             Ok(b) => b,
-            Err(e) if e.code() == Code::IntegrityError && !cas.object_path(&digest).exists() => {
+            Err(e) if e.code() == Code::IntegrityError && !cas.exists(&digest, None)? => {
                 return Err(Error::new(
                     Code::BlobNotFound,
                     format!("The blob of record {record_id} was not found"),

@@ -299,8 +299,8 @@ impl Node {
             Some(b) => b,
             None => {
                 self.data_dir()
-                    .cas()
-                    .read(sha, None, self.limits().max_record_bytes.max(size))?
+                    .blobs()?
+                    .get(sha, None, self.limits().max_record_bytes.max(size))?
             }
         };
         if bytes.len() as u64 != size || Sha256Hex::digest(&bytes) != *sha {

@@ -317,7 +317,7 @@ fn load_evidence(
     };
     let size =
         u64::try_from(size).map_err(|_| Error::new(Code::IntegrityError, "negative size"))?;
-    let bytes = dir.cas().read(
+    let bytes = dir.blobs()?.get(
         &Sha256Hex::parse(&digest)?,
         Some(size),
         transfer::MAX_TRANSFER_BYTES,
@@ -471,7 +471,7 @@ fn review_result(
     )?;
     let size =
         u64::try_from(size).map_err(|_| Error::new(Code::IntegrityError, "negative size"))?;
-    let bytes = dir.cas().read(
+    let bytes = dir.blobs()?.get(
         &Sha256Hex::parse(transfer_digest)?,
         Some(size),
         transfer::MAX_TRANSFER_BYTES,

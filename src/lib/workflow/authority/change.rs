@@ -126,7 +126,13 @@ pub fn store_snapshot(
             .optional()?
             .is_some())
     };
-    let snap = snapshot::scan(root, &dir.cas(), &cache, &known, max_revision_bytes)?;
+    let snap = snapshot::scan(
+        root,
+        dir.blobs()?.as_ref(),
+        &cache,
+        &known,
+        max_revision_bytes,
+    )?;
     {
         let mut up = conn.prepare_cached(
             "INSERT OR REPLACE INTO stat_cache(root, path, ino, size, mtime_ns, ctime_ns, mode, sha256) VALUES (?1,?2,?3,?4,?5,?6,?7,?8)",
@@ -668,8 +674,8 @@ pub fn load_manifest(
     let msize = u64::try_from(msize)
         .map_err(|_| Error::new(Code::IntegrityError, "negative manifest size"))?;
     let bytes = dir
-        .cas()
-        .read(&Sha256Hex::parse(&msha)?, Some(msize), MAX_MANIFEST_BYTES)?;
+        .blobs()?
+        .get(&Sha256Hex::parse(&msha)?, Some(msize), MAX_MANIFEST_BYTES)?;
     if domain_digest(snapshot::DOMAIN_REVISION, &bytes) != *revision {
         return Err(Error::new(
             Code::IntegrityError,

@@ -69,9 +69,9 @@ pub fn revision_findings(dir: &DataDir, m: &Manifest) -> Result<ProtectedChanges
         return Ok(plan.findings);
     }
     let scratch = Scratch::new(dir.root(), None)?;
-    let cas = dir.cas();
+    let cas = dir.blobs()?;
     findings(&scratch, m, plan, &mut |s, idx| {
-        s.import_blobs(idx.iter().map(|&i| &m.entries[i]), &cas)
+        s.import_blobs(idx.iter().map(|&i| &m.entries[i]), cas.as_ref())
     })
 }
 
@@ -248,7 +248,7 @@ impl Scratch {
     fn import_blobs<'a>(
         &self,
         entries: impl Iterator<Item = &'a crate::contract::snapshot::Entry>,
-        cas: &crate::store::Cas,
+        cas: &dyn crate::store::BlobStore,
     ) -> Result<Vec<String>> {
         let entries: Vec<_> = entries.collect();
         if entries.is_empty() {

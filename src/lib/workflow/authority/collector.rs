@@ -578,7 +578,7 @@ pub fn prevalidate(
         outcome: v.outcome,
         status: v.status,
     };
-    let put = dir.cas().put_bytes(bytes)?;
+    let put = dir.blobs()?.put_bytes(bytes)?;
     if put.digest != *digest {
         return Err(Error::internal(
             "CAS digest differs from the transfer digest",
@@ -686,7 +686,7 @@ pub fn import_in(
         (v.outcome, v.status, v.change_id, v.change_version)
     };
     if !prestored {
-        let put = dir.cas().put_bytes(bytes)?;
+        let put = dir.blobs()?.put_bytes(bytes)?;
         if put.digest != digest {
             return Err(Error::internal(
                 "CAS digest differs from the transfer digest",

@@ -187,7 +187,7 @@ fn revalidate(
         return Err(Error::new(Code::TooLarge, "retained transfer over 16 MiB"));
     }
     let d = Sha256Hex::parse(&x.transfer_digest)?;
-    let bytes = dir.cas().read(&d, Some(x.size), MAX_TRANSFER_BYTES)?;
+    let bytes = dir.blobs()?.get(&d, Some(x.size), MAX_TRANSFER_BYTES)?;
     let h = if transfer::open(&bytes)?.header.kind == super::review::KIND {
         // A review is replayed again, under the current profile and basis.
         let v = super::review::validate_transfer(j, a, dir, &bytes)?;

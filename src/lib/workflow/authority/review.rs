@@ -382,7 +382,7 @@ pub fn validate_transfer(
     if record.bytes()? != env.records[1] {
         return Err(tinv("the review record is not canonical"));
     }
-    let snapshot = CasSnapshot::open(dir.cas(), &d.revision, &d.manifest_sha256)?;
+    let snapshot = CasSnapshot::open(dir.blobs()?, &d.revision, &d.manifest_sha256)?;
     validate_replay(&snapshot, &p, &request, &record)?;
     Ok(Validated {
         envelope: env,

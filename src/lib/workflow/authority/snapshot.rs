@@ -11,7 +11,7 @@
 
 use crate::contract::canonical_bytes;
 use crate::error::{Code, Error, Result};
-use crate::store::Cas;
+use crate::store::BlobStore;
 use crate::wire::digest::{Sha256Hex, domain_digest};
 use std::os::unix::ffi::OsStrExt as _;
 use std::path::Path;
@@ -438,7 +438,7 @@ fn admit_walked(walked: &Walked, max_revision_bytes: u64) -> Result<()> {
 /// byte is read; bytes are streamed into the store, never held whole.
 pub fn scan(
     root: &Path,
-    cas: &Cas,
+    cas: &dyn BlobStore,
     cache: &StatCache,
     known: &dyn Fn(&Sha256Hex) -> Result<bool>,
     max_revision_bytes: u64,

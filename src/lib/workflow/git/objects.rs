@@ -158,7 +158,7 @@ pub(crate) fn write_blobs(
         .stderr(err_file)
         .spawn()
         .map_err(|e| Error::new(Code::Io, format!("cannot run git fast-import: {e}")))?;
-    let cas = dir.cas();
+    let cas = dir.blobs()?;
     let fed = match child.stdin.take() {
         Some(stdin) => (|| -> Result<()> {
             let mut w = std::io::BufWriter::with_capacity(1 << 20, stdin);

@@ -307,8 +307,8 @@ pub fn reference(cx: &AgentCtx<'_>, req: &ReferenceFetchRequest) -> Result<Refer
             [t.subject.revision.as_str()],
             |x| Ok((x.get(0)?, x.get(1)?)),
         )?;
-        let cas = dir.cas();
-        let manifest_bytes = match cas.read(
+        let cas = dir.blobs()?;
+        let manifest_bytes = match cas.get(
             &crate::wire::digest::Sha256Hex::parse(&msha)?,
             Some(msize as u64),
             MAX_MANIFEST_BYTES,
@@ -342,7 +342,7 @@ pub fn reference(cx: &AgentCtx<'_>, req: &ReferenceFetchRequest) -> Result<Refer
                 limit: MAX_REFERENCE_BYTES,
             });
         }
-        let body = match cas.read(&e.sha256, Some(e.size), MAX_REFERENCE_BYTES) {
+        let body = match cas.get(&e.sha256, Some(e.size), MAX_REFERENCE_BYTES) {
             Ok(b) => b,
             Err(_) => {
                 return Ok(ReferenceFetchResponse::Uncertain {

@@ -485,7 +485,7 @@ pub fn manifest(
 ) -> Result<Deferred<Value>> {
     check_id("change_id", change_id)?;
     let dir = DataDir::open(cx.root)?;
-    let staging = dir.cas().staging();
+    let staging = dir.staging();
     // Streamed to a staged file before the lock is taken: a slow client
     // never holds the data-directory lock.
     let (msha, msize) = staging.put_any(body, limits.max_manifest_bytes)?;
@@ -590,7 +590,7 @@ fn manifest_in(w: &Work<'_>, m: &StagedManifest) -> Result<Value> {
             expires
         ],
     )?;
-    let cas = dir.cas();
+    let cas = dir.blobs()?;
     let mut missing = Vec::new();
     let mut missing_bytes = 0u64;
     {
@@ -600,7 +600,7 @@ fn manifest_in(w: &Work<'_>, m: &StagedManifest) -> Result<Value> {
         let mut touch =
             tx.prepare_cached("UPDATE staged_blobs SET staged_at_ms = ?2 WHERE sha256 = ?1")?;
         for (sha, index, size) in blobs {
-            if cas.has(sha, *size)? {
+            if cas.exists(sha, Some(*size))? {
                 continue;
             }
             if staged_row(tx, sha.as_str(), *size)? && staging.present(sha, *size)? {
@@ -614,7 +614,7 @@ fn manifest_in(w: &Work<'_>, m: &StagedManifest) -> Result<Value> {
         }
     }
     // The manifest itself is staged until the commit moves it.
-    if cas.has(msha, msize)? {
+    if cas.exists(msha, Some(msize))? {
         staging.remove(msha)?;
     } else {
         // Present and durable (synced before this unit of work).
@@ -757,8 +757,8 @@ pub fn blobs(
             ));
         }
     }
-    let cas = dir.cas();
-    let staging = cas.staging();
+    let cas = dir.blobs()?;
+    let staging = dir.staging();
     let staged_before = staged_bytes(&conn, &who)?;
     let mut stored: Vec<(Sha256Hex, u64)> = Vec::new();
     let mut stored_bytes = 0u64;
@@ -811,7 +811,7 @@ pub fn blobs(
                 );
                 break;
             }
-            let held = cas.has(&sha, size)?
+            let held = cas.exists(&sha, Some(size))?
                 || stored.iter().any(|(d, _)| *d == sha)
                 || (staged_row(&conn, sha.as_str(), size)? && staging.present(&sha, size)?);
             if held {
@@ -923,8 +923,8 @@ pub fn commit(
         let (tx, dir, now) = (w.authority()?, w.dir(), w.now_text());
         let now = now.as_str();
         let now_ms = w.now_ms();
-        let cas = dir.cas();
-        let staging = cas.staging();
+        let cas = dir.blobs()?;
+        let staging = dir.staging();
         collect_garbage(tx, &staging, now_ms, limits.ttl_ms)?;
         let who = admin::authenticate(tx, &token)?;
         let ch = endpoint_change(tx, &who, change_id, scope.as_ref())?;
@@ -946,11 +946,11 @@ pub fn commit(
             .with("session_revision", s.revision));
         }
         let msha = Sha256Hex::parse(&s.manifest_sha256)?;
-        let manifest_staged = !cas.has(&msha, s.manifest_size)?;
+        let manifest_staged = !cas.exists(&msha, Some(s.manifest_size))?;
         let bytes = if manifest_staged {
             staging.read(&msha, s.manifest_size, limits.max_manifest_bytes)?
         } else {
-            cas.read(&msha, Some(s.manifest_size), limits.max_manifest_bytes)?
+            cas.get(&msha, Some(s.manifest_size), limits.max_manifest_bytes)?
         };
         let adm = snapshot::admit_manifest(&bytes, limits.max_revision_bytes)?;
         if adm.revision != *revision {
@@ -963,7 +963,7 @@ pub fn commit(
         let mut adopt = Vec::new();
         let mut missing = Vec::new();
         for (sha, index, size) in distinct(&adm.manifest)? {
-            if cas.has(&sha, size)? {
+            if cas.exists(&sha, Some(size))? {
                 continue;
             }
             if staged_row(tx, sha.as_str(), size)? && staging.present(&sha, size)? {
@@ -984,8 +984,8 @@ pub fn commit(
             .with("revision", revision.to_string()));
         }
         for e in adm.manifest.entries.iter().filter(|e| e.mode == MODE_LINK) {
-            let target = if cas.has(&e.sha256, e.size)? {
-                cas.read(&e.sha256, Some(e.size), snapshot::MAX_LINK_TARGET)?
+            let target = if cas.exists(&e.sha256, Some(e.size))? {
+                cas.get(&e.sha256, Some(e.size), snapshot::MAX_LINK_TARGET)?
             } else {
                 staging.read(&e.sha256, e.size, snapshot::MAX_LINK_TARGET)?
             };

@@ -132,6 +132,9 @@ pub struct InfoOutput {
     pub agent_task_version: &'static str,
     /// Each database.
     pub databases: BTreeMap<&'static str, DbInfo>,
+    /// Which blob store holds the directory's objects (`"local"`: its
+    /// `cas/`).
+    pub blob_store: &'static str,
     /// CAS object counts.
     pub cas: CasStats,
 }
@@ -141,13 +144,15 @@ pub struct InfoOutput {
 /// (see [`databases`]), reported beside the workflow's.
 pub fn info(root: &Path, extra: &[&'static DbSpec]) -> Result<InfoOutput> {
     let dir = DataDir::open(root)?;
+    let blobs = dir.blobs()?;
     let mut out = InfoOutput {
         data_dir: dir.root().display().to_string(),
         data_dir_id: None,
         created_at: None,
         agent_task_version: env!("CARGO_PKG_VERSION"),
         databases: BTreeMap::new(),
-        cas: dir.cas().stats()?,
+        blob_store: blobs.kind(),
+        cas: blobs.stats()?,
     };
     for db in databases(extra) {
         let version = dir.schema_version(db)?;
