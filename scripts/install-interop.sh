@@ -5,6 +5,7 @@
 # (tests/cli/attest_interop.rs) under target/interop/ (ignored by git):
 #   target/interop/venv          Python venv with tests/interop/python/requirements.txt
 #   target/interop/attest-venv   Python venv with tests/interop/attest/requirements.txt
+#   target/interop/s3s           the s3s-fs S3 server (cargo install, crates.io)
 #   target/interop/node          node_modules from tests/interop/node/package-lock.json:
 #                                @modelcontextprotocol/sdk 1.x and /client 2.x,
 #                                @modelcontextprotocol/conformance, and the Node 22
@@ -73,4 +74,25 @@ if command -v node >/dev/null && command -v npm >/dev/null &&
   echo "export AGENT_TASK_INTEROP_NODE_PATH=$root/node/node_modules"
 else
   echo "install-interop: no Node >= 18 found; the TypeScript SDK interop test will be skipped" >&2
+fi
+
+# s3s-fs: a real S3-compatible server (SigV4 over a local directory) for
+# the S3 blob-store tests (tests/cli/blob_s3.rs). 0.14.1 is the last
+# release that builds on the toolchain CI has; built once from crates.io
+# into target/interop/s3s, skipped when the binary is already there.
+s3s_version=0.14.1
+s3s_bin="$root/s3s/bin/s3s-fs"
+if [ ! -x "$s3s_bin" ] || ! stamp_ok "$root/s3s.stamp" "$s3s_version"; then
+  if command -v cargo >/dev/null; then
+    echo "install-interop: installing s3s-fs $s3s_version into $root/s3s" >&2
+    rm -f "$root/s3s.stamp"
+    cargo install --quiet --locked --root "$root/s3s" --version "$s3s_version" \
+      --features binary s3s-fs >&2
+    echo "$s3s_version" >"$root/s3s.stamp"
+  fi
+fi
+if [ -x "$s3s_bin" ]; then
+  echo "export AGENT_TASK_INTEROP_S3S=$s3s_bin"
+else
+  echo "install-interop: s3s-fs is not installed; the S3 blob-store tests will be skipped" >&2
 fi

@@ -59,6 +59,8 @@ codes! {
     Conflict = "conflict" => exit 65, http 409;
     /// Stored bytes do not match their recorded size or digest.
     IntegrityError = "integrity_error" => exit 65, http 500;
+    /// The data directory's blob store (an S3-compatible bucket) could not be reached or refused the request (connection, timeout, 5xx after retries, credentials, a missing bucket); nothing was committed.
+    BlobStoreUnavailable = "blob_store_unavailable" => exit 69, http 503;
     /// Another writer holds the data-directory lock; nothing was done.
     Busy = "busy" => exit 75, http 503;
     /// A path or file has unsafe ownership or permissions.

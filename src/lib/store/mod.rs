@@ -18,6 +18,7 @@ mod hashed;
 mod lock;
 pub mod private_fs;
 mod readcache;
+mod s3;
 mod session;
 mod staging;
 mod writer;
@@ -145,9 +146,14 @@ impl DataDir {
 
     /// The data directory's blob store: every object the product keeps is
     /// put and read through it (`store::blob`). The local CAS unless the
-    /// directory is configured otherwise.
+    /// directory holds a `blob-store.json` naming an S3-compatible bucket
+    /// (`docs/blob-store.md`); a broken configuration is `config`, never a
+    /// silent fall back to the local CAS.
     pub fn blobs(&self) -> Result<std::sync::Arc<dyn BlobStore>> {
-        Ok(std::sync::Arc::new(self.cas()))
+        match s3::load(&self.root, self.root.join(CAS_DIR).join("tmp"))? {
+            Some(bucket) => Ok(std::sync::Arc::new(bucket)),
+            None => Ok(std::sync::Arc::new(self.cas())),
+        }
     }
 
     /// The staging area of remote checkpoints (always local, beside the

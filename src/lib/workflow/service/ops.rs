@@ -314,6 +314,8 @@ pub fn reference(cx: &AgentCtx<'_>, req: &ReferenceFetchRequest) -> Result<Refer
             MAX_MANIFEST_BYTES,
         ) {
             Ok(b) => b,
+            // An unreachable bucket is not a wrong object: said as itself.
+            Err(e) if e.code() == Code::BlobStoreUnavailable => return Err(e),
             Err(_) => {
                 return Ok(ReferenceFetchResponse::Uncertain {
                     name,
@@ -344,6 +346,8 @@ pub fn reference(cx: &AgentCtx<'_>, req: &ReferenceFetchRequest) -> Result<Refer
         }
         let body = match cas.get(&e.sha256, Some(e.size), MAX_REFERENCE_BYTES) {
             Ok(b) => b,
+            // An unreachable bucket is not a wrong object: said as itself.
+            Err(e) if e.code() == Code::BlobStoreUnavailable => return Err(e),
             Err(_) => {
                 return Ok(ReferenceFetchResponse::Uncertain {
                     name,
