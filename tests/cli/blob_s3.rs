@@ -4,7 +4,8 @@
 //! Without it the tests are skipped, unless `AGENT_TASK_REQUIRE_INTEROP=1`
 //! (`scripts/test.sh`), where a missing server fails.
 //!
-//! Data content and a whole workflow loop (checkpoint, collect, land) keep
+//! Data content (through the CLI and the data node's HTTP route) and a
+//! whole workflow loop (checkpoint, collect, land) keep
 //! their blobs in the bucket; the faults: the server killed (unavailable,
 //! nothing committed, every acknowledged blob readable after it returns),
 //! wrong credentials, a missing bucket, an object replaced or truncated
@@ -13,6 +14,7 @@
 use crate::common::TestEnv;
 use crate::common::collect_flow::Loop;
 use crate::common::data_core::{all_changes, collect, collect_run};
+use crate::common::data_support::{TOKEN, req, serve};
 use serde_json::{Value, json};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -306,8 +308,14 @@ fn a_killed_server_commits_nothing_and_every_acknowledged_blob_reads_after_it_re
     let kept = collect(&env, "default", &json!({"text": big("acknowledged")}));
     let kept_id = kept["records"][0]["id"].as_str().expect("id").to_owned();
     let events = all_changes(&env).len();
+    let served = serve(&env, Some(TOKEN));
+    let get = |addr: &str, path: &str| req(addr, "GET", path, Some(TOKEN), None);
+    let route = format!("/v1/data/records/{kept_id}");
+    get(&served.addr, &route).ok();
 
     server.kill();
+    // The data route says 503 with the code, and the node keeps serving.
+    get(&served.addr, &route).error(503, "blob_store_unavailable");
     let e = collect_run(&env, "default", &json!({"text": big("while-down")}))
         .error("blob_store_unavailable", 69);
     assert!(e["message"].is_string());
@@ -318,6 +326,8 @@ fn a_killed_server_commits_nothing_and_every_acknowledged_blob_reads_after_it_re
         .error("blob_store_unavailable", 69);
 
     server.up();
+    get(&served.addr, &route).ok();
+    drop(served);
     let got = env.run(&["data", "get", &kept_id]).json();
     assert_eq!(got["content"]["data"], big("acknowledged").as_str());
     collect(&env, "default", &json!({"text": big("while-down")}));
