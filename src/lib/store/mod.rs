@@ -33,6 +33,11 @@ pub use readcache::{MAX_PER_THREAD, ReadConn, enable_read_cache};
 pub use rusqlite::{
     CachedStatement, Connection, OptionalExtension, Transaction, TransactionBehavior, params,
 };
+/// The decoders of an S3 server's answers (for the fuzz target `s3_answer`).
+pub use s3::{
+    ListPage as S3ListPage, MAX_ANSWER_BYTES as S3_MAX_LIST_PAGE,
+    MAX_ERROR_BODY as S3_MAX_ERROR_BODY, error_code as s3_error_code, list_page as s3_list_page,
+};
 pub use session::{Access, CommitOrder, Kept, Plan, Session, Tail, Work};
 pub use staging::Staging;
 pub use writer::{Deferred, Tuning, Writer, WriterConfig, WriterStats};

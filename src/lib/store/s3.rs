@@ -41,8 +41,8 @@ pub const KIND: &str = "s3";
 
 /// Largest configuration or credentials file read.
 const MAX_CONFIG_BYTES: u64 = 64 * 1024;
-/// Largest error body or listing page read from the server.
-const MAX_ANSWER_BYTES: u64 = 8 << 20;
+/// Largest listing page read from the server.
+pub const MAX_ANSWER_BYTES: u64 = 8 << 20;
 /// Attempts of one request (transport failures, timeouts, 5xx).
 const ATTEMPTS: u32 = 4;
 /// First backoff; each next one is four times longer.
@@ -264,19 +264,68 @@ fn unavailable(what: &str, why: impl Into<String>) -> Error {
     )
 }
 
+/// Bytes of an error body read for its code; the rest is never read.
+pub const MAX_ERROR_BODY: u64 = 64 * 1024;
+
 /// The `<Code>` of an S3 error body (bounded read), if any.
 fn s3_code(resp: Response) -> Option<String> {
     let mut body = Vec::new();
     resp.into_body()
         .into_reader()
-        .take(64 * 1024)
+        .take(MAX_ERROR_BODY)
         .read_to_end(&mut body)
         .ok()?;
-    let text = String::from_utf8_lossy(&body);
+    error_code(&body)
+}
+
+/// The `<Code>` an S3 error body names: the first one, only when it is
+/// 1 to 64 ASCII letters and digits (anything else a server sends is not
+/// shown), read from the first [`MAX_ERROR_BODY`] bytes.
+pub fn error_code(body: &[u8]) -> Option<String> {
+    let body = &body[..body.len().min(MAX_ERROR_BODY as usize)];
+    let text = String::from_utf8_lossy(body);
     let start = text.find("<Code>")? + "<Code>".len();
     let end = text[start..].find("</Code>")? + start;
     let code = &text[start..end];
-    (code.len() <= 64 && code.bytes().all(|b| b.is_ascii_alphanumeric())).then(|| code.to_owned())
+    (!code.is_empty() && code.len() <= 64 && code.bytes().all(|b| b.is_ascii_alphanumeric()))
+        .then(|| code.to_owned())
+}
+
+/// One page of a bucket listing, as [`list_page`] decodes it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListPage {
+    /// The objects under the prefix, the prefix taken off their keys.
+    pub blobs: Vec<ListedBlob>,
+    /// The continuation token of the next page, if the server gave one.
+    pub next: Option<String>,
+}
+
+/// Decodes one `ListObjectsV2` answer body: at most [`MAX_ANSWER_BYTES`],
+/// UTF-8, the S3 XML; keys outside `prefix` are skipped. Anything else is
+/// `blob_store_unavailable`, nothing from it used.
+pub fn list_page(body: &[u8], prefix: &str) -> Result<ListPage> {
+    let what = "list its objects";
+    if body.len() as u64 > MAX_ANSWER_BYTES {
+        return Err(unavailable(what, "a listing page over 8 MiB"));
+    }
+    let text = std::str::from_utf8(body)
+        .map_err(|_| unavailable(what, "a listing page that is not UTF-8"))?;
+    let page = rusty_s3::actions::ListObjectsV2::parse_response(text)
+        .map_err(|e| unavailable(what, format!("an unreadable listing page: {e}")))?;
+    let blobs = page
+        .contents
+        .into_iter()
+        .filter_map(|c| {
+            c.key.strip_prefix(prefix).map(|name| ListedBlob {
+                name: name.to_owned(),
+                size: c.size.unwrap_or(0),
+            })
+        })
+        .collect();
+    Ok(ListPage {
+        blobs,
+        next: page.next_continuation_token,
+    })
 }
 
 fn refused(what: &str, status: u16, code: Option<String>) -> Error {
@@ -687,22 +736,11 @@ impl BlobStore for S3Store {
                 .take(MAX_ANSWER_BYTES + 1)
                 .read_to_end(&mut body)
                 .map_err(|e| unavailable(what, format!("the listing broke off: {e}")))?;
-            if body.len() as u64 > MAX_ANSWER_BYTES {
-                return Err(unavailable(what, "a listing page over 8 MiB"));
+            let page = list_page(&body, &prefix)?;
+            for blob in page.blobs {
+                each(blob)?;
             }
-            let text = String::from_utf8(body)
-                .map_err(|_| unavailable(what, "a listing page that is not UTF-8"))?;
-            let page = rusty_s3::actions::ListObjectsV2::parse_response(&text)
-                .map_err(|e| unavailable(what, format!("an unreadable listing page: {e}")))?;
-            for c in page.contents {
-                if let Some(name) = c.key.strip_prefix(&prefix) {
-                    each(ListedBlob {
-                        name: name.to_owned(),
-                        size: c.size.unwrap_or(0),
-                    })?;
-                }
-            }
-            match page.next_continuation_token {
+            match page.next {
                 Some(t) if Some(&t) != token.as_ref() => token = Some(t),
                 _ => return Ok(()),
             }
@@ -780,6 +818,54 @@ impl BlobBatch for S3Batch<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    const SEEDS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fuzz/seeds/s3_answer");
+
+    fn seed(name: &str) -> Vec<u8> {
+        std::fs::read(format!("{SEEDS}/{name}")).expect("seed")
+    }
+
+    #[test]
+    fn an_error_body_names_only_a_short_ascii_code() {
+        assert_eq!(
+            error_code(&seed("error-nosuchbucket.xml")).as_deref(),
+            Some("NoSuchBucket")
+        );
+        assert_eq!(error_code(b"<Code></Code>"), None);
+        assert_eq!(error_code(b"<Code>No Such</Code>"), None);
+        assert_eq!(
+            error_code(format!("<Code>{}</Code>", "A".repeat(65)).as_bytes()),
+            None
+        );
+        // A code past the bounded head is never read.
+        let mut far = vec![b' '; MAX_ERROR_BODY as usize];
+        far.extend_from_slice(b"<Code>Late</Code>");
+        assert_eq!(error_code(&far), None);
+    }
+
+    #[test]
+    fn a_listing_page_keeps_the_keys_under_the_prefix() {
+        let page = list_page(&seed("list-two.xml"), "team/sha256/").expect("page");
+        assert_eq!(
+            page.blobs,
+            vec![ListedBlob {
+                name: "2c85ac8cfed908ad3dea3fcef2b9100f68718fd6d7b5ef833fb5d29f0f6442fd".into(),
+                size: 57,
+            }]
+        );
+        assert!(page.next.is_some());
+        let empty = list_page(&seed("list-empty.xml"), "team/sha256/").expect("empty");
+        assert!(empty.blobs.is_empty() && empty.next.is_none());
+        for bad in [&b"\xff\xfe"[..], b"<ListBucketResult>", b"not xml at all"] {
+            let e = list_page(bad, "team/sha256/").expect_err("refused");
+            assert_eq!(e.code(), Code::BlobStoreUnavailable);
+        }
+        let huge = vec![b' '; MAX_ANSWER_BYTES as usize + 1];
+        assert_eq!(
+            list_page(&huge, "p/").expect_err("too big").code(),
+            Code::BlobStoreUnavailable
+        );
+    }
 
     #[test]
     fn base64_is_the_standard_alphabet_with_padding() {
