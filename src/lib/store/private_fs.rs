@@ -37,12 +37,17 @@ pub fn child_umask(cmd: &mut std::process::Command, mask: u32) {
     }
 }
 
+/// The effective uid, asked once: this binary never changes it, and a
+/// long-lived `serve` checks a file's owner on every read.
 fn current_uid() -> u32 {
-    #[allow(unsafe_code)]
-    // SAFETY: geteuid(2) cannot fail and touches no memory.
-    unsafe {
-        libc::geteuid()
-    }
+    static UID: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
+    *UID.get_or_init(|| {
+        #[allow(unsafe_code)]
+        // SAFETY: geteuid(2) cannot fail and touches no memory.
+        unsafe {
+            libc::geteuid()
+        }
+    })
 }
 
 /// What a trusted path must be.

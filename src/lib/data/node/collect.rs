@@ -304,8 +304,14 @@ impl Node {
     /// naming them commits). Small content is skipped: the writer stores it
     /// inline in the same transaction as its record row.
     pub fn store_blobs(&self, items: &[Prepared]) -> Result<()> {
+        let mut outside = items.iter().filter(|p| !p.is_inline()).peekable();
+        if outside.peek().is_none() {
+            // All inline: the blob store (and its configuration file) is
+            // not consulted.
+            return Ok(());
+        }
         let cas = self.dir.blobs()?;
-        for p in items.iter().filter(|p| !p.is_inline()) {
+        for p in outside {
             let out = cas.put(&mut &p.bytes[..], &p.sha256, p.bytes.len() as u64)?;
             if out.digest != p.sha256 {
                 return Err(Error::internal(

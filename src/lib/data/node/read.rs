@@ -115,40 +115,17 @@ impl Node {
                 "stored content size is negative",
             )
         })?;
-        let cas = self.dir.blobs()?;
-        let from_cas = match inline {
-            Some(b) if Sha256Hex::digest(&b) == digest => Ok(b),
+        let bytes = match inline {
+            Some(b) if Sha256Hex::digest(&b) == digest => b,
             Some(_) => {
                 return Err(Error::new(
                     Code::BlobIntegrityError,
                     format!("The blob of record {record_id} does not match its reference"),
                 ));
             }
-            None if size <= super::super::schema::INLINE_MAX_BYTES as u64
-                && !cas.exists(&digest, None)? =>
-            {
-                return Err(Error::new(
-                    Code::BlobNotFound,
-                    format!("The blob of record {record_id} was not found"),
-                ));
-            }
-            None => cas.get(&digest, None, self.limits.max_record_bytes.max(size)),
-        };
-        let bytes = match from_cas {
-            Ok(b) => b,
-            Err(e) if e.code() == Code::IntegrityError && !cas.exists(&digest, None)? => {
-                return Err(Error::new(
-                    Code::BlobNotFound,
-                    format!("The blob of record {record_id} was not found"),
-                ));
-            }
-            Err(e) if e.code() == Code::IntegrityError => {
-                return Err(Error::new(
-                    Code::BlobIntegrityError,
-                    format!("The blob of record {record_id} does not match its reference"),
-                ));
-            }
-            Err(e) => return Err(e),
+            // Only content stored outside the row consults the blob store
+            // (and its configuration file).
+            None => self.blob_of(record_id, &digest, size)?,
         };
         let env_sha = record.pointer("/content/sha256").and_then(Value::as_str);
         let env_size = record.pointer("/content/size").and_then(Value::as_u64);
@@ -172,5 +149,32 @@ impl Node {
             bytes,
             media_type,
         })
+    }
+
+    /// The bytes of a record whose content is not inline, from the blob
+    /// store: a missing object is `blob_not_found`, other bytes
+    /// `blob_integrity_error`.
+    fn blob_of(&self, record_id: &str, digest: &Sha256Hex, size: u64) -> Result<Vec<u8>> {
+        let cas = self.dir.blobs()?;
+        let not_found = || {
+            Error::new(
+                Code::BlobNotFound,
+                format!("The blob of record {record_id} was not found"),
+            )
+        };
+        if size <= super::super::schema::INLINE_MAX_BYTES as u64 && !cas.exists(digest, None)? {
+            return Err(not_found());
+        }
+        match cas.get(digest, None, self.limits.max_record_bytes.max(size)) {
+            Ok(b) => Ok(b),
+            Err(e) if e.code() == Code::IntegrityError && !cas.exists(digest, None)? => {
+                Err(not_found())
+            }
+            Err(e) if e.code() == Code::IntegrityError => Err(Error::new(
+                Code::BlobIntegrityError,
+                format!("The blob of record {record_id} does not match its reference"),
+            )),
+            Err(e) => Err(e),
+        }
     }
 }
