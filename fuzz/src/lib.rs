@@ -132,6 +132,10 @@ fn node_and_dir() -> &'static (tempfile::TempDir, Arc<Node>) {
 /// is what lets a writing target (`bulk_jsonl`) run millions of times.
 pub fn fresh_node() -> (tempfile::TempDir, Node) {
     agent_task::store::private_fs::set_private_umask();
+    // Reads keep their connection, as under `serve` (a fresh connection
+    // per read re-reads the whole WAL: the targets ran at a few hundred
+    // executions per second).
+    agent_task::store::enable_read_cache();
     let shm = std::path::Path::new("/dev/shm");
     let t = if shm.is_dir() {
         tempfile::tempdir_in(shm)

@@ -18,8 +18,9 @@ pub mod syntax;
 pub mod writer;
 
 pub use node::{
-    BulkProgress, BulkRequest, BulkSummary, ChangesRequest, CollectRequest, CollectResponse,
-    InitOutput, InitRequest, Limits, Node, QueryRequest, RecordRead, TombstoneRequest,
+    BulkLines, BulkProgress, BulkRequest, BulkSummary, ChangesRequest, CollectRequest,
+    CollectResponse, InitOutput, InitRequest, Limits, Node, QueryRequest, RecordRead,
+    TombstoneRequest,
 };
 /// The data database's spec (its file and migrations), for the faces that
 /// list a data directory's databases (`init`, `info`).

@@ -250,11 +250,10 @@ impl Node {
                     if open.due.is_none() {
                         open.due = Some(Instant::now() + flush);
                     }
-                    let text = buf.trim_ascii();
-                    if text.is_empty() {
+                    let Some(prepared) = BulkLines::prepare_in(self, conn, target, &buf) else {
                         continue;
-                    }
-                    let line = match self.prepare_line(conn, target, text) {
+                    };
+                    let line = match prepared {
                         Ok(items) => {
                             open.bytes += items
                                 .iter()
@@ -277,26 +276,6 @@ impl Node {
             }
             Ok(())
         })
-    }
-
-    /// One line: a JSON object, run through the target's collector.
-    fn prepare_line(
-        &self,
-        conn: &Connection,
-        target: &CollectTarget,
-        text: &[u8],
-    ) -> Result<Vec<Prepared>> {
-        let input: Map<String, Value> = match serde_json::from_slice::<Value>(text) {
-            Ok(Value::Object(m)) => m,
-            Ok(_) => return Err(Error::new(Code::InvalidJson, "line must be a JSON object")),
-            Err(e) => {
-                return Err(Error::new(
-                    Code::InvalidJson,
-                    format!("line is not valid JSON: {e}"),
-                ));
-            }
-        };
-        Ok(self.prepare_input(conn, target, &input, true)?.0)
     }
 
     /// Commits batches as they come; reports each commit.
@@ -463,6 +442,70 @@ impl OpenBatch {
     }
 }
 
+/// The per-line half of a bulk ingest, on its own: what
+/// [`Node::ingest_lines`] does to each line it reads (trimmed, blank lines
+/// skipped, the JSON object run through the target's collector), for a
+/// caller that has one line in hand (the fuzz target `bulk_jsonl`).
+pub struct BulkLines<'a> {
+    node: &'a Node,
+    target: CollectTarget,
+}
+
+impl Node {
+    /// The line preparer of a bulk ingest with `req`'s collection and
+    /// collector (which must exist, as for [`Node::ingest_lines`]).
+    pub fn bulk_lines(&self, req: &BulkRequest) -> Result<BulkLines<'_>> {
+        check_collection_id(&req.collection_id)?;
+        let target =
+            self.read(|c| self.collect_target(c, &req.collection_id, &req.collector_id))?;
+        Ok(BulkLines { node: self, target })
+    }
+}
+
+impl BulkLines<'_> {
+    /// One physical line (its newline included or not): `None` when it is
+    /// blank, else its records or the line's typed refusal.
+    pub fn prepare(&self, line: &[u8]) -> Result<Option<Vec<Prepared>>> {
+        self.node.read(|conn| {
+            Ok(
+                match Self::prepare_in(self.node, conn, &self.target, line) {
+                    None => None,
+                    Some(r) => Some(r?),
+                },
+            )
+        })
+    }
+
+    /// The one body both callers run.
+    fn prepare_in(
+        node: &Node,
+        conn: &Connection,
+        target: &CollectTarget,
+        line: &[u8],
+    ) -> Option<Result<Vec<Prepared>>> {
+        let text = line.trim_ascii();
+        if text.is_empty() {
+            return None;
+        }
+        let input: Map<String, Value> = match serde_json::from_slice::<Value>(text) {
+            Ok(Value::Object(m)) => m,
+            Ok(_) => {
+                return Some(Err(Error::new(
+                    Code::InvalidJson,
+                    "line must be a JSON object",
+                )));
+            }
+            Err(e) => {
+                return Some(Err(Error::new(
+                    Code::InvalidJson,
+                    format!("line is not valid JSON: {e}"),
+                )));
+            }
+        };
+        Some(node.prepare_input(conn, target, &input, true).map(|p| p.0))
+    }
+}
+
 /// The reading thread: splits `input` into numbered lines and hands them
 /// on in chunks, one as soon as the input has nothing more ready (so a
 /// slow producer's line is never held back waiting for the next), ending
@@ -599,4 +642,60 @@ fn apply_batch(conn: &Connection, lines: Vec<Line>, tally: &mut Tally) -> Result
         Ok(())
     })();
     res.map(|()| accepted)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::data::node::{DEFAULT_FLUSH, test_node};
+
+    #[test]
+    fn the_line_preparer_refuses_and_skips_the_lines_the_ingest_does() {
+        let t = tempfile::tempdir().expect("tempdir");
+        let node = test_node(&t.path().join("d"));
+        let req = BulkRequest {
+            collection_id: "default".into(),
+            collector_id: "text".into(),
+            batch_lines: 2,
+            flush: DEFAULT_FLUSH,
+        };
+        let input = "{\"text\":\"one\"}\n  \r\n[1]\n{\"text\":\"two\"\n{\"text\":\"one\"}";
+        let lines = node.bulk_lines(&req).expect("preparer");
+        let outcomes: Vec<_> = input
+            .as_bytes()
+            .split_inclusive(|b| *b == b'\n')
+            .map(|l| lines.prepare(l))
+            .collect();
+        let ids = |o: &Result<Option<Vec<Prepared>>>| match o {
+            Ok(Some(v)) => v.iter().map(|p| p.id.clone()).collect::<Vec<_>>(),
+            _ => Vec::new(),
+        };
+        assert_eq!(ids(&outcomes[0]).len(), 1);
+        assert!(matches!(outcomes[1], Ok(None)), "a blank line is skipped");
+        for refused in [&outcomes[2], &outcomes[3]] {
+            let Err(e) = refused else {
+                panic!("a bad line was prepared")
+            };
+            assert_eq!(e.code(), Code::InvalidJson);
+        }
+        assert_eq!(
+            ids(&outcomes[0]),
+            ids(&outcomes[4]),
+            "ids do not depend on time"
+        );
+        drop(lines);
+        let s = node
+            .ingest_lines(&req, std::io::Cursor::new(input.to_owned()), &|_| {})
+            .expect("ingest");
+        assert_eq!(s.errors.iter().map(|e| e.line).collect::<Vec<_>>(), [3, 4]);
+        assert_eq!(
+            (s.progress.lines, s.progress.inserted, s.progress.existing),
+            (4, 1, 1)
+        );
+        let missing = BulkRequest {
+            collection_id: "nope".into(),
+            ..req
+        };
+        assert!(node.bulk_lines(&missing).is_err());
+    }
 }

@@ -17,7 +17,7 @@ pub(crate) mod write;
 pub use super::fts::index_document;
 pub use super::record::{PROTOCOL, Prepared, record_id};
 pub use bulk::{
-    BulkProgress, BulkRequest, BulkSummary, DEFAULT_FLUSH, DEFAULT_FLUSH_MS, LineError,
+    BulkLines, BulkProgress, BulkRequest, BulkSummary, DEFAULT_FLUSH, DEFAULT_FLUSH_MS, LineError,
 };
 pub use changes::{ChangesRequest, TombstoneRequest};
 #[cfg(test)]
