@@ -27,6 +27,7 @@ pub mod facade;
 pub mod git;
 pub mod land;
 pub mod ops;
+pub mod overview;
 pub mod receipt;
 pub mod remote;
 pub mod requests;
