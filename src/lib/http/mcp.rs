@@ -202,7 +202,7 @@ pub fn tools() -> Vec<Tool> {
                         json!({"type": "string", "maxLength": 64, "description": "only Changes in this state or with a task or current attempt in it (docs/overview.md)"}),
                     ),
                     (
-                        "agent",
+                        "by_agent",
                         id_schema("only Changes opened by this agent or with an attempt it holds"),
                     ),
                     ("group", id_schema("only Changes of this group")),

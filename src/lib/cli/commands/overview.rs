@@ -201,3 +201,73 @@ fn change_lines(s: &mut String, c: &ChangeView) {
         );
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workflow::service::overview::{AttemptView, TaskView};
+
+    fn change(title: &str, group: Option<&str>) -> ChangeView {
+        ChangeView {
+            change_id: "ch_1".into(),
+            repository: "demo/basic".into(),
+            profile: "default".into(),
+            owner_id: "alice".into(),
+            agent_id: "claude-1".into(),
+            group: group.map(str::to_owned),
+            title: Some(title.into()),
+            version: 1,
+            revision: None,
+            state: "working".into(),
+            qualified: false,
+            subject_current: true,
+            tasks: vec![TaskView {
+                task_id: "t1".into(),
+                step_id: "tests".into(),
+                required: true,
+                state: "claimed".into(),
+                attempt: Some(AttemptView {
+                    attempt_id: "at_1".into(),
+                    state: "leased".into(),
+                    owner_id: "alice".into(),
+                    agent_id: "claude-1".into(),
+                    executor: None,
+                    fence: 3,
+                    lease_expires_ms: 0,
+                    lease_remaining_ms: Some(125_000),
+                }),
+            }],
+            receipts: Vec::new(),
+            landings: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn the_table_shows_attempts_and_nothing_an_agent_wrote_drives_the_terminal() {
+        let o = Overview {
+            now_ms: 0,
+            changes: vec![
+                change("evil \x1b[2J\x07title", Some("g")),
+                change("b", None),
+            ],
+            truncated: false,
+        };
+        let t = render(&o);
+        assert!(!t.contains('\x1b') && !t.contains('\x07'), "{t:?}");
+        assert!(t.contains("evil ?[2J?title"), "{t}");
+        assert!(
+            t.contains("attempt at_1 leased by claude-1 fence 3 lease 2m05s"),
+            "{t}"
+        );
+        // A blank line between the group and the Changes of none.
+        assert_eq!(t.lines().filter(|l| l.is_empty()).count(), 1, "{t}");
+        let empty = Overview {
+            now_ms: 0,
+            changes: Vec::new(),
+            truncated: false,
+        };
+        assert_eq!(render(&empty), "no changes\n");
+        assert_eq!(lease(Some(1_500)), "1.5s");
+        assert_eq!(lease(None), "-");
+    }
+}

@@ -126,7 +126,7 @@ fn keep(v: &ChangeView, req: &OverviewRequest) -> bool {
                 .iter()
                 .any(|t| t.state == s || t.attempt.as_ref().is_some_and(|at| at.state == s))
     });
-    let agent_ok = req.agent.as_deref().is_none_or(|ag| {
+    let agent_ok = req.by_agent.as_deref().is_none_or(|ag| {
         v.agent_id == ag
             || v.tasks
                 .iter()

@@ -392,10 +392,10 @@ pub struct OverviewRequest {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub state: Option<String>,
     /// Only Changes opened by this agent id or with a current attempt it
-    /// holds.
-    #[arg(long)]
+    /// holds (`by_agent` on the wire: a body never names `agent`).
+    #[arg(long = "agent", value_name = "AGENT")]
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub agent: Option<String>,
+    pub by_agent: Option<String>,
     /// Only Changes of this group (`change open --group`).
     #[arg(long)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -407,7 +407,7 @@ impl OverviewRequest {
         for (field, v) in [
             ("repo", &self.repo),
             ("change_id", &self.change),
-            ("agent", &self.agent),
+            ("by_agent", &self.by_agent),
             ("group", &self.group),
         ] {
             if let Some(v) = v {
