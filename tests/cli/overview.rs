@@ -153,7 +153,7 @@ fn best_of_n_side_by_side_with_qualification_then_stale_after_one_lands() {
     let o = ls(&l.env, &[]);
     assert_eq!(keys(&o), OVERVIEW_KEYS);
     // The group first, side by side, then the Change without one.
-    assert_eq!(ids(&o), [c1.clone(), c2.clone(), l.change_id.clone()]);
+    assert_eq!(ids(&o), [c1.as_str(), c2.as_str(), l.change_id.as_str()]);
     for c in o["changes"].as_array().expect("changes") {
         assert_eq!(keys(c), CHANGE_KEYS, "{c}");
         let id = c["change_id"].as_str().expect("id");
@@ -207,19 +207,19 @@ fn best_of_n_side_by_side_with_qualification_then_stale_after_one_lands() {
     );
     // Each filter.
     let only = |args: &[&str]| ids(&ls(&l.env, args));
-    assert_eq!(only(&["--group", "fix-add"]), [c1.clone(), c2.clone()]);
+    assert_eq!(only(&["--group", "fix-add"]), [c1.as_str(), c2.as_str()]);
     assert_eq!(only(&["--group", "other"]), Vec::<String>::new());
-    assert_eq!(only(&["--change", &c2]), [c2.clone()]);
-    assert_eq!(only(&["--state", "failed"]), [c2.clone()]);
-    assert_eq!(only(&["--state", "qualified"]), [c1.clone()]);
-    assert_eq!(only(&["--state", "leased"]), [l.change_id.clone()]);
+    assert_eq!(only(&["--change", &c2]), [c2.as_str()]);
+    assert_eq!(only(&["--state", "failed"]), [c2.as_str()]);
+    assert_eq!(only(&["--state", "qualified"]), [c1.as_str()]);
+    assert_eq!(only(&["--state", "leased"]), [l.change_id.as_str()]);
     assert_eq!(only(&["--repo", "demo/basic"]).len(), 3);
     assert_eq!(only(&["--repo", "demo/other"]), Vec::<String>::new());
     assert_eq!(only(&["--agent", "claude-1"]).len(), 3);
     assert_eq!(only(&["--agent", "nobody"]), Vec::<String>::new());
     assert_eq!(
         only(&["--group", "fix-add", "--state", "working"]),
-        [c2.clone()]
+        [c2.as_str()]
     );
     l.env
         .run(&["ls", "--change", "ch_missing"])
@@ -242,7 +242,7 @@ fn best_of_n_side_by_side_with_qualification_then_stale_after_one_lands() {
     assert_eq!(v1["landings"][0]["state"], "landed");
     assert!(v1["landings"][0]["git_commit"].is_string(), "{v1}");
     assert_eq!(v2["state"], "stale", "{v2}");
-    assert_eq!(only(&["--state", "stale"]), [c2.clone()]);
+    assert_eq!(only(&["--state", "stale"]), [c2.as_str()]);
     // A Change of no group is never stale.
     assert_ne!(find(&ls(&l.env, &[]), &l.change_id)["state"], "stale");
 }
@@ -315,7 +315,7 @@ fn the_agent_sees_only_its_own_profile_s_changes_through_the_endpoint() {
     };
     let o = remote(&[]).json();
     assert_eq!(keys(&o), OVERVIEW_KEYS);
-    assert_eq!(ids(&o), [l.change_id.clone()], "{o}");
+    assert_eq!(ids(&o), [l.change_id.as_str()], "{o}");
     assert_eq!(keys(&o["changes"][0]), CHANGE_KEYS);
     // Named, another profile's Change is not_found (404), as for qualify;
     // another owner's is refused as qualify refuses it.
