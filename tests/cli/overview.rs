@@ -338,6 +338,27 @@ fn the_agent_sees_only_its_own_profile_s_changes_through_the_endpoint() {
         serde_json::from_str::<Value>(e.stderr.trim()).expect("error")["error"],
         code
     );
+    // A Change opened through the endpoint carries its group too.
+    let via = |extra: &[&str]| {
+        let mut a = vec![
+            "change",
+            "open",
+            "--endpoint",
+            &url,
+            "--repository",
+            "demo-basic",
+            "--profile",
+            "default",
+        ];
+        a.extend(extra);
+        l.agent(&a)
+    };
+    let opened = via(&["--group", "remote-g"]).json();
+    assert_eq!(opened["group"], "remote-g", "{opened}");
+    via(&["--group", "no spaces"]).error("invalid_input", 65);
+    let o = remote(&["--group", "remote-g"]).json();
+    assert_eq!(ids(&o), [opened["change_id"].as_str().expect("id")]);
+    assert_eq!(o["changes"][0]["state"], "open");
     // The wire operation itself.
     let tok = crate::common::workspace_collect::token(&l);
     let v = crate::common::workspace_collect::op(
