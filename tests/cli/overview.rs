@@ -116,6 +116,27 @@ fn checkpoint_and_collect(l: &Loop, ws: &Path, name: &str) -> String {
         .to_owned()
 }
 
+/// Runs the binary under a pty (`script -qec`), so its stdout is a
+/// terminal; `None` where `script` is not installed.
+fn on_a_terminal(env: &TestEnv, args: &[&str]) -> Option<String> {
+    let quote = |a: &str| format!("'{}'", a.replace('\'', "'\\''"));
+    let mut line = vec![
+        quote(bin().to_str().expect("utf8")),
+        "--data-dir".into(),
+        quote(s(&env.data_dir)),
+    ];
+    line.extend(args.iter().map(|a| quote(a)));
+    let out = std::process::Command::new("script")
+        .args(["-qec", &line.join(" "), "/dev/null"])
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("TERM", "dumb")
+        .output()
+        .ok()?;
+    assert!(out.status.success(), "{out:?}");
+    Some(String::from_utf8_lossy(&out.stdout).replace("\r\n", "\n"))
+}
+
 #[test]
 fn ls_of_an_empty_data_dir_is_an_empty_list_and_an_unknown_state_is_refused() {
     let env = TestEnv::init();
@@ -125,6 +146,13 @@ fn ls_of_an_empty_data_dir_is_an_empty_list_and_an_unknown_state_is_refused() {
     assert_eq!(o["truncated"], false);
     assert!(o["now_ms"].as_i64().expect("now") > 0);
     assert_eq!(ls(&env, &["--json"])["changes"], json!([]));
+    if let Some(t) = on_a_terminal(&env, &["ls"]) {
+        assert_eq!(t.trim(), "no changes");
+    }
+    if let Some(t) = on_a_terminal(&env, &["ls", "--json"]) {
+        let v: Value = serde_json::from_str(t.trim()).expect("--json on a terminal");
+        assert_eq!(v["changes"], json!([]));
+    }
     let e = env
         .run(&["ls", "--state", "bogus"])
         .error("invalid_input", 65);
@@ -243,6 +271,14 @@ fn best_of_n_side_by_side_with_qualification_then_stale_after_one_lands() {
     assert!(v1["landings"][0]["git_commit"].is_string(), "{v1}");
     assert_eq!(v2["state"], "stale", "{v2}");
     assert_eq!(only(&["--state", "stale"]), [c2.as_str()]);
+    // On a terminal (a pty from util-linux `script`): the table, not JSON.
+    if let Some(table) = on_a_terminal(&l.env, &["ls", "--group", "fix-add"]) {
+        assert!(table.contains("GROUP"), "{table}");
+        assert!(table.contains("fix-add"), "{table}");
+        assert!(table.contains("stale"), "{table}");
+        assert!(table.contains("landing v1 landed"), "{table}");
+        assert!(!table.trim_start().starts_with('{'), "{table}");
+    }
     // A Change of no group is never stale.
     assert_ne!(find(&ls(&l.env, &[]), &l.change_id)["state"], "stale");
 }
