@@ -28,9 +28,8 @@ use std::path::Path;
 /// snapshot of the authority and the journal.
 pub fn operator(root: &Path, clock: &dyn Clock, req: &OverviewRequest) -> Result<Overview> {
     req.check()?;
-    let (_dir, ac) = admin::open_read(root)?;
+    let (dir, ac) = admin::open_read(root)?;
     ac.begin_read()?;
-    let dir = crate::store::DataDir::open(root)?;
     let jc = dir.open_read_cached(&journal::SPEC)?;
     if let Some(j) = &jc {
         j.begin_read()?;
