@@ -97,6 +97,9 @@ _agent__task() {
             agent__task,land)
                 cmd="agent__task__subcmd__land"
                 ;;
+            agent__task,ls)
+                cmd="agent__task__subcmd__ls"
+                ;;
             agent__task,man)
                 cmd="agent__task__subcmd__man"
                 ;;
@@ -453,6 +456,9 @@ _agent__task() {
                 ;;
             agent__task__subcmd__help,land)
                 cmd="agent__task__subcmd__help__subcmd__land"
+                ;;
+            agent__task__subcmd__help,ls)
+                cmd="agent__task__subcmd__help__subcmd__ls"
                 ;;
             agent__task__subcmd__help,man)
                 cmd="agent__task__subcmd__help__subcmd__man"
@@ -851,7 +857,7 @@ _agent__task() {
 
     case "${cmd}" in
         agent__task)
-            opts="-h -V --data-dir --pretty --lock-timeout-ms --token-file --help --version init info cas runtime completions man data sync serve repo requirement token keygen enroll enrollment change checkpoint capabilities requirements next instructions reference claim heartbeat status cancel reconcile result recovery install-stop init-repo task-stop task-codex-stop profile collector collector-claim collect retry-upload finalize qualify land sandbox-exec authority attest verify deploy evidence help"
+            opts="-h -V --data-dir --pretty --lock-timeout-ms --token-file --help --version init info cas runtime completions man data sync serve repo requirement token keygen enroll enrollment change checkpoint capabilities requirements next instructions reference claim heartbeat status cancel reconcile result recovery install-stop init-repo task-stop task-codex-stop profile collector collector-claim collect retry-upload finalize qualify ls land sandbox-exec authority attest verify deploy evidence help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1433,7 +1439,7 @@ _agent__task() {
             return 0
             ;;
         agent__subcmd__task__subcmd__change__subcmd__open)
-            opts="-h -V --repo --profile --workspace --endpoint --repository --request-id --title --body --data-dir --pretty --lock-timeout-ms --token-file --help --version"
+            opts="-h -V --repo --profile --workspace --endpoint --repository --request-id --title --body --group --data-dir --pretty --lock-timeout-ms --token-file --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1468,6 +1474,10 @@ _agent__task() {
                     return 0
                     ;;
                 --body)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --group)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -3177,7 +3187,7 @@ _agent__task() {
             return 0
             ;;
         agent__subcmd__task__subcmd__help)
-            opts="init info cas runtime completions man data sync serve repo requirement token keygen enroll enrollment change checkpoint capabilities requirements next instructions reference claim heartbeat status cancel reconcile result recovery install-stop init-repo task-stop task-codex-stop profile collector collector-claim collect retry-upload finalize qualify land sandbox-exec authority attest verify deploy evidence help"
+            opts="init info cas runtime completions man data sync serve repo requirement token keygen enroll enrollment change checkpoint capabilities requirements next instructions reference claim heartbeat status cancel reconcile result recovery install-stop init-repo task-stop task-codex-stop profile collector collector-claim collect retry-upload finalize qualify ls land sandbox-exec authority attest verify deploy evidence help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3891,6 +3901,20 @@ _agent__task() {
             return 0
             ;;
         agent__subcmd__task__subcmd__help__subcmd__land)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        agent__subcmd__task__subcmd__help__subcmd__ls)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -4732,6 +4756,68 @@ _agent__task() {
                     return 0
                     ;;
                 --author)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --data-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --lock-timeout-ms)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --token-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        agent__subcmd__task__subcmd__ls)
+            opts="-h -V --repo --change --state --agent --group --json --watch --interval-ms --endpoint --repository --profile --data-dir --pretty --lock-timeout-ms --token-file --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --repo)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --change)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --state)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --agent)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --group)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --interval-ms)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --endpoint)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --repository)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --profile)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

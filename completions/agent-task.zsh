@@ -1361,6 +1361,7 @@ _arguments "${_arguments_options[@]}" : \
 '--request-id=[Idempotency key (with the endpoint)\: a retry returns the Change this request opened]:REQUEST_ID:_default' \
 '--title=[The Change'\''s title\: the landed commit'\''s subject line (control characters stripped, at most 200 characters)]:TITLE:_default' \
 '--body=[The Change'\''s body\: the landed commit'\''s message body (control characters stripped, at most 16 KiB; lines shaped like git trailers are indented)]:BODY:_default' \
+'--group=[The Change'\''s group\: several Changes made for the same work (best-of-N) share one label, and \`ls\` shows them side by side (\[A-Za-z0-9._\:@/-\], at most 128 characters)]:LABEL:_default' \
 '--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
@@ -1943,6 +1944,29 @@ _arguments "${_arguments_options[@]}" : \
 '--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
 '--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
+'--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
+'-h[Print help]' \
+'--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
+&& ret=0
+;;
+(ls)
+_arguments "${_arguments_options[@]}" : \
+'--repo=[Only Changes of this repository]:REPO:_default' \
+'--change=[Only this Change (\`not_found\` when it does not exist or, through the endpoint, belongs to another profile)]:CHANGE:_default' \
+'--state=[Only Changes in this state, or with a task or a current attempt in it\: a Change state (open, working, qualified, landed, stale), a task state (pending, claimed, succeeded, failed, uncertain, blocked) or an attempt state (leased, expired, finished, cancelled)]:STATE:_default' \
+'--agent=[Only Changes opened by this agent id or with a current attempt it holds (\`by_agent\` on the wire\: a body never names \`agent\`)]:AGENT:_default' \
+'--group=[Only Changes of this group (\`change open --group\`)]:GROUP:_default' \
+'--interval-ms=[Time between refreshes under --watch, in milliseconds]:MS:_default' \
+'--endpoint=[Run through this workspace endpoint (base URL, \`http\://host\:port\`) instead of a local data directory\: the token file is all the agent needs (docs/workspace-http.md) \[env\: AGENT_TASK_ENDPOINT\]]:URL:_default' \
+'--repository=[Repository id of the workspace profile (with the endpoint) \[env\: AGENT_TASK_REPOSITORY\]]:REPOSITORY:_default' \
+'--profile=[Profile id of the workspace profile (with the endpoint) \[env\: AGENT_TASK_PROFILE\]]:PROFILE:_default' \
+'--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
+'--json[Print one JSON value even on a terminal]' \
+'--watch[Redraw until interrupted\: on a terminal the screen is cleared and the table drawn again; piped, one JSON value per line per refresh. A failed refresh (a locked, migrating or missing data directory) prints its error object on stderr and the next refresh tries again]' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -2815,6 +2839,10 @@ _arguments "${_arguments_options[@]}" : \
 _arguments "${_arguments_options[@]}" : \
 && ret=0
 ;;
+(ls)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
 (land)
 _arguments "${_arguments_options[@]}" : \
 && ret=0
@@ -2975,6 +3003,7 @@ _agent-task_commands() {
 'retry-upload:Agent/collector\: resend the identical retained transfer of an execution' \
 'finalize:Agent\: create the v2 receipt of the current subject from retained transfers' \
 'qualify:Agent\: read-only exact-subject qualification' \
+'ls:Operator (or agent through --endpoint)\: the overview of Changes, their tasks, live attempts, receipts, landings and qualification (docs/overview.md)' \
 'land:Operator\: admission rechecks, then move the target head (and commit, for git)' \
 'sandbox-exec:Internal\: the sandbox launcher a bwrap run goes through (limits, uid, then bwrap)' \
 'authority:Operator\: the authority'\''s attestation signing key' \
@@ -3572,6 +3601,7 @@ _agent-task__subcmd__help_commands() {
 'retry-upload:Agent/collector\: resend the identical retained transfer of an execution' \
 'finalize:Agent\: create the v2 receipt of the current subject from retained transfers' \
 'qualify:Agent\: read-only exact-subject qualification' \
+'ls:Operator (or agent through --endpoint)\: the overview of Changes, their tasks, live attempts, receipts, landings and qualification (docs/overview.md)' \
 'land:Operator\: admission rechecks, then move the target head (and commit, for git)' \
 'sandbox-exec:Internal\: the sandbox launcher a bwrap run goes through (limits, uid, then bwrap)' \
 'authority:Operator\: the authority'\''s attestation signing key' \
@@ -3872,6 +3902,11 @@ _agent-task__subcmd__help__subcmd__land_commands() {
     local commands; commands=()
     _describe -t commands 'agent-task help land commands' commands "$@"
 }
+(( $+functions[_agent-task__subcmd__help__subcmd__ls_commands] )) ||
+_agent-task__subcmd__help__subcmd__ls_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task help ls commands' commands "$@"
+}
 (( $+functions[_agent-task__subcmd__help__subcmd__man_commands] )) ||
 _agent-task__subcmd__help__subcmd__man_commands() {
     local commands; commands=()
@@ -4145,6 +4180,11 @@ _agent-task__subcmd__keygen_commands() {
 _agent-task__subcmd__land_commands() {
     local commands; commands=()
     _describe -t commands 'agent-task land commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__ls_commands] )) ||
+_agent-task__subcmd__ls_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task ls commands' commands "$@"
 }
 (( $+functions[_agent-task__subcmd__man_commands] )) ||
 _agent-task__subcmd__man_commands() {

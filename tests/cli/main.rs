@@ -43,6 +43,7 @@ mod mcp_data;
 mod mcp_eras;
 mod mcp_interop;
 mod net_ssrf;
+mod overview;
 mod privsep;
 mod privsep_freeze;
 mod privsep_review;

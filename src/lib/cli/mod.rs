@@ -69,6 +69,11 @@ where
     let pretty = cli.pretty;
     let result = ctx::Ctx::from_cli(&cli).and_then(|ctx| commands::dispatch(&ctx, cli.command));
     match result {
+        Ok(commands::Reply {
+            text: Some(t),
+            exit_code,
+            ..
+        }) => output::text(&t, exit_code),
         Ok(reply) => output::success(&reply.value, pretty, reply.exit_code),
         Err(e) => output::failure(&e),
     }

@@ -27,6 +27,19 @@ pub fn success(value: &Value, pretty: bool, exit_code: u8) -> ExitCode {
     ExitCode::from(exit_code)
 }
 
+/// Prints text meant for a person (a table) and returns `exit_code`.
+pub fn text(text: &str, exit_code: u8) -> ExitCode {
+    let mut lock = std::io::stdout().lock();
+    if lock
+        .write_all(text.as_bytes())
+        .and_then(|_| lock.flush())
+        .is_err()
+    {
+        return ExitCode::from(Code::Io.exit_code());
+    }
+    ExitCode::from(exit_code)
+}
+
 /// Prints an error object on stderr and returns its exit code.
 pub fn failure(e: &Error) -> ExitCode {
     let text = serde_json::to_string(&e.to_json()).unwrap_or_else(|_| {

@@ -96,6 +96,12 @@ pub fn tools() -> Vec<Tool> {
                         "body",
                         json!({"type": "string", "maxLength": 65536, "description": "the Change's body: the landed commit's message body (cleaned, at most 16 KiB)"}),
                     ),
+                    (
+                        "group",
+                        id_schema(
+                            "the Change's group: Changes made for the same work share one label",
+                        ),
+                    ),
                 ],
                 &[],
             ),
@@ -183,6 +189,26 @@ pub fn tools() -> Vec<Tool> {
             "next",
             "The typed next operation for a Change (data, never a command).",
             change(),
+        ),
+        (
+            "overview",
+            "The bearer's own Changes on this profile: subject, group, state, tasks with their current attempts (holder, fence, lease remaining), receipts, landings and qualification (read-only).",
+            obj(
+                &[
+                    ("repo", id_schema("only Changes of this repository")),
+                    ("change", id_schema("only this Change")),
+                    (
+                        "state",
+                        json!({"type": "string", "maxLength": 64, "description": "only Changes in this state or with a task or current attempt in it (docs/overview.md)"}),
+                    ),
+                    (
+                        "by_agent",
+                        id_schema("only Changes opened by this agent or with an attempt it holds"),
+                    ),
+                    ("group", id_schema("only Changes of this group")),
+                ],
+                &[],
+            ),
         ),
         (
             "qualification",

@@ -271,6 +271,7 @@ pub const COMPUTE_OPERATIONS: &[&str] = &[
     "qualification",
     "change_subject",
     "change_list",
+    "overview",
     "collector_descriptor",
     "claim",
     "heartbeat",

@@ -83,6 +83,11 @@ pub enum ChangeCmd {
         /// stripped, at most 16 KiB; lines shaped like git trailers are indented).
         #[arg(long)]
         body: Option<String>,
+        /// The Change's group: several Changes made for the same work
+        /// (best-of-N) share one label, and `ls` shows them side by side
+        /// ([A-Za-z0-9._:@/-], at most 128 characters).
+        #[arg(long, value_name = "LABEL")]
+        group: Option<String>,
     },
 }
 
@@ -136,6 +141,7 @@ pub(super) fn change(ctx: &Ctx, c: ChangeCmd) -> Result<Value> {
         request_id,
         title,
         body,
+        group,
     } = c;
     let profile = authority::pick(profile.as_deref(), authority::PROFILE_VAR).ok_or_else(|| {
         Error::new(
@@ -174,6 +180,7 @@ pub(super) fn change(ctx: &Ctx, c: ChangeCmd) -> Result<Value> {
                         request_id,
                         title,
                         body,
+                        group,
                     },
                 ),
             )
@@ -197,8 +204,7 @@ pub(super) fn change(ctx: &Ctx, c: ChangeCmd) -> Result<Value> {
                     &repo,
                     &profile.value,
                     &workspace,
-                    title.as_deref(),
-                    body.as_deref(),
+                    (title.as_deref(), body.as_deref(), group.as_deref()),
                 )?)
             })
         }

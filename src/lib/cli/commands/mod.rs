@@ -10,6 +10,7 @@ mod docs;
 mod enroll;
 mod evidence;
 mod hooks;
+mod overview;
 mod repo;
 mod requirement;
 pub(crate) mod runtime;
@@ -119,6 +120,9 @@ pub enum Command {
     Finalize(change::AgentChangeArgs),
     /// Agent: read-only exact-subject qualification.
     Qualify(change::AgentChangeArgs),
+    /// Operator (or agent through --endpoint): the overview of Changes, their
+    /// tasks, live attempts, receipts, landings and qualification (docs/overview.md).
+    Ls(overview::LsArgs),
     /// Operator: admission rechecks, then move the target head (and commit, for git).
     Land(collect::LandArgs),
     /// Internal: the sandbox launcher a bwrap run goes through (limits, uid, then bwrap).
@@ -156,6 +160,9 @@ pub struct Reply {
     pub value: Value,
     /// The process exit code.
     pub exit_code: u8,
+    /// Text printed instead of the JSON value (a table for a person at a
+    /// terminal: `ls`).
+    pub text: Option<String>,
 }
 
 impl From<Value> for Reply {
@@ -163,6 +170,18 @@ impl From<Value> for Reply {
         Reply {
             value,
             exit_code: 0,
+            text: None,
+        }
+    }
+}
+
+impl Reply {
+    /// A reply printed as `text` (exit 0).
+    pub fn text(text: String) -> Self {
+        Reply {
+            value: Value::Null,
+            exit_code: 0,
+            text: Some(text),
         }
     }
 }
@@ -210,6 +229,7 @@ pub fn dispatch(ctx: &Ctx, command: Command) -> Result<Reply> {
         Command::RetryUpload(a) => collect::retry_upload(ctx, a).map(Reply::from),
         Command::Finalize(a) => collect::finalize(ctx, a).map(Reply::from),
         Command::Qualify(a) => collect::qualify(ctx, a).map(Reply::from),
+        Command::Ls(a) => overview::ls(ctx, a),
         Command::Land(a) => collect::land(ctx, a).map(Reply::from),
         Command::SandboxExec(a) => runtime::sandbox_exec(&a).map(Reply::from),
         Command::Authority(c) => attest::authority(ctx, c).map(Reply::from),

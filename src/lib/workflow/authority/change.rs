@@ -210,11 +210,15 @@ pub struct Change {
     pub base_revision: String,
     /// Current version (0: no checkpoint yet).
     pub version: u64,
+    /// The group given at `change open --group` (the Changes made for the
+    /// same work); absent from the output when none was given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub group: Option<String>,
 }
 
 /// Loads a Change.
 pub fn change(conn: &Connection, change_id: &str) -> Result<Change> {
-    conn.prepare_cached("SELECT change_id, repo_id, profile_id, workspace, owner_id, agent_id, base_revision, current_version FROM changes WHERE change_id = ?1")?.query_row(params![change_id],
+    conn.prepare_cached("SELECT change_id, repo_id, profile_id, workspace, owner_id, agent_id, base_revision, current_version, group_label FROM changes WHERE change_id = ?1")?.query_row(params![change_id],
         |r| {
             Ok(Change {
                 change_id: r.get(0)?,
@@ -225,6 +229,7 @@ pub fn change(conn: &Connection, change_id: &str) -> Result<Change> {
                 agent_id: r.get(5)?,
                 base_revision: r.get(6)?,
                 version: r.get::<_, i64>(7)? as u64,
+                group: r.get(8)?,
             })
         },
     )
@@ -308,8 +313,10 @@ pub fn change_open(
     workspace: &Path,
     title: Option<&str>,
     body: Option<&str>,
+    group: Option<&str>,
 ) -> Result<impl FnOnce(&Connection, &DataDir, &str) -> Result<ChangeOpenOutput>> {
     let ws = canonical_dir(workspace)?;
+    let group = group.map(check_group).transpose()?;
     let title = title.map(clean_title).transpose()?;
     let body = body.map(clean_body).transpose()?;
     Ok(move |tx: &Connection, dir: &DataDir, now: &str| {
@@ -342,6 +349,7 @@ pub fn change_open(
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 0, ?8)")?.execute(params![id, repo_id, profile, ws, who.actor.owner_id, who.actor.agent_id, repo.head_revision, now],
         )?;
         set_message(tx, &id, title.as_deref(), body.as_deref())?;
+        set_group(tx, &id, group.as_deref())?;
         Ok(ChangeOpenOutput {
             change: change(tx, &id)?,
         })
@@ -791,6 +799,22 @@ pub fn change_message(
         .query_row(params![change_id], |r| Ok((r.get(0)?, r.get(1)?)))
         .optional()?
         .unwrap_or((None, None)))
+}
+
+/// A group label as `change open --group` takes it: an id's characters
+/// and bounds (`[A-Za-z0-9._:@/-]`, 1..=128), else `invalid_input`.
+pub fn check_group(g: &str) -> Result<String> {
+    crate::contract::check_id("group", g)?;
+    Ok(g.to_owned())
+}
+
+/// Records a Change's group (a `None` leaves none).
+pub(crate) fn set_group(tx: &Connection, change_id: &str, group: Option<&str>) -> Result<()> {
+    if let Some(g) = group {
+        tx.prepare_cached("UPDATE changes SET group_label = ?2 WHERE change_id = ?1")?
+            .execute(params![change_id, g])?;
+    }
+    Ok(())
 }
 
 /// Records a Change's title and body (a `None` leaves that part).

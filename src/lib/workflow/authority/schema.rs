@@ -357,6 +357,14 @@ CREATE TABLE evidence_outbox (
 CREATE INDEX evidence_outbox_pending ON evidence_outbox(seq) WHERE done_at IS NULL;
 ",
     },
+    Migration {
+        version: 10,
+        description: "a Change's group (change open --group): the Changes made for the same work, shown side by side by ls",
+        sql: "
+ALTER TABLE changes ADD COLUMN group_label TEXT;
+CREATE INDEX changes_by_group ON changes(group_label) WHERE group_label IS NOT NULL;
+",
+    },
 ];
 
 #[cfg(test)]

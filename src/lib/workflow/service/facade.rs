@@ -157,6 +157,7 @@ pub const OPERATIONS: &[&str] = &[
     "heartbeat",
     "instructions",
     "next",
+    "overview",
     "qualification",
     "reconcile",
     "recovery",
@@ -341,7 +342,11 @@ pub fn execute_deferred(
             &p.native_repository,
             &p.profile_id,
             req.request_id.as_deref(),
-            (req.title.as_deref(), req.body.as_deref()),
+            (
+                req.title.as_deref(),
+                req.body.as_deref(),
+                req.group.as_deref(),
+            ),
         ),
         OperationRequest::CheckpointCommit(CheckpointCommitRequest {
             change: ChangeSel::Id(id),
@@ -427,6 +432,9 @@ pub fn run_deferred(cx: &AgentCtx<'_>, r: &OperationRequest) -> Result<Deferred<
             now(crate::workflow::service::remote::subject(cx, &req.change))
         }
         OperationRequest::ChangeList {} => now(crate::workflow::service::remote::open_changes(cx)),
+        OperationRequest::Overview(req) => now(to_value(
+            &crate::workflow::service::overview::agent(cx, req)?,
+        )),
         OperationRequest::ChangeOpen(_) | OperationRequest::CheckpointCommit(_) => Err(Error::new(
             Code::Usage,
             format!(

@@ -7,7 +7,8 @@
 //! [`ctx`], both below every operation file), the operator writes
 //! ([`admin`]: the authority checks and stages, the service runs the
 //! write), receipts
-//! ([`receipt`]), the landing phase protocol ([`land`]), collection
+//! ([`receipt`]), the overview of every Change ([`overview`]: `ls` and
+//! the `overview` operation), the landing phase protocol ([`land`]), collection
 //! ([`collect`]), the evidence outbox ([`evidence`]), the workspace endpoint ([`remote`]) and
 //! whole-directory set-up ([`setup`]: `init`, `info`). The authority's
 //! own types and reads that the faces use are re-exported where the
@@ -27,6 +28,7 @@ pub mod facade;
 pub mod git;
 pub mod land;
 pub mod ops;
+pub mod overview;
 pub mod receipt;
 pub mod remote;
 pub mod requests;

@@ -218,6 +218,7 @@ impl World {
             &ws,
             None,
             None,
+            None,
         )
         .expect("open");
         let ch = write::with_write(&root, t, &clock, staged).expect("open");

@@ -484,9 +484,8 @@ pub fn change_open(
     repo: &str,
     profile: &str,
     workspace: &Path,
-    title: Option<&str>,
-    body: Option<&str>,
+    (title, body, group): (Option<&str>, Option<&str>, Option<&str>),
 ) -> Result<change::ChangeOpenOutput> {
-    let staged = change::change_open(cx.token, repo, profile, workspace, title, body)?;
+    let staged = change::change_open(cx.token, repo, profile, workspace, title, body, group)?;
     super::admin::with_write(cx.root, cx.timeout, cx.clock, staged)
 }

@@ -162,20 +162,28 @@ pub fn change_open(
     repo_id: &str,
     profile: &str,
     request_id: Option<&str>,
-    (title, body): (Option<&str>, Option<&str>),
+    (title, body, group): (Option<&str>, Option<&str>, Option<&str>),
 ) -> Result<Deferred<Value>> {
     if let Some(r) = request_id {
         check_id("request_id", r)?;
     }
     let title = title.map(change::clean_title).transpose()?;
     let body = body.map(change::clean_body).transpose()?;
+    let group = group.map(change::check_group).transpose()?;
     let (token, repo_id, profile) = (cx.token.to_owned(), repo_id.to_owned(), profile.to_owned());
     let request_id = request_id.map(str::to_owned);
     // Under `serve` a mutation of the writer (a batch of operator-plan
     // writes), answered once its batch is durable.
     cx.session_deferred(super::admin::WRITE_PLAN, move |w| {
         let (tx, now) = (w.authority()?, w.now_text());
-        let out = change_open_in(tx, &now, &token, &repo_id, &profile, request_id.as_deref())?;
+        let out = change_open_in(
+            tx,
+            &now,
+            &token,
+            (&repo_id, &profile),
+            request_id.as_deref(),
+            group.as_deref(),
+        )?;
         change::set_message(tx, &out.change.change_id, title.as_deref(), body.as_deref())?;
         serde_json::to_value(&out)
             .map_err(|e| Error::internal(format!("cannot render output: {e}")))
@@ -186,9 +194,9 @@ fn change_open_in(
     tx: &Connection,
     now: &str,
     token: &str,
-    repo_id: &str,
-    profile: &str,
+    (repo_id, profile): (&str, &str),
     request_id: Option<&str>,
+    group: Option<&str>,
 ) -> Result<ChangeOpenOutput> {
     let who = admin::authenticate(tx, token)?;
     if let Some(r) = request_id {
@@ -234,6 +242,9 @@ fn change_open_in(
             request_id
         ],
     )?;
+    // A retry of the same request id (above) answers the Change it opened,
+    // with the group recorded then.
+    change::set_group(tx, &id, group)?;
     Ok(ChangeOpenOutput {
         change: change::change(tx, &id)?,
     })

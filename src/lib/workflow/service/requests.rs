@@ -69,6 +69,10 @@ pub enum OperationRequest {
     /// The bearer's own open (not landed) Changes in scope, read-only:
     /// how the machine-wide Stop hook finds the Change of a workspace.
     ChangeList {},
+    /// The overview of the bearer's own Changes in scope (read-only):
+    /// subject, group, tasks, current attempts, receipts, landings and
+    /// qualification of each.
+    Overview(OverviewRequest),
     /// Commit a remote checkpoint whose manifest was posted and whose
     /// missing blobs were uploaded: a new Change version, exactly as a
     /// local checkpoint records it.
@@ -150,6 +154,10 @@ pub struct ChangeOpenRequest {
     /// The Change's body (the landed commit's message body).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub body: Option<String>,
+    /// The Change's group: the Changes made for the same work (best-of-N),
+    /// shown side by side by `overview`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group: Option<String>,
 }
 
 /// `result`: the assertion document (the CLI reads it from `--file`,
@@ -297,6 +305,7 @@ impl OperationRequest {
             Self::ChangeOpen(_) => "change_open",
             Self::ChangeSubject(_) => "change_subject",
             Self::ChangeList {} => "change_list",
+            Self::Overview(_) => "overview",
             Self::CheckpointCommit(_) => "checkpoint_commit",
         }
     }
@@ -338,4 +347,203 @@ pub struct NextTask {
     pub state: String,
     /// Its typed next operation.
     pub next: crate::contract::Next,
+}
+
+/// Most Changes one overview lists (`truncated` says when more matched).
+pub const MAX_OVERVIEW_CHANGES: usize = 10_000;
+
+/// The state of a Change as the overview names it: `open` (no checkpoint
+/// yet), `working` (a subject that does not qualify), `qualified`,
+/// `landed`, `stale` (another Change of its group and repository landed).
+pub const CHANGE_STATES: &[&str] = &["open", "working", "qualified", "landed", "stale"];
+
+/// The states of a task as qualification evaluates them.
+pub const TASK_STATES: &[&str] = &[
+    "pending",
+    "claimed",
+    "succeeded",
+    "failed",
+    "uncertain",
+    "blocked",
+];
+
+/// The states of an attempt as the journal observes them.
+pub const ATTEMPT_STATES: &[&str] = &["leased", "expired", "finished", "cancelled"];
+
+/// What an overview lists: every filter given must hold.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, clap::Args)]
+#[serde(deny_unknown_fields)]
+pub struct OverviewRequest {
+    /// Only Changes of this repository.
+    #[arg(long)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repo: Option<String>,
+    /// Only this Change (`not_found` when it does not exist or, through
+    /// the endpoint, belongs to another profile).
+    #[arg(long)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub change: Option<String>,
+    /// Only Changes in this state, or with a task or a current attempt in
+    /// it: a Change state (open, working, qualified, landed, stale), a
+    /// task state (pending, claimed, succeeded, failed, uncertain,
+    /// blocked) or an attempt state (leased, expired, finished,
+    /// cancelled).
+    #[arg(long)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state: Option<String>,
+    /// Only Changes opened by this agent id or with a current attempt it
+    /// holds (`by_agent` on the wire: a body never names `agent`).
+    #[arg(long = "agent", value_name = "AGENT")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub by_agent: Option<String>,
+    /// Only Changes of this group (`change open --group`).
+    #[arg(long)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group: Option<String>,
+}
+
+impl OverviewRequest {
+    pub(crate) fn check(&self) -> crate::error::Result<()> {
+        for (field, v) in [
+            ("repo", &self.repo),
+            ("change_id", &self.change),
+            ("by_agent", &self.by_agent),
+            ("group", &self.group),
+        ] {
+            if let Some(v) = v {
+                crate::contract::check_id(field, v)?;
+            }
+        }
+        if let Some(s) = &self.state {
+            let s = s.as_str();
+            if !(CHANGE_STATES.contains(&s)
+                || TASK_STATES.contains(&s)
+                || ATTEMPT_STATES.contains(&s))
+            {
+                return Err(crate::error::Error::new(
+                    crate::error::Code::InvalidInput,
+                    format!("unknown state `{}`", s.chars().take(64).collect::<String>()),
+                )
+                .with("field", "state")
+                .with("change_states", CHANGE_STATES.to_vec())
+                .with("task_states", TASK_STATES.to_vec())
+                .with("attempt_states", ATTEMPT_STATES.to_vec()));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The overview.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Overview {
+    /// The authority clock's instant the overview was read at (Unix ms):
+    /// every `lease_remaining_ms` is counted from it.
+    pub now_ms: i64,
+    /// The Changes, grouped ones first (by group, then age), then the
+    /// others, oldest first.
+    pub changes: Vec<ChangeView>,
+    /// Whether more than [`MAX_OVERVIEW_CHANGES`] Changes matched.
+    pub truncated: bool,
+}
+
+/// One Change of the overview.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ChangeView {
+    /// The Change.
+    pub change_id: String,
+    /// Its repository.
+    pub repository: String,
+    /// Its profile.
+    pub profile: String,
+    /// The owner of the agent that opened it.
+    pub owner_id: String,
+    /// The agent that opened it.
+    pub agent_id: String,
+    /// Its group (`change open --group`), `null` without one.
+    pub group: Option<String>,
+    /// Its title, `null` when never given.
+    pub title: Option<String>,
+    /// Its current version (0 before the first checkpoint).
+    pub version: u64,
+    /// Its current subject's revision (`null` before the first checkpoint).
+    pub revision: Option<String>,
+    /// open | working | qualified | landed | stale ([`CHANGE_STATES`]).
+    pub state: String,
+    /// Whether its current subject qualifies (`qualification.qualified`).
+    pub qualified: bool,
+    /// Whether its current subject is current (`qualification.subject_current`).
+    pub subject_current: bool,
+    /// The tasks of its current subject.
+    pub tasks: Vec<TaskView>,
+    /// Its receipts, by version.
+    pub receipts: Vec<ReceiptView>,
+    /// Its landings (pending, landed, abandoned), oldest first.
+    pub landings: Vec<LandingView>,
+}
+
+/// One task of a Change's current subject.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TaskView {
+    /// The task.
+    pub task_id: String,
+    /// Its step.
+    pub step_id: String,
+    /// Whether the subject needs it.
+    pub required: bool,
+    /// Its state as qualification evaluates it ([`TASK_STATES`]).
+    pub state: String,
+    /// Its current attempt, `null` when it has none.
+    pub attempt: Option<AttemptView>,
+}
+
+/// A task's current attempt.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AttemptView {
+    /// The attempt.
+    pub attempt_id: String,
+    /// leased | expired | finished | cancelled ([`ATTEMPT_STATES`]).
+    pub state: String,
+    /// The owner of the holder.
+    pub owner_id: String,
+    /// The holder: the agent that claimed it.
+    pub agent_id: String,
+    /// The registered executor it was claimed for, if any.
+    pub executor: Option<String>,
+    /// Its fence.
+    pub fence: u64,
+    /// When its lease ends (Unix ms, the authority clock).
+    pub lease_expires_ms: i64,
+    /// Lease left at `now_ms` (0 once passed); `null` unless leased.
+    pub lease_remaining_ms: Option<i64>,
+}
+
+/// A receipt of a Change.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReceiptView {
+    /// The version it covers.
+    pub version: u64,
+    /// Its digest.
+    pub receipt_digest: String,
+    /// When it was created.
+    pub created_at: String,
+}
+
+/// A landing of a Change.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LandingView {
+    /// The landed version.
+    pub version: u64,
+    /// pending | landed | abandoned.
+    pub state: String,
+    /// The landed commit (git targets), `null` otherwise or before it lands.
+    pub git_commit: Option<String>,
+    /// When it landed, `null` unless landed.
+    pub landed_at: Option<String>,
 }
