@@ -851,7 +851,7 @@ _agent__task() {
 
     case "${cmd}" in
         agent__task)
-            opts="-h -V --data-dir --pretty --lock-timeout-ms --token-file --help --version init info cas runtime completions man data sync serve repo requirement token keygen enroll enrollment change checkpoint capabilities requirements next instructions reference claim heartbeat status cancel reconcile result recovery install-stop init-repo task-stop task-codex-stop profile collector collector-claim collect retry-upload finalize qualify land sandbox-exec authority attest verify deploy evidence help"
+            opts="-h -V --data-dir --pretty --token-file --lock-timeout-ms --help --version init info cas runtime completions man data sync serve repo requirement token keygen enroll enrollment change checkpoint capabilities requirements next instructions reference claim heartbeat status cancel reconcile result recovery install-stop init-repo task-stop task-codex-stop profile collector collector-claim collect retry-upload finalize qualify land sandbox-exec authority attest verify deploy evidence help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -861,12 +861,15 @@ _agent__task() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --lock-timeout-ms)
+                --token-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --token-file)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                --lock-timeout-ms)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 *)
@@ -877,30 +880,36 @@ _agent__task() {
             return 0
             ;;
         agent__subcmd__task__subcmd__attest)
-            opts="-h -V --change --out --data-dir --pretty --lock-timeout-ms --token-file --help --version"
+            opts="-h -V --out --change --data-dir --pretty --token-file --lock-timeout-ms --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
-                --change)
+                --out)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --out)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                --change)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --data-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --lock-timeout-ms)
+                --token-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --token-file)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                --lock-timeout-ms)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 *)
@@ -911,7 +920,7 @@ _agent__task() {
             return 0
             ;;
         agent__subcmd__task__subcmd__authority)
-            opts="-h -V --data-dir --pretty --lock-timeout-ms --token-file --help --version key help"
+            opts="-h -V --data-dir --pretty --token-file --lock-timeout-ms --help --version key help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -921,12 +930,15 @@ _agent__task() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --lock-timeout-ms)
+                --token-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --token-file)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                --lock-timeout-ms)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 *)
@@ -993,7 +1005,7 @@ _agent__task() {
             return 0
             ;;
         agent__subcmd__task__subcmd__authority__subcmd__key)
-            opts="-h -V --format --data-dir --pretty --lock-timeout-ms --token-file --help --version rotate help"
+            opts="-h -V --format --data-dir --pretty --token-file --lock-timeout-ms --help --version rotate help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1001,18 +1013,24 @@ _agent__task() {
             case "${prev}" in
                 --format)
                     COMPREPLY=($(compgen -W "hex pem" -- "${cur}"))
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --data-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --lock-timeout-ms)
+                --token-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --token-file)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                --lock-timeout-ms)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 *)
@@ -1065,7 +1083,7 @@ _agent__task() {
             return 0
             ;;
         agent__subcmd__task__subcmd__authority__subcmd__key__subcmd__rotate)
-            opts="-h -V --data-dir --pretty --lock-timeout-ms --token-file --help --version"
+            opts="-h -V --data-dir --pretty --token-file --lock-timeout-ms --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1075,12 +1093,15 @@ _agent__task() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --lock-timeout-ms)
+                --token-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --token-file)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                --lock-timeout-ms)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 *)
@@ -1091,54 +1112,81 @@ _agent__task() {
             return 0
             ;;
         agent__subcmd__task__subcmd__cancel)
-            opts="-h -V --attempt --fence --request-id --lease-ms --reason --endpoint --repository --profile --data-dir --pretty --lock-timeout-ms --token-file --help --version"
+            opts="-h -V --attempt --fence --request-id --lease-ms --reason --endpoint --repository --profile --data-dir --pretty --token-file --lock-timeout-ms --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --attempt)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --fence)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --request-id)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --lease-ms)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --reason)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --endpoint)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --repository)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --profile)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --data-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --lock-timeout-ms)
+                --token-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --token-file)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                --lock-timeout-ms)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 *)
@@ -1149,34 +1197,46 @@ _agent__task() {
             return 0
             ;;
         agent__subcmd__task__subcmd__capabilities)
-            opts="-h -V --endpoint --repository --profile --data-dir --pretty --lock-timeout-ms --token-file --help --version"
+            opts="-h -V --endpoint --repository --profile --data-dir --pretty --token-file --lock-timeout-ms --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --endpoint)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --repository)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --profile)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --data-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --lock-timeout-ms)
+                --token-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --token-file)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                --lock-timeout-ms)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 *)
@@ -1187,7 +1247,7 @@ _agent__task() {
             return 0
             ;;
         agent__subcmd__task__subcmd__cas)
-            opts="-h -V --data-dir --pretty --lock-timeout-ms --token-file --help --version put cat fsck help"
+            opts="-h -V --data-dir --pretty --token-file --lock-timeout-ms --help --version put cat fsck help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1197,12 +1257,15 @@ _agent__task() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --lock-timeout-ms)
+                --token-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --token-file)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                --lock-timeout-ms)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 *)
@@ -1213,7 +1276,7 @@ _agent__task() {
             return 0
             ;;
         agent__subcmd__task__subcmd__cas__subcmd__cat)
-            opts="-h -V --out --data-dir --pretty --lock-timeout-ms --token-file --help --version"
+            opts="-h -V --out --data-dir --pretty --token-file --lock-timeout-ms --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1227,12 +1290,15 @@ _agent__task() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --lock-timeout-ms)
+                --token-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --token-file)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                --lock-timeout-ms)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 *)
@@ -1243,7 +1309,7 @@ _agent__task() {
             return 0
             ;;
         agent__subcmd__task__subcmd__cas__subcmd__fsck)
-            opts="-h -V --data-dir --pretty --lock-timeout-ms --token-file --help --version"
+            opts="-h -V --data-dir --pretty --token-file --lock-timeout-ms --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1253,12 +1319,15 @@ _agent__task() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --lock-timeout-ms)
+                --token-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --token-file)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                --lock-timeout-ms)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 *)
@@ -1339,7 +1408,7 @@ _agent__task() {
             return 0
             ;;
         agent__subcmd__task__subcmd__cas__subcmd__put)
-            opts="-h -V --data-dir --pretty --lock-timeout-ms --token-file --help --version"
+            opts="-h -V --data-dir --pretty --token-file --lock-timeout-ms --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1349,12 +1418,15 @@ _agent__task() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --lock-timeout-ms)
+                --token-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --token-file)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                --lock-timeout-ms)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 *)
@@ -1365,7 +1437,7 @@ _agent__task() {
             return 0
             ;;
         agent__subcmd__task__subcmd__change)
-            opts="-h -V --data-dir --pretty --lock-timeout-ms --token-file --help --version open help"
+            opts="-h -V --data-dir --pretty --token-file --lock-timeout-ms --help --version open help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1375,12 +1447,15 @@ _agent__task() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --lock-timeout-ms)
+                --token-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --token-file)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                --lock-timeout-ms)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 *)
@@ -1433,54 +1508,78 @@ _agent__task() {
             return 0
             ;;
         agent__subcmd__task__subcmd__change__subcmd__open)
-            opts="-h -V --repo --profile --workspace --endpoint --repository --request-id --title --body --data-dir --pretty --lock-timeout-ms --token-file --help --version"
+            opts="-h -V --workspace --repo --profile --endpoint --repository --request-id --title --body --data-dir --pretty --token-file --lock-timeout-ms --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
-                --repo)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --profile)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --workspace)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --repo)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
+                    return 0
+                    ;;
+                --profile)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
+                    return 0
+                    ;;
                 --endpoint)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --repository)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --request-id)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --title)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --body)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --data-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --lock-timeout-ms)
+                --token-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --token-file)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                --lock-timeout-ms)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 *)
@@ -1491,54 +1590,78 @@ _agent__task() {
             return 0
             ;;
         agent__subcmd__task__subcmd__checkpoint)
-            opts="-m -h -V --change --workspace --max-revision-bytes --endpoint --repository --profile --message --new-subject --data-dir --pretty --lock-timeout-ms --token-file --help --version"
+            opts="-m -h -V --workspace --new-subject --change --max-revision-bytes --endpoint --repository --profile --message --data-dir --pretty --token-file --lock-timeout-ms --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
-                --change)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --workspace)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --change)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
+                    return 0
+                    ;;
                 --max-revision-bytes)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --endpoint)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --repository)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --profile)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --message)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 -m)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --data-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --lock-timeout-ms)
+                --token-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --token-file)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                --lock-timeout-ms)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 *)
@@ -1549,46 +1672,67 @@ _agent__task() {
             return 0
             ;;
         agent__subcmd__task__subcmd__claim)
-            opts="-h -V --request-id --lease-ms --executor --endpoint --repository --profile --data-dir --pretty --lock-timeout-ms --token-file --help --version"
+            opts="-h -V --request-id --lease-ms --executor --endpoint --repository --profile --data-dir --pretty --token-file --lock-timeout-ms --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --request-id)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --lease-ms)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --executor)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --endpoint)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --repository)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --profile)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --data-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --lock-timeout-ms)
+                --token-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --token-file)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                --lock-timeout-ms)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 *)
@@ -1599,7 +1743,7 @@ _agent__task() {
             return 0
             ;;
         agent__subcmd__task__subcmd__collect)
-            opts="-h -V --descriptor --token-on-stdin --collector-dir --review-credential-file --endpoint --repository --profile --data-dir --pretty --lock-timeout-ms --token-file --help --version"
+            opts="-h -V --descriptor --token-on-stdin --collector-dir --review-credential-file --endpoint --repository --profile --data-dir --pretty --token-file --lock-timeout-ms --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1618,27 +1762,39 @@ _agent__task() {
                     return 0
                     ;;
                 --endpoint)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --repository)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --profile)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --data-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --lock-timeout-ms)
+                --token-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --token-file)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                --lock-timeout-ms)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 *)
@@ -1649,7 +1805,7 @@ _agent__task() {
             return 0
             ;;
         agent__subcmd__task__subcmd__collector)
-            opts="-h -V --data-dir --pretty --lock-timeout-ms --token-file --help --version wrapper help"
+            opts="-h -V --data-dir --pretty --token-file --lock-timeout-ms --help --version wrapper help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1659,12 +1815,15 @@ _agent__task() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --lock-timeout-ms)
+                --token-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --token-file)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                --lock-timeout-ms)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 *)
@@ -1675,42 +1834,57 @@ _agent__task() {
             return 0
             ;;
         agent__subcmd__task__subcmd__collector__subcmd__claim)
-            opts="-h -V --request-id --descriptor-out --endpoint --repository --profile --data-dir --pretty --lock-timeout-ms --token-file --help --version"
+            opts="-h -V --descriptor-out --request-id --endpoint --repository --profile --data-dir --pretty --token-file --lock-timeout-ms --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
-                --request-id)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --descriptor-out)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --request-id)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
+                    return 0
+                    ;;
                 --endpoint)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --repository)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --profile)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --data-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --lock-timeout-ms)
+                --token-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --token-file)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                --lock-timeout-ms)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 *)
@@ -1763,7 +1937,7 @@ _agent__task() {
             return 0
             ;;
         agent__subcmd__task__subcmd__collector__subcmd__wrapper)
-            opts="-h -V --out --collector-dir --binary --operator-user --agent-user --sudoers-out --endpoint --repository --profile --review-credential-file --data-dir --pretty --lock-timeout-ms --token-file --help --version"
+            opts="-h -V --out --collector-dir --binary --sudoers-out --review-credential-file --operator-user --agent-user --endpoint --repository --profile --data-dir --pretty --token-file --lock-timeout-ms --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1781,27 +1955,7 @@ _agent__task() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --operator-user)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --agent-user)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --sudoers-out)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --endpoint)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --repository)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --profile)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1809,16 +1963,54 @@ _agent__task() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --data-dir)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                --operator-user)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
-                --lock-timeout-ms)
+                --agent-user)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
+                    return 0
+                    ;;
+                --endpoint)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
+                    return 0
+                    ;;
+                --repository)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
+                    return 0
+                    ;;
+                --profile)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
+                    return 0
+                    ;;
+                --data-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --token-file)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --lock-timeout-ms)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 *)
@@ -1829,7 +2021,7 @@ _agent__task() {
             return 0
             ;;
         agent__subcmd__task__subcmd__completions)
-            opts="-h -V --out --data-dir --pretty --lock-timeout-ms --token-file --help --version bash zsh fish"
+            opts="-h -V --out --data-dir --pretty --token-file --lock-timeout-ms --help --version bash zsh fish"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1843,12 +2035,15 @@ _agent__task() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --lock-timeout-ms)
+                --token-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --token-file)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                --lock-timeout-ms)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 *)
@@ -1859,7 +2054,7 @@ _agent__task() {
             return 0
             ;;
         agent__subcmd__task__subcmd__data)
-            opts="-h -V --data-dir --pretty --lock-timeout-ms --token-file --help --version init manifest collection collect query get changes tombstone doctor help"
+            opts="-h -V --data-dir --pretty --token-file --lock-timeout-ms --help --version init manifest collection collect query get changes tombstone doctor help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1869,12 +2064,15 @@ _agent__task() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --lock-timeout-ms)
+                --token-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --token-file)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                --lock-timeout-ms)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 *)
@@ -1885,34 +2083,46 @@ _agent__task() {
             return 0
             ;;
         agent__subcmd__task__subcmd__data__subcmd__changes)
-            opts="-h -V --collection --cursor --limit --data-dir --pretty --lock-timeout-ms --token-file --help --version"
+            opts="-h -V --collection --cursor --limit --data-dir --pretty --token-file --lock-timeout-ms --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --collection)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --cursor)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --limit)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --data-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --lock-timeout-ms)
+                --token-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --token-file)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                --lock-timeout-ms)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 *)
@@ -1923,46 +2133,64 @@ _agent__task() {
             return 0
             ;;
         agent__subcmd__task__subcmd__data__subcmd__collect)
-            opts="-h -V --collection --collector --input --jsonl --batch --flush-ms --data-dir --pretty --lock-timeout-ms --token-file --help --version"
+            opts="-h -V --jsonl --collection --collector --input --batch --flush-ms --data-dir --pretty --token-file --lock-timeout-ms --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
-                --collection)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --collector)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --input)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --jsonl)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --collection)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
+                    return 0
+                    ;;
+                --collector)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
+                    return 0
+                    ;;
+                --input)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
+                    return 0
+                    ;;
                 --batch)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --flush-ms)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --data-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --lock-timeout-ms)
+                --token-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --token-file)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                --lock-timeout-ms)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 *)
@@ -1973,7 +2201,7 @@ _agent__task() {
             return 0
             ;;
         agent__subcmd__task__subcmd__data__subcmd__collection)
-            opts="-h -V --data-dir --pretty --lock-timeout-ms --token-file --help --version create list help"
+            opts="-h -V --data-dir --pretty --token-file --lock-timeout-ms --help --version create list help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1983,12 +2211,15 @@ _agent__task() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --lock-timeout-ms)
+                --token-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --token-file)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                --lock-timeout-ms)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 *)
@@ -1999,7 +2230,7 @@ _agent__task() {
             return 0
             ;;
         agent__subcmd__task__subcmd__data__subcmd__collection__subcmd__create)
-            opts="-h -V --file --id --name --description --schema-version --visibility --max-record-bytes --allowed-media-type --data-dir --pretty --lock-timeout-ms --token-file --help --version"
+            opts="-h -V --file --id --name --description --schema-version --visibility --max-record-bytes --allowed-media-type --data-dir --pretty --token-file --lock-timeout-ms --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2010,43 +2241,67 @@ _agent__task() {
                     return 0
                     ;;
                 --id)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --name)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --description)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --schema-version)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --visibility)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --max-record-bytes)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --allowed-media-type)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --data-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --lock-timeout-ms)
+                --token-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --token-file)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                --lock-timeout-ms)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 *)
@@ -2113,7 +2368,7 @@ _agent__task() {
             return 0
             ;;
         agent__subcmd__task__subcmd__data__subcmd__collection__subcmd__list)
-            opts="-h -V --data-dir --pretty --lock-timeout-ms --token-file --help --version"
+            opts="-h -V --data-dir --pretty --token-file --lock-timeout-ms --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2123,12 +2378,15 @@ _agent__task() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --lock-timeout-ms)
+                --token-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --token-file)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                --lock-timeout-ms)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 *)
@@ -2139,7 +2397,7 @@ _agent__task() {
             return 0
             ;;
         agent__subcmd__task__subcmd__data__subcmd__doctor)
-            opts="-h -V --profile --format --token-stdin --token-env --scratch-collection --expected-node-id --allow-mutations --timeout-ms --max-response-bytes --max-change-pages --token --bearer --data-dir --pretty --lock-timeout-ms --token-file --help --version"
+            opts="-h -V --token-stdin --allow-mutations --profile --format --token-env --scratch-collection --expected-node-id --timeout-ms --max-response-bytes --max-change-pages --token --bearer --data-dir --pretty --token-file --lock-timeout-ms --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2147,54 +2405,87 @@ _agent__task() {
             case "${prev}" in
                 --profile)
                     COMPREPLY=($(compgen -W "public read slice1" -- "${cur}"))
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --format)
                     COMPREPLY=($(compgen -W "json" -- "${cur}"))
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --token-env)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --scratch-collection)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --expected-node-id)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --timeout-ms)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --max-response-bytes)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --max-change-pages)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --token)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --bearer)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --data-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --lock-timeout-ms)
+                --token-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --token-file)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                --lock-timeout-ms)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 *)
@@ -2205,7 +2496,7 @@ _agent__task() {
             return 0
             ;;
         agent__subcmd__task__subcmd__data__subcmd__get)
-            opts="-h -V --content-out --data-dir --pretty --lock-timeout-ms --token-file --help --version"
+            opts="-h -V --content-out --data-dir --pretty --token-file --lock-timeout-ms --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2219,12 +2510,15 @@ _agent__task() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --lock-timeout-ms)
+                --token-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --token-file)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                --lock-timeout-ms)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 *)
@@ -2417,30 +2711,36 @@ _agent__task() {
             return 0
             ;;
         agent__subcmd__task__subcmd__data__subcmd__init)
-            opts="-h -V --node-id --file-root --data-dir --pretty --lock-timeout-ms --token-file --help --version"
+            opts="-h -V --file-root --node-id --data-dir --pretty --token-file --lock-timeout-ms --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
-                --node-id)
+                --file-root)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --file-root)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                --node-id)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --data-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --lock-timeout-ms)
+                --token-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --token-file)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                --lock-timeout-ms)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 *)
@@ -2451,26 +2751,32 @@ _agent__task() {
             return 0
             ;;
         agent__subcmd__task__subcmd__data__subcmd__manifest)
-            opts="-h -V --origin --data-dir --pretty --lock-timeout-ms --token-file --help --version"
+            opts="-h -V --origin --data-dir --pretty --token-file --lock-timeout-ms --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --origin)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --data-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --lock-timeout-ms)
+                --token-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --token-file)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                --lock-timeout-ms)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 *)
@@ -2481,38 +2787,53 @@ _agent__task() {
             return 0
             ;;
         agent__subcmd__task__subcmd__data__subcmd__query)
-            opts="-h -V --text --where --limit --collection --data-dir --pretty --lock-timeout-ms --token-file --help --version"
+            opts="-h -V --text --where --limit --collection --data-dir --pretty --token-file --lock-timeout-ms --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --text)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --where)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --limit)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --collection)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --data-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --lock-timeout-ms)
+                --token-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --token-file)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                --lock-timeout-ms)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 *)
@@ -2523,26 +2844,32 @@ _agent__task() {
             return 0
             ;;
         agent__subcmd__task__subcmd__data__subcmd__tombstone)
-            opts="-h -V --reason --data-dir --pretty --lock-timeout-ms --token-file --help --version"
+            opts="-h -V --reason --data-dir --pretty --token-file --lock-timeout-ms --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --reason)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --data-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --lock-timeout-ms)
+                --token-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --token-file)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                --lock-timeout-ms)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 *)
@@ -2553,7 +2880,7 @@ _agent__task() {
             return 0
             ;;
         agent__subcmd__task__subcmd__deploy)
-            opts="-h -V --data-dir --pretty --lock-timeout-ms --token-file --help --version check config help"
+            opts="-h -V --data-dir --pretty --token-file --lock-timeout-ms --help --version check config help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2563,12 +2890,15 @@ _agent__task() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --lock-timeout-ms)
+                --token-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --token-file)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                --lock-timeout-ms)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 *)
@@ -2579,21 +2909,13 @@ _agent__task() {
             return 0
             ;;
         agent__subcmd__task__subcmd__deploy__subcmd__check)
-            opts="-h -V --collector-dir --operator-user --agent-user --wrapper --sudoers --workspace-config --endpoint --repository --profile --token-file --claude-managed --codex-requirements --hook-map --skip --data-dir --pretty --lock-timeout-ms --help --version"
+            opts="-h -V --collector-dir --wrapper --sudoers --workspace-config --token-file --claude-managed --codex-requirements --hook-map --operator-user --agent-user --endpoint --repository --profile --skip --data-dir --pretty --lock-timeout-ms --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --collector-dir)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --operator-user)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --agent-user)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -2606,18 +2928,6 @@ _agent__task() {
                     return 0
                     ;;
                 --workspace-config)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --endpoint)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --repository)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --profile)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -2637,8 +2947,46 @@ _agent__task() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --operator-user)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
+                    return 0
+                    ;;
+                --agent-user)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
+                    return 0
+                    ;;
+                --endpoint)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
+                    return 0
+                    ;;
+                --repository)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
+                    return 0
+                    ;;
+                --profile)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
+                    return 0
+                    ;;
                 --skip)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --data-dir)
@@ -2646,7 +2994,10 @@ _agent__task() {
                     return 0
                     ;;
                 --lock-timeout-ms)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 *)
@@ -2657,7 +3008,7 @@ _agent__task() {
             return 0
             ;;
         agent__subcmd__task__subcmd__deploy__subcmd__config)
-            opts="-h -V --out --force --data-dir --pretty --lock-timeout-ms --token-file --help --version"
+            opts="-h -V --out --force --data-dir --pretty --token-file --lock-timeout-ms --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2671,12 +3022,15 @@ _agent__task() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --lock-timeout-ms)
+                --token-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --token-file)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                --lock-timeout-ms)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 *)
@@ -2743,42 +3097,60 @@ _agent__task() {
             return 0
             ;;
         agent__subcmd__task__subcmd__enroll)
-            opts="-h -V --repo --profile --step --executor --public-key --data-dir --pretty --lock-timeout-ms --token-file --help --version"
+            opts="-h -V --repo --profile --step --executor --public-key --data-dir --pretty --token-file --lock-timeout-ms --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --repo)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --profile)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --step)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --executor)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --public-key)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --data-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --lock-timeout-ms)
+                --token-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --token-file)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                --lock-timeout-ms)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 *)
@@ -2789,7 +3161,7 @@ _agent__task() {
             return 0
             ;;
         agent__subcmd__task__subcmd__enrollment)
-            opts="-h -V --data-dir --pretty --lock-timeout-ms --token-file --help --version revoke help"
+            opts="-h -V --data-dir --pretty --token-file --lock-timeout-ms --help --version revoke help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2799,12 +3171,15 @@ _agent__task() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --lock-timeout-ms)
+                --token-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --token-file)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                --lock-timeout-ms)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 *)
@@ -2857,26 +3232,32 @@ _agent__task() {
             return 0
             ;;
         agent__subcmd__task__subcmd__enrollment__subcmd__revoke)
-            opts="-h -V --registration --data-dir --pretty --lock-timeout-ms --token-file --help --version"
+            opts="-h -V --registration --data-dir --pretty --token-file --lock-timeout-ms --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --registration)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --data-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --lock-timeout-ms)
+                --token-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --token-file)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                --lock-timeout-ms)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 *)
@@ -2887,7 +3268,7 @@ _agent__task() {
             return 0
             ;;
         agent__subcmd__task__subcmd__evidence)
-            opts="-h -V --data-dir --pretty --lock-timeout-ms --token-file --help --version configure sync status help"
+            opts="-h -V --data-dir --pretty --token-file --lock-timeout-ms --help --version configure sync status help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2897,12 +3278,15 @@ _agent__task() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --lock-timeout-ms)
+                --token-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --token-file)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                --lock-timeout-ms)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 *)
@@ -2913,34 +3297,43 @@ _agent__task() {
             return 0
             ;;
         agent__subcmd__task__subcmd__evidence__subcmd__configure)
-            opts="-h -V --repo --evidence-dir --collection --data-dir --pretty --lock-timeout-ms --token-file --help --version"
+            opts="-h -V --evidence-dir --repo --collection --data-dir --pretty --token-file --lock-timeout-ms --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
-                --repo)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --evidence-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --repo)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
+                    return 0
+                    ;;
                 --collection)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --data-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --lock-timeout-ms)
+                --token-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --token-file)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                --lock-timeout-ms)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 *)
@@ -3021,7 +3414,7 @@ _agent__task() {
             return 0
             ;;
         agent__subcmd__task__subcmd__evidence__subcmd__status)
-            opts="-h -V --data-dir --pretty --lock-timeout-ms --token-file --help --version"
+            opts="-h -V --data-dir --pretty --token-file --lock-timeout-ms --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3031,12 +3424,15 @@ _agent__task() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --lock-timeout-ms)
+                --token-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --token-file)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                --lock-timeout-ms)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 *)
@@ -3047,7 +3443,7 @@ _agent__task() {
             return 0
             ;;
         agent__subcmd__task__subcmd__evidence__subcmd__sync)
-            opts="-h -V --data-dir --pretty --lock-timeout-ms --token-file --help --version"
+            opts="-h -V --data-dir --pretty --token-file --lock-timeout-ms --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3057,12 +3453,15 @@ _agent__task() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --lock-timeout-ms)
+                --token-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --token-file)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                --lock-timeout-ms)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 *)
@@ -3073,42 +3472,57 @@ _agent__task() {
             return 0
             ;;
         agent__subcmd__task__subcmd__finalize)
-            opts="-h -V --change --workspace --endpoint --repository --profile --data-dir --pretty --lock-timeout-ms --token-file --help --version"
+            opts="-h -V --workspace --change --endpoint --repository --profile --data-dir --pretty --token-file --lock-timeout-ms --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
-                --change)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --workspace)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --change)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
+                    return 0
+                    ;;
                 --endpoint)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --repository)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --profile)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --data-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --lock-timeout-ms)
+                --token-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --token-file)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                --lock-timeout-ms)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 *)
@@ -3119,54 +3533,81 @@ _agent__task() {
             return 0
             ;;
         agent__subcmd__task__subcmd__heartbeat)
-            opts="-h -V --attempt --fence --request-id --lease-ms --reason --endpoint --repository --profile --data-dir --pretty --lock-timeout-ms --token-file --help --version"
+            opts="-h -V --attempt --fence --request-id --lease-ms --reason --endpoint --repository --profile --data-dir --pretty --token-file --lock-timeout-ms --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --attempt)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --fence)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --request-id)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --lease-ms)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --reason)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --endpoint)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --repository)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --profile)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --data-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --lock-timeout-ms)
+                --token-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --token-file)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                --lock-timeout-ms)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 *)
@@ -4493,7 +4934,7 @@ _agent__task() {
             return 0
             ;;
         agent__subcmd__task__subcmd__info)
-            opts="-h -V --data-dir --pretty --lock-timeout-ms --token-file --help --version"
+            opts="-h -V --data-dir --pretty --token-file --lock-timeout-ms --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -4503,12 +4944,15 @@ _agent__task() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --lock-timeout-ms)
+                --token-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --token-file)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                --lock-timeout-ms)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 *)
@@ -4519,7 +4963,7 @@ _agent__task() {
             return 0
             ;;
         agent__subcmd__task__subcmd__init)
-            opts="-h -V --data-dir --pretty --lock-timeout-ms --token-file --help --version"
+            opts="-h -V --data-dir --pretty --token-file --lock-timeout-ms --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -4529,12 +4973,15 @@ _agent__task() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --lock-timeout-ms)
+                --token-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --token-file)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                --lock-timeout-ms)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 *)
@@ -4545,7 +4992,7 @@ _agent__task() {
             return 0
             ;;
         agent__subcmd__task__subcmd__init__subcmd__repo)
-            opts="-h -V --workspace --endpoint --collect-wrapper --data-dir --pretty --lock-timeout-ms --token-file --help --version"
+            opts="-h -V --workspace --collect-wrapper --endpoint --data-dir --pretty --token-file --lock-timeout-ms --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -4555,24 +5002,30 @@ _agent__task() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --endpoint)
+                --collect-wrapper)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --collect-wrapper)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                --endpoint)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --data-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --lock-timeout-ms)
+                --token-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --token-file)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                --lock-timeout-ms)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 *)
@@ -4583,33 +5036,13 @@ _agent__task() {
             return 0
             ;;
         agent__subcmd__task__subcmd__install__subcmd__stop)
-            opts="-h -V --agent --workspace --change --endpoint --repository --profile --repo-hooks --managed --exclusive --uninstall --settings-file --requirements-file --hooks-map --data-dir --pretty --lock-timeout-ms --token-file --help --version"
+            opts="-h -V --workspace --repo-hooks --managed --exclusive --uninstall --settings-file --requirements-file --hooks-map --agent --change --endpoint --repository --profile --data-dir --pretty --token-file --lock-timeout-ms --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
-                --agent)
-                    COMPREPLY=($(compgen -W "claude codex" -- "${cur}"))
-                    return 0
-                    ;;
                 --workspace)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --change)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --endpoint)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --repository)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --profile)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -4625,16 +5058,54 @@ _agent__task() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --data-dir)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                --agent)
+                    COMPREPLY=($(compgen -W "claude codex" -- "${cur}"))
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
-                --lock-timeout-ms)
+                --change)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
+                    return 0
+                    ;;
+                --endpoint)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
+                    return 0
+                    ;;
+                --repository)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
+                    return 0
+                    ;;
+                --profile)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
+                    return 0
+                    ;;
+                --data-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --token-file)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --lock-timeout-ms)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 *)
@@ -4645,38 +5116,53 @@ _agent__task() {
             return 0
             ;;
         agent__subcmd__task__subcmd__instructions)
-            opts="-h -V --schema-version --endpoint --repository --profile --data-dir --pretty --lock-timeout-ms --token-file --help --version"
+            opts="-h -V --schema-version --endpoint --repository --profile --data-dir --pretty --token-file --lock-timeout-ms --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --schema-version)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --endpoint)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --repository)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --profile)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --data-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --lock-timeout-ms)
+                --token-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --token-file)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                --lock-timeout-ms)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 *)
@@ -4687,7 +5173,7 @@ _agent__task() {
             return 0
             ;;
         agent__subcmd__task__subcmd__keygen)
-            opts="-h -V --collector-dir --data-dir --pretty --lock-timeout-ms --token-file --help --version"
+            opts="-h -V --collector-dir --data-dir --pretty --token-file --lock-timeout-ms --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -4701,12 +5187,15 @@ _agent__task() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --lock-timeout-ms)
+                --token-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --token-file)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                --lock-timeout-ms)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 *)
@@ -4717,34 +5206,46 @@ _agent__task() {
             return 0
             ;;
         agent__subcmd__task__subcmd__land)
-            opts="-h -V --repo --change --allow-protected-change --update-worktree --author --data-dir --pretty --lock-timeout-ms --token-file --help --version"
+            opts="-h -V --allow-protected-change --update-worktree --repo --change --author --data-dir --pretty --token-file --lock-timeout-ms --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --repo)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --change)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --author)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --data-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --lock-timeout-ms)
+                --token-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --token-file)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                --lock-timeout-ms)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 *)
@@ -4755,7 +5256,7 @@ _agent__task() {
             return 0
             ;;
         agent__subcmd__task__subcmd__man)
-            opts="-h -V --out --data-dir --pretty --lock-timeout-ms --token-file --help --version"
+            opts="-h -V --out --data-dir --pretty --token-file --lock-timeout-ms --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -4769,12 +5270,15 @@ _agent__task() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --lock-timeout-ms)
+                --token-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --token-file)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                --lock-timeout-ms)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 *)
@@ -4785,42 +5289,57 @@ _agent__task() {
             return 0
             ;;
         agent__subcmd__task__subcmd__next)
-            opts="-h -V --change --workspace --endpoint --repository --profile --data-dir --pretty --lock-timeout-ms --token-file --help --version"
+            opts="-h -V --workspace --change --endpoint --repository --profile --data-dir --pretty --token-file --lock-timeout-ms --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
-                --change)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --workspace)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --change)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
+                    return 0
+                    ;;
                 --endpoint)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --repository)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --profile)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --data-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --lock-timeout-ms)
+                --token-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --token-file)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                --lock-timeout-ms)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 *)
@@ -4831,7 +5350,7 @@ _agent__task() {
             return 0
             ;;
         agent__subcmd__task__subcmd__profile)
-            opts="-h -V --data-dir --pretty --lock-timeout-ms --token-file --help --version install help"
+            opts="-h -V --data-dir --pretty --token-file --lock-timeout-ms --help --version install help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -4841,12 +5360,15 @@ _agent__task() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --lock-timeout-ms)
+                --token-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --token-file)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                --lock-timeout-ms)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 *)
@@ -4899,37 +5421,13 @@ _agent__task() {
             return 0
             ;;
         agent__subcmd__task__subcmd__profile__subcmd__install)
-            opts="-h -V --registration --step --runtime --executable --model --provider --env --file --oci-image --sandbox-tmpfs-bytes --sandbox-address-space-bytes --sandbox-processes --sandbox-file-size-bytes --sandbox-cpu-seconds --sandbox-uid --data-dir --pretty --lock-timeout-ms --token-file --help --version"
+            opts="-h -V --executable --file --registration --step --runtime --model --provider --env --oci-image --sandbox-tmpfs-bytes --sandbox-address-space-bytes --sandbox-processes --sandbox-file-size-bytes --sandbox-cpu-seconds --sandbox-uid --data-dir --pretty --token-file --lock-timeout-ms --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
-                --registration)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --step)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --runtime)
-                    COMPREPLY=($(compgen -W "bwrap unshare oci review" -- "${cur}"))
-                    return 0
-                    ;;
                 --executable)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --model)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --provider)
-                    COMPREPLY=($(compgen -W "anthropic" -- "${cur}"))
-                    return 0
-                    ;;
-                --env)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -4937,44 +5435,110 @@ _agent__task() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --registration)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
+                    return 0
+                    ;;
+                --step)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
+                    return 0
+                    ;;
+                --runtime)
+                    COMPREPLY=($(compgen -W "bwrap unshare oci review" -- "${cur}"))
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
+                    return 0
+                    ;;
+                --model)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
+                    return 0
+                    ;;
+                --provider)
+                    COMPREPLY=($(compgen -W "anthropic" -- "${cur}"))
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
+                    return 0
+                    ;;
+                --env)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
+                    return 0
+                    ;;
                 --oci-image)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --sandbox-tmpfs-bytes)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --sandbox-address-space-bytes)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --sandbox-processes)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --sandbox-file-size-bytes)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --sandbox-cpu-seconds)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --sandbox-uid)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --data-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --lock-timeout-ms)
+                --token-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --token-file)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                --lock-timeout-ms)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 *)
@@ -4985,42 +5549,57 @@ _agent__task() {
             return 0
             ;;
         agent__subcmd__task__subcmd__qualify)
-            opts="-h -V --change --workspace --endpoint --repository --profile --data-dir --pretty --lock-timeout-ms --token-file --help --version"
+            opts="-h -V --workspace --change --endpoint --repository --profile --data-dir --pretty --token-file --lock-timeout-ms --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
-                --change)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --workspace)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --change)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
+                    return 0
+                    ;;
                 --endpoint)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --repository)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --profile)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --data-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --lock-timeout-ms)
+                --token-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --token-file)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                --lock-timeout-ms)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 *)
@@ -5031,54 +5610,81 @@ _agent__task() {
             return 0
             ;;
         agent__subcmd__task__subcmd__reconcile)
-            opts="-h -V --attempt --fence --request-id --lease-ms --reason --endpoint --repository --profile --data-dir --pretty --lock-timeout-ms --token-file --help --version"
+            opts="-h -V --attempt --fence --request-id --lease-ms --reason --endpoint --repository --profile --data-dir --pretty --token-file --lock-timeout-ms --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --attempt)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --fence)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --request-id)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --lease-ms)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --reason)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --endpoint)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --repository)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --profile)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --data-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --lock-timeout-ms)
+                --token-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --token-file)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                --lock-timeout-ms)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 *)
@@ -5089,46 +5695,67 @@ _agent__task() {
             return 0
             ;;
         agent__subcmd__task__subcmd__recovery)
-            opts="-h -V --task --attempt --request-id --endpoint --repository --profile --data-dir --pretty --lock-timeout-ms --token-file --help --version"
+            opts="-h -V --task --attempt --request-id --endpoint --repository --profile --data-dir --pretty --token-file --lock-timeout-ms --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --task)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --attempt)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --request-id)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --endpoint)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --repository)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --profile)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --data-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --lock-timeout-ms)
+                --token-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --token-file)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                --lock-timeout-ms)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 *)
@@ -5139,42 +5766,60 @@ _agent__task() {
             return 0
             ;;
         agent__subcmd__task__subcmd__reference)
-            opts="-h -V --schema-version --expected-sha256 --endpoint --repository --profile --data-dir --pretty --lock-timeout-ms --token-file --help --version"
+            opts="-h -V --schema-version --expected-sha256 --endpoint --repository --profile --data-dir --pretty --token-file --lock-timeout-ms --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --schema-version)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --expected-sha256)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --endpoint)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --repository)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --profile)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --data-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --lock-timeout-ms)
+                --token-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --token-file)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                --lock-timeout-ms)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 *)
@@ -5185,7 +5830,7 @@ _agent__task() {
             return 0
             ;;
         agent__subcmd__task__subcmd__repo)
-            opts="-h -V --data-dir --pretty --lock-timeout-ms --token-file --help --version add list help"
+            opts="-h -V --data-dir --pretty --token-file --lock-timeout-ms --help --version add list help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -5195,12 +5840,15 @@ _agent__task() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --lock-timeout-ms)
+                --token-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --token-file)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                --lock-timeout-ms)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 *)
@@ -5211,7 +5859,7 @@ _agent__task() {
             return 0
             ;;
         agent__subcmd__task__subcmd__repo__subcmd__add)
-            opts="-h -V --source --target --data-dir --pretty --lock-timeout-ms --token-file --help --version"
+            opts="-h -V --source --target --data-dir --pretty --token-file --lock-timeout-ms --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -5222,19 +5870,25 @@ _agent__task() {
                     return 0
                     ;;
                 --target)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --data-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --lock-timeout-ms)
+                --token-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --token-file)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                --lock-timeout-ms)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 *)
@@ -5301,7 +5955,7 @@ _agent__task() {
             return 0
             ;;
         agent__subcmd__task__subcmd__repo__subcmd__list)
-            opts="-h -V --data-dir --pretty --lock-timeout-ms --token-file --help --version"
+            opts="-h -V --data-dir --pretty --token-file --lock-timeout-ms --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -5311,12 +5965,15 @@ _agent__task() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --lock-timeout-ms)
+                --token-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --token-file)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                --lock-timeout-ms)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 *)
@@ -5327,7 +5984,7 @@ _agent__task() {
             return 0
             ;;
         agent__subcmd__task__subcmd__requirement)
-            opts="-h -V --data-dir --pretty --lock-timeout-ms --token-file --help --version install show help"
+            opts="-h -V --data-dir --pretty --token-file --lock-timeout-ms --help --version install show help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -5337,12 +5994,15 @@ _agent__task() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --lock-timeout-ms)
+                --token-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --token-file)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                --lock-timeout-ms)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 *)
@@ -5409,34 +6069,43 @@ _agent__task() {
             return 0
             ;;
         agent__subcmd__task__subcmd__requirement__subcmd__install)
-            opts="-h -V --repo --profile --file --bump-epoch --data-dir --pretty --lock-timeout-ms --token-file --help --version"
+            opts="-h -V --file --bump-epoch --repo --profile --data-dir --pretty --token-file --lock-timeout-ms --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
-                --repo)
+                --file)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --repo)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --profile)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --file)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --data-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --lock-timeout-ms)
+                --token-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --token-file)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                --lock-timeout-ms)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 *)
@@ -5447,30 +6116,39 @@ _agent__task() {
             return 0
             ;;
         agent__subcmd__task__subcmd__requirement__subcmd__show)
-            opts="-h -V --repo --profile --data-dir --pretty --lock-timeout-ms --token-file --help --version"
+            opts="-h -V --repo --profile --data-dir --pretty --token-file --lock-timeout-ms --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --repo)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --profile)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --data-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --lock-timeout-ms)
+                --token-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --token-file)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                --lock-timeout-ms)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 *)
@@ -5481,42 +6159,57 @@ _agent__task() {
             return 0
             ;;
         agent__subcmd__task__subcmd__requirements)
-            opts="-h -V --change --workspace --endpoint --repository --profile --data-dir --pretty --lock-timeout-ms --token-file --help --version"
+            opts="-h -V --workspace --change --endpoint --repository --profile --data-dir --pretty --token-file --lock-timeout-ms --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
-                --change)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --workspace)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --change)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
+                    return 0
+                    ;;
                 --endpoint)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --repository)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --profile)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --data-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --lock-timeout-ms)
+                --token-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --token-file)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                --lock-timeout-ms)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 *)
@@ -5527,7 +6220,7 @@ _agent__task() {
             return 0
             ;;
         agent__subcmd__task__subcmd__result)
-            opts="-h -V --file --endpoint --repository --profile --data-dir --pretty --lock-timeout-ms --token-file --help --version"
+            opts="-h -V --file --endpoint --repository --profile --data-dir --pretty --token-file --lock-timeout-ms --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -5538,27 +6231,39 @@ _agent__task() {
                     return 0
                     ;;
                 --endpoint)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --repository)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --profile)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --data-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --lock-timeout-ms)
+                --token-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --token-file)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                --lock-timeout-ms)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 *)
@@ -5569,7 +6274,7 @@ _agent__task() {
             return 0
             ;;
         agent__subcmd__task__subcmd__retry__subcmd__upload)
-            opts="-h -V --collector-dir --operation --endpoint --repository --profile --data-dir --pretty --lock-timeout-ms --token-file --help --version"
+            opts="-h -V --collector-dir --operation --endpoint --repository --profile --data-dir --pretty --token-file --lock-timeout-ms --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -5580,31 +6285,46 @@ _agent__task() {
                     return 0
                     ;;
                 --operation)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --endpoint)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --repository)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --profile)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --data-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --lock-timeout-ms)
+                --token-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --token-file)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                --lock-timeout-ms)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 *)
@@ -5615,7 +6335,7 @@ _agent__task() {
             return 0
             ;;
         agent__subcmd__task__subcmd__runtime)
-            opts="-h -V --data-dir --pretty --lock-timeout-ms --token-file --help --version probe help"
+            opts="-h -V --data-dir --pretty --token-file --lock-timeout-ms --help --version probe help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -5625,12 +6345,15 @@ _agent__task() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --lock-timeout-ms)
+                --token-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --token-file)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                --lock-timeout-ms)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 *)
@@ -5683,7 +6406,7 @@ _agent__task() {
             return 0
             ;;
         agent__subcmd__task__subcmd__runtime__subcmd__probe)
-            opts="-h -V --runtime --oci-image --sandbox-tmpfs-bytes --sandbox-address-space-bytes --sandbox-processes --sandbox-file-size-bytes --sandbox-cpu-seconds --sandbox-uid --data-dir --pretty --lock-timeout-ms --token-file --help --version"
+            opts="-h -V --runtime --oci-image --sandbox-tmpfs-bytes --sandbox-address-space-bytes --sandbox-processes --sandbox-file-size-bytes --sandbox-cpu-seconds --sandbox-uid --data-dir --pretty --token-file --lock-timeout-ms --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -5691,46 +6414,73 @@ _agent__task() {
             case "${prev}" in
                 --runtime)
                     COMPREPLY=($(compgen -W "bwrap unshare oci" -- "${cur}"))
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --oci-image)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --sandbox-tmpfs-bytes)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --sandbox-address-space-bytes)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --sandbox-processes)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --sandbox-file-size-bytes)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --sandbox-cpu-seconds)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --sandbox-uid)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --data-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --lock-timeout-ms)
+                --token-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --token-file)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                --lock-timeout-ms)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 *)
@@ -5741,26 +6491,32 @@ _agent__task() {
             return 0
             ;;
         agent__subcmd__task__subcmd__sandbox__subcmd__exec)
-            opts="-h -V --limits --data-dir --pretty --lock-timeout-ms --token-file --help --version"
+            opts="-h -V --limits --data-dir --pretty --token-file --lock-timeout-ms --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --limits)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --data-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --lock-timeout-ms)
+                --token-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --token-file)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                --lock-timeout-ms)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 *)
@@ -5771,16 +6527,12 @@ _agent__task() {
             return 0
             ;;
         agent__subcmd__task__subcmd__serve)
-            opts="-h -V --bind --tls-cert --tls-key --insecure-http --public-name --data-token-file --workers --compute-threads --max-connections --accept-backlog --accept-backlog-ms --max-header-bytes --max-headers --head-budget --first-byte-timeout-ms --min-head-rate --head-timeout-ms --body-timeout-ms --idle-timeout-ms --send-timeout-ms --workspace-config --max-revision-bytes --max-manifest-bytes --max-pack-bytes --staging-quota-bytes --staging-ttl-ms --write-queue --write-batch --writer-stats-ms --evidence-sync-ms --data-dir --pretty --lock-timeout-ms --token-file --help --version"
+            opts="-h -V --tls-cert --tls-key --insecure-http --data-token-file --workspace-config --bind --public-name --workers --compute-threads --max-connections --accept-backlog --accept-backlog-ms --max-header-bytes --max-headers --head-budget --first-byte-timeout-ms --min-head-rate --head-timeout-ms --body-timeout-ms --idle-timeout-ms --send-timeout-ms --max-revision-bytes --max-manifest-bytes --max-pack-bytes --staging-quota-bytes --staging-ttl-ms --write-queue --write-batch --writer-stats-ms --evidence-sync-ms --data-dir --pretty --token-file --lock-timeout-ms --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
-                --bind)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --tls-cert)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -5789,67 +6541,7 @@ _agent__task() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --public-name)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --data-token-file)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --workers)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --compute-threads)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --max-connections)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --accept-backlog)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --accept-backlog-ms)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --max-header-bytes)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --max-headers)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --head-budget)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --first-byte-timeout-ms)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --min-head-rate)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --head-timeout-ms)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --body-timeout-ms)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --idle-timeout-ms)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --send-timeout-ms)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -5857,52 +6549,194 @@ _agent__task() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --bind)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
+                    return 0
+                    ;;
+                --public-name)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
+                    return 0
+                    ;;
+                --workers)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
+                    return 0
+                    ;;
+                --compute-threads)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
+                    return 0
+                    ;;
+                --max-connections)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
+                    return 0
+                    ;;
+                --accept-backlog)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
+                    return 0
+                    ;;
+                --accept-backlog-ms)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
+                    return 0
+                    ;;
+                --max-header-bytes)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
+                    return 0
+                    ;;
+                --max-headers)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
+                    return 0
+                    ;;
+                --head-budget)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
+                    return 0
+                    ;;
+                --first-byte-timeout-ms)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
+                    return 0
+                    ;;
+                --min-head-rate)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
+                    return 0
+                    ;;
+                --head-timeout-ms)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
+                    return 0
+                    ;;
+                --body-timeout-ms)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
+                    return 0
+                    ;;
+                --idle-timeout-ms)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
+                    return 0
+                    ;;
+                --send-timeout-ms)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
+                    return 0
+                    ;;
                 --max-revision-bytes)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --max-manifest-bytes)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --max-pack-bytes)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --staging-quota-bytes)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --staging-ttl-ms)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --write-queue)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --write-batch)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --writer-stats-ms)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --evidence-sync-ms)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --data-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --lock-timeout-ms)
+                --token-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --token-file)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                --lock-timeout-ms)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 *)
@@ -5913,42 +6747,60 @@ _agent__task() {
             return 0
             ;;
         agent__subcmd__task__subcmd__status)
-            opts="-h -V --task --attempt --endpoint --repository --profile --data-dir --pretty --lock-timeout-ms --token-file --help --version"
+            opts="-h -V --task --attempt --endpoint --repository --profile --data-dir --pretty --token-file --lock-timeout-ms --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --task)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --attempt)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --endpoint)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --repository)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --profile)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --data-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --lock-timeout-ms)
+                --token-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --token-file)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                --lock-timeout-ms)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 *)
@@ -5959,7 +6811,7 @@ _agent__task() {
             return 0
             ;;
         agent__subcmd__task__subcmd__sync)
-            opts="-h -V --data-dir --pretty --lock-timeout-ms --token-file --help --version keygen identity authority peer pull status reset help"
+            opts="-h -V --data-dir --pretty --token-file --lock-timeout-ms --help --version keygen identity authority peer pull status reset help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -5969,12 +6821,15 @@ _agent__task() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --lock-timeout-ms)
+                --token-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --token-file)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                --lock-timeout-ms)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 *)
@@ -5985,7 +6840,7 @@ _agent__task() {
             return 0
             ;;
         agent__subcmd__task__subcmd__sync__subcmd__authority)
-            opts="-h -V --data-dir --pretty --lock-timeout-ms --token-file --help --version add list remove help"
+            opts="-h -V --data-dir --pretty --token-file --lock-timeout-ms --help --version add list remove help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -5995,12 +6850,15 @@ _agent__task() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --lock-timeout-ms)
+                --token-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --token-file)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                --lock-timeout-ms)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 *)
@@ -6011,46 +6869,64 @@ _agent__task() {
             return 0
             ;;
         agent__subcmd__task__subcmd__sync__subcmd__authority__subcmd__add)
-            opts="-h -V --peer --bearer-file --collection --recipient-id --recipient-key --recipient-key-id --data-dir --pretty --lock-timeout-ms --token-file --help --version"
+            opts="-h -V --bearer-file --peer --collection --recipient-id --recipient-key --recipient-key-id --data-dir --pretty --token-file --lock-timeout-ms --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
-                --peer)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --bearer-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --peer)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
+                    return 0
+                    ;;
                 --collection)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --recipient-id)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --recipient-key)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --recipient-key-id)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --data-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --lock-timeout-ms)
+                --token-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --token-file)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                --lock-timeout-ms)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 *)
@@ -6131,7 +7007,7 @@ _agent__task() {
             return 0
             ;;
         agent__subcmd__task__subcmd__sync__subcmd__authority__subcmd__list)
-            opts="-h -V --data-dir --pretty --lock-timeout-ms --token-file --help --version"
+            opts="-h -V --data-dir --pretty --token-file --lock-timeout-ms --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -6141,12 +7017,15 @@ _agent__task() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --lock-timeout-ms)
+                --token-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --token-file)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                --lock-timeout-ms)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 *)
@@ -6157,26 +7036,32 @@ _agent__task() {
             return 0
             ;;
         agent__subcmd__task__subcmd__sync__subcmd__authority__subcmd__remove)
-            opts="-h -V --peer --data-dir --pretty --lock-timeout-ms --token-file --help --version"
+            opts="-h -V --peer --data-dir --pretty --token-file --lock-timeout-ms --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --peer)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --data-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --lock-timeout-ms)
+                --token-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --token-file)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                --lock-timeout-ms)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 *)
@@ -6397,7 +7282,7 @@ _agent__task() {
             return 0
             ;;
         agent__subcmd__task__subcmd__sync__subcmd__identity)
-            opts="-h -V --data-dir --pretty --lock-timeout-ms --token-file --help --version"
+            opts="-h -V --data-dir --pretty --token-file --lock-timeout-ms --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -6407,12 +7292,15 @@ _agent__task() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --lock-timeout-ms)
+                --token-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --token-file)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                --lock-timeout-ms)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 *)
@@ -6423,30 +7311,36 @@ _agent__task() {
             return 0
             ;;
         agent__subcmd__task__subcmd__sync__subcmd__keygen)
-            opts="-h -V --id --import --data-dir --pretty --lock-timeout-ms --token-file --help --version"
+            opts="-h -V --import --id --data-dir --pretty --token-file --lock-timeout-ms --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
-                --id)
+                --import)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --import)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                --id)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --data-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --lock-timeout-ms)
+                --token-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --token-file)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                --lock-timeout-ms)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 *)
@@ -6457,7 +7351,7 @@ _agent__task() {
             return 0
             ;;
         agent__subcmd__task__subcmd__sync__subcmd__peer)
-            opts="-h -V --data-dir --pretty --lock-timeout-ms --token-file --help --version add list remove help"
+            opts="-h -V --data-dir --pretty --token-file --lock-timeout-ms --help --version add list remove help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -6467,12 +7361,15 @@ _agent__task() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --lock-timeout-ms)
+                --token-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --token-file)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                --lock-timeout-ms)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 *)
@@ -6483,32 +7380,12 @@ _agent__task() {
             return 0
             ;;
         agent__subcmd__task__subcmd__sync__subcmd__peer__subcmd__add)
-            opts="-h -V --peer --origin --node-id --publisher-id --publisher-key --page-token-file --ca-file --data-dir --pretty --lock-timeout-ms --token-file --help --version"
+            opts="-h -V --page-token-file --ca-file --peer --origin --node-id --publisher-id --publisher-key --data-dir --pretty --token-file --lock-timeout-ms --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
-                --peer)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --origin)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --node-id)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --publisher-id)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --publisher-key)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --page-token-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -6517,16 +7394,54 @@ _agent__task() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --data-dir)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                --peer)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
-                --lock-timeout-ms)
+                --origin)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
+                    return 0
+                    ;;
+                --node-id)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
+                    return 0
+                    ;;
+                --publisher-id)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
+                    return 0
+                    ;;
+                --publisher-key)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
+                    return 0
+                    ;;
+                --data-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --token-file)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --lock-timeout-ms)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 *)
@@ -6607,7 +7522,7 @@ _agent__task() {
             return 0
             ;;
         agent__subcmd__task__subcmd__sync__subcmd__peer__subcmd__list)
-            opts="-h -V --data-dir --pretty --lock-timeout-ms --token-file --help --version"
+            opts="-h -V --data-dir --pretty --token-file --lock-timeout-ms --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -6617,12 +7532,15 @@ _agent__task() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --lock-timeout-ms)
+                --token-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --token-file)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                --lock-timeout-ms)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 *)
@@ -6633,26 +7551,32 @@ _agent__task() {
             return 0
             ;;
         agent__subcmd__task__subcmd__sync__subcmd__peer__subcmd__remove)
-            opts="-h -V --peer --data-dir --pretty --lock-timeout-ms --token-file --help --version"
+            opts="-h -V --peer --data-dir --pretty --token-file --lock-timeout-ms --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --peer)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --data-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --lock-timeout-ms)
+                --token-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --token-file)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                --lock-timeout-ms)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 *)
@@ -6663,42 +7587,60 @@ _agent__task() {
             return 0
             ;;
         agent__subcmd__task__subcmd__sync__subcmd__pull)
-            opts="-h -V --peer --collection --limit --max-pages --max-plaintext-bytes --data-dir --pretty --lock-timeout-ms --token-file --help --version"
+            opts="-h -V --peer --collection --limit --max-pages --max-plaintext-bytes --data-dir --pretty --token-file --lock-timeout-ms --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --peer)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --collection)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --limit)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --max-pages)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --max-plaintext-bytes)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --data-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --lock-timeout-ms)
+                --token-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --token-file)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                --lock-timeout-ms)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 *)
@@ -6709,30 +7651,39 @@ _agent__task() {
             return 0
             ;;
         agent__subcmd__task__subcmd__sync__subcmd__reset)
-            opts="-h -V --peer --collection --data-dir --pretty --lock-timeout-ms --token-file --help --version"
+            opts="-h -V --peer --collection --data-dir --pretty --token-file --lock-timeout-ms --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --peer)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --collection)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --data-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --lock-timeout-ms)
+                --token-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --token-file)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                --lock-timeout-ms)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 *)
@@ -6743,30 +7694,39 @@ _agent__task() {
             return 0
             ;;
         agent__subcmd__task__subcmd__sync__subcmd__status)
-            opts="-h -V --peer --collection --data-dir --pretty --lock-timeout-ms --token-file --help --version"
+            opts="-h -V --peer --collection --data-dir --pretty --token-file --lock-timeout-ms --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --peer)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --collection)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --data-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --lock-timeout-ms)
+                --token-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --token-file)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                --lock-timeout-ms)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 *)
@@ -6777,7 +7737,7 @@ _agent__task() {
             return 0
             ;;
         agent__subcmd__task__subcmd__task__subcmd__codex__subcmd__stop)
-            opts="-h -V --workspace --endpoint --repository --profile --managed --hooks-map --data-dir --pretty --lock-timeout-ms --token-file --help --version"
+            opts="-h -V --workspace --managed --hooks-map --endpoint --repository --profile --data-dir --pretty --token-file --lock-timeout-ms --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -6787,32 +7747,44 @@ _agent__task() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --endpoint)
+                --hooks-map)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --endpoint)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --repository)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --profile)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --hooks-map)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --data-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --lock-timeout-ms)
+                --token-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --token-file)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                --lock-timeout-ms)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 *)
@@ -6823,7 +7795,7 @@ _agent__task() {
             return 0
             ;;
         agent__subcmd__task__subcmd__task__subcmd__stop)
-            opts="-h -V --workspace --endpoint --repository --profile --managed --hooks-map --data-dir --pretty --lock-timeout-ms --token-file --help --version"
+            opts="-h -V --workspace --managed --hooks-map --endpoint --repository --profile --data-dir --pretty --token-file --lock-timeout-ms --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -6833,32 +7805,44 @@ _agent__task() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --endpoint)
+                --hooks-map)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --endpoint)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --repository)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --profile)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --hooks-map)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --data-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --lock-timeout-ms)
+                --token-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --token-file)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                --lock-timeout-ms)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 *)
@@ -6869,7 +7853,7 @@ _agent__task() {
             return 0
             ;;
         agent__subcmd__task__subcmd__token)
-            opts="-h -V --data-dir --pretty --lock-timeout-ms --token-file --help --version issue revoke help"
+            opts="-h -V --data-dir --pretty --token-file --lock-timeout-ms --help --version issue revoke help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -6879,12 +7863,15 @@ _agent__task() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --lock-timeout-ms)
+                --token-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --token-file)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                --lock-timeout-ms)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 *)
@@ -6951,34 +7938,43 @@ _agent__task() {
             return 0
             ;;
         agent__subcmd__task__subcmd__token__subcmd__issue)
-            opts="-h -V --owner --agent --out --data-dir --pretty --lock-timeout-ms --token-file --help --version"
+            opts="-h -V --out --owner --agent --data-dir --pretty --token-file --lock-timeout-ms --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
-                --owner)
+                --out)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --owner)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --agent)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --out)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --data-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --lock-timeout-ms)
+                --token-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --token-file)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                --lock-timeout-ms)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 *)
@@ -6989,30 +7985,39 @@ _agent__task() {
             return 0
             ;;
         agent__subcmd__task__subcmd__token__subcmd__revoke)
-            opts="-h -V --owner --agent --data-dir --pretty --lock-timeout-ms --token-file --help --version"
+            opts="-h -V --owner --agent --data-dir --pretty --token-file --lock-timeout-ms --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --owner)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --agent)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --data-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --lock-timeout-ms)
+                --token-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --token-file)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                --lock-timeout-ms)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 *)
@@ -7023,7 +8028,7 @@ _agent__task() {
             return 0
             ;;
         agent__subcmd__task__subcmd__verify)
-            opts="-h -V --repo --commit --key --allow-override --data-dir --pretty --lock-timeout-ms --token-file --help --version"
+            opts="-h -V --repo --key --allow-override --commit --data-dir --pretty --token-file --lock-timeout-ms --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -7033,24 +8038,30 @@ _agent__task() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --commit)
+                --key)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --key)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                --commit)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --data-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --lock-timeout-ms)
+                --token-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --token-file)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                --lock-timeout-ms)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 *)

@@ -16,8 +16,8 @@ _agent-task() {
     local context curcontext="$curcontext" state line
     _arguments "${_arguments_options[@]}" : \
 '--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
-'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help (see more with '\''--help'\'')]' \
 '--help[Print help (see more with '\''--help'\'')]' \
@@ -35,8 +35,8 @@ _agent-task() {
             (init)
 _arguments "${_arguments_options[@]}" : \
 '--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
-'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -47,8 +47,8 @@ _arguments "${_arguments_options[@]}" : \
 (info)
 _arguments "${_arguments_options[@]}" : \
 '--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
-'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -59,8 +59,8 @@ _arguments "${_arguments_options[@]}" : \
 (cas)
 _arguments "${_arguments_options[@]}" : \
 '--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
-'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -79,8 +79,8 @@ _arguments "${_arguments_options[@]}" : \
             (put)
 _arguments "${_arguments_options[@]}" : \
 '--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
-'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -93,21 +93,21 @@ _arguments "${_arguments_options[@]}" : \
 _arguments "${_arguments_options[@]}" : \
 '--out=[Where to write the bytes (created 0600; must not exist)]:FILE:_files' \
 '--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
-'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
 '-V[Print version]' \
 '--version[Print version]' \
-':digest -- The object'\''s SHA-256 (64 lowercase hex):_default' \
+':digest -- The object'\''s SHA-256 (64 lowercase hex):' \
 && ret=0
 ;;
 (fsck)
 _arguments "${_arguments_options[@]}" : \
 '--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
-'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -154,8 +154,8 @@ esac
 (runtime)
 _arguments "${_arguments_options[@]}" : \
 '--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
-'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -176,16 +176,16 @@ _arguments "${_arguments_options[@]}" : \
 '--runtime=[Which runtime]:RUNTIME:((bwrap\:"bubblewrap\: read-only snapshot, no network, pid namespace, sized private tmpfs, pinned limits"
 unshare\:"unshare\: refused (it shares the host file system with candidate code)"
 oci\:"podman or docker with --network none"))' \
-'--oci-image=[For \`oci\`\: the image, pinned by digest (\`NAME@sha256\:<64 hex>\`); it must be in the engine'\''s local store (never pulled)]:REF:_default' \
-'--sandbox-tmpfs-bytes=[Size of each writable tmpfs inside the sandbox (/tmp, /scratch, /dev/shm)]:BYTES:_default' \
-'--sandbox-address-space-bytes=[Address space of each sandboxed process (RLIMIT_AS)]:BYTES:_default' \
-'--sandbox-processes=[Processes and threads of the sandbox'\''s uid (RLIMIT_NPROC)]:N:_default' \
-'--sandbox-file-size-bytes=[Largest file a sandboxed process may write (RLIMIT_FSIZE)]:BYTES:_default' \
-'--sandbox-cpu-seconds=[CPU time of each sandboxed process (RLIMIT_CPU)]:SECONDS:_default' \
-'--sandbox-uid=[The dedicated uid (and gid) candidate code runs as; only when the collector runs as root, where it is required (default 2000000000)]:UID:_default' \
+'--oci-image=[For \`oci\`\: the image, pinned by digest (\`NAME@sha256\:<64 hex>\`); it must be in the engine'\''s local store (never pulled)]:REF:' \
+'--sandbox-tmpfs-bytes=[Size of each writable tmpfs inside the sandbox (/tmp, /scratch, /dev/shm)]:BYTES:' \
+'--sandbox-address-space-bytes=[Address space of each sandboxed process (RLIMIT_AS)]:BYTES:' \
+'--sandbox-processes=[Processes and threads of the sandbox'\''s uid (RLIMIT_NPROC)]:N:' \
+'--sandbox-file-size-bytes=[Largest file a sandboxed process may write (RLIMIT_FSIZE)]:BYTES:' \
+'--sandbox-cpu-seconds=[CPU time of each sandboxed process (RLIMIT_CPU)]:SECONDS:' \
+'--sandbox-uid=[The dedicated uid (and gid) candidate code runs as; only when the collector runs as root, where it is required (default 2000000000)]:UID:' \
 '--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
-'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help (see more with '\''--help'\'')]' \
 '--help[Print help (see more with '\''--help'\'')]' \
@@ -223,10 +223,10 @@ esac
 ;;
 (completions)
 _arguments "${_arguments_options[@]}" : \
-'--out=[Write the script to this file instead of embedding it in the JSON output]:FILE:_files' \
+'--out=[Write the script to this file (and print a JSON summary) instead of printing the script itself on stdout]:FILE:_files' \
 '--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
-'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help (see more with '\''--help'\'')]' \
 '--help[Print help (see more with '\''--help'\'')]' \
@@ -241,8 +241,8 @@ fish\:"fish"))' \
 _arguments "${_arguments_options[@]}" : \
 '--out=[Directory to write \`agent-task.1\` and \`agent-task-<cmd>.1\` into (created, with its parents, when missing)]:DIR:_files' \
 '--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
-'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -253,8 +253,8 @@ _arguments "${_arguments_options[@]}" : \
 (data)
 _arguments "${_arguments_options[@]}" : \
 '--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
-'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -272,11 +272,11 @@ _arguments "${_arguments_options[@]}" : \
         case $line[1] in
             (init)
 _arguments "${_arguments_options[@]}" : \
-'--node-id=[Node id to assert (default on first init\: \`node_\` + a random UUID)]:ID:_default' \
 '*--file-root=[A directory the \`file\` collector may read under (repeatable; added to the node config)]:DIR:_files' \
+'--node-id=[Node id to assert (default on first init\: \`node_\` + a random UUID)]:ID:' \
 '--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
-'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -286,10 +286,10 @@ _arguments "${_arguments_options[@]}" : \
 ;;
 (manifest)
 _arguments "${_arguments_options[@]}" : \
-'--origin=[Origin to build absolute endpoint URLs on (for example \`http\://127.0.0.1\:7742\`); without it the endpoints are paths]:ORIGIN:_default' \
+'--origin=[Origin to build absolute endpoint URLs on (for example \`http\://127.0.0.1\:7742\`); without it the endpoints are paths]:ORIGIN:' \
 '--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
-'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -300,8 +300,8 @@ _arguments "${_arguments_options[@]}" : \
 (collection)
 _arguments "${_arguments_options[@]}" : \
 '--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
-'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -320,16 +320,16 @@ _arguments "${_arguments_options[@]}" : \
             (create)
 _arguments "${_arguments_options[@]}" : \
 '(--id --name --description --schema-version --visibility --max-record-bytes --allowed-media-type)--file=[A JSON file holding the definition (\`-\` for stdin)]:F:_files' \
-'--id=[Collection id]:ID:_default' \
-'--name=[Display name]:NAME:_default' \
-'--description=[Description]:DESCRIPTION:_default' \
-'--schema-version=[\`schema.version\` (default "1")]:V:_default' \
-'--visibility=[\`policy.visibility\`\: private (default) or public]:VISIBILITY:_default' \
-'--max-record-bytes=[\`policy.max_record_bytes\`]:N:_default' \
-'*--allowed-media-type=[An allowed media type (repeatable); \`--allowed-media-type '\'''\''\` alone gives an empty allow-list, which denies everything]:TYPE:_default' \
+'--id=[Collection id]:ID:' \
+'--name=[Display name]:NAME:' \
+'--description=[Description]:DESCRIPTION:' \
+'--schema-version=[\`schema.version\` (default "1")]:V:' \
+'--visibility=[\`policy.visibility\`\: private (default) or public]:VISIBILITY:' \
+'--max-record-bytes=[\`policy.max_record_bytes\`]:N:' \
+'*--allowed-media-type=[An allowed media type (repeatable); \`--allowed-media-type '\'''\''\` alone gives an empty allow-list, which denies everything]:TYPE:' \
 '--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
-'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -340,8 +340,8 @@ _arguments "${_arguments_options[@]}" : \
 (list)
 _arguments "${_arguments_options[@]}" : \
 '--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
-'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -383,15 +383,15 @@ esac
 ;;
 (collect)
 _arguments "${_arguments_options[@]}" : \
-'--collection=[Collection id]:COLLECTION:_default' \
-'--collector=[Collector id (\`text\`, \`file\`, …)]:COLLECTOR:_default' \
-'(--jsonl)--input=[The collector input as a JSON object]:JSON:_default' \
 '--jsonl=[Bulk ingest\: a file (or \`-\` for stdin) with one collector input object per line. Many records share each durable transaction; after each commit one JSON line on stderr acknowledges every line up to \`committed_through_line\`]:FILE|-:_files' \
-'--batch=[Lines per durable transaction in bulk mode, at most (the first batch has at most 1,024, each next one four times the last; a batch is also cut at 16 MiB of prepared records)]:N:_default' \
-'--flush-ms=[Bulk mode\: a batch also commits once its first line has waited this many milliseconds, however few lines it has, so a slow producer'\''s lines are acknowledged within about this long]:MS:_default' \
+'--collection=[Collection id]:COLLECTION:' \
+'--collector=[Collector id (\`text\`, \`file\`, …)]:COLLECTOR:' \
+'(--jsonl)--input=[The collector input as a JSON object]:JSON:' \
+'--batch=[Lines per durable transaction in bulk mode, at most (the first batch has at most 1,024, each next one four times the last; a batch is also cut at 16 MiB of prepared records)]:N:' \
+'--flush-ms=[Bulk mode\: a batch also commits once its first line has waited this many milliseconds, however few lines it has, so a slow producer'\''s lines are acknowledged within about this long]:MS:' \
 '--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
-'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -401,43 +401,43 @@ _arguments "${_arguments_options[@]}" : \
 ;;
 (query)
 _arguments "${_arguments_options[@]}" : \
-'--text=[Full-text search words (ANDed, no prefix matching)]:TEXT:_default' \
-'--where=[A JSON object matched as a subset of each record envelope]:JSON:_default' \
-'--limit=[Most hits (default 20, at most 100)]:LIMIT:_default' \
-'*--collection=[Restrict to a collection (repeatable)]:ID:_default' \
+'--text=[Full-text search words (ANDed, no prefix matching)]:TEXT:' \
+'--where=[A JSON object matched as a subset of each record envelope]:JSON:' \
+'--limit=[Most hits (default 20, at most 100)]:LIMIT:' \
+'*--collection=[Restrict to a collection (repeatable)]:ID:' \
 '--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
-'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
 '-V[Print version]' \
 '--version[Print version]' \
-'::request -- A whole QueryRequest as JSON (`{collections?, text?, where?, limit?, consistency?}`):_default' \
+'::request -- A whole QueryRequest as JSON (`{collections?, text?, where?, limit?, consistency?}`):' \
 && ret=0
 ;;
 (get)
 _arguments "${_arguments_options[@]}" : \
 '--content-out=[Write the verified bytes to this file (0600) instead of embedding them in the output]:F:_files' \
 '--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
-'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
 '-V[Print version]' \
 '--version[Print version]' \
-':id -- Record id (`rec_` + 64 hex):_default' \
+':id -- Record id (`rec_` + 64 hex):' \
 && ret=0
 ;;
 (changes)
 _arguments "${_arguments_options[@]}" : \
-'--collection=[Only changes of this collection]:COLLECTION:_default' \
-'--cursor=[Continue after this cursor]:CURSOR:_default' \
-'--limit=[Page size (default 100, at most 1000)]:LIMIT:_default' \
+'--collection=[Only changes of this collection]:COLLECTION:' \
+'--cursor=[Continue after this cursor]:CURSOR:' \
+'--limit=[Page size (default 100, at most 1000)]:LIMIT:' \
 '--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
-'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -447,16 +447,16 @@ _arguments "${_arguments_options[@]}" : \
 ;;
 (tombstone)
 _arguments "${_arguments_options[@]}" : \
-'--reason=[Why (at most 1000 UTF-16 units; empty means none)]:REASON:_default' \
+'--reason=[Why (at most 1000 UTF-16 units; empty means none)]:REASON:' \
 '--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
-'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
 '-V[Print version]' \
 '--version[Print version]' \
-':id -- Record id:_default' \
+':id -- Record id:' \
 && ret=0
 ;;
 (doctor)
@@ -465,17 +465,17 @@ _arguments "${_arguments_options[@]}" : \
 read\:"\`public\` plus authenticated read-only probes (needs a bearer)"
 slice1\:"\`read\` plus the mutating fixture lifecycle (needs all slice1 gates)"))' \
 '--format=[Report format (JSON only\: every agent-task command prints JSON)]:FORMAT:((json\:"One \`agent-data-conformance-report/v1\` JSON document on stdout"))' \
-'--token-env=[Read the node bearer from this environment variable]:NAME:_default' \
-'--scratch-collection=[slice1\: collection provisioned for conformance fixtures]:ID:_default' \
-'--expected-node-id=[slice1\: the node id the operator expects (from public discovery)]:ID:_default' \
-'--timeout-ms=[Per-request timeout in milliseconds (1..=120000)]:N:_default' \
-'--max-response-bytes=[Per-response byte cap (1..=33554432)]:N:_default' \
-'--max-change-pages=[Page cap of the slice1 baseline drain (1..=1000)]:N:_default' \
-'--token=[Refused\: a bearer never goes in argv (use --token-stdin or --token-env)]::REFUSED:_default' \
-'--bearer=[Refused\: a bearer never goes in argv (use --token-stdin or --token-env)]::REFUSED:_default' \
+'--token-env=[Read the node bearer from this environment variable]:NAME:' \
+'--scratch-collection=[slice1\: collection provisioned for conformance fixtures]:ID:' \
+'--expected-node-id=[slice1\: the node id the operator expects (from public discovery)]:ID:' \
+'--timeout-ms=[Per-request timeout in milliseconds (1..=120000)]:N:' \
+'--max-response-bytes=[Per-response byte cap (1..=33554432)]:N:' \
+'--max-change-pages=[Page cap of the slice1 baseline drain (1..=1000)]:N:' \
+'--token=[Refused\: a bearer never goes in argv (use --token-stdin or --token-env)]::REFUSED:' \
+'--bearer=[Refused\: a bearer never goes in argv (use --token-stdin or --token-env)]::REFUSED:' \
 '--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
-'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:' \
 '--token-stdin[Read the node bearer from stdin (not a terminal; one line, at most 16,384 bytes)]' \
 '--allow-mutations[slice1\: acknowledge that fixtures leave persistent records and tombstones]' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
@@ -483,7 +483,7 @@ slice1\:"\`read\` plus the mutating fixture lifecycle (needs all slice1 gates)")
 '--help[Print help (see more with '\''--help'\'')]' \
 '-V[Print version]' \
 '--version[Print version]' \
-':origin -- Target origin, e.g. http\://127.0.0.1\:7742 (plain http only for loopback):_default' \
+':origin -- Target origin, e.g. http\://127.0.0.1\:7742 (plain http only for loopback):' \
 && ret=0
 ;;
 (help)
@@ -569,8 +569,8 @@ esac
 (sync)
 _arguments "${_arguments_options[@]}" : \
 '--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
-'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -588,11 +588,11 @@ _arguments "${_arguments_options[@]}" : \
         case $line[1] in
             (keygen)
 _arguments "${_arguments_options[@]}" : \
-'--id=[The identity id (opaque, 1-2048 characters, e.g. did\:example\:node-a)]:ID:_default' \
 '--import=[Restore keys from a backup instead of generating them\: an owner-only JSON file {"ed25519_seed"\: b64u(32), "x25519_secret"\: b64u(32)}]:FILE:_files' \
+'--id=[The identity id (opaque, 1-2048 characters, e.g. did\:example\:node-a)]:ID:' \
 '--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
-'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -603,8 +603,8 @@ _arguments "${_arguments_options[@]}" : \
 (identity)
 _arguments "${_arguments_options[@]}" : \
 '--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
-'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -615,8 +615,8 @@ _arguments "${_arguments_options[@]}" : \
 (authority)
 _arguments "${_arguments_options[@]}" : \
 '--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
-'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -634,15 +634,15 @@ _arguments "${_arguments_options[@]}" : \
         case $line[1] in
             (add)
 _arguments "${_arguments_options[@]}" : \
-'--peer=[Local label of the destination (never on the wire)]:PEER:_default' \
 '--bearer-file=[File holding the page-only bearer (owner-only, not a symlink; only its SHA-256 is kept)]:F:_files' \
-'*--collection=[A collection this bearer may page (repeat for more)]:COLLECTIONS:_default' \
-'--recipient-id=[The destination'\''s identity id (the grant audience)]:RECIPIENT_ID:_default' \
-'--recipient-key=[The destination'\''s X25519 public key (43 characters of base64url)]:RECIPIENT_KEY:_default' \
-'--recipient-key-id=[The destination'\''s key id; checked against the key when given]:RECIPIENT_KEY_ID:_default' \
+'--peer=[Local label of the destination (never on the wire)]:PEER:' \
+'*--collection=[A collection this bearer may page (repeat for more)]:COLLECTIONS:' \
+'--recipient-id=[The destination'\''s identity id (the grant audience)]:RECIPIENT_ID:' \
+'--recipient-key=[The destination'\''s X25519 public key (43 characters of base64url)]:RECIPIENT_KEY:' \
+'--recipient-key-id=[The destination'\''s key id; checked against the key when given]:RECIPIENT_KEY_ID:' \
 '--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
-'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -653,8 +653,8 @@ _arguments "${_arguments_options[@]}" : \
 (list)
 _arguments "${_arguments_options[@]}" : \
 '--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
-'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -664,10 +664,10 @@ _arguments "${_arguments_options[@]}" : \
 ;;
 (remove)
 _arguments "${_arguments_options[@]}" : \
-'--peer=[The alias]:PEER:_default' \
+'--peer=[The alias]:PEER:' \
 '--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
-'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -714,8 +714,8 @@ esac
 (peer)
 _arguments "${_arguments_options[@]}" : \
 '--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
-'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -733,16 +733,16 @@ _arguments "${_arguments_options[@]}" : \
         case $line[1] in
             (add)
 _arguments "${_arguments_options[@]}" : \
-'--peer=[Alias (the only selector a pull takes)]:PEER:_default' \
-'--origin=[Exact origin\: https\://host\[\:port\] (http only on loopback); no path, query or userinfo]:ORIGIN:_default' \
-'--node-id=[The node id every page must carry]:NODE_ID:_default' \
-'--publisher-id=[Pinned publisher id]:PUBLISHER_ID:_default' \
-'--publisher-key=[Pinned publisher Ed25519 public key (base64url)]:PUBLISHER_KEY:_default' \
 '--page-token-file=[File holding the page bearer the peer'\''s operator issued (owner-only, not a symlink)]:F:_files' \
 '--ca-file=[PEM CA certificates to trust for this peer'\''s HTTPS (instead of the web roots)]:F:_files' \
+'--peer=[Alias (the only selector a pull takes)]:PEER:' \
+'--origin=[Exact origin\: https\://host\[\:port\] (http only on loopback); no path, query or userinfo]:ORIGIN:' \
+'--node-id=[The node id every page must carry]:NODE_ID:' \
+'--publisher-id=[Pinned publisher id]:PUBLISHER_ID:' \
+'--publisher-key=[Pinned publisher Ed25519 public key (base64url)]:PUBLISHER_KEY:' \
 '--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
-'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -753,8 +753,8 @@ _arguments "${_arguments_options[@]}" : \
 (list)
 _arguments "${_arguments_options[@]}" : \
 '--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
-'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -764,10 +764,10 @@ _arguments "${_arguments_options[@]}" : \
 ;;
 (remove)
 _arguments "${_arguments_options[@]}" : \
-'--peer=[The alias]:PEER:_default' \
+'--peer=[The alias]:PEER:' \
 '--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
-'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -813,14 +813,14 @@ esac
 ;;
 (pull)
 _arguments "${_arguments_options[@]}" : \
-'--peer=[Peer alias]:PEER:_default' \
-'--collection=[Collection]:COLLECTION:_default' \
-'--limit=[Changes per page (1-100, default 10)]:LIMIT:_default' \
-'--max-pages=[Pages at most (1-100, default 10)]:MAX_PAGES:_default' \
-'--max-plaintext-bytes=[Record-content bytes per page (default 1 MiB, at most 10 MiB)]:MAX_PLAINTEXT_BYTES:_default' \
+'--peer=[Peer alias]:PEER:' \
+'--collection=[Collection]:COLLECTION:' \
+'--limit=[Changes per page (1-100, default 10)]:LIMIT:' \
+'--max-pages=[Pages at most (1-100, default 10)]:MAX_PAGES:' \
+'--max-plaintext-bytes=[Record-content bytes per page (default 1 MiB, at most 10 MiB)]:MAX_PLAINTEXT_BYTES:' \
 '--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
-'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -830,11 +830,11 @@ _arguments "${_arguments_options[@]}" : \
 ;;
 (status)
 _arguments "${_arguments_options[@]}" : \
-'--peer=[Peer alias]:PEER:_default' \
-'--collection=[Collection]:COLLECTION:_default' \
+'--peer=[Peer alias]:PEER:' \
+'--collection=[Collection]:COLLECTION:' \
 '--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
-'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -844,11 +844,11 @@ _arguments "${_arguments_options[@]}" : \
 ;;
 (reset)
 _arguments "${_arguments_options[@]}" : \
-'--peer=[Peer alias]:PEER:_default' \
-'--collection=[Collection]:COLLECTION:_default' \
+'--peer=[Peer alias]:PEER:' \
+'--collection=[Collection]:COLLECTION:' \
 '--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
-'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -958,38 +958,38 @@ esac
 ;;
 (serve)
 _arguments "${_arguments_options[@]}" : \
-'--bind=[Address to listen on. A non-loopback host needs a node bearer, and TLS (--tls-cert/--tls-key) unless --insecure-http]:HOST:PORT:_default' \
 '--tls-cert=[PEM certificate chain (leaf first)\: serve HTTPS with rustls]:F:_files' \
 '--tls-key=[PEM private key of --tls-cert (owner-private 0600, not a symlink)]:F:_files' \
-'*--public-name=[A host name (NAME or NAME\:PORT; the bound port by default) clients use for this server, added to the allow-list checked against every request'\''s Host (else 421 misdirected_request) and MCP'\''s Origin. The bound address is always on it, and a loopback bind adds localhost, 127.0.0.1 and \[\:\:1\]. Repeatable; required for a wildcard bind]:NAME[:PORT]:_default' \
 '--data-token-file=[File holding the dedicated node bearer (one line; owner-private 0600, not a symlink). Without it (and without AGENT_TASK_NODE_TOKEN) every /v1/data/* route answers 503]:F:_files' \
-'--workers=[Handler threads\: the bounded pool that runs request handlers. Socket work (heads, bodies, writes) for every connection runs on two other threads, never one per connection]:WORKERS:_default' \
-'--compute-threads=[Compute threads\: the small pool that runs, in arrival order, the handlers that never wait (workspace reads, and mutations that only queue to the writer; \`docs/http.md\`, "Two pools"). 0\: one per core]:N:_default' \
-'--max-connections=[Requests in progress at once\: a connection holds a slot from its complete request head until the answer is written. Past it, --accept-backlog more wait for a slot; every other gets 503 server_busy]:N:_default' \
-'--accept-backlog=[Requests over --max-connections that may wait for a slot (each at most --accept-backlog-ms, then 503 server_busy)]:N:_default' \
-'--accept-backlog-ms=[How long a request over --max-connections waits for a slot]:MS:_default' \
-'--max-header-bytes=[Largest request head (request line and headers) in bytes; a larger one gets 431 header_too_large]:BYTES:_default' \
-'--max-headers=[Most header lines in one request; more get 431 header_too_large]:N:_default' \
-'--head-budget=[Connections still reading a request head (a new connection, a TLS handshake, a kept-alive connection between requests) at once, apart from --max-connections. When full, the one that has waited longest is closed for a newcomer; new connections are never refused]:N:_default' \
-'--first-byte-timeout-ms=[Deadline for the first byte of a connection'\''s first request head, from the accept (a TLS handshake included); then closed without an answer. Also the grace before --min-head-rate applies]:MS:_default' \
-'--min-head-rate=[Bytes per second a request head must arrive at on average, after its first byte and --first-byte-timeout-ms of grace; a slower head gets 408 request_timeout. 0\: no minimum rate]:BYTES:_default' \
-'--head-timeout-ms=[Deadline for a whole request head, from its first byte (for a connection'\''s first request, from the accept); then 408 request_timeout]:MS:_default' \
-'--body-timeout-ms=[Deadline for a request body, from the moment the request is admitted (authenticated and within its route'\''s cap); then 408 request_timeout]:MS:_default' \
-'--idle-timeout-ms=[How long a kept-alive connection may wait for the first byte of its next request before it is closed (without an answer). Meanwhile it holds a place in --head-budget, not a --max-connections slot]:MS:_default' \
-'--send-timeout-ms=[How long writing a response may make no progress (a client that does not read) before the connection is dropped]:MS:_default' \
 '--workspace-config=[Operator file of workspace task profiles (\`agent_task_profiles\`, version 1)\: mounts the workspace task endpoint, the collector upload route and MCP under /v1/hub/workspace/ (bearer\: an agent token). The data routes are then mounted only when the data node is initialised]:FILE:_files' \
-'--max-revision-bytes=[Remote checkpoints\: refuse (\`revision_too_large\`) a manifest whose files add up to more than this many bytes]:BYTES:_default' \
-'--max-manifest-bytes=[Remote checkpoints\: the largest manifest body (64 MiB holds about 500,000 entries)]:BYTES:_default' \
-'--max-pack-bytes=[Remote checkpoints\: the largest blob pack body, and so the largest single file a remote checkpoint can carry]:BYTES:_default' \
-'--staging-quota-bytes=[Remote checkpoints\: the most bytes of uploaded blobs not yet referenced by a revision that one agent may have staged]:BYTES:_default' \
-'--staging-ttl-ms=[Remote checkpoints\: how long a checkpoint session, and a staged blob no revision references, live before they are removed]:MS:_default' \
-'--write-queue=[Workspace mutations queued for the group-commit writer of a data directory at most; past it a mutation is answered 503 busy at once]:N:_default' \
-'--write-batch=[Workspace mutations one batch of the writer applies and commits together at most (one commit per database a batch)]:N:_default' \
-'--writer-stats-ms=[Every MS milliseconds, one JSON line per group-commit writer on stderr when its counters moved\: \`{"writer_stats"\: {"data_dir", "batches", "mutations", "mean_batch", "largest_batch", "queued"}}\`. 0\: never]:MS:_default' \
-'--evidence-sync-ms=[Every MS milliseconds, write the pending collector evidence of each workflow data directory served (\`--data-dir\` and the workspace profiles'\'') into its evidence target, when one is configured (\`agent-task evidence configure\`). 0\: never]:MS:_default' \
+'--bind=[Address to listen on. A non-loopback host needs a node bearer, and TLS (--tls-cert/--tls-key) unless --insecure-http]:HOST:PORT:' \
+'*--public-name=[A host name (NAME or NAME\:PORT; the bound port by default) clients use for this server, added to the allow-list checked against every request'\''s Host (else 421 misdirected_request) and MCP'\''s Origin. The bound address is always on it, and a loopback bind adds localhost, 127.0.0.1 and \[\:\:1\]. Repeatable; required for a wildcard bind]:NAME[:PORT]:' \
+'--workers=[Handler threads\: the bounded pool that runs request handlers. Socket work (heads, bodies, writes) for every connection runs on two other threads, never one per connection]:WORKERS:' \
+'--compute-threads=[Compute threads\: the small pool that runs, in arrival order, the handlers that never wait (workspace reads, and mutations that only queue to the writer; \`docs/http.md\`, "Two pools"). 0\: one per core]:N:' \
+'--max-connections=[Requests in progress at once\: a connection holds a slot from its complete request head until the answer is written. Past it, --accept-backlog more wait for a slot; every other gets 503 server_busy]:N:' \
+'--accept-backlog=[Requests over --max-connections that may wait for a slot (each at most --accept-backlog-ms, then 503 server_busy)]:N:' \
+'--accept-backlog-ms=[How long a request over --max-connections waits for a slot]:MS:' \
+'--max-header-bytes=[Largest request head (request line and headers) in bytes; a larger one gets 431 header_too_large]:BYTES:' \
+'--max-headers=[Most header lines in one request; more get 431 header_too_large]:N:' \
+'--head-budget=[Connections still reading a request head (a new connection, a TLS handshake, a kept-alive connection between requests) at once, apart from --max-connections. When full, the one that has waited longest is closed for a newcomer; new connections are never refused]:N:' \
+'--first-byte-timeout-ms=[Deadline for the first byte of a connection'\''s first request head, from the accept (a TLS handshake included); then closed without an answer. Also the grace before --min-head-rate applies]:MS:' \
+'--min-head-rate=[Bytes per second a request head must arrive at on average, after its first byte and --first-byte-timeout-ms of grace; a slower head gets 408 request_timeout. 0\: no minimum rate]:BYTES:' \
+'--head-timeout-ms=[Deadline for a whole request head, from its first byte (for a connection'\''s first request, from the accept); then 408 request_timeout]:MS:' \
+'--body-timeout-ms=[Deadline for a request body, from the moment the request is admitted (authenticated and within its route'\''s cap); then 408 request_timeout]:MS:' \
+'--idle-timeout-ms=[How long a kept-alive connection may wait for the first byte of its next request before it is closed (without an answer). Meanwhile it holds a place in --head-budget, not a --max-connections slot]:MS:' \
+'--send-timeout-ms=[How long writing a response may make no progress (a client that does not read) before the connection is dropped]:MS:' \
+'--max-revision-bytes=[Remote checkpoints\: refuse (\`revision_too_large\`) a manifest whose files add up to more than this many bytes]:BYTES:' \
+'--max-manifest-bytes=[Remote checkpoints\: the largest manifest body (64 MiB holds about 500,000 entries)]:BYTES:' \
+'--max-pack-bytes=[Remote checkpoints\: the largest blob pack body, and so the largest single file a remote checkpoint can carry]:BYTES:' \
+'--staging-quota-bytes=[Remote checkpoints\: the most bytes of uploaded blobs not yet referenced by a revision that one agent may have staged]:BYTES:' \
+'--staging-ttl-ms=[Remote checkpoints\: how long a checkpoint session, and a staged blob no revision references, live before they are removed]:MS:' \
+'--write-queue=[Workspace mutations queued for the group-commit writer of a data directory at most; past it a mutation is answered 503 busy at once]:N:' \
+'--write-batch=[Workspace mutations one batch of the writer applies and commits together at most (one commit per database a batch)]:N:' \
+'--writer-stats-ms=[Every MS milliseconds, one JSON line per group-commit writer on stderr when its counters moved\: \`{"writer_stats"\: {"data_dir", "batches", "mutations", "mean_batch", "largest_batch", "queued"}}\`. 0\: never]:MS:' \
+'--evidence-sync-ms=[Every MS milliseconds, write the pending collector evidence of each workflow data directory served (\`--data-dir\` and the workspace profiles'\'') into its evidence target, when one is configured (\`agent-task evidence configure\`). 0\: never]:MS:' \
 '--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
-'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:' \
 '(--tls-cert)--insecure-http[Serve plain HTTP on a non-loopback address\: bearers and agent tokens then cross the network in clear. Without it such a bind is refused]' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
@@ -1001,8 +1001,8 @@ _arguments "${_arguments_options[@]}" : \
 (repo)
 _arguments "${_arguments_options[@]}" : \
 '--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
-'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -1021,23 +1021,23 @@ _arguments "${_arguments_options[@]}" : \
             (add)
 _arguments "${_arguments_options[@]}" : \
 '--source=[Source directory]:PATH:_files' \
-'--target=[Protected target name]:TARGET:_default' \
+'--target=[Protected target name]:TARGET:' \
 '--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
-'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
 '-V[Print version]' \
 '--version[Print version]' \
-':id -- Repository id (e.g. `acme/api`):_default' \
+':id -- Repository id (e.g. `acme/api`):' \
 && ret=0
 ;;
 (list)
 _arguments "${_arguments_options[@]}" : \
 '--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
-'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -1080,8 +1080,8 @@ esac
 (requirement)
 _arguments "${_arguments_options[@]}" : \
 '--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
-'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -1099,12 +1099,12 @@ _arguments "${_arguments_options[@]}" : \
         case $line[1] in
             (install)
 _arguments "${_arguments_options[@]}" : \
-'--repo=[Repository id]:REPO:_default' \
-'--profile=[Profile id]:PROFILE:_default' \
 '--file=[Workflow JSON file]:WORKFLOW.json:_files' \
+'--repo=[Repository id]:REPO:' \
+'--profile=[Profile id]:PROFILE:' \
 '--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
-'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:' \
 '--bump-epoch[Bump the policy epoch even when the requirement is unchanged (invalidates the evidence of every live subject)]' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
@@ -1115,11 +1115,11 @@ _arguments "${_arguments_options[@]}" : \
 ;;
 (show)
 _arguments "${_arguments_options[@]}" : \
-'--repo=[Repository id]:REPO:_default' \
-'--profile=[Profile id]:PROFILE:_default' \
+'--repo=[Repository id]:REPO:' \
+'--profile=[Profile id]:PROFILE:' \
 '--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
-'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -1162,8 +1162,8 @@ esac
 (token)
 _arguments "${_arguments_options[@]}" : \
 '--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
-'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -1181,12 +1181,12 @@ _arguments "${_arguments_options[@]}" : \
         case $line[1] in
             (issue)
 _arguments "${_arguments_options[@]}" : \
-'--owner=[Owner id]:OWNER:_default' \
-'--agent=[Agent id]:AGENT:_default' \
 '--out=[Token file to create (must not exist)]:FILE:_files' \
+'--owner=[Owner id]:OWNER:' \
+'--agent=[Agent id]:AGENT:' \
 '--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
-'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -1196,11 +1196,11 @@ _arguments "${_arguments_options[@]}" : \
 ;;
 (revoke)
 _arguments "${_arguments_options[@]}" : \
-'--owner=[Owner id]:OWNER:_default' \
-'--agent=[Agent id]:AGENT:_default' \
+'--owner=[Owner id]:OWNER:' \
+'--agent=[Agent id]:AGENT:' \
 '--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
-'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -1244,8 +1244,8 @@ esac
 _arguments "${_arguments_options[@]}" : \
 '--collector-dir=[Owner-private collector directory (created 0700); the key file is 0600 and never printed]:DIR:_files' \
 '--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
-'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -1255,14 +1255,14 @@ _arguments "${_arguments_options[@]}" : \
 ;;
 (enroll)
 _arguments "${_arguments_options[@]}" : \
-'--repo=[Repository id]:REPO:_default' \
-'--profile=[Profile id]:PROFILE:_default' \
-'--step=[Step id of the installed requirement]:STEP:_default' \
-'--executor=[Executor name]:EXECUTOR:_default' \
-'--public-key=[Ed25519 public key, 64 lowercase hex characters]:HEX:_default' \
+'--repo=[Repository id]:REPO:' \
+'--profile=[Profile id]:PROFILE:' \
+'--step=[Step id of the installed requirement]:STEP:' \
+'--executor=[Executor name]:EXECUTOR:' \
+'--public-key=[Ed25519 public key, 64 lowercase hex characters]:HEX:' \
 '--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
-'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -1273,8 +1273,8 @@ _arguments "${_arguments_options[@]}" : \
 (enrollment)
 _arguments "${_arguments_options[@]}" : \
 '--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
-'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -1292,10 +1292,10 @@ _arguments "${_arguments_options[@]}" : \
         case $line[1] in
             (revoke)
 _arguments "${_arguments_options[@]}" : \
-'--registration=[Registration id]:REGISTRATION:_default' \
+'--registration=[Registration id]:REGISTRATION:' \
 '--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
-'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -1334,8 +1334,8 @@ esac
 (change)
 _arguments "${_arguments_options[@]}" : \
 '--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
-'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -1353,17 +1353,17 @@ _arguments "${_arguments_options[@]}" : \
         case $line[1] in
             (open)
 _arguments "${_arguments_options[@]}" : \
-'--repo=[Repository id (local)]:REPO:_default' \
-'--profile=[Profile id (local\: the native profile; with the endpoint\: the workspace profile) \[env\: AGENT_TASK_PROFILE\]]:PROFILE:_default' \
 '--workspace=[Workspace directory (local)]:PATH:_files' \
-'--endpoint=[Open through this workspace endpoint (base URL) \[env\: AGENT_TASK_ENDPOINT\]]:URL:_default' \
-'--repository=[Repository id of the workspace profile (with the endpoint) \[env\: AGENT_TASK_REPOSITORY\]]:REPOSITORY:_default' \
-'--request-id=[Idempotency key (with the endpoint)\: a retry returns the Change this request opened]:REQUEST_ID:_default' \
-'--title=[The Change'\''s title\: the landed commit'\''s subject line (control characters stripped, at most 200 characters)]:TITLE:_default' \
-'--body=[The Change'\''s body\: the landed commit'\''s message body (control characters stripped, at most 16 KiB; lines shaped like git trailers are indented)]:BODY:_default' \
+'--repo=[Repository id (local)]:REPO:' \
+'--profile=[Profile id (local\: the native profile; with the endpoint\: the workspace profile) \[env\: AGENT_TASK_PROFILE\]]:PROFILE:' \
+'--endpoint=[Open through this workspace endpoint (base URL) \[env\: AGENT_TASK_ENDPOINT\]]:URL:' \
+'--repository=[Repository id of the workspace profile (with the endpoint) \[env\: AGENT_TASK_REPOSITORY\]]:REPOSITORY:' \
+'--request-id=[Idempotency key (with the endpoint)\: a retry returns the Change this request opened]:REQUEST_ID:' \
+'--title=[The Change'\''s title\: the landed commit'\''s subject line (control characters stripped, at most 200 characters)]:TITLE:' \
+'--body=[The Change'\''s body\: the landed commit'\''s message body (control characters stripped, at most 16 KiB; lines shaped like git trailers are indented)]:BODY:' \
 '--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
-'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -1401,17 +1401,17 @@ esac
 ;;
 (checkpoint)
 _arguments "${_arguments_options[@]}" : \
-'--change=[Change id]:CHANGE:_default' \
 '--workspace=[Workspace directory of the Change]:PATH:_files' \
-'--max-revision-bytes=[Refuse (\`revision_too_large\`, before reading any file) a workspace whose files add up to more than this many bytes]:BYTES:_default' \
-'--endpoint=[Run through this workspace endpoint (base URL, \`http\://host\:port\`) instead of a local data directory\: the token file is all the agent needs (docs/workspace-http.md) \[env\: AGENT_TASK_ENDPOINT\]]:URL:_default' \
-'--repository=[Repository id of the workspace profile (with the endpoint) \[env\: AGENT_TASK_REPOSITORY\]]:REPOSITORY:_default' \
-'--profile=[Profile id of the workspace profile (with the endpoint) \[env\: AGENT_TASK_PROFILE\]]:PROFILE:_default' \
-'-m+[Set the Change'\''s title (first line) and body (the rest)\: the landed commit'\''s message]:MESSAGE:_default' \
-'--message=[Set the Change'\''s title (first line) and body (the rest)\: the landed commit'\''s message]:MESSAGE:_default' \
+'--change=[Change id]:CHANGE:' \
+'--max-revision-bytes=[Refuse (\`revision_too_large\`, before reading any file) a workspace whose files add up to more than this many bytes]:BYTES:' \
+'--endpoint=[Run through this workspace endpoint (base URL, \`http\://host\:port\`) instead of a local data directory\: the token file is all the agent needs (docs/workspace-http.md) \[env\: AGENT_TASK_ENDPOINT\]]:URL:' \
+'--repository=[Repository id of the workspace profile (with the endpoint) \[env\: AGENT_TASK_REPOSITORY\]]:REPOSITORY:' \
+'--profile=[Profile id of the workspace profile (with the endpoint) \[env\: AGENT_TASK_PROFILE\]]:PROFILE:' \
+'-m+[Set the Change'\''s title (first line) and body (the rest)\: the landed commit'\''s message]:MESSAGE:' \
+'--message=[Set the Change'\''s title (first line) and body (the rest)\: the landed commit'\''s message]:MESSAGE:' \
 '--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
-'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:' \
 '--new-subject[Mint a new subject (fresh task ids) even when the tree is the current subject'\''s revision and that subject still has live or pending tasks]' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
@@ -1422,12 +1422,12 @@ _arguments "${_arguments_options[@]}" : \
 ;;
 (capabilities)
 _arguments "${_arguments_options[@]}" : \
-'--endpoint=[Run through this workspace endpoint (base URL, \`http\://host\:port\`) instead of a local data directory\: the token file is all the agent needs (docs/workspace-http.md) \[env\: AGENT_TASK_ENDPOINT\]]:URL:_default' \
-'--repository=[Repository id of the workspace profile (with the endpoint) \[env\: AGENT_TASK_REPOSITORY\]]:REPOSITORY:_default' \
-'--profile=[Profile id of the workspace profile (with the endpoint) \[env\: AGENT_TASK_PROFILE\]]:PROFILE:_default' \
+'--endpoint=[Run through this workspace endpoint (base URL, \`http\://host\:port\`) instead of a local data directory\: the token file is all the agent needs (docs/workspace-http.md) \[env\: AGENT_TASK_ENDPOINT\]]:URL:' \
+'--repository=[Repository id of the workspace profile (with the endpoint) \[env\: AGENT_TASK_REPOSITORY\]]:REPOSITORY:' \
+'--profile=[Profile id of the workspace profile (with the endpoint) \[env\: AGENT_TASK_PROFILE\]]:PROFILE:' \
 '--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
-'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -1437,14 +1437,14 @@ _arguments "${_arguments_options[@]}" : \
 ;;
 (requirements)
 _arguments "${_arguments_options[@]}" : \
-'--change=[Change id]:CHANGE:_default' \
 '--workspace=[Workspace directory of the Change]:PATH:_files' \
-'--endpoint=[Run through this workspace endpoint (base URL, \`http\://host\:port\`) instead of a local data directory\: the token file is all the agent needs (docs/workspace-http.md) \[env\: AGENT_TASK_ENDPOINT\]]:URL:_default' \
-'--repository=[Repository id of the workspace profile (with the endpoint) \[env\: AGENT_TASK_REPOSITORY\]]:REPOSITORY:_default' \
-'--profile=[Profile id of the workspace profile (with the endpoint) \[env\: AGENT_TASK_PROFILE\]]:PROFILE:_default' \
+'--change=[Change id]:CHANGE:' \
+'--endpoint=[Run through this workspace endpoint (base URL, \`http\://host\:port\`) instead of a local data directory\: the token file is all the agent needs (docs/workspace-http.md) \[env\: AGENT_TASK_ENDPOINT\]]:URL:' \
+'--repository=[Repository id of the workspace profile (with the endpoint) \[env\: AGENT_TASK_REPOSITORY\]]:REPOSITORY:' \
+'--profile=[Profile id of the workspace profile (with the endpoint) \[env\: AGENT_TASK_PROFILE\]]:PROFILE:' \
 '--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
-'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -1454,14 +1454,14 @@ _arguments "${_arguments_options[@]}" : \
 ;;
 (next)
 _arguments "${_arguments_options[@]}" : \
-'--change=[Change id]:CHANGE:_default' \
 '--workspace=[Workspace directory of the Change]:PATH:_files' \
-'--endpoint=[Run through this workspace endpoint (base URL, \`http\://host\:port\`) instead of a local data directory\: the token file is all the agent needs (docs/workspace-http.md) \[env\: AGENT_TASK_ENDPOINT\]]:URL:_default' \
-'--repository=[Repository id of the workspace profile (with the endpoint) \[env\: AGENT_TASK_REPOSITORY\]]:REPOSITORY:_default' \
-'--profile=[Profile id of the workspace profile (with the endpoint) \[env\: AGENT_TASK_PROFILE\]]:PROFILE:_default' \
+'--change=[Change id]:CHANGE:' \
+'--endpoint=[Run through this workspace endpoint (base URL, \`http\://host\:port\`) instead of a local data directory\: the token file is all the agent needs (docs/workspace-http.md) \[env\: AGENT_TASK_ENDPOINT\]]:URL:' \
+'--repository=[Repository id of the workspace profile (with the endpoint) \[env\: AGENT_TASK_REPOSITORY\]]:REPOSITORY:' \
+'--profile=[Profile id of the workspace profile (with the endpoint) \[env\: AGENT_TASK_PROFILE\]]:PROFILE:' \
 '--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
-'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -1471,72 +1471,72 @@ _arguments "${_arguments_options[@]}" : \
 ;;
 (instructions)
 _arguments "${_arguments_options[@]}" : \
-'--schema-version=[Schema version the caller speaks]:SCHEMA_VERSION:_default' \
-'--endpoint=[Run through this workspace endpoint (base URL, \`http\://host\:port\`) instead of a local data directory\: the token file is all the agent needs (docs/workspace-http.md) \[env\: AGENT_TASK_ENDPOINT\]]:URL:_default' \
-'--repository=[Repository id of the workspace profile (with the endpoint) \[env\: AGENT_TASK_REPOSITORY\]]:REPOSITORY:_default' \
-'--profile=[Profile id of the workspace profile (with the endpoint) \[env\: AGENT_TASK_PROFILE\]]:PROFILE:_default' \
+'--schema-version=[Schema version the caller speaks]:SCHEMA_VERSION:' \
+'--endpoint=[Run through this workspace endpoint (base URL, \`http\://host\:port\`) instead of a local data directory\: the token file is all the agent needs (docs/workspace-http.md) \[env\: AGENT_TASK_ENDPOINT\]]:URL:' \
+'--repository=[Repository id of the workspace profile (with the endpoint) \[env\: AGENT_TASK_REPOSITORY\]]:REPOSITORY:' \
+'--profile=[Profile id of the workspace profile (with the endpoint) \[env\: AGENT_TASK_PROFILE\]]:PROFILE:' \
 '--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
-'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
 '-V[Print version]' \
 '--version[Print version]' \
-':task -- Task id:_default' \
+':task -- Task id:' \
 && ret=0
 ;;
 (reference)
 _arguments "${_arguments_options[@]}" : \
-'--schema-version=[Expected schema version]:SCHEMA_VERSION:_default' \
-'--expected-sha256=[Expected body SHA-256 (from instructions)]:HEX:_default' \
-'--endpoint=[Run through this workspace endpoint (base URL, \`http\://host\:port\`) instead of a local data directory\: the token file is all the agent needs (docs/workspace-http.md) \[env\: AGENT_TASK_ENDPOINT\]]:URL:_default' \
-'--repository=[Repository id of the workspace profile (with the endpoint) \[env\: AGENT_TASK_REPOSITORY\]]:REPOSITORY:_default' \
-'--profile=[Profile id of the workspace profile (with the endpoint) \[env\: AGENT_TASK_PROFILE\]]:PROFILE:_default' \
+'--schema-version=[Expected schema version]:SCHEMA_VERSION:' \
+'--expected-sha256=[Expected body SHA-256 (from instructions)]:HEX:' \
+'--endpoint=[Run through this workspace endpoint (base URL, \`http\://host\:port\`) instead of a local data directory\: the token file is all the agent needs (docs/workspace-http.md) \[env\: AGENT_TASK_ENDPOINT\]]:URL:' \
+'--repository=[Repository id of the workspace profile (with the endpoint) \[env\: AGENT_TASK_REPOSITORY\]]:REPOSITORY:' \
+'--profile=[Profile id of the workspace profile (with the endpoint) \[env\: AGENT_TASK_PROFILE\]]:PROFILE:' \
 '--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
-'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
 '-V[Print version]' \
 '--version[Print version]' \
-':task -- Task id:_default' \
-':name -- Reference name:_default' \
+':task -- Task id:' \
+':name -- Reference name:' \
 && ret=0
 ;;
 (claim)
 _arguments "${_arguments_options[@]}" : \
-'--request-id=[Idempotency key (an identical retry returns the retained outcome)]:REQUEST_ID:_default' \
-'--lease-ms=[Requested lease]:LEASE_MS:_default' \
-'--executor=[Executor registration that will run the task]:EXECUTOR:_default' \
-'--endpoint=[Run through this workspace endpoint (base URL, \`http\://host\:port\`) instead of a local data directory\: the token file is all the agent needs (docs/workspace-http.md) \[env\: AGENT_TASK_ENDPOINT\]]:URL:_default' \
-'--repository=[Repository id of the workspace profile (with the endpoint) \[env\: AGENT_TASK_REPOSITORY\]]:REPOSITORY:_default' \
-'--profile=[Profile id of the workspace profile (with the endpoint) \[env\: AGENT_TASK_PROFILE\]]:PROFILE:_default' \
+'--request-id=[Idempotency key (an identical retry returns the retained outcome)]:REQUEST_ID:' \
+'--lease-ms=[Requested lease]:LEASE_MS:' \
+'--executor=[Executor registration that will run the task]:EXECUTOR:' \
+'--endpoint=[Run through this workspace endpoint (base URL, \`http\://host\:port\`) instead of a local data directory\: the token file is all the agent needs (docs/workspace-http.md) \[env\: AGENT_TASK_ENDPOINT\]]:URL:' \
+'--repository=[Repository id of the workspace profile (with the endpoint) \[env\: AGENT_TASK_REPOSITORY\]]:REPOSITORY:' \
+'--profile=[Profile id of the workspace profile (with the endpoint) \[env\: AGENT_TASK_PROFILE\]]:PROFILE:' \
 '--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
-'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
 '-V[Print version]' \
 '--version[Print version]' \
-':task -- Task id:_default' \
+':task -- Task id:' \
 && ret=0
 ;;
 (heartbeat)
 _arguments "${_arguments_options[@]}" : \
-'--attempt=[Attempt id]:ATTEMPT:_default' \
-'--fence=[The fence the caller holds]:FENCE:_default' \
-'--request-id=[Idempotency key]:REQUEST_ID:_default' \
-'--lease-ms=[Requested lease (heartbeat)]:LEASE_MS:_default' \
-'--reason=[Reason (cancel, reconcile)]:REASON:_default' \
-'--endpoint=[Run through this workspace endpoint (base URL, \`http\://host\:port\`) instead of a local data directory\: the token file is all the agent needs (docs/workspace-http.md) \[env\: AGENT_TASK_ENDPOINT\]]:URL:_default' \
-'--repository=[Repository id of the workspace profile (with the endpoint) \[env\: AGENT_TASK_REPOSITORY\]]:REPOSITORY:_default' \
-'--profile=[Profile id of the workspace profile (with the endpoint) \[env\: AGENT_TASK_PROFILE\]]:PROFILE:_default' \
+'--attempt=[Attempt id]:ATTEMPT:' \
+'--fence=[The fence the caller holds]:FENCE:' \
+'--request-id=[Idempotency key]:REQUEST_ID:' \
+'--lease-ms=[Requested lease (heartbeat)]:LEASE_MS:' \
+'--reason=[Reason (cancel, reconcile)]:REASON:' \
+'--endpoint=[Run through this workspace endpoint (base URL, \`http\://host\:port\`) instead of a local data directory\: the token file is all the agent needs (docs/workspace-http.md) \[env\: AGENT_TASK_ENDPOINT\]]:URL:' \
+'--repository=[Repository id of the workspace profile (with the endpoint) \[env\: AGENT_TASK_REPOSITORY\]]:REPOSITORY:' \
+'--profile=[Profile id of the workspace profile (with the endpoint) \[env\: AGENT_TASK_PROFILE\]]:PROFILE:' \
 '--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
-'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -1546,14 +1546,14 @@ _arguments "${_arguments_options[@]}" : \
 ;;
 (status)
 _arguments "${_arguments_options[@]}" : \
-'--task=[Task id]:TASK:_default' \
-'--attempt=[Attempt id]:ATTEMPT:_default' \
-'--endpoint=[Run through this workspace endpoint (base URL, \`http\://host\:port\`) instead of a local data directory\: the token file is all the agent needs (docs/workspace-http.md) \[env\: AGENT_TASK_ENDPOINT\]]:URL:_default' \
-'--repository=[Repository id of the workspace profile (with the endpoint) \[env\: AGENT_TASK_REPOSITORY\]]:REPOSITORY:_default' \
-'--profile=[Profile id of the workspace profile (with the endpoint) \[env\: AGENT_TASK_PROFILE\]]:PROFILE:_default' \
+'--task=[Task id]:TASK:' \
+'--attempt=[Attempt id]:ATTEMPT:' \
+'--endpoint=[Run through this workspace endpoint (base URL, \`http\://host\:port\`) instead of a local data directory\: the token file is all the agent needs (docs/workspace-http.md) \[env\: AGENT_TASK_ENDPOINT\]]:URL:' \
+'--repository=[Repository id of the workspace profile (with the endpoint) \[env\: AGENT_TASK_REPOSITORY\]]:REPOSITORY:' \
+'--profile=[Profile id of the workspace profile (with the endpoint) \[env\: AGENT_TASK_PROFILE\]]:PROFILE:' \
 '--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
-'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -1563,17 +1563,17 @@ _arguments "${_arguments_options[@]}" : \
 ;;
 (cancel)
 _arguments "${_arguments_options[@]}" : \
-'--attempt=[Attempt id]:ATTEMPT:_default' \
-'--fence=[The fence the caller holds]:FENCE:_default' \
-'--request-id=[Idempotency key]:REQUEST_ID:_default' \
-'--lease-ms=[Requested lease (heartbeat)]:LEASE_MS:_default' \
-'--reason=[Reason (cancel, reconcile)]:REASON:_default' \
-'--endpoint=[Run through this workspace endpoint (base URL, \`http\://host\:port\`) instead of a local data directory\: the token file is all the agent needs (docs/workspace-http.md) \[env\: AGENT_TASK_ENDPOINT\]]:URL:_default' \
-'--repository=[Repository id of the workspace profile (with the endpoint) \[env\: AGENT_TASK_REPOSITORY\]]:REPOSITORY:_default' \
-'--profile=[Profile id of the workspace profile (with the endpoint) \[env\: AGENT_TASK_PROFILE\]]:PROFILE:_default' \
+'--attempt=[Attempt id]:ATTEMPT:' \
+'--fence=[The fence the caller holds]:FENCE:' \
+'--request-id=[Idempotency key]:REQUEST_ID:' \
+'--lease-ms=[Requested lease (heartbeat)]:LEASE_MS:' \
+'--reason=[Reason (cancel, reconcile)]:REASON:' \
+'--endpoint=[Run through this workspace endpoint (base URL, \`http\://host\:port\`) instead of a local data directory\: the token file is all the agent needs (docs/workspace-http.md) \[env\: AGENT_TASK_ENDPOINT\]]:URL:' \
+'--repository=[Repository id of the workspace profile (with the endpoint) \[env\: AGENT_TASK_REPOSITORY\]]:REPOSITORY:' \
+'--profile=[Profile id of the workspace profile (with the endpoint) \[env\: AGENT_TASK_PROFILE\]]:PROFILE:' \
 '--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
-'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -1583,17 +1583,17 @@ _arguments "${_arguments_options[@]}" : \
 ;;
 (reconcile)
 _arguments "${_arguments_options[@]}" : \
-'--attempt=[Attempt id]:ATTEMPT:_default' \
-'--fence=[The fence the caller holds]:FENCE:_default' \
-'--request-id=[Idempotency key]:REQUEST_ID:_default' \
-'--lease-ms=[Requested lease (heartbeat)]:LEASE_MS:_default' \
-'--reason=[Reason (cancel, reconcile)]:REASON:_default' \
-'--endpoint=[Run through this workspace endpoint (base URL, \`http\://host\:port\`) instead of a local data directory\: the token file is all the agent needs (docs/workspace-http.md) \[env\: AGENT_TASK_ENDPOINT\]]:URL:_default' \
-'--repository=[Repository id of the workspace profile (with the endpoint) \[env\: AGENT_TASK_REPOSITORY\]]:REPOSITORY:_default' \
-'--profile=[Profile id of the workspace profile (with the endpoint) \[env\: AGENT_TASK_PROFILE\]]:PROFILE:_default' \
+'--attempt=[Attempt id]:ATTEMPT:' \
+'--fence=[The fence the caller holds]:FENCE:' \
+'--request-id=[Idempotency key]:REQUEST_ID:' \
+'--lease-ms=[Requested lease (heartbeat)]:LEASE_MS:' \
+'--reason=[Reason (cancel, reconcile)]:REASON:' \
+'--endpoint=[Run through this workspace endpoint (base URL, \`http\://host\:port\`) instead of a local data directory\: the token file is all the agent needs (docs/workspace-http.md) \[env\: AGENT_TASK_ENDPOINT\]]:URL:' \
+'--repository=[Repository id of the workspace profile (with the endpoint) \[env\: AGENT_TASK_REPOSITORY\]]:REPOSITORY:' \
+'--profile=[Profile id of the workspace profile (with the endpoint) \[env\: AGENT_TASK_PROFILE\]]:PROFILE:' \
 '--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
-'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -1604,12 +1604,12 @@ _arguments "${_arguments_options[@]}" : \
 (result)
 _arguments "${_arguments_options[@]}" : \
 '--file=[TaskResultAssertion JSON file (\`-\` for stdin)]:FILE:_files' \
-'--endpoint=[Run through this workspace endpoint (base URL, \`http\://host\:port\`) instead of a local data directory\: the token file is all the agent needs (docs/workspace-http.md) \[env\: AGENT_TASK_ENDPOINT\]]:URL:_default' \
-'--repository=[Repository id of the workspace profile (with the endpoint) \[env\: AGENT_TASK_REPOSITORY\]]:REPOSITORY:_default' \
-'--profile=[Profile id of the workspace profile (with the endpoint) \[env\: AGENT_TASK_PROFILE\]]:PROFILE:_default' \
+'--endpoint=[Run through this workspace endpoint (base URL, \`http\://host\:port\`) instead of a local data directory\: the token file is all the agent needs (docs/workspace-http.md) \[env\: AGENT_TASK_ENDPOINT\]]:URL:' \
+'--repository=[Repository id of the workspace profile (with the endpoint) \[env\: AGENT_TASK_REPOSITORY\]]:REPOSITORY:' \
+'--profile=[Profile id of the workspace profile (with the endpoint) \[env\: AGENT_TASK_PROFILE\]]:PROFILE:' \
 '--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
-'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -1619,15 +1619,15 @@ _arguments "${_arguments_options[@]}" : \
 ;;
 (recovery)
 _arguments "${_arguments_options[@]}" : \
-'--task=[Task id]:TASK:_default' \
-'--attempt=[Attempt id (default\: the task'\''s current attempt)]:ATTEMPT:_default' \
-'--request-id=[Request id to resolve]:REQUEST_ID:_default' \
-'--endpoint=[Run through this workspace endpoint (base URL, \`http\://host\:port\`) instead of a local data directory\: the token file is all the agent needs (docs/workspace-http.md) \[env\: AGENT_TASK_ENDPOINT\]]:URL:_default' \
-'--repository=[Repository id of the workspace profile (with the endpoint) \[env\: AGENT_TASK_REPOSITORY\]]:REPOSITORY:_default' \
-'--profile=[Profile id of the workspace profile (with the endpoint) \[env\: AGENT_TASK_PROFILE\]]:PROFILE:_default' \
+'--task=[Task id]:TASK:' \
+'--attempt=[Attempt id (default\: the task'\''s current attempt)]:ATTEMPT:' \
+'--request-id=[Request id to resolve]:REQUEST_ID:' \
+'--endpoint=[Run through this workspace endpoint (base URL, \`http\://host\:port\`) instead of a local data directory\: the token file is all the agent needs (docs/workspace-http.md) \[env\: AGENT_TASK_ENDPOINT\]]:URL:' \
+'--repository=[Repository id of the workspace profile (with the endpoint) \[env\: AGENT_TASK_REPOSITORY\]]:REPOSITORY:' \
+'--profile=[Profile id of the workspace profile (with the endpoint) \[env\: AGENT_TASK_PROFILE\]]:PROFILE:' \
 '--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
-'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -1637,19 +1637,19 @@ _arguments "${_arguments_options[@]}" : \
 ;;
 (install-stop)
 _arguments "${_arguments_options[@]}" : \
-'--agent=[Which agent'\''s settings to edit (with --managed\: only that agent'\''s managed file; both without it)]:AGENT:((claude\:"Claude Code\: \`.claude/settings.local.json\`, \`task-stop\`"
-codex\:"Codex CLI\: \`~/.codex/hooks.json\` (or the repository'\''s with \`--repo-hooks\`), \`task-codex-stop\`"))' \
 '--workspace=[The workspace holding \`.claude/\` or \`.codex/\` (not with --managed)]:PATH:_files' \
-'--change=[The Change the hook guards (not with --managed)]:CHANGE:_default' \
-'--endpoint=[Run through this workspace endpoint (base URL, \`http\://host\:port\`) instead of a local data directory\: the token file is all the agent needs (docs/workspace-http.md) \[env\: AGENT_TASK_ENDPOINT\]]:URL:_default' \
-'--repository=[Repository id of the workspace profile (with the endpoint) \[env\: AGENT_TASK_REPOSITORY\]]:REPOSITORY:_default' \
-'--profile=[Profile id of the workspace profile (with the endpoint) \[env\: AGENT_TASK_PROFILE\]]:PROFILE:_default' \
 '--settings-file=[With --managed\: Claude Code'\''s managed settings file to edit instead of the drop-in]:FILE:_files' \
 '--requirements-file=[With --managed\: Codex'\''s requirements file to edit instead of /etc/codex/requirements.toml]:FILE:_files' \
 '--hooks-map=[With --managed\: the uid map the hook reads, when not /etc/agent-task/hooks.json]:FILE:_files' \
+'--agent=[Which agent'\''s settings to edit (with --managed\: only that agent'\''s managed file; both without it)]:AGENT:((claude\:"Claude Code\: \`.claude/settings.local.json\`, \`task-stop\`"
+codex\:"Codex CLI\: \`~/.codex/hooks.json\` (or the repository'\''s with \`--repo-hooks\`), \`task-codex-stop\`"))' \
+'--change=[The Change the hook guards (not with --managed)]:CHANGE:' \
+'--endpoint=[Run through this workspace endpoint (base URL, \`http\://host\:port\`) instead of a local data directory\: the token file is all the agent needs (docs/workspace-http.md) \[env\: AGENT_TASK_ENDPOINT\]]:URL:' \
+'--repository=[Repository id of the workspace profile (with the endpoint) \[env\: AGENT_TASK_REPOSITORY\]]:REPOSITORY:' \
+'--profile=[Profile id of the workspace profile (with the endpoint) \[env\: AGENT_TASK_PROFILE\]]:PROFILE:' \
 '--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
-'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:' \
 '--repo-hooks[Codex only\: write the repository'\''s .codex/hooks.json (kept out of revisions through git'\''s info/exclude) instead of the user-level \$CODEX_HOME/hooks.json]' \
 '(--workspace --change --repo-hooks)--managed[Root only\: write one machine-wide Stop hook into Claude Code'\''s managed settings (a drop-in /etc/claude-code/managed-settings.d/agent-task.json) and Codex'\''s /etc/codex/requirements.toml, running \`task-stop --managed\`, which finds the invoking user'\''s Change through the root-owned map /etc/agent-task/hooks.json (docs/hooks.md)]' \
 '--exclusive[With --managed\: also set allowManagedHooksOnly / allow_managed_hooks_only, which disables every non-managed hook of every user of the machine (with --uninstall\: remove them again)]' \
@@ -1664,11 +1664,11 @@ codex\:"Codex CLI\: \`~/.codex/hooks.json\` (or the repository'\''s with \`--rep
 (init-repo)
 _arguments "${_arguments_options[@]}" : \
 '--workspace=[The workspace whose instruction files get the managed block]:PATH:_files' \
-'--endpoint=[Write the instructions of an agent that reaches its authority only through this endpoint (its commands name the Change with --change; collection goes through the operator'\''s sudo wrapper) \[env\: AGENT_TASK_ENDPOINT\]]:URL:_default' \
 '--collect-wrapper=[With the endpoint form\: the sudo wrapper the agent runs \`collect\` through]:FILE:_files' \
+'--endpoint=[Write the instructions of an agent that reaches its authority only through this endpoint (its commands name the Change with --change; collection goes through the operator'\''s sudo wrapper) \[env\: AGENT_TASK_ENDPOINT\]]:URL:' \
 '--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
-'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -1679,46 +1679,46 @@ _arguments "${_arguments_options[@]}" : \
 (task-stop)
 _arguments "${_arguments_options[@]}" : \
 '(--managed)--workspace=[The workspace the agent edits (the Change'\''s workspace)]:PATH:_files' \
-'(--managed)--endpoint=[Ask qualification from a workspace endpoint (base URL) instead of computing it from --data-dir (30 s limit)]:URL:_default' \
-'--repository=[Repository id of the workspace profile (with --endpoint)]:REPOSITORY:_default' \
-'--profile=[Profile id (with --endpoint)]:PROFILE:_default' \
 '--hooks-map=[With --managed\: the uid map (default /etc/agent-task/hooks.json)]:FILE:_files' \
+'(--managed)--endpoint=[Ask qualification from a workspace endpoint (base URL) instead of computing it from --data-dir (30 s limit)]:URL:' \
+'--repository=[Repository id of the workspace profile (with --endpoint)]:REPOSITORY:' \
+'--profile=[Profile id (with --endpoint)]:PROFILE:' \
 '--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
-'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:' \
 '--managed[The machine-wide hook (\`install-stop --managed\`)\: the invoking user (real uid) is looked up in the root-owned map; a user it does not list passes silently]' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
 '-V[Print version]' \
 '--version[Print version]' \
-'::change -- The Change the hook guards:_default' \
+'::change -- The Change the hook guards:' \
 && ret=0
 ;;
 (task-codex-stop)
 _arguments "${_arguments_options[@]}" : \
 '(--managed)--workspace=[The workspace the agent edits (the Change'\''s workspace)]:PATH:_files' \
-'(--managed)--endpoint=[Ask qualification from a workspace endpoint (base URL) instead of computing it from --data-dir (30 s limit)]:URL:_default' \
-'--repository=[Repository id of the workspace profile (with --endpoint)]:REPOSITORY:_default' \
-'--profile=[Profile id (with --endpoint)]:PROFILE:_default' \
 '--hooks-map=[With --managed\: the uid map (default /etc/agent-task/hooks.json)]:FILE:_files' \
+'(--managed)--endpoint=[Ask qualification from a workspace endpoint (base URL) instead of computing it from --data-dir (30 s limit)]:URL:' \
+'--repository=[Repository id of the workspace profile (with --endpoint)]:REPOSITORY:' \
+'--profile=[Profile id (with --endpoint)]:PROFILE:' \
 '--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
-'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:' \
 '--managed[The machine-wide hook (\`install-stop --managed\`)\: the invoking user (real uid) is looked up in the root-owned map; a user it does not list passes silently]' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
 '-V[Print version]' \
 '--version[Print version]' \
-'::change -- The Change the hook guards:_default' \
+'::change -- The Change the hook guards:' \
 && ret=0
 ;;
 (profile)
 _arguments "${_arguments_options[@]}" : \
 '--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
-'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -1736,27 +1736,27 @@ _arguments "${_arguments_options[@]}" : \
         case $line[1] in
             (install)
 _arguments "${_arguments_options[@]}" : \
-'--registration=[Registration id (from \`enroll\`)]:REGISTRATION:_default' \
-'--step=[Step id (a command or review step of the installed requirement)]:STEP:_default' \
+'--executable=[\`review\` only\: the reviewer executable to pin (an npm-installed \`claude\`, or another program speaking Claude Code'\''s print-mode JSON)]:PATH:_files' \
+'--file=[A pinned identity \`{"basis"\: "pinned_file", "identity"\: {…}}\` instead of probing now]:FILE:_files' \
+'--registration=[Registration id (from \`enroll\`)]:REGISTRATION:' \
+'--step=[Step id (a command or review step of the installed requirement)]:STEP:' \
 '--runtime=[Runtime (\`review\` for a review step)]:RUNTIME:((bwrap\:"bubblewrap (command steps)"
 unshare\:"unshare\: refused (it shares the host file system with candidate code)"
 oci\:"podman or docker with --network none (command steps)"
 review\:"The finite review controller (review steps)\: a pinned Claude Code executable"))' \
-'--executable=[\`review\` only\: the reviewer executable to pin (an npm-installed \`claude\`, or another program speaking Claude Code'\''s print-mode JSON)]:PATH:_files' \
-'--model=[\`review\` only\: the full model id passed to \`--model\`]:ID:_default' \
+'--model=[\`review\` only\: the full model id passed to \`--model\`]:ID:' \
 '--provider=[\`review\` only\: the provider scope]:NAME:((anthropic\:"Anthropic'\''s API through the pinned Claude Code executable"))' \
-'*--env=[\`review\` only\: an operator variable passed to the executable (repeatable; ANTHROPIC_API_KEY, HTTPS_PROXY, NO_PROXY, NODE_EXTRA_CA_CERTS)]:NAME:_default' \
-'--file=[A pinned identity \`{"basis"\: "pinned_file", "identity"\: {…}}\` instead of probing now]:FILE:_files' \
-'--oci-image=[The image an \`oci\` profile runs, pinned by digest (\`NAME@sha256\:<64 hex>\`; a tag alone is refused). It must already be in the engine'\''s local store\: collections never pull]:REF:_default' \
-'--sandbox-tmpfs-bytes=[Size of each writable tmpfs inside the sandbox (/tmp, /scratch, /dev/shm)]:BYTES:_default' \
-'--sandbox-address-space-bytes=[Address space of each sandboxed process (RLIMIT_AS)]:BYTES:_default' \
-'--sandbox-processes=[Processes and threads of the sandbox'\''s uid (RLIMIT_NPROC)]:N:_default' \
-'--sandbox-file-size-bytes=[Largest file a sandboxed process may write (RLIMIT_FSIZE)]:BYTES:_default' \
-'--sandbox-cpu-seconds=[CPU time of each sandboxed process (RLIMIT_CPU)]:SECONDS:_default' \
-'--sandbox-uid=[The dedicated uid (and gid) candidate code runs as; only when the collector runs as root, where it is required (default 2000000000)]:UID:_default' \
+'*--env=[\`review\` only\: an operator variable passed to the executable (repeatable; ANTHROPIC_API_KEY, HTTPS_PROXY, NO_PROXY, NODE_EXTRA_CA_CERTS)]:NAME:' \
+'--oci-image=[The image an \`oci\` profile runs, pinned by digest (\`NAME@sha256\:<64 hex>\`; a tag alone is refused). It must already be in the engine'\''s local store\: collections never pull]:REF:' \
+'--sandbox-tmpfs-bytes=[Size of each writable tmpfs inside the sandbox (/tmp, /scratch, /dev/shm)]:BYTES:' \
+'--sandbox-address-space-bytes=[Address space of each sandboxed process (RLIMIT_AS)]:BYTES:' \
+'--sandbox-processes=[Processes and threads of the sandbox'\''s uid (RLIMIT_NPROC)]:N:' \
+'--sandbox-file-size-bytes=[Largest file a sandboxed process may write (RLIMIT_FSIZE)]:BYTES:' \
+'--sandbox-cpu-seconds=[CPU time of each sandboxed process (RLIMIT_CPU)]:SECONDS:' \
+'--sandbox-uid=[The dedicated uid (and gid) candidate code runs as; only when the collector runs as root, where it is required (default 2000000000)]:UID:' \
 '--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
-'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help (see more with '\''--help'\'')]' \
 '--help[Print help (see more with '\''--help'\'')]' \
@@ -1795,8 +1795,8 @@ esac
 (collector)
 _arguments "${_arguments_options[@]}" : \
 '--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
-'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -1817,16 +1817,16 @@ _arguments "${_arguments_options[@]}" : \
 '--out=[Where to write the wrapper script (in a root-owned directory, e.g. /usr/local/sbin/agent-task-collect)]:FILE:_files' \
 '--collector-dir=[The operator'\''s collector directory (signing key and retained state)]:DIR:_files' \
 '--binary=[The root-owned agent-task binary the wrapper runs]:FILE:_files' \
-'--operator-user=[The operator'\''s user (who owns the data and collector directories)]:USER:_default' \
-'--agent-user=[The agent'\''s user (the only user the rule lets run the wrapper)]:USER:_default' \
 '--sudoers-out=[Also write the sudoers rule here (e.g. /etc/sudoers.d/agent-task-collect)]:FILE:_files' \
-'--endpoint=[The operator'\''s \`serve\` the wrapper'\''s collect uploads to (\`http\://HOST\:PORT\`)\: it never imports locally, so nothing the agent starts takes the data directory'\''s lock]:URL:_default' \
-'--repository=[The workspace repository id of the upload route]:ID:_default' \
-'--profile=[The workspace profile id of the upload route]:ID:_default' \
 '--review-credential-file=[The operator'\''s review credential file (NAME=VALUE lines, the operator'\''s, mode 0600)\: a review collect hands the values to the pinned reviewer only (docs/review.md, "Credentials")]:FILE:_files' \
+'--operator-user=[The operator'\''s user (who owns the data and collector directories)]:USER:' \
+'--agent-user=[The agent'\''s user (the only user the rule lets run the wrapper)]:USER:' \
+'--endpoint=[The operator'\''s \`serve\` the wrapper'\''s collect uploads to (\`http\://HOST\:PORT\`)\: it never imports locally, so nothing the agent starts takes the data directory'\''s lock]:URL:' \
+'--repository=[The workspace repository id of the upload route]:ID:' \
+'--profile=[The workspace profile id of the upload route]:ID:' \
 '--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
-'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -1864,20 +1864,20 @@ esac
 ;;
 (collector-claim)
 _arguments "${_arguments_options[@]}" : \
-'--request-id=[Idempotency key (default\: a fresh one)]:REQUEST_ID:_default' \
 '--descriptor-out=[Also write the descriptor to this new 0600 file]:FILE:_files' \
-'--endpoint=[Run through this workspace endpoint (base URL, \`http\://host\:port\`) instead of a local data directory\: the token file is all the agent needs (docs/workspace-http.md) \[env\: AGENT_TASK_ENDPOINT\]]:URL:_default' \
-'--repository=[Repository id of the workspace profile (with the endpoint) \[env\: AGENT_TASK_REPOSITORY\]]:REPOSITORY:_default' \
-'--profile=[Profile id of the workspace profile (with the endpoint) \[env\: AGENT_TASK_PROFILE\]]:PROFILE:_default' \
+'--request-id=[Idempotency key (default\: a fresh one)]:REQUEST_ID:' \
+'--endpoint=[Run through this workspace endpoint (base URL, \`http\://host\:port\`) instead of a local data directory\: the token file is all the agent needs (docs/workspace-http.md) \[env\: AGENT_TASK_ENDPOINT\]]:URL:' \
+'--repository=[Repository id of the workspace profile (with the endpoint) \[env\: AGENT_TASK_REPOSITORY\]]:REPOSITORY:' \
+'--profile=[Profile id of the workspace profile (with the endpoint) \[env\: AGENT_TASK_PROFILE\]]:PROFILE:' \
 '--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
-'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
 '-V[Print version]' \
 '--version[Print version]' \
-':task -- Task id:_default' \
+':task -- Task id:' \
 && ret=0
 ;;
 (collect)
@@ -1885,12 +1885,12 @@ _arguments "${_arguments_options[@]}" : \
 '--descriptor=[The descriptor (from \`collector-claim\`); \`-\` reads it from stdin]:FILE:_files' \
 '--collector-dir=[The owner-private collector directory (signing key and retained state)]:DIR:_files' \
 '--review-credential-file=[A review collect\: the operator'\''s credential file (NAME=VALUE lines, the caller'\''s, mode 0600) whose values go to the pinned reviewer'\''s environment only, instead of this process'\''s environment]:FILE:_files' \
-'--endpoint=[Workspace endpoint base URL (\`http\://host\:port\`)]:URL:_default' \
-'--repository=[Repository id of the workspace profile (with --endpoint)]:REPOSITORY:_default' \
-'--profile=[Profile id (with --endpoint)]:PROFILE:_default' \
+'--endpoint=[Workspace endpoint base URL (\`http\://host\:port\`)]:URL:' \
+'--repository=[Repository id of the workspace profile (with --endpoint)]:REPOSITORY:' \
+'--profile=[Profile id (with --endpoint)]:PROFILE:' \
 '--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
-'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:' \
 '--token-on-stdin[Read the agent'\''s token from the first line of stdin, the descriptor from the rest (with \`--descriptor -\`)\: how the sudo wrapper, which resets the environment, passes them. Excludes --token-file. Marks a wrapper-started collect\: it needs --endpoint and never imports locally (nothing the agent starts takes the data directory'\''s lock)]' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
@@ -1902,13 +1902,13 @@ _arguments "${_arguments_options[@]}" : \
 (retry-upload)
 _arguments "${_arguments_options[@]}" : \
 '--collector-dir=[The collector directory]:DIR:_files' \
-'--operation=[The execution operation id (from the descriptor)]:OPERATION:_default' \
-'--endpoint=[Workspace endpoint base URL (\`http\://host\:port\`)]:URL:_default' \
-'--repository=[Repository id of the workspace profile (with --endpoint)]:REPOSITORY:_default' \
-'--profile=[Profile id (with --endpoint)]:PROFILE:_default' \
+'--operation=[The execution operation id (from the descriptor)]:OPERATION:' \
+'--endpoint=[Workspace endpoint base URL (\`http\://host\:port\`)]:URL:' \
+'--repository=[Repository id of the workspace profile (with --endpoint)]:REPOSITORY:' \
+'--profile=[Profile id (with --endpoint)]:PROFILE:' \
 '--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
-'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -1918,14 +1918,14 @@ _arguments "${_arguments_options[@]}" : \
 ;;
 (finalize)
 _arguments "${_arguments_options[@]}" : \
-'--change=[Change id]:CHANGE:_default' \
 '--workspace=[Workspace directory of the Change]:PATH:_files' \
-'--endpoint=[Run through this workspace endpoint (base URL, \`http\://host\:port\`) instead of a local data directory\: the token file is all the agent needs (docs/workspace-http.md) \[env\: AGENT_TASK_ENDPOINT\]]:URL:_default' \
-'--repository=[Repository id of the workspace profile (with the endpoint) \[env\: AGENT_TASK_REPOSITORY\]]:REPOSITORY:_default' \
-'--profile=[Profile id of the workspace profile (with the endpoint) \[env\: AGENT_TASK_PROFILE\]]:PROFILE:_default' \
+'--change=[Change id]:CHANGE:' \
+'--endpoint=[Run through this workspace endpoint (base URL, \`http\://host\:port\`) instead of a local data directory\: the token file is all the agent needs (docs/workspace-http.md) \[env\: AGENT_TASK_ENDPOINT\]]:URL:' \
+'--repository=[Repository id of the workspace profile (with the endpoint) \[env\: AGENT_TASK_REPOSITORY\]]:REPOSITORY:' \
+'--profile=[Profile id of the workspace profile (with the endpoint) \[env\: AGENT_TASK_PROFILE\]]:PROFILE:' \
 '--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
-'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -1935,14 +1935,14 @@ _arguments "${_arguments_options[@]}" : \
 ;;
 (qualify)
 _arguments "${_arguments_options[@]}" : \
-'--change=[Change id]:CHANGE:_default' \
 '--workspace=[Workspace directory of the Change]:PATH:_files' \
-'--endpoint=[Run through this workspace endpoint (base URL, \`http\://host\:port\`) instead of a local data directory\: the token file is all the agent needs (docs/workspace-http.md) \[env\: AGENT_TASK_ENDPOINT\]]:URL:_default' \
-'--repository=[Repository id of the workspace profile (with the endpoint) \[env\: AGENT_TASK_REPOSITORY\]]:REPOSITORY:_default' \
-'--profile=[Profile id of the workspace profile (with the endpoint) \[env\: AGENT_TASK_PROFILE\]]:PROFILE:_default' \
+'--change=[Change id]:CHANGE:' \
+'--endpoint=[Run through this workspace endpoint (base URL, \`http\://host\:port\`) instead of a local data directory\: the token file is all the agent needs (docs/workspace-http.md) \[env\: AGENT_TASK_ENDPOINT\]]:URL:' \
+'--repository=[Repository id of the workspace profile (with the endpoint) \[env\: AGENT_TASK_REPOSITORY\]]:REPOSITORY:' \
+'--profile=[Profile id of the workspace profile (with the endpoint) \[env\: AGENT_TASK_PROFILE\]]:PROFILE:' \
 '--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
-'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -1952,12 +1952,12 @@ _arguments "${_arguments_options[@]}" : \
 ;;
 (land)
 _arguments "${_arguments_options[@]}" : \
-'--repo=[Repository id]:REPO:_default' \
-'--change=[Change id]:CHANGE:_default' \
-'--author=[The commit'\''s author and committer, "Name <email>" (default\: the operator'\''s git identity in the repository\: user.name, user.email)]:NAME <EMAIL>:_default' \
+'--repo=[Repository id]:REPO:' \
+'--change=[Change id]:CHANGE:' \
+'--author=[The commit'\''s author and committer, "Name <email>" (default\: the operator'\''s git identity in the repository\: user.name, user.email)]:NAME <EMAIL>:' \
 '--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
-'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:' \
 '--allow-protected-change[Land a revision that changes protected paths (the operator'\''s explicit override\: no receipt is required for it, since its tests are not the operator'\''s; the landing row and the commit message record it)]' \
 '--update-worktree[When the target branch is checked out in the repository'\''s (non-bare) work tree, move its index and files along as \`git merge --ff-only\` would (clean work trees only\: a dirty one is refused, no ref moved; no filter drivers run). Without it such a landing is refused before any ref moves (\`worktree_checked_out\`)]' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
@@ -1969,23 +1969,23 @@ _arguments "${_arguments_options[@]}" : \
 ;;
 (sandbox-exec)
 _arguments "${_arguments_options[@]}" : \
-'--limits=[The pinned limits and process attributes, as the runtime identity'\''s \`limits\` JSON]:JSON:_default' \
+'--limits=[The pinned limits and process attributes, as the runtime identity'\''s \`limits\` JSON]:JSON:' \
 '--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
-'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
 '-V[Print version]' \
 '--version[Print version]' \
-'*::command -- The program (bwrap) and its arguments:_default' \
+'*::command -- The program (bwrap) and its arguments:' \
 && ret=0
 ;;
 (authority)
 _arguments "${_arguments_options[@]}" : \
 '--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
-'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -2006,8 +2006,8 @@ _arguments "${_arguments_options[@]}" : \
 '--format=[Public key format\: 64 lowercase hex characters, or a PEM \`PUBLIC KEY\`]:FORMAT:((hex\:"64 lowercase hex characters"
 pem\:"PEM SubjectPublicKeyInfo (RFC 8410)"))' \
 '--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
-'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help (see more with '\''--help'\'')]' \
 '--help[Print help (see more with '\''--help'\'')]' \
@@ -2026,8 +2026,8 @@ pem\:"PEM SubjectPublicKeyInfo (RFC 8410)"))' \
             (rotate)
 _arguments "${_arguments_options[@]}" : \
 '--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
-'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -2109,11 +2109,11 @@ esac
 ;;
 (attest)
 _arguments "${_arguments_options[@]}" : \
-'--change=[The Change (its landing when its current version landed, else its qualified subject)]:CHANGE:_default' \
 '--out=[Also write each envelope and the whole set (\`attestations.jsonl\`) into this directory]:DIR:_files' \
+'--change=[The Change (its landing when its current version landed, else its qualified subject)]:CHANGE:' \
 '--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
-'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -2124,11 +2124,11 @@ _arguments "${_arguments_options[@]}" : \
 (verify)
 _arguments "${_arguments_options[@]}" : \
 '--repo=[The git repository holding the commit and its \`refs/notes/agent-task\` note]:PATH:_files' \
-'--commit=[The landed commit]:SHA:_default' \
 '--key=[The authority'\''s public key (PEM or 64 hex characters), e.g. from \`authority key\`]:FILE:_files' \
+'--commit=[The landed commit]:SHA:' \
 '--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
-'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:' \
 '--allow-override[Also accept a commit the operator landed with \`--allow-protected-change\` (no receipt, no tests)\: reported \`qualified\: false\` instead of failing with \`attestation_unqualified\`]' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
@@ -2140,8 +2140,8 @@ _arguments "${_arguments_options[@]}" : \
 (deploy)
 _arguments "${_arguments_options[@]}" : \
 '--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
-'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -2160,21 +2160,21 @@ _arguments "${_arguments_options[@]}" : \
             (check)
 _arguments "${_arguments_options[@]}" : \
 '--collector-dir=[The operator'\''s collector directory (signing key and retained state)]:DIR:_files' \
-'--operator-user=[The operator'\''s user]:USER:_default' \
-'--agent-user=[The agent'\''s user]:USER:_default' \
 '--wrapper=[The collect wrapper]:FILE:_files' \
 '--sudoers=[The sudoers rule of the wrapper]:FILE:_files' \
 '--workspace-config=[serve'\''s workspace config, to check too]:FILE:_files' \
-'--endpoint=[The workspace endpoint to try with the agent'\''s token (needs --repository, --profile and --token-file)]:URL:_default' \
-'--repository=[The endpoint'\''s repository id]:ID:_default' \
-'--profile=[The profile id]:ID:_default' \
 '--token-file=[The agent'\''s token file (opened as the agent'\''s user when run as root)]:FILE:_files' \
 '--claude-managed=[Claude Code'\''s base managed settings file; the \`managed-settings.d/*.json\` drop-ins beside it are read too]:FILE:_files' \
 '--codex-requirements=[Codex'\''s requirements file]:FILE:_files' \
 '--hook-map=[The managed hook'\''s uid map]:FILE:_files' \
-'*--skip=[Do not run a check or a group of checks (users, paths, config, wrapper, sudoers, agent, endpoint, hooks); reported as skipped. Repeatable]:NAME:_default' \
+'--operator-user=[The operator'\''s user]:USER:' \
+'--agent-user=[The agent'\''s user]:USER:' \
+'--endpoint=[The workspace endpoint to try with the agent'\''s token (needs --repository, --profile and --token-file)]:URL:' \
+'--repository=[The endpoint'\''s repository id]:ID:' \
+'--profile=[The profile id]:ID:' \
+'*--skip=[Do not run a check or a group of checks (users, paths, config, wrapper, sudoers, agent, endpoint, hooks); reported as skipped. Repeatable]:NAME:' \
 '--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
-'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -2186,8 +2186,8 @@ _arguments "${_arguments_options[@]}" : \
 _arguments "${_arguments_options[@]}" : \
 '--out=[Where to write the config (serve --workspace-config FILE)]:FILE:_files' \
 '--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
-'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:' \
 '--force[Replace a file that holds another config]' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
@@ -2231,8 +2231,8 @@ esac
 (evidence)
 _arguments "${_arguments_options[@]}" : \
 '--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
-'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -2250,12 +2250,12 @@ _arguments "${_arguments_options[@]}" : \
         case $line[1] in
             (configure)
 _arguments "${_arguments_options[@]}" : \
-'--repo=[Repository id]:REPO:_default' \
 '--evidence-dir=[The evidence data node'\''s directory\: not the workflow'\''s data directory, not a symbolic link, never served with a bearer agents hold]:PATH:_files' \
-'--collection=[The collection the records go into]:ID:_default' \
+'--repo=[Repository id]:REPO:' \
+'--collection=[The collection the records go into]:ID:' \
 '--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
-'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -2266,8 +2266,8 @@ _arguments "${_arguments_options[@]}" : \
 (sync)
 _arguments "${_arguments_options[@]}" : \
 '--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
-'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -2278,8 +2278,8 @@ _arguments "${_arguments_options[@]}" : \
 (status)
 _arguments "${_arguments_options[@]}" : \
 '--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
-'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
 '--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:' \
 '--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
 '-h[Print help]' \
 '--help[Print help]' \

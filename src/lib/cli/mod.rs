@@ -69,6 +69,9 @@ where
     let pretty = cli.pretty;
     let result = ctx::Ctx::from_cli(&cli).and_then(|ctx| commands::dispatch(&ctx, cli.command));
     match result {
+        Ok(commands::Reply {
+            raw: Some(text), ..
+        }) => output::raw(&text),
         Ok(reply) => output::success(&reply.value, pretty, reply.exit_code),
         Err(e) => output::failure(&e),
     }

@@ -143,6 +143,7 @@ pub(super) fn run(ctx: &Ctx, c: DeployCmd) -> Result<Reply> {
                 skip: a.skip,
             })?;
             Ok(Reply {
+                raw: None,
                 exit_code: if report.ok { 0 } else { 1 },
                 value: to_value(&report)?,
             })

@@ -24,7 +24,8 @@ pub enum Shell {
 pub struct CompletionsArgs {
     /// The shell to generate for.
     pub shell: Shell,
-    /// Write the script to this file instead of embedding it in the JSON output.
+    /// Write the script to this file (and print a JSON summary) instead of
+    /// printing the script itself on stdout.
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
 }
@@ -40,7 +41,7 @@ pub struct ManArgs {
 
 /// The completion script for `shell`.
 pub fn completion_script(shell: Shell) -> Vec<u8> {
-    let mut cmd = crate::cli::Cli::command();
+    let mut cmd = hint_values(crate::cli::Cli::command());
     let mut buf = Vec::new();
     let sh = match shell {
         Shell::Bash => clap_complete::Shell::Bash,
@@ -51,7 +52,47 @@ pub fn completion_script(shell: Shell) -> Vec<u8> {
     buf
 }
 
-pub(super) fn completions(a: &CompletionsArgs) -> Result<Value> {
+/// `cmd` with a value hint on every argument that takes a value and has
+/// none: file and directory names for a `FILE`/`DIR`/`PATH` value, nothing
+/// (no file-name fallback) for the rest (ids, names, numbers).
+fn hint_values(cmd: clap::Command) -> clap::Command {
+    use clap::ValueHint;
+    let ids: Vec<clap::Id> = cmd
+        .get_arguments()
+        .filter(|a| a.get_action().takes_values() && a.get_value_hint() == ValueHint::Unknown)
+        .map(|a| a.get_id().clone())
+        .collect();
+    let mut cmd = cmd;
+    for id in ids {
+        cmd = cmd.mut_arg(id, |a| {
+            let names = a
+                .get_value_names()
+                .map(|v| v.iter().map(|n| n.to_string()).collect::<Vec<_>>())
+                .unwrap_or_default();
+            let hint = if names.iter().any(|n| n == "DIR") {
+                ValueHint::DirPath
+            } else if names
+                .iter()
+                .any(|n| n == "FILE" || n == "PATH" || n.ends_with("_FILE"))
+            {
+                ValueHint::FilePath
+            } else {
+                ValueHint::Other
+            };
+            a.value_hint(hint)
+        });
+    }
+    let subs: Vec<String> = cmd
+        .get_subcommands()
+        .map(|s| s.get_name().to_owned())
+        .collect();
+    for name in subs {
+        cmd = cmd.mut_subcommand(name, hint_values);
+    }
+    cmd
+}
+
+pub(super) fn completions(a: &CompletionsArgs) -> Result<super::Reply> {
     let script = completion_script(a.shell);
     match &a.out {
         Some(p) => {
@@ -61,13 +102,15 @@ pub(super) fn completions(a: &CompletionsArgs) -> Result<Value> {
                 path: p.display().to_string(),
                 shell: shell_name(a.shell),
             })
+            .map(super::Reply::from)
         }
         None => {
             let text = String::from_utf8(script)
                 .map_err(|_| Error::internal("completion script is not UTF-8"))?;
-            to_value(&Script {
-                script: text,
-                shell: shell_name(a.shell),
+            Ok(super::Reply {
+                value: Value::Null,
+                exit_code: 0,
+                raw: Some(text),
             })
         }
     }
@@ -105,13 +148,6 @@ pub(super) fn man(a: &ManArgs) -> Result<Value> {
 struct WrittenScript {
     bytes: usize,
     path: String,
-    shell: String,
-}
-
-/// `completions`' output: the script itself.
-#[derive(serde::Serialize)]
-struct Script {
-    script: String,
     shell: String,
 }
 

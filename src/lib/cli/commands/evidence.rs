@@ -56,6 +56,7 @@ pub(super) fn run(ctx: &Ctx, c: EvidenceCmd) -> Result<Reply> {
             )?;
             let exit_code = if r.failed > 0 { EXIT_PENDING } else { 0 };
             Ok(Reply {
+                raw: None,
                 value: to_value(&r)?,
                 exit_code,
             })

@@ -278,6 +278,7 @@ pub(super) fn stop(
         }
     }
     Ok(super::Reply {
+        raw: None,
         value: serde_json::to_value(&out.stdout)
             .map_err(|e| Error::internal(format!("stop hook output: {e}")))?,
         exit_code: out.exit_code,

@@ -156,6 +156,9 @@ pub struct Reply {
     pub value: Value,
     /// The process exit code.
     pub exit_code: u8,
+    /// Text printed on stdout as it is instead of `value` (a completion
+    /// script, which a shell sources).
+    pub raw: Option<String>,
 }
 
 impl From<Value> for Reply {
@@ -163,6 +166,7 @@ impl From<Value> for Reply {
         Reply {
             value,
             exit_code: 0,
+            raw: None,
         }
     }
 }
@@ -174,7 +178,7 @@ pub fn dispatch(ctx: &Ctx, command: Command) -> Result<Reply> {
         Command::Info(a) => setup::info(ctx, &a).map(Reply::from),
         Command::Cas(c) => cas::run(ctx, &c).map(Reply::from),
         Command::Runtime(c) => runtime::run(&c).map(Reply::from),
-        Command::Completions(a) => docs::completions(&a).map(Reply::from),
+        Command::Completions(a) => docs::completions(&a),
         Command::Man(a) => docs::man(&a).map(Reply::from),
         Command::Data(c) => data::dispatch(ctx, c),
         Command::Sync(c) => sync::dispatch(ctx, c),

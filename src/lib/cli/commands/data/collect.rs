@@ -105,6 +105,7 @@ pub(super) fn run(ctx: &Ctx, a: &CollectArgs) -> Result<Reply> {
         seconds: (secs * 1000.0).round() / 1000.0,
     })?;
     Ok(Reply {
+        raw: None,
         value,
         exit_code: if p.failed == 0 {
             0

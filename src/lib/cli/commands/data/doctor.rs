@@ -112,6 +112,7 @@ pub(super) fn doctor(_ctx: &Ctx, a: &DoctorArgs) -> Result<Reply> {
     };
     let report = doctor::run(&opts)?;
     Ok(Reply {
+        raw: None,
         value: serde_json::Value::Object(report.document.clone()),
         exit_code: report.exit_code(),
     })
