@@ -215,7 +215,7 @@ complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_s
 complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from collect" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from collect" -s h -l help -d 'Print help'
 complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from collect" -s V -l version -d 'Print version'
-complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from query" -l text -d 'Full-text search words (ANDed, no prefix matching)' -r -f
+complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from query" -l text -d 'Full-text search words (ANDed, no prefix matching). The characters `"*:^(){}[]~+-` become spaces (`foo-bar` searches `foo` AND `bar`) and `OR`, `AND`, `NOT`, `NEAR` are plain words; a warning on stderr says when either happened' -r -f
 complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from query" -l where -d 'A JSON object matched as a subset of each record envelope' -r -f
 complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from query" -l limit -d 'Most hits (default 20, at most 100)' -r -f
 complete -c agent-task -n "__fish_agent_task_using_subcommand data; and __fish_seen_subcommand_from query" -l collection -d 'Restrict to a collection (repeatable)' -r -f

@@ -401,7 +401,7 @@ _arguments "${_arguments_options[@]}" : \
 ;;
 (query)
 _arguments "${_arguments_options[@]}" : \
-'--text=[Full-text search words (ANDed, no prefix matching)]:TEXT:' \
+'--text=[Full-text search words (ANDed, no prefix matching). The characters \`"*\:^(){}\[\]~+-\` become spaces (\`foo-bar\` searches \`foo\` AND \`bar\`) and \`OR\`, \`AND\`, \`NOT\`, \`NEAR\` are plain words; a warning on stderr says when either happened]:TEXT:' \
 '--where=[A JSON object matched as a subset of each record envelope]:JSON:' \
 '--limit=[Most hits (default 20, at most 100)]:LIMIT:' \
 '*--collection=[Restrict to a collection (repeatable)]:ID:' \
@@ -413,7 +413,7 @@ _arguments "${_arguments_options[@]}" : \
 '--help[Print help]' \
 '-V[Print version]' \
 '--version[Print version]' \
-'::request -- A whole QueryRequest as JSON (`{collections?, text?, where?, limit?, consistency?}`):' \
+'::request -- A whole QueryRequest as JSON (`{collections?, text?, where?, limit?, consistency?}`); any other key is refused (`invalid_input`):' \
 && ret=0
 ;;
 (get)

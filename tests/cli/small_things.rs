@@ -73,3 +73,72 @@ fn usage_errors_name_the_missing_or_wrong_argument() {
         "{e}"
     );
 }
+
+#[test]
+fn data_query_refuses_unknown_keys_and_says_what_the_text_search_did() {
+    use crate::common::data_core::{collect, data_env};
+    use serde_json::json;
+    let env = data_env();
+    collect(&env, "default", &json!({"text": "foo bar OR baz"}));
+    // `limt` is not a key: refused, naming it (it used to give 20 hits).
+    let e = env
+        .run(&[
+            "data",
+            "query",
+            &json!({"text": "foo", "limt": 1}).to_string(),
+        ])
+        .error("invalid_input", 65);
+    assert_eq!(e["details"]["key"], "limt", "{e}");
+    assert!(
+        e["message"].as_str().expect("m").contains("\"limt\""),
+        "{e}"
+    );
+    // A plain text: no warning.
+    let out = env.run(&["data", "query", "--text", "foo"]);
+    assert_eq!(out.code, 0, "{out}");
+    assert!(out.stderr.is_empty(), "{out}");
+    // `foo-bar` is "foo" AND "bar"; `OR` and `NOT` are words: exit 0, the
+    // answer on stdout, one warning on stderr naming both.
+    let out = env.run(&["data", "query", "--text", "foo-bar OR"]);
+    assert_eq!(out.code, 0, "{out}");
+    let hits: serde_json::Value = serde_json::from_str(&out.stdout).expect("json");
+    assert_eq!(hits["records"].as_array().expect("records").len(), 1);
+    let w: serde_json::Value = serde_json::from_str(out.stderr.trim()).expect("warning json");
+    assert_eq!(w["warning"], "query_text_rewritten");
+    assert_eq!(w["details"], json!({"replaced": ["-"], "literal": ["OR"]}));
+    let out = env.run(&["data", "query", &json!({"text": "NOT (baz)"}).to_string()]);
+    assert_eq!(out.code, 0, "{out}");
+    let w: serde_json::Value = serde_json::from_str(out.stderr.trim()).expect("warning json");
+    assert_eq!(
+        w["details"],
+        json!({"replaced": ["(", ")"], "literal": ["NOT"]})
+    );
+}
+
+#[test]
+fn data_query_over_http_still_ignores_an_unknown_key() {
+    use crate::common::data_core::{collect, data_env};
+    use crate::common::data_support::{post, serve};
+    use serde_json::json;
+    let env = data_env();
+    for i in 0..3 {
+        collect(&env, "default", &json!({"text": format!("word {i}")}));
+    }
+    let s = serve(&env, Some(crate::common::data_support::TOKEN));
+    let hits = post(
+        &s.addr,
+        "/v1/data/query",
+        &json!({"text": "word-", "limt": 1, "consistency": "local"}),
+    )
+    .ok();
+    // `limt` ignored: the default limit, every record.
+    assert_eq!(
+        hits["records"].as_array().expect("records").len(),
+        3,
+        "{hits}"
+    );
+    assert_eq!(
+        hits.as_object().expect("object").keys().collect::<Vec<_>>(),
+        ["consistency", "records"]
+    );
+}

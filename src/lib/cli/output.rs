@@ -40,6 +40,11 @@ pub fn raw(text: &str) -> ExitCode {
     ExitCode::SUCCESS
 }
 
+/// Prints a warning (one JSON object) on stderr; the command still succeeds.
+pub fn warning(w: &Value) {
+    let _ = writeln!(std::io::stderr().lock(), "{w}");
+}
+
 /// Prints an error object on stderr and returns its exit code.
 pub fn failure(e: &Error) -> ExitCode {
     let text = serde_json::to_string(&e.to_json()).unwrap_or_else(|_| {

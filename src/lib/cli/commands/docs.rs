@@ -52,9 +52,9 @@ pub fn completion_script(shell: Shell) -> Vec<u8> {
     buf
 }
 
-/// `cmd` with a value hint on every argument that takes a value and has
-/// none: file and directory names for a `FILE`/`DIR`/`PATH` value, nothing
-/// (no file-name fallback) for the rest (ids, names, numbers).
+/// `cmd` where no argument value falls back to file names unless it is a
+/// path: clap hints a `PathBuf` value as a path by itself; every other
+/// value without a hint (ids, names, numbers) is hinted `Other`.
 fn hint_values(cmd: clap::Command) -> clap::Command {
     use clap::ValueHint;
     let ids: Vec<clap::Id> = cmd
@@ -64,23 +64,7 @@ fn hint_values(cmd: clap::Command) -> clap::Command {
         .collect();
     let mut cmd = cmd;
     for id in ids {
-        cmd = cmd.mut_arg(id, |a| {
-            let names = a
-                .get_value_names()
-                .map(|v| v.iter().map(|n| n.to_string()).collect::<Vec<_>>())
-                .unwrap_or_default();
-            let hint = if names.iter().any(|n| n == "DIR") {
-                ValueHint::DirPath
-            } else if names
-                .iter()
-                .any(|n| n == "FILE" || n == "PATH" || n.ends_with("_FILE"))
-            {
-                ValueHint::FilePath
-            } else {
-                ValueHint::Other
-            };
-            a.value_hint(hint)
-        });
+        cmd = cmd.mut_arg(id, |a| a.value_hint(ValueHint::Other));
     }
     let subs: Vec<String> = cmd
         .get_subcommands()
