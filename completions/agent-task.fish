@@ -530,7 +530,7 @@ complete -c agent-task -n "__fish_agent_task_using_subcommand change; and __fish
 complete -c agent-task -n "__fish_agent_task_using_subcommand change; and __fish_seen_subcommand_from open" -l profile -d 'Profile id (local: the native profile; with the endpoint: the workspace profile) [env: AGENT_TASK_PROFILE]' -r -f
 complete -c agent-task -n "__fish_agent_task_using_subcommand change; and __fish_seen_subcommand_from open" -l endpoint -d 'Open through this workspace endpoint (base URL) [env: AGENT_TASK_ENDPOINT]' -r -f
 complete -c agent-task -n "__fish_agent_task_using_subcommand change; and __fish_seen_subcommand_from open" -l repository -d 'Repository id of the workspace profile (with the endpoint) [env: AGENT_TASK_REPOSITORY]' -r -f
-complete -c agent-task -n "__fish_agent_task_using_subcommand change; and __fish_seen_subcommand_from open" -l request-id -d 'Idempotency key (with the endpoint): a retry returns the Change this request opened' -r -f
+complete -c agent-task -n "__fish_agent_task_using_subcommand change; and __fish_seen_subcommand_from open" -l request-id -d 'Idempotency key (with the endpoint): a retry returns the Change this request opened (default: a fresh one, printed as `request_id` for a retry to reuse)' -r -f
 complete -c agent-task -n "__fish_agent_task_using_subcommand change; and __fish_seen_subcommand_from open" -l title -d 'The Change\'s title: the landed commit\'s subject line (control characters stripped, at most 200 characters)' -r -f
 complete -c agent-task -n "__fish_agent_task_using_subcommand change; and __fish_seen_subcommand_from open" -l body -d 'The Change\'s body: the landed commit\'s message body (control characters stripped, at most 16 KiB; lines shaped like git trailers are indented)' -r -f
 complete -c agent-task -n "__fish_agent_task_using_subcommand change; and __fish_seen_subcommand_from open" -l data-dir -d 'Data directory (created 0700 by `init`) [env: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line]' -r -F
@@ -607,7 +607,7 @@ complete -c agent-task -n "__fish_agent_task_using_subcommand reference" -l lock
 complete -c agent-task -n "__fish_agent_task_using_subcommand reference" -l pretty -d 'Pretty-print JSON output (the default when stdout is a terminal)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand reference" -s h -l help -d 'Print help'
 complete -c agent-task -n "__fish_agent_task_using_subcommand reference" -s V -l version -d 'Print version'
-complete -c agent-task -n "__fish_agent_task_using_subcommand claim" -l request-id -d 'Idempotency key (an identical retry returns the retained outcome)' -r -f
+complete -c agent-task -n "__fish_agent_task_using_subcommand claim" -l request-id -d 'Idempotency key (an identical retry returns the retained outcome). The CLI generates a fresh one when it is omitted and prints it as `request_id`, for a retry to reuse' -r -f
 complete -c agent-task -n "__fish_agent_task_using_subcommand claim" -l lease-ms -d 'Requested lease' -r -f
 complete -c agent-task -n "__fish_agent_task_using_subcommand claim" -l executor -d 'Executor registration that will run the task' -r -f
 complete -c agent-task -n "__fish_agent_task_using_subcommand claim" -l endpoint -d 'Run through this workspace endpoint (base URL, `http://host:port`) instead of a local data directory: the token file is all the agent needs (docs/workspace-http.md) [env: AGENT_TASK_ENDPOINT]' -r -f
@@ -621,7 +621,7 @@ complete -c agent-task -n "__fish_agent_task_using_subcommand claim" -s h -l hel
 complete -c agent-task -n "__fish_agent_task_using_subcommand claim" -s V -l version -d 'Print version'
 complete -c agent-task -n "__fish_agent_task_using_subcommand heartbeat" -l attempt -d 'Attempt id' -r -f
 complete -c agent-task -n "__fish_agent_task_using_subcommand heartbeat" -l fence -d 'The fence the caller holds' -r -f
-complete -c agent-task -n "__fish_agent_task_using_subcommand heartbeat" -l request-id -d 'Idempotency key' -r -f
+complete -c agent-task -n "__fish_agent_task_using_subcommand heartbeat" -l request-id -d 'Idempotency key. The CLI generates a fresh one when it is omitted and prints it as `request_id`, for a retry to reuse' -r -f
 complete -c agent-task -n "__fish_agent_task_using_subcommand heartbeat" -l lease-ms -d 'Requested lease (heartbeat)' -r -f
 complete -c agent-task -n "__fish_agent_task_using_subcommand heartbeat" -l reason -d 'Reason (cancel, reconcile)' -r -f
 complete -c agent-task -n "__fish_agent_task_using_subcommand heartbeat" -l endpoint -d 'Run through this workspace endpoint (base URL, `http://host:port`) instead of a local data directory: the token file is all the agent needs (docs/workspace-http.md) [env: AGENT_TASK_ENDPOINT]' -r -f
@@ -646,7 +646,7 @@ complete -c agent-task -n "__fish_agent_task_using_subcommand status" -s h -l he
 complete -c agent-task -n "__fish_agent_task_using_subcommand status" -s V -l version -d 'Print version'
 complete -c agent-task -n "__fish_agent_task_using_subcommand cancel" -l attempt -d 'Attempt id' -r -f
 complete -c agent-task -n "__fish_agent_task_using_subcommand cancel" -l fence -d 'The fence the caller holds' -r -f
-complete -c agent-task -n "__fish_agent_task_using_subcommand cancel" -l request-id -d 'Idempotency key' -r -f
+complete -c agent-task -n "__fish_agent_task_using_subcommand cancel" -l request-id -d 'Idempotency key. The CLI generates a fresh one when it is omitted and prints it as `request_id`, for a retry to reuse' -r -f
 complete -c agent-task -n "__fish_agent_task_using_subcommand cancel" -l lease-ms -d 'Requested lease (heartbeat)' -r -f
 complete -c agent-task -n "__fish_agent_task_using_subcommand cancel" -l reason -d 'Reason (cancel, reconcile)' -r -f
 complete -c agent-task -n "__fish_agent_task_using_subcommand cancel" -l endpoint -d 'Run through this workspace endpoint (base URL, `http://host:port`) instead of a local data directory: the token file is all the agent needs (docs/workspace-http.md) [env: AGENT_TASK_ENDPOINT]' -r -f
@@ -660,7 +660,7 @@ complete -c agent-task -n "__fish_agent_task_using_subcommand cancel" -s h -l he
 complete -c agent-task -n "__fish_agent_task_using_subcommand cancel" -s V -l version -d 'Print version'
 complete -c agent-task -n "__fish_agent_task_using_subcommand reconcile" -l attempt -d 'Attempt id' -r -f
 complete -c agent-task -n "__fish_agent_task_using_subcommand reconcile" -l fence -d 'The fence the caller holds' -r -f
-complete -c agent-task -n "__fish_agent_task_using_subcommand reconcile" -l request-id -d 'Idempotency key' -r -f
+complete -c agent-task -n "__fish_agent_task_using_subcommand reconcile" -l request-id -d 'Idempotency key. The CLI generates a fresh one when it is omitted and prints it as `request_id`, for a retry to reuse' -r -f
 complete -c agent-task -n "__fish_agent_task_using_subcommand reconcile" -l lease-ms -d 'Requested lease (heartbeat)' -r -f
 complete -c agent-task -n "__fish_agent_task_using_subcommand reconcile" -l reason -d 'Reason (cancel, reconcile)' -r -f
 complete -c agent-task -n "__fish_agent_task_using_subcommand reconcile" -l endpoint -d 'Run through this workspace endpoint (base URL, `http://host:port`) instead of a local data directory: the token file is all the agent needs (docs/workspace-http.md) [env: AGENT_TASK_ENDPOINT]' -r -f
@@ -673,6 +673,11 @@ complete -c agent-task -n "__fish_agent_task_using_subcommand reconcile" -l pret
 complete -c agent-task -n "__fish_agent_task_using_subcommand reconcile" -s h -l help -d 'Print help'
 complete -c agent-task -n "__fish_agent_task_using_subcommand reconcile" -s V -l version -d 'Print version'
 complete -c agent-task -n "__fish_agent_task_using_subcommand result" -l file -d 'TaskResultAssertion JSON file (`-` for stdin)' -r -F
+complete -c agent-task -n "__fish_agent_task_using_subcommand result" -l criterion -d 'Build the agent assertion from flags: one row per criterion of the task, `NAME=OUTCOME` with OUTCOME `passed`, `failed`, `uncertain` or `not_claimed` (repeat for each criterion)' -r -f
+complete -c agent-task -n "__fish_agent_task_using_subcommand result" -l finding -d 'A finding of a criterion row, `NAME=TEXT` (repeatable)' -r -f
+complete -c agent-task -n "__fish_agent_task_using_subcommand result" -l task -d 'The task (with --criterion)' -r -f
+complete -c agent-task -n "__fish_agent_task_using_subcommand result" -l attempt -d 'The claimed attempt (with --criterion)' -r -f
+complete -c agent-task -n "__fish_agent_task_using_subcommand result" -l request-id -d 'Idempotency key of the result (with --criterion; default: a fresh one, printed as `request_id` for a retry to reuse)' -r -f
 complete -c agent-task -n "__fish_agent_task_using_subcommand result" -l endpoint -d 'Run through this workspace endpoint (base URL, `http://host:port`) instead of a local data directory: the token file is all the agent needs (docs/workspace-http.md) [env: AGENT_TASK_ENDPOINT]' -r -f
 complete -c agent-task -n "__fish_agent_task_using_subcommand result" -l repository -d 'Repository id of the workspace profile (with the endpoint) [env: AGENT_TASK_REPOSITORY]' -r -f
 complete -c agent-task -n "__fish_agent_task_using_subcommand result" -l profile -d 'Profile id of the workspace profile (with the endpoint) [env: AGENT_TASK_PROFILE]' -r -f
@@ -808,7 +813,7 @@ complete -c agent-task -n "__fish_agent_task_using_subcommand collector; and __f
 complete -c agent-task -n "__fish_agent_task_using_subcommand collector; and __fish_seen_subcommand_from help" -f -a "wrapper" -d 'Operator (as root): write the sudo wrapper of a privilege-separated deployment — a root-owned script pinning the binary, --data-dir and --collector-dir that takes the agent\'s token and the descriptor on stdin — and the sudoers rule that lets the agent\'s user run exactly it as the operator (checked with visudo -c when --sudoers-out is given)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand collector; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c agent-task -n "__fish_agent_task_using_subcommand collector-claim" -l descriptor-out -d 'Also write the descriptor to this new 0600 file' -r -F
-complete -c agent-task -n "__fish_agent_task_using_subcommand collector-claim" -l request-id -d 'Idempotency key (default: a fresh one)' -r -f
+complete -c agent-task -n "__fish_agent_task_using_subcommand collector-claim" -l request-id -d 'Idempotency key (default: a fresh one, printed as `request_id` for a retry to reuse)' -r -f
 complete -c agent-task -n "__fish_agent_task_using_subcommand collector-claim" -l endpoint -d 'Run through this workspace endpoint (base URL, `http://host:port`) instead of a local data directory: the token file is all the agent needs (docs/workspace-http.md) [env: AGENT_TASK_ENDPOINT]' -r -f
 complete -c agent-task -n "__fish_agent_task_using_subcommand collector-claim" -l repository -d 'Repository id of the workspace profile (with the endpoint) [env: AGENT_TASK_REPOSITORY]' -r -f
 complete -c agent-task -n "__fish_agent_task_using_subcommand collector-claim" -l profile -d 'Profile id of the workspace profile (with the endpoint) [env: AGENT_TASK_PROFILE]' -r -f

@@ -1358,7 +1358,7 @@ _arguments "${_arguments_options[@]}" : \
 '--profile=[Profile id (local\: the native profile; with the endpoint\: the workspace profile) \[env\: AGENT_TASK_PROFILE\]]:PROFILE:' \
 '--endpoint=[Open through this workspace endpoint (base URL) \[env\: AGENT_TASK_ENDPOINT\]]:URL:' \
 '--repository=[Repository id of the workspace profile (with the endpoint) \[env\: AGENT_TASK_REPOSITORY\]]:REPOSITORY:' \
-'--request-id=[Idempotency key (with the endpoint)\: a retry returns the Change this request opened]:REQUEST_ID:' \
+'--request-id=[Idempotency key (with the endpoint)\: a retry returns the Change this request opened (default\: a fresh one, printed as \`request_id\` for a retry to reuse)]:REQUEST_ID:' \
 '--title=[The Change'\''s title\: the landed commit'\''s subject line (control characters stripped, at most 200 characters)]:TITLE:' \
 '--body=[The Change'\''s body\: the landed commit'\''s message body (control characters stripped, at most 16 KiB; lines shaped like git trailers are indented)]:BODY:' \
 '--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
@@ -1507,7 +1507,7 @@ _arguments "${_arguments_options[@]}" : \
 ;;
 (claim)
 _arguments "${_arguments_options[@]}" : \
-'--request-id=[Idempotency key (an identical retry returns the retained outcome)]:REQUEST_ID:' \
+'--request-id=[Idempotency key (an identical retry returns the retained outcome). The CLI generates a fresh one when it is omitted and prints it as \`request_id\`, for a retry to reuse]:REQUEST_ID:' \
 '--lease-ms=[Requested lease]:LEASE_MS:' \
 '--executor=[Executor registration that will run the task]:EXECUTOR:' \
 '--endpoint=[Run through this workspace endpoint (base URL, \`http\://host\:port\`) instead of a local data directory\: the token file is all the agent needs (docs/workspace-http.md) \[env\: AGENT_TASK_ENDPOINT\]]:URL:' \
@@ -1528,7 +1528,7 @@ _arguments "${_arguments_options[@]}" : \
 _arguments "${_arguments_options[@]}" : \
 '--attempt=[Attempt id]:ATTEMPT:' \
 '--fence=[The fence the caller holds]:FENCE:' \
-'--request-id=[Idempotency key]:REQUEST_ID:' \
+'--request-id=[Idempotency key. The CLI generates a fresh one when it is omitted and prints it as \`request_id\`, for a retry to reuse]:REQUEST_ID:' \
 '--lease-ms=[Requested lease (heartbeat)]:LEASE_MS:' \
 '--reason=[Reason (cancel, reconcile)]:REASON:' \
 '--endpoint=[Run through this workspace endpoint (base URL, \`http\://host\:port\`) instead of a local data directory\: the token file is all the agent needs (docs/workspace-http.md) \[env\: AGENT_TASK_ENDPOINT\]]:URL:' \
@@ -1565,7 +1565,7 @@ _arguments "${_arguments_options[@]}" : \
 _arguments "${_arguments_options[@]}" : \
 '--attempt=[Attempt id]:ATTEMPT:' \
 '--fence=[The fence the caller holds]:FENCE:' \
-'--request-id=[Idempotency key]:REQUEST_ID:' \
+'--request-id=[Idempotency key. The CLI generates a fresh one when it is omitted and prints it as \`request_id\`, for a retry to reuse]:REQUEST_ID:' \
 '--lease-ms=[Requested lease (heartbeat)]:LEASE_MS:' \
 '--reason=[Reason (cancel, reconcile)]:REASON:' \
 '--endpoint=[Run through this workspace endpoint (base URL, \`http\://host\:port\`) instead of a local data directory\: the token file is all the agent needs (docs/workspace-http.md) \[env\: AGENT_TASK_ENDPOINT\]]:URL:' \
@@ -1585,7 +1585,7 @@ _arguments "${_arguments_options[@]}" : \
 _arguments "${_arguments_options[@]}" : \
 '--attempt=[Attempt id]:ATTEMPT:' \
 '--fence=[The fence the caller holds]:FENCE:' \
-'--request-id=[Idempotency key]:REQUEST_ID:' \
+'--request-id=[Idempotency key. The CLI generates a fresh one when it is omitted and prints it as \`request_id\`, for a retry to reuse]:REQUEST_ID:' \
 '--lease-ms=[Requested lease (heartbeat)]:LEASE_MS:' \
 '--reason=[Reason (cancel, reconcile)]:REASON:' \
 '--endpoint=[Run through this workspace endpoint (base URL, \`http\://host\:port\`) instead of a local data directory\: the token file is all the agent needs (docs/workspace-http.md) \[env\: AGENT_TASK_ENDPOINT\]]:URL:' \
@@ -1603,7 +1603,12 @@ _arguments "${_arguments_options[@]}" : \
 ;;
 (result)
 _arguments "${_arguments_options[@]}" : \
-'--file=[TaskResultAssertion JSON file (\`-\` for stdin)]:FILE:_files' \
+'(--criterion --task --attempt --finding --request-id)--file=[TaskResultAssertion JSON file (\`-\` for stdin)]:FILE:_files' \
+'*--criterion=[Build the agent assertion from flags\: one row per criterion of the task, \`NAME=OUTCOME\` with OUTCOME \`passed\`, \`failed\`, \`uncertain\` or \`not_claimed\` (repeat for each criterion)]:NAME=OUTCOME:' \
+'*--finding=[A finding of a criterion row, \`NAME=TEXT\` (repeatable)]:NAME=TEXT:' \
+'--task=[The task (with --criterion)]:TASK:' \
+'--attempt=[The claimed attempt (with --criterion)]:ATTEMPT:' \
+'--request-id=[Idempotency key of the result (with --criterion; default\: a fresh one, printed as \`request_id\` for a retry to reuse)]:REQUEST_ID:' \
 '--endpoint=[Run through this workspace endpoint (base URL, \`http\://host\:port\`) instead of a local data directory\: the token file is all the agent needs (docs/workspace-http.md) \[env\: AGENT_TASK_ENDPOINT\]]:URL:' \
 '--repository=[Repository id of the workspace profile (with the endpoint) \[env\: AGENT_TASK_REPOSITORY\]]:REPOSITORY:' \
 '--profile=[Profile id of the workspace profile (with the endpoint) \[env\: AGENT_TASK_PROFILE\]]:PROFILE:' \
@@ -1865,7 +1870,7 @@ esac
 (collector-claim)
 _arguments "${_arguments_options[@]}" : \
 '--descriptor-out=[Also write the descriptor to this new 0600 file]:FILE:_files' \
-'--request-id=[Idempotency key (default\: a fresh one)]:REQUEST_ID:' \
+'--request-id=[Idempotency key (default\: a fresh one, printed as \`request_id\` for a retry to reuse)]:REQUEST_ID:' \
 '--endpoint=[Run through this workspace endpoint (base URL, \`http\://host\:port\`) instead of a local data directory\: the token file is all the agent needs (docs/workspace-http.md) \[env\: AGENT_TASK_ENDPOINT\]]:URL:' \
 '--repository=[Repository id of the workspace profile (with the endpoint) \[env\: AGENT_TASK_REPOSITORY\]]:REPOSITORY:' \
 '--profile=[Profile id of the workspace profile (with the endpoint) \[env\: AGENT_TASK_PROFILE\]]:PROFILE:' \

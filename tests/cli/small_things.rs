@@ -142,3 +142,136 @@ fn data_query_over_http_still_ignores_an_unknown_key() {
         ["consistency", "records"]
     );
 }
+
+#[test]
+fn request_ids_are_generated_when_omitted_and_printed_for_a_retry() {
+    use crate::common::task_support::{Setup, attempt_id};
+    let s = Setup::new();
+    let (tests, _) = s.checkpoint();
+    let claim = s.agent(&["claim", &tests, "--lease-ms", "60000"]).json();
+    let rid = claim["request_id"]
+        .as_str()
+        .expect("generated request id")
+        .to_owned();
+    assert!(rid.starts_with("req_"), "{rid}");
+    // The printed id retries the same claim: the retained outcome, which
+    // (named by the caller) carries no extra member.
+    let again = s
+        .agent(&["claim", &tests, "--lease-ms", "60000", "--request-id", &rid])
+        .json();
+    assert_eq!(again["attempt"], claim["attempt"]);
+    assert!(again.get("request_id").is_none(), "{again}");
+    // A claim without an id is a new request: the task is taken.
+    s.agent(&["claim", &tests]).error("task_not_claimable", 65);
+    let att = attempt_id(&claim);
+    let hb = s
+        .agent(&["heartbeat", "--attempt", &att, "--fence", "1"])
+        .json();
+    let hb_rid = hb["request_id"].as_str().expect("request id").to_owned();
+    assert_ne!(hb_rid, rid);
+    let retry = s
+        .agent(&[
+            "heartbeat",
+            "--attempt",
+            &att,
+            "--fence",
+            "1",
+            "--request-id",
+            &hb_rid,
+        ])
+        .json();
+    assert_eq!(retry["state"], hb["state"]);
+}
+
+#[test]
+fn result_builds_the_agent_assertion_from_criterion_flags() {
+    use crate::common::task_support::{Setup, attempt_id};
+    let s = Setup::new();
+    let (tests, _) = s.checkpoint();
+    let claim = s.agent(&["claim", &tests, "--request-id", "c-1"]).json();
+    let att = attempt_id(&claim);
+    // Bad flags: typed usage errors naming the flag, nothing submitted.
+    let e = s
+        .agent(&[
+            "result",
+            "--task",
+            &tests,
+            "--attempt",
+            &att,
+            "--criterion",
+            "tests-pass",
+        ])
+        .error("usage", 64);
+    assert_eq!(e["details"]["argument"], "--criterion", "{e}");
+    let e = s
+        .agent(&[
+            "result",
+            "--task",
+            &tests,
+            "--attempt",
+            &att,
+            "--criterion",
+            "tests-pass=green",
+        ])
+        .error("usage", 64);
+    assert!(e["message"].as_str().expect("m").contains("green"), "{e}");
+    let e = s
+        .agent(&["result", "--criterion", "tests-pass=passed"])
+        .error("usage", 64);
+    assert!(e["message"].as_str().expect("m").contains("--task"), "{e}");
+    s.agent(&[
+        "result",
+        "--task",
+        &tests,
+        "--attempt",
+        &att,
+        "--criterion",
+        "nope=passed",
+    ])
+    .error("invalid_input", 65);
+    // The assertion from flags: finished, an agent assertion (never passing).
+    let res = s
+        .agent(&[
+            "result",
+            "--task",
+            &tests,
+            "--attempt",
+            &att,
+            "--criterion",
+            "tests-pass=passed",
+            "--finding",
+            "tests-pass=sh test.sh exited 0",
+        ])
+        .json();
+    assert_eq!(res["state"], "finished", "{res}");
+    assert_eq!(res["trust_class"], "agent_assertion");
+    assert_eq!(res["outcome"], "passed");
+    let rid = res["request_id"].as_str().expect("request id").to_owned();
+    // The printed id retries it: the retained outcome.
+    let again = s
+        .agent(&[
+            "result",
+            "--task",
+            &tests,
+            "--attempt",
+            &att,
+            "--criterion",
+            "tests-pass=passed",
+            "--finding",
+            "tests-pass=sh test.sh exited 0",
+            "--request-id",
+            &rid,
+        ])
+        .json();
+    assert_eq!(again["state"], "finished");
+    assert!(again.get("request_id").is_none());
+    // --file and the flags do not mix.
+    s.agent(&[
+        "result",
+        "--file",
+        "x.json",
+        "--criterion",
+        "tests-pass=passed",
+    ])
+    .error("usage", 64);
+}

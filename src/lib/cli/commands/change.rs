@@ -72,7 +72,8 @@ pub enum ChangeCmd {
         /// AGENT_TASK_REPOSITORY].
         #[arg(long)]
         repository: Option<String>,
-        /// Idempotency key (with the endpoint): a retry returns the Change this request opened.
+        /// Idempotency key (with the endpoint): a retry returns the Change this request opened
+        /// (default: a fresh one, printed as `request_id` for a retry to reuse).
         #[arg(long)]
         request_id: Option<String>,
         /// The Change's title: the landed commit's subject line (control characters
@@ -168,15 +169,18 @@ pub(super) fn change(ctx: &Ctx, c: ChangeCmd) -> Result<Value> {
     match remote {
         Some(a) => {
             let client = crate::remote::Client::new(a.endpoint(), ctx.token()?)?;
-            client.op(
+            let mut rid = request_id.unwrap_or_default();
+            let generated = super::task::fresh_request_id(&mut rid)?;
+            let out = client.op(
                 &crate::workflow::service::facade::OperationRequest::ChangeOpen(
                     crate::workflow::service::facade::ChangeOpenRequest {
-                        request_id,
+                        request_id: Some(rid),
                         title,
                         body,
                     },
                 ),
-            )
+            )?;
+            Ok(super::task::with_request_id(out, generated))
         }
         None => {
             if repository.is_some() || request_id.is_some() {

@@ -490,3 +490,78 @@ pub fn change_open(
     let staged = change::change_open(cx.token, repo, profile, workspace, title, body)?;
     super::admin::with_write(cx.root, cx.timeout, cx.clock, staged)
 }
+
+/// The agent assertion for one attempt of the caller from its criterion
+/// rows alone (`result --criterion NAME=OUTCOME`): the task and attempt
+/// digests, the execution operation id and the fence come from the
+/// attempt's status as the authority reads it, the agent is the
+/// authenticated actor, and the overall outcome follows the rows (failed
+/// if any row failed, passed if every claimed row passed, else uncertain).
+/// Submitting it goes through `result` as any other assertion.
+pub fn agent_assertion(
+    cx: &AgentCtx<'_>,
+    at: &StatusRequest,
+    request_id: &str,
+    criteria: Vec<CriterionResult>,
+) -> Result<TaskResultAssertion> {
+    let (status, actor) = cx.read(|j, a, who, now| {
+        let rechecks = cx.rechecks(a);
+        journal::Authority::find_task(&rechecks, &at.task_id, &who.actor)?;
+        let status = journal::status(
+            j,
+            &rechecks,
+            &who.actor,
+            &TaskStatusRequest {
+                version: 1,
+                task_id: at.task_id.clone(),
+                attempt_id: at.attempt_id.clone(),
+            },
+            now,
+        )?;
+        Ok((status, who.actor.clone()))
+    })?;
+    let field = |k: &str| {
+        status
+            .get(k)
+            .cloned()
+            .ok_or_else(|| Error::internal(format!("status has no {k}")))
+    };
+    let digest = |k: &str| -> Result<crate::wire::digest::Sha256Hex> {
+        serde_json::from_value(field(k)?).map_err(|e| Error::internal(format!("status {k}: {e}")))
+    };
+    let rows = criteria.iter().map(|r| r.outcome);
+    let outcome = if rows.clone().any(|o| o == CriterionOutcome::Failed) {
+        ResultOutcome::Failed
+    } else if rows.clone().any(|o| o == CriterionOutcome::Passed)
+        && rows
+            .clone()
+            .all(|o| matches!(o, CriterionOutcome::Passed | CriterionOutcome::NotClaimed))
+    {
+        ResultOutcome::Passed
+    } else {
+        ResultOutcome::Uncertain
+    };
+    let assertion = TaskResultAssertion {
+        version: SCHEMA_VERSION,
+        task_id: at.task_id.clone(),
+        task_digest: digest("task_digest")?,
+        attempt_id: at.attempt_id.clone(),
+        attempt_digest: digest("attempt_digest")?,
+        request_id: request_id.to_owned(),
+        execution_operation_id: field("execution_operation_id")?
+            .as_str()
+            .ok_or_else(|| Error::internal("status execution_operation_id"))?
+            .to_owned(),
+        agent: actor,
+        executor: None,
+        fence: field("fence")?
+            .as_u64()
+            .ok_or_else(|| Error::internal("status fence"))?,
+        trust_class: TrustClass::AgentAssertion,
+        outcome,
+        criteria,
+        executor_provenance: None,
+    };
+    assertion.validate()?;
+    Ok(assertion)
+}
