@@ -275,3 +275,105 @@ fn result_builds_the_agent_assertion_from_criterion_flags() {
     ])
     .error("usage", 64);
 }
+
+#[test]
+fn unique_id_prefixes_resolve_among_the_callers_ids_only() {
+    use crate::common::task_support::{Setup, attempt_id, copy_dir};
+    let s = Setup::new();
+    let (tests, notes) = s.checkpoint();
+    // Bob, another owner, with a Change of his own.
+    let bob_token = s.env.path("bob.token");
+    s.env
+        .run(&[
+            "token",
+            "issue",
+            "--owner",
+            "bob",
+            "--agent",
+            "b-1",
+            "--out",
+            bob_token.to_str().expect("utf8"),
+        ])
+        .json();
+    let bob_ws = s.env.path("bob-work");
+    copy_dir(&s.workspace, &bob_ws);
+    let bob = |args: &[&str]| {
+        let mut c = s.env.cmd();
+        c.arg("--token-file").arg(&bob_token).args(args);
+        crate::common::run_cmd(&mut c)
+    };
+    let bws = bob_ws.to_str().expect("utf8");
+    let bch = bob(&[
+        "change",
+        "open",
+        "--repo",
+        "demo/basic",
+        "--profile",
+        "default",
+        "--workspace",
+        bws,
+    ])
+    .json();
+    let bob_change = bch["change_id"].as_str().expect("change").to_owned();
+    let bcp = bob(&["checkpoint", "--workspace", bws]).json();
+    let bob_task = bcp["tasks"][0]["task_id"]
+        .as_str()
+        .expect("task")
+        .to_owned();
+
+    // A unique prefix (with or without `task_`) names the task.
+    let short = &tests[..13];
+    let ins = s.agent(&["instructions", short]).json();
+    assert_eq!(ins["status"], "entrypoint", "{ins}");
+    let claim = s
+        .agent(&["claim", &tests["task_".len()..16], "--request-id", "c-1"])
+        .json();
+    assert_eq!(claim["attempt"]["task_id"], tests.as_str());
+    let att = attempt_id(&claim);
+    let st = s
+        .agent(&["status", "--task", &tests[..12], "--attempt", &att[..12]])
+        .json();
+    assert_eq!(st["attempt_id"], att.as_str());
+    let hb = s
+        .agent(&["heartbeat", "--attempt", &att[..10], "--fence", "1"])
+        .json();
+    assert_eq!(hb["state"], "leased");
+    let n = s.agent(&["next", "--change", &s.change_id[..9]]).json();
+    assert!(n.get("next").is_some(), "{n}");
+
+    // Several: ambiguous_id, listing only alice's tasks (never bob's).
+    let e = s
+        .agent(&["instructions", "task_"])
+        .error("ambiguous_id", 65);
+    let cands: Vec<&str> = e["details"]["candidates"]
+        .as_array()
+        .expect("candidates")
+        .iter()
+        .map(|v| v.as_str().expect("id"))
+        .collect();
+    assert!(
+        cands.contains(&tests.as_str()) && cands.contains(&notes.as_str()),
+        "{e}"
+    );
+    assert!(!cands.contains(&bob_task.as_str()), "{e}");
+    assert!(
+        !e["message"].as_str().expect("m").contains(&bob_task),
+        "{e}"
+    );
+    // None (bob's ids are not alice's to name): not_found.
+    let e = s
+        .agent(&["instructions", &bob_task[..14]])
+        .error("not_found", 66);
+    assert_eq!(e["details"]["kind"], "task", "{e}");
+    s.agent(&["next", "--change", &bob_change[..12]])
+        .error("not_found", 66);
+    s.agent(&["status", "--task", &tests, "--attempt", "att_ffffffff"])
+        .error("not_found", 66);
+    // Bob resolves his own.
+    let bn = bob(&["next", "--change", &bob_change[..12]]).json();
+    assert!(bn.get("next").is_some(), "{bn}");
+    // A whole id goes as it is (another owner's: the operation's own answer).
+    let whole = s.agent(&["instructions", &bob_task]);
+    assert_ne!(whole.code, 0);
+    assert!(!whole.stderr.contains("ambiguous_id"), "{whole}");
+}

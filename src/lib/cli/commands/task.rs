@@ -1,10 +1,13 @@
 //! Agent task commands: capabilities, requirements, next, instructions,
 //! reference, claim, heartbeat, status, cancel, reconcile, result, recovery.
 
-use super::change::{AgentChangeArgs, EndpointArgs, with_agent};
+use super::change::{
+    AgentChangeArgs, EndpointArgs, fresh_request_id, resolve, with_agent, with_request_id,
+};
 use crate::cli::ctx::Ctx;
 use crate::contract::{MutationAction, ReferenceFetchRequest, SCHEMA_VERSION, TaskResultAssertion};
 use crate::error::{Code, Error, Result};
+use crate::workflow::service::change::IdKind;
 use crate::workflow::service::facade::{
     self, ChangeRequest, ClaimRequest, InstructionsRequest, MutationBody, OperationRequest,
     RecoveryRequest, ResultRequest, StatusRequest,
@@ -144,6 +147,7 @@ pub(super) fn run(ctx: &Ctx, remote: &EndpointArgs, r: OperationRequest) -> Resu
 /// The Change an agent command names: by id through an endpoint, by id or
 /// workspace locally.
 pub(super) fn change_sel(
+    ctx: &Ctx,
     a: &AgentChangeArgs,
 ) -> Result<crate::workflow::service::change::ChangeSel> {
     match (a.remote.authority()?, &a.sel.change, &a.sel.workspace) {
@@ -153,12 +157,12 @@ pub(super) fn change_sel(
         (Some(auth), Some(_), Some(_)) => {
             Err(auth.conflict("--workspace", "names a Change by a path of this host"))
         }
-        _ => a.sel.sel(),
+        _ => super::change::resolve_sel(ctx, &a.remote, a.sel.sel()?),
     }
 }
 
 pub(super) fn requirements(ctx: &Ctx, a: AgentChangeArgs) -> Result<Value> {
-    let change = change_sel(&a)?;
+    let change = change_sel(ctx, &a)?;
     run(
         ctx,
         &a.remote,
@@ -167,7 +171,7 @@ pub(super) fn requirements(ctx: &Ctx, a: AgentChangeArgs) -> Result<Value> {
 }
 
 pub(super) fn next(ctx: &Ctx, a: AgentChangeArgs) -> Result<Value> {
-    let change = change_sel(&a)?;
+    let change = change_sel(ctx, &a)?;
     run(
         ctx,
         &a.remote,
@@ -176,10 +180,13 @@ pub(super) fn next(ctx: &Ctx, a: AgentChangeArgs) -> Result<Value> {
 }
 
 pub(super) fn instructions(ctx: &Ctx, a: InstructionsArgs) -> Result<Value> {
-    run(ctx, &a.remote, OperationRequest::Instructions(a.req))
+    let mut req = a.req;
+    resolve(ctx, &a.remote, IdKind::Task, &mut req.task_id)?;
+    run(ctx, &a.remote, OperationRequest::Instructions(req))
 }
 
-pub(super) fn reference(ctx: &Ctx, a: ReferenceArgs) -> Result<Value> {
+pub(super) fn reference(ctx: &Ctx, mut a: ReferenceArgs) -> Result<Value> {
+    resolve(ctx, &a.remote, IdKind::Task, &mut a.task)?;
     let expected_sha256 = a
         .expected_sha256
         .as_deref()
@@ -200,6 +207,7 @@ pub(super) fn reference(ctx: &Ctx, a: ReferenceArgs) -> Result<Value> {
 
 pub(super) fn claim(ctx: &Ctx, a: ClaimArgs) -> Result<Value> {
     let mut req = a.req;
+    resolve(ctx, &a.remote, IdKind::Task, &mut req.task_id)?;
     let generated = fresh_request_id(&mut req.request_id)?;
     let out = run(ctx, &a.remote, OperationRequest::Claim(req))?;
     Ok(with_request_id(out, generated))
@@ -207,6 +215,7 @@ pub(super) fn claim(ctx: &Ctx, a: ClaimArgs) -> Result<Value> {
 
 pub(super) fn mutate(ctx: &Ctx, action: MutationAction, a: MutateArgs) -> Result<Value> {
     let mut body = a.req;
+    resolve(ctx, &a.remote, IdKind::Attempt, &mut body.attempt_id)?;
     let generated = fresh_request_id(&mut body.request_id)?;
     let out = run(
         ctx,
@@ -220,31 +229,11 @@ pub(super) fn mutate(ctx: &Ctx, action: MutationAction, a: MutateArgs) -> Result
     Ok(with_request_id(out, generated))
 }
 
-/// A fresh idempotency key in `id` when the command line gave none (clap
-/// leaves it empty); the key, to print, when it generated one.
-pub(super) fn fresh_request_id(id: &mut String) -> Result<Option<String>> {
-    if !id.is_empty() {
-        return Ok(None);
-    }
-    *id = crate::wire::random_id("req")?;
-    Ok(Some(id.clone()))
-}
-
-/// `out` with the generated request id as its `request_id` member, so that
-/// a retry can name it (`--request-id`); `out` as it is when the caller
-/// named the id (the output keeps its shape).
-pub(super) fn with_request_id(out: Value, generated: Option<String>) -> Value {
-    match (out, generated) {
-        (Value::Object(mut m), Some(id)) => {
-            m.insert("request_id".into(), Value::String(id));
-            Value::Object(m)
-        }
-        (out, _) => out,
-    }
-}
-
 pub(super) fn status(ctx: &Ctx, a: StatusArgs) -> Result<Value> {
-    run(ctx, &a.remote, OperationRequest::Status(a.req))
+    let mut req = a.req;
+    resolve(ctx, &a.remote, IdKind::Task, &mut req.task_id)?;
+    resolve(ctx, &a.remote, IdKind::Attempt, &mut req.attempt_id)?;
+    run(ctx, &a.remote, OperationRequest::Status(req))
 }
 
 pub(super) fn result(ctx: &Ctx, a: ResultArgs) -> Result<Value> {
@@ -294,7 +283,7 @@ fn result_from_flags(ctx: &Ctx, a: ResultArgs) -> Result<Value> {
              endpoint pass the whole document with --file",
         ));
     }
-    let (Some(task), Some(attempt)) = (a.task, a.attempt) else {
+    let (Some(mut task), Some(mut attempt)) = (a.task, a.attempt) else {
         return Err(Error::new(
             Code::Usage,
             "result --criterion needs --task and --attempt",
@@ -348,6 +337,8 @@ fn result_from_flags(ctx: &Ctx, a: ResultArgs) -> Result<Value> {
             })?;
         row.findings.push(text);
     }
+    resolve(ctx, &a.remote, IdKind::Task, &mut task)?;
+    resolve(ctx, &a.remote, IdKind::Attempt, &mut attempt)?;
     let mut request_id = a.request_id.unwrap_or_default();
     let generated = fresh_request_id(&mut request_id)?;
     let at = StatusRequest {
@@ -367,5 +358,10 @@ fn result_from_flags(ctx: &Ctx, a: ResultArgs) -> Result<Value> {
 }
 
 pub(super) fn recovery(ctx: &Ctx, a: RecoveryArgs) -> Result<Value> {
-    run(ctx, &a.remote, OperationRequest::Recovery(a.req))
+    let mut req = a.req;
+    resolve(ctx, &a.remote, IdKind::Task, &mut req.task_id)?;
+    if let Some(att) = &mut req.attempt_id {
+        resolve(ctx, &a.remote, IdKind::Attempt, att)?;
+    }
+    run(ctx, &a.remote, OperationRequest::Recovery(req))
 }

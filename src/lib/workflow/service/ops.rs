@@ -565,3 +565,67 @@ pub fn agent_assertion(
     assertion.validate()?;
     Ok(assertion)
 }
+
+/// Most candidates an `ambiguous_id` error lists.
+pub const MAX_ID_CANDIDATES: usize = 20;
+
+/// The whole id a command-line id names: the id itself when it has the
+/// kind's whole form, else the one id of the kind the caller may view that
+/// starts with it (`ch_` and the like may be left out: `3fa9` is `ch_3fa9`
+/// for a Change). None: `not_found`; several: `ambiguous_id` listing those
+/// (only ids the caller may view, never another owner's).
+pub fn resolve_id(cx: &AgentCtx<'_>, kind: change::IdKind, given: &str) -> Result<String> {
+    if given.is_empty() || kind.is_full(given) {
+        return Ok(given.to_owned());
+    }
+    let prefix = if given.starts_with(kind.id_prefix()) {
+        given.to_owned()
+    } else {
+        format!("{}{given}", kind.id_prefix())
+    };
+    check_id(kind.as_str(), &prefix)?;
+    let max = MAX_ID_CANDIDATES + 1;
+    let mut ids = cx.read(|j, a, who, _now| {
+        let owner = who.actor.owner_id.as_str();
+        let scope = cx.scope.as_ref();
+        match kind {
+            change::IdKind::Attempt => match j {
+                None => Ok(Vec::new()),
+                Some(j) => journal::attempt_ids_with_prefix(
+                    j,
+                    &prefix,
+                    |task| change::task_visible(a, task, owner, scope),
+                    max,
+                ),
+            },
+            _ => change::ids_with_prefix(a, kind, owner, scope, &prefix, max),
+        }
+    })?;
+    match ids.len() {
+        1 => Ok(ids.remove(0)),
+        0 => Err(Error::new(
+            Code::NotFound,
+            format!("no {} id starts with {given}", kind.as_str()),
+        )
+        .with("kind", kind.as_str())
+        .with("prefix", given)),
+        n => {
+            let more = n > MAX_ID_CANDIDATES;
+            ids.truncate(MAX_ID_CANDIDATES);
+            Err(Error::new(
+                Code::AmbiguousId,
+                format!(
+                    "{given} names {}{} {} ids: {}",
+                    if more { "more than " } else { "" },
+                    ids.len(),
+                    kind.as_str(),
+                    ids.join(", ")
+                ),
+            )
+            .with("kind", kind.as_str())
+            .with("prefix", given)
+            .with("candidates", ids)
+            .with("more", more))
+        }
+    }
+}
