@@ -113,10 +113,10 @@ fn usage_message(e: &clap::Error, rendered: &str) -> (String, Vec<String>) {
     if message.is_empty() {
         message = "usage error".to_owned();
     }
-    if let Some(ContextValue::Strings(v)) = e.get(ContextKind::ValidValue) {
-        if !v.is_empty() {
-            message = format!("{message} (possible values: {})", v.join(", "));
-        }
+    if let Some(ContextValue::Strings(v)) = e.get(ContextKind::ValidValue)
+        && !v.is_empty()
+    {
+        message = format!("{message} (possible values: {})", v.join(", "));
     }
     let suggestion = [ContextKind::SuggestedArg, ContextKind::SuggestedSubcommand]
         .into_iter()
