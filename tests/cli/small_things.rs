@@ -22,7 +22,10 @@ fn bash_sources_the_printed_completion_script() {
         .expect("bash");
     assert!(sh.status.success(), "{sh:?}");
     let line = String::from_utf8_lossy(&sh.stdout);
-    assert!(line.contains("-F _agent__task agent-task"), "{line}");
+    assert!(
+        line.contains("-F _clap_complete_agent_task agent-task"),
+        "{line}"
+    );
     // Through process substitution, as the README says.
     let sh = std::process::Command::new("bash")
         .arg("--norc")
@@ -34,12 +37,6 @@ fn bash_sources_the_printed_completion_script() {
         .output()
         .expect("bash");
     assert!(sh.status.success(), "{sh:?}");
-    // Ids are not file names: no file-name fallback for `--attempt`; a
-    // path (`--file`) still completes file names.
-    assert!(
-        out.stdout
-            .contains("--attempt)\n                    COMPREPLY=(\"${cur}\")")
-    );
     for sh in ["zsh", "fish"] {
         let out = env.run(&["completions", sh]);
         assert_eq!(out.code, 0, "{out}");
@@ -376,4 +373,142 @@ fn unique_id_prefixes_resolve_among_the_callers_ids_only() {
     let whole = s.agent(&["instructions", &bob_task]);
     assert_ne!(whole.code, 0);
     assert!(!whole.stderr.contains("ambiguous_id"), "{whole}");
+}
+
+/// Asks bash, with the printed script sourced and the binary on `PATH`,
+/// for the completions of the last word of `words` (run in `cwd`).
+fn bash_complete(
+    env: &[(&str, &std::path::Path)],
+    cwd: &std::path::Path,
+    words: &[&str],
+) -> Vec<String> {
+    let dir = bin().parent().expect("bin dir");
+    let quoted: Vec<String> = words.iter().map(|w| format!("'{w}'")).collect();
+    let script = format!(
+        "source <(agent-task completions bash) || exit 9\n\
+         COMP_WORDS=({})\nCOMP_CWORD={}\nCOMP_TYPE=9\n\
+         _clap_complete_agent_task agent-task '{}' '{}'\n\
+         printf '%s\\n' \"${{COMPREPLY[@]}}\"",
+        quoted.join(" "),
+        words.len() - 1,
+        words[words.len() - 1],
+        words[words.len() - 2],
+    );
+    let mut c = std::process::Command::new("bash");
+    c.env_clear()
+        .env(
+            "PATH",
+            format!(
+                "{}:{}",
+                dir.display(),
+                std::env::var("PATH").unwrap_or_default()
+            ),
+        )
+        .env("HOME", cwd)
+        .current_dir(cwd)
+        .arg("--norc")
+        .arg("-c")
+        .arg(script);
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    let out = c.output().expect("bash");
+    assert!(out.status.success(), "{out:?}");
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter(|l| !l.is_empty())
+        .map(str::to_owned)
+        .collect()
+}
+
+#[test]
+fn completion_offers_the_callers_ids_and_file_names_only_for_paths() {
+    use crate::common::task_support::{Setup, attempt_id};
+    let s = Setup::new();
+    let (tests, notes) = s.checkpoint();
+    let claim = s.agent(&["claim", &tests, "--request-id", "c-1"]).json();
+    let att = attempt_id(&claim);
+    // Bob (another owner) has a Change and tasks too; alice never sees them.
+    let bob_token = s.env.path("bob.token");
+    s.env
+        .run(&[
+            "token",
+            "issue",
+            "--owner",
+            "bob",
+            "--agent",
+            "b",
+            "--out",
+            bob_token.to_str().expect("u"),
+        ])
+        .json();
+    let bob_ws = s.env.path("bob-work");
+    crate::common::task_support::copy_dir(&s.workspace, &bob_ws);
+    let bob = |args: &[&str]| {
+        let mut c = s.env.cmd();
+        c.arg("--token-file").arg(&bob_token).args(args);
+        crate::common::run_cmd(&mut c)
+    };
+    let bws = bob_ws.to_str().expect("utf8");
+    bob(&[
+        "change",
+        "open",
+        "--repo",
+        "demo/basic",
+        "--profile",
+        "default",
+        "--workspace",
+        bws,
+    ])
+    .json();
+    let bcp = bob(&["checkpoint", "--workspace", bws]).json();
+    let bob_task = bcp["tasks"][0]["task_id"]
+        .as_str()
+        .expect("task")
+        .to_owned();
+
+    let env = [
+        ("AGENT_TASK_DATA_DIR", s.env.data_dir.as_path()),
+        ("AGENT_TASK_TOKEN_FILE", s.token.as_path()),
+    ];
+    let cwd = s.env.tmp.path();
+    // (An empty word also offers the flags.)
+    let mut tasks = bash_complete(&env, cwd, &["agent-task", "instructions", ""]);
+    tasks.retain(|t| !t.starts_with("--"));
+    tasks.sort();
+    let mut want = vec![tests.clone(), notes.clone()];
+    want.sort();
+    assert_eq!(tasks, want);
+    assert!(!tasks.contains(&bob_task));
+    let one = bash_complete(&env, cwd, &["agent-task", "status", "--task", &tests[..12]]);
+    assert_eq!(one, vec![tests.clone()]);
+    let atts = bash_complete(&env, cwd, &["agent-task", "heartbeat", "--attempt", "att_"]);
+    assert_eq!(atts, vec![att]);
+    let changes = bash_complete(&env, cwd, &["agent-task", "next", "--change", ""]);
+    assert_eq!(changes, vec![s.change_id.clone()]);
+    // A value that is no path offers no file names; a path does.
+    std::fs::write(cwd.join("zz-file"), b"x").expect("write");
+    assert!(
+        bash_complete(
+            &env,
+            cwd,
+            &["agent-task", "claim", &tests, "--request-id", "zz"]
+        )
+        .is_empty()
+    );
+    let files = bash_complete(&env, cwd, &["agent-task", "result", "--file", "zz"]);
+    assert!(files.iter().any(|f| f.contains("zz-file")), "{files:?}");
+    // Without a token: no ids, no error.
+    let mut none = bash_complete(&env[..1], cwd, &["agent-task", "instructions", "task_"]);
+    none.retain(|t| !t.starts_with("--"));
+    assert!(none.is_empty(), "{none:?}");
+    // A Stop hook never turns into a completion request.
+    let mut c = s.env.std_cmd();
+    c.env("AGENT_TASK_COMPLETE", "bash")
+        .args(["--", "task-stop"]);
+    let out = c.output().expect("run");
+    assert!(
+        !String::from_utf8_lossy(&out.stdout).contains("_clap_complete"),
+        "{out:?}"
+    );
 }

@@ -6,7 +6,7 @@ mod change;
 mod collect;
 pub mod data;
 mod deploy;
-mod docs;
+pub(crate) mod docs;
 mod enroll;
 mod evidence;
 mod hooks;

@@ -583,24 +583,7 @@ pub fn resolve_id(cx: &AgentCtx<'_>, kind: change::IdKind, given: &str) -> Resul
     } else {
         format!("{}{given}", kind.id_prefix())
     };
-    check_id(kind.as_str(), &prefix)?;
-    let max = MAX_ID_CANDIDATES + 1;
-    let mut ids = cx.read(|j, a, who, _now| {
-        let owner = who.actor.owner_id.as_str();
-        let scope = cx.scope.as_ref();
-        match kind {
-            change::IdKind::Attempt => match j {
-                None => Ok(Vec::new()),
-                Some(j) => journal::attempt_ids_with_prefix(
-                    j,
-                    &prefix,
-                    |task| change::task_visible(a, task, owner, scope),
-                    max,
-                ),
-            },
-            _ => change::ids_with_prefix(a, kind, owner, scope, &prefix, max),
-        }
-    })?;
+    let mut ids = visible_ids(cx, kind, &prefix, MAX_ID_CANDIDATES + 1)?;
     match ids.len() {
         1 => Ok(ids.remove(0)),
         0 => Err(Error::new(
@@ -628,4 +611,32 @@ pub fn resolve_id(cx: &AgentCtx<'_>, kind: change::IdKind, given: &str) -> Resul
             .with("more", more))
         }
     }
+}
+
+/// The ids of `kind` the caller may view that start with `prefix` (whole,
+/// with the kind's `ch_`/`task_`/`att_`), in id order, at most `max`: what
+/// [`resolve_id`] chooses among and what shell completion offers.
+pub fn visible_ids(
+    cx: &AgentCtx<'_>,
+    kind: change::IdKind,
+    prefix: &str,
+    max: usize,
+) -> Result<Vec<String>> {
+    check_id(kind.as_str(), prefix)?;
+    cx.read(|j, a, who, _now| {
+        let owner = who.actor.owner_id.as_str();
+        let scope = cx.scope.as_ref();
+        match kind {
+            change::IdKind::Attempt => match j {
+                None => Ok(Vec::new()),
+                Some(j) => journal::attempt_ids_with_prefix(
+                    j,
+                    prefix,
+                    |task| change::task_visible(a, task, owner, scope),
+                    max,
+                ),
+            },
+            _ => change::ids_with_prefix(a, kind, owner, scope, prefix, max),
+        }
+    })
 }
