@@ -512,3 +512,22 @@ fn completion_offers_the_callers_ids_and_file_names_only_for_paths() {
         "{out:?}"
     );
 }
+
+#[test]
+fn completion_offers_collections_and_peers() {
+    use crate::common::sync_support::{PUBLISHER_KEY, add_vector_peer, vector_destination};
+    let env = vector_destination("did:example:sync-destination");
+    env.run(&["data", "collection", "create", "--id", "scratch"])
+        .json();
+    add_vector_peer(&env, "http://127.0.0.1:9", PUBLISHER_KEY).json();
+    let vars = [("AGENT_TASK_DATA_DIR", env.data_dir.as_path())];
+    let cwd = env.tmp.path();
+    let got = bash_complete(
+        &vars,
+        cwd,
+        &["agent-task", "data", "query", "--collection", "sc"],
+    );
+    assert_eq!(got, vec!["scratch".to_owned()]);
+    let got = bash_complete(&vars, cwd, &["agent-task", "sync", "status", "--peer", ""]);
+    assert_eq!(got, vec!["src".to_owned()]);
+}

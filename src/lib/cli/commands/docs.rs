@@ -72,6 +72,69 @@ pub fn completion_script(shell: Shell) -> Vec<u8> {
 /// complete from the ids the caller may view.
 pub fn completion_command() -> clap::Command {
     ids_complete(hint_values(crate::cli::Cli::command()))
+        .mut_subcommand("data", |c| {
+            names_complete(c, &["collection", "collections"], local_collections)
+        })
+        .mut_subcommand("sync", |c| names_complete(c, &["peer"], local_peers))
+}
+
+/// `cmd` (and its subcommands) with the arguments `ids` completing from
+/// the names `list` gives.
+fn names_complete(
+    cmd: clap::Command,
+    ids: &'static [&'static str],
+    list: fn() -> Result<Vec<String>>,
+) -> clap::Command {
+    let mut cmd = cmd;
+    for id in ids {
+        if cmd.get_arguments().any(|a| a.get_id() == *id) {
+            cmd = cmd.mut_arg(*id, |a| {
+                a.add(clap_complete::engine::ArgValueCompleter::new(
+                    move |current: &std::ffi::OsStr| {
+                        let current = current.to_str().unwrap_or("\u{0}");
+                        list()
+                            .unwrap_or_default()
+                            .into_iter()
+                            .filter(|n| n.starts_with(current))
+                            .map(clap_complete::engine::CompletionCandidate::new)
+                            .collect()
+                    },
+                ))
+            });
+        }
+    }
+    let subs: Vec<String> = cmd
+        .get_subcommands()
+        .map(|s| s.get_name().to_owned())
+        .collect();
+    for name in subs {
+        cmd = cmd.mut_subcommand(name, |c| names_complete(c, ids, list));
+    }
+    cmd
+}
+
+/// The data node's collection ids (on `AGENT_TASK_DATA_DIR`).
+fn local_collections() -> Result<Vec<String>> {
+    let ctx = crate::cli::ctx::Ctx::for_completion()?;
+    let list = super::data::open_node(&ctx)?.collections()?;
+    Ok(list["collections"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|c| c["id"].as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default())
+}
+
+/// The configured sync peers' aliases (on `AGENT_TASK_DATA_DIR`).
+fn local_peers() -> Result<Vec<String>> {
+    let ctx = crate::cli::ctx::Ctx::for_completion()?;
+    Ok(super::sync::store(&ctx)?
+        .peers()?
+        .into_iter()
+        .map(|p| p.peer_id)
+        .collect())
 }
 
 /// `cmd` with the id completers on every `change`, `task` and `attempt`
