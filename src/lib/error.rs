@@ -53,6 +53,9 @@ codes! {
     TooLarge = "too_large" => exit 65, http 413;
     /// The named object does not exist.
     NotFound = "not_found" => exit 66, http 404;
+    /// An id prefix names more than one id the caller may view (the CLI's
+    /// prefixes; `details.candidates` lists them).
+    AmbiguousId = "ambiguous_id" => exit 65, http 400;
     /// The data directory (or a store inside it) has not been initialised.
     NotInitialized = "not_initialized" => exit 66, http 503;
     /// The same identity already exists with different content.

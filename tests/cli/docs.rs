@@ -73,9 +73,10 @@ fn man_creates_a_missing_out_dir_and_refuses_a_file() {
 }
 
 #[test]
-fn completions_print_json_without_out() {
+fn completions_print_the_script_without_out() {
     let env = TestEnv::new();
-    let v = env.run(&["completions", "bash"]).json();
-    assert!(v["script"].as_str().expect("script").contains("agent-task"));
+    let out = env.run(&["completions", "bash"]);
+    assert_eq!(out.code, 0, "{out}");
+    assert!(out.stdout.contains("_clap_complete_agent_task()"), "{out}");
     env.run(&["completions", "tcsh"]).error("usage", 64);
 }

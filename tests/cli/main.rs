@@ -55,6 +55,7 @@ mod review_flow;
 mod runtime;
 mod sandbox_attributes;
 mod serve_tls;
+mod small_things;
 mod strict_json;
 mod sync_nodes;
 mod sync_pull;

@@ -92,6 +92,27 @@ impl Ctx {
     }
 }
 
+impl Ctx {
+    /// The context of a shell completion request: the data directory and
+    /// token file from their variables (or the default directory), since
+    /// the line being completed is not parsed.
+    pub(crate) fn for_completion() -> Result<Ctx> {
+        use super::authority::{DATA_DIR_VAR, TOKEN_FILE_VAR};
+        let var = |name: &str| {
+            crate::env::var_os(name)
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from)
+        };
+        Ok(Ctx {
+            data_dir: var(DATA_DIR_VAR).or_else(default_data_dir),
+            data_dir_on_command_line: false,
+            lock_timeout: Duration::from_millis(0),
+            clock: process_clock()?,
+            token_file: var(TOKEN_FILE_VAR),
+        })
+    }
+}
+
 /// `$XDG_DATA_HOME/agent-task`, else `$HOME/.local/share/agent-task`.
 fn default_data_dir() -> Option<PathBuf> {
     let nonempty = |k: &str| {

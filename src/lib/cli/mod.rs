@@ -59,6 +59,28 @@ where
 {
     crate::store::private_fs::set_private_umask();
     use clap::{CommandFactory, FromArgMatches};
+    let args: Vec<OsString> = args.into_iter().map(Into::into).collect();
+    // A shell asking for completions (`AGENT_TASK_COMPLETE=SHELL agent-task
+    // -- WORDS…`, what the script `completions SHELL` prints runs) gets them
+    // and nothing else. Only that shape is one: a Stop hook (which reads no
+    // `AGENT_TASK_*` variable) or any other command line runs as it is.
+    let stop_hook = args
+        .iter()
+        .any(|a| a == "task-stop" || a == "task-codex-stop");
+    if args.get(1).is_some_and(|a| a == "--") && !stop_hook {
+        let completion =
+            clap_complete::CompleteEnv::with_factory(commands::docs::completion_command)
+                .var(commands::docs::COMPLETE_VAR)
+                .try_complete(
+                    args.iter().cloned(),
+                    std::env::current_dir().ok().as_deref(),
+                );
+        match completion {
+            Ok(true) => return ExitCode::SUCCESS,
+            Ok(false) => {}
+            Err(e) => return output::clap_error(e),
+        }
+    }
     let parsed = Cli::command()
         .try_get_matches_from(args)
         .and_then(|m| Cli::from_arg_matches(&m));

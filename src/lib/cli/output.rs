@@ -27,7 +27,8 @@ pub fn success(value: &Value, pretty: bool, exit_code: u8) -> ExitCode {
     ExitCode::from(exit_code)
 }
 
-/// Prints text meant for a person (a table) and returns `exit_code`.
+/// Prints text meant as it is (a table for a person, a completion script
+/// a shell sources) and returns `exit_code`.
 pub fn text(text: &str, exit_code: u8) -> ExitCode {
     let mut lock = std::io::stdout().lock();
     if lock
@@ -38,6 +39,11 @@ pub fn text(text: &str, exit_code: u8) -> ExitCode {
         return ExitCode::from(Code::Io.exit_code());
     }
     ExitCode::from(exit_code)
+}
+
+/// Prints a warning (one JSON object) on stderr; the command still succeeds.
+pub fn warning(w: &Value) {
+    let _ = writeln!(std::io::stderr().lock(), "{w}");
 }
 
 /// Prints an error object on stderr and returns its exit code.
@@ -63,14 +69,65 @@ pub fn clap_error(e: clap::Error) -> ExitCode {
         }
         _ => {
             let rendered = e.render().to_string();
-            let first = rendered
-                .lines()
-                .next()
-                .unwrap_or("usage error")
-                .trim_start_matches("error: ")
-                .to_owned();
-            let err = Error::new(Code::Usage, first).with("usage", rendered.trim_end().to_owned());
+            let (message, arguments) = usage_message(&e, &rendered);
+            let mut err =
+                Error::new(Code::Usage, message).with("usage", rendered.trim_end().to_owned());
+            if !arguments.is_empty() {
+                err = err.with("arguments", arguments);
+            }
             failure(&err)
         }
     }
+}
+
+/// The one-line `message` of a usage error, naming the argument(s) at fault
+/// from clap's error context (clap's own first line ends in a colon and
+/// lists them on the following lines for a missing argument), and those
+/// names alone.
+fn usage_message(e: &clap::Error, rendered: &str) -> (String, Vec<String>) {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    let arguments: Vec<String> = match e.get(ContextKind::InvalidArg) {
+        Some(ContextValue::String(s)) => vec![s.clone()],
+        Some(ContextValue::Strings(v)) => v.clone(),
+        _ => Vec::new(),
+    };
+    let first = rendered
+        .lines()
+        .next()
+        .unwrap_or("usage error")
+        .trim_start_matches("error: ")
+        .trim_end();
+    let mut message = match e.kind() {
+        ErrorKind::MissingRequiredArgument if !arguments.is_empty() => {
+            let noun = if arguments.len() == 1 {
+                "argument"
+            } else {
+                "arguments"
+            };
+            format!("missing required {noun}: {}", arguments.join(", "))
+        }
+        _ if first.ends_with(':') && !arguments.is_empty() => {
+            format!("{} {}", first, arguments.join(", "))
+        }
+        _ => first.to_owned(),
+    };
+    if message.is_empty() {
+        message = "usage error".to_owned();
+    }
+    if let Some(ContextValue::Strings(v)) = e.get(ContextKind::ValidValue)
+        && !v.is_empty()
+    {
+        message = format!("{message} (possible values: {})", v.join(", "));
+    }
+    let suggestion = [ContextKind::SuggestedArg, ContextKind::SuggestedSubcommand]
+        .into_iter()
+        .find_map(|k| match e.get(k) {
+            Some(ContextValue::String(s)) => Some(s.clone()),
+            Some(ContextValue::Strings(v)) if !v.is_empty() => Some(v.join(", ")),
+            _ => None,
+        });
+    if let Some(s) = suggestion {
+        message = format!("{message} (did you mean {s}?)");
+    }
+    (message, arguments)
 }

@@ -212,7 +212,13 @@ pub fn fts_match(text: &str) -> Result<Option<String>> {
     use unicode_normalization::UnicodeNormalization;
     let norm: String = text
         .nfkc()
-        .map(|c| if "\"*:^(){}[]~+-".contains(c) { ' ' } else { c })
+        .map(|c| {
+            if FTS_OPERATOR_CHARS.contains(c) {
+                ' '
+            } else {
+                c
+            }
+        })
         .collect();
     let mut terms: Vec<&str> = Vec::new();
     for t in norm.split(char::is_whitespace).filter(|p| !p.is_empty()) {
@@ -232,6 +238,54 @@ pub fn fts_match(text: &str) -> Result<Option<String>> {
     and_tree(&terms, &mut out);
     Ok(Some(out))
 }
+
+/// What [`fts_match`] did to a query text that a person may not expect:
+/// the operator characters it replaced by spaces (so `foo-bar` searches
+/// `"foo" AND "bar"`), and the FTS5 operator words it searched as plain
+/// words (`OR`, `AND`, `NOT`, `NEAR`).
+#[derive(Debug, Default, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct QueryTextNotes {
+    /// Each replaced character once, in order of first appearance.
+    pub replaced: Vec<char>,
+    /// Each operator word taken literally once, in order of first appearance.
+    pub literal: Vec<String>,
+}
+
+impl QueryTextNotes {
+    /// Whether there is nothing to say.
+    pub fn is_empty(&self) -> bool {
+        self.replaced.is_empty() && self.literal.is_empty()
+    }
+}
+
+/// The notes on `text` (the same normalisation as [`fts_match`]).
+pub fn query_text_notes(text: &str) -> QueryTextNotes {
+    use unicode_normalization::UnicodeNormalization;
+    let mut notes = QueryTextNotes::default();
+    let norm: String = text
+        .nfkc()
+        .map(|c| {
+            if FTS_OPERATOR_CHARS.contains(c) {
+                if !notes.replaced.contains(&c) {
+                    notes.replaced.push(c);
+                }
+                ' '
+            } else {
+                c
+            }
+        })
+        .collect();
+    for t in norm.split(char::is_whitespace) {
+        if ["OR", "AND", "NOT", "NEAR"].contains(&t) && !notes.literal.iter().any(|w| w == t) {
+            notes.literal.push(t.to_owned());
+        }
+    }
+    notes
+}
+
+/// The characters FTS5 would read as query syntax, which a query text has
+/// replaced by spaces (facts §18.11).
+const FTS_OPERATOR_CHARS: &str = "\"*:^(){}[]~+-";
 
 /// Writes `terms` (at least one) as quoted phrases ANDed in a balanced
 /// tree.
@@ -277,6 +331,16 @@ mod tests {
             m("a OR b c").as_deref(),
             Some("(\"a\" AND \"OR\") AND (\"b\" AND \"c\")")
         );
+    }
+
+    #[test]
+    fn query_text_notes_name_replacements_and_literal_words() {
+        let n = query_text_notes("foo-bar OR NOT x-y (z) NEAR or");
+        assert_eq!(n.replaced, vec!['-', '(', ')']);
+        assert_eq!(n.literal, vec!["OR", "NOT", "NEAR"]);
+        assert!(query_text_notes("plain words").is_empty());
+        // Full-width characters normalise (NFKC) before the check.
+        assert_eq!(query_text_notes("ａ＋ｂ").replaced, vec!['+']);
     }
 
     /// The balanced tree matches the same rows with the same BM25 scores as

@@ -1259,6 +1259,33 @@ pub fn recovery(
     Ok(env)
 }
 
+/// The attempt ids starting with `prefix` whose task `visible` accepts, in
+/// id order, at most `max` (the journal knows no owner: the authority says
+/// which tasks the caller may view).
+pub fn attempt_ids_with_prefix(
+    j: &Connection,
+    prefix: &str,
+    mut visible: impl FnMut(&str) -> Result<bool>,
+    max: usize,
+) -> Result<Vec<String>> {
+    let mut st = j.prepare_cached(
+        "SELECT attempt_id, task_id FROM attempts WHERE substr(attempt_id, 1, ?1) = ?2 \
+         ORDER BY attempt_id",
+    )?;
+    let mut rows = st.query(params![prefix.chars().count() as i64, prefix])?;
+    let mut out = Vec::new();
+    while let Some(r) = rows.next()? {
+        let (attempt, task): (String, String) = (r.get(0)?, r.get(1)?);
+        if visible(&task)? {
+            out.push(attempt);
+            if out.len() == max {
+                break;
+            }
+        }
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::{Claimability, Unclaimable};

@@ -72,7 +72,8 @@ pub enum ChangeCmd {
         /// AGENT_TASK_REPOSITORY].
         #[arg(long)]
         repository: Option<String>,
-        /// Idempotency key (with the endpoint): a retry returns the Change this request opened.
+        /// Idempotency key (with the endpoint): a retry returns the Change this request opened
+        /// (default: a fresh one, printed as `request_id` for a retry to reuse).
         #[arg(long)]
         request_id: Option<String>,
         /// The Change's title: the landed commit's subject line (control characters
@@ -174,16 +175,19 @@ pub(super) fn change(ctx: &Ctx, c: ChangeCmd) -> Result<Value> {
     match remote {
         Some(a) => {
             let client = crate::remote::Client::new(a.endpoint(), ctx.token()?)?;
-            client.op(
+            let mut rid = request_id.unwrap_or_default();
+            let generated = fresh_request_id(&mut rid)?;
+            let out = client.op(
                 &crate::workflow::service::facade::OperationRequest::ChangeOpen(
                     crate::workflow::service::facade::ChangeOpenRequest {
-                        request_id,
+                        request_id: Some(rid),
                         title,
                         body,
                         group,
                     },
                 ),
-            )
+            )?;
+            Ok(with_request_id(out, generated))
         }
         None => {
             if repository.is_some() || request_id.is_some() {
@@ -273,7 +277,7 @@ pub(super) fn checkpoint(ctx: &Ctx, a: CheckpointArgs) -> Result<Value> {
             (a.new_subject, a.message.as_deref()),
         );
     }
-    let sel = a.sel.sel()?;
+    let sel = resolve_sel(ctx, &a.remote, a.sel.sel()?)?;
     with_agent(ctx, |cx| {
         to_value(&ops::checkpoint(
             cx,
@@ -285,4 +289,62 @@ pub(super) fn checkpoint(ctx: &Ctx, a: CheckpointArgs) -> Result<Value> {
             },
         )?)
     })
+}
+
+/// A Change selector with its id prefix resolved (see [`resolve`]).
+pub(super) fn resolve_sel(
+    ctx: &Ctx,
+    remote: &EndpointArgs,
+    sel: crate::workflow::service::change::ChangeSel,
+) -> Result<crate::workflow::service::change::ChangeSel> {
+    use crate::workflow::service::change::{ChangeSel, IdKind};
+    Ok(match sel {
+        ChangeSel::Id(mut id) => {
+            resolve(ctx, remote, IdKind::Change, &mut id)?;
+            ChangeSel::Id(id)
+        }
+        other => other,
+    })
+}
+
+/// Replaces a Change, task or attempt id given on the command line by the
+/// one whole id it is a unique prefix of, among the ids the caller may
+/// view in the local data directory. Through an endpoint (no read lists
+/// ids there) and for an id of the whole form, the id goes as it is.
+pub(super) fn resolve(
+    ctx: &Ctx,
+    remote: &EndpointArgs,
+    kind: crate::workflow::service::change::IdKind,
+    id: &mut String,
+) -> Result<()> {
+    if kind.is_full(id) || remote.authority()?.is_some() {
+        return Ok(());
+    }
+    *id = with_agent(ctx, |cx| {
+        crate::workflow::service::ops::resolve_id(cx, kind, id)
+    })?;
+    Ok(())
+}
+
+/// A fresh idempotency key in `id` when the command line gave none (clap
+/// leaves it empty); the key, to print, when it generated one.
+pub(super) fn fresh_request_id(id: &mut String) -> Result<Option<String>> {
+    if !id.is_empty() {
+        return Ok(None);
+    }
+    *id = crate::wire::random_id("req")?;
+    Ok(Some(id.clone()))
+}
+
+/// `out` with the generated request id as its `request_id` member, so that
+/// a retry can name it (`--request-id`); `out` as it is when the caller
+/// named the id (the output keeps its shape).
+pub(super) fn with_request_id(out: Value, generated: Option<String>) -> Value {
+    match (out, generated) {
+        (Value::Object(mut m), Some(id)) => {
+            m.insert("request_id".into(), Value::String(id));
+            Value::Object(m)
+        }
+        (out, _) => out,
+    }
 }

@@ -88,7 +88,8 @@ pub enum ProviderArg {
 pub struct CollectorClaimArgs {
     /// Task id.
     pub task: String,
-    /// Idempotency key (default: a fresh one).
+    /// Idempotency key (default: a fresh one, printed as `request_id` for a
+    /// retry to reuse).
     #[arg(long)]
     pub request_id: Option<String>,
     /// Also write the descriptor to this new 0600 file.
@@ -336,11 +337,15 @@ pub(super) fn profile(ctx: &Ctx, c: ProfileCmd) -> Result<Value> {
     }
 }
 
-pub(super) fn collector_claim(ctx: &Ctx, a: CollectorClaimArgs) -> Result<Value> {
-    let rid = match a.request_id {
-        Some(r) => r,
-        None => crate::wire::random_id("req")?,
-    };
+pub(super) fn collector_claim(ctx: &Ctx, mut a: CollectorClaimArgs) -> Result<Value> {
+    super::change::resolve(
+        ctx,
+        &a.remote,
+        crate::workflow::service::change::IdKind::Task,
+        &mut a.task,
+    )?;
+    let mut rid = a.request_id.unwrap_or_default();
+    let generated = super::change::fresh_request_id(&mut rid)?;
     let out = super::task::run(
         ctx,
         &a.remote,
@@ -349,6 +354,7 @@ pub(super) fn collector_claim(ctx: &Ctx, a: CollectorClaimArgs) -> Result<Value>
             request_id: rid,
         }),
     )?;
+    let out = super::change::with_request_id(out, generated);
     if let Some(p) = a.descriptor_out {
         let p = std::path::absolute(&p).map_err(|e| Error::io("resolve", &p, e))?;
         let bytes = serde_json::to_vec_pretty(&out["descriptor"])?;
@@ -533,7 +539,7 @@ pub(super) fn retry_upload(ctx: &Ctx, a: RetryUploadArgs) -> Result<Value> {
 }
 
 pub(super) fn finalize(ctx: &Ctx, a: AgentChangeArgs) -> Result<Value> {
-    let change = super::task::change_sel(&a)?;
+    let change = super::task::change_sel(ctx, &a)?;
     super::task::run(
         ctx,
         &a.remote,
@@ -542,7 +548,7 @@ pub(super) fn finalize(ctx: &Ctx, a: AgentChangeArgs) -> Result<Value> {
 }
 
 pub(super) fn qualify(ctx: &Ctx, a: AgentChangeArgs) -> Result<Value> {
-    let change = super::task::change_sel(&a)?;
+    let change = super::task::change_sel(ctx, &a)?;
     super::task::run(
         ctx,
         &a.remote,

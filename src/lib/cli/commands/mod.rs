@@ -6,7 +6,7 @@ mod change;
 mod collect;
 pub mod data;
 mod deploy;
-mod docs;
+pub(crate) mod docs;
 mod enroll;
 mod evidence;
 mod hooks;
@@ -160,8 +160,9 @@ pub struct Reply {
     pub value: Value,
     /// The process exit code.
     pub exit_code: u8,
-    /// Text printed instead of the JSON value (a table for a person at a
-    /// terminal: `ls`).
+    /// Text printed as it is instead of the JSON value (a table for a
+    /// person at a terminal: `ls`; a completion script, which a shell
+    /// sources).
     pub text: Option<String>,
 }
 
@@ -193,7 +194,7 @@ pub fn dispatch(ctx: &Ctx, command: Command) -> Result<Reply> {
         Command::Info(a) => setup::info(ctx, &a).map(Reply::from),
         Command::Cas(c) => cas::run(ctx, &c).map(Reply::from),
         Command::Runtime(c) => runtime::run(&c).map(Reply::from),
-        Command::Completions(a) => docs::completions(&a).map(Reply::from),
+        Command::Completions(a) => docs::completions(&a),
         Command::Man(a) => docs::man(&a).map(Reply::from),
         Command::Data(c) => data::dispatch(ctx, c),
         Command::Sync(c) => sync::dispatch(ctx, c),

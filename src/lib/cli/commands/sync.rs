@@ -164,7 +164,7 @@ pub struct SelArgs {
     pub collection: String,
 }
 
-fn store(ctx: &Ctx) -> Result<SyncStore> {
+pub(crate) fn store(ctx: &Ctx) -> Result<SyncStore> {
     Ok(SyncStore::new(
         &DataDir::open(ctx.data_dir()?)?,
         ctx.lock_timeout,

@@ -60,6 +60,26 @@ pub struct QueryRequest {
 }
 
 impl QueryRequest {
+    /// The members a query request has.
+    pub const KEYS: [&'static str; 5] = ["collections", "text", "where", "limit", "consistency"];
+
+    /// From a JSON body, refusing a member the request does not have
+    /// (`invalid_input` naming it): the CLI's reading. HTTP and MCP keep
+    /// the reference's rule ([`QueryRequest::from_json`]).
+    pub fn from_json_strict(body: &Map<String, Value>) -> Result<QueryRequest> {
+        if let Some(k) = body.keys().find(|k| !Self::KEYS.contains(&k.as_str())) {
+            return Err(Error::new(
+                Code::InvalidInput,
+                format!(
+                    "unknown query request key {k:?} (known: {})",
+                    Self::KEYS.join(", ")
+                ),
+            )
+            .with("key", k.clone()));
+        }
+        Ok(Self::from_json(body))
+    }
+
     /// From a JSON body (unknown members are ignored, as in the reference).
     pub fn from_json(body: &Map<String, Value>) -> QueryRequest {
         QueryRequest {

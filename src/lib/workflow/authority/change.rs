@@ -268,6 +268,114 @@ pub fn open_changes_of(
     ids.iter().map(|id| change(conn, id)).collect()
 }
 
+/// The ids of `kind` (`change` or `task`) that `owner_id` may view (in
+/// `scope`, when one is given) and that start with `prefix`, in id order,
+/// at most `max`: what an id prefix on the command line may name.
+pub fn ids_with_prefix(
+    conn: &Connection,
+    kind: IdKind,
+    owner_id: &str,
+    scope: Option<&Scope>,
+    prefix: &str,
+    max: usize,
+) -> Result<Vec<String>> {
+    let sql = match kind {
+        IdKind::Change => {
+            "SELECT c.change_id FROM changes c WHERE c.owner_id = ?1 \
+             AND (?2 IS NULL OR (c.repo_id = ?2 AND c.profile_id = ?3)) \
+             AND substr(c.change_id, 1, ?4) = ?5 ORDER BY c.change_id LIMIT ?6"
+        }
+        IdKind::Task => {
+            "SELECT t.task_id FROM subject_tasks t JOIN changes c ON c.change_id = t.change_id \
+             WHERE c.owner_id = ?1 AND (?2 IS NULL OR (c.repo_id = ?2 AND c.profile_id = ?3)) \
+             AND substr(t.task_id, 1, ?4) = ?5 ORDER BY t.task_id LIMIT ?6"
+        }
+        IdKind::Attempt => return Err(Error::internal("attempt ids live in the journal")),
+    };
+    let ids = conn
+        .prepare_cached(sql)?
+        .query_map(
+            params![
+                owner_id,
+                scope.map(|s| s.repository.as_str()),
+                scope.map(|s| s.profile.as_str()),
+                prefix.chars().count() as i64,
+                prefix,
+                max as i64
+            ],
+            |r| r.get(0),
+        )?
+        .collect::<std::result::Result<_, _>>()?;
+    Ok(ids)
+}
+
+/// Whether `owner_id` may view task `task_id` (in `scope`, when given).
+pub fn task_visible(
+    conn: &Connection,
+    task_id: &str,
+    owner_id: &str,
+    scope: Option<&Scope>,
+) -> Result<bool> {
+    Ok(conn
+        .prepare_cached(
+            "SELECT 1 FROM subject_tasks t JOIN changes c ON c.change_id = t.change_id \
+             WHERE t.task_id = ?1 AND c.owner_id = ?2 \
+             AND (?3 IS NULL OR (c.repo_id = ?3 AND c.profile_id = ?4))",
+        )?
+        .query_row(
+            params![
+                task_id,
+                owner_id,
+                scope.map(|s| s.repository.as_str()),
+                scope.map(|s| s.profile.as_str())
+            ],
+            |_| Ok(()),
+        )
+        .optional()?
+        .is_some())
+}
+
+/// The kinds of id the command line accepts a prefix of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IdKind {
+    /// A Change id (`ch_…`).
+    Change,
+    /// A task id (`task_…`).
+    Task,
+    /// An attempt id (`att_…`).
+    Attempt,
+}
+
+impl IdKind {
+    /// The kind's name in messages and details.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            IdKind::Change => "change",
+            IdKind::Task => "task",
+            IdKind::Attempt => "attempt",
+        }
+    }
+
+    /// What every id of the kind starts with.
+    pub fn id_prefix(self) -> &'static str {
+        match self {
+            IdKind::Change => "ch_",
+            IdKind::Task => "task_",
+            IdKind::Attempt => "att_",
+        }
+    }
+
+    /// Whether `id` has the whole form of an id of this kind (its prefix
+    /// and 32 lowercase hex digits): such an id is looked up as it is.
+    pub fn is_full(self, id: &str) -> bool {
+        id.strip_prefix(self.id_prefix()).is_some_and(|h| {
+            h.len() == 32
+                && h.bytes()
+                    .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+        })
+    }
+}
+
 /// The Change whose workspace is `ws` (canonical path).
 pub fn change_for_workspace(conn: &Connection, ws: &Path) -> Result<Change> {
     let ws = canonical_dir(ws)?;

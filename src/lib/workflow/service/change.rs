@@ -5,7 +5,7 @@
 //! no face names `workflow::authority`).
 
 pub use crate::workflow::authority::change::{
-    Change, ChangeSel, ENDPOINT_WORKSPACE_PREFIX, Landed, MAX_LISTED_CHANGES, StatCache,
+    Change, ChangeSel, ENDPOINT_WORKSPACE_PREFIX, IdKind, Landed, MAX_LISTED_CHANGES, StatCache,
     StoredSubject, change, current_subject, landed, load_stat_cache,
 };
 pub use crate::workflow::authority::checkpoint::{CheckpointOptions, CheckpointOutput};

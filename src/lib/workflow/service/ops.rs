@@ -489,3 +489,153 @@ pub fn change_open(
     let staged = change::change_open(cx.token, repo, profile, workspace, title, body, group)?;
     super::admin::with_write(cx.root, cx.timeout, cx.clock, staged)
 }
+
+/// The agent assertion for one attempt of the caller from its criterion
+/// rows alone (`result --criterion NAME=OUTCOME`): the task and attempt
+/// digests, the execution operation id and the fence come from the
+/// attempt's status as the authority reads it, the agent is the
+/// authenticated actor, and the overall outcome follows the rows (failed
+/// if any row failed, passed if every claimed row passed, else uncertain).
+/// Submitting it goes through `result` as any other assertion.
+pub fn agent_assertion(
+    cx: &AgentCtx<'_>,
+    at: &StatusRequest,
+    request_id: &str,
+    criteria: Vec<CriterionResult>,
+) -> Result<TaskResultAssertion> {
+    let (status, actor) = cx.read(|j, a, who, now| {
+        let rechecks = cx.rechecks(a);
+        journal::Authority::find_task(&rechecks, &at.task_id, &who.actor)?;
+        let status = journal::status(
+            j,
+            &rechecks,
+            &who.actor,
+            &TaskStatusRequest {
+                version: 1,
+                task_id: at.task_id.clone(),
+                attempt_id: at.attempt_id.clone(),
+            },
+            now,
+        )?;
+        Ok((status, who.actor.clone()))
+    })?;
+    let field = |k: &str| {
+        status
+            .get(k)
+            .cloned()
+            .ok_or_else(|| Error::internal(format!("status has no {k}")))
+    };
+    let digest = |k: &str| -> Result<crate::wire::digest::Sha256Hex> {
+        serde_json::from_value(field(k)?).map_err(|e| Error::internal(format!("status {k}: {e}")))
+    };
+    let rows = criteria.iter().map(|r| r.outcome);
+    let outcome = if rows.clone().any(|o| o == CriterionOutcome::Failed) {
+        ResultOutcome::Failed
+    } else if rows.clone().any(|o| o == CriterionOutcome::Passed)
+        && rows
+            .clone()
+            .all(|o| matches!(o, CriterionOutcome::Passed | CriterionOutcome::NotClaimed))
+    {
+        ResultOutcome::Passed
+    } else {
+        ResultOutcome::Uncertain
+    };
+    let assertion = TaskResultAssertion {
+        version: SCHEMA_VERSION,
+        task_id: at.task_id.clone(),
+        task_digest: digest("task_digest")?,
+        attempt_id: at.attempt_id.clone(),
+        attempt_digest: digest("attempt_digest")?,
+        request_id: request_id.to_owned(),
+        execution_operation_id: field("execution_operation_id")?
+            .as_str()
+            .ok_or_else(|| Error::internal("status execution_operation_id"))?
+            .to_owned(),
+        agent: actor,
+        executor: None,
+        fence: field("fence")?
+            .as_u64()
+            .ok_or_else(|| Error::internal("status fence"))?,
+        trust_class: TrustClass::AgentAssertion,
+        outcome,
+        criteria,
+        executor_provenance: None,
+    };
+    assertion.validate()?;
+    Ok(assertion)
+}
+
+/// Most candidates an `ambiguous_id` error lists.
+pub const MAX_ID_CANDIDATES: usize = 20;
+
+/// The whole id a command-line id names: the id itself when it has the
+/// kind's whole form, else the one id of the kind the caller may view that
+/// starts with it (`ch_` and the like may be left out: `3fa9` is `ch_3fa9`
+/// for a Change). None: `not_found`; several: `ambiguous_id` listing those
+/// (only ids the caller may view, never another owner's).
+pub fn resolve_id(cx: &AgentCtx<'_>, kind: change::IdKind, given: &str) -> Result<String> {
+    if given.is_empty() || kind.is_full(given) {
+        return Ok(given.to_owned());
+    }
+    let prefix = if given.starts_with(kind.id_prefix()) {
+        given.to_owned()
+    } else {
+        format!("{}{given}", kind.id_prefix())
+    };
+    let mut ids = visible_ids(cx, kind, &prefix, MAX_ID_CANDIDATES + 1)?;
+    match ids.len() {
+        1 => Ok(ids.remove(0)),
+        0 => Err(Error::new(
+            Code::NotFound,
+            format!("no {} id starts with {given}", kind.as_str()),
+        )
+        .with("kind", kind.as_str())
+        .with("prefix", given)),
+        n => {
+            let more = n > MAX_ID_CANDIDATES;
+            ids.truncate(MAX_ID_CANDIDATES);
+            Err(Error::new(
+                Code::AmbiguousId,
+                format!(
+                    "{given} names {}{} {} ids: {}",
+                    if more { "more than " } else { "" },
+                    ids.len(),
+                    kind.as_str(),
+                    ids.join(", ")
+                ),
+            )
+            .with("kind", kind.as_str())
+            .with("prefix", given)
+            .with("candidates", ids)
+            .with("more", more))
+        }
+    }
+}
+
+/// The ids of `kind` the caller may view that start with `prefix` (whole,
+/// with the kind's `ch_`/`task_`/`att_`), in id order, at most `max`: what
+/// [`resolve_id`] chooses among and what shell completion offers.
+pub fn visible_ids(
+    cx: &AgentCtx<'_>,
+    kind: change::IdKind,
+    prefix: &str,
+    max: usize,
+) -> Result<Vec<String>> {
+    check_id(kind.as_str(), prefix)?;
+    cx.read(|j, a, who, _now| {
+        let owner = who.actor.owner_id.as_str();
+        let scope = cx.scope.as_ref();
+        match kind {
+            change::IdKind::Attempt => match j {
+                None => Ok(Vec::new()),
+                Some(j) => journal::attempt_ids_with_prefix(
+                    j,
+                    prefix,
+                    |task| change::task_visible(a, task, owner, scope),
+                    max,
+                ),
+            },
+            _ => change::ids_with_prefix(a, kind, owner, scope, prefix, max),
+        }
+    })
+}

@@ -188,7 +188,9 @@ pub struct ClaimRequest {
     #[arg(id = "task", value_name = "TASK")]
     pub task_id: String,
     /// Idempotency key (an identical retry returns the retained outcome).
-    #[arg(long)]
+    /// The CLI generates a fresh one when it is omitted and prints it as
+    /// `request_id`, for a retry to reuse.
+    #[arg(long, default_value = "", hide_default_value = true)]
     pub request_id: String,
     /// Requested lease.
     #[serde(default = "default_lease")]
@@ -212,8 +214,9 @@ pub struct MutationBody {
     /// The fence the caller holds.
     #[arg(long)]
     pub fence: u64,
-    /// Idempotency key.
-    #[arg(long)]
+    /// Idempotency key. The CLI generates a fresh one when it is omitted
+    /// and prints it as `request_id`, for a retry to reuse.
+    #[arg(long, default_value = "", hide_default_value = true)]
     pub request_id: String,
     /// Requested lease (heartbeat).
     #[serde(default, skip_serializing_if = "Option::is_none")]
