@@ -9,7 +9,7 @@
 
 pub mod checkout;
 pub mod coverage;
-mod next;
+pub mod next;
 pub mod observation;
 pub mod protected;
 pub mod review;

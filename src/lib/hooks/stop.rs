@@ -310,8 +310,12 @@ fn none() -> Next {
     Next::none()
 }
 
+/// The local subject is not the one qualification describes (no
+/// checkpoint, uncheckpointed or moved bytes): the one rule's answer for
+/// a subject that is not current. Every other `next` comes from the
+/// qualification answer, which the same rule computed.
 fn checkpoint() -> Next {
-    Next::checkpoint()
+    crate::contract::next::decide(crate::contract::next::SubjectStanding::Superseded, [])
 }
 
 /// The subject of a Change, as the hook compares it.
