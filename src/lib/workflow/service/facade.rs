@@ -154,6 +154,7 @@ pub const OPERATIONS: &[&str] = &[
     "collector_claim",
     "collector_descriptor",
     "collector_finalize",
+    "explain",
     "heartbeat",
     "instructions",
     "next",
@@ -423,6 +424,9 @@ pub fn run_deferred(cx: &AgentCtx<'_>, r: &OperationRequest) -> Result<Deferred<
         OperationRequest::Qualification(req) => {
             now(crate::workflow::service::receipt::qualify(cx, &req.change))
         }
+        OperationRequest::Explain(req) => now(to_value(
+            &crate::workflow::service::explain::explain(cx, req)?,
+        )),
         OperationRequest::ChangeSubject(req) => {
             now(crate::workflow::service::remote::subject(cx, &req.change))
         }
