@@ -69,7 +69,10 @@ where
     let pretty = cli.pretty;
     let result = ctx::Ctx::from_cli(&cli).and_then(|ctx| commands::dispatch(&ctx, cli.command));
     match result {
-        Ok(reply) => output::success(&reply.value, pretty, reply.exit_code),
+        Ok(reply) => match &reply.text {
+            Some(t) => output::text(t, reply.exit_code),
+            None => output::success(&reply.value, pretty, reply.exit_code),
+        },
         Err(e) => output::failure(&e),
     }
 }

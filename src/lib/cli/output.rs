@@ -27,6 +27,22 @@ pub fn success(value: &Value, pretty: bool, exit_code: u8) -> ExitCode {
     ExitCode::from(exit_code)
 }
 
+/// Prints a command's text rendering (for a person) and returns
+/// `exit_code`.
+pub fn text(text: &str, exit_code: u8) -> ExitCode {
+    let mut lock = std::io::stdout().lock();
+    if write!(lock, "{text}").and_then(|_| lock.flush()).is_err() {
+        return ExitCode::from(Code::Io.exit_code());
+    }
+    ExitCode::from(exit_code)
+}
+
+/// Whether stdout is a terminal (a command that prints for a person then
+/// prints text rather than JSON).
+pub fn stdout_is_terminal() -> bool {
+    std::io::stdout().is_terminal()
+}
+
 /// Prints an error object on stderr and returns its exit code.
 pub fn failure(e: &Error) -> ExitCode {
     let text = serde_json::to_string(&e.to_json()).unwrap_or_else(|_| {

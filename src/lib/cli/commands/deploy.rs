@@ -145,6 +145,7 @@ pub(super) fn run(ctx: &Ctx, c: DeployCmd) -> Result<Reply> {
             Ok(Reply {
                 exit_code: if report.ok { 0 } else { 1 },
                 value: to_value(&report)?,
+                text: None,
             })
         }
         DeployCmd::Config(a) => {

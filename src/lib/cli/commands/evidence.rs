@@ -58,6 +58,7 @@ pub(super) fn run(ctx: &Ctx, c: EvidenceCmd) -> Result<Reply> {
             Ok(Reply {
                 value: to_value(&r)?,
                 exit_code,
+                text: None,
             })
         }
         EvidenceCmd::Status => crate::evidence::status(root).map(Reply::from),

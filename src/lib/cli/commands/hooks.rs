@@ -281,5 +281,6 @@ pub(super) fn stop(
         value: serde_json::to_value(&out.stdout)
             .map_err(|e| Error::internal(format!("stop hook output: {e}")))?,
         exit_code: out.exit_code,
+        text: None,
     })
 }

@@ -9,6 +9,7 @@ mod deploy;
 mod docs;
 mod enroll;
 mod evidence;
+mod explain;
 mod hooks;
 mod repo;
 mod requirement;
@@ -119,6 +120,8 @@ pub enum Command {
     Finalize(change::AgentChangeArgs),
     /// Agent: read-only exact-subject qualification.
     Qualify(change::AgentChangeArgs),
+    /// Agent/operator: why the Change's current subject does not qualify, from the signed evidence (exit status, output tails, runtime; review findings).
+    Explain(explain::ExplainArgs),
     /// Operator: admission rechecks, then move the target head (and commit, for git).
     Land(collect::LandArgs),
     /// Internal: the sandbox launcher a bwrap run goes through (limits, uid, then bwrap).
@@ -156,6 +159,9 @@ pub struct Reply {
     pub value: Value,
     /// The process exit code.
     pub exit_code: u8,
+    /// A text rendering printed instead of the JSON value (a command that
+    /// prints for a person on a terminal, such as `explain`).
+    pub text: Option<String>,
 }
 
 impl From<Value> for Reply {
@@ -163,6 +169,7 @@ impl From<Value> for Reply {
         Reply {
             value,
             exit_code: 0,
+            text: None,
         }
     }
 }
@@ -210,6 +217,7 @@ pub fn dispatch(ctx: &Ctx, command: Command) -> Result<Reply> {
         Command::RetryUpload(a) => collect::retry_upload(ctx, a).map(Reply::from),
         Command::Finalize(a) => collect::finalize(ctx, a).map(Reply::from),
         Command::Qualify(a) => collect::qualify(ctx, a).map(Reply::from),
+        Command::Explain(a) => explain::run(ctx, a),
         Command::Land(a) => collect::land(ctx, a).map(Reply::from),
         Command::SandboxExec(a) => runtime::sandbox_exec(&a).map(Reply::from),
         Command::Authority(c) => attest::authority(ctx, c).map(Reply::from),

@@ -16,7 +16,7 @@ use super::ctx::AgentCtx;
 use super::ops;
 pub use super::requests::{
     ChangeOpenRequest, ChangeRequest, CheckpointCommitRequest, ClaimRequest, CollectorClaimRequest,
-    CollectorDescriptorRequest, InstructionsRequest, MutationBody, OperationRequest,
+    CollectorDescriptorRequest, ExplainRequest, InstructionsRequest, MutationBody, OperationRequest,
     RecoveryRequest, ResultRequest, StatusRequest, default_lease,
 };
 use crate::contract::{CAPABILITY, MutationAction, SUPPORTED_SCHEMA_VERSIONS, check_id};

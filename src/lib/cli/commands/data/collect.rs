@@ -106,6 +106,7 @@ pub(super) fn run(ctx: &Ctx, a: &CollectArgs) -> Result<Reply> {
     })?;
     Ok(Reply {
         value,
+        text: None,
         exit_code: if p.failed == 0 {
             0
         } else {

@@ -114,5 +114,6 @@ pub(super) fn doctor(_ctx: &Ctx, a: &DoctorArgs) -> Result<Reply> {
     Ok(Reply {
         value: serde_json::Value::Object(report.document.clone()),
         exit_code: report.exit_code(),
+        text: None,
     })
 }
