@@ -426,6 +426,12 @@ fn indent(s: &str, prefix: &str) -> String {
         .collect()
 }
 
+/// The first 12 characters of a digest (never a byte slice: the value
+/// may come from an endpoint).
+fn short(d: &str) -> String {
+    d.chars().take(12).collect()
+}
+
 fn yes(b: Option<bool>) -> &'static str {
     match b {
         Some(true) => "yes",
@@ -441,7 +447,7 @@ pub fn render_text(e: &Explanation) -> String {
     let rev = e
         .revision
         .as_deref()
-        .map(|r| format!(", revision {}", &r[..r.len().min(12)]))
+        .map(|r| format!(", revision {}", short(r)))
         .unwrap_or_default();
     o.push_str(&format!(
         "Change {} (version {}{}): {}\n",
@@ -471,7 +477,7 @@ pub fn render_text(e: &Explanation) -> String {
             inert(&r.kind),
             inert(&r.outcome),
             inert(&r.status),
-            inert(&r.transfer_digest[..r.transfer_digest.len().min(16)])
+            inert(&short(&r.transfer_digest))
         ));
         o.push_str(&format!(
             "    runtime {}, identity {}, agent-task {}\n",
