@@ -331,7 +331,7 @@ fn none() -> Next {
 /// a subject that is not current. Every other `next` comes from the
 /// qualification answer, which the same rule computed.
 fn checkpoint() -> Next {
-    crate::contract::next::decide(crate::contract::next::SubjectStanding::Superseded, [])
+    crate::contract::decide_next(crate::contract::SubjectStanding::Superseded, [])
 }
 
 /// The subject of a Change, as the hook compares it.

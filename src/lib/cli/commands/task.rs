@@ -168,7 +168,7 @@ pub(super) fn add_hint(v: &mut Value) {
         (Some(op), None) => crate::contract::Next::op(known_op(op)),
         _ => crate::contract::Next::none(),
     };
-    let hint = crate::contract::next::hint(&next, change_id);
+    let hint = crate::contract::next_hint(&next, change_id);
     m.insert("hint".into(), hint.map_or(Value::Null, Value::from));
 }
 

@@ -4,7 +4,7 @@
 
 use super::change::StoredSubject;
 use super::collector::{self as col, ImportedRow};
-use crate::contract::next::Standing;
+use crate::contract::Standing;
 use crate::contract::{ActionClass, WorkflowTask};
 use crate::error::Result;
 use crate::store::Connection;
@@ -22,7 +22,7 @@ pub struct TaskEval {
     pub journal_state: String,
     /// Failure code (required tasks not succeeded).
     pub code: Option<&'static str>,
-    /// How it stands for the next action ([`crate::contract::next::decide`]).
+    /// How it stands for the next action ([`crate::contract::decide_next`]).
     pub standing: Standing,
     /// The imported transfer of its current attempt.
     pub transfer: Option<ImportedRow>,
@@ -199,8 +199,12 @@ mod tests {
         let (_, s) = change::find_task(&f.a, &f.command.task_id).expect("find");
         let e = evaluate(Some(&f.j), &f.a, &s, NOW_MS).expect("evaluate");
         assert_eq!(
-            e[0].next,
-            Some(json!({"operation": "collector_claim", "task_id": f.command.task_id}))
+            serde_json::to_value(crate::contract::task_next(
+                &f.command.task_id,
+                &e[0].standing
+            ))
+            .expect("json"),
+            json!({"operation": "collector_claim", "task_id": f.command.task_id})
         );
         claim(&f);
         assert_eq!(

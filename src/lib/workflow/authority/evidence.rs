@@ -243,11 +243,12 @@ pub fn record_fields(kind: &str, rec: &Value, m: &mut Map<String, Value>) {
 /// its second record (the execution or review record) as JSON.
 pub fn retained_record(
     dir: &DataDir,
-    row: &super::collector::ImportedRow,
+    transfer_digest: &str,
+    size: u64,
 ) -> Result<(crate::collector::transfer::TransferHeader, Value)> {
     use crate::collector::transfer::{self, MAX_TRANSFER_BYTES};
-    let d = crate::wire::digest::Sha256Hex::parse(&row.transfer_digest)?;
-    let bytes = dir.blobs()?.get(&d, Some(row.size), MAX_TRANSFER_BYTES)?;
+    let d = crate::wire::digest::Sha256Hex::parse(transfer_digest)?;
+    let bytes = dir.blobs()?.get(&d, Some(size), MAX_TRANSFER_BYTES)?;
     let env = transfer::open(&bytes)?;
     let rec = env
         .records

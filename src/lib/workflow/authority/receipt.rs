@@ -8,7 +8,7 @@ use super::collector::{self as col, ImportedRow};
 use super::evaluate::{TaskEval, evaluate};
 use super::{auth, repository};
 use crate::collector::transfer::{self, MAX_TRANSFER_BYTES};
-use crate::contract::next::{self, ReceiptStanding, SubjectStanding};
+use crate::contract::{ReceiptStanding, SubjectStanding, decide_next};
 use crate::contract::{Next, canonical_bytes};
 use crate::error::{Code, Error, Result};
 use crate::store::{
@@ -345,7 +345,7 @@ pub fn qualify<'a>(
         let none_current = |revision: Option<&Sha256Hex>| {
             serde_json::to_value(Qualification {
                 failures: Vec::new(),
-                next: next::decide(SubjectStanding::Superseded, []).into(),
+                next: decide_next(SubjectStanding::Superseded, []).into(),
                 qualified: false,
                 receipt_digest: None,
                 revision,
@@ -385,7 +385,7 @@ pub fn qualify<'a>(
                 .collect();
             return Ok(serde_json::to_value(Qualification {
                 failures,
-                next: next::decide(SubjectStanding::ProtectedPathChanged, [])
+                next: decide_next(SubjectStanding::ProtectedPathChanged, [])
                     .without_reason()
                     .into(),
                 qualified: false,
@@ -446,7 +446,7 @@ pub fn qualify<'a>(
                 }
             }
         }
-        let next = next::decide(
+        let next = decide_next(
             SubjectStanding::Current(receipt),
             evals
                 .iter()

@@ -188,7 +188,7 @@ fn text(m: &Map<String, Value>, k: &str) -> Option<String> {
 
 /// What the import retained of a task's record, from the stored transfer.
 fn record_of(dir: &DataDir, row: &crate::workflow::authority::collector::ImportedRow) -> Result<ExplainedRecord> {
-    let (h, rec) = evidence::retained_record(dir, row)?;
+    let (h, rec) = evidence::retained_record(dir, &row.transfer_digest, row.size)?;
     let mut m = Map::new();
     evidence::record_fields(&h.kind, &rec, &mut m);
     let (run, review) = if h.kind == "review" {
@@ -276,7 +276,7 @@ pub fn explain(cx: &AgentCtx<'_>, req: &ExplainRequest) -> Result<Explanation> {
             qualified,
             summary: String::new(),
             tasks: Vec::new(),
-            hint: crate::contract::next::hint(&Next::from(&next), &ch.change_id),
+            hint: crate::contract::next_hint(&Next::from(&next), &ch.change_id),
             next,
         };
         if ch.version == 0 {

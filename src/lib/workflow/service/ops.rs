@@ -8,7 +8,6 @@
 use super::requests::{
     ClaimRequest, InstructionsRequest, NextTask, RecoveryRequest, RequirementsOutput, StatusRequest,
 };
-use crate::contract::next;
 use crate::contract::*;
 use crate::error::{Code, Error, Result};
 use crate::store::{Connection, Deferred};
@@ -52,12 +51,12 @@ pub fn requirements(cx: &AgentCtx<'_>, sel: &ChangeSel) -> Result<Value> {
 }
 
 /// The `next` command's reading of one task's operation: the one rule's
-/// ([`next::for_task`]), refined where this CLI can do more than the
+/// ([`task_next`]), refined where this CLI can do more than the
 /// spec's five operations (a documented superset): a command step with no
 /// installed collector profile is the agent's own `claim`, and so is a
 /// claimable agent-owned step.
-fn refine(a: &Connection, t: &WorkflowTask, standing: &next::Standing, op: Next) -> Result<Next> {
-    if *standing == (next::Standing::Claimable { collected: false }) {
+fn refine(a: &Connection, t: &WorkflowTask, standing: &Standing, op: Next) -> Result<Next> {
+    if *standing == (Standing::Claimable { collected: false }) {
         return Ok(Next::task("claim", &t.task_id));
     }
     let s = &t.subject;
@@ -107,7 +106,7 @@ pub fn next(cx: &AgentCtx<'_>, sel: &ChangeSel) -> Result<Value> {
         }
         let out = NextOutput {
             change_id: &ch.change_id,
-            next: next::decide(next::SubjectStanding::NoCheckpoint, []),
+            next: decide_next(SubjectStanding::NoCheckpoint, []),
             protected_changes: None,
             protected_changes_total: None,
             revision: None,
@@ -123,7 +122,7 @@ pub fn next(cx: &AgentCtx<'_>, sel: &ChangeSel) -> Result<Value> {
             && change::staleness(a, first)?.is_some()
         {
             return Ok(serde_json::to_value(NextOutput {
-                next: next::decide(next::SubjectStanding::Superseded, []),
+                next: decide_next(SubjectStanding::Superseded, []),
                 subject_current: Some(false),
                 ..out
             })?);
@@ -136,7 +135,7 @@ pub fn next(cx: &AgentCtx<'_>, sel: &ChangeSel) -> Result<Value> {
         let protected = change::stored_protected(a, &ch.change_id, s.version)?;
         if !protected.is_empty() {
             return Ok(serde_json::to_value(NextOutput {
-                next: next::decide(next::SubjectStanding::ProtectedPathChanged, []),
+                next: decide_next(SubjectStanding::ProtectedPathChanged, []),
                 protected_changes: Some(&protected.paths),
                 protected_changes_total: Some(protected.total),
                 ..out
@@ -146,12 +145,12 @@ pub fn next(cx: &AgentCtx<'_>, sel: &ChangeSel) -> Result<Value> {
         // the first task (required, then optional) this CLI can act on.
         let evals = crate::workflow::authority::evaluate::evaluate(j, a, &s, now.ms)?;
         let receipt = if crate::workflow::authority::receipt::has_stored_receipt(a, &s)? {
-            next::ReceiptStanding::Current
+            ReceiptStanding::Current
         } else {
-            next::ReceiptStanding::Missing
+            ReceiptStanding::Missing
         };
-        let decided = next::decide(
-            next::SubjectStanding::Current(receipt),
+        let decided = decide_next(
+            SubjectStanding::Current(receipt),
             evals
                 .iter()
                 .filter(|e| e.task.required)
@@ -170,7 +169,7 @@ pub fn next(cx: &AgentCtx<'_>, sel: &ChangeSel) -> Result<Value> {
         order.extend(evals.iter().filter(|e| !e.task.required));
         for e in order {
             let t = &e.task;
-            let op = refine(a, t, &e.standing, next::for_task(&t.task_id, &e.standing))?;
+            let op = refine(a, t, &e.standing, task_next(&t.task_id, &e.standing))?;
             if chosen.is_none() && !op.is_none() {
                 chosen = Some(op.clone());
             }
@@ -213,7 +212,7 @@ pub fn instructions(
         }
         let evals = crate::workflow::authority::evaluate::evaluate(j, a, &s, now.ms)?;
         let op = match evals.iter().find(|e| e.task.task_id == t.task_id) {
-            Some(e) => refine(a, &t, &e.standing, next::for_task(&t.task_id, &e.standing))?,
+            Some(e) => refine(a, &t, &e.standing, task_next(&t.task_id, &e.standing))?,
             None => Next::none(),
         };
         let policy = crate::wire::digest::domain_digest(
