@@ -142,46 +142,13 @@ pub(super) fn requirements(ctx: &Ctx, a: AgentChangeArgs) -> Result<Value> {
     )
 }
 
-/// `next`, with the CLI's `hint` beside the typed `next` (never inside
-/// it): the command of this CLI to run for it.
 pub(super) fn next(ctx: &Ctx, a: AgentChangeArgs) -> Result<Value> {
     let change = change_sel(&a)?;
-    let mut v = run(
+    run(
         ctx,
         &a.remote,
         OperationRequest::Next(ChangeRequest { change }),
-    )?;
-    add_hint(&mut v);
-    Ok(v)
-}
-
-/// Adds `hint` (a command line, or null for `none`) to an output that
-/// carries `change_id` and a typed `next`.
-pub(super) fn add_hint(v: &mut Value) {
-    let Some(m) = v.as_object_mut() else { return };
-    let change_id = m.get("change_id").and_then(Value::as_str).unwrap_or_default();
-    let n = m.get("next");
-    let op = n.and_then(|n| n.get("operation")).and_then(Value::as_str);
-    let task = n.and_then(|n| n.get("task_id")).and_then(Value::as_str);
-    let next = match (op, task) {
-        (Some(op), Some(t)) => crate::contract::Next::task(known_op(op), t),
-        (Some(op), None) => crate::contract::Next::op(known_op(op)),
-        _ => crate::contract::Next::none(),
-    };
-    let hint = crate::contract::next_hint(&next, change_id);
-    m.insert("hint".into(), hint.map_or(Value::Null, Value::from));
-}
-
-fn known_op(op: &str) -> &'static str {
-    match op {
-        "collector_claim" => "collector_claim",
-        "claim" => "claim",
-        "reconcile" => "reconcile",
-        "collector_finalize" => "collector_finalize",
-        "checkpoint" => "checkpoint",
-        "land" => "land",
-        _ => "none",
-    }
+    )
 }
 
 pub(super) fn instructions(ctx: &Ctx, a: InstructionsArgs) -> Result<Value> {

@@ -81,6 +81,9 @@ fn refine(a: &Connection, t: &WorkflowTask, standing: &Standing, op: Next) -> Re
 #[derive(serde::Serialize)]
 struct NextOutput<'a> {
     change_id: &'a str,
+    /// The command of the CLI to run for `next` (beside it, never inside
+    /// it; null for `none`): `contract::next_hint`.
+    hint: Option<String>,
     next: Next,
     #[serde(skip_serializing_if = "Option::is_none")]
     protected_changes: Option<&'a [crate::contract::protected::ProtectedChange]>,
@@ -106,6 +109,7 @@ pub fn next(cx: &AgentCtx<'_>, sel: &ChangeSel) -> Result<Value> {
         }
         let out = NextOutput {
             change_id: &ch.change_id,
+            hint: next_hint(&Next::checkpoint(), &ch.change_id),
             next: decide_next(SubjectStanding::NoCheckpoint, []),
             protected_changes: None,
             protected_changes_total: None,
@@ -183,8 +187,10 @@ pub fn next(cx: &AgentCtx<'_>, sel: &ChangeSel) -> Result<Value> {
                 next: op,
             });
         }
+        let chosen = chosen.unwrap_or_else(Next::none);
         Ok(serde_json::to_value(NextOutput {
-            next: chosen.unwrap_or_else(Next::none),
+            hint: next_hint(&chosen, &ch.change_id),
+            next: chosen,
             tasks: rows,
             ..out
         })?)
