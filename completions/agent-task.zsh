@@ -1950,6 +1950,26 @@ _arguments "${_arguments_options[@]}" : \
 '--version[Print version]' \
 && ret=0
 ;;
+(explain)
+_arguments "${_arguments_options[@]}" : \
+'--change=[Change id]:CHANGE:_default' \
+'--workspace=[Workspace directory of the Change]:PATH:_files' \
+'--endpoint=[Run through this workspace endpoint (base URL, \`http\://host\:port\`) instead of a local data directory\: the token file is all the agent needs (docs/workspace-http.md) \[env\: AGENT_TASK_ENDPOINT\]]:URL:_default' \
+'--repository=[Repository id of the workspace profile (with the endpoint) \[env\: AGENT_TASK_REPOSITORY\]]:REPOSITORY:_default' \
+'--profile=[Profile id of the workspace profile (with the endpoint) \[env\: AGENT_TASK_PROFILE\]]:PROFILE:_default' \
+'--task=[Only this task of the current subject]:TASK:_default' \
+'--data-dir=[Data directory (created 0700 by \`init\`) \[env\: AGENT_TASK_DATA_DIR; never read by the Stop hooks, which take it only from their command line\]]:DIR:_files' \
+'--lock-timeout-ms=[How long a mutating command waits for the data-directory lock before failing with \`busy\`]:MS:_default' \
+'--token-file=[The agent'\''s token file (issued by \`token issue\`); the actor of every agent command comes from it, never from request JSON \[env\: AGENT_TASK_TOKEN_FILE; never read by the Stop hooks\]]:FILE:_files' \
+'(--text)--json[One JSON value, even on a terminal]' \
+'--text[The text block, even when stdout is not a terminal]' \
+'--pretty[Pretty-print JSON output (the default when stdout is a terminal)]' \
+'-h[Print help]' \
+'--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
+&& ret=0
+;;
 (land)
 _arguments "${_arguments_options[@]}" : \
 '--repo=[Repository id]:REPO:_default' \
@@ -2815,6 +2835,10 @@ _arguments "${_arguments_options[@]}" : \
 _arguments "${_arguments_options[@]}" : \
 && ret=0
 ;;
+(explain)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
 (land)
 _arguments "${_arguments_options[@]}" : \
 && ret=0
@@ -2975,6 +2999,7 @@ _agent-task_commands() {
 'retry-upload:Agent/collector\: resend the identical retained transfer of an execution' \
 'finalize:Agent\: create the v2 receipt of the current subject from retained transfers' \
 'qualify:Agent\: read-only exact-subject qualification' \
+'explain:Agent/operator\: why the Change'\''s current subject does not qualify, from the signed evidence (exit status, output tails, runtime; review findings)' \
 'land:Operator\: admission rechecks, then move the target head (and commit, for git)' \
 'sandbox-exec:Internal\: the sandbox launcher a bwrap run goes through (limits, uid, then bwrap)' \
 'authority:Operator\: the authority'\''s attestation signing key' \
@@ -3519,6 +3544,11 @@ _agent-task__subcmd__evidence__subcmd__sync_commands() {
     local commands; commands=()
     _describe -t commands 'agent-task evidence sync commands' commands "$@"
 }
+(( $+functions[_agent-task__subcmd__explain_commands] )) ||
+_agent-task__subcmd__explain_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task explain commands' commands "$@"
+}
 (( $+functions[_agent-task__subcmd__finalize_commands] )) ||
 _agent-task__subcmd__finalize_commands() {
     local commands; commands=()
@@ -3572,6 +3602,7 @@ _agent-task__subcmd__help_commands() {
 'retry-upload:Agent/collector\: resend the identical retained transfer of an execution' \
 'finalize:Agent\: create the v2 receipt of the current subject from retained transfers' \
 'qualify:Agent\: read-only exact-subject qualification' \
+'explain:Agent/operator\: why the Change'\''s current subject does not qualify, from the signed evidence (exit status, output tails, runtime; review findings)' \
 'land:Operator\: admission rechecks, then move the target head (and commit, for git)' \
 'sandbox-exec:Internal\: the sandbox launcher a bwrap run goes through (limits, uid, then bwrap)' \
 'authority:Operator\: the authority'\''s attestation signing key' \
@@ -3821,6 +3852,11 @@ _agent-task__subcmd__help__subcmd__evidence__subcmd__status_commands() {
 _agent-task__subcmd__help__subcmd__evidence__subcmd__sync_commands() {
     local commands; commands=()
     _describe -t commands 'agent-task help evidence sync commands' commands "$@"
+}
+(( $+functions[_agent-task__subcmd__help__subcmd__explain_commands] )) ||
+_agent-task__subcmd__help__subcmd__explain_commands() {
+    local commands; commands=()
+    _describe -t commands 'agent-task help explain commands' commands "$@"
 }
 (( $+functions[_agent-task__subcmd__help__subcmd__finalize_commands] )) ||
 _agent-task__subcmd__help__subcmd__finalize_commands() {

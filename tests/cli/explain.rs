@@ -83,7 +83,10 @@ fn agree(l: &Loop, state: &str) -> ((String, Option<String>), Value) {
             let mut c = l.env.cmd();
             c.args(hint.split_whitespace().skip(1)).arg("--help");
             let o = crate::common::run_cmd(&mut c);
-            assert_eq!(o.code, 0, "{state}: the hint {hint:?} is not a command: {o}");
+            assert_eq!(
+                o.code, 0,
+                "{state}: the hint {hint:?} is not a command: {o}"
+            );
         }
         None => assert_eq!(got.0, "none", "{state}: {n}"),
     }
@@ -123,8 +126,7 @@ fn qualify_next_and_the_stop_hook_agree_in_every_state_and_explain_reads_the_sig
     let (a, n) = agree(&l, "claimed");
     assert_eq!(a, ("none".into(), None));
     assert_eq!(
-        n["tasks"][0]["next"]["reason"],
-        "attempt_in_progress",
+        n["tasks"][0]["next"]["reason"], "attempt_in_progress",
         "{n}"
     );
 
@@ -199,7 +201,10 @@ fn qualify_next_and_the_stop_hook_agree_in_every_state_and_explain_reads_the_sig
     // escape, the invalid UTF-8 replaced, the HTML a string.
     assert!(tail.contains("\u{1b}[31mRED\u{7}"), "{tail:?}");
     assert!(tail.contains("<script>alert(1)</script>"), "{tail:?}");
-    assert!(tail.contains('\u{fffd}'), "invalid UTF-8 replaced: {tail:?}");
+    assert!(
+        tail.contains('\u{fffd}'),
+        "invalid UTF-8 replaced: {tail:?}"
+    );
     // Narrowed to the task: the same entry; an unknown task is not_found.
     let one = explain_json(&l, &["--task", &t2]);
     assert_eq!(one["tasks"], e["tasks"], "{one}");

@@ -284,7 +284,10 @@ mod tests {
     #[test]
     fn a_pending_collected_task_is_a_collector_claim_and_an_agent_owned_one_is_none() {
         let c = Standing::Claimable { collected: true };
-        assert_eq!(decide(cur(), [("t1", &c)]), Next::task("collector_claim", "t1"));
+        assert_eq!(
+            decide(cur(), [("t1", &c)]),
+            Next::task("collector_claim", "t1")
+        );
         let a = Standing::Claimable { collected: false };
         assert_eq!(decide(cur(), [("t1", &a)]), Next::none());
     }

@@ -808,7 +808,9 @@ fn reason(failures: &[Failure], next: &Next, change_id: &str) -> String {
     let op = next.operation;
     let landed = failures.iter().any(|f| f.code == category::LANDED);
     let failed = matches!(op, "none" | "checkpoint")
-        && failures.iter().any(|f| f.task_id.is_some() && is_failed_task(&f.code));
+        && failures
+            .iter()
+            .any(|f| f.task_id.is_some() && is_failed_task(&f.code));
     let failed_sentence;
     let action = if landed {
         LANDED_ACTION

@@ -170,7 +170,10 @@ pub fn tools() -> Vec<Tool> {
             obj(
                 &[
                     ("change_id", id_schema("Change id")),
-                    ("task_id", id_schema("only this task of the current subject")),
+                    (
+                        "task_id",
+                        id_schema("only this task of the current subject"),
+                    ),
                 ],
                 &["change_id"],
             ),

@@ -90,7 +90,11 @@ pub fn evaluate(
                     Some(review_failure_code(&x.status)),
                     Standing::Failed { review },
                 ),
-                None => ("failed", Some("result_failed"), Standing::Failed { review: false }),
+                None => (
+                    "failed",
+                    Some("result_failed"),
+                    Standing::Failed { review: false },
+                ),
             },
             (_, "finished") => {
                 if journal::dependency_complete(j, &super::Rechecks::new(a), t, now_ms)? {

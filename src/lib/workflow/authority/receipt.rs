@@ -8,8 +8,8 @@ use super::collector::{self as col, ImportedRow};
 use super::evaluate::{TaskEval, evaluate};
 use super::{auth, repository};
 use crate::collector::transfer::{self, MAX_TRANSFER_BYTES};
-use crate::contract::{ReceiptStanding, SubjectStanding, decide_next};
 use crate::contract::{Next, canonical_bytes};
+use crate::contract::{ReceiptStanding, SubjectStanding, decide_next};
 use crate::error::{Code, Error, Result};
 use crate::store::{
     Access, CommitOrder, Connection, DataDir, OptionalExtension, Plan, Work, params,

@@ -169,9 +169,7 @@ pub fn reason(code: &str) -> String {
         }
         "collector_not_passed" => "the collector ran it and it did not pass",
         "result_failed" => "its attempt finished without a passing result",
-        "prior_subject_unresolved" => {
-            "an older subject's attempt for the same step is unresolved"
-        }
+        "prior_subject_unresolved" => "an older subject's attempt for the same step is unresolved",
         "protected_path_changed" => "the revision changes a protected path",
         "receipt_missing" => "every required task passed but no receipt was created yet",
         "receipt_outdated" => "the receipt no longer matches the evidence",
@@ -187,7 +185,10 @@ fn text(m: &Map<String, Value>, k: &str) -> Option<String> {
 }
 
 /// What the import retained of a task's record, from the stored transfer.
-fn record_of(dir: &DataDir, row: &crate::workflow::authority::collector::ImportedRow) -> Result<ExplainedRecord> {
+fn record_of(
+    dir: &DataDir,
+    row: &crate::workflow::authority::collector::ImportedRow,
+) -> Result<ExplainedRecord> {
     let (h, rec) = evidence::retained_record(dir, &row.transfer_digest, row.size)?;
     let mut m = Map::new();
     evidence::record_fields(&h.kind, &rec, &mut m);
@@ -421,9 +422,7 @@ pub fn inert(s: &str) -> String {
 fn indent(s: &str, prefix: &str) -> String {
     let body = inert(s);
     let body = body.strip_suffix('\n').unwrap_or(&body);
-    body.lines()
-        .map(|l| format!("{prefix}{l}\n"))
-        .collect()
+    body.lines().map(|l| format!("{prefix}{l}\n")).collect()
 }
 
 /// The first 12 characters of a digest (never a byte slice: the value

@@ -16,8 +16,8 @@ use super::ctx::AgentCtx;
 use super::ops;
 pub use super::requests::{
     ChangeOpenRequest, ChangeRequest, CheckpointCommitRequest, ClaimRequest, CollectorClaimRequest,
-    CollectorDescriptorRequest, ExplainRequest, InstructionsRequest, MutationBody, OperationRequest,
-    RecoveryRequest, ResultRequest, StatusRequest, default_lease,
+    CollectorDescriptorRequest, ExplainRequest, InstructionsRequest, MutationBody,
+    OperationRequest, RecoveryRequest, ResultRequest, StatusRequest, default_lease,
 };
 use crate::contract::{CAPABILITY, MutationAction, SUPPORTED_SCHEMA_VERSIONS, check_id};
 use crate::error::{Code, Error, Result};
