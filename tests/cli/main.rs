@@ -29,6 +29,7 @@ mod docs;
 mod doctor;
 mod evidence;
 mod evidence_data;
+mod explain;
 mod foundation;
 mod hook_authority;
 mod hook_install;

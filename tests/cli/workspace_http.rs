@@ -265,6 +265,7 @@ fn workspace_http_requests_naming_another_profile_are_not_found() {
         json!({"operation": "next", "change_id": change}),
         json!({"operation": "requirements", "change_id": change}),
         json!({"operation": "qualification", "change_id": change}),
+        json!({"operation": "explain", "change_id": change}),
         json!({"operation": "collector_finalize", "change_id": change}),
         json!({"operation": "change_subject", "change_id": change}),
         json!({"operation": "checkpoint_commit", "change_id": change, "revision": "0".repeat(64)}),

@@ -46,6 +46,12 @@ pub fn warning(w: &Value) {
     let _ = writeln!(std::io::stderr().lock(), "{w}");
 }
 
+/// Whether stdout is a terminal (a command that prints for a person then
+/// prints text rather than JSON).
+pub fn stdout_is_terminal() -> bool {
+    std::io::stdout().is_terminal()
+}
+
 /// Prints an error object on stderr and returns its exit code.
 pub fn failure(e: &Error) -> ExitCode {
     let text = serde_json::to_string(&e.to_json()).unwrap_or_else(|_| {

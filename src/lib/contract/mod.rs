@@ -17,7 +17,10 @@ pub mod snapshot;
 pub mod tree_path;
 pub mod workflow;
 
-pub use next::Next;
+pub use next::{
+    Next, ReceiptStanding, Standing, SubjectStanding, decide as decide_next, for_task as task_next,
+    hint as next_hint,
+};
 
 use crate::error::{Code, Error, Result};
 use crate::wire::digest::{Sha256Hex, domain_digest};

@@ -213,6 +213,22 @@ pub mod category {
 /// The fixed sentence of a block on a landed Change.
 pub const LANDED_ACTION: &str = "This change has landed and is closed: open a new Change (agent-task change open) for further work, checkpoint it there, then try to finish again.";
 
+/// Whether a failure code is a task that finished and failed (its
+/// signed record says why: `agent-task explain`).
+fn is_failed_task(code: &str) -> bool {
+    matches!(code, "collector_not_passed" | "result_failed") || code.starts_with("review_")
+}
+
+/// The fixed sentence of a block on a Change with a failed task: where to
+/// read why (a documented departure from "one sentence per
+/// `next.operation`", docs/security.md). The change id is an id
+/// (`[A-Za-z0-9._-]`), never text of the agent's.
+pub fn failed_action(change_id: &str) -> String {
+    format!(
+        "A task failed: read why with agent-task explain --change {change_id} (the exit status and output tails from the signed record), fix the work, checkpoint a new subject (agent-task checkpoint), then try to finish again."
+    )
+}
+
 /// The fixed sentence for a next operation.
 pub fn next_action(op: &str) -> &'static str {
     match op {
@@ -310,8 +326,12 @@ fn none() -> Next {
     Next::none()
 }
 
+/// The local subject is not the one qualification describes (no
+/// checkpoint, uncheckpointed or moved bytes): the one rule's answer for
+/// a subject that is not current. Every other `next` comes from the
+/// qualification answer, which the same rule computed.
 fn checkpoint() -> Next {
-    Next::checkpoint()
+    crate::contract::decide_next(crate::contract::SubjectStanding::Superseded, [])
 }
 
 /// The subject of a Change, as the hook compares it.
@@ -784,11 +804,19 @@ pub fn evaluate(r: &StopRequest<'_>) -> Verdict {
     }
 }
 
-fn reason(failures: &[Failure], next: &Next) -> String {
+fn reason(failures: &[Failure], next: &Next, change_id: &str) -> String {
     let op = next.operation;
     let landed = failures.iter().any(|f| f.code == category::LANDED);
+    let failed = matches!(op, "none" | "checkpoint")
+        && failures
+            .iter()
+            .any(|f| f.task_id.is_some() && is_failed_task(&f.code));
+    let failed_sentence;
     let action = if landed {
         LANDED_ACTION
+    } else if failed && is_code(change_id) {
+        failed_sentence = failed_action(change_id);
+        failed_sentence.as_str()
     } else {
         next_action(op)
     };
@@ -916,7 +944,7 @@ fn with_counter(
                 exit_code: 0,
                 stdout: StopOutput::Block {
                     decision: "block",
-                    reason: reason(&failures, &next),
+                    reason: reason(&failures, &next, key),
                 },
                 stderr: None,
             }

@@ -170,6 +170,20 @@ pub fn tools() -> Vec<Tool> {
             "Create the v2 receipt of a Change's current subject from retained validated transfers.",
             change(),
         ),
+        (
+            "explain",
+            "Why the Change's current subject does not qualify, from the signed evidence the authority imported: per task the reason, and for a command step its exit status, duration, bounded output tails and runtime identity; for a review its findings. Read-only; never what an agent said.",
+            obj(
+                &[
+                    ("change_id", id_schema("Change id")),
+                    (
+                        "task_id",
+                        id_schema("only this task of the current subject"),
+                    ),
+                ],
+                &["change_id"],
+            ),
+        ),
         ("heartbeat", "Renew an attempt's lease.", mutation_schema()),
         (
             "instructions",

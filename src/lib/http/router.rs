@@ -269,6 +269,7 @@ pub const COMPUTE_OPERATIONS: &[&str] = &[
     "status",
     "recovery",
     "qualification",
+    "explain",
     "change_subject",
     "change_list",
     "overview",

@@ -9,6 +9,7 @@ mod deploy;
 pub(crate) mod docs;
 mod enroll;
 mod evidence;
+mod explain;
 mod hooks;
 mod overview;
 mod repo;
@@ -123,6 +124,8 @@ pub enum Command {
     /// Operator (or agent through --endpoint): the overview of Changes, their
     /// tasks, live attempts, receipts, landings and qualification (docs/overview.md).
     Ls(overview::LsArgs),
+    /// Agent/operator: why the Change's current subject does not qualify, from the signed evidence (exit status, output tails, runtime; review findings).
+    Explain(explain::ExplainArgs),
     /// Operator: admission rechecks, then move the target head (and commit, for git).
     Land(collect::LandArgs),
     /// Internal: the sandbox launcher a bwrap run goes through (limits, uid, then bwrap).
@@ -231,6 +234,7 @@ pub fn dispatch(ctx: &Ctx, command: Command) -> Result<Reply> {
         Command::Finalize(a) => collect::finalize(ctx, a).map(Reply::from),
         Command::Qualify(a) => collect::qualify(ctx, a).map(Reply::from),
         Command::Ls(a) => overview::ls(ctx, a),
+        Command::Explain(a) => explain::run(ctx, a),
         Command::Land(a) => collect::land(ctx, a).map(Reply::from),
         Command::SandboxExec(a) => runtime::sandbox_exec(&a).map(Reply::from),
         Command::Authority(c) => attest::authority(ctx, c).map(Reply::from),

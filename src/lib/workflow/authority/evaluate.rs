@@ -4,11 +4,11 @@
 
 use super::change::StoredSubject;
 use super::collector::{self as col, ImportedRow};
-use crate::contract::{ActionClass, Next, WorkflowTask};
+use crate::contract::Standing;
+use crate::contract::{ActionClass, WorkflowTask};
 use crate::error::Result;
 use crate::store::Connection;
 use crate::workflow::journal;
-use serde_json::Value;
 
 /// One task's evaluation.
 #[derive(Debug, Clone)]
@@ -17,10 +17,13 @@ pub struct TaskEval {
     pub task: WorkflowTask,
     /// pending|claimed|succeeded|failed|uncertain|blocked
     pub state: &'static str,
+    /// The journal's state (`pending`, `leased`, `expired`, `finished`,
+    /// `cancelled`): what the `next` command shows.
+    pub journal_state: String,
     /// Failure code (required tasks not succeeded).
     pub code: Option<&'static str>,
-    /// Typed next for this task.
-    pub next: Option<Value>,
+    /// How it stands for the next action ([`crate::contract::decide_next`]).
+    pub standing: Standing,
     /// The imported transfer of its current attempt.
     pub transfer: Option<ImportedRow>,
 }
@@ -39,63 +42,75 @@ pub fn evaluate(
             Some(r) if jstate != "pending" => col::imported_for_attempt(a, &r.attempt.attempt_id)?,
             _ => None,
         };
-        let reconcile = Value::from(Next::task("reconcile", &t.task_id));
         let collected = matches!(t.action_class, ActionClass::Command | ActionClass::Review);
-        let (state, code, next) = match (t.action_class, jstate.as_str()) {
+        let review = t.action_class == ActionClass::Review;
+        let (state, code, standing) = match (t.action_class, jstate.as_str()) {
             // The one claimability decision, projected: an unresolved older
-            // subject blocks; otherwise the task is pending (its
-            // dependencies are not a qualify failure of their own).
+            // subject blocks; an incomplete dependency leaves the task
+            // pending (not a qualify failure of its own) but unclaimable.
             (_, "pending") => {
-                match journal::claimability(j, &super::Rechecks::new(a), t, &s.tasks, now_ms)?
-                    .prior_unresolved
-                {
-                    Some(p) => (
+                let c = journal::claimability(j, &super::Rechecks::new(a), t, &s.tasks, now_ms)?;
+                match (c.prior_unresolved, c.dependency) {
+                    (Some(p), _) => (
                         "blocked",
                         Some("prior_subject_unresolved"),
-                        Some(Next::task("reconcile", p).into()),
+                        Standing::PriorUnresolved(p),
                     ),
-                    None if collected => (
+                    (None, Some(_)) => (
                         "pending",
                         Some("task_pending"),
-                        Some(Next::task("collector_claim", &t.task_id).into()),
+                        Standing::DependencyIncomplete,
                     ),
-                    None => ("pending", Some("task_pending"), None),
+                    (None, None) => (
+                        "pending",
+                        Some("task_pending"),
+                        Standing::Claimable { collected },
+                    ),
                 }
             }
-            (_, "leased") => ("claimed", Some("attempt_in_progress"), None),
+            (_, "leased") => ("claimed", Some("attempt_in_progress"), Standing::InProgress),
             (_, "expired" | "cancelled") => {
-                ("uncertain", Some("attempt_uncertain"), Some(reconcile))
+                ("uncertain", Some("attempt_uncertain"), Standing::Uncertain)
             }
             (ActionClass::Command, "finished") => match &transfer {
-                Some(x) if x.outcome == "passed" => ("succeeded", None, None),
-                Some(_) => ("failed", Some("collector_not_passed"), None),
-                None => ("failed", Some("result_failed"), None),
+                Some(x) if x.outcome == "passed" => ("succeeded", None, Standing::Succeeded),
+                Some(_) => (
+                    "failed",
+                    Some("collector_not_passed"),
+                    Standing::Failed { review },
+                ),
+                None => ("failed", Some("result_failed"), Standing::Failed { review }),
             },
             // A failed review is retained as failed evidence: the code says
             // why (the record's failure), and the way on is a new revision.
             (ActionClass::Review, "finished") => match &transfer {
-                Some(x) if x.outcome == "passed" => ("succeeded", None, None),
+                Some(x) if x.outcome == "passed" => ("succeeded", None, Standing::Succeeded),
                 Some(x) => (
                     "failed",
                     Some(review_failure_code(&x.status)),
-                    Some(Next::checkpoint().into()),
+                    Standing::Failed { review },
                 ),
-                None => ("failed", Some("result_failed"), None),
+                None => (
+                    "failed",
+                    Some("result_failed"),
+                    Standing::Failed { review: false },
+                ),
             },
             (_, "finished") => {
                 if journal::dependency_complete(j, &super::Rechecks::new(a), t, now_ms)? {
-                    ("succeeded", None, None)
+                    ("succeeded", None, Standing::Succeeded)
                 } else {
-                    ("failed", Some("result_failed"), None)
+                    ("failed", Some("result_failed"), Standing::Failed { review })
                 }
             }
-            _ => ("blocked", Some("unknown_state"), None),
+            _ => ("blocked", Some("unknown_state"), Standing::Blocked),
         };
         out.push(TaskEval {
             task: t.clone(),
             state,
+            journal_state: jstate,
             code,
-            next,
+            standing,
             transfer,
         });
     }
@@ -188,8 +203,12 @@ mod tests {
         let (_, s) = change::find_task(&f.a, &f.command.task_id).expect("find");
         let e = evaluate(Some(&f.j), &f.a, &s, NOW_MS).expect("evaluate");
         assert_eq!(
-            e[0].next,
-            Some(json!({"operation": "collector_claim", "task_id": f.command.task_id}))
+            serde_json::to_value(crate::contract::task_next(
+                &f.command.task_id,
+                &e[0].standing
+            ))
+            .expect("json"),
+            json!({"operation": "collector_claim", "task_id": f.command.task_id})
         );
         claim(&f);
         assert_eq!(

@@ -152,7 +152,7 @@ pub fn tail(s: &str, max: usize) -> &str {
 }
 
 /// The first `max` bytes of `s`, cut at a character boundary.
-fn head(s: &str, max: usize) -> &str {
+pub fn head(s: &str, max: usize) -> &str {
     if s.len() <= max {
         return s;
     }
@@ -194,6 +194,70 @@ pub struct Imported<'a> {
     pub status: &'a str,
 }
 
+/// The bounded run fields of a transfer's record (read loosely: nothing
+/// in it can fail a caller): exit status, duration, the output tails and
+/// `detail`; for a review, its failure and findings count. The evidence
+/// record and `explain` both read a record through this one function.
+pub fn record_fields(kind: &str, rec: &Value, m: &mut Map<String, Value>) {
+    let run = rec.get("run").filter(|r| r.is_object());
+    let num = |k: &str| run.and_then(|r| r.get(k)).cloned().unwrap_or(Value::Null);
+    m.insert("exit_code".into(), num("exit_code"));
+    m.insert("signal".into(), num("signal"));
+    m.insert("timed_out".into(), num("timed_out"));
+    m.insert("output_capped".into(), num("output_capped"));
+    m.insert("duration_ms".into(), num("duration_ms"));
+    m.insert(
+        "stdout_tail".into(),
+        bounded_text(
+            text_at(rec, &["run", "stdout", "tail"]),
+            MAX_TAIL_BYTES,
+            true,
+        ),
+    );
+    m.insert(
+        "stderr_tail".into(),
+        bounded_text(
+            text_at(rec, &["run", "stderr", "tail"]),
+            MAX_TAIL_BYTES,
+            true,
+        ),
+    );
+    m.insert(
+        "detail".into(),
+        bounded_text(rec.get("detail"), MAX_DETAIL_BYTES, false),
+    );
+    if kind == "review" {
+        m.insert(
+            "review_failure".into(),
+            bounded_text(rec.get("failure"), 128, false),
+        );
+        m.insert(
+            "findings_total".into(),
+            rec.get("findings_total").cloned().unwrap_or(Value::Null),
+        );
+    }
+}
+
+/// The retained transfer of an imported row, opened (the bytes are the
+/// content-addressed object the import stored): its signed header and
+/// its second record (the execution or review record) as JSON.
+pub fn retained_record(
+    dir: &DataDir,
+    transfer_digest: &str,
+    size: u64,
+) -> Result<(crate::collector::transfer::TransferHeader, Value)> {
+    use crate::collector::transfer::{self, MAX_TRANSFER_BYTES};
+    let d = crate::wire::digest::Sha256Hex::parse(transfer_digest)?;
+    let bytes = dir.blobs()?.get(&d, Some(size), MAX_TRANSFER_BYTES)?;
+    let env = transfer::open(&bytes)?;
+    let rec = env
+        .records
+        .get(1)
+        .and_then(|r| serde_json::from_slice(r).ok())
+        .unwrap_or(Value::Null);
+    Ok((env.header, rec))
+}
+
 /// The bounded content of a run's evidence record.
 fn run_payload(at: &Connection, i: &Imported<'_>, ts: &str) -> Result<Value> {
     let h = i.header;
@@ -223,43 +287,7 @@ fn run_payload(at: &Connection, i: &Imported<'_>, ts: &str) -> Result<Value> {
     );
     m.insert("outcome".into(), i.outcome.into());
     m.insert("status".into(), i.status.into());
-    let run = rec.get("run").filter(|r| r.is_object());
-    let num = |k: &str| run.and_then(|r| r.get(k)).cloned().unwrap_or(Value::Null);
-    m.insert("exit_code".into(), num("exit_code"));
-    m.insert("signal".into(), num("signal"));
-    m.insert("timed_out".into(), num("timed_out"));
-    m.insert("output_capped".into(), num("output_capped"));
-    m.insert("duration_ms".into(), num("duration_ms"));
-    m.insert(
-        "stdout_tail".into(),
-        bounded_text(
-            text_at(&rec, &["run", "stdout", "tail"]),
-            MAX_TAIL_BYTES,
-            true,
-        ),
-    );
-    m.insert(
-        "stderr_tail".into(),
-        bounded_text(
-            text_at(&rec, &["run", "stderr", "tail"]),
-            MAX_TAIL_BYTES,
-            true,
-        ),
-    );
-    m.insert(
-        "detail".into(),
-        bounded_text(rec.get("detail"), MAX_DETAIL_BYTES, false),
-    );
-    if h.kind == "review" {
-        m.insert(
-            "review_failure".into(),
-            bounded_text(rec.get("failure"), 128, false),
-        );
-        m.insert(
-            "findings_total".into(),
-            rec.get("findings_total").cloned().unwrap_or(Value::Null),
-        );
-    }
+    record_fields(&h.kind, &rec, &mut m);
     m.insert("transfer_digest".into(), i.transfer_digest.into());
     m.insert("imported_at".into(), ts.into());
     Ok(Value::Object(m))

@@ -9,6 +9,7 @@ use super::evaluate::{TaskEval, evaluate};
 use super::{auth, repository};
 use crate::collector::transfer::{self, MAX_TRANSFER_BYTES};
 use crate::contract::{Next, canonical_bytes};
+use crate::contract::{ReceiptStanding, SubjectStanding, decide_next};
 use crate::error::{Code, Error, Result};
 use crate::store::{
     Access, CommitOrder, Connection, DataDir, OptionalExtension, Plan, Work, params,
@@ -320,6 +321,12 @@ fn stored_receipt(a: &Connection, s: &StoredSubject) -> Result<Option<String>> {
     .optional()?)
 }
 
+/// Whether a receipt is stored for the subject (not rebuilt: the `next`
+/// command's cheap reading of [`ReceiptStanding`]).
+pub fn has_stored_receipt(a: &Connection, s: &StoredSubject) -> Result<bool> {
+    Ok(stored_receipt(a, s)?.is_some())
+}
+
 /// `qualify`: read-only exact-subject qualification (the spec's shape).
 pub fn qualify<'a>(
     root: &'a Path,
@@ -338,7 +345,7 @@ pub fn qualify<'a>(
         let none_current = |revision: Option<&Sha256Hex>| {
             serde_json::to_value(Qualification {
                 failures: Vec::new(),
-                next: Next::checkpoint().into(),
+                next: decide_next(SubjectStanding::Superseded, []).into(),
                 qualified: false,
                 receipt_digest: None,
                 revision,
@@ -378,7 +385,9 @@ pub fn qualify<'a>(
                 .collect();
             return Ok(serde_json::to_value(Qualification {
                 failures,
-                next: Next::checkpoint().into(),
+                next: decide_next(SubjectStanding::ProtectedPathChanged, [])
+                    .without_reason()
+                    .into(),
                 qualified: false,
                 receipt_digest: None,
                 revision: Some(&s.context.revision),
@@ -387,7 +396,6 @@ pub fn qualify<'a>(
             })?);
         }
         let mut failures: Vec<Failure> = Vec::new();
-        let mut next: Option<Value> = None;
         let mut all_ok = true;
         for e in evals.iter().filter(|e| e.task.required) {
             if e.state != "succeeded" {
@@ -398,13 +406,13 @@ pub fn qualify<'a>(
                         e.code.unwrap_or("task_pending"),
                     ));
                 }
-                if next.is_none() {
-                    next = e.next.clone();
-                }
             }
         }
         let mut receipt_digest = None;
         let mut qualified = false;
+        // Read only once every required task succeeded (the rule ignores
+        // it otherwise).
+        let mut receipt = ReceiptStanding::Unbuildable;
         if all_ok {
             match (j, stored_receipt(a, &s)?) {
                 // The directory is opened (and checked) only when a receipt
@@ -415,9 +423,10 @@ pub fn qualify<'a>(
                         Ok(r) if r.digest()?.as_str() == stored => {
                             qualified = true;
                             receipt_digest = Some(stored);
+                            receipt = ReceiptStanding::Current;
                         }
                         Ok(_) => {
-                            next = Some(Next::op("collector_finalize").into());
+                            receipt = ReceiptStanding::Missing;
                             receipt_failures(&mut failures, &evals, "receipt_outdated");
                         }
                         Err(r) => {
@@ -432,15 +441,22 @@ pub fn qualify<'a>(
                     }
                 }
                 _ => {
-                    next = Some(Next::op("collector_finalize").into());
+                    receipt = ReceiptStanding::Missing;
                     receipt_failures(&mut failures, &evals, "receipt_missing");
                 }
             }
         }
+        let next = decide_next(
+            SubjectStanding::Current(receipt),
+            evals
+                .iter()
+                .filter(|e| e.task.required)
+                .map(|e| (e.task.task_id.as_str(), &e.standing)),
+        );
         failures.truncate(MAX_FAILURES);
         Ok(serde_json::to_value(Qualification {
             failures,
-            next: next.unwrap_or_else(|| Next::none().into()),
+            next: next.without_reason().into(),
             qualified,
             receipt_digest,
             revision: Some(&s.context.revision),

@@ -16,8 +16,8 @@ use super::ctx::AgentCtx;
 use super::ops;
 pub use super::requests::{
     ChangeOpenRequest, ChangeRequest, CheckpointCommitRequest, ClaimRequest, CollectorClaimRequest,
-    CollectorDescriptorRequest, InstructionsRequest, MutationBody, OperationRequest,
-    RecoveryRequest, ResultRequest, StatusRequest, default_lease,
+    CollectorDescriptorRequest, ExplainRequest, InstructionsRequest, MutationBody,
+    OperationRequest, RecoveryRequest, ResultRequest, StatusRequest, default_lease,
 };
 use crate::contract::{CAPABILITY, MutationAction, SUPPORTED_SCHEMA_VERSIONS, check_id};
 use crate::error::{Code, Error, Result};
@@ -154,6 +154,7 @@ pub const OPERATIONS: &[&str] = &[
     "collector_claim",
     "collector_descriptor",
     "collector_finalize",
+    "explain",
     "heartbeat",
     "instructions",
     "next",
@@ -428,6 +429,9 @@ pub fn run_deferred(cx: &AgentCtx<'_>, r: &OperationRequest) -> Result<Deferred<
         OperationRequest::Qualification(req) => {
             now(crate::workflow::service::receipt::qualify(cx, &req.change))
         }
+        OperationRequest::Explain(req) => now(to_value(
+            &crate::workflow::service::explain::explain(cx, req)?,
+        )),
         OperationRequest::ChangeSubject(req) => {
             now(crate::workflow::service::remote::subject(cx, &req.change))
         }

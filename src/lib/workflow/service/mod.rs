@@ -24,6 +24,7 @@ pub mod change;
 pub mod collect;
 pub mod ctx;
 pub mod evidence;
+pub mod explain;
 pub mod facade;
 pub mod git;
 pub mod land;

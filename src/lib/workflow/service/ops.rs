@@ -15,7 +15,7 @@ use crate::workflow::authority::Rechecks;
 use crate::workflow::authority::admin;
 use crate::workflow::authority::change::{self, ChangeSel};
 use crate::workflow::authority::checkpoint as ckpt;
-use crate::workflow::journal::{self, Now};
+use crate::workflow::journal;
 use serde_json::{Value, json};
 use std::path::Path;
 
@@ -50,11 +50,17 @@ pub fn requirements(cx: &AgentCtx<'_>, sel: &ChangeSel) -> Result<Value> {
     })
 }
 
-/// A `claim` of a command step with an installed collector profile is a
-/// `collector_claim` (the enrolled collector runs it).
-fn collector_op(a: &Connection, t: &WorkflowTask, op: Next) -> Result<Next> {
+/// The `next` command's reading of one task's operation: the one rule's
+/// ([`task_next`]), refined where this CLI can do more than the
+/// spec's five operations (a documented superset): a command step with no
+/// installed collector profile is the agent's own `claim`, and so is a
+/// claimable agent-owned step.
+fn refine(a: &Connection, t: &WorkflowTask, standing: &Standing, op: Next) -> Result<Next> {
+    if *standing == (Standing::Claimable { collected: false }) {
+        return Ok(Next::task("claim", &t.task_id));
+    }
     let s = &t.subject;
-    if op.operation == "claim"
+    if op.operation == "collector_claim"
         && t.action_class == ActionClass::Command
         && crate::workflow::authority::collector::current_profile(
             a,
@@ -62,50 +68,11 @@ fn collector_op(a: &Connection, t: &WorkflowTask, op: Next) -> Result<Next> {
             &s.profile,
             &s.step_id,
         )?
-        .is_some()
+        .is_none()
     {
-        return Ok(Next::task("collector_claim", &t.task_id));
+        return Ok(Next::task("claim", &t.task_id));
     }
     Ok(op)
-}
-
-/// Per-task state plus the next permitted operation for one task.
-fn task_next(
-    j: Option<&Connection>,
-    a: &Connection,
-    s: &change::StoredSubject,
-    t: &WorkflowTask,
-    now: Now,
-) -> Result<(String, Next)> {
-    let (state, _) = journal::task_state(j, &t.task_id, now.ms)?;
-    let op = match state.as_str() {
-        "pending" => {
-            // The one claimability check `claim` refuses with. A review
-            // step is controller-only: only the enrolled review
-            // collector satisfies it (collector-claim, then collect).
-            match journal::unclaimable(
-                j,
-                &crate::workflow::authority::Rechecks::new(a),
-                t,
-                &s.tasks,
-                now.ms,
-            )? {
-                None if t.action_class == ActionClass::Review => {
-                    Next::task("collector_claim", &t.task_id)
-                }
-                None => Next::task("claim", &t.task_id),
-                Some(journal::Unclaimable::PriorUnresolved(p)) => Next::task("reconcile", p),
-                Some(journal::Unclaimable::DependencyIncomplete { .. }) => {
-                    Next::because("none", "dependency_incomplete")
-                }
-                Some(journal::Unclaimable::NotPending(_)) => Next::none(),
-            }
-        }
-        "expired" | "cancelled" => Next::task("reconcile", &t.task_id),
-        "leased" => Next::because("none", "attempt_in_progress"),
-        _ => Next::none(),
-    };
-    Ok((state, op))
 }
 
 /// `next`'s output (a JSON object: fields in key order). A Change with no
@@ -114,6 +81,9 @@ fn task_next(
 #[derive(serde::Serialize)]
 struct NextOutput<'a> {
     change_id: &'a str,
+    /// The command of the CLI to run for `next` (beside it, never inside
+    /// it; null for `none`): `contract::next_hint`.
+    hint: Option<String>,
     next: Next,
     #[serde(skip_serializing_if = "Option::is_none")]
     protected_changes: Option<&'a [crate::contract::protected::ProtectedChange]>,
@@ -139,7 +109,8 @@ pub fn next(cx: &AgentCtx<'_>, sel: &ChangeSel) -> Result<Value> {
         }
         let out = NextOutput {
             change_id: &ch.change_id,
-            next: Next::checkpoint(),
+            hint: next_hint(&Next::checkpoint(), &ch.change_id),
+            next: decide_next(SubjectStanding::NoCheckpoint, []),
             protected_changes: None,
             protected_changes_total: None,
             revision: None,
@@ -155,6 +126,7 @@ pub fn next(cx: &AgentCtx<'_>, sel: &ChangeSel) -> Result<Value> {
             && change::staleness(a, first)?.is_some()
         {
             return Ok(serde_json::to_value(NextOutput {
+                next: decide_next(SubjectStanding::Superseded, []),
                 subject_current: Some(false),
                 ..out
             })?);
@@ -167,19 +139,41 @@ pub fn next(cx: &AgentCtx<'_>, sel: &ChangeSel) -> Result<Value> {
         let protected = change::stored_protected(a, &ch.change_id, s.version)?;
         if !protected.is_empty() {
             return Ok(serde_json::to_value(NextOutput {
-                next: Next::because("checkpoint", "protected_path_changed"),
+                next: decide_next(SubjectStanding::ProtectedPathChanged, []),
                 protected_changes: Some(&protected.paths),
                 protected_changes_total: Some(protected.total),
                 ..out
             })?);
         }
+        // The one rule over the required tasks; when it names nothing,
+        // the first task (required, then optional) this CLI can act on.
+        let evals = crate::workflow::authority::evaluate::evaluate(j, a, &s, now.ms)?;
+        let receipt = if crate::workflow::authority::receipt::has_stored_receipt(a, &s)? {
+            ReceiptStanding::Current
+        } else {
+            ReceiptStanding::Missing
+        };
+        let decided = decide_next(
+            SubjectStanding::Current(receipt),
+            evals
+                .iter()
+                .filter(|e| e.task.required)
+                .map(|e| (e.task.task_id.as_str(), &e.standing)),
+        );
+        let mut chosen: Option<Next> = match decided.task_id.as_deref() {
+            Some(id) => match evals.iter().find(|e| e.task.task_id == id) {
+                Some(e) => Some(refine(a, &e.task, &e.standing, decided.clone())?),
+                None => Some(decided.clone()),
+            },
+            None => (!decided.is_none()).then(|| decided.clone()),
+        };
         let mut rows = Vec::new();
-        let mut chosen: Option<Next> = None;
-        let mut order: Vec<&WorkflowTask> = s.tasks.iter().filter(|t| t.required).collect();
-        order.extend(s.tasks.iter().filter(|t| !t.required));
-        for t in order {
-            let (state, op) = task_next(j, a, &s, t, now)?;
-            let op = collector_op(a, t, op)?;
+        let mut order: Vec<&crate::workflow::authority::evaluate::TaskEval> =
+            evals.iter().filter(|e| e.task.required).collect();
+        order.extend(evals.iter().filter(|e| !e.task.required));
+        for e in order {
+            let t = &e.task;
+            let op = refine(a, t, &e.standing, task_next(&t.task_id, &e.standing))?;
             if chosen.is_none() && !op.is_none() {
                 chosen = Some(op.clone());
             }
@@ -189,12 +183,14 @@ pub fn next(cx: &AgentCtx<'_>, sel: &ChangeSel) -> Result<Value> {
                 step_id: t.subject.step_id.clone(),
                 action_class: t.action_class,
                 required: t.required,
-                state,
+                state: e.journal_state.clone(),
                 next: op,
             });
         }
+        let chosen = chosen.unwrap_or_else(Next::none);
         Ok(serde_json::to_value(NextOutput {
-            next: chosen.unwrap_or_else(Next::none),
+            hint: next_hint(&chosen, &ch.change_id),
+            next: chosen,
             tasks: rows,
             ..out
         })?)
@@ -220,7 +216,11 @@ pub fn instructions(
                 "the task belongs to another owner",
             ));
         }
-        let (_, op) = task_next(j, a, &s, &t, now)?;
+        let evals = crate::workflow::authority::evaluate::evaluate(j, a, &s, now.ms)?;
+        let op = match evals.iter().find(|e| e.task.task_id == t.task_id) {
+            Some(e) => refine(a, &t, &e.standing, task_next(&t.task_id, &e.standing))?,
+            None => Next::none(),
+        };
         let policy = crate::wire::digest::domain_digest(
             DOMAIN_POLICY,
             &canonical_bytes(&json!([

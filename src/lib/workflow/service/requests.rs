@@ -60,6 +60,9 @@ pub enum OperationRequest {
     CollectorFinalize(ChangeRequest),
     /// Read-only exact-subject qualification.
     Qualification(ChangeRequest),
+    /// Why the current subject does not qualify, from the signed evidence
+    /// (read-only; never a field of qualification).
+    Explain(ExplainRequest),
     /// Open a Change through the endpoint on the profile's repository and
     /// profile (the workspace is the client's and is never named).
     ChangeOpen(ChangeOpenRequest),
@@ -115,6 +118,23 @@ pub struct ChangeRequest {
         serialize_with = "change_as_id"
     )]
     pub change: ChangeSel,
+}
+
+/// `explain`: a Change, optionally narrowed to one task of its current
+/// subject (read-only, qualification's authorisation).
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExplainRequest {
+    /// The Change (`change_id` on the wire; the CLI may name it by workspace).
+    #[serde(
+        rename = "change_id",
+        deserialize_with = "change_by_id",
+        serialize_with = "change_as_id"
+    )]
+    pub change: ChangeSel,
+    /// Only this task of the current subject.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task_id: Option<String>,
 }
 
 /// `checkpoint_commit` (endpoint only): commit a remote checkpoint whose
@@ -305,6 +325,7 @@ impl OperationRequest {
             Self::CollectorDescriptor(_) => "collector_descriptor",
             Self::CollectorFinalize(_) => "collector_finalize",
             Self::Qualification(_) => "qualification",
+            Self::Explain(_) => "explain",
             Self::ChangeOpen(_) => "change_open",
             Self::ChangeSubject(_) => "change_subject",
             Self::ChangeList {} => "change_list",
