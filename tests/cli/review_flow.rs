@@ -344,7 +344,9 @@ fn a_blocking_finding_is_retained_as_a_failed_review_and_never_qualifies() {
         json!([{"task_id": rt, "code": "review_criteria_failed"}]),
         "{q}"
     );
-    assert_eq!(q["next"], json!({"operation": "checkpoint"}));
+    // A finished failed attempt is `none` (the spec's rule): the way on is
+    // a new checkpoint after a fix.
+    assert_eq!(q["next"], json!({"operation": "none"}));
     l.agent(&["finalize", "--change", &l.change_id])
         .error("receipt_incomplete", 65);
     l.env

@@ -112,10 +112,9 @@ pub enum Standing {
     Uncertain,
     /// Finished and satisfied.
     Succeeded,
-    /// Finished and failed. `review`: a failed review, whose way on is a
-    /// new revision (`checkpoint`); any other finished failed attempt has
-    /// no operation (`none`): retrying needs a new checkpoint, which the
-    /// agent makes after fixing the work.
+    /// Finished and failed (`review`: a failed review). A finished failed
+    /// attempt has no operation (`none`): retrying needs a new checkpoint,
+    /// which the agent makes after fixing the work.
     Failed {
         /// A review step.
         review: bool,
@@ -159,10 +158,11 @@ pub fn for_task(task_id: &str, standing: &Standing) -> Next {
         Standing::PriorUnresolved(prior) => Next::task("reconcile", prior.as_str()),
         Standing::InProgress => Next::because("none", "attempt_in_progress"),
         Standing::Uncertain => Next::task("reconcile", task_id),
-        Standing::Failed { review: true } => Next::checkpoint(),
-        Standing::Succeeded | Standing::Failed { review: false } | Standing::Blocked => {
-            Next::none()
-        }
+        // A finished failed attempt, a failed review included, has no
+        // operation: the claim path claims only a task with no attempt or
+        // a replaced one, so the way on is a new checkpoint, which the
+        // agent makes after fixing the work (the spec's rule).
+        Standing::Succeeded | Standing::Failed { .. } | Standing::Blocked => Next::none(),
     }
 }
 
@@ -313,11 +313,11 @@ mod tests {
     }
 
     #[test]
-    fn a_finished_failed_attempt_is_none_and_a_failed_review_a_checkpoint() {
+    fn a_finished_failed_attempt_is_none_a_failed_review_too() {
         let f = Standing::Failed { review: false };
         assert_eq!(decide(cur(), [("t1", &f)]), Next::none());
         let r = Standing::Failed { review: true };
-        assert_eq!(decide(cur(), [("t1", &r)]), Next::checkpoint());
+        assert_eq!(decide(cur(), [("t1", &r)]), Next::none());
         // A dependant of a failed task is not claimable: still none.
         let d = Standing::DependencyIncomplete;
         assert_eq!(decide(cur(), [("t1", &f), ("t2", &d)]), Next::none());
