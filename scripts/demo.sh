@@ -101,6 +101,10 @@ step collector-claim "$task" --descriptor-out "$work/d1.json" | field '["descrip
 say "collect runs sh test.sh in bwrap on the exact revision (pinned limits, a dedicated uid when root); the test fails, collect still exits 0"
 show --data-dir "$AGENT_TASK_DATA_DIR" collect --descriptor "$work/d1.json" --collector-dir "$work/collector"
 show qualify --change "$ch"
+say "explain: why it does not qualify, from the signed record the authority imported (exit status, output tails, runtime)"
+show explain --change "$ch" --text
+say "operator: the overview of every Change, its tasks, attempts, receipts and landings"
+show ls --table
 say "operator: the evidence writer drains the outbox the import wrote; data query finds the failing run by a word of its output"
 show evidence sync
 hits=$(step --data-dir "$work/evidence" data query --text gave | field '["records"].__len__()')

@@ -22,8 +22,12 @@ pub struct LsArgs {
     #[command(flatten)]
     pub filter: OverviewRequest,
     /// Print one JSON value even on a terminal.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "table")]
     pub json: bool,
+    /// Print the table even when stdout is not a terminal (a script or a
+    /// pager showing it to a person).
+    #[arg(long)]
+    pub table: bool,
     /// Redraw until interrupted: on a terminal the screen is cleared and
     /// the table drawn again; piped, one JSON value per line per refresh.
     /// A failed refresh (a locked, migrating or missing data directory)
@@ -41,7 +45,7 @@ pub struct LsArgs {
 
 /// What `ls` prints once: a table on a terminal, else JSON.
 pub(super) fn ls(ctx: &Ctx, a: LsArgs) -> Result<super::Reply> {
-    let table = !a.json && std::io::stdout().is_terminal();
+    let table = a.table || (!a.json && std::io::stdout().is_terminal());
     if a.watch {
         return watch(ctx, &a, table);
     }
