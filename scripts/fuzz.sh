@@ -20,7 +20,9 @@
 # Installs cargo-fuzz when missing. On a stable toolchain the ASan build
 # needs RUSTC_BOOTSTRAP=1 (it passes -Zsanitizer), set here. Corpora grow
 # in fuzz/corpus/<target>/ (seeded from fuzz/seeds/<target>/), crash inputs
-# land in fuzz/artifacts/<target>/; both are git-ignored. Every crash found
+# land in fuzz/artifacts/<target>/; both are git-ignored. Slow units
+# (libFuzzer's slow-unit-*, an input that took over 10 s: a SIGSTOPped or
+# starved fuzzer writes them too) are counted apart, never as crashes. Every crash found
 # becomes a regression test through the binary (tests/cli) and its input a
 # file of fuzz/regressions/<target>/, which every run replays first.
 set -euo pipefail
@@ -57,7 +59,11 @@ run_one() {
   [[ -d "fuzz/seeds/$t" ]] && dirs+=("fuzz/seeds/$t")
   [[ -d "fuzz/regressions/$t" ]] && dirs+=("fuzz/regressions/$t")
   local before after crashes rc start end
-  before=$(find "$artifacts" -type f | wc -l)
+  # libFuzzer's slow-unit-* files are inputs that took over 10 s (a
+  # stopped or starved process makes them too): reported, not crashes.
+  before=$(find "$artifacts" -type f ! -name 'slow-unit-*' | wc -l)
+  local slow_before slow
+  slow_before=$(find "$artifacts" -type f -name 'slow-unit-*' | wc -l)
   start=$(date +%s)
   set +e
   "${nice_cmd[@]}" cargo fuzz run -s "$sanitizer" "$t" "${dirs[@]}" -- \
@@ -67,8 +73,9 @@ run_one() {
   set -e
   end=$(date +%s)
   final() { grep -a "stat::$1" "$logs/$t.err" | tail -1 | awk '{print $2}'; }
-  after=$(find "$artifacts" -type f | wc -l)
+  after=$(find "$artifacts" -type f ! -name 'slow-unit-*' | wc -l)
   crashes=$((after - before))
+  slow=$(($(find "$artifacts" -type f -name 'slow-unit-*' | wc -l) - slow_before))
   if [[ $rc -ne 0 && $crashes -eq 0 ]]; then
     crashes=1 # a crash whose input could not be written still counts
   fi
@@ -76,6 +83,7 @@ run_one() {
     "$(final average_exec_per_sec || true)" "$(final peak_rss_mb || true)" "$((end - start))" \
     "$crashes" "$(find "$corpus" -type f | wc -l)" >"$logs/$t.row"
   echo "$crashes" >"$logs/$t.crashes"
+  echo "$slow" >"$logs/$t.slow"
 }
 
 t0=$(date +%s)
@@ -92,8 +100,10 @@ wait || true
 t1=$(date +%s)
 printf '%-18s %14s %10s %9s %9s %8s %8s\n' target executions exec/s peak_rss_mb seconds crashes corpus
 total_crashes=0
+total_slow=0
 for t in $targets; do
   cat "$logs/$t.row"
+  total_slow=$((total_slow + $(cat "$logs/$t.slow" 2>/dev/null || echo 0)))
   c=$(cat "$logs/$t.crashes" 2>/dev/null || echo 1)
   total_crashes=$((total_crashes + c))
   if [[ $c -ne 0 ]]; then
@@ -101,4 +111,7 @@ for t in $targets; do
   fi
 done
 echo "total: $((t1 - t0)) s wall time, $(echo "$targets" | wc -w) targets, $parallel at a time, $total_crashes crashes"
+if ((total_slow > 0)); then
+  echo "slow units (an input over 10 s; not crashes, rerun them to see): $total_slow, in fuzz/artifacts/<target>/slow-unit-*"
+fi
 exit $((total_crashes > 0))
