@@ -8,6 +8,7 @@ use super::change::EndpointArgs;
 use super::to_value;
 use crate::cli::ctx::Ctx;
 use crate::error::{Code, Error, Result};
+use crate::workflow::service::explain;
 use crate::workflow::service::facade::OperationRequest;
 use crate::workflow::service::overview::{self, ChangeView, Overview, OverviewRequest};
 use serde_json::Value;
@@ -111,7 +112,13 @@ fn watch(ctx: &Ctx, a: &LsArgs, table: bool) -> Result<super::Reply> {
 /// as `?`, so nothing an agent wrote drives the terminal.
 fn inert(s: &str) -> String {
     s.chars()
-        .map(|c| if c.is_control() { '?' } else { c })
+        .map(|c| {
+            if c.is_control() || explain::is_bidi_control(c) {
+                '?'
+            } else {
+                c
+            }
+        })
         .collect()
 }
 
@@ -259,6 +266,8 @@ mod tests {
         let t = render(&o);
         assert!(!t.contains('\x1b') && !t.contains('\x07'), "{t:?}");
         assert!(t.contains("evil ?[2J?title"), "{t}");
+        // A bidirectional override would reorder the row on the screen.
+        assert_eq!(inert("a\u{202e}b\u{2066}c"), "a?b?c");
         assert!(
             t.contains("attempt at_1 leased by claude-1 fence 3 lease 2m05s"),
             "{t}"

@@ -408,15 +408,20 @@ pub fn inert(s: &str) -> String {
             c if (c as u32) < 0x20 || c as u32 == 0x7f => {
                 out.push_str(&format!("\\x{:02x}", c as u32));
             }
-            c if (0x80..0xa0).contains(&(c as u32))
-                || matches!(c as u32, 0x200e | 0x200f | 0x202a..=0x202e | 0x2066..=0x2069) =>
-            {
+            c if (0x80..0xa0).contains(&(c as u32)) || is_bidi_control(c) => {
                 out.push_str(&format!("\\u{{{:x}}}", c as u32));
             }
             c => out.push(c),
         }
     }
     out
+}
+
+/// A bidirectional mark, embedding, override or isolate: invisible, and
+/// able to reorder what a terminal shows around it (an agent-written
+/// title or test output could make one line read as another).
+pub fn is_bidi_control(c: char) -> bool {
+    matches!(c as u32, 0x200e | 0x200f | 0x202a..=0x202e | 0x2066..=0x2069)
 }
 
 fn indent(s: &str, prefix: &str) -> String {
