@@ -145,6 +145,24 @@ fn request_ids_are_generated_when_omitted_and_printed_for_a_retry() {
     use crate::common::task_support::{Setup, attempt_id};
     let s = Setup::new();
     let (tests, _) = s.checkpoint();
+    // An id written out empty (an unset shell variable) is a usage error
+    // naming the flag, never a fresh id: the task stays claimable.
+    for args in [
+        vec!["claim", tests.as_str(), "--request-id", ""],
+        vec!["claim", tests.as_str(), "--request-id="],
+    ] {
+        let e = s.agent(&args).error("usage", 64);
+        assert!(
+            e["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("--request-id")),
+            "{e}"
+        );
+        assert_eq!(
+            e["details"]["arguments"][0], "--request-id <REQUEST_ID>",
+            "{e}"
+        );
+    }
     let claim = s.agent(&["claim", &tests, "--lease-ms", "60000"]).json();
     let rid = claim["request_id"]
         .as_str()
@@ -166,6 +184,16 @@ fn request_ids_are_generated_when_omitted_and_printed_for_a_retry() {
         .json();
     let hb_rid = hb["request_id"].as_str().expect("request id").to_owned();
     assert_ne!(hb_rid, rid);
+    s.agent(&[
+        "heartbeat",
+        "--attempt",
+        &att,
+        "--fence",
+        "1",
+        "--request-id",
+        "",
+    ])
+    .error("usage", 64);
     let retry = s
         .agent(&[
             "heartbeat",
