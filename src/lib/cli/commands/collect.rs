@@ -442,6 +442,11 @@ pub(super) fn collector(ctx: &Ctx, c: CollectorCmd) -> Result<Value> {
 }
 
 pub(super) fn collect(ctx: &Ctx, a: CollectArgs) -> Result<Value> {
+    // Phases on stderr at a terminal, drawn only between the steps that
+    // lock (the wrapper-started collect, whose stderr is the agent's, holds
+    // no data-directory lock at all).
+    crate::progress::enable_at_terminal();
+    let _bar = crate::progress::Bar::start("collect");
     let from_stdin = a.descriptor.as_os_str() == "-";
     let (bytes, token) = if a.token_on_stdin {
         if !from_stdin {
