@@ -952,6 +952,96 @@ mod tests {
         assert_eq!(segment("ch_1/..?"), "ch_1%2F..%3F");
     }
 
+    fn dashboard() -> Dashboard {
+        let hosts = HostAllowList::new(
+            "127.0.0.1",
+            "127.0.0.1:7742".parse().expect("addr"),
+            &[],
+            false,
+        )
+        .expect("hosts");
+        Dashboard::new(
+            "a-dashboard-token-0123",
+            PathBuf::from("/nonexistent"),
+            Arc::new(crate::clock::SystemClock),
+            Arc::new(hosts),
+        )
+    }
+
+    fn with_headers<'a>(h: &[(&str, &str)], body: &'a mut dyn Read) -> Request<'a> {
+        Request {
+            method: Method::Post,
+            path: "/ui/login".into(),
+            query: None,
+            headers: h
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+                .collect(),
+            origin: "http://127.0.0.1:7742".into(),
+            content_length: None,
+            body,
+            params: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn sessions_are_bounded_expire_and_are_kept_as_digests() {
+        let d = dashboard();
+        let first = d.open_session().expect("session");
+        assert_eq!(first.len(), 64);
+        let mut last = String::new();
+        for _ in 0..MAX_SESSIONS + 5 {
+            last = d.open_session().expect("session");
+        }
+        assert_eq!(d.sessions().len(), MAX_SESSIONS);
+        let cookie = |v: &str| format!("other=1; {COOKIE}={v}");
+        let mut none = std::io::empty();
+        let c = cookie(&first);
+        assert_eq!(
+            d.session(&with_headers(&[("Cookie", &c)], &mut none)),
+            None,
+            "the oldest ended"
+        );
+        let c = cookie(&last);
+        assert!(
+            d.session(&with_headers(&[("Cookie", &c)], &mut none))
+                .is_some()
+        );
+        // The map holds digests, never a cookie value.
+        let digest: [u8; 32] = Sha256::digest(last.as_bytes()).into();
+        assert!(d.sessions().contains_key(&digest));
+        // An expired session opens nothing and is dropped.
+        d.sessions().insert(digest, Instant::now());
+        assert_eq!(d.session(&with_headers(&[("Cookie", &c)], &mut none)), None);
+        assert!(!d.sessions().contains_key(&digest));
+        // Not hex, not 64 digits: ignored.
+        for bad in ["zz", &"g".repeat(64), ""] {
+            let c = cookie(bad);
+            assert_eq!(d.session(&with_headers(&[("Cookie", &c)], &mut none)), None);
+        }
+    }
+
+    #[test]
+    fn a_form_must_come_from_this_server() {
+        let d = dashboard();
+        let mut none = std::io::empty();
+        let mut ok = |h: &[(&str, &str)]| d.same_origin(&with_headers(h, &mut none));
+        assert!(ok(&[("Origin", "http://127.0.0.1:7742")]));
+        assert!(ok(&[("Origin", "http://localhost:7742")]));
+        assert!(ok(&[("Origin", "null"), ("Sec-Fetch-Site", "same-origin")]));
+        assert!(ok(&[("Sec-Fetch-Site", "same-origin")]));
+        assert!(!ok(&[]));
+        assert!(!ok(&[("Origin", "null")]));
+        assert!(!ok(&[("Origin", "http://evil.example")]));
+        assert!(!ok(&[("Origin", "https://127.0.0.1:7742")]));
+        assert!(!ok(&[("Origin", "http://127.0.0.1:7743")]));
+        assert!(!ok(&[
+            ("Origin", "http://127.0.0.1:7742"),
+            ("Sec-Fetch-Site", "cross-site")
+        ]));
+        assert!(!ok(&[("Sec-Fetch-Site", "same-site")]));
+    }
+
     #[test]
     fn only_the_prefix_gets_the_headers() {
         let mut r = Router::new();
