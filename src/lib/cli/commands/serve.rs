@@ -362,6 +362,7 @@ pub(super) fn run(ctx: &Ctx, a: &ServeArgs) -> Result<Reply> {
                     ttl_ms: a.staging_ttl_ms,
                     ..crate::workflow::service::remote::RemoteLimits::default()
                 },
+                gate: Default::default(),
             }),
         );
     }
