@@ -522,11 +522,17 @@ enum Failed {
     Local(Error),
 }
 
+/// A TLS failure (an unknown issuer, a name mismatch, a handshake
+/// refused): retrying cannot help. `ureq` passes rustls's errors up
+/// wrapped in an I/O error.
 fn is_tls(e: &ureq::Error) -> bool {
-    matches!(
-        e,
-        ureq::Error::Rustls(_) | ureq::Error::Tls(_) | ureq::Error::TlsRequired
-    )
+    match e {
+        ureq::Error::Rustls(_) | ureq::Error::Tls(_) | ureq::Error::TlsRequired => true,
+        ureq::Error::Io(io) => io
+            .get_ref()
+            .is_some_and(|inner| inner.is::<tokio_rustls::rustls::Error>()),
+        _ => false,
+    }
 }
 
 /// An object's stored length and, when the server keeps one, its
@@ -703,6 +709,8 @@ impl S3Store {
             .agent
             .configure_request(req)
             .timeout_global(Some(deadline))
+            .timeout_recv_body(Some(deadline))
+            .timeout_per_read(Some(self.timeout))
             .build();
         self.agent.run(req).map_err(Failed::Transport)
     }
@@ -1011,14 +1019,25 @@ impl S3Store {
     ) -> Result<Option<(Sha256Hex, u64)>> {
         let key = self.key(digest);
         let what = "read an object";
+        // The deadline follows the size: of an object of unknown size
+        // (`cas cat`, `cas fsck`), the bucket's HEAD tells it first.
+        let expected_size = match expected_size {
+            Some(s) => Some(s),
+            None => match self.head(digest)? {
+                None => return Ok(None),
+                Some(st) => Some(st.len),
+            },
+        };
         let limit = expected_size.unwrap_or(max_bytes).min(max_bytes);
+        let deadline = self.deadline(limit);
         let resp = self.request(
             self.bucket.get_object(Some(&self.creds), &key),
             &Call {
                 accept: &[404],
-                ..Call::new(what, self.deadline(limit))
+                ..Call::new(what, deadline)
             },
         )?;
+        let started = std::time::Instant::now();
         if resp.status().as_u16() == 404 {
             return match s3_code(resp).as_deref() {
                 Some("NoSuchBucket") => Err(refused(what, 404, Some("NoSuchBucket".into()))),
@@ -1028,7 +1047,8 @@ impl S3Store {
                 }
             };
         }
-        if let Some(len) = length_of(&resp) {
+        let announced = length_of(&resp);
+        if let Some(len) = announced {
             if expected_size.is_some_and(|s| s != len) {
                 return Err(integrity(digest, &format!("{len} bytes stored")));
             }
@@ -1050,6 +1070,13 @@ impl S3Store {
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
                 Err(e) => return Err(unavailable(what, format!("the body broke off: {e}"))),
             };
+            // A backstop to the client's deadline, which covers the body.
+            if started.elapsed() > deadline {
+                return Err(unavailable(
+                    what,
+                    "the body did not arrive before its deadline",
+                ));
+            }
             size += n as u64;
             if size > limit {
                 return Err(match expected_size {
@@ -1063,6 +1090,14 @@ impl S3Store {
             hasher.update(&buf[..n]);
             out.write_all(&buf[..n])
                 .map_err(|e| Error::new(Code::Io, format!("spooling object {digest}: {e}")))?;
+        }
+        // Fewer bytes than the answer announced: the transfer broke off
+        // (a deadline, a dropped connection), not the object.
+        if let Some(len) = announced.filter(|&len| size < len) {
+            return Err(unavailable(
+                what,
+                format!("the body broke off after {size} of {len} bytes"),
+            ));
         }
         Ok(Some((
             Sha256Hex::from_bytes(hasher.finalize().into()),
