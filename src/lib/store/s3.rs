@@ -821,15 +821,16 @@ impl S3Store {
     /// again (keys are content addresses: a re-upload is harmless).
     fn put_file(&self, path: &Path, digest: &Sha256Hex, size: u64) -> Result<PutOutcome> {
         let before = self.head(digest)?;
-        if let Some(st) = &before {
-            if st.len == size && self.checksum_matches(st.sha256.as_deref(), path, digest, size)? {
-                return Ok(PutOutcome {
-                    digest: digest.clone(),
-                    size,
-                    created: false,
-                    repaired: false,
-                });
-            }
+        if let Some(st) = &before
+            && st.len == size
+            && self.checksum_matches(st.sha256.as_deref(), path, digest, size)?
+        {
+            return Ok(PutOutcome {
+                digest: digest.clone(),
+                size,
+                created: false,
+                repaired: false,
+            });
         }
         if size > self.multipart_threshold {
             self.put_multipart(path, digest, size)?;
@@ -1229,10 +1230,10 @@ impl BlobStore for S3Store {
             let page = list_page(&body, &prefix)?;
             // Keys come in ascending order across pages: a page that does
             // not go past the last one is a listing going round in circles.
-            if let (Some(first), Some(last)) = (&page.first_key, &last_key) {
-                if first <= last {
-                    return Err(unavailable(what, "a listing page that goes back over keys"));
-                }
+            if let (Some(first), Some(last)) = (&page.first_key, &last_key)
+                && first <= last
+            {
+                return Err(unavailable(what, "a listing page that goes back over keys"));
             }
             if page.last_key.is_some() {
                 last_key = page.last_key.clone();
