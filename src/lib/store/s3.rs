@@ -814,11 +814,11 @@ impl S3Store {
         }
     }
 
-    /// Uploads a verified local file as `digest` and confirms its length
-    /// (and its checksum, when the bucket reports one). An object already
-    /// there is kept only when the bucket vouches for its bytes (same
-    /// length and the same SHA-256 checksum); otherwise it is uploaded
-    /// again (keys are content addresses: a re-upload is harmless).
+    /// Uploads a verified local file as `digest` and confirms its length.
+    /// An object already there is kept only when the bucket vouches for
+    /// its bytes (same length and the same SHA-256 checksum); otherwise it
+    /// is uploaded again (keys are content addresses: a re-upload is
+    /// harmless).
     fn put_file(&self, path: &Path, digest: &Sha256Hex, size: u64) -> Result<PutOutcome> {
         let before = self.head(digest)?;
         if let Some(st) = &before
@@ -839,23 +839,14 @@ impl S3Store {
         }
         let what = "store an object";
         match self.head(digest)? {
-            Some(st) if st.len == size => {
-                if st.sha256.is_some()
-                    && !self.checksum_matches(st.sha256.as_deref(), path, digest, size)?
-                {
-                    return Err(unavailable(
-                        what,
-                        "the bucket reports another checksum for it after the put",
-                    )
-                    .with("digest", digest.to_string()));
-                }
-                Ok(PutOutcome {
-                    digest: digest.clone(),
-                    size,
-                    created: before.is_none(),
-                    repaired: before.is_some(),
-                })
-            }
+            // The length only: a server may keep no checksum for what it
+            // assembled (s3s-fs after a multipart upload), or a stale one.
+            Some(st) if st.len == size => Ok(PutOutcome {
+                digest: digest.clone(),
+                size,
+                created: before.is_none(),
+                repaired: before.is_some(),
+            }),
             got => Err(unavailable(
                 what,
                 format!(
@@ -1388,7 +1379,7 @@ mod tests {
     }
 
     #[test]
-    fn retries_follow_s3s_retryable_codes_only() {
+    fn retries_follow_s3_retryable_codes_only() {
         for c in ["SlowDown", "RequestTimeout", "InternalError"] {
             assert!(retryable_code(c), "{c}");
         }
