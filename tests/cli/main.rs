@@ -17,6 +17,7 @@ mod collect_oci;
 mod collect_race;
 mod common;
 mod compute_pool;
+mod dashboard;
 mod data_bulk;
 mod data_core;
 mod data_file_collector;

@@ -1,7 +1,7 @@
 //! `serve --tls-cert/--tls-key` on loopback with a CA and leaf the test
 //! generates, a client that trusts only that CA; the plain-HTTP refusal
-//! for non-loopback binds; and the host allow-list (`Host` → 421, MCP
-//! `Origin` → 403).
+//! for non-loopback binds; the host allow-list (`Host` → 421, MCP
+//! `Origin` → 403); and the dashboard's session cookie, `Secure` over TLS.
 
 use crate::common::TestEnv;
 use crate::common::data_core::data_env;
@@ -367,4 +367,66 @@ fn stalled_tls_handshakes_wait_in_the_head_budget_and_never_keep_a_client_out() 
         matches!(newest.peek(&mut b), Err(e) if e.kind() == std::io::ErrorKind::WouldBlock),
         "the newest stalled handshake was dropped"
     );
+}
+
+#[test]
+fn the_dashboard_session_cookie_is_secure_over_tls() {
+    use ureq::tls::{Certificate, RootCerts, TlsConfig};
+    let env = data_env();
+    let p = pki(&env);
+    let ui = env.path("ui-token");
+    std::fs::write(&ui, "ui-token-over-tls-0123456789\n").expect("write");
+    std::fs::set_permissions(&ui, std::fs::Permissions::from_mode(0o600)).expect("chmod");
+    let (s, url) = spawn(
+        &env,
+        &[
+            "--bind",
+            "127.0.0.1:0",
+            "--tls-cert",
+            p.cert.to_str().expect("p"),
+            "--tls-key",
+            p.key.to_str().expect("p"),
+            "--ui",
+            "--ui-token-file",
+            ui.to_str().expect("p"),
+        ],
+    );
+    let tls = TlsConfig::builder()
+        .root_certs(RootCerts::Specific(Arc::new(vec![
+            Certificate::from_pem(p.ca_pem.as_bytes()).expect("ca pem"),
+        ])))
+        .build();
+    let a: ureq::Agent = ureq::Agent::config_builder()
+        .proxy(None)
+        .http_status_as_error(false)
+        .max_redirects(0)
+        .tls_config(tls)
+        .build()
+        .into();
+    let r = a
+        .post(&format!("{url}/ui/login"))
+        .header("origin", &url)
+        .header("content-type", "application/x-www-form-urlencoded")
+        .send("token=ui-token-over-tls-0123456789")
+        .expect("login over TLS");
+    assert_eq!(r.status().as_u16(), 303);
+    let cookie = r
+        .headers()
+        .get("set-cookie")
+        .and_then(|v| v.to_str().ok())
+        .expect("cookie")
+        .to_owned();
+    assert!(cookie.ends_with("; Secure"), "{cookie}");
+    assert!(cookie.contains("HttpOnly; SameSite=Strict"), "{cookie}");
+    // An http:// origin is another origin: refused.
+    let plain = url.replacen("https://", "http://", 1);
+    let r = a
+        .post(&format!("{url}/ui/login"))
+        .header("origin", &plain)
+        .header("content-type", "application/x-www-form-urlencoded")
+        .send("token=ui-token-over-tls-0123456789")
+        .expect("cross-origin login");
+    assert_eq!(r.status().as_u16(), 403);
+    assert!(r.headers().get("set-cookie").is_none());
+    drop(s);
 }
