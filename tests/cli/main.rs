@@ -8,6 +8,7 @@ mod attest;
 mod attest_interop;
 mod authority_faults;
 mod blob_s3;
+mod blob_s3_faults;
 mod cas;
 mod checkout_attrs;
 mod collect_faults;

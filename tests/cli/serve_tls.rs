@@ -6,45 +6,12 @@
 use crate::common::TestEnv;
 use crate::common::data_core::data_env;
 use crate::common::data_support::{Served, TOKEN, raw};
+use crate::common::pki::pki;
 use serde_json::Value;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::os::unix::fs::PermissionsExt;
 use std::process::Stdio;
 use std::sync::Arc;
-
-struct Pki {
-    ca_pem: String,
-    cert: std::path::PathBuf,
-    key: std::path::PathBuf,
-}
-
-/// A CA, and a leaf for `localhost` and `127.0.0.1` signed by it, written
-/// as PEM files (the key 0600).
-fn pki(env: &TestEnv) -> Pki {
-    use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, Issuer, KeyPair};
-    let ca_key = KeyPair::generate().expect("ca key");
-    let mut ca = CertificateParams::new(Vec::<String>::new()).expect("ca params");
-    ca.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-    ca.distinguished_name
-        .push(DnType::CommonName, "agent-task test CA");
-    let ca_cert = ca.self_signed(&ca_key).expect("ca cert");
-    let issuer = Issuer::new(ca, ca_key);
-    let leaf_key = KeyPair::generate().expect("leaf key");
-    let leaf = CertificateParams::new(vec!["localhost".to_owned(), "127.0.0.1".to_owned()])
-        .expect("leaf params")
-        .signed_by(&leaf_key, &issuer)
-        .expect("leaf cert");
-    let cert = env.path("leaf.pem");
-    let key = env.path("leaf.key");
-    std::fs::write(&cert, leaf.pem()).expect("write cert");
-    std::fs::write(&key, leaf_key.serialize_pem()).expect("write key");
-    std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o600)).expect("chmod");
-    Pki {
-        ca_pem: ca_cert.pem(),
-        cert,
-        key,
-    }
-}
 
 /// Spawns `serve` with `args` and returns it with the listening URL.
 fn spawn(env: &TestEnv, args: &[&str]) -> (Served, String) {
