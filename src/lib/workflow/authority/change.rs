@@ -4,7 +4,7 @@
 
 use super::snapshot::{self, CacheRow, Snapshot};
 use super::{installed_requirement, policy_epoch, repository};
-use crate::contract::{Actor, WorkflowTask, check_id};
+use crate::contract::{Actor, WorkflowTask, WorkflowTaskSubject, check_id};
 use crate::error::{Code, Error, Result};
 use crate::store::{Connection, DataDir, OptionalExtension, params};
 use crate::wire::digest::{Sha256Hex, domain_digest};
@@ -556,8 +556,9 @@ pub struct StoredSubject {
     pub context: ChangeContext,
     /// Context digest.
     pub context_digest: Sha256Hex,
-    /// Tasks.
-    pub tasks: Vec<WorkflowTask>,
+    /// Tasks (shared with the parse cache: a subject is immutable, and
+    /// every heartbeat and qualification loads its Change's).
+    pub tasks: std::sync::Arc<[WorkflowTask]>,
 }
 
 /// Loads one version's subject, checking the context bytes' digest.
@@ -600,7 +601,7 @@ struct Parsed {
     tasks_bytes: Vec<u8>,
     digest: Sha256Hex,
     context: ChangeContext,
-    tasks: Vec<WorkflowTask>,
+    tasks: std::sync::Arc<[WorkflowTask]>,
 }
 
 /// Parsed subjects kept at most (one per Change a `serve` is busy with:
@@ -643,7 +644,7 @@ fn parsed_subject(
         tasks_bytes,
         digest,
         context,
-        tasks,
+        tasks: tasks.into(),
     });
     if let Ok(mut c) = PARSED.lock() {
         if c.len() >= PARSED_KEPT {
@@ -675,12 +676,53 @@ pub fn staleness(conn: &Connection, t: &WorkflowTask) -> Result<Option<&'static 
 /// subject each task names is `s` itself, so it is not loaded again per
 /// task.
 pub fn subject_staleness(conn: &Connection, s: &StoredSubject) -> Result<Option<&'static str>> {
-    for t in &s.tasks {
-        if let Some(r) = staleness_in(conn, t, Some(s))? {
-            return Ok(Some(r));
+    // What staleness reads from the authority (repository, policy epoch,
+    // installed requirement, the Change) depends only on the facts a
+    // subject's tasks share; when they do share them, as every checkpoint
+    // writes them, those rows are read once, for the first task, and each
+    // task only has to be its subject's own. Any other subject takes the
+    // task-by-task path.
+    let Some(first) = s.tasks.first() else {
+        return Ok(None);
+    };
+    if !s
+        .tasks
+        .iter()
+        .all(|t| same_facts(&t.subject, &first.subject))
+    {
+        for t in s.tasks.iter() {
+            if let Some(r) = staleness_in(conn, t, Some(s))? {
+                return Ok(Some(r));
+            }
+        }
+        return Ok(None);
+    }
+    if let Some(r) = staleness_in(conn, first, Some(s))? {
+        return Ok(Some(r));
+    }
+    // `staleness_in`'s per-task check, with `stored` being `s`: the first
+    // task of `s` with each task's id is that task.
+    for t in s.tasks.iter() {
+        match s.tasks.iter().find(|x| x.task_id == t.task_id) {
+            Some(x) if std::ptr::eq(x, t) || x == t => {}
+            _ => return Ok(Some("task_changed")),
         }
     }
     Ok(None)
+}
+
+/// Whether two tasks' subjects agree on every fact [`staleness_in`] checks
+/// against the authority.
+fn same_facts(a: &WorkflowTaskSubject, b: &WorkflowTaskSubject) -> bool {
+    a.repository == b.repository
+        && a.profile == b.profile
+        && a.target == b.target
+        && a.target_head == b.target_head
+        && a.change_id == b.change_id
+        && a.change_version == b.change_version
+        && a.context_digest == b.context_digest
+        && a.policy_epoch == b.policy_epoch
+        && a.requirement_digest == b.requirement_digest
 }
 
 fn staleness_in(
@@ -1003,6 +1045,68 @@ pub fn may_view(ch: &Change, actor: &Actor) -> bool {
 mod tests {
     use super::super::fixture::{self, fixture};
     use super::*;
+
+    /// The task-by-task answer [`subject_staleness`] must give.
+    fn each_task(conn: &Connection, s: &StoredSubject) -> Option<&'static str> {
+        s.tasks
+            .iter()
+            .find_map(|t| staleness_in(conn, t, Some(s)).expect("staleness"))
+    }
+
+    #[test]
+    fn subject_staleness_reads_shared_facts_once_and_answers_as_task_by_task() {
+        let f = fixture();
+        let (_, s) = find_task(&f.a, &f.command.task_id).expect("find");
+        assert!(
+            s.tasks.len() >= 2,
+            "the fixture's subject has several tasks"
+        );
+        assert_eq!(subject_staleness(&f.a, &s).expect("s"), each_task(&f.a, &s));
+        // A later task whose facts differ takes the task-by-task path.
+        let with = |f: &dyn Fn(&mut Vec<WorkflowTask>)| {
+            let mut odd = s.clone();
+            let mut tasks = odd.tasks.to_vec();
+            f(&mut tasks);
+            odd.tasks = tasks.into();
+            odd
+        };
+        let odd = with(&|t| t[1].subject.policy_epoch += 1);
+        assert_eq!(
+            subject_staleness(&f.a, &odd).expect("s"),
+            Some("policy_changed")
+        );
+        assert_eq!(
+            subject_staleness(&f.a, &odd).expect("s"),
+            each_task(&f.a, &odd)
+        );
+        let odd = with(&|t| t[1].subject.repository = "other/repo".into());
+        assert_eq!(
+            subject_staleness(&f.a, &odd).expect("s"),
+            each_task(&f.a, &odd)
+        );
+        // Two tasks under one id with different contents: task_changed.
+        let dup = with(&|t| {
+            let mut twin = t[0].clone();
+            twin.instructions = "other".into();
+            t.push(twin);
+        });
+        assert_eq!(
+            subject_staleness(&f.a, &dup).expect("s"),
+            Some("task_changed")
+        );
+        assert_eq!(
+            subject_staleness(&f.a, &dup).expect("s"),
+            each_task(&f.a, &dup)
+        );
+        // A row every task depends on: the same reason either way.
+        f.a.execute("UPDATE repositories SET head_revision = 'moved'", [])
+            .expect("move");
+        assert_eq!(
+            subject_staleness(&f.a, &s).expect("s"),
+            Some("target_moved")
+        );
+        assert_eq!(subject_staleness(&f.a, &s).expect("s"), each_task(&f.a, &s));
+    }
 
     #[test]
     fn a_fresh_subject_is_current_and_each_kind_of_change_names_its_reason() {
