@@ -16,6 +16,7 @@ mod cas;
 mod db;
 mod hashed;
 mod lock;
+mod migrate;
 pub mod private_fs;
 mod readcache;
 mod s3;
@@ -29,6 +30,7 @@ pub use db::{DbSpec, Migration, Opened};
 #[cfg(test)]
 pub(crate) use db::{in_memory, raw_file};
 pub use lock::{DEFAULT_TIMEOUT, DirLock, KeptLock, Waiter};
+pub use migrate::{DRAINING_FILE, MigrateOutput, MigrateTo, Step as MigrateStep, migrate};
 pub use readcache::{MAX_PER_THREAD, ReadConn, enable_read_cache};
 pub use rusqlite::{
     CachedStatement, Connection, OptionalExtension, Transaction, TransactionBehavior, params,
