@@ -179,8 +179,7 @@ pub fn migrate(
                     ));
                 }
                 copy_all(&bucket, &local, &spool, &mut out, false, step)?;
-                std::fs::rename(&config, &draining)
-                    .map_err(|e| Error::io("rename", &config, e))?;
+                std::fs::rename(&config, &draining).map_err(|e| Error::io("rename", &config, e))?;
                 private_fs::sync_dir(root)?;
                 out.switched = true;
                 step(Step::Switched);
