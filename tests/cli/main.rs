@@ -8,6 +8,7 @@ mod attest;
 mod attest_interop;
 mod authority_faults;
 mod blob_clock;
+mod blob_lock;
 mod blob_migrate;
 mod blob_s3;
 mod cas;

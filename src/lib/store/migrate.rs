@@ -87,7 +87,7 @@ pub enum Step {
     Deleted(u64),
 }
 
-fn config_bytes(path: &Path) -> Result<Option<Vec<u8>>> {
+pub(super) fn config_bytes(path: &Path) -> Result<Option<Vec<u8>>> {
     use std::io::Read;
     let Some(f) = private_fs::open_private_read(path)? else {
         return Ok(None);

@@ -163,6 +163,13 @@ impl DataDir {
         }
     }
 
+    /// The bytes of the blob-store configuration (`blob-store.json`;
+    /// `None`: the local CAS), to tell whether the store a unit of work
+    /// finds under the lock is the one a put before the lock wrote to.
+    pub fn blob_config(&self) -> Result<Option<Vec<u8>>> {
+        migrate::config_bytes(&self.root.join(s3::CONFIG_FILE))
+    }
+
     /// The staging area of remote checkpoints (always local, beside the
     /// CAS: `cas/staging/`).
     pub fn staging(&self) -> Staging {
