@@ -8,6 +8,7 @@
 use crate::blob_s3::{BUCKET, Impl, SECRET_KEY, Server, config_text, server_bin_of, write_private};
 use crate::common::TestEnv;
 use crate::common::collect_flow::{Loop, s};
+use serde_json::json;
 use std::io::{Read, Write};
 
 fn versions(env: &TestEnv) -> i64 {
@@ -101,4 +102,92 @@ fn a_checkpoint_uploads_before_the_lock_and_an_unreachable_bucket_commits_nothin
         server.objects() > objects,
         "the new snapshot is in the bucket"
     );
+}
+
+/// A remote checkpoint's commit with a bucket: the staged blobs are
+/// uploaded before the lock (paused there, `serve` leaves the lock to
+/// another command), and nothing is left staged or in `cas/`.
+#[test]
+fn a_remote_checkpoint_uploads_its_staged_blobs_to_the_bucket() {
+    use crate::blob_s3::local_objects;
+    use crate::remote_checkpoint::{remote, serve, staged_files, workspace};
+    let Some(bin) = server_bin_of(Impl::S3s) else {
+        return;
+    };
+    let env = TestEnv::init();
+    let server = Server::start(bin, env.path("s3root"));
+    write_private(
+        &env.data_dir.join("blob-store.json"),
+        &config_text(&env, &server, BUCKET, SECRET_KEY),
+    );
+    let l = Loop::setup(
+        env,
+        &crate::common::repo_root().join("fixtures/workflows/basic.json"),
+        "bwrap",
+        &[],
+    );
+    let fifo = l.env.path("upload.fifo");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .expect("mkfifo");
+    assert!(made.success());
+    let srv = serve(&l, &[], &[("AGENT_TASK_TEST_UPLOAD_PAUSE_FIFO", s(&fifo))]);
+    let a = srv.addr.as_str().to_owned();
+    let ch = remote(&l, &a, &["change", "open", "--profile", "default"]).json();
+    let id = ch["change_id"].as_str().expect("id").to_owned();
+    let ws = workspace(&l, "remote-ws", "+");
+    let objects = server.objects();
+    let checkpoint = {
+        let (l, a, id, ws) = (&l, a.clone(), id.clone(), ws.clone());
+        std::thread::scope(|scope| {
+            let t = scope.spawn(move || {
+                remote(
+                    l,
+                    &a,
+                    &["checkpoint", "--change", &id, "--workspace", s(&ws)],
+                )
+            });
+            // The commit pauses before its uploads: the lock is free.
+            let mut said = String::new();
+            std::fs::File::open(&fifo)
+                .expect("open fifo")
+                .read_to_string(&mut said)
+                .expect("read fifo");
+            assert_eq!(said, "uploading\n");
+            l.env
+                .run(&[
+                    "token",
+                    "issue",
+                    "--owner",
+                    "bob",
+                    "--agent",
+                    "meanwhile",
+                    "--out",
+                    s(&l.env.path("bob.token")),
+                    "--lock-timeout-ms",
+                    "1000",
+                ])
+                .json();
+            std::fs::OpenOptions::new()
+                .write(true)
+                .open(&fifo)
+                .expect("open fifo")
+                .write_all(b"go")
+                .expect("release");
+            t.join().expect("checkpoint thread")
+        })
+    };
+    let cp = checkpoint.json();
+    assert_eq!(cp["version"], 1, "{cp}");
+    assert_eq!(cp["upload"]["stored_blobs"], 1, "{cp}");
+    assert_eq!(
+        server.objects(),
+        objects + 2,
+        "the new blob and the manifest are in the bucket"
+    );
+    assert_eq!(staged_files(&l), 0, "nothing is left staged");
+    assert_eq!(local_objects(&l.env), 0, "nothing in the local cas/");
+    let fsck = l.env.run(&["cas", "fsck"]).json();
+    assert_eq!(fsck["corrupt"], json!([]));
 }
