@@ -17,10 +17,12 @@
 //!    fsynced, renamed, directory fsynced; `--to local`: renamed to
 //!    `blob-store.draining.json`, which keeps the bucket's coordinates for
 //!    step 3, directory fsynced).
-//! 3. **Drain the old store, still under the lock.** An object of the old
-//!    store is deleted only when the (now configured) destination holds
-//!    it with the same size; anything else is left where it is. Then the
-//!    draining file (`--to local`) is removed.
+//! 3. **Drain the old store, still under the lock.** What the old store
+//!    still holds that the destination lacks (a data collect stores its
+//!    blobs before it takes the lock, so one may land in the old store
+//!    around the switch) is copied first; an object of the old store is
+//!    deleted only when the (now configured) destination holds it with the
+//!    same size. Then the draining file (`--to local`) is removed.
 //!
 //! Killed in 1 or 2 before the switch: the configuration is unchanged
 //! and a new run skips what is already copied. Killed after the switch:
@@ -65,9 +67,8 @@ pub struct MigrateOutput {
     pub skipped: u64,
     /// Objects this run deleted from the old store after the switch.
     pub deleted: u64,
-    /// Objects of the old store left there: the destination lacks them
-    /// (for example put after the switch by a command that read the old
-    /// configuration, and never named).
+    /// Objects of the old store left there: their names are not SHA-256
+    /// digests (`cas fsck` lists them as corrupt).
     pub left: u64,
     /// Bytes this run copied.
     pub bytes: u64,
@@ -136,7 +137,7 @@ pub fn migrate(
                 Some(b) if b == bytes => {
                     // Switched by an earlier run: drain the local store.
                     let lock = dir.lock(timeout)?;
-                    drain(&local, &bucket, &lock, &mut out, step)?;
+                    drain(&local, &bucket, &spool, &lock, &mut out, step)?;
                 }
                 Some(_) => {
                     return Err(conflict(
@@ -156,7 +157,7 @@ pub fn migrate(
                     private_fs::write_atomic(&config, &bytes)?;
                     out.switched = true;
                     step(Step::Switched);
-                    drain(&local, &bucket, &lock, &mut out, step)?;
+                    drain(&local, &bucket, &spool, &lock, &mut out, step)?;
                 }
             }
         }
@@ -183,16 +184,16 @@ pub fn migrate(
                 private_fs::sync_dir(root)?;
                 out.switched = true;
                 step(Step::Switched);
-                drain(&bucket, &local, &lock, &mut out, step)?;
+                drain(&bucket, &local, &spool, &lock, &mut out, step)?;
                 finish_draining(root, &draining)?;
-            } else if let Some((bucket, _)) = s3::load_file(&draining, spool)? {
+            } else if let Some((bucket, _)) = s3::load_file(&draining, spool.clone())? {
                 let lock = dir.lock(timeout)?;
                 if config_bytes(&config)?.is_some() {
                     return Err(conflict(
                         "the blob-store configuration changed while the lock was awaited",
                     ));
                 }
-                drain(&bucket, &local, &lock, &mut out, step)?;
+                drain(&bucket, &local, &spool, &lock, &mut out, step)?;
                 finish_draining(root, &draining)?;
             }
         }
@@ -291,15 +292,19 @@ fn copy_one(
     Ok(())
 }
 
-/// Deletes from `old` every object `now` (the configured store) holds
-/// with the same size; the rest stays.
+/// Copies into `now` (the configured store) what `old` still holds that
+/// `now` lacks (a put that raced the switch: a data collect stores its
+/// blobs before it takes the lock), then deletes from `old` every object
+/// `now` holds with the same size.
 fn drain(
     old: &dyn BlobStore,
     now: &dyn BlobStore,
+    spool: &Path,
     lock: &DirLock,
     out: &mut MigrateOutput,
     step: &mut dyn FnMut(Step),
 ) -> Result<()> {
+    copy_all(old, now, spool, out, false, step)?;
     let have = index(now)?;
     for b in listing(old)? {
         let Ok(digest) = Sha256Hex::parse(&b.name) else {
