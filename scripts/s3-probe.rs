@@ -16,6 +16,8 @@
 //! than a hidden subcommand, so the anchor is not inside the binary it
 //! measures and ships no benchmark code in it.
 
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
 use agent_task::store::DataDir;
 use agent_task::wire::digest::Sha256Hex;
 use rusty_s3::{Bucket, Credentials, S3Action, UrlStyle};
@@ -111,8 +113,8 @@ fn anchor(config: &str, size: usize, count: u64, seed: u64) {
         UrlStyle::VirtualHost
     };
     let endpoint = url::Url::parse(&c.endpoint).unwrap_or_else(|e| die(&e.to_string()));
-    let bucket = Bucket::new(endpoint, style, c.bucket, c.region)
-        .unwrap_or_else(|e| die(&e.to_string()));
+    let bucket =
+        Bucket::new(endpoint, style, c.bucket, c.region).unwrap_or_else(|e| die(&e.to_string()));
     let creds = Credentials::new(k.access_key_id, k.secret_access_key);
     let agent: ureq::Agent = ureq::Agent::config_builder()
         .http_status_as_error(false)

@@ -298,12 +298,12 @@ fn data_and_cas_through_the_bucket(
 ) -> (String, String, String, String) {
     assert_eq!(env.run(&["info"]).json()["blob_store"], "s3");
     let text = big("bucket-borne");
-    let out = collect(&env, "default", &json!({"text": text}));
+    let out = collect(env, "default", &json!({"text": text}));
     let record = out["records"][0].clone();
     let id = record["id"].as_str().expect("id").to_owned();
     let digest = digest_of(&record);
     assert!(server.objects() == 1, "the object is in the bucket");
-    assert_eq!(local_objects(&env), 0, "nothing in the local cas/");
+    assert_eq!(local_objects(env), 0, "nothing in the local cas/");
     let got = env.run(&["data", "get", &id]).json();
     assert_eq!(got["content"]["data"], text.as_str());
     let out_file = env.path("content.bin");

@@ -191,10 +191,10 @@ fn prestored_holds(conn: &Connection, dir: &DataDir, key: &str, p: &Prestored) -
         return Ok(true);
     }
     let blobs = dir.blobs()?;
-    if let Some(bytes) = &p.snap.manifest_bytes {
-        if !blobs.exists(&Sha256Hex::digest(bytes), Some(bytes.len() as u64))? {
-            return Ok(false);
-        }
+    if let Some(bytes) = &p.snap.manifest_bytes
+        && !blobs.exists(&Sha256Hex::digest(bytes), Some(bytes.len() as u64))?
+    {
+        return Ok(false);
     }
     for e in &p.snap.manifest.entries {
         if !blobs.exists(&e.sha256, Some(e.size))? {
