@@ -58,12 +58,12 @@ pub fn fsck(root: &Path) -> Result<FsckOutput> {
 }
 
 /// Moves every blob between the local CAS and a bucket, resumably
-/// (`store::migrate`). The crash tests stop it with the test hook
+/// (`store::migrate_blobs`). The crash tests stop it with the test hook
 /// `AGENT_TASK_TEST_CRASH_AT` at `migrate_copied_<n>`, `migrate_switched`
 /// or `migrate_deleted_<n>`.
 pub fn migrate(root: &Path, timeout: Duration, to: MigrateTo<'_>) -> Result<MigrateOutput> {
     let dir = DataDir::open(root)?;
-    crate::store::migrate(&dir, to, timeout, &mut |s| match s {
+    crate::store::migrate_blobs(&dir, to, timeout, &mut |s| match s {
         MigrateStep::Copied(n) => crate::testhooks::crash_point(&format!("migrate_copied_{n}")),
         MigrateStep::Switched => crate::testhooks::crash_point("migrate_switched"),
         MigrateStep::Deleted(n) => crate::testhooks::crash_point(&format!("migrate_deleted_{n}")),

@@ -30,7 +30,9 @@ pub use db::{DbSpec, Migration, Opened};
 #[cfg(test)]
 pub(crate) use db::{in_memory, raw_file};
 pub use lock::{DEFAULT_TIMEOUT, DirLock, KeptLock, Waiter};
-pub use migrate::{DRAINING_FILE, MigrateOutput, MigrateTo, Step as MigrateStep, migrate};
+pub use migrate::{
+    DRAINING_FILE, MigrateOutput, MigrateTo, Step as MigrateStep, migrate as migrate_blobs,
+};
 pub use readcache::{MAX_PER_THREAD, ReadConn, enable_read_cache};
 pub use rusqlite::{
     CachedStatement, Connection, OptionalExtension, Transaction, TransactionBehavior, params,
