@@ -322,3 +322,63 @@ fn drain(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dir() -> (tempfile::TempDir, DataDir) {
+        let t = tempfile::tempdir().expect("tempdir");
+        let (dir, lock) =
+            DataDir::create(&t.path().join("d"), Duration::from_secs(5)).expect("dir");
+        drop(lock);
+        (t, dir)
+    }
+
+    #[test]
+    fn a_local_directory_migrated_to_local_is_left_as_it_is() {
+        let (_t, dir) = dir();
+        dir.blobs().expect("store").put_bytes(b"kept").expect("put");
+        let mut steps = 0;
+        let out = migrate(&dir, MigrateTo::Local, Duration::from_secs(5), &mut |_| {
+            steps += 1
+        })
+        .expect("migrate");
+        assert_eq!(
+            out,
+            MigrateOutput {
+                to: "local",
+                ..MigrateOutput::default()
+            }
+        );
+        assert_eq!(steps, 0);
+        assert_eq!(dir.cas().stats().expect("stats").objects, 1);
+    }
+
+    #[test]
+    fn a_missing_or_broken_bucket_configuration_moves_nothing() {
+        let (t, dir) = dir();
+        dir.blobs().expect("store").put_bytes(b"kept").expect("put");
+        let missing = t.path().join("none.json");
+        let e = migrate(
+            &dir,
+            MigrateTo::S3 { config: &missing },
+            Duration::from_secs(5),
+            &mut |_| {},
+        )
+        .expect_err("no file");
+        assert_eq!(e.code(), Code::NotFound);
+        let broken = t.path().join("broken.json");
+        private_fs::write_atomic(&broken, b"{\"kind\":\"s3\"}").expect("write");
+        let e = migrate(
+            &dir,
+            MigrateTo::S3 { config: &broken },
+            Duration::from_secs(5),
+            &mut |_| {},
+        )
+        .expect_err("broken");
+        assert_eq!(e.code(), Code::Config);
+        assert!(dir.blob_config().expect("config").is_none());
+        assert_eq!(dir.cas().stats().expect("stats").objects, 1);
+    }
+}
