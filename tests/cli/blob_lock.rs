@@ -5,9 +5,11 @@
 //! the checkpoint then fails with `blob_store_unavailable`, nothing
 //! committed; with the server back the same checkpoint succeeds.
 
-use crate::blob_s3::{BUCKET, Impl, SECRET_KEY, Server, config_text, server_bin_of, write_private};
 use crate::common::TestEnv;
 use crate::common::collect_flow::{Loop, s};
+use crate::common::s3::{
+    BUCKET, Impl, SECRET_KEY, Server, config_text, server_bin_of, write_private,
+};
 use serde_json::json;
 use std::io::{Read, Write};
 
@@ -26,7 +28,7 @@ fn a_checkpoint_uploads_before_the_lock_and_an_unreachable_bucket_commits_nothin
     let mut server = Server::start(bin, env.path("s3root"));
     write_private(
         &env.data_dir.join("blob-store.json"),
-        &config_text(&env, &server, BUCKET, SECRET_KEY),
+        &config_text(&env, &server.endpoint(), BUCKET, SECRET_KEY, &json!({})),
     );
     let l = Loop::setup(
         env,
@@ -109,7 +111,7 @@ fn a_checkpoint_uploads_before_the_lock_and_an_unreachable_bucket_commits_nothin
 /// another command), and nothing is left staged or in `cas/`.
 #[test]
 fn a_remote_checkpoint_uploads_its_staged_blobs_to_the_bucket() {
-    use crate::blob_s3::local_objects;
+    use crate::common::s3::local_objects;
     use crate::remote_checkpoint::{remote, serve, staged_files, workspace};
     let Some(bin) = server_bin_of(Impl::S3s) else {
         return;
@@ -118,7 +120,7 @@ fn a_remote_checkpoint_uploads_its_staged_blobs_to_the_bucket() {
     let server = Server::start(bin, env.path("s3root"));
     write_private(
         &env.data_dir.join("blob-store.json"),
-        &config_text(&env, &server, BUCKET, SECRET_KEY),
+        &config_text(&env, &server.endpoint(), BUCKET, SECRET_KEY, &json!({})),
     );
     let l = Loop::setup(
         env,

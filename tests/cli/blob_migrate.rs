@@ -1,14 +1,14 @@
-//! `cas migrate` against a real S3 server (`s3s-fs`, see `blob_s3`): a
+//! `cas migrate` against a real S3 server (`s3s-fs`, `common::s3`): a
 //! data directory with data content and a workflow's snapshots moved to
 //! the bucket and back with everything readable at each step, an
 //! unreachable bucket that switches nothing, and migrations killed
 //! mid-way (the test hook `AGENT_TASK_TEST_CRASH_AT`) then resumed.
 
-use crate::blob_s3::{
-    BUCKET, Impl, SECRET_KEY, Server, big, config_text, local_objects, server_bin_of, write_private,
-};
 use crate::common::collect_flow::Loop;
 use crate::common::data_core::collect;
+use crate::common::s3::{
+    BUCKET, Impl, SECRET_KEY, Server, big, config_text, local_objects, server_bin_of, write_private,
+};
 use crate::common::{Output, TestEnv, run_cmd};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
@@ -30,7 +30,10 @@ fn migrate_killed_at(env: &TestEnv, step: &str, args: &[&str]) -> Output {
 /// The bucket's configuration as a file outside the data directory.
 fn bucket_config(env: &TestEnv, server: &Server, bucket: &str) -> PathBuf {
     let p = env.path("bucket.json");
-    write_private(&p, &config_text(env, server, bucket, SECRET_KEY));
+    write_private(
+        &p,
+        &config_text(env, &server.endpoint(), bucket, SECRET_KEY, &json!({})),
+    );
     p
 }
 

@@ -210,6 +210,30 @@ fn qualify_next_and_the_stop_hook_agree_in_every_state_and_explain_reads_the_sig
     assert_eq!(one["tasks"], e["tasks"], "{one}");
     let o = l.agent(&["explain", "--change", &l.change_id, "--task", "nope"]);
     o.error("not_found", 66);
+    // The operator, locally and without a token, reads the same
+    // explanation, naming the Change and the task by unique prefixes.
+    let short_change = &l.change_id["ch_".len().."ch_".len() + 8];
+    let short_task = &t2[.."task_".len() + 8];
+    let op_e = l
+        .env
+        .run(&["explain", "--change", short_change, "--json"])
+        .json();
+    assert_eq!(op_e, e, "{op_e}");
+    let op_one = l
+        .env
+        .run(&[
+            "explain",
+            "--change",
+            short_change,
+            "--task",
+            short_task,
+            "--json",
+        ])
+        .json();
+    assert_eq!(op_one["tasks"], e["tasks"], "{op_one}");
+    l.env
+        .run(&["explain", "--change", "ch_ffffffff", "--json"])
+        .error("not_found", 66);
     // The text block: exit code and tail, every control character inert.
     let text = explain_text(&l);
     assert!(text.contains("exit code 1"), "{text}");

@@ -238,6 +238,9 @@ fn best_of_n_side_by_side_with_qualification_then_stale_after_one_lands() {
     assert_eq!(only(&["--group", "fix-add"]), [c1.as_str(), c2.as_str()]);
     assert_eq!(only(&["--group", "other"]), Vec::<String>::new());
     assert_eq!(only(&["--change", &c2]), [c2.as_str()]);
+    // A unique prefix, with or without `ch_`, names the same Change.
+    assert_eq!(only(&["--change", &c2[..12]]), [c2.as_str()]);
+    assert_eq!(only(&["--change", &c2[3..12]]), [c2.as_str()]);
     assert_eq!(only(&["--state", "failed"]), [c2.as_str()]);
     assert_eq!(only(&["--state", "qualified"]), [c1.as_str()]);
     assert_eq!(only(&["--state", "leased"]), [l.change_id.as_str()]);
@@ -253,7 +256,11 @@ fn best_of_n_side_by_side_with_qualification_then_stale_after_one_lands() {
         .run(&["ls", "--change", "ch_missing"])
         .error("not_found", 66);
 
-    // One of the group lands: the other is stale.
+    // One of the group lands (named by a prefix, as the operator may): the
+    // other is stale. A prefix every Change shares is ambiguous.
+    l.env
+        .run(&["land", "--repo", "demo/basic", "--change", "ch_"])
+        .error("ambiguous_id", 65);
     l.env
         .run(&[
             "land",
@@ -261,7 +268,7 @@ fn best_of_n_side_by_side_with_qualification_then_stale_after_one_lands() {
             "--repo",
             "demo/basic",
             "--change",
-            &c1,
+            &c1[..12],
         ])
         .json();
     let o = ls(&l.env, &["--group", "fix-add"]);

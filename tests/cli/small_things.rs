@@ -145,6 +145,24 @@ fn request_ids_are_generated_when_omitted_and_printed_for_a_retry() {
     use crate::common::task_support::{Setup, attempt_id};
     let s = Setup::new();
     let (tests, _) = s.checkpoint();
+    // An id written out empty (an unset shell variable) is a usage error
+    // naming the flag, never a fresh id: the task stays claimable.
+    for args in [
+        vec!["claim", tests.as_str(), "--request-id", ""],
+        vec!["claim", tests.as_str(), "--request-id="],
+    ] {
+        let e = s.agent(&args).error("usage", 64);
+        assert!(
+            e["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("--request-id")),
+            "{e}"
+        );
+        assert_eq!(
+            e["details"]["arguments"][0], "--request-id <REQUEST_ID>",
+            "{e}"
+        );
+    }
     let claim = s.agent(&["claim", &tests, "--lease-ms", "60000"]).json();
     let rid = claim["request_id"]
         .as_str()
@@ -166,6 +184,16 @@ fn request_ids_are_generated_when_omitted_and_printed_for_a_retry() {
         .json();
     let hb_rid = hb["request_id"].as_str().expect("request id").to_owned();
     assert_ne!(hb_rid, rid);
+    s.agent(&[
+        "heartbeat",
+        "--attempt",
+        &att,
+        "--fence",
+        "1",
+        "--request-id",
+        "",
+    ])
+    .error("usage", 64);
     let retry = s
         .agent(&[
             "heartbeat",
@@ -530,4 +558,117 @@ fn completion_offers_collections_and_peers() {
     assert_eq!(got, vec!["scratch".to_owned()]);
     let got = bash_complete(&vars, cwd, &["agent-task", "sync", "status", "--peer", ""]);
     assert_eq!(got, vec!["src".to_owned()]);
+}
+
+/// Runs `c` with its stdout redirected to `out` and its stderr on a
+/// pseudo-terminal (util-linux `script`); returns what the terminal showed.
+fn on_terminal(c: &assert_cmd::Command, out: &std::path::Path) -> String {
+    let quote = |s: &std::ffi::OsStr| format!("'{}'", s.to_string_lossy().replace('\'', "'\\''"));
+    let mut line = quote(c.get_program());
+    for a in c.get_args() {
+        line.push(' ');
+        line.push_str(&quote(a));
+    }
+    line.push_str(" >");
+    line.push_str(&quote(out.as_os_str()));
+    let mut s = std::process::Command::new("script");
+    s.env_clear();
+    for (k, v) in c.get_envs() {
+        if let Some(v) = v {
+            s.env(k, v);
+        }
+    }
+    s.env("TERM", "xterm").args(["-qec", &line, "/dev/null"]);
+    let o = s.output().expect("script runs");
+    assert!(o.status.success(), "{o:?}");
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+#[test]
+fn progress_is_drawn_on_a_terminal_and_never_in_a_pipe() {
+    use crate::common::task_support::Setup;
+    let s = Setup::new();
+    // A checkpoint at a terminal shows the files it hashes; its JSON still
+    // goes to stdout whole.
+    let out = s.env.tmp.path().join("checkpoint.json");
+    let mut c = s.env.cmd();
+    c.arg("--token-file")
+        .arg(&s.token)
+        .args(["checkpoint", "--workspace", s.ws()]);
+    let shown = on_terminal(&c, &out);
+    assert!(shown.contains("checkpoint: hashing files"), "{shown:?}");
+    let v: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&out).expect("stdout")).expect("json stdout");
+    assert!(v["revision"].is_string(), "{v}");
+    // Piped, the same command writes nothing on stderr.
+    let o = s.agent(&["checkpoint", "--workspace", s.ws()]);
+    assert_eq!(o.code, 0, "{o}");
+    assert!(o.stderr.is_empty(), "{o}");
+
+    // Bulk ingest: counts redrawn at a terminal instead of the JSON
+    // acknowledgements a program reads from a pipe.
+    let env = crate::common::data_core::data_env();
+    let input = env.tmp.path().join("in.jsonl");
+    let lines: String = (0..300)
+        .map(|i| format!("{{\"text\":\"line {i}\"}}\n"))
+        .collect();
+    std::fs::write(&input, lines).expect("write");
+    let args = [
+        "data",
+        "collect",
+        "--collection",
+        "default",
+        "--collector",
+        "text",
+        "--batch",
+        "100",
+        "--jsonl",
+    ];
+    let mut c = env.cmd();
+    c.args(args).arg(&input);
+    let out = env.tmp.path().join("bulk.json");
+    let shown = on_terminal(&c, &out);
+    assert!(shown.contains("data collect: line "), "{shown:?}");
+    assert!(!shown.contains("committed_through_line"), "{shown:?}");
+    let v: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&out).expect("stdout")).expect("json stdout");
+    assert_eq!(v["inserted"], 300, "{v}");
+    let mut c = env.cmd();
+    c.args(args).arg(&input);
+    let o = crate::common::run_cmd(&mut c);
+    assert_eq!(o.code, 0, "{o}");
+    assert!(
+        o.stderr
+            .lines()
+            .all(|l| l.contains("committed_through_line")),
+        "{o}"
+    );
+}
+
+#[test]
+fn a_collect_at_a_terminal_shows_its_phases() {
+    use crate::common::collect_flow::{Loop, s};
+    let l = Loop::basic("bwrap");
+    let task = l.checkpoint();
+    let (d, _) = l.claim(&task, "d.json");
+    let mut c = l.env.cmd();
+    c.arg("--token-file").arg(&l.token).args([
+        "collect",
+        "--descriptor",
+        s(&d),
+        "--collector-dir",
+        s(&l.collector),
+    ]);
+    let out = l.env.tmp.path().join("collect.json");
+    let shown = on_terminal(&c, &out);
+    for phase in [
+        "collect: rechecking",
+        "collect: running",
+        "collect: importing",
+    ] {
+        assert!(shown.contains(phase), "{phase}: {shown:?}");
+    }
+    let v: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&out).expect("stdout")).expect("json stdout");
+    assert_eq!(v["outcome"], "passed", "{v}");
 }

@@ -81,9 +81,12 @@ where
             Err(e) => return output::clap_error(e),
         }
     }
-    let parsed = Cli::command()
-        .try_get_matches_from(args)
-        .and_then(|m| Cli::from_arg_matches(&m));
+    let parsed = Cli::command().try_get_matches_from(args).and_then(|m| {
+        if let Some(e) = empty_request_id(&m) {
+            return Err(e);
+        }
+        Cli::from_arg_matches(&m)
+    });
     let cli = match parsed {
         Ok(p) => p,
         Err(e) => return output::clap_error(e),
@@ -98,6 +101,41 @@ where
         }) => output::text(&t, exit_code),
         Ok(reply) => output::success(&reply.value, pretty, reply.exit_code),
         Err(e) => output::failure(&e),
+    }
+}
+
+/// A usage error when the command line named `--request-id ""`: an
+/// omitted id is generated (and printed for a retry), but an empty one
+/// written out is a mistake (an unset shell variable, say) that a fresh id
+/// would hide, and a retry would then not be one.
+fn empty_request_id(m: &clap::ArgMatches) -> Option<clap::Error> {
+    use clap::parser::ValueSource;
+    let mut m = m;
+    loop {
+        // `try_get_raw` first: `value_source` panics (debug builds) on an
+        // id the subcommand does not define.
+        let empty = m
+            .try_get_raw("request_id")
+            .ok()
+            .flatten()
+            .is_some_and(|mut v| v.any(|v| v.is_empty()));
+        if empty && m.value_source("request_id") == Some(ValueSource::CommandLine) {
+            let cmd = <Cli as clap::CommandFactory>::command();
+            let mut e = clap::Error::new(clap::error::ErrorKind::InvalidValue).with_cmd(&cmd);
+            e.insert(
+                clap::error::ContextKind::InvalidArg,
+                clap::error::ContextValue::String("--request-id <REQUEST_ID>".into()),
+            );
+            e.insert(
+                clap::error::ContextKind::InvalidValue,
+                clap::error::ContextValue::String(String::new()),
+            );
+            return Some(e);
+        }
+        match m.subcommand() {
+            Some((_, sub)) => m = sub,
+            None => return None,
+        }
     }
 }
 

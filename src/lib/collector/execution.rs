@@ -297,6 +297,11 @@ pub(crate) fn drive<K: CollectorKind>(
             K::in_progress(req, &ex, d, bytes, record)
         });
     };
+    // Progress only between the calls below, each of which takes and
+    // releases the data directory's lock and transactions itself: nothing
+    // is drawn while one is held (only this execution's own hold, which no
+    // other command waits on).
+    crate::progress::phase("rechecking and reserving", None);
     let started = K::start(req, &cdir, &ex, d)?;
     let (bytes, record) = match ex.read("transfer", MAX_TRANSFER_BYTES)? {
         Some(bytes) => {
@@ -312,18 +317,21 @@ pub(crate) fn drive<K: CollectorKind>(
             let record = match ex.read("record", MAX_TRANSFER_BYTES)? {
                 Some(b) => K::decode_record(&started, &b)?,
                 None => {
+                    crate::progress::phase("running", None);
                     let record = K::run(req, &cdir, &seed, &ex, d, &started)?;
                     ex.write("record", &K::record_bytes(&record)?)?;
                     crate::collector::crash_point("after_run");
                     record
                 }
             };
+            crate::progress::phase("signing and retaining", None);
             let bytes = K::seal(d, &started, &record, &key)?;
             ex.write("transfer", &bytes)?;
             crate::collector::crash_point("after_sign");
             (bytes, record)
         }
     };
+    crate::progress::phase("importing the evidence", None);
     let uploaded = up.upload(&bytes)?;
     ex.write("upload", &serde_json::to_vec(&uploaded)?)?;
     K::answer(d, &started, &record, &bytes, &ex, uploaded)

@@ -259,6 +259,7 @@ impl Client {
             .ok_or_else(|| Error::new(Code::InvalidInput, "workspace path is not UTF-8"))?
             .to_owned();
         let cached = cache_file.map(|p| cache::load(p, &key)).unwrap_or_default();
+        crate::progress::phase("reading the workspace", None);
         let scan = snapshot::scan_client(&canon, &cached, max_revision_bytes)?;
         if let Some(p) = cache_file {
             // Facts about the files, whatever the endpoint says next; a
@@ -271,6 +272,7 @@ impl Client {
                 scan.scanned_at_ns,
             );
         }
+        crate::progress::phase("sending the manifest", None);
         let neg = self.manifest(change_id, &scan.manifest_bytes)?;
         let revision = neg
             .get("revision")
@@ -311,6 +313,7 @@ impl Client {
         }
         let target = PACK_TARGET.min(max_pack);
         let (mut uploaded, mut uploaded_bytes, mut packs) = (0u64, 0u64, 0u64);
+        crate::progress::phase("sending blobs", Some(missing.len() as u64));
         let mut i = 0;
         while i < missing.len() {
             let mut j = i;
@@ -323,8 +326,10 @@ impl Client {
             uploaded += out.get("stored").and_then(Value::as_u64).unwrap_or(0);
             uploaded_bytes += out.get("stored_bytes").and_then(Value::as_u64).unwrap_or(0);
             packs += 1;
+            crate::progress::inc((j - i) as u64);
             i = j;
         }
+        crate::progress::phase("committing the revision", None);
         let mut out = self.op(&OperationRequest::CheckpointCommit(
             crate::workflow::service::facade::CheckpointCommitRequest {
                 change: crate::workflow::service::change::ChangeSel::Id(change_id.to_owned()),

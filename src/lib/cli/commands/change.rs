@@ -254,6 +254,9 @@ pub struct CheckpointArgs {
 }
 
 pub(super) fn checkpoint(ctx: &Ctx, a: CheckpointArgs) -> Result<Value> {
+    // Files hashed and blobs sent, on stderr at a terminal.
+    crate::progress::enable_at_terminal();
+    let _bar = crate::progress::Bar::start("checkpoint");
     if let Some(auth) = a.remote.authority()? {
         let change = a
             .sel

@@ -222,7 +222,7 @@ pub struct LandArgs {
     /// Repository id.
     #[arg(long)]
     pub repo: String,
-    /// Change id.
+    /// Change id, or a unique prefix of one (`ch_` may be left out).
     #[arg(long)]
     pub change: String,
     /// Land a revision that changes protected paths (the operator's explicit
@@ -442,6 +442,11 @@ pub(super) fn collector(ctx: &Ctx, c: CollectorCmd) -> Result<Value> {
 }
 
 pub(super) fn collect(ctx: &Ctx, a: CollectArgs) -> Result<Value> {
+    // Phases on stderr at a terminal, drawn only between the steps that
+    // lock (the wrapper-started collect, whose stderr is the agent's, holds
+    // no data-directory lock at all).
+    crate::progress::enable_at_terminal();
+    let _bar = crate::progress::Bar::start("collect");
     let from_stdin = a.descriptor.as_os_str() == "-";
     let (bytes, token) = if a.token_on_stdin {
         if !from_stdin {
@@ -557,13 +562,20 @@ pub(super) fn qualify(ctx: &Ctx, a: AgentChangeArgs) -> Result<Value> {
 }
 
 pub(super) fn land(ctx: &Ctx, a: LandArgs) -> Result<Value> {
+    let root = ctx.data_dir()?;
+    // A unique prefix of the Change id, as the operator may view every one.
+    let change_id = crate::workflow::service::ops::resolve_id_operator(
+        root,
+        crate::workflow::service::change::IdKind::Change,
+        &a.change,
+    )?;
     crate::workflow::service::land::land(
-        ctx.data_dir()?,
+        root,
         ctx.lock_timeout,
         ctx.clock.as_ref(),
         &LandRequest {
             repo_id: a.repo,
-            change_id: a.change,
+            change_id,
             allow_protected_change: a.allow_protected_change,
             update_worktree: a.update_worktree,
             author: a.author,

@@ -8,8 +8,10 @@ use super::change::EndpointArgs;
 use super::to_value;
 use crate::cli::ctx::Ctx;
 use crate::error::{Code, Error, Result};
+use crate::workflow::service::change::IdKind;
 use crate::workflow::service::explain;
 use crate::workflow::service::facade::OperationRequest;
+use crate::workflow::service::ops;
 use crate::workflow::service::overview::{self, ChangeView, Overview, OverviewRequest};
 use serde_json::Value;
 use std::fmt::Write as _;
@@ -71,7 +73,14 @@ fn read(ctx: &Ctx, a: &LsArgs) -> Result<Overview> {
                 )
             })
         }
-        None => overview::operator(ctx.data_dir()?, ctx.clock.as_ref(), &a.filter),
+        None => {
+            let root = ctx.data_dir()?;
+            let mut filter = a.filter.clone();
+            if let Some(id) = &mut filter.change {
+                *id = ops::resolve_id_operator(root, IdKind::Change, id)?;
+            }
+            overview::operator(root, ctx.clock.as_ref(), &filter)
+        }
     }
 }
 

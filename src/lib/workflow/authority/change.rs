@@ -347,7 +347,7 @@ pub fn open_changes_of(
 ) -> Result<Vec<Change>> {
     let ids: Vec<String> = conn
         .prepare_cached(
-            "SELECT c.change_id FROM changes c WHERE c.owner_id = ?1 \
+            "SELECT c.change_id FROM changes c WHERE (?1 IS NULL OR c.owner_id = ?1) \
              AND (?2 IS NULL OR (c.repo_id = ?2 AND c.profile_id = ?3)) \
              AND NOT EXISTS (SELECT 1 FROM landings l WHERE l.change_id = c.change_id AND l.state = 'landed') \
              ORDER BY c.created_at, c.change_id LIMIT ?4",
@@ -365,26 +365,28 @@ pub fn open_changes_of(
     ids.iter().map(|id| change(conn, id)).collect()
 }
 
-/// The ids of `kind` (`change` or `task`) that `owner_id` may view (in
-/// `scope`, when one is given) and that start with `prefix`, in id order,
-/// at most `max`: what an id prefix on the command line may name.
+/// The ids of `kind` (`change` or `task`) that `owner_id` may view (every
+/// owner's for `None`, the operator; in `scope`, when one is given) and
+/// that start with `prefix`, in id order, at most `max`: what an id prefix
+/// on the command line may name.
 pub fn ids_with_prefix(
     conn: &Connection,
     kind: IdKind,
-    owner_id: &str,
+    owner_id: Option<&str>,
     scope: Option<&Scope>,
     prefix: &str,
     max: usize,
 ) -> Result<Vec<String>> {
     let sql = match kind {
         IdKind::Change => {
-            "SELECT c.change_id FROM changes c WHERE c.owner_id = ?1 \
+            "SELECT c.change_id FROM changes c WHERE (?1 IS NULL OR c.owner_id = ?1) \
              AND (?2 IS NULL OR (c.repo_id = ?2 AND c.profile_id = ?3)) \
              AND substr(c.change_id, 1, ?4) = ?5 ORDER BY c.change_id LIMIT ?6"
         }
         IdKind::Task => {
             "SELECT t.task_id FROM subject_tasks t JOIN changes c ON c.change_id = t.change_id \
-             WHERE c.owner_id = ?1 AND (?2 IS NULL OR (c.repo_id = ?2 AND c.profile_id = ?3)) \
+             WHERE (?1 IS NULL OR c.owner_id = ?1) \
+             AND (?2 IS NULL OR (c.repo_id = ?2 AND c.profile_id = ?3)) \
              AND substr(t.task_id, 1, ?4) = ?5 ORDER BY t.task_id LIMIT ?6"
         }
         IdKind::Attempt => return Err(Error::internal("attempt ids live in the journal")),

@@ -829,11 +829,14 @@ fn compare_tree(
     let mut entries = Vec::with_capacity(found.len());
     let mut updates = Vec::new();
     let mut hashed = 0u64;
+    let misses = hits.iter().filter(|h| h.is_none()).count() as u64;
+    crate::progress::phase("hashing files", Some(misses));
     for (f, hit) in found.iter().zip(hits) {
         let (sha, size) = match hit {
             Some(c) => (Sha256Hex::from_bytes(c.sha256), c.size),
             None => {
                 hashed += 1;
+                crate::progress::inc(1);
                 let abs = f.abs();
                 let (digest, size) = if f.mode == MODE_LINK {
                     let t = std::fs::read_link(abs).map_err(|e| Error::io("readlink", abs, e))?;

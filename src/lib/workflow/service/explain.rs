@@ -12,13 +12,19 @@
 //! profile's is `not_found` through the endpoint).
 
 use super::ctx::AgentCtx;
+use crate::clock::{Clock, unix_millis};
+use crate::contract::Actor;
 use crate::contract::{ActionClass, Next};
 use crate::error::{Code, Error, Result};
+use crate::store::Connection;
 use crate::store::DataDir;
-use crate::workflow::authority::change::{self, ChangeSel};
+use crate::workflow::authority::admin::{self, Authenticated};
+use crate::workflow::authority::change::{self, ChangeSel, Scope};
 use crate::workflow::authority::{evaluate, evidence, receipt};
+use crate::workflow::journal::{self, Now};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
+use std::path::Path;
 
 /// Most findings of a review shown per task.
 pub const MAX_FINDINGS: usize = 32;
@@ -259,10 +265,47 @@ fn record_of(
 /// `explain`: one read snapshot (qualification's, then the evaluation and
 /// the retained records it names).
 pub fn explain(cx: &AgentCtx<'_>, req: &ExplainRequest) -> Result<Explanation> {
+    cx.read(|j, a, who, now| explain_in(cx.root, cx.scope.as_ref(), req, j, a, who, now))
+}
+
+/// The operator's `explain` of any Change of the data directory at `root`
+/// (the dashboard: no token, the data directory is the operator's), read
+/// in one snapshot without the lock, as [`super::overview::operator`]
+/// reads; the Change is read as its owner reads it.
+pub fn operator(root: &Path, clock: &dyn Clock, req: &ExplainRequest) -> Result<Explanation> {
+    let (dir, ac) = admin::open_read(root)?;
+    ac.begin_read()?;
+    let jc = dir.open_read_cached(&journal::SPEC)?;
+    if let Some(j) = &jc {
+        j.begin_read()?;
+    }
+    let now = Now {
+        ms: unix_millis(clock.now()),
+    };
+    let ch = change::select_in(&ac, &req.change, None)?;
+    let owner = Authenticated {
+        actor: Actor {
+            owner_id: ch.owner_id.clone(),
+            agent_id: ch.agent_id.clone(),
+        },
+        grant_generation: 0,
+    };
+    explain_in(root, None, req, jc.as_deref(), &ac, &owner, now)
+}
+
+fn explain_in(
+    root: &Path,
+    scope: Option<&Scope>,
+    req: &ExplainRequest,
+    j: Option<&Connection>,
+    a: &Connection,
+    who: &Authenticated,
+    now: Now,
+) -> Result<Explanation> {
     let sel: &ChangeSel = &req.change;
-    cx.read(|j, a, who, now| {
-        let q = receipt::qualify(cx.root, sel, cx.scope.as_ref())(j, a, who, now)?;
-        let ch = change::select_in(a, sel, cx.scope.as_ref())?;
+    {
+        let q = receipt::qualify(root, sel, scope)(j, a, who, now)?;
+        let ch = change::select_in(a, sel, scope)?;
         let next = serde_json::from_value::<NextView>(q["next"].clone()).unwrap_or(NextView {
             operation: "none".into(),
             task_id: None,
@@ -330,7 +373,7 @@ pub fn explain(cx: &AgentCtx<'_>, req: &ExplainRequest) -> Result<Explanation> {
             let record = match &e.transfer {
                 Some(row) => {
                     if dir.is_none() {
-                        dir = Some(DataDir::open(cx.root)?);
+                        dir = Some(DataDir::open(root)?);
                     }
                     match &dir {
                         Some(d) => Some(record_of(d, row)?),
@@ -356,13 +399,10 @@ pub fn explain(cx: &AgentCtx<'_>, req: &ExplainRequest) -> Result<Explanation> {
         } else if codes.is_empty() {
             "the subject does not qualify".into()
         } else {
-            format!(
-                "{} task(s) keep the subject from qualifying",
-                codes.len()
-            )
+            format!("{} task(s) keep the subject from qualifying", codes.len())
         };
         Ok(out)
-    })
+    }
 }
 
 /// `next` as qualification's answer carries it: `operation`, and the

@@ -582,6 +582,24 @@ pub const MAX_ID_CANDIDATES: usize = 20;
 /// for a Change). None: `not_found`; several: `ambiguous_id` listing those
 /// (only ids the caller may view, never another owner's).
 pub fn resolve_id(cx: &AgentCtx<'_>, kind: change::IdKind, given: &str) -> Result<String> {
+    choose_id(kind, given, |prefix, max| {
+        visible_ids(cx, kind, prefix, max)
+    })
+}
+
+/// [`resolve_id`] for the operator, who may view every id of the data
+/// directory at `root` (no token: the directory is the operator's).
+pub fn resolve_id_operator(root: &Path, kind: change::IdKind, given: &str) -> Result<String> {
+    choose_id(kind, given, |prefix, max| {
+        operator_ids(root, kind, prefix, max)
+    })
+}
+
+fn choose_id(
+    kind: change::IdKind,
+    given: &str,
+    list: impl FnOnce(&str, usize) -> Result<Vec<String>>,
+) -> Result<String> {
     if given.is_empty() || kind.is_full(given) {
         return Ok(given.to_owned());
     }
@@ -590,7 +608,7 @@ pub fn resolve_id(cx: &AgentCtx<'_>, kind: change::IdKind, given: &str) -> Resul
     } else {
         format!("{}{given}", kind.id_prefix())
     };
-    let mut ids = visible_ids(cx, kind, &prefix, MAX_ID_CANDIDATES + 1)?;
+    let mut ids = list(&prefix, MAX_ID_CANDIDATES + 1)?;
     match ids.len() {
         1 => Ok(ids.remove(0)),
         0 => Err(Error::new(
@@ -620,6 +638,29 @@ pub fn resolve_id(cx: &AgentCtx<'_>, kind: change::IdKind, given: &str) -> Resul
     }
 }
 
+/// Every id of `kind` in the data directory at `root` that starts with
+/// `prefix`, in id order, at most `max`: the operator's candidates.
+pub fn operator_ids(
+    root: &Path,
+    kind: change::IdKind,
+    prefix: &str,
+    max: usize,
+) -> Result<Vec<String>> {
+    check_id(kind.as_str(), prefix)?;
+    let (dir, ac) = admin::open_read(root)?;
+    ac.begin_read()?;
+    match kind {
+        change::IdKind::Attempt => match dir.open_read_cached(&journal::SPEC)? {
+            None => Ok(Vec::new()),
+            Some(j) => {
+                j.begin_read()?;
+                journal::attempt_ids_with_prefix(&j, prefix, |_| Ok(true), max)
+            }
+        },
+        _ => change::ids_with_prefix(&ac, kind, None, None, prefix, max),
+    }
+}
+
 /// The ids of `kind` the caller may view that start with `prefix` (whole,
 /// with the kind's `ch_`/`task_`/`att_`), in id order, at most `max`: what
 /// [`resolve_id`] chooses among and what shell completion offers.
@@ -643,7 +684,7 @@ pub fn visible_ids(
                     max,
                 ),
             },
-            _ => change::ids_with_prefix(a, kind, owner, scope, prefix, max),
+            _ => change::ids_with_prefix(a, kind, Some(owner), scope, prefix, max),
         }
     })
 }

@@ -66,8 +66,21 @@ pub(super) fn run(ctx: &Ctx, a: &CollectArgs) -> Result<Reply> {
         flush: std::time::Duration::from_millis(a.flush_ms),
     };
     let start = std::time::Instant::now();
-    // The acknowledgement: one JSON line on stderr per committed batch.
+    crate::progress::enable_at_terminal();
+    let _bar = crate::progress::Bar::start("data collect");
+    crate::progress::phase("ingesting", None);
+    let at_terminal = crate::progress::is_shown();
+    // The acknowledgement: one JSON line on stderr per committed batch, for
+    // the program that reads it; a person at a terminal sees the counts
+    // redrawn in place instead.
     let ack = |p: &BulkProgress| {
+        if at_terminal {
+            crate::progress::message(format!(
+                "line {}: {} new, {} existing, {} failed",
+                p.committed_through_line, p.inserted, p.existing, p.failed
+            ));
+            return;
+        }
         if let Ok(line) = serde_json::to_string(p) {
             let mut err = std::io::stderr().lock();
             let _ = writeln!(err, "{line}");
