@@ -6,6 +6,8 @@
 #   target/interop/venv          Python venv with tests/interop/python/requirements.txt
 #   target/interop/attest-venv   Python venv with tests/interop/attest/requirements.txt
 #   target/interop/s3s           the s3s-fs S3 server (cargo install, crates.io)
+#   target/interop/moto          Python venv with moto[server] (tests/interop/moto/requirements.txt),
+#                                a second, independent S3 server
 #   target/interop/node          node_modules from tests/interop/node/package-lock.json:
 #                                @modelcontextprotocol/sdk 1.x and /client 2.x,
 #                                @modelcontextprotocol/conformance, and the Node 22
@@ -57,6 +59,18 @@ if [ -n "$py" ]; then
     echo "$want" >"$root/attest-venv.stamp"
   fi
   echo "export AGENT_TASK_INTEROP_ATTEST_PYTHON=$root/attest-venv/bin/python"
+  # moto (pinned, with its server extra): a second S3 implementation the
+  # blob-store tests run against besides s3s-fs.
+  req=tests/interop/moto/requirements.txt
+  want="$(sha256sum "$req" | cut -d' ' -f1) $($py -c 'import sys; print(sys.version.split()[0])')"
+  if ! stamp_ok "$root/moto.stamp" "$want" || [ ! -x "$root/moto/bin/moto_server" ]; then
+    echo "install-interop: creating $root/moto" >&2
+    rm -rf "$root/moto" "$root/moto.stamp"
+    "$py" -m venv "$root/moto"
+    "$root/moto/bin/python" -m pip install -q --disable-pip-version-check --no-input -r "$req" >&2
+    echo "$want" >"$root/moto.stamp"
+  fi
+  echo "export AGENT_TASK_INTEROP_MOTO=$root/moto/bin/moto_server"
 else
   echo "install-interop: no Python >= 3.10 found; the Python SDK and attestation interop tests will be skipped" >&2
 fi

@@ -1,8 +1,11 @@
 //! The S3-compatible blob store against a real S3 server: `s3s-fs`
 //! (crates.io, SigV4 over a local directory), installed by
-//! `scripts/install-interop.sh` and named by `AGENT_TASK_INTEROP_S3S`.
-//! Without it the tests are skipped, unless `AGENT_TASK_REQUIRE_INTEROP=1`
-//! (`scripts/test.sh`), where a missing server fails.
+//! `scripts/install-interop.sh` and named by `AGENT_TASK_INTEROP_S3S`, and
+//! for the core flows (data content, `cas` put/cat/fsck, the workflow
+//! loop) `moto` too (PyPI, a second and independent implementation, named
+//! by `AGENT_TASK_INTEROP_MOTO`; `common::s3`). Without them the tests are
+//! skipped, unless `AGENT_TASK_REQUIRE_INTEROP=1` (`scripts/test.sh`),
+//! where a missing server fails.
 //!
 //! Data content (through the CLI and the data node's HTTP route) and a
 //! whole workflow loop (checkpoint, collect, land) keep
@@ -16,7 +19,8 @@ use crate::common::collect_flow::Loop;
 use crate::common::data_core::{all_changes, collect, collect_run};
 use crate::common::data_support::{TOKEN, req, serve};
 use crate::common::s3::{
-    BUCKET, SECRET_KEY, Server, big, configure, digest_of, local_objects, server_bin, setup,
+    BUCKET, Impl, SECRET_KEY, Server, big, configure, digest_of, local_objects, server_bin_of,
+    setup, setup_on,
 };
 use serde_json::json;
 use std::os::unix::fs::PermissionsExt;
@@ -26,17 +30,32 @@ fn data_content_lives_in_the_bucket_and_reads_back_verified() {
     let Some((env, server)) = setup() else {
         return;
     };
+    let (id, text, digest, put_digest) = data_and_cas_through_the_bucket(&env, &server);
+    tampered_objects_are_refused(&env, &server, &id, &text, &digest, &put_digest);
+}
+
+#[test]
+fn data_content_and_cas_objects_live_in_a_moto_bucket_too() {
+    let Some((env, server)) = setup_on(Impl::Moto) else {
+        return;
+    };
+    data_and_cas_through_the_bucket(&env, &server);
+}
+
+/// Data content and `cas put/cat/fsck` through the bucket: the record's id,
+/// its text and digest, and the `cas put` object's digest.
+fn data_and_cas_through_the_bucket(
+    env: &TestEnv,
+    server: &Server,
+) -> (String, String, String, String) {
     assert_eq!(env.run(&["info"]).json()["blob_store"], "s3");
     let text = big("bucket-borne");
-    let out = collect(&env, "default", &json!({"text": text}));
+    let out = collect(env, "default", &json!({"text": text}));
     let record = out["records"][0].clone();
     let id = record["id"].as_str().expect("id").to_owned();
     let digest = digest_of(&record);
-    assert!(
-        server.object(&digest).is_file(),
-        "the object is in the bucket"
-    );
-    assert_eq!(local_objects(&env), 0, "nothing in the local cas/");
+    assert!(server.objects() == 1, "the object is in the bucket");
+    assert_eq!(local_objects(env), 0, "nothing in the local cas/");
     let got = env.run(&["data", "get", &id]).json();
     assert_eq!(got["content"]["data"], text.as_str());
     let out_file = env.path("content.bin");
@@ -70,44 +89,66 @@ fn data_content_lives_in_the_bucket_and_reads_back_verified() {
         (json!(2), json!([]))
     );
     assert_eq!(server.objects(), 2);
+    (id, text, digest, put_digest)
+}
 
+/// Objects changed behind agent-task's back (in `s3s-fs`'s directory).
+fn tampered_objects_are_refused(
+    env: &TestEnv,
+    server: &Server,
+    id: &str,
+    text: &str,
+    digest: &str,
+    put_digest: &str,
+) {
+    let cat = env.path("cat.bin");
+    assert!(server.object(digest).is_file(), "the object is a file");
     // Replaced behind our back (same length, other bytes), then truncated,
     // then removed: typed refusals, never the wrong bytes.
-    let obj = server.object(&digest);
-    let mut wrong = text.clone().into_bytes();
+    let obj = server.object(digest);
+    let mut wrong = text.as_bytes().to_vec();
     wrong[0] ^= 1;
     std::fs::write(&obj, &wrong).expect("replace");
-    env.run(&["data", "get", &id])
+    env.run(&["data", "get", id])
         .error("blob_integrity_error", 65);
     let fsck = env.run(&["cas", "fsck"]).json();
     assert_eq!(fsck["corrupt"], json!([digest]));
     std::fs::write(&obj, &text.as_bytes()[..100]).expect("truncate");
-    env.run(&["data", "get", &id])
+    env.run(&["data", "get", id])
         .error("blob_integrity_error", 65);
     let _ = std::fs::remove_file(env.path("content2.bin"));
     env.run(&[
         "data",
         "get",
-        &id,
+        id,
         "--content-out",
         env.path("content2.bin").to_str().expect("p"),
     ])
     .error("blob_integrity_error", 65);
     std::fs::write(&cat, b"").expect("reset");
-    std::fs::write(server.object(&put_digest), b"put through the SEAM").expect("replace");
-    env.run(&["cas", "cat", &put_digest, "--out", cat.to_str().expect("p")])
+    std::fs::write(server.object(put_digest), b"put through the SEAM").expect("replace");
+    env.run(&["cas", "cat", put_digest, "--out", cat.to_str().expect("p")])
         .error("integrity_error", 65);
     std::fs::remove_file(&obj).expect("remove");
-    env.run(&["data", "get", &id]).error("blob_not_found", 66);
+    env.run(&["data", "get", id]).error("blob_not_found", 66);
 }
 
 #[test]
 fn a_workflow_loop_keeps_its_snapshots_in_the_bucket() {
-    let Some(bin) = server_bin() else {
+    workflow_loop_on(Impl::S3s);
+}
+
+#[test]
+fn a_workflow_loop_keeps_its_snapshots_in_a_moto_bucket_too() {
+    workflow_loop_on(Impl::Moto);
+}
+
+fn workflow_loop_on(which: Impl) {
+    let Some(bin) = server_bin_of(which) else {
         return;
     };
     let env = TestEnv::init();
-    let server = Server::start(bin, env.path("s3root"));
+    let server = Server::start_impl(which, bin, env.path("s3root"));
     configure(&env, &server, BUCKET, SECRET_KEY);
     let l = Loop::setup(
         env,

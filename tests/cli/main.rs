@@ -7,6 +7,9 @@
 mod attest;
 mod attest_interop;
 mod authority_faults;
+mod blob_clock;
+mod blob_lock;
+mod blob_migrate;
 mod blob_s3;
 mod blob_s3_faults;
 mod cas;

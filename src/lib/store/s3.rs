@@ -156,7 +156,14 @@ fn bounded(what: &str, v: &str, max: usize) -> Result<()> {
 /// credentials file it names must be owner-private regular files; the
 /// credentials path must be absolute.
 pub(crate) fn load(root: &Path, spool: PathBuf) -> Result<Option<S3Store>> {
-    let Some(bytes) = read_small(&root.join(CONFIG_FILE), "the blob-store configuration")? else {
+    Ok(load_file(&root.join(CONFIG_FILE), spool)?.map(|(store, _)| store))
+}
+
+/// Loads an S3 store from a configuration file in the `blob-store.json`
+/// format anywhere (`cas migrate --to s3 --config FILE`), under the same
+/// rules, with the file's bytes as read (`Ok(None)`: no such file).
+pub(crate) fn load_file(path: &Path, spool: PathBuf) -> Result<Option<(S3Store, Vec<u8>)>> {
+    let Some(bytes) = read_small(path, "the blob-store configuration")? else {
         return Ok(None);
     };
     let c: ConfigFile = serde_json::from_slice(&bytes)
@@ -265,7 +272,7 @@ pub(crate) fn load(root: &Path, spool: PathBuf) -> Result<Option<S3Store>> {
         );
     }
     let agent: ureq::Agent = builder.build().into();
-    Ok(Some(S3Store {
+    let store = S3Store {
         bucket,
         creds: Credentials::new(cred.access_key_id, cred.secret_access_key),
         prefix: c.prefix,
@@ -274,7 +281,8 @@ pub(crate) fn load(root: &Path, spool: PathBuf) -> Result<Option<S3Store>> {
         timeout,
         multipart_threshold: threshold_mib << 20,
         part_size: (threshold_mib << 20).min(MAX_PART),
-    }))
+    };
+    Ok(Some((store, bytes)))
 }
 
 /// The certificates of the CA file `ca_file` names: an absolute path to a

@@ -1,8 +1,10 @@
 //! A real S3 server for the blob-store tests: `s3s-fs` (crates.io, SigV4
 //! over a local directory), installed by `scripts/install-interop.sh` and
-//! named by `AGENT_TASK_INTEROP_S3S`. Without it the tests are skipped,
-//! unless `AGENT_TASK_REQUIRE_INTEROP=1` (`scripts/test.sh`), where a
-//! missing server fails.
+//! named by `AGENT_TASK_INTEROP_S3S`, or for the core flows `moto` (PyPI,
+//! a second and independent implementation, in memory), named by
+//! `AGENT_TASK_INTEROP_MOTO`. Without them the tests are skipped, unless
+//! `AGENT_TASK_REQUIRE_INTEROP=1` (`scripts/test.sh`), where a missing
+//! server fails.
 
 use crate::common::TestEnv;
 use serde_json::{Value, json};
@@ -12,27 +14,48 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 const VAR: &str = "AGENT_TASK_INTEROP_S3S";
+const MOTO_VAR: &str = "AGENT_TASK_INTEROP_MOTO";
 pub const ACCESS_KEY: &str = "AKIDAGENTTASKTEST";
 pub const SECRET_KEY: &str = "agent-task-test-secret-key";
 pub const BUCKET: &str = "agent-blobs";
 pub const PREFIX: &str = "at/";
 
+/// Which S3 implementation a test runs against: `s3s-fs` (Rust, over a
+/// directory the test can reach behind the server's back) or `moto`
+/// (Python, in memory, checking no signature).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Impl {
+    S3s,
+    Moto,
+}
+
 pub fn server_bin() -> Option<PathBuf> {
-    match std::env::var_os(VAR) {
+    server_bin_of(Impl::S3s)
+}
+
+pub fn server_bin_of(which: Impl) -> Option<PathBuf> {
+    let var = match which {
+        Impl::S3s => VAR,
+        Impl::Moto => MOTO_VAR,
+    };
+    match std::env::var_os(var) {
         Some(p) if !p.is_empty() => Some(PathBuf::from(p)),
         _ => {
             assert!(
                 std::env::var("AGENT_TASK_REQUIRE_INTEROP").as_deref() != Ok("1"),
-                "{VAR} is unset but AGENT_TASK_REQUIRE_INTEROP=1 (run scripts/install-interop.sh)"
+                "{var} is unset but AGENT_TASK_REQUIRE_INTEROP=1 (run scripts/install-interop.sh)"
             );
-            eprintln!("skipped: {VAR} is unset (run scripts/install-interop.sh)");
+            eprintln!("skipped: {var} is unset (run scripts/install-interop.sh)");
             None
         }
     }
 }
 
-/// A running `s3s-fs` on loopback over `root` (buckets are its directories).
+/// A running S3 server on loopback: `s3s-fs` over `root` (buckets are its
+/// directories), or `moto` (in memory; the bucket is created by a request,
+/// as agent-task never creates one).
 pub struct Server {
+    which: Impl,
     bin: PathBuf,
     pub root: PathBuf,
     pub port: u16,
@@ -41,38 +64,81 @@ pub struct Server {
 
 impl Server {
     pub fn start(bin: PathBuf, root: PathBuf) -> Server {
-        std::fs::create_dir_all(root.join(BUCKET)).expect("bucket dir");
+        Server::start_impl(Impl::S3s, bin, root)
+    }
+
+    pub fn start_impl(which: Impl, bin: PathBuf, root: PathBuf) -> Server {
+        if which == Impl::S3s {
+            std::fs::create_dir_all(root.join(BUCKET)).expect("bucket dir");
+        }
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .expect("bind")
             .local_addr()
             .expect("addr")
             .port();
         let mut s = Server {
+            which,
             bin,
             root,
             port,
             child: None,
         };
         s.up();
+        if which == Impl::Moto {
+            // moto checks no signature on bucket creation: a bare PUT.
+            let (status, _) = s.plain("PUT", &format!("/{BUCKET}"));
+            assert_eq!(status, 200, "moto created the bucket");
+        }
         s
     }
 
     pub fn up(&mut self) {
-        let child = Command::new(&self.bin)
-            .args(["--host", "127.0.0.1", "--port", &self.port.to_string()])
-            .args(["--access-key", ACCESS_KEY, "--secret-key", SECRET_KEY])
-            .arg(&self.root)
+        let mut cmd = Command::new(&self.bin);
+        match self.which {
+            Impl::S3s => {
+                cmd.args(["--host", "127.0.0.1", "--port", &self.port.to_string()])
+                    .args(["--access-key", ACCESS_KEY, "--secret-key", SECRET_KEY])
+                    .arg(&self.root);
+            }
+            Impl::Moto => {
+                cmd.args(["-H", "127.0.0.1", "-p", &self.port.to_string()]);
+            }
+        }
+        let child = cmd
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
-            .expect("spawn s3s-fs");
+            .expect("spawn the S3 server");
         self.child = Some(child);
-        let deadline = Instant::now() + Duration::from_secs(20);
+        let deadline = Instant::now() + Duration::from_secs(30);
         while std::net::TcpStream::connect(("127.0.0.1", self.port)).is_err() {
-            assert!(Instant::now() < deadline, "s3s-fs did not start");
+            assert!(Instant::now() < deadline, "{:?} did not start", self.which);
             std::thread::sleep(Duration::from_millis(50));
         }
+    }
+
+    /// An unsigned request (moto answers it; s3s-fs would refuse it): the
+    /// status and the whole answer.
+    fn plain(&self, method: &str, path: &str) -> (u16, String) {
+        use std::io::{Read, Write};
+        let mut c = std::net::TcpStream::connect(("127.0.0.1", self.port)).expect("connect");
+        c.set_read_timeout(Some(Duration::from_secs(20)))
+            .expect("timeout");
+        write!(
+            c,
+            "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+            self.port
+        )
+        .expect("send");
+        let mut text = String::new();
+        c.read_to_string(&mut text).expect("read");
+        let status = text
+            .split(' ')
+            .nth(1)
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(0);
+        (status, text)
     }
 
     pub fn kill(&mut self) {
@@ -86,20 +152,34 @@ impl Server {
         format!("http://127.0.0.1:{}", self.port)
     }
 
-    /// The file the server keeps an object's bytes in.
+    /// The file the server keeps an object's bytes in (`s3s-fs` only).
     pub fn object(&self, digest: &str) -> PathBuf {
+        assert_eq!(self.which, Impl::S3s, "only s3s-fs keeps files");
         self.root
             .join(BUCKET)
             .join(format!("{PREFIX}sha256/{digest}"))
     }
 
+    /// How many objects the bucket holds under the prefix.
     pub fn objects(&self) -> usize {
-        match std::fs::read_dir(self.root.join(BUCKET).join(PREFIX).join("sha256")) {
-            Ok(it) => it
-                .flatten()
-                .filter(|e| e.file_name().to_string_lossy().len() == 64)
-                .count(),
-            Err(_) => 0,
+        match self.which {
+            Impl::S3s => {
+                match std::fs::read_dir(self.root.join(BUCKET).join(PREFIX).join("sha256")) {
+                    Ok(it) => it
+                        .flatten()
+                        .filter(|e| e.file_name().to_string_lossy().len() == 64)
+                        .count(),
+                    Err(_) => 0,
+                }
+            }
+            Impl::Moto => {
+                let (status, body) = self.plain(
+                    "GET",
+                    &format!("/{BUCKET}?list-type=2&prefix={PREFIX}sha256/&max-keys=1000"),
+                );
+                assert_eq!(status, 200, "{body}");
+                body.matches("<Key>").count()
+            }
         }
     }
 
@@ -137,6 +217,21 @@ pub fn configure(env: &TestEnv, server: &Server, bucket: &str, secret: &str) {
 /// Points `env`'s data directory at `endpoint`, with `extra` fields of
 /// `blob-store.json` (a `null` removes a field).
 pub fn configure_at(env: &TestEnv, endpoint: &str, bucket: &str, secret: &str, extra: &Value) {
+    write_private(
+        &env.data_dir.join("blob-store.json"),
+        &config_text(env, endpoint, bucket, secret, extra),
+    );
+}
+
+/// A `blob-store.json` for `endpoint`'s bucket (see [`configure_at`]);
+/// the credentials file is written beside it, in `env`'s temp directory.
+pub fn config_text(
+    env: &TestEnv,
+    endpoint: &str,
+    bucket: &str,
+    secret: &str,
+    extra: &Value,
+) -> String {
     let cred = env.path("s3-credentials.json");
     write_private(
         &cred,
@@ -159,7 +254,7 @@ pub fn configure_at(env: &TestEnv, endpoint: &str, bucket: &str, secret: &str, e
             conf[k] = v.clone();
         }
     }
-    write_private(&env.data_dir.join("blob-store.json"), &conf.to_string());
+    conf.to_string()
 }
 
 /// Objects in the data directory's own `cas/` (none while a bucket is used).
@@ -175,10 +270,15 @@ pub fn local_objects(env: &TestEnv) -> usize {
 
 /// A data directory (`data init`) whose blobs live in a fresh `s3s-fs`.
 pub fn setup() -> Option<(TestEnv, Server)> {
-    let bin = server_bin()?;
+    setup_on(Impl::S3s)
+}
+
+/// [`setup`] on the given implementation.
+pub fn setup_on(which: Impl) -> Option<(TestEnv, Server)> {
+    let bin = server_bin_of(which)?;
     let env = TestEnv::new();
     env.run(&["data", "init"]).json();
-    let server = Server::start(bin, env.path("s3root"));
+    let server = Server::start_impl(which, bin, env.path("s3root"));
     configure(&env, &server, BUCKET, SECRET_KEY);
     Some((env, server))
 }

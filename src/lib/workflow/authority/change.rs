@@ -115,24 +115,121 @@ pub fn store_snapshot(
     now: &str,
     max_revision_bytes: u64,
 ) -> Result<Snapshot> {
+    store_snapshot_from(conn, dir, root, now, max_revision_bytes, None)
+}
+
+/// Whether a revision is recorded.
+fn revision_known(conn: &Connection, r: &Sha256Hex) -> Result<bool> {
+    Ok(conn
+        .prepare_cached("SELECT 1 FROM revisions WHERE revision = ?1")?
+        .query_row(params![r.as_str()], |x| x.get::<_, i64>(0))
+        .optional()?
+        .is_some())
+}
+
+/// The stat cache's state of a root (its revision and scan time), or
+/// `None`: what a scan before the lock read, compared under the lock.
+fn cache_stamp(conn: &Connection, key: &str) -> Result<Option<(String, i64)>> {
+    Ok(conn
+        .prepare_cached("SELECT revision, scanned_at_ns FROM stat_cache_roots WHERE root = ?1")?
+        .query_row(params![key], |r| Ok((r.get(0)?, r.get(1)?)))
+        .optional()?)
+}
+
+/// A workspace scanned, and its blobs stored, before the data-directory
+/// lock was taken ([`prestore_snapshot`]), with what the scan was read
+/// against.
+pub struct Prestored {
+    key: String,
+    snap: Snapshot,
+    cache: Option<(String, i64)>,
+    blob_config: Option<Vec<u8>>,
+}
+
+/// Scans `root` and stores its blobs before the lock (`conn` a read
+/// connection of the authority): the uploads of a checkpoint's snapshot
+/// never hold the lock. Under the lock, [`store_snapshot_from`] takes the
+/// result when nothing it depends on moved meanwhile, and scans again
+/// otherwise.
+pub fn prestore_snapshot(
+    conn: &Connection,
+    dir: &DataDir,
+    root: &Path,
+    max_revision_bytes: u64,
+) -> Result<Prestored> {
     let key = root
         .to_str()
         .ok_or_else(|| Error::new(Code::InvalidInput, "path is not UTF-8"))?;
     let cache = load_stat_cache(conn, key)?;
-    let known = |r: &Sha256Hex| -> Result<bool> {
-        Ok(conn
-            .prepare_cached("SELECT 1 FROM revisions WHERE revision = ?1")?
-            .query_row(params![r.as_str()], |x| x.get::<_, i64>(0))
-            .optional()?
-            .is_some())
-    };
+    let stamp = cache_stamp(conn, key)?;
+    let blob_config = dir.blob_config()?;
     let snap = snapshot::scan(
         root,
         dir.blobs()?.as_ref(),
         &cache,
-        &known,
+        &|r| revision_known(conn, r),
         max_revision_bytes,
     )?;
+    Ok(Prestored {
+        key: key.to_owned(),
+        snap,
+        cache: stamp,
+        blob_config,
+    })
+}
+
+/// Whether a snapshot stored before the lock still holds under it: the
+/// same root, the stat cache unchanged, the same blob store, and (for the
+/// local CAS, where it is a stat per object) every object it names
+/// present. A bucket's objects are trusted from the put's own length
+/// confirmation (a HEAD), made before the lock.
+fn prestored_holds(conn: &Connection, dir: &DataDir, key: &str, p: &Prestored) -> Result<bool> {
+    if p.key != key || cache_stamp(conn, key)? != p.cache || dir.blob_config()? != p.blob_config {
+        return Ok(false);
+    }
+    if p.blob_config.is_some() {
+        return Ok(true);
+    }
+    let blobs = dir.blobs()?;
+    if let Some(bytes) = &p.snap.manifest_bytes
+        && !blobs.exists(&Sha256Hex::digest(bytes), Some(bytes.len() as u64))?
+    {
+        return Ok(false);
+    }
+    for e in &p.snap.manifest.entries {
+        if !blobs.exists(&e.sha256, Some(e.size))? {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
+
+/// [`store_snapshot`], taking a snapshot stored before the lock when it
+/// still holds ([`prestored_holds`]).
+pub fn store_snapshot_from(
+    conn: &Connection,
+    dir: &DataDir,
+    root: &Path,
+    now: &str,
+    max_revision_bytes: u64,
+    pre: Option<Prestored>,
+) -> Result<Snapshot> {
+    let key = root
+        .to_str()
+        .ok_or_else(|| Error::new(Code::InvalidInput, "path is not UTF-8"))?;
+    let snap = match pre {
+        Some(p) if prestored_holds(conn, dir, key, &p)? => p.snap,
+        _ => {
+            let cache = load_stat_cache(conn, key)?;
+            snapshot::scan(
+                root,
+                dir.blobs()?.as_ref(),
+                &cache,
+                &|r| revision_known(conn, r),
+                max_revision_bytes,
+            )?
+        }
+    };
     {
         let mut up = conn.prepare_cached(
             "INSERT OR REPLACE INTO stat_cache(root, path, ino, size, mtime_ns, ctime_ns, mode, sha256) VALUES (?1,?2,?3,?4,?5,?6,?7,?8)",
