@@ -135,6 +135,27 @@ impl AgentCtx<'_> {
     }
 }
 
+/// The operator's read of the data directory at `root` (no token: the
+/// directory is the operator's): one snapshot of the authority and, when
+/// there is one, the journal, without the lock, at one instant of `clock`.
+/// What `ls`, the operator's `explain`, id prefixes and the dashboard read.
+pub fn operator_read<T>(
+    root: &Path,
+    clock: &dyn Clock,
+    f: impl FnOnce(Option<&Connection>, &Connection, Now) -> Result<T>,
+) -> Result<T> {
+    let (dir, ac) = admin::open_read(root)?;
+    ac.begin_read()?;
+    let jc = dir.open_read_cached(&journal::SPEC)?;
+    if let Some(j) = &jc {
+        j.begin_read()?;
+    }
+    let now = Now {
+        ms: unix_millis(clock.now()),
+    };
+    f(jc.as_deref(), &ac, now)
+}
+
 /// The unit of work of an agent mutation: the token authenticated against
 /// the authority read under the lock, then `f` on the journal.
 fn agent_work<T>(

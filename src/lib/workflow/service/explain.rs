@@ -12,16 +12,16 @@
 //! profile's is `not_found` through the endpoint).
 
 use super::ctx::AgentCtx;
-use crate::clock::{Clock, unix_millis};
+use crate::clock::Clock;
 use crate::contract::Actor;
 use crate::contract::{ActionClass, Next};
 use crate::error::{Code, Error, Result};
 use crate::store::Connection;
 use crate::store::DataDir;
-use crate::workflow::authority::admin::{self, Authenticated};
+use crate::workflow::authority::admin::Authenticated;
 use crate::workflow::authority::change::{self, ChangeSel, Scope};
 use crate::workflow::authority::{evaluate, evidence, receipt};
-use crate::workflow::journal::{self, Now};
+use crate::workflow::journal::Now;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::path::Path;
@@ -273,24 +273,17 @@ pub fn explain(cx: &AgentCtx<'_>, req: &ExplainRequest) -> Result<Explanation> {
 /// in one snapshot without the lock, as [`super::overview::operator`]
 /// reads; the Change is read as its owner reads it.
 pub fn operator(root: &Path, clock: &dyn Clock, req: &ExplainRequest) -> Result<Explanation> {
-    let (dir, ac) = admin::open_read(root)?;
-    ac.begin_read()?;
-    let jc = dir.open_read_cached(&journal::SPEC)?;
-    if let Some(j) = &jc {
-        j.begin_read()?;
-    }
-    let now = Now {
-        ms: unix_millis(clock.now()),
-    };
-    let ch = change::select_in(&ac, &req.change, None)?;
-    let owner = Authenticated {
-        actor: Actor {
-            owner_id: ch.owner_id.clone(),
-            agent_id: ch.agent_id.clone(),
-        },
-        grant_generation: 0,
-    };
-    explain_in(root, None, req, jc.as_deref(), &ac, &owner, now)
+    super::ctx::operator_read(root, clock, |j, a, now| {
+        let ch = change::select_in(a, &req.change, None)?;
+        let owner = Authenticated {
+            actor: Actor {
+                owner_id: ch.owner_id.clone(),
+                agent_id: ch.agent_id.clone(),
+            },
+            grant_generation: 0,
+        };
+        explain_in(root, None, req, j, a, &owner, now)
+    })
 }
 
 fn explain_in(

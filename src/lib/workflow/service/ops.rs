@@ -647,18 +647,14 @@ pub fn operator_ids(
     max: usize,
 ) -> Result<Vec<String>> {
     check_id(kind.as_str(), prefix)?;
-    let (dir, ac) = admin::open_read(root)?;
-    ac.begin_read()?;
-    match kind {
-        change::IdKind::Attempt => match dir.open_read_cached(&journal::SPEC)? {
+    let clock = crate::clock::SystemClock;
+    super::ctx::operator_read(root, &clock, |j, a, _now| match kind {
+        change::IdKind::Attempt => match j {
             None => Ok(Vec::new()),
-            Some(j) => {
-                j.begin_read()?;
-                journal::attempt_ids_with_prefix(&j, prefix, |_| Ok(true), max)
-            }
+            Some(j) => journal::attempt_ids_with_prefix(j, prefix, |_| Ok(true), max),
         },
-        _ => change::ids_with_prefix(&ac, kind, None, None, prefix, max),
-    }
+        _ => change::ids_with_prefix(a, kind, None, None, prefix, max),
+    })
 }
 
 /// The ids of `kind` the caller may view that start with `prefix` (whole,

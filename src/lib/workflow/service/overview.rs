@@ -12,11 +12,11 @@ pub use super::requests::{
     ATTEMPT_STATES, AttemptView, CHANGE_STATES, ChangeView, LandingView, MAX_OVERVIEW_CHANGES,
     Overview, OverviewRequest, ReceiptView, TASK_STATES, TaskView,
 };
-use crate::clock::{Clock, unix_millis};
+use crate::clock::Clock;
 use crate::contract::Actor;
 use crate::error::{Code, Error, Result};
 use crate::store::{Connection, params};
-use crate::workflow::authority::admin::{self, Authenticated};
+use crate::workflow::authority::admin::Authenticated;
 use crate::workflow::authority::change::{self, ChangeSel, Scope};
 use crate::workflow::authority::receipt;
 use crate::workflow::journal::{self, Now};
@@ -28,16 +28,9 @@ use std::path::Path;
 /// snapshot of the authority and the journal.
 pub fn operator(root: &Path, clock: &dyn Clock, req: &OverviewRequest) -> Result<Overview> {
     req.check()?;
-    let (dir, ac) = admin::open_read(root)?;
-    ac.begin_read()?;
-    let jc = dir.open_read_cached(&journal::SPEC)?;
-    if let Some(j) = &jc {
-        j.begin_read()?;
-    }
-    let now = Now {
-        ms: unix_millis(clock.now()),
-    };
-    build(root, jc.as_deref(), &ac, None, None, req, now)
+    super::ctx::operator_read(root, clock, |j, a, now| {
+        build(root, j, a, None, None, req, now)
+    })
 }
 
 /// The `overview` operation: the bearer's own Changes (same owner, as
