@@ -30,6 +30,7 @@ mod doctor;
 mod evidence;
 mod evidence_data;
 mod explain;
+mod forge;
 mod foundation;
 mod hook_authority;
 mod hook_install;

@@ -17,6 +17,7 @@ pub mod evaluate;
 pub mod evidence;
 #[cfg(test)]
 mod fixture;
+pub mod forge;
 mod kind;
 pub mod landing;
 pub mod receipt;

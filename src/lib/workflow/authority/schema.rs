@@ -365,6 +365,27 @@ ALTER TABLE changes ADD COLUMN group_label TEXT;
 CREATE INDEX changes_by_group ON changes(group_label) WHERE group_label IS NOT NULL;
 ",
     },
+    Migration {
+        version: 11,
+        description: "a forge per repository (repo forge set): its kind, API, project, git remote and the operator's credential file by path",
+        sql: "
+CREATE TABLE forges (
+    repo_id TEXT PRIMARY KEY NOT NULL REFERENCES repositories(repo_id),
+    kind TEXT NOT NULL CHECK (kind IN ('github', 'gitlab')),
+    api_url TEXT NOT NULL,
+    project TEXT NOT NULL,
+    remote_url TEXT NOT NULL,
+    token_file TEXT,
+    app_id INTEGER CHECK (app_id > 0),
+    app_key_file TEXT,
+    installation_id INTEGER CHECK (installation_id > 0),
+    configured_at TEXT NOT NULL,
+    CHECK ((app_id IS NULL) = (app_key_file IS NULL) AND (app_id IS NULL) = (installation_id IS NULL)),
+    CHECK ((token_file IS NULL) <> (app_id IS NULL)),
+    CHECK (app_id IS NULL OR kind = 'github')
+) STRICT;
+",
+    },
 ];
 
 #[cfg(test)]

@@ -1,0 +1,360 @@
+//! The repositories' forges, the face-level job (docs/forge.md): `repo
+//! forge set` (its URLs and credential file checked here, the row written
+//! through `workflow::service::forge`) and the credential every use of the
+//! forge takes, read from the operator's file each time and checked again
+//! (absolute, a regular file, not a symbolic link, owned by the operator,
+//! no group or other bits, bounded). A GitHub App's installation token is
+//! minted per use (a JWT signed RS256 with the app's key, exchanged at
+//! `POST /app/installations/{id}/access_tokens`) and kept in memory for
+//! the one command ([`Credentials`]). No secret is ever printed, put in an
+//! error, in a child's argv or environment, or written anywhere.
+//!
+//! RS256 is `ring`'s `RSA_PKCS1_SHA256`: `ring` is already in the tree
+//! (rustls' provider under `ureq` and `serve --tls-*`), builds with the
+//! pinned toolchain and signs in constant time; the PEM is decoded by
+//! `rustls-pki-types`, also already here. No JWT crate is needed for one
+//! fixed header and three claims.
+
+use crate::clock::Clock;
+use crate::error::{Code, Error, Result};
+use crate::store::private_fs;
+use crate::workflow::service;
+use crate::workflow::service::forge::{Forge, ForgeCredential, ForgeSetRequest, MAX_URL};
+use serde::Deserialize;
+use std::io::Read;
+use std::path::Path;
+use std::time::Duration;
+
+/// The largest credential file read (a token or a PEM key), bytes.
+pub const MAX_CREDENTIAL_FILE: u64 = 16 * 1024;
+/// The largest answer body read from the forge's API.
+pub const MAX_ANSWER: u64 = 64 * 1024;
+/// One deadline per forge API request.
+pub const API_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// A secret read from the operator's file or minted from it. Its `Debug`
+/// prints nothing of it; [`Secret::expose`] is the one way to the bytes.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Secret(String);
+
+impl Secret {
+    /// The secret's text, for the one header or helper answer that
+    /// carries it.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Debug for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Secret(..)")
+    }
+}
+
+/// Checks an API or remote URL: absolute, `https` (plain `http` only to a
+/// loopback host, as the S3 store's endpoint), a host, no userinfo, query
+/// or fragment, bounded. Returns it as parsed and re-serialised.
+pub fn check_url(what: &str, raw: &str) -> Result<String> {
+    let bad = |why: &str| {
+        Error::new(Code::InvalidInput, format!("{what} {why}"))
+            .with("fix", "an https:// URL without credentials, query or fragment (http:// only on a loopback host)")
+    };
+    if raw.len() > MAX_URL || raw.chars().any(char::is_control) {
+        return Err(bad("is over 2048 bytes or holds control characters"));
+    }
+    // Not echoed: a URL with userinfo may carry a secret.
+    let u = url::Url::parse(raw).map_err(|_| bad("is not an absolute URL"))?;
+    if !u.username().is_empty() || u.password().is_some() {
+        return Err(bad(
+            "carries credentials; the forge credential is a file (--token-file or --app-key-file)",
+        ));
+    }
+    let host = u.host_str().unwrap_or_default();
+    let scheme_ok = match u.scheme() {
+        "https" => true,
+        "http" => crate::net::is_loopback_host(host),
+        _ => false,
+    };
+    if host.is_empty() || !scheme_ok {
+        return Err(bad("must be https:// (http:// only on a loopback host)"));
+    }
+    if u.query().is_some() || u.fragment().is_some() {
+        return Err(bad("must have no query or fragment"));
+    }
+    Ok(u.as_str().trim_end_matches('/').to_owned())
+}
+
+/// `repo forge set`: checks the URLs and reads the credential file (a
+/// token must be one line of visible ASCII; an app key must be an RSA
+/// private key `ring` accepts), then writes the row.
+pub fn set(
+    root: &Path,
+    timeout: Duration,
+    clock: &dyn Clock,
+    req: &ForgeSetRequest,
+) -> Result<Forge> {
+    let req = ForgeSetRequest {
+        api_url: check_url("--api-url", &req.api_url)?,
+        remote_url: check_url("--remote-url", &req.remote_url)?,
+        ..req.clone()
+    };
+    service::forge::check_project(req.kind, &req.project)?;
+    service::forge::check_credential(req.kind, &req.credential)?;
+    check_credential_file(&req.credential)?;
+    service::forge::set(root, timeout, clock, &req)
+}
+
+/// Reads and checks the credential file(s) a forge names (what `set`
+/// does, and every use).
+pub fn check_credential_file(c: &ForgeCredential) -> Result<()> {
+    match c {
+        ForgeCredential::TokenFile { path } => read_token(path).map(|_| ()),
+        ForgeCredential::GithubApp { key_file, .. } => read_app_key(key_file).map(|_| ()),
+    }
+}
+
+fn credential_error(path: &Path, why: &str) -> Error {
+    // The path, never the content.
+    Error::new(
+        Code::Config,
+        format!("the forge credential file {} {why}", path.display()),
+    )
+    .with("path", path.display().to_string())
+}
+
+/// The bytes of an owner-private credential file, bounded.
+fn read_private(path: &Path) -> Result<Vec<u8>> {
+    if !path.is_absolute() {
+        return Err(credential_error(path, "is not an absolute path"));
+    }
+    let f = private_fs::open_private_read(path)?
+        .ok_or_else(|| credential_error(path, "does not exist"))?;
+    let mut bytes = Vec::new();
+    f.take(MAX_CREDENTIAL_FILE + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| Error::io("read", path, e))?;
+    if bytes.len() as u64 > MAX_CREDENTIAL_FILE {
+        return Err(credential_error(path, "is over 16 KiB"));
+    }
+    Ok(bytes)
+}
+
+/// A token file: one line of 1 to 4,096 visible ASCII characters (a
+/// trailing newline is allowed).
+pub fn read_token(path: &Path) -> Result<Secret> {
+    let bytes = read_private(path)?;
+    let t = bytes.strip_suffix(b"\n").unwrap_or(&bytes);
+    let t = t.strip_suffix(b"\r").unwrap_or(t);
+    if t.is_empty() || t.len() > 4096 || !t.iter().all(|b| b.is_ascii_graphic()) {
+        return Err(credential_error(
+            path,
+            "must hold one token: 1 to 4096 visible ASCII characters on one line",
+        ));
+    }
+    Ok(Secret(String::from_utf8_lossy(t).into_owned()))
+}
+
+/// A GitHub App private key file: PEM, PKCS#1 (`BEGIN RSA PRIVATE KEY`,
+/// what GitHub hands out) or PKCS#8, an RSA key of 2048 bits or more.
+pub fn read_app_key(path: &Path) -> Result<ring::rsa::KeyPair> {
+    use rustls_pki_types::PrivateKeyDer;
+    use rustls_pki_types::pem::PemObject;
+    let bytes = read_private(path)?;
+    let bad = || credential_error(path, "is not a PEM RSA private key of 2048 bits or more");
+    let der = PrivateKeyDer::from_pem_slice(&bytes).map_err(|_| bad())?;
+    let key = match &der {
+        PrivateKeyDer::Pkcs1(k) => ring::rsa::KeyPair::from_der(k.secret_pkcs1_der()),
+        PrivateKeyDer::Pkcs8(k) => ring::rsa::KeyPair::from_pkcs8(k.secret_pkcs8_der()),
+        _ => return Err(bad()),
+    }
+    .map_err(|_| bad())?;
+    Ok(key)
+}
+
+/// The JWT a GitHub App authenticates with: RS256, issued 60 s in the
+/// past (GitHub's advice against clock drift), valid 9 minutes (GitHub
+/// refuses more than 10), `iss` the app id.
+pub fn app_jwt(key: &ring::rsa::KeyPair, app_id: u64, now_unix: i64) -> Result<Secret> {
+    use data_encoding::BASE64URL_NOPAD as B64;
+    let header = B64.encode(br#"{"alg":"RS256","typ":"JWT"}"#);
+    let claims = B64.encode(
+        serde_json::json!({"iat": now_unix - 60, "exp": now_unix + 540, "iss": app_id.to_string()})
+            .to_string()
+            .as_bytes(),
+    );
+    let signing_input = format!("{header}.{claims}");
+    let mut sig = vec![0; key.public().modulus_len()];
+    key.sign(
+        &ring::signature::RSA_PKCS1_SHA256,
+        &ring::rand::SystemRandom::new(),
+        signing_input.as_bytes(),
+        &mut sig,
+    )
+    .map_err(|_| Error::internal("RSA signing failed"))?;
+    Ok(Secret(format!("{signing_input}.{}", B64.encode(&sig))))
+}
+
+/// `forge_unavailable` for `forge` (its status in details when it answered).
+pub fn unavailable(forge: &Forge, what: &str, status: Option<u16>, why: &str) -> Error {
+    let mut e = Error::new(
+        Code::ForgeUnavailable,
+        format!("the forge of {} could not {what}: {why}", forge.repo_id),
+    )
+    .with("repository", forge.repo_id.clone())
+    .with("api_url", forge.api_url.clone());
+    if let Some(s) = status {
+        e = e.with("forge_status", s);
+    }
+    e
+}
+
+/// The forge's API client: no proxy, no redirects (a redirect is an
+/// answer, refused: it never carries the credential to another host),
+/// one deadline per request.
+pub fn api_agent() -> ureq::Agent {
+    crate::net::client_builder(Some(API_TIMEOUT))
+        .timeout_connect(Some(Duration::from_secs(10)))
+        .user_agent(concat!("agent-task/", env!("CARGO_PKG_VERSION")))
+        .build()
+        .into()
+}
+
+/// Reads at most [`MAX_ANSWER`] bytes of an answer; `None` when it is
+/// longer (the rest is never read) or the read fails.
+pub fn bounded_body(resp: ureq::http::Response<ureq::Body>) -> Option<Vec<u8>> {
+    let mut body = Vec::new();
+    resp.into_body()
+        .into_reader()
+        .take(MAX_ANSWER + 1)
+        .read_to_end(&mut body)
+        .ok()?;
+    (body.len() as u64 <= MAX_ANSWER).then_some(body)
+}
+
+/// GitHub's answer to an installation token request (fields beyond these
+/// are GitHub's and ignored).
+#[derive(Deserialize)]
+struct InstallationToken {
+    token: String,
+}
+
+/// The credentials of one command: each forge's secret read (or minted)
+/// once and kept in memory only until the command ends.
+#[derive(Default)]
+pub struct Credentials {
+    cache: std::collections::BTreeMap<String, Secret>,
+}
+
+impl Credentials {
+    /// The secret for `forge`: a token file's token, or a fresh GitHub App
+    /// installation token (minted on the first use in this command).
+    pub fn secret(&mut self, forge: &Forge, clock: &dyn Clock) -> Result<Secret> {
+        if let Some(s) = self.cache.get(&forge.repo_id) {
+            return Ok(s.clone());
+        }
+        let s = match &forge.credential {
+            ForgeCredential::TokenFile { path } => read_token(path)?,
+            ForgeCredential::GithubApp {
+                app_id,
+                key_file,
+                installation_id,
+            } => {
+                let key = read_app_key(key_file)?;
+                let now = clock.now().as_second();
+                let jwt = app_jwt(&key, *app_id, now)?;
+                mint_installation_token(forge, &jwt, *installation_id)?
+            }
+        };
+        self.cache.insert(forge.repo_id.clone(), s.clone());
+        Ok(s)
+    }
+}
+
+/// `POST {api}/app/installations/{id}/access_tokens` with the app's JWT.
+fn mint_installation_token(forge: &Forge, jwt: &Secret, installation_id: u64) -> Result<Secret> {
+    let what = "mint a GitHub App installation token";
+    let url = format!(
+        "{}/app/installations/{installation_id}/access_tokens",
+        forge.api_url
+    );
+    let resp = api_agent()
+        .post(&url)
+        .header("authorization", &format!("Bearer {}", jwt.expose()))
+        .header("accept", "application/vnd.github+json")
+        .header("x-github-api-version", "2022-11-28")
+        .send_empty()
+        .map_err(|e| unavailable(forge, what, None, &transport(&e)))?;
+    let status = resp.status().as_u16();
+    if status != 201 {
+        return Err(unavailable(forge, what, Some(status), "the forge refused"));
+    }
+    let body = bounded_body(resp)
+        .ok_or_else(|| unavailable(forge, what, Some(status), "answer too long"))?;
+    let t: InstallationToken = serde_json::from_slice(&body)
+        .map_err(|_| unavailable(forge, what, Some(status), "the answer is not a token"))?;
+    if t.token.is_empty() || t.token.len() > 4096 || !t.token.bytes().all(|b| b.is_ascii_graphic())
+    {
+        return Err(unavailable(
+            forge,
+            what,
+            Some(status),
+            "the answer is not a token",
+        ));
+    }
+    Ok(Secret(t.token))
+}
+
+/// A transport failure's kind, never its URL's secrets (the URL holds
+/// none) nor a header.
+pub fn transport(e: &ureq::Error) -> String {
+    match e {
+        ureq::Error::Timeout(_) => "timed out".into(),
+        ureq::Error::Io(io) => format!("I/O error: {}", io.kind()),
+        ureq::Error::HostNotFound => "host not found".into(),
+        ureq::Error::ConnectionFailed => "connection failed".into(),
+        _ => "transport error".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workflow::service::forge as service;
+
+    #[test]
+    fn urls_are_https_or_loopback_http_without_secrets() {
+        assert_eq!(
+            check_url("u", "https://api.github.com/").expect("ok"),
+            "https://api.github.com"
+        );
+        check_url("u", "http://127.0.0.1:8080/git/r.git").expect("loopback http");
+        check_url("u", "http://localhost/x").expect("localhost");
+        for bad in [
+            "http://example.com/x",
+            "ftp://127.0.0.1/x",
+            "https://user:secret@github.com/o/r.git",
+            "https://tok@github.com/o/r.git",
+            "https://github.com/o/r?x=1",
+            "https://github.com/o/r#f",
+            "github.com/o/r",
+            "file:///tmp/r.git",
+        ] {
+            let e = check_url("u", bad).expect_err(bad);
+            assert_eq!(e.code(), Code::InvalidInput, "{bad}");
+            assert!(!e.to_string().contains("secret"), "{bad}: {e}");
+        }
+        assert!(
+            check_url(
+                "u",
+                &format!("https://a.example/{}", "x".repeat(service::MAX_URL))
+            )
+            .is_err()
+        );
+    }
+
+    #[test]
+    fn a_secret_debugs_to_nothing() {
+        let s = Secret("ghs_topsecret".into());
+        assert!(!format!("{s:?}").contains("topsecret"));
+    }
+}

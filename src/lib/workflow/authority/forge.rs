@@ -1,0 +1,379 @@
+//! A forge per repository (`repo forge set|show|remove`): where a landed
+//! Change is pushed and its status published (docs/forge.md). The row
+//! keeps the forge's kind, API base URL, project, git remote URL and the
+//! operator's credential *by path* (a token file, or a GitHub App's id,
+//! private key file and installation id): the secret itself never enters
+//! the database, and the face-level `forge` job reads and checks the file
+//! on every use.
+
+use crate::error::{Code, Error, Result};
+use crate::store::{Connection, DataDir, OptionalExtension, params};
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+
+/// The longest URL kept (bytes).
+pub const MAX_URL: usize = 2048;
+/// The longest project (`OWNER/NAME` or a GitLab path or id, bytes).
+pub const MAX_PROJECT: usize = 255;
+/// The longest credential file path (bytes).
+pub const MAX_PATH: usize = 4096;
+
+/// The forge's API family.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ForgeKind {
+    /// GitHub (github.com or GitHub Enterprise Server).
+    Github,
+    /// GitLab.
+    Gitlab,
+}
+
+impl ForgeKind {
+    /// The stored name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ForgeKind::Github => "github",
+            ForgeKind::Gitlab => "gitlab",
+        }
+    }
+
+    fn parse(s: &str) -> Result<Self> {
+        match s {
+            "github" => Ok(ForgeKind::Github),
+            "gitlab" => Ok(ForgeKind::Gitlab),
+            other => Err(Error::new(
+                Code::IntegrityError,
+                format!("stored forge kind {other:?} is unknown"),
+            )),
+        }
+    }
+}
+
+/// How the authority authenticates to the forge: always a file the
+/// operator owns, named by its absolute path.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum ForgeCredential {
+    /// A personal, project or fine-grained access token in a file.
+    TokenFile {
+        /// The file (absolute).
+        path: PathBuf,
+    },
+    /// A GitHub App: installation tokens are minted per use from a JWT
+    /// signed with the app's private key.
+    GithubApp {
+        /// The app's id (what branch protection pins).
+        app_id: u64,
+        /// The app's private key file (PEM, absolute).
+        key_file: PathBuf,
+        /// The installation on the repository's owner.
+        installation_id: u64,
+    },
+}
+
+impl ForgeCredential {
+    /// The credential file(s) it names.
+    pub fn file(&self) -> &Path {
+        match self {
+            ForgeCredential::TokenFile { path } => path,
+            ForgeCredential::GithubApp { key_file, .. } => key_file,
+        }
+    }
+}
+
+/// `repo forge set`.
+#[derive(Debug, Clone)]
+pub struct ForgeSetRequest {
+    /// The repository.
+    pub repo_id: String,
+    /// The forge's kind.
+    pub kind: ForgeKind,
+    /// The API base URL (`https://api.github.com`,
+    /// `https://gitlab.example/api/v4`).
+    pub api_url: String,
+    /// `OWNER/NAME` (GitHub) or the project's id or full path (GitLab).
+    pub project: String,
+    /// The git remote the landed commits are pushed to.
+    pub remote_url: String,
+    /// The credential.
+    pub credential: ForgeCredential,
+}
+
+/// A repository's forge (what `repo forge show` and `repo list` print:
+/// paths and ids, never a secret).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Forge {
+    /// The repository.
+    pub repo_id: String,
+    /// The forge's kind.
+    pub kind: ForgeKind,
+    /// The API base URL.
+    pub api_url: String,
+    /// The project.
+    pub project: String,
+    /// The git remote URL.
+    pub remote_url: String,
+    /// The credential, by path.
+    pub credential: ForgeCredential,
+    /// When the operator set it.
+    pub configured_at: String,
+}
+
+/// Checks a project: GitHub `OWNER/NAME` (letters, digits, `-`, `_`,
+/// `.`; at most 100 bytes each); GitLab a numeric id or a full path
+/// (`group/sub/name`, the same characters per segment).
+pub fn check_project(kind: ForgeKind, p: &str) -> Result<()> {
+    let seg_ok = |s: &str| {
+        !s.is_empty()
+            && s.len() <= 100
+            && s != "."
+            && s != ".."
+            && s.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
+    };
+    let ok = p.len() <= MAX_PROJECT
+        && match kind {
+            ForgeKind::Github => {
+                let parts: Vec<&str> = p.split('/').collect();
+                parts.len() == 2 && parts.iter().all(|s| seg_ok(s))
+            }
+            ForgeKind::Gitlab => {
+                (!p.is_empty() && p.len() <= 20 && p.bytes().all(|b| b.is_ascii_digit()))
+                    || (p.contains('/') && p.split('/').all(seg_ok))
+            }
+        };
+    if ok {
+        return Ok(());
+    }
+    let want = match kind {
+        ForgeKind::Github => "OWNER/NAME",
+        ForgeKind::Gitlab => "a numeric project id or its full path (group/name)",
+    };
+    Err(
+        Error::new(Code::InvalidInput, format!("--project must be {want}"))
+            .with("project", p.chars().take(MAX_PROJECT).collect::<String>()),
+    )
+}
+
+/// Checks the credential's shape (absolute, bounded, UTF-8 paths; app ids
+/// positive; an app only for GitHub). The file itself is the face's to
+/// read and check (`crate::forge`), at set and at every use.
+pub fn check_credential(kind: ForgeKind, c: &ForgeCredential) -> Result<()> {
+    let p = c.file();
+    if !p.is_absolute() || p.to_str().is_none_or(|s| s.len() > MAX_PATH) {
+        return Err(Error::new(
+            Code::InvalidInput,
+            "the credential file must be an absolute UTF-8 path of at most 4096 bytes",
+        )
+        .with("path", p.display().to_string()));
+    }
+    if let ForgeCredential::GithubApp {
+        app_id,
+        installation_id,
+        ..
+    } = c
+    {
+        if kind != ForgeKind::Github {
+            return Err(Error::new(
+                Code::InvalidInput,
+                "a GitHub App credential (--app-id) needs --kind github",
+            ));
+        }
+        if *app_id == 0 || *installation_id == 0 || *app_id > i64::MAX as u64 {
+            return Err(Error::new(
+                Code::InvalidInput,
+                "--app-id and --installation-id must be positive",
+            ));
+        }
+        if *installation_id > i64::MAX as u64 {
+            return Err(Error::new(
+                Code::InvalidInput,
+                "--installation-id is too large",
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// `repo forge set`'s write (staged: every check that needs no database
+/// first): sets the repository's forge, replacing any earlier one. The
+/// URLs come checked by the face (`crate::forge::check_url`: the loopback
+/// rule is the network's, which the workflow half does not import).
+pub fn set(
+    req: &ForgeSetRequest,
+) -> Result<impl FnOnce(&Connection, &DataDir, &str) -> Result<Forge> + use<>> {
+    check_project(req.kind, &req.project)?;
+    check_credential(req.kind, &req.credential)?;
+    for u in [&req.api_url, &req.remote_url] {
+        if u.len() > MAX_URL || !(u.starts_with("https://") || u.starts_with("http://")) {
+            return Err(Error::new(
+                Code::InvalidInput,
+                "the forge URLs must be checked http(s) URLs of at most 2048 bytes",
+            ));
+        }
+    }
+    let req = req.clone();
+    Ok(move |at: &Connection, _dir: &DataDir, now: &str| {
+        super::repository(at, &req.repo_id)?;
+        let (token_file, app_id, key_file, installation_id) = match &req.credential {
+            ForgeCredential::TokenFile { path } => (Some(path_text(path)?), None, None, None),
+            ForgeCredential::GithubApp {
+                app_id,
+                key_file,
+                installation_id,
+            } => (
+                None,
+                Some(*app_id as i64),
+                Some(path_text(key_file)?),
+                Some(*installation_id as i64),
+            ),
+        };
+        at.prepare_cached(
+            "INSERT INTO forges(repo_id, kind, api_url, project, remote_url, token_file, app_id, \
+             app_key_file, installation_id, configured_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10) \
+             ON CONFLICT(repo_id) DO UPDATE SET kind = excluded.kind, api_url = excluded.api_url, \
+             project = excluded.project, remote_url = excluded.remote_url, token_file = excluded.token_file, \
+             app_id = excluded.app_id, app_key_file = excluded.app_key_file, \
+             installation_id = excluded.installation_id, configured_at = excluded.configured_at",
+        )?
+        .execute(params![
+            req.repo_id,
+            req.kind.as_str(),
+            req.api_url,
+            req.project,
+            req.remote_url,
+            token_file,
+            app_id,
+            key_file,
+            installation_id,
+            now
+        ])?;
+        forge(at, &req.repo_id)?.ok_or_else(|| Error::internal("the forge just written is gone"))
+    })
+}
+
+fn path_text(p: &Path) -> Result<String> {
+    p.to_str()
+        .map(str::to_owned)
+        .ok_or_else(|| Error::new(Code::InvalidInput, "the credential path is not UTF-8"))
+}
+
+/// `repo forge remove`'s write: `not_found` when the repository has none.
+pub fn remove(repo_id: &str) -> impl FnOnce(&Connection, &DataDir, &str) -> Result<Forge> + use<> {
+    let repo_id = repo_id.to_owned();
+    move |at: &Connection, _dir: &DataDir, _now: &str| {
+        super::repository(at, &repo_id)?;
+        let f = forge(at, &repo_id)?.ok_or_else(|| no_forge(&repo_id))?;
+        at.prepare_cached("DELETE FROM forges WHERE repo_id = ?1")?
+            .execute(params![repo_id])?;
+        Ok(f)
+    }
+}
+
+/// `not_found` for a repository without a forge.
+pub fn no_forge(repo_id: &str) -> Error {
+    Error::new(Code::NotFound, format!("repository {repo_id} has no forge"))
+        .with("repository", repo_id)
+        .with(
+            "fix",
+            format!("agent-task repo forge set --repo {repo_id} ..."),
+        )
+}
+
+const SELECT: &str = "SELECT repo_id, kind, api_url, project, remote_url, token_file, app_id, \
+     app_key_file, installation_id, configured_at FROM forges";
+
+fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<(Forge, String)> {
+    let token_file: Option<String> = r.get(5)?;
+    let app_id: Option<i64> = r.get(6)?;
+    let key_file: Option<String> = r.get(7)?;
+    let installation_id: Option<i64> = r.get(8)?;
+    let credential = match (token_file, app_id, key_file, installation_id) {
+        (_, Some(app_id), Some(key_file), Some(installation_id)) => ForgeCredential::GithubApp {
+            app_id: app_id as u64,
+            key_file: PathBuf::from(key_file),
+            installation_id: installation_id as u64,
+        },
+        (path, ..) => ForgeCredential::TokenFile {
+            path: PathBuf::from(path.unwrap_or_default()),
+        },
+    };
+    Ok((
+        Forge {
+            repo_id: r.get(0)?,
+            kind: ForgeKind::Github,
+            api_url: r.get(2)?,
+            project: r.get(3)?,
+            remote_url: r.get(4)?,
+            credential,
+            configured_at: r.get(9)?,
+        },
+        r.get(1)?,
+    ))
+}
+
+fn with_kind((mut f, kind): (Forge, String)) -> Result<Forge> {
+    f.kind = ForgeKind::parse(&kind)?;
+    Ok(f)
+}
+
+/// The forge of `repo_id`, if one is set.
+pub fn forge(at: &Connection, repo_id: &str) -> Result<Option<Forge>> {
+    at.prepare_cached(&format!("{SELECT} WHERE repo_id = ?1"))?
+        .query_row(params![repo_id], row)
+        .optional()?
+        .map(with_kind)
+        .transpose()
+}
+
+/// Every forge, by repository.
+pub fn forges(at: &Connection) -> Result<Vec<Forge>> {
+    let mut st = at.prepare_cached(&format!("{SELECT} ORDER BY repo_id"))?;
+    let rows = st
+        .query_map([], row)?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    rows.into_iter().map(with_kind).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn projects_follow_the_forge() {
+        check_project(ForgeKind::Github, "acme/api.rs").expect("owner/name");
+        for bad in [
+            "acme",
+            "acme/api/x",
+            "acme/",
+            "/api",
+            "acme/..",
+            "a b/c",
+            "",
+        ] {
+            assert!(check_project(ForgeKind::Github, bad).is_err(), "{bad}");
+        }
+        check_project(ForgeKind::Gitlab, "12345").expect("id");
+        check_project(ForgeKind::Gitlab, "group/sub/name").expect("path");
+        for bad in ["", "name", "group//name", "g/../n", "g/n?x"] {
+            assert!(check_project(ForgeKind::Gitlab, bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn credentials_are_absolute_and_apps_are_github_only() {
+        let tok = |p: &str| ForgeCredential::TokenFile { path: p.into() };
+        check_credential(ForgeKind::Gitlab, &tok("/etc/t")).expect("absolute");
+        assert!(check_credential(ForgeKind::Github, &tok("t")).is_err());
+        let app = |id: u64, inst: u64| ForgeCredential::GithubApp {
+            app_id: id,
+            key_file: "/k.pem".into(),
+            installation_id: inst,
+        };
+        check_credential(ForgeKind::Github, &app(1, 2)).expect("app");
+        assert!(check_credential(ForgeKind::Gitlab, &app(1, 2)).is_err());
+        assert!(check_credential(ForgeKind::Github, &app(0, 2)).is_err());
+        assert!(check_credential(ForgeKind::Github, &app(1, 0)).is_err());
+        assert!(check_credential(ForgeKind::Github, &app(u64::MAX, 1)).is_err());
+    }
+}

@@ -1,0 +1,68 @@
+//! The repositories' forges (`repo forge set|show|remove`, `repo list`):
+//! the authority's rows, written in one operator session. Reading the
+//! credential files and talking to the forge are the face-level
+//! `crate::forge` job's.
+
+use super::admin::with_write;
+use crate::clock::Clock;
+use crate::error::Result;
+use crate::workflow::authority::{self, auth, forge};
+use serde::Serialize;
+use std::path::Path;
+use std::time::Duration;
+
+pub use crate::workflow::authority::forge::{
+    Forge, ForgeCredential, ForgeKind, ForgeSetRequest, MAX_URL, check_credential, check_project,
+    no_forge,
+};
+
+/// `repo forge set`'s write (the face has checked the URLs and the
+/// credential file).
+pub fn set(
+    root: &Path,
+    timeout: Duration,
+    clock: &dyn Clock,
+    req: &ForgeSetRequest,
+) -> Result<Forge> {
+    with_write(root, timeout, clock, forge::set(req)?)
+}
+
+/// `repo forge remove`: the forge removed.
+pub fn remove(root: &Path, timeout: Duration, clock: &dyn Clock, repo_id: &str) -> Result<Forge> {
+    with_write(root, timeout, clock, forge::remove(repo_id))
+}
+
+/// The forge of `repo_id`: `not_found` for an unknown repository or one
+/// without a forge (read-only).
+pub fn show(root: &Path, repo_id: &str) -> Result<Forge> {
+    let (_dir, at) = auth::open_read(root)?;
+    authority::repository(&at, repo_id)?;
+    forge::forge(&at, repo_id)?.ok_or_else(|| no_forge(repo_id))
+}
+
+/// One row of `repo list`: the repository and its forge, if any.
+#[derive(Debug, Serialize)]
+pub struct ListedRepository {
+    /// The repository.
+    #[serde(flatten)]
+    pub repository: authority::Repository,
+    /// Its forge (absent when none is set).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub forge: Option<Forge>,
+}
+
+/// `repo list`: every repository with its forge (read-only).
+pub fn repo_list(root: &Path) -> Result<Vec<ListedRepository>> {
+    let (_dir, at) = auth::open_read(root)?;
+    let mut forges = forge::forges(&at)?.into_iter().peekable();
+    let repos = authority::admin::repo_list(root)?;
+    let mut out = Vec::with_capacity(repos.len());
+    for repository in repos {
+        let f = forges.next_if(|f| f.repo_id == repository.repo_id);
+        out.push(ListedRepository {
+            repository,
+            forge: f,
+        });
+    }
+    Ok(out)
+}
