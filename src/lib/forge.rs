@@ -19,7 +19,9 @@ use crate::clock::Clock;
 use crate::error::{Code, Error, Result};
 use crate::store::private_fs;
 use crate::workflow::service;
-use crate::workflow::service::forge::{Forge, ForgeCredential, ForgeSetRequest, MAX_URL};
+use crate::workflow::service::forge::{
+    Forge, ForgeCredential, ForgeKind, ForgeSetRequest, MAX_URL,
+};
 use serde::Deserialize;
 use std::io::Read;
 use std::path::Path;
@@ -314,6 +316,265 @@ pub fn transport(e: &ureq::Error) -> String {
         ureq::Error::ConnectionFailed => "connection failed".into(),
         _ => "transport error".into(),
     }
+}
+
+/// The branch a landed or proposed commit is pushed to before the target.
+pub fn candidate_branch(change_id: &str) -> String {
+    format!("refs/heads/agent-task/{change_id}")
+}
+
+/// The notes ref the attestations live in.
+pub const NOTES_REF: &str = "refs/notes/agent-task";
+
+/// `land --push`'s report.
+#[derive(Debug, serde::Serialize)]
+pub struct PushOutput {
+    /// Whether this run pushed (false: an earlier `land --push` had).
+    pub pushed: bool,
+    /// Whether the landing was already pushed before this run.
+    pub already_pushed: bool,
+    /// Push attempts recorded for this landing.
+    pub attempts: u64,
+    /// The remote.
+    pub remote_url: String,
+    /// The commit pushed.
+    pub git_commit: String,
+    /// The refs, in the order they were pushed.
+    pub refs: Vec<String>,
+}
+
+/// Pushes `change_id`'s landed commit to `repo_id`'s forge with git
+/// itself, in the order a protected branch needs: the commit to
+/// `refs/heads/agent-task/<change>`, then the target branch (never
+/// forced: a fast-forward or a `push_rejected`), then the attestation
+/// notes. The push state is recorded with the landing (`pending` before,
+/// `pushed` after), so a rerun after a failure pushes again (each step is
+/// idempotent on the remote) and a rerun after success pushes nothing.
+pub fn push(
+    root: &Path,
+    timeout: Duration,
+    clock: &dyn Clock,
+    repo_id: &str,
+    change_id: &str,
+) -> Result<PushOutput> {
+    let plan = service::forge::push_plan(root, repo_id, change_id)?;
+    let refs = vec![
+        candidate_branch(&plan.change_id),
+        plan.ref_name.clone(),
+        NOTES_REF.to_owned(),
+    ];
+    if let Some(("pushed", attempts)) = plan.state.as_ref().map(|(s, a)| (s.as_str(), *a)) {
+        return Ok(PushOutput {
+            pushed: false,
+            already_pushed: true,
+            attempts,
+            remote_url: plan.forge.remote_url.clone(),
+            git_commit: plan.commit.clone(),
+            refs,
+        });
+    }
+    // Checked again at every use, before anything leaves the machine.
+    check_url("the forge's remote URL", &plan.forge.remote_url)?;
+    check_credential_file(&plan.forge.credential)?;
+    service::forge::record_push(root, timeout, clock, &plan, false)?;
+    let helper = helper_command(root, repo_id)?;
+    let specs = [
+        format!("+{}:{}", plan.commit, refs[0]),
+        format!("{}:{}", plan.commit, refs[1]),
+        format!("{NOTES_REF}:{NOTES_REF}"),
+    ];
+    for spec in &specs {
+        git_push(&plan, &helper, spec)?;
+    }
+    let (_, attempts) = service::forge::record_push(root, timeout, clock, &plan, true)?;
+    Ok(PushOutput {
+        pushed: true,
+        already_pushed: false,
+        attempts,
+        remote_url: plan.forge.remote_url.clone(),
+        git_commit: plan.commit.clone(),
+        refs,
+    })
+}
+
+/// Quotes `s` for the shell git runs a `!` credential helper with.
+fn shell_quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', r"'\''"))
+}
+
+/// The credential helper git is given: this very binary, with the data
+/// directory and the repository, answering `get` from the operator's file
+/// (`agent-task forge credential`). No secret is in it.
+fn helper_command(root: &Path, repo_id: &str) -> Result<String> {
+    let exe =
+        std::env::current_exe().map_err(|e| Error::io("locate", Path::new("agent-task"), e))?;
+    let root = std::path::absolute(root).map_err(|e| Error::io("resolve", root, e))?;
+    let text = |p: &Path| {
+        p.to_str()
+            .map(str::to_owned)
+            .ok_or_else(|| Error::new(Code::Config, format!("{} is not UTF-8", p.display())))
+    };
+    Ok(format!(
+        "!{} --data-dir {} forge credential --repo {}",
+        shell_quote(&text(&exe)?),
+        shell_quote(&text(&root)?),
+        shell_quote(repo_id)
+    ))
+}
+
+/// The variables a push never passes on to git (tracing that could write
+/// a request's headers somewhere, programs that could prompt).
+const PUSH_SCRUB: &[&str] = &[
+    "GIT_TRACE",
+    "GIT_TRACE_CURL",
+    "GIT_TRACE_CURL_NO_DATA",
+    "GIT_TRACE_PACKET",
+    "GIT_TRACE_PACK_ACCESS",
+    "GIT_TRACE_PERFORMANCE",
+    "GIT_TRACE_SETUP",
+    "GIT_TRACE2",
+    "GIT_TRACE2_EVENT",
+    "GIT_TRACE2_PERF",
+    "GIT_TRACE_REDACT",
+    "GIT_CURL_VERBOSE",
+    "GIT_REDACT_COOKIES",
+    "GIT_SSL_NO_VERIFY",
+    "SSH_ASKPASS",
+    "GIT_HTTP_PROXY_AUTHMETHOD",
+];
+
+/// The last `max` characters of git's stderr, as a detail.
+fn tail(s: &str, max: usize) -> String {
+    let n = s.chars().count();
+    s.chars().skip(n.saturating_sub(max)).collect()
+}
+
+/// One `git push --porcelain URL SPEC` from the repository's source.
+fn git_push(plan: &service::forge::PushPlan, helper: &str, spec: &str) -> Result<()> {
+    let mut c = service::git::command(&plan.source);
+    for v in PUSH_SCRUB {
+        c.env_remove(v);
+    }
+    c.env("GIT_TERMINAL_PROMPT", "0")
+        .args(["-c", "credential.helper="])
+        .args(["-c", &format!("credential.helper={helper}")])
+        .args(["-c", "credential.useHttpPath=true"])
+        .args(["-c", "credential.interactive=false"])
+        .args(["-c", "core.askPass="])
+        .args(["-c", "http.followRedirects=false"])
+        .args(["-c", "http.sslVerify=true"])
+        .args(["-c", "push.gpgSign=false"])
+        .args(["push", "--porcelain", "--no-verify", "--"])
+        .arg(&plan.forge.remote_url)
+        .arg(spec);
+    let (code, stdout, stderr) = service::git::output(c, None)?;
+    if code == 0 {
+        return Ok(());
+    }
+    let stdout = String::from_utf8_lossy(&stdout);
+    let dst = spec.rsplit(':').next().unwrap_or(spec).to_owned();
+    if let Some(line) = stdout.lines().find(|l| l.starts_with('!')) {
+        let reason = line.split('\t').nth(2).unwrap_or("rejected").to_owned();
+        return Err(Error::new(
+            Code::PushRejected,
+            format!(
+                "the forge's remote refused {dst}: {reason}; the landing stays recorded, \
+                 and `land --push` again pushes once the remote is fixed"
+            ),
+        )
+        .with("ref", dst)
+        .with("reason", tail(&reason, 200))
+        .with("git_stderr", tail(&stderr, 1000))
+        .with("remote_url", plan.forge.remote_url.clone()));
+    }
+    let auth = [
+        "Authentication failed",
+        "could not read Username",
+        "could not read Password",
+        "403",
+    ]
+    .iter()
+    .any(|m| stderr.contains(m));
+    Err(Error::new(
+        Code::ForgeUnavailable,
+        format!(
+            "git could not push {dst} to the forge{}; the landing stays recorded",
+            if auth {
+                " (the credential was refused)"
+            } else {
+                ""
+            }
+        ),
+    )
+    .with("ref", dst)
+    .with("git_exit", code)
+    .with("reason", if auth { "authentication" } else { "transport" })
+    .with("git_stderr", tail(&stderr, 1000))
+    .with("remote_url", plan.forge.remote_url.clone()))
+}
+
+/// The largest credential request read from git.
+pub const MAX_HELPER_INPUT: u64 = 64 * 1024;
+
+/// `agent-task forge credential --repo R ACTION`: git's credential helper
+/// protocol (gitcredentials(7)). `get` answers the forge's credential
+/// when git asks for exactly the forge's remote (scheme, host and port,
+/// path: `credential.useHttpPath`); `store` and `erase` do nothing
+/// (nothing is stored). The answer is the protocol's text, never JSON.
+pub fn credential_helper(
+    root: &Path,
+    clock: &dyn Clock,
+    repo_id: &str,
+    action: &str,
+    input: &mut dyn Read,
+) -> Result<String> {
+    let mut bytes = Vec::new();
+    input
+        .take(MAX_HELPER_INPUT)
+        .read_to_end(&mut bytes)
+        .map_err(|e| Error::io("read", Path::new("stdin"), e))?;
+    if action != "get" {
+        return Ok(String::new());
+    }
+    let text = String::from_utf8_lossy(&bytes);
+    let mut asked = std::collections::BTreeMap::new();
+    for line in text.lines() {
+        if line.is_empty() {
+            break;
+        }
+        if let Some((k, v)) = line.split_once('=') {
+            asked.insert(k.to_owned(), v.to_owned());
+        }
+    }
+    let forge = service::forge::forge_of(root, repo_id)?
+        .ok_or_else(|| service::forge::no_forge(repo_id))?;
+    let remote = url::Url::parse(&check_url("the forge's remote URL", &forge.remote_url)?)
+        .map_err(|_| Error::internal("a checked URL does not parse"))?;
+    let host = match remote.port() {
+        Some(p) => format!("{}:{p}", remote.host_str().unwrap_or_default()),
+        None => remote.host_str().unwrap_or_default().to_owned(),
+    };
+    let path = remote.path().trim_start_matches('/');
+    let get = |k: &str| asked.get(k).map(String::as_str);
+    if get("protocol") != Some(remote.scheme())
+        || get("host").map(str::to_ascii_lowercase) != Some(host.to_ascii_lowercase())
+        || get("path").map(|p| p.trim_start_matches('/')) != Some(path)
+    {
+        return Err(Error::new(
+            Code::Forbidden,
+            format!(
+                "git asked for a credential for another place than {}'s forge remote; none given",
+                repo_id
+            ),
+        )
+        .with("remote_url", forge.remote_url.clone()));
+    }
+    let secret = Credentials::default().secret(&forge, clock)?;
+    let user = match forge.kind {
+        ForgeKind::Github => "x-access-token",
+        ForgeKind::Gitlab => "oauth2",
+    };
+    Ok(format!("username={user}\npassword={}\n", secret.expose()))
 }
 
 #[cfg(test)]

@@ -31,6 +31,7 @@ mod evidence;
 mod evidence_data;
 mod explain;
 mod forge;
+mod forge_push;
 mod foundation;
 mod hook_authority;
 mod hook_install;

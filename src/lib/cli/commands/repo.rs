@@ -165,6 +165,35 @@ fn forge(ctx: &Ctx, c: ForgeCmd) -> Result<Value> {
     Ok(serde_json::to_value(Wrapped { forge })?)
 }
 
+/// `forge` subcommands (the jobs of the forge; hidden).
+#[derive(Debug, clap::Subcommand)]
+pub enum ForgeJobCmd {
+    /// git's credential helper for a repository's forge remote (gitcredentials(7)): `get`
+    /// answers from the operator's credential file; `store` and `erase` do nothing.
+    Credential {
+        /// Repository id.
+        #[arg(long)]
+        repo: String,
+        /// The helper action git passes: get, store or erase.
+        action: String,
+    },
+}
+
+pub(super) fn forge_job(ctx: &Ctx, c: ForgeJobCmd) -> Result<super::Reply> {
+    match c {
+        ForgeJobCmd::Credential { repo, action } => {
+            let text = crate::forge::credential_helper(
+                ctx.data_dir()?,
+                ctx.clock.as_ref(),
+                &repo,
+                &action,
+                &mut std::io::stdin().lock(),
+            )?;
+            Ok(super::Reply::text(text))
+        }
+    }
+}
+
 /// `repo list`'s output.
 #[derive(serde::Serialize)]
 struct Repositories<T: serde::Serialize> {

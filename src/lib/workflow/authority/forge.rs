@@ -335,6 +335,105 @@ pub fn forges(at: &Connection) -> Result<Vec<Forge>> {
     rows.into_iter().map(with_kind).collect()
 }
 
+/// What `land --push` pushes: a landed landing of a git source and the
+/// repository's forge.
+#[derive(Debug, Clone)]
+pub struct PushPlan {
+    /// The landing.
+    pub landing_id: String,
+    /// The Change.
+    pub change_id: String,
+    /// The landed version.
+    pub change_version: u64,
+    /// The qualified revision the commit's tree is.
+    pub revision: String,
+    /// The landed commit.
+    pub commit: String,
+    /// The branch it landed on (`refs/heads/<target>`).
+    pub ref_name: String,
+    /// The repository's git work tree.
+    pub source: PathBuf,
+    /// The forge.
+    pub forge: Forge,
+    /// The push state recorded so far (`pending` or `pushed`) and its
+    /// attempts.
+    pub state: Option<(String, u64)>,
+}
+
+/// The push plan of `change_id`'s landing in `repo_id`: `not_found`
+/// without a forge; `invalid_input` when the Change has not landed (or
+/// landed without a git commit: a source that is not a git work tree).
+pub fn push_plan(at: &Connection, repo_id: &str, change_id: &str) -> Result<PushPlan> {
+    let repo = super::repository(at, repo_id)?;
+    let forge = forge(at, repo_id)?.ok_or_else(|| no_forge(repo_id))?;
+    let l = super::landing::landed_landing(at, change_id)?
+        .filter(|l| l.repo_id == repo_id)
+        .ok_or_else(|| {
+            Error::new(
+                Code::InvalidInput,
+                format!("Change {change_id} has not landed in {repo_id}; nothing to push"),
+            )
+            .with("change_id", change_id)
+        })?;
+    let g = l.git.ok_or_else(|| {
+        Error::new(
+            Code::InvalidInput,
+            "the landing has no git commit (the source is not a git work tree); nothing to push",
+        )
+    })?;
+    let state = at
+        .prepare_cached("SELECT state, attempts FROM forge_pushes WHERE landing_id = ?1")?
+        .query_row(params![l.landing_id], |r| {
+            Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)? as u64))
+        })
+        .optional()?;
+    Ok(PushPlan {
+        landing_id: l.landing_id,
+        change_id: change_id.to_owned(),
+        change_version: l.change_version,
+        revision: l.revision,
+        commit: g.commit,
+        ref_name: g.ref_name,
+        source: PathBuf::from(repo.source),
+        forge,
+        state,
+    })
+}
+
+/// Records a push attempt's start (`pending`, one more attempt) or its
+/// end (`pushed`); a landing already `pushed` stays so. Returns the state
+/// and attempts now.
+pub fn record_push(
+    plan: &PushPlan,
+    pushed: bool,
+) -> impl FnOnce(&Connection, &DataDir, &str) -> Result<(String, u64)> + use<> {
+    let plan = plan.clone();
+    move |at: &Connection, _dir: &DataDir, now: &str| {
+        if pushed {
+            at.prepare_cached(
+                "UPDATE forge_pushes SET state = 'pushed', pushed_at = ?2                  WHERE landing_id = ?1 AND state = 'pending'",
+            )?
+            .execute(params![plan.landing_id, now])?;
+        } else {
+            at.prepare_cached(
+                "INSERT INTO forge_pushes(landing_id, repo_id, git_commit, remote_url, state, attempts, started_at)                  VALUES (?1, ?2, ?3, ?4, 'pending', 1, ?5)                  ON CONFLICT(landing_id) DO UPDATE SET attempts = attempts + 1, remote_url = excluded.remote_url                  WHERE state = 'pending'",
+            )?
+            .execute(params![
+                plan.landing_id,
+                plan.forge.repo_id,
+                plan.commit,
+                plan.forge.remote_url,
+                now
+            ])?;
+        }
+        Ok(at
+            .prepare_cached("SELECT state, attempts FROM forge_pushes WHERE landing_id = ?1")?
+            .query_row(params![plan.landing_id], |r| {
+                Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)? as u64))
+            })?)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

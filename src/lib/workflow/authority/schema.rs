@@ -367,7 +367,7 @@ CREATE INDEX changes_by_group ON changes(group_label) WHERE group_label IS NOT N
     },
     Migration {
         version: 11,
-        description: "a forge per repository (repo forge set): its kind, API, project, git remote and the operator's credential file by path",
+        description: "a forge per repository (repo forge set): its kind, API, project, git remote and the operator's credential file by path; the push state of each landing pushed to it (land --push)",
         sql: "
 CREATE TABLE forges (
     repo_id TEXT PRIMARY KEY NOT NULL REFERENCES repositories(repo_id),
@@ -383,6 +383,17 @@ CREATE TABLE forges (
     CHECK ((app_id IS NULL) = (app_key_file IS NULL) AND (app_id IS NULL) = (installation_id IS NULL)),
     CHECK ((token_file IS NULL) <> (app_id IS NULL)),
     CHECK (app_id IS NULL OR kind = 'github')
+) STRICT;
+CREATE TABLE forge_pushes (
+    landing_id TEXT PRIMARY KEY NOT NULL REFERENCES landings(landing_id),
+    repo_id TEXT NOT NULL,
+    git_commit TEXT NOT NULL,
+    remote_url TEXT NOT NULL,
+    state TEXT NOT NULL CHECK (state IN ('pending', 'pushed')),
+    attempts INTEGER NOT NULL CHECK (attempts >= 1),
+    started_at TEXT NOT NULL,
+    pushed_at TEXT,
+    CHECK ((state = 'pushed') = (pushed_at IS NOT NULL))
 ) STRICT;
 ",
     },

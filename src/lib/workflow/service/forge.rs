@@ -12,8 +12,8 @@ use std::path::Path;
 use std::time::Duration;
 
 pub use crate::workflow::authority::forge::{
-    Forge, ForgeCredential, ForgeKind, ForgeSetRequest, MAX_URL, check_credential, check_project,
-    no_forge,
+    Forge, ForgeCredential, ForgeKind, ForgeSetRequest, MAX_URL, PushPlan, check_credential,
+    check_project, no_forge,
 };
 
 /// `repo forge set`'s write (the face has checked the URLs and the
@@ -65,4 +65,29 @@ pub fn repo_list(root: &Path) -> Result<Vec<ListedRepository>> {
         });
     }
     Ok(out)
+}
+
+/// The push plan of a landed Change (read-only).
+pub fn push_plan(root: &Path, repo_id: &str, change_id: &str) -> Result<PushPlan> {
+    let (_dir, at) = auth::open_read(root)?;
+    forge::push_plan(&at, repo_id, change_id)
+}
+
+/// The forge of `repo_id`, `None` when the repository has none
+/// (read-only; `not_found` for an unknown repository).
+pub fn forge_of(root: &Path, repo_id: &str) -> Result<Option<Forge>> {
+    let (_dir, at) = auth::open_read(root)?;
+    authority::repository(&at, repo_id)?;
+    forge::forge(&at, repo_id)
+}
+
+/// Records a push attempt's start or end; the state and attempts now.
+pub fn record_push(
+    root: &Path,
+    timeout: Duration,
+    clock: &dyn Clock,
+    plan: &PushPlan,
+    pushed: bool,
+) -> Result<(String, u64)> {
+    with_write(root, timeout, clock, forge::record_push(plan, pushed))
 }
