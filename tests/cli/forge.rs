@@ -346,3 +346,246 @@ fn a_github_app_is_its_id_an_rsa_key_file_and_an_installation() {
         .run(&["repo", "forge", "show", "--repo", "acme/api"])
         .json();
 }
+
+/// Runs `agent-task forge credential --repo acme/api ACTION` with `stdin`
+/// (what git sends its credential helper).
+fn helper(env: &TestEnv, action: &str, stdin: &str) -> Output {
+    env.run_stdin(
+        &["forge", "credential", "--repo", "acme/api", action],
+        stdin.as_bytes(),
+    )
+}
+
+#[test]
+fn the_credential_helper_answers_only_for_the_forge_remote() {
+    let env = env_with_repo();
+    let tok = private_file(&env, "token", format!("{SECRET}\n").as_bytes());
+    env.run(&[
+        "repo",
+        "forge",
+        "set",
+        "--repo",
+        "acme/api",
+        "--kind",
+        "github",
+        "--api-url",
+        "https://api.github.com",
+        "--project",
+        "acme/api",
+        "--remote-url",
+        "http://127.0.0.1:9/acme/api.git",
+        "--token-file",
+        s(&tok),
+    ])
+    .json();
+    let ask = "protocol=http\nhost=127.0.0.1:9\npath=acme/api.git\n\n";
+    let o = helper(&env, "get", ask);
+    assert_eq!(o.code, 0, "{o}");
+    assert_eq!(
+        o.stdout,
+        format!("username=x-access-token\npassword={SECRET}\n")
+    );
+    // Another host, another path, another scheme, no path: nothing given.
+    for other in [
+        "protocol=http\nhost=127.0.0.2:9\npath=acme/api.git\n",
+        "protocol=http\nhost=127.0.0.1:9\npath=acme/other.git\n",
+        "protocol=https\nhost=127.0.0.1:9\npath=acme/api.git\n",
+        "protocol=http\nhost=127.0.0.1:9\n",
+        "protocol=http\nhost=127.0.0.1:10\npath=acme/api.git\n",
+    ] {
+        let o = helper(&env, "get", other);
+        no_secret(&o);
+        o.error("forbidden", 77);
+    }
+    // store and erase: nothing is stored, nothing is answered.
+    for action in ["store", "erase"] {
+        let o = helper(
+            &env,
+            action,
+            &format!("{ask}username=x\npassword={SECRET}\n"),
+        );
+        assert_eq!((o.code, o.stdout.as_str()), (0, ""), "{o}");
+    }
+    // The file is checked on every use: loosened, it is refused.
+    std::fs::set_permissions(&tok, std::fs::Permissions::from_mode(0o640)).expect("chmod");
+    let o = helper(&env, "get", ask);
+    no_secret(&o);
+    o.error("insecure_permissions", 77);
+    // GitLab's user for a token.
+    std::fs::set_permissions(&tok, std::fs::Permissions::from_mode(0o600)).expect("chmod");
+    env.run(&[
+        "repo",
+        "forge",
+        "set",
+        "--repo",
+        "acme/api",
+        "--kind",
+        "gitlab",
+        "--api-url",
+        "https://gitlab.example/api/v4",
+        "--project",
+        "acme/api",
+        "--remote-url",
+        "http://127.0.0.1:9/acme/api.git",
+        "--token-file",
+        s(&tok),
+    ])
+    .json();
+    assert!(
+        helper(&env, "get", ask)
+            .stdout
+            .starts_with("username=oauth2\n")
+    );
+}
+
+/// Verifies a JWT's RS256 signature with the public key of `key` (openssl).
+fn verify_rs256(env: &TestEnv, key: &Path, jwt: &str) -> (Value, Value) {
+    let parts: Vec<&str> = jwt.split('.').collect();
+    assert_eq!(parts.len(), 3, "{jwt}");
+    let b64 = data_encoding::BASE64URL_NOPAD;
+    let header: Value =
+        serde_json::from_slice(&b64.decode(parts[0].as_bytes()).expect("b64")).expect("json");
+    let claims: Value =
+        serde_json::from_slice(&b64.decode(parts[1].as_bytes()).expect("b64")).expect("json");
+    let pubkey = env.path("app.pub");
+    let out = std::process::Command::new("openssl")
+        .args(["rsa", "-in", s(key), "-pubout", "-out", s(&pubkey)])
+        .output()
+        .expect("openssl");
+    assert!(out.status.success(), "{out:?}");
+    let (input, sig) = (env.path("jwt.input"), env.path("jwt.sig"));
+    std::fs::write(&input, format!("{}.{}", parts[0], parts[1])).expect("w");
+    std::fs::write(&sig, b64.decode(parts[2].as_bytes()).expect("b64")).expect("w");
+    let out = std::process::Command::new("openssl")
+        .args([
+            "dgst",
+            "-sha256",
+            "-verify",
+            s(&pubkey),
+            "-signature",
+            s(&sig),
+            s(&input),
+        ])
+        .output()
+        .expect("openssl");
+    assert!(
+        out.status.success(),
+        "the JWT's signature does not verify: {out:?}"
+    );
+    (header, claims)
+}
+
+#[test]
+fn a_github_app_mints_an_installation_token_for_each_use_and_hostile_answers_are_typed() {
+    use crate::common::origin::{Origin, Reply};
+    let env = env_with_repo();
+    let key = rsa_key(&env, "app.pem", true);
+    let mut origin = Origin::start();
+    env.run(&[
+        "repo",
+        "forge",
+        "set",
+        "--repo",
+        "acme/api",
+        "--kind",
+        "github",
+        "--api-url",
+        &origin.url(),
+        "--project",
+        "acme/api",
+        "--remote-url",
+        "http://127.0.0.1:9/acme/api.git",
+        "--app-id",
+        "4711",
+        "--app-key-file",
+        s(&key),
+        "--installation-id",
+        "99",
+    ])
+    .json();
+    let ask = "protocol=http\nhost=127.0.0.1:9\npath=acme/api.git\n\n";
+    let cases: Vec<(&str, Box<dyn Fn() -> Reply + Send>)> = vec![
+        (
+            "minted",
+            Box::new(|| {
+                Reply::new(201, r#"{"token":"ghs_minted42","expires_at":"2026-12-05T01:00:00Z","permissions":{"contents":"write"}}"#)
+                    .header("content-type", "application/json")
+            }),
+        ),
+        (
+            "401",
+            Box::new(|| Reply::new(401, r#"{"message":"Bad credentials"}"#)),
+        ),
+        ("403", Box::new(|| Reply::new(403, "{}"))),
+        ("404", Box::new(|| Reply::new(404, "{}"))),
+        ("500", Box::new(|| Reply::new(500, "oops"))),
+        (
+            "redirect",
+            Box::new(|| Reply::new(307, "").header("location", "http://127.0.0.2:1/steal")),
+        ),
+        (
+            "huge",
+            Box::new(|| Reply::new(201, vec![b' '; 10 << 20]).chunked()),
+        ),
+        (
+            "not a token",
+            Box::new(|| Reply::new(201, r#"{"token":"has space"}"#)),
+        ),
+    ];
+    let requests = origin.requests();
+    let answered = std::thread::spawn(move || {
+        let mut seen = Vec::new();
+        for ((_, reply), x) in cases.iter().zip(requests) {
+            seen.push((
+                x.method.clone(),
+                x.url.clone(),
+                x.header("authorization").unwrap_or_default().to_owned(),
+                x.header("accept").unwrap_or_default().to_owned(),
+            ));
+            x.respond(reply());
+        }
+        seen
+    });
+    let mut outs = Vec::new();
+    for _ in 0..8 {
+        outs.push(helper(&env, "get", ask));
+    }
+    let seen = answered.join().expect("fake");
+    assert_eq!(outs[0].code, 0, "{}", outs[0]);
+    assert_eq!(
+        outs[0].stdout,
+        "username=x-access-token\npassword=ghs_minted42\n"
+    );
+    for (i, status) in [
+        (1, 401),
+        (2, 403),
+        (3, 404),
+        (4, 500),
+        (5, 307),
+        (6, 201),
+        (7, 201),
+    ] {
+        let e = outs[i].error("forge_unavailable", 69);
+        assert_eq!(e["details"]["forge_status"], status, "{}", outs[i]);
+    }
+    for (method, url, auth, accept) in &seen {
+        assert_eq!(method, "POST");
+        assert_eq!(url, "/app/installations/99/access_tokens");
+        assert_eq!(accept, "application/vnd.github+json");
+        let jwt = auth.strip_prefix("Bearer ").expect("bearer");
+        for o in &outs {
+            assert!(!o.stderr.contains(jwt) && !o.stdout.contains(jwt), "{o}");
+        }
+    }
+    let jwt = seen[0].2.strip_prefix("Bearer ").expect("bearer");
+    let (header, claims) = verify_rs256(&env, &key, jwt);
+    assert_eq!(header, json!({"alg": "RS256", "typ": "JWT"}));
+    assert_eq!(claims["iss"], "4711");
+    let (iat, exp) = (
+        claims["iat"].as_i64().expect("iat"),
+        claims["exp"].as_i64().expect("exp"),
+    );
+    assert!(exp > iat && exp - iat <= 600, "{claims}");
+    // Each use mints afresh: eight uses, eight distinct requests.
+    assert_eq!(seen.len(), 8);
+}
