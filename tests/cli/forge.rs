@@ -504,7 +504,8 @@ fn a_github_app_mints_an_installation_token_for_each_use_and_hostile_answers_are
     ])
     .json();
     let ask = "protocol=http\nhost=127.0.0.1:9\npath=acme/api.git\n\n";
-    let cases: Vec<(&str, Box<dyn Fn() -> Reply + Send>)> = vec![
+    type Answer = Box<dyn Fn() -> Reply + Send>;
+    let cases: Vec<(&str, Answer)> = vec![
         (
             "minted",
             Box::new(|| {
