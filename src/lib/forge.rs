@@ -98,6 +98,11 @@ pub fn set(
     let req = ForgeSetRequest {
         api_url: check_url("--api-url", &req.api_url)?,
         remote_url: check_url("--remote-url", &req.remote_url)?,
+        status_target_url: req
+            .status_target_url
+            .as_deref()
+            .map(|u| check_url("--status-target-url", u))
+            .transpose()?,
         ..req.clone()
     };
     service::forge::check_project(req.kind, &req.project)?;
@@ -341,6 +346,10 @@ pub struct PushOutput {
     pub git_commit: String,
     /// The refs, in the order they were pushed.
     pub refs: Vec<String>,
+    /// The commit status published on the candidate commit before the
+    /// target was pushed (`success`), when the forge publishes statuses.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub status: Option<StatusState>,
 }
 
 /// Pushes `change_id`'s landed commit to `repo_id`'s forge with git
@@ -371,6 +380,7 @@ pub fn push(
             remote_url: plan.forge.remote_url.clone(),
             git_commit: plan.commit.clone(),
             refs,
+            status: None,
         });
     }
     // Checked again at every use, before anything leaves the machine.
@@ -383,7 +393,14 @@ pub fn push(
         format!("{}:{}", plan.commit, refs[1]),
         format!("{NOTES_REF}:{NOTES_REF}"),
     ];
-    for spec in &specs {
+    git_push(&plan, &helper, &specs[0])?;
+    let status = if plan.forge.publish_status {
+        publish_landed(&plan, clock)?;
+        Some(StatusState::Success)
+    } else {
+        None
+    };
+    for spec in &specs[1..] {
         git_push(&plan, &helper, spec)?;
     }
     let (_, attempts) = service::forge::record_push(root, timeout, clock, &plan, true)?;
@@ -394,7 +411,230 @@ pub fn push(
         remote_url: plan.forge.remote_url.clone(),
         git_commit: plan.commit.clone(),
         refs,
+        status,
     })
+}
+
+/// The success status of a landed commit, published between the
+/// candidate branch and the target (a protected target requires it):
+/// only when the commit's tree, recomputed as `verify` does, is the
+/// qualified revision.
+fn publish_landed(plan: &service::forge::PushPlan, clock: &dyn Clock) -> Result<()> {
+    let found = service::forge::commit_revision(&plan.source, &plan.commit)?;
+    if found != plan.revision {
+        return Err(Error::new(
+            Code::IntegrityError,
+            "the landed commit's tree is not the qualified revision; no success status is published",
+        )
+        .with("git_commit", plan.commit.clone())
+        .with("revision", plan.revision.clone())
+        .with("tree_revision", found));
+    }
+    let secret = Credentials::default().secret(&plan.forge, clock)?;
+    let short = plan.revision.get(..12).unwrap_or(&plan.revision);
+    post_status(
+        &plan.forge,
+        &secret,
+        &StatusRequest {
+            sha: &plan.commit,
+            state: StatusState::Success,
+            description: &format!(
+                "qualified: revision {short}, version {} of {}",
+                plan.change_version, plan.change_id
+            ),
+            context: &format!("agent-task/{}", plan.profile),
+        },
+    )
+}
+
+/// A commit status's state, in GitHub's names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum StatusState {
+    /// Checkpointed, not yet qualified.
+    Pending,
+    /// Qualified (a receipt), the tree checked.
+    Success,
+    /// A required step's imported record failed.
+    Failure,
+    /// The subject went stale (a policy or enrollment act).
+    Error,
+}
+
+impl StatusState {
+    /// GitHub's state (`pending|success|failure|error`).
+    pub fn github(self) -> &'static str {
+        match self {
+            StatusState::Pending => "pending",
+            StatusState::Success => "success",
+            StatusState::Failure => "failure",
+            StatusState::Error => "error",
+        }
+    }
+
+    /// GitLab's state (`pending|running|success|failed|canceled`): GitLab
+    /// has no `error`; a stale subject is `failed` too, its description
+    /// says why.
+    pub fn gitlab(self) -> &'static str {
+        match self {
+            StatusState::Pending => "pending",
+            StatusState::Success => "success",
+            StatusState::Failure | StatusState::Error => "failed",
+        }
+    }
+}
+
+/// GitHub refuses a description over 140 characters (422).
+pub const MAX_DESCRIPTION: usize = 140;
+
+/// `d` cut to [`MAX_DESCRIPTION`] characters (an ellipsis marks the cut)
+/// and stripped of control characters.
+pub fn status_description(d: &str) -> String {
+    let clean: String = d
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    if clean.chars().count() <= MAX_DESCRIPTION {
+        return clean;
+    }
+    let mut out: String = clean.chars().take(MAX_DESCRIPTION - 1).collect();
+    out.push('…');
+    out
+}
+
+/// One commit status to publish.
+#[derive(Debug)]
+pub struct StatusRequest<'a> {
+    /// The commit (40 or 64 hex).
+    pub sha: &'a str,
+    /// Its state.
+    pub state: StatusState,
+    /// Why (cut to 140 characters).
+    pub description: &'a str,
+    /// `agent-task/<profile>`.
+    pub context: &'a str,
+}
+
+/// Attempts at a status request: transport failures and 5xx answers are
+/// retried (a status posted twice with the same state changes nothing a
+/// reader sees); 4xx answers are not.
+const ATTEMPTS: u32 = 3;
+/// The first pause between attempts (then four times longer each).
+const BACKOFF: Duration = Duration::from_millis(200);
+
+/// Posts one commit status: GitHub `POST
+/// /repos/{owner}/{repo}/statuses/{sha}`, GitLab `POST
+/// /projects/:id/statuses/:sha`. `forge_unavailable` with
+/// `details.forge_status` on any other answer than 201; the token is in
+/// the one header and never in an error.
+pub fn post_status(forge: &Forge, secret: &Secret, req: &StatusRequest<'_>) -> Result<()> {
+    let what = "publish a commit status";
+    if !(req.sha.len() == 40 || req.sha.len() == 64)
+        || !req.sha.bytes().all(|b| b.is_ascii_hexdigit())
+    {
+        return Err(Error::new(
+            Code::InvalidInput,
+            "a status needs a full commit id",
+        ));
+    }
+    let description = status_description(req.description);
+    let (url, body) = match forge.kind {
+        ForgeKind::Github => {
+            let mut b = serde_json::json!({
+                "state": req.state.github(),
+                "description": description,
+                "context": req.context,
+            });
+            if let Some(t) = &forge.status_target_url {
+                b["target_url"] = t.clone().into();
+            }
+            (
+                format!(
+                    "{}/repos/{}/statuses/{}",
+                    forge.api_url, forge.project, req.sha
+                ),
+                b,
+            )
+        }
+        ForgeKind::Gitlab => {
+            let mut b = serde_json::json!({
+                "state": req.state.gitlab(),
+                "name": req.context,
+                "description": description,
+            });
+            if let Some(t) = &forge.status_target_url {
+                b["target_url"] = t.clone().into();
+            }
+            let id: String =
+                url::form_urlencoded::byte_serialize(forge.project.as_bytes()).collect();
+            (
+                format!("{}/projects/{id}/statuses/{}", forge.api_url, req.sha),
+                b,
+            )
+        }
+    };
+    let body = body.to_string();
+    let agent = api_agent();
+    let mut last = (None, String::new());
+    for attempt in 0..ATTEMPTS {
+        if attempt > 0 {
+            std::thread::sleep(BACKOFF * 4u32.pow(attempt - 1));
+        }
+        let mut rb = agent.post(&url).header("content-type", "application/json");
+        rb = match forge.kind {
+            ForgeKind::Github => rb
+                .header("authorization", &format!("Bearer {}", secret.expose()))
+                .header("accept", "application/vnd.github+json")
+                .header("x-github-api-version", "2022-11-28"),
+            ForgeKind::Gitlab => rb.header("private-token", secret.expose()),
+        };
+        let resp = match rb.send(body.as_bytes()) {
+            Ok(r) => r,
+            Err(e) => {
+                last = (None, transport(&e));
+                continue;
+            }
+        };
+        let status = resp.status().as_u16();
+        if status >= 500 {
+            last = (Some(status), "the forge failed".into());
+            continue;
+        }
+        if status != 201 {
+            let why = match status {
+                401 => "the credential was refused",
+                403 => "the credential may not post statuses here",
+                404 => "no such project or commit (or no access to it)",
+                422 => "the forge refused the status as invalid",
+                300..=399 => "a redirect (never followed)",
+                _ => "an unexpected answer",
+            };
+            return Err(unavailable(forge, what, Some(status), why)
+                .with("sha", req.sha)
+                .with("state", req.state.github()));
+        }
+        let answer = bounded_body(resp)
+            .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+            .ok_or_else(|| unavailable(forge, what, Some(status), "the answer is not JSON"))?;
+        if !answer.is_object() {
+            return Err(unavailable(
+                forge,
+                what,
+                Some(status),
+                "the answer is not a status",
+            ));
+        }
+        return Ok(());
+    }
+    let (status, why) = last;
+    Err(unavailable(
+        forge,
+        what,
+        status,
+        &format!("{why} (after {ATTEMPTS} attempts)"),
+    )
+    .with("sha", req.sha)
+    .with("state", req.state.github()))
 }
 
 /// Quotes `s` for the shell git runs a `!` credential helper with.

@@ -14,14 +14,14 @@ use crate::common::git_http::GitServer;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
-const TOKEN: &str = "ghs_pushtoken0123456789abcdef";
-const USER: &str = "x-access-token";
+pub const TOKEN: &str = "ghs_pushtoken0123456789abcdef";
+pub const USER: &str = "x-access-token";
 
 fn s(p: &Path) -> &str {
     p.to_str().expect("utf8")
 }
 
-fn rev(dir: &Path, name: &str) -> Option<String> {
+pub fn rev(dir: &Path, name: &str) -> Option<String> {
     let out = std::process::Command::new("git")
         .arg("-C")
         .arg(dir)
@@ -36,6 +36,17 @@ fn rev(dir: &Path, name: &str) -> Option<String> {
 /// A bare copy of the loop's source under a server root, the server, and
 /// the repository's forge pointing at it with a token file holding `token`.
 fn forge_for(l: &Loop, token: &str) -> (GitServer, PathBuf, PathBuf) {
+    forge_with(l, token, "http://127.0.0.1:1", &[])
+}
+
+/// [`forge_for`] with the forge's API at `api_url` and more `repo forge
+/// set` arguments.
+pub fn forge_with(
+    l: &Loop,
+    token: &str,
+    api_url: &str,
+    extra: &[&str],
+) -> (GitServer, PathBuf, PathBuf) {
     let root = l.env.path("git-server");
     std::fs::create_dir_all(&root).expect("mkdir");
     let bare = root.join("demo.git");
@@ -50,29 +61,30 @@ fn forge_for(l: &Loop, token: &str) -> (GitServer, PathBuf, PathBuf) {
     let tok = l.env.path("forge-token");
     std::fs::write(&tok, format!("{token}\n")).expect("write");
     std::fs::set_permissions(&tok, std::fs::Permissions::from_mode(0o600)).expect("chmod");
-    l.env
-        .run(&[
-            "repo",
-            "forge",
-            "set",
-            "--repo",
-            "demo/basic",
-            "--kind",
-            "github",
-            "--api-url",
-            "http://127.0.0.1:1",
-            "--project",
-            "demo/basic",
-            "--remote-url",
-            &server.url("demo.git"),
-            "--token-file",
-            s(&tok),
-        ])
-        .json();
+    let remote = server.url("demo.git");
+    let mut args = vec![
+        "repo",
+        "forge",
+        "set",
+        "--repo",
+        "demo/basic",
+        "--kind",
+        "github",
+        "--api-url",
+        api_url,
+        "--project",
+        "demo/basic",
+        "--remote-url",
+        &remote,
+        "--token-file",
+        s(&tok),
+    ];
+    args.extend(extra);
+    l.env.run(&args).json();
     (server, bare, tok)
 }
 
-fn land_push(l: &Loop) -> Output {
+pub fn land_push(l: &Loop) -> Output {
     let o = land_with(l, None, &["--push"]);
     assert!(
         !o.stdout.contains(TOKEN) && !o.stderr.contains(TOKEN),

@@ -32,6 +32,7 @@ mod evidence_data;
 mod explain;
 mod forge;
 mod forge_push;
+mod forge_status;
 mod foundation;
 mod hook_authority;
 mod hook_install;

@@ -71,6 +71,13 @@ pub enum ForgeCmd {
         /// The GitHub App's installation id on the repository's owner.
         #[arg(long, value_name = "N", requires = "app_id")]
         installation_id: Option<u64>,
+        /// Publish commit statuses (context `agent-task/<profile>`): `land --push` posts success
+        /// on the landed commit, its tree checked, before it pushes the target.
+        #[arg(long)]
+        forge_status: bool,
+        /// The statuses' target URL (https; http only on a loopback host).
+        #[arg(long, value_name = "URL", requires = "forge_status")]
+        status_target_url: Option<String>,
     },
     /// Show a repository's forge (paths and ids, never a secret).
     Show {
@@ -119,6 +126,8 @@ fn forge(ctx: &Ctx, c: ForgeCmd) -> Result<Value> {
             app_id,
             app_key_file,
             installation_id,
+            forge_status,
+            status_target_url,
         } => {
             let credential = match (token_file, app_id, app_key_file, installation_id) {
                 (Some(path), None, None, None) => ForgeCredential::TokenFile { path },
@@ -151,6 +160,8 @@ fn forge(ctx: &Ctx, c: ForgeCmd) -> Result<Value> {
                     project,
                     remote_url,
                     credential,
+                    publish_status: forge_status,
+                    status_target_url,
                 },
             )?
         }

@@ -97,6 +97,10 @@ pub struct ForgeSetRequest {
     pub remote_url: String,
     /// The credential.
     pub credential: ForgeCredential,
+    /// Publish commit statuses (`--forge-status`).
+    pub publish_status: bool,
+    /// The statuses' optional target URL (checked by the face).
+    pub status_target_url: Option<String>,
 }
 
 /// A repository's forge (what `repo forge show` and `repo list` print:
@@ -115,6 +119,11 @@ pub struct Forge {
     pub remote_url: String,
     /// The credential, by path.
     pub credential: ForgeCredential,
+    /// Whether commit statuses are published (`--forge-status`).
+    pub publish_status: bool,
+    /// The statuses' target URL, if the operator set one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub status_target_url: Option<String>,
     /// When the operator set it.
     pub configured_at: String,
 }
@@ -204,7 +213,10 @@ pub fn set(
 ) -> Result<impl FnOnce(&Connection, &DataDir, &str) -> Result<Forge> + use<>> {
     check_project(req.kind, &req.project)?;
     check_credential(req.kind, &req.credential)?;
-    for u in [&req.api_url, &req.remote_url] {
+    for u in [&req.api_url, &req.remote_url]
+        .into_iter()
+        .chain(req.status_target_url.as_ref())
+    {
         if u.len() > MAX_URL || !(u.starts_with("https://") || u.starts_with("http://")) {
             return Err(Error::new(
                 Code::InvalidInput,
@@ -230,11 +242,13 @@ pub fn set(
         };
         at.prepare_cached(
             "INSERT INTO forges(repo_id, kind, api_url, project, remote_url, token_file, app_id, \
-             app_key_file, installation_id, configured_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10) \
+             app_key_file, installation_id, publish_status, status_target_url, configured_at) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12) \
              ON CONFLICT(repo_id) DO UPDATE SET kind = excluded.kind, api_url = excluded.api_url, \
              project = excluded.project, remote_url = excluded.remote_url, token_file = excluded.token_file, \
              app_id = excluded.app_id, app_key_file = excluded.app_key_file, \
-             installation_id = excluded.installation_id, configured_at = excluded.configured_at",
+             installation_id = excluded.installation_id, publish_status = excluded.publish_status, \
+             status_target_url = excluded.status_target_url, configured_at = excluded.configured_at",
         )?
         .execute(params![
             req.repo_id,
@@ -246,6 +260,8 @@ pub fn set(
             app_id,
             key_file,
             installation_id,
+            req.publish_status,
+            req.status_target_url,
             now
         ])?;
         forge(at, &req.repo_id)?.ok_or_else(|| Error::internal("the forge just written is gone"))
@@ -281,7 +297,7 @@ pub fn no_forge(repo_id: &str) -> Error {
 }
 
 const SELECT: &str = "SELECT repo_id, kind, api_url, project, remote_url, token_file, app_id, \
-     app_key_file, installation_id, configured_at FROM forges";
+     app_key_file, installation_id, configured_at, publish_status, status_target_url FROM forges";
 
 fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<(Forge, String)> {
     let token_file: Option<String> = r.get(5)?;
@@ -306,6 +322,8 @@ fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<(Forge, String)> {
             project: r.get(3)?,
             remote_url: r.get(4)?,
             credential,
+            publish_status: r.get(10)?,
+            status_target_url: r.get(11)?,
             configured_at: r.get(9)?,
         },
         r.get(1)?,
@@ -347,6 +365,8 @@ pub struct PushPlan {
     pub change_version: u64,
     /// The qualified revision the commit's tree is.
     pub revision: String,
+    /// The Change's profile (the status context is `agent-task/<profile>`).
+    pub profile: String,
     /// The landed commit.
     pub commit: String,
     /// The branch it landed on (`refs/heads/<target>`).
@@ -387,7 +407,11 @@ pub fn push_plan(at: &Connection, repo_id: &str, change_id: &str) -> Result<Push
             Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)? as u64))
         })
         .optional()?;
+    let profile: String = at
+        .prepare_cached("SELECT profile_id FROM changes WHERE change_id = ?1")?
+        .query_row(params![change_id], |r| r.get(0))?;
     Ok(PushPlan {
+        profile,
         landing_id: l.landing_id,
         change_id: change_id.to_owned(),
         change_version: l.change_version,

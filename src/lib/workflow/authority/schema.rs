@@ -367,7 +367,7 @@ CREATE INDEX changes_by_group ON changes(group_label) WHERE group_label IS NOT N
     },
     Migration {
         version: 11,
-        description: "a forge per repository (repo forge set): its kind, API, project, git remote and the operator's credential file by path; the push state of each landing pushed to it (land --push)",
+        description: "a forge per repository (repo forge set): its kind, API, project, git remote and the operator's credential file by path, whether commit statuses are published; the push state of each landing pushed to it (land --push)",
         sql: "
 CREATE TABLE forges (
     repo_id TEXT PRIMARY KEY NOT NULL REFERENCES repositories(repo_id),
@@ -379,6 +379,8 @@ CREATE TABLE forges (
     app_id INTEGER CHECK (app_id > 0),
     app_key_file TEXT,
     installation_id INTEGER CHECK (installation_id > 0),
+    publish_status INTEGER NOT NULL DEFAULT 0 CHECK (publish_status IN (0, 1)),
+    status_target_url TEXT,
     configured_at TEXT NOT NULL,
     CHECK ((app_id IS NULL) = (app_key_file IS NULL) AND (app_id IS NULL) = (installation_id IS NULL)),
     CHECK ((token_file IS NULL) <> (app_id IS NULL)),

@@ -91,3 +91,16 @@ pub fn record_push(
 ) -> Result<(String, u64)> {
     with_write(root, timeout, clock, forge::record_push(plan, pushed))
 }
+
+/// The revision of `commit`'s tree in `repo`, recomputed from the tree
+/// as `verify` does (the manifest of the tree's entries, hashed): what a
+/// success status is checked against.
+pub fn commit_revision(repo: &Path, commit: &str) -> Result<String> {
+    use crate::workflow::attest::git;
+    let tree = git::tree_of(repo, commit)?;
+    let (manifest, _) = git::tree_manifest(repo, &tree)?;
+    Ok(git::TreeRevision::of(&manifest)?
+        .revision
+        .as_str()
+        .to_owned())
+}
