@@ -394,8 +394,10 @@ pub fn push(
         format!("{NOTES_REF}:{NOTES_REF}"),
     ];
     git_push(&plan, &helper, &specs[0])?;
+    service::forge::mark_candidate(root, timeout, clock, &plan)?;
     let status = if plan.forge.publish_status {
         publish_landed(&plan, clock)?;
+        service::forge::finish_version(root, timeout, clock, &plan)?;
         Some(StatusState::Success)
     } else {
         None
@@ -445,6 +447,102 @@ fn publish_landed(plan: &service::forge::PushPlan, clock: &dyn Clock) -> Result<
             context: &format!("agent-task/{}", plan.profile),
         },
     )
+}
+
+/// `forge publish`'s report.
+#[derive(Debug, Default, serde::Serialize)]
+pub struct PublishOutput {
+    /// Statuses the forge accepted in this pass.
+    pub published: u64,
+    /// Rows a later state of the same Change version replaced (never
+    /// published after it).
+    pub superseded: u64,
+    /// Rows whose candidate commit is not on the forge yet (they wait for
+    /// `land --push`).
+    pub waiting: u64,
+    /// Success rows refused because the commit's tree is not the
+    /// qualified revision (never published).
+    pub refused: u64,
+    /// Rows the forge did not accept; they stay pending.
+    pub failed: u64,
+    /// The errors of the failed rows (codes and the forge's status).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub errors: Vec<serde_json::Value>,
+}
+
+/// One pass of the commit-status publisher (`agent-task forge publish`):
+/// drains the outbox the workflow's transactions wrote. Per Change
+/// version only its latest row is published (earlier ones are
+/// `superseded`, so an earlier state never follows a later one); a row
+/// whose candidate commit is not on the forge yet waits; success is
+/// published only on a commit whose tree, recomputed as `verify` does, is
+/// the qualified revision. At least once: a row is marked done after the
+/// forge accepted it, and a repeat posts the same state again.
+pub fn publish(root: &Path, timeout: Duration, clock: &dyn Clock) -> Result<PublishOutput> {
+    let rows = service::forge::pending_statuses(root)?;
+    let mut out = PublishOutput::default();
+    let mut latest = std::collections::BTreeMap::new();
+    for r in &rows {
+        latest.insert((r.change_id.clone(), r.change_version), r.seq);
+    }
+    let mut done = Vec::new();
+    let mut creds = Credentials::default();
+    for r in &rows {
+        if latest.get(&(r.change_id.clone(), r.change_version)) != Some(&r.seq) {
+            done.push((r.seq, "superseded", r.git_commit.clone()));
+            out.superseded += 1;
+            continue;
+        }
+        let Some(sha) = &r.git_commit else {
+            out.waiting += 1;
+            continue;
+        };
+        let state = match r.state.as_str() {
+            "pending" => StatusState::Pending,
+            "success" => StatusState::Success,
+            "failure" => StatusState::Failure,
+            _ => StatusState::Error,
+        };
+        if state == StatusState::Success
+            && service::forge::commit_revision(&r.source, sha)
+                .ok()
+                .as_deref()
+                != Some(r.revision.as_str())
+        {
+            done.push((r.seq, "refused", Some(sha.clone())));
+            out.refused += 1;
+            continue;
+        }
+        let sent = service::forge::forge_of(root, &r.repo_id).and_then(|f| {
+            let f = f.ok_or_else(|| service::forge::no_forge(&r.repo_id))?;
+            let secret = creds.secret(&f, clock)?;
+            post_status(
+                &f,
+                &secret,
+                &StatusRequest {
+                    sha,
+                    state,
+                    description: &r.description,
+                    context: &format!("agent-task/{}", r.profile),
+                },
+            )
+        });
+        match sent {
+            Ok(()) => {
+                done.push((r.seq, "published", Some(sha.clone())));
+                out.published += 1;
+            }
+            Err(e) => {
+                out.failed += 1;
+                out.errors.push(serde_json::json!({
+                    "seq": r.seq, "change_id": r.change_id, "error": e.code().as_str(),
+                    "forge_status": e.details().and_then(|d| d.get("forge_status")).cloned(),
+                }));
+            }
+        }
+    }
+    service::forge::finish_statuses(root, timeout, clock, done)?;
+    Ok(out)
 }
 
 /// A commit status's state, in GitHub's names.

@@ -171,3 +171,112 @@ fn the_fake_refuses_what_githubs_description_refuses() {
             .is_empty()
     );
 }
+
+/// The outbox's rows: (version, state, outcome).
+fn outbox(l: &crate::common::collect_flow::Loop) -> Vec<(i64, String, Option<String>)> {
+    let c = rusqlite::Connection::open_with_flags(
+        l.env.data_dir.join("authority.sqlite"),
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
+    )
+    .expect("open");
+    let mut st = c
+        .prepare("SELECT change_version, state, outcome FROM forge_status_outbox ORDER BY seq")
+        .expect("prepare");
+    st.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .expect("query")
+        .collect::<Result<_, _>>()
+        .expect("rows")
+}
+
+#[test]
+fn the_outbox_takes_each_state_from_its_transaction_and_publish_delivers_it_once_pushed() {
+    use crate::common::collect_flow::Loop;
+    let Some(spec) = spec_path() else { return };
+    let l = Loop::basic("bwrap");
+    let fake = FakeGithub::start(Spec::load(&spec), |_| {});
+    let (_server, bare, _) = forge_with(&l, TOKEN, &fake.origin_url, &["--forge-status"]);
+    // Version 1 fails its test; version 2 passes and is finalized.
+    l.set_add("-");
+    let t = l.checkpoint();
+    let (d, _) = l.claim(&t, "d1.json");
+    assert_eq!(l.collect(&d).json()["outcome"], "failed");
+    l.set_add("+");
+    let t = l.checkpoint();
+    let (d, _) = l.claim(&t, "d2.json");
+    assert_eq!(l.collect(&d).json()["outcome"], "passed");
+    l.agent(&["finalize", "--change", &l.change_id]).json();
+    let rows = vec![
+        (1, "pending".to_owned(), None),
+        (1, "failure".to_owned(), None),
+        (2, "pending".to_owned(), None),
+        (2, "success".to_owned(), None),
+    ];
+    assert_eq!(outbox(&l), rows);
+    // Reads write nothing.
+    assert_eq!(l.qualify()["qualified"], true);
+    l.agent(&["status", "--change", &l.change_id]);
+    assert_eq!(outbox(&l), rows);
+
+    // No commit on the forge yet: everything waits; earlier states of a
+    // version are superseded by its latest.
+    let p = l.env.run(&["forge", "publish"]).json();
+    assert_eq!(
+        (
+            p["published"].as_u64(),
+            p["waiting"].as_u64(),
+            p["superseded"].as_u64()
+        ),
+        (Some(0), Some(2), Some(2)),
+        "{p}"
+    );
+    assert!(fake.received().is_empty());
+
+    // land --push: the candidate commit reaches the forge, the status
+    // does not (the forge fails thrice): the target is not pushed.
+    for _ in 0..3 {
+        fake.queue(Answer::Status(500));
+    }
+    let e = land_push(&l).error("forge_unavailable", 69);
+    let commit = e["details"]["landing"]["git_commit"]
+        .as_str()
+        .expect("commit")
+        .to_owned();
+    // The publisher delivers the version's success on that commit.
+    let p = l.env.run(&["forge", "publish"]).json();
+    assert_eq!(
+        (p["published"].as_u64(), p["waiting"].as_u64()),
+        (Some(1), Some(1)),
+        "{p}"
+    );
+    let got = fake.received();
+    let last = got.last().expect("a request");
+    assert!(last.problems.is_empty(), "{last:?}");
+    assert_eq!(last.url, format!("/repos/demo/basic/statuses/{commit}"));
+    assert_eq!(last.body["state"], "success");
+    assert_eq!(last.status, 201);
+    // Once: a second pass publishes nothing.
+    let n = fake.received().len();
+    let p = l.env.run(&["forge", "publish"]).json();
+    assert_eq!(p["published"], 0, "{p}");
+    assert_eq!(fake.received().len(), n);
+    // The landing completes; version 1 (never pushed) still waits.
+    let v = land_push(&l).json();
+    assert_eq!(v["push"]["pushed"], true, "{v}");
+    assert_eq!(
+        rev(&bare, "refs/heads/main").as_deref(),
+        Some(commit.as_str())
+    );
+    let states: Vec<_> = outbox(&l)
+        .into_iter()
+        .map(|(v, s, o)| (v, s, o.unwrap_or_default()))
+        .collect();
+    assert_eq!(
+        states,
+        vec![
+            (1, "pending".into(), "superseded".into()),
+            (1, "failure".into(), String::new()),
+            (2, "pending".into(), "superseded".into()),
+            (2, "success".into(), "published".into()),
+        ]
+    );
+}

@@ -144,8 +144,8 @@ pub enum Command {
     /// Operator: copy collector evidence into a separate data node as records (`data query` finds them).
     #[command(subcommand)]
     Evidence(evidence::EvidenceCmd),
-    /// Internal: the forge jobs (`forge credential`: git's credential helper for `land --push`).
-    #[command(subcommand, hide = true)]
+    /// Operator: the forge jobs: publish the pending commit statuses (docs/forge.md).
+    #[command(subcommand)]
     Forge(repo::ForgeJobCmd),
 }
 

@@ -176,11 +176,15 @@ fn forge(ctx: &Ctx, c: ForgeCmd) -> Result<Value> {
     Ok(serde_json::to_value(Wrapped { forge })?)
 }
 
-/// `forge` subcommands (the jobs of the forge; hidden).
+/// `forge` subcommands: the jobs of the repositories' forges.
 #[derive(Debug, clap::Subcommand)]
 pub enum ForgeJobCmd {
+    /// One pass of the commit-status publisher: post the outbox's pending statuses whose commit
+    /// is on the forge (exit 75 when the forge refused one; it stays pending).
+    Publish,
     /// git's credential helper for a repository's forge remote (gitcredentials(7)): `get`
     /// answers from the operator's credential file; `store` and `erase` do nothing.
+    #[command(hide = true)]
     Credential {
         /// Repository id.
         #[arg(long)]
@@ -192,6 +196,14 @@ pub enum ForgeJobCmd {
 
 pub(super) fn forge_job(ctx: &Ctx, c: ForgeJobCmd) -> Result<super::Reply> {
     match c {
+        ForgeJobCmd::Publish => {
+            let r = crate::forge::publish(ctx.data_dir()?, ctx.lock_timeout, ctx.clock.as_ref())?;
+            Ok(super::Reply {
+                text: None,
+                exit_code: if r.failed > 0 { 75 } else { 0 },
+                value: to_value(&r)?,
+            })
+        }
         ForgeJobCmd::Credential { repo, action } => {
             let text = crate::forge::credential_helper(
                 ctx.data_dir()?,

@@ -458,6 +458,203 @@ pub fn record_push(
     }
 }
 
+/// Marks a push's candidate branch as pushed (its commit now exists on
+/// the forge: statuses about it can be published).
+pub fn mark_candidate(
+    landing_id: &str,
+) -> impl FnOnce(&Connection, &DataDir, &str) -> Result<()> + use<> {
+    let landing_id = landing_id.to_owned();
+    move |at: &Connection, _dir: &DataDir, _now: &str| {
+        at.prepare_cached("UPDATE forge_pushes SET candidate_pushed = 1 WHERE landing_id = ?1")?
+            .execute(params![landing_id])?;
+        Ok(())
+    }
+}
+
+/// The longest status description kept in the outbox (the publisher
+/// cuts to the forge's limit).
+const MAX_OUTBOX_DESCRIPTION: usize = 1024;
+
+/// In the transaction that makes the change: one commit-status row for
+/// `change_id`'s `version`, when its repository's forge publishes
+/// statuses. `state` is `pending` (checkpoint), `success` (receipt),
+/// `failure` (an imported failing record) or `error` (made stale by a
+/// policy act). Returns whether a row was written.
+pub fn on_status(
+    at: &Connection,
+    change_id: &str,
+    version: u64,
+    state: &str,
+    description: &str,
+    ts: &str,
+) -> Result<bool> {
+    let row: Option<(String, String, String)> = at
+        .prepare_cached(
+            "SELECT c.repo_id, c.profile_id, v.revision FROM changes c \
+             JOIN change_versions v ON v.change_id = c.change_id AND v.version = ?2 \
+             JOIN forges f ON f.repo_id = c.repo_id AND f.publish_status = 1 \
+             WHERE c.change_id = ?1",
+        )?
+        .query_row(params![change_id, version as i64], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+        })
+        .optional()?;
+    let Some((repo_id, profile, revision)) = row else {
+        return Ok(false);
+    };
+    let d: String = description.chars().take(MAX_OUTBOX_DESCRIPTION).collect();
+    at.prepare_cached(
+        "INSERT INTO forge_status_outbox(repo_id, change_id, change_version, profile_id, revision, \
+         state, description, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+    )?
+    .execute(params![
+        repo_id,
+        change_id,
+        version as i64,
+        profile,
+        revision,
+        state,
+        d,
+        ts
+    ])?;
+    Ok(true)
+}
+
+/// Before a policy act bumps the epoch: an `error` row for every live
+/// subject it makes stale, in repositories whose forge publishes
+/// statuses (nothing is read when none does).
+pub(crate) fn on_policy_act(at: &Connection, act: &str, ts: &str) -> Result<u64> {
+    let any: Option<i64> = at
+        .prepare_cached("SELECT 1 FROM forges WHERE publish_status = 1 LIMIT 1")?
+        .query_row([], |r| r.get(0))
+        .optional()?;
+    if any.is_none() {
+        return Ok(0);
+    }
+    let ids: Vec<String> = at
+        .prepare_cached(
+            "SELECT c.change_id FROM changes c JOIN forges f ON f.repo_id = c.repo_id \
+             AND f.publish_status = 1 WHERE c.current_version > 0",
+        )?
+        .query_map([], |r| r.get(0))?
+        .collect::<std::result::Result<_, _>>()?;
+    let mut n = 0;
+    for id in ids {
+        let ch = super::change::change(at, &id)?;
+        let Ok(s) = super::change::current_subject(at, &ch) else {
+            continue;
+        };
+        if super::change::subject_staleness(at, &s)?.is_none()
+            && on_status(
+                at,
+                &id,
+                s.version,
+                "error",
+                &format!("stale: the operator's {act} changed the policy; checkpoint again"),
+                ts,
+            )?
+        {
+            n += 1;
+        }
+    }
+    Ok(n)
+}
+
+/// One pending commit status with the commit it is about, if that
+/// commit has been pushed to the forge.
+#[derive(Debug, Clone)]
+pub struct StatusRow {
+    /// Its order.
+    pub seq: i64,
+    /// The repository.
+    pub repo_id: String,
+    /// The Change.
+    pub change_id: String,
+    /// Its version.
+    pub change_version: u64,
+    /// The profile (the context is `agent-task/<profile>`).
+    pub profile: String,
+    /// The subject's revision.
+    pub revision: String,
+    /// `pending`, `success`, `failure` or `error`.
+    pub state: String,
+    /// Why.
+    pub description: String,
+    /// The candidate commit pushed for this version (`None`: none yet).
+    pub git_commit: Option<String>,
+    /// The repository's source (where the commit's tree is read).
+    pub source: PathBuf,
+}
+
+/// Every pending status row, oldest first.
+pub fn pending_statuses(at: &Connection) -> Result<Vec<StatusRow>> {
+    let mut st = at.prepare_cached(
+        "SELECT o.seq, o.repo_id, o.change_id, o.change_version, o.profile_id, o.revision, o.state, \
+         o.description, r.source, \
+         (SELECT p.git_commit FROM forge_pushes p JOIN landings l USING (landing_id) \
+          WHERE l.change_id = o.change_id AND l.change_version = o.change_version \
+          AND p.candidate_pushed = 1 LIMIT 1) \
+         FROM forge_status_outbox o JOIN repositories r ON r.repo_id = o.repo_id \
+         WHERE o.done_at IS NULL ORDER BY o.seq",
+    )?;
+    let rows = st
+        .query_map([], |r| {
+            Ok(StatusRow {
+                seq: r.get(0)?,
+                repo_id: r.get(1)?,
+                change_id: r.get(2)?,
+                change_version: r.get::<_, i64>(3)? as u64,
+                profile: r.get(4)?,
+                revision: r.get(5)?,
+                state: r.get(6)?,
+                description: r.get(7)?,
+                source: PathBuf::from(r.get::<_, String>(8)?),
+                git_commit: r.get(9)?,
+            })
+        })?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    Ok(rows)
+}
+
+/// Marks status rows done: `(seq, outcome, commit)`; a row already done
+/// stays as it was.
+pub fn finish_statuses(
+    done: Vec<(i64, &'static str, Option<String>)>,
+) -> impl FnOnce(&Connection, &DataDir, &str) -> Result<u64> {
+    move |at: &Connection, _dir: &DataDir, now: &str| {
+        let mut n = 0;
+        for (seq, outcome, commit) in &done {
+            n += at
+                .prepare_cached(
+                    "UPDATE forge_status_outbox SET done_at = ?2, outcome = ?3, git_commit = ?4 \
+                     WHERE seq = ?1 AND done_at IS NULL",
+                )?
+                .execute(params![seq, now, outcome, commit])? as u64;
+        }
+        Ok(n)
+    }
+}
+
+/// After `land --push` published success on `commit` itself: every
+/// pending row of that Change version up to now is done (the success is
+/// the latest state; an earlier one must never follow it).
+pub fn finish_version(
+    change_id: &str,
+    version: u64,
+    commit: &str,
+) -> impl FnOnce(&Connection, &DataDir, &str) -> Result<u64> + use<> {
+    let (change_id, commit) = (change_id.to_owned(), commit.to_owned());
+    move |at: &Connection, _dir: &DataDir, now: &str| {
+        Ok(at
+            .prepare_cached(
+                "UPDATE forge_status_outbox SET done_at = ?3, git_commit = ?4, \
+                 outcome = CASE WHEN state = 'success' THEN 'published' ELSE 'superseded' END \
+                 WHERE change_id = ?1 AND change_version = ?2 AND done_at IS NULL",
+            )?
+            .execute(params![change_id, version as i64, now, commit])? as u64)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -367,7 +367,7 @@ CREATE INDEX changes_by_group ON changes(group_label) WHERE group_label IS NOT N
     },
     Migration {
         version: 11,
-        description: "a forge per repository (repo forge set): its kind, API, project, git remote and the operator's credential file by path, whether commit statuses are published; the push state of each landing pushed to it (land --push)",
+        description: "a forge per repository (repo forge set): its kind, API, project, git remote and the operator's credential file by path, whether commit statuses are published; the push state of each landing pushed to it (land --push); the commit-status outbox the publisher drains",
         sql: "
 CREATE TABLE forges (
     repo_id TEXT PRIMARY KEY NOT NULL REFERENCES repositories(repo_id),
@@ -395,8 +395,25 @@ CREATE TABLE forge_pushes (
     attempts INTEGER NOT NULL CHECK (attempts >= 1),
     started_at TEXT NOT NULL,
     pushed_at TEXT,
+    candidate_pushed INTEGER NOT NULL DEFAULT 0 CHECK (candidate_pushed IN (0, 1)),
     CHECK ((state = 'pushed') = (pushed_at IS NOT NULL))
 ) STRICT;
+CREATE TABLE forge_status_outbox (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    repo_id TEXT NOT NULL,
+    change_id TEXT NOT NULL,
+    change_version INTEGER NOT NULL,
+    profile_id TEXT NOT NULL,
+    revision TEXT NOT NULL,
+    state TEXT NOT NULL CHECK (state IN ('pending', 'success', 'failure', 'error')),
+    description TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    done_at TEXT,
+    outcome TEXT CHECK (outcome IN ('published', 'superseded', 'refused')),
+    git_commit TEXT,
+    CHECK ((done_at IS NULL) = (outcome IS NULL))
+) STRICT;
+CREATE INDEX forge_status_outbox_pending ON forge_status_outbox(seq) WHERE done_at IS NULL;
 ",
     },
 ];

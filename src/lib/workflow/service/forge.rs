@@ -12,8 +12,8 @@ use std::path::Path;
 use std::time::Duration;
 
 pub use crate::workflow::authority::forge::{
-    Forge, ForgeCredential, ForgeKind, ForgeSetRequest, MAX_URL, PushPlan, check_credential,
-    check_project, no_forge,
+    Forge, ForgeCredential, ForgeKind, ForgeSetRequest, MAX_URL, PushPlan, StatusRow,
+    check_credential, check_project, no_forge,
 };
 
 /// `repo forge set`'s write (the face has checked the URLs and the
@@ -103,4 +103,54 @@ pub fn commit_revision(repo: &Path, commit: &str) -> Result<String> {
         .revision
         .as_str()
         .to_owned())
+}
+
+/// Marks a push's candidate branch as pushed.
+pub fn mark_candidate(
+    root: &Path,
+    timeout: Duration,
+    clock: &dyn Clock,
+    plan: &PushPlan,
+) -> Result<()> {
+    with_write(
+        root,
+        timeout,
+        clock,
+        forge::mark_candidate(&plan.landing_id),
+    )
+}
+
+/// Every pending commit-status row, oldest first (read-only).
+pub fn pending_statuses(root: &Path) -> Result<Vec<StatusRow>> {
+    let (_dir, at) = auth::open_read(root)?;
+    forge::pending_statuses(&at)
+}
+
+/// Marks commit-status rows done: `(seq, outcome, commit)`.
+pub fn finish_statuses(
+    root: &Path,
+    timeout: Duration,
+    clock: &dyn Clock,
+    done: Vec<(i64, &'static str, Option<String>)>,
+) -> Result<u64> {
+    if done.is_empty() {
+        return Ok(0);
+    }
+    with_write(root, timeout, clock, forge::finish_statuses(done))
+}
+
+/// After `land --push` published success itself: the version's pending
+/// rows are done.
+pub fn finish_version(
+    root: &Path,
+    timeout: Duration,
+    clock: &dyn Clock,
+    plan: &PushPlan,
+) -> Result<u64> {
+    with_write(
+        root,
+        timeout,
+        clock,
+        forge::finish_version(&plan.change_id, plan.change_version, &plan.commit),
+    )
 }
