@@ -956,4 +956,32 @@ mod tests {
         let s = Secret("ghs_topsecret".into());
         assert!(!format!("{s:?}").contains("topsecret"));
     }
+
+    #[test]
+    fn descriptions_fit_githubs_limit_and_states_map_explicitly() {
+        let long = "é".repeat(500);
+        let d = status_description(&long);
+        assert_eq!(d.chars().count(), MAX_DESCRIPTION);
+        assert!(d.ends_with('…'));
+        assert_eq!(status_description("a\nb\u{7}"), "a b ");
+        assert_eq!(status_description("short"), "short");
+        let gh: Vec<_> = [
+            StatusState::Pending,
+            StatusState::Success,
+            StatusState::Failure,
+            StatusState::Error,
+        ]
+        .iter()
+        .map(|s| (s.github(), s.gitlab()))
+        .collect();
+        assert_eq!(
+            gh,
+            vec![
+                ("pending", "pending"),
+                ("success", "success"),
+                ("failure", "failed"),
+                ("error", "failed")
+            ]
+        );
+    }
 }

@@ -696,4 +696,50 @@ mod tests {
         assert!(check_credential(ForgeKind::Github, &app(1, 0)).is_err());
         assert!(check_credential(ForgeKind::Github, &app(u64::MAX, 1)).is_err());
     }
+
+    fn states(a: &Connection) -> Vec<(String, Option<String>)> {
+        a.prepare("SELECT state, outcome FROM forge_status_outbox ORDER BY seq")
+            .expect("prepare")
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .expect("query")
+            .collect::<rusqlite::Result<_>>()
+            .expect("rows")
+    }
+
+    #[test]
+    fn status_rows_only_with_statuses_on_and_a_policy_act_marks_live_subjects_in_error() {
+        use super::super::fixture::{CHANGE, REPO, fixture};
+        let f = fixture();
+        // No forge, then a forge without statuses: nothing.
+        assert!(!on_status(&f.a, CHANGE, 1, "pending", "p", "t").expect("no forge"));
+        f.a.execute(
+            "INSERT INTO forges(repo_id, kind, api_url, project, remote_url, token_file, configured_at) \
+             VALUES (?1, 'github', 'https://api.github.com', 'demo/basic', 'https://github.com/demo/basic.git', '/t', 't')",
+            params![REPO],
+        )
+        .expect("forge");
+        assert!(!on_status(&f.a, CHANGE, 1, "pending", "p", "t").expect("off"));
+        assert_eq!(on_policy_act(&f.a, "repo_add", "t").expect("off"), 0);
+        f.a.execute("UPDATE forges SET publish_status = 1", [])
+            .expect("on");
+        assert!(on_status(&f.a, CHANGE, 1, "pending", &"d".repeat(5000), "t").expect("on"));
+        assert!(!on_status(&f.a, CHANGE, 9, "pending", "no such version", "t").expect("none"));
+        // The fixture's Change has a live subject: the act makes it stale.
+        assert_eq!(
+            on_policy_act(&f.a, "requirement_install", "t").expect("act"),
+            1
+        );
+        assert_eq!(
+            states(&f.a),
+            vec![("pending".into(), None), ("error".into(), None)]
+        );
+        let rows = pending_statuses(&f.a).expect("pending");
+        assert_eq!(rows.len(), 2);
+        assert!(rows[0].description.chars().count() <= MAX_OUTBOX_DESCRIPTION);
+        assert!(rows[1].description.contains("requirement_install"));
+        assert!(
+            rows.iter().all(|r| r.git_commit.is_none()),
+            "nothing pushed"
+        );
+    }
 }
