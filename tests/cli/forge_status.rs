@@ -17,7 +17,9 @@ use std::sync::{Arc, Mutex};
 fn a_success_status_reaches_github_between_the_candidate_branch_and_the_target() {
     let Some(spec) = spec_path() else { return };
     let l = qualified();
-    let seen: Arc<Mutex<Vec<(String, Option<String>, Option<String>)>>> = Arc::default();
+    /// (status SHA, the candidate branch, the target) when a status arrives.
+    type Seen = Vec<(String, Option<String>, Option<String>)>;
+    let seen: Arc<Mutex<Seen>> = Arc::default();
     let bare = l.env.path("git-server/demo.git");
     let change = l.change_id.clone();
     let seen2 = seen.clone();
