@@ -57,7 +57,8 @@ pub fn forge_with(
         .output()
         .expect("clone");
     assert!(out.status.success(), "{out:?}");
-    let server = GitServer::start(&root, USER, TOKEN);
+    let gitlab = extra.windows(2).any(|w| w == ["--kind", "gitlab"]);
+    let server = GitServer::start(&root, if gitlab { "oauth2" } else { USER }, TOKEN);
     let tok = l.env.path("forge-token");
     std::fs::write(&tok, format!("{token}\n")).expect("write");
     std::fs::set_permissions(&tok, std::fs::Permissions::from_mode(0o600)).expect("chmod");
@@ -69,7 +70,7 @@ pub fn forge_with(
         "--repo",
         "demo/basic",
         "--kind",
-        "github",
+        if gitlab { "gitlab" } else { "github" },
         "--api-url",
         api_url,
         "--project",
@@ -79,7 +80,15 @@ pub fn forge_with(
         "--token-file",
         s(&tok),
     ];
-    args.extend(extra);
+    // `--kind gitlab` in `extra` chose the kind above.
+    let mut rest = extra.iter().peekable();
+    while let Some(a) = rest.next() {
+        if *a == "--kind" {
+            rest.next();
+            continue;
+        }
+        args.push(a);
+    }
     l.env.run(&args).json();
     (server, bare, tok)
 }

@@ -6,7 +6,9 @@
 //! answers (401, 403, 404, 422, 500, a redirect to another host, a 10 MiB
 //! body) are typed errors with the forge's status in `details`, the token
 //! in none of them, the target not pushed and the landing kept; `land
-//! --push` again completes.
+//! --push` again completes. The outbox: each state from the transaction
+//! that makes it, drained by `forge publish` once the candidate commit is
+//! on the forge. GitLab: its own states on its documented endpoint.
 
 use crate::common::attest::qualified;
 use crate::common::fake_github::{Answer, FakeGithub, Spec, spec_path};
@@ -281,4 +283,104 @@ fn the_outbox_takes_each_state_from_its_transaction_and_publish_delivers_it_once
             (2, "success".into(), "published".into()),
         ]
     );
+}
+
+/// What GitLab documents for `POST /projects/:id/statuses/:sha` (the API
+/// reference, "Commit statuses"): the project by id or URL-encoded path,
+/// a full SHA, `state` required and one of
+/// `pending|running|success|failed|canceled`, the other attributes only
+/// `ref`, `name`/`context`, `target_url`, `description`, `coverage`,
+/// `pipeline_id`; a token in `PRIVATE-TOKEN` (or a bearer).
+fn gitlab_problems(url: &str, token: Option<&str>, body: &[u8]) -> Vec<String> {
+    let mut p = Vec::new();
+    let rest = url.strip_prefix("/api/v4/projects/").unwrap_or_default();
+    let parts: Vec<&str> = rest.split('/').collect();
+    if parts.len() != 3 || parts[1] != "statuses" {
+        p.push(format!("{url}: not /api/v4/projects/:id/statuses/:sha"));
+    } else {
+        let id = parts[0];
+        if !(id.bytes().all(|b| b.is_ascii_digit()) || id.contains("%2F")) {
+            p.push(format!(
+                "project id {id} is neither a number nor a URL-encoded path"
+            ));
+        }
+        if !(parts[2].len() == 40 && parts[2].bytes().all(|b| b.is_ascii_hexdigit())) {
+            p.push("sha is not a full commit id".into());
+        }
+    }
+    if token != Some(TOKEN) {
+        p.push("no PRIVATE-TOKEN".into());
+    }
+    match serde_json::from_slice::<serde_json::Value>(body) {
+        Ok(serde_json::Value::Object(m)) => {
+            let allowed = [
+                "state",
+                "ref",
+                "name",
+                "context",
+                "target_url",
+                "description",
+                "coverage",
+                "pipeline_id",
+            ];
+            for k in m.keys() {
+                if !allowed.contains(&k.as_str()) {
+                    p.push(format!("{k} is not a documented attribute"));
+                }
+            }
+            let states = ["pending", "running", "success", "failed", "canceled"];
+            if !m
+                .get("state")
+                .and_then(|s| s.as_str())
+                .is_some_and(|s| states.contains(&s))
+            {
+                p.push(format!(
+                    "state {:?} is not one of {states:?}",
+                    m.get("state")
+                ));
+            }
+        }
+        _ => p.push("the body is not a JSON object".into()),
+    }
+    p
+}
+
+#[test]
+fn gitlab_gets_its_own_states_on_its_documented_endpoint() {
+    use crate::common::origin::{Origin, Reply};
+    let l = qualified();
+    let mut origin = Origin::start();
+    let api = format!("{}/api/v4", origin.url());
+    let (_server, bare, _) = forge_with(&l, TOKEN, &api, &["--kind", "gitlab", "--forge-status"]);
+    let requests = origin.requests();
+    let fake = std::thread::spawn(move || {
+        let x = requests.into_iter().next().expect("a request");
+        let problems = gitlab_problems(&x.url, x.header("private-token"), &x.body);
+        let body: serde_json::Value = serde_json::from_slice(&x.body).unwrap_or_default();
+        let url = x.url.clone();
+        x.respond(
+            Reply::new(
+                201,
+                serde_json::json!({"id": 93, "sha": url.rsplit('/').next(), "ref": null,
+                    "status": body["state"], "name": body["name"], "target_url": null,
+                    "description": body["description"], "created_at": "2026-12-04T23:00:00.000Z",
+                    "started_at": null, "finished_at": null, "allow_failure": false,
+                    "coverage": null, "author": {"id": 1, "username": "project_1_bot"}})
+                .to_string(),
+            )
+            .header("content-type", "application/json"),
+        );
+        (url, body, problems)
+    });
+    let v = land_push(&l).json();
+    let (url, body, problems) = fake.join().expect("fake");
+    assert!(problems.is_empty(), "{problems:?}");
+    let commit = v["git_commit"].as_str().expect("commit");
+    assert_eq!(
+        url,
+        format!("/api/v4/projects/demo%2Fbasic/statuses/{commit}")
+    );
+    assert_eq!(body["state"], "success");
+    assert_eq!(body["name"], "agent-task/default");
+    assert_eq!(rev(&bare, "refs/heads/main").as_deref(), Some(commit));
 }
