@@ -284,13 +284,28 @@ fn mint_installation_token(forge: &Forge, jwt: &Secret, installation_id: u64) ->
         "{}/app/installations/{installation_id}/access_tokens",
         forge.api_url
     );
-    let resp = api_agent()
-        .post(&url)
-        .header("authorization", &format!("Bearer {}", jwt.expose()))
-        .header("accept", "application/vnd.github+json")
-        .header("x-github-api-version", "2022-11-28")
-        .send_empty()
-        .map_err(|e| unavailable(forge, what, None, &transport(&e)))?;
+    // Minting again is safe (an unused token expires by itself): a
+    // transport failure or a 5xx is retried, boundedly.
+    let agent = api_agent();
+    let mut attempt = 0;
+    let resp = loop {
+        if attempt > 0 {
+            std::thread::sleep(BACKOFF * 4u32.pow(attempt - 1));
+        }
+        attempt += 1;
+        let sent = agent
+            .post(&url)
+            .header("authorization", &format!("Bearer {}", jwt.expose()))
+            .header("accept", "application/vnd.github+json")
+            .header("x-github-api-version", "2022-11-28")
+            .send_empty();
+        match sent {
+            Ok(r) if r.status().as_u16() >= 500 && attempt < ATTEMPTS => continue,
+            Ok(r) => break r,
+            Err(_) if attempt < ATTEMPTS => continue,
+            Err(e) => return Err(unavailable(forge, what, None, &transport(&e))),
+        }
+    };
     let status = resp.status().as_u16();
     if status != 201 {
         return Err(unavailable(forge, what, Some(status), "the forge refused"));

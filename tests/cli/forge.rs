@@ -519,7 +519,10 @@ fn a_github_app_mints_an_installation_token_for_each_use_and_hostile_answers_are
         ),
         ("403", Box::new(|| Reply::new(403, "{}"))),
         ("404", Box::new(|| Reply::new(404, "{}"))),
+        // A 5xx is retried: three attempts, then the error.
         ("500", Box::new(|| Reply::new(500, "oops"))),
+        ("502", Box::new(|| Reply::new(502, "oops"))),
+        ("503", Box::new(|| Reply::new(503, "oops"))),
         (
             "redirect",
             Box::new(|| Reply::new(307, "").header("location", "http://127.0.0.2:1/steal")),
@@ -551,6 +554,7 @@ fn a_github_app_mints_an_installation_token_for_each_use_and_hostile_answers_are
     for _ in 0..8 {
         outs.push(helper(&env, "get", ask));
     }
+    assert_eq!(outs.len(), 8);
     let seen = answered.join().expect("fake");
     assert_eq!(outs[0].code, 0, "{}", outs[0]);
     assert_eq!(
@@ -561,7 +565,7 @@ fn a_github_app_mints_an_installation_token_for_each_use_and_hostile_answers_are
         (1, 401),
         (2, 403),
         (3, 404),
-        (4, 500),
+        (4, 503),
         (5, 307),
         (6, 201),
         (7, 201),
@@ -587,6 +591,6 @@ fn a_github_app_mints_an_installation_token_for_each_use_and_hostile_answers_are
         claims["exp"].as_i64().expect("exp"),
     );
     assert!(exp > iat && exp - iat <= 600, "{claims}");
-    // Each use mints afresh: eight uses, eight distinct requests.
-    assert_eq!(seen.len(), 8);
+    // Each use mints afresh: eight uses, ten requests (one retried twice).
+    assert_eq!(seen.len(), 10);
 }
