@@ -384,3 +384,61 @@ fn gitlab_gets_its_own_states_on_its_documented_endpoint() {
     assert_eq!(body["name"], "agent-task/default");
     assert_eq!(rev(&bare, "refs/heads/main").as_deref(), Some(commit));
 }
+
+#[test]
+fn serve_publishes_the_outbox_on_its_own() {
+    use crate::common::collect_flow::Loop;
+    use std::io::BufRead;
+    let Some(spec) = spec_path() else { return };
+    let l = Loop::basic("bwrap");
+    let fake = FakeGithub::start(Spec::load(&spec), |_| {});
+    // Kept: the git server stops when dropped.
+    let (_server, _bare, _) = forge_with(&l, TOKEN, &fake.origin_url, &["--forge-status"]);
+    l.set_add("+");
+    let t = l.checkpoint();
+    let (d, _) = l.claim(&t, "d.json");
+    assert_eq!(l.collect(&d).json()["outcome"], "passed");
+    l.agent(&["finalize", "--change", &l.change_id]).json();
+    // The candidate commit is pushed; its status is not (the forge fails).
+    for _ in 0..3 {
+        fake.queue(Answer::Status(500));
+    }
+    let e = land_push(&l).error("forge_unavailable", 69);
+    let commit = e["details"]["landing"]["git_commit"]
+        .as_str()
+        .expect("commit")
+        .to_owned();
+    let n = fake.received().len();
+    l.env.run(&["data", "init"]).json();
+    let mut child = l
+        .env
+        .std_cmd()
+        .args([
+            "serve",
+            "--bind",
+            "127.0.0.1:0",
+            "--forge-publish-ms",
+            "100",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("serve");
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.take().expect("stdout"))
+        .read_line(&mut line)
+        .expect("listening");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while fake.received().len() == n && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let _ = child.kill();
+    let _ = child.wait();
+    let got = fake.received();
+    assert_eq!(got.len(), n + 1, "published once: {got:?}");
+    let r = got.last().expect("request");
+    assert!(r.problems.is_empty(), "{r:?}");
+    assert_eq!(r.url, format!("/repos/demo/basic/statuses/{commit}"));
+    assert_eq!(r.body["state"], "success");
+}

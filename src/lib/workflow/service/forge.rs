@@ -154,3 +154,10 @@ pub fn finish_version(
         forge::finish_version(&plan.change_id, plan.change_version, &plan.commit),
     )
 }
+
+/// Whether any forge of this data directory publishes statuses
+/// (read-only; `false` without an authority).
+pub fn publishes_statuses(root: &Path) -> Result<bool> {
+    let (_dir, at) = auth::open_read(root)?;
+    Ok(forge::forges(&at)?.iter().any(|f| f.publish_status))
+}
