@@ -175,6 +175,14 @@ fn a_refused_push_keeps_the_landing_and_completes_once_fixed() {
     let (server, bare, tok) = forge_for(&l, "ghs_wrongtoken");
     let old = rev(&bare, "refs/heads/main").expect("main");
 
+    // A credential file that fails its checks: refused before anything
+    // lands.
+    let local = rev(&l.source, "refs/heads/main");
+    std::fs::set_permissions(&tok, std::fs::Permissions::from_mode(0o644)).expect("chmod");
+    land_push(&l).error("insecure_permissions", 77);
+    assert_eq!(rev(&l.source, "refs/heads/main"), local, "nothing landed");
+    std::fs::set_permissions(&tok, std::fs::Permissions::from_mode(0o600)).expect("chmod");
+
     // A wrong credential: a typed error, nothing pushed, landed locally.
     let o = land_push(&l);
     let e = o.error("forge_unavailable", 69);

@@ -575,9 +575,11 @@ pub(super) fn land(ctx: &Ctx, a: LandArgs) -> Result<Value> {
         &a.change,
     )?;
     if a.push {
-        // Before anything lands: a push needs a forge.
-        crate::workflow::service::forge::forge_of(root, &a.repo)?
+        // Before anything lands: a push needs a forge, and its credential
+        // file must pass its checks.
+        let forge = crate::workflow::service::forge::forge_of(root, &a.repo)?
             .ok_or_else(|| crate::workflow::service::forge::no_forge(&a.repo))?;
+        crate::forge::check_credential_file(&forge.credential)?;
     }
     let mut v = crate::workflow::service::land::land(
         root,
