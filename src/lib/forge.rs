@@ -219,7 +219,10 @@ pub fn unavailable(forge: &Forge, what: &str, status: Option<u16>, why: &str) ->
 /// answer, refused: it never carries the credential to another host),
 /// one deadline per request.
 pub fn api_agent() -> ureq::Agent {
-    crate::net::client_builder(Some(API_TIMEOUT))
+    let timeout = crate::testhooks::forge_timeout_ms()
+        .map(Duration::from_millis)
+        .unwrap_or(API_TIMEOUT);
+    crate::net::client_builder(Some(timeout))
         .timeout_connect(Some(Duration::from_secs(10)))
         .user_agent(concat!("agent-task/", env!("CARGO_PKG_VERSION")))
         .build()

@@ -122,6 +122,32 @@ fn hostile_status_answers_are_typed_keep_the_landing_and_push_no_target() {
         assert_eq!(landed.get_or_insert(c.clone()), &c);
         assert_eq!(rev(&bare, "refs/heads/main").as_deref(), Some(old.as_str()));
     }
+    // A slow forge: each attempt times out (the test build's deadline is
+    // 300 ms here), three attempts, a typed error without a forge status.
+    for _ in 0..3 {
+        fake.queue(Answer::Slow(std::time::Duration::from_millis(1200)));
+    }
+    let mut c = l.env.cmd();
+    c.env("AGENT_TASK_TEST_FORGE_TIMEOUT_MS", "300").args([
+        "land",
+        "--update-worktree",
+        "--repo",
+        "demo/basic",
+        "--change",
+        &l.change_id,
+        "--push",
+    ]);
+    let o = crate::common::run_cmd(&mut c);
+    let e = o.error("forge_unavailable", 69);
+    assert!(e["details"].get("forge_status").is_none(), "{o}");
+    assert!(
+        e["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("timed out") || m.contains("I/O")),
+        "{o}"
+    );
+    assert!(!o.stderr.contains(TOKEN), "{o}");
+    assert_eq!(rev(&bare, "refs/heads/main").as_deref(), Some(old.as_str()));
     // A 500 then a good answer: the retry succeeds within one run.
     fake.queue(Answer::Status(500));
     let v = land_push(&l).json();

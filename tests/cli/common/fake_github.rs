@@ -282,6 +282,8 @@ pub enum Answer {
     Redirect,
     /// 201 with a 10 MiB body.
     Huge,
+    /// A normal answer after this long.
+    Slow(std::time::Duration),
 }
 
 pub struct FakeGithub {
@@ -377,9 +379,12 @@ fn answer(
             a.remove(0)
         }
     };
+    if let Answer::Slow(d) = &next {
+        std::thread::sleep(*d);
+    }
     let reply = match next {
         _ if status != 201 => Reply::new(status, error_body(status).to_string()),
-        Answer::Normal => {
+        Answer::Normal | Answer::Slow(_) => {
             let now = "2026-12-04T23:00:00Z";
             let answer = json!({
                 "url": format!("https://api.github.com{path}"),
