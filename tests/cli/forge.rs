@@ -594,3 +594,87 @@ fn a_github_app_mints_an_installation_token_for_each_use_and_hostile_answers_are
     // Each use mints afresh: eight uses, ten requests (one retried twice).
     assert_eq!(seen.len(), 10);
 }
+
+#[test]
+fn a_workspace_profile_asking_for_statuses_needs_a_forge_that_publishes_them() {
+    use crate::common::collect_flow::Loop;
+    use std::io::BufRead;
+    let l = Loop::basic("bwrap");
+    let tok = private_file(&l.env, "forge-token", SECRET.as_bytes());
+    let forge = |extra: &[&str]| {
+        let mut args = vec![
+            "repo",
+            "forge",
+            "set",
+            "--repo",
+            "demo/basic",
+            "--kind",
+            "github",
+            "--api-url",
+            "http://127.0.0.1:1",
+            "--project",
+            "demo/basic",
+            "--remote-url",
+            "http://127.0.0.1:1/demo.git",
+            "--token-file",
+            s(&tok),
+        ];
+        args.extend(extra);
+        l.env.run(&args).json();
+    };
+    let serve = |cfg: &Path| {
+        let mut child = l
+            .env
+            .std_cmd()
+            .args([
+                "serve",
+                "--bind",
+                "127.0.0.1:0",
+                "--workspace-config",
+                s(cfg),
+            ])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("serve");
+        let mut line = String::new();
+        std::io::BufReader::new(child.stdout.take().expect("stdout"))
+            .read_line(&mut line)
+            .expect("read");
+        let _ = child.kill();
+        let out = child.wait_with_output().expect("wait");
+        (line, String::from_utf8_lossy(&out.stderr).into_owned())
+    };
+    // A forge without statuses: deploy config does not ask for them; a
+    // profile edited to ask is refused at startup.
+    forge(&[]);
+    let cfg = l.env.path("ws.json");
+    l.env.run(&["deploy", "config", "--out", s(&cfg)]).json();
+    let mut v: Value = serde_json::from_slice(&std::fs::read(&cfg).expect("read")).expect("json");
+    assert!(
+        v["agent_task_profiles"][0]
+            .get("publish_forge_status")
+            .is_none(),
+        "{v}"
+    );
+    v["agent_task_profiles"][0]["publish_forge_status"] = json!(true);
+    let edited = l.env.path("ws-edited.json");
+    std::fs::write(&edited, v.to_string()).expect("write");
+    std::fs::set_permissions(&edited, std::fs::Permissions::from_mode(0o600)).expect("chmod");
+    let (line, err) = serve(&edited);
+    assert!(line.is_empty(), "{line}");
+    let e: Value = serde_json::from_str(err.trim()).expect("error json");
+    assert_eq!(e["error"], "config", "{err}");
+    // With statuses on, deploy config writes the switch and serve starts.
+    forge(&["--forge-status"]);
+    let cfg2 = l.env.path("ws2.json");
+    l.env.run(&["deploy", "config", "--out", s(&cfg2)]).json();
+    let v: Value = serde_json::from_slice(&std::fs::read(&cfg2).expect("read")).expect("json");
+    assert_eq!(
+        v["agent_task_profiles"][0]["publish_forge_status"], true,
+        "{v}"
+    );
+    let (line, _) = serve(&cfg2);
+    let started: Value = serde_json::from_str(&line).expect("listening");
+    assert_eq!(started["workspace_profiles"], 1, "{started}");
+}

@@ -296,6 +296,33 @@ pub(super) fn run(ctx: &Ctx, a: &ServeArgs) -> Result<Reply> {
         .as_ref()
         .map(|w| w.agent_task_profiles.len())
         .unwrap_or(0);
+    // A profile that asks for commit statuses names a repository whose
+    // forge publishes them.
+    for p in workspace
+        .iter()
+        .flat_map(|w| &w.agent_task_profiles)
+        .filter(|p| p.publish_forge_status)
+    {
+        let on = crate::workflow::service::forge::forge_of(&p.data_dir, &p.native_repository)?
+            .is_some_and(|f| f.publish_status);
+        if !on {
+            return Err(Error::new(
+                Code::Config,
+                format!(
+                    "workspace profile {}/{} has publish_forge_status, but repository {}'s forge \
+                     does not publish commit statuses",
+                    p.repository_id, p.profile_id, p.native_repository
+                ),
+            )
+            .with(
+                "fix",
+                format!(
+                    "agent-task repo forge set --repo {} ... --forge-status",
+                    p.native_repository
+                ),
+            ));
+        }
+    }
     let mut authorities: Vec<std::path::PathBuf> =
         ctx.data_dir().ok().map(Into::into).into_iter().collect();
     for p in workspace.iter().flat_map(|w| &w.agent_task_profiles) {
