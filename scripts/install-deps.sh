@@ -7,7 +7,10 @@
 # image without any registry; sudo, setpriv and useradd by the multi-user
 # privilege-separated deployment test (tests/cli/privsep.rs, run as root)
 # and by that deployment itself (docs/security.md); jq by its walkthrough
-# (scripts/deploy-demo.sh, tests/cli/deploy.rs). Idempotent; quiet when
+# (scripts/deploy-demo.sh, tests/cli/deploy.rs); chromium by the
+# dashboard's browser test (tests/cli/dashboard.rs); faketime by the S3
+# tests (a clock skewed past SigV4's window, tests/cli/blob_clock.rs).
+# Idempotent; quiet when
 # all is present.
 set -euo pipefail
 need=()
@@ -18,9 +21,11 @@ command -v setpriv >/dev/null || need+=(util-linux)
 command -v useradd >/dev/null || [ -x /usr/sbin/useradd ] || need+=(passwd)
 command -v sudo >/dev/null || need+=(sudo)
 command -v jq >/dev/null || need+=(jq)
+command -v faketime >/dev/null || need+=(faketime)
 command -v podman >/dev/null || need+=(podman)
 command -v runc >/dev/null || need+=(runc)
 dpkg-query -W -f '${Status}' busybox-static 2>/dev/null | grep -q 'ok installed' || need+=(busybox-static)
+command -v chromium >/dev/null || need+=(chromium)
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" -ne 0 ]; then
     echo "install-deps: please install: ${need[*]}" >&2

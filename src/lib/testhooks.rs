@@ -31,6 +31,8 @@
 //! - `AGENT_TASK_TEST_IMPORT_PAUSE_FIFO` ([`import_pause_after_prevalidate`]):
 //!   an import pauses on this FIFO between prevalidation and its unit of
 //!   work.
+//! - `AGENT_TASK_TEST_UPLOAD_PAUSE_FIFO` ([`upload_pause`]): a checkpoint
+//!   pauses on this FIFO before it stores its snapshot (before the lock).
 //! - `AGENT_TASK_TEST_DATA_WRITE_PANIC` ([`data_write_panics`]): a data
 //!   collect of a record with exactly these bytes panics inside the writer.
 //! - `AGENT_TASK_TEST_FORGE_TIMEOUT_MS` ([`forge_timeout_ms`]): the
@@ -169,6 +171,27 @@ pub fn import_pause_after_prevalidate() {
         };
         if let Ok(mut f) = std::fs::OpenOptions::new().write(true).open(&path) {
             let _ = f.write_all(b"prevalidated\n");
+        }
+        if let Ok(mut f) = std::fs::File::open(&path) {
+            let _ = f.read_to_end(&mut Vec::new());
+        }
+    }
+}
+
+/// `AGENT_TASK_TEST_UPLOAD_PAUSE_FIFO`: when it names a FIFO, a
+/// checkpoint about to store its snapshot's blobs (before it takes the
+/// data-directory lock) writes `uploading` into it and then waits until
+/// the test writes into it (and closes it), so a test can show that
+/// another command takes the lock meanwhile.
+pub fn upload_pause() {
+    #[cfg(feature = "test-hooks")]
+    {
+        use std::io::{Read, Write};
+        let Some(path) = var_os("AGENT_TASK_TEST_UPLOAD_PAUSE_FIFO") else {
+            return;
+        };
+        if let Ok(mut f) = std::fs::OpenOptions::new().write(true).open(&path) {
+            let _ = f.write_all(b"uploading\n");
         }
         if let Ok(mut f) = std::fs::File::open(&path) {
             let _ = f.read_to_end(&mut Vec::new());

@@ -1,8 +1,11 @@
 //! The S3-compatible blob store against a real S3 server: `s3s-fs`
 //! (crates.io, SigV4 over a local directory), installed by
-//! `scripts/install-interop.sh` and named by `AGENT_TASK_INTEROP_S3S`.
-//! Without it the tests are skipped, unless `AGENT_TASK_REQUIRE_INTEROP=1`
-//! (`scripts/test.sh`), where a missing server fails.
+//! `scripts/install-interop.sh` and named by `AGENT_TASK_INTEROP_S3S`, and
+//! for the core flows (data content, `cas` put/cat/fsck, the workflow
+//! loop) `moto` too (PyPI, a second and independent implementation, named
+//! by `AGENT_TASK_INTEROP_MOTO`; `common::s3`). Without them the tests are
+//! skipped, unless `AGENT_TASK_REQUIRE_INTEROP=1` (`scripts/test.sh`),
+//! where a missing server fails.
 //!
 //! Data content (through the CLI and the data node's HTTP route) and a
 //! whole workflow loop (checkpoint, collect, land) keep
@@ -15,187 +18,44 @@ use crate::common::TestEnv;
 use crate::common::collect_flow::Loop;
 use crate::common::data_core::{all_changes, collect, collect_run};
 use crate::common::data_support::{TOKEN, req, serve};
-use serde_json::{Value, json};
+use crate::common::s3::{
+    BUCKET, Impl, SECRET_KEY, Server, big, configure, digest_of, local_objects, server_bin_of,
+    setup, setup_on,
+};
+use serde_json::json;
 use std::os::unix::fs::PermissionsExt;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
-
-const VAR: &str = "AGENT_TASK_INTEROP_S3S";
-const ACCESS_KEY: &str = "AKIDAGENTTASKTEST";
-const SECRET_KEY: &str = "agent-task-test-secret-key";
-const BUCKET: &str = "agent-blobs";
-const PREFIX: &str = "at/";
-
-fn server_bin() -> Option<PathBuf> {
-    match std::env::var_os(VAR) {
-        Some(p) if !p.is_empty() => Some(PathBuf::from(p)),
-        _ => {
-            assert!(
-                std::env::var("AGENT_TASK_REQUIRE_INTEROP").as_deref() != Ok("1"),
-                "{VAR} is unset but AGENT_TASK_REQUIRE_INTEROP=1 (run scripts/install-interop.sh)"
-            );
-            eprintln!("skipped: {VAR} is unset (run scripts/install-interop.sh)");
-            None
-        }
-    }
-}
-
-/// A running `s3s-fs` on loopback over `root` (buckets are its directories).
-struct Server {
-    bin: PathBuf,
-    root: PathBuf,
-    port: u16,
-    child: Option<Child>,
-}
-
-impl Server {
-    fn start(bin: PathBuf, root: PathBuf) -> Server {
-        std::fs::create_dir_all(root.join(BUCKET)).expect("bucket dir");
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .expect("bind")
-            .local_addr()
-            .expect("addr")
-            .port();
-        let mut s = Server {
-            bin,
-            root,
-            port,
-            child: None,
-        };
-        s.up();
-        s
-    }
-
-    fn up(&mut self) {
-        let child = Command::new(&self.bin)
-            .args(["--host", "127.0.0.1", "--port", &self.port.to_string()])
-            .args(["--access-key", ACCESS_KEY, "--secret-key", SECRET_KEY])
-            .arg(&self.root)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawn s3s-fs");
-        self.child = Some(child);
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while std::net::TcpStream::connect(("127.0.0.1", self.port)).is_err() {
-            assert!(Instant::now() < deadline, "s3s-fs did not start");
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    }
-
-    fn kill(&mut self) {
-        if let Some(mut c) = self.child.take() {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-    }
-
-    fn endpoint(&self) -> String {
-        format!("http://127.0.0.1:{}", self.port)
-    }
-
-    /// The file the server keeps an object's bytes in.
-    fn object(&self, digest: &str) -> PathBuf {
-        self.root
-            .join(BUCKET)
-            .join(format!("{PREFIX}sha256/{digest}"))
-    }
-
-    fn objects(&self) -> usize {
-        match std::fs::read_dir(self.root.join(BUCKET).join(PREFIX).join("sha256")) {
-            Ok(it) => it
-                .flatten()
-                .filter(|e| e.file_name().to_string_lossy().len() == 64)
-                .count(),
-            Err(_) => 0,
-        }
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        self.kill();
-    }
-}
-
-fn write_private(path: &Path, text: &str) {
-    std::fs::write(path, text).expect("write");
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)).expect("chmod");
-}
-
-/// Points `env`'s (existing) data directory at the server's bucket.
-fn configure(env: &TestEnv, server: &Server, bucket: &str, secret: &str) {
-    let cred = env.path("s3-credentials.json");
-    write_private(
-        &cred,
-        &json!({"access_key_id": ACCESS_KEY, "secret_access_key": secret}).to_string(),
-    );
-    write_private(
-        &env.data_dir.join("blob-store.json"),
-        &json!({
-            "kind": "s3",
-            "endpoint": server.endpoint(),
-            "region": "us-east-1",
-            "bucket": bucket,
-            "prefix": PREFIX,
-            "path_style": true,
-            "credentials_file": cred.to_str().expect("utf8"),
-            "timeout_ms": 5000,
-        })
-        .to_string(),
-    );
-}
-
-/// Objects in the data directory's own `cas/` (none while a bucket is used).
-fn local_objects(env: &TestEnv) -> usize {
-    let mut n = 0;
-    if let Ok(fans) = std::fs::read_dir(env.data_dir.join("cas/sha256")) {
-        for f in fans.flatten() {
-            n += std::fs::read_dir(f.path()).map(|d| d.count()).unwrap_or(0);
-        }
-    }
-    n
-}
-
-fn setup() -> Option<(TestEnv, Server)> {
-    let bin = server_bin()?;
-    let env = TestEnv::new();
-    env.run(&["data", "init"]).json();
-    let server = Server::start(bin, env.path("s3root"));
-    configure(&env, &server, BUCKET, SECRET_KEY);
-    Some((env, server))
-}
-
-/// A text over the inline limit (16 KiB): its bytes go to the blob store.
-fn big(tag: &str) -> String {
-    format!("{tag} ").repeat(40 * 1024 / (tag.len() + 1))
-}
-
-fn digest_of(record: &Value) -> String {
-    record["content"]["sha256"]
-        .as_str()
-        .expect("sha256")
-        .to_owned()
-}
 
 #[test]
 fn data_content_lives_in_the_bucket_and_reads_back_verified() {
     let Some((env, server)) = setup() else {
         return;
     };
+    let (id, text, digest, put_digest) = data_and_cas_through_the_bucket(&env, &server);
+    tampered_objects_are_refused(&env, &server, &id, &text, &digest, &put_digest);
+}
+
+#[test]
+fn data_content_and_cas_objects_live_in_a_moto_bucket_too() {
+    let Some((env, server)) = setup_on(Impl::Moto) else {
+        return;
+    };
+    data_and_cas_through_the_bucket(&env, &server);
+}
+
+/// Data content and `cas put/cat/fsck` through the bucket: the record's id,
+/// its text and digest, and the `cas put` object's digest.
+fn data_and_cas_through_the_bucket(
+    env: &TestEnv,
+    server: &Server,
+) -> (String, String, String, String) {
     assert_eq!(env.run(&["info"]).json()["blob_store"], "s3");
     let text = big("bucket-borne");
-    let out = collect(&env, "default", &json!({"text": text}));
+    let out = collect(env, "default", &json!({"text": text}));
     let record = out["records"][0].clone();
     let id = record["id"].as_str().expect("id").to_owned();
     let digest = digest_of(&record);
-    assert!(
-        server.object(&digest).is_file(),
-        "the object is in the bucket"
-    );
-    assert_eq!(local_objects(&env), 0, "nothing in the local cas/");
+    assert!(server.objects() == 1, "the object is in the bucket");
+    assert_eq!(local_objects(env), 0, "nothing in the local cas/");
     let got = env.run(&["data", "get", &id]).json();
     assert_eq!(got["content"]["data"], text.as_str());
     let out_file = env.path("content.bin");
@@ -229,44 +89,66 @@ fn data_content_lives_in_the_bucket_and_reads_back_verified() {
         (json!(2), json!([]))
     );
     assert_eq!(server.objects(), 2);
+    (id, text, digest, put_digest)
+}
 
+/// Objects changed behind agent-task's back (in `s3s-fs`'s directory).
+fn tampered_objects_are_refused(
+    env: &TestEnv,
+    server: &Server,
+    id: &str,
+    text: &str,
+    digest: &str,
+    put_digest: &str,
+) {
+    let cat = env.path("cat.bin");
+    assert!(server.object(digest).is_file(), "the object is a file");
     // Replaced behind our back (same length, other bytes), then truncated,
     // then removed: typed refusals, never the wrong bytes.
-    let obj = server.object(&digest);
-    let mut wrong = text.clone().into_bytes();
+    let obj = server.object(digest);
+    let mut wrong = text.as_bytes().to_vec();
     wrong[0] ^= 1;
     std::fs::write(&obj, &wrong).expect("replace");
-    env.run(&["data", "get", &id])
+    env.run(&["data", "get", id])
         .error("blob_integrity_error", 65);
     let fsck = env.run(&["cas", "fsck"]).json();
     assert_eq!(fsck["corrupt"], json!([digest]));
     std::fs::write(&obj, &text.as_bytes()[..100]).expect("truncate");
-    env.run(&["data", "get", &id])
+    env.run(&["data", "get", id])
         .error("blob_integrity_error", 65);
     let _ = std::fs::remove_file(env.path("content2.bin"));
     env.run(&[
         "data",
         "get",
-        &id,
+        id,
         "--content-out",
         env.path("content2.bin").to_str().expect("p"),
     ])
     .error("blob_integrity_error", 65);
     std::fs::write(&cat, b"").expect("reset");
-    std::fs::write(server.object(&put_digest), b"put through the SEAM").expect("replace");
-    env.run(&["cas", "cat", &put_digest, "--out", cat.to_str().expect("p")])
+    std::fs::write(server.object(put_digest), b"put through the SEAM").expect("replace");
+    env.run(&["cas", "cat", put_digest, "--out", cat.to_str().expect("p")])
         .error("integrity_error", 65);
     std::fs::remove_file(&obj).expect("remove");
-    env.run(&["data", "get", &id]).error("blob_not_found", 66);
+    env.run(&["data", "get", id]).error("blob_not_found", 66);
 }
 
 #[test]
 fn a_workflow_loop_keeps_its_snapshots_in_the_bucket() {
-    let Some(bin) = server_bin() else {
+    workflow_loop_on(Impl::S3s);
+}
+
+#[test]
+fn a_workflow_loop_keeps_its_snapshots_in_a_moto_bucket_too() {
+    workflow_loop_on(Impl::Moto);
+}
+
+fn workflow_loop_on(which: Impl) {
+    let Some(bin) = server_bin_of(which) else {
         return;
     };
     let env = TestEnv::init();
-    let server = Server::start(bin, env.path("s3root"));
+    let server = Server::start_impl(which, bin, env.path("s3root"));
     configure(&env, &server, BUCKET, SECRET_KEY);
     let l = Loop::setup(
         env,

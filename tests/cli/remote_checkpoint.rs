@@ -21,7 +21,11 @@ const BASE: &str = "/v1/hub/workspace/repositories/demo-basic/profiles/default/a
 
 /// `serve --workspace-config` for the loop's data dir, with extra flags
 /// and environment.
-fn serve(l: &Loop, args: &[&str], env: &[(&str, &str)]) -> crate::common::workspace_http::Served {
+pub(crate) fn serve(
+    l: &Loop,
+    args: &[&str],
+    env: &[(&str, &str)],
+) -> crate::common::workspace_http::Served {
     let r = l.agent(&["requirements", "--change", &l.change_id]).json();
     let cfg = json!({"version": 1, "agent_task_profiles": [{
         "repository_id": "demo-basic", "profile_id": "default", "native_repository": "demo/basic",
@@ -68,7 +72,7 @@ fn token(l: &Loop) -> String {
 
 /// The agent with nothing but its token and the endpoint: no data
 /// directory anywhere (HOME is the temp dir, which has none).
-fn remote(l: &Loop, addr: &str, args: &[&str]) -> Output {
+pub(crate) fn remote(l: &Loop, addr: &str, args: &[&str]) -> Output {
     let mut c = l.env.bare_cmd();
     c.env("AGENT_TASK_ENDPOINT", format!("http://{addr}"))
         .env("AGENT_TASK_REPOSITORY", "demo-basic")
@@ -84,7 +88,7 @@ fn s(p: &Path) -> &str {
 }
 
 /// A workspace copy of the fixture with `add.sh` using `op`.
-fn workspace(l: &Loop, name: &str, op: &str) -> PathBuf {
+pub(crate) fn workspace(l: &Loop, name: &str, op: &str) -> PathBuf {
     let ws = l.env.path(name);
     copy_dir(
         &crate::common::repo_root().join("fixtures/repos/basic"),
@@ -109,7 +113,7 @@ fn tests_task(cp: &Value) -> String {
         .to_owned()
 }
 
-fn staged_files(l: &Loop) -> usize {
+pub(crate) fn staged_files(l: &Loop) -> usize {
     let d = l.env.data_dir.join("cas/staging/sha256");
     let Ok(fans) = std::fs::read_dir(&d) else {
         return 0;

@@ -1,50 +1,17 @@
 //! `serve --tls-cert/--tls-key` on loopback with a CA and leaf the test
 //! generates, a client that trusts only that CA; the plain-HTTP refusal
-//! for non-loopback binds; and the host allow-list (`Host` → 421, MCP
-//! `Origin` → 403).
+//! for non-loopback binds; the host allow-list (`Host` → 421, MCP
+//! `Origin` → 403); and the dashboard's session cookie, `Secure` over TLS.
 
 use crate::common::TestEnv;
 use crate::common::data_core::data_env;
 use crate::common::data_support::{Served, TOKEN, raw};
+use crate::common::pki::pki;
 use serde_json::Value;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::os::unix::fs::PermissionsExt;
 use std::process::Stdio;
 use std::sync::Arc;
-
-struct Pki {
-    ca_pem: String,
-    cert: std::path::PathBuf,
-    key: std::path::PathBuf,
-}
-
-/// A CA, and a leaf for `localhost` and `127.0.0.1` signed by it, written
-/// as PEM files (the key 0600).
-fn pki(env: &TestEnv) -> Pki {
-    use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, Issuer, KeyPair};
-    let ca_key = KeyPair::generate().expect("ca key");
-    let mut ca = CertificateParams::new(Vec::<String>::new()).expect("ca params");
-    ca.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-    ca.distinguished_name
-        .push(DnType::CommonName, "agent-task test CA");
-    let ca_cert = ca.self_signed(&ca_key).expect("ca cert");
-    let issuer = Issuer::new(ca, ca_key);
-    let leaf_key = KeyPair::generate().expect("leaf key");
-    let leaf = CertificateParams::new(vec!["localhost".to_owned(), "127.0.0.1".to_owned()])
-        .expect("leaf params")
-        .signed_by(&leaf_key, &issuer)
-        .expect("leaf cert");
-    let cert = env.path("leaf.pem");
-    let key = env.path("leaf.key");
-    std::fs::write(&cert, leaf.pem()).expect("write cert");
-    std::fs::write(&key, leaf_key.serialize_pem()).expect("write key");
-    std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o600)).expect("chmod");
-    Pki {
-        ca_pem: ca_cert.pem(),
-        cert,
-        key,
-    }
-}
 
 /// Spawns `serve` with `args` and returns it with the listening URL.
 fn spawn(env: &TestEnv, args: &[&str]) -> (Served, String) {
@@ -400,4 +367,66 @@ fn stalled_tls_handshakes_wait_in_the_head_budget_and_never_keep_a_client_out() 
         matches!(newest.peek(&mut b), Err(e) if e.kind() == std::io::ErrorKind::WouldBlock),
         "the newest stalled handshake was dropped"
     );
+}
+
+#[test]
+fn the_dashboard_session_cookie_is_secure_over_tls() {
+    use ureq::tls::{Certificate, RootCerts, TlsConfig};
+    let env = data_env();
+    let p = pki(&env);
+    let ui = env.path("ui-token");
+    std::fs::write(&ui, "ui-token-over-tls-0123456789\n").expect("write");
+    std::fs::set_permissions(&ui, std::fs::Permissions::from_mode(0o600)).expect("chmod");
+    let (s, url) = spawn(
+        &env,
+        &[
+            "--bind",
+            "127.0.0.1:0",
+            "--tls-cert",
+            p.cert.to_str().expect("p"),
+            "--tls-key",
+            p.key.to_str().expect("p"),
+            "--ui",
+            "--ui-token-file",
+            ui.to_str().expect("p"),
+        ],
+    );
+    let tls = TlsConfig::builder()
+        .root_certs(RootCerts::Specific(Arc::new(vec![
+            Certificate::from_pem(p.ca_pem.as_bytes()).expect("ca pem"),
+        ])))
+        .build();
+    let a: ureq::Agent = ureq::Agent::config_builder()
+        .proxy(None)
+        .http_status_as_error(false)
+        .max_redirects(0)
+        .tls_config(tls)
+        .build()
+        .into();
+    let r = a
+        .post(&format!("{url}/ui/login"))
+        .header("origin", &url)
+        .header("content-type", "application/x-www-form-urlencoded")
+        .send("token=ui-token-over-tls-0123456789")
+        .expect("login over TLS");
+    assert_eq!(r.status().as_u16(), 303);
+    let cookie = r
+        .headers()
+        .get("set-cookie")
+        .and_then(|v| v.to_str().ok())
+        .expect("cookie")
+        .to_owned();
+    assert!(cookie.ends_with("; Secure"), "{cookie}");
+    assert!(cookie.contains("HttpOnly; SameSite=Strict"), "{cookie}");
+    // An http:// origin is another origin: refused.
+    let plain = url.replacen("https://", "http://", 1);
+    let r = a
+        .post(&format!("{url}/ui/login"))
+        .header("origin", &plain)
+        .header("content-type", "application/x-www-form-urlencoded")
+        .send("token=ui-token-over-tls-0123456789")
+        .expect("cross-origin login");
+    assert_eq!(r.status().as_u16(), 403);
+    assert!(r.headers().get("set-cookie").is_none());
+    drop(s);
 }

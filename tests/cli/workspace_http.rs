@@ -321,3 +321,77 @@ fn workspace_http_requests_naming_another_profile_are_not_found() {
     ));
     assert_eq!(n["change_id"], change);
 }
+
+/// The authorize step reuses an admission for a moment (`GateCache`);
+/// the check inside each operation's unit of work is the revocation
+/// guard. Heartbeats race a `token revoke`: every heartbeat sent after the
+/// revocation returned is `unauthorized`, at once, though the gate
+/// admitted the same bearer a moment before; none changes the attempt.
+#[test]
+fn a_revocation_racing_heartbeats_refuses_every_later_one() {
+    let s = Setup::new();
+    let (tests, _) = s.checkpoint();
+    let srv = serve(&s);
+    let tok = token(&s);
+    let a = srv.addr.clone();
+    let claim = ok(op(
+        &a,
+        &tok,
+        json!({"operation": "claim", "task_id": tests, "request_id": "c-1", "lease_ms": 60000}),
+    ));
+    let att = claim["attempt"]["attempt_id"]
+        .as_str()
+        .expect("attempt")
+        .to_owned();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let racer = {
+        let (a, tok, att, stop) = (a.clone(), tok.clone(), att.clone(), stop.clone());
+        std::thread::spawn(move || {
+            let mut n = 0u64;
+            while !stop.load(std::sync::atomic::Ordering::SeqCst) {
+                n += 1;
+                let r = op(
+                    &a,
+                    &tok,
+                    json!({"operation": "heartbeat", "attempt_id": att, "fence": 1,
+                           "request_id": format!("hb-race-{n}")}),
+                );
+                assert!(r.status == 200 || r.status == 401, "{:?}", r.status);
+            }
+        })
+    };
+    // Let the gate admit the bearer (and keep admitting it) first.
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    s.env
+        .run(&["token", "revoke", "--owner", "alice", "--agent", "claude-1"])
+        .json();
+    // Sent right after the revocation, inside the gate's reuse window.
+    for i in 0..20 {
+        op(
+            &a,
+            &tok,
+            json!({"operation": "heartbeat", "attempt_id": att, "fence": 1,
+                   "request_id": format!("hb-after-{i}")}),
+        )
+        .error(401, "unauthorized");
+        op(&a, &tok, json!({"operation": "capabilities"})).error(401, "unauthorized");
+    }
+    stop.store(true, std::sync::atomic::Ordering::SeqCst);
+    racer.join().expect("racer");
+    // The attempt's lease is where the last admitted heartbeat left it:
+    // the refused ones extended nothing.
+    let lease = || {
+        s.env.run(&["ls", "--json"]).json()["changes"][0]["tasks"][0]["attempt"]["lease_expires_ms"]
+            .clone()
+    };
+    let before = lease();
+    assert!(before.is_u64(), "{before}");
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    op(
+        &a,
+        &tok,
+        json!({"operation": "heartbeat", "attempt_id": att, "fence": 1, "request_id": "hb-last"}),
+    )
+    .error(401, "unauthorized");
+    assert_eq!(lease(), before);
+}

@@ -6,6 +6,7 @@
 //! `docs/http.md`.
 
 pub mod budget;
+pub mod dashboard;
 pub mod data_routes;
 pub mod gate;
 pub mod hosts;

@@ -498,6 +498,7 @@ struct Route {
 pub struct Router {
     routes: Vec<Route>,
     guards: Vec<(String, Guard)>,
+    prefix_headers: Vec<(String, Vec<(String, String)>)>,
 }
 
 impl Router {
@@ -509,6 +510,27 @@ impl Router {
     /// Adds a guard for every path starting with `prefix`.
     pub fn guard(&mut self, prefix: &str, g: Guard) {
         self.guards.push((prefix.to_owned(), g));
+    }
+
+    /// Adds `headers` to every response to a path under `prefix` (`/ui`:
+    /// `/ui` itself and every path below `/ui/`), refusals of the router
+    /// and the server included (the dashboard's security headers).
+    pub fn headers_under(&mut self, prefix: &str, headers: Vec<(String, String)>) {
+        self.prefix_headers.push((prefix.to_owned(), headers));
+    }
+
+    /// The headers [`Router::headers_under`] adds for `path`.
+    pub fn headers_for(&self, path: &str) -> Vec<(String, String)> {
+        self.prefix_headers
+            .iter()
+            .filter(|(p, _)| {
+                path == p
+                    || path
+                        .strip_prefix(p.as_str())
+                        .is_some_and(|rest| rest.starts_with('/'))
+            })
+            .flat_map(|(_, h)| h.iter().cloned())
+            .collect()
     }
 
     /// Adds a handler for `method` on `pattern` (`/a/{id}/b`) that takes
@@ -780,9 +802,10 @@ pub fn percent_decode(s: &str) -> Result<String> {
         .map_err(|_| Error::new(Code::InvalidPath, "Path contains invalid percent-encoding"))
 }
 
-/// Query-string decoding is lenient like `URLSearchParams`: a bad escape
-/// stays literal and invalid UTF-8 becomes U+FFFD.
-fn form_decode(s: &str) -> Result<String> {
+/// Query-string (and form body) decoding is lenient like
+/// `URLSearchParams`: a bad escape stays literal and invalid UTF-8
+/// becomes U+FFFD.
+pub fn form_decode(s: &str) -> Result<String> {
     decode(s, true).map_err(|_| Error::new(Code::InvalidQuery, "Query string is not decodable"))
 }
 

@@ -387,7 +387,29 @@ async fn on_lane<T: Send + 'static>(
     }
 }
 
+/// One request's answer, with the headers the router adds under the
+/// request's path prefix ([`Router::headers_for`]: the dashboard's
+/// security headers on every `/ui` answer, refusals included).
 async fn handle(
+    shared: Arc<Shared>,
+    conn: Arc<ConnState>,
+    req: http::Request<Incoming>,
+) -> http::Response<Full<Bytes>> {
+    use http::header::{HeaderName, HeaderValue};
+    let extra = shared.router.headers_for(req.uri().path());
+    let mut resp = handle_request(shared, conn, req).await;
+    for (k, v) in extra {
+        if let (Ok(k), Ok(v)) = (
+            HeaderName::from_bytes(k.as_bytes()),
+            HeaderValue::from_str(&v),
+        ) {
+            resp.headers_mut().insert(k, v);
+        }
+    }
+    resp
+}
+
+async fn handle_request(
     shared: Arc<Shared>,
     conn: Arc<ConnState>,
     req: http::Request<Incoming>,

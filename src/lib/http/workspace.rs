@@ -71,13 +71,70 @@ pub struct Workspace {
     pub hosts: Arc<super::hosts::HostAllowList>,
     /// The operator's bounds on remote checkpoints.
     pub limits: crate::workflow::service::remote::RemoteLimits,
+    /// The authorize step's recent admissions.
+    pub gate: GateCache,
+}
+
+/// The bearers the authorize step admitted in the last [`GATE_TTL`], per
+/// profile: an agent's next request within it is admitted without a read
+/// of the authority. Only the gate is cached. Every operation still
+/// authenticates the bearer inside its own unit of work (the revocation
+/// guard: a token revoked meanwhile is refused there, `unauthorized`), so
+/// the cache widens only the window in which a request already admitted
+/// has its body read; the profile's pins (target, requirement) were
+/// always checked at admission, before the operation's own transaction.
+/// Keyed by the bearer's SHA-256, never the bearer; bounded.
+#[derive(Debug, Default)]
+pub struct GateCache {
+    admitted: std::sync::Mutex<std::collections::HashMap<(usize, [u8; 32]), std::time::Instant>>,
+}
+
+/// How long an admission is reused.
+pub const GATE_TTL: Duration = Duration::from_millis(500);
+/// Most admissions kept (expired ones are dropped first, then all).
+const GATE_MAX: usize = 4096;
+
+impl GateCache {
+    fn key(profile: &TaskProfile, bearer: &str) -> (usize, [u8; 32]) {
+        use sha2::Digest;
+        // The profile by address: the configuration lives as long as serve.
+        let p = std::ptr::from_ref(profile) as usize;
+        (p, sha2::Sha256::digest(bearer.as_bytes()).into())
+    }
+
+    fn fresh(&self, key: &(usize, [u8; 32])) -> bool {
+        self.admitted
+            .lock()
+            .ok()
+            .and_then(|m| m.get(key).copied())
+            .is_some_and(|at| at.elapsed() < GATE_TTL)
+    }
+
+    fn admit(&self, key: (usize, [u8; 32])) {
+        if let Ok(mut m) = self.admitted.lock() {
+            if m.len() >= GATE_MAX {
+                m.retain(|_, at| at.elapsed() < GATE_TTL);
+                if m.len() >= GATE_MAX {
+                    m.clear();
+                }
+            }
+            m.insert(key, std::time::Instant::now());
+        }
+    }
 }
 
 impl Workspace {
-    /// Checks the bearer against the profile's authority (and its pins).
+    /// Checks the bearer against the profile's authority (and its pins),
+    /// or finds it admitted within the last [`GATE_TTL`] ([`GateCache`]).
     pub fn authenticate(&self, profile: &TaskProfile, bearer: &str) -> Result<()> {
+        let key = GateCache::key(profile, bearer);
+        if self.gate.fresh(&key) {
+            return Ok(());
+        }
         let cx = self.ctx(profile, bearer);
-        facade::check_scope(&cx, profile)
+        facade::check_scope(&cx, profile)?;
+        self.gate.admit(key);
+        Ok(())
     }
 
     /// Runs one decoded operation for `bearer` in `profile`.

@@ -1,8 +1,8 @@
-//! `cas put`, `cas cat` and `cas fsck`: direct access to the data
+//! `cas put`, `cas cat`, `cas fsck` and `cas migrate`: direct access to the data
 //! directory's content-addressed store, for operators and scripts.
 
 use crate::error::Result;
-use crate::store::{DataDir, PutOutcome, Session};
+use crate::store::{DataDir, MigrateOutput, MigrateStep, MigrateTo, PutOutcome, Session};
 use serde::Serialize;
 use std::io::Read;
 use std::path::Path;
@@ -54,5 +54,18 @@ pub fn fsck(root: &Path) -> Result<FsckOutput> {
         checked,
         corrupt,
         temp_files: blobs.stats()?.temp_files,
+    })
+}
+
+/// Moves every blob between the local CAS and a bucket, resumably
+/// (`store::migrate_blobs`). The crash tests stop it with the test hook
+/// `AGENT_TASK_TEST_CRASH_AT` at `migrate_copied_<n>`, `migrate_switched`
+/// or `migrate_deleted_<n>`.
+pub fn migrate(root: &Path, timeout: Duration, to: MigrateTo<'_>) -> Result<MigrateOutput> {
+    let dir = DataDir::open(root)?;
+    crate::store::migrate_blobs(&dir, to, timeout, &mut |s| match s {
+        MigrateStep::Copied(n) => crate::testhooks::crash_point(&format!("migrate_copied_{n}")),
+        MigrateStep::Switched => crate::testhooks::crash_point("migrate_switched"),
+        MigrateStep::Deleted(n) => crate::testhooks::crash_point(&format!("migrate_deleted_{n}")),
     })
 }

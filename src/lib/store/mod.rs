@@ -16,6 +16,7 @@ mod cas;
 mod db;
 mod hashed;
 mod lock;
+mod migrate;
 pub mod private_fs;
 mod readcache;
 mod s3;
@@ -29,6 +30,9 @@ pub use db::{DbSpec, Migration, Opened};
 #[cfg(test)]
 pub(crate) use db::{in_memory, raw_file};
 pub use lock::{DEFAULT_TIMEOUT, DirLock, KeptLock, Waiter};
+pub use migrate::{
+    DRAINING_FILE, MigrateOutput, MigrateTo, Step as MigrateStep, migrate as migrate_blobs,
+};
 pub use readcache::{MAX_PER_THREAD, ReadConn, enable_read_cache};
 pub use rusqlite::{
     CachedStatement, Connection, OptionalExtension, Transaction, TransactionBehavior, params,
@@ -159,6 +163,13 @@ impl DataDir {
             Some(bucket) => Ok(std::sync::Arc::new(bucket)),
             None => Ok(std::sync::Arc::new(self.cas())),
         }
+    }
+
+    /// The bytes of the blob-store configuration (`blob-store.json`;
+    /// `None`: the local CAS), to tell whether the store a unit of work
+    /// finds under the lock is the one a put before the lock wrote to.
+    pub fn blob_config(&self) -> Result<Option<Vec<u8>>> {
+        migrate::config_bytes(&self.root.join(s3::CONFIG_FILE))
     }
 
     /// The staging area of remote checkpoints (always local, beside the

@@ -10,24 +10,29 @@
 //!
 //! A put first spools the bytes into a private temp file under `cas/tmp/`
 //! (hashed on the way, so other bytes than announced are refused with
-//! nothing sent), uploads them with `x-amz-checksum-sha256` (the server
-//! refuses a body of another digest) and confirms the stored length with a
-//! HEAD before it returns, so the metadata naming the object commits only
-//! after the object is in the bucket. A read spools the object into a
-//! private temp file bounded by its recorded length and verifies size and
-//! SHA-256 before a byte is handed out. Transport failures, timeouts and
-//! 5xx answers are retried a bounded number of times with backoff; what
-//! still fails, and every refusal (credentials, a missing bucket, a
-//! redirect), is `blob_store_unavailable`. Multipart uploads are not used:
-//! one PUT per object (S3 takes up to 5 GiB that way, over the 4 GiB the
-//! largest object here may have).
+//! nothing sent), asks the bucket for the object (HEAD with
+//! `x-amz-checksum-mode: ENABLED`: an object of the right length whose
+//! stored SHA-256 checksum is the digest is kept, anything else is uploaded
+//! again), uploads it with `x-amz-checksum-sha256` (in parts above the
+//! multipart threshold, each part with its own checksum) and confirms the
+//! stored length with a HEAD before it returns, so the metadata naming the
+//! object commits only after the object is in the bucket. A read spools the
+//! object into a private temp file bounded by its recorded length and
+//! verifies size and SHA-256 before a byte is handed out.
+//!
+//! Every request goes through `S3Store::request`: signed once, sent with
+//! a whole-request deadline, retried a bounded number of times with backoff
+//! on transport failures, timeouts, 5xx answers and S3's retryable codes
+//! (`SlowDown`, `RequestTimeout`, `InternalError`); what still fails, and
+//! every other refusal (credentials, a missing bucket, a redirect, a TLS
+//! failure), is `blob_store_unavailable`.
 
 use super::blob::{BlobBatch, BlobStore, ListedBlob};
 use super::cas::{CasStats, PutOutcome};
 use super::private_fs;
 use crate::error::{Code, Error, Result};
 use crate::wire::digest::Sha256Hex;
-use rusty_s3::{Bucket, Credentials, S3Action, UrlStyle};
+use rusty_s3::{Bucket, Credentials, Method, S3Action, UrlStyle};
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
 use std::io::{Read, Seek, Write};
@@ -51,6 +56,17 @@ const BACKOFF: Duration = Duration::from_millis(100);
 const SIGNED_FOR: Duration = Duration::from_secs(3600);
 /// Most listing pages `cas fsck` walks (1000 keys each).
 const MAX_LIST_PAGES: u32 = 100_000;
+/// Most pages in a row without a key that still claim more.
+const MAX_EMPTY_PAGES: u32 = 16;
+/// Most parts of a multipart upload (S3's limit).
+const MAX_PARTS: u64 = 10_000;
+/// The default size above which an object goes up in parts, in MiB.
+const DEFAULT_MULTIPART_THRESHOLD_MIB: u64 = 64;
+/// The largest part size chosen from the threshold (bigger objects get
+/// bigger parts only when 10,000 would not hold them).
+const MAX_PART: u64 = 16 << 20;
+/// Largest CA file read.
+const MAX_CA_BYTES: u64 = 1 << 20;
 const BUF: usize = 64 * 1024;
 
 #[derive(Deserialize)]
@@ -67,6 +83,10 @@ struct ConfigFile {
     credentials_file: String,
     #[serde(default)]
     timeout_ms: Option<u64>,
+    #[serde(default)]
+    multipart_threshold_mib: Option<u64>,
+    #[serde(default)]
+    ca_file: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -84,6 +104,10 @@ pub struct S3Store {
     agent: ureq::Agent,
     spool: PathBuf,
     timeout: Duration,
+    /// Objects over this many bytes go up in parts.
+    multipart_threshold: u64,
+    /// The size of those parts (see `S3Store::part_size`).
+    part_size: u64,
 }
 
 impl std::fmt::Debug for S3Store {
@@ -132,7 +156,14 @@ fn bounded(what: &str, v: &str, max: usize) -> Result<()> {
 /// credentials file it names must be owner-private regular files; the
 /// credentials path must be absolute.
 pub(crate) fn load(root: &Path, spool: PathBuf) -> Result<Option<S3Store>> {
-    let Some(bytes) = read_small(&root.join(CONFIG_FILE), "the blob-store configuration")? else {
+    Ok(load_file(&root.join(CONFIG_FILE), spool)?.map(|(store, _)| store))
+}
+
+/// Loads an S3 store from a configuration file in the `blob-store.json`
+/// format anywhere (`cas migrate --to s3 --config FILE`), under the same
+/// rules, with the file's bytes as read (`Ok(None)`: no such file).
+pub(crate) fn load_file(path: &Path, spool: PathBuf) -> Result<Option<(S3Store, Vec<u8>)>> {
+    let Some(bytes) = read_small(path, "the blob-store configuration")? else {
         return Ok(None);
     };
     let c: ConfigFile = serde_json::from_slice(&bytes)
@@ -222,19 +253,87 @@ pub(crate) fn load(root: &Path, spool: PathBuf) -> Result<Option<S3Store>> {
     let bucket = Bucket::new(endpoint, style, c.bucket.clone(), c.region.clone())
         .map_err(|e| config_error(format!("bucket: {e}")))?;
     let timeout = Duration::from_millis(c.timeout_ms.unwrap_or(30_000).clamp(100, 600_000));
-    let agent: ureq::Agent = crate::net::client_builder(None)
+    let threshold_mib = c
+        .multipart_threshold_mib
+        .unwrap_or(DEFAULT_MULTIPART_THRESHOLD_MIB);
+    if !(5..=5120).contains(&threshold_mib) {
+        return Err(config_error("multipart_threshold_mib must be 5 to 5120"));
+    }
+    let mut builder = crate::net::client_builder(None)
         .timeout_connect(Some(timeout.min(Duration::from_secs(10))))
-        .user_agent(concat!("agent-task/", env!("CARGO_PKG_VERSION")))
-        .build()
-        .into();
-    Ok(Some(S3Store {
+        .user_agent(concat!("agent-task/", env!("CARGO_PKG_VERSION")));
+    if let Some(ca) = &c.ca_file {
+        bounded("ca_file", ca, 4096)?;
+        let roots = load_ca(Path::new(ca))?;
+        builder = builder.tls_config(
+            ureq::tls::TlsConfig::builder()
+                .root_certs(ureq::tls::RootCerts::Specific(std::sync::Arc::new(roots)))
+                .build(),
+        );
+    }
+    let agent: ureq::Agent = builder.build().into();
+    let store = S3Store {
         bucket,
         creds: Credentials::new(cred.access_key_id, cred.secret_access_key),
         prefix: c.prefix,
         agent,
         spool,
         timeout,
-    }))
+        multipart_threshold: threshold_mib << 20,
+        part_size: (threshold_mib << 20).min(MAX_PART),
+    };
+    Ok(Some((store, bytes)))
+}
+
+/// The certificates of the CA file `ca_file` names: an absolute path to a
+/// regular file (not a symbolic link) owned by the operator (or root), not
+/// writable by group or others, at most 1 MiB of PEM holding at least one
+/// certificate. Anything else is `config`.
+fn load_ca(path: &Path) -> Result<Vec<ureq::tls::Certificate<'static>>> {
+    use rustls_pki_types::CertificateDer;
+    use rustls_pki_types::pem::PemObject;
+    use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+    let shown = path.display().to_string();
+    let refuse =
+        |why: &str| config_error(format!("ca_file {shown} {why}")).with("path", shown.clone());
+    if !path.is_absolute() {
+        return Err(refuse("is not an absolute path"));
+    }
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC | libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)
+        .map_err(|e| match e.raw_os_error() {
+            Some(libc::ELOOP) => refuse("is a symbolic link"),
+            _ => refuse(&format!("cannot be opened: {e}")),
+        })?;
+    let md = f.metadata().map_err(|e| Error::io("stat", path, e))?;
+    if !md.is_file() {
+        return Err(refuse("is not a regular file"));
+    }
+    if md.uid() != rustix::process::geteuid().as_raw() && md.uid() != 0 {
+        return Err(refuse("is not owned by the operator (or root)"));
+    }
+    if md.mode() & 0o022 != 0 {
+        return Err(refuse("is writable by group or others"));
+    }
+    let mut bytes = Vec::new();
+    f.take(MAX_CA_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| Error::io("read", path, e))?;
+    if bytes.len() as u64 > MAX_CA_BYTES {
+        return Err(refuse("is over 1 MiB"));
+    }
+    let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_slice_iter(&bytes)
+        .collect::<std::result::Result<_, _>>()
+        .map_err(|e| refuse(&format!("is not PEM: {e}")))?;
+    if certs.is_empty() {
+        return Err(refuse("holds no PEM certificate"));
+    }
+    Ok(certs
+        .iter()
+        .map(|c| ureq::tls::Certificate::from_der(c.as_ref()).to_owned())
+        .collect())
 }
 
 fn b64(bytes: &[u8]) -> String {
@@ -298,6 +397,11 @@ pub struct ListPage {
     pub blobs: Vec<ListedBlob>,
     /// The continuation token of the next page, if the server gave one.
     pub next: Option<String>,
+    /// The first and last key of the page as listed (under the prefix or
+    /// not), to check that pages go forward.
+    pub first_key: Option<String>,
+    /// See `first_key`.
+    pub last_key: Option<String>,
 }
 
 /// Decodes one `ListObjectsV2` answer body: at most [`MAX_ANSWER_BYTES`],
@@ -312,6 +416,8 @@ pub fn list_page(body: &[u8], prefix: &str) -> Result<ListPage> {
         .map_err(|_| unavailable(what, "a listing page that is not UTF-8"))?;
     let page = rusty_s3::actions::ListObjectsV2::parse_response(text)
         .map_err(|e| unavailable(what, format!("an unreadable listing page: {e}")))?;
+    let first_key = page.contents.first().map(|c| c.key.clone());
+    let last_key = page.contents.last().map(|c| c.key.clone());
     let blobs = page
         .contents
         .into_iter()
@@ -325,6 +431,8 @@ pub fn list_page(body: &[u8], prefix: &str) -> Result<ListPage> {
     Ok(ListPage {
         blobs,
         next: page.next_continuation_token,
+        first_key,
+        last_key,
     })
 }
 
@@ -364,6 +472,134 @@ fn missing(digest: &Sha256Hex) -> Error {
     .with("digest", digest.to_string())
 }
 
+/// How often a request is tried.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Retry {
+    /// Up to [`ATTEMPTS`] times with backoff, on a transport failure, a
+    /// timeout, a 5xx answer or one of S3's retryable codes.
+    Bounded,
+    /// Once (the best-effort abort of a failed multipart upload).
+    Once,
+}
+
+/// The body a request sends.
+#[derive(Clone, Copy)]
+enum Payload<'a> {
+    Empty,
+    Bytes(&'a [u8]),
+    /// The first `len` bytes of a local file, read afresh on every attempt.
+    File(&'a Path, u64),
+}
+
+/// One request: what it is for (the error message), the headers signed
+/// with it, its body, its whole-request deadline, its retry policy and the
+/// statuses outside 2xx its caller interprets itself (a 404 of a HEAD).
+struct Call<'a> {
+    what: &'a str,
+    headers: &'a [(&'static str, String)],
+    payload: Payload<'a>,
+    deadline: Duration,
+    retry: Retry,
+    accept: &'a [u16],
+}
+
+impl<'a> Call<'a> {
+    fn new(what: &'a str, deadline: Duration) -> Call<'a> {
+        Call {
+            what,
+            headers: &[],
+            payload: Payload::Empty,
+            deadline,
+            retry: Retry::Bounded,
+            accept: &[],
+        }
+    }
+}
+
+/// S3's error codes that mean "try again" whatever the status says
+/// (`RequestTimeout` comes as a 400).
+fn retryable_code(code: &str) -> bool {
+    matches!(code, "SlowDown" | "RequestTimeout" | "InternalError")
+}
+
+/// Why one attempt failed.
+enum Failed {
+    /// The connection, the TLS handshake or the deadline: `ureq`'s error.
+    Transport(ureq::Error),
+    /// Something on this side (the body's file): not retried.
+    Local(Error),
+}
+
+/// A TLS failure (an unknown issuer, a name mismatch, a handshake
+/// refused): retrying cannot help. `ureq` passes rustls's errors up
+/// wrapped in an I/O error.
+fn is_tls(e: &ureq::Error) -> bool {
+    match e {
+        ureq::Error::Rustls(_) | ureq::Error::Tls(_) | ureq::Error::TlsRequired => true,
+        ureq::Error::Io(io) => io
+            .get_ref()
+            .is_some_and(|inner| inner.is::<tokio_rustls::rustls::Error>()),
+        _ => false,
+    }
+}
+
+/// An object's stored length and, when the server keeps one, its
+/// `x-amz-checksum-sha256` (base64; `…-N` for a multipart object).
+struct Stat {
+    len: u64,
+    sha256: Option<String>,
+}
+
+/// The `x-amz-checksum-sha256` of an answer, when it is a short ASCII value.
+fn checksum_of(resp: &Response) -> Option<String> {
+    let v = resp.headers().get("x-amz-checksum-sha256")?.to_str().ok()?;
+    (!v.is_empty() && v.len() <= 128 && v.bytes().all(|b| b.is_ascii_graphic()))
+        .then(|| v.to_owned())
+}
+
+/// The checksum S3 keeps for a multipart upload with SHA-256: the SHA-256
+/// of the parts' SHA-256 digests, in base64, and `-` the part count.
+fn composite_checksum(parts: &[[u8; 32]]) -> String {
+    let mut h = Sha256::new();
+    for p in parts {
+        h.update(p);
+    }
+    format!("{}-{}", b64(&h.finalize()), parts.len())
+}
+
+/// The body of `CompleteMultipartUpload`: each part's number, ETag and
+/// SHA-256 checksum. ETags were checked to be plain ASCII without markup.
+fn complete_body(parts: &[(String, String)]) -> String {
+    let mut xml = String::from(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\
+         <CompleteMultipartUpload xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\">",
+    );
+    for (i, (etag, sum)) in parts.iter().enumerate() {
+        xml.push_str(&format!(
+            "<Part><ChecksumSHA256>{sum}</ChecksumSHA256><ETag>{etag}</ETag>\
+             <PartNumber>{}</PartNumber></Part>",
+            i + 1
+        ));
+    }
+    xml.push_str("</CompleteMultipartUpload>");
+    xml
+}
+
+/// Reads at most [`MAX_ERROR_BODY`] bytes of a small answer (a multipart
+/// upload's id or result).
+fn small_answer(resp: Response, what: &str) -> Result<String> {
+    let mut body = Vec::new();
+    resp.into_body()
+        .into_reader()
+        .take(MAX_ERROR_BODY + 1)
+        .read_to_end(&mut body)
+        .map_err(|e| unavailable(what, format!("the answer broke off: {e}")))?;
+    if body.len() as u64 > MAX_ERROR_BODY {
+        return Err(unavailable(what, "an answer over 64 KiB"));
+    }
+    String::from_utf8(body).map_err(|_| unavailable(what, "an answer that is not UTF-8"))
+}
+
 impl S3Store {
     fn key(&self, digest: &Sha256Hex) -> String {
         format!("{}sha256/{}", self.prefix, digest.as_str())
@@ -375,84 +611,228 @@ impl S3Store {
         self.timeout + Duration::from_secs(bytes.min(4 << 30) >> 20)
     }
 
-    /// Runs one request with bounded retries on transport failures,
-    /// timeouts and 5xx answers; the last failure is `blob_store_unavailable`.
-    fn call(
-        &self,
-        what: &str,
-        send: &mut dyn FnMut() -> std::result::Result<Response, ureq::Error>,
-    ) -> Result<Response> {
+    /// The one way a request goes out: signs `action` with `c`'s headers,
+    /// sends it under `c`'s deadline and retries per `c.retry`. Returns a
+    /// 2xx answer or one of `c.accept`; a redirect (never followed), any
+    /// other 4xx and what still fails after the attempts are
+    /// `blob_store_unavailable` (with `details.status` and `s3_code` when
+    /// the server answered; `details.reason` `tls` for a TLS failure, which
+    /// is not retried).
+    fn request<'a, A: S3Action<'a>>(&self, mut action: A, c: &Call<'_>) -> Result<Response> {
+        for (name, value) in c.headers {
+            action.headers_mut().insert(*name, value.clone());
+        }
+        let method = A::METHOD;
+        let url = action.sign(SIGNED_FOR);
+        let attempts = match c.retry {
+            Retry::Bounded => ATTEMPTS,
+            Retry::Once => 1,
+        };
         let mut last = String::new();
-        for attempt in 0..ATTEMPTS {
+        let mut answered: Option<(u16, Option<String>)> = None;
+        for attempt in 0..attempts {
             if attempt > 0 {
                 std::thread::sleep(BACKOFF * 4u32.pow(attempt - 1));
             }
-            match send() {
-                Ok(r) if matches!(r.status().as_u16(), 500 | 502 | 503 | 504) => {
-                    last = format!("HTTP {}", r.status().as_u16());
+            let resp = match self.send_once(method, &url, c) {
+                Ok(r) => r,
+                Err(Failed::Local(e)) => return Err(e),
+                Err(Failed::Transport(e)) if is_tls(&e) => {
+                    return Err(
+                        unavailable(c.what, format!("TLS failed: {e}")).with("reason", "tls")
+                    );
                 }
-                Ok(r) => return Ok(r),
-                Err(e) => last = e.to_string(),
+                Err(Failed::Transport(e)) => {
+                    last = e.to_string();
+                    answered = None;
+                    continue;
+                }
+            };
+            let status = resp.status().as_u16();
+            if (200..300).contains(&status) || c.accept.contains(&status) {
+                return Ok(resp);
+            }
+            // A HEAD answer has no body to read a code from.
+            let code = if method == Method::Head {
+                None
+            } else {
+                s3_code(resp)
+            };
+            let again = status >= 500 || code.as_deref().is_some_and(retryable_code);
+            if !again {
+                return Err(refused(c.what, status, code));
+            }
+            last = format!("HTTP {status} {}", code.clone().unwrap_or_default())
+                .trim_end()
+                .to_owned();
+            answered = Some((status, code));
+        }
+        let mut e = unavailable(c.what, format!("{last} (after {attempts} attempts)"));
+        if let Some((status, code)) = answered {
+            e = e.with("status", status);
+            if let Some(code) = code {
+                e = e.with("s3_code", code);
             }
         }
-        Err(unavailable(
-            what,
-            format!("{last} (after {ATTEMPTS} attempts)"),
-        ))
+        Err(e)
     }
 
-    /// The stored length of an object (`None`: absent). A missing bucket is
+    fn send_once(
+        &self,
+        method: Method,
+        url: &url::Url,
+        c: &Call<'_>,
+    ) -> std::result::Result<Response, Failed> {
+        let mut req = ureq::http::Request::builder()
+            .method(method.to_str())
+            .uri(url.as_str());
+        for (name, value) in c.headers {
+            req = req.header(*name, value.as_str());
+        }
+        fn built<T>(
+            r: std::result::Result<T, ureq::http::Error>,
+        ) -> std::result::Result<T, Failed> {
+            r.map_err(|e| Failed::Local(Error::new(Code::Internal, format!("request: {e}"))))
+        }
+        match c.payload {
+            Payload::Empty => self.run(built(req.body(()))?, c.deadline),
+            Payload::Bytes(b) => self.run(built(req.body(b))?, c.deadline),
+            Payload::File(path, len) => {
+                let mut file = std::fs::File::open(path)
+                    .map_err(|e| Failed::Local(Error::io("open", path, e)))?
+                    .take(len);
+                let req = req.header("content-length", len.to_string());
+                let body = ureq::SendBody::from_reader(&mut file);
+                self.run(built(req.body(body))?, c.deadline)
+            }
+        }
+    }
+
+    fn run(
+        &self,
+        req: ureq::http::Request<impl ureq::AsSendBody>,
+        deadline: Duration,
+    ) -> std::result::Result<Response, Failed> {
+        let req = self
+            .agent
+            .configure_request(req)
+            .timeout_global(Some(deadline))
+            .timeout_recv_body(Some(deadline))
+            .timeout_per_read(Some(self.timeout))
+            .build();
+        self.agent.run(req).map_err(Failed::Transport)
+    }
+
+    /// The stored length and checksum of an object (`None`: absent), asked
+    /// with `x-amz-checksum-mode: ENABLED`. A missing bucket is
     /// `blob_store_unavailable`, never "absent".
-    fn head(&self, digest: &Sha256Hex) -> Result<Option<u64>> {
+    fn head(&self, digest: &Sha256Hex) -> Result<Option<Stat>> {
         let key = self.key(digest);
         let what = "stat an object";
-        let resp = self.call(what, &mut || {
-            let url = self
-                .bucket
-                .head_object(Some(&self.creds), &key)
-                .sign(SIGNED_FOR);
-            self.agent
-                .head(url.as_str())
-                .config()
-                .timeout_global(Some(self.timeout))
-                .build()
-                .call()
-        })?;
-        match resp.status().as_u16() {
-            200 => length_of(&resp)
-                .map(Some)
-                .ok_or_else(|| unavailable(what, "a HEAD answer without a length")),
-            404 => {
-                self.check_bucket()?;
-                Ok(None)
-            }
-            s => Err(refused(what, s, None)),
+        let headers = [("x-amz-checksum-mode", "ENABLED".to_owned())];
+        let resp = self.request(
+            self.bucket.head_object(Some(&self.creds), &key),
+            &Call {
+                headers: &headers,
+                accept: &[404],
+                ..Call::new(what, self.timeout)
+            },
+        )?;
+        if resp.status().as_u16() == 404 {
+            self.check_bucket()?;
+            return Ok(None);
         }
+        let len =
+            length_of(&resp).ok_or_else(|| unavailable(what, "a HEAD answer without a length"))?;
+        Ok(Some(Stat {
+            len,
+            sha256: checksum_of(&resp),
+        }))
     }
 
     fn check_bucket(&self) -> Result<()> {
         let what = "reach its bucket";
-        let resp = self.call(what, &mut || {
-            let url = self.bucket.head_bucket(Some(&self.creds)).sign(SIGNED_FOR);
-            self.agent
-                .head(url.as_str())
-                .config()
-                .timeout_global(Some(self.timeout))
-                .build()
-                .call()
-        })?;
+        let resp = self.request(
+            self.bucket.head_bucket(Some(&self.creds)),
+            &Call {
+                accept: &[404],
+                ..Call::new(what, self.timeout)
+            },
+        )?;
         match resp.status().as_u16() {
-            200 => Ok(()),
             404 => Err(refused(what, 404, Some("NoSuchBucket".into()))
                 .with("bucket", self.bucket.name().to_owned())),
-            s => Err(refused(what, s, None)),
+            _ => Ok(()),
+        }
+    }
+
+    /// The size of the parts of an object of `size` bytes: the configured
+    /// part size, grown when 10,000 parts would not hold the object.
+    fn part_size(&self, size: u64) -> u64 {
+        self.part_size
+            .max(size.div_ceil(MAX_PARTS).next_multiple_of(1 << 20))
+    }
+
+    /// The SHA-256 digest of each part of the local file `path`.
+    fn part_digests(&self, path: &Path, size: u64) -> Result<Vec<[u8; 32]>> {
+        let part = self.part_size(size);
+        let mut f = std::fs::File::open(path).map_err(|e| Error::io("open", path, e))?;
+        let mut out = Vec::new();
+        let mut buf = vec![0u8; BUF];
+        let mut left = size;
+        while left > 0 {
+            let mut h = Sha256::new();
+            let mut in_part = part.min(left);
+            left -= in_part;
+            while in_part > 0 {
+                let n = usize::try_from(in_part.min(BUF as u64)).unwrap_or(BUF);
+                f.read_exact(&mut buf[..n])
+                    .map_err(|e| Error::io("read", path, e))?;
+                h.update(&buf[..n]);
+                in_part -= n as u64;
+            }
+            out.push(h.finalize().into());
+        }
+        Ok(out)
+    }
+
+    /// Whether the checksum the bucket reports for an object is the one
+    /// these bytes (the local file `path`) have: the object's SHA-256, or
+    /// the composite of its parts as this store would upload them. No
+    /// checksum is no proof.
+    fn checksum_matches(
+        &self,
+        reported: Option<&str>,
+        path: &Path,
+        digest: &Sha256Hex,
+        size: u64,
+    ) -> Result<bool> {
+        let Some(reported) = reported else {
+            return Ok(false);
+        };
+        if reported == b64(&digest.to_bytes()) {
+            return Ok(true);
+        }
+        let parts = size.div_ceil(self.part_size(size));
+        match reported.rsplit_once('-') {
+            Some((_, n)) if n.parse::<u64>().ok() == Some(parts) && parts > 0 => {
+                Ok(composite_checksum(&self.part_digests(path, size)?) == reported)
+            }
+            _ => Ok(false),
         }
     }
 
     /// Uploads a verified local file as `digest` and confirms its length.
+    /// An object already there is kept only when the bucket vouches for
+    /// its bytes (same length and the same SHA-256 checksum); otherwise it
+    /// is uploaded again (keys are content addresses: a re-upload is
+    /// harmless).
     fn put_file(&self, path: &Path, digest: &Sha256Hex, size: u64) -> Result<PutOutcome> {
         let before = self.head(digest)?;
-        if before == Some(size) {
+        if let Some(st) = &before
+            && st.len == size
+            && self.checksum_matches(st.sha256.as_deref(), path, digest, size)?
+        {
             return Ok(PutOutcome {
                 digest: digest.clone(),
                 size,
@@ -460,34 +840,16 @@ impl S3Store {
                 repaired: false,
             });
         }
-        let key = self.key(digest);
-        let checksum = b64(&digest.to_bytes());
-        let what = "store an object";
-        let resp = self.call(what, &mut || {
-            let mut f = match std::fs::File::open(path) {
-                Ok(f) => f,
-                Err(e) => return Err(ureq::Error::Io(e)),
-            };
-            let mut action = self.bucket.put_object(Some(&self.creds), &key);
-            action
-                .headers_mut()
-                .insert("x-amz-checksum-sha256", checksum.clone());
-            let url = action.sign(SIGNED_FOR);
-            self.agent
-                .put(url.as_str())
-                .config()
-                .timeout_global(Some(self.deadline(size)))
-                .build()
-                .header("x-amz-checksum-sha256", &checksum)
-                .header("content-length", &size.to_string())
-                .send(ureq::SendBody::from_reader(&mut f))
-        })?;
-        match resp.status().as_u16() {
-            200 => {}
-            s => return Err(refused(what, s, s3_code(resp))),
+        if size > self.multipart_threshold {
+            self.put_multipart(path, digest, size)?;
+        } else {
+            self.put_single(path, digest, size)?;
         }
+        let what = "store an object";
         match self.head(digest)? {
-            Some(n) if n == size => Ok(PutOutcome {
+            // The length only: a server may keep no checksum for what it
+            // assembled (s3s-fs after a multipart upload), or a stale one.
+            Some(st) if st.len == size => Ok(PutOutcome {
                 digest: digest.clone(),
                 size,
                 created: before.is_none(),
@@ -495,10 +857,130 @@ impl S3Store {
             }),
             got => Err(unavailable(
                 what,
-                format!("the bucket holds {got:?} bytes for it after a put of {size}"),
+                format!(
+                    "the bucket holds {:?} bytes for it after a put of {size}",
+                    got.map(|s| s.len)
+                ),
             )
             .with("digest", digest.to_string())),
         }
+    }
+
+    /// One PUT with the object's `x-amz-checksum-sha256`.
+    fn put_single(&self, path: &Path, digest: &Sha256Hex, size: u64) -> Result<()> {
+        let key = self.key(digest);
+        let headers = [("x-amz-checksum-sha256", b64(&digest.to_bytes()))];
+        self.request(
+            self.bucket.put_object(Some(&self.creds), &key),
+            &Call {
+                headers: &headers,
+                payload: Payload::File(path, size),
+                ..Call::new("store an object", self.deadline(size))
+            },
+        )?;
+        Ok(())
+    }
+
+    /// CreateMultipartUpload (SHA-256 checksums), an UploadPart per part
+    /// with its checksum, CompleteMultipartUpload naming each part's ETag
+    /// and checksum; on any failure the upload is aborted (best effort).
+    fn put_multipart(&self, path: &Path, digest: &Sha256Hex, size: u64) -> Result<()> {
+        let what = "store an object";
+        let key = self.key(digest);
+        let headers = [("x-amz-checksum-algorithm", "SHA256".to_owned())];
+        let resp = self.request(
+            self.bucket.create_multipart_upload(Some(&self.creds), &key),
+            &Call {
+                headers: &headers,
+                ..Call::new(what, self.timeout)
+            },
+        )?;
+        let text = small_answer(resp, what)?;
+        let created = rusty_s3::actions::CreateMultipartUpload::parse_response(&text)
+            .map_err(|e| unavailable(what, format!("an unreadable multipart upload id: {e}")))?;
+        let upload_id = created.upload_id();
+        if upload_id.is_empty()
+            || upload_id.len() > 1024
+            || !upload_id.bytes().all(|b| b.is_ascii_graphic())
+        {
+            return Err(unavailable(what, "a malformed multipart upload id"));
+        }
+        let done = self.upload_parts(path, &key, upload_id, size);
+        if done.is_err() {
+            // Best effort: parts left behind cost storage, never correctness.
+            let _ = self.request(
+                self.bucket
+                    .abort_multipart_upload(Some(&self.creds), &key, upload_id),
+                &Call {
+                    retry: Retry::Once,
+                    accept: &[404],
+                    ..Call::new("abort a multipart upload", self.timeout)
+                },
+            );
+        }
+        done
+    }
+
+    fn upload_parts(&self, path: &Path, key: &str, upload_id: &str, size: u64) -> Result<()> {
+        let what = "store an object";
+        let part = self.part_size(size);
+        let mut f = std::fs::File::open(path).map_err(|e| Error::io("open", path, e))?;
+        let mut buf = vec![0u8; usize::try_from(part.min(size)).unwrap_or(BUF)];
+        let mut done: Vec<(String, String)> = Vec::new();
+        let mut sent = 0u64;
+        while sent < size {
+            let number = u16::try_from(done.len() + 1)
+                .map_err(|_| Error::new(Code::TooLarge, "an object of over 10,000 parts"))?;
+            let len = usize::try_from(part.min(size - sent)).unwrap_or(buf.len());
+            let bytes = &mut buf[..len];
+            f.read_exact(bytes)
+                .map_err(|e| Error::io("read", path, e))?;
+            let sum = b64(&Sha256::digest(&*bytes));
+            let headers = [("x-amz-checksum-sha256", sum.clone())];
+            let resp = self.request(
+                self.bucket
+                    .upload_part(Some(&self.creds), key, number, upload_id),
+                &Call {
+                    headers: &headers,
+                    payload: Payload::Bytes(bytes),
+                    ..Call::new(what, self.deadline(len as u64))
+                },
+            )?;
+            let etag = resp
+                .headers()
+                .get("etag")
+                .and_then(|v| v.to_str().ok())
+                .filter(|v| {
+                    !v.is_empty()
+                        && v.len() <= 256
+                        && v.bytes()
+                            .all(|b| b.is_ascii_graphic() && !matches!(b, b'<' | b'>' | b'&'))
+                })
+                .ok_or_else(|| unavailable(what, "a part's answer without a plain ETag"))?
+                .to_owned();
+            done.push((etag, sum));
+            sent += len as u64;
+        }
+        let body = complete_body(&done);
+        let resp = self.request(
+            self.bucket.complete_multipart_upload(
+                Some(&self.creds),
+                key,
+                upload_id,
+                std::iter::empty::<&str>(),
+            ),
+            &Call {
+                payload: Payload::Bytes(body.as_bytes()),
+                ..Call::new(what, self.deadline(size))
+            },
+        )?;
+        // A 200 may still carry an <Error> (S3 answers before it is done).
+        let status = resp.status().as_u16();
+        let text = small_answer(resp, what)?;
+        if text.contains("<Error>") || !text.contains("CompleteMultipartUploadResult") {
+            return Err(refused(what, status, error_code(text.as_bytes())));
+        }
+        Ok(())
     }
 
     fn temp(&self, prefix: &str) -> Result<tempfile::NamedTempFile> {
@@ -537,33 +1019,36 @@ impl S3Store {
     ) -> Result<Option<(Sha256Hex, u64)>> {
         let key = self.key(digest);
         let what = "read an object";
+        // The deadline follows the size: of an object of unknown size
+        // (`cas cat`, `cas fsck`), the bucket's HEAD tells it first.
+        let expected_size = match expected_size {
+            Some(s) => Some(s),
+            None => match self.head(digest)? {
+                None => return Ok(None),
+                Some(st) => Some(st.len),
+            },
+        };
         let limit = expected_size.unwrap_or(max_bytes).min(max_bytes);
-        let resp = self.call(what, &mut || {
-            let url = self
-                .bucket
-                .get_object(Some(&self.creds), &key)
-                .sign(SIGNED_FOR);
-            self.agent
-                .get(url.as_str())
-                .config()
-                .timeout_global(Some(self.deadline(limit)))
-                .build()
-                .call()
-        })?;
-        match resp.status().as_u16() {
-            200 => {}
-            404 => {
-                return match s3_code(resp).as_deref() {
-                    Some("NoSuchBucket") => Err(refused(what, 404, Some("NoSuchBucket".into()))),
-                    _ => {
-                        self.check_bucket()?;
-                        Ok(None)
-                    }
-                };
-            }
-            s => return Err(refused(what, s, s3_code(resp))),
+        let deadline = self.deadline(limit);
+        let resp = self.request(
+            self.bucket.get_object(Some(&self.creds), &key),
+            &Call {
+                accept: &[404],
+                ..Call::new(what, deadline)
+            },
+        )?;
+        let started = std::time::Instant::now();
+        if resp.status().as_u16() == 404 {
+            return match s3_code(resp).as_deref() {
+                Some("NoSuchBucket") => Err(refused(what, 404, Some("NoSuchBucket".into()))),
+                _ => {
+                    self.check_bucket()?;
+                    Ok(None)
+                }
+            };
         }
-        if let Some(len) = length_of(&resp) {
+        let announced = length_of(&resp);
+        if let Some(len) = announced {
             if expected_size.is_some_and(|s| s != len) {
                 return Err(integrity(digest, &format!("{len} bytes stored")));
             }
@@ -585,6 +1070,13 @@ impl S3Store {
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
                 Err(e) => return Err(unavailable(what, format!("the body broke off: {e}"))),
             };
+            // A backstop to the client's deadline, which covers the body.
+            if started.elapsed() > deadline {
+                return Err(unavailable(
+                    what,
+                    "the body did not arrive before its deadline",
+                ));
+            }
             size += n as u64;
             if size > limit {
                 return Err(match expected_size {
@@ -598,6 +1090,14 @@ impl S3Store {
             hasher.update(&buf[..n]);
             out.write_all(&buf[..n])
                 .map_err(|e| Error::new(Code::Io, format!("spooling object {digest}: {e}")))?;
+        }
+        // Fewer bytes than the answer announced: the transfer broke off
+        // (a deadline, a dropped connection), not the object.
+        if let Some(len) = announced.filter(|&len| size < len) {
+            return Err(unavailable(
+                what,
+                format!("the body broke off after {size} of {len} bytes"),
+            ));
         }
         Ok(Some((
             Sha256Hex::from_bytes(hasher.finalize().into()),
@@ -694,7 +1194,7 @@ impl BlobStore for S3Store {
     fn exists(&self, digest: &Sha256Hex, size: Option<u64>) -> Result<bool> {
         Ok(match self.head(digest)? {
             None => false,
-            Some(n) => size.is_none_or(|s| s == n),
+            Some(st) => size.is_none_or(|s| s == st.len),
         })
     }
 
@@ -710,26 +1210,16 @@ impl BlobStore for S3Store {
         let prefix = format!("{}sha256/", self.prefix);
         let what = "list its objects";
         let mut token: Option<String> = None;
+        let mut last_key: Option<String> = None;
+        let mut empty_run = 0u32;
         for _ in 0..MAX_LIST_PAGES {
-            let resp = self.call(what, &mut || {
-                let mut action = self.bucket.list_objects_v2(Some(&self.creds));
-                action.with_prefix(prefix.clone());
-                action.with_max_keys(1000);
-                if let Some(t) = &token {
-                    action.with_continuation_token(t.clone());
-                }
-                let url = action.sign(SIGNED_FOR);
-                self.agent
-                    .get(url.as_str())
-                    .config()
-                    .timeout_global(Some(self.timeout))
-                    .build()
-                    .call()
-            })?;
-            match resp.status().as_u16() {
-                200 => {}
-                s => return Err(refused(what, s, s3_code(resp))),
+            let mut action = self.bucket.list_objects_v2(Some(&self.creds));
+            action.with_prefix(prefix.clone());
+            action.with_max_keys(1000);
+            if let Some(t) = &token {
+                action.with_continuation_token(t.clone());
             }
+            let resp = self.request(action, &Call::new(what, self.timeout))?;
             let mut body = Vec::new();
             resp.into_body()
                 .into_reader()
@@ -737,12 +1227,37 @@ impl BlobStore for S3Store {
                 .read_to_end(&mut body)
                 .map_err(|e| unavailable(what, format!("the listing broke off: {e}")))?;
             let page = list_page(&body, &prefix)?;
+            // Keys come in ascending order across pages: a page that does
+            // not go past the last one is a listing going round in circles.
+            if let (Some(first), Some(last)) = (&page.first_key, &last_key)
+                && first <= last
+            {
+                return Err(unavailable(what, "a listing page that goes back over keys"));
+            }
+            if page.last_key.is_some() {
+                last_key = page.last_key.clone();
+                empty_run = 0;
+            } else {
+                empty_run += 1;
+            }
             for blob in page.blobs {
                 each(blob)?;
             }
             match page.next {
-                Some(t) if Some(&t) != token.as_ref() => token = Some(t),
-                _ => return Ok(()),
+                Some(_) if empty_run >= MAX_EMPTY_PAGES => {
+                    return Err(unavailable(
+                        what,
+                        format!("{MAX_EMPTY_PAGES} empty listing pages in a row that claim more"),
+                    ));
+                }
+                Some(t) if Some(&t) == token.as_ref() => {
+                    return Err(unavailable(
+                        what,
+                        "a listing that repeats its continuation token",
+                    ));
+                }
+                Some(t) => token = Some(t),
+                None => return Ok(()),
             }
         }
         Err(unavailable(
@@ -754,23 +1269,14 @@ impl BlobStore for S3Store {
     fn delete(&self, digest: &Sha256Hex, _lock: &super::DirLock) -> Result<bool> {
         let existed = self.head(digest)?.is_some();
         let key = self.key(digest);
-        let what = "delete an object";
-        let resp = self.call(what, &mut || {
-            let url = self
-                .bucket
-                .delete_object(Some(&self.creds), &key)
-                .sign(SIGNED_FOR);
-            self.agent
-                .delete(url.as_str())
-                .config()
-                .timeout_global(Some(self.timeout))
-                .build()
-                .call()
-        })?;
-        match resp.status().as_u16() {
-            200 | 204 | 404 => Ok(existed),
-            s => Err(refused(what, s, s3_code(resp))),
-        }
+        self.request(
+            self.bucket.delete_object(Some(&self.creds), &key),
+            &Call {
+                accept: &[404],
+                ..Call::new("delete an object", self.timeout)
+            },
+        )?;
+        Ok(existed)
     }
 
     fn batch(&self) -> Box<dyn BlobBatch + '_> {
@@ -880,6 +1386,46 @@ mod tests {
         );
     }
 
+    #[test]
+    fn retries_follow_s3_retryable_codes_only() {
+        for c in ["SlowDown", "RequestTimeout", "InternalError"] {
+            assert!(retryable_code(c), "{c}");
+        }
+        for c in [
+            "AccessDenied",
+            "NoSuchBucket",
+            "SignatureDoesNotMatch",
+            "BadDigest",
+        ] {
+            assert!(!retryable_code(c), "{c}");
+        }
+    }
+
+    #[test]
+    fn a_multipart_completion_names_every_part_in_order_with_its_checksum() {
+        let parts = vec![
+            ("\"e1\"".to_owned(), b64(&[1u8; 32])),
+            ("\"e2\"".to_owned(), b64(&[2u8; 32])),
+        ];
+        let xml = complete_body(&parts);
+        let one = xml.find("<PartNumber>1</PartNumber>").expect("part 1");
+        let two = xml.find("<PartNumber>2</PartNumber>").expect("part 2");
+        assert!(one < two);
+        assert!(xml.contains(&format!(
+            "<Part><ChecksumSHA256>{}</ChecksumSHA256><ETag>\"e1\"</ETag>",
+            b64(&[1u8; 32])
+        )));
+        // The composite checksum: SHA-256 over the parts' digests, and the count.
+        let digests = [[1u8; 32], [2u8; 32]];
+        let mut joined = Vec::new();
+        joined.extend_from_slice(&digests[0]);
+        joined.extend_from_slice(&digests[1]);
+        assert_eq!(
+            composite_checksum(&digests),
+            format!("{}-2", b64(&Sha256::digest(&joined)))
+        );
+    }
+
     fn write_private(path: &Path, text: &str) {
         use std::os::unix::fs::PermissionsExt;
         std::fs::write(path, text).expect("write");
@@ -926,6 +1472,31 @@ mod tests {
             let e = load(root, root.join("spool")).expect_err(why);
             assert_eq!(e.code(), Code::Config, "{why}: {e:?}");
         }
+        for (extra, ok) in [
+            (r#","multipart_threshold_mib":4"#, false),
+            (r#","multipart_threshold_mib":5121"#, false),
+            (r#","multipart_threshold_mib":5"#, true),
+            (r#","multipart_threshold_mib":5120"#, true),
+        ] {
+            write_private(&root.join(CONFIG_FILE), &conf(extra, &c));
+            match load(root, root.join("spool")) {
+                Ok(Some(s)) => {
+                    assert!(ok, "{extra}");
+                    assert!(s.part_size >= 5 << 20 && s.part_size <= MAX_PART);
+                    // 10,000 parts always hold the largest object.
+                    assert!(s.part_size(4 << 30) * MAX_PARTS >= 4 << 30);
+                    assert!(
+                        s.part_size(u64::from(u32::MAX) * 64) * MAX_PARTS
+                            >= u64::from(u32::MAX) * 64
+                    );
+                }
+                Ok(None) => panic!("configured"),
+                Err(e) => {
+                    assert!(!ok, "{extra}: {e:?}");
+                    assert_eq!(e.code(), Code::Config);
+                }
+            }
+        }
         write_private(&root.join(CONFIG_FILE), &conf("", &c));
         {
             use std::os::unix::fs::PermissionsExt;
@@ -939,5 +1510,58 @@ mod tests {
         );
         let e = load(root, root.join("spool")).expect_err("strict credentials");
         assert!(!e.to_string().contains("SECRET"));
+    }
+
+    #[test]
+    fn a_ca_file_is_an_operators_pem_with_a_certificate() {
+        use std::os::unix::fs::PermissionsExt;
+        let t = tempfile::tempdir().expect("tempdir");
+        let root = t.path();
+        let cred = root.join("cred.json");
+        write_private(
+            &cred,
+            r#"{"access_key_id":"AK","secret_access_key":"SECRET"}"#,
+        );
+        let conf = |ca: &str| {
+            serde_json::json!({
+                "kind": "s3", "endpoint": "https://127.0.0.1:9", "region": "us-east-1",
+                "bucket": "b-1", "path_style": true,
+                "credentials_file": cred.display().to_string(), "ca_file": ca,
+            })
+            .to_string()
+        };
+        let key = rcgen::KeyPair::generate().expect("key");
+        let mut params = rcgen::CertificateParams::new(Vec::<String>::new()).expect("params");
+        params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+        let pem = params.self_signed(&key).expect("ca").pem();
+        let ca = root.join("ca.pem");
+        std::fs::write(&ca, &pem).expect("write");
+        std::fs::set_permissions(&ca, std::fs::Permissions::from_mode(0o644)).expect("chmod");
+        let shown = ca.display().to_string();
+        write_private(&root.join(CONFIG_FILE), &conf(&shown));
+        assert!(load(root, root.join("spool")).expect("load").is_some());
+
+        let link = root.join("ca-link.pem");
+        std::os::unix::fs::symlink(&ca, &link).expect("symlink");
+        let empty = root.join("empty.pem");
+        std::fs::write(&empty, "no certificate here\n").expect("write");
+        let open = root.join("open.pem");
+        std::fs::write(&open, &pem).expect("write");
+        std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o666)).expect("chmod");
+        let huge = root.join("huge.pem");
+        std::fs::write(&huge, pem.repeat((MAX_CA_BYTES as usize / pem.len()) + 2)).expect("write");
+        for (path, why) in [
+            ("ca.pem".to_owned(), "relative"),
+            (root.join("nope.pem").display().to_string(), "missing"),
+            (link.display().to_string(), "a symbolic link"),
+            (root.display().to_string(), "a directory"),
+            (empty.display().to_string(), "no certificate"),
+            (open.display().to_string(), "writable by others"),
+            (huge.display().to_string(), "over 1 MiB"),
+        ] {
+            write_private(&root.join(CONFIG_FILE), &conf(&path));
+            let e = load(root, root.join("spool")).expect_err(why);
+            assert_eq!(e.code(), Code::Config, "{why}: {e:?}");
+        }
     }
 }

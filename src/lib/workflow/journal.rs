@@ -478,7 +478,7 @@ impl Now {
 }
 
 /// A task as the authority stores it (see [`Authority::find_task`]).
-pub type FoundTask = (WorkflowTask, bool, Vec<WorkflowTask>);
+pub type FoundTask = (WorkflowTask, bool, std::sync::Arc<[WorkflowTask]>);
 
 /// What the journal's transitions recheck in the authority, under the
 /// same session (`workflow::authority::Rechecks` implements it over the

@@ -1,9 +1,10 @@
-//! `cas put | cat | fsck`.
+//! `cas put | cat | fsck | migrate`.
 
 use super::to_value;
 use crate::cli::ctx::Ctx;
 use crate::error::{Code, Error, Result};
 use crate::ops::cas;
+use crate::store::MigrateTo;
 use crate::wire::digest::Sha256Hex;
 use serde_json::Value;
 use std::path::PathBuf;
@@ -26,6 +27,27 @@ pub enum CasCommand {
     },
     /// Verify every object against its digest (changes nothing).
     Fsck,
+    /// Move every object to a bucket or back to the local store, then
+    /// switch the data directory to it (resumable: run it again after an
+    /// interruption).
+    Migrate {
+        /// The destination: `s3` (the bucket `--config` names) or `local`.
+        #[arg(long, value_enum)]
+        to: MigrateDest,
+        /// With `--to s3`: a configuration file in the `blob-store.json`
+        /// format (owner-only); it becomes the data directory's own.
+        #[arg(long, value_name = "FILE", required_if_eq("to", "s3"))]
+        config: Option<PathBuf>,
+    },
+}
+
+/// Where `cas migrate` moves the objects.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum MigrateDest {
+    /// The bucket named by `--config`.
+    S3,
+    /// The data directory's own `cas/`.
+    Local,
 }
 
 pub(super) fn run(ctx: &Ctx, c: &CasCommand) -> Result<Value> {
@@ -51,6 +73,19 @@ pub(super) fn run(ctx: &Ctx, c: &CasCommand) -> Result<Value> {
             })
         }
         CasCommand::Fsck => to_value(&cas::fsck(root)?),
+        CasCommand::Migrate { to, config } => {
+            let to = match (to, config) {
+                (MigrateDest::S3, Some(config)) => MigrateTo::S3 { config },
+                (MigrateDest::Local, None) => MigrateTo::Local,
+                (MigrateDest::S3, None) => {
+                    return Err(Error::new(Code::Usage, "--to s3 needs --config FILE"));
+                }
+                (MigrateDest::Local, Some(_)) => {
+                    return Err(Error::new(Code::Usage, "--to local takes no --config"));
+                }
+            };
+            to_value(&cas::migrate(root, ctx.lock_timeout, to)?)
+        }
     }
 }
 

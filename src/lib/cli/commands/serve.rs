@@ -157,6 +157,18 @@ pub struct ServeArgs {
     /// makes one such pass). 0: never.
     #[arg(long, default_value_t = 5_000, value_name = "MS", value_parser = clap::value_parser!(u64).range(0..=3_600_000))]
     pub forge_publish_ms: u64,
+    /// Mount the operator's read-only dashboard under /ui/ on this
+    /// listener (docs/dashboard.md): the overview of `ls` and the
+    /// explanations of `explain` of --data-dir, as HTML pages refreshed
+    /// every 2 s. Needs --ui-token-file.
+    #[arg(long, requires = "ui_token_file")]
+    pub ui: bool,
+    /// The dashboard's credential (one line of 16-512 printable ASCII
+    /// characters; owner-private 0600, not a symlink), distinct from the
+    /// node bearer and every agent token. Typed once into the login form
+    /// and exchanged for a session cookie; never in a URL.
+    #[arg(long, value_name = "F", requires = "ui")]
+    pub ui_token_file: Option<PathBuf>,
 }
 
 const MAX_TOKEN: u64 = 16_384;
@@ -249,13 +261,17 @@ pub(super) fn run(ctx: &Ctx, a: &ServeArgs) -> Result<Reply> {
         .as_deref()
         .map(crate::workflow::service::facade::WorkspaceConfig::load)
         .transpose()?;
+    let ui = match (&a.ui_token_file, a.ui) {
+        (Some(p), true) => Some(ui_credential(ctx, p, token.as_deref(), workspace.as_ref())?),
+        _ => None,
+    };
     let node = match super::data::open_node(ctx) {
         Ok(mut node) => {
             node.start_group_commit()?;
             node.assert_config_collections()?;
             Some(Arc::new(node))
         }
-        Err(e) if workspace.is_some() && e.code() == Code::NotInitialized => None,
+        Err(e) if (workspace.is_some() || ui.is_some()) && e.code() == Code::NotInitialized => None,
         Err(e) => return Err(e),
     };
     // A non-loopback bind needs a node bearer or at least one sync page
@@ -386,7 +402,20 @@ pub(super) fn run(ctx: &Ctx, a: &ServeArgs) -> Result<Reply> {
                     ttl_ms: a.staging_ttl_ms,
                     ..crate::workflow::service::remote::RemoteLimits::default()
                 },
+                gate: Default::default(),
             }),
+        );
+    }
+    if let Some((cred, root)) = &ui {
+        let clock: Arc<dyn crate::clock::Clock> = Arc::from(crate::clock::process_clock()?);
+        http::dashboard::mount(
+            &mut router,
+            Arc::new(http::dashboard::Dashboard::new(
+                cred,
+                root.clone(),
+                clock,
+                hosts.clone(),
+            )),
         );
     }
     let line = serde_json::to_value(Listening {
@@ -394,6 +423,7 @@ pub(super) fn run(ctx: &Ctx, a: &ServeArgs) -> Result<Reply> {
         evidence_sync_ms: a.evidence_sync_ms,
         listening: &url,
         node_id: node.as_ref().map(|n| n.node_id()),
+        ui: ui.is_some(),
         workspace_profiles: profiles,
     })?;
     {
@@ -424,6 +454,9 @@ pub(super) fn run(ctx: &Ctx, a: &ServeArgs) -> Result<Reply> {
                 a.evidence_sync_ms
             );
         }
+        if ui.is_some() {
+            let _ = writeln!(err, "operator dashboard (read-only): {url}/ui/");
+        }
         if token.is_none() && node.is_some() {
             let _ = writeln!(
                 err,
@@ -447,7 +480,45 @@ struct Listening<'a> {
     evidence_sync_ms: u64,
     listening: &'a str,
     node_id: Option<&'a str>,
+    ui: bool,
     workspace_profiles: usize,
+}
+
+/// `--ui-token-file`: the dashboard's credential and the data directory
+/// it shows. Refused when it is the node bearer or a live agent token of
+/// that directory or of a workspace profile's (one credential, one use).
+fn ui_credential(
+    ctx: &Ctx,
+    path: &std::path::Path,
+    node_bearer: Option<&str>,
+    workspace: Option<&crate::workflow::service::facade::WorkspaceConfig>,
+) -> Result<(String, PathBuf)> {
+    let cred = http::dashboard::read_credential(path)?;
+    let root = ctx.data_dir()?.to_path_buf();
+    let reused = |what: &str| {
+        Error::new(
+            Code::Config,
+            format!(
+                "the dashboard token is also {what}: give the dashboard a credential of its own"
+            ),
+        )
+        .with("path", path.display().to_string())
+    };
+    if node_bearer == Some(cred.as_str()) {
+        return Err(reused("the node bearer"));
+    }
+    let mut roots = vec![root.clone()];
+    for p in workspace.iter().flat_map(|w| &w.agent_task_profiles) {
+        if !roots.contains(&p.data_dir) {
+            roots.push(p.data_dir.clone());
+        }
+    }
+    for r in &roots {
+        if crate::workflow::service::admin::is_agent_token(r, &cred)? {
+            return Err(reused("an agent token"));
+        }
+    }
+    Ok((cred, root))
 }
 
 /// `--writer-stats-ms`: a thread that prints each writer's counters on

@@ -4,7 +4,7 @@
 
 use super::snapshot::{self, CacheRow, Snapshot};
 use super::{installed_requirement, policy_epoch, repository};
-use crate::contract::{Actor, WorkflowTask, check_id};
+use crate::contract::{Actor, WorkflowTask, WorkflowTaskSubject, check_id};
 use crate::error::{Code, Error, Result};
 use crate::store::{Connection, DataDir, OptionalExtension, params};
 use crate::wire::digest::{Sha256Hex, domain_digest};
@@ -115,24 +115,121 @@ pub fn store_snapshot(
     now: &str,
     max_revision_bytes: u64,
 ) -> Result<Snapshot> {
+    store_snapshot_from(conn, dir, root, now, max_revision_bytes, None)
+}
+
+/// Whether a revision is recorded.
+fn revision_known(conn: &Connection, r: &Sha256Hex) -> Result<bool> {
+    Ok(conn
+        .prepare_cached("SELECT 1 FROM revisions WHERE revision = ?1")?
+        .query_row(params![r.as_str()], |x| x.get::<_, i64>(0))
+        .optional()?
+        .is_some())
+}
+
+/// The stat cache's state of a root (its revision and scan time), or
+/// `None`: what a scan before the lock read, compared under the lock.
+fn cache_stamp(conn: &Connection, key: &str) -> Result<Option<(String, i64)>> {
+    Ok(conn
+        .prepare_cached("SELECT revision, scanned_at_ns FROM stat_cache_roots WHERE root = ?1")?
+        .query_row(params![key], |r| Ok((r.get(0)?, r.get(1)?)))
+        .optional()?)
+}
+
+/// A workspace scanned, and its blobs stored, before the data-directory
+/// lock was taken ([`prestore_snapshot`]), with what the scan was read
+/// against.
+pub struct Prestored {
+    key: String,
+    snap: Snapshot,
+    cache: Option<(String, i64)>,
+    blob_config: Option<Vec<u8>>,
+}
+
+/// Scans `root` and stores its blobs before the lock (`conn` a read
+/// connection of the authority): the uploads of a checkpoint's snapshot
+/// never hold the lock. Under the lock, [`store_snapshot_from`] takes the
+/// result when nothing it depends on moved meanwhile, and scans again
+/// otherwise.
+pub fn prestore_snapshot(
+    conn: &Connection,
+    dir: &DataDir,
+    root: &Path,
+    max_revision_bytes: u64,
+) -> Result<Prestored> {
     let key = root
         .to_str()
         .ok_or_else(|| Error::new(Code::InvalidInput, "path is not UTF-8"))?;
     let cache = load_stat_cache(conn, key)?;
-    let known = |r: &Sha256Hex| -> Result<bool> {
-        Ok(conn
-            .prepare_cached("SELECT 1 FROM revisions WHERE revision = ?1")?
-            .query_row(params![r.as_str()], |x| x.get::<_, i64>(0))
-            .optional()?
-            .is_some())
-    };
+    let stamp = cache_stamp(conn, key)?;
+    let blob_config = dir.blob_config()?;
     let snap = snapshot::scan(
         root,
         dir.blobs()?.as_ref(),
         &cache,
-        &known,
+        &|r| revision_known(conn, r),
         max_revision_bytes,
     )?;
+    Ok(Prestored {
+        key: key.to_owned(),
+        snap,
+        cache: stamp,
+        blob_config,
+    })
+}
+
+/// Whether a snapshot stored before the lock still holds under it: the
+/// same root, the stat cache unchanged, the same blob store, and (for the
+/// local CAS, where it is a stat per object) every object it names
+/// present. A bucket's objects are trusted from the put's own length
+/// confirmation (a HEAD), made before the lock.
+fn prestored_holds(conn: &Connection, dir: &DataDir, key: &str, p: &Prestored) -> Result<bool> {
+    if p.key != key || cache_stamp(conn, key)? != p.cache || dir.blob_config()? != p.blob_config {
+        return Ok(false);
+    }
+    if p.blob_config.is_some() {
+        return Ok(true);
+    }
+    let blobs = dir.blobs()?;
+    if let Some(bytes) = &p.snap.manifest_bytes
+        && !blobs.exists(&Sha256Hex::digest(bytes), Some(bytes.len() as u64))?
+    {
+        return Ok(false);
+    }
+    for e in &p.snap.manifest.entries {
+        if !blobs.exists(&e.sha256, Some(e.size))? {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
+
+/// [`store_snapshot`], taking a snapshot stored before the lock when it
+/// still holds ([`prestored_holds`]).
+pub fn store_snapshot_from(
+    conn: &Connection,
+    dir: &DataDir,
+    root: &Path,
+    now: &str,
+    max_revision_bytes: u64,
+    pre: Option<Prestored>,
+) -> Result<Snapshot> {
+    let key = root
+        .to_str()
+        .ok_or_else(|| Error::new(Code::InvalidInput, "path is not UTF-8"))?;
+    let snap = match pre {
+        Some(p) if prestored_holds(conn, dir, key, &p)? => p.snap,
+        _ => {
+            let cache = load_stat_cache(conn, key)?;
+            snapshot::scan(
+                root,
+                dir.blobs()?.as_ref(),
+                &cache,
+                &|r| revision_known(conn, r),
+                max_revision_bytes,
+            )?
+        }
+    };
     {
         let mut up = conn.prepare_cached(
             "INSERT OR REPLACE INTO stat_cache(root, path, ino, size, mtime_ns, ctime_ns, mode, sha256) VALUES (?1,?2,?3,?4,?5,?6,?7,?8)",
@@ -556,8 +653,9 @@ pub struct StoredSubject {
     pub context: ChangeContext,
     /// Context digest.
     pub context_digest: Sha256Hex,
-    /// Tasks.
-    pub tasks: Vec<WorkflowTask>,
+    /// Tasks (shared with the parse cache: a subject is immutable, and
+    /// every heartbeat and qualification loads its Change's).
+    pub tasks: std::sync::Arc<[WorkflowTask]>,
 }
 
 /// Loads one version's subject, checking the context bytes' digest.
@@ -600,7 +698,7 @@ struct Parsed {
     tasks_bytes: Vec<u8>,
     digest: Sha256Hex,
     context: ChangeContext,
-    tasks: Vec<WorkflowTask>,
+    tasks: std::sync::Arc<[WorkflowTask]>,
 }
 
 /// Parsed subjects kept at most (one per Change a `serve` is busy with:
@@ -643,7 +741,7 @@ fn parsed_subject(
         tasks_bytes,
         digest,
         context,
-        tasks,
+        tasks: tasks.into(),
     });
     if let Ok(mut c) = PARSED.lock() {
         if c.len() >= PARSED_KEPT {
@@ -675,12 +773,53 @@ pub fn staleness(conn: &Connection, t: &WorkflowTask) -> Result<Option<&'static 
 /// subject each task names is `s` itself, so it is not loaded again per
 /// task.
 pub fn subject_staleness(conn: &Connection, s: &StoredSubject) -> Result<Option<&'static str>> {
-    for t in &s.tasks {
-        if let Some(r) = staleness_in(conn, t, Some(s))? {
-            return Ok(Some(r));
+    // What staleness reads from the authority (repository, policy epoch,
+    // installed requirement, the Change) depends only on the facts a
+    // subject's tasks share; when they do share them, as every checkpoint
+    // writes them, those rows are read once, for the first task, and each
+    // task only has to be its subject's own. Any other subject takes the
+    // task-by-task path.
+    let Some(first) = s.tasks.first() else {
+        return Ok(None);
+    };
+    if !s
+        .tasks
+        .iter()
+        .all(|t| same_facts(&t.subject, &first.subject))
+    {
+        for t in s.tasks.iter() {
+            if let Some(r) = staleness_in(conn, t, Some(s))? {
+                return Ok(Some(r));
+            }
+        }
+        return Ok(None);
+    }
+    if let Some(r) = staleness_in(conn, first, Some(s))? {
+        return Ok(Some(r));
+    }
+    // `staleness_in`'s per-task check, with `stored` being `s`: the first
+    // task of `s` with each task's id is that task.
+    for t in s.tasks.iter() {
+        match s.tasks.iter().find(|x| x.task_id == t.task_id) {
+            Some(x) if std::ptr::eq(x, t) || x == t => {}
+            _ => return Ok(Some("task_changed")),
         }
     }
     Ok(None)
+}
+
+/// Whether two tasks' subjects agree on every fact [`staleness_in`] checks
+/// against the authority.
+fn same_facts(a: &WorkflowTaskSubject, b: &WorkflowTaskSubject) -> bool {
+    a.repository == b.repository
+        && a.profile == b.profile
+        && a.target == b.target
+        && a.target_head == b.target_head
+        && a.change_id == b.change_id
+        && a.change_version == b.change_version
+        && a.context_digest == b.context_digest
+        && a.policy_epoch == b.policy_epoch
+        && a.requirement_digest == b.requirement_digest
 }
 
 fn staleness_in(
@@ -1003,6 +1142,68 @@ pub fn may_view(ch: &Change, actor: &Actor) -> bool {
 mod tests {
     use super::super::fixture::{self, fixture};
     use super::*;
+
+    /// The task-by-task answer [`subject_staleness`] must give.
+    fn each_task(conn: &Connection, s: &StoredSubject) -> Option<&'static str> {
+        s.tasks
+            .iter()
+            .find_map(|t| staleness_in(conn, t, Some(s)).expect("staleness"))
+    }
+
+    #[test]
+    fn subject_staleness_reads_shared_facts_once_and_answers_as_task_by_task() {
+        let f = fixture();
+        let (_, s) = find_task(&f.a, &f.command.task_id).expect("find");
+        assert!(
+            s.tasks.len() >= 2,
+            "the fixture's subject has several tasks"
+        );
+        assert_eq!(subject_staleness(&f.a, &s).expect("s"), each_task(&f.a, &s));
+        // A later task whose facts differ takes the task-by-task path.
+        let with = |f: &dyn Fn(&mut Vec<WorkflowTask>)| {
+            let mut odd = s.clone();
+            let mut tasks = odd.tasks.to_vec();
+            f(&mut tasks);
+            odd.tasks = tasks.into();
+            odd
+        };
+        let odd = with(&|t| t[1].subject.policy_epoch += 1);
+        assert_eq!(
+            subject_staleness(&f.a, &odd).expect("s"),
+            Some("policy_changed")
+        );
+        assert_eq!(
+            subject_staleness(&f.a, &odd).expect("s"),
+            each_task(&f.a, &odd)
+        );
+        let odd = with(&|t| t[1].subject.repository = "other/repo".into());
+        assert_eq!(
+            subject_staleness(&f.a, &odd).expect("s"),
+            each_task(&f.a, &odd)
+        );
+        // Two tasks under one id with different contents: task_changed.
+        let dup = with(&|t| {
+            let mut twin = t[0].clone();
+            twin.instructions = "other".into();
+            t.push(twin);
+        });
+        assert_eq!(
+            subject_staleness(&f.a, &dup).expect("s"),
+            Some("task_changed")
+        );
+        assert_eq!(
+            subject_staleness(&f.a, &dup).expect("s"),
+            each_task(&f.a, &dup)
+        );
+        // A row every task depends on: the same reason either way.
+        f.a.execute("UPDATE repositories SET head_revision = 'moved'", [])
+            .expect("move");
+        assert_eq!(
+            subject_staleness(&f.a, &s).expect("s"),
+            Some("target_moved")
+        );
+        assert_eq!(subject_staleness(&f.a, &s).expect("s"), each_task(&f.a, &s));
+    }
 
     #[test]
     fn a_fresh_subject_is_current_and_each_kind_of_change_names_its_reason() {

@@ -106,6 +106,41 @@ pub struct CheckpointOptions {
     pub new_subject: bool,
 }
 
+/// Before the lock: reads (without writing) who the token is and which
+/// Change is meant, and when it is the caller's open local Change, scans
+/// its workspace and stores the snapshot's blobs (uploads to a bucket
+/// included), so that the unit of work only records rows. `pause` runs
+/// just before the first byte is stored (a test hook). `Ok(None)`: nothing
+/// was prepared (no authority yet, a refusal the unit of work will give
+/// with its own answer); the unit of work then scans under the lock as
+/// before. A store failure here (`blob_store_unavailable`) is the
+/// command's answer, with no lock taken and nothing committed.
+pub fn prestore(
+    root: &Path,
+    token: &str,
+    sel: &ChangeSel,
+    max_revision_bytes: u64,
+    pause: &dyn Fn(),
+) -> Result<Option<Prestored>> {
+    let Ok(dir) = DataDir::open(root) else {
+        return Ok(None);
+    };
+    let Ok(Some(conn)) = dir.open_read(&crate::workflow::authority::schema::SPEC) else {
+        return Ok(None);
+    };
+    let Ok(who) = super::auth::authenticate(&conn, token) else {
+        return Ok(None);
+    };
+    let Ok(ch) = select(&conn, sel) else {
+        return Ok(None);
+    };
+    if check_owner(&ch, &who).is_err() || ch.via_endpoint() || check_open(&conn, &ch).is_err() {
+        return Ok(None);
+    }
+    pause();
+    prestore_snapshot(&conn, &dir, Path::new(&ch.workspace), max_revision_bytes).map(Some)
+}
+
 /// Snapshots the workspace into a new Change version with exact context
 /// bytes and a freshly compiled task set, or, for the current subject's
 /// tree while that subject is not on the retry path, returns it
@@ -115,6 +150,7 @@ pub fn checkpoint(
     sel: &ChangeSel,
     max_revision_bytes: u64,
     opts: &CheckpointOptions,
+    pre: Option<Prestored>,
 ) -> Result<impl FnOnce(&crate::store::Work<'_>) -> Result<CheckpointOutput>> {
     let message = opts.message.as_deref().map(split_message).transpose()?;
     let new_subject = opts.new_subject;
@@ -134,7 +170,14 @@ pub fn checkpoint(
         }
         check_open(tx, &ch)?;
         let basis = version_basis(tx, &ch)?;
-        let snap = store_snapshot(tx, dir, Path::new(&ch.workspace), now, max_revision_bytes)?;
+        let snap = store_snapshot_from(
+            tx,
+            dir,
+            Path::new(&ch.workspace),
+            now,
+            max_revision_bytes,
+            pre,
+        )?;
         if let Some((title, body)) = &message {
             set_message(tx, &ch.change_id, Some(title), Some(body))?;
         }

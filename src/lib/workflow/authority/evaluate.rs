@@ -36,7 +36,7 @@ pub fn evaluate(
     now_ms: i64,
 ) -> Result<Vec<TaskEval>> {
     let mut out = Vec::new();
-    for t in &s.tasks {
+    for t in s.tasks.iter() {
         let (jstate, row) = journal::task_state(j, &t.task_id, now_ms)?;
         let transfer = match &row {
             Some(r) if jstate != "pending" => col::imported_for_attempt(a, &r.attempt.attempt_id)?,

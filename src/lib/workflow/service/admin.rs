@@ -151,3 +151,19 @@ pub fn rotate_key(root: &Path, timeout: Duration, clock: &dyn Clock) -> Result<k
     let s = Session::open(root, timeout, clock, plan)?;
     key::rotate(s.dir(), s.lock(), &rfc3339_millis(s.now()))
 }
+
+/// Whether `token` is a live agent token of the data directory at `root`
+/// (`serve --ui` refuses a dashboard credential that is one). A data
+/// directory without an authority has no agent token.
+pub fn is_agent_token(root: &Path, token: &str) -> Result<bool> {
+    let (_dir, ac) = match admin::open_read(root) {
+        Ok(x) => x,
+        Err(e) if e.code() == crate::error::Code::NotInitialized => return Ok(false),
+        Err(e) => return Err(e),
+    };
+    match admin::authenticate(&ac, token) {
+        Ok(_) => Ok(true),
+        Err(e) if e.code() == crate::error::Code::Unauthorized => Ok(false),
+        Err(e) => Err(e),
+    }
+}

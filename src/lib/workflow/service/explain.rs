@@ -13,11 +13,13 @@
 
 use super::ctx::AgentCtx;
 use crate::clock::{Clock, unix_millis};
-use crate::contract::{ActionClass, Actor, Next};
+use crate::contract::Actor;
+use crate::contract::{ActionClass, Next};
 use crate::error::{Code, Error, Result};
-use crate::store::{Connection, DataDir};
+use crate::store::Connection;
+use crate::store::DataDir;
 use crate::workflow::authority::admin::{self, Authenticated};
-use crate::workflow::authority::change::{self, ChangeSel};
+use crate::workflow::authority::change::{self, ChangeSel, Scope};
 use crate::workflow::authority::{evaluate, evidence, receipt};
 use crate::workflow::journal::{self, Now};
 use serde::{Deserialize, Serialize};
@@ -263,12 +265,13 @@ fn record_of(
 /// `explain`: one read snapshot (qualification's, then the evaluation and
 /// the retained records it names).
 pub fn explain(cx: &AgentCtx<'_>, req: &ExplainRequest) -> Result<Explanation> {
-    cx.read(|j, a, who, now| explain_in(cx.root, j, a, who, cx.scope.as_ref(), req, now))
+    cx.read(|j, a, who, now| explain_in(cx.root, cx.scope.as_ref(), req, j, a, who, now))
 }
 
-/// `explain` for the operator, who may read every Change of the data
-/// directory at `root` (no token: the directory is the operator's): the
-/// Change explained as its owner reads it, in one read snapshot.
+/// The operator's `explain` of any Change of the data directory at `root`
+/// (the dashboard: no token, the data directory is the operator's), read
+/// in one snapshot without the lock, as [`super::overview::operator`]
+/// reads; the Change is read as its owner reads it.
 pub fn operator(root: &Path, clock: &dyn Clock, req: &ExplainRequest) -> Result<Explanation> {
     let (dir, ac) = admin::open_read(root)?;
     ac.begin_read()?;
@@ -287,16 +290,16 @@ pub fn operator(root: &Path, clock: &dyn Clock, req: &ExplainRequest) -> Result<
         },
         grant_generation: 0,
     };
-    explain_in(root, jc.as_deref(), &ac, &owner, None, req, now)
+    explain_in(root, None, req, jc.as_deref(), &ac, &owner, now)
 }
 
 fn explain_in(
     root: &Path,
+    scope: Option<&Scope>,
+    req: &ExplainRequest,
     j: Option<&Connection>,
     a: &Connection,
     who: &Authenticated,
-    scope: Option<&change::Scope>,
-    req: &ExplainRequest,
     now: Now,
 ) -> Result<Explanation> {
     let sel: &ChangeSel = &req.change;

@@ -388,7 +388,10 @@ pub fn run(cx: &AgentCtx<'_>, r: &OperationRequest) -> Result<Value> {
 pub fn run_deferred(cx: &AgentCtx<'_>, r: &OperationRequest) -> Result<Deferred<Value>> {
     let now = |v: Result<Value>| v.map(ready);
     match r {
-        OperationRequest::Capabilities {} => Ok(ready(capabilities())),
+        // Authenticated like every operation (the bearer checked in its
+        // own read), although the answer is the same for every caller: a
+        // revoked token gets nothing, whatever a gate admitted before.
+        OperationRequest::Capabilities {} => now(cx.read(|_, _, _, _| Ok(capabilities()))),
         OperationRequest::Requirements(req) => now(ops::requirements(cx, &req.change)),
         OperationRequest::Next(req) => now(ops::next(cx, &req.change)),
         OperationRequest::Instructions(req) => now(to_value(&ops::instructions(cx, req)?)),

@@ -469,7 +469,15 @@ pub fn checkpoint(
     max_revision_bytes: u64,
     opts: &ckpt::CheckpointOptions,
 ) -> Result<ckpt::CheckpointOutput> {
-    let staged = ckpt::checkpoint(cx.token, sel, max_revision_bytes, opts)?;
+    // The snapshot's blobs are stored before the lock is taken.
+    let pre = ckpt::prestore(
+        cx.root,
+        cx.token,
+        sel,
+        max_revision_bytes,
+        &crate::testhooks::upload_pause,
+    )?;
+    let staged = ckpt::checkpoint(cx.token, sel, max_revision_bytes, opts, pre)?;
     let mut session =
         crate::store::Session::open(cx.root, cx.timeout, cx.clock, ckpt::CHECKPOINT_PLAN)?;
     let out = session.apply(staged)?;

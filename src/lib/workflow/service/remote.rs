@@ -913,9 +913,94 @@ pub fn blobs(
     })
 }
 
+/// What a remote checkpoint's commit stored (or found stored) in a bucket
+/// before it took the lock: the digests and sizes, and the blob-store
+/// configuration they are in.
+struct Preuploaded {
+    blob_config: Vec<u8>,
+    stored: std::collections::HashSet<(Sha256Hex, u64)>,
+}
+
+/// Before the lock, with a bucket configured: uploads the staged blobs of
+/// the change's open session (and notes the ones the bucket already
+/// holds: each put and each check confirms the length with a HEAD), so
+/// that the unit of work neither uploads nor asks the bucket about them.
+/// Reads only; `Ok(None)` when there is nothing to prepare (the local
+/// CAS, whose adoption is a rename under the lock, or a refusal the unit
+/// of work gives with its own answer). An unreachable bucket is the
+/// command's answer, with no lock taken and nothing committed.
+fn preupload(
+    root: &std::path::Path,
+    token: &str,
+    scope: Option<&change::Scope>,
+    change_id: &str,
+    revision: &Sha256Hex,
+    limits: &RemoteLimits,
+) -> Result<Option<Preuploaded>> {
+    let Ok(dir) = DataDir::open(root) else {
+        return Ok(None);
+    };
+    let Some(blob_config) = dir.blob_config()? else {
+        return Ok(None);
+    };
+    let Ok(Some(conn)) = dir.open_read(&crate::workflow::authority::schema::SPEC) else {
+        return Ok(None);
+    };
+    let Ok(who) = admin::authenticate(&conn, token) else {
+        return Ok(None);
+    };
+    if endpoint_change(&conn, &who, change_id, scope).is_err() {
+        return Ok(None);
+    }
+    let Some(s) = session(&conn, change_id)? else {
+        return Ok(None);
+    };
+    if s.revision != revision.as_str() {
+        return Ok(None);
+    }
+    let (cas, staging) = (dir.blobs()?, dir.staging());
+    let msha = Sha256Hex::parse(&s.manifest_sha256)?;
+    let manifest_staged = staging.present(&msha, s.manifest_size)?;
+    let bytes = if manifest_staged {
+        staging.read(&msha, s.manifest_size, limits.max_manifest_bytes)?
+    } else {
+        cas.get(&msha, Some(s.manifest_size), limits.max_manifest_bytes)?
+    };
+    let Ok(adm) = snapshot::admit_manifest(&bytes, limits.max_revision_bytes) else {
+        return Ok(None);
+    };
+    if adm.revision != *revision {
+        return Ok(None);
+    }
+    crate::testhooks::upload_pause();
+    let mut stored = std::collections::HashSet::new();
+    let mut wanted: Vec<(Sha256Hex, u64)> = distinct(&adm.manifest)?
+        .into_iter()
+        .map(|(sha, _, size)| (sha, size))
+        .collect();
+    wanted.push((msha, s.manifest_size));
+    for (sha, size) in wanted {
+        if staged_row(&conn, sha.as_str(), size)? && staging.present(&sha, size)? {
+            let path = staging.path(&sha);
+            let mut f = std::fs::File::open(&path).map_err(|e| Error::io("open", &path, e))?;
+            cas.put(&mut f, &sha, size)?;
+        } else if !cas.exists(&sha, Some(size))? {
+            // Missing: the unit of work lists what to upload.
+            continue;
+        }
+        stored.insert((sha, size));
+    }
+    Ok(Some(Preuploaded {
+        blob_config,
+        stored,
+    }))
+}
+
 /// Phase 3: records the Change's next version from its open session's
 /// manifest, once every entry is present, exactly as a local checkpoint
 /// records one; moves the staged blobs into the CAS; closes the session.
+/// With a bucket configured, the staged blobs are uploaded before the
+/// lock ([`preupload`]) and only the rows are written under it.
 pub fn commit(
     cx: &AgentCtx<'_>,
     change_id: &str,
@@ -927,6 +1012,14 @@ pub fn commit(
     let message = message.map(change::split_message).transpose()?;
     let (change_id, revision, limits) = (change_id.to_owned(), revision.clone(), limits.clone());
     let (token, scope) = (cx.token.to_owned(), cx.scope.clone());
+    let pre = preupload(
+        cx.root,
+        &token,
+        scope.as_ref(),
+        &change_id,
+        &revision,
+        &limits,
+    )?;
     // Under `serve` a batch of the writer (of its own: the plan differs
     // from the agent mutations'), answered once it is durable.
     cx.session_deferred(ckpt::CHECKPOINT_PLAN, move |w| {
@@ -936,6 +1029,17 @@ pub fn commit(
         let now_ms = w.now_ms();
         let cas = dir.blobs()?;
         let staging = dir.staging();
+        // What was stored before the lock counts only in the same store.
+        let config = dir.blob_config()?;
+        let pre = pre.filter(|p| config.as_ref() == Some(&p.blob_config));
+        let prestored = |sha: &Sha256Hex, size: u64| {
+            pre.as_ref()
+                .is_some_and(|p| p.stored.contains(&(sha.clone(), size)))
+        };
+        let in_store = |sha: &Sha256Hex, size: u64| -> Result<bool> {
+            Ok(prestored(sha, size) || cas.exists(sha, Some(size))?)
+        };
+        let mut uploaded: Vec<Sha256Hex> = Vec::new();
         collect_garbage(tx, &staging, now_ms, limits.ttl_ms)?;
         let who = admin::authenticate(tx, &token)?;
         let ch = endpoint_change(tx, &who, change_id, scope.as_ref())?;
@@ -957,8 +1061,8 @@ pub fn commit(
             .with("session_revision", s.revision));
         }
         let msha = Sha256Hex::parse(&s.manifest_sha256)?;
-        let manifest_staged = !cas.exists(&msha, Some(s.manifest_size))?;
-        let bytes = if manifest_staged {
+        let manifest_staged = !in_store(&msha, s.manifest_size)?;
+        let bytes = if manifest_staged || staging.present(&msha, s.manifest_size)? {
             staging.read(&msha, s.manifest_size, limits.max_manifest_bytes)?
         } else {
             cas.get(&msha, Some(s.manifest_size), limits.max_manifest_bytes)?
@@ -974,6 +1078,12 @@ pub fn commit(
         let mut adopt = Vec::new();
         let mut missing = Vec::new();
         for (sha, index, size) in distinct(&adm.manifest)? {
+            if prestored(&sha, size) {
+                if staged_row(tx, sha.as_str(), size)? {
+                    uploaded.push(sha);
+                }
+                continue;
+            }
             if cas.exists(&sha, Some(size))? {
                 continue;
             }
@@ -995,10 +1105,10 @@ pub fn commit(
             .with("revision", revision.to_string()));
         }
         for e in adm.manifest.entries.iter().filter(|e| e.mode == MODE_LINK) {
-            let target = if cas.exists(&e.sha256, Some(e.size))? {
-                cas.get(&e.sha256, Some(e.size), snapshot::MAX_LINK_TARGET)?
-            } else {
+            let target = if staging.present(&e.sha256, e.size)? {
                 staging.read(&e.sha256, e.size, snapshot::MAX_LINK_TARGET)?
+            } else {
+                cas.get(&e.sha256, Some(e.size), snapshot::MAX_LINK_TARGET)?
             };
             if target.contains(&0) {
                 return Err(Error::new(
@@ -1044,9 +1154,19 @@ pub fn commit(
             batch.adopt(&staging.path(&msha), &msha, s.manifest_size)?;
         }
         batch.commit()?;
+        // Uploaded before the lock: the staged copies are done with.
+        for sha in &uploaded {
+            staging.remove(sha)?;
+        }
+        if !manifest_staged && prestored(&msha, s.manifest_size) {
+            staging.remove(&msha)?;
+        }
         {
             let mut del = tx.prepare_cached("DELETE FROM staged_blobs WHERE sha256 = ?1")?;
             for (sha, _) in &adopt {
+                del.execute(params![sha.as_str()])?;
+            }
+            for sha in &uploaded {
                 del.execute(params![sha.as_str()])?;
             }
             del.execute(params![msha.as_str()])?;
