@@ -6,6 +6,9 @@
 #   target/interop/venv          Python venv with tests/interop/python/requirements.txt
 #   target/interop/attest-venv   Python venv with tests/interop/attest/requirements.txt
 #   target/interop/s3s           the s3s-fs S3 server (cargo install, crates.io)
+#   target/interop/octokit       @octokit/openapi from tests/interop/octokit/package-lock.json:
+#                                GitHub's OpenAPI description, for the fake GitHub
+#                                of the forge tests (tests/cli/forge_status.rs)
 #   target/interop/moto          Python venv with moto[server] (tests/interop/moto/requirements.txt),
 #                                a second, independent S3 server
 #   target/interop/node          node_modules from tests/interop/node/package-lock.json:
@@ -90,6 +93,19 @@ if command -v node >/dev/null && command -v npm >/dev/null &&
   fi
   echo "export AGENT_TASK_INTEROP_NODE=$(command -v node)"
   echo "export AGENT_TASK_INTEROP_NODE_PATH=$root/node/node_modules"
+  # GitHub's OpenAPI description (@octokit/openapi, pinned): the fake
+  # GitHub of the forge tests validates every request against it.
+  lock=tests/interop/octokit/package-lock.json
+  want="$(sha256sum "$lock" | cut -d' ' -f1)"
+  if ! stamp_ok "$root/octokit.stamp" "$want" || [ ! -d "$root/octokit/node_modules" ]; then
+    echo "install-interop: installing $root/octokit/node_modules" >&2
+    rm -rf "$root/octokit" "$root/octokit.stamp"
+    mkdir -p "$root/octokit"
+    cp tests/interop/octokit/package.json "$lock" "$root/octokit/"
+    (cd "$root/octokit" && npm ci --silent --no-audit --no-fund --ignore-scripts >&2)
+    echo "$want" >"$root/octokit.stamp"
+  fi
+  echo "export AGENT_TASK_INTEROP_GITHUB_OPENAPI=$root/octokit/node_modules/@octokit/openapi/generated/api.github.com.json"
   # puppeteer-core for the dashboard's browser test, driving Debian's
   # chromium (scripts/install-deps.sh installs it; never a downloaded one).
   lock=tests/browser/package-lock.json

@@ -64,6 +64,10 @@ codes! {
     IntegrityError = "integrity_error" => exit 65, http 500;
     /// The data directory's blob store (an S3-compatible bucket) could not be reached or refused the request (connection, timeout, 5xx after retries, credentials, a missing bucket); nothing was committed.
     BlobStoreUnavailable = "blob_store_unavailable" => exit 69, http 503;
+    /// A repository's forge could not be reached or refused the request (connection, timeout, an HTTP error status, an answer that is not what its API describes); `details.forge_status` holds the forge's HTTP status when it answered. Nothing but the forge outbox changed locally.
+    ForgeUnavailable = "forge_unavailable" => exit 69, http 502;
+    /// The forge's git remote refused a pushed ref (`land --push`: the target is not a fast-forward of the landed commit, or a protection rule declined it); the local landing stays recorded, and `land --push` again completes the push once the remote is fixed.
+    PushRejected = "push_rejected" => exit 75, http 409;
     /// Another writer holds the data-directory lock; nothing was done.
     Busy = "busy" => exit 75, http 503;
     /// A path or file has unsafe ownership or permissions.

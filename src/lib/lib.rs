@@ -25,7 +25,8 @@
 //!   of landed commits) and `service` (the agent operations, one request
 //!   struct each, the operator writes and set-up: the only code that opens
 //!   a [`store::Session`]);
-//! - [`ops`] (CAS maintenance), [`remote`] (the workspace endpoint client);
+//! - [`ops`] (CAS maintenance), [`remote`] (the workspace endpoint client),
+//!   [`forge`] (the repositories' forges: their credentials and API);
 //! - [`deploy`]: checking the privilege-separated deployment and writing
 //!   `serve`'s workspace configuration from the authority;
 //! - the faces: [`cli`], [`http`] (server, routes, MCP), [`hooks`] (agent
@@ -42,6 +43,7 @@ pub mod doctor;
 pub mod env;
 pub mod error;
 pub mod evidence;
+pub mod forge;
 pub mod hooks;
 pub mod http;
 #[cfg(test)]

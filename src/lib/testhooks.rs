@@ -35,6 +35,9 @@
 //!   pauses on this FIFO before it stores its snapshot (before the lock).
 //! - `AGENT_TASK_TEST_DATA_WRITE_PANIC` ([`data_write_panics`]): a data
 //!   collect of a record with exactly these bytes panics inside the writer.
+//! - `AGENT_TASK_TEST_FORGE_TIMEOUT_MS` ([`forge_timeout_ms`]): the
+//!   deadline of one forge API request, instead of 30 s (a slow forge in a
+//!   test).
 //!
 //! A new hook is one more function here, in the same shape (the name in a
 //! string literal inside its `#[cfg(feature = "test-hooks")]` body, a doc
@@ -206,6 +209,17 @@ pub fn data_write_panics(record: &[u8]) -> bool {
     }
     let _ = record;
     false
+}
+
+/// `AGENT_TASK_TEST_FORGE_TIMEOUT_MS`: the deadline of one forge API
+/// request in milliseconds (`crate::forge::api_agent`), so that a test's
+/// slow forge times out quickly. `None`: the default.
+pub fn forge_timeout_ms() -> Option<u64> {
+    #[cfg(feature = "test-hooks")]
+    if let Some(n) = var("AGENT_TASK_TEST_FORGE_TIMEOUT_MS").and_then(|v| v.parse().ok()) {
+        return Some(n);
+    }
+    None
 }
 
 #[cfg(test)]

@@ -36,6 +36,11 @@ pub struct Mapping {
     pub target: String,
     /// The pinned installed requirement.
     pub requirement_digest: String,
+    /// Whether the repository's forge publishes commit statuses (`repo
+    /// forge set --forge-status`); written into the profile only when it
+    /// does.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub publish_forge_status: bool,
 }
 
 /// `deploy config` output.
@@ -79,6 +84,7 @@ pub fn mappings(rows: &[admin::InstalledProfile]) -> Result<Vec<Mapping>> {
             profile_id: r.profile_id.clone(),
             target: r.target.clone(),
             requirement_digest: r.requirement_digest.clone(),
+            publish_forge_status: false,
         });
     }
     Ok(out)
@@ -94,6 +100,7 @@ pub fn render(data_dir: &Path, profiles: &[Mapping]) -> Result<Vec<u8>> {
                 data_dir,
                 native_repository: &m.native_repository,
                 profile_id: &m.profile_id,
+                publish_forge_status: m.publish_forge_status,
                 repository_id: &m.repository_id,
                 requirement_digest: &m.requirement_digest,
                 target: &m.target,
@@ -122,6 +129,8 @@ struct ProfileEntry<'a> {
     data_dir: &'a Path,
     native_repository: &'a str,
     profile_id: &'a str,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    publish_forge_status: bool,
     repository_id: &'a str,
     requirement_digest: &'a str,
     target: &'a str,
@@ -129,7 +138,13 @@ struct ProfileEntry<'a> {
 
 /// The mappings the authority in `data_dir` derives now.
 pub fn derive(data_dir: &Path) -> Result<Vec<Mapping>> {
-    mappings(&admin::installed_profiles(data_dir)?)
+    let mut m = mappings(&admin::installed_profiles(data_dir)?)?;
+    for p in &mut m {
+        p.publish_forge_status =
+            crate::workflow::service::forge::forge_of(data_dir, &p.native_repository)?
+                .is_some_and(|f| f.publish_status);
+    }
+    Ok(m)
 }
 
 /// Writes the configuration: 0600, atomically (temp file, fsync, rename).

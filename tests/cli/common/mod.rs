@@ -11,6 +11,8 @@ pub mod data_core;
 pub mod data_support;
 pub mod doctor_fake;
 pub mod evidence;
+pub mod fake_github;
+pub mod git_http;
 pub mod hook_stop;
 pub mod mcp_client;
 pub mod origin;

@@ -241,6 +241,11 @@ pub struct LandArgs {
     /// operator's git identity in the repository: user.name, user.email).
     #[arg(long, value_name = "NAME <EMAIL>")]
     pub author: Option<String>,
+    /// After landing, push to the repository's forge (`repo forge set`) with git: the commit to
+    /// `agent-task/<change>`, the target (fast-forward only), then `refs/notes/agent-task`.
+    /// A failed push leaves the landing recorded; run `land --push` again to finish it (once).
+    #[arg(long)]
+    pub push: bool,
 }
 
 fn read_small(p: &Path, max: u64) -> Result<Vec<u8>> {
@@ -569,16 +574,37 @@ pub(super) fn land(ctx: &Ctx, a: LandArgs) -> Result<Value> {
         crate::workflow::service::change::IdKind::Change,
         &a.change,
     )?;
-    crate::workflow::service::land::land(
+    if a.push {
+        // Before anything lands: a push needs a forge, and its credential
+        // file must pass its checks.
+        let forge = crate::workflow::service::forge::forge_of(root, &a.repo)?
+            .ok_or_else(|| crate::workflow::service::forge::no_forge(&a.repo))?;
+        crate::forge::check_credential_file(&forge.credential)?;
+    }
+    let mut v = crate::workflow::service::land::land(
         root,
         ctx.lock_timeout,
         ctx.clock.as_ref(),
         &LandRequest {
-            repo_id: a.repo,
-            change_id,
+            repo_id: a.repo.clone(),
+            change_id: change_id.clone(),
             allow_protected_change: a.allow_protected_change,
             update_worktree: a.update_worktree,
             author: a.author,
         },
-    )
+    )?;
+    if a.push {
+        let pushed = crate::forge::push(
+            root,
+            ctx.lock_timeout,
+            ctx.clock.as_ref(),
+            &a.repo,
+            &change_id,
+        )
+        .map_err(|e| e.with("landing", v.clone()))?;
+        if let Some(o) = v.as_object_mut() {
+            o.insert("push".into(), to_value(&pushed)?);
+        }
+    }
+    Ok(v)
 }

@@ -144,6 +144,9 @@ pub enum Command {
     /// Operator: copy collector evidence into a separate data node as records (`data query` finds them).
     #[command(subcommand)]
     Evidence(evidence::EvidenceCmd),
+    /// Operator: the forge jobs: publish the pending commit statuses (docs/forge.md).
+    #[command(subcommand)]
+    Forge(repo::ForgeJobCmd),
 }
 
 impl Command {
@@ -242,6 +245,7 @@ pub fn dispatch(ctx: &Ctx, command: Command) -> Result<Reply> {
         Command::Verify(a) => attest::verify(a).map(Reply::from),
         Command::Deploy(c) => deploy::run(ctx, c),
         Command::Evidence(c) => evidence::run(ctx, c),
+        Command::Forge(c) => repo::forge_job(ctx, c),
     }
 }
 

@@ -151,6 +151,12 @@ pub struct ServeArgs {
     /// configured (`agent-task evidence configure`). 0: never.
     #[arg(long, default_value_t = 2_000, value_name = "MS", value_parser = clap::value_parser!(u64).range(0..=3_600_000))]
     pub evidence_sync_ms: u64,
+    /// Every MS milliseconds, publish the pending commit statuses of each
+    /// workflow data directory served whose repositories' forges publish
+    /// them (`repo forge set --forge-status`; `agent-task forge publish`
+    /// makes one such pass). 0: never.
+    #[arg(long, default_value_t = 5_000, value_name = "MS", value_parser = clap::value_parser!(u64).range(0..=3_600_000))]
+    pub forge_publish_ms: u64,
     /// Mount the operator's read-only dashboard under /ui/ on this
     /// listener (docs/dashboard.md): the overview of `ls` and the
     /// explanations of `explain` of --data-dir, as HTML pages refreshed
@@ -306,6 +312,33 @@ pub(super) fn run(ctx: &Ctx, a: &ServeArgs) -> Result<Reply> {
         .as_ref()
         .map(|w| w.agent_task_profiles.len())
         .unwrap_or(0);
+    // A profile that asks for commit statuses names a repository whose
+    // forge publishes them.
+    for p in workspace
+        .iter()
+        .flat_map(|w| &w.agent_task_profiles)
+        .filter(|p| p.publish_forge_status)
+    {
+        let on = crate::workflow::service::forge::forge_of(&p.data_dir, &p.native_repository)?
+            .is_some_and(|f| f.publish_status);
+        if !on {
+            return Err(Error::new(
+                Code::Config,
+                format!(
+                    "workspace profile {}/{} has publish_forge_status, but repository {}'s forge \
+                     does not publish commit statuses",
+                    p.repository_id, p.profile_id, p.native_repository
+                ),
+            )
+            .with(
+                "fix",
+                format!(
+                    "agent-task repo forge set --repo {} ... --forge-status",
+                    p.native_repository
+                ),
+            ));
+        }
+    }
     let mut authorities: Vec<std::path::PathBuf> =
         ctx.data_dir().ok().map(Into::into).into_iter().collect();
     for p in workspace.iter().flat_map(|w| &w.agent_task_profiles) {
@@ -321,6 +354,13 @@ pub(super) fn run(ctx: &Ctx, a: &ServeArgs) -> Result<Reply> {
         })
         .map(|r| r.display().to_string())
         .collect();
+    if a.forge_publish_ms > 0 {
+        publish_statuses(
+            authorities.clone(),
+            std::time::Duration::from_millis(a.forge_publish_ms),
+            ctx.lock_timeout,
+        )?;
+    }
     if a.evidence_sync_ms > 0 {
         drain_evidence(
             authorities,
@@ -566,5 +606,59 @@ fn drain_evidence(
             }
         })
         .map_err(|e| Error::internal(format!("cannot start the evidence thread: {e}")))?;
+    Ok(())
+}
+
+/// `--forge-publish-ms`: a thread that makes one commit-status publishing
+/// pass (`crate::forge::publish`) over each workflow data directory every
+/// `every`, when one of its forges publishes statuses. A pass that
+/// published or failed says so in one JSON line on stderr (a failure
+/// repeated unchanged is not repeated); nothing is fatal.
+fn publish_statuses(
+    roots: Vec<std::path::PathBuf>,
+    every: std::time::Duration,
+    lock_timeout: std::time::Duration,
+) -> Result<()> {
+    let clock: Arc<dyn crate::clock::Clock> = Arc::from(crate::clock::process_clock()?);
+    std::thread::Builder::new()
+        .name("agent-task-forge".into())
+        .spawn(move || {
+            let mut last: Vec<Option<String>> = vec![None; roots.len()];
+            loop {
+                std::thread::sleep(every);
+                for (root, last) in roots.iter().zip(last.iter_mut()) {
+                    if !crate::workflow::service::forge::publishes_statuses(root).unwrap_or(false) {
+                        continue;
+                    }
+                    let line = match crate::forge::publish(root, lock_timeout, clock.as_ref()) {
+                        Ok(r) if r.published == 0 && r.failed == 0 => {
+                            *last = None;
+                            continue;
+                        }
+                        Ok(r) => {
+                            let msg = r.errors.first().map(|e| e.to_string());
+                            if r.published == 0 && msg == *last {
+                                continue;
+                            }
+                            *last = msg;
+                            serde_json::json!({"forge_publish": {
+                                "data_dir": root.display().to_string(), "report": r}})
+                        }
+                        Err(e) => {
+                            let msg = Some(e.to_string());
+                            if msg == *last {
+                                continue;
+                            }
+                            *last = msg;
+                            serde_json::json!({"forge_publish": {
+                                "data_dir": root.display().to_string(),
+                                "error": e.code().as_str(), "message": e.to_string()}})
+                        }
+                    };
+                    let _ = writeln!(std::io::stderr().lock(), "{line}");
+                }
+            }
+        })
+        .map_err(|e| Error::internal(format!("cannot start the forge publisher thread: {e}")))?;
     Ok(())
 }

@@ -253,6 +253,15 @@ pub(crate) fn record_version(
         tx.prepare_cached("INSERT INTO subject_tasks(task_id, change_id, version, step_id) VALUES (?1, ?2, ?3, ?4)")?.execute(params![t.task_id, ch.change_id, version as i64, t.subject.step_id],
         )?;
     }
+    // The forge's `pending` status, in this same transaction.
+    super::forge::on_status(
+        tx,
+        &ch.change_id,
+        version,
+        "pending",
+        &format!("checkpointed: {} tasks to qualify", tasks.len()),
+        now,
+    )?;
     tx.prepare_cached(
         "UPDATE changes SET current_version = ?2, base_revision = ?3 WHERE change_id = ?1",
     )?

@@ -722,6 +722,18 @@ pub fn import_in(
             &ts,
         )?;
     }
+    // A failing record: the forge's `failure` status, in this same
+    // transaction.
+    if outcome_s != "passed" {
+        super::forge::on_status(
+            at,
+            &change_id,
+            change_version,
+            "failure",
+            &format!("step {} failed ({status_s})", h.step_id),
+            &ts,
+        )?;
+    }
     journal::finish_attempt(jt, &h.attempt_id, &ts)?;
     crate::collector::crash_point("during_upload");
     let passed = outcome_s == "passed";

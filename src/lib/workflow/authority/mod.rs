@@ -17,6 +17,7 @@ pub mod evaluate;
 pub mod evidence;
 #[cfg(test)]
 mod fixture;
+pub mod forge;
 mod kind;
 pub mod landing;
 pub mod receipt;
@@ -46,6 +47,9 @@ pub(crate) fn bump_epoch(
     now: &str,
 ) -> Result<(u64, u64)> {
     let stale = live_subjects(conn)?;
+    // The forge's `error` statuses of the subjects this act makes stale,
+    // in this same transaction.
+    forge::on_policy_act(conn, act, now)?;
     let e = policy_epoch(conn)? + 1;
     conn.prepare_cached("UPDATE policy SET epoch = ?1 WHERE singleton = 1")?
         .execute(params![e as i64])?;

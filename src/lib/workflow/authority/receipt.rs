@@ -305,6 +305,18 @@ pub fn finalize_in(
             receipt.transfers.iter().map(|t| t.transfer_digest.as_str()),
             &ts,
         )?;
+        // The forge's `success` status, in this same transaction.
+        super::forge::on_status(
+            at,
+            &ch.change_id,
+            s.version,
+            "success",
+            &format!(
+                "qualified: receipt {}",
+                digest.as_str().get(..12).unwrap_or_default()
+            ),
+            &ts,
+        )?;
     }
     Ok(serde_json::to_value(FinalizeOutput {
         created,

@@ -365,6 +365,57 @@ ALTER TABLE changes ADD COLUMN group_label TEXT;
 CREATE INDEX changes_by_group ON changes(group_label) WHERE group_label IS NOT NULL;
 ",
     },
+    Migration {
+        version: 11,
+        description: "a forge per repository (repo forge set): its kind, API, project, git remote and the operator's credential file by path, whether commit statuses are published; the push state of each landing pushed to it (land --push); the commit-status outbox the publisher drains",
+        sql: "
+CREATE TABLE forges (
+    repo_id TEXT PRIMARY KEY NOT NULL REFERENCES repositories(repo_id),
+    kind TEXT NOT NULL CHECK (kind IN ('github', 'gitlab')),
+    api_url TEXT NOT NULL,
+    project TEXT NOT NULL,
+    remote_url TEXT NOT NULL,
+    token_file TEXT,
+    app_id INTEGER CHECK (app_id > 0),
+    app_key_file TEXT,
+    installation_id INTEGER CHECK (installation_id > 0),
+    publish_status INTEGER NOT NULL DEFAULT 0 CHECK (publish_status IN (0, 1)),
+    status_target_url TEXT,
+    configured_at TEXT NOT NULL,
+    CHECK ((app_id IS NULL) = (app_key_file IS NULL) AND (app_id IS NULL) = (installation_id IS NULL)),
+    CHECK ((token_file IS NULL) <> (app_id IS NULL)),
+    CHECK (app_id IS NULL OR kind = 'github')
+) STRICT;
+CREATE TABLE forge_pushes (
+    landing_id TEXT PRIMARY KEY NOT NULL REFERENCES landings(landing_id),
+    repo_id TEXT NOT NULL,
+    git_commit TEXT NOT NULL,
+    remote_url TEXT NOT NULL,
+    state TEXT NOT NULL CHECK (state IN ('pending', 'pushed')),
+    attempts INTEGER NOT NULL CHECK (attempts >= 1),
+    started_at TEXT NOT NULL,
+    pushed_at TEXT,
+    candidate_pushed INTEGER NOT NULL DEFAULT 0 CHECK (candidate_pushed IN (0, 1)),
+    CHECK ((state = 'pushed') = (pushed_at IS NOT NULL))
+) STRICT;
+CREATE TABLE forge_status_outbox (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    repo_id TEXT NOT NULL,
+    change_id TEXT NOT NULL,
+    change_version INTEGER NOT NULL,
+    profile_id TEXT NOT NULL,
+    revision TEXT NOT NULL,
+    state TEXT NOT NULL CHECK (state IN ('pending', 'success', 'failure', 'error')),
+    description TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    done_at TEXT,
+    outcome TEXT CHECK (outcome IN ('published', 'superseded', 'refused')),
+    git_commit TEXT,
+    CHECK ((done_at IS NULL) = (outcome IS NULL))
+) STRICT;
+CREATE INDEX forge_status_outbox_pending ON forge_status_outbox(seq) WHERE done_at IS NULL;
+",
+    },
 ];
 
 #[cfg(test)]

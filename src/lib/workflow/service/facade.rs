@@ -51,7 +51,10 @@ pub struct TaskProfile {
     pub target: String,
     /// The installed requirement digest the profile serves.
     pub requirement_digest: Sha256Hex,
-    /// Accepted for the spec's shape; this product publishes no forge status.
+    /// The spec's switch for commit statuses: `serve` refuses to start
+    /// (`config`) when it is true and the repository's forge does not
+    /// publish them (`repo forge set --forge-status`), which is where this
+    /// product switches them on (docs/forge.md).
     #[serde(default)]
     pub publish_forge_status: bool,
 }

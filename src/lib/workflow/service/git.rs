@@ -2,4 +2,4 @@
 //! directory, under the workflow's one environment policy
 //! ([`crate::workflow::git`]).
 
-pub use crate::workflow::git::plain;
+pub use crate::workflow::git::{command, output, plain};
