@@ -212,6 +212,7 @@ pub fn router() -> &'static agent_task::http::router::Router {
                 lock_timeout: Duration::from_secs(5),
                 hosts: Arc::new(hosts),
                 limits: agent_task::workflow::service::remote::RemoteLimits::default(),
+                gate: Default::default(),
             }),
         );
         r
