@@ -8,13 +8,14 @@
 #    minus the median in-sandbox duration recorded by collect itself.
 # 2. `agent-task qualify` on a Change with 10 succeeded command tasks and a
 #    receipt (every transfer re-verified), next to the floor probe.
+# AGENT_TASK_BIN runs another build of agent-task (a before/after comparison).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RUNS=${RUNS:-20}
 WARMUP=${WARMUP:-2}
 QRUNS=${QRUNS:-100}
 cargo build --release --locked --quiet --bin agent-task --example floor-probe --example cmdbench
-bin=$PWD/target/release/agent-task
+bin=${AGENT_TASK_BIN:-$PWD/target/release/agent-task}
 probe=$PWD/target/release/examples/floor-probe
 bench=$PWD/target/release/examples/cmdbench
 work=$(mktemp -d)

@@ -10,6 +10,10 @@
 //!   a plain client on the same crates (rusty-s3 presigning, ureq sending):
 //!   one PUT from memory, one GET read to the end, no hashing, no spool, no
 //!   HEAD. `CONFIG` is a `blob-store.json`.
+//! - `anchor-checksum CONFIG SIZE COUNT`: the anchor with S3's
+//!   `x-amz-checksum-sha256` on each PUT (computed before the clock
+//!   starts), which the blob store always sends: the server's own
+//!   verification of it, without ours.
 //!
 //! Prints one JSON line: put and get latency (median, ms) and throughput
 //! (MiB/s over the whole run). An example (a program of its own) rather
@@ -102,7 +106,7 @@ struct Creds {
     secret_access_key: String,
 }
 
-fn anchor(config: &str, size: usize, count: u64, seed: u64) {
+fn anchor(config: &str, size: usize, count: u64, seed: u64, checksum: bool) {
     let read = |p: &str| std::fs::read(p).unwrap_or_else(|e| die(&format!("{p}: {e}")));
     let c: Config = serde_json::from_slice(&read(config)).unwrap_or_else(|e| die(&e.to_string()));
     let k: Creds =
@@ -126,12 +130,17 @@ fn anchor(config: &str, size: usize, count: u64, seed: u64) {
     for i in 0..count {
         let bytes = object(seed, i, size);
         let key = format!("{}anchor/{seed}-{i}", c.prefix);
+        // With `checksum`, S3's header, computed before the clock starts:
+        // the server's own verification of it is in the time, ours is not.
+        let sum =
+            checksum.then(|| data_encoding::BASE64.encode(&Sha256Hex::digest(&bytes).to_bytes()));
         let t = Instant::now();
         let url = bucket.put_object(Some(&creds), &key).sign(signed);
-        let r = agent
-            .put(url.as_str())
-            .send(&bytes[..])
-            .unwrap_or_else(|e| die(&e.to_string()));
+        let mut put = agent.put(url.as_str());
+        if let Some(sum) = &sum {
+            put = put.header("x-amz-checksum-sha256", sum);
+        }
+        let r = put.send(&bytes[..]).unwrap_or_else(|e| die(&e.to_string()));
         if r.status() != 200 {
             die(&format!("PUT: HTTP {}", r.status()));
         }
@@ -163,7 +172,7 @@ fn anchor(config: &str, size: usize, count: u64, seed: u64) {
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     if args.len() != 5 {
-        die("usage: s3-probe store DATA_DIR SIZE COUNT | anchor CONFIG SIZE COUNT");
+        die("usage: s3-probe store DATA_DIR SIZE COUNT | anchor[-checksum] CONFIG SIZE COUNT");
     }
     let size: usize = args[3].parse().unwrap_or_else(|_| die("SIZE"));
     let count: u64 = args[4].parse().unwrap_or_else(|_| die("COUNT"));
@@ -172,7 +181,8 @@ fn main() {
         .map_or(1, |d| d.as_nanos() as u64);
     match args[1].as_str() {
         "store" => store(&args[2], size, count, seed),
-        "anchor" => anchor(&args[2], size, count, seed),
-        _ => die("mode: store or anchor"),
+        "anchor" => anchor(&args[2], size, count, seed, false),
+        "anchor-checksum" => anchor(&args[2], size, count, seed, true),
+        _ => die("mode: store, anchor or anchor-checksum"),
     }
 }

@@ -337,21 +337,7 @@ fn load_ca(path: &Path) -> Result<Vec<ureq::tls::Certificate<'static>>> {
 }
 
 fn b64(bytes: &[u8]) -> String {
-    const T: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
-    for c in bytes.chunks(3) {
-        let n = (u32::from(c[0]) << 16)
-            | (u32::from(c.get(1).copied().unwrap_or(0)) << 8)
-            | u32::from(c.get(2).copied().unwrap_or(0));
-        for (i, shift) in [18u32, 12, 6, 0].into_iter().enumerate() {
-            if i <= c.len() {
-                out.push(char::from(T[((n >> shift) & 63) as usize]));
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
+    data_encoding::BASE64.encode(bytes)
 }
 
 type Response = ureq::http::Response<ureq::Body>;
