@@ -468,3 +468,28 @@ fn serve_publishes_the_outbox_on_its_own() {
     assert_eq!(r.url, format!("/repos/demo/basic/statuses/{commit}"));
     assert_eq!(r.body["state"], "success");
 }
+
+/// An optional step's failing record keeps nothing from qualifying: it
+/// writes no `failure` status (the spec's "fails a required step").
+#[test]
+fn a_failing_optional_step_writes_no_failure_status() {
+    use crate::common::collect_flow::Loop;
+    let Some(spec) = spec_path() else { return };
+    let dir = tempfile::tempdir().expect("tmp");
+    let mut w: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(crate::common::repo_root().join("fixtures/workflows/basic.json"))
+            .expect("fixture"),
+    )
+    .expect("json");
+    w["steps"][0]["required"] = false.into();
+    let p = dir.path().join("workflow.json");
+    std::fs::write(&p, serde_json::to_vec(&w).expect("json")).expect("write");
+    let l = Loop::new(&p, "bwrap", None);
+    let fake = FakeGithub::start(Spec::load(&spec), |_| {});
+    let (_server, _bare, _) = forge_with(&l, TOKEN, &fake.origin_url, &["--forge-status"]);
+    l.set_add("-");
+    let t = l.checkpoint();
+    let (d, _) = l.claim(&t, "d1.json");
+    assert_eq!(l.collect(&d).json()["outcome"], "failed");
+    assert_eq!(outbox(&l), vec![(1, "pending".to_owned(), None)]);
+}

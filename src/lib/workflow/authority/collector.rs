@@ -722,9 +722,10 @@ pub fn import_in(
             &ts,
         )?;
     }
-    // A failing record: the forge's `failure` status, in this same
-    // transaction.
-    if outcome_s != "passed" {
+    // A failing record of a required step: the forge's `failure` status,
+    // in this same transaction (an optional step's failure keeps nothing
+    // from qualifying, so it changes no status).
+    if outcome_s != "passed" && super::change::find_task(at, &h.task_id)?.0.required {
         super::forge::on_status(
             at,
             &change_id,
