@@ -228,6 +228,12 @@ fn a_change_that_failed_then_qualified_reaches_github_as_one_pull_request() {
     assert_eq!(v["push"]["closed_requests"][0]["number"], 1, "{v}");
     assert_eq!(v["push"]["closed_requests"][0]["reason"], "landed", "{v}");
     assert_eq!(fake.pulls()[&1]["state"], "closed");
+    // The landed commit verifies from a fresh clone of the forge (had the
+    // landing written the very commit proposed, its note is the landing's).
+    let clone = fresh_clone(&l, &server, USER, "landed");
+    let ok = verify(&l.env, &clone, "origin/main", &key).json();
+    assert_eq!(ok["verified"], true, "{ok}");
+    assert_eq!(ok["commit"], landed.as_str(), "{ok}");
     let again = land_push(&l).json();
     assert!(again["push"].get("closed_requests").is_none(), "{again}");
     propose(&l, &[]).error("change_closed", 65);

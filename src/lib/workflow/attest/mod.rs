@@ -219,18 +219,30 @@ pub fn ensure_landing_note(
         return Ok(Value::Null);
     };
     let key = key::load_required(dir)?;
-    let present = git::read_note(source, &commit)?.is_some();
+    let present = git::read_note(source, &commit)?;
     let envelopes = bundle.sign(&key);
-    if !present {
+    let bytes = build::jsonl(&envelopes)?;
+    // The landed commit can be a proposal's candidate commit itself (the
+    // same tree, parent, message and second): its proposal note gives way
+    // to the landing's.
+    let replace = match &present {
+        Some(p) => {
+            p != &bytes && crate::workflow::authority::forge::is_proposed_commit(a, &commit)?
+        }
+        None => false,
+    };
+    if present.is_none() {
         crate::collector::crash_point("land_before_note");
-        git::write_note(source, &commit, &build::jsonl(&envelopes)?)?;
+        git::write_note(source, &commit, &bytes)?;
+    } else if replace {
+        git::replace_note(source, &commit, &bytes)?;
     }
     Ok(serde_json::to_value(NoteOutput {
         commit: &commit,
         envelopes: envelopes.len(),
         key_id: key.key_id(),
         notes_ref: git::NOTES_REF,
-        written: !present,
+        written: present.is_none() || replace,
     })?)
 }
 

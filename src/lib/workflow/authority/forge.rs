@@ -705,6 +705,16 @@ pub fn proposal(at: &Connection, change_id: &str, version: u64) -> Result<Option
         .optional()?)
 }
 
+/// Whether `commit` is a proposal's candidate commit (its note, if any,
+/// is a proposal's: a landing of the same commit replaces it).
+pub fn is_proposed_commit(at: &Connection, commit: &str) -> Result<bool> {
+    Ok(at
+        .prepare_cached("SELECT 1 FROM forge_proposals WHERE git_commit = ?1 LIMIT 1")?
+        .query_row(params![commit], |_| Ok(()))
+        .optional()?
+        .is_some())
+}
+
 /// Records a proposal's commit (`committed`), replacing an earlier
 /// commit of the same version that is gone from the repository.
 pub fn insert_proposal(at: &Connection, p: &Proposal) -> Result<()> {
