@@ -467,16 +467,7 @@ fn record_open(
     plan: &ProposalPlan,
     a: &Answered,
 ) -> Result<ForgeRequest> {
-    service::propose::request_open(
-        root,
-        timeout,
-        clock,
-        &plan.proposal.change_id,
-        a.number,
-        &a.url,
-        &plan.proposal.git_commit,
-        plan.proposal.change_version,
-    )
+    service::propose::request_open(root, timeout, clock, &plan.proposal, a.number, &a.url)
 }
 
 /// Opens the Change's request: the intent recorded first; on a rerun

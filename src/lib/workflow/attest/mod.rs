@@ -290,12 +290,11 @@ pub fn ensure_proposal_note(
     j: Option<&Connection>,
     a: &Connection,
     source: &Path,
-    change_id: &str,
-    commit: &str,
-    time_created: &str,
+    p: &crate::workflow::authority::forge::Proposal,
     now_ms: i64,
 ) -> Result<Value> {
-    let bundle = build::for_proposal(dir, j, a, change_id, commit, time_created, now_ms)?;
+    let commit = p.git_commit.as_str();
+    let bundle = build::for_proposal(dir, j, a, &p.change_id, commit, &p.created_at, now_ms)?;
     let key = key::load_required(dir)?;
     let envelopes = bundle.sign(&key);
     let present = git::read_note(source, commit)?.is_some();

@@ -209,16 +209,7 @@ pub fn prepare(
         let p = plan.proposal.clone();
         let src = plan.source.clone();
         plan.attestation = s.apply(|w| {
-            attest::ensure_proposal_note(
-                w.dir(),
-                w.journal(),
-                w.authority()?,
-                &src,
-                &p.change_id,
-                &p.git_commit,
-                &p.created_at,
-                now_ms,
-            )
+            attest::ensure_proposal_note(w.dir(), w.journal(), w.authority()?, &src, &p, now_ms)
         })?;
         s.rollback();
     }
@@ -269,22 +260,21 @@ pub fn request_intent(
     with_write(root, timeout, clock, forge::request_intent(r))
 }
 
-/// Records the request the forge opened or updated.
+/// Records the request the forge opened or updated for proposal `p`
+/// (its head commit and version).
 pub fn request_open(
     root: &Path,
     timeout: Duration,
     clock: &dyn Clock,
-    change_id: &str,
+    p: &Proposal,
     number: u64,
     url: &str,
-    head_sha: &str,
-    version: u64,
 ) -> Result<ForgeRequest> {
     with_write(
         root,
         timeout,
         clock,
-        forge::request_open(change_id, number, url, head_sha, version),
+        forge::request_open(&p.change_id, number, url, &p.git_commit, p.change_version),
     )
 }
 
