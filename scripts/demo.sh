@@ -9,8 +9,13 @@
 # step; in the demo a stand-in that speaks Claude Code's print-mode JSON and
 # is not a model), is finalised into a receipt, qualifies, and the operator lands it
 # as a commit on `main` that contains no local hook settings, with signed
-# attestations in a git note, which a fresh clone verifies with only the
-# authority's public key.
+# attestations in a git note. The repository has a forge: a fake GitHub on
+# loopback (scripts/fake-forge.py: a real git server, git http-backend
+# behind basic auth, and the GitHub endpoints agent-task calls). The failing
+# version and then the qualified one are proposed as one pull request, their
+# commit statuses published; `land --push` pushes the landing and closes the
+# request, and a fresh clone of the forge verifies the target with only the
+# authority's public key. The requests the fake GitHub received end the part.
 # The demo runs as one Unix user (agent and operator alike), which is for
 # trying the tool only: the privilege-separated set-up (operator user with
 # the key and the data, agent on the endpoint with its token, collect
@@ -22,7 +27,8 @@ scripts/install-deps.sh
 cargo build --release --locked --quiet --bin agent-task
 bin=$PWD/target/release/agent-task
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+forge_pid=""
+trap '[ -z "$forge_pid" ] || kill "$forge_pid" 2>/dev/null || true; rm -rf "$work"' EXIT
 export AGENT_TASK_DATA_DIR="$work/data"
 
 step() { printf '\n\033[1m$ agent-task %s\033[0m\n' "$*" >&2; "$bin" --pretty "$@"; }
@@ -54,6 +60,16 @@ git -C "$work/basic" log --oneline >&2
 show init
 show repo add demo/basic --source "$work/basic" --target main
 show requirement install --repo demo/basic --profile default --file fixtures/workflows/review.json
+say "operator: the repository's forge, a fake GitHub on loopback (scripts/fake-forge.py): git over http-backend with basic auth, and the statuses and pulls endpoints"
+mkdir -m 700 "$work/forge"
+git clone -q --bare "$work/basic" "$work/forge/demo.git"
+( umask 077; printf 'ghs_demo%s%s\n' "$RANDOM" "$RANDOM" >"$work/forge-token" )
+python3 scripts/fake-forge.py --root "$work/forge" --token-file "$work/forge-token" --log "$work/forge.log" >"$work/forge.out" 2>/dev/null &
+forge_pid=$!
+for _ in $(seq 1 100); do [ -s "$work/forge.out" ] && break; sleep 0.05; done
+forge=$(python3 -c 'import json,sys; print(json.loads(open(sys.argv[1]).readline())["listening"])' "$work/forge.out")
+show repo forge set --repo demo/basic --kind github --api-url "$forge/api" --project demo/basic \
+  --remote-url "$forge/git/demo.git" --token-file "$work/forge-token" --forge-status
 say "operator: evidence as data: every imported collector run becomes a record of a separate data node (0700, no agent bearer)"
 show evidence configure --repo demo/basic --evidence-dir "$work/evidence"
 show token issue --owner alice --agent claude-1 --out "$work/alice.token"
@@ -113,6 +129,11 @@ if [ "$hits" != 1 ]; then
 fi
 say "agent tries to finish: the Stop hook blocks, naming the typed next step"
 stop "$ch" "$work/ws"
+say "operator: propose the failing version anyway (--unqualified): its candidate commit on agent-task/<change>, a pull request; the publisher posts its failure status there"
+unset AGENT_TASK_TOKEN_FILE
+show propose --repo demo/basic --change "$ch" --unqualified
+show forge publish
+export AGENT_TASK_TOKEN_FILE="$work/alice.token"
 
 say "agent: fix the bug, checkpoint (a new subject with fresh task ids), collect again"
 printf '#!/bin/sh\n# Adds two integers (now documented by the agent).\necho $(($1 + $2))\n' > "$work/ws/add.sh"
@@ -130,9 +151,12 @@ show qualify --change "$ch"
 say "agent tries to finish again: qualified, clean workspace at the qualified revision, the hook lets it stop"
 stop "$ch" "$work/ws"
 
-say "operator: land (admission rechecks under the lock, then a commit on main)"
 unset AGENT_TASK_TOKEN_FILE
-show land --update-worktree --repo demo/basic --change "$ch"
+say "operator: propose the qualified version: the same pull request, updated; its commit carries the signed note; the publisher posts success"
+show propose --repo demo/basic --change "$ch"
+show forge publish
+say "operator: land and push (admission rechecks under the lock, a commit on main; then agent-task/<change>, its success status, main fast-forward only, the notes; the pull request closed)"
+show land --update-worktree --repo demo/basic --change "$ch" --push
 printf '\n\033[1m$ git log --stat -1 main\033[0m\n' >&2
 git -C "$work/basic" log --oneline main >&2
 git -C "$work/basic" log --stat -1 main >&2
@@ -141,10 +165,24 @@ if git -C "$work/basic" ls-tree -r --name-only main | grep -E '^\.(claude|codex)
   echo "demo: a local settings file was landed" >&2; exit 1
 fi
 git -C "$work/basic" ls-tree -r --name-only main >&2
-say "reviewer: a fresh clone with the notes and only the authority's public key verifies the landed commit"
+say "reviewer: a fresh clone of the forge with the notes and only the authority's public key verifies the landed commit"
 step authority key --format pem | field '["public_key"]' >"$work/authority.pem"
-git clone -q "$work/basic" "$work/review" && git -C "$work/review" fetch -q origin refs/notes/agent-task:refs/notes/agent-task
-(cd "$work/review" && unset AGENT_TASK_DATA_DIR && show verify --commit "$(git rev-parse main)" --key "$work/authority.pem")
+git clone -q "http://x-access-token:$(cat "$work/forge-token")@${forge#http://}/git/demo.git" "$work/review"
+git -C "$work/review" fetch -q origin refs/notes/agent-task:refs/notes/agent-task
+(cd "$work/review" && unset AGENT_TASK_DATA_DIR && show verify --commit "$(git rev-parse origin/main)" --key "$work/authority.pem")
+say "what the fake GitHub received (API requests; the git requests are in $work/forge.log too)"
+python3 - "$work/forge.log" >&2 <<'PY'
+import json, sys
+for line in open(sys.argv[1]):
+    e = json.loads(line)
+    if e["kind"] != "api":
+        continue
+    what = " ".join(f"{k}={e[k]!r}" for k in ("state", "context", "description", "title", "head", "base") if k in e)
+    print(f'{e["method"]} {e["path"]} -> {e["status"]} {what}')
+PY
+kill "$forge_pid" 2>/dev/null || true
+wait "$forge_pid" 2>/dev/null || true
+forge_pid=""
 printf '\ndemo finished: data directory was %s\n' "$AGENT_TASK_DATA_DIR" >&2
 
 # ---------------------------------------------------------------------------

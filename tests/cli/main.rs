@@ -36,6 +36,7 @@ mod evidence;
 mod evidence_data;
 mod explain;
 mod forge;
+mod forge_propose;
 mod forge_push;
 mod forge_status;
 mod foundation;

@@ -198,13 +198,45 @@ impl Spec {
                 "{method} {path}: no such operation in GitHub's description"
             )];
         };
+        let query: BTreeMap<String, String> = url
+            .split_once('?')
+            .map(|(_, q)| {
+                url::form_urlencoded::parse(q.as_bytes())
+                    .map(|(k, v)| (k.into_owned(), v.into_owned()))
+                    .collect()
+            })
+            .unwrap_or_default();
+        for (k, v) in &query {
+            let known = op["parameters"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|p| self.resolve(p))
+                .find(|p| p["in"] == "query" && p["name"] == k.as_str());
+            match known {
+                Some(p) => {
+                    let v = match p["schema"]["type"].as_str() {
+                        Some("integer") => v.parse::<i64>().map(|n| json!(n)).unwrap_or(json!(v)),
+                        _ => json!(v),
+                    };
+                    self.validate(&p["schema"], &v, &format!("query {k}"), &mut errs)
+                }
+                None => errs.push(format!("{template}: no query parameter {k}")),
+            }
+        }
         for p in op["parameters"].as_array().into_iter().flatten() {
             let p = self.resolve(p);
             if p["in"] == "path" {
                 let name = p["name"].as_str().expect("name");
                 match params.get(name) {
                     Some(v) => {
-                        self.validate(&p["schema"], &json!(v), &format!("path {name}"), &mut errs)
+                        let v = match self.resolve(&p["schema"])["type"].as_str() {
+                            Some("integer") => {
+                                v.parse::<i64>().map(|n| json!(n)).unwrap_or(json!(v))
+                            }
+                            _ => json!(v),
+                        };
+                        self.validate(&p["schema"], &v, &format!("path {name}"), &mut errs)
                     }
                     None => errs.push(format!("{template}: path parameter {name} missing")),
                 }
@@ -233,6 +265,71 @@ impl Spec {
             }
         }
         errs
+    }
+
+    /// The JSON schema of an operation's answer.
+    pub fn answer_schema(&self, method: &str, path: &str, status: u16) -> Value {
+        let (_, op, _) = self.operation(method, path).expect("an operation");
+        let r = self.resolve(&op["responses"][status.to_string()]);
+        r["content"]["application/json"]["schema"].clone()
+    }
+
+    /// A value valid under `schema`, as small as the description lets it
+    /// be: the required properties only, `null` where it is allowed, the
+    /// first enum value, an empty array.
+    pub fn synth(&self, schema: &Value, depth: usize) -> Value {
+        let s = self.resolve(schema);
+        assert!(depth < 40, "the description nests too deep");
+        if s["nullable"] == true {
+            return Value::Null;
+        }
+        if let Some(e) = s.get("enum").and_then(Value::as_array)
+            && let Some(first) = e.first()
+        {
+            return first.clone();
+        }
+        if let Some(all) = s.get("allOf").and_then(Value::as_array) {
+            let mut out = serde_json::Map::new();
+            for sub in all {
+                if let Value::Object(m) = self.synth(sub, depth + 1) {
+                    out.extend(m);
+                }
+            }
+            return Value::Object(out);
+        }
+        for key in ["oneOf", "anyOf"] {
+            if let Some(alts) = s.get(key).and_then(Value::as_array) {
+                for alt in alts {
+                    let v = self.synth(alt, depth + 1);
+                    let mut e = Vec::new();
+                    self.validate(s, &v, "synth", &mut e);
+                    if e.is_empty() {
+                        return v;
+                    }
+                }
+            }
+        }
+        match s.get("type").and_then(Value::as_str) {
+            Some("object") => {
+                let mut out = serde_json::Map::new();
+                for r in s["required"].as_array().into_iter().flatten() {
+                    let r = r.as_str().expect("a name");
+                    out.insert(r.to_owned(), self.synth(&s["properties"][r], depth + 1));
+                }
+                Value::Object(out)
+            }
+            Some("array") => json!([]),
+            Some("string") => match s["format"].as_str() {
+                Some("date-time") => json!("2026-12-04T23:00:00Z"),
+                Some("uri") => json!("https://github.example/x"),
+                Some("email") => json!("x@example.invalid"),
+                _ => json!("x".repeat(s["minLength"].as_u64().unwrap_or(1).max(1) as usize)),
+            },
+            Some("integer") => json!(s["minimum"].as_i64().unwrap_or(1).max(1)),
+            Some("number") => json!(1.0),
+            Some("boolean") => json!(false),
+            _ => json!({}),
+        }
     }
 
     /// Problems of an answer the fake is about to send.
@@ -290,6 +387,8 @@ pub struct FakeGithub {
     pub origin_url: String,
     pub received: Arc<Mutex<Vec<Received>>>,
     pub answers: Arc<Mutex<Vec<Answer>>>,
+    /// The pull requests it holds, by number (their answer bodies).
+    pub pulls: Arc<Mutex<BTreeMap<u64, Value>>>,
     _origin: Origin,
 }
 
@@ -301,18 +400,20 @@ impl FakeGithub {
         let origin_url = origin.url();
         let received = Arc::new(Mutex::new(Vec::new()));
         let answers: Arc<Mutex<Vec<Answer>>> = Arc::new(Mutex::new(Vec::new()));
-        let (rec, ans) = (received.clone(), answers.clone());
+        let pulls: Arc<Mutex<BTreeMap<u64, Value>>> = Arc::default();
+        let (rec, ans, pl) = (received.clone(), answers.clone(), pulls.clone());
         let requests = origin.requests();
         std::thread::spawn(move || {
             let mut per_context: BTreeMap<(String, String), u32> = BTreeMap::new();
             for x in requests {
-                answer(&spec, x, &rec, &ans, &mut per_context, &on_status);
+                answer(&spec, x, &rec, &ans, &pl, &mut per_context, &on_status);
             }
         });
         FakeGithub {
             origin_url,
             received,
             answers,
+            pulls,
             _origin: origin,
         }
     }
@@ -324,10 +425,85 @@ impl FakeGithub {
     pub fn received(&self) -> Vec<Received> {
         self.received.lock().expect("received").clone()
     }
+
+    /// The pull requests, by number.
+    pub fn pulls(&self) -> BTreeMap<u64, Value> {
+        self.pulls.lock().expect("pulls").clone()
+    }
+
+    /// One line per request received: method, path, status and the
+    /// body's fields that say what it did (for a person reading a test's
+    /// output or the closing note).
+    pub fn transcript(&self) -> String {
+        let mut out = String::new();
+        for r in self.received() {
+            let b = &r.body;
+            let mut what = Vec::new();
+            for k in ["state", "context", "description", "title", "head", "base"] {
+                if let Some(v) = b.get(k).and_then(Value::as_str) {
+                    what.push(format!("{k}={v:?}"));
+                }
+            }
+            out.push_str(&format!(
+                "{} {} -> {} {}\n",
+                r.method,
+                r.url,
+                r.status,
+                what.join(" ")
+            ));
+        }
+        out
+    }
 }
 
 fn error_body(status: u16) -> Value {
     json!({"message": format!("fake GitHub says {status}"), "documentation_url": "https://docs.github.com/rest"})
+}
+
+/// What a request is, by its operation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Op {
+    Status,
+    PullCreate,
+    PullList,
+    PullUpdate,
+    PullGet,
+    Other,
+}
+
+fn op_of(spec: &Spec, method: &str, path: &str) -> Op {
+    match spec.operation(method, path).map(|(t, _, _)| t) {
+        Some(t) if t == "/repos/{owner}/{repo}/statuses/{sha}" => Op::Status,
+        Some(t) if t == "/repos/{owner}/{repo}/pulls" && method == "POST" => Op::PullCreate,
+        Some(t) if t == "/repos/{owner}/{repo}/pulls" && method == "GET" => Op::PullList,
+        Some(t) if t == "/repos/{owner}/{repo}/pulls/{pull_number}" && method == "PATCH" => {
+            Op::PullUpdate
+        }
+        Some(t) if t == "/repos/{owner}/{repo}/pulls/{pull_number}" && method == "GET" => {
+            Op::PullGet
+        }
+        _ => Op::Other,
+    }
+}
+
+/// A pull request answer valid under the description, from the fake's
+/// state for it.
+fn pull_answer(spec: &Spec, method: &str, path: &str, status: u16, pull: &Value) -> Value {
+    let schema = spec.answer_schema(method, path, status);
+    let item = if schema["type"] == "array" {
+        &schema["items"]
+    } else {
+        &schema
+    };
+    let mut v = spec.synth(item, 0);
+    for k in ["number", "html_url", "state", "title", "body", "merged"] {
+        if let Some(x) = pull.get(k) {
+            v[k] = x.clone();
+        }
+    }
+    v["head"]["ref"] = pull["head_ref"].clone();
+    v["base"]["ref"] = pull["base_ref"].clone();
+    v
 }
 
 fn answer(
@@ -335,16 +511,20 @@ fn answer(
     x: Exchange,
     rec: &Mutex<Vec<Received>>,
     ans: &Mutex<Vec<Answer>>,
+    pulls: &Mutex<BTreeMap<u64, Value>>,
     per_context: &mut BTreeMap<(String, String), u32>,
     on_status: &dyn Fn(&str),
 ) {
     let path = x.url.split('?').next().unwrap_or(&x.url).to_owned();
     let mut problems = spec.check_request(&x.method, &x.url, x.header("content-type"), &x.body);
     let body: Value = serde_json::from_slice(&x.body).unwrap_or(Value::Null);
-    let is_status = path.contains("/statuses/");
+    let op = op_of(spec, &x.method, &path);
     let sha = path.rsplit('/').next().unwrap_or_default().to_owned();
-    let mut status = 201;
-    if is_status {
+    let mut status = match op {
+        Op::Status | Op::PullCreate => 201,
+        _ => 200,
+    };
+    if op == Op::Status {
         // GitHub's limits its description states only in prose.
         if body["description"]
             .as_str()
@@ -368,7 +548,20 @@ fn answer(
             on_status(&sha);
         }
     }
-    if !problems.is_empty() && status == 201 {
+    if op == Op::PullCreate && problems.is_empty() {
+        // GitHub's rules the description states in prose: a title, one
+        // open pull request per head and base (422 otherwise).
+        if body["title"].as_str().is_none_or(str::is_empty) {
+            problems.push("a pull request needs a title (GitHub answers 422)".into());
+        }
+        let open_same = pulls.lock().expect("pulls").values().any(|p| {
+            p["state"] == "open" && p["head_ref"] == body["head"] && p["base_ref"] == body["base"]
+        });
+        if open_same {
+            problems.push("a pull request for this head and base is already open (422)".into());
+        }
+    }
+    if !problems.is_empty() && (status == 201 || status == 200) {
         status = 422;
     }
     let next = {
@@ -382,39 +575,108 @@ fn answer(
     if let Answer::Slow(d) = &next {
         std::thread::sleep(*d);
     }
+    // The fake's state changes for a valid request whatever it answers
+    // (an answer lost on the way is how a client learns to look up).
+    let mut pull = Value::Null;
+    if status < 300 && !matches!(next, Answer::Status(_) | Answer::Redirect) {
+        let mut all = pulls.lock().expect("pulls");
+        match op {
+            Op::PullCreate => {
+                let n = all.keys().last().copied().unwrap_or(0) + 1;
+                let p = json!({
+                    "number": n,
+                    "html_url": format!("https://github.example/{}/pull/{n}",
+                        path.trim_start_matches("/repos/").trim_end_matches("/pulls")),
+                    "state": "open", "title": body["title"], "body": body["body"],
+                    "head_ref": body["head"], "base_ref": body["base"], "merged": false,
+                });
+                all.insert(n, p.clone());
+                pull = p;
+            }
+            Op::PullUpdate | Op::PullGet => {
+                let n: u64 = sha.parse().unwrap_or(0);
+                match all.get_mut(&n) {
+                    Some(p) => {
+                        for k in ["title", "body", "state"] {
+                            if op == Op::PullUpdate
+                                && let Some(v) = body.get(k)
+                            {
+                                p[k] = v.clone();
+                            }
+                        }
+                        pull = p.clone();
+                    }
+                    None => status = 404,
+                }
+            }
+            _ => {}
+        }
+    }
     let reply = match next {
-        _ if status != 201 => Reply::new(status, error_body(status).to_string()),
+        _ if status >= 300 => Reply::new(status, error_body(status).to_string())
+            .header("content-type", "application/json"),
         Answer::Normal | Answer::Slow(_) => {
-            let now = "2026-12-04T23:00:00Z";
-            let answer = json!({
-                "url": format!("https://api.github.com{path}"),
-                "avatar_url": "https://avatars.githubusercontent.com/in/4711",
-                "id": 1,
-                "node_id": "SC_kwDOAAAB",
-                "state": body["state"],
-                "description": body.get("description").cloned().unwrap_or(Value::Null),
-                "target_url": body.get("target_url").cloned().unwrap_or(Value::Null),
-                "context": body.get("context").cloned().unwrap_or(json!("default")),
-                "created_at": now,
-                "updated_at": now,
-                "creator": null,
-            });
-            let errs = spec.check_response(&x.method, &path, 201, &answer);
+            let answer = match op {
+                Op::Status => {
+                    let now = "2026-12-04T23:00:00Z";
+                    json!({
+                        "url": format!("https://api.github.com{path}"),
+                        "avatar_url": "https://avatars.githubusercontent.com/in/4711",
+                        "id": 1,
+                        "node_id": "SC_kwDOAAAB",
+                        "state": body["state"],
+                        "description": body.get("description").cloned().unwrap_or(Value::Null),
+                        "target_url": body.get("target_url").cloned().unwrap_or(Value::Null),
+                        "context": body.get("context").cloned().unwrap_or(json!("default")),
+                        "created_at": now,
+                        "updated_at": now,
+                        "creator": null,
+                    })
+                }
+                Op::PullCreate | Op::PullUpdate | Op::PullGet => {
+                    pull_answer(spec, &x.method, &path, status, &pull)
+                }
+                Op::PullList => {
+                    let q: BTreeMap<String, String> = x
+                        .url
+                        .split_once('?')
+                        .map(|(_, q)| {
+                            url::form_urlencoded::parse(q.as_bytes())
+                                .into_owned()
+                                .collect()
+                        })
+                        .unwrap_or_default();
+                    let want_head = q
+                        .get("head")
+                        .map(|h| h.split_once(':').map_or(h.as_str(), |(_, b)| b).to_owned());
+                    let want_state = q.get("state").cloned().unwrap_or_else(|| "open".into());
+                    let all = pulls.lock().expect("pulls");
+                    Value::Array(
+                        all.values()
+                            .filter(|p| want_head.as_deref().is_none_or(|h| p["head_ref"] == h))
+                            .filter(|p| want_state == "all" || p["state"] == want_state.as_str())
+                            .map(|p| pull_answer(spec, &x.method, &path, 200, p))
+                            .collect(),
+                    )
+                }
+                Op::Other => json!({}),
+            };
+            let errs = spec.check_response(&x.method, &path, status, &answer);
             assert!(
                 errs.is_empty(),
                 "the fake's own answer is invalid: {errs:?}"
             );
-            Reply::new(201, answer.to_string()).header("content-type", "application/json")
+            Reply::new(status, answer.to_string()).header("content-type", "application/json")
         }
-        Answer::Status(s) => {
-            status = s;
-            Reply::new(s, error_body(s).to_string()).header("content-type", "application/json")
+        Answer::Status(st) => {
+            status = st;
+            Reply::new(st, error_body(st).to_string()).header("content-type", "application/json")
         }
         Answer::Redirect => {
             status = 307;
             Reply::new(307, "").header("location", "http://127.0.0.2:1/steal")
         }
-        Answer::Huge => Reply::new(201, vec![b' '; 10 << 20]).chunked(),
+        Answer::Huge => Reply::new(status, vec![b' '; 10 << 20]).chunked(),
     };
     rec.lock().expect("received").push(Received {
         method: x.method.clone(),

@@ -12,6 +12,7 @@ pub mod data_support;
 pub mod doctor_fake;
 pub mod evidence;
 pub mod fake_github;
+pub mod fake_gitlab;
 pub mod git_http;
 pub mod hook_stop;
 pub mod mcp_client;

@@ -128,6 +128,9 @@ pub enum Command {
     Explain(explain::ExplainArgs),
     /// Operator: admission rechecks, then move the target head (and commit, for git).
     Land(collect::LandArgs),
+    /// Operator: push the Change's candidate commit to its forge and open (or update) its pull or
+    /// merge request; the target does not move (docs/forge.md).
+    Propose(repo::ProposeArgs),
     /// Internal: the sandbox launcher a bwrap run goes through (limits, uid, then bwrap).
     #[command(hide = true)]
     SandboxExec(runtime::SandboxExecArgs),
@@ -144,7 +147,7 @@ pub enum Command {
     /// Operator: copy collector evidence into a separate data node as records (`data query` finds them).
     #[command(subcommand)]
     Evidence(evidence::EvidenceCmd),
-    /// Operator: the forge jobs: publish the pending commit statuses (docs/forge.md).
+    /// Operator: the forge jobs: publish the pending commit statuses, sync forge-side merges (docs/forge.md).
     #[command(subcommand)]
     Forge(repo::ForgeJobCmd),
 }
@@ -239,6 +242,7 @@ pub fn dispatch(ctx: &Ctx, command: Command) -> Result<Reply> {
         Command::Ls(a) => overview::ls(ctx, a),
         Command::Explain(a) => explain::run(ctx, a),
         Command::Land(a) => collect::land(ctx, a).map(Reply::from),
+        Command::Propose(a) => repo::propose(ctx, a).map(Reply::from),
         Command::SandboxExec(a) => runtime::sandbox_exec(&a).map(Reply::from),
         Command::Authority(c) => attest::authority(ctx, c).map(Reply::from),
         Command::Attest(a) => attest::attest_cmd(ctx, a).map(Reply::from),

@@ -182,6 +182,14 @@ pub enum ForgeJobCmd {
     /// One pass of the commit-status publisher: post the outbox's pending statuses whose commit
     /// is on the forge (exit 75 when the forge refused one; it stays pending).
     Publish,
+    /// After forge-side merges: fetch the forge's target, write and push the attestation note of
+    /// each new commit whose tree is a qualified revision (recording its landing), fast-forward
+    /// the local target, close the requests of Changes landed without a push.
+    Sync {
+        /// Repository id.
+        #[arg(long)]
+        repo: String,
+    },
     /// git's credential helper for a repository's forge remote (gitcredentials(7)): `get`
     /// answers from the operator's credential file; `store` and `erase` do nothing.
     #[command(hide = true)]
@@ -203,6 +211,11 @@ pub(super) fn forge_job(ctx: &Ctx, c: ForgeJobCmd) -> Result<super::Reply> {
                 exit_code: if r.failed > 0 { 75 } else { 0 },
                 value: to_value(&r)?,
             })
+        }
+        ForgeJobCmd::Sync { repo } => {
+            let r =
+                crate::forge::sync(ctx.data_dir()?, ctx.lock_timeout, ctx.clock.as_ref(), &repo)?;
+            Ok(to_value(&r)?.into())
         }
         ForgeJobCmd::Credential { repo, action } => {
             let text = crate::forge::credential_helper(
@@ -227,4 +240,43 @@ struct Repositories<T: serde::Serialize> {
 #[derive(serde::Serialize)]
 struct Wrapped<T: serde::Serialize> {
     forge: T,
+}
+
+/// `propose`'s arguments.
+#[derive(Debug, clap::Args)]
+pub struct ProposeArgs {
+    /// Repository id.
+    #[arg(long)]
+    pub repo: String,
+    /// Change id, or a unique prefix of one (`ch_` may be left out).
+    #[arg(long)]
+    pub change: String,
+    /// Propose a current subject that does not qualify yet (no note; the request says so), so
+    /// that its pending and failure statuses have a commit to be published on.
+    #[arg(long)]
+    pub unqualified: bool,
+    /// The commit's author and committer, "Name <email>" (default: the operator's git identity
+    /// in the repository).
+    #[arg(long, value_name = "NAME <EMAIL>")]
+    pub author: Option<String>,
+}
+
+pub(super) fn propose(ctx: &Ctx, a: ProposeArgs) -> Result<Value> {
+    let root = ctx.data_dir()?;
+    let change_id = crate::workflow::service::ops::resolve_id_operator(
+        root,
+        crate::workflow::service::change::IdKind::Change,
+        &a.change,
+    )?;
+    to_value(&crate::forge::propose(
+        root,
+        ctx.lock_timeout,
+        ctx.clock.as_ref(),
+        &crate::workflow::service::propose::ProposeRequest {
+            repo_id: a.repo,
+            change_id,
+            allow_unqualified: a.unqualified,
+            author: a.author,
+        },
+    )?)
 }

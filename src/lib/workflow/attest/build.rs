@@ -205,7 +205,7 @@ pub fn for_landing(
         allow_protected_change: row.allow_protected_change,
         protected_changes,
     };
-    assemble(dir, a, &s, receipt, row.intent_at, Some(landing)).map(Some)
+    assemble(dir, a, &s, receipt, row.intent_at, Some(landing), None).map(Some)
 }
 
 /// The protected changes of a subject's revision relative to the head it
@@ -264,7 +264,47 @@ pub fn for_qualified(
         .receipt
         .ok_or_else(|| Error::internal("admission without the override returned no receipt"))?;
     let r = load_receipt(a, &stored)?;
-    assemble(dir, a, &ad.subject, Some((r, stored)), now.to_owned(), None)
+    assemble(
+        dir,
+        a,
+        &ad.subject,
+        Some((r, stored)),
+        now.to_owned(),
+        None,
+        None,
+    )
+}
+
+/// The bundle of a proposed candidate commit (`propose`): the statements
+/// of a Change whose current subject qualifies now, as
+/// [`for_qualified`], with the candidate commit as their second subject,
+/// and no landing (no `AGENT_TASK_LANDED`, the receipt statement records
+/// none: `verify` refuses it as not landed). `time_created` is the
+/// proposal's, so a rerun builds the same bytes.
+pub fn for_proposal(
+    dir: &DataDir,
+    j: Option<&Connection>,
+    a: &Connection,
+    change_id: &str,
+    commit: &str,
+    time_created: &str,
+    now_ms: i64,
+) -> Result<Bundle> {
+    let ch = change::change(a, change_id)?;
+    let ad = receipt::admit(j, a, dir, &ch.repository, change_id, now_ms, false)?;
+    let stored = ad
+        .receipt
+        .ok_or_else(|| Error::internal("admission without the override returned no receipt"))?;
+    let r = load_receipt(a, &stored)?;
+    assemble(
+        dir,
+        a,
+        &ad.subject,
+        Some((r, stored)),
+        time_created.to_owned(),
+        None,
+        Some(commit),
+    )
 }
 
 fn load_receipt(a: &Connection, digest: &str) -> Result<Receipt> {
@@ -582,6 +622,7 @@ fn assemble(
     receipt: Option<(Receipt, String)>,
     time_created: String,
     landing: Option<LandingFacts>,
+    proposed_commit: Option<&str>,
 ) -> Result<Bundle> {
     let overridden = landing.as_ref().is_some_and(|l| l.allow_protected_change);
     if overridden == receipt.is_some() {
@@ -599,7 +640,11 @@ fn assemble(
         statement::SUBJECT_REVISION,
         &[(statement::ALG_REVISION, rev), ("sha256", &manifest_sha)],
     )];
-    if let Some(c) = landing.as_ref().and_then(|l| l.git_commit.as_deref()) {
+    if let Some(c) = landing
+        .as_ref()
+        .and_then(|l| l.git_commit.as_deref())
+        .or(proposed_commit)
+    {
         subject.push(ResourceDescriptor::named(
             statement::SUBJECT_COMMIT,
             &[(statement::ALG_GIT_COMMIT, c)],
@@ -723,7 +768,10 @@ fn assemble(
             public_key,
         });
     }
-    let git_commit = landing.as_ref().and_then(|l| l.git_commit.clone());
+    let git_commit = landing
+        .as_ref()
+        .and_then(|l| l.git_commit.clone())
+        .or(proposed_commit.map(str::to_owned));
     let landed = landing.is_some();
     let (receipt, receipt_digest) = match receipt {
         Some((r, d)) => (Some(r), Some(d)),

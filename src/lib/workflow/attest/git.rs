@@ -436,6 +436,17 @@ pub fn read_note(repo: &Path, commit: &str) -> Result<Option<Vec<u8>>> {
 /// with `hash-object`, attached with `notes add -C`). Refuses to replace
 /// an existing note.
 pub fn write_note(repo: &Path, commit: &str, bytes: &[u8]) -> Result<()> {
+    put_note(repo, commit, bytes, false)
+}
+
+/// [`write_note`], replacing the note already on `commit` (a proposal's
+/// note on a candidate commit the forge fast-forwarded the target to:
+/// the landing's note takes its place).
+pub fn replace_note(repo: &Path, commit: &str, bytes: &[u8]) -> Result<()> {
+    put_note(repo, commit, bytes, true)
+}
+
+fn put_note(repo: &Path, commit: &str, bytes: &[u8], force: bool) -> Result<()> {
     if bytes.len() as u64 > MAX_NOTE_BYTES {
         return Err(Error::new(Code::TooLarge, "the note is over 16 MiB"));
     }
@@ -443,18 +454,13 @@ pub fn write_note(repo: &Path, commit: &str, bytes: &[u8]) -> Result<()> {
     if !is_object_id(&blob) {
         return Err(Error::new(Code::Io, "git hash-object printed no object id"));
     }
-    run_ok(
-        repo,
-        &[
-            "notes",
-            &format!("--ref={NOTES_REF}"),
-            "add",
-            "-C",
-            &blob,
-            commit,
-        ],
-        None,
-    )?;
+    let notes_ref = format!("--ref={NOTES_REF}");
+    let mut args = vec!["notes", notes_ref.as_str(), "add"];
+    if force {
+        args.push("-f");
+    }
+    args.extend(["-C", blob.as_str(), commit]);
+    run_ok(repo, &args, None)?;
     let (code, out, _) = run(
         repo,
         &["notes", &format!("--ref={NOTES_REF}"), "list", commit],

@@ -219,14 +219,90 @@ pub fn ensure_landing_note(
         return Ok(Value::Null);
     };
     let key = key::load_required(dir)?;
-    let present = git::read_note(source, &commit)?.is_some();
+    let present = git::read_note(source, &commit)?;
     let envelopes = bundle.sign(&key);
-    if !present {
+    let bytes = build::jsonl(&envelopes)?;
+    // The landed commit can be a proposal's candidate commit itself (the
+    // same tree, parent, message and second): its proposal note gives way
+    // to the landing's.
+    let replace = match &present {
+        Some(p) => {
+            p != &bytes && crate::workflow::authority::forge::is_proposed_commit(a, &commit)?
+        }
+        None => false,
+    };
+    if present.is_none() {
         crate::collector::crash_point("land_before_note");
-        git::write_note(source, &commit, &build::jsonl(&envelopes)?)?;
+        git::write_note(source, &commit, &bytes)?;
+    } else if replace {
+        git::replace_note(source, &commit, &bytes)?;
     }
     Ok(serde_json::to_value(NoteOutput {
         commit: &commit,
+        envelopes: envelopes.len(),
+        key_id: key.key_id(),
+        notes_ref: git::NOTES_REF,
+        written: present.is_none() || replace,
+    })?)
+}
+
+/// After `forge sync` recorded a landing of a commit the forge made:
+/// writes the landing's signed statements as the note on that commit,
+/// replacing any other note there (a proposal's, when the forge
+/// fast-forwarded the target to the candidate commit itself). Returns
+/// the `attestation` summary.
+pub fn ensure_forge_landing_note(
+    dir: &DataDir,
+    a: &Connection,
+    source: &Path,
+    change_id: &str,
+    version: u64,
+) -> Result<Value> {
+    let bundle = build::for_landing(dir, a, change_id, version)?
+        .ok_or_else(|| Error::internal("the change version has no landed landing"))?;
+    let commit = bundle
+        .git_commit
+        .clone()
+        .ok_or_else(|| Error::internal("a forge landing without a commit"))?;
+    let key = key::load_required(dir)?;
+    let envelopes = bundle.sign(&key);
+    let bytes = build::jsonl(&envelopes)?;
+    let present = git::read_note(source, &commit)?;
+    let written = present.as_deref() != Some(bytes.as_slice());
+    if written {
+        git::replace_note(source, &commit, &bytes)?;
+    }
+    Ok(serde_json::to_value(NoteOutput {
+        commit: &commit,
+        envelopes: envelopes.len(),
+        key_id: key.key_id(),
+        notes_ref: git::NOTES_REF,
+        written,
+    })?)
+}
+
+/// `propose`, for a qualified subject: the note on its candidate commit
+/// (the qualification's signed statements naming that commit, with no
+/// landing: `verify` answers that it has not landed), unless present.
+/// Returns the `attestation` summary.
+pub fn ensure_proposal_note(
+    dir: &DataDir,
+    j: Option<&Connection>,
+    a: &Connection,
+    source: &Path,
+    p: &crate::workflow::authority::forge::Proposal,
+    now_ms: i64,
+) -> Result<Value> {
+    let commit = p.git_commit.as_str();
+    let bundle = build::for_proposal(dir, j, a, &p.change_id, commit, &p.created_at, now_ms)?;
+    let key = key::load_required(dir)?;
+    let envelopes = bundle.sign(&key);
+    let present = git::read_note(source, commit)?.is_some();
+    if !present {
+        git::write_note(source, commit, &build::jsonl(&envelopes)?)?;
+    }
+    Ok(serde_json::to_value(NoteOutput {
+        commit,
         envelopes: envelopes.len(),
         key_id: key.key_id(),
         notes_ref: git::NOTES_REF,

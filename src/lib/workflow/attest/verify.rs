@@ -173,10 +173,19 @@ pub fn verify(req: &VerifyRequest<'_>) -> Result<Value> {
     if svr.verifier.id != statement::VERIFIER_ID {
         return Err(incomplete("the verdict names another verifier"));
     }
-    let landing = rp
-        .landing
-        .as_ref()
-        .ok_or_else(|| incomplete("the receipt statement records no landing"))?;
+    let landing = rp.landing.as_ref().ok_or_else(|| {
+        incomplete(
+            "the receipt statement records no landing: the note attests a proposed candidate \
+             (agent-task propose), which has not landed",
+        )
+        .with("landed", false)
+        .with("commit", commit.clone())
+        .with(
+            "fix",
+            "verify the target once it has landed: after a forge-side merge, `agent-task forge \
+             sync` writes the landing's note on the merged commit",
+        )
+    })?;
     if landing.git_commit.as_deref() != Some(commit.as_str()) {
         return Err(Error::new(
             Code::AttestationCommitMismatch,

@@ -580,7 +580,8 @@ pub struct StatusRow {
     pub state: String,
     /// Why.
     pub description: String,
-    /// The candidate commit pushed for this version (`None`: none yet).
+    /// The candidate commit pushed for this version by `land --push` or
+    /// `propose` (`None`: none yet).
     pub git_commit: Option<String>,
     /// The repository's source (where the commit's tree is read).
     pub source: PathBuf,
@@ -591,9 +592,11 @@ pub fn pending_statuses(at: &Connection) -> Result<Vec<StatusRow>> {
     let mut st = at.prepare_cached(
         "SELECT o.seq, o.repo_id, o.change_id, o.change_version, o.profile_id, o.revision, o.state, \
          o.description, r.source, \
-         (SELECT p.git_commit FROM forge_pushes p JOIN landings l USING (landing_id) \
+         COALESCE((SELECT p.git_commit FROM forge_pushes p JOIN landings l USING (landing_id) \
           WHERE l.change_id = o.change_id AND l.change_version = o.change_version \
-          AND p.candidate_pushed = 1 LIMIT 1) \
+          AND p.candidate_pushed = 1 LIMIT 1), \
+          (SELECT q.git_commit FROM forge_proposals q WHERE q.change_id = o.change_id \
+          AND q.change_version = o.change_version AND q.state = 'pushed')) \
          FROM forge_status_outbox o JOIN repositories r ON r.repo_id = o.repo_id \
          WHERE o.done_at IS NULL ORDER BY o.seq",
     )?;
@@ -652,6 +655,274 @@ pub fn finish_version(
                  WHERE change_id = ?1 AND change_version = ?2 AND done_at IS NULL",
             )?
             .execute(params![change_id, version as i64, now, commit])? as u64)
+    }
+}
+
+/// A proposed Change version's candidate commit (`propose`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Proposal {
+    /// The Change.
+    pub change_id: String,
+    /// The proposed version.
+    pub change_version: u64,
+    /// The repository.
+    pub repo_id: String,
+    /// The subject's revision (the commit's tree).
+    pub revision: String,
+    /// The candidate commit.
+    pub git_commit: String,
+    /// Whether the subject qualified when it was proposed (then the
+    /// commit carries the attestation note).
+    pub qualified: bool,
+    /// Its receipt, when qualified.
+    pub receipt_digest: Option<String>,
+    /// `committed` (written, not yet on the forge) or `pushed`.
+    pub state: String,
+    /// When the commit was written (the note's `timeCreated`).
+    pub created_at: String,
+}
+
+/// The proposal of `change_id`'s `version`, if one was written.
+pub fn proposal(at: &Connection, change_id: &str, version: u64) -> Result<Option<Proposal>> {
+    Ok(at
+        .prepare_cached(
+            "SELECT repo_id, revision, git_commit, qualified, receipt_digest, state, created_at \
+             FROM forge_proposals WHERE change_id = ?1 AND change_version = ?2",
+        )?
+        .query_row(params![change_id, version as i64], |r| {
+            Ok(Proposal {
+                change_id: change_id.to_owned(),
+                change_version: version,
+                repo_id: r.get(0)?,
+                revision: r.get(1)?,
+                git_commit: r.get(2)?,
+                qualified: r.get::<_, i64>(3)? == 1,
+                receipt_digest: r.get(4)?,
+                state: r.get(5)?,
+                created_at: r.get(6)?,
+            })
+        })
+        .optional()?)
+}
+
+/// Whether `commit` is a proposal's candidate commit (its note, if any,
+/// is a proposal's: a landing of the same commit replaces it).
+pub fn is_proposed_commit(at: &Connection, commit: &str) -> Result<bool> {
+    Ok(at
+        .prepare_cached("SELECT 1 FROM forge_proposals WHERE git_commit = ?1 LIMIT 1")?
+        .query_row(params![commit], |_| Ok(()))
+        .optional()?
+        .is_some())
+}
+
+/// Records a proposal's commit (`committed`), replacing an earlier
+/// commit of the same version that is gone from the repository.
+pub fn insert_proposal(at: &Connection, p: &Proposal) -> Result<()> {
+    at.prepare_cached(
+        "INSERT INTO forge_proposals(change_id, change_version, repo_id, revision, git_commit, \
+         qualified, receipt_digest, state, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'committed', ?8) \
+         ON CONFLICT(change_id, change_version) DO UPDATE SET git_commit = excluded.git_commit, \
+         qualified = excluded.qualified, receipt_digest = excluded.receipt_digest, \
+         state = 'committed', pushed_at = NULL, created_at = excluded.created_at",
+    )?
+    .execute(params![
+        p.change_id,
+        p.change_version as i64,
+        p.repo_id,
+        p.revision,
+        p.git_commit,
+        i64::from(p.qualified),
+        p.receipt_digest,
+        p.created_at
+    ])?;
+    Ok(())
+}
+
+/// Marks a proposal's commit as on the forge (its branch and notes
+/// pushed): the outbox's rows of that version now have a commit.
+pub fn mark_proposal_pushed(
+    change_id: &str,
+    version: u64,
+) -> impl FnOnce(&Connection, &DataDir, &str) -> Result<()> + use<> {
+    let change_id = change_id.to_owned();
+    move |at: &Connection, _dir: &DataDir, now: &str| {
+        at.prepare_cached(
+            "UPDATE forge_proposals SET state = 'pushed', pushed_at = ?3 \
+             WHERE change_id = ?1 AND change_version = ?2 AND state = 'committed'",
+        )?
+        .execute(params![change_id, version as i64, now])?;
+        Ok(())
+    }
+}
+
+/// The longest request URL kept.
+const MAX_REQUEST_URL: usize = 2048;
+
+/// A Change's pull request (GitHub) or merge request (GitLab).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ForgeRequest {
+    /// The Change.
+    pub change_id: String,
+    /// The repository.
+    pub repo_id: String,
+    /// `github` (a pull request) or `gitlab` (a merge request).
+    pub kind: String,
+    /// The head branch (`agent-task/<change>`).
+    pub head_branch: String,
+    /// The base branch (the target).
+    pub base_branch: String,
+    /// The request's number (GitHub) or iid (GitLab); `None` while
+    /// `opening` (the intent is recorded, the forge has not answered).
+    pub number: Option<u64>,
+    /// Its web URL.
+    pub url: Option<String>,
+    /// The head commit it was last opened or updated with.
+    pub head_sha: Option<String>,
+    /// The Change version it was last opened or updated with.
+    pub change_version: Option<u64>,
+    /// `opening`, `open` or `closed`.
+    pub state: String,
+    /// Why it was closed: `landed` (agent-task closed it after a local
+    /// landing) or `merged` (the forge merged it; `forge sync`).
+    pub close_reason: Option<String>,
+}
+
+fn request_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<ForgeRequest> {
+    Ok(ForgeRequest {
+        change_id: r.get(0)?,
+        repo_id: r.get(1)?,
+        kind: r.get(2)?,
+        head_branch: r.get(3)?,
+        base_branch: r.get(4)?,
+        number: r.get::<_, Option<i64>>(5)?.map(|n| n as u64),
+        url: r.get(6)?,
+        head_sha: r.get(7)?,
+        change_version: r.get::<_, Option<i64>>(8)?.map(|n| n as u64),
+        state: r.get(9)?,
+        close_reason: r.get(10)?,
+    })
+}
+
+const REQUEST_SELECT: &str = "SELECT change_id, repo_id, kind, head_branch, base_branch, number, url, \
+     head_sha, change_version, state, close_reason FROM forge_requests";
+
+/// The request of `change_id`, if one was opened (or its opening began).
+pub fn request(at: &Connection, change_id: &str) -> Result<Option<ForgeRequest>> {
+    Ok(at
+        .prepare_cached(&format!("{REQUEST_SELECT} WHERE change_id = ?1"))?
+        .query_row(params![change_id], request_row)
+        .optional()?)
+}
+
+/// The open (or opening) requests of `repo_id` whose Change has landed,
+/// with how it landed (`land` or `forge_sync`).
+pub fn requests_of_landed(at: &Connection, repo_id: &str) -> Result<Vec<(ForgeRequest, String)>> {
+    let mut st = at.prepare_cached(&format!(
+        "SELECT q.*, (SELECT l.landed_by FROM landings l WHERE l.change_id = q.change_id \
+         AND l.state = 'landed' ORDER BY l.change_version DESC LIMIT 1) AS how \
+         FROM ({REQUEST_SELECT} WHERE repo_id = ?1 AND state <> 'closed') q WHERE how IS NOT NULL \
+         ORDER BY q.change_id"
+    ))?;
+    let rows = st
+        .query_map(params![repo_id], |r| Ok((request_row(r)?, r.get(11)?)))?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    Ok(rows)
+}
+
+/// Before the API call that opens a request: its intent (`opening`), so
+/// a rerun looks the request up by its head branch instead of opening a
+/// second one. An existing row is kept as it is.
+pub fn request_intent(
+    req: &ForgeRequest,
+) -> impl FnOnce(&Connection, &DataDir, &str) -> Result<ForgeRequest> + use<> {
+    let req = req.clone();
+    move |at: &Connection, _dir: &DataDir, now: &str| {
+        at.prepare_cached(
+            "INSERT INTO forge_requests(change_id, repo_id, kind, head_branch, base_branch, state, \
+             opened_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, 'opening', ?6, ?6) \
+             ON CONFLICT(change_id) DO NOTHING",
+        )?
+        .execute(params![
+            req.change_id,
+            req.repo_id,
+            req.kind,
+            req.head_branch,
+            req.base_branch,
+            now
+        ])?;
+        request(at, &req.change_id)?
+            .ok_or_else(|| Error::internal("the request intent just written is gone"))
+    }
+}
+
+/// After the forge answered: the request is `open` with its number, URL,
+/// head commit and Change version.
+pub fn request_open(
+    change_id: &str,
+    number: u64,
+    url: &str,
+    head_sha: &str,
+    version: u64,
+) -> impl FnOnce(&Connection, &DataDir, &str) -> Result<ForgeRequest> + use<> {
+    let (change_id, head_sha) = (change_id.to_owned(), head_sha.to_owned());
+    let url: String = url.chars().take(MAX_REQUEST_URL).collect();
+    move |at: &Connection, _dir: &DataDir, now: &str| {
+        at.prepare_cached(
+            "UPDATE forge_requests SET state = 'open', number = ?2, url = ?3, head_sha = ?4, \
+             change_version = ?5, updated_at = ?6, closed_at = NULL, close_reason = NULL \
+             WHERE change_id = ?1",
+        )?
+        .execute(params![
+            change_id,
+            number as i64,
+            url,
+            head_sha,
+            version as i64,
+            now
+        ])?;
+        request(at, &change_id)?.ok_or_else(|| Error::internal("the request row is gone"))
+    }
+}
+
+/// The request is closed (`landed`: agent-task closed it; `merged`: the
+/// forge merged it).
+pub fn request_closed(
+    change_id: &str,
+    reason: &'static str,
+) -> impl FnOnce(&Connection, &DataDir, &str) -> Result<()> + use<> {
+    let change_id = change_id.to_owned();
+    move |at: &Connection, _dir: &DataDir, now: &str| {
+        at.prepare_cached(
+            "UPDATE forge_requests SET state = 'closed', close_reason = ?2, closed_at = ?3, \
+             updated_at = ?3 WHERE change_id = ?1 AND state <> 'closed'",
+        )?
+        .execute(params![change_id, reason, now])?;
+        Ok(())
+    }
+}
+
+/// The last commit of the forge's target `forge sync` walked to.
+pub fn last_synced(at: &Connection, repo_id: &str) -> Result<Option<String>> {
+    Ok(at
+        .prepare_cached("SELECT last_commit FROM forge_syncs WHERE repo_id = ?1")?
+        .query_row(params![repo_id], |r| r.get(0))
+        .optional()?)
+}
+
+/// Records how far `forge sync` walked.
+pub fn set_synced(
+    repo_id: &str,
+    commit: &str,
+) -> impl FnOnce(&Connection, &DataDir, &str) -> Result<()> + use<> {
+    let (repo_id, commit) = (repo_id.to_owned(), commit.to_owned());
+    move |at: &Connection, _dir: &DataDir, now: &str| {
+        at.prepare_cached(
+            "INSERT INTO forge_syncs(repo_id, last_commit, synced_at) VALUES (?1, ?2, ?3) \
+             ON CONFLICT(repo_id) DO UPDATE SET last_commit = excluded.last_commit, \
+             synced_at = excluded.synced_at",
+        )?
+        .execute(params![repo_id, commit, now])?;
+        Ok(())
     }
 }
 

@@ -574,6 +574,49 @@ fn protected_now(
     super::checkout::protected_changes(at, dir, &protected, &head, &candidate)
 }
 
+/// What `propose` admits: the Change's current subject with every
+/// admission recheck passed (its receipt in the answer, no refusal), or,
+/// with `allow_unqualified`, a current subject whose revision leaves the
+/// protected paths alone but that does not qualify (yet): then the
+/// receipt is `None` and the refusal (`not_qualified`) is returned
+/// beside it. A stale subject or a protected change is refused either
+/// way.
+pub(crate) fn admit_candidate(
+    j: Option<&Connection>,
+    at: &Connection,
+    dir: &DataDir,
+    repo_id: &str,
+    change_id: &str,
+    now_ms: i64,
+    allow_unqualified: bool,
+) -> Result<(Admitted, Option<Error>)> {
+    match admit(j, at, dir, repo_id, change_id, now_ms, false) {
+        Ok(a) => Ok((a, None)),
+        Err(e) if allow_unqualified && e.code() == Code::NotQualified => {
+            let ch = change::change(at, change_id)?;
+            let repo = repository(at, repo_id)?;
+            let s = change::current_subject(at, &ch)?;
+            if !subject_is_current(at, &s)? {
+                return Err(stale_error());
+            }
+            let protected = protected_now(at, dir, &repo, &s)?;
+            if !protected.is_empty() {
+                return Err(protected.error("propose refused"));
+            }
+            Ok((
+                Admitted {
+                    repo,
+                    subject: s,
+                    receipt: None,
+                    protected,
+                },
+                Some(e),
+            ))
+        }
+        Err(e) => Err(e),
+    }
+}
+
 /// Every admission recheck. A revision that changes protected paths
 /// (recomputed now, not trusted from the checkpoint) is refused unless
 /// the operator allows it, and then needs no receipt.

@@ -416,6 +416,51 @@ CREATE TABLE forge_status_outbox (
 CREATE INDEX forge_status_outbox_pending ON forge_status_outbox(seq) WHERE done_at IS NULL;
 ",
     },
+    Migration {
+        version: 12,
+        description: "candidates as pull requests (propose): each proposed Change version's commit and its push state, the pull or merge request of each Change on its forge (recorded before the API call), forge sync's last synced commit per repository, and who landed a landing (land, or forge sync after a forge-side merge)",
+        sql: "
+ALTER TABLE landings ADD COLUMN landed_by TEXT NOT NULL DEFAULT 'land' CHECK (landed_by IN ('land', 'forge_sync'));
+CREATE TABLE forge_proposals (
+    change_id TEXT NOT NULL,
+    change_version INTEGER NOT NULL CHECK (change_version >= 1),
+    repo_id TEXT NOT NULL,
+    revision TEXT NOT NULL,
+    git_commit TEXT NOT NULL,
+    qualified INTEGER NOT NULL CHECK (qualified IN (0, 1)),
+    receipt_digest TEXT,
+    state TEXT NOT NULL CHECK (state IN ('committed', 'pushed')),
+    created_at TEXT NOT NULL,
+    pushed_at TEXT,
+    PRIMARY KEY (change_id, change_version),
+    CHECK ((state = 'pushed') = (pushed_at IS NOT NULL)),
+    CHECK ((qualified = 1) = (receipt_digest IS NOT NULL))
+) STRICT;
+CREATE TABLE forge_requests (
+    change_id TEXT PRIMARY KEY NOT NULL,
+    repo_id TEXT NOT NULL,
+    kind TEXT NOT NULL CHECK (kind IN ('github', 'gitlab')),
+    head_branch TEXT NOT NULL,
+    base_branch TEXT NOT NULL,
+    number INTEGER CHECK (number > 0),
+    url TEXT,
+    head_sha TEXT,
+    change_version INTEGER,
+    state TEXT NOT NULL CHECK (state IN ('opening', 'open', 'closed')),
+    close_reason TEXT CHECK (close_reason IN ('landed', 'merged')),
+    opened_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    closed_at TEXT,
+    CHECK ((state = 'opening') = (number IS NULL)),
+    CHECK ((state = 'closed') = (closed_at IS NOT NULL AND close_reason IS NOT NULL))
+) STRICT;
+CREATE TABLE forge_syncs (
+    repo_id TEXT PRIMARY KEY NOT NULL REFERENCES repositories(repo_id),
+    last_commit TEXT NOT NULL,
+    synced_at TEXT NOT NULL
+) STRICT;
+",
+    },
 ];
 
 #[cfg(test)]

@@ -666,29 +666,31 @@ fn landed_output(
     })?)
 }
 
-/// Phase 1's git part when the repository's source is the top of a git
-/// work tree: writes the revision's blobs (one `git fast-import` process),
-/// its tree (a temporary index, never the operator's), checks that tree
+/// Whether `src` is the top of a git work tree (a landing or a proposal
+/// then writes a commit).
+pub(crate) fn is_git_top(src: &Path) -> bool {
+    match git(src, None, &["rev-parse", "--show-toplevel"], None) {
+        Ok(top) => std::fs::canonicalize(&top).ok() == std::fs::canonicalize(src).ok(),
+        Err(_) => false,
+    }
+}
+
+/// Writes the commit `land` lands (and `propose` proposes) for an
+/// admitted subject: the revision's blobs (one `git fast-import`
+/// process), its tree (a temporary index, never the operator's), checked
 /// entry by entry against the manifest (git silently drops paths it
-/// refuses; a difference is `landed_tree_mismatch`), and writes a commit
-/// whose parent is the branch's current value; nothing references them
-/// yet. `None` when the source is not a git work tree.
-fn git_prepare(
+/// refuses; a difference is `landed_tree_mismatch`), and a commit whose
+/// parent is `parent`, with the Change's message and the product's
+/// trailers. Nothing references it yet.
+pub(crate) fn write_commit(
     dir: &DataDir,
     a: &Connection,
     ad: &Admitted,
-    req: &LandRequest,
-) -> Result<Option<GitIntent>> {
-    let (repo, s) = (&ad.repo, &ad.subject);
-    let src = Path::new(&repo.source);
-    let top = match git(src, None, &["rev-parse", "--show-toplevel"], None) {
-        Ok(t) => t,
-        Err(_) => return Ok(None),
-    };
-    let same = std::fs::canonicalize(&top).ok() == std::fs::canonicalize(src).ok();
-    if !same {
-        return Ok(None);
-    }
+    author: Option<&str>,
+    parent: Option<&str>,
+) -> Result<String> {
+    let s = &ad.subject;
+    let src = Path::new(&ad.repo.source);
     let manifest = change::load_manifest(a, dir, &s.context.revision)?;
     let tmp = tempfile::tempdir_in(dir.root())
         .map_err(|e| Error::new(Code::Io, format!("temp dir: {e}")))?;
@@ -710,15 +712,13 @@ fn git_prepare(
     )?;
     let tree = git(src, Some(&index), &["write-tree"], None)?;
     verify_tree(src, &tree, &manifest, &oids)?;
-    let ref_name = format!("refs/heads/{}", repo.target);
-    let old = git_ref_value(src, &ref_name)?;
-    let (author, committer) = repo_git::operator_idents(src, req.author.as_deref())?;
+    let (author, committer) = repo_git::operator_idents(src, author)?;
     let (title, body) = change::change_message(a, &s.change.change_id)?;
     let msg = commit_message(ad, title.as_deref(), body.as_deref());
     // The message goes in on stdin: never an argument git could parse.
     let mut args = vec!["commit-tree", tree.as_str()];
-    if let Some(o) = &old {
-        args.extend(["-p", o.as_str()]);
+    if let Some(o) = parent {
+        args.extend(["-p", o]);
     }
     let commit = git_env(
         src,
@@ -732,6 +732,29 @@ fn git_prepare(
         ],
         Some(msg.as_bytes()),
     )?;
+    Ok(commit)
+}
+
+/// Phase 1's git part when the repository's source is the top of a git
+/// work tree: writes the revision's blobs (one `git fast-import` process),
+/// its tree (a temporary index, never the operator's), checks that tree
+/// entry by entry against the manifest (git silently drops paths it
+/// refuses; a difference is `landed_tree_mismatch`), and writes a commit
+/// whose parent is the branch's current value; nothing references them
+/// yet. `None` when the source is not a git work tree.
+fn git_prepare(
+    dir: &DataDir,
+    a: &Connection,
+    ad: &Admitted,
+    req: &LandRequest,
+) -> Result<Option<GitIntent>> {
+    let src = Path::new(&ad.repo.source);
+    if !is_git_top(src) {
+        return Ok(None);
+    }
+    let ref_name = format!("refs/heads/{}", ad.repo.target);
+    let old = git_ref_value(src, &ref_name)?;
+    let commit = write_commit(dir, a, ad, req.author.as_deref(), old.as_deref())?;
     let expected_old = old.unwrap_or_else(|| "0".repeat(commit.len()));
     let intent = GitIntent {
         ref_name,
@@ -743,6 +766,7 @@ fn git_prepare(
     // is its bytes: an operator's override of protected paths may let in a
     // checkout-changing attribute, and the work tree is never where it acts.
     if req.update_worktree && ad.protected.total > 0 {
+        let manifest = change::load_manifest(a, dir, &ad.subject.context.revision)?;
         let findings = authority::checkout::revision_findings(dir, &manifest)?;
         if !findings.is_empty() {
             return Err(Error::new(

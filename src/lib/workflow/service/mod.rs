@@ -9,7 +9,7 @@
 //! write), receipts
 //! ([`receipt`]), the overview of every Change ([`overview`]: `ls` and
 //! the `overview` operation), the landing phase protocol ([`land`]), collection
-//! ([`collect`]), the evidence outbox ([`evidence`]), the repositories' forges ([`forge`]), the workspace endpoint ([`remote`]) and
+//! ([`collect`]), the evidence outbox ([`evidence`]), the repositories' forges ([`forge`]), candidates as pull requests and forge-side merges ([`propose`]), the workspace endpoint ([`remote`]) and
 //! whole-directory set-up ([`setup`]: `init`, `info`). The authority's
 //! own types and reads that the faces use are re-exported where the
 //! faces find them: [`admin`] (operator requests and outputs, token
@@ -31,6 +31,7 @@ pub mod git;
 pub mod land;
 pub mod ops;
 pub mod overview;
+pub mod propose;
 pub mod receipt;
 pub mod remote;
 pub mod requests;

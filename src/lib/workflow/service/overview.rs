@@ -199,7 +199,7 @@ fn change_view(
         .collect::<std::result::Result<Vec<_>, _>>()?;
     let landings = a
         .prepare_cached(
-            "SELECT change_version, state, git_commit, landed_at FROM landings \
+            "SELECT change_version, state, git_commit, landed_at, landed_by FROM landings \
              WHERE change_id = ?1 ORDER BY intent_at, landing_id",
         )?
         .query_map(params![id], |r| {
@@ -208,6 +208,7 @@ fn change_view(
                 state: r.get(1)?,
                 git_commit: r.get(2)?,
                 landed_at: r.get(3)?,
+                landed_by: r.get(4)?,
             })
         })?
         .collect::<std::result::Result<Vec<_>, _>>()?;

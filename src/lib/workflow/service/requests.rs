@@ -570,4 +570,7 @@ pub struct LandingView {
     pub git_commit: Option<String>,
     /// When it landed, `null` unless landed.
     pub landed_at: Option<String>,
+    /// Who landed it: `land`, or `forge_sync` (the forge merged a
+    /// request whose tree is the qualified revision; docs/forge.md).
+    pub landed_by: String,
 }

@@ -15,6 +15,13 @@
 //! `rustls-pki-types`, also already here. No JWT crate is needed for one
 //! fixed header and three claims.
 
+mod pulls;
+
+pub use pulls::{
+    ClosedRequest, ProposeOutput, SyncOutput, close_landed, fenced, propose, request_body,
+    request_title, sync,
+};
+
 use crate::clock::Clock;
 use crate::error::{Code, Error, Result};
 use crate::store::private_fs;
@@ -232,13 +239,18 @@ pub fn api_agent() -> ureq::Agent {
 /// Reads at most [`MAX_ANSWER`] bytes of an answer; `None` when it is
 /// longer (the rest is never read) or the read fails.
 pub fn bounded_body(resp: ureq::http::Response<ureq::Body>) -> Option<Vec<u8>> {
+    bounded_body_max(resp, MAX_ANSWER)
+}
+
+/// [`bounded_body`] with another bound.
+pub fn bounded_body_max(resp: ureq::http::Response<ureq::Body>, max: u64) -> Option<Vec<u8>> {
     let mut body = Vec::new();
     resp.into_body()
         .into_reader()
-        .take(MAX_ANSWER + 1)
+        .take(max + 1)
         .read_to_end(&mut body)
         .ok()?;
-    (body.len() as u64 <= MAX_ANSWER).then_some(body)
+    (body.len() as u64 <= max).then_some(body)
 }
 
 /// GitHub's answer to an installation token request (fields beyond these
@@ -368,6 +380,10 @@ pub struct PushOutput {
     /// target was pushed (`success`), when the forge publishes statuses.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub status: Option<StatusState>,
+    /// The Change's pull or merge request (`propose`), closed once the
+    /// landing is pushed.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub closed_requests: Vec<ClosedRequest>,
 }
 
 /// Pushes `change_id`'s landed commit to `repo_id`'s forge with git
@@ -391,6 +407,8 @@ pub fn push(
         NOTES_REF.to_owned(),
     ];
     if let Some(("pushed", attempts)) = plan.state.as_ref().map(|(s, a)| (s.as_str(), *a)) {
+        // A request left open by a run that failed to close it.
+        let closed_requests = close_landed(root, timeout, clock, repo_id, Some(change_id))?;
         return Ok(PushOutput {
             pushed: false,
             already_pushed: true,
@@ -399,6 +417,7 @@ pub fn push(
             git_commit: plan.commit.clone(),
             refs,
             status: None,
+            closed_requests,
         });
     }
     // Checked again at every use, before anything leaves the machine.
@@ -424,6 +443,8 @@ pub fn push(
         git_push(&plan, &helper, spec)?;
     }
     let (_, attempts) = service::forge::record_push(root, timeout, clock, &plan, true)?;
+    // Then the Change's request, if `propose` opened one: closed.
+    let closed_requests = close_landed(root, timeout, clock, repo_id, Some(change_id))?;
     Ok(PushOutput {
         pushed: true,
         already_pushed: false,
@@ -432,6 +453,7 @@ pub fn push(
         git_commit: plan.commit.clone(),
         refs,
         status,
+        closed_requests,
     })
 }
 
@@ -689,22 +711,106 @@ pub fn post_status(forge: &Forge, secret: &Secret, req: &StatusRequest<'_>) -> R
             )
         }
     };
-    let body = body.to_string();
+    api_request(
+        forge,
+        secret,
+        Method::Post,
+        &url,
+        Some(&body),
+        &[201],
+        true,
+        what,
+        MAX_ANSWER,
+    )
+    .and_then(|(status, answer)| {
+        if answer.is_object() {
+            Ok(())
+        } else {
+            Err(unavailable(
+                forge,
+                what,
+                Some(status),
+                "the answer is not a status",
+            ))
+        }
+    })
+    .map_err(|e| e.with("sha", req.sha).with("state", req.state.github()))
+}
+
+/// The forge's authentication and API headers.
+fn with_auth<B>(
+    rb: ureq::RequestBuilder<B>,
+    forge: &Forge,
+    secret: &Secret,
+) -> ureq::RequestBuilder<B> {
+    match forge.kind {
+        ForgeKind::Github => rb
+            .header("authorization", &format!("Bearer {}", secret.expose()))
+            .header("accept", "application/vnd.github+json")
+            .header("x-github-api-version", "2022-11-28"),
+        ForgeKind::Gitlab => rb.header("private-token", secret.expose()),
+    }
+}
+
+/// An API request's method.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Method {
+    /// GET (a read).
+    Get,
+    /// POST (a status; a request opened).
+    Post,
+    /// PATCH (GitHub: a pull request updated or closed).
+    Patch,
+    /// PUT (GitLab: a merge request updated or closed).
+    Put,
+}
+
+/// One request to the forge's API with the forge's authentication
+/// header: `forge_unavailable` with `details.forge_status` for any answer
+/// not in `ok`, a redirect (never followed: it would carry the token
+/// elsewhere), an answer over `max_answer` bytes or not JSON. With
+/// `retry`, a transport failure or a 5xx is retried twice (0.2 s, then
+/// 0.8 s): only for requests whose repeat changes nothing (a status, a
+/// read, an update to the same values); opening a request is never
+/// retried. The token is in the one header and never in an error.
+#[allow(clippy::too_many_arguments)]
+pub fn api_request(
+    forge: &Forge,
+    secret: &Secret,
+    method: Method,
+    url: &str,
+    body: Option<&serde_json::Value>,
+    ok: &[u16],
+    retry: bool,
+    what: &str,
+    max_answer: u64,
+) -> Result<(u16, serde_json::Value)> {
+    let body = body.map(|b| b.to_string());
     let agent = api_agent();
+    let attempts = if retry { ATTEMPTS } else { 1 };
     let mut last = (None, String::new());
-    for attempt in 0..ATTEMPTS {
+    for attempt in 0..attempts {
         if attempt > 0 {
             std::thread::sleep(BACKOFF * 4u32.pow(attempt - 1));
         }
-        let mut rb = agent.post(&url).header("content-type", "application/json");
-        rb = match forge.kind {
-            ForgeKind::Github => rb
-                .header("authorization", &format!("Bearer {}", secret.expose()))
-                .header("accept", "application/vnd.github+json")
-                .header("x-github-api-version", "2022-11-28"),
-            ForgeKind::Gitlab => rb.header("private-token", secret.expose()),
+        let sent = match (method, &body) {
+            (Method::Get, _) => with_auth(agent.get(url), forge, secret).call(),
+            (m, b) => {
+                let rb = match m {
+                    Method::Post => agent.post(url),
+                    Method::Patch => agent.patch(url),
+                    _ => agent.put(url),
+                };
+                let rb = with_auth(rb, forge, secret);
+                match b {
+                    Some(b) => rb
+                        .header("content-type", "application/json")
+                        .send(b.as_bytes()),
+                    None => rb.send_empty(),
+                }
+            }
         };
-        let resp = match rb.send(body.as_bytes()) {
+        let resp = match sent {
             Ok(r) => r,
             Err(e) => {
                 last = (None, transport(&e));
@@ -716,41 +822,36 @@ pub fn post_status(forge: &Forge, secret: &Secret, req: &StatusRequest<'_>) -> R
             last = (Some(status), "the forge failed".into());
             continue;
         }
-        if status != 201 {
+        if !ok.contains(&status) {
             let why = match status {
                 401 => "the credential was refused",
-                403 => "the credential may not post statuses here",
-                404 => "no such project or commit (or no access to it)",
-                422 => "the forge refused the status as invalid",
+                403 => "the credential may not do this here",
+                404 => "no such project, commit or request (or no access to it)",
+                409 | 422 => "the forge refused the request as invalid",
                 300..=399 => "a redirect (never followed)",
                 _ => "an unexpected answer",
             };
-            return Err(unavailable(forge, what, Some(status), why)
-                .with("sha", req.sha)
-                .with("state", req.state.github()));
+            return Err(unavailable(forge, what, Some(status), why));
         }
-        let answer = bounded_body(resp)
+        let answer = bounded_body_max(resp, max_answer)
             .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
-            .ok_or_else(|| unavailable(forge, what, Some(status), "the answer is not JSON"))?;
-        if !answer.is_object() {
-            return Err(unavailable(
-                forge,
-                what,
-                Some(status),
-                "the answer is not a status",
-            ));
-        }
-        return Ok(());
+            .ok_or_else(|| {
+                unavailable(
+                    forge,
+                    what,
+                    Some(status),
+                    "the answer is not JSON or is too long",
+                )
+            })?;
+        return Ok((status, answer));
     }
     let (status, why) = last;
     Err(unavailable(
         forge,
         what,
         status,
-        &format!("{why} (after {ATTEMPTS} attempts)"),
-    )
-    .with("sha", req.sha)
-    .with("state", req.state.github()))
+        &format!("{why} (after {attempts} attempts)"),
+    ))
 }
 
 /// Quotes `s` for the shell git runs a `!` credential helper with.
@@ -805,9 +906,10 @@ fn tail(s: &str, max: usize) -> String {
     s.chars().skip(n.saturating_sub(max)).collect()
 }
 
-/// One `git push --porcelain URL SPEC` from the repository's source.
-fn git_push(plan: &service::forge::PushPlan, helper: &str, spec: &str) -> Result<()> {
-    let mut c = service::git::command(&plan.source);
+/// git in the repository's source, set up to talk to the forge's remote:
+/// the credential from `helper` alone, no prompt, no redirect, no tracing.
+fn forge_git(source: &Path, helper: &str) -> std::process::Command {
+    let mut c = service::git::command(source);
     for v in PUSH_SCRUB {
         c.env_remove(v);
     }
@@ -819,9 +921,58 @@ fn git_push(plan: &service::forge::PushPlan, helper: &str, spec: &str) -> Result
         .args(["-c", "core.askPass="])
         .args(["-c", "http.followRedirects=false"])
         .args(["-c", "http.sslVerify=true"])
-        .args(["-c", "push.gpgSign=false"])
-        .args(["push", "--porcelain", "--no-verify", "--"])
-        .arg(&plan.forge.remote_url)
+        .args(["-c", "push.gpgSign=false"]);
+    c
+}
+
+/// One `git fetch URL SPEC` into the repository's source (`forge sync`).
+fn git_fetch(source: &Path, forge: &Forge, helper: &str, spec: &str) -> Result<()> {
+    let mut c = forge_git(source, helper);
+    c.args(["fetch", "--no-tags", "--quiet", "--"])
+        .arg(&forge.remote_url)
+        .arg(spec);
+    let (code, _, stderr) = service::git::output(c, None)?;
+    if code == 0 {
+        return Ok(());
+    }
+    let auth = stderr_says_auth(&stderr);
+    Err(Error::new(
+        Code::ForgeUnavailable,
+        format!(
+            "git could not fetch from the forge{}",
+            if auth {
+                " (the credential was refused)"
+            } else {
+                ""
+            }
+        ),
+    )
+    .with("git_exit", code)
+    .with("reason", if auth { "authentication" } else { "transport" })
+    .with("git_stderr", tail(&stderr, 1000))
+    .with("remote_url", forge.remote_url.clone()))
+}
+
+fn stderr_says_auth(stderr: &str) -> bool {
+    [
+        "Authentication failed",
+        "could not read Username",
+        "could not read Password",
+        "403",
+    ]
+    .iter()
+    .any(|m| stderr.contains(m))
+}
+
+/// One `git push --porcelain URL SPEC` from the repository's source.
+fn git_push(plan: &service::forge::PushPlan, helper: &str, spec: &str) -> Result<()> {
+    git_push_to(&plan.source, &plan.forge, helper, spec)
+}
+
+fn git_push_to(source: &Path, forge: &Forge, helper: &str, spec: &str) -> Result<()> {
+    let mut c = forge_git(source, helper);
+    c.args(["push", "--porcelain", "--no-verify", "--"])
+        .arg(&forge.remote_url)
         .arg(spec);
     let (code, stdout, stderr) = service::git::output(c, None)?;
     if code == 0 {
@@ -834,27 +985,20 @@ fn git_push(plan: &service::forge::PushPlan, helper: &str, spec: &str) -> Result
         return Err(Error::new(
             Code::PushRejected,
             format!(
-                "the forge's remote refused {dst}: {reason}; the landing stays recorded, \
-                 and `land --push` again pushes once the remote is fixed"
+                "the forge's remote refused {dst}: {reason}; nothing recorded locally is lost, \
+                 and the same command again pushes once the remote is fixed"
             ),
         )
         .with("ref", dst)
         .with("reason", tail(&reason, 200))
         .with("git_stderr", tail(&stderr, 1000))
-        .with("remote_url", plan.forge.remote_url.clone()));
+        .with("remote_url", forge.remote_url.clone()));
     }
-    let auth = [
-        "Authentication failed",
-        "could not read Username",
-        "could not read Password",
-        "403",
-    ]
-    .iter()
-    .any(|m| stderr.contains(m));
+    let auth = stderr_says_auth(&stderr);
     Err(Error::new(
         Code::ForgeUnavailable,
         format!(
-            "git could not push {dst} to the forge{}; the landing stays recorded",
+            "git could not push {dst} to the forge{}; nothing recorded locally is lost",
             if auth {
                 " (the credential was refused)"
             } else {
@@ -866,7 +1010,7 @@ fn git_push(plan: &service::forge::PushPlan, helper: &str, spec: &str) -> Result
     .with("git_exit", code)
     .with("reason", if auth { "authentication" } else { "transport" })
     .with("git_stderr", tail(&stderr, 1000))
-    .with("remote_url", plan.forge.remote_url.clone()))
+    .with("remote_url", forge.remote_url.clone()))
 }
 
 /// The largest credential request read from git.
