@@ -84,7 +84,7 @@ impl Plan {
 
 /// A writer connection just taken or opened: the connection, the file
 /// identity it may be kept under, and the file it created (if any).
-type Opened = (Connection, Option<(u64, u64)>, Option<PathBuf>);
+type Opened = (Connection, Option<(u64, u64)>, Option<PathBuf>, Cookie);
 
 /// One database of a session.
 struct Db {
@@ -100,6 +100,22 @@ struct Db {
     /// The file this session created (an [`Access::Write`] database that
     /// did not exist), until a commit keeps it.
     fresh: Option<PathBuf>,
+    /// The schema cookie of a kept connection: `Unchecked` as it was kept
+    /// (checked inside the batch's first transaction, where reading it
+    /// costs no transaction of its own), `Known` once read.
+    cookie: Cookie,
+}
+
+/// What a session knows of its connection's schema cookie.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Cookie {
+    /// Not known (a fresh connection): read when the connection is kept.
+    Unknown,
+    /// The cookie the connection was kept at, not yet checked against the
+    /// file.
+    Unchecked(i64),
+    /// Read from the file in this session.
+    Known(i64),
 }
 
 /// Writer connections a long-lived writer (a `serve` writer thread)
@@ -209,12 +225,17 @@ impl Kept {
     /// The kept connection of `spec`, when its file at `path` is still the
     /// one it was opened on (`id`: the file's identity now) and its schema
     /// checks still pass.
+    /// With `check_now` the cookie is checked here (a connection that
+    /// reads outside any batch transaction); otherwise it is returned
+    /// unchecked, for the batch's first transaction to check
+    /// ([`Db::check_cookie`]).
     fn take(
         &mut self,
         spec: &'static DbSpec,
         id: Option<(u64, u64)>,
-        now: &str,
-    ) -> Option<(Connection, (u64, u64))> {
+        now: &dyn Fn() -> String,
+        check_now: bool,
+    ) -> Option<(Connection, (u64, u64), Cookie)> {
         let i = self
             .dbs
             .iter()
@@ -223,17 +244,22 @@ impl Kept {
         if Some(d.id) != id || !d.conn.is_autocommit() {
             return None;
         }
+        if !check_now {
+            return Some((d.conn, d.id, Cookie::Unchecked(d.cookie)));
+        }
         let cookie = super::db::schema_cookie(&d.conn).ok()?;
         if cookie != d.cookie {
             // Someone changed the schema: the writer's migration check
             // (fast when current, `schema_too_new` when newer) again; a
             // failure reopens, and the fresh open reports it.
-            super::db::migrate(&d.conn, spec, now).ok()?;
+            super::db::migrate(&d.conn, spec, &now()).ok()?;
+            let cookie = super::db::schema_cookie(&d.conn).ok()?;
+            return Some((d.conn, d.id, Cookie::Known(cookie)));
         }
-        Some((d.conn, d.id))
+        Some((d.conn, d.id, Cookie::Known(cookie)))
     }
 
-    fn put(&mut self, spec: &'static DbSpec, conn: Connection, id: (u64, u64)) {
+    fn put(&mut self, spec: &'static DbSpec, conn: Connection, id: (u64, u64), cookie: Cookie) {
         // Outside any transaction, or not kept (dropped: the next session
         // opens the database afresh).
         if !conn.is_autocommit() {
@@ -242,8 +268,16 @@ impl Kept {
                 return;
             }
         }
-        let Ok(cookie) = super::db::schema_cookie(&conn) else {
-            return;
+        // A cookie read in this session (inside its last transaction:
+        // nothing committed since) or kept unchecked (no transaction ran,
+        // so nothing of ours changed it) is the one to compare next time;
+        // a fresh connection's is read now.
+        let cookie = match cookie {
+            Cookie::Known(c) | Cookie::Unchecked(c) => c,
+            Cookie::Unknown => match super::db::schema_cookie(&conn) {
+                Ok(c) => c,
+                Err(_) => return,
+            },
         };
         self.dbs.retain(|d| d.spec.file != spec.file);
         self.dbs.push(KeptDb {
@@ -264,14 +298,56 @@ fn control(conn: &Connection, sql: &str) -> Result<()> {
 }
 
 impl Db {
-    fn begin(&mut self) -> Result<()> {
+    fn begin(&mut self, now: Timestamp) -> Result<()> {
         if let Some(begin) = self.writer
             && !self.in_batch
         {
             control(&self.conn, begin)?;
             self.in_batch = true;
+            if let Cookie::Unchecked(kept) = self.cookie {
+                // Inside the transaction the cookie is read from the page
+                // the transaction already holds.
+                let now_cookie = match super::db::schema_cookie(&self.conn) {
+                    Ok(c) => c,
+                    Err(e) => {
+                        self.abandon();
+                        return Err(e);
+                    }
+                };
+                if now_cookie != kept {
+                    // Someone changed the schema since the connection was
+                    // kept: the migration check (fast when current,
+                    // `schema_too_new` when newer) runs outside the
+                    // transaction, which then starts again.
+                    self.abandon();
+                    super::db::migrate(&self.conn, self.spec, &rfc3339_millis(now))?;
+                    control(&self.conn, begin)?;
+                    self.in_batch = true;
+                    self.cookie = Cookie::Known(super::db::schema_cookie(&self.conn)?);
+                } else {
+                    self.cookie = Cookie::Known(now_cookie);
+                }
+            }
         }
         Ok(())
+    }
+
+    /// Ends the open batch transaction without a word (on the way to an
+    /// error).
+    fn abandon(&mut self) {
+        self.in_batch = false;
+        let _ = control(&self.conn, "ROLLBACK");
+    }
+
+    /// Before a commit: the cookie as the commit will leave it (a unit
+    /// may have changed the schema), read inside the transaction.
+    fn note_cookie(&mut self) {
+        if self.rw.is_some() && self.in_batch {
+            self.cookie = match super::db::schema_cookie(&self.conn) {
+                Ok(c) => Cookie::Known(c),
+                Err(_) => Cookie::Unknown,
+            };
+        }
     }
 
     fn savepoint(&self, sqls: &[&str]) -> Result<()> {
@@ -489,7 +565,7 @@ impl Session {
         kept: &mut Kept,
     ) -> Result<Session> {
         let now = clock.now();
-        let ts = rfc3339_millis(now);
+        let ts = || rfc3339_millis(now);
         let mut s = Session {
             dbs: Vec::with_capacity(plan.dbs.len()),
             order: plan.order,
@@ -506,16 +582,17 @@ impl Session {
                 Access::ReadOnly => {
                     let path = s.dir.root().join(spec.file);
                     let id = private_fs::private_file_id(&path)?;
-                    match kept.take(spec, id, &ts) {
+                    match kept.take(spec, id, &ts, true) {
                         // A kept writer connection reads as well, outside
                         // the batch.
-                        Some((conn, id)) => Some(Db {
+                        Some((conn, id, cookie)) => Some(Db {
                             spec,
                             conn,
                             writer: None,
                             in_batch: false,
                             rw: Some(id),
                             fresh: None,
+                            cookie,
                         }),
                         None => s.dir.open_read(spec)?.map(|conn| Db {
                             spec,
@@ -524,12 +601,13 @@ impl Session {
                             in_batch: false,
                             rw: None,
                             fresh: None,
+                            cookie: Cookie::Unknown,
                         }),
                     }
                 }
                 Access::ReadLocked | Access::Write => {
                     let write = access == Access::Write;
-                    let (conn, id, fresh) = s.open_writer(spec, &ts, kept, write)?;
+                    let (conn, id, fresh, cookie) = s.open_writer(spec, &ts, kept, write)?;
                     Some(Db {
                         spec,
                         conn,
@@ -541,6 +619,7 @@ impl Session {
                         in_batch: false,
                         rw: id,
                         fresh,
+                        cookie,
                     })
                 }
             };
@@ -559,23 +638,28 @@ impl Session {
     fn open_writer(
         &mut self,
         spec: &'static DbSpec,
-        ts: &str,
+        ts: &dyn Fn() -> String,
         kept: &mut Kept,
         removable: bool,
     ) -> Result<Opened> {
         let path = self.dir.root().join(spec.file);
         let id = private_fs::private_file_id(&path)?;
-        if let Some((conn, id)) = kept.take(spec, id, ts) {
-            return Ok((conn, Some(id), None));
+        if let Some((conn, id, cookie)) = kept.take(spec, id, ts, false) {
+            return Ok((conn, Some(id), None, cookie));
         }
         let fresh = (removable && id.is_none()).then(|| path.clone());
-        let conn = self.dir.open_write(spec, ts, &self.lock)?;
+        let conn = self.dir.open_write(spec, &ts(), &self.lock)?;
         if let Some(pages) = kept.autocheckpoint {
             conn.execute_batch(&format!("PRAGMA wal_autocheckpoint = {pages}"))?;
         }
         // Under the lock nobody else of ours creates or replaces it; the
         // identity after the open is the opened file's.
-        Ok((conn, private_fs::private_file_id(&path)?, fresh))
+        Ok((
+            conn,
+            private_fs::private_file_id(&path)?,
+            fresh,
+            Cookie::Unknown,
+        ))
     }
 
     /// The session's instant (read once, at open).
@@ -623,8 +707,9 @@ impl Session {
             ));
         }
         // Lock order: the plan's order.
+        let now = self.now;
         for db in &mut self.dbs {
-            db.begin()?;
+            db.begin(now)?;
         }
         for db in &self.dbs {
             if let Err(e) = db.savepoint(SAVEPOINT) {
@@ -696,6 +781,7 @@ impl Session {
                 CommitOrder::Reversed => n - 1 - step,
             };
             let db = &mut self.dbs[i];
+            db.note_cookie();
             if let Err(e) = db.end("COMMIT") {
                 self.rollback();
                 return Err(e);
@@ -759,7 +845,7 @@ impl Session {
                 );
             }
             if let Some(id) = db.rw {
-                kept.put(db.spec, db.conn, id);
+                kept.put(db.spec, db.conn, id, db.cookie);
             }
         }
     }

@@ -1126,6 +1126,26 @@ mod tests {
     }
 
     #[test]
+    fn a_compatible_schema_change_between_batches_is_checked_inside_the_next_batch() {
+        // The kept connection's cookie is compared inside the batch's own
+        // transaction; a change of the current schema (an index, say)
+        // passes the migration check again and the batch commits, and a
+        // refused one leaves the next batch able to run.
+        let (_t, root, w) = setup(16);
+        assert_eq!(w.submit(PLAN, |work| insert(work, 1)).expect("first"), 1);
+        {
+            let dir = DataDir::open(&root).expect("open");
+            let _lock = dir.lock(Duration::from_secs(30)).expect("lock");
+            let c = crate::store::raw_file(&root.join(J.file));
+            c.execute_batch("CREATE INDEX j_x ON j(x)")
+                .expect("a schema change of the same version");
+        }
+        assert_eq!(w.submit(PLAN, |work| insert(work, 2)).expect("second"), 2);
+        assert_eq!(w.submit(PLAN, |work| insert(work, 3)).expect("third"), 3);
+        assert_eq!(rows(&root, &J, "j"), vec![1, 2, 3]);
+    }
+
+    #[test]
     fn a_batch_waits_for_the_lock_and_fails_busy_when_it_is_held() {
         let t = tempfile::tempdir().expect("tempdir");
         let root = t.path().join("d");

@@ -12,8 +12,8 @@ use super::super::syntax::{
     check_collection_id, check_record_id, normalize_date, normalize_media_type,
 };
 use super::super::writer::record_collection;
-use super::Node;
 use super::write::{WriteOp, WriteResult};
+use super::{Node, ReadSource};
 use crate::error::{Code, Error, Result};
 use crate::store::Connection;
 use crate::wire::digest::Sha256Hex;
@@ -109,7 +109,7 @@ impl Node {
         if matches!(&req.cursor, Some(v) if !v.is_string()) {
             return Err(Error::new(Code::InvalidRequest, "cursor must be a string"));
         }
-        self.read(|conn| {
+        self.read_lazy(|conn| {
             let target = self.collect_target(conn, collection_id, collector_id)?;
             self.prepare_input(conn, &target, input, false)
         })
@@ -119,11 +119,11 @@ impl Node {
     /// with its effective policy, and the collector.
     pub(crate) fn collect_target(
         &self,
-        conn: &Connection,
+        conn: &dyn ReadSource,
         collection_id: &str,
         collector_id: &str,
     ) -> Result<CollectTarget> {
-        let coll = self.collection(conn, collection_id)?;
+        let coll = self.collection_via(conn, collection_id)?;
         let collector: Collector = collectors::lookup(collector_id).ok_or_else(|| {
             Error::new(
                 Code::CollectorNotFound,
@@ -168,7 +168,7 @@ impl Node {
     /// the writer to check (it may be in a batch that has not committed).
     pub(crate) fn prepare_input(
         &self,
-        conn: &Connection,
+        conn: &dyn ReadSource,
         target: &CollectTarget,
         input: &Map<String, Value>,
         bulk: bool,
@@ -198,7 +198,7 @@ impl Node {
 
     fn prepare_item(
         &self,
-        conn: &Connection,
+        conn: &dyn ReadSource,
         target: &CollectTarget,
         item: Item,
         ingested_at: &str,
@@ -228,7 +228,7 @@ impl Node {
         }
         if let Some(sup) = &item.supersedes_id {
             check_record_id(sup)?;
-            match check_supersedes(conn, collection_id, sup) {
+            match check_supersedes(conn.conn()?, collection_id, sup) {
                 Err(e) if bulk && e.code() == Code::SupersededRecordNotFound => {}
                 r => r?,
             }

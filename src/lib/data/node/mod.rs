@@ -124,6 +124,44 @@ fn not_initialized(dir: &DataDir) -> Error {
     .with("fix", "run `agent-task data init` first")
 }
 
+/// Where a preparation reads from when it must: a connection at hand, or
+/// one opened on first use.
+pub(crate) trait ReadSource {
+    /// The read connection.
+    fn conn(&self) -> Result<&Connection>;
+}
+
+impl ReadSource for Connection {
+    fn conn(&self) -> Result<&Connection> {
+        Ok(self)
+    }
+}
+
+/// A node read connection (the thread's kept one under `serve`, as
+/// [`Node::read`] takes it) opened on the first [`ReadSource::conn`].
+pub(crate) struct LazyRead<'a> {
+    node: &'a Node,
+    conn: std::cell::OnceCell<crate::store::ReadConn>,
+}
+
+impl ReadSource for LazyRead<'_> {
+    fn conn(&self) -> Result<&Connection> {
+        if let Some(c) = self.conn.get() {
+            return Ok(c);
+        }
+        let c = self
+            .node
+            .dir
+            .open_read_cached(&SPEC)?
+            .ok_or_else(|| not_initialized(&self.node.dir))?;
+        if c.is_fresh() {
+            // As in `Node::read`: another connection's `data_version`s.
+            query::forget_vocab();
+        }
+        Ok(self.conn.get_or_init(|| c))
+    }
+}
+
 fn parse_json(s: &str) -> Result<Value> {
     serde_json::from_str(s).map_err(|e| Error::internal(format!("stored JSON is corrupt: {e}")))
 }
@@ -228,6 +266,16 @@ impl Node {
         f(&conn)
     }
 
+    /// Runs `f` with a read connection opened only if `f` asks for one
+    /// ([`LazyRead`]): a collect whose collection is cached and that
+    /// supersedes nothing reads nothing.
+    pub(crate) fn read_lazy<T>(&self, f: impl FnOnce(&LazyRead<'_>) -> Result<T>) -> Result<T> {
+        f(&LazyRead {
+            node: self,
+            conn: std::cell::OnceCell::new(),
+        })
+    }
+
     /// The capability manifest; `origin` is the HTTP origin the client used.
     pub fn manifest(&self, origin: Option<&str>) -> Value {
         let mut m = Map::new();
@@ -327,6 +375,15 @@ impl Node {
             cache.insert(id.to_owned(), c.clone());
         }
         Ok(c)
+    }
+
+    /// [`Node::collection`], reading through `src` only when the
+    /// definition is not cached.
+    fn collection_via(&self, src: &dyn ReadSource, id: &str) -> Result<Arc<Map<String, Value>>> {
+        if let Some(c) = self.cached_collection(id) {
+            return Ok(c);
+        }
+        self.collection(src.conn()?, id)
     }
 
     fn cached_collection(&self, id: &str) -> Option<Arc<Map<String, Value>>> {
