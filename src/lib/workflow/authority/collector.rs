@@ -7,8 +7,8 @@ use super::auth::{self as admin, Authenticated};
 use super::bump_epoch;
 use super::change;
 use super::kind::{
-    Checked, CollectorKind, check_open, check_origin, claim, derive, live, open_verified, recheck,
-    registered_step, registration_binding, validated,
+    Checked, CollectorKind, check_open, check_origin, claim, derive, live, recheck,
+    registered_step, registration_binding, validated, verified,
 };
 pub use super::kind::{audience, live_grant};
 use super::schema::AuthorityWork;
@@ -463,7 +463,18 @@ fn tinv(msg: impl Into<String>) -> Error {
 /// and the record's outcome, identity and cleanup rules. Attempt state is
 /// checked by the caller (import needs it open; finalize needs it done).
 pub fn validate_transfer(j: &Connection, a: &Connection, bytes: &[u8]) -> Result<Validated> {
-    let (env, reg) = open_verified(j, a, bytes, "command")?;
+    validate_opened(j, a, bytes, transfer::open(bytes)?)
+}
+
+/// [`validate_transfer`] of a transfer the caller has already opened
+/// (`env` is `transfer::open(bytes)`; it is not parsed again).
+pub fn validate_opened(
+    j: &Connection,
+    a: &Connection,
+    bytes: &[u8],
+    env: transfer::Envelope,
+) -> Result<Validated> {
+    let (env, reg) = verified(j, a, bytes, env, "command")?;
     let h = &env.header;
     let d = derive_descriptor(j, a, &h.attempt_id)?;
     let p = profile_for(a, &reg.registration_id, &h.step_id)?

@@ -189,7 +189,8 @@ fn revalidate(
     }
     let d = Sha256Hex::parse(&x.transfer_digest)?;
     let bytes = dir.blobs()?.get(&d, Some(x.size), MAX_TRANSFER_BYTES)?;
-    let h = if transfer::open(&bytes)?.header.kind == super::review::KIND {
+    let env = transfer::open(&bytes)?;
+    let h = if env.header.kind == super::review::KIND {
         // A review is replayed again, under the current profile and basis.
         let v = super::review::validate_transfer(j, a, dir, &bytes)?;
         super::review::check_live(a, &v.descriptor)?;
@@ -198,7 +199,7 @@ fn revalidate(
         }
         v.envelope.header
     } else {
-        let v = col::validate_transfer(j, a, &bytes)?;
+        let v = col::validate_opened(j, a, &bytes, env)?;
         col::check_live(a, &v.descriptor)?;
         if v.record.outcome != transfer::ExecutionOutcome::Passed {
             return Err(Error::new(Code::NotQualified, "the transfer did not pass"));
