@@ -374,14 +374,22 @@ pub fn qualify<'a>(
             return Ok(none_current(Some(&s.context.revision))?);
         }
         let evals = evaluate(j, a, &s, now.ms)?;
+        // `evaluate` gives one evaluation per task of `s`, in order.
+        let digests = s.task_digests()?;
         let tasks: Vec<QualifiedTask<'_>> = evals
             .iter()
-            .map(|e| {
+            .enumerate()
+            .map(|(i, e)| {
                 Ok(QualifiedTask {
                     required: e.task.required,
                     state: e.state,
                     step_id: &e.task.subject.step_id,
-                    task_digest: e.task.digest()?,
+                    task_digest: match digests.get(i) {
+                        Some(d) if s.tasks.get(i).map(|t| &t.task_id) == Some(&e.task.task_id) => {
+                            d.clone()
+                        }
+                        _ => e.task.digest()?,
+                    },
                     task_id: &e.task.task_id,
                 })
             })
