@@ -218,14 +218,48 @@ pub fn profile_for(
     let Some((d, bytes)) = row else {
         return Ok(None);
     };
-    let p: CollectorProfile = serde_json::from_slice(&bytes)?;
-    if p.digest()?.as_str() != d {
+    let (p, digest) = parsed_profile(bytes)?;
+    if digest.as_str() != d {
         return Err(Error::new(
             Code::IntegrityError,
             "stored profile does not match its digest",
         ));
     }
     Ok(Some(p))
+}
+
+/// Parsed profiles kept at most (the oldest goes first).
+const PROFILES_KEPT: usize = 64;
+
+/// Stored profile bytes, what they parse to and the parse's digest.
+type ParsedProfile = (Vec<u8>, CollectorProfile, Sha256Hex);
+
+static PROFILES: std::sync::Mutex<std::collections::VecDeque<std::sync::Arc<ParsedProfile>>> =
+    std::sync::Mutex::new(std::collections::VecDeque::new());
+
+/// The parse of a stored profile and its digest, remembered keyed by the
+/// exact bytes (compared in full), so a hit is exactly what parsing and
+/// hashing them again would give: validating one transfer reads its
+/// profile three times (the descriptor, the transfer, the live check), and
+/// qualify validates every transfer of a subject.
+fn parsed_profile(bytes: Vec<u8>) -> Result<(CollectorProfile, Sha256Hex)> {
+    let hit = PROFILES
+        .lock()
+        .ok()
+        .and_then(|c| c.iter().find(|p| p.0 == bytes).cloned());
+    if let Some(p) = hit {
+        return Ok((p.1.clone(), p.2.clone()));
+    }
+    let p: CollectorProfile = serde_json::from_slice(&bytes)?;
+    let digest = p.digest()?;
+    let out = (p.clone(), digest.clone());
+    if let Ok(mut c) = PROFILES.lock() {
+        if c.len() >= PROFILES_KEPT {
+            c.pop_front();
+        }
+        c.push_back(std::sync::Arc::new((bytes, p, digest)));
+    }
+    Ok(out)
 }
 
 /// The profile of the current, unrevoked registration for a step (highest epoch).
