@@ -363,9 +363,11 @@ impl Gate {
 
     /// Reads up to `max` bytes from the socket into `buf`.
     fn fill(&mut self, cx: &mut Context<'_>, max: usize) -> Poll<io::Result<usize>> {
-        let mut tmp = [0u8; READ_CHUNK];
+        // Not zeroed first: `ReadBuf` tracks what the read initialised, and
+        // only that (`filled`) is copied.
+        let mut tmp = [const { std::mem::MaybeUninit::<u8>::uninit() }; READ_CHUNK];
         let n = max.clamp(1, READ_CHUNK);
-        let mut rb = ReadBuf::new(&mut tmp[..n]);
+        let mut rb = ReadBuf::uninit(&mut tmp[..n]);
         ready!(Pin::new(&mut self.io).poll_read(cx, &mut rb))?;
         let got = rb.filled().len();
         self.buf.extend_from_slice(rb.filled());

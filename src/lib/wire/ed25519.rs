@@ -41,6 +41,39 @@ pub fn check_point(bytes: &[u8; 32]) -> Result<()> {
     Ok(())
 }
 
+/// Public keys that passed [`check_point`] in this process, decompressed,
+/// at most [`CHECKED_KEPT`] (the oldest goes first). `check_point` is a
+/// pure function of the 32 bytes, so a hit answers exactly what checking
+/// again would: `qualify` re-verifies every transfer of a subject, most of
+/// them signed by the same one or two enrolled keys, and each check is a
+/// full scalar multiplication (the torsion check).
+static CHECKED: std::sync::Mutex<std::collections::VecDeque<([u8; 32], VerifyingKey)>> =
+    std::sync::Mutex::new(std::collections::VecDeque::new());
+
+/// How many checked keys [`CHECKED`] keeps.
+const CHECKED_KEPT: usize = 64;
+
+/// [`check_point`] of a public key, remembered: the decompressed key of
+/// 32 bytes that are a canonical, torsion-free, non-small-order point.
+pub fn checked_key(bytes: &[u8; 32]) -> Result<VerifyingKey> {
+    let hit = CHECKED
+        .lock()
+        .ok()
+        .and_then(|c| c.iter().find(|(k, _)| k == bytes).map(|(_, vk)| *vk));
+    if let Some(vk) = hit {
+        return Ok(vk);
+    }
+    check_point(bytes)?;
+    let vk = VerifyingKey::from_bytes(bytes).map_err(|_| bad("invalid public key"))?;
+    if let Ok(mut c) = CHECKED.lock() {
+        if c.len() >= CHECKED_KEPT {
+            c.pop_front();
+        }
+        c.push_back((*bytes, vk));
+    }
+    Ok(vk)
+}
+
 /// Parses and checks a public key given as 64 lowercase hex characters.
 pub fn parse_public_key_hex(hex: &str) -> Result<[u8; 32]> {
     let v = decode_hex(hex, PUBLIC_KEY_LEN).map_err(|_| {
@@ -51,7 +84,7 @@ pub fn parse_public_key_hex(hex: &str) -> Result<[u8; 32]> {
     })?;
     let mut k = [0u8; 32];
     k.copy_from_slice(&v);
-    check_point(&k).map_err(|e| {
+    checked_key(&k).map_err(|e| {
         Error::new(
             Code::InvalidInput,
             format!("public key refused: {}", e.message()),
@@ -70,16 +103,15 @@ pub fn decode_hex(hex: &str, len: usize) -> Result<Vec<u8>> {
         .map_err(|_| bad("not lowercase hex"))
 }
 
-/// Verifies `sig` over `msg` under `public_key`, strictly.
+/// Verifies `sig` over `msg` under `public_key`, strictly: the key passes
+/// [`check_point`] ([`checked_key`]: once per process and key), then
+/// [`verify_strict_checked`], whose equation implies every point check of
+/// `R` (they run only to name a failure's reason). The accepted set and the
+/// reason given for each refusal are those of checking `A`, then `R`, then
+/// the equation.
 pub fn verify_strict(public_key: &[u8; 32], msg: &[u8], sig: &[u8; 64]) -> Result<()> {
-    check_point(public_key)?;
-    let mut r = [0u8; 32];
-    r.copy_from_slice(&sig[..32]);
-    check_point(&r)?;
-    let vk = VerifyingKey::from_bytes(public_key).map_err(|_| bad("invalid public key"))?;
-    let s = Signature::from_bytes(sig);
-    vk.verify_strict(msg, &s)
-        .map_err(|_| bad("signature does not verify"))
+    let vk = checked_key(public_key)?;
+    verify_strict_checked(&vk, msg, sig)
 }
 
 /// [`verify_strict`] for a public key that has already passed
@@ -171,6 +203,25 @@ mod tests {
         assert!(verify_strict(&pk, b"m", &bad_sig).is_err());
         let e = verify_strict_checked_key(&pk, b"m", &bad_sig).expect_err("mixed R");
         assert!(e.message().contains("torsion"), "{e}");
+    }
+
+    #[test]
+    fn a_remembered_key_answers_as_a_fresh_check_would() {
+        let k = Keypair::from_seed(&[5u8; 32]);
+        let pk = k.public_key();
+        let a = CompressedEdwardsY(pk).decompress().expect("point");
+        let mixed = (a + EIGHT_TORSION[1]).compress().0;
+        let sig = k.sign(b"m");
+        // The second round answers from the memo (a refused key is never kept).
+        for _ in 0..2 {
+            let e = checked_key(&mixed).expect_err("mixed key");
+            assert!(e.message().contains("torsion"), "{e}");
+            assert_eq!(checked_key(&pk).expect("ok").to_bytes(), pk);
+            verify_strict(&pk, b"m", &sig).expect("ok");
+            assert!(verify_strict(&pk, b"n", &sig).is_err());
+            assert!(verify_strict(&mixed, b"m", &sig).is_err());
+            assert!(parse_public_key_hex(&data_encoding::HEXLOWER.encode(&mixed)).is_err());
+        }
     }
 
     #[test]

@@ -171,21 +171,71 @@ pub fn attempt(j: &Connection, attempt_id: &str) -> Result<Option<AttemptRow>> {
     let Some((d, json, state, exp, sup)) = row else {
         return Ok(None);
     };
-    let attempt: WorkflowTaskAttempt = serde_json::from_slice(&json)?;
-    let digest = attempt.digest()?;
-    if digest.as_str() != d {
+    let parsed = parsed_attempt(attempt_id, &d, json)?;
+    if parsed.digest.as_str() != d {
         return Err(Error::new(
             Code::IntegrityError,
             "stored attempt does not match its digest",
         ));
     }
     Ok(Some(AttemptRow {
-        attempt,
-        digest,
+        attempt: parsed.attempt.clone(),
+        digest: parsed.digest.clone(),
         stored_state: state,
         lease_expires_ms: exp,
         superseded_by_fence: sup.map(|f| f as u64),
     }))
+}
+
+/// An attempt's stored bytes and what they parse and hash to.
+struct ParsedAttempt {
+    stored_digest: String,
+    json: Vec<u8>,
+    attempt: WorkflowTaskAttempt,
+    digest: Sha256Hex,
+}
+
+/// Parsed attempts kept at most (by attempt id; the map is emptied when
+/// full). Under `serve` every heartbeat and qualification of an agent loads
+/// its attempt two or three times.
+const ATTEMPTS_KEPT: usize = 4096;
+
+static ATTEMPTS: std::sync::LazyLock<
+    std::sync::Mutex<std::collections::HashMap<String, std::sync::Arc<ParsedAttempt>>>,
+> = std::sync::LazyLock::new(Default::default);
+
+/// The parse and digest of an attempt's stored bytes, remembered: a hit is
+/// only ever the same stored digest and the same bytes byte for byte
+/// (compared in full), so it is exactly what parsing and hashing them
+/// again would give; the caller still compares the digest with the row's.
+fn parsed_attempt(
+    attempt_id: &str,
+    stored_digest: &str,
+    json: Vec<u8>,
+) -> Result<std::sync::Arc<ParsedAttempt>> {
+    let hit = ATTEMPTS.lock().ok().and_then(|c| {
+        c.get(attempt_id)
+            .filter(|p| p.stored_digest == stored_digest && p.json == json)
+            .cloned()
+    });
+    if let Some(p) = hit {
+        return Ok(p);
+    }
+    let attempt: WorkflowTaskAttempt = serde_json::from_slice(&json)?;
+    let digest = attempt.digest()?;
+    let p = std::sync::Arc::new(ParsedAttempt {
+        stored_digest: stored_digest.to_owned(),
+        json,
+        attempt,
+        digest,
+    });
+    if let Ok(mut c) = ATTEMPTS.lock() {
+        if c.len() >= ATTEMPTS_KEPT {
+            c.clear();
+        }
+        c.insert(attempt_id.to_owned(), p.clone());
+    }
+    Ok(p)
 }
 
 /// The task an attempt belongs to (no digest check: a scope lookup).

@@ -656,6 +656,27 @@ pub struct StoredSubject {
     /// Tasks (shared with the parse cache: a subject is immutable, and
     /// every heartbeat and qualification loads its Change's).
     pub tasks: std::sync::Arc<[WorkflowTask]>,
+    /// The digests of `tasks`, in their order, computed the first time
+    /// they are asked for and then shared like the tasks.
+    task_digests: std::sync::Arc<std::sync::OnceLock<std::sync::Arc<[Sha256Hex]>>>,
+}
+
+impl StoredSubject {
+    /// `tasks[i].digest()` for every task, in order: computed once per
+    /// parsed subject (the parse cache keeps them with the tasks), since
+    /// every qualification shows every task's digest.
+    pub fn task_digests(&self) -> Result<std::sync::Arc<[Sha256Hex]>> {
+        if let Some(d) = self.task_digests.get() {
+            return Ok(d.clone());
+        }
+        let d: std::sync::Arc<[Sha256Hex]> = self
+            .tasks
+            .iter()
+            .map(WorkflowTask::digest)
+            .collect::<Result<Vec<_>>>()?
+            .into();
+        Ok(self.task_digests.get_or_init(|| d).clone())
+    }
 }
 
 /// Loads one version's subject, checking the context bytes' digest.
@@ -689,6 +710,7 @@ fn subject_of(conn: &Connection, ch: Change, version: u64) -> Result<StoredSubje
         context: parsed.context.clone(),
         context_digest: parsed.digest.clone(),
         tasks: parsed.tasks.clone(),
+        task_digests: parsed.task_digests.clone(),
     })
 }
 
@@ -699,6 +721,7 @@ struct Parsed {
     digest: Sha256Hex,
     context: ChangeContext,
     tasks: std::sync::Arc<[WorkflowTask]>,
+    task_digests: std::sync::Arc<std::sync::OnceLock<std::sync::Arc<[Sha256Hex]>>>,
 }
 
 /// Parsed subjects kept at most (one per Change a `serve` is busy with:
@@ -742,6 +765,7 @@ fn parsed_subject(
         digest,
         context,
         tasks: tasks.into(),
+        task_digests: Default::default(),
     });
     if let Ok(mut c) = PARSED.lock() {
         if c.len() >= PARSED_KEPT {

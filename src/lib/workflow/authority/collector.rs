@@ -7,8 +7,8 @@ use super::auth::{self as admin, Authenticated};
 use super::bump_epoch;
 use super::change;
 use super::kind::{
-    Checked, CollectorKind, check_open, check_origin, claim, derive, live, open_verified, recheck,
-    registered_step, registration_binding, validated,
+    Checked, CollectorKind, check_open, check_origin, claim, derive, live, recheck,
+    registered_step, registration_binding, validated, verified,
 };
 pub use super::kind::{audience, live_grant};
 use super::schema::AuthorityWork;
@@ -218,14 +218,48 @@ pub fn profile_for(
     let Some((d, bytes)) = row else {
         return Ok(None);
     };
-    let p: CollectorProfile = serde_json::from_slice(&bytes)?;
-    if p.digest()?.as_str() != d {
+    let (p, digest) = parsed_profile(bytes)?;
+    if digest.as_str() != d {
         return Err(Error::new(
             Code::IntegrityError,
             "stored profile does not match its digest",
         ));
     }
     Ok(Some(p))
+}
+
+/// Parsed profiles kept at most (the oldest goes first).
+const PROFILES_KEPT: usize = 64;
+
+/// Stored profile bytes, what they parse to and the parse's digest.
+type ParsedProfile = (Vec<u8>, CollectorProfile, Sha256Hex);
+
+static PROFILES: std::sync::Mutex<std::collections::VecDeque<std::sync::Arc<ParsedProfile>>> =
+    std::sync::Mutex::new(std::collections::VecDeque::new());
+
+/// The parse of a stored profile and its digest, remembered keyed by the
+/// exact bytes (compared in full), so a hit is exactly what parsing and
+/// hashing them again would give: validating one transfer reads its
+/// profile three times (the descriptor, the transfer, the live check), and
+/// qualify validates every transfer of a subject.
+fn parsed_profile(bytes: Vec<u8>) -> Result<(CollectorProfile, Sha256Hex)> {
+    let hit = PROFILES
+        .lock()
+        .ok()
+        .and_then(|c| c.iter().find(|p| p.0 == bytes).cloned());
+    if let Some(p) = hit {
+        return Ok((p.1.clone(), p.2.clone()));
+    }
+    let p: CollectorProfile = serde_json::from_slice(&bytes)?;
+    let digest = p.digest()?;
+    let out = (p.clone(), digest.clone());
+    if let Ok(mut c) = PROFILES.lock() {
+        if c.len() >= PROFILES_KEPT {
+            c.pop_front();
+        }
+        c.push_back(std::sync::Arc::new((bytes, p, digest)));
+    }
+    Ok(out)
 }
 
 /// The profile of the current, unrevoked registration for a step (highest epoch).
@@ -463,7 +497,18 @@ fn tinv(msg: impl Into<String>) -> Error {
 /// and the record's outcome, identity and cleanup rules. Attempt state is
 /// checked by the caller (import needs it open; finalize needs it done).
 pub fn validate_transfer(j: &Connection, a: &Connection, bytes: &[u8]) -> Result<Validated> {
-    let (env, reg) = open_verified(j, a, bytes, "command")?;
+    validate_opened(j, a, bytes, transfer::open(bytes)?)
+}
+
+/// [`validate_transfer`] of a transfer the caller has already opened
+/// (`env` is `transfer::open(bytes)`; it is not parsed again).
+pub fn validate_opened(
+    j: &Connection,
+    a: &Connection,
+    bytes: &[u8],
+    env: transfer::Envelope,
+) -> Result<Validated> {
+    let (env, reg) = verified(j, a, bytes, env, "command")?;
     let h = &env.header;
     let d = derive_descriptor(j, a, &h.attempt_id)?;
     let p = profile_for(a, &reg.registration_id, &h.step_id)?

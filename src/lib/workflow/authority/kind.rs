@@ -438,7 +438,18 @@ pub(crate) fn open_verified(
     bytes: &[u8],
     kind: &str,
 ) -> Result<(transfer::Envelope, crate::contract::ExecutorEnrollment)> {
-    let env = transfer::open(bytes)?;
+    verified(j, a, bytes, transfer::open(bytes)?, kind)
+}
+
+/// [`open_verified`] of a transfer the caller has already opened (`env`
+/// is `transfer::open(bytes)`).
+pub(crate) fn verified(
+    j: &Connection,
+    a: &Connection,
+    bytes: &[u8],
+    env: transfer::Envelope,
+    kind: &str,
+) -> Result<(transfer::Envelope, crate::contract::ExecutorEnrollment)> {
     let h = &env.header;
     if h.kind != kind {
         return Err(tinv(format!("not a {kind} transfer")));

@@ -189,7 +189,8 @@ fn revalidate(
     }
     let d = Sha256Hex::parse(&x.transfer_digest)?;
     let bytes = dir.blobs()?.get(&d, Some(x.size), MAX_TRANSFER_BYTES)?;
-    let h = if transfer::open(&bytes)?.header.kind == super::review::KIND {
+    let env = transfer::open(&bytes)?;
+    let h = if env.header.kind == super::review::KIND {
         // A review is replayed again, under the current profile and basis.
         let v = super::review::validate_transfer(j, a, dir, &bytes)?;
         super::review::check_live(a, &v.descriptor)?;
@@ -198,7 +199,7 @@ fn revalidate(
         }
         v.envelope.header
     } else {
-        let v = col::validate_transfer(j, a, &bytes)?;
+        let v = col::validate_opened(j, a, &bytes, env)?;
         col::check_live(a, &v.descriptor)?;
         if v.record.outcome != transfer::ExecutionOutcome::Passed {
             return Err(Error::new(Code::NotQualified, "the transfer did not pass"));
@@ -373,14 +374,22 @@ pub fn qualify<'a>(
             return Ok(none_current(Some(&s.context.revision))?);
         }
         let evals = evaluate(j, a, &s, now.ms)?;
+        // `evaluate` gives one evaluation per task of `s`, in order.
+        let digests = s.task_digests()?;
         let tasks: Vec<QualifiedTask<'_>> = evals
             .iter()
-            .map(|e| {
+            .enumerate()
+            .map(|(i, e)| {
                 Ok(QualifiedTask {
                     required: e.task.required,
                     state: e.state,
                     step_id: &e.task.subject.step_id,
-                    task_digest: e.task.digest()?,
+                    task_digest: match digests.get(i) {
+                        Some(d) if s.tasks.get(i).map(|t| &t.task_id) == Some(&e.task.task_id) => {
+                            d.clone()
+                        }
+                        _ => e.task.digest()?,
+                    },
                     task_id: &e.task.task_id,
                 })
             })
