@@ -13,7 +13,11 @@
 # figures are medians over the rounds. Then the data node's bulk ingest of
 # small inline records with and without a bucket configured (inline content
 # never touches the bucket: the ratio should be 1.0 and the bucket gains no
-# object). The load average is printed before and after.
+# object). The load average is printed before and after. On a shared
+# machine the load moves between separate runs, so each round also runs
+# s3-probe `pair` on large objects: ours and the anchor object by object in
+# one process, the ratio taken per object (the median of the rounds' median
+# ratios is printed last, "paired").
 # With BASE_PROBE=PATH (an s3-probe built from another commit, e.g. main's in
 # another target directory), that build's blob store runs in the same rounds
 # against the same bucket, interleaved, so a change is measured before and
@@ -72,10 +76,15 @@ ratio() { python3 -c 'import sys; print(f"{float(sys.argv[1])/float(sys.argv[2])
 objects() { find "$WORK/s3/bench" -type f -path '*/sha256/*' | wc -l; }
 
 declare -A F
+declare -A P
 for round in $(seq 1 "$ROUNDS"); do
   for size in small large; do
     if [ $size = small ]; then bytes=1024; n=$SMALL_COUNT; else bytes=$((64 << 20)); n=$LARGE_COUNT; fi
-    for who in $WHO; do
+    # Who goes first turns round by round: a server writing one large
+    # object after another slows down as its dirty pages pile up.
+    order=$WHO
+    for _ in $(seq 2 "$round"); do order="${order#* } ${order%% *}"; done
+    for who in $order; do
       case $who in
         local) out=$("$PROBE" store "$WORK/local" $bytes "$n") ;;
         bucket) out=$("$PROBE" store "$WORK/bucket" $bytes "$n") ;;
@@ -87,6 +96,10 @@ for round in $(seq 1 "$ROUNDS"); do
         F[${size}_${who}_$k]+="$(field "$out" $k) "
       done
     done
+  done
+  out=$("$PROBE" pair "$WORK/bucket" "$WORK/config.json" $((64 << 20)) "$LARGE_COUNT")
+  for k in put_ratio get_ratio put_ratio_checksum; do
+    P[$k]+="$(field "$out" $k) "
   done
   # Keep the disk from filling with 64 MiB objects between rounds (no
   # row names these objects).
@@ -114,6 +127,11 @@ for size in small large; do
   echo "$label, ours / anchor: put $(ratio "${M[bucket_put_ms]}" "${M[anchor_put_ms]}"), get $(ratio "${M[bucket_get_ms]}" "${M[anchor_get_ms]}") $goal"
   echo "$label, of the put ratio the server's own checksum verification (which the blob store always asks for) is $(ratio "${M[anchorsum_put_ms]}" "${M[anchor_put_ms]}"); ours / that anchor: put $(ratio "${M[bucket_put_ms]}" "${M[anchorsum_put_ms]}")"
 done
+
+# shellcheck disable=SC2086
+echo "64 MiB x $LARGE_COUNT, paired object by object, median of the rounds' median ours / anchor:" \
+  "put $(median ${P[put_ratio]})x, get $(median ${P[get_ratio]})x (goal <= 1.2x);" \
+  "put / anchor with the checksum header $(median ${P[put_ratio_checksum]})x"
 
 # Bulk ingest of short inline records, with and without a bucket configured.
 python3 -c '

@@ -893,9 +893,13 @@ impl S3Store {
     /// short of its length before the last byte (the server stores no
     /// object from a broken body), a multipart upload is aborted before
     /// CompleteMultipartUpload.
+    ///
+    /// `whole`, when given, is everything `reader` yields, in memory: a
+    /// single PUT then sends and replays it as it is, with no copy kept.
     fn put_streamed(
         &self,
         reader: &mut dyn Read,
+        whole: Option<&[u8]>,
         digest: &Sha256Hex,
         size: u64,
     ) -> Result<PutOutcome> {
@@ -926,7 +930,9 @@ impl S3Store {
         if size > self.multipart_threshold {
             self.put_multipart(reader, Some(digest), digest, size)?;
         } else {
-            let keep = if size <= MEM_SPOOL {
+            let keep = if let Some(bytes) = whole {
+                Keep::Slice(bytes)
+            } else if size <= MEM_SPOOL {
                 Keep::Memory(Vec::with_capacity(usize::try_from(size).unwrap_or(0)))
             } else {
                 Keep::File(self.temp("put-")?)
@@ -1483,7 +1489,7 @@ struct Tee<'r> {
 
 struct TeeState<'r> {
     reader: &'r mut dyn Read,
-    keep: Keep,
+    keep: Keep<'r>,
     hasher: Sha256,
     /// Bytes taken from the reader (and kept) so far.
     taken: u64,
@@ -1494,7 +1500,9 @@ struct TeeState<'r> {
     verified: bool,
 }
 
-enum Keep {
+enum Keep<'r> {
+    /// The caller's bytes themselves (they are all in memory).
+    Slice(&'r [u8]),
     Memory(Vec<u8>),
     File(tempfile::NamedTempFile),
 }
@@ -1536,15 +1544,19 @@ impl Read for TeeReader<'_, '_> {
             let want = usize::try_from(st.taken - self.pos)
                 .unwrap_or(usize::MAX)
                 .min(buf.len());
-            let n = match &st.keep {
-                Keep::Memory(v) => {
-                    let from = usize::try_from(self.pos).unwrap_or(usize::MAX);
-                    let src = v.get(from..from.saturating_add(want)).unwrap_or(&[]);
-                    buf[..src.len()].copy_from_slice(src);
-                    src.len()
+            let kept: &[u8] = match &st.keep {
+                Keep::Slice(v) => v,
+                Keep::Memory(v) => v,
+                Keep::File(t) => {
+                    let n = t.as_file().read_at(&mut buf[..want], self.pos)?;
+                    self.pos += n as u64;
+                    return Ok(n);
                 }
-                Keep::File(t) => t.as_file().read_at(&mut buf[..want], self.pos)?,
             };
+            let from = usize::try_from(self.pos).unwrap_or(usize::MAX);
+            let src = kept.get(from..from.saturating_add(want)).unwrap_or(&[]);
+            buf[..src.len()].copy_from_slice(src);
+            let n = src.len();
             self.pos += n as u64;
             return Ok(n);
         }
@@ -1557,12 +1569,21 @@ impl Read for TeeReader<'_, '_> {
         let want = usize::try_from(st.size - st.taken)
             .unwrap_or(usize::MAX)
             .min(buf.len());
-        let n = loop {
-            match st.reader.read(&mut buf[..want]) {
-                Ok(n) => break n,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(st.refuse(read_input(e))),
+        let n = match st.keep {
+            Keep::Slice(all) => {
+                let from = usize::try_from(st.taken).unwrap_or(usize::MAX);
+                let src = all.get(from..).unwrap_or(&[]);
+                let n = want.min(src.len());
+                buf[..n].copy_from_slice(&src[..n]);
+                n
             }
+            _ => loop {
+                match st.reader.read(&mut buf[..want]) {
+                    Ok(n) => break n,
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                    Err(e) => return Err(st.refuse(read_input(e))),
+                }
+            },
         };
         if n == 0 {
             let got = format!("{} bytes", st.taken);
@@ -1570,6 +1591,7 @@ impl Read for TeeReader<'_, '_> {
         }
         st.hasher.update(&buf[..n]);
         match &mut st.keep {
+            Keep::Slice(_) => {}
             Keep::Memory(v) => v.extend_from_slice(&buf[..n]),
             Keep::File(t) => {
                 if let Err(e) = t.write_all(&buf[..n]) {
@@ -1582,10 +1604,12 @@ impl Read for TeeReader<'_, '_> {
         if st.taken == st.size {
             // The last bytes go out only once the reader has ended and
             // the digest is the one announced.
-            let mut one = [0u8; 1];
-            let more = match read_full(&mut *st.reader, &mut one) {
-                Ok(m) => m,
-                Err(e) => return Err(st.refuse(e)),
+            let more = match st.keep {
+                Keep::Slice(all) => usize::from(all.len() as u64 > st.size),
+                _ => match read_full(&mut *st.reader, &mut [0u8; 1]) {
+                    Ok(m) => m,
+                    Err(e) => return Err(st.refuse(e)),
+                },
             };
             let d = Sha256Hex::from_bytes(std::mem::take(&mut st.hasher).finalize().into());
             if more > 0 || d != st.digest {
@@ -1609,7 +1633,11 @@ impl BlobStore for S3Store {
     }
 
     fn put(&self, reader: &mut dyn Read, digest: &Sha256Hex, size: u64) -> Result<PutOutcome> {
-        self.put_streamed(reader, digest, size)
+        self.put_streamed(reader, None, digest, size)
+    }
+
+    fn put_bytes_as(&self, bytes: &[u8], digest: &Sha256Hex) -> Result<PutOutcome> {
+        self.put_streamed(&mut &bytes[..], Some(bytes), digest, bytes.len() as u64)
     }
 
     fn put_bytes(&self, bytes: &[u8]) -> Result<PutOutcome> {
@@ -1921,10 +1949,10 @@ mod tests {
     }
 
     impl Fake {
-        /// `fail_puts`: how many single PUTs are answered 503 (after their
-        /// whole body was read) before one is kept.
+        /// `fail_puts`: how many single PUTs of each key are answered 503
+        /// (after their whole body was read) before one is kept.
         fn start(fail_puts: usize) -> Fake {
-            use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+            use std::sync::atomic::{AtomicBool, Ordering};
             use std::sync::{Arc, Mutex};
             let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
             let port = listener.local_addr().expect("addr").port();
@@ -1932,11 +1960,11 @@ mod tests {
             let objects: Arc<Mutex<std::collections::HashMap<String, (Sha256Hex, u64)>>> =
                 Arc::new(Mutex::new(std::collections::HashMap::new()));
             let stop = Arc::new(AtomicBool::new(false));
-            let failed = Arc::new(AtomicUsize::new(0));
             let (l, o, s) = (log.clone(), objects.clone(), stop.clone());
             std::thread::spawn(move || {
                 let mut parts: std::collections::BTreeMap<String, Vec<u8>> = Default::default();
                 let mut single = std::collections::HashSet::new();
+                let mut failed: std::collections::HashMap<String, usize> = Default::default();
                 for conn in listener.incoming() {
                     if s.load(Ordering::SeqCst) {
                         return;
@@ -1977,7 +2005,8 @@ mod tests {
                             parts.insert(query.to_owned(), body);
                             answer(&mut conn, "200 OK", &[("etag", "\"e\"")], 0, b"");
                         }
-                        "PUT" if failed.fetch_add(1, Ordering::SeqCst) < fail_puts => {
+                        "PUT" if failed.get(&key).copied().unwrap_or(0) < fail_puts => {
+                            *failed.entry(key.clone()).or_default() += 1;
                             answer(&mut conn, "503 Slow Down", &[], 0, b"");
                         }
                         "PUT" => {
@@ -2176,19 +2205,26 @@ mod tests {
             (good[..good.len() - 1].to_vec(), "one byte short"),
             (longer, "one byte more"),
         ] {
-            let before = server.log().len();
-            let e = s.put(&mut &bytes[..], &digest, size).expect_err(why);
-            assert_eq!(e.code(), Code::IntegrityError, "{why}: {e:?}");
-            server.settle(&s);
-            let log = server.log();
-            let puts: Vec<_> = log[before..]
-                .iter()
-                .filter(|l| l.starts_with("PUT"))
-                .collect();
-            // One attempt (not retried), its body short of its length.
-            assert_eq!(puts.len(), 1, "{why}: {log:?}");
-            assert!(puts[0].ends_with("short"), "{why}: {puts:?}");
-            assert_eq!(server.object(&s, &digest), None, "{why}: nothing stored");
+            for from_memory in [false, true] {
+                let before = server.log().len();
+                let e = if from_memory {
+                    s.put_bytes_as(&bytes, &digest)
+                } else {
+                    s.put(&mut &bytes[..], &digest, size)
+                }
+                .expect_err(why);
+                assert_eq!(e.code(), Code::IntegrityError, "{why}: {e:?}");
+                server.settle(&s);
+                let log = server.log();
+                let puts: Vec<_> = log[before..]
+                    .iter()
+                    .filter(|l| l.starts_with("PUT"))
+                    .collect();
+                // One attempt (not retried), its body short of its length.
+                assert_eq!(puts.len(), 1, "{why}: {log:?}");
+                assert!(puts[0].ends_with("short"), "{why}: {puts:?}");
+                assert_eq!(server.object(&s, &digest), None, "{why}: nothing stored");
+            }
         }
         let out = s.put(&mut &good[..], &digest, size).expect("put");
         assert!(out.created);
@@ -2219,6 +2255,17 @@ mod tests {
         let puts = server.log().iter().filter(|l| l.starts_with("PUT")).count();
         assert_eq!(puts, 3);
         assert_eq!(server.object(&s, &digest), Some((digest.clone(), size)));
+        // Bytes in memory are replayed from where they are.
+        let second = noise(1 << 20, 4);
+        let second_digest = Sha256Hex::digest(&second);
+        s.put_bytes_as(&second, &second_digest)
+            .expect("put from memory");
+        assert_eq!(
+            server.object(&s, &second_digest),
+            Some((second_digest.clone(), second.len() as u64))
+        );
+        let puts = server.log().iter().filter(|l| l.starts_with("PUT")).count();
+        assert_eq!(puts, 6);
         // A put of an object the bucket vouches for sends nothing, and
         // the caller's bytes are still checked.
         let again = s.put(&mut &good[..], &digest, size).expect("put again");
@@ -2231,7 +2278,7 @@ mod tests {
         assert_eq!(e.code(), Code::IntegrityError);
         server.settle(&s);
         let puts = server.log().iter().filter(|l| l.starts_with("PUT")).count();
-        assert_eq!(puts, 3, "nothing sent again");
+        assert_eq!(puts, 6, "nothing sent again");
     }
 
     #[test]
