@@ -75,8 +75,6 @@ const BUF: usize = 64 * 1024;
 /// Objects whose size (recorded, announced or bounded) is at most this
 /// are spooled in memory rather than in a temp file under `cas/tmp/`.
 const MEM_SPOOL: u64 = 64 << 20;
-/// The chunks a download hands to its hashing thread.
-const CHUNK: usize = 256 * 1024;
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -1190,14 +1188,13 @@ impl S3Store {
 
     /// Downloads an object into `out`, at most `limit` bytes, and returns
     /// its digest and size as read (the caller compares). `Ok(None)`: the
-    /// object does not exist. The bytes are hashed and written to `out` on
-    /// a second thread while the next ones arrive.
+    /// object does not exist.
     fn fetch(
         &self,
         digest: &Sha256Hex,
         expected_size: Option<u64>,
         max_bytes: u64,
-        out: &mut (dyn Write + Send),
+        out: &mut dyn Write,
     ) -> Result<Option<(Sha256Hex, u64)>> {
         let key = self.key(digest);
         let what = "read an object";
@@ -1242,81 +1239,37 @@ impl S3Store {
             }
         }
         let mut body = resp.into_body().into_reader().take(limit.saturating_add(1));
-        let (read, hashed) = std::thread::scope(|s| {
-            // Full chunks go to the hashing thread, emptied ones come back.
-            let (full_tx, full_rx) = std::sync::mpsc::sync_channel::<(Vec<u8>, usize)>(4);
-            let (free_tx, free_rx) = std::sync::mpsc::channel::<Vec<u8>>();
-            let worker = s.spawn(move || -> std::io::Result<Sha256Hex> {
-                let mut hasher = Sha256::new();
-                for (chunk, n) in full_rx {
-                    hasher.update(&chunk[..n]);
-                    out.write_all(&chunk[..n])?;
-                    // The reader may be gone already: the chunk is dropped.
-                    let _ = free_tx.send(chunk);
-                }
-                Ok(Sha256Hex::from_bytes(hasher.finalize().into()))
-            });
-            let read = (|| -> Result<u64> {
-                let mut size = 0u64;
-                loop {
-                    let mut chunk = free_rx.try_recv().unwrap_or_else(|_| vec![0u8; CHUNK]);
-                    let mut n = 0;
-                    let mut end = false;
-                    while n < CHUNK {
-                        match body.read(&mut chunk[n..]) {
-                            Ok(0) => {
-                                end = true;
-                                break;
-                            }
-                            Ok(m) => n += m,
-                            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                            Err(e) => {
-                                return Err(unavailable(what, format!("the body broke off: {e}")));
-                            }
-                        }
-                        // A backstop to the client's deadline, which
-                        // covers the body.
-                        if started.elapsed() > deadline {
-                            return Err(unavailable(
-                                what,
-                                "the body did not arrive before its deadline",
-                            ));
-                        }
-                    }
-                    size += n as u64;
-                    if size > limit {
-                        return Err(match expected_size {
-                            Some(_) => integrity(digest, "longer than its recorded size"),
-                            None => Error::new(
-                                Code::TooLarge,
-                                format!("object {digest} is over {max_bytes} bytes"),
-                            ),
-                        });
-                    }
-                    // A failed hashing thread ends the read; its error
-                    // comes from the join.
-                    if n > 0 && full_tx.send((chunk, n)).is_err() {
-                        return Ok(size);
-                    }
-                    if end {
-                        return Ok(size);
-                    }
-                }
-            })();
-            drop(full_tx);
-            (read, worker.join())
-        });
-        let hashed = match hashed {
-            Ok(Ok(d)) => d,
-            Ok(Err(e)) => {
-                return Err(Error::new(
-                    Code::Io,
-                    format!("spooling object {digest}: {e}"),
+        let mut hasher = Sha256::new();
+        let mut size = 0u64;
+        let mut buf = vec![0u8; BUF];
+        loop {
+            let n = match body.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(unavailable(what, format!("the body broke off: {e}"))),
+            };
+            // A backstop to the client's deadline, which covers the body.
+            if started.elapsed() > deadline {
+                return Err(unavailable(
+                    what,
+                    "the body did not arrive before its deadline",
                 ));
             }
-            Err(_) => return Err(Error::new(Code::Internal, "the hashing thread failed")),
-        };
-        let size = read?;
+            size += n as u64;
+            if size > limit {
+                return Err(match expected_size {
+                    Some(_) => integrity(digest, "longer than its recorded size"),
+                    None => Error::new(
+                        Code::TooLarge,
+                        format!("object {digest} is over {max_bytes} bytes"),
+                    ),
+                });
+            }
+            hasher.update(&buf[..n]);
+            out.write_all(&buf[..n])
+                .map_err(|e| Error::new(Code::Io, format!("spooling object {digest}: {e}")))?;
+        }
         // Fewer bytes than the answer announced: the transfer broke off
         // (a deadline, a dropped connection), not the object.
         if let Some(len) = announced.filter(|&len| size < len) {
@@ -1325,7 +1278,10 @@ impl S3Store {
                 format!("the body broke off after {size} of {len} bytes"),
             ));
         }
-        Ok(Some((hashed, size)))
+        Ok(Some((
+            Sha256Hex::from_bytes(hasher.finalize().into()),
+            size,
+        )))
     }
 
     /// Spools a verified object, bounded by its recorded length (or by
