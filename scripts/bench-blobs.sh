@@ -13,9 +13,17 @@
 # figures are medians over the rounds. Then the data node's bulk ingest of
 # small inline records with and without a bucket configured (inline content
 # never touches the bucket: the ratio should be 1.0 and the bucket gains no
-# object). The load average is printed before and after.
+# object). The load average is printed before and after. On a shared
+# machine the load moves between separate runs, so each round also runs
+# s3-probe `pair` on large objects: ours and the anchor object by object in
+# one process, the ratio taken per object (the median of the rounds' median
+# ratios is printed last, "paired").
+# With BASE_PROBE=PATH (an s3-probe built from another commit, e.g. main's in
+# another target directory), that build's blob store runs in the same rounds
+# against the same bucket, interleaved, so a change is measured before and
+# after under the same load.
 # Not part of the test command.
-# Usage: scripts/bench-blobs.sh [ROUNDS] [SMALL_COUNT] [LARGE_COUNT] [BULK_RECORDS]
+# Usage: [BASE_PROBE=PATH] scripts/bench-blobs.sh [ROUNDS] [SMALL_COUNT] [LARGE_COUNT] [BULK_RECORDS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROUNDS=${1:-3}
@@ -25,6 +33,12 @@ BULK_RECORDS=${4:-20000}
 cargo build --release --locked --quiet --bin agent-task --example s3-probe
 BIN=$PWD/target/release/agent-task
 PROBE=$PWD/target/release/examples/s3-probe
+BASE_PROBE=${BASE_PROBE:-}
+WHO="local bucket anchor anchorsum"
+if [ -n "$BASE_PROBE" ]; then
+  [ -x "$BASE_PROBE" ] || { echo "bench-blobs: BASE_PROBE $BASE_PROBE is not an executable" >&2; exit 64; }
+  WHO="$WHO base"
+fi
 eval "$(scripts/install-interop.sh 2>/dev/null)"
 S3S=${AGENT_TASK_INTEROP_S3S:-}
 [ -x "$S3S" ] || { echo "bench-blobs: s3s-fs is not installed (scripts/install-interop.sh)" >&2; exit 69; }
@@ -62,20 +76,30 @@ ratio() { python3 -c 'import sys; print(f"{float(sys.argv[1])/float(sys.argv[2])
 objects() { find "$WORK/s3/bench" -type f -path '*/sha256/*' | wc -l; }
 
 declare -A F
+declare -A P
 for round in $(seq 1 "$ROUNDS"); do
   for size in small large; do
     if [ $size = small ]; then bytes=1024; n=$SMALL_COUNT; else bytes=$((64 << 20)); n=$LARGE_COUNT; fi
-    for who in local bucket anchor anchorsum; do
+    # Who goes first turns round by round: a server writing one large
+    # object after another slows down as its dirty pages pile up.
+    order=$WHO
+    for _ in $(seq 2 "$round"); do order="${order#* } ${order%% *}"; done
+    for who in $order; do
       case $who in
         local) out=$("$PROBE" store "$WORK/local" $bytes "$n") ;;
         bucket) out=$("$PROBE" store "$WORK/bucket" $bytes "$n") ;;
         anchor) out=$("$PROBE" anchor "$WORK/config.json" $bytes "$n") ;;
         anchorsum) out=$("$PROBE" anchor-checksum "$WORK/config.json" $bytes "$n") ;;
+        base) out=$("$BASE_PROBE" store "$WORK/bucket" $bytes "$n") ;;
       esac
       for k in put_ms get_ms put_mib_s get_mib_s; do
         F[${size}_${who}_$k]+="$(field "$out" $k) "
       done
     done
+  done
+  out=$("$PROBE" pair "$WORK/bucket" "$WORK/config.json" $((64 << 20)) "$LARGE_COUNT")
+  for k in put_ratio get_ratio put_ratio_checksum; do
+    P[$k]+="$(field "$out" $k) "
   done
   # Keep the disk from filling with 64 MiB objects between rounds (no
   # row names these objects).
@@ -86,7 +110,7 @@ done
 for size in small large; do
   if [ $size = small ]; then label="1 KB x $SMALL_COUNT"; goal="(no goal)"; else label="64 MiB x $LARGE_COUNT"; goal="(goal <= 1.2x)"; fi
   declare -A M=()
-  for who in local bucket anchor anchorsum; do
+  for who in $WHO; do
     for k in put_ms get_ms put_mib_s get_mib_s; do
       # shellcheck disable=SC2086
       M[${who}_$k]=$(median ${F[${size}_${who}_$k]})
@@ -95,10 +119,19 @@ for size in small large; do
   echo "$label, local CAS:     put ${M[local_put_ms]} ms (${M[local_put_mib_s]} MiB/s), get ${M[local_get_ms]} ms (${M[local_get_mib_s]} MiB/s)"
   echo "$label, s3s-fs, ours:  put ${M[bucket_put_ms]} ms (${M[bucket_put_mib_s]} MiB/s), get ${M[bucket_get_ms]} ms (${M[bucket_get_mib_s]} MiB/s)"
   echo "$label, s3s-fs, anchor: put ${M[anchor_put_ms]} ms (${M[anchor_put_mib_s]} MiB/s), get ${M[anchor_get_ms]} ms (${M[anchor_get_mib_s]} MiB/s)"
+  if [ -n "$BASE_PROBE" ]; then
+    echo "$label, s3s-fs, BASE_PROBE's store: put ${M[base_put_ms]} ms (${M[base_put_mib_s]} MiB/s), get ${M[base_get_ms]} ms (${M[base_get_mib_s]} MiB/s)"
+    echo "$label, BASE_PROBE's store / anchor: put $(ratio "${M[base_put_ms]}" "${M[anchor_put_ms]}"), get $(ratio "${M[base_get_ms]}" "${M[anchor_get_ms]}")"
+  fi
   echo "$label, s3s-fs, anchor + S3 checksum header: put ${M[anchorsum_put_ms]} ms (${M[anchorsum_put_mib_s]} MiB/s)"
   echo "$label, ours / anchor: put $(ratio "${M[bucket_put_ms]}" "${M[anchor_put_ms]}"), get $(ratio "${M[bucket_get_ms]}" "${M[anchor_get_ms]}") $goal"
   echo "$label, of the put ratio the server's own checksum verification (which the blob store always asks for) is $(ratio "${M[anchorsum_put_ms]}" "${M[anchor_put_ms]}"); ours / that anchor: put $(ratio "${M[bucket_put_ms]}" "${M[anchorsum_put_ms]}")"
 done
+
+# shellcheck disable=SC2086
+echo "64 MiB x $LARGE_COUNT, paired object by object, median of the rounds' median ours / anchor:" \
+  "put $(median ${P[put_ratio]})x, get $(median ${P[get_ratio]})x (goal <= 1.2x);" \
+  "put / anchor with the checksum header $(median ${P[put_ratio_checksum]})x"
 
 # Bulk ingest of short inline records, with and without a bucket configured.
 python3 -c '

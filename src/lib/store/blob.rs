@@ -48,6 +48,13 @@ pub trait BlobStore: std::fmt::Debug + Send + Sync {
     /// `reader`, durably. Other bytes: `integrity_error`, nothing stored.
     fn put(&self, reader: &mut dyn Read, digest: &Sha256Hex, size: u64) -> Result<PutOutcome>;
 
+    /// Stores `bytes`, all in memory, as the object `digest` (see
+    /// [`BlobStore::put`]: other bytes are `integrity_error`, nothing
+    /// stored). A store may send them without copying them.
+    fn put_bytes_as(&self, bytes: &[u8], digest: &Sha256Hex) -> Result<PutOutcome> {
+        self.put(&mut &bytes[..], digest, bytes.len() as u64)
+    }
+
     /// Stores `bytes` under their own digest (see [`BlobStore::put`]).
     fn put_bytes(&self, bytes: &[u8]) -> Result<PutOutcome> {
         let digest = Sha256Hex::digest(bytes);

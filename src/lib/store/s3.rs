@@ -8,17 +8,21 @@
 //! connect timeout and a whole-request deadline. Keys come from the digest
 //! alone: `<prefix>sha256/<hex>`.
 //!
-//! A put first spools the bytes into a private temp file under `cas/tmp/`
-//! (hashed on the way, so other bytes than announced are refused with
-//! nothing sent), asks the bucket for the object (HEAD with
+//! A put asks the bucket for the object first (HEAD with
 //! `x-amz-checksum-mode: ENABLED`: an object of the right length whose
 //! stored SHA-256 checksum is the digest is kept, anything else is uploaded
 //! again), uploads it with `x-amz-checksum-sha256` (in parts above the
 //! multipart threshold, each part with its own checksum) and confirms the
 //! stored length with a HEAD before it returns, so the metadata naming the
-//! object commits only after the object is in the bucket. A read spools the
-//! object into a private temp file bounded by its recorded length and
-//! verifies size and SHA-256 before a byte is handed out.
+//! object commits only after the object is in the bucket. The bytes are
+//! hashed once: a put of a stated digest verifies them while it sends them
+//! (the last byte of a single PUT leaves only once the digest matched; a
+//! multipart upload completes only then), so other bytes than announced
+//! are refused with no object under the key; a put of unknown digest
+//! hashes while it spools and sends the spool. A read spools the object
+//! (memory up to [`MEM_SPOOL`], else a private temp file) bounded by its
+//! recorded length and verifies size and SHA-256 before a byte is handed
+//! out.
 //!
 //! Every request goes through `S3Store::request`: signed once, sent with
 //! a whole-request deadline, retried a bounded number of times with backoff
@@ -68,6 +72,9 @@ const MAX_PART: u64 = 16 << 20;
 /// Largest CA file read.
 const MAX_CA_BYTES: u64 = 1 << 20;
 const BUF: usize = 64 * 1024;
+/// Objects whose size (recorded, announced or bounded) is at most this
+/// are spooled in memory rather than in a temp file under `cas/tmp/`.
+const MEM_SPOOL: u64 = 64 << 20;
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -475,6 +482,9 @@ enum Payload<'a> {
     Bytes(&'a [u8]),
     /// The first `len` bytes of a local file, read afresh on every attempt.
     File(&'a Path, u64),
+    /// A caller's reader, verified as it is sent and kept for the attempts
+    /// after the first ([`Tee`]).
+    Tee(&'a (dyn TeeBody + 'a)),
 }
 
 /// One request: what it is for (the error message), the headers signed
@@ -691,6 +701,21 @@ impl S3Store {
                 let body = ureq::SendBody::from_reader(&mut file);
                 self.run(built(req.body(body))?, c.deadline)
             }
+            Payload::Tee(tee) => {
+                let mut body = tee.attempt();
+                let req = req.header("content-length", tee.len().to_string());
+                let sent = self.run(
+                    built(req.body(ureq::SendBody::from_reader(&mut *body)))?,
+                    c.deadline,
+                );
+                drop(body);
+                // Bytes other than announced (or a failing reader) ended the
+                // body short of its length: refused here, never retried.
+                match tee.fault() {
+                    Some(e) => Err(Failed::Local(e)),
+                    None => sent,
+                }
+            }
         }
     }
 
@@ -759,10 +784,10 @@ impl S3Store {
             .max(size.div_ceil(MAX_PARTS).next_multiple_of(1 << 20))
     }
 
-    /// The SHA-256 digest of each part of the local file `path`.
-    fn part_digests(&self, path: &Path, size: u64) -> Result<Vec<[u8; 32]>> {
+    /// The SHA-256 digest of each part of `size` bytes read from `src`, as
+    /// this store would cut them.
+    fn part_digests(&self, src: &mut dyn Read, size: u64) -> Result<Vec<[u8; 32]>> {
         let part = self.part_size(size);
-        let mut f = std::fs::File::open(path).map_err(|e| Error::io("open", path, e))?;
         let mut out = Vec::new();
         let mut buf = vec![0u8; BUF];
         let mut left = size;
@@ -772,8 +797,7 @@ impl S3Store {
             left -= in_part;
             while in_part > 0 {
                 let n = usize::try_from(in_part.min(BUF as u64)).unwrap_or(BUF);
-                f.read_exact(&mut buf[..n])
-                    .map_err(|e| Error::io("read", path, e))?;
+                src.read_exact(&mut buf[..n]).map_err(read_input)?;
                 h.update(&buf[..n]);
                 in_part -= n as u64;
             }
@@ -782,67 +806,39 @@ impl S3Store {
         Ok(out)
     }
 
-    /// Whether the checksum the bucket reports for an object is the one
-    /// these bytes (the local file `path`) have: the object's SHA-256, or
-    /// the composite of its parts as this store would upload them. No
-    /// checksum is no proof.
-    fn checksum_matches(
-        &self,
-        reported: Option<&str>,
-        path: &Path,
-        digest: &Sha256Hex,
-        size: u64,
-    ) -> Result<bool> {
-        let Some(reported) = reported else {
-            return Ok(false);
+    /// What a HEAD's checksum can vouch for: the object's SHA-256 itself
+    /// (`Whole`), or the composite of as many parts as this store would
+    /// cut (`Composite`: the parts' digests decide). No checksum, or
+    /// another one, is no proof.
+    fn vouches(&self, st: &Stat, digest: &Sha256Hex, size: u64) -> Vouch {
+        let Some(reported) = st.sha256.as_deref().filter(|_| st.len == size) else {
+            return Vouch::No;
         };
         if reported == b64(&digest.to_bytes()) {
-            return Ok(true);
+            return Vouch::Whole;
         }
         let parts = size.div_ceil(self.part_size(size));
         match reported.rsplit_once('-') {
             Some((_, n)) if n.parse::<u64>().ok() == Some(parts) && parts > 0 => {
-                Ok(composite_checksum(&self.part_digests(path, size)?) == reported)
+                Vouch::Composite(reported.to_owned())
             }
-            _ => Ok(false),
+            _ => Vouch::No,
         }
     }
 
-    /// Uploads a verified local file as `digest` and confirms its length.
-    /// An object already there is kept only when the bucket vouches for
-    /// its bytes (same length and the same SHA-256 checksum); otherwise it
-    /// is uploaded again (keys are content addresses: a re-upload is
-    /// harmless).
-    fn put_file(&self, path: &Path, digest: &Sha256Hex, size: u64) -> Result<PutOutcome> {
-        let before = self.head(digest)?;
-        if let Some(st) = &before
-            && st.len == size
-            && self.checksum_matches(st.sha256.as_deref(), path, digest, size)?
-        {
-            return Ok(PutOutcome {
-                digest: digest.clone(),
-                size,
-                created: false,
-                repaired: false,
-            });
-        }
-        if size > self.multipart_threshold {
-            self.put_multipart(path, digest, size)?;
-        } else {
-            self.put_single(path, digest, size)?;
-        }
-        let what = "store an object";
+    /// The outcome of an upload once a HEAD confirms the stored length
+    /// (the length only: a server may keep no checksum for what it
+    /// assembled, s3s-fs after a multipart upload, or a stale one).
+    fn confirm(&self, digest: &Sha256Hex, size: u64, existed: bool) -> Result<PutOutcome> {
         match self.head(digest)? {
-            // The length only: a server may keep no checksum for what it
-            // assembled (s3s-fs after a multipart upload), or a stale one.
             Some(st) if st.len == size => Ok(PutOutcome {
                 digest: digest.clone(),
                 size,
-                created: before.is_none(),
-                repaired: before.is_some(),
+                created: !existed,
+                repaired: existed,
             }),
             got => Err(unavailable(
-                what,
+                "store an object",
                 format!(
                     "the bucket holds {:?} bytes for it after a put of {size}",
                     got.map(|s| s.len)
@@ -852,15 +848,125 @@ impl S3Store {
         }
     }
 
+    /// Uploads bytes already verified on this side as `digest` (memory or
+    /// a spool file) and confirms their length. An object already there
+    /// is kept only when the bucket vouches for its bytes (same length and
+    /// the same SHA-256 checksum); otherwise it is uploaded again (keys are
+    /// content addresses: a re-upload is harmless).
+    fn put_verified(
+        &self,
+        v: Verified<'_>,
+        digest: &Sha256Hex,
+        size: u64,
+        before: Option<Stat>,
+    ) -> Result<PutOutcome> {
+        if let Some(st) = &before {
+            let kept = match self.vouches(st, digest, size) {
+                Vouch::No => false,
+                Vouch::Whole => true,
+                Vouch::Composite(reported) => {
+                    composite_checksum(&self.part_digests(&mut *v.reader()?, size)?) == reported
+                }
+            };
+            if kept {
+                return Ok(kept_outcome(digest, size));
+            }
+        }
+        if size > self.multipart_threshold {
+            self.put_multipart(&mut *v.reader()?, None, digest, size)?;
+        } else {
+            let payload = match v {
+                Verified::Bytes(b) => Payload::Bytes(b),
+                Verified::File(p) => Payload::File(p, size),
+            };
+            self.put_single(payload, digest, size)?;
+        }
+        self.confirm(digest, size, before.is_some())
+    }
+
+    /// Uploads what `reader` yields as `digest` of `size` bytes, verifying
+    /// it while it is sent: one pass over the bytes, no spool file for an
+    /// object up to [`MEM_SPOOL`]. Other bytes are `integrity_error` and
+    /// nothing becomes visible under the key: a single PUT's body stops
+    /// short of its length before the last byte (the server stores no
+    /// object from a broken body), a multipart upload is aborted before
+    /// CompleteMultipartUpload.
+    ///
+    /// `whole`, when given, is everything `reader` yields, in memory: a
+    /// single PUT then sends and replays it as it is, with no copy kept.
+    fn put_streamed(
+        &self,
+        reader: &mut dyn Read,
+        whole: Option<&[u8]>,
+        digest: &Sha256Hex,
+        size: u64,
+    ) -> Result<PutOutcome> {
+        let before = self.head(digest)?;
+        if let Some(st) = &before {
+            match self.vouches(st, digest, size) {
+                Vouch::No => {}
+                Vouch::Whole => {
+                    // Kept; the caller's bytes are still checked.
+                    let (d, n) = hash_all(reader, size)?;
+                    if d != *digest || n != size {
+                        return Err(put_mismatch(digest, size, &got_bytes(n, &d, size)));
+                    }
+                    return Ok(kept_outcome(digest, size));
+                }
+                Vouch::Composite(_) => {
+                    // The parts decide, and the bytes may have to go up
+                    // after all: spooled once, then as verified bytes.
+                    let (spool, d, n) =
+                        self.spool_in(reader, size, || put_mismatch(digest, size, "more bytes"))?;
+                    if d != *digest || n != size {
+                        return Err(put_mismatch(digest, size, &got_bytes(n, &d, size)));
+                    }
+                    return self.put_verified(spool.verified(), digest, size, before);
+                }
+            }
+        }
+        if size > self.multipart_threshold {
+            self.put_multipart(reader, Some(digest), digest, size)?;
+        } else {
+            let keep = if let Some(bytes) = whole {
+                Keep::Slice(bytes)
+            } else if size <= MEM_SPOOL {
+                Keep::Memory(Vec::with_capacity(usize::try_from(size).unwrap_or(0)))
+            } else {
+                Keep::File(self.temp("put-")?)
+            };
+            let tee = Tee {
+                st: std::cell::RefCell::new(TeeState {
+                    reader,
+                    keep,
+                    hasher: Sha256::new(),
+                    taken: 0,
+                    size,
+                    digest: digest.clone(),
+                    fault: None,
+                    verified: false,
+                }),
+            };
+            self.put_single(Payload::Tee(&tee), digest, size)?;
+            if !tee.st.borrow().verified {
+                return Err(unavailable(
+                    "store an object",
+                    "the server answered before the whole body was sent",
+                ));
+            }
+        }
+        self.confirm(digest, size, before.is_some())
+    }
+
     /// One PUT with the object's `x-amz-checksum-sha256`.
-    fn put_single(&self, path: &Path, digest: &Sha256Hex, size: u64) -> Result<()> {
+    fn put_single(&self, payload: Payload<'_>, digest: &Sha256Hex, size: u64) -> Result<()> {
         let key = self.key(digest);
         let headers = [("x-amz-checksum-sha256", b64(&digest.to_bytes()))];
         self.request(
             self.bucket.put_object(Some(&self.creds), &key),
             &Call {
                 headers: &headers,
-                payload: Payload::File(path, size),
+                payload,
                 ..Call::new("store an object", self.deadline(size))
             },
         )?;
@@ -869,8 +975,15 @@ impl S3Store {
 
     /// CreateMultipartUpload (SHA-256 checksums), an UploadPart per part
     /// with its checksum, CompleteMultipartUpload naming each part's ETag
-    /// and checksum; on any failure the upload is aborted (best effort).
-    fn put_multipart(&self, path: &Path, digest: &Sha256Hex, size: u64) -> Result<()> {
+    /// and checksum; on any failure (other bytes than `check` included) the
+    /// upload is aborted (best effort).
+    fn put_multipart(
+        &self,
+        src: &mut dyn Read,
+        check: Option<&Sha256Hex>,
+        digest: &Sha256Hex,
+        size: u64,
+    ) -> Result<()> {
         let what = "store an object";
         let key = self.key(digest);
         let headers = [("x-amz-checksum-algorithm", "SHA256".to_owned())];
@@ -891,7 +1004,7 @@ impl S3Store {
         {
             return Err(unavailable(what, "a malformed multipart upload id"));
         }
-        let done = self.upload_parts(path, &key, upload_id, size);
+        let done = self.upload_parts(src, check, &key, upload_id, digest, size);
         if done.is_err() {
             // Best effort: parts left behind cost storage, never correctness.
             let _ = self.request(
@@ -907,32 +1020,65 @@ impl S3Store {
         done
     }
 
-    fn upload_parts(&self, path: &Path, key: &str, upload_id: &str, size: u64) -> Result<()> {
+    /// The parts and the completion. With `check`, the bytes are not
+    /// verified yet: each part also feeds the whole object's hash (on a
+    /// second thread, while the part goes up), and the digest and the
+    /// length are compared before CompleteMultipartUpload, so other bytes
+    /// never complete the upload.
+    fn upload_parts(
+        &self,
+        src: &mut dyn Read,
+        check: Option<&Sha256Hex>,
+        key: &str,
+        upload_id: &str,
+        digest: &Sha256Hex,
+        size: u64,
+    ) -> Result<()> {
         let what = "store an object";
         let part = self.part_size(size);
-        let mut f = std::fs::File::open(path).map_err(|e| Error::io("open", path, e))?;
+        let short = |got: u64| match check {
+            Some(_) => put_mismatch(digest, size, &format!("{got} bytes")),
+            None => Error::new(
+                Code::Io,
+                format!("the spooled copy of {digest} changed while it was sent"),
+            ),
+        };
         let mut buf = vec![0u8; usize::try_from(part.min(size)).unwrap_or(BUF)];
+        let mut whole = check.map(|_| Sha256::new());
         let mut done: Vec<(String, String)> = Vec::new();
         let mut sent = 0u64;
         while sent < size {
             let number = u16::try_from(done.len() + 1)
                 .map_err(|_| Error::new(Code::TooLarge, "an object of over 10,000 parts"))?;
             let len = usize::try_from(part.min(size - sent)).unwrap_or(buf.len());
-            let bytes = &mut buf[..len];
-            f.read_exact(bytes)
-                .map_err(|e| Error::io("read", path, e))?;
-            let sum = b64(&Sha256::digest(&*bytes));
-            let headers = [("x-amz-checksum-sha256", sum.clone())];
-            let resp = self.request(
-                self.bucket
-                    .upload_part(Some(&self.creds), key, number, upload_id),
-                &Call {
-                    headers: &headers,
-                    payload: Payload::Bytes(bytes),
-                    ..Call::new(what, self.deadline(len as u64))
-                },
-            )?;
-            let etag = resp
+            let got = read_full(src, &mut buf[..len])?;
+            if got < len {
+                return Err(short(sent + got as u64));
+            }
+            let bytes = &buf[..len];
+            let (sum, resp) = std::thread::scope(|s| {
+                let hashing = whole.as_mut().map(|h| s.spawn(move || h.update(bytes)));
+                let sum = b64(&Sha256::digest(bytes));
+                let headers = [("x-amz-checksum-sha256", sum.clone())];
+                let resp = self.request(
+                    self.bucket
+                        .upload_part(Some(&self.creds), key, number, upload_id),
+                    &Call {
+                        headers: &headers,
+                        payload: Payload::Bytes(bytes),
+                        ..Call::new(what, self.deadline(len as u64))
+                    },
+                );
+                let joined = hashing.map_or(Ok(()), std::thread::ScopedJoinHandle::join);
+                match joined {
+                    Ok(()) => (sum, resp),
+                    Err(_) => (
+                        sum,
+                        Err(Error::new(Code::Internal, "the hashing thread failed")),
+                    ),
+                }
+            });
+            let etag = resp?
                 .headers()
                 .get("etag")
                 .and_then(|v| v.to_str().ok())
@@ -946,6 +1092,15 @@ impl S3Store {
                 .to_owned();
             done.push((etag, sum));
             sent += len as u64;
+        }
+        if let (Some(h), Some(expected)) = (whole, check) {
+            if read_full(src, &mut [0u8; 1])? > 0 {
+                return Err(put_mismatch(digest, size, "more bytes"));
+            }
+            let d = Sha256Hex::from_bytes(h.finalize().into());
+            if d != *expected {
+                return Err(put_mismatch(digest, size, &got_bytes(size, &d, size)));
+            }
         }
         let body = complete_body(&done);
         let resp = self.request(
@@ -977,20 +1132,58 @@ impl S3Store {
             .map_err(|e| Error::io("create temp file in", &self.spool, e))
     }
 
-    /// Spools `reader` (at most `max_bytes`) into a private temp file,
-    /// hashed on the way.
+    /// Spools `reader` (at most `max_bytes`), hashed on the way: in memory
+    /// up to [`MEM_SPOOL`], past it in a private temp file.
     fn spool_in(
         &self,
         reader: &mut dyn Read,
         max_bytes: u64,
         too_large: impl FnOnce() -> Error,
-    ) -> Result<(tempfile::NamedTempFile, Sha256Hex, u64)> {
+    ) -> Result<(Spool, Sha256Hex, u64)> {
+        let mut hasher = Sha256::new();
+        let in_memory = max_bytes.min(MEM_SPOOL);
+        let mut mem = Vec::new();
+        (&mut *reader)
+            .take(in_memory + 1)
+            .read_to_end(&mut mem)
+            .map_err(read_input)?;
+        hasher.update(&mem);
+        let mut size = mem.len() as u64;
+        if size <= in_memory {
+            return Ok((
+                Spool::Memory(mem),
+                Sha256Hex::from_bytes(hasher.finalize().into()),
+                size,
+            ));
+        }
+        if size > max_bytes {
+            return Err(too_large().with("max_bytes", max_bytes));
+        }
         let mut tmp = self.temp("put-")?;
-        let (digest, size) =
-            super::hashed::copy_hashed(reader, &mut tmp, max_bytes, too_large, |e| {
-                Error::new(Code::Io, format!("reading input: {e}"))
-            })?;
-        Ok((tmp, digest, size))
+        tmp.write_all(&mem)
+            .map_err(|e| Error::io("write", tmp.path(), e))?;
+        drop(mem);
+        let mut buf = vec![0u8; BUF];
+        loop {
+            let n = match reader.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(read_input(e)),
+            };
+            size += n as u64;
+            if size > max_bytes {
+                return Err(too_large().with("max_bytes", max_bytes));
+            }
+            hasher.update(&buf[..n]);
+            tmp.write_all(&buf[..n])
+                .map_err(|e| Error::io("write", tmp.path(), e))?;
+        }
+        Ok((
+            Spool::File(tmp),
+            Sha256Hex::from_bytes(hasher.finalize().into()),
+            size,
+        ))
     }
 
     /// Downloads an object into `out`, at most `limit` bytes, and returns
@@ -1091,24 +1284,302 @@ impl S3Store {
         )))
     }
 
-    /// Spools a verified object into a private temp file, rewound.
+    /// Spools a verified object, bounded by its recorded length (or by
+    /// `max_bytes`): in memory when that bound is at most [`MEM_SPOOL`],
+    /// else in a private temp file (rewound). Nothing of it is handed out
+    /// before its size and SHA-256 are checked.
     fn spool_out(
         &self,
         digest: &Sha256Hex,
         expected_size: Option<u64>,
         max_bytes: u64,
-    ) -> Result<(tempfile::NamedTempFile, u64)> {
-        let mut tmp = self.temp("get-")?;
-        let got = self.fetch(digest, expected_size, max_bytes, tmp.as_file_mut())?;
+    ) -> Result<(Spool, u64)> {
+        let bound = expected_size.unwrap_or(max_bytes).min(max_bytes);
+        let mut spool = if bound <= MEM_SPOOL {
+            let known = expected_size.map_or(0, |s| s.min(bound));
+            Spool::Memory(Vec::with_capacity(usize::try_from(known).unwrap_or(0)))
+        } else {
+            Spool::File(self.temp("get-")?)
+        };
+        let got = match &mut spool {
+            Spool::Memory(v) => self.fetch(digest, expected_size, max_bytes, v)?,
+            Spool::File(t) => self.fetch(digest, expected_size, max_bytes, t.as_file_mut())?,
+        };
         let size = match got {
             None => return Err(missing(digest)),
             Some((d, n)) if d == *digest && expected_size.is_none_or(|s| s == n) => n,
             Some(_) => return Err(integrity(digest, "the bytes read hash to another digest")),
         };
-        tmp.as_file_mut()
-            .rewind()
-            .map_err(|e| Error::io("rewind", tmp.path(), e))?;
-        Ok((tmp, size))
+        if let Spool::File(tmp) = &mut spool {
+            tmp.as_file_mut()
+                .rewind()
+                .map_err(|e| Error::io("rewind", tmp.path(), e))?;
+        }
+        Ok((spool, size))
+    }
+}
+
+/// What a put's pre-upload HEAD can vouch for (see `S3Store::vouches`).
+enum Vouch {
+    No,
+    Whole,
+    Composite(String),
+}
+
+fn kept_outcome(digest: &Sha256Hex, size: u64) -> PutOutcome {
+    PutOutcome {
+        digest: digest.clone(),
+        size,
+        created: false,
+        repaired: false,
+    }
+}
+
+fn read_input(e: std::io::Error) -> Error {
+    Error::new(Code::Io, format!("reading input: {e}"))
+}
+
+/// Bytes put as `digest` of `size` that were something else (`got`).
+fn put_mismatch(digest: &Sha256Hex, size: u64, got: &str) -> Error {
+    Error::new(
+        Code::IntegrityError,
+        format!("the bytes put as object {digest} of {size} bytes were {got}; nothing was stored"),
+    )
+    .with("digest", digest.to_string())
+    .with("size", size)
+}
+
+fn got_bytes(n: u64, d: &Sha256Hex, size: u64) -> String {
+    if n > size {
+        "more bytes".to_owned()
+    } else {
+        format!("{n} bytes hashing to {d}")
+    }
+}
+
+/// Reads into `buf` until it is full or the reader ends; the count read.
+fn read_full(src: &mut dyn Read, buf: &mut [u8]) -> Result<usize> {
+    let mut n = 0;
+    while n < buf.len() {
+        match src.read(&mut buf[n..]) {
+            Ok(0) => break,
+            Ok(m) => n += m,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(read_input(e)),
+        }
+    }
+    Ok(n)
+}
+
+/// The digest and length of what `reader` yields, reading at most one
+/// byte past `size`.
+fn hash_all(reader: &mut dyn Read, size: u64) -> Result<(Sha256Hex, u64)> {
+    let mut hasher = Sha256::new();
+    let mut n = 0u64;
+    let mut buf = vec![0u8; BUF];
+    let mut r = reader.take(size.saturating_add(1));
+    loop {
+        let m = read_full(&mut r, &mut buf)?;
+        hasher.update(&buf[..m]);
+        n += m as u64;
+        if m < buf.len() {
+            return Ok((Sha256Hex::from_bytes(hasher.finalize().into()), n));
+        }
+    }
+}
+
+/// Bytes kept on this side: in memory up to [`MEM_SPOOL`], else in a
+/// private temp file under `cas/tmp/`.
+enum Spool {
+    Memory(Vec<u8>),
+    File(tempfile::NamedTempFile),
+}
+
+impl Spool {
+    fn verified(&self) -> Verified<'_> {
+        match self {
+            Spool::Memory(v) => Verified::Bytes(v),
+            Spool::File(t) => Verified::File(t.path()),
+        }
+    }
+}
+
+/// Bytes already hashed on this side and found to be the object's:
+/// replayable as they are.
+#[derive(Clone, Copy)]
+enum Verified<'a> {
+    Bytes(&'a [u8]),
+    File(&'a Path),
+}
+
+impl Verified<'_> {
+    fn reader(&self) -> Result<Box<dyn Read + '_>> {
+        Ok(match *self {
+            Verified::Bytes(b) => Box::new(b),
+            Verified::File(p) => {
+                Box::new(std::fs::File::open(p).map_err(|e| Error::io("open", p, e))?)
+            }
+        })
+    }
+}
+
+/// The body of a single PUT from a caller's reader (see [`Tee`]).
+trait TeeBody {
+    /// A reader for one attempt: the kept bytes, then the rest of the
+    /// caller's reader.
+    fn attempt(&self) -> Box<dyn Read + '_>;
+    /// The body's length.
+    fn len(&self) -> u64;
+    /// Why the body was refused (other bytes, a failing reader), once.
+    fn fault(&self) -> Option<Error>;
+}
+
+/// A caller's reader sent as a PUT body: read once, hashed as it goes and
+/// kept (in memory up to [`MEM_SPOOL`], else a temp file) so a retry
+/// replays it. The read that would hand out the last byte first checks the
+/// reader's end and the digest: other bytes leave the body short of its
+/// announced length, which no server stores.
+struct Tee<'r> {
+    st: std::cell::RefCell<TeeState<'r>>,
+}
+
+struct TeeState<'r> {
+    reader: &'r mut dyn Read,
+    keep: Keep<'r>,
+    hasher: Sha256,
+    /// Bytes taken from the reader (and kept) so far.
+    taken: u64,
+    size: u64,
+    digest: Sha256Hex,
+    fault: Option<Error>,
+    /// All `size` bytes taken and found to be `digest`.
+    verified: bool,
+}
+
+enum Keep<'r> {
+    /// The caller's bytes themselves (they are all in memory).
+    Slice(&'r [u8]),
+    Memory(Vec<u8>),
+    File(tempfile::NamedTempFile),
+}
+
+impl TeeBody for Tee<'_> {
+    fn attempt(&self) -> Box<dyn Read + '_> {
+        Box::new(TeeReader { tee: self, pos: 0 })
+    }
+
+    fn len(&self) -> u64 {
+        self.st.borrow().size
+    }
+
+    fn fault(&self) -> Option<Error> {
+        self.st.borrow_mut().fault.take()
+    }
+}
+
+struct TeeReader<'t, 'r> {
+    tee: &'t Tee<'r>,
+    pos: u64,
+}
+
+impl TeeState<'_> {
+    fn refuse(&mut self, e: Error) -> std::io::Error {
+        let shown = e.to_string();
+        self.fault = Some(e);
+        std::io::Error::other(shown)
+    }
+}
+
+impl Read for TeeReader<'_, '_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        use std::os::unix::fs::FileExt;
+        let mut guard = self.tee.st.borrow_mut();
+        let st = &mut *guard;
+        if self.pos < st.taken {
+            // A later attempt: the bytes kept.
+            let want = usize::try_from(st.taken - self.pos)
+                .unwrap_or(usize::MAX)
+                .min(buf.len());
+            let kept: &[u8] = match &st.keep {
+                Keep::Slice(v) => v,
+                Keep::Memory(v) => v,
+                Keep::File(t) => {
+                    let n = t.as_file().read_at(&mut buf[..want], self.pos)?;
+                    self.pos += n as u64;
+                    return Ok(n);
+                }
+            };
+            let from = usize::try_from(self.pos).unwrap_or(usize::MAX);
+            let src = kept.get(from..from.saturating_add(want)).unwrap_or(&[]);
+            buf[..src.len()].copy_from_slice(src);
+            let n = src.len();
+            self.pos += n as u64;
+            return Ok(n);
+        }
+        if st.fault.is_some() {
+            return Err(std::io::Error::other("the body was refused"));
+        }
+        if st.taken == st.size {
+            return Ok(0);
+        }
+        let want = usize::try_from(st.size - st.taken)
+            .unwrap_or(usize::MAX)
+            .min(buf.len());
+        let n = match st.keep {
+            Keep::Slice(all) => {
+                let from = usize::try_from(st.taken).unwrap_or(usize::MAX);
+                let src = all.get(from..).unwrap_or(&[]);
+                let n = want.min(src.len());
+                buf[..n].copy_from_slice(&src[..n]);
+                n
+            }
+            _ => loop {
+                match st.reader.read(&mut buf[..want]) {
+                    Ok(n) => break n,
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                    Err(e) => return Err(st.refuse(read_input(e))),
+                }
+            },
+        };
+        if n == 0 {
+            let got = format!("{} bytes", st.taken);
+            return Err(st.refuse(put_mismatch(&st.digest, st.size, &got)));
+        }
+        st.hasher.update(&buf[..n]);
+        match &mut st.keep {
+            Keep::Slice(_) => {}
+            Keep::Memory(v) => v.extend_from_slice(&buf[..n]),
+            Keep::File(t) => {
+                if let Err(e) = t.write_all(&buf[..n]) {
+                    let path = t.path().to_owned();
+                    return Err(st.refuse(Error::io("write", &path, e)));
+                }
+            }
+        }
+        st.taken += n as u64;
+        if st.taken == st.size {
+            // The last bytes go out only once the reader has ended and
+            // the digest is the one announced.
+            let more = match st.keep {
+                Keep::Slice(all) => usize::from(all.len() as u64 > st.size),
+                _ => match read_full(&mut *st.reader, &mut [0u8; 1]) {
+                    Ok(m) => m,
+                    Err(e) => return Err(st.refuse(e)),
+                },
+            };
+            let d = Sha256Hex::from_bytes(std::mem::take(&mut st.hasher).finalize().into());
+            if more > 0 || d != st.digest {
+                let got = if more > 0 {
+                    "more bytes".to_owned()
+                } else {
+                    format!("{} bytes hashing to {d}", st.size)
+                };
+                return Err(st.refuse(put_mismatch(&st.digest, st.size, &got)));
+            }
+            st.verified = true;
+        }
+        self.pos += n as u64;
+        Ok(n)
     }
 }
 
@@ -1118,29 +1589,25 @@ impl BlobStore for S3Store {
     }
 
     fn put(&self, reader: &mut dyn Read, digest: &Sha256Hex, size: u64) -> Result<PutOutcome> {
-        let mismatch = |got: String| {
-            Error::new(
-                Code::IntegrityError,
-                format!(
-                    "the bytes put as object {digest} of {size} bytes were {got}; nothing was \
-                     stored"
-                ),
-            )
-            .with("digest", digest.to_string())
-            .with("size", size)
-        };
-        let (tmp, d, n) = self.spool_in(reader, size, || mismatch("more bytes".into()))?;
-        if d != *digest || n != size {
-            return Err(mismatch(format!("{n} bytes hashing to {d}")));
-        }
-        self.put_file(tmp.path(), digest, size)
+        self.put_streamed(reader, None, digest, size)
+    }
+
+    fn put_bytes_as(&self, bytes: &[u8], digest: &Sha256Hex) -> Result<PutOutcome> {
+        self.put_streamed(&mut &bytes[..], Some(bytes), digest, bytes.len() as u64)
+    }
+
+    fn put_bytes(&self, bytes: &[u8]) -> Result<PutOutcome> {
+        let digest = Sha256Hex::digest(bytes);
+        let before = self.head(&digest)?;
+        self.put_verified(Verified::Bytes(bytes), &digest, bytes.len() as u64, before)
     }
 
     fn put_stream(&self, reader: &mut dyn Read, max_bytes: u64) -> Result<PutOutcome> {
-        let (tmp, d, n) = self.spool_in(reader, max_bytes, || {
+        let (spool, d, n) = self.spool_in(reader, max_bytes, || {
             Error::new(Code::TooLarge, format!("content exceeds {max_bytes} bytes"))
         })?;
-        self.put_file(tmp.path(), &d, n)
+        let before = self.head(&d)?;
+        self.put_verified(spool.verified(), &d, n, before)
     }
 
     fn get(
@@ -1149,7 +1616,11 @@ impl BlobStore for S3Store {
         expected_size: Option<u64>,
         max_bytes: u64,
     ) -> Result<Vec<u8>> {
-        let (tmp, size) = self.spool_out(digest, expected_size, max_bytes)?;
+        let (spool, size) = self.spool_out(digest, expected_size, max_bytes)?;
+        let tmp = match spool {
+            Spool::Memory(bytes) => return Ok(bytes),
+            Spool::File(tmp) => tmp,
+        };
         let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
         tmp.as_file()
             .take(size)
@@ -1165,9 +1636,12 @@ impl BlobStore for S3Store {
     }
 
     fn copy_to(&self, digest: &Sha256Hex, size: u64, out: &mut dyn Write) -> Result<u64> {
-        let (tmp, n) = self.spool_out(digest, Some(size), size)?;
-        let copied = std::io::copy(&mut tmp.as_file().take(n), out)
-            .map_err(|e| Error::new(Code::Io, format!("writing object {digest}: {e}")))?;
+        let (spool, n) = self.spool_out(digest, Some(size), size)?;
+        let copied = match &spool {
+            Spool::Memory(bytes) => out.write_all(bytes).map(|()| bytes.len() as u64),
+            Spool::File(tmp) => std::io::copy(&mut tmp.as_file().take(n), out),
+        }
+        .map_err(|e| Error::new(Code::Io, format!("writing object {digest}: {e}")))?;
         if copied != n {
             return Err(Error::new(
                 Code::Io,
@@ -1416,6 +1890,351 @@ mod tests {
         use std::os::unix::fs::PermissionsExt;
         std::fs::write(path, text).expect("write");
         std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)).expect("chmod");
+    }
+
+    /// A loopback server that keeps objects the way S3 does for the
+    /// requests a put makes (HEAD, PUT, the multipart calls), one request
+    /// per connection, and logs each request with what became of its body.
+    struct Fake {
+        port: u16,
+        log: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+        /// Key -> the SHA-256 of the stored bytes and their length.
+        objects:
+            std::sync::Arc<std::sync::Mutex<std::collections::HashMap<String, (Sha256Hex, u64)>>>,
+        stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    }
+
+    impl Fake {
+        /// `fail_puts`: how many single PUTs of each key are answered 503
+        /// (after their whole body was read) before one is kept.
+        fn start(fail_puts: usize) -> Fake {
+            use std::sync::atomic::{AtomicBool, Ordering};
+            use std::sync::{Arc, Mutex};
+            let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+            let port = listener.local_addr().expect("addr").port();
+            let log = Arc::new(Mutex::new(Vec::new()));
+            let objects: Arc<Mutex<std::collections::HashMap<String, (Sha256Hex, u64)>>> =
+                Arc::new(Mutex::new(std::collections::HashMap::new()));
+            let stop = Arc::new(AtomicBool::new(false));
+            let (l, o, s) = (log.clone(), objects.clone(), stop.clone());
+            std::thread::spawn(move || {
+                let mut parts: std::collections::BTreeMap<String, Vec<u8>> = Default::default();
+                let mut single = std::collections::HashSet::new();
+                let mut failed: std::collections::HashMap<String, usize> = Default::default();
+                for conn in listener.incoming() {
+                    if s.load(Ordering::SeqCst) {
+                        return;
+                    }
+                    let Ok(mut conn) = conn else { continue };
+                    let Some((method, target, body, whole)) = read_request(&mut conn) else {
+                        continue;
+                    };
+                    let (path, query) = target.split_once('?').unwrap_or((&target, ""));
+                    let key = path.to_owned();
+                    l.lock().expect("log").push(format!(
+                        "{method} {query} {} {}",
+                        body.len(),
+                        if whole { "whole" } else { "short" }
+                    ));
+                    if !whole {
+                        continue;
+                    }
+                    let mut objs = o.lock().expect("objects");
+                    match method.as_str() {
+                        "HEAD" if path.contains("/sha256/") => match objs.get(&key) {
+                            // The checksum of a single PUT, as S3 keeps it.
+                            Some((d, len)) if single.contains(&key) => {
+                                let sum = b64(&d.to_bytes());
+                                answer(
+                                    &mut conn,
+                                    "200 OK",
+                                    &[("x-amz-checksum-sha256", &sum)],
+                                    *len,
+                                    b"",
+                                )
+                            }
+                            Some((_, len)) => answer(&mut conn, "200 OK", &[], *len, b""),
+                            None => answer(&mut conn, "404 Not Found", &[], 0, b""),
+                        },
+                        "HEAD" => answer(&mut conn, "200 OK", &[], 0, b""),
+                        "PUT" if query.contains("partNumber") => {
+                            parts.insert(query.to_owned(), body);
+                            answer(&mut conn, "200 OK", &[("etag", "\"e\"")], 0, b"");
+                        }
+                        "PUT" if failed.get(&key).copied().unwrap_or(0) < fail_puts => {
+                            *failed.entry(key.clone()).or_default() += 1;
+                            answer(&mut conn, "503 Slow Down", &[], 0, b"");
+                        }
+                        "PUT" => {
+                            let n = body.len() as u64;
+                            single.insert(key.clone());
+                            objs.insert(key, (Sha256Hex::digest(&body), n));
+                            answer(&mut conn, "200 OK", &[], 0, b"");
+                        }
+                        "POST" if query.contains("uploads") => {
+                            let xml = "<InitiateMultipartUploadResult \
+                                       xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\">\
+                                       <Bucket>b-1</Bucket>\
+                                       <Key>k</Key><UploadId>up-1</UploadId>\
+                                       </InitiateMultipartUploadResult>";
+                            answer(&mut conn, "200 OK", &[], xml.len() as u64, xml.as_bytes());
+                        }
+                        "POST" => {
+                            let all: Vec<u8> =
+                                std::mem::take(&mut parts).into_values().flatten().collect();
+                            let n = all.len() as u64;
+                            objs.insert(key, (Sha256Hex::digest(&all), n));
+                            let xml =
+                                "<CompleteMultipartUploadResult></CompleteMultipartUploadResult>";
+                            answer(&mut conn, "200 OK", &[], xml.len() as u64, xml.as_bytes());
+                        }
+                        "DELETE" => {
+                            parts.clear();
+                            answer(&mut conn, "204 No Content", &[], 0, b"");
+                        }
+                        _ => answer(&mut conn, "400 Bad Request", &[], 0, b""),
+                    }
+                }
+            });
+            Fake {
+                port,
+                log,
+                objects,
+                stop,
+            }
+        }
+
+        fn store(&self, root: &Path, threshold_mib: u64) -> S3Store {
+            let cred = root.join("cred.json");
+            write_private(
+                &cred,
+                r#"{"access_key_id":"AK","secret_access_key":"SECRET"}"#,
+            );
+            let conf = serde_json::json!({
+                "kind": "s3", "endpoint": format!("http://127.0.0.1:{}", self.port),
+                "region": "us-east-1", "bucket": "b-1", "prefix": "p/", "path_style": true,
+                "credentials_file": cred.display().to_string(), "timeout_ms": 5000,
+                "multipart_threshold_mib": threshold_mib,
+            });
+            write_private(&root.join(CONFIG_FILE), &conf.to_string());
+            load(root, root.join("spool"))
+                .expect("load")
+                .expect("configured")
+        }
+
+        /// Returns once the server has handled every earlier connection:
+        /// it takes them one at a time, in order, so a HEAD answered
+        /// comes after them.
+        fn settle(&self, s: &S3Store) {
+            let _ = s.exists(&Sha256Hex::digest(b"settle"), None);
+        }
+
+        fn log(&self) -> Vec<String> {
+            self.log.lock().expect("log").clone()
+        }
+
+        /// What the server keeps under `digest`'s key.
+        fn object(&self, s: &S3Store, digest: &Sha256Hex) -> Option<(Sha256Hex, u64)> {
+            let key = format!("/b-1/{}", s.key(digest));
+            self.objects.lock().expect("objects").get(&key).cloned()
+        }
+    }
+
+    impl Drop for Fake {
+        fn drop(&mut self) {
+            self.stop.store(true, std::sync::atomic::Ordering::SeqCst);
+            let _ = std::net::TcpStream::connect(("127.0.0.1", self.port));
+        }
+    }
+
+    /// Method, target, the body read and whether it was as long as its
+    /// content-length.
+    fn read_request(conn: &mut std::net::TcpStream) -> Option<(String, String, Vec<u8>, bool)> {
+        conn.set_read_timeout(Some(Duration::from_secs(30))).ok()?;
+        let mut head = Vec::new();
+        let mut byte = [0u8; 1];
+        while !head.ends_with(b"\r\n\r\n") {
+            if conn.read(&mut byte).ok()? == 0 || head.len() > 64 * 1024 {
+                return None;
+            }
+            head.push(byte[0]);
+        }
+        let text = String::from_utf8_lossy(&head).into_owned();
+        let mut first = text.lines().next()?.split(' ');
+        let method = first.next()?.to_owned();
+        let target = first.next()?.to_owned();
+        let len: u64 = text
+            .lines()
+            .filter_map(|l| l.split_once(':'))
+            .find(|(k, _)| k.eq_ignore_ascii_case("content-length"))
+            .and_then(|(_, v)| v.trim().parse().ok())
+            .unwrap_or(0);
+        let mut body = Vec::new();
+        let _ = conn.take(len).read_to_end(&mut body);
+        let whole = body.len() as u64 == len;
+        Some((method, target, body, whole))
+    }
+
+    fn answer(
+        conn: &mut std::net::TcpStream,
+        status: &str,
+        headers: &[(&str, &str)],
+        len: u64,
+        body: &[u8],
+    ) {
+        let mut head =
+            format!("HTTP/1.1 {status}\r\ncontent-length: {len}\r\nconnection: close\r\n");
+        for (k, v) in headers {
+            head.push_str(&format!("{k}: {v}\r\n"));
+        }
+        head.push_str("\r\n");
+        let _ = conn.write_all(head.as_bytes());
+        let _ = conn.write_all(body);
+    }
+
+    fn noise(len: usize, seed: u8) -> Vec<u8> {
+        (0..len)
+            .map(|i| (i as u8).wrapping_mul(31) ^ seed ^ (i >> 9) as u8)
+            .collect()
+    }
+
+    #[test]
+    fn a_multipart_put_of_other_bytes_is_aborted_before_completion() {
+        let t = tempfile::tempdir().expect("tempdir");
+        let server = Fake::start(0);
+        let s = server.store(t.path(), 5);
+        let good = noise(12 << 20, 1);
+        let digest = Sha256Hex::digest(&good);
+        let size = good.len() as u64;
+        let mut last_byte = good.clone();
+        last_byte[good.len() - 1] ^= 1;
+        let mut longer = good.clone();
+        longer.push(0);
+        for (bytes, why) in [
+            (last_byte, "the last byte differs"),
+            (good[..good.len() - 1].to_vec(), "one byte short"),
+            (longer, "one byte more"),
+        ] {
+            let before = server.log().len();
+            let e = s.put(&mut &bytes[..], &digest, size).expect_err(why);
+            assert_eq!(e.code(), Code::IntegrityError, "{why}: {e:?}");
+            server.settle(&s);
+            let log = server.log().split_off(before);
+            assert!(
+                log.iter()
+                    .any(|l| l.starts_with("DELETE") && l.contains("uploadId")),
+                "{why}: aborted: {log:?}"
+            );
+            assert!(
+                !log.iter()
+                    .any(|l| l.starts_with("POST") && l.contains("uploadId")),
+                "{why}: never completed: {log:?}"
+            );
+            assert_eq!(server.object(&s, &digest), None, "{why}: nothing stored");
+        }
+        // The same bytes as announced go up in three parts and complete.
+        let out = s.put(&mut &good[..], &digest, size).expect("put");
+        assert!(out.created);
+        assert_eq!(server.object(&s, &digest), Some((digest.clone(), size)));
+        let parts = server
+            .log()
+            .iter()
+            .filter(|l| l.contains("partNumber"))
+            .count();
+        assert!(parts >= 3, "parts went up: {parts}");
+    }
+
+    #[test]
+    fn a_single_put_of_other_bytes_never_sends_a_whole_body() {
+        let t = tempfile::tempdir().expect("tempdir");
+        let server = Fake::start(0);
+        let s = server.store(t.path(), 64);
+        let good = noise(3 << 20, 2);
+        let digest = Sha256Hex::digest(&good);
+        let size = good.len() as u64;
+        let mut last_byte = good.clone();
+        last_byte[good.len() - 1] ^= 1;
+        let mut longer = good.clone();
+        longer.push(0);
+        for (bytes, why) in [
+            (last_byte, "the last byte differs"),
+            (good[..good.len() - 1].to_vec(), "one byte short"),
+            (longer, "one byte more"),
+        ] {
+            for from_memory in [false, true] {
+                let before = server.log().len();
+                let e = if from_memory {
+                    s.put_bytes_as(&bytes, &digest)
+                } else {
+                    s.put(&mut &bytes[..], &digest, size)
+                }
+                .expect_err(why);
+                assert_eq!(e.code(), Code::IntegrityError, "{why}: {e:?}");
+                server.settle(&s);
+                let log = server.log();
+                let puts: Vec<_> = log[before..]
+                    .iter()
+                    .filter(|l| l.starts_with("PUT"))
+                    .collect();
+                // One attempt (not retried), its body short of its length.
+                assert_eq!(puts.len(), 1, "{why}: {log:?}");
+                assert!(puts[0].ends_with("short"), "{why}: {puts:?}");
+                assert_eq!(server.object(&s, &digest), None, "{why}: nothing stored");
+            }
+        }
+        let out = s.put(&mut &good[..], &digest, size).expect("put");
+        assert!(out.created);
+        assert_eq!(server.object(&s, &digest), Some((digest.clone(), size)));
+    }
+
+    #[test]
+    fn a_retried_single_put_replays_the_bytes_it_kept() {
+        let t = tempfile::tempdir().expect("tempdir");
+        // Two refusals after a whole body each: the third attempt is kept.
+        let server = Fake::start(2);
+        let s = server.store(t.path(), 64);
+        let good = noise(2 << 20, 3);
+        let digest = Sha256Hex::digest(&good);
+        let size = good.len() as u64;
+        // A reader that hands out small pieces, once.
+        struct Trickle<'a>(&'a [u8]);
+        impl Read for Trickle<'_> {
+            fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+                let n = buf.len().min(self.0.len()).min(1000);
+                buf[..n].copy_from_slice(&self.0[..n]);
+                self.0 = &self.0[n..];
+                Ok(n)
+            }
+        }
+        let out = s.put(&mut Trickle(&good), &digest, size).expect("put");
+        assert!(out.created);
+        let puts = server.log().iter().filter(|l| l.starts_with("PUT")).count();
+        assert_eq!(puts, 3);
+        assert_eq!(server.object(&s, &digest), Some((digest.clone(), size)));
+        // Bytes in memory are replayed from where they are.
+        let second = noise(1 << 20, 4);
+        let second_digest = Sha256Hex::digest(&second);
+        s.put_bytes_as(&second, &second_digest)
+            .expect("put from memory");
+        assert_eq!(
+            server.object(&s, &second_digest),
+            Some((second_digest.clone(), second.len() as u64))
+        );
+        let puts = server.log().iter().filter(|l| l.starts_with("PUT")).count();
+        assert_eq!(puts, 6);
+        // A put of an object the bucket vouches for sends nothing, and
+        // the caller's bytes are still checked.
+        let again = s.put(&mut &good[..], &digest, size).expect("put again");
+        assert!(!again.created && !again.repaired);
+        let mut other = good.clone();
+        other[0] ^= 1;
+        let e = s
+            .put(&mut &other[..], &digest, size)
+            .expect_err("other bytes");
+        assert_eq!(e.code(), Code::IntegrityError);
+        server.settle(&s);
+        let puts = server.log().iter().filter(|l| l.starts_with("PUT")).count();
+        assert_eq!(puts, 6, "nothing sent again");
     }
 
     #[test]

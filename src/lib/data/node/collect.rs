@@ -312,7 +312,7 @@ impl Node {
         }
         let cas = self.dir.blobs()?;
         for p in outside {
-            let out = cas.put(&mut &p.bytes[..], &p.sha256, p.bytes.len() as u64)?;
+            let out = cas.put_bytes_as(&p.bytes, &p.sha256)?;
             if out.digest != p.sha256 {
                 return Err(Error::internal(
                     "CAS digest differs from the prepared digest",
