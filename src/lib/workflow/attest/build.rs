@@ -256,23 +256,7 @@ pub fn for_qualified(
     now: &str,
     now_ms: i64,
 ) -> Result<Bundle> {
-    let ch = change::change(a, change_id)?;
-    // Without the operator's override, admission needs a receipt and a
-    // revision that leaves the protected paths alone.
-    let ad = receipt::admit(j, a, dir, &ch.repository, change_id, now_ms, false)?;
-    let stored = ad
-        .receipt
-        .ok_or_else(|| Error::internal("admission without the override returned no receipt"))?;
-    let r = load_receipt(a, &stored)?;
-    assemble(
-        dir,
-        a,
-        &ad.subject,
-        Some((r, stored)),
-        now.to_owned(),
-        None,
-        None,
-    )
+    qualified_bundle(dir, j, a, change_id, now, now_ms, None)
 }
 
 /// The bundle of a proposed candidate commit (`propose`): the statements
@@ -290,7 +274,24 @@ pub fn for_proposal(
     time_created: &str,
     now_ms: i64,
 ) -> Result<Bundle> {
+    qualified_bundle(dir, j, a, change_id, time_created, now_ms, Some(commit))
+}
+
+/// The statements of a Change whose current subject qualifies now (the
+/// admission recheck `land` makes, without the operator's override), with
+/// `commit` as their second subject when given.
+fn qualified_bundle(
+    dir: &DataDir,
+    j: Option<&Connection>,
+    a: &Connection,
+    change_id: &str,
+    time_created: &str,
+    now_ms: i64,
+    commit: Option<&str>,
+) -> Result<Bundle> {
     let ch = change::change(a, change_id)?;
+    // Without the operator's override, admission needs a receipt and a
+    // revision that leaves the protected paths alone.
     let ad = receipt::admit(j, a, dir, &ch.repository, change_id, now_ms, false)?;
     let stored = ad
         .receipt
@@ -303,7 +304,7 @@ pub fn for_proposal(
         Some((r, stored)),
         time_created.to_owned(),
         None,
-        Some(commit),
+        commit,
     )
 }
 
