@@ -180,9 +180,13 @@ pub fn prestore_snapshot(
 
 /// Whether a snapshot stored before the lock still holds under it: the
 /// same root, the stat cache unchanged, the same blob store, and (for the
-/// local CAS, where it is a stat per object) every object it names
-/// present. A bucket's objects are trusted from the put's own length
-/// confirmation (a HEAD), made before the lock.
+/// local CAS, where it is a stat per object) every object this scan stored
+/// present: the manifest and the files it read. A file that matched the
+/// unchanged stat cache names the object its row recorded, exactly as a
+/// scan under the lock would trust it (the store never deletes an object
+/// outside `cas migrate`, which changes the blob-store configuration
+/// compared here). A bucket's objects are trusted from the put's own
+/// length confirmation (a HEAD), made before the lock.
 fn prestored_holds(conn: &Connection, dir: &DataDir, key: &str, p: &Prestored) -> Result<bool> {
     if p.key != key || cache_stamp(conn, key)? != p.cache || dir.blob_config()? != p.blob_config {
         return Ok(false);
@@ -196,8 +200,8 @@ fn prestored_holds(conn: &Connection, dir: &DataDir, key: &str, p: &Prestored) -
     {
         return Ok(false);
     }
-    for e in &p.snap.manifest.entries {
-        if !blobs.exists(&e.sha256, Some(e.size))? {
+    for (_, row) in &p.snap.cache_updates {
+        if !blobs.exists(&Sha256Hex::from_bytes(row.sha256), Some(row.size))? {
             return Ok(false);
         }
     }
@@ -252,9 +256,18 @@ pub fn store_snapshot_from(
             del.execute(params![key, p])?;
         }
     }
-    // The rows now are exactly this revision's manifest, as of the walk's start.
-    conn.prepare_cached("INSERT OR REPLACE INTO stat_cache_roots(root, revision, scanned_at_ns) VALUES (?1, ?2, ?3)")?.execute(params![key, snap.revision.as_str(), snap.scanned_at_ns],
-    )?;
+    // The rows now are exactly this revision's manifest, as of the walk's
+    // start. A scan that matched every row of the cache it read (the
+    // revision is the cache's own) leaves the state as it is: every row was
+    // already trusted, and an unchanged checkpoint then writes nothing.
+    let unchanged = snap.manifest_bytes.is_none()
+        && snap.cache_updates.is_empty()
+        && snap.cache_removals.is_empty()
+        && cache_stamp(conn, key)?.is_some_and(|(r, _)| r == snap.revision.as_str());
+    if !unchanged {
+        conn.prepare_cached("INSERT OR REPLACE INTO stat_cache_roots(root, revision, scanned_at_ns) VALUES (?1, ?2, ?3)")?.execute(params![key, snap.revision.as_str(), snap.scanned_at_ns],
+        )?;
+    }
     // Without manifest bytes the revision is the cache's, already recorded.
     if let Some(bytes) = &snap.manifest_bytes {
         record_revision(
@@ -1351,5 +1364,48 @@ mod tests {
         assert!(may_view(&ch, &as_actor(fixture::OWNER, fixture::AGENT)));
         assert!(may_view(&ch, &as_actor(fixture::OWNER, "a2")));
         assert!(!may_view(&ch, &as_actor("mallory", fixture::AGENT)));
+    }
+
+    #[test]
+    fn an_unchanged_checkpoint_writes_nothing_and_a_prestore_checks_only_what_it_stored() {
+        let f = fixture();
+        let t = tempfile::tempdir().expect("tmp");
+        let (dir, _lock) =
+            crate::store::DataDir::create(&t.path().join("d"), std::time::Duration::from_secs(1))
+                .expect("data dir");
+        let ws = t.path().join("ws");
+        std::fs::create_dir_all(&ws).expect("mkdir");
+        std::fs::write(ws.join("a.txt"), "a").expect("write");
+        std::fs::write(ws.join("b.txt"), "b").expect("write");
+        // Past the racy-clean margin, so the first scan's rows are trusted.
+        std::thread::sleep(std::time::Duration::from_millis(250));
+        let max = snapshot::DEFAULT_MAX_REVISION_BYTES;
+        let first = store_snapshot(&f.a, &dir, &ws, "t", max).expect("first");
+        assert_eq!(first.hashed, 2);
+        let key = ws.to_str().expect("utf-8");
+        let stamp = cache_stamp(&f.a, key).expect("stamp");
+        // Every file matches a trusted row: the revision is the cache's,
+        // and not a row is written, the root's scan time included.
+        let writes = f.a.total_changes();
+        let again = store_snapshot(&f.a, &dir, &ws, "t", max).expect("again");
+        assert_eq!(
+            (again.revision.clone(), again.hashed),
+            (first.revision.clone(), 0)
+        );
+        assert_eq!(f.a.total_changes(), writes);
+        assert_eq!(cache_stamp(&f.a, key).expect("stamp"), stamp);
+        // A new file: stored before the lock, and checked under it. Its
+        // object gone meanwhile, the prestored scan does not hold and the
+        // scan under the lock stores it again.
+        std::fs::write(ws.join("c.txt"), "c").expect("write");
+        let pre = prestore_snapshot(&f.a, &dir, &ws, max).expect("prestore");
+        assert!(prestored_holds(&f.a, &dir, key, &pre).expect("holds"));
+        let c = Sha256Hex::digest(b"c");
+        let blobs = dir.blobs().expect("blobs");
+        std::fs::remove_file(dir.cas().object_path(&c)).expect("remove the stored object");
+        assert!(!prestored_holds(&f.a, &dir, key, &pre).expect("holds"));
+        let third = store_snapshot_from(&f.a, &dir, &ws, "t", max, Some(pre)).expect("third");
+        assert!(blobs.exists(&c, Some(1)).expect("exists"));
+        assert_eq!(third.manifest.entries.len(), 3);
     }
 }
