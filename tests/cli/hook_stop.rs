@@ -302,6 +302,35 @@ fn hook_stop_bad_input_blocks_or_exits_1_and_changes_nothing() {
     assert_eq!(d["failures"], json!([{"code": "changed_during_run"}]));
     assert_eq!(d["next"], json!({"operation": "checkpoint"}));
     std::fs::remove_file(l.workspace.join("during.txt")).expect("rm");
+    // A block is a block whatever moved meanwhile: the workspace is not
+    // scanned again, and the answer's own failures are the feedback (the
+    // agent's next attempt scans first and asks for a checkpoint).
+    let not_yet = json!({"capability": "agentscm.agent-workflow-tasks/v1", "schema_version": 1, "operation": "qualification",
+        "result": {"qualified": false, "subject_current": true, "receipt_digest": null, "revision": rev, "tasks": [],
+                   "failures": [{"task_id": task, "code": "task_pending"}],
+                   "next": {"operation": "collector_claim", "task_id": task}}});
+    let ws = l.workspace.clone();
+    let addr = fake(200, not_yet.to_string().into_bytes(), move || {
+        std::fs::write(ws.join("during.txt"), "x").expect("write during");
+    });
+    let remote_args = remote(&addr);
+    let args: Vec<&str> = remote_args.iter().map(String::as_str).collect();
+    let d = blocked("claude", &hook(&l, "claude", &p, &args));
+    assert_eq!(
+        d["failures"],
+        json!([{"task_id": task, "code": "task_pending"}])
+    );
+    assert_eq!(
+        d["next"],
+        json!({"operation": "collector_claim", "task_id": task})
+    );
+    let d = blocked("claude", &hook(&l, "claude", &p, &args));
+    assert_eq!(
+        d["failures"],
+        json!([{"code": "workspace_not_checkpointed"}])
+    );
+    assert_eq!(d["next"], json!({"operation": "checkpoint"}));
+    std::fs::remove_file(l.workspace.join("during.txt")).expect("rm");
     assert_eq!(
         snapshot_files(&l.env.data_dir),
         before,

@@ -760,6 +760,11 @@ pub fn evaluate(r: &StopRequest<'_>) -> Verdict {
         }
         return block(category::LANDED, none());
     }
+    // Uncheckpointed edits block whatever qualification would say: the
+    // subject it would judge is not the workspace.
+    if scan1.revision.as_str() != before.revision {
+        return block(category::DIRTY, checkpoint());
+    }
     let answer = match (&r.remote, &source) {
         (Some(rm), _) => remote_qualification(rm, &token, &r.change),
         (None, Source::Remote(_)) => Err(category::SERVICE),
@@ -779,28 +784,28 @@ pub fn evaluate(r: &StopRequest<'_>) -> Verdict {
                 })
         }
     };
-    let scan2 = crate::workflow::service::snapshot::check_readonly(&ws, &cache);
+    // The reads after the call. The subject is read again on every path
+    // (one indexed read). The workspace is scanned again only when the
+    // answer would let the agent stop: a block stays a block whatever a
+    // second scan finds, and the agent's next attempt scans first.
     let after = source.subject(&r.change, &token, None).map(|(s, _)| s);
     let answer = match answer {
         Ok(a) => a,
         Err(c) => return block(c, none()),
     };
-    let (Ok(scan2), Ok(after)) = (scan2, after) else {
-        return block(category::CHANGED, checkpoint());
-    };
-    if scan1.revision != scan2.revision || before != after {
-        return block(category::CHANGED, checkpoint());
-    }
-    if scan1.revision.as_str() != before.revision {
-        return block(category::DIRTY, checkpoint());
+    match after {
+        Ok(after) if after == before => {}
+        _ => return block(category::CHANGED, checkpoint()),
     }
     let Some((ok, failures, next)) = validate_answer(&answer, &before.revision) else {
         return block(category::MALFORMED, none());
     };
-    if ok {
-        Verdict::Pass
-    } else {
-        Verdict::Block { failures, next }
+    if !ok {
+        return Verdict::Block { failures, next };
+    }
+    match crate::workflow::service::snapshot::check_readonly(&ws, &cache) {
+        Ok(scan2) if scan2.revision == scan1.revision => Verdict::Pass,
+        _ => block(category::CHANGED, checkpoint()),
     }
 }
 
