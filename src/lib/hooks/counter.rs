@@ -89,7 +89,12 @@ impl Counter {
         }
     }
 
-    /// Writes the count (atomic, 0600, directory 0700).
+    /// Writes the count (atomic, 0600, directory 0700). The new file's
+    /// bytes are fsynced before the rename, so a crash never leaves an
+    /// unreadable counter; the directory is not, so a crash may keep the
+    /// previous count, which only grants one more continuation. Every
+    /// block writes the counter: a directory fsync would be a journal
+    /// commit on each of the agent's stops.
     pub fn write(&self, n: u32) -> Result<()> {
         let Some(dir) = self.path.parent() else {
             return Err(Error::internal("counter path has no parent"));
@@ -98,7 +103,7 @@ impl Counter {
             std::fs::create_dir_all(p).map_err(|e| Error::io("create", p, e))?;
         }
         private_fs::ensure_private_dir(dir)?;
-        private_fs::write_atomic(&self.path, n.to_string().as_bytes())
+        private_fs::replace_unsynced(&self.path, n.to_string().as_bytes()).map(|_| ())
     }
 
     /// Forgets the count (a passing stop).

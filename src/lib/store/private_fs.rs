@@ -372,6 +372,16 @@ pub fn create_exclusive(path: &Path, bytes: &[u8]) -> Result<bool> {
 /// Writes `bytes` to `path` atomically: a 0600 temp file in the same
 /// directory, fsync, rename over the target, fsync the directory.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    let dir = replace_unsynced(path, bytes)?;
+    sync_dir(dir)
+}
+
+/// [`write_atomic`] without the directory fsync: the bytes are durable
+/// before the rename, so a crash leaves the old file or the new one,
+/// never a torn one, but the rename itself may be lost. Only for state
+/// whose previous value is an acceptable outcome of a crash (the Stop
+/// hook's continuation counter). Returns the parent directory.
+pub fn replace_unsynced<'p>(path: &'p Path, bytes: &[u8]) -> Result<&'p Path> {
     let dir = path
         .parent()
         .ok_or_else(|| Error::internal(format!("{} has no parent", path.display())))?;
@@ -387,7 +397,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
         .map_err(|e| Error::io("fsync", tmp.path(), e))?;
     tmp.persist(path)
         .map_err(|e| Error::io("rename into", path, e.error))?;
-    sync_dir(dir)
+    Ok(dir)
 }
 
 #[cfg(test)]
