@@ -22,7 +22,9 @@
 # Then `agent-task verify` of the landed commit (no data directory: read
 # the note, recompute the revision from the tree, check the 3 envelopes)
 # vs the anchor `git ls-tree -r --object-only main | git cat-file --batch
-# | sha256sum` (every blob read through git once), interleaved likewise.
+# | sha256sum` (every blob read through git once), interleaved likewise,
+# with the goal (issue 34: verify at most 1.0x the anchor) and the load
+# average; BASELINE_BIN=another build adds its verify to the rotation.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RUNS=${RUNS:-10}
@@ -139,9 +141,9 @@ def read_blobs():
                    cwd=f"{work}/src", check=True)
     return time.perf_counter() - t
 
-def verify():
+def verify(b=bin_):
     t = time.perf_counter()
-    out = subprocess.run([bin_, "verify", "--repo", f"{work}/src", "--commit", "main", "--key", key],
+    out = subprocess.run([b, "verify", "--repo", f"{work}/src", "--commit", "main", "--key", key],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
     dt = time.perf_counter() - t
     if out.returncode != 0 or b'"verified":true' not in out.stdout:
@@ -149,6 +151,10 @@ def verify():
     return dt
 
 cases = [("git ls-tree | git cat-file --batch (anchor)", read_blobs), ("agent-task verify", verify)]
+# BASELINE_BIN=another agent-task build: its verify of the same commit runs
+# interleaved too (verify reads no data directory), for a before/after.
+if os.environ.get("BASELINE_BIN"):
+    cases.append(("agent-task verify, baseline binary", lambda: verify(os.environ["BASELINE_BIN"])))
 ms = {label: [] for label, _ in cases}
 for i in range(warmup + runs):
     for label, f in (cases if i % 2 == 0 else cases[::-1]):
@@ -161,4 +167,7 @@ for label, _ in cases:
     q = statistics.quantiles(xs, n=10) if len(xs) > 1 else [xs[0]] * 9
     med = statistics.median(xs)
     print(f"{label:<44} median {med:9.1f} ms  p10 {q[0]:9.1f}  p90 {q[-1]:9.1f}  ratio {med / base:.2f}x")
+r = statistics.median(ms[cases[1][0]]) / base
+print(f"verify / anchor: {r:.2f}x (goal <= 1.0x: {'met' if r <= 1.0 else 'NOT met'}); "
+      f"load average {' '.join(open('/proc/loadavg').read().split()[:3])}")
 PY

@@ -2,7 +2,10 @@
 //! command alike, and prints median / p10 / p90 wall time and each median's
 //! ratio to the first (the anchor).
 //!
-//! Usage: `cmdbench [--runs N] [--warmup N] [--json] --label NAME -- CMD ARGS… [--label NAME -- CMD ARGS…]…`
+//! Usage: `cmdbench [--runs N] [--warmup N] [--json] [--goal R] --label NAME -- CMD ARGS… [--label NAME -- CMD ARGS…]…`
+//! With `--goal R` each command after the anchor is also judged against
+//! the goal "median at most R times the anchor's" (met / NOT met), and the
+//! machine's load average before and after the runs is printed.
 //! A command may use `{i}` in an argument: it is replaced by the run index.
 //! An argument of the form `{line:FILE}` is replaced by line `i` of FILE
 //! (for commands that need a fresh object per run, such as a claim).
@@ -17,9 +20,17 @@ struct Case {
     ms: Vec<f64>,
 }
 
-fn parse() -> Result<(usize, usize, bool, Vec<Case>), String> {
+struct Opts {
+    runs: usize,
+    warmup: usize,
+    json: bool,
+    goal: Option<f64>,
+}
+
+fn parse() -> Result<(Opts, Vec<Case>), String> {
     let mut args = std::env::args().skip(1).peekable();
     let (mut runs, mut warmup, mut json, mut cases) = (200usize, 5usize, false, Vec::new());
+    let mut goal = None;
     while let Some(a) = args.next() {
         match a.as_str() {
             "--runs" => runs = args.next().and_then(|v| v.parse().ok()).ok_or("--runs N")?,
@@ -30,6 +41,14 @@ fn parse() -> Result<(usize, usize, bool, Vec<Case>), String> {
                     .ok_or("--warmup N")?
             }
             "--json" => json = true,
+            "--goal" => {
+                goal = Some(
+                    args.next()
+                        .and_then(|v| v.parse::<f64>().ok())
+                        .filter(|g| *g > 0.0)
+                        .ok_or("--goal R (a positive ratio)")?,
+                )
+            }
             "--label" => {
                 let label = args.next().ok_or("--label NAME")?;
                 if args.next().as_deref() != Some("--") {
@@ -57,7 +76,15 @@ fn parse() -> Result<(usize, usize, bool, Vec<Case>), String> {
     if cases.is_empty() {
         return Err("no --label given".into());
     }
-    Ok((runs, warmup, json, cases))
+    Ok((
+        Opts {
+            runs,
+            warmup,
+            json,
+            goal,
+        },
+        cases,
+    ))
 }
 
 fn once(c: &Case, i: usize) -> Result<f64, String> {
@@ -99,13 +126,22 @@ fn pct(sorted: &[f64], p: f64) -> f64 {
 }
 
 fn main() -> ExitCode {
-    let (runs, warmup, json, mut cases) = match parse() {
+    let (
+        Opts {
+            runs,
+            warmup,
+            json,
+            goal,
+        },
+        mut cases,
+    ) = match parse() {
         Ok(x) => x,
         Err(e) => {
             eprintln!("cmdbench: {e}");
             return ExitCode::from(64);
         }
     };
+    let load_before = loadavg();
     for i in 0..warmup + runs {
         for c in cases.iter_mut() {
             match once(c, i) {
@@ -118,6 +154,7 @@ fn main() -> ExitCode {
             }
         }
     }
+    let load_after = loadavg();
     let mut anchor = None;
     let mut rows = Vec::new();
     for c in cases.iter_mut() {
@@ -153,6 +190,21 @@ fn main() -> ExitCode {
             "({runs} interleaved runs each after {warmup} warm-up; ratio = median / median of {})",
             rows[0].0
         );
+        if let Some(g) = goal {
+            for (l, _, _, _, _, r) in rows.iter().skip(1) {
+                let verdict = if *r <= g { "met" } else { "NOT met" };
+                println!("{l}: {r:.2}x the anchor (goal <= {g:.2}x: {verdict})");
+            }
+            println!("load average (1, 5, 15 min): before {load_before}, after {load_after}");
+        }
     }
     ExitCode::SUCCESS
+}
+
+/// The first three fields of /proc/loadavg, or "unknown".
+fn loadavg() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_else(|| "unknown".into())
 }
