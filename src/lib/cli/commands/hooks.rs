@@ -230,6 +230,12 @@ pub(super) fn stop(
     a: StopArgs,
 ) -> Result<super::Reply> {
     use crate::hooks::stop;
+    // One run reads the authority four times (the check that it opens, the
+    // subject before and after, qualification): a kept read connection
+    // serves them all, instead of a schema parse and a WAL-index rebuild
+    // per open. Each read still begins its own snapshot, and the cache
+    // checks the file and its schema on every take (`store::readcache`).
+    crate::store::enable_read_cache();
     // An unreadable stdin decodes as malformed (exit 1).
     let stdin = stop::read_stdin().unwrap_or_default();
     let out = if a.managed {
