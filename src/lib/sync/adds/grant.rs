@@ -4,7 +4,7 @@
 
 use super::cid::parse as parse_cid;
 use super::encoding::{b64u, b64u_fixed, x25519_key_id};
-use super::jcs::domain_message;
+use super::jcs::{domain_message, domain_message_of};
 use super::object::{
     Manifest, Principal, check_extensions, exact, id_string, sign, signature_shape, string, time,
     verify,
@@ -100,8 +100,9 @@ pub struct GrantParams {
 /// A validated grant.
 #[derive(Debug, Clone)]
 pub struct Grant {
-    /// The whole grant.
-    pub value: Map<String, Value>,
+    /// The key wrap's AAD: `adds-grant-wrap/v1:` and the canonical wrap
+    /// header ([`wrap_header`]), built once while validating.
+    pub wrap_aad: Vec<u8>,
     /// `manifest_cid`.
     pub manifest_cid: String,
     /// `issuer`.
@@ -310,12 +311,15 @@ pub fn validate_grant(v: &Value) -> AResult<Grant> {
     if sig_key != issuer.ed25519_public_key {
         return Err(integrity("signature.public_key is not the issuer's key"));
     }
-    let mut unsigned = m.clone();
-    unsigned.remove("signature");
-    let msg = domain_message(GRANT_DOMAIN, &Value::Object(unsigned))?;
+    let msg = domain_message_of(GRANT_DOMAIN, m, "signature", None)?;
     verify(&issuer.ed25519_public_key, &msg, &sig)?;
+    // The wrap header is the signed object with `key_wrap` cut: it cannot
+    // fail where the whole object did not.
+    let cut =
+        json!({"algorithm": kw["algorithm"], "ephemeral_public_key": kw["ephemeral_public_key"]});
+    let wrap_aad = domain_message_of(WRAP_DOMAIN, m, "signature", Some(("key_wrap", &cut)))?;
     Ok(Grant {
-        value: m.clone(),
+        wrap_aad,
         manifest_cid: manifest_cid.to_owned(),
         issuer,
         audience,
@@ -390,16 +394,16 @@ pub fn unwrap_with(
     if reader_public_b64u != g.audience_key {
         return Err(unauthorized("grant is wrapped for another X25519 key"));
     }
-    let aad = domain_message(WRAP_DOMAIN, &Value::Object(wrap_header(&g.value)))?;
+    let aad = &g.wrap_aad;
     let shared = shared_secret(reader_secret, &g.ephemeral)?;
-    let kek = kek(&shared, &aad)?;
+    let kek = kek(&shared, aad)?;
     let dek = Aes256Gcm::new_from_slice(&kek)
         .map_err(|_| invalid("bad KEK length"))?
         .decrypt(
             &Nonce::from(g.nonce),
             Payload {
                 msg: &g.ciphertext,
-                aad: &aad,
+                aad,
             },
         )
         .map_err(|_| integrity("key wrap does not open"))?;

@@ -4,7 +4,7 @@
 
 use super::cid::{cid_of, parse as parse_cid};
 use super::encoding::{b64u, b64u_fixed};
-use super::jcs::{canonical, domain_message, utf16_len};
+use super::jcs::{canonical, domain_message, domain_message_of, utf16_len};
 use super::{
     ADDS_VERSION, AResult, MAX_CHUNK_SIZE, MAX_CHUNKS, MAX_ID_LEN, MAX_TIME, integrity, invalid,
 };
@@ -87,8 +87,6 @@ pub struct Chunk {
 /// A validated manifest.
 #[derive(Debug, Clone)]
 pub struct Manifest {
-    /// The whole manifest.
-    pub value: Value,
     /// `object_id`.
     pub object_id: String,
     /// `plaintext.size`.
@@ -328,12 +326,9 @@ pub fn validate_manifest(v: &Value) -> AResult<Manifest> {
     }
     check_extensions(m.get("extensions"))?;
     // 8. The signature.
-    let mut unsigned = m.clone();
-    unsigned.remove("signature");
-    let msg = domain_message(MANIFEST_DOMAIN, &Value::Object(unsigned))?;
+    let msg = domain_message_of(MANIFEST_DOMAIN, m, "signature", None)?;
     verify(&publisher.ed25519_public_key, &msg, &sig)?;
     Ok(Manifest {
-        value: v.clone(),
         object_id,
         size,
         chunk_size,
