@@ -4,10 +4,10 @@
 
 use super::cid::parse as parse_cid;
 use super::encoding::{b64u, b64u_fixed, x25519_key_id};
-use super::jcs::{domain_message, domain_message_of};
+use super::jcs::domain_message_of;
 use super::object::{
-    Manifest, Principal, check_extensions, exact, id_string, sign, signature_shape, string, time,
-    verify,
+    Manifest, Principal, check_extensions, exact, id_string, sign_into, signature_shape, string,
+    time, verify,
 };
 use super::{ADDS_VERSION, AResult, AddsError, Class, integrity, invalid};
 use crate::wire::ed25519::Keypair;
@@ -197,7 +197,9 @@ pub fn issue(dek: &[u8; 32], p: &GrantParams, signer: &Keypair) -> AResult<Value
         "key_wrap".into(),
         json!({"algorithm": WRAP_ALGORITHM, "ephemeral_public_key": b64u(&eph_pub)}),
     );
-    let aad = domain_message(WRAP_DOMAIN, &Value::Object(wrap_header(&g)))?;
+    // No signature yet and `key_wrap` already cut: `g` is its own wrap
+    // header.
+    let aad = domain_message_of(WRAP_DOMAIN, &g, "signature", None)?;
     let shared = shared_secret(&p.ephemeral_secret, &audience_pub)?;
     let kek = kek(&shared, &aad)?;
     let ct = Aes256Gcm::new_from_slice(&kek)
@@ -215,8 +217,7 @@ pub fn issue(dek: &[u8; 32], p: &GrantParams, signer: &Keypair) -> AResult<Value
         json!({"algorithm": WRAP_ALGORITHM, "ephemeral_public_key": b64u(&eph_pub),
                "nonce": b64u(&p.nonce), "ciphertext": b64u(&ct)}),
     );
-    let unsigned = Value::Object(g.clone());
-    g.insert("signature".into(), sign(GRANT_DOMAIN, &unsigned, signer)?);
+    sign_into(GRANT_DOMAIN, &mut g, signer)?;
     Ok(Value::Object(g))
 }
 

@@ -423,12 +423,23 @@ fn remember_key(pk: [u8; 32], vk: ed25519::VerifyingKey) {
 
 /// The signature object over `domain:JCS(value)`.
 pub fn sign(domain: &str, value: &Value, key: &Keypair) -> AResult<Value> {
-    let msg = domain_message(domain, value)?;
-    Ok(json!({
+    Ok(signature_of(&domain_message(domain, value)?, key))
+}
+
+/// Signs `m` (which has no `signature` member yet) and adds the signature
+/// object to it, without copying the object.
+pub(crate) fn sign_into(domain: &str, m: &mut Map<String, Value>, key: &Keypair) -> AResult<()> {
+    let msg = domain_message_of(domain, m, "signature", None)?;
+    m.insert("signature".into(), signature_of(&msg, key));
+    Ok(())
+}
+
+fn signature_of(msg: &[u8], key: &Keypair) -> Value {
+    json!({
         "algorithm": "Ed25519",
         "public_key": b64u(&key.public_key()),
-        "value": b64u(&key.sign(&msg)),
-    }))
+        "value": b64u(&key.sign(msg)),
+    })
 }
 
 /// The block AAD of chunk `index` (facts §6): 11 members.
@@ -600,8 +611,7 @@ pub fn seal(
     if let Some(s) = &p.schema {
         m.insert("schema".into(), s.clone().into());
     }
-    let unsigned = Value::Object(m.clone());
-    m.insert("signature".into(), sign(MANIFEST_DOMAIN, &unsigned, key)?);
+    sign_into(MANIFEST_DOMAIN, &mut m, key)?;
     let manifest_bytes = canonical(&Value::Object(m))?;
     let root = cid_of(&manifest_bytes);
     Ok(Sealed {
