@@ -4,7 +4,8 @@
 //! crates agent-task uses and nothing else (no JSON, no base64, no SQLite):
 //!
 //! - source: a fresh ephemeral X25519 key (its public key) and one key
-//!   agreement with the recipient, HKDF-SHA256 of the KEK (salted with
+//!   agreement with the recipient (agent-task's own X25519 functions, the
+//!   fastest the tree has: see `grant::shared_secret`), HKDF-SHA256 of the KEK (salted with
 //!   SHA-256 of the wrap AAD), AES-256-GCM seal of the DEK (the key wrap)
 //!   and of the payload (one chunk), SHA-256 of the frame and of the
 //!   manifest (their CIDs), Ed25519 signatures of the manifest and the grant;
@@ -24,7 +25,7 @@
 
 use aes_gcm::aead::{Aead, KeyInit, Payload};
 use aes_gcm::{Aes256Gcm, Nonce};
-use agent_task::sync::adds::grant::Recipient;
+use agent_task::sync::adds::grant::{Recipient, shared_secret, x25519_public};
 use agent_task::sync::adds::object::block_aad;
 use agent_task::sync::inline::{SealCtx, seal};
 use agent_task::wire::ed25519::Keypair;
@@ -159,7 +160,7 @@ struct Sent {
 fn source(
     z: &Sizes,
     signer: &SigningKey,
-    recipient: &PublicKey,
+    recipient: &[u8; 32],
     payload: &[u8],
 ) -> Result<Sent, String> {
     let dek: [u8; 32] = random()?;
@@ -189,16 +190,13 @@ fn source(
     manifest[..64].copy_from_slice(&manifest_sig);
     let root = Sha256::digest(&manifest);
     // The grant: a fresh ephemeral key, the key agreement, the wrap.
-    let eph = StaticSecret::from(random::<32>()?);
-    let eph_pub = PublicKey::from(&eph).to_bytes();
-    let shared = eph.diffie_hellman(recipient);
-    if !shared.was_contributory() {
-        return Err("zero shared secret".into());
-    }
+    let eph = random::<32>()?;
+    let eph_pub = x25519_public(&eph);
+    let shared = shared_secret(&eph, recipient).map_err(|e| e.to_string())?;
     let mut wrap_aad = vec![b'g'; z.wrap_aad];
     wrap_aad[..32].copy_from_slice(&root);
     wrap_aad[32..64].copy_from_slice(&eph_pub);
-    let k = kek(shared.as_bytes(), &wrap_aad)?;
+    let k = kek(&shared, &wrap_aad)?;
     let wrap_nonce: [u8; 12] = random()?;
     let wrapped = Aes256Gcm::new_from_slice(&k)
         .map_err(|_| "kek")?
@@ -232,7 +230,7 @@ fn destination(
     z: &Sizes,
     s: &Sent,
     publisher: &VerifyingKey,
-    reader: &StaticSecret,
+    reader: &[u8; 32],
 ) -> Result<Vec<u8>, String> {
     publisher
         .verify_strict(&s.grant_unsigned, &Signature::from_bytes(&s.grant_sig))
@@ -251,11 +249,8 @@ fn destination(
     if frame_cid[..] != s.manifest_unsigned[..32] {
         return Err("frame cid".into());
     }
-    let shared = reader.diffie_hellman(&PublicKey::from(s.eph_pub));
-    if !shared.was_contributory() {
-        return Err("zero shared secret".into());
-    }
-    let k = kek(shared.as_bytes(), &s.wrap_aad)?;
+    let shared = shared_secret(reader, &s.eph_pub).map_err(|e| e.to_string())?;
+    let k = kek(&shared, &s.wrap_aad)?;
     let dek = Aes256Gcm::new_from_slice(&k)
         .map_err(|_| "kek")?
         .decrypt(
@@ -285,8 +280,8 @@ fn run(n: usize) -> Result<(), String> {
     let z = sizes()?;
     let signer = SigningKey::from_bytes(&random::<32>()?);
     let publisher = signer.verifying_key();
-    let reader = StaticSecret::from(random::<32>()?);
-    let recipient = PublicKey::from(&reader);
+    let reader = random::<32>()?;
+    let recipient = x25519_public(&reader);
     let payload = vec![b'p'; z.payload];
     // Warm up (caches, lazy tables), untimed.
     for _ in 0..20 {
