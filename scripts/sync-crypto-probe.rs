@@ -138,9 +138,7 @@ fn kek(shared: &[u8; 32], aad: &[u8]) -> Result<[u8; 32], String> {
 }
 
 fn random<const N: usize>() -> Result<[u8; N], String> {
-    let mut b = [0u8; N];
-    getrandom::fill(&mut b).map_err(|e| e.to_string())?;
-    Ok(b)
+    agent_task::wire::random_bytes().map_err(|e| e.to_string())
 }
 
 /// What the source hands the destination for one object.

@@ -337,7 +337,7 @@ mod tests {
 
     #[test]
     fn a_page_size_is_its_empty_size_plus_its_headers_and_commas() {
-        let headers = vec![
+        let headers = [
             json!({"id": "change_1", "object": {"a": "x\"y\u{1}", "n": [1, 2]}}),
             json!({"id": "change_2", "é": "\u{2028}"}),
             json!({"id": "change_3"}),

@@ -64,10 +64,21 @@ fn check(v: &Value, depth: usize, count: &mut usize) -> AResult<()> {
 }
 
 /// Whether serde_json's own compact output of `v` already is its RFC 8785
-/// form ([`crate::data::canon::serde_text_is_canonical`]; the safe-range
-/// refusals run before it).
+/// form: every number an integer (serde_json and ECMAScript print safe
+/// integers alike; only non-integers differ), and no object key holding a
+/// character at or above U+E000 (`serde_json::Map` is a `BTreeMap`, ordered
+/// by code point, which equals UTF-16 code-unit order below U+E000).
+/// serde_json escapes strings as `JSON.stringify` does (`\"`, `\\`,
+/// `\b\f\n\r\t`, other C0 controls as lowercase `\u00xx`, nothing else).
 fn serde_order_is_canonical(v: &Value) -> bool {
-    crate::data::canon::serde_text_is_canonical(v)
+    match v {
+        Value::Number(n) => n.is_u64() || n.is_i64(),
+        Value::Array(a) => a.iter().all(serde_order_is_canonical),
+        Value::Object(m) => m
+            .iter()
+            .all(|(k, x)| k.chars().all(|c| (c as u32) < 0xE000) && serde_order_is_canonical(x)),
+        _ => true,
+    }
 }
 
 /// The canonical bytes of a value under the ADDS profile.
