@@ -12,12 +12,24 @@
 # With BENCH_PERF_DIR=DIR (and `perf` installed) both servers are sampled
 # during the pull into DIR/src.data and DIR/dst.data (with call graphs;
 # `perf report -i DIR/dst.data`).
+# The CPU per record is printed next to its floor: the cryptography the
+# protocol requires per object (examples/sync-crypto-probe: ephemeral X25519
+# key, two key agreements, HKDF, AES-GCM, two Ed25519 signatures and two
+# strict verifications), times the objects pulled per record (changes plus
+# the collection and control objects of every page).
+# With BENCH_CALLGRIND_DIR=DIR (and valgrind installed) both servers run
+# under callgrind, counting instructions during the pull only (zeroed before, dumped after), and the
+# instructions per record of each are printed (use a small RECORDS: it is
+# about 50 times slower); `callgrind_annotate DIR/dst.out` for the profile.
+# AGENT_TASK_BIN=PATH runs another build of agent-task (an older commit, for
+# before/after figures in one session); the probe is always this tree's.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RECORDS=${1:-10000}
 TOMBSTONES=${2:-500}
-cargo build --release --locked --quiet --bin agent-task
-BIN=$PWD/target/release/agent-task
+cargo build --release --locked --quiet --bin agent-task --example sync-crypto-probe
+BIN=${AGENT_TASK_BIN:-$PWD/target/release/agent-task}
+PROBE=$PWD/target/release/examples/sync-crypto-probe
 WORK=$(mktemp -d)
 PIDS=()
 cleanup() {
@@ -34,13 +46,18 @@ now() { date +%s.%N; }
 rate() { py 'import sys; print(f"{int(sys.argv[1])/(float(sys.argv[3])-float(sys.argv[2])):.0f}")' "$1" "$2" "$3"; }
 
 start() { # $1 = data dir, $2 = node bearer; sets URL
-  AGENT_TASK_NODE_TOKEN=$2 "$BIN" --data-dir "$1" serve --bind 127.0.0.1:0 --workers 8 >"$1.out" 2>"$1.err" &
+  local wrap=()
+  if [ -n "${BENCH_CALLGRIND_DIR:-}" ]; then
+    wrap=(valgrind --tool=callgrind --callgrind-out-file="$BENCH_CALLGRIND_DIR/$(basename "$1").out")
+  fi
+  AGENT_TASK_NODE_TOKEN=$2 "${wrap[@]}" "$BIN" --data-dir "$1" serve --bind 127.0.0.1:0 --workers 8 >"$1.out" 2>"$1.err" &
   PIDS+=($!)
-  for _ in $(seq 1 200); do [ -s "$1.out" ] && break; sleep 0.05; done
+  for _ in $(seq 1 1200); do [ -s "$1.out" ] && break; sleep 0.05; done
   URL=$(py 'import json,sys; print(json.loads(open(sys.argv[1]).readline())["listening"])' "$1.out")
 }
 
-echo "machine: $(nproc) cores, $(uname -sr)"
+[ -z "${BENCH_CALLGRIND_DIR:-}" ] || mkdir -p "$BENCH_CALLGRIND_DIR"
+echo "machine: $(nproc) cores, $(uname -sr); binary $BIN"
 py 'import json,sys
 n=int(sys.argv[1])
 for i in range(n):
@@ -97,6 +114,9 @@ if [ -n "${BENCH_PERF_DIR:-}" ]; then
   done
   sleep 1
 fi
+if [ -n "${BENCH_CALLGRIND_DIR:-}" ]; then
+  for p in "${PIDS[@]}"; do callgrind_control -z "$p" >/dev/null; done
+fi
 echo "load before the pull: $(uptime)"
 C0=$(cpu_ticks)
 T0=$(now)
@@ -113,11 +133,32 @@ T1=$(now)
 C1=$(cpu_ticks)
 for p in "${PERF_PIDS[@]}"; do kill -INT "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
 INSERTED=$(field "$RESULT" records_inserted)
+if [ -n "${BENCH_CALLGRIND_DIR:-}" ]; then
+  for p in "${PIDS[@]}"; do callgrind_control -d "$p" >/dev/null; done
+  for n in src dst; do
+    f=$(ls -t "$BENCH_CALLGRIND_DIR/$n.out"* | head -1)
+    py 'import sys
+tot=0
+for line in open(sys.argv[1]):
+    if line.startswith(("summary:", "totals:")): tot=max(tot,int(line.split()[1]))
+print(f"{sys.argv[2]}: {tot/int(sys.argv[3])/1e6:.3f} M instructions per record ({tot} in the pull, callgrind)")' "$f" "$n" "$INSERTED"
+  done
+fi
 PULL=$(rate "$INSERTED" "$T0" "$T1")
 echo "sync pull ($INSERTED records, $(field "$RESULT" tombstones_applied) tombstones, $(field "$RESULT" pages_applied) pages of 100 changes, durable apply): $PULL records/s"
 echo "anchor: data collect --jsonl of the same $RECORDS records: $ANCHOR records/s"
-py 'import sys; a,b=float(sys.argv[1]),float(sys.argv[2]); print(f"pull / jsonl ingest = {a/b:.2f}x | pull / goal 2000 = {a/2000:.2f}x")' "$PULL" "$ANCHOR"
-py 'import sys,os; t=(int(sys.argv[2])-int(sys.argv[1]))/os.sysconf("SC_CLK_TCK"); n=int(sys.argv[3]); print(f"cpu of both servers during the pull: {t:.2f} s = {1000*t/n:.3f} ms per record (load average now {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)")' "$C0" "$C1" "$INSERTED"
+FLOOR=$("$PROBE" 2000 | tail -1)
+py 'import sys; a,b=float(sys.argv[1]),float(sys.argv[2]); r=a/b; v="met" if r >= 0.5 else "NOT met"; print(f"pull / jsonl ingest = {r:.2f}x; goal >= 0.5x: {v}")' "$PULL" "$ANCHOR"
+py 'import json,sys,os
+c0,c1,n=int(sys.argv[1]),int(sys.argv[2]),int(sys.argv[3]); f=json.loads(sys.argv[4]); r=json.loads(sys.argv[5])
+t=(c1-c0)/os.sysconf("SC_CLK_TCK"); per=1000*t/n
+objects=r["changes_applied"]+2*r["pages_applied"]
+floor=f["total_us"]/1000*objects/n
+print(f"cpu of both servers during the pull: {t:.2f} s ({objects} objects for {n} records)")
+s,d,a=f["source_us"],f["destination_us"],f["total_us"]; v="met" if per <= 0.3 else "NOT met"
+print(f"crypto floor per object (one thread): source {s:.1f} us + destination {d:.1f} us = {a:.1f} us")
+print(f"CPU per record: {per:.3f} ms; crypto floor {floor:.3f} ms; ratio {per/floor:.2f}x; goal <= 0.3 ms: {v}")
+print(f"load average now {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")' "$C0" "$C1" "$INSERTED" "$FLOOR" "$RESULT"
 
 # Both nodes answer the same queries (ids and order).
 py 'import json,sys,urllib.request

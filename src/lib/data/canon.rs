@@ -8,8 +8,41 @@ use serde_json::{Map, Number, Value};
 /// Maximum nesting depth of any JSON value the node accepts.
 pub const MAX_DEPTH: usize = 64;
 
+/// Whether serde_json's own compact text of `v` already is its RFC 8785
+/// form: every number an integer of magnitude at most 2^53 (serde_json
+/// and ECMAScript print those digit for digit; larger integers and
+/// non-integers may differ), and no object key holding a character at or
+/// above U+E000 (`serde_json::Map` is a `BTreeMap`, ordered by code point,
+/// which equals UTF-16 code-unit order below U+E000). serde_json escapes
+/// strings as `JSON.stringify` does (`\"`, `\\`, `\b\f\n\r\t`, other C0
+/// controls as lowercase `\u00xx`, nothing else).
+pub fn serde_text_is_canonical(v: &Value) -> bool {
+    const SAFE: u64 = 1 << 53;
+    match v {
+        Value::Number(n) => {
+            n.as_u64().is_some_and(|u| u <= SAFE)
+                || n.as_i64().is_some_and(|i| i.unsigned_abs() <= SAFE)
+        }
+        Value::Array(a) => a.iter().all(serde_text_is_canonical),
+        Value::Object(m) => m
+            .iter()
+            .all(|(k, x)| k.chars().all(|c| (c as u32) < 0xE000) && serde_text_is_canonical(x)),
+        _ => true,
+    }
+}
+
 /// The canonical JSON text of a value.
 pub fn canonical_json(v: &Value) -> Result<String> {
+    if serde_text_is_canonical(v) {
+        // Stored envelopes and record cores take this path: it skips the
+        // general canonicaliser's re-sorting.
+        return serde_json::to_string(v).map_err(|e| {
+            Error::new(
+                Code::InvalidJson,
+                format!("value cannot be canonicalised: {e}"),
+            )
+        });
+    }
     serde_json_canonicalizer::to_string(v).map_err(|e| {
         Error::new(
             Code::InvalidJson,
@@ -166,6 +199,27 @@ pub fn utf16_len(s: &str) -> usize {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn the_serde_text_fast_path_equals_the_canonicaliser() {
+        let cases = [
+            r#"{"b":1,"a":[true,null,-5,9007199254740992,-9007199254740992],"c":{"z":"x","é":"\u0001\u007f\u2028/\"\\\n"}}"#,
+            r#"{"\ud800\udc00":1,"\uffff":2,"\ue000":3,"\ud7ff":4}"#,
+            r#"{"k":9007199254740993,"j":-9007199254740993,"i":18446744073709551615}"#,
+            r#"[{"€":"Euro","\r":"cr","1":"one","\u0080":"ctl","ö":"o"}]"#,
+            r#""\u0000\u001f \udbff\udfff""#,
+            r#"{"a":-0,"b":0}"#,
+        ];
+        for c in cases {
+            let v: Value = serde_json::from_str(c).expect("json");
+            let want = serde_json_canonicalizer::to_string(&v).expect("canon");
+            assert_eq!(canonical_json(&v).expect("ours"), want, "{c}");
+        }
+        assert!(serde_text_is_canonical(&json!([9_007_199_254_740_992u64])));
+        assert!(!serde_text_is_canonical(&json!([9_007_199_254_740_993u64])));
+        assert!(!serde_text_is_canonical(&json!({"\u{E000}": 1})));
+        assert!(!serde_text_is_canonical(&json!([1.5])));
+    }
 
     #[test]
     fn numbers_and_key_order_follow_ecmascript() {

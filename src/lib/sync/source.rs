@@ -144,12 +144,16 @@ pub fn page(
             "the collection object exceeds the response ceiling",
         ));
     }
-    let feed = node.changes(&ChangesRequest {
+    let mut feed = node.changes(&ChangesRequest {
         collection_id: Some(req.collection_id.clone()),
         cursor: req.cursor.clone(),
         limit: Some(req.limit),
     })?;
-    let rows = feed["changes"].as_array().cloned().unwrap_or_default();
+    let rows = match feed.get_mut("changes").map(Value::take) {
+        Some(Value::Array(a)) => a,
+        _ => Vec::new(),
+    };
+    let row_count = rows.len();
     let feed_more = feed["has_more"].as_bool().unwrap_or(false);
     let mut cursor_now = feed["cursor"].as_str().unwrap_or_default().to_owned();
     if req.cursor.is_none() && rows.is_empty() {
@@ -157,6 +161,10 @@ pub fn page(
     }
     let mut built: Vec<Built> = Vec::new();
     let mut headers: Vec<Value> = Vec::new();
+    // The encoded size of every accepted header, in order: the page's size
+    // is its size with no changes plus these and the commas between them
+    // (compact JSON), so the headers are not serialised again.
+    let mut sizes: Vec<u64> = Vec::new();
     let mut plaintext = 0u64;
     let mut projected = coll_size + 1024;
     // 1. The changes the plaintext budget admits, their payloads.
@@ -170,7 +178,7 @@ pub fn page(
     }
     let mut cands: Vec<Cand> = Vec::new();
     let mut budget_stop = false;
-    for (i, ch) in rows.iter().enumerate() {
+    for (i, mut ch) in rows.into_iter().enumerate() {
         let seq = ch["sequence"].as_u64().unwrap_or(0);
         let kind: &'static str = if ch["type"] == "record.created" {
             "record.created"
@@ -200,10 +208,12 @@ pub fn page(
                 .and_then(|s| Sha256Hex::parse(s).ok())
                 .ok_or_else(|| Error::internal("stored envelope has no content digest"))?;
             let bytes = node.content_bytes(&sha, size)?;
+            let env = ch["record"].take();
             json!({"protocol": OBJECT_PROTOCOL, "kind": "record", "record": env,
                    "content": {"encoding": "base64url", "data": b64u(&bytes)}})
         } else {
-            json!({"protocol": OBJECT_PROTOCOL, "kind": "tombstone", "tombstone": ch["tombstone"]})
+            let t = ch["tombstone"].take();
+            json!({"protocol": OBJECT_PROTOCOL, "kind": "tombstone", "tombstone": t})
         };
         cands.push(Cand {
             i,
@@ -243,10 +253,11 @@ pub fn page(
         }
         projected += hsize;
         headers.push(header);
+        sizes.push(hsize);
         built.push(Built {
             root,
             cursor_after: cursor::encode(node.feed_id(), Some(&req.collection_id), c.seq as i64),
-            more_after: c.i + 1 < rows.len() || feed_more,
+            more_after: c.i + 1 < row_count || feed_more,
             seq: c.seq,
             kind: c.kind,
             record_id: c.record_id.clone(),
@@ -292,18 +303,16 @@ pub fn page(
         m.insert("cursor".into(), cursor_now.clone().into());
         m.insert("has_more".into(), has_more.into());
         m.insert("collection_object".into(), coll_obj.clone());
-        m.insert("changes".into(), Value::Array(std::mem::take(&mut headers)));
+        m.insert("changes".into(), Value::Array(Vec::new()));
         m.insert("control_object".into(), control_obj);
-        let page = Value::Object(m);
-        if json_len(&page) <= max {
+        let mut page = Value::Object(m);
+        let n = sizes.len() as u64;
+        let size = json_len(&page) + sizes.iter().sum::<u64>() + n.saturating_sub(1);
+        if size <= max {
+            page["changes"] = Value::Array(std::mem::take(&mut headers));
             return Ok(page);
         }
-        // Too large: take the headers back and drop the last change.
-        if let Value::Object(mut m) = page
-            && let Some(Value::Array(h)) = m.remove("changes")
-        {
-            headers = h;
-        }
+        // Too large: drop the last change.
         if built.len() <= 1 {
             return Err(Error::new(
                 Code::SyncResponseTooLarge,
@@ -312,10 +321,36 @@ pub fn page(
         }
         built.pop();
         headers.pop();
+        sizes.pop();
         cursor_now = built
             .last()
             .map(|b| b.cursor_after.clone())
             .unwrap_or_default();
         has_more = true;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::json_len;
+    use serde_json::{Value, json};
+
+    #[test]
+    fn a_page_size_is_its_empty_size_plus_its_headers_and_commas() {
+        let headers = [
+            json!({"id": "change_1", "object": {"a": "x\"y\u{1}", "n": [1, 2]}}),
+            json!({"id": "change_2", "é": "\u{2028}"}),
+            json!({"id": "change_3"}),
+        ];
+        for n in 0..=headers.len() {
+            let h = headers[..n].to_vec();
+            let sizes: Vec<u64> = h.iter().map(json_len).collect();
+            let mut page = json!({"protocol": "p", "changes": [], "z": {"k": true}});
+            let empty = json_len(&page);
+            page["changes"] = Value::Array(h);
+            let want = serde_json::to_vec(&page).expect("json").len() as u64;
+            let got = empty + sizes.iter().sum::<u64>() + (n as u64).saturating_sub(1);
+            assert_eq!(got, want, "{n} headers");
+        }
     }
 }

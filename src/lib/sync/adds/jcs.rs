@@ -6,7 +6,7 @@
 //! canonical form ([`strict_parse`]).
 
 use super::{AResult, invalid};
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 /// Deepest allowed nesting (the root is depth 0).
 pub const MAX_DEPTH: usize = 64;
@@ -106,6 +106,70 @@ pub fn domain_message(domain: &str, v: &Value) -> AResult<Vec<u8>> {
     Ok(out)
 }
 
+/// `UTF8(domain) ‖ ":" ‖ JCS(o)` where `o` is the object `m` without the
+/// member `skip` and with the member `replace.0` (when present in `m`)
+/// replaced by `replace.1`: the signed forms of manifests and grants and
+/// the grant's wrap header, built without copying the object. The bytes,
+/// and every refusal, are those of [`domain_message`] on that object.
+pub fn domain_message_of(
+    domain: &str,
+    m: &Map<String, Value>,
+    skip: &str,
+    replace: Option<(&str, &Value)>,
+) -> AResult<Vec<u8>> {
+    fn pick<'a>(
+        k: &str,
+        v: &'a Value,
+        skip: &str,
+        r: Option<(&str, &'a Value)>,
+    ) -> Option<&'a Value> {
+        match r {
+            _ if k == skip => None,
+            Some((rk, rv)) if rk == k => Some(rv),
+            _ => Some(v),
+        }
+    }
+    let member = |k: &str, v| pick(k, v, skip, replace);
+    let mut count = 1;
+    let mut fast = true;
+    for (k, v) in m {
+        if let Some(x) = member(k, v) {
+            check(x, 1, &mut count)?;
+            fast = fast && k.chars().all(|c| (c as u32) < 0xE000) && serde_order_is_canonical(x);
+        }
+    }
+    if !fast {
+        let mut o = Map::new();
+        for (k, v) in m {
+            if let Some(x) = member(k, v) {
+                o.insert(k.clone(), x.clone());
+            }
+        }
+        return domain_message(domain, &Value::Object(o));
+    }
+    let mut out = Vec::with_capacity(domain.len() + 1024);
+    out.extend_from_slice(domain.as_bytes());
+    out.push(b':');
+    out.push(b'{');
+    let mut first = true;
+    for (k, v) in m {
+        if let Some(x) = member(k, v) {
+            if !first {
+                out.push(b',');
+            }
+            first = false;
+            serde_json::to_writer(&mut out, k)
+                .and_then(|()| {
+                    out.push(b':');
+                    serde_json::to_writer(&mut out, x)
+                })
+                .map_err(|e| invalid(format!("value cannot be serialised: {e}")))?;
+        }
+    }
+    out.push(b'}');
+    Ok(out)
+}
+
 /// Parses stored or received canonical bytes: fatal UTF-8, JSON (a lone
 /// surrogate escape is refused by the parser), then the re-serialisation
 /// must be byte-identical, which refuses whitespace, duplicate keys (the
@@ -115,10 +179,40 @@ pub fn strict_parse(bytes: &[u8]) -> AResult<Value> {
     let text = std::str::from_utf8(bytes).map_err(|_| invalid("canonical JSON is not UTF-8"))?;
     let v: Value =
         serde_json::from_str(text).map_err(|e| invalid(format!("not valid JSON: {e}")))?;
-    if canonical(&v)? != bytes {
+    let mut count = 0;
+    check(&v, 0, &mut count)?;
+    let same = if serde_order_is_canonical(&v) {
+        // Compared while serialising, without building the text.
+        let mut cmp = Compare { rest: bytes };
+        serde_json::to_writer(&mut cmp, &v).is_ok() && cmp.rest.is_empty()
+    } else {
+        canonical(&v)? == bytes
+    };
+    if !same {
         return Err(invalid("JSON is not in canonical form"));
     }
     Ok(v)
+}
+
+/// A writer that consumes `rest` while what is written equals it, and
+/// fails at the first difference.
+struct Compare<'a> {
+    rest: &'a [u8],
+}
+
+impl std::io::Write for Compare<'_> {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        match self.rest.strip_prefix(b) {
+            Some(r) => {
+                self.rest = r;
+                Ok(b.len())
+            }
+            None => Err(std::io::Error::other("differs")),
+        }
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 /// JavaScript `length`: UTF-16 code units.
@@ -150,6 +244,34 @@ mod tests {
         assert!(serde_order_is_canonical(
             &json!({"\u{D7FF}": [1, "\u{FFFF}"]})
         ));
+    }
+
+    #[test]
+    fn domain_message_of_equals_the_copied_object() {
+        let cases = [
+            json!({"b": 1, "signature": {"x": 1}, "a": [true, null], "key_wrap": {"algorithm": "A", "nonce": "n"}}),
+            json!({"signature": 1}),
+            json!({"z": "\u{E000}", "\u{E000}": 1, "signature": 2, "key_wrap": 3}),
+            json!({"k": 1.5, "key_wrap": {"a": 1}}),
+            json!({"a": -0.0, "signature": 1}),
+            json!({"a": 9_007_199_254_740_992u64}),
+        ];
+        let cut = json!({"algorithm": "A"});
+        for v in cases {
+            let m = v.as_object().expect("object");
+            for replace in [None, Some(("key_wrap", &cut))] {
+                let mut o = m.clone();
+                o.remove("signature");
+                if let Some((k, r)) = replace
+                    && o.contains_key(k)
+                {
+                    o.insert(k.into(), r.clone());
+                }
+                let want = domain_message("d", &Value::Object(o)).map_err(|e| e.class);
+                let got = domain_message_of("d", m, "signature", replace).map_err(|e| e.class);
+                assert_eq!(got, want, "{v}");
+            }
+        }
     }
 
     #[test]

@@ -4,7 +4,7 @@
 
 use super::cid::{cid_of, parse as parse_cid};
 use super::encoding::{b64u, b64u_fixed};
-use super::jcs::{canonical, domain_message, utf16_len};
+use super::jcs::{canonical, domain_message, domain_message_of, utf16_len};
 use super::{
     ADDS_VERSION, AResult, MAX_CHUNK_SIZE, MAX_CHUNKS, MAX_ID_LEN, MAX_TIME, integrity, invalid,
 };
@@ -87,8 +87,6 @@ pub struct Chunk {
 /// A validated manifest.
 #[derive(Debug, Clone)]
 pub struct Manifest {
-    /// The whole manifest.
-    pub value: Value,
     /// `object_id`.
     pub object_id: String,
     /// `plaintext.size`.
@@ -328,12 +326,9 @@ pub fn validate_manifest(v: &Value) -> AResult<Manifest> {
     }
     check_extensions(m.get("extensions"))?;
     // 8. The signature.
-    let mut unsigned = m.clone();
-    unsigned.remove("signature");
-    let msg = domain_message(MANIFEST_DOMAIN, &Value::Object(unsigned))?;
+    let msg = domain_message_of(MANIFEST_DOMAIN, m, "signature", None)?;
     verify(&publisher.ed25519_public_key, &msg, &sig)?;
     Ok(Manifest {
-        value: v.clone(),
         object_id,
         size,
         chunk_size,
@@ -428,12 +423,23 @@ fn remember_key(pk: [u8; 32], vk: ed25519::VerifyingKey) {
 
 /// The signature object over `domain:JCS(value)`.
 pub fn sign(domain: &str, value: &Value, key: &Keypair) -> AResult<Value> {
-    let msg = domain_message(domain, value)?;
-    Ok(json!({
+    Ok(signature_of(&domain_message(domain, value)?, key))
+}
+
+/// Signs `m` (which has no `signature` member yet) and adds the signature
+/// object to it, without copying the object.
+pub(crate) fn sign_into(domain: &str, m: &mut Map<String, Value>, key: &Keypair) -> AResult<()> {
+    let msg = domain_message_of(domain, m, "signature", None)?;
+    m.insert("signature".into(), signature_of(&msg, key));
+    Ok(())
+}
+
+fn signature_of(msg: &[u8], key: &Keypair) -> Value {
+    json!({
         "algorithm": "Ed25519",
         "public_key": b64u(&key.public_key()),
-        "value": b64u(&key.sign(&msg)),
-    }))
+        "value": b64u(&key.sign(msg)),
+    })
 }
 
 /// The block AAD of chunk `index` (facts §6): 11 members.
@@ -605,8 +611,7 @@ pub fn seal(
     if let Some(s) = &p.schema {
         m.insert("schema".into(), s.clone().into());
     }
-    let unsigned = Value::Object(m.clone());
-    m.insert("signature".into(), sign(MANIFEST_DOMAIN, &unsigned, key)?);
+    sign_into(MANIFEST_DOMAIN, &mut m, key)?;
     let manifest_bytes = canonical(&Value::Object(m))?;
     let root = cid_of(&manifest_bytes);
     Ok(Sealed {
