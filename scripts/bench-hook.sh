@@ -78,10 +78,10 @@ for files in $SIZES; do
     "$BASELINE_BIN" --data-dir "$B" init >/dev/null
     "$BASELINE_BIN" --data-dir "$B" repo add demo/basic --source "$work/source" >/dev/null
     "$BASELINE_BIN" --data-dir "$B" requirement install --repo demo/basic --profile default --file "$fixtures/workflows/basic.json" >/dev/null
-    "$BASELINE_BIN" --data-dir "$B" token issue --owner bench --agent a1 --out "$work/btoken" >/dev/null
-    bchange=$("$BASELINE_BIN" --data-dir "$B" --token-file "$work/btoken" change open --repo demo/basic --profile default --workspace "$ws" | json "d['change_id']")
-    "$BASELINE_BIN" --data-dir "$B" --token-file "$work/btoken" checkpoint --workspace "$ws" >/dev/null
-    baseline=(--label "task-stop, baseline binary" -- sh -c "'$BASELINE_BIN' --data-dir '$B' --token-file '$work/btoken' task-stop '$bchange' --workspace '$ws' <'$work/payload.json' >/dev/null")
+    "$BASELINE_BIN" --data-dir "$B" token issue --owner bench --agent a1 --out "$work/btoken$files" >/dev/null
+    bchange=$("$BASELINE_BIN" --data-dir "$B" --token-file "$work/btoken$files" change open --repo demo/basic --profile default --workspace "$ws" | json "d['change_id']")
+    "$BASELINE_BIN" --data-dir "$B" --token-file "$work/btoken$files" checkpoint --workspace "$ws" >/dev/null
+    baseline=(--label "task-stop, baseline binary" -- sh -c "'$BASELINE_BIN' --data-dir '$B' --token-file '$work/btoken$files' task-stop '$bchange' --workspace '$ws' <'$work/payload.json' >/dev/null")
   fi
   "$bench" --runs "$runs" --goal 1.0 \
     --label "git status (anchor)" -- sh -c "git -C '$ws' status --porcelain >/dev/null </dev/null" \
