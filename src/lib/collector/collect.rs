@@ -487,7 +487,7 @@ fn execute(
         limits: d.limits.sandbox.as_ref(),
         launcher: &launcher,
     };
-    let identity = match runtime::probe(d.runtime, &plan) {
+    let identity = match runtime::observe(d.runtime, &plan) {
         Ok(id) if id.digest == d.runtime_identity_digest => id,
         Ok(id) => {
             return Ok(failed(
