@@ -136,9 +136,17 @@ pub fn observe(kind: RuntimeKind, plan: &Plan<'_>) -> Result<RuntimeIdentity> {
             let program = find_program("podman")
                 .or_else(|| find_program("docker"))
                 .ok_or_else(|| unavailable(kind, "neither podman nor docker is installed"))?;
-            // The engine (not just the client) must answer.
-            let version = engine_version(&program)?;
-            let image = inspect_image(&program, reference)?;
+            // The engine (not just the client) must answer. Its version
+            // and the image are asked for at once (each engine call is a
+            // client start of its own); a version error still comes first.
+            let (version, image) = std::thread::scope(|s| {
+                let image = s.spawn(|| inspect_image(&program, reference));
+                let version = engine_version(&program);
+                (version, image.join())
+            });
+            let version = version?;
+            let image =
+                image.map_err(|_| Error::internal("the image inspection panicked"))??;
             let args = match engine_of(&program.display().to_string()) {
                 Engine::Podman => PODMAN_ARGS,
                 Engine::Docker => DOCKER_ARGS,
