@@ -2,10 +2,15 @@
 //! command alike, and prints median / p10 / p90 wall time and each median's
 //! ratio to the first (the anchor).
 //!
-//! Usage: `cmdbench [--runs N] [--warmup N] [--json] --label NAME -- CMD ARGS… [--label NAME -- CMD ARGS…]…`
+//! Usage: `cmdbench [--runs N] [--warmup N] [--json] [--rotate] --label NAME -- CMD ARGS… [--label NAME -- CMD ARGS…]…`
 //! A command may use `{i}` in an argument: it is replaced by the run index.
 //! An argument of the form `{line:FILE}` is replaced by line `i` of FILE
 //! (for commands that need a fresh object per run, such as a claim).
+//! `--rotate` starts round `i` at command `i mod n` (the order stays
+//! cyclic), so that no command always runs right after the same one: an
+//! fsync-heavy command otherwise pays for the dirty data the command
+//! before it (or the rest of the machine) left, and the next one runs on a
+//! freshly flushed journal.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 use std::process::{Command, ExitCode, Stdio};
@@ -17,9 +22,17 @@ struct Case {
     ms: Vec<f64>,
 }
 
-fn parse() -> Result<(usize, usize, bool, Vec<Case>), String> {
+struct Opts {
+    runs: usize,
+    warmup: usize,
+    json: bool,
+    rotate: bool,
+}
+
+fn parse() -> Result<(Opts, Vec<Case>), String> {
     let mut args = std::env::args().skip(1).peekable();
-    let (mut runs, mut warmup, mut json, mut cases) = (200usize, 5usize, false, Vec::new());
+    let (mut runs, mut warmup, mut json, mut rotate, mut cases) =
+        (200usize, 5usize, false, false, Vec::new());
     while let Some(a) = args.next() {
         match a.as_str() {
             "--runs" => runs = args.next().and_then(|v| v.parse().ok()).ok_or("--runs N")?,
@@ -30,6 +43,7 @@ fn parse() -> Result<(usize, usize, bool, Vec<Case>), String> {
                     .ok_or("--warmup N")?
             }
             "--json" => json = true,
+            "--rotate" => rotate = true,
             "--label" => {
                 let label = args.next().ok_or("--label NAME")?;
                 if args.next().as_deref() != Some("--") {
@@ -57,7 +71,15 @@ fn parse() -> Result<(usize, usize, bool, Vec<Case>), String> {
     if cases.is_empty() {
         return Err("no --label given".into());
     }
-    Ok((runs, warmup, json, cases))
+    Ok((
+        Opts {
+            runs,
+            warmup,
+            json,
+            rotate,
+        },
+        cases,
+    ))
 }
 
 fn once(c: &Case, i: usize) -> Result<f64, String> {
@@ -99,15 +121,26 @@ fn pct(sorted: &[f64], p: f64) -> f64 {
 }
 
 fn main() -> ExitCode {
-    let (runs, warmup, json, mut cases) = match parse() {
+    let (
+        Opts {
+            runs,
+            warmup,
+            json,
+            rotate,
+        },
+        mut cases,
+    ) = match parse() {
         Ok(x) => x,
         Err(e) => {
             eprintln!("cmdbench: {e}");
             return ExitCode::from(64);
         }
     };
+    let n = cases.len();
     for i in 0..warmup + runs {
-        for c in cases.iter_mut() {
+        let first = if rotate { i % n } else { 0 };
+        for k in 0..n {
+            let c = &mut cases[(first + k) % n];
             match once(c, i) {
                 Ok(ms) if i >= warmup => c.ms.push(ms),
                 Ok(_) => {}

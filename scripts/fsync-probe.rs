@@ -27,7 +27,9 @@ fn sync_dir(p: &Path) -> std::io::Result<()> {
 
 fn run(dir: &Path, files: usize, dirs: usize) -> Result<(), Box<dyn std::error::Error>> {
     if dirs < files {
-        return Err("DIRS must be at least FILES (each file write ends with a directory fsync)".into());
+        return Err(
+            "DIRS must be at least FILES (each file write ends with a directory fsync)".into(),
+        );
     }
     let name = format!(
         "fsync-probe-{}-{}",
@@ -54,7 +56,9 @@ fn run(dir: &Path, files: usize, dirs: usize) -> Result<(), Box<dyn std::error::
             sync_dir(&root)?;
         }
         for i in 0..dirs - files {
-            DirBuilder::new().mode(0o700).create(root.join(format!("d{i}")))?;
+            DirBuilder::new()
+                .mode(0o700)
+                .create(root.join(format!("d{i}")))?;
             sync_dir(&root)?;
         }
         Ok(())
