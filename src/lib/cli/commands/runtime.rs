@@ -157,10 +157,12 @@ pub(crate) fn sandbox_exec_only(args: Vec<std::ffi::OsString>) -> std::process::
         .subcommand(SandboxExecArgs::augment_args(clap::Command::new(
             "sandbox-exec",
         )));
-    let parsed = cmd.try_get_matches_from(args).and_then(|m| match m.subcommand() {
-        Some(("sandbox-exec", sub)) => SandboxExecArgs::from_arg_matches(sub),
-        _ => Err(clap::Error::new(clap::error::ErrorKind::MissingSubcommand)),
-    });
+    let parsed = cmd
+        .try_get_matches_from(args)
+        .and_then(|m| match m.subcommand() {
+            Some(("sandbox-exec", sub)) => SandboxExecArgs::from_arg_matches(sub),
+            _ => Err(clap::Error::new(clap::error::ErrorKind::MissingSubcommand)),
+        });
     match parsed {
         Ok(a) => crate::cli::output::failure(&crate::collector::sandbox::exec(&a.launch())),
         Err(e) => crate::cli::output::clap_error(e),

@@ -145,8 +145,7 @@ pub fn observe(kind: RuntimeKind, plan: &Plan<'_>) -> Result<RuntimeIdentity> {
                 (version, image.join())
             });
             let version = version?;
-            let image =
-                image.map_err(|_| Error::internal("the image inspection panicked"))??;
+            let image = image.map_err(|_| Error::internal("the image inspection panicked"))??;
             let args = match engine_of(&program.display().to_string()) {
                 Engine::Podman => PODMAN_ARGS,
                 Engine::Docker => DOCKER_ARGS,

@@ -85,9 +85,7 @@ pub fn run(id: &RuntimeIdentity, spec: &RunSpec<'_>, clock: &dyn Clock) -> Resul
     let exit_fd = i32::try_from(pgid)
         .ok()
         .and_then(rustix::process::Pid::from_raw)
-        .and_then(|p| {
-            rustix::process::pidfd_open(p, rustix::process::PidfdFlags::empty()).ok()
-        });
+        .and_then(|p| rustix::process::pidfd_open(p, rustix::process::PidfdFlags::empty()).ok());
     let stop = Arc::new(AtomicBool::new(false));
     let (out, err) = match (child.stdout.take(), child.stderr.take()) {
         (Some(o), Some(e)) => (o, e),
