@@ -1,22 +1,38 @@
 #!/usr/bin/env bash
 # Collector overhead and qualification latency, interleaved with cmdbench.
 #
-# 1. `agent-task collect` around a trivial recipe (`true`) in bwrap, next to
-#    the bare `bwrap <pinned args> -- true` (the anchor). Each collect run
-#    needs its own claimed execution, so RUNS+WARMUP Changes are prepared
-#    first (one descriptor per line). Overhead = median collect wall time
-#    minus the median in-sandbox duration recorded by collect itself.
+# 1. `agent-task collect` around a trivial recipe (`true`) in bwrap, against
+#    its floor (issue 34, goal 3: collect <= 1.5x the floor): the bare
+#    `bwrap <pinned args> -- true`, plus `fsync-probe` doing the file and
+#    directory fsyncs one collect's durability rules require
+#    (FILE_FSYNCS, DIR_FSYNCS: the list is in docs/transfer.md, "What
+#    collecting costs") on the data directory's file system. Both parts,
+#    their sum, collect's median and the ratio are printed, with the load
+#    average. Each collect run needs its own claimed execution, so the
+#    Changes are prepared first (one descriptor per line). With strace
+#    installed, one more collect is traced and the fsyncs it made are
+#    counted (file / directory), next to the floor's.
 # 2. `agent-task qualify` on a Change with 10 succeeded command tasks and a
 #    receipt (every transfer re-verified), next to the floor probe.
-# AGENT_TASK_BIN runs another build of agent-task (a before/after comparison).
+# The rounds rotate which command goes first (cmdbench --rotate): whoever
+# follows a pause pays for the dirty data the machine's other writers left
+# in the journal, and the next fsync-heavy command would not.
+# AGENT_TASK_BIN runs another build of agent-task; AGENT_TASK_BIN_BEFORE
+# adds a second build to the same interleaved collect run (a paired
+# before/after comparison: both builds, the anchor and the probe alternate).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RUNS=${RUNS:-20}
 WARMUP=${WARMUP:-2}
 QRUNS=${QRUNS:-100}
-cargo build --release --locked --quiet --bin agent-task --example floor-probe --example cmdbench
+# The fsyncs one bwrap collect's durability rules require (docs/transfer.md).
+FILE_FSYNCS=7
+DIR_FSYNCS=9
+cargo build --release --locked --quiet --bin agent-task --example floor-probe --example cmdbench --example fsync-probe
 bin=${AGENT_TASK_BIN:-$PWD/target/release/agent-task}
+before=${AGENT_TASK_BIN_BEFORE:-}
 probe=$PWD/target/release/examples/floor-probe
+fsprobe=$PWD/target/release/examples/fsync-probe
 bench=$PWD/target/release/examples/cmdbench
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -51,15 +67,22 @@ enroll demo/one t0
 for i in $(seq 0 9); do enroll demo/ten "t$i"; done
 export AGENT_TASK_TOKEN_FILE="$work/token"
 
-echo "# preparing $((RUNS + WARMUP)) claimed executions" >&2
+# Claimed executions: RUNS+WARMUP per measured build, one more to trace.
+n_exec=$((RUNS + WARMUP))
+[ -n "$before" ] && n_exec=$((2 * n_exec))
+n_exec=$((n_exec + 1))
+echo "# preparing $n_exec claimed executions" >&2
 : > "$work/descs"
-for i in $(seq 1 $((RUNS + WARMUP))); do
+for i in $(seq 1 "$n_exec"); do
   mkdir -p "$work/ws$i"; echo "$i" > "$work/ws$i/n.txt"
   "$bin" change open --repo demo/one --profile default --workspace "$work/ws$i" >/dev/null
   task=$("$bin" checkpoint --workspace "$work/ws$i" | j '["tasks"][0]["task_id"]')
   "$bin" collector-claim "$task" --descriptor-out "$work/d$i.json" >/dev/null
   echo "$work/d$i.json" >> "$work/descs"
 done
+head -n $((RUNS + WARMUP)) "$work/descs" > "$work/descs.after"
+tail -n +$((RUNS + WARMUP + 1)) "$work/descs" | head -n $((RUNS + WARMUP)) > "$work/descs.before"
+traced=$(tail -n 1 "$work/descs")
 
 # The bare sandbox: the pinned bwrap arguments with a fresh snapshot and scratch.
 mkdir -m 700 "$work/snap" "$work/scratch"
@@ -73,12 +96,16 @@ for a in ["--setenv", "PATH", "/usr/local/bin:/usr/bin:/bin", "--", "true"]:
     print(a)
 ' "$work/snap" "$work/scratch")
 
-echo "# collect overhead, $(nproc) cores, $(date -u +%Y-%m-%dT%H:%M:%SZ)"
-"$bench" --runs "$RUNS" --warmup "$WARMUP" --json \
-  --label "bwrap true (anchor)" -- "${bw[@]}" \
-  --label "agent-task collect (true)" -- "$bin" --data-dir "$AGENT_TASK_DATA_DIR" collect --descriptor "{line:$work/descs}" --collector-dir "$work/c" \
-  > "$work/collect.json"
-python3 - "$work/collect.json" "$work/c" "$WARMUP" <<'PY'
+mkdir -m 700 "$work/fsync"
+cases=(--label "bwrap true (anchor)" -- "${bw[@]}"
+  --label "fsync probe ($FILE_FSYNCS file, $DIR_FSYNCS dir)" -- "$fsprobe" "$work/fsync" "$FILE_FSYNCS" "$DIR_FSYNCS"
+  --label "agent-task collect (true)" -- "$bin" --data-dir "$AGENT_TASK_DATA_DIR" collect --descriptor "{line:$work/descs.after}" --collector-dir "$work/c")
+[ -n "$before" ] && cases+=(--label "collect, AGENT_TASK_BIN_BEFORE" -- "$before" --data-dir "$AGENT_TASK_DATA_DIR" collect --descriptor "{line:$work/descs.before}" --collector-dir "$work/c")
+echo "# collect against its floor, $(nproc) cores, $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+echo "# load before: $(uptime)"
+"$bench" --runs "$RUNS" --warmup "$WARMUP" --rotate --json "${cases[@]}" > "$work/collect.json"
+echo "# load after:  $(uptime)"
+python3 - "$work/collect.json" "$work/c" <<'PY'
 import json, sys, glob, statistics
 def sealed_json(p):
     # a sealed collector file: "ATSEAL1\n", u64be length, body, 32-byte MAC (not checked here)
@@ -88,12 +115,39 @@ def sealed_json(p):
 rows = json.load(open(sys.argv[1]))
 durs = sorted(sealed_json(p)["run"]["duration_ms"] for p in glob.glob(sys.argv[2] + "/executions/*/record.sealed"))
 for r in rows:
-    print(f'{r["label"]:<28} median {r["median_ms"]:8.2f} ms  p10 {r["p10_ms"]:8.2f}  p90 {r["p90_ms"]:8.2f}  ratio {r["ratio_to_anchor"]:.2f}x')
-own = statistics.median(durs)
-total = rows[1]["median_ms"]
-print(f'in-sandbox command time recorded by collect: median {own:.2f} ms over {len(durs)} runs')
-print(f'collect overhead (median total - median own time): {total - own:.2f} ms; bare bwrap true: {rows[0]["median_ms"]:.2f} ms')
+    print(f'{r["label"]:<34} median {r["median_ms"]:8.2f} ms  p10 {r["p10_ms"]:8.2f}  p90 {r["p90_ms"]:8.2f}')
+bw, fs, col = (rows[i]["median_ms"] for i in range(3))
+floor = bw + fs
+ratio = col / floor
+print(f'floor = bwrap true {bw:.2f} ms + fsync probe {fs:.2f} ms = {floor:.2f} ms')
+print(f'collect {col:.2f} ms = {ratio:.2f}x the floor; goal <= 1.5x: {"met" if ratio <= 1.5 else "NOT met"}')
+if len(rows) > 3:
+    b = rows[3]["median_ms"]
+    print(f'AGENT_TASK_BIN_BEFORE: {b:.2f} ms = {b / floor:.2f}x the floor (after/before {col / b:.2f})')
+print(f'outside the sandbox (collect - bwrap true): {col - bw:.2f} ms; in-sandbox time recorded by collect: median {statistics.median(durs):.2f} ms over {len(durs)} runs')
 PY
+if command -v strace >/dev/null; then
+  strace -f -y -qq -o "$work/fsyncs.txt" -e trace=fsync,fdatasync,sync_file_range \
+    "$bin" --data-dir "$AGENT_TASK_DATA_DIR" collect --descriptor "$traced" --collector-dir "$work/c" >/dev/null
+  python3 - "$work/fsyncs.txt" "$FILE_FSYNCS" "$DIR_FSYNCS" <<'PY'
+import os, re, sys
+files = dirs = 0
+for line in open(sys.argv[1]):
+    m = re.search(r'(?:fsync|fdatasync|sync_file_range)\(\d+<([^>]*)>', line)
+    if not m:
+        continue
+    # The fd's path (-y): a file if it is one now or was a temp file (gone
+    # by now: renamed into place); anything else was a directory (a run's
+    # temp directories are gone too).
+    p = m.group(1)
+    base = os.path.basename(p)
+    if os.path.isfile(p) or base.startswith((".tmp-", "put-")):
+        files += 1
+    else:
+        dirs += 1
+print(f'fsyncs in one traced collect: {files} file + {dirs} directory (floor: {sys.argv[2]} + {sys.argv[3]})')
+PY
+fi
 
 echo "# qualify on a change with 10 succeeded command tasks and a receipt"
 mkdir -p "$work/wq"; echo q > "$work/wq/n.txt"
@@ -108,6 +162,7 @@ done < "$work/tasks"
 "$bin" finalize --change "$ch" >/dev/null
 test "$("$bin" qualify --change "$ch" | j '["qualified"]')" = True
 mkdir -m 700 "$work/probe"
-"$bench" --runs "$QRUNS" \
+# Goal (issue 34, goal 4): qualify at most 1.3x the floor probe.
+"$bench" --runs "$QRUNS" --rotate --goal 1.3 \
   --label "floor probe (anchor)" -- "$probe" "$work/probe" \
   --label "agent-task qualify (10)" -- "$bin" qualify --change "$ch"

@@ -1,19 +1,29 @@
 #!/usr/bin/env bash
-# Overhead of `agent-task collect` under the oci runtime (podman), next to a
-# bare `podman run` of the same pinned arguments (the anchor), interleaved
-# with cmdbench. The engine gets a private vfs store and a local image built
+# `agent-task collect` under the oci runtime (podman) against its floor
+# (issue 34, goal 3: collect <= 1.5x the floor): a bare `podman run` of the
+# same pinned arguments, plus `fsync-probe` doing the file and directory
+# fsyncs one collect's durability rules require (the same 7 + 9 as a bwrap
+# collect: docs/transfer.md, "What collecting costs") on the data
+# directory's file system; interleaved with cmdbench, the load average
+# printed. The engine gets a private vfs store and a local image built
 # from the host's static busybox (no registry): needs podman and
-# busybox-static (scripts/install-deps.sh). Overhead = median collect wall
-# time minus the median in-container duration recorded by collect itself
-# (which includes the engine's own container start and removal).
+# busybox-static (scripts/install-deps.sh). Without podman it says so and
+# exits 69. The rounds rotate which command goes first (cmdbench
+# --rotate). AGENT_TASK_BIN runs another build; AGENT_TASK_BIN_BEFORE adds a
+# second build to the same interleaved run. With strace installed, one
+# more collect is traced and its fsyncs counted.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RUNS=${RUNS:-10}
 WARMUP=${WARMUP:-1}
 command -v podman >/dev/null || { echo "bench-oci: podman is not installed" >&2; exit 69; }
-cargo build --release --locked --quiet --bin agent-task --example cmdbench
-bin=$PWD/target/release/agent-task
+FILE_FSYNCS=7
+DIR_FSYNCS=9
+cargo build --release --locked --quiet --bin agent-task --example cmdbench --example fsync-probe
+bin=${AGENT_TASK_BIN:-$PWD/target/release/agent-task}
+before=${AGENT_TASK_BIN_BEFORE:-}
 bench=$PWD/target/release/examples/cmdbench
+fsprobe=$PWD/target/release/examples/fsync-probe
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 export AGENT_TASK_DATA_DIR="$work/data"
@@ -60,15 +70,21 @@ reg=$("$bin" enroll --repo demo/one --profile default --step t0 --executor bench
 "$bin" profile install --registration "$reg" --step t0 --runtime oci --oci-image "$image" >/dev/null
 export AGENT_TASK_TOKEN_FILE="$work/token"
 
-echo "# preparing $((RUNS + WARMUP)) claimed executions" >&2
+n_exec=$((RUNS + WARMUP))
+[ -n "$before" ] && n_exec=$((2 * n_exec))
+n_exec=$((n_exec + 1))
+echo "# preparing $n_exec claimed executions" >&2
 : > "$work/descs"
-for i in $(seq 1 $((RUNS + WARMUP))); do
+for i in $(seq 1 "$n_exec"); do
   mkdir -p "$work/ws$i"; echo "$i" > "$work/ws$i/n.txt"
   "$bin" change open --repo demo/one --profile default --workspace "$work/ws$i" >/dev/null
   task=$("$bin" checkpoint --workspace "$work/ws$i" | j '["tasks"][0]["task_id"]')
   "$bin" collector-claim "$task" --descriptor-out "$work/d$i.json" >/dev/null
   echo "$work/d$i.json" >> "$work/descs"
 done
+head -n $((RUNS + WARMUP)) "$work/descs" > "$work/descs.after"
+tail -n +$((RUNS + WARMUP + 1)) "$work/descs" | head -n $((RUNS + WARMUP)) > "$work/descs.before"
+traced=$(tail -n 1 "$work/descs")
 
 # The bare engine run: the pinned arguments with a fresh snapshot.
 mkdir -m 755 "$work/snap"
@@ -82,11 +98,15 @@ for a in ["--name", "agent-task-bench-{i}", "--", d["image"]["reference"], "true
     print(a)
 ' "$work/snap")
 
-echo "# oci collect overhead, podman $(podman --version | cut -d" " -f3), $(nproc) cores, $(date -u +%Y-%m-%dT%H:%M:%SZ)"
-"$bench" --runs "$RUNS" --warmup "$WARMUP" --json \
-  --label "podman run true (anchor)" -- "${bare[@]}" \
-  --label "agent-task collect (oci true)" -- "$bin" --data-dir "$AGENT_TASK_DATA_DIR" collect --descriptor "{line:$work/descs}" --collector-dir "$work/c" \
-  > "$work/collect.json"
+mkdir -m 700 "$work/fsync"
+cases=(--label "podman run true (anchor)" -- "${bare[@]}"
+  --label "fsync probe ($FILE_FSYNCS file, $DIR_FSYNCS dir)" -- "$fsprobe" "$work/fsync" "$FILE_FSYNCS" "$DIR_FSYNCS"
+  --label "agent-task collect (oci true)" -- "$bin" --data-dir "$AGENT_TASK_DATA_DIR" collect --descriptor "{line:$work/descs.after}" --collector-dir "$work/c")
+[ -n "$before" ] && cases+=(--label "collect, AGENT_TASK_BIN_BEFORE" -- "$before" --data-dir "$AGENT_TASK_DATA_DIR" collect --descriptor "{line:$work/descs.before}" --collector-dir "$work/c")
+echo "# oci collect against its floor, podman $(podman --version | cut -d" " -f3), $(nproc) cores, $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+echo "# load before: $(uptime)"
+"$bench" --runs "$RUNS" --warmup "$WARMUP" --rotate --json "${cases[@]}" > "$work/collect.json"
+echo "# load after:  $(uptime)"
 python3 - "$work/collect.json" "$work/c" <<'PY'
 import json, sys, glob, statistics
 def sealed_json(p):
@@ -99,9 +119,35 @@ recs = [sealed_json(p) for p in glob.glob(sys.argv[2] + "/executions/*/record.se
 assert all(r["outcome"] == "passed" for r in recs), "every collect must pass"
 durs = sorted(r["run"]["duration_ms"] for r in recs)
 for r in rows:
-    print(f'{r["label"]:<30} median {r["median_ms"]:8.2f} ms  p10 {r["p10_ms"]:8.2f}  p90 {r["p90_ms"]:8.2f}  ratio {r["ratio_to_anchor"]:.2f}x')
-own = statistics.median(durs)
-total = rows[1]["median_ms"]
-print(f'in-container command time recorded by collect (podman client wall time): median {own:.2f} ms over {len(durs)} runs')
-print(f'collect overhead (median total - median own time): {total - own:.2f} ms; bare podman run true: {rows[0]["median_ms"]:.2f} ms')
+    print(f'{r["label"]:<34} median {r["median_ms"]:8.2f} ms  p10 {r["p10_ms"]:8.2f}  p90 {r["p90_ms"]:8.2f}')
+bare, fs, col = (rows[i]["median_ms"] for i in range(3))
+floor = bare + fs
+ratio = col / floor
+print(f'floor = podman run true {bare:.2f} ms + fsync probe {fs:.2f} ms = {floor:.2f} ms')
+print(f'collect {col:.2f} ms = {ratio:.2f}x the floor; goal <= 1.5x: {"met" if ratio <= 1.5 else "NOT met"}')
+if len(rows) > 3:
+    b = rows[3]["median_ms"]
+    print(f'AGENT_TASK_BIN_BEFORE: {b:.2f} ms = {b / floor:.2f}x the floor (after/before {col / b:.2f})')
+print(f'outside the container run (collect - podman run true): {col - bare:.2f} ms; in-container time recorded by collect (podman client wall time): median {statistics.median(durs):.2f} ms over {len(durs)} runs')
 PY
+if command -v strace >/dev/null; then
+  # Only agent-task's own fsyncs count (its main thread makes them all;
+  # no -f): the engine's (its store, its events log) are the anchor's.
+  strace -y -qq -o "$work/fsyncs.txt" -e trace=fsync,fdatasync,sync_file_range \
+    "$bin" --data-dir "$AGENT_TASK_DATA_DIR" collect --descriptor "$traced" --collector-dir "$work/c" >/dev/null
+  python3 - "$work/fsyncs.txt" "$FILE_FSYNCS" "$DIR_FSYNCS" <<'PY'
+import os, re, sys
+files = dirs = 0
+for line in open(sys.argv[1]):
+    m = re.search(r'(?:fsync|fdatasync|sync_file_range)\(\d+<([^>]*)>', line)
+    if not m:
+        continue
+    p = m.group(1)
+    base = os.path.basename(p)
+    if os.path.isfile(p) or base.startswith((".tmp-", "put-")):
+        files += 1
+    else:
+        dirs += 1
+print(f'fsyncs by agent-task in one traced collect: {files} file + {dirs} directory (floor: {sys.argv[2]} + {sys.argv[3]})')
+PY
+fi

@@ -2,13 +2,18 @@
 //! command alike, and prints median / p10 / p90 wall time and each median's
 //! ratio to the first (the anchor).
 //!
-//! Usage: `cmdbench [--runs N] [--warmup N] [--json] [--goal R] --label NAME -- CMD ARGS… [--label NAME -- CMD ARGS…]…`
+//! Usage: `cmdbench [--runs N] [--warmup N] [--json] [--rotate] [--goal R] --label NAME -- CMD ARGS… [--label NAME -- CMD ARGS…]…`
 //! With `--goal R` each command after the anchor is also judged against
 //! the goal "median at most R times the anchor's" (met / NOT met), and the
 //! machine's load average before and after the runs is printed.
 //! A command may use `{i}` in an argument: it is replaced by the run index.
 //! An argument of the form `{line:FILE}` is replaced by line `i` of FILE
 //! (for commands that need a fresh object per run, such as a claim).
+//! `--rotate` starts round `i` at command `i mod n` (the order stays
+//! cyclic), so that no command always runs right after the same one: an
+//! fsync-heavy command otherwise pays for the dirty data the command
+//! before it (or the rest of the machine) left, and the next one runs on a
+//! freshly flushed journal.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 use std::process::{Command, ExitCode, Stdio};
@@ -25,11 +30,13 @@ struct Opts {
     warmup: usize,
     json: bool,
     goal: Option<f64>,
+    rotate: bool,
 }
 
 fn parse() -> Result<(Opts, Vec<Case>), String> {
     let mut args = std::env::args().skip(1).peekable();
-    let (mut runs, mut warmup, mut json, mut cases) = (200usize, 5usize, false, Vec::new());
+    let (mut runs, mut warmup, mut json, mut rotate, mut cases) =
+        (200usize, 5usize, false, false, Vec::new());
     let mut goal = None;
     while let Some(a) = args.next() {
         match a.as_str() {
@@ -49,6 +56,7 @@ fn parse() -> Result<(Opts, Vec<Case>), String> {
                         .ok_or("--goal R (a positive ratio)")?,
                 )
             }
+            "--rotate" => rotate = true,
             "--label" => {
                 let label = args.next().ok_or("--label NAME")?;
                 if args.next().as_deref() != Some("--") {
@@ -82,6 +90,7 @@ fn parse() -> Result<(Opts, Vec<Case>), String> {
             warmup,
             json,
             goal,
+            rotate,
         },
         cases,
     ))
@@ -132,6 +141,7 @@ fn main() -> ExitCode {
             warmup,
             json,
             goal,
+            rotate,
         },
         mut cases,
     ) = match parse() {
@@ -142,8 +152,11 @@ fn main() -> ExitCode {
         }
     };
     let load_before = loadavg();
+    let n = cases.len();
     for i in 0..warmup + runs {
-        for c in cases.iter_mut() {
+        let first = if rotate { i % n } else { 0 };
+        for k in 0..n {
+            let c = &mut cases[(first + k) % n];
             match once(c, i) {
                 Ok(ms) if i >= warmup => c.ms.push(ms),
                 Ok(_) => {}

@@ -149,6 +149,35 @@ pub(crate) struct Started {
     /// The run id of the reservation made now; `None` when resumed
     /// (a reservation without a record is never run again).
     fresh_run: Option<String>,
+    /// The runtime's identity, observed on a thread started before the
+    /// recheck (a fresh run only): the version query and the program's
+    /// digest overlap the recheck and the reservation instead of following
+    /// them. The run waits for it and compares it with the pin as before.
+    observed: std::sync::Mutex<Option<Observation>>,
+}
+
+/// The identity observation running beside the recheck.
+type Observation = std::thread::JoinHandle<Result<runtime::RuntimeIdentity>>;
+
+/// Starts observing the descriptor's runtime on its own thread (it only
+/// reads: the program, its version, for `oci` the engine and the image).
+fn observe_in_background(d: &CollectorDescriptor) -> Result<Observation> {
+    let launcher = std::env::current_exe()
+        .map_err(|e| Error::new(Code::Io, format!("cannot locate agent-task: {e}")))?;
+    let (kind, image, limits) = (d.runtime, d.oci_image.clone(), d.limits.sandbox.clone());
+    std::thread::Builder::new()
+        .name("observe-runtime".into())
+        .spawn(move || {
+            runtime::observe(
+                kind,
+                &runtime::Plan {
+                    oci_image: image.as_deref(),
+                    limits: limits.as_ref(),
+                    launcher: &launcher,
+                },
+            )
+        })
+        .map_err(|e| Error::new(Code::Io, format!("cannot start a thread: {e}")))
 }
 
 impl Command {
@@ -240,9 +269,11 @@ impl CollectorKind for Command {
                     request_digest,
                     resumed: true,
                     fresh_run: None,
+                    observed: std::sync::Mutex::new(None),
                 })
             }
             None => {
+                let observed = observe_in_background(d)?;
                 req.authority.recheck_descriptor(d)?;
                 crate::collector::crash_point("before_reserve");
                 let run = crate::wire::random_id("run")?;
@@ -265,6 +296,7 @@ impl CollectorKind for Command {
                     request_digest,
                     resumed: false,
                     fresh_run: Some(run),
+                    observed: std::sync::Mutex::new(Some(observed)),
                 })
             }
         }
@@ -286,7 +318,14 @@ impl CollectorKind for Command {
             Some(run) => {
                 let snapshots = cdir.join("snapshots");
                 let snap = snapshots.join(snapshot_name(&ex.tag, run).as_str());
-                execute(req, &snapshots, &snap, d)
+                let started = s.observed.lock().ok().and_then(|mut o| o.take());
+                let observed = match started {
+                    Some(h) => h
+                        .join()
+                        .map_err(|_| Error::internal("the runtime observation panicked"))?,
+                    None => return Err(Error::internal("a fresh run without its observation")),
+                };
+                execute(req, &snapshots, &snap, d, observed)
             }
             None => interrupted(d),
         }
@@ -464,11 +503,14 @@ fn interrupted(d: &CollectorDescriptor) -> Result<ExecutionRecord> {
 /// directory of this run's own under `snapshots` (the owner-private,
 /// non-symlink parent; under a dedicated sandbox uid the snapshot goes
 /// into a fresh run directory in the system temp directory instead).
+/// `observed` is the runtime identity observed on this host (or why it
+/// could not be), compared here with the pin before anything runs.
 fn execute(
     req: &CollectRequest<'_>,
     snapshots: &Path,
     snap: &Path,
     d: &CollectorDescriptor,
+    observed: Result<runtime::RuntimeIdentity>,
 ) -> Result<ExecutionRecord> {
     let request_digest = ExecutionRequest::from_descriptor(d).digest()?;
     let failed = |status, id, detail: String| ExecutionRecord {
@@ -482,12 +524,7 @@ fn execute(
     };
     let launcher = std::env::current_exe()
         .map_err(|e| Error::new(Code::Io, format!("cannot locate agent-task: {e}")))?;
-    let plan = runtime::Plan {
-        oci_image: d.oci_image.as_deref(),
-        limits: d.limits.sandbox.as_ref(),
-        launcher: &launcher,
-    };
-    let identity = match runtime::probe(d.runtime, &plan) {
+    let identity = match observed {
         Ok(id) if id.digest == d.runtime_identity_digest => id,
         Ok(id) => {
             return Ok(failed(

@@ -500,6 +500,12 @@ pub(super) fn collect(ctx: &Ctx, a: CollectArgs) -> Result<Value> {
         )
     };
     let root = ctx.data_dir_from_command_line("collect")?;
+    // The recheck before the reservation and the import's validation
+    // after the run read the same two databases: keep the read
+    // connections between them (`store::readcache`: each take checks the
+    // file and the schema cookie), so each is opened and its schema
+    // parsed once.
+    crate::store::enable_read_cache();
     let local = LocalUpload {
         root,
         timeout: ctx.lock_timeout,

@@ -176,17 +176,24 @@ pub(super) fn engine_version(program: &Path) -> Result<String> {
     };
     let v = match engine_of(&program.display().to_string()) {
         Engine::Podman => {
-            let client =
-                engine_output(program, &["--version"]).map_err(|e| unavailable(kind, e))?;
-            let rt = engine_output(
-                program,
-                &[
-                    "info",
-                    "--format",
-                    "{{.Host.OCIRuntime.Name}} {{.Host.OCIRuntime.Version}}",
-                ],
-            )
-            .map_err(|e| unavailable(kind, e))?;
+            // Two client starts, run at once; the client's error comes first.
+            let (client, rt) = std::thread::scope(|s| {
+                let rt = s.spawn(|| {
+                    engine_output(
+                        program,
+                        &[
+                            "info",
+                            "--format",
+                            "{{.Host.OCIRuntime.Name}} {{.Host.OCIRuntime.Version}}",
+                        ],
+                    )
+                });
+                (engine_output(program, &["--version"]), rt.join())
+            });
+            let client = client.map_err(|e| unavailable(kind, e))?;
+            let rt = rt
+                .map_err(|_| Error::internal("the engine query panicked"))?
+                .map_err(|e| unavailable(kind, e))?;
             format!("{}; {}", line(client), line(rt))
         }
         Engine::Docker => line(

@@ -84,6 +84,21 @@ pub struct Plan<'a> {
 /// store. An image may hold no `true`, so `oci` has no trial run; its
 /// first run is the collection. `unshare` is refused.
 pub fn probe(kind: RuntimeKind, plan: &Plan<'_>) -> Result<RuntimeIdentity> {
+    let id = observe(kind, plan)?;
+    if kind != RuntimeKind::Oci {
+        trial(&id, plan)?;
+    }
+    Ok(id)
+}
+
+/// [`probe`] without the trial run: the identity observed on this host
+/// (program, its bytes' digest, version, pinned arguments, limits, for
+/// `oci` the engine and the image in its store) and the isolation check.
+/// `collect` uses it: the collection's own run goes through the same
+/// launcher and limits as a trial would, so a runtime that cannot start
+/// fails that run (its exit code and stderr tail are recorded), and a
+/// second sandbox start per collection would only repeat it.
+pub fn observe(kind: RuntimeKind, plan: &Plan<'_>) -> Result<RuntimeIdentity> {
     check_image_flag(kind, plan.oci_image)?;
     let id = match kind {
         RuntimeKind::Bwrap => {
@@ -121,9 +136,16 @@ pub fn probe(kind: RuntimeKind, plan: &Plan<'_>) -> Result<RuntimeIdentity> {
             let program = find_program("podman")
                 .or_else(|| find_program("docker"))
                 .ok_or_else(|| unavailable(kind, "neither podman nor docker is installed"))?;
-            // The engine (not just the client) must answer.
-            let version = engine_version(&program)?;
-            let image = inspect_image(&program, reference)?;
+            // The engine (not just the client) must answer. Its version
+            // and the image are asked for at once (each engine call is a
+            // client start of its own); a version error still comes first.
+            let (version, image) = std::thread::scope(|s| {
+                let image = s.spawn(|| inspect_image(&program, reference));
+                let version = engine_version(&program);
+                (version, image.join())
+            });
+            let version = version?;
+            let image = image.map_err(|_| Error::internal("the image inspection panicked"))??;
             let args = match engine_of(&program.display().to_string()) {
                 Engine::Podman => PODMAN_ARGS,
                 Engine::Docker => DOCKER_ARGS,
@@ -146,9 +168,6 @@ pub fn probe(kind: RuntimeKind, plan: &Plan<'_>) -> Result<RuntimeIdentity> {
         }
     };
     id.check_isolating()?;
-    if kind != RuntimeKind::Oci {
-        trial(&id, plan)?;
-    }
     Ok(id)
 }
 

@@ -81,6 +81,11 @@ pub fn run(id: &RuntimeIdentity, spec: &RunSpec<'_>, clock: &dyn Clock) -> Resul
         .spawn()
         .map_err(|e| unavailable(id.runtime, format!("cannot start {}: {e}", id.program)))?;
     let pgid = child.id();
+    // Not yet waited for, so the pid cannot name another process.
+    let exit_fd = i32::try_from(pgid)
+        .ok()
+        .and_then(rustix::process::Pid::from_raw)
+        .and_then(|p| rustix::process::pidfd_open(p, rustix::process::PidfdFlags::empty()).ok());
     let stop = Arc::new(AtomicBool::new(false));
     let (out, err) = match (child.stdout.take(), child.stderr.take()) {
         (Some(o), Some(e)) => (o, e),
@@ -98,13 +103,20 @@ pub fn run(id: &RuntimeIdentity, spec: &RunSpec<'_>, clock: &dyn Clock) -> Resul
         {
             break st;
         }
-        if start.elapsed() >= spec.timeout {
+        let elapsed = start.elapsed();
+        if elapsed >= spec.timeout {
             timed_out = true;
             kill_group(pgid, libc::SIGKILL);
         } else if stop.load(Ordering::SeqCst) {
             kill_group(pgid, libc::SIGKILL);
         }
-        std::thread::sleep(Duration::from_millis(2));
+        // Wake when the child exits (its pidfd turns readable), at the
+        // latest after a short slice, to look at the limit and the output
+        // caps again. Without a pidfd (a kernel before 5.3), poll every 2 ms.
+        match &exit_fd {
+            Some(fd) => wait_readable(fd, spec.timeout.saturating_sub(elapsed).min(SLICE)),
+            None => std::thread::sleep(Duration::from_millis(2)),
+        }
     };
     let duration_ms = start.elapsed().as_millis() as u64;
     // Anything the command left behind in its group goes too.
@@ -135,4 +147,19 @@ pub fn run(id: &RuntimeIdentity, spec: &RunSpec<'_>, clock: &dyn Clock) -> Resul
         stderr,
         cleanup_confirmed: group_gone && container_removed,
     })
+}
+
+/// Longest wait between two looks at a run's wall-clock limit and output caps.
+const SLICE: Duration = Duration::from_millis(10);
+
+/// Blocks until `fd` is readable (a pidfd: its process exited) or `max` passed.
+fn wait_readable(fd: &std::os::fd::OwnedFd, max: Duration) {
+    use rustix::event::{PollFd, PollFlags, Timespec};
+    let t = Timespec {
+        tv_sec: 0,
+        tv_nsec: i64::from(max.subsec_nanos()),
+    };
+    let mut fds = [PollFd::new(fd, PollFlags::IN)];
+    // An interrupted or failed poll only shortens the wait: the loop looks again.
+    let _ = rustix::event::poll(&mut fds, Some(&t));
 }

@@ -140,6 +140,12 @@ pub fn snapshot_dir(limits: Option<&SandboxLimits>, private: &Path) -> Result<Sn
     }
     std::fs::set_permissions(&run_dir, std::fs::Permissions::from_mode(0o711))
         .map_err(|e| Error::io("chmod", &run_dir, e))?;
-    crate::store::private_fs::ensure_private_dir(&path)?;
+    // Made exclusively like the run directory, and not fsynced: the
+    // snapshot is removed after the run and nothing durable names it.
+    std::fs::DirBuilder::new()
+        .mode(0o700)
+        .create(&path)
+        .map_err(|e| Error::io("create the snapshot directory", &path, e))?;
+    crate::store::private_fs::check_private(&path, crate::store::private_fs::Kind::Dir)?;
     Ok(made)
 }
