@@ -129,24 +129,7 @@ PY
 if command -v strace >/dev/null; then
   strace -f -y -qq -o "$work/fsyncs.txt" -e trace=fsync,fdatasync,sync_file_range \
     "$bin" --data-dir "$AGENT_TASK_DATA_DIR" collect --descriptor "$traced" --collector-dir "$work/c" >/dev/null
-  python3 - "$work/fsyncs.txt" "$FILE_FSYNCS" "$DIR_FSYNCS" <<'PY'
-import os, re, sys
-files = dirs = 0
-for line in open(sys.argv[1]):
-    m = re.search(r'(?:fsync|fdatasync|sync_file_range)\(\d+<([^>]*)>', line)
-    if not m:
-        continue
-    # The fd's path (-y): a file if it is one now or was a temp file (gone
-    # by now: renamed into place); anything else was a directory (a run's
-    # temp directories are gone too).
-    p = m.group(1)
-    base = os.path.basename(p)
-    if os.path.isfile(p) or base.startswith((".tmp-", "put-")):
-        files += 1
-    else:
-        dirs += 1
-print(f'fsyncs in one traced collect: {files} file + {dirs} directory (floor: {sys.argv[2]} + {sys.argv[3]})')
-PY
+  python3 scripts/count-fsyncs.py "$work/fsyncs.txt" "$FILE_FSYNCS" "$DIR_FSYNCS" "fsyncs in one traced collect"
 fi
 
 echo "# qualify on a change with 10 succeeded command tasks and a receipt"

@@ -135,19 +135,5 @@ if command -v strace >/dev/null; then
   # no -f): the engine's (its store, its events log) are the anchor's.
   strace -y -qq -o "$work/fsyncs.txt" -e trace=fsync,fdatasync,sync_file_range \
     "$bin" --data-dir "$AGENT_TASK_DATA_DIR" collect --descriptor "$traced" --collector-dir "$work/c" >/dev/null
-  python3 - "$work/fsyncs.txt" "$FILE_FSYNCS" "$DIR_FSYNCS" <<'PY'
-import os, re, sys
-files = dirs = 0
-for line in open(sys.argv[1]):
-    m = re.search(r'(?:fsync|fdatasync|sync_file_range)\(\d+<([^>]*)>', line)
-    if not m:
-        continue
-    p = m.group(1)
-    base = os.path.basename(p)
-    if os.path.isfile(p) or base.startswith((".tmp-", "put-")):
-        files += 1
-    else:
-        dirs += 1
-print(f'fsyncs by agent-task in one traced collect: {files} file + {dirs} directory (floor: {sys.argv[2]} + {sys.argv[3]})')
-PY
+  python3 scripts/count-fsyncs.py "$work/fsyncs.txt" "$FILE_FSYNCS" "$DIR_FSYNCS" "fsyncs by agent-task in one traced collect"
 fi
