@@ -253,8 +253,8 @@ pub fn verify(req: &VerifyRequest<'_>) -> Result<Value> {
 /// bytes (`workflow::authority::checkout`) is refused
 /// (`protected_path_changed`, the paths in `details`).
 fn refuse_checkout_findings(repo: &Path, m: &Manifest, oids: &[String]) -> Result<()> {
-    let objects = git::objects_dir(repo)?;
-    let found = crate::workflow::authority::checkout::tree_findings(&objects, m, oids)?;
+    let found =
+        crate::workflow::authority::checkout::tree_findings(|| git::objects_dir(repo), m, oids)?;
     if found.is_empty() {
         return Ok(());
     }
