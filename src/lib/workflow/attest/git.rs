@@ -668,6 +668,14 @@ mod tests {
         String::from_utf8_lossy(&out.stdout).trim().to_owned()
     }
 
+    fn resolve_commit(repo: &Path, rev: &str) -> Result<String> {
+        let mut objects = Objects::open(repo)?;
+        let c = objects.resolve_commit(repo, rev)?;
+        assert_eq!(tree_of(repo, &c.id)?, c.tree, "the commit's tree line");
+        objects.finish()?;
+        Ok(c.id)
+    }
+
     #[test]
     fn tree_revision_equals_the_checkpoint_revision_of_the_same_files() {
         use std::os::unix::fs::PermissionsExt;
@@ -675,6 +683,8 @@ mod tests {
         let w = t.path();
         std::fs::create_dir_all(w.join("a/b c/ü")).expect("dirs");
         std::fs::write(w.join("README"), "hello\n").expect("write");
+        // The same blob twice: asked for once, in the manifest twice.
+        std::fs::write(w.join("a/README.copy"), "hello\n").expect("write");
         std::fs::write(w.join("empty"), "").expect("write");
         std::fs::write(w.join("a/b c/ü/q\"uo'te\\s.txt"), vec![0u8, 255, 10]).expect("write");
         std::fs::write(w.join("run.sh"), "#!/bin/sh\n").expect("write");
@@ -691,7 +701,7 @@ mod tests {
         let from_git = revision_of_tree(w, &tree).expect("tree revision");
         let from_walk = snapshot::check_readonly(w, &snapshot::StatCache::default()).expect("walk");
         assert_eq!(from_git.revision, from_walk.revision);
-        assert_eq!(from_git.files, 6);
+        assert_eq!(from_git.files, 7);
         // Another tree, another revision.
         std::fs::write(w.join("README"), "hello!\n").expect("write");
         git_ok(w, &["commit", "-q", "-am", "edit"]);
@@ -704,9 +714,47 @@ mod tests {
             resolve_commit(w, "--output=x").expect_err("option").code(),
             Code::InvalidInput
         );
+        let e = resolve_commit(w, "nope").expect_err("missing");
+        assert_eq!(e.code(), Code::NotFound);
+        assert!(e.to_string().contains("no commit nope"), "{e}");
+        // A tree id names no commit.
         assert_eq!(
-            resolve_commit(w, "nope").expect_err("missing").code(),
+            resolve_commit(w, &t2).expect_err("a tree").code(),
             Code::NotFound
         );
+        let from_subdir = resolve_commit(&w.join("a"), "main").expect("a subdirectory");
+        assert_eq!(from_subdir, resolve_commit(w, "HEAD").expect("head"));
+        let none = tempfile::tempdir().expect("tmp");
+        let e = resolve_commit(none.path(), "main").expect_err("no repository");
+        assert_eq!(e.code(), Code::NotFound);
+        assert!(e.to_string().contains("is not a git repository"), "{e}");
+    }
+
+    #[test]
+    fn a_tree_with_a_submodule_has_no_revision_and_a_note_is_read_whole() {
+        let t = tempfile::tempdir().expect("tmp");
+        let w = t.path();
+        git_ok(w, &["init", "-q", "-b", "main"]);
+        std::fs::write(w.join("f"), "f\n").expect("write");
+        git_ok(w, &["add", "f"]);
+        let blob = git_ok(w, &["rev-parse", ":f"]);
+        let cacheinfo = format!("160000,{blob},sub");
+        git_ok(w, &["update-index", "--add", "--cacheinfo", &cacheinfo]);
+        let tree = git_ok(w, &["write-tree"]);
+        let e = revision_of_tree(w, &tree).expect_err("a submodule");
+        assert_eq!(e.code(), Code::AttestationRevisionMismatch, "{e}");
+        // The note: read through the session, exactly its bytes.
+        let commit = git_ok(w, &["commit-tree", &tree, "-m", "c"]);
+        assert_eq!(read_note(w, &commit).expect("no note"), None);
+        let bytes = b"line 1\nline 2 \xff\n".to_vec();
+        write_note(w, &commit, &bytes).expect("note");
+        let mut objects = Objects::open(w).expect("open");
+        let c = objects.resolve_commit(w, &commit).expect("commit");
+        assert_eq!(c.tree, tree);
+        assert_eq!(objects.note(w, &commit).expect("read"), Some(bytes));
+        // The session answers on after the note: the tree's listing fails
+        // on the submodule.
+        let e = objects.tree_manifest(w, &tree).expect_err("a submodule");
+        assert_eq!(e.code(), Code::AttestationRevisionMismatch, "{e}");
     }
 }
