@@ -17,7 +17,7 @@ use sha2::Digest as _;
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 
 /// The notes ref the envelopes live under.
 pub const NOTES_REF: &str = "refs/notes/agent-task";
@@ -25,6 +25,8 @@ pub const NOTES_REF: &str = "refs/notes/agent-task";
 pub const MAX_NOTE_BYTES: u64 = 16 << 20;
 /// Longest path accepted in a tree.
 pub const MAX_PATH_BYTES: usize = 4096;
+/// Largest commit object read (its first line names the tree).
+const MAX_COMMIT_BYTES: u64 = 16 << 20;
 
 fn command(repo: &Path) -> Command {
     // The authority's one git runner: its environment policy and the
@@ -35,6 +37,19 @@ fn command(repo: &Path) -> Command {
         .env("GIT_COMMITTER_NAME", "agent-task land")
         .env("GIT_COMMITTER_EMAIL", "agent-task@localhost");
     c
+}
+
+/// git that only reads `repo` (`workflow::git::reader`: the runner's
+/// policy, no mask look-up).
+fn reader(repo: &Path) -> Command {
+    crate::workflow::git::reader(repo)
+}
+
+/// Runs a reading git ([`reader`]); (exit code, stdout, stderr).
+fn run_read(repo: &Path, args: &[&str]) -> Result<(i32, Vec<u8>, String)> {
+    let mut c = reader(repo);
+    c.args(args);
+    crate::workflow::git::output(c, None)
 }
 
 /// Runs git; returns (exit code, stdout, stderr). Only a failure to start
@@ -64,43 +79,6 @@ fn is_object_id(s: &str) -> bool {
     (s.len() == 40 || s.len() == 64)
         && s.bytes()
             .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
-}
-
-/// Resolves `rev` to a full commit id in `repo` (`not_found` when it names
-/// no commit there; `invalid_input` for a malformed name).
-pub fn resolve_commit(repo: &Path, rev: &str) -> Result<String> {
-    if rev.is_empty() || rev.len() > 256 || rev.starts_with('-') || rev.contains(['\0', '\n']) {
-        return Err(Error::new(Code::InvalidInput, "not a commit name").with("commit", rev));
-    }
-    let (code, _, err) = run(repo, &["rev-parse", "--git-dir"], None)?;
-    if code != 0 {
-        return Err(Error::new(
-            Code::NotFound,
-            format!("{} is not a git repository: {err}", repo.display()),
-        )
-        .with("repo", repo.display().to_string()));
-    }
-    let spec = format!("{rev}^{{commit}}");
-    let (code, out, _) = run(
-        repo,
-        &[
-            "rev-parse",
-            "--verify",
-            "--quiet",
-            "--end-of-options",
-            &spec,
-        ],
-        None,
-    )?;
-    let id = String::from_utf8_lossy(&out).trim().to_owned();
-    if code != 0 || !is_object_id(&id) {
-        return Err(Error::new(
-            Code::NotFound,
-            format!("no commit {rev} in {}", repo.display()),
-        )
-        .with("commit", rev));
-    }
-    Ok(id)
 }
 
 /// The tree id of a commit.
@@ -158,59 +136,250 @@ impl TreeRevision {
 /// The manifest of a tree (bounded as [`revision_of_tree`] says) and the
 /// blob id of each entry, in manifest order.
 pub fn tree_manifest(repo: &Path, tree: &str) -> Result<(Manifest, Vec<String>)> {
-    if !is_object_id(tree) {
-        return Err(Error::new(Code::InvalidInput, "not a tree id"));
+    let mut objects = Objects::open(repo)?;
+    let m = objects.tree_manifest(repo, tree)?;
+    objects.finish()?;
+    Ok(m)
+}
+
+/// A commit and its tree.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Commit {
+    /// The full commit id.
+    pub id: String,
+    /// The full id of its tree.
+    pub tree: String,
+}
+
+/// What `git cat-file --batch` says of an object it has.
+struct Header {
+    oid: String,
+    kind: String,
+    size: u64,
+}
+
+fn cat_file_io(e: std::io::Error) -> Error {
+    Error::new(Code::Io, format!("git cat-file: {e}"))
+}
+
+/// One `git cat-file --batch` child answering every object read of a
+/// `verify` (the commit, the note blob, every blob of the tree), so that
+/// none costs a git start of its own. After an error it answers nothing
+/// more (drop it); [`Objects::finish`] closes it and checks git's exit.
+pub struct Objects {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    out: BufReader<ChildStdout>,
+    done: bool,
+}
+
+impl Drop for Objects {
+    fn drop(&mut self) {
+        if !self.done {
+            // Read-only; a child left mid-answer is stopped, never waited
+            // on while it blocks on a pipe no one reads.
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
     }
-    let mut child = command(repo)
-        .args(["ls-tree", "-r", "-z", "--end-of-options", tree])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .map_err(|e| Error::new(Code::Io, format!("cannot run git ls-tree: {e}")))?;
-    let stdout = child
-        .stdout
-        .take()
-        .ok_or_else(|| Error::internal("git ls-tree has no stdout"))?;
-    let listed = read_tree_listing(BufReader::new(stdout));
-    let status = child
-        .wait()
-        .map_err(|e| Error::new(Code::Io, format!("git ls-tree: {e}")))?;
-    let listed = listed?;
-    if !status.success() {
-        return Err(Error::new(Code::Io, "git ls-tree failed"));
+}
+
+impl Objects {
+    /// Starts `git cat-file --batch` in `repo` (a directory that is no
+    /// repository shows on the first question: the child exits).
+    pub fn open(repo: &Path) -> Result<Objects> {
+        let mut child = reader(repo)
+            .args(["cat-file", "--batch"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .map_err(|e| Error::new(Code::Io, format!("cannot run git cat-file: {e}")))?;
+        let stdin = child.stdin.take();
+        let stdout = child.stdout.take();
+        let (Some(stdin), Some(stdout)) = (stdin, stdout) else {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(Error::internal("git cat-file has no pipes"));
+        };
+        Ok(Objects {
+            child,
+            stdin: Some(stdin),
+            out: BufReader::with_capacity(1 << 16, stdout),
+            done: false,
+        })
     }
-    let blobs = hash_blobs(repo, &listed)?;
-    let mut entries = Vec::with_capacity(listed.len());
-    for (path, mode, oid) in listed {
-        let (size, sha256) = blobs
-            .get(&oid)
-            .cloned()
-            .ok_or_else(|| Error::internal("a listed blob was not hashed"))?;
-        entries.push((
-            Entry {
-                path,
-                mode,
-                size,
-                sha256,
+
+    /// Closes the session and requires git's success.
+    pub fn finish(mut self) -> Result<()> {
+        drop(self.stdin.take());
+        self.done = true;
+        let status = self.child.wait().map_err(cat_file_io)?;
+        if !status.success() {
+            return Err(Error::new(Code::Io, "git cat-file failed"));
+        }
+        Ok(())
+    }
+
+    /// Asks for the object `name` names; `None` when git has none
+    /// (missing or ambiguous). The body follows unless `None`.
+    fn ask(&mut self, name: &str) -> Result<Option<Header>> {
+        let w = self
+            .stdin
+            .as_mut()
+            .ok_or_else(|| Error::internal("git cat-file is closed"))?;
+        w.write_all(format!("{name}\n").as_bytes())
+            .map_err(cat_file_io)?;
+        read_header(&mut self.out)
+    }
+
+    /// The `size` bytes of an object's body (and its closing newline).
+    fn body(&mut self, size: u64) -> Result<Vec<u8>> {
+        let n =
+            usize::try_from(size).map_err(|_| Error::new(Code::TooLarge, "object too large"))?;
+        let mut b = vec![0u8; n];
+        self.out.read_exact(&mut b).map_err(cat_file_io)?;
+        let mut nl = [0u8; 1];
+        self.out.read_exact(&mut nl).map_err(cat_file_io)?;
+        Ok(b)
+    }
+
+    /// Resolves `rev` to a commit of `repo` and its tree (`not_found` when
+    /// it names no commit there or `repo` is no repository;
+    /// `invalid_input` for a malformed name).
+    pub fn resolve_commit(&mut self, repo: &Path, rev: &str) -> Result<Commit> {
+        if rev.is_empty() || rev.len() > 256 || rev.starts_with('-') || rev.contains(['\0', '\n']) {
+            return Err(Error::new(Code::InvalidInput, "not a commit name").with("commit", rev));
+        }
+        let h = match self.ask(&format!("{rev}^{{commit}}")) {
+            Ok(Some(h)) if h.kind == "commit" => h,
+            asked => {
+                // No answer or no commit: which of the two (asked only now,
+                // not before every verify).
+                let (code, _, err) = run_read(repo, &["rev-parse", "--git-dir"])?;
+                if code != 0 {
+                    return Err(Error::new(
+                        Code::NotFound,
+                        format!("{} is not a git repository: {err}", repo.display()),
+                    )
+                    .with("repo", repo.display().to_string()));
+                }
+                asked?;
+                return Err(Error::new(
+                    Code::NotFound,
+                    format!("no commit {rev} in {}", repo.display()),
+                )
+                .with("commit", rev));
+            }
+        };
+        if h.size > MAX_COMMIT_BYTES {
+            return Err(Error::new(
+                Code::TooLarge,
+                "the commit object is over 16 MiB",
+            ));
+        }
+        let body = self.body(h.size)?;
+        let tree = body
+            .strip_prefix(b"tree ")
+            .and_then(|r| r.split(|&b| b == b'\n').next())
+            .and_then(|t| std::str::from_utf8(t).ok())
+            .filter(|t| is_object_id(t))
+            .ok_or_else(|| Error::new(Code::Io, "the commit object names no tree"))?;
+        Ok(Commit {
+            tree: tree.to_owned(),
+            id: h.oid,
+        })
+    }
+
+    /// The note on `commit` under [`NOTES_REF`] (`None`: no note), at
+    /// most [`MAX_NOTE_BYTES`].
+    pub fn note(&mut self, repo: &Path, commit: &str) -> Result<Option<Vec<u8>>> {
+        let (code, out, err) = run_read(
+            repo,
+            &["notes", &format!("--ref={NOTES_REF}"), "list", commit],
+        )?;
+        if code == 1 && out.is_empty() {
+            return Ok(None);
+        }
+        if code != 0 {
+            return Err(Error::new(
+                Code::Io,
+                format!("git notes list failed: {err}"),
+            ));
+        }
+        let blob = String::from_utf8_lossy(&out).trim().to_owned();
+        if !is_object_id(&blob) {
+            return Err(Error::new(Code::Io, "git notes list printed no object id"));
+        }
+        let h = self
+            .ask(&blob)?
+            .filter(|h| h.kind == "blob" && h.oid == blob)
+            .ok_or_else(|| Error::new(Code::Io, "git cat-file: the note blob is missing"))?;
+        if h.size > MAX_NOTE_BYTES {
+            return Err(Error::new(
+                Code::TooLarge,
+                format!("the agent-task note is over {MAX_NOTE_BYTES} bytes"),
+            ));
+        }
+        Ok(Some(self.body(h.size)?))
+    }
+
+    /// [`tree_manifest`] through this session.
+    pub fn tree_manifest(&mut self, repo: &Path, tree: &str) -> Result<(Manifest, Vec<String>)> {
+        if !is_object_id(tree) {
+            return Err(Error::new(Code::InvalidInput, "not a tree id"));
+        }
+        let mut child = reader(repo)
+            .args(["ls-tree", "-r", "-z", "--end-of-options", tree])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .map_err(|e| Error::new(Code::Io, format!("cannot run git ls-tree: {e}")))?;
+        let stdout = child
+            .stdout
+            .take()
+            .ok_or_else(|| Error::internal("git ls-tree has no stdout"))?;
+        let listed = read_tree_listing(BufReader::new(stdout));
+        let status = child
+            .wait()
+            .map_err(|e| Error::new(Code::Io, format!("git ls-tree: {e}")))?;
+        let listed = listed?;
+        if !status.success() {
+            return Err(Error::new(Code::Io, "git ls-tree failed"));
+        }
+        let blobs = self.hash_blobs(&listed)?;
+        let mut entries = Vec::with_capacity(listed.len());
+        for (path, mode, oid) in listed {
+            let (size, sha256) = blobs
+                .get(&oid)
+                .cloned()
+                .ok_or_else(|| Error::internal("a listed blob was not hashed"))?;
+            entries.push((
+                Entry {
+                    path,
+                    mode,
+                    size,
+                    sha256,
+                },
+                oid,
+            ));
+        }
+        entries.sort_unstable_by(|a, b| a.0.path.as_bytes().cmp(b.0.path.as_bytes()));
+        let (entries, oids) = entries.into_iter().unzip();
+        Ok((
+            Manifest {
+                version: 1,
+                entries,
             },
-            oid,
-        ));
+            oids,
+        ))
     }
-    entries.sort_unstable_by(|a, b| a.0.path.as_bytes().cmp(b.0.path.as_bytes()));
-    let (entries, oids) = entries.into_iter().unzip();
-    Ok((
-        Manifest {
-            version: 1,
-            entries,
-        },
-        oids,
-    ))
 }
 
 /// The repository's object directory, absolute.
 pub fn objects_dir(repo: &Path) -> Result<std::path::PathBuf> {
-    let p = run_ok(
+    let (code, out, err) = run_read(
         repo,
         &[
             "rev-parse",
@@ -218,9 +387,13 @@ pub fn objects_dir(repo: &Path) -> Result<std::path::PathBuf> {
             "--git-path",
             "objects",
         ],
-        None,
     )?;
-    Ok(std::path::PathBuf::from(p))
+    if code != 0 {
+        return Err(Error::new(Code::Io, format!("git rev-parse failed: {err}")));
+    }
+    Ok(std::path::PathBuf::from(
+        String::from_utf8_lossy(&out).trim(),
+    ))
 }
 
 /// Parses `git ls-tree -r -z` records: `<mode> SP <type> SP <oid> TAB <path> NUL`.
@@ -288,148 +461,139 @@ fn read_tree_listing(mut r: impl BufRead) -> Result<Vec<(String, u32, String)>> 
     Ok(out)
 }
 
-/// Size and SHA-256 of every distinct blob, streamed through one
-/// `git cat-file --batch` (a writer thread feeds the ids).
-fn hash_blobs(
-    repo: &Path,
-    listed: &[(String, u32, String)],
-) -> Result<HashMap<String, (u64, Sha256Hex)>> {
-    let mut ids: Vec<&str> = listed.iter().map(|(_, _, o)| o.as_str()).collect();
-    ids.sort_unstable();
-    ids.dedup();
-    let mut out = HashMap::with_capacity(ids.len());
-    if ids.is_empty() {
-        return Ok(out);
+/// Reads one `git cat-file --batch` header: `None` for a name git has
+/// no object for.
+fn read_header(r: &mut impl BufRead) -> Result<Option<Header>> {
+    let mut line = Vec::new();
+    r.by_ref()
+        .take(512)
+        .read_until(b'\n', &mut line)
+        .map_err(cat_file_io)?;
+    if line.pop() != Some(b'\n') {
+        return Err(Error::new(Code::Io, "git cat-file gave no answer"));
     }
-    let mut child = command(repo)
-        .args(["cat-file", "--batch"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .map_err(|e| Error::new(Code::Io, format!("cannot run git cat-file: {e}")))?;
-    let stdin = child
-        .stdin
-        .take()
-        .ok_or_else(|| Error::internal("git cat-file has no stdin"))?;
-    let stdout = child
-        .stdout
-        .take()
-        .ok_or_else(|| Error::internal("git cat-file has no stdout"))?;
-    let read = std::thread::scope(|sc| {
-        let ids_ref = &ids;
-        sc.spawn(move || {
-            let mut w = std::io::BufWriter::new(stdin);
-            for id in ids_ref {
-                if writeln!(w, "{id}").is_err() {
-                    return;
-                }
-            }
-            let _ = w.flush();
-        });
-        let mut r = BufReader::with_capacity(1 << 16, stdout);
-        let mut header = Vec::new();
-        let mut buf = vec![0u8; 1 << 16];
-        for id in &ids {
-            header.clear();
-            r.by_ref()
-                .take(256)
-                .read_until(b'\n', &mut header)
-                .map_err(|e| Error::new(Code::Io, format!("git cat-file: {e}")))?;
-            let h = String::from_utf8_lossy(&header);
-            let mut parts = h.trim_end().split(' ');
-            let (Some(oid), Some(kind), Some(size), None) =
-                (parts.next(), parts.next(), parts.next(), parts.next())
-            else {
-                return Err(Error::new(
-                    Code::Io,
-                    format!("git cat-file: object {id} is missing"),
-                ));
-            };
-            if oid != *id || kind != "blob" {
-                return Err(Error::new(
-                    Code::Io,
-                    format!("git cat-file: unexpected object {oid} ({kind})"),
-                ));
-            }
-            let size: u64 = size
-                .parse()
-                .map_err(|_| Error::new(Code::Io, "git cat-file: bad size"))?;
-            if size > snapshot::MAX_FILE_BYTES {
-                return Err(not_a_revision(format!(
-                    "a blob is larger than {} bytes",
-                    snapshot::MAX_FILE_BYTES
-                )));
-            }
-            let mut h = sha2::Sha256::new();
-            let mut left = size;
-            while left > 0 {
-                let want = buf.len().min(usize::try_from(left).unwrap_or(buf.len()));
-                let chunk = buf
-                    .get_mut(..want)
-                    .ok_or_else(|| Error::internal("chunk bounds"))?;
-                r.read_exact(chunk)
-                    .map_err(|e| Error::new(Code::Io, format!("git cat-file: {e}")))?;
-                h.update(&*chunk);
-                left -= want as u64;
-            }
-            let mut nl = [0u8; 1];
-            r.read_exact(&mut nl)
-                .map_err(|e| Error::new(Code::Io, format!("git cat-file: {e}")))?;
-            out.insert(
-                (*id).to_owned(),
-                (size, Sha256Hex::from_bytes(h.finalize().into())),
-            );
+    let line = std::str::from_utf8(&line)
+        .map_err(|_| Error::new(Code::Io, "unexpected git cat-file output"))?;
+    if line.ends_with(" missing") || line.ends_with(" ambiguous") {
+        return Ok(None);
+    }
+    let mut parts = line.split(' ');
+    let (Some(oid), Some(kind), Some(size), None) =
+        (parts.next(), parts.next(), parts.next(), parts.next())
+    else {
+        return Err(Error::new(Code::Io, "unexpected git cat-file output"));
+    };
+    let size: u64 = size
+        .parse()
+        .map_err(|_| Error::new(Code::Io, "git cat-file: bad size"))?;
+    if !is_object_id(oid) {
+        return Err(Error::new(Code::Io, "unexpected git cat-file output"));
+    }
+    Ok(Some(Header {
+        oid: oid.to_owned(),
+        kind: kind.to_owned(),
+        size,
+    }))
+}
+
+impl Objects {
+    /// Size and SHA-256 of every distinct blob, streamed through the
+    /// session (a writer thread feeds the ids; a failed read stops git, so
+    /// the writer never waits on a pipe no one drains).
+    fn hash_blobs(
+        &mut self,
+        listed: &[(String, u32, String)],
+    ) -> Result<HashMap<String, (u64, Sha256Hex)>> {
+        let mut ids: Vec<&str> = listed.iter().map(|(_, _, o)| o.as_str()).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        let mut out = HashMap::with_capacity(ids.len());
+        if ids.is_empty() {
+            return Ok(out);
         }
-        Ok::<_, Error>(())
-    });
-    let status = child
-        .wait()
-        .map_err(|e| Error::new(Code::Io, format!("git cat-file: {e}")))?;
-    read?;
-    if !status.success() {
-        return Err(Error::new(Code::Io, "git cat-file failed"));
+        let Objects {
+            child,
+            stdin,
+            out: r,
+            ..
+        } = self;
+        let stdin = stdin
+            .as_mut()
+            .ok_or_else(|| Error::internal("git cat-file is closed"))?;
+        std::thread::scope(|sc| {
+            let ids_ref = &ids;
+            sc.spawn(move || {
+                let mut w = std::io::BufWriter::new(stdin);
+                for id in ids_ref {
+                    if writeln!(w, "{id}").is_err() {
+                        return;
+                    }
+                }
+                let _ = w.flush();
+            });
+            let read = read_blobs(r, &ids, &mut out);
+            if read.is_err() {
+                let _ = child.kill();
+            }
+            read
+        })?;
+        Ok(out)
     }
-    Ok(out)
+}
+
+/// Reads the answers to `ids` (blobs, in order) and hashes each.
+fn read_blobs(
+    r: &mut impl BufRead,
+    ids: &[&str],
+    out: &mut HashMap<String, (u64, Sha256Hex)>,
+) -> Result<()> {
+    let mut buf = vec![0u8; 1 << 16];
+    for id in ids {
+        let Some(h) = read_header(r)? else {
+            return Err(Error::new(
+                Code::Io,
+                format!("git cat-file: object {id} is missing"),
+            ));
+        };
+        if h.oid != *id || h.kind != "blob" {
+            return Err(Error::new(
+                Code::Io,
+                format!("git cat-file: unexpected object {} ({})", h.oid, h.kind),
+            ));
+        }
+        if h.size > snapshot::MAX_FILE_BYTES {
+            return Err(not_a_revision(format!(
+                "a blob is larger than {} bytes",
+                snapshot::MAX_FILE_BYTES
+            )));
+        }
+        let mut hasher = sha2::Sha256::new();
+        let mut left = h.size;
+        while left > 0 {
+            let want = buf.len().min(usize::try_from(left).unwrap_or(buf.len()));
+            let chunk = buf
+                .get_mut(..want)
+                .ok_or_else(|| Error::internal("chunk bounds"))?;
+            r.read_exact(chunk).map_err(cat_file_io)?;
+            hasher.update(&*chunk);
+            left -= want as u64;
+        }
+        let mut nl = [0u8; 1];
+        r.read_exact(&mut nl).map_err(cat_file_io)?;
+        out.insert(
+            (*id).to_owned(),
+            (h.size, Sha256Hex::from_bytes(hasher.finalize().into())),
+        );
+    }
+    Ok(())
 }
 
 /// The note on `commit` under [`NOTES_REF`] (`None`: no note).
 pub fn read_note(repo: &Path, commit: &str) -> Result<Option<Vec<u8>>> {
-    let (code, out, err) = run(
-        repo,
-        &["notes", &format!("--ref={NOTES_REF}"), "list", commit],
-        None,
-    )?;
-    if code == 1 && out.is_empty() {
-        return Ok(None);
-    }
-    if code != 0 {
-        return Err(Error::new(
-            Code::Io,
-            format!("git notes list failed: {err}"),
-        ));
-    }
-    let blob = String::from_utf8_lossy(&out).trim().to_owned();
-    if !is_object_id(&blob) {
-        return Err(Error::new(Code::Io, "git notes list printed no object id"));
-    }
-    let size: u64 = run_ok(repo, &["cat-file", "-s", &blob], None)?
-        .parse()
-        .map_err(|_| Error::new(Code::Io, "git cat-file -s printed no size"))?;
-    if size > MAX_NOTE_BYTES {
-        return Err(Error::new(
-            Code::TooLarge,
-            format!("the agent-task note is over {MAX_NOTE_BYTES} bytes"),
-        ));
-    }
-    let (code, bytes, err) = run(repo, &["cat-file", "blob", &blob], None)?;
-    if code != 0 || bytes.len() as u64 != size {
-        return Err(Error::new(
-            Code::Io,
-            format!("git cat-file blob failed: {err}"),
-        ));
-    }
-    Ok(Some(bytes))
+    let mut objects = Objects::open(repo)?;
+    let note = objects.note(repo, commit)?;
+    objects.finish()?;
+    Ok(note)
 }
 
 /// Adds `bytes` as the note on `commit` (the exact bytes: a blob written
@@ -504,6 +668,14 @@ mod tests {
         String::from_utf8_lossy(&out.stdout).trim().to_owned()
     }
 
+    fn resolve_commit(repo: &Path, rev: &str) -> Result<String> {
+        let mut objects = Objects::open(repo)?;
+        let c = objects.resolve_commit(repo, rev)?;
+        assert_eq!(tree_of(repo, &c.id)?, c.tree, "the commit's tree line");
+        objects.finish()?;
+        Ok(c.id)
+    }
+
     #[test]
     fn tree_revision_equals_the_checkpoint_revision_of_the_same_files() {
         use std::os::unix::fs::PermissionsExt;
@@ -511,6 +683,8 @@ mod tests {
         let w = t.path();
         std::fs::create_dir_all(w.join("a/b c/ü")).expect("dirs");
         std::fs::write(w.join("README"), "hello\n").expect("write");
+        // The same blob twice: asked for once, in the manifest twice.
+        std::fs::write(w.join("a/README.copy"), "hello\n").expect("write");
         std::fs::write(w.join("empty"), "").expect("write");
         std::fs::write(w.join("a/b c/ü/q\"uo'te\\s.txt"), vec![0u8, 255, 10]).expect("write");
         std::fs::write(w.join("run.sh"), "#!/bin/sh\n").expect("write");
@@ -527,7 +701,7 @@ mod tests {
         let from_git = revision_of_tree(w, &tree).expect("tree revision");
         let from_walk = snapshot::check_readonly(w, &snapshot::StatCache::default()).expect("walk");
         assert_eq!(from_git.revision, from_walk.revision);
-        assert_eq!(from_git.files, 6);
+        assert_eq!(from_git.files, 7);
         // Another tree, another revision.
         std::fs::write(w.join("README"), "hello!\n").expect("write");
         git_ok(w, &["commit", "-q", "-am", "edit"]);
@@ -540,9 +714,47 @@ mod tests {
             resolve_commit(w, "--output=x").expect_err("option").code(),
             Code::InvalidInput
         );
+        let e = resolve_commit(w, "nope").expect_err("missing");
+        assert_eq!(e.code(), Code::NotFound);
+        assert!(e.to_string().contains("no commit nope"), "{e}");
+        // A tree id names no commit.
         assert_eq!(
-            resolve_commit(w, "nope").expect_err("missing").code(),
+            resolve_commit(w, &t2).expect_err("a tree").code(),
             Code::NotFound
         );
+        let from_subdir = resolve_commit(&w.join("a"), "main").expect("a subdirectory");
+        assert_eq!(from_subdir, resolve_commit(w, "HEAD").expect("head"));
+        let none = tempfile::tempdir().expect("tmp");
+        let e = resolve_commit(none.path(), "main").expect_err("no repository");
+        assert_eq!(e.code(), Code::NotFound);
+        assert!(e.to_string().contains("is not a git repository"), "{e}");
+    }
+
+    #[test]
+    fn a_tree_with_a_submodule_has_no_revision_and_a_note_is_read_whole() {
+        let t = tempfile::tempdir().expect("tmp");
+        let w = t.path();
+        git_ok(w, &["init", "-q", "-b", "main"]);
+        std::fs::write(w.join("f"), "f\n").expect("write");
+        git_ok(w, &["add", "f"]);
+        let blob = git_ok(w, &["rev-parse", ":f"]);
+        let cacheinfo = format!("160000,{blob},sub");
+        git_ok(w, &["update-index", "--add", "--cacheinfo", &cacheinfo]);
+        let tree = git_ok(w, &["write-tree"]);
+        let e = revision_of_tree(w, &tree).expect_err("a submodule");
+        assert_eq!(e.code(), Code::AttestationRevisionMismatch, "{e}");
+        // The note: read through the session, exactly its bytes.
+        let commit = git_ok(w, &["commit-tree", &tree, "-m", "c"]);
+        assert_eq!(read_note(w, &commit).expect("no note"), None);
+        let bytes = b"line 1\nline 2 \xff\n".to_vec();
+        write_note(w, &commit, &bytes).expect("note");
+        let mut objects = Objects::open(w).expect("open");
+        let c = objects.resolve_commit(w, &commit).expect("commit");
+        assert_eq!(c.tree, tree);
+        assert_eq!(objects.note(w, &commit).expect("read"), Some(bytes));
+        // The session answers on after the note: the tree's listing fails
+        // on the submodule.
+        let e = objects.tree_manifest(w, &tree).expect_err("a submodule");
+        assert_eq!(e.code(), Code::AttestationRevisionMismatch, "{e}");
     }
 }

@@ -115,8 +115,14 @@ fn incomplete(msg: impl Into<String>) -> Error {
 
 /// Verifies the agent-task note of a commit; returns the verdict.
 pub fn verify(req: &VerifyRequest<'_>) -> Result<Value> {
-    let commit = git::resolve_commit(req.repo, req.commit)?;
-    let note = git::read_note(req.repo, &commit)?.ok_or_else(|| {
+    // One `git cat-file --batch` answers the commit, the note blob and
+    // every blob of the tree.
+    let mut objects = git::Objects::open(req.repo)?;
+    let git::Commit {
+        id: commit,
+        tree: tree_id,
+    } = objects.resolve_commit(req.repo, req.commit)?;
+    let note = objects.note(req.repo, &commit)?.ok_or_else(|| {
         Error::new(
             Code::NotFound,
             format!("commit {commit} has no {} note", git::NOTES_REF),
@@ -139,8 +145,8 @@ pub fn verify(req: &VerifyRequest<'_>) -> Result<Value> {
             format!("the note holds more than {MAX_ENVELOPES} envelopes"),
         ));
     }
-    let tree_id = git::tree_of(req.repo, &commit)?;
-    let (manifest, oids) = git::tree_manifest(req.repo, &tree_id)?;
+    let (manifest, oids) = objects.tree_manifest(req.repo, &tree_id)?;
+    objects.finish()?;
     let tree = git::TreeRevision::of(&manifest)?;
     let keyid = super::key::key_id(&req.public_key);
     let mut tests = Vec::new();
@@ -253,8 +259,8 @@ pub fn verify(req: &VerifyRequest<'_>) -> Result<Value> {
 /// bytes (`workflow::authority::checkout`) is refused
 /// (`protected_path_changed`, the paths in `details`).
 fn refuse_checkout_findings(repo: &Path, m: &Manifest, oids: &[String]) -> Result<()> {
-    let objects = git::objects_dir(repo)?;
-    let found = crate::workflow::authority::checkout::tree_findings(&objects, m, oids)?;
+    let found =
+        crate::workflow::authority::checkout::tree_findings(|| git::objects_dir(repo), m, oids)?;
     if found.is_empty() {
         return Ok(());
     }

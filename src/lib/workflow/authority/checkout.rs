@@ -77,9 +77,14 @@ pub fn revision_findings(dir: &DataDir, m: &Manifest) -> Result<ProtectedChanges
 
 /// The checkout findings of a tree in a git repository (`verify`): `m`
 /// is the tree's manifest and `oids` its blob ids in manifest order;
-/// `objects` is the repository's object directory, which the scratch
-/// repository borrows (read-only, as an alternate).
-pub fn tree_findings(objects: &Path, m: &Manifest, oids: &[String]) -> Result<ProtectedChanges> {
+/// `objects` gives the repository's object directory, which the scratch
+/// repository borrows (read-only, as an alternate); it is asked only when
+/// a path has attributes to check (most trees have none: no git child).
+pub fn tree_findings(
+    objects: impl FnOnce() -> Result<PathBuf>,
+    m: &Manifest,
+    oids: &[String],
+) -> Result<ProtectedChanges> {
     let plan = checkout::plan(m);
     if plan.attributes.is_empty() {
         return Ok(plan.findings);
@@ -87,7 +92,8 @@ pub fn tree_findings(objects: &Path, m: &Manifest, oids: &[String]) -> Result<Pr
     if oids.len() != m.entries.len() {
         return Err(Error::internal("a blob id per manifest entry"));
     }
-    let scratch = Scratch::new(&std::env::temp_dir(), Some(objects))?;
+    let objects = objects()?;
+    let scratch = Scratch::new(&std::env::temp_dir(), Some(&objects))?;
     findings(&scratch, m, plan, &mut |_, idx| {
         Ok(idx.iter().map(|&i| oids[i].clone()).collect())
     })

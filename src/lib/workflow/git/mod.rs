@@ -115,6 +115,14 @@ pub fn plain(dir: &Path) -> Command {
     c
 }
 
+/// `git -C repo` under the policy for a child that only reads the
+/// operator's repository `repo` (`rev-parse`, `ls-tree`, `cat-file`,
+/// `notes list`): no mask, since it creates no file, and so no
+/// `git config` child to look the mask up.
+pub fn reader(repo: &Path) -> Command {
+    plain(repo)
+}
+
 /// A git command in the operator's repository `repo`: the policy and the
 /// repository's mask.
 pub fn command(repo: &Path) -> Command {
