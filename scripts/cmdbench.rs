@@ -135,16 +135,7 @@ fn pct(sorted: &[f64], p: f64) -> f64 {
 }
 
 fn main() -> ExitCode {
-    let (
-        Opts {
-            runs,
-            warmup,
-            json,
-            goal,
-            rotate,
-        },
-        mut cases,
-    ) = match parse() {
+    let (opts, mut cases) = match parse() {
         Ok(x) => x,
         Err(e) => {
             eprintln!("cmdbench: {e}");
@@ -153,12 +144,12 @@ fn main() -> ExitCode {
     };
     let load_before = loadavg();
     let n = cases.len();
-    for i in 0..warmup + runs {
-        let first = if rotate { i % n } else { 0 };
+    for i in 0..opts.warmup + opts.runs {
+        let first = if opts.rotate { i % n } else { 0 };
         for k in 0..n {
             let c = &mut cases[(first + k) % n];
             match once(c, i) {
-                Ok(ms) if i >= warmup => c.ms.push(ms),
+                Ok(ms) if i >= opts.warmup => c.ms.push(ms),
                 Ok(_) => {}
                 Err(e) => {
                     eprintln!("cmdbench: {e}");
@@ -183,11 +174,11 @@ fn main() -> ExitCode {
             med / a,
         ));
     }
-    if json {
+    if opts.json {
         let items: Vec<String> = rows
             .iter()
             .map(|(l, m, p10, p90, p99, r)| {
-                format!("{{\"label\":\"{l}\",\"runs\":{runs},\"median_ms\":{m:.3},\"p10_ms\":{p10:.3},\"p90_ms\":{p90:.3},\"p99_ms\":{p99:.3},\"ratio_to_anchor\":{r:.3}}}")
+                format!("{{\"label\":\"{l}\",\"runs\":{},\"median_ms\":{m:.3},\"p10_ms\":{p10:.3},\"p90_ms\":{p90:.3},\"p99_ms\":{p99:.3},\"ratio_to_anchor\":{r:.3}}}", opts.runs)
             })
             .collect();
         println!("[{}]", items.join(","));
@@ -200,10 +191,10 @@ fn main() -> ExitCode {
             println!("{l:<28} {m:>10.3} {p10:>9.3} {p90:>9.3} {p99:>9.3} {r:>7.2}x");
         }
         println!(
-            "({runs} interleaved runs each after {warmup} warm-up; ratio = median / median of {})",
-            rows[0].0
+            "({} interleaved runs each after {} warm-up; ratio = median / median of {})",
+            opts.runs, opts.warmup, rows[0].0
         );
-        if let Some(g) = goal {
+        if let Some(g) = opts.goal {
             for (l, _, _, _, _, r) in rows.iter().skip(1) {
                 let verdict = if *r <= g { "met" } else { "NOT met" };
                 println!("{l}: {r:.2}x the anchor (goal <= {g:.2}x: {verdict})");

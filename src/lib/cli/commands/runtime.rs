@@ -151,22 +151,30 @@ pub(super) fn sandbox_exec(a: &SandboxExecArgs) -> Result<Value> {
 /// launcher's 3.4M instructions (callgrind), on every sandbox start.
 /// The same derive parses the same arguments; it returns only on failure.
 pub(crate) fn sandbox_exec_only(args: Vec<std::ffi::OsString>) -> std::process::ExitCode {
+    match parse_sandbox_exec(args) {
+        Ok(a) => crate::cli::output::failure(&crate::collector::sandbox::exec(&a.launch())),
+        Err(e) => crate::cli::output::clap_error(e),
+    }
+}
+
+/// The launcher's own parser: `agent-task sandbox-exec …` with only that
+/// subcommand in the tree.
+fn parse_sandbox_exec<I, T>(args: I) -> Result<SandboxExecArgs, clap::Error>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
     use clap::{Args, FromArgMatches};
-    let cmd = clap::Command::new("agent-task")
+    clap::Command::new("agent-task")
         .subcommand_required(true)
         .subcommand(SandboxExecArgs::augment_args(clap::Command::new(
             "sandbox-exec",
-        )));
-    let parsed = cmd
+        )))
         .try_get_matches_from(args)
         .and_then(|m| match m.subcommand() {
             Some(("sandbox-exec", sub)) => SandboxExecArgs::from_arg_matches(sub),
             _ => Err(clap::Error::new(clap::error::ErrorKind::MissingSubcommand)),
-        });
-    match parsed {
-        Ok(a) => crate::cli::output::failure(&crate::collector::sandbox::exec(&a.launch())),
-        Err(e) => crate::cli::output::clap_error(e),
-    }
+        })
 }
 
 #[cfg(test)]
@@ -201,19 +209,8 @@ mod tests {
             other => panic!("parsed as {other:?}"),
         }
         // The launcher's own parser (`sandbox_exec_only`) reads the same.
-        use clap::{Args, FromArgMatches};
-        let m = clap::Command::new("agent-task")
-            .subcommand(SandboxExecArgs::augment_args(clap::Command::new(
-                "sandbox-exec",
-            )))
-            .try_get_matches_from(&words)
-            .expect("parses alone");
-        let (name, sub) = m.subcommand().expect("subcommand");
-        assert_eq!(name, "sandbox-exec");
         assert_eq!(
-            SandboxExecArgs::from_arg_matches(sub)
-                .expect("args")
-                .launch(),
+            parse_sandbox_exec(&words).expect("parses alone").launch(),
             l
         );
     }
