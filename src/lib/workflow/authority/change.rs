@@ -2,7 +2,7 @@
 //! the authority builds on (a checkpoint, which writes a new version, is
 //! [`super::checkpoint`]).
 
-use super::snapshot::{self, CacheRow, Snapshot};
+use super::snapshot::{self, Snapshot};
 use super::{installed_requirement, policy_epoch, repository};
 use crate::contract::{Actor, WorkflowTask, WorkflowTaskSubject, check_id};
 use crate::error::{Code, Error, Result};
@@ -46,63 +46,28 @@ pub struct ChangeContext {
 /// The stat cache of one scanned root.
 pub type StatCache = snapshot::StatCache;
 
-/// The stat cache rows of one scanned root, sorted by path bytes, with the
-/// recorded state (read-only; one query for the rows, one for the state).
+/// The stat cache of one scanned root: its rows, sorted by path bytes,
+/// with the recorded state (read-only; one row, one packed value). A
+/// damaged value is an empty cache: every file is read again.
 pub fn load_stat_cache(conn: &Connection, key: &str) -> Result<StatCache> {
-    let state = conn
-        .prepare_cached("SELECT revision, scanned_at_ns FROM stat_cache_roots WHERE root = ?1")?
+    let found = conn
+        .prepare_cached("SELECT revision, scanned_at_ns, entries FROM stat_caches WHERE root = ?1")?
         .query_row(params![key], |r| {
-            Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?))
-        })
-        .optional()?
-        .and_then(|(rev, at)| {
-            Sha256Hex::parse(&rev)
+            let scanned_at_ns: i64 = r.get(1)?;
+            let state = Sha256Hex::parse(r.get_ref(0)?.as_str()?)
                 .ok()
                 .map(|revision| snapshot::CacheState {
                     revision,
-                    scanned_at_ns: at,
-                })
-        });
-    // The primary key (root, path) orders rows by path bytes (BINARY).
-    let mut st = conn.prepare_cached(
-        "SELECT path, ino, size, mtime_ns, ctime_ns, mode, sha256 FROM stat_cache WHERE root = ?1 ORDER BY path",
-    )?;
-    let mut rows = Vec::new();
-    let mut q = st.query(params![key])?;
-    let mut damaged = false;
-    while let Some(r) = q.next()? {
-        let mut sha = [0u8; 32];
-        let decoded = r.get_ref(6)?.as_str().ok().is_some_and(|s| {
-            s.len() == 64
-                && data_encoding::HEXLOWER
-                    .decode_mut(s.as_bytes(), &mut sha)
-                    .is_ok()
-        });
-        if !decoded {
-            // A damaged row is a miss; the rows no longer describe the
-            // recorded revision.
-            damaged = true;
-            continue;
-        }
-        let int = |i: usize| -> Result<i64> {
-            Ok(r.get_ref(i)?.as_i64().map_err(rusqlite::Error::from)?)
-        };
-        rows.push((
-            r.get_ref(0)?
-                .as_str()
-                .map_err(rusqlite::Error::from)?
-                .to_owned(),
-            CacheRow {
-                ino: int(1)? as u64,
-                size: int(2)? as u64,
-                mtime_ns: int(3)?,
-                ctime_ns: int(4)?,
-                mode: int(5)? as u32,
-                sha256: sha,
-            },
-        ));
-    }
-    Ok(StatCache::new(rows, if damaged { None } else { state }))
+                    scanned_at_ns,
+                });
+            Ok(state.zip(snapshot::decode_cache(r.get_ref(2)?.as_blob()?)))
+        })
+        .optional()?
+        .flatten();
+    Ok(match found {
+        Some((state, rows)) => StatCache::new(rows, Some(state)),
+        None => StatCache::default(),
+    })
 }
 
 /// Loads the stat cache of a root, scans it into the CAS, records the
@@ -131,7 +96,7 @@ fn revision_known(conn: &Connection, r: &Sha256Hex) -> Result<bool> {
 /// `None`: what a scan before the lock read, compared under the lock.
 fn cache_stamp(conn: &Connection, key: &str) -> Result<Option<(String, i64)>> {
     Ok(conn
-        .prepare_cached("SELECT revision, scanned_at_ns FROM stat_cache_roots WHERE root = ?1")?
+        .prepare_cached("SELECT revision, scanned_at_ns FROM stat_caches WHERE root = ?1")?
         .query_row(params![key], |r| Ok((r.get(0)?, r.get(1)?)))
         .optional()?)
 }
@@ -234,39 +199,21 @@ pub fn store_snapshot_from(
             )?
         }
     };
-    {
-        let mut up = conn.prepare_cached(
-            "INSERT OR REPLACE INTO stat_cache(root, path, ino, size, mtime_ns, ctime_ns, mode, sha256) VALUES (?1,?2,?3,?4,?5,?6,?7,?8)",
-        )?;
-        for (p, c) in &snap.cache_updates {
-            up.execute(params![
-                key,
-                p,
-                c.ino as i64,
-                c.size as i64,
-                c.mtime_ns,
-                c.ctime_ns,
-                c.mode as i64,
-                Sha256Hex::from_bytes(c.sha256).as_str()
-            ])?;
-        }
-        let mut del =
-            conn.prepare_cached("DELETE FROM stat_cache WHERE root = ?1 AND path = ?2")?;
-        for p in &snap.cache_removals {
-            del.execute(params![key, p])?;
-        }
-    }
-    // The rows now are exactly this revision's manifest, as of the walk's
-    // start. A scan that matched every row of the cache it read (the
-    // revision is the cache's own) leaves the state as it is: every row was
-    // already trusted, and an unchanged checkpoint then writes nothing.
-    let unchanged = snap.manifest_bytes.is_none()
-        && snap.cache_updates.is_empty()
-        && snap.cache_removals.is_empty()
-        && cache_stamp(conn, key)?.is_some_and(|(r, _)| r == snap.revision.as_str());
-    if !unchanged {
-        conn.prepare_cached("INSERT OR REPLACE INTO stat_cache_roots(root, revision, scanned_at_ns) VALUES (?1, ?2, ?3)")?.execute(params![key, snap.revision.as_str(), snap.scanned_at_ns],
-        )?;
+    // The packed cache is exactly this revision's manifest with each
+    // file's stat, as of the walk's start. A scan that matched every row
+    // of the cache it read (the revision is the cache's own) has none:
+    // every row was already trusted, and an unchanged checkpoint then
+    // writes nothing.
+    if let Some(packed) = &snap.cache_packed {
+        conn.prepare_cached(
+            "INSERT OR REPLACE INTO stat_caches(root, revision, scanned_at_ns, entries) VALUES (?1, ?2, ?3, ?4)",
+        )?
+        .execute(params![
+            key,
+            snap.revision.as_str(),
+            snap.scanned_at_ns,
+            packed
+        ])?;
     }
     // Without manifest bytes the revision is the cache's, already recorded.
     if let Some(bytes) = &snap.manifest_bytes {

@@ -24,6 +24,7 @@ pub mod receipt;
 pub mod review;
 pub mod schema;
 pub mod snapshot;
+mod walk;
 
 use crate::contract::{Actor, ExecutorEnrollment, WorkflowTask};
 use crate::error::{Code, Error, Result};

@@ -461,6 +461,40 @@ CREATE TABLE forge_syncs (
 ) STRICT;
 ",
     },
+    Migration {
+        version: 13,
+        description: "the stat cache of a scanned root as one packed value (one row per root, not per file): the Stop hook decodes it in one pass; the rows of every root whose digests are intact carried over",
+        // The packed format is `snapshot::encode_cache`'s: `atsc`, format
+        // 1, the row count, then per row (in path-byte order) the path's
+        // byte length and bytes, inode, size, mtime, ctime (16 hex digits
+        // each, two's complement), mode (8) and the digest, all hex here
+        // and decoded once. A root with a damaged digest is dropped (the
+        // next scan reads its files again, as it would have).
+        sql: "
+CREATE TABLE stat_caches (
+    root TEXT PRIMARY KEY NOT NULL,
+    revision TEXT NOT NULL,
+    scanned_at_ns INTEGER NOT NULL,
+    entries BLOB NOT NULL
+) STRICT;
+INSERT INTO stat_caches(root, revision, scanned_at_ns, entries)
+SELECT root, revision, scanned_at_ns, entries FROM (
+    SELECT r.root AS root, r.revision AS revision, r.scanned_at_ns AS scanned_at_ns,
+        unhex('6174736301'
+            || printf('%08x', (SELECT count(*) FROM stat_cache c WHERE c.root = r.root))
+            || coalesce((SELECT group_concat(
+                    printf('%08x', length(CAST(c.path AS BLOB))) || hex(c.path)
+                    || printf('%016x%016x%016x%016x%08x', c.ino, c.size, c.mtime_ns, c.ctime_ns, c.mode)
+                    || c.sha256, '' ORDER BY c.path)
+                FROM stat_cache c WHERE c.root = r.root), '')) AS entries
+    FROM stat_cache_roots r
+    WHERE NOT EXISTS (SELECT 1 FROM stat_cache c WHERE c.root = r.root
+        AND (length(c.sha256) <> 64 OR c.sha256 GLOB '*[^0-9a-f]*'))
+) WHERE entries IS NOT NULL;
+DROP TABLE stat_cache;
+DROP TABLE stat_cache_roots;
+",
+    },
 ];
 
 #[cfg(test)]
@@ -474,6 +508,114 @@ mod tests {
             c.execute_batch(m.sql).expect("migration");
         }
         c
+    }
+
+    #[test]
+    fn migration_13_packs_each_roots_rows_as_encode_cache_would() {
+        use crate::workflow::authority::snapshot::{CacheRow, decode_cache, encode_cache};
+        let c = at(12);
+        let rows = [
+            (
+                "a b/\u{e9}t\u{e9}.txt",
+                7_u64,
+                12_u64,
+                1_700_000_000_123_456_789_i64,
+                -5_i64,
+                0o100644_u32,
+                0xab_u8,
+            ),
+            (
+                "src/main.rs",
+                u64::MAX,
+                0,
+                i64::MIN,
+                i64::MAX,
+                0o100755,
+                0x01,
+            ),
+            ("z", 1 << 63, 4096, 0, 1, 0o120000, 0xff),
+        ];
+        // Inserted out of order: the packed rows follow path-byte order.
+        for (p, ino, size, m, ct, mode, b) in rows.iter().rev() {
+            c.execute(
+                "INSERT INTO stat_cache VALUES ('/w', ?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                rusqlite::params![
+                    p,
+                    *ino as i64,
+                    *size as i64,
+                    m,
+                    ct,
+                    mode,
+                    data_encoding::HEXLOWER.encode(&[*b; 32])
+                ],
+            )
+            .expect("v12 row");
+        }
+        c.execute("INSERT INTO stat_cache_roots VALUES ('/w', 'rev', 42)", [])
+            .expect("root");
+        // A root with a damaged digest is dropped; rows without a root
+        // state were never trusted and are dropped too.
+        c.execute(
+            "INSERT INTO stat_cache VALUES ('/d', 'x', 1, 1, 1, 1, 33188, 'not hex')",
+            [],
+        )
+        .expect("damaged row");
+        c.execute("INSERT INTO stat_cache_roots VALUES ('/d', 'rev', 1)", [])
+            .expect("damaged root");
+        c.execute(
+            "INSERT INTO stat_cache VALUES ('/n', 'x', 1, 1, 1, 1, 33188, ?1)",
+            [data_encoding::HEXLOWER.encode(&[0u8; 32])],
+        )
+        .expect("stateless row");
+        // A root state whose rows are all gone packs as an empty cache.
+        c.execute("INSERT INTO stat_cache_roots VALUES ('/e', 'rev', 9)", [])
+            .expect("empty root");
+        let m13 = MIGRATIONS.iter().find(|m| m.version == 13).expect("m13");
+        c.execute_batch(m13.sql).expect("migration 13");
+        let packed: Vec<(String, String, i64, Vec<u8>)> = c
+            .prepare("SELECT root, revision, scanned_at_ns, entries FROM stat_caches ORDER BY root")
+            .expect("prepare")
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+            .expect("query")
+            .collect::<Result<_, _>>()
+            .expect("rows");
+        let want: Vec<(String, CacheRow)> = rows
+            .iter()
+            .map(|(p, ino, size, m, ct, mode, b)| {
+                (
+                    (*p).to_owned(),
+                    CacheRow {
+                        ino: *ino,
+                        size: *size,
+                        mtime_ns: *m,
+                        ctime_ns: *ct,
+                        mode: *mode,
+                        sha256: [*b; 32],
+                    },
+                )
+            })
+            .collect();
+        let roots: Vec<&str> = packed.iter().map(|p| p.0.as_str()).collect();
+        assert_eq!(roots, ["/e", "/w"]);
+        assert_eq!(packed[1].1, "rev");
+        assert_eq!(packed[1].2, 42);
+        assert_eq!(
+            packed[1].3,
+            encode_cache(want.iter().map(|(p, r)| (p.as_str(), r))),
+            "the SQL packing is encode_cache's"
+        );
+        assert_eq!(decode_cache(&packed[1].3).expect("decodes"), want);
+        assert_eq!(decode_cache(&packed[0].3).expect("decodes"), Vec::new());
+        for old in ["stat_cache", "stat_cache_roots"] {
+            let n: i64 = c
+                .query_row(
+                    "SELECT count(*) FROM sqlite_schema WHERE name = ?1",
+                    [old],
+                    |r| r.get(0),
+                )
+                .expect("schema");
+            assert_eq!(n, 0, "{old} dropped");
+        }
     }
 
     #[test]

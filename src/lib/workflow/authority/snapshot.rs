@@ -13,7 +13,6 @@ use crate::contract::canonical_bytes;
 use crate::error::{Code, Error, Result};
 use crate::store::BlobStore;
 use crate::wire::digest::{Sha256Hex, domain_digest};
-use std::os::unix::ffi::OsStrExt as _;
 use std::path::Path;
 
 pub use crate::contract::snapshot::{
@@ -102,6 +101,101 @@ impl StatCache {
     }
 }
 
+/// The packed stat cache's header: `atsc` and format 1.
+const CACHE_MAGIC: &[u8; 5] = b"atsc\x01";
+/// Bytes of a packed row after its path: inode, size, mtime, ctime, mode
+/// and digest.
+const CACHE_ROW_TAIL: usize = 8 * 4 + 4 + 32;
+/// Longest path a packed row may carry (a tree path is far shorter).
+const CACHE_MAX_PATH: usize = 64 * 1024;
+
+/// The stat cache of one root as one value: what a reader decodes in one
+/// pass instead of stepping a database row per file (the Stop hook reads
+/// it on every turn). [`CACHE_MAGIC`], the row count (u32), then each row
+/// in strictly increasing path-byte order: the path's length (u32) and
+/// bytes, the inode, size, mtime and ctime in ns (u64 each, times as two's
+/// complement), the mode (u32) and the raw SHA-256. Big-endian, so that
+/// the schema migration that packed the earlier row-per-file table could
+/// build the same bytes in SQL (`docs/architecture.md`, "The stat cache").
+pub fn encode_cache<'a>(rows: impl ExactSizeIterator<Item = (&'a str, &'a CacheRow)>) -> Vec<u8> {
+    let n = rows.len();
+    let mut out = Vec::with_capacity(9 + n * (CACHE_ROW_TAIL + 4 + 48));
+    out.extend_from_slice(CACHE_MAGIC);
+    out.extend_from_slice(&u32::try_from(n).unwrap_or(u32::MAX).to_be_bytes());
+    for (path, r) in rows {
+        out.extend_from_slice(&u32::try_from(path.len()).unwrap_or(u32::MAX).to_be_bytes());
+        out.extend_from_slice(path.as_bytes());
+        out.extend_from_slice(&r.ino.to_be_bytes());
+        out.extend_from_slice(&r.size.to_be_bytes());
+        out.extend_from_slice(&r.mtime_ns.to_be_bytes());
+        out.extend_from_slice(&r.ctime_ns.to_be_bytes());
+        out.extend_from_slice(&r.mode.to_be_bytes());
+        out.extend_from_slice(&r.sha256);
+    }
+    out
+}
+
+/// The rows of a packed stat cache ([`encode_cache`]), or `None` when the
+/// bytes are not exactly one: a wrong header or count, a truncated row,
+/// a path that is not UTF-8 or not after the previous one, trailing
+/// bytes. A damaged cache is no cache (every file is read again), never
+/// an error.
+pub fn decode_cache(b: &[u8]) -> Option<Vec<(String, CacheRow)>> {
+    fn take<'a>(b: &mut &'a [u8], n: usize) -> Option<&'a [u8]> {
+        let (head, rest) = b.split_at_checked(n)?;
+        *b = rest;
+        Some(head)
+    }
+    fn u32_at(b: &mut &[u8]) -> Option<u32> {
+        Some(u32::from_be_bytes(take(b, 4)?.try_into().ok()?))
+    }
+    fn u64_at(b: &mut &[u8]) -> Option<u64> {
+        Some(u64::from_be_bytes(take(b, 8)?.try_into().ok()?))
+    }
+    let mut b = b;
+    if take(&mut b, CACHE_MAGIC.len())? != CACHE_MAGIC {
+        return None;
+    }
+    let n = usize::try_from(u32_at(&mut b)?).ok()?;
+    if n > MAX_FILES || n > b.len() / (CACHE_ROW_TAIL + 4) {
+        return None;
+    }
+    let mut rows: Vec<(String, CacheRow)> = Vec::with_capacity(n);
+    for _ in 0..n {
+        let len = usize::try_from(u32_at(&mut b)?).ok()?;
+        if len > CACHE_MAX_PATH {
+            return None;
+        }
+        let path = std::str::from_utf8(take(&mut b, len)?).ok()?;
+        if rows
+            .last()
+            .is_some_and(|(p, _)| p.as_bytes() >= path.as_bytes())
+        {
+            return None;
+        }
+        let ino = u64_at(&mut b)?;
+        let size = u64_at(&mut b)?;
+        #[allow(clippy::cast_possible_wrap)] // two's complement, as written
+        let mtime_ns = u64_at(&mut b)? as i64;
+        #[allow(clippy::cast_possible_wrap)]
+        let ctime_ns = u64_at(&mut b)? as i64;
+        let mode = u32_at(&mut b)?;
+        let sha256: [u8; 32] = take(&mut b, 32)?.try_into().ok()?;
+        rows.push((
+            path.to_owned(),
+            CacheRow {
+                ino,
+                size,
+                mtime_ns,
+                ctime_ns,
+                mode,
+                sha256,
+            },
+        ));
+    }
+    b.is_empty().then_some(rows)
+}
+
 /// The result of a scan.
 #[derive(Debug)]
 pub struct Snapshot {
@@ -116,6 +210,9 @@ pub struct Snapshot {
     pub cache_updates: Vec<(String, CacheRow)>,
     /// Paths in the old cache that are gone.
     pub cache_removals: Vec<String>,
+    /// The whole stat cache after the scan, packed ([`encode_cache`]);
+    /// `None` when it is the cache the scan read (nothing to write).
+    pub cache_packed: Option<Vec<u8>>,
     /// Files whose bytes were read (cache misses and racily clean rows).
     pub hashed: u64,
     /// Wall-clock ns when the walk began (the new cache state's time).
@@ -131,10 +228,6 @@ pub struct Check {
     pub hashed: u64,
 }
 
-fn ns(sec: i64, nsec: i64) -> i64 {
-    sec.saturating_mul(1_000_000_000).saturating_add(nsec)
-}
-
 fn now_ns() -> Result<i64> {
     let d = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -142,259 +235,7 @@ fn now_ns() -> Result<i64> {
     Ok(i64::try_from(d.as_nanos()).unwrap_or(i64::MAX))
 }
 
-/// One walked file: its absolute path (the `/`-separated relative path is
-/// the suffix from `rel`), mode and stat key.
-struct Found {
-    full: String,
-    rel: usize,
-    mode: u32,
-    key: (u64, u64, i64, i64),
-}
-
-impl Found {
-    fn rel(&self) -> &str {
-        self.full.get(self.rel..).unwrap_or_default()
-    }
-    fn abs(&self) -> &Path {
-        Path::new(&self.full)
-    }
-}
-
-/// What the walker threads share.
-struct Shared<'a> {
-    out: std::sync::Mutex<Vec<Vec<Found>>>,
-    err: std::sync::Mutex<Option<Error>>,
-    count: std::sync::atomic::AtomicUsize,
-    /// Set by the caller to abandon the walk.
-    stop: &'a std::sync::atomic::AtomicBool,
-}
-
-/// One walker thread: collects into its own vector (no lock per file) and
-/// hands it over when the walk ends.
-struct Collector<'a> {
-    root: &'a [u8],
-    shared: &'a Shared<'a>,
-    local: Vec<Found>,
-    /// The directory of the last file stated, open: a file is stated by
-    /// its name relative to it (one path component for the kernel to
-    /// resolve, not the whole path).
-    dir: Option<(Vec<u8>, std::os::fd::OwnedFd)>,
-}
-
-/// The stat key and permission bits of `name` in directory `dir`, without
-/// following a final symlink.
-fn stat_at(
-    dir: &std::os::fd::OwnedFd,
-    name: &[u8],
-) -> std::io::Result<((u64, u64, i64, i64), u32)> {
-    use rustix::fs::{AtFlags, statat};
-    let st = statat(
-        dir,
-        std::ffi::OsStr::from_bytes(name),
-        AtFlags::SYMLINK_NOFOLLOW,
-    )?;
-    // Field widths differ between targets; the values fit these types.
-    #[allow(clippy::unnecessary_cast, clippy::cast_sign_loss)]
-    let key = (
-        st.st_ino as u64,
-        st.st_size as u64,
-        ns(st.st_mtime as i64, st.st_mtime_nsec as i64),
-        ns(st.st_ctime as i64, st.st_ctime_nsec as i64),
-    );
-    #[allow(clippy::unnecessary_cast)]
-    let mode = st.st_mode as u32;
-    Ok((key, mode))
-}
-
-impl Drop for Collector<'_> {
-    fn drop(&mut self) {
-        if let Ok(mut g) = self.shared.out.lock() {
-            g.push(std::mem::take(&mut self.local));
-        }
-    }
-}
-
-impl Collector<'_> {
-    fn fail(&self, e: Error) -> ignore::WalkState {
-        if let Ok(mut g) = self.shared.err.lock() {
-            g.get_or_insert(e);
-        }
-        ignore::WalkState::Quit
-    }
-}
-
-impl ignore::ParallelVisitor for Collector<'_> {
-    fn visit(
-        &mut self,
-        item: std::result::Result<ignore::DirEntry, ignore::Error>,
-    ) -> ignore::WalkState {
-        use ignore::WalkState;
-        use std::os::unix::ffi::OsStringExt;
-        if self.shared.stop.load(std::sync::atomic::Ordering::Relaxed) {
-            return self.fail(Error::internal("the walk was abandoned"));
-        }
-        let item = match item {
-            Ok(i) => i,
-            Err(e) => {
-                return self.fail(Error::new(Code::Io, format!("walking the workspace: {e}")));
-            }
-        };
-        if item.depth() == 0 {
-            return WalkState::Continue;
-        }
-        let Some(ft) = item.file_type() else {
-            return WalkState::Continue;
-        };
-        if ft.is_dir() || !(ft.is_file() || ft.is_symlink()) {
-            // Directories are implied; sockets, fifos and devices are not content.
-            return WalkState::Continue;
-        }
-        let path = item.path().as_os_str().as_bytes();
-        let Some(cut) = path.iter().rposition(|&b| b == b'/') else {
-            return self.fail(Error::internal("walker gave a path without a directory"));
-        };
-        let (parent, name) = (
-            path.get(..cut).unwrap_or_default(),
-            path.get(cut + 1..).unwrap_or_default(),
-        );
-        if self
-            .dir
-            .as_ref()
-            .is_none_or(|(p, _)| p.as_slice() != parent)
-        {
-            use rustix::fs::{Mode, OFlags, open};
-            let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-            match open(std::ffi::OsStr::from_bytes(parent), flags, Mode::empty()) {
-                Ok(fd) => self.dir = Some((parent.to_vec(), fd)),
-                Err(e) => return self.fail(Error::io("open", item.path(), e.into())),
-            }
-        }
-        let Some((_, dir)) = &self.dir else {
-            return self.fail(Error::internal("no directory open"));
-        };
-        let (key, perm) = match stat_at(dir, name) {
-            Ok(m) => m,
-            Err(e) => return self.fail(Error::io("stat", item.path(), e)),
-        };
-        let mode = if ft.is_symlink() {
-            MODE_LINK
-        } else if perm & 0o111 != 0 {
-            MODE_EXEC
-        } else {
-            MODE_FILE
-        };
-        let full = item.into_path().into_os_string().into_vec();
-        if !full.starts_with(self.root) {
-            return self.fail(Error::internal("walker left the workspace"));
-        }
-        let mut rel = self.root.len();
-        if full.get(rel) == Some(&b'/') {
-            rel += 1;
-        }
-        let full = match String::from_utf8(full) {
-            Ok(s) => s,
-            Err(e) => {
-                let b = e.into_bytes();
-                let shown = String::from_utf8_lossy(b.get(rel..).unwrap_or_default()).into_owned();
-                return self.fail(
-                    Error::new(Code::InvalidInput, "workspace path is not UTF-8")
-                        .with("path", shown),
-                );
-            }
-        };
-        let n = self
-            .shared
-            .count
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        if n >= MAX_FILES {
-            return self.fail(Error::new(Code::TooLarge, "workspace has too many files"));
-        }
-        self.local.push(Found {
-            full,
-            rel,
-            mode,
-            key,
-        });
-        WalkState::Continue
-    }
-}
-
-struct Builder<'a> {
-    root: &'a [u8],
-    shared: &'a Shared<'a>,
-}
-
-impl<'s> ignore::ParallelVisitorBuilder<'s> for Builder<'s> {
-    fn build(&mut self) -> Box<dyn ignore::ParallelVisitor + 's> {
-        Box::new(Collector {
-            root: self.root,
-            shared: self.shared,
-            local: Vec::new(),
-            dir: None,
-        })
-    }
-}
-
-/// Lists what git would track under `root`, with stats, sorted by path
-/// bytes. Runs the `ignore` crate's parallel walker on both cores; each
-/// thread collects on its own, one `lstat` per file, no hashing.
-fn walk(root: &Path, stop: &std::sync::atomic::AtomicBool) -> Result<Vec<Found>> {
-    use std::os::unix::ffi::OsStrExt;
-    let shared = Shared {
-        out: std::sync::Mutex::new(Vec::new()),
-        err: std::sync::Mutex::new(None),
-        count: std::sync::atomic::AtomicUsize::new(0),
-        stop,
-    };
-    ignore::WalkBuilder::new(root)
-        .hidden(false)
-        .parents(false)
-        .ignore(false)
-        .git_ignore(true)
-        .git_global(false)
-        .git_exclude(true)
-        .require_git(false)
-        .follow_links(false)
-        // Never `.git` (directory or file), at any depth; by the path's
-        // bytes, cheaper than taking the entry's file name.
-        .filter_entry(|e| {
-            let p = e.path().as_os_str().as_bytes();
-            !(p == b".git" || p.ends_with(b"/.git"))
-        })
-        .threads(2)
-        .build_parallel()
-        .visit(&mut Builder {
-            root: root.as_os_str().as_bytes(),
-            shared: &shared,
-        });
-    if let Some(e) = shared
-        .err
-        .into_inner()
-        .map_err(|_| Error::internal("walker panicked"))?
-    {
-        return Err(e);
-    }
-    let parts = shared
-        .out
-        .into_inner()
-        .map_err(|_| Error::internal("walker panicked"))?;
-    let mut v: Vec<Found> = parts.into_iter().flatten().collect();
-    // Every path starts with the same root and separator, so the order of
-    // the whole paths is the order of the relative ones. Sorting positions
-    // and then moving each entry once is cheaper than sorting the entries.
-    let mut order: Vec<usize> = (0..v.len()).collect();
-    order.sort_unstable_by(|&a, &b| {
-        let p = |i: usize| v.get(i).map(|f| f.full.as_bytes());
-        p(a).cmp(&p(b))
-    });
-    let mut slots: Vec<Option<Found>> = v.drain(..).map(Some).collect();
-    v.extend(
-        order
-            .into_iter()
-            .filter_map(|i| slots.get_mut(i).and_then(Option::take)),
-    );
-    Ok(v)
-}
+use super::walk::{Found, walk};
 
 /// Default cap on a revision's total size (the sum of its file sizes,
 /// link targets included): 2 GiB.
@@ -448,7 +289,7 @@ pub fn scan(
     admit_walked(&walked, max_revision_bytes)?;
     let per_file = MAX_FILE_BYTES.min(max_revision_bytes);
     let mut batch = cas.batch();
-    let mut t = compare_tree(walked, cache, true, &mut |c| match c {
+    let mut t = compare_tree(walked, cache, Want::Packed, &mut |c| match c {
         Content::Bytes(b) => batch.put_bytes(b).map(|p| (p.digest, p.size)),
         Content::Reader(r) => batch.put_reader(r, per_file).map(|p| (p.digest, p.size)),
     })?;
@@ -484,6 +325,7 @@ pub fn scan(
         manifest_bytes,
         cache_updates: t.updates,
         cache_removals: t.removals,
+        cache_packed: t.packed,
         hashed: t.hashed,
         scanned_at_ns: t.scanned_at_ns,
     })
@@ -502,7 +344,7 @@ pub fn check_readonly(root: &Path, cache: &StatCache) -> Result<Check> {
 
 /// [`check_readonly`] of a tree already walked by [`walk_tree`].
 pub fn check_walked(walked: Walked, cache: &StatCache) -> Result<Check> {
-    let t = compare_tree(walked, cache, false, &mut hash_content)?;
+    let t = compare_tree(walked, cache, Want::Revision, &mut hash_content)?;
     let revision = match (t.revision, t.entries) {
         (Some(r), _) => r,
         (None, entries) => {
@@ -577,7 +419,7 @@ pub fn scan_client(root: &Path, cache: &StatCache, max_revision_bytes: u64) -> R
     let stop = std::sync::atomic::AtomicBool::new(false);
     let walked = walk_tree(root, &stop)?;
     admit_walked(&walked, max_revision_bytes)?;
-    let mut t = compare_tree(walked, cache, true, &mut hash_content)?;
+    let mut t = compare_tree(walked, cache, Want::Entries, &mut hash_content)?;
     let manifest = Manifest {
         version: 1,
         entries: t.entries.take().unwrap_or_default(),
@@ -740,8 +582,21 @@ struct Tree {
     entries: Option<Vec<Entry>>,
     updates: Vec<(String, CacheRow)>,
     removals: Vec<String>,
+    /// The packed cache after the scan, when asked for and it changed.
+    packed: Option<Vec<u8>>,
     hashed: u64,
     scanned_at_ns: i64,
+}
+
+/// What a comparison must produce beyond the revision.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Want {
+    /// The revision only (the hook's read-only check).
+    Revision,
+    /// The manifest entries too.
+    Entries,
+    /// The entries and, when it changed, the packed cache after the scan.
+    Packed,
 }
 
 /// A workspace walked (what git would track, with stats) and not yet
@@ -778,7 +633,7 @@ pub fn walk_tree(root: &Path, stop: &std::sync::atomic::AtomicBool) -> Result<Wa
 fn compare_tree(
     walked: Walked,
     cache: &StatCache,
-    want_entries: bool,
+    want: Want,
     sink: &mut Sink<'_>,
 ) -> Result<Tree> {
     let Walked {
@@ -816,12 +671,13 @@ fn compare_tree(
         Some(s) if unchanged => Some(s.revision.clone()),
         _ => None,
     };
-    if revision.is_some() && !want_entries {
+    if revision.is_some() && want == Want::Revision {
         return Ok(Tree {
             revision,
             entries: None,
             updates: Vec::new(),
             removals,
+            packed: None,
             hashed: 0,
             scanned_at_ns,
         });
@@ -869,11 +725,30 @@ fn compare_tree(
             sha256: sha,
         });
     }
+    // Every row after the scan is a walked file's stat (a hit's row
+    // matched it) with the digest and size its entry records.
+    let changed = revision.is_none() || !updates.is_empty() || !removals.is_empty();
+    let packed = (want == Want::Packed && changed).then(|| {
+        let rows: Vec<CacheRow> = found
+            .iter()
+            .zip(&entries)
+            .map(|(f, e)| CacheRow {
+                ino: f.key.0,
+                size: e.size,
+                mtime_ns: f.key.2,
+                ctime_ns: f.key.3,
+                mode: f.mode,
+                sha256: e.sha256.to_bytes(),
+            })
+            .collect();
+        encode_cache(entries.iter().map(|e| e.path.as_str()).zip(&rows))
+    });
     Ok(Tree {
         revision,
         entries: Some(entries),
         updates,
         removals,
+        packed,
         hashed,
         scanned_at_ns,
     })
@@ -1218,6 +1093,82 @@ mod tests {
         assert_eq!((again.hashed, again.revision), (0, s.revision.clone()));
         let e = scan_client(&ws, &StatCache::default(), 1).expect_err("cap");
         assert_eq!(e.code(), Code::RevisionTooLarge);
+    }
+
+    #[test]
+    fn the_packed_cache_is_the_rows_after_a_scan_and_damage_is_no_cache() {
+        let t = tempfile::tempdir().expect("tmp");
+        let (dir, _lock) =
+            crate::store::DataDir::create(&t.path().join("d"), std::time::Duration::from_secs(1))
+                .expect("dd");
+        let ws = t.path().join("ws");
+        std::fs::create_dir_all(ws.join("sub")).expect("mkdir");
+        std::fs::write(ws.join("a.txt"), "a").expect("w");
+        std::fs::write(ws.join("sub/b"), "b").expect("w");
+        std::os::unix::fs::symlink("a.txt", ws.join("link")).expect("symlink");
+        let scan_with = |cache: &StatCache| {
+            scan(
+                &ws,
+                &dir.cas(),
+                cache,
+                &|_| Ok(true),
+                DEFAULT_MAX_REVISION_BYTES,
+            )
+            .expect("scan")
+        };
+        let first = scan_with(&StatCache::default());
+        let packed = first.cache_packed.clone().expect("a new cache is packed");
+        let client =
+            scan_client(&ws, &StatCache::default(), DEFAULT_MAX_REVISION_BYTES).expect("client");
+        let rows = decode_cache(&packed).expect("decodes");
+        assert_eq!(
+            rows, client.cache_rows,
+            "one row per file, as a client keeps them"
+        );
+        // Trusted and unchanged: nothing to write.
+        let cache = StatCache::new(
+            rows,
+            Some(CacheState {
+                revision: first.revision.clone(),
+                scanned_at_ns: first.scanned_at_ns + 10 * COARSE_RACY_MARGIN_NS,
+            }),
+        );
+        let same = scan_with(&cache);
+        assert_eq!((same.hashed, same.cache_packed), (0, None));
+        // One file changed: the whole cache is packed again, that row new.
+        std::fs::write(ws.join("sub/b"), "bb").expect("w");
+        let changed = scan_with(&cache).cache_packed.expect("changed");
+        let after = decode_cache(&changed).expect("decodes");
+        assert_eq!(after.len(), 3);
+        assert_eq!(after[2].0, "sub/b");
+        assert_eq!(after[2].1.size, 2);
+        // Damage of any kind decodes as no cache.
+        let unsorted = encode_cache(after.iter().rev().map(|(p, r)| (p.as_str(), r)));
+        assert!(decode_cache(&unsorted).is_none(), "out of order");
+        let twice = [after[0].clone(), after[0].clone()];
+        assert!(decode_cache(&encode_cache(twice.iter().map(|(p, r)| (p.as_str(), r)))).is_none());
+        for cut in [0, 4, 8, 9, 12, changed.len() - 1] {
+            assert!(
+                decode_cache(&changed[..cut]).is_none(),
+                "truncated at {cut}"
+            );
+        }
+        let mut trailing = changed.clone();
+        trailing.push(0);
+        assert!(decode_cache(&trailing).is_none(), "trailing byte");
+        let mut magic = changed.clone();
+        magic[4] = 2;
+        assert!(decode_cache(&magic).is_none(), "another format");
+        let mut count = changed.clone();
+        count[8] = 4;
+        assert!(decode_cache(&count).is_none(), "count beyond the rows");
+        let mut utf8 = changed.clone();
+        utf8[13] = 0xff;
+        assert!(decode_cache(&utf8).is_none(), "path not UTF-8");
+        assert_eq!(
+            decode_cache(&encode_cache(std::iter::empty())),
+            Some(Vec::new())
+        );
     }
 
     #[test]
