@@ -698,6 +698,13 @@ impl Source<'_> {
 
 /// Decides pass or block (read-only).
 pub fn evaluate(r: &StopRequest<'_>) -> Verdict {
+    evaluate_with(r, &|| {})
+}
+
+/// [`evaluate`], calling `idle` once on the calling thread while the
+/// workspace walk runs (after the subject and the stat cache are loaded):
+/// the hook writes a block's continuation count there.
+fn evaluate_with(r: &StopRequest<'_>, idle: &dyn Fn()) -> Verdict {
     let local = r
         .data_dir
         .as_deref()
@@ -732,6 +739,8 @@ pub fn evaluate(r: &StopRequest<'_>) -> Verdict {
         let mine = matches!((&loaded, &named), (Ok((b, _)), Some(p)) if b.is_workspace(p));
         if !mine {
             stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        } else {
+            idle();
         }
         let walked = walk.and_then(|h| h.join().ok()).and_then(Result::ok);
         (loaded, walked.filter(|_| mine))
@@ -878,18 +887,22 @@ pub fn run(r: &StopRequest<'_>) -> StopOutcome {
     if outside_workspace(&payload.cwd, &r.workspace) {
         return silent();
     }
-    with_counter(&payload, r.counter_dir.as_deref(), &r.change, || {
-        evaluate(r)
+    with_counter(&payload, r.counter_dir.as_deref(), &r.change, |ahead| {
+        evaluate_with(r, ahead)
     })
 }
 
 /// The continuation counter around a verdict: after [`LIMIT`] blocks in
-/// a row the agent may stop.
+/// a row the agent may stop. `verdict` is given a callback that writes a
+/// block's count ahead of the verdict (the hook calls it while its walk
+/// runs, so that the write's fsync overlaps the walk): a pass then removes
+/// the counter as it would have anyway, and a crash in between leaves a
+/// count one higher, which only takes one continuation away.
 fn with_counter(
     payload: &Payload,
     counter_dir: Option<&Path>,
     key: &str,
-    verdict: impl FnOnce() -> Verdict,
+    verdict: impl FnOnce(&dyn Fn()) -> Verdict,
 ) -> StopOutcome {
     let counter = match counter_dir {
         Some(d) => Counter::in_dir(d, &payload.session_id, key),
@@ -930,7 +943,13 @@ fn with_counter(
             stderr: None,
         };
     }
-    match verdict() {
+    let ahead: std::cell::Cell<Option<bool>> = std::cell::Cell::new(None);
+    let write_ahead = || {
+        if ahead.get().is_none() {
+            ahead.set(Some(counter.write(count + 1).is_ok()));
+        }
+    };
+    match verdict(&write_ahead) {
         Verdict::Pass => {
             if counter.reset().is_err() {
                 return fail("counter error".into());
@@ -942,7 +961,11 @@ fn with_counter(
             }
         }
         Verdict::Block { failures, next } => {
-            if counter.write(count + 1).is_err() {
+            let written = match ahead.get() {
+                Some(ok) => ok,
+                None => counter.write(count + 1).is_ok(),
+            };
+            if !written {
                 return fail("counter error".into());
             }
             StopOutcome {
@@ -1133,7 +1156,7 @@ pub mod managed {
         let entry = match lookup(&r.map, r.uid) {
             Ok(Some(e)) => e,
             Ok(None) => return silent(),
-            Err(c) => return with_counter(&payload, counter_dir, key, || block(c, none())),
+            Err(c) => return with_counter(&payload, counter_dir, key, |_| block(c, none())),
         };
         let remote = Remote {
             endpoint: entry.endpoint.clone(),
@@ -1143,7 +1166,7 @@ pub mod managed {
         let token = match crate::workflow::service::admin::read_token_file(&entry.token_file) {
             Ok(t) => t,
             Err(_) => {
-                return with_counter(&payload, counter_dir, key, || {
+                return with_counter(&payload, counter_dir, key, |_| {
                     block(category::TOKEN, none())
                 });
             }
@@ -1160,7 +1183,7 @@ pub mod managed {
         .and_then(|v| validate_list(&v).ok_or(category::MALFORMED));
         let listed = match listed {
             Ok(l) => l,
-            Err(c) => return with_counter(&payload, counter_dir, key, || block(c, none())),
+            Err(c) => return with_counter(&payload, counter_dir, key, |_| block(c, none())),
         };
         let Some(top) = workspace_top(&payload.cwd) else {
             return silent();
@@ -1187,7 +1210,7 @@ pub mod managed {
         if candidates.is_empty() {
             return silent();
         }
-        with_counter(&payload, counter_dir, key, || {
+        with_counter(&payload, counter_dir, key, |_| {
             let mut first = None;
             for (c, workspace) in candidates {
                 let req = StopRequest {
@@ -1298,5 +1321,38 @@ mod tests {
         assert!(decode_payload(Flavor::Claude, b"nope").is_err());
         let wrong = br#"{"session_id":"s","transcript_path":"/t","cwd":"/w","hook_event_name":"PreToolUse","stop_hook_active":false}"#;
         assert!(decode_payload(Flavor::Claude, wrong).is_err());
+    }
+
+    #[test]
+    fn a_count_written_ahead_is_the_blocks_and_a_pass_removes_it() {
+        let t = tempfile::tempdir().expect("tmp");
+        let dir = t.path().join("stop-hooks");
+        let payload = Payload {
+            session_id: "s".into(),
+            cwd: "/w".into(),
+            stop_hook_active: true,
+        };
+        let counter = Counter::in_dir(&dir, "s", "ch").expect("counter");
+        let count = || counter.read().expect("read");
+        let blocked = |ahead: &dyn Fn()| {
+            ahead();
+            // Asked twice, written once.
+            ahead();
+            block(category::DIRTY, checkpoint())
+        };
+        with_counter(&payload, Some(&dir), "ch", blocked);
+        assert_eq!(count(), Reading::Count(1));
+        // A verdict that never asks still counts its block once.
+        with_counter(&payload, Some(&dir), "ch", |_| {
+            block(category::DIRTY, checkpoint())
+        });
+        assert_eq!(count(), Reading::Count(2));
+        // A pass after a count written ahead removes it.
+        let o = with_counter(&payload, Some(&dir), "ch", |ahead| {
+            ahead();
+            Verdict::Pass
+        });
+        assert_eq!(o.exit_code, 0);
+        assert_eq!(count(), Reading::Count(0));
     }
 }
