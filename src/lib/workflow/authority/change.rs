@@ -101,6 +101,15 @@ fn cache_stamp(conn: &Connection, key: &str) -> Result<Option<(String, i64)>> {
         .optional()?)
 }
 
+/// A stat cache with its stamp, as one load.
+struct Loaded(StatCache, Option<(String, i64)>);
+
+impl std::borrow::Borrow<StatCache> for Loaded {
+    fn borrow(&self) -> &StatCache {
+        &self.0
+    }
+}
+
 /// A workspace scanned, and its blobs stored, before the data-directory
 /// lock was taken ([`prestore_snapshot`]), with what the scan was read
 /// against.
@@ -125,16 +134,16 @@ pub fn prestore_snapshot(
     let key = root
         .to_str()
         .ok_or_else(|| Error::new(Code::InvalidInput, "path is not UTF-8"))?;
-    let cache = load_stat_cache(conn, key)?;
-    let stamp = cache_stamp(conn, key)?;
     let blob_config = dir.blob_config()?;
-    let snap = snapshot::scan(
+    // The cache and its stamp load while the workspace is walked.
+    let (snap, stamp) = snapshot::scan_loading(
         root,
         dir.blobs()?.as_ref(),
-        &cache,
+        || Ok(Loaded(load_stat_cache(conn, key)?, cache_stamp(conn, key)?)),
         &|r| revision_known(conn, r),
         max_revision_bytes,
-    )?;
+    )
+    .map(|(snap, loaded)| (snap, loaded.1))?;
     Ok(Prestored {
         key: key.to_owned(),
         snap,
@@ -189,14 +198,14 @@ pub fn store_snapshot_from(
     let snap = match pre {
         Some(p) if prestored_holds(conn, dir, key, &p)? => p.snap,
         _ => {
-            let cache = load_stat_cache(conn, key)?;
-            snapshot::scan(
+            snapshot::scan_loading(
                 root,
                 dir.blobs()?.as_ref(),
-                &cache,
+                || load_stat_cache(conn, key),
                 &|r| revision_known(conn, r),
                 max_revision_bytes,
             )?
+            .0
         }
     };
     // The packed cache is exactly this revision's manifest with each

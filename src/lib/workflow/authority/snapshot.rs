@@ -284,8 +284,36 @@ pub fn scan(
     known: &dyn Fn(&Sha256Hex) -> Result<bool>,
     max_revision_bytes: u64,
 ) -> Result<Snapshot> {
+    scan_loading(root, cas, || Ok(cache), known, max_revision_bytes).map(|(s, _)| s)
+}
+
+/// [`scan`], loading the stat cache with `load` on the calling thread
+/// while the walk runs on others (a checkpoint reads the cache from the
+/// authority, which the walk does not need); returns what `load` gave
+/// with the snapshot. A failed load abandons the walk.
+pub fn scan_loading<C: std::borrow::Borrow<StatCache>>(
+    root: &Path,
+    cas: &dyn BlobStore,
+    load: impl FnOnce() -> Result<C>,
+    known: &dyn Fn(&Sha256Hex) -> Result<bool>,
+    max_revision_bytes: u64,
+) -> Result<(Snapshot, C)> {
     let stop = std::sync::atomic::AtomicBool::new(false);
-    let walked = walk_tree(root, &stop)?;
+    let (walked, loaded) = std::thread::scope(|s| {
+        let walk = s.spawn(|| walk_tree(root, &stop));
+        let loaded = load();
+        if loaded.is_err() {
+            stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        }
+        let walked = walk
+            .join()
+            .map_err(|_| Error::internal("walker panicked"))
+            .and_then(|w| w);
+        (walked, loaded)
+    });
+    let loaded = loaded?;
+    let cache = loaded.borrow();
+    let walked = walked?;
     admit_walked(&walked, max_revision_bytes)?;
     let per_file = MAX_FILE_BYTES.min(max_revision_bytes);
     let mut batch = cas.batch();
@@ -319,7 +347,7 @@ pub fn scan(
     };
     // Every object is durable before the caller commits a row naming them.
     batch.commit()?;
-    Ok(Snapshot {
+    let snap = Snapshot {
         revision,
         manifest,
         manifest_bytes,
@@ -328,7 +356,8 @@ pub fn scan(
         cache_packed: t.packed,
         hashed: t.hashed,
         scanned_at_ns: t.scanned_at_ns,
-    })
+    };
+    Ok((snap, loaded))
 }
 
 /// Computes the revision of `root` exactly as [`scan`] would, writing
