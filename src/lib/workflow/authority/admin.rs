@@ -87,7 +87,7 @@ pub fn repo_add(
         let (epoch, stale_subjects) = bump_epoch(tx, "repo_add", &req.repo_id, now)?;
         Ok(RepoAddOutput {
             repository: repository(tx, &req.repo_id)?,
-            files: snap.manifest.entries.len(),
+            files: snap.files,
             policy_epoch: epoch,
             stale_subjects,
         })

@@ -182,8 +182,14 @@ pub fn checkpoint(
             set_message(tx, &ch.change_id, Some(title), Some(body))?;
         }
         if let Some(s) = reusable(w.journal(), tx, &ch, &snap.revision, now_ms, new_subject)? {
-            return reused_output(tx, &s, snap.manifest.entries.len(), snap.hashed);
+            return reused_output(tx, &s, snap.files, snap.hashed);
         }
+        // An unchanged rescan built no manifest; a new version of the
+        // same revision reads the stored one.
+        let manifest = match &snap.manifest {
+            Some(m) => std::borrow::Cow::Borrowed(m),
+            None => std::borrow::Cow::Owned(super::change::load_manifest(tx, dir, &snap.revision)?),
+        };
         record_version(
             tx,
             dir,
@@ -191,7 +197,7 @@ pub fn checkpoint(
             &ch,
             &basis,
             &snap.revision,
-            &snap.manifest,
+            &manifest,
             snap.hashed,
         )
     })

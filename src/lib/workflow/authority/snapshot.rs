@@ -201,10 +201,16 @@ pub fn decode_cache(b: &[u8]) -> Option<Vec<(String, CacheRow)>> {
 pub struct Snapshot {
     /// The revision id.
     pub revision: Sha256Hex,
-    /// The manifest.
-    pub manifest: Manifest,
-    /// Its canonical bytes; `None` when every file matched the stat cache
-    /// and the revision is the cache's recorded one (already stored).
+    /// The manifest; `None` when every file matched the stat cache and
+    /// the revision is the cache's recorded one, whose manifest is stored
+    /// ([`super::change::load_manifest`] reads it; an unchanged rescan
+    /// builds none).
+    pub manifest: Option<Manifest>,
+    /// Files in the revision.
+    pub files: usize,
+    /// The manifest's canonical bytes; `None` when every file matched the
+    /// stat cache and the revision is the cache's recorded one (already
+    /// stored).
     pub manifest_bytes: Option<Vec<u8>>,
     /// The cache after the scan (only rows that changed or were re-read).
     pub cache_updates: Vec<(String, CacheRow)>,
@@ -317,32 +323,45 @@ pub fn scan_loading<C: std::borrow::Borrow<StatCache>>(
     admit_walked(&walked, max_revision_bytes)?;
     let per_file = MAX_FILE_BYTES.min(max_revision_bytes);
     let mut batch = cas.batch();
-    let mut t = compare_tree(walked, cache, Want::Packed, &mut |c| match c {
+    // A tree that turns out to be the cache's recorded revision needs no
+    // manifest built; one whose revision is not recorded (a cache from
+    // before its revision's row) does.
+    let want = match cache.state() {
+        Some(s) if known(&s.revision)? => Want::PackedUnlessUnchanged,
+        _ => Want::Packed,
+    };
+    let t = compare_tree(walked, cache, want, &mut |c| match c {
         Content::Bytes(b) => batch.put_bytes(b).map(|p| (p.digest, p.size)),
         Content::Reader(r) => batch.put_reader(r, per_file).map(|p| (p.digest, p.size)),
     })?;
-    let manifest = Manifest {
-        version: 1,
-        entries: t.entries.take().unwrap_or_default(),
-    };
-    // Files that grew while they were read count with what was read.
-    let total = manifest
-        .entries
-        .iter()
-        .fold(0u64, |n, e| n.saturating_add(e.size));
-    if total > max_revision_bytes {
-        return Err(too_large(total, max_revision_bytes));
-    }
-    let (revision, manifest_bytes) = match t.revision {
-        // Unchanged: the cache's revision, when it is still recorded.
-        Some(r) if known(&r)? => (r, None),
-        _ => {
-            let bytes = canonical_bytes(&manifest)?;
-            let r = domain_digest(DOMAIN_REVISION, &bytes);
-            if !known(&r)? {
-                batch.put_bytes(&bytes)?;
+    let files = t.files;
+    let (revision, manifest, manifest_bytes) = match (t.revision, t.entries) {
+        (Some(r), None) => (r, None, None),
+        (cached, entries) => {
+            let manifest = Manifest {
+                version: 1,
+                entries: entries.unwrap_or_default(),
+            };
+            // Files that grew while they were read count with what was read.
+            let total = manifest
+                .entries
+                .iter()
+                .fold(0u64, |n, e| n.saturating_add(e.size));
+            if total > max_revision_bytes {
+                return Err(too_large(total, max_revision_bytes));
             }
-            (r, Some(bytes))
+            match cached {
+                // Unchanged: the cache's revision, when it is still recorded.
+                Some(r) if known(&r)? => (r, Some(manifest), None),
+                _ => {
+                    let bytes = canonical_bytes(&manifest)?;
+                    let r = domain_digest(DOMAIN_REVISION, &bytes);
+                    if !known(&r)? {
+                        batch.put_bytes(&bytes)?;
+                    }
+                    (r, Some(manifest), Some(bytes))
+                }
+            }
         }
     };
     // Every object is durable before the caller commits a row naming them.
@@ -350,6 +369,7 @@ pub fn scan_loading<C: std::borrow::Borrow<StatCache>>(
     let snap = Snapshot {
         revision,
         manifest,
+        files,
         manifest_bytes,
         cache_updates: t.updates,
         cache_removals: t.removals,
@@ -606,6 +626,8 @@ type Sink<'a> = dyn FnMut(Content<'_>) -> Result<(Sha256Hex, u64)> + 'a;
 struct Tree {
     /// The cache's recorded revision, when nothing differs from it.
     revision: Option<Sha256Hex>,
+    /// Files walked.
+    files: usize,
     /// Manifest entries (sorted): always when something differs, else
     /// only when asked for.
     entries: Option<Vec<Entry>>,
@@ -626,6 +648,9 @@ enum Want {
     Entries,
     /// The entries and, when it changed, the packed cache after the scan.
     Packed,
+    /// [`Want::Packed`], without entries when nothing differs from the
+    /// cache (its revision is recorded).
+    PackedUnlessUnchanged,
 }
 
 /// A workspace walked (what git would track, with stats) and not yet
@@ -700,9 +725,10 @@ fn compare_tree(
         Some(s) if unchanged => Some(s.revision.clone()),
         _ => None,
     };
-    if revision.is_some() && want == Want::Revision {
+    if revision.is_some() && matches!(want, Want::Revision | Want::PackedUnlessUnchanged) {
         return Ok(Tree {
             revision,
+            files: found.len(),
             entries: None,
             updates: Vec::new(),
             removals,
@@ -757,23 +783,25 @@ fn compare_tree(
     // Every row after the scan is a walked file's stat (a hit's row
     // matched it) with the digest and size its entry records.
     let changed = revision.is_none() || !updates.is_empty() || !removals.is_empty();
-    let packed = (want == Want::Packed && changed).then(|| {
-        let rows: Vec<CacheRow> = found
-            .iter()
-            .zip(&entries)
-            .map(|(f, e)| CacheRow {
-                ino: f.key.0,
-                size: e.size,
-                mtime_ns: f.key.2,
-                ctime_ns: f.key.3,
-                mode: f.mode,
-                sha256: e.sha256.to_bytes(),
-            })
-            .collect();
-        encode_cache(entries.iter().map(|e| e.path.as_str()).zip(&rows))
-    });
+    let packed =
+        (matches!(want, Want::Packed | Want::PackedUnlessUnchanged) && changed).then(|| {
+            let rows: Vec<CacheRow> = found
+                .iter()
+                .zip(&entries)
+                .map(|(f, e)| CacheRow {
+                    ino: f.key.0,
+                    size: e.size,
+                    mtime_ns: f.key.2,
+                    ctime_ns: f.key.3,
+                    mode: f.mode,
+                    sha256: e.sha256.to_bytes(),
+                })
+                .collect();
+            encode_cache(entries.iter().map(|e| e.path.as_str()).zip(&rows))
+        });
     Ok(Tree {
         revision,
+        files: found.len(),
         entries: Some(entries),
         updates,
         removals,
@@ -815,8 +843,8 @@ mod tests {
             DEFAULT_MAX_REVISION_BYTES,
         )
         .expect("scan");
-        let paths: Vec<_> = s
-            .manifest
+        let manifest = s.manifest.clone().expect("a new tree's manifest");
+        let paths: Vec<_> = manifest
             .entries
             .iter()
             .map(|e| (e.path.as_str(), e.mode))
@@ -831,7 +859,7 @@ mod tests {
             ]
         );
         assert_eq!(
-            s.manifest.get("link").expect("link").size,
+            manifest.get("link").expect("link").size,
             "/etc/passwd".len() as u64
         );
         assert_eq!(s.hashed, 4);
@@ -867,7 +895,8 @@ mod tests {
         .expect("rescan");
         assert_eq!((s2.hashed, s2.revision.clone()), (0, s.revision.clone()));
         assert!(s2.manifest_bytes.is_none() && s2.cache_updates.is_empty());
-        assert_eq!(s2.manifest, s.manifest);
+        // The cache's recorded revision: no manifest built.
+        assert_eq!((s2.manifest.as_ref(), s2.files), (None, 4));
         // The same revision, unknown to the store: recomputed and stored.
         let s2b = scan(
             &ws,
@@ -879,6 +908,7 @@ mod tests {
         .expect("rescan");
         assert_eq!(s2b.revision, s.revision);
         assert_eq!(s2b.manifest_bytes, s.manifest_bytes);
+        assert_eq!(s2b.manifest.as_ref(), Some(&manifest));
         std::fs::write(ws.join("a.txt"), "bb").expect("w");
         let s3 = scan(
             &ws,
