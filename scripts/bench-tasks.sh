@@ -9,7 +9,11 @@
 #    TRIALS (default 200) trials each; prints winners per trial.
 # 3. `checkpoint` of a generated FILES-file tree (default 10000) next to
 #    `git add -A && git write-tree`, and an unchanged rescan next to
-#    `git status`, on the same tree.
+#    `git status`, on the same tree; then a checkpoint after one file is
+#    edited (each run appends a line to one file: a new version, and the
+#    stat cache, one packed value per root, written again) next to the
+#    same edit and `git add -A && git write-tree` (git rewrites its index).
+#    BASELINE_BIN runs another build's rescan and edit interleaved.
 # SECTIONS (default "claims race checkpoint") picks which of them run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -174,3 +178,14 @@ fi
   --label "git status" -- git -C "$work/gitbig" status --porcelain \
   --label "agent-task checkpoint" -- "$bin" --data-dir "$work/bigd" --token-file "$work/bigtoken$COLD" checkpoint --workspace "$work/big" \
   "${baseline[@]}"
+
+echo
+echo "checkpoint after editing one file (20 interleaved runs):"
+edit_base=()
+if [ -n "${BASELINE_BIN:-}" ]; then
+  edit_base=(--label "checkpoint after an edit, baseline binary" -- sh -c "echo b >>'$work/big/d000/f00000.txt' && '$BASELINE_BIN' --data-dir '$B' --token-file '$work/basetoken' checkpoint --workspace '$work/big' >/dev/null")
+fi
+"$bench" --runs 20 --warmup 2 \
+  --label "edit, git add -A && git write-tree" -- sh -c "echo g >>'$work/gitbig/d000/f00000.txt' && cd '$work/gitbig' && git add -A && git write-tree >/dev/null" \
+  --label "edit, agent-task checkpoint" -- sh -c "echo a >>'$work/big/d000/f00000.txt' && '$bin' --data-dir '$work/bigd' --token-file '$work/bigtoken$COLD' checkpoint --workspace '$work/big' >/dev/null" \
+  "${edit_base[@]}"
