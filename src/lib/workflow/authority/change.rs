@@ -60,14 +60,18 @@ pub fn load_stat_cache(conn: &Connection, key: &str) -> Result<StatCache> {
                     revision,
                     scanned_at_ns,
                 });
-            Ok(state.zip(snapshot::decode_cache(r.get_ref(2)?.as_blob()?)))
+            // Read in place: the rows are never built one by one.
+            Ok(state.and_then(|st| {
+                r.get_ref(2)
+                    .ok()?
+                    .as_blob()
+                    .ok()
+                    .and_then(|b| StatCache::from_packed(b.to_vec(), Some(st)))
+            }))
         })
         .optional()?
         .flatten();
-    Ok(match found {
-        Some((state, rows)) => StatCache::new(rows, Some(state)),
-        None => StatCache::default(),
-    })
+    Ok(found.unwrap_or_default())
 }
 
 /// Loads the stat cache of a root, scans it into the CAS, records the

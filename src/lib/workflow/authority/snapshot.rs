@@ -57,8 +57,42 @@ pub struct CacheState {
 /// The stat cache of one scanned root.
 #[derive(Debug, Clone, Default)]
 pub struct StatCache {
-    rows: Vec<(String, CacheRow)>,
+    rows: Rows,
     state: Option<CacheState>,
+}
+
+/// A cache's rows: decoded, or the packed value itself (checked whole
+/// when it was taken), read in place.
+#[derive(Debug, Clone)]
+enum Rows {
+    Owned(Vec<(String, CacheRow)>),
+    Packed(Vec<u8>),
+}
+
+impl Default for Rows {
+    fn default() -> Rows {
+        Rows::Owned(Vec::new())
+    }
+}
+
+/// The rows of a [`StatCache`], in path-byte order.
+pub struct CacheRows<'a> {
+    inner: CacheRowsInner<'a>,
+}
+
+enum CacheRowsInner<'a> {
+    Owned(std::slice::Iter<'a, (String, CacheRow)>),
+    Packed(&'a [u8]),
+}
+
+impl<'a> Iterator for CacheRows<'a> {
+    type Item = (&'a str, CacheRow);
+    fn next(&mut self) -> Option<Self::Item> {
+        match &mut self.inner {
+            CacheRowsInner::Owned(it) => it.next().map(|(p, r)| (p.as_str(), r.clone())),
+            CacheRowsInner::Packed(b) => packed_row(b),
+        }
+    }
 }
 
 impl StatCache {
@@ -69,12 +103,33 @@ impl StatCache {
             rows.sort_unstable_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
             rows.dedup_by(|a, b| a.0 == b.0);
         }
-        StatCache { rows, state }
+        StatCache {
+            rows: Rows::Owned(rows),
+            state,
+        }
     }
 
-    /// Rows sorted by path bytes.
-    pub fn rows(&self) -> &[(String, CacheRow)] {
-        &self.rows
+    /// A cache read in place from its packed value ([`encode_cache`]), or
+    /// `None` when the bytes are not exactly one ([`decode_cache`]'s
+    /// checks, without building a row).
+    pub fn from_packed(bytes: Vec<u8>, state: Option<CacheState>) -> Option<StatCache> {
+        check_packed(&bytes)?;
+        Some(StatCache {
+            rows: Rows::Packed(bytes),
+            state,
+        })
+    }
+
+    /// Rows in path-byte order.
+    pub fn rows(&self) -> CacheRows<'_> {
+        CacheRows {
+            inner: match &self.rows {
+                Rows::Owned(v) => CacheRowsInner::Owned(v.iter()),
+                Rows::Packed(b) => {
+                    CacheRowsInner::Packed(b.get(CACHE_MAGIC.len() + 4..).unwrap_or_default())
+                }
+            },
+        }
     }
 
     /// The recorded state, if any.
@@ -141,6 +196,18 @@ pub fn encode_cache<'a>(rows: impl ExactSizeIterator<Item = (&'a str, &'a CacheR
 /// bytes. A damaged cache is no cache (every file is read again), never
 /// an error.
 pub fn decode_cache(b: &[u8]) -> Option<Vec<(String, CacheRow)>> {
+    let n = check_packed(b)?;
+    let mut rest = b.get(CACHE_MAGIC.len() + 4..)?;
+    let mut rows = Vec::with_capacity(n);
+    while let Some((p, r)) = packed_row(&mut rest) {
+        rows.push((p.to_owned(), r));
+    }
+    Some(rows)
+}
+
+/// The next row of a packed cache's body, advancing `b`; `None` at its
+/// end or at bytes that are not a row.
+fn packed_row<'a>(b: &mut &'a [u8]) -> Option<(&'a str, CacheRow)> {
     fn take<'a>(b: &mut &'a [u8], n: usize) -> Option<&'a [u8]> {
         let (head, rest) = b.split_at_checked(n)?;
         *b = rest;
@@ -152,48 +219,54 @@ pub fn decode_cache(b: &[u8]) -> Option<Vec<(String, CacheRow)>> {
     fn u64_at(b: &mut &[u8]) -> Option<u64> {
         Some(u64::from_be_bytes(take(b, 8)?.try_into().ok()?))
     }
-    let mut b = b;
-    if take(&mut b, CACHE_MAGIC.len())? != CACHE_MAGIC {
+    let len = usize::try_from(u32_at(b)?).ok()?;
+    if len > CACHE_MAX_PATH {
         return None;
     }
-    let n = usize::try_from(u32_at(&mut b)?).ok()?;
-    if n > MAX_FILES || n > b.len() / (CACHE_ROW_TAIL + 4) {
+    let path = std::str::from_utf8(take(b, len)?).ok()?;
+    let ino = u64_at(b)?;
+    let size = u64_at(b)?;
+    #[allow(clippy::cast_possible_wrap)] // two's complement, as written
+    let mtime_ns = u64_at(b)? as i64;
+    #[allow(clippy::cast_possible_wrap)]
+    let ctime_ns = u64_at(b)? as i64;
+    let mode = u32_at(b)?;
+    let sha256: [u8; 32] = take(b, 32)?.try_into().ok()?;
+    Some((
+        path,
+        CacheRow {
+            ino,
+            size,
+            mtime_ns,
+            ctime_ns,
+            mode,
+            sha256,
+        },
+    ))
+}
+
+/// The row count of a packed cache when its bytes are exactly one: the
+/// header and count, every row whole, each path UTF-8 and strictly after
+/// the previous one, nothing after the last.
+fn check_packed(b: &[u8]) -> Option<usize> {
+    let (magic, rest) = b.split_at_checked(CACHE_MAGIC.len())?;
+    if magic != CACHE_MAGIC {
         return None;
     }
-    let mut rows: Vec<(String, CacheRow)> = Vec::with_capacity(n);
+    let (count, mut rest) = rest.split_at_checked(4)?;
+    let n = usize::try_from(u32::from_be_bytes(count.try_into().ok()?)).ok()?;
+    if n > MAX_FILES || n > rest.len() / (CACHE_ROW_TAIL + 4) {
+        return None;
+    }
+    let mut prev: Option<&str> = None;
     for _ in 0..n {
-        let len = usize::try_from(u32_at(&mut b)?).ok()?;
-        if len > CACHE_MAX_PATH {
+        let (p, _) = packed_row(&mut rest)?;
+        if prev.is_some_and(|q| q.as_bytes() >= p.as_bytes()) {
             return None;
         }
-        let path = std::str::from_utf8(take(&mut b, len)?).ok()?;
-        if rows
-            .last()
-            .is_some_and(|(p, _)| p.as_bytes() >= path.as_bytes())
-        {
-            return None;
-        }
-        let ino = u64_at(&mut b)?;
-        let size = u64_at(&mut b)?;
-        #[allow(clippy::cast_possible_wrap)] // two's complement, as written
-        let mtime_ns = u64_at(&mut b)? as i64;
-        #[allow(clippy::cast_possible_wrap)]
-        let ctime_ns = u64_at(&mut b)? as i64;
-        let mode = u32_at(&mut b)?;
-        let sha256: [u8; 32] = take(&mut b, 32)?.try_into().ok()?;
-        rows.push((
-            path.to_owned(),
-            CacheRow {
-                ino,
-                size,
-                mtime_ns,
-                ctime_ns,
-                mode,
-                sha256,
-            },
-        ));
+        prev = Some(p);
     }
-    b.is_empty().then_some(rows)
+    rest.is_empty().then_some(n)
 }
 
 /// The result of a scan.
@@ -487,9 +560,8 @@ pub fn scan_client(root: &Path, cache: &StatCache, max_revision_bytes: u64) -> R
         t.updates.iter().map(|(p, _)| p.as_str()).collect();
     let mut rows: Vec<(String, CacheRow)> = cache
         .rows()
-        .iter()
-        .filter(|(p, _)| !gone.contains(p.as_str()) && !changed.contains(p.as_str()))
-        .cloned()
+        .filter(|(p, _)| !gone.contains(p) && !changed.contains(p))
+        .map(|(p, r)| (p.to_owned(), r))
         .collect();
     rows.extend(t.updates.iter().cloned());
     rows.sort_unstable_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
@@ -695,32 +767,32 @@ fn compare_tree(
         scanned_at_ns,
     } = walked;
     // Merge the sorted walk with the sorted cache rows: a trusted hit per
-    // file, or `None` (new, changed or racily clean: read it).
-    let rows = cache.rows();
-    let mut hits: Vec<Option<&CacheRow>> = Vec::with_capacity(found.len());
-    let mut removals = Vec::new();
-    let mut i = 0;
-    for f in &found {
-        let p = f.rel().as_bytes();
-        while let Some((rp, _)) = rows.get(i).filter(|(rp, _)| rp.as_bytes() < p) {
-            removals.push(rp.clone());
-            i += 1;
-        }
-        let hit = match rows.get(i) {
-            Some((rp, row)) if rp.as_bytes() == p => {
-                i += 1;
-                Some(row).filter(|c| {
-                    (c.ino, c.size, c.mtime_ns, c.ctime_ns) == f.key
-                        && c.mode == f.mode
-                        && cache.trusted(c)
-                })
+    // file, or `None` (new, changed or racily clean: read it). A first
+    // pass only asks whether anything differs (what the Stop hook and an
+    // unchanged rescan need); the hits are kept only for a tree that does.
+    let merge = |on_hit: &mut dyn FnMut(Option<CacheRow>), removals: &mut Vec<String>| {
+        let mut rows = cache.rows().peekable();
+        for f in &found {
+            let p = f.rel().as_bytes();
+            while let Some((rp, _)) = rows.next_if(|(rp, _)| rp.as_bytes() < p) {
+                removals.push(rp.to_owned());
             }
-            _ => None,
-        };
-        hits.push(hit);
-    }
-    removals.extend(rows.iter().skip(i).map(|(p, _)| p.clone()));
-    let unchanged = removals.is_empty() && hits.iter().all(Option::is_some);
+            on_hit(
+                rows.next_if(|(rp, _)| rp.as_bytes() == p)
+                    .and_then(|(_, c)| {
+                        ((c.ino, c.size, c.mtime_ns, c.ctime_ns) == f.key
+                            && c.mode == f.mode
+                            && cache.trusted(&c))
+                        .then_some(c)
+                    }),
+            );
+        }
+        removals.extend(rows.map(|(p, _)| p.to_owned()));
+    };
+    let mut removals = Vec::new();
+    let mut all_hit = true;
+    merge(&mut |h| all_hit &= h.is_some(), &mut removals);
+    let unchanged = removals.is_empty() && all_hit;
     let revision = match cache.state() {
         Some(s) if unchanged => Some(s.revision.clone()),
         _ => None,
@@ -737,6 +809,8 @@ fn compare_tree(
             scanned_at_ns,
         });
     }
+    let mut hits: Vec<Option<CacheRow>> = Vec::with_capacity(found.len());
+    merge(&mut |h| hits.push(h), &mut Vec::new());
     let mut entries = Vec::with_capacity(found.len());
     let mut updates = Vec::new();
     let mut hashed = 0u64;
@@ -1194,6 +1268,16 @@ mod tests {
         );
         let same = scan_with(&cache);
         assert_eq!((same.hashed, same.cache_packed), (0, None));
+        // Read in place, the packed value is the same cache.
+        let in_place =
+            StatCache::from_packed(packed.clone(), cache.state().cloned()).expect("checks");
+        assert!(in_place.rows().eq(cache.rows()));
+        assert_eq!(scan_with(&in_place).hashed, 0);
+        assert_eq!(
+            check_readonly(&ws, &in_place).expect("check").revision,
+            first.revision,
+            "the hook's check reads it in place too"
+        );
         // One file changed: the whole cache is packed again, that row new.
         std::fs::write(ws.join("sub/b"), "bb").expect("w");
         let changed = scan_with(&cache).cache_packed.expect("changed");
@@ -1204,6 +1288,7 @@ mod tests {
         // Damage of any kind decodes as no cache.
         let unsorted = encode_cache(after.iter().rev().map(|(p, r)| (p.as_str(), r)));
         assert!(decode_cache(&unsorted).is_none(), "out of order");
+        assert!(StatCache::from_packed(unsorted.clone(), None).is_none());
         let twice = [after[0].clone(), after[0].clone()];
         assert!(decode_cache(&encode_cache(twice.iter().map(|(p, r)| (p.as_str(), r)))).is_none());
         for cut in [0, 4, 8, 9, 12, changed.len() - 1] {
@@ -1211,6 +1296,7 @@ mod tests {
                 decode_cache(&changed[..cut]).is_none(),
                 "truncated at {cut}"
             );
+            assert!(StatCache::from_packed(changed[..cut].to_vec(), None).is_none());
         }
         let mut trailing = changed.clone();
         trailing.push(0);
