@@ -332,6 +332,19 @@ fn too_large(total: u64, max: u64) -> Error {
     .with("max_revision_bytes", max)
 }
 
+/// Refuses a manifest over `max_revision_bytes` in all: files that grew
+/// while they were read count with what was read.
+fn check_total(manifest: &Manifest, max_revision_bytes: u64) -> Result<()> {
+    let total = manifest
+        .entries
+        .iter()
+        .fold(0u64, |n, e| n.saturating_add(e.size));
+    if total > max_revision_bytes {
+        return Err(too_large(total, max_revision_bytes));
+    }
+    Ok(())
+}
+
 /// Refuses a walked tree before any file is read: a path git would refuse
 /// or alias, or two paths that are one file on a case-insensitive
 /// checkout (`path_not_representable`), or a total size over
@@ -415,14 +428,7 @@ pub fn scan_loading<C: std::borrow::Borrow<StatCache>>(
                 version: 1,
                 entries: entries.unwrap_or_default(),
             };
-            // Files that grew while they were read count with what was read.
-            let total = manifest
-                .entries
-                .iter()
-                .fold(0u64, |n, e| n.saturating_add(e.size));
-            if total > max_revision_bytes {
-                return Err(too_large(total, max_revision_bytes));
-            }
+            check_total(&manifest, max_revision_bytes)?;
             match cached {
                 // Unchanged: the cache's revision, when it is still recorded.
                 Some(r) if known(&r)? => (r, Some(manifest), None),
@@ -546,13 +552,7 @@ pub fn scan_client(root: &Path, cache: &StatCache, max_revision_bytes: u64) -> R
         version: 1,
         entries: t.entries.take().unwrap_or_default(),
     };
-    let total = manifest
-        .entries
-        .iter()
-        .fold(0u64, |n, e| n.saturating_add(e.size));
-    if total > max_revision_bytes {
-        return Err(too_large(total, max_revision_bytes));
-    }
+    check_total(&manifest, max_revision_bytes)?;
     let manifest_bytes = canonical_bytes(&manifest)?;
     let revision = domain_digest(DOMAIN_REVISION, &manifest_bytes);
     let gone: std::collections::HashSet<&str> = t.removals.iter().map(String::as_str).collect();
@@ -889,6 +889,23 @@ fn compare_tree(
 mod tests {
     use super::*;
 
+    /// A temporary data directory and a workspace `ws` with a `sub`
+    /// directory (the directory, the data directory and its lock).
+    fn data_dir_and_workspace() -> (
+        tempfile::TempDir,
+        crate::store::DataDir,
+        crate::store::DirLock,
+        std::path::PathBuf,
+    ) {
+        let t = tempfile::tempdir().expect("tmp");
+        let (dir, lock) =
+            crate::store::DataDir::create(&t.path().join("d"), std::time::Duration::from_secs(1))
+                .expect("dd");
+        let ws = t.path().join("ws");
+        std::fs::create_dir_all(ws.join("sub")).expect("mkdir");
+        (t, dir, lock, ws)
+    }
+
     #[test]
     fn ignores_links_modes_and_cache() {
         let t = tempfile::tempdir().expect("tmp");
@@ -1182,12 +1199,7 @@ mod tests {
 
     #[test]
     fn a_client_scan_is_the_local_scan() {
-        let t = tempfile::tempdir().expect("tmp");
-        let (dir, _lock) =
-            crate::store::DataDir::create(&t.path().join("d"), std::time::Duration::from_secs(1))
-                .expect("dd");
-        let ws = t.path().join("ws");
-        std::fs::create_dir_all(ws.join("sub")).expect("mkdir");
+        let (_t, dir, _lock, ws) = data_dir_and_workspace();
         std::fs::write(ws.join(".gitignore"), "*.log\n").expect("w");
         std::fs::write(ws.join("a.txt"), "a").expect("w");
         std::fs::write(ws.join("x.log"), "ignored").expect("w");
@@ -1230,12 +1242,7 @@ mod tests {
 
     #[test]
     fn the_packed_cache_is_the_rows_after_a_scan_and_damage_is_no_cache() {
-        let t = tempfile::tempdir().expect("tmp");
-        let (dir, _lock) =
-            crate::store::DataDir::create(&t.path().join("d"), std::time::Duration::from_secs(1))
-                .expect("dd");
-        let ws = t.path().join("ws");
-        std::fs::create_dir_all(ws.join("sub")).expect("mkdir");
+        let (_t, dir, _lock, ws) = data_dir_and_workspace();
         std::fs::write(ws.join("a.txt"), "a").expect("w");
         std::fs::write(ws.join("sub/b"), "b").expect("w");
         std::os::unix::fs::symlink("a.txt", ws.join("link")).expect("symlink");
