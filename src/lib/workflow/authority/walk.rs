@@ -390,13 +390,27 @@ fn worker(sh: &Shared<'_>) -> Vec<(usize, Listing)> {
     let mut mine = Vec::new();
     while let Some(job) = sh.next() {
         let id = job.id;
+        let _active = Active(sh);
         match read_dir(sh, job, &mut buf) {
             Ok(l) => mine.push((id, l)),
             Err(e) => sh.fail(e),
         }
-        sh.finished_one();
     }
     mine
+}
+
+/// One directory being read: done when dropped, also by a panic (which
+/// ends the walk with an error), so that the other thread never waits
+/// for it.
+struct Active<'a, 'b>(&'a Shared<'b>);
+
+impl Drop for Active<'_, '_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.0.fail(Error::internal("a walker thread panicked"));
+        }
+        self.0.finished_one();
+    }
 }
 
 /// Threads a walk uses: the two cores the figures were taken on; more
