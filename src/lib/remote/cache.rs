@@ -5,8 +5,13 @@
 //! outside every store and every workspace:
 //! `$XDG_STATE_HOME/agent-task/workspace-cache/` (else
 //! `$HOME/.local/state/agent-task/workspace-cache/`), directory 0700, one
-//! 0600 JSON file per workspace named by
-//! `domain_digest("agent-task.workspace-cache.v1", canonical path)`.
+//! 0600 file per workspace named by
+//! `domain_digest("agent-task.workspace-cache.v1", canonical path)`:
+//! `atwc`, format 2 (one byte), the root's byte length (u32, big-endian)
+//! and bytes, the revision (32 raw bytes), the scan's start in ns (i64),
+//! then the rows packed as a local checkpoint packs them
+//! ([`crate::workflow::service::snapshot::encode_cache`]), read in place
+//! by the Stop hook. Format 1 was JSON; such a file reads as no cache.
 //!
 //! It only spares re-reading unchanged files; it proves nothing. A
 //! checkpoint writes it; the Stop hook reads it and never writes it. A
@@ -16,8 +21,7 @@
 use crate::error::{Code, Error, Result};
 use crate::store::private_fs;
 use crate::wire::digest::{Sha256Hex, domain_digest};
-use crate::workflow::service::snapshot::{CacheRow, CacheState, StatCache};
-use serde::{Deserialize, Serialize};
+use crate::workflow::service::snapshot::{CacheRow, CacheState, StatCache, encode_cache};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
@@ -25,16 +29,8 @@ const DOMAIN: &str = "agent-task.workspace-cache.v1";
 /// Largest cache file read.
 pub const MAX_CACHE_BYTES: u64 = 256 * 1024 * 1024;
 
-#[derive(Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct File {
-    version: u32,
-    root: String,
-    revision: Sha256Hex,
-    scanned_at_ns: i64,
-    /// `[path, ino, size, mtime_ns, ctime_ns, mode, sha256]`.
-    rows: Vec<(String, u64, u64, i64, i64, u32, Sha256Hex)>,
-}
+/// The file's header: `atwc` and format 2.
+const MAGIC: &[u8; 5] = b"atwc\x02";
 
 fn state_dir() -> Option<PathBuf> {
     let nonempty = |k: &str| {
@@ -57,7 +53,7 @@ pub fn path_for(root: &str) -> Option<PathBuf> {
 /// Loads a cache for `root`; anything wrong with the file (absent, not
 /// private, too large, malformed, another root) is an empty cache.
 pub fn load(path: &Path, root: &str) -> StatCache {
-    let read = || -> Option<File> {
+    let read = || -> Option<StatCache> {
         if !private_fs::check_private(path, private_fs::Kind::File).ok()? {
             return None;
         }
@@ -70,33 +66,24 @@ pub fn load(path: &Path, root: &str) -> StatCache {
         if bytes.len() as u64 > MAX_CACHE_BYTES {
             return None;
         }
-        serde_json::from_slice(&bytes).ok()
+        let rest = bytes.strip_prefix(MAGIC.as_slice())?;
+        let (len, rest) = rest.split_at_checked(4)?;
+        let len = usize::try_from(u32::from_be_bytes(len.try_into().ok()?)).ok()?;
+        let (named, rest) = rest.split_at_checked(len)?;
+        if named != root.as_bytes() {
+            return None;
+        }
+        let (revision, rest) = rest.split_at_checked(32)?;
+        let (at, rows) = rest.split_at_checked(8)?;
+        let state = CacheState {
+            revision: Sha256Hex::from_bytes(revision.try_into().ok()?),
+            scanned_at_ns: i64::from_be_bytes(at.try_into().ok()?),
+        };
+        let header = bytes.len() - rows.len();
+        bytes.drain(..header);
+        StatCache::from_packed(bytes, Some(state))
     };
-    match read() {
-        Some(f) if f.version == 1 && f.root == root => StatCache::new(
-            f.rows
-                .into_iter()
-                .map(|(p, ino, size, mtime_ns, ctime_ns, mode, sha)| {
-                    (
-                        p,
-                        CacheRow {
-                            ino,
-                            size,
-                            mtime_ns,
-                            ctime_ns,
-                            mode,
-                            sha256: sha.to_bytes(),
-                        },
-                    )
-                })
-                .collect(),
-            Some(CacheState {
-                revision: f.revision,
-                scanned_at_ns: f.scanned_at_ns,
-            }),
-        ),
-        _ => StatCache::default(),
-    }
+    read().unwrap_or_default()
 }
 
 /// Writes the cache of `root` (atomic, 0600, directory 0700).
@@ -114,28 +101,15 @@ pub fn store(
         std::fs::create_dir_all(p).map_err(|e| Error::io("create", p, e))?;
     }
     private_fs::ensure_private_dir(dir)?;
-    let f = File {
-        version: 1,
-        root: root.to_owned(),
-        revision: revision.clone(),
-        scanned_at_ns,
-        rows: rows
-            .iter()
-            .map(|(p, r)| {
-                (
-                    p.clone(),
-                    r.ino,
-                    r.size,
-                    r.mtime_ns,
-                    r.ctime_ns,
-                    r.mode,
-                    Sha256Hex::from_bytes(r.sha256),
-                )
-            })
-            .collect(),
-    };
-    let bytes = serde_json::to_vec(&f)
-        .map_err(|e| Error::new(Code::Internal, format!("cannot render the cache: {e}")))?;
+    let root_len = u32::try_from(root.len())
+        .map_err(|_| Error::new(Code::InvalidInput, "the workspace path is too long"))?;
+    let mut bytes = Vec::new();
+    bytes.extend_from_slice(MAGIC);
+    bytes.extend_from_slice(&root_len.to_be_bytes());
+    bytes.extend_from_slice(root.as_bytes());
+    bytes.extend_from_slice(&revision.to_bytes());
+    bytes.extend_from_slice(&scanned_at_ns.to_be_bytes());
+    bytes.extend_from_slice(&encode_cache(rows.iter().map(|(p, r)| (p.as_str(), r))));
     private_fs::write_atomic(path, &bytes)
 }
 
@@ -170,6 +144,19 @@ mod tests {
             })
         );
         assert!(load(&p, "/other").rows().next().is_none(), "another root");
+        // Truncated anywhere, it is no cache.
+        let whole = std::fs::read(&p).expect("read");
+        for cut in [0, 5, 9, 10, 42, 50, whole.len() - 1] {
+            private_fs::write_atomic(&p, &whole[..cut]).expect("write");
+            assert!(load(&p, "/w").state().is_none(), "truncated at {cut}");
+        }
+        // A format 1 (JSON) file from an earlier build is no cache either.
+        let v1 = format!(
+            r#"{{"version":1,"root":"/w","revision":"{rev}","scanned_at_ns":99,"rows":[]}}"#,
+            rev = Sha256Hex::digest(b"rev")
+        );
+        private_fs::write_atomic(&p, v1.as_bytes()).expect("write");
+        assert!(load(&p, "/w").state().is_none(), "format 1");
         std::fs::write(&p, b"{").expect("garbage");
         assert!(load(&p, "/w").state().is_none(), "malformed is empty");
         assert!(
