@@ -110,8 +110,9 @@ impl StatCache {
     }
 
     /// A cache read in place from its packed value ([`encode_cache`]), or
-    /// `None` when the bytes are not exactly one ([`decode_cache`]'s
-    /// checks, without building a row).
+    /// `None` when the bytes are not exactly one: the header and count,
+    /// every row whole, each path UTF-8 and strictly after the previous
+    /// one, nothing after the last (checked without building a row).
     pub fn from_packed(bytes: Vec<u8>, state: Option<CacheState>) -> Option<StatCache> {
         check_packed(&bytes)?;
         Some(StatCache {
@@ -191,18 +192,12 @@ pub fn encode_cache<'a>(rows: impl ExactSizeIterator<Item = (&'a str, &'a CacheR
 }
 
 /// The rows of a packed stat cache ([`encode_cache`]), or `None` when the
-/// bytes are not exactly one: a wrong header or count, a truncated row,
-/// a path that is not UTF-8 or not after the previous one, trailing
-/// bytes. A damaged cache is no cache (every file is read again), never
-/// an error.
-pub fn decode_cache(b: &[u8]) -> Option<Vec<(String, CacheRow)>> {
-    let n = check_packed(b)?;
-    let mut rest = b.get(CACHE_MAGIC.len() + 4..)?;
-    let mut rows = Vec::with_capacity(n);
-    while let Some((p, r)) = packed_row(&mut rest) {
-        rows.push((p.to_owned(), r));
-    }
-    Some(rows)
+/// bytes are not exactly one (tests; scans read it in place with
+/// [`StatCache::from_packed`]).
+#[cfg(test)]
+pub(crate) fn decode_cache(b: &[u8]) -> Option<Vec<(String, CacheRow)>> {
+    let c = StatCache::from_packed(b.to_vec(), None)?;
+    Some(c.rows().map(|(p, r)| (p.to_owned(), r)).collect())
 }
 
 /// The next row of a packed cache's body, advancing `b`; `None` at its
