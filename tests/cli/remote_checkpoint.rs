@@ -829,3 +829,206 @@ fn remote_checkpoint_routes_refuse_a_hostile_client_and_store_nothing_they_shoul
     )
     .error(409, "conflict");
 }
+
+/// The client's stat cache file of `ws`: the agent's own, under its state
+/// directory (`$HOME/.local/state`, the test's HOME).
+fn client_cache_file(l: &Loop, ws: &Path) -> PathBuf {
+    let root = std::fs::canonicalize(ws).expect("canonical");
+    agent_task::remote::cache::path_for_in(
+        &l.env.path(".local/state"),
+        root.to_str().expect("utf8"),
+    )
+}
+
+/// Rewrites the client cache of `ws` as the agent could: `path`'s row gets
+/// the file's current stat and `digest`, the recorded revision becomes
+/// `revision` and the scan time moves an hour ahead so that no row is racy.
+fn forge_client_cache(l: &Loop, ws: &Path, revision: &str, path: &str, digest: Option<Sha256Hex>) {
+    use agent_task::remote::cache;
+    use std::os::unix::fs::MetadataExt;
+    let root = std::fs::canonicalize(ws).expect("canonical");
+    let root = root.to_str().expect("utf8");
+    let file = client_cache_file(l, ws);
+    let c = cache::load(&file, root);
+    let state = c.state().expect("the checkpoint wrote a cache").clone();
+    let m = std::fs::symlink_metadata(ws.join(path)).expect("stat");
+    let mut found = false;
+    let rows: Vec<_> = c
+        .rows()
+        .map(|(p, mut r)| {
+            if p == path {
+                found = true;
+                r.ino = m.ino();
+                r.size = m.size();
+                r.mtime_ns = m.mtime() * 1_000_000_000 + m.mtime_nsec();
+                r.ctime_ns = m.ctime() * 1_000_000_000 + m.ctime_nsec();
+                r.mode = m.mode();
+                if let Some(d) = &digest {
+                    r.sha256 = d.to_bytes();
+                }
+            }
+            (p.to_owned(), r)
+        })
+        .collect();
+    assert!(found, "{path} is in the cache");
+    cache::store(
+        &file,
+        root,
+        &rows,
+        &Sha256Hex::parse(revision).expect("revision"),
+        state.scanned_at_ns + 3_600_000_000_000,
+    )
+    .expect("forge");
+}
+
+/// The agent forges its own client stat cache (the privilege-separated
+/// deployment leaves it in the agent's state directory). A forged row can
+/// make the client misdescribe the agent's workspace — the advisory Stop
+/// hook passes on it and a checkpoint records the revision the row names —
+/// but never make the authority store bytes under a digest they do not
+/// have, and the operator lands exactly the revision that was recorded and
+/// tested, never the workspace's bytes.
+#[test]
+fn a_forged_client_cache_misdescribes_only_the_agents_workspace_and_land_lands_the_recorded_revision()
+ {
+    let l = Loop::basic("bwrap");
+    let srv = serve(&l, &[], &[]);
+    let a = srv.addr.as_str();
+    let id = open_change(&l, a);
+    let ws = workspace(&l, "forged-ws", "+");
+    let cp = remote(
+        &l,
+        a,
+        &["checkpoint", "--change", &id, "--workspace", s(&ws)],
+    )
+    .json();
+    let good = cp["revision"].as_str().expect("revision").to_owned();
+
+    // A row naming a digest of bytes the workspace does not hold: the
+    // authority asks for that blob, and what the client sends is checked
+    // against the digest; nothing is recorded and nothing stays staged.
+    std::fs::write(ws.join("CHANGELOG.md"), "rewritten by the agent\n").expect("edit");
+    let forged = Sha256Hex::digest(b"bytes nobody uploaded");
+    forge_client_cache(&l, &ws, &good, "CHANGELOG.md", Some(forged.clone()));
+    let objects = cas_objects(&l);
+    let e = remote(
+        &l,
+        a,
+        &["checkpoint", "--change", &id, "--workspace", s(&ws)],
+    )
+    .error("blob_digest_mismatch", 65);
+    assert_eq!(e["details"]["sha256"], forged.as_str(), "{e}");
+    assert_eq!(cas_objects(&l), objects, "no blob under a false digest");
+    assert_eq!(
+        staged_files(&l),
+        1,
+        "only the manifest is staged (it expires)"
+    );
+    assert_eq!(version(&l, a, &id), 1, "no version was recorded");
+    let changelog = crate::common::repo_root().join("fixtures/repos/basic/CHANGELOG.md");
+    std::fs::copy(&changelog, ws.join("CHANGELOG.md")).expect("restore");
+
+    // A row that keeps the tested digest for a file the agent broke: the
+    // hook (advisory) passes on the misdescribed workspace and the
+    // checkpoint is the recorded revision again.
+    std::fs::write(
+        ws.join("add.sh"),
+        "#!/bin/sh\n# Adds two integers (agent edit).\necho $(($1 - $2))\n",
+    )
+    .expect("break");
+    forge_client_cache(&l, &ws, &good, "add.sh", None);
+    let original = Sha256Hex::digest(&std::fs::read(&changelog).expect("fixture"));
+    forge_client_cache(&l, &ws, &good, "CHANGELOG.md", Some(original));
+    let p = json!({"session_id": "s-forged", "transcript_path": "/t", "cwd": ws,
+                   "hook_event_name": "Stop", "stop_hook_active": false});
+    let endpoint = format!("http://{a}");
+    let hook_args = [
+        "task-stop",
+        id.as_str(),
+        "--workspace",
+        s(&ws),
+        "--endpoint",
+        endpoint.as_str(),
+        "--repository",
+        "demo-basic",
+        "--profile",
+        "default",
+    ];
+    let mut c = l.env.bare_cmd();
+    c.arg("--token-file")
+        .arg(&l.token)
+        .args(hook_args)
+        .write_stdin(p.to_string());
+    let det = crate::common::hook_stop::blocked("claude", &run_cmd(&mut c));
+    assert_eq!(
+        det["failures"][0]["code"], "task_pending",
+        "the forged cache hides the edit from the hook: {det}"
+    );
+    let cp2 = remote(
+        &l,
+        a,
+        &["checkpoint", "--change", &id, "--workspace", s(&ws)],
+    )
+    .json();
+    assert_eq!(cp2["revision"], good.as_str(), "{cp2}");
+    assert_eq!(cp2["upload"]["missing_blobs"], 0);
+
+    // The tests run on the recorded revision, materialised from the
+    // authority's store (the broken workspace would fail them), and the
+    // operator lands that revision.
+    let task = tests_task(&cp2);
+    let d = l.env.path("forged-d.json");
+    remote(
+        &l,
+        a,
+        &["collector-claim", &task, "--descriptor-out", s(&d)],
+    )
+    .json();
+    let mut stdin = std::fs::read(&l.token).expect("token");
+    if !stdin.ends_with(b"\n") {
+        stdin.push(b'\n');
+    }
+    stdin.extend(std::fs::read(&d).expect("descriptor"));
+    let mut c = l.env.cmd();
+    c.args([
+        "collect",
+        "--collector-dir",
+        s(&l.collector),
+        "--descriptor",
+        "-",
+        "--token-on-stdin",
+        "--endpoint",
+        endpoint.as_str(),
+        "--repository",
+        "demo-basic",
+        "--profile",
+        "default",
+    ])
+    .write_stdin(stdin);
+    let col = run_cmd(&mut c).json();
+    assert_eq!(col["outcome"], "passed", "{col}");
+    remote(&l, a, &["finalize", "--change", &id]).json();
+    let q = remote(&l, a, &["qualify", "--change", &id]).json();
+    assert_eq!(q["qualified"], true, "{q}");
+    assert_eq!(q["revision"], good.as_str());
+    let landed = l
+        .env
+        .run(&[
+            "land",
+            "--update-worktree",
+            "--repo",
+            "demo/basic",
+            "--change",
+            &id,
+        ])
+        .json();
+    assert_eq!(landed["revision"], good.as_str(), "{landed}");
+    let shown = git(&l.source, &["show", "main:add.sh"]);
+    assert!(shown.contains("$(($1 + $2))"), "{shown}");
+    assert!(
+        std::fs::read_to_string(ws.join("add.sh"))
+            .expect("ws")
+            .contains("$(($1 - $2))"),
+        "the agent's broken edit stays in its own workspace only"
+    );
+}

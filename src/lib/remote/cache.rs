@@ -47,7 +47,17 @@ fn state_dir() -> Option<PathBuf> {
 /// The cache file of the workspace whose canonical path is `root`, under
 /// the default state directory (`None` without `XDG_STATE_HOME`/`HOME`).
 pub fn path_for(root: &str) -> Option<PathBuf> {
-    state_dir().map(|d| d.join(domain_digest(DOMAIN, root.as_bytes()).as_str()))
+    state_dir().map(|d| file_in(&d, root))
+}
+
+/// The cache file of `root` under the state directory `state_home` (what
+/// `XDG_STATE_HOME` names).
+pub fn path_for_in(state_home: &Path, root: &str) -> PathBuf {
+    file_in(&state_home.join("agent-task").join("workspace-cache"), root)
+}
+
+fn file_in(dir: &Path, root: &str) -> PathBuf {
+    dir.join(domain_digest(DOMAIN, root.as_bytes()).as_str())
 }
 
 /// Loads a cache for `root`; anything wrong with the file (absent, not
