@@ -347,12 +347,24 @@ fn check_total(manifest: &Manifest, max_revision_bytes: u64) -> Result<()> {
 /// sparse file counts its apparent size, which is what a snapshot would
 /// materialise).
 fn admit_walked(walked: &Walked, max_revision_bytes: u64) -> Result<()> {
-    let mut total = 0u64;
-    for f in &walked.found {
+    admit_paths(&walked.found)?;
+    check_walked_size(walked, max_revision_bytes)
+}
+
+/// The path half of [`admit_walked`].
+fn admit_paths(found: &[Found]) -> Result<()> {
+    for f in found {
         crate::contract::tree_path::check(f.rel(), f.mode == MODE_LINK)?;
-        total = total.saturating_add(f.key.1);
     }
-    crate::contract::tree_path::check_twins(walked.found.iter().map(Found::rel))?;
+    crate::contract::tree_path::check_twins(found.iter().map(Found::rel))
+}
+
+/// The size half of [`admit_walked`].
+fn check_walked_size(walked: &Walked, max_revision_bytes: u64) -> Result<()> {
+    let total = walked
+        .found
+        .iter()
+        .fold(0u64, |n, f| n.saturating_add(f.key.1));
     if total > max_revision_bytes {
         return Err(too_large(total, max_revision_bytes));
     }
@@ -401,7 +413,12 @@ pub fn scan_loading<C: std::borrow::Borrow<StatCache>>(
     let loaded = loaded?;
     let cache = loaded.borrow();
     let walked = walked?;
-    admit_walked(&walked, max_revision_bytes)?;
+    // The size is checked on every scan (the cap may have been lowered
+    // since a revision was recorded). The paths are admitted unless the
+    // tree is, stat for stat, the cache's recorded revision: the cache is
+    // the authority's own, written only by a scan that admitted exactly
+    // those paths, and refusing them now would refuse nothing new.
+    check_walked_size(&walked, max_revision_bytes)?;
     let per_file = MAX_FILE_BYTES.min(max_revision_bytes);
     let mut batch = cas.batch();
     // A tree that turns out to be the cache's recorded revision needs no
@@ -411,7 +428,7 @@ pub fn scan_loading<C: std::borrow::Borrow<StatCache>>(
         Some(s) if known(&s.revision)? => Want::PackedUnlessUnchanged,
         _ => Want::Packed,
     };
-    let t = compare_tree(walked, cache, want, &mut |c| match c {
+    let t = compare_tree(walked, cache, want, &admit_paths, &mut |c| match c {
         Content::Bytes(b) => batch.put_bytes(b).map(|p| (p.digest, p.size)),
         Content::Reader(r) => batch.put_reader(r, per_file).map(|p| (p.digest, p.size)),
     })?;
@@ -467,7 +484,13 @@ pub fn check_readonly(root: &Path, cache: &StatCache) -> Result<Check> {
 
 /// [`check_readonly`] of a tree already walked by [`walk_tree`].
 pub fn check_walked(walked: Walked, cache: &StatCache) -> Result<Check> {
-    let t = compare_tree(walked, cache, Want::Revision, &mut hash_content)?;
+    let t = compare_tree(
+        walked,
+        cache,
+        Want::Revision,
+        &|_| Ok(()),
+        &mut hash_content,
+    )?;
     let revision = match (t.revision, t.entries) {
         (Some(r), _) => r,
         (None, entries) => {
@@ -542,7 +565,7 @@ pub fn scan_client(root: &Path, cache: &StatCache, max_revision_bytes: u64) -> R
     let stop = std::sync::atomic::AtomicBool::new(false);
     let walked = walk_tree(root, &stop)?;
     admit_walked(&walked, max_revision_bytes)?;
-    let mut t = compare_tree(walked, cache, Want::Entries, &mut hash_content)?;
+    let mut t = compare_tree(walked, cache, Want::Entries, &|_| Ok(()), &mut hash_content)?;
     let manifest = Manifest {
         version: 1,
         entries: t.entries.take().unwrap_or_default(),
@@ -750,11 +773,14 @@ pub fn walk_tree(root: &Path, stop: &std::sync::atomic::AtomicBool) -> Result<Wa
 
 /// What [`scan`] and [`check_readonly`] share: which files, their modes,
 /// the comparison with the stat cache; `sink` stores or hashes the bytes
-/// of a miss.
+/// of a miss. `admit` runs on the walked files before any byte is read,
+/// unless the tree is the cache's recorded revision and `want` returns
+/// early for it ([`Want::Revision`], [`Want::PackedUnlessUnchanged`]).
 fn compare_tree(
     walked: Walked,
     cache: &StatCache,
     want: Want,
+    admit: &dyn Fn(&[Found]) -> Result<()>,
     sink: &mut Sink<'_>,
 ) -> Result<Tree> {
     let Walked {
@@ -804,6 +830,7 @@ fn compare_tree(
             scanned_at_ns,
         });
     }
+    admit(&found)?;
     let mut hits: Vec<Option<CacheRow>> = Vec::with_capacity(found.len());
     merge(&mut |h| hits.push(h), &mut Vec::new());
     let mut entries = Vec::with_capacity(found.len());
@@ -1066,6 +1093,74 @@ mod tests {
             before,
             "nothing was stored"
         );
+    }
+
+    #[test]
+    fn a_rescan_admits_every_path_unless_the_tree_is_the_recorded_revision() {
+        let (_t, dir, _lock, ws) = data_dir_and_workspace();
+        std::fs::write(ws.join("a.txt"), "a").expect("w");
+        std::fs::write(ws.join("sub/b.txt"), "b").expect("w");
+        let s = scan(
+            &ws,
+            &dir.cas(),
+            &StatCache::default(),
+            &|_| Ok(false),
+            DEFAULT_MAX_REVISION_BYTES,
+        )
+        .expect("scan");
+        let cache = StatCache::new(
+            s.cache_updates.clone(),
+            Some(CacheState {
+                revision: s.revision.clone(),
+                scanned_at_ns: s.scanned_at_ns + 10 * COARSE_RACY_MARGIN_NS,
+            }),
+        );
+        let again = scan(&ws, &dir.cas(), &cache, &|_| Ok(true), 2).expect("unchanged");
+        assert_eq!((again.revision, again.hashed), (s.revision.clone(), 0));
+        // The size is checked on every scan, the recorded revision's too.
+        let e = scan(&ws, &dir.cas(), &cache, &|_| Ok(true), 1).expect_err("cap");
+        assert_eq!(e.code(), Code::RevisionTooLarge);
+        // A twin beside cached rows, a path git refuses beside them, and a
+        // twin of a cached directory: each is a changed tree, admitted
+        // whole and refused before anything is read or stored.
+        let before = dir.cas().stats().expect("stats");
+        for (add, gone) in [("A.txt", "A.txt"), (".GIT/x", ".GIT"), ("SUB/c.txt", "SUB")] {
+            let path = ws.join(add);
+            std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+            std::fs::write(&path, "new").expect("w");
+            for known in [true, false] {
+                let e = scan(
+                    &ws,
+                    &dir.cas(),
+                    &cache,
+                    &|_| Ok(known),
+                    DEFAULT_MAX_REVISION_BYTES,
+                )
+                .expect_err(add);
+                assert_eq!(e.code(), Code::PathNotRepresentable, "{add}");
+            }
+            let g = ws.join(gone);
+            if g.is_dir() {
+                std::fs::remove_dir_all(&g).expect("rm");
+            } else {
+                std::fs::remove_file(&g).expect("rm");
+            }
+        }
+        assert_eq!(dir.cas().stats().expect("stats"), before, "nothing stored");
+        // A cached row whose file is replaced by a twin spelling: the
+        // tree differs (a path came and one went), so it is admitted; the
+        // twin alone is representable.
+        std::fs::remove_file(ws.join("a.txt")).expect("rm");
+        std::fs::write(ws.join("A.txt"), "a").expect("w");
+        let moved = scan(
+            &ws,
+            &dir.cas(),
+            &cache,
+            &|_| Ok(true),
+            DEFAULT_MAX_REVISION_BYTES,
+        )
+        .expect("a rename is a new tree");
+        assert_ne!(moved.revision, s.revision);
     }
 
     #[test]
