@@ -60,10 +60,6 @@ where
     crate::store::private_fs::set_private_umask();
     use clap::{CommandFactory, FromArgMatches};
     let args: Vec<OsString> = args.into_iter().map(Into::into).collect();
-    // The sandbox launcher, as a bwrap run starts it: its own parser only.
-    if args.get(1).is_some_and(|a| a == "sandbox-exec") {
-        return commands::runtime::sandbox_exec_only(args);
-    }
     // A shell asking for completions (`AGENT_TASK_COMPLETE=SHELL agent-task
     // -- WORDS…`, what the script `completions SHELL` prints runs) gets them
     // and nothing else. Only that shape is one: a Stop hook (which reads no

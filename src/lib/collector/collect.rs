@@ -162,8 +162,6 @@ type Observation = std::thread::JoinHandle<Result<runtime::RuntimeIdentity>>;
 /// Starts observing the descriptor's runtime on its own thread (it only
 /// reads: the program, its version, for `oci` the engine and the image).
 fn observe_in_background(d: &CollectorDescriptor) -> Result<Observation> {
-    let launcher = std::env::current_exe()
-        .map_err(|e| Error::new(Code::Io, format!("cannot locate agent-task: {e}")))?;
     let (kind, image, limits) = (d.runtime, d.oci_image.clone(), d.limits.sandbox.clone());
     std::thread::Builder::new()
         .name("observe-runtime".into())
@@ -173,7 +171,6 @@ fn observe_in_background(d: &CollectorDescriptor) -> Result<Observation> {
                 &runtime::Plan {
                     oci_image: image.as_deref(),
                     limits: limits.as_ref(),
-                    launcher: &launcher,
                 },
             )
         })
@@ -522,8 +519,6 @@ fn execute(
         run: None,
         detail: Some(detail),
     };
-    let launcher = std::env::current_exe()
-        .map_err(|e| Error::new(Code::Io, format!("cannot locate agent-task: {e}")))?;
     let identity = match observed {
         Ok(id) if id.digest == d.runtime_identity_digest => id,
         Ok(id) => {
@@ -574,7 +569,6 @@ fn execute(
         max_output_bytes: d.limits.max_output_bytes,
         tail_bytes: usize::try_from(d.limits.tail_bytes).unwrap_or(4096),
         oci_image: d.oci_image.as_deref(),
-        launcher: &launcher,
     };
     crate::collector::test_run_log(&format!("run {}", d.execution_operation_id));
     let run = runtime::run(&identity, &spec, req.clock);
@@ -582,8 +576,12 @@ fn execute(
     let mut out = match run {
         Ok(o) => o,
         Err(e) => {
+            let status = match e.code() {
+                Code::SandboxLimitUnavailable => ExecutionStatus::LimitUnavailable,
+                _ => ExecutionStatus::RuntimeUnavailable,
+            };
             return Ok(failed(
-                ExecutionStatus::RuntimeUnavailable,
+                status,
                 Some(identity),
                 e.message().chars().take(512).collect(),
             ));

@@ -131,9 +131,6 @@ pub enum Command {
     /// Operator: push the Change's candidate commit to its forge and open (or update) its pull or
     /// merge request; the target does not move (docs/forge.md).
     Propose(repo::ProposeArgs),
-    /// Internal: the sandbox launcher a bwrap run goes through (limits, uid, then bwrap).
-    #[command(hide = true)]
-    SandboxExec(runtime::SandboxExecArgs),
     /// Operator: the authority's attestation signing key.
     #[command(subcommand)]
     Authority(attest::AuthorityCmd),
@@ -243,7 +240,6 @@ pub fn dispatch(ctx: &Ctx, command: Command) -> Result<Reply> {
         Command::Explain(a) => explain::run(ctx, a),
         Command::Land(a) => collect::land(ctx, a).map(Reply::from),
         Command::Propose(a) => repo::propose(ctx, a).map(Reply::from),
-        Command::SandboxExec(a) => runtime::sandbox_exec(&a).map(Reply::from),
         Command::Authority(c) => attest::authority(ctx, c).map(Reply::from),
         Command::Attest(a) => attest::attest_cmd(ctx, a).map(Reply::from),
         Command::Verify(a) => attest::verify(a).map(Reply::from),

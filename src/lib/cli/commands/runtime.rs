@@ -1,12 +1,10 @@
 //! `runtime probe`: the observed identity of a sandbox runtime on this
-//! host; and the hidden `sandbox-exec` launcher a `bwrap` run goes through.
+//! host.
 
 use super::to_value;
-use crate::collector::runtime::{self, LimitRequest, RuntimeKind, SandboxLimits};
-use crate::collector::sandbox::Launch;
-use crate::error::{Code, Error, Result};
+use crate::collector::runtime::{self, LimitRequest, RuntimeKind};
+use crate::error::Result;
 use serde_json::Value;
-use std::path::PathBuf;
 
 /// Runtimes selectable on the command line.
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
@@ -98,120 +96,13 @@ pub(super) fn run(c: &RuntimeCommand) -> Result<Value> {
                 RuntimeKind::Bwrap => Some(limits.request().resolve()?),
                 _ => None,
             };
-            let launcher = std::env::current_exe()
-                .map_err(|e| Error::new(Code::Io, format!("cannot locate agent-task: {e}")))?;
             to_value(&runtime::probe(
                 kind,
                 &runtime::Plan {
                     oci_image: oci_image.as_deref(),
                     limits: limits.as_ref(),
-                    launcher: &launcher,
                 },
             )?)
         }
-    }
-}
-
-/// Arguments of the hidden `sandbox-exec` launcher (see
-/// `src/lib/collector/sandbox.rs`): what the collector passes it.
-#[derive(Debug, clap::Args)]
-pub struct SandboxExecArgs {
-    /// The pinned limits and process attributes, as the runtime identity's
-    /// `limits` JSON.
-    #[arg(long, value_name = "JSON", value_parser = parse_limits)]
-    pub limits: SandboxLimits,
-    /// The program (bwrap) and its arguments.
-    #[arg(last = true, required = true, num_args = 1..)]
-    pub command: Vec<String>,
-}
-
-fn parse_limits(s: &str) -> std::result::Result<SandboxLimits, String> {
-    serde_json::from_str(s).map_err(|e| e.to_string())
-}
-
-impl SandboxExecArgs {
-    /// The launch these arguments describe.
-    pub fn launch(&self) -> Launch {
-        let mut it = self.command.iter();
-        Launch {
-            limits: self.limits.clone(),
-            program: it.next().map(PathBuf::from).unwrap_or_default(),
-            args: it.cloned().collect(),
-        }
-    }
-}
-
-pub(super) fn sandbox_exec(a: &SandboxExecArgs) -> Result<Value> {
-    Err(crate::collector::sandbox::exec(&a.launch()))
-}
-
-/// The launcher as every bwrap run starts it (`agent-task sandbox-exec
-/// …`, `sandbox::argv`): parsed by its own subcommand alone. Building
-/// the whole command tree first, then dropping it, was about 2M of the
-/// launcher's 3.4M instructions (callgrind), on every sandbox start.
-/// The same derive parses the same arguments; it returns only on failure.
-pub(crate) fn sandbox_exec_only(args: Vec<std::ffi::OsString>) -> std::process::ExitCode {
-    match parse_sandbox_exec(args) {
-        Ok(a) => crate::cli::output::failure(&crate::collector::sandbox::exec(&a.launch())),
-        Err(e) => crate::cli::output::clap_error(e),
-    }
-}
-
-/// The launcher's own parser: `agent-task sandbox-exec …` with only that
-/// subcommand in the tree.
-fn parse_sandbox_exec<I, T>(args: I) -> Result<SandboxExecArgs, clap::Error>
-where
-    I: IntoIterator<Item = T>,
-    T: Into<std::ffi::OsString> + Clone,
-{
-    use clap::{Args, FromArgMatches};
-    clap::Command::new("agent-task")
-        .subcommand_required(true)
-        .subcommand(SandboxExecArgs::augment_args(clap::Command::new(
-            "sandbox-exec",
-        )))
-        .try_get_matches_from(args)
-        .and_then(|m| match m.subcommand() {
-            Some(("sandbox-exec", sub)) => SandboxExecArgs::from_arg_matches(sub),
-            _ => Err(clap::Error::new(clap::error::ErrorKind::MissingSubcommand)),
-        })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// `sandbox::argv` (what the collector runs) parses back, through the
-    /// CLI, into the same launch.
-    #[test]
-    fn sandbox_argv_round_trips_through_the_cli() {
-        use clap::Parser;
-        let l = Launch {
-            limits: crate::collector::runtime::SandboxLimits {
-                tmpfs_bytes: 1 << 30,
-                address_space_bytes: 1 << 33,
-                processes: 512,
-                file_size_bytes: 1 << 30,
-                cpu_seconds: 600,
-                run_as_uid: Some(2_000_000_000),
-                process: Some(crate::collector::runtime::ProcessAttributes::pinned(
-                    1 << 33,
-                )),
-            },
-            program: "/usr/bin/bwrap".into(),
-            args: vec!["--ro-bind".into(), "/s".into(), "/work".into()],
-        };
-        let mut words = vec!["agent-task".to_owned()];
-        words.extend(crate::collector::sandbox::argv(&l).expect("argv"));
-        let cli = crate::cli::Cli::try_parse_from(&words).expect("parses");
-        match cli.command {
-            crate::cli::commands::Command::SandboxExec(a) => assert_eq!(a.launch(), l),
-            other => panic!("parsed as {other:?}"),
-        }
-        // The launcher's own parser (`sandbox_exec_only`) reads the same.
-        assert_eq!(
-            parse_sandbox_exec(&words).expect("parses alone").launch(),
-            l
-        );
     }
 }

@@ -126,11 +126,13 @@ pub(super) fn oci_argv(
     Ok(argv)
 }
 
+/// The command of a run, and for `bwrap` the launch its process applies
+/// (what a failed spawn is decoded against: `sandbox::spawn_error`).
 pub(super) fn build_command(
     id: &RuntimeIdentity,
     spec: &RunSpec<'_>,
     container: Option<&str>,
-) -> Result<Command> {
+) -> Result<(Command, Option<crate::collector::sandbox::Launch>)> {
     if spec.argv.is_empty() {
         return Err(Error::new(
             Code::InvalidInput,
@@ -139,9 +141,10 @@ pub(super) fn build_command(
     }
     let mut cmd = match id.runtime {
         RuntimeKind::Bwrap => {
-            // The launcher applies the limits, then executes bwrap with the
-            // pinned plan and the recipe. It sets its own parent-death
-            // signal after any uid change (a uid change clears it).
+            // The run's process applies the limits between fork and exec,
+            // then executes bwrap with the pinned plan and the recipe
+            // (`collector::sandbox`). It sets its own parent-death signal
+            // after any uid change (a uid change clears it).
             let limits = id
                 .limits
                 .as_ref()
@@ -174,14 +177,12 @@ pub(super) fn build_command(
                 program: PathBuf::from(&id.program),
                 args,
             };
-            let mut cmd = Command::new(spec.launcher);
-            cmd.env_clear()
-                .args(crate::collector::sandbox::argv(&launch)?);
+            let mut cmd = crate::collector::sandbox::command(&launch)?;
             cmd.stdin(Stdio::null())
                 .stdout(Stdio::piped())
                 .stderr(Stdio::piped());
             std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
-            return Ok(cmd);
+            return Ok((cmd, Some(launch)));
         }
         RuntimeKind::Unshare => return Err(not_isolating(id.runtime)),
         RuntimeKind::Oci => {
@@ -199,7 +200,7 @@ pub(super) fn build_command(
     // If the collector itself dies (SIGKILL), the OCI client dies too. An
     // OCI container is not the client's child: podman's --timeout bounds it
     // (docker has no such flag), and the rerun records `interrupted`
-    // without running anything. (A bwrap run's launcher sets the same
+    // without running anything. (A bwrap run's process sets the same
     // signal itself; bwrap --die-with-parent takes the command with it.)
     #[allow(unsafe_code)]
     // SAFETY: the closure runs in the forked child before exec and only
@@ -212,5 +213,5 @@ pub(super) fn build_command(
             Ok(())
         });
     }
-    Ok(cmd)
+    Ok((cmd, None))
 }

@@ -64,20 +64,18 @@ pub fn check_image_flag(kind: RuntimeKind, oci_image: Option<&str>) -> Result<()
 }
 
 /// What a probe or a run needs besides the runtime kind: for `oci` the
-/// digest-pinned image, for `bwrap` the pinned limits and the launcher
-/// (this binary, re-executed as `sandbox-exec`).
+/// digest-pinned image, for `bwrap` the pinned limits (applied in the
+/// run's own process before bubblewrap: `collector::sandbox`).
 #[derive(Debug, Clone, Copy)]
 pub struct Plan<'a> {
     /// The pinned image (`oci` only; refused for the other runtimes).
     pub oci_image: Option<&'a str>,
     /// The sandbox limits (`bwrap` only).
     pub limits: Option<&'a SandboxLimits>,
-    /// The launcher executable: an `agent-task` binary.
-    pub launcher: &'a Path,
 }
 
 /// Observes the identity of `kind` on this host, and checks that it can
-/// actually isolate (a trial run through the launcher with the pinned
+/// actually isolate (a trial run with the pinned
 /// limits), so that a later run does not discover too late that it cannot.
 /// For `oci`, the plan's image is required (and refused for the other
 /// runtimes); the engine must answer and the image must be in its local
@@ -86,7 +84,7 @@ pub struct Plan<'a> {
 pub fn probe(kind: RuntimeKind, plan: &Plan<'_>) -> Result<RuntimeIdentity> {
     let id = observe(kind, plan)?;
     if kind != RuntimeKind::Oci {
-        trial(&id, plan)?;
+        trial(&id)?;
     }
     Ok(id)
 }
@@ -95,7 +93,7 @@ pub fn probe(kind: RuntimeKind, plan: &Plan<'_>) -> Result<RuntimeIdentity> {
 /// (program, its bytes' digest, version, pinned arguments, limits, for
 /// `oci` the engine and the image in its store) and the isolation check.
 /// `collect` uses it: the collection's own run goes through the same
-/// launcher and limits as a trial would, so a runtime that cannot start
+/// limits as a trial would, so a runtime that cannot start
 /// fails that run (its exit code and stderr tail are recorded), and a
 /// second sandbox start per collection would only repeat it.
 pub fn observe(kind: RuntimeKind, plan: &Plan<'_>) -> Result<RuntimeIdentity> {
@@ -171,7 +169,7 @@ pub fn observe(kind: RuntimeKind, plan: &Plan<'_>) -> Result<RuntimeIdentity> {
     Ok(id)
 }
 
-pub(super) fn trial(id: &RuntimeIdentity, plan: &Plan<'_>) -> Result<()> {
+pub(super) fn trial(id: &RuntimeIdentity) -> Result<()> {
     use std::os::unix::fs::PermissionsExt;
     let private =
         tempfile::tempdir().map_err(|e| Error::new(Code::Io, format!("temp dir: {e}")))?;
@@ -191,20 +189,15 @@ pub(super) fn trial(id: &RuntimeIdentity, plan: &Plan<'_>) -> Result<()> {
         max_output_bytes: 4096,
         tail_bytes: 512,
         oci_image: None,
-        launcher: plan.launcher,
     };
     let out = run(id, &spec, &crate::clock::SystemClock);
     dir.remove();
+    // A limit the run's process cannot apply is its own typed error
+    // (`sandbox_limit_unavailable`, the step named), from the spawn.
     let out = out?;
     if out.exit_code != Some(0) {
-        // The launcher reports a limit it cannot apply as a typed error.
-        let code = if out.stderr.tail.contains("\"sandbox_limit_unavailable\"") {
-            Code::SandboxLimitUnavailable
-        } else {
-            Code::RuntimeUnavailable
-        };
         return Err(Error::new(
-            code,
+            Code::RuntimeUnavailable,
             format!(
                 "runtime {} cannot run here: a trial run of `true` failed (exit {:?}): {}",
                 id.runtime.as_str(),

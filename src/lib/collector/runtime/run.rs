@@ -21,8 +21,6 @@ pub struct RunSpec<'a> {
     pub tail_bytes: usize,
     /// The pinned image, for `oci` only.
     pub oci_image: Option<&'a str>,
-    /// The launcher (`bwrap` runs): an `agent-task` binary.
-    pub launcher: &'a Path,
 }
 
 /// Digest, size and bounded tail of one output stream.
@@ -74,12 +72,17 @@ pub fn run(id: &RuntimeIdentity, spec: &RunSpec<'_>, clock: &dyn Clock) -> Resul
         }
         _ => None,
     };
-    let mut cmd = build_command(id, spec, container.as_deref())?;
+    let (mut cmd, launch) = build_command(id, spec, container.as_deref())?;
     let started_at = rfc3339_millis(clock.now());
     let start = Instant::now();
-    let mut child = cmd
-        .spawn()
-        .map_err(|e| unavailable(id.runtime, format!("cannot start {}: {e}", id.program)))?;
+    // A step of the sandbox launch the child could not apply is its own
+    // refusal (`sandbox_limit_unavailable`, the step named).
+    let mut child = cmd.spawn().map_err(|e| {
+        launch
+            .as_ref()
+            .and_then(|l| crate::collector::sandbox::spawn_error(&e, l))
+            .unwrap_or_else(|| unavailable(id.runtime, format!("cannot start {}: {e}", id.program)))
+    })?;
     let pgid = child.id();
     // Not yet waited for, so the pid cannot name another process.
     let exit_fd = i32::try_from(pgid)

@@ -142,7 +142,6 @@ fn unshare_and_unpinned_bwrap_identities_are_refused() {
     let plan = Plan {
         oci_image: None,
         limits: None,
-        launcher: Path::new("/nonexistent"),
     };
     assert_eq!(
         probe(RuntimeKind::Unshare, &plan)
@@ -394,7 +393,6 @@ fn the_image_flag_goes_with_oci_only() {
         let plan = Plan {
             oci_image: image,
             limits: None,
-            launcher: Path::new("/nonexistent"),
         };
         assert_eq!(probe(kind, &plan).expect_err("refused").code(), code);
     }
@@ -413,7 +411,6 @@ fn oci_argv_is_the_pinned_plan_then_name_env_image_and_recipe() {
         max_output_bytes: 1024,
         tail_bytes: 16,
         oci_image: Some(&reference),
-        launcher: Path::new("/nonexistent"),
     };
     let podman = oci_identity("/usr/bin/podman", PODMAN_ARGS, &reference);
     let got = oci_argv(&podman, &spec, "agent-task_1").expect("argv");
@@ -513,7 +510,6 @@ fn spec_clone<'a>(s: &RunSpec<'a>) -> RunSpec<'a> {
         max_output_bytes: s.max_output_bytes,
         tail_bytes: s.tail_bytes,
         oci_image: s.oci_image,
-        launcher: s.launcher,
     }
 }
 

@@ -110,12 +110,9 @@ pub fn profile_install(
                 RuntimeKind::Bwrap => Some(req.limits.resolve()?),
                 _ => None,
             };
-            let launcher = std::env::current_exe()
-                .map_err(|e| Error::new(Code::Io, format!("cannot locate agent-task: {e}")))?;
             let plan = runtime::Plan {
                 oci_image: req.oci_image.as_deref(),
                 limits: limits.as_ref(),
-                launcher: &launcher,
             };
             (runtime::probe(req.runtime, &plan)?, "observed".to_owned())
         }
