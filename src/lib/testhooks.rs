@@ -38,6 +38,9 @@
 //! - `AGENT_TASK_TEST_FORGE_TIMEOUT_MS` ([`forge_timeout_ms`]): the
 //!   deadline of one forge API request, instead of 30 s (a slow forge in a
 //!   test).
+//! - `AGENT_TASK_TEST_LAUNCH_NOFILE` ([`launch_nofile`]): the open-files
+//!   limit a bwrap run's process sets itself (instead of the pinned one),
+//!   so that the kernel refuses it after the fork.
 //!
 //! A new hook is one more function here, in the same shape (the name in a
 //! string literal inside its `#[cfg(feature = "test-hooks")]` body, a doc
@@ -217,6 +220,19 @@ pub fn data_write_panics(record: &[u8]) -> bool {
 pub fn forge_timeout_ms() -> Option<u64> {
     #[cfg(feature = "test-hooks")]
     if let Some(n) = var("AGENT_TASK_TEST_FORGE_TIMEOUT_MS").and_then(|v| v.parse().ok()) {
+        return Some(n);
+    }
+    None
+}
+
+/// `AGENT_TASK_TEST_LAUNCH_NOFILE`: the open-files limit the process of
+/// a bwrap run sets itself between fork and exec (`collector::sandbox`),
+/// instead of the pinned one, so that a test can have the kernel refuse
+/// a step no check before the fork knows about (a value over
+/// `fs.nr_open`). `None`: the pinned value.
+pub fn launch_nofile() -> Option<u64> {
+    #[cfg(feature = "test-hooks")]
+    if let Some(n) = var("AGENT_TASK_TEST_LAUNCH_NOFILE").and_then(|v| v.parse().ok()) {
         return Some(n);
     }
     None

@@ -372,3 +372,42 @@ fn a_profile_pinned_before_the_attributes_is_refused() {
         ])
         .error("runtime_not_isolating", 78);
 }
+
+/// A pinned value the kernel refuses in the run's own process, which no
+/// check before the fork can know (here an open-files limit over
+/// `fs.nr_open`, through the test hook that replaces the pinned one in
+/// the child): the spawn fails with the step named, and the collection
+/// records `limit_unavailable` with it and no run outcome.
+#[test]
+fn a_limit_the_runs_process_cannot_apply_fails_the_run_with_the_step() {
+    let l = Loop::basic("bwrap");
+    let t = l.checkpoint();
+    let (dp, d) = l.claim(&t, "d.json");
+    let mut c = l.env.cmd();
+    c.env("AGENT_TASK_TEST_LAUNCH_NOFILE", (1u64 << 40).to_string())
+        .arg("--token-file")
+        .arg(&l.token)
+        .args(["collect", "--collector-dir"])
+        .arg(&l.collector)
+        .arg("--descriptor")
+        .arg(&dp);
+    let col = crate::common::run_cmd(&mut c).json();
+    assert_eq!(col["outcome"], "failed", "{col}");
+    let record: serde_json::Value = serde_json::from_slice(
+        &agent_task::collector::collect::read_retained(
+            &l.collector,
+            d["execution_operation_id"].as_str().expect("op"),
+            "record",
+        )
+        .expect("read")
+        .expect("a retained record"),
+    )
+    .expect("record json");
+    assert_eq!(record["status"], "limit_unavailable", "{record}");
+    assert!(record["run"].is_null(), "no run: {record}");
+    let detail = record["detail"].as_str().expect("detail");
+    assert!(
+        detail.contains("set the open_files limit to 1099511627776"),
+        "{detail}"
+    );
+}

@@ -208,9 +208,9 @@ fn describe(f: Failure, l: &Launch, p: &Prepared) -> Error {
         Step::Thp => "set the transparent huge page flag".to_owned(),
         Step::Rlimit(i) => {
             let names = l.limits.rlimits().unwrap_or_default();
-            match names.get(usize::from(i)) {
-                Some((_, v, name)) => format!("set the {name} limit to {v}"),
-                None => "set an rlimit".to_owned(),
+            match (names.get(usize::from(i)), p.rlimits.get(usize::from(i))) {
+                (Some((_, _, name)), Some((_, v))) => format!("set the {name} limit to {v}"),
+                _ => "set an rlimit".to_owned(),
             }
         }
         Step::Groups => "clear groups".to_owned(),
@@ -254,11 +254,15 @@ fn prepare(l: &Launch) -> Result<Prepared> {
     };
     let umask =
         rustix::fs::Mode::from_bits(p.umask).ok_or_else(|| refused("set the umask", p.umask))?;
+    let nofile = crate::testhooks::launch_nofile();
     let rlimits = l
         .limits
         .rlimits()?
         .into_iter()
-        .map(|(r, v, _)| (r, v))
+        .map(|(r, v, _)| match (r, nofile) {
+            (Resource::Nofile, Some(n)) => (r, n),
+            _ => (r, v),
+        })
         .collect();
     Ok(Prepared {
         nice: p.nice,
