@@ -308,15 +308,88 @@ pub fn fold(path: &str) -> String {
 /// ([`fold`]): `Test.sh` beside `test.sh`, `TESTS/x` beside `tests/y`, a
 /// name in NFC beside the same name in NFD. A case-insensitive checkout
 /// would write one file for both.
+///
+/// Paths in strictly increasing byte order (a walk's, a manifest's) take a
+/// shorter way to the same answer: only a path with an upper-case or a
+/// non-ASCII byte can differ from its fold, so a twin pair has one such
+/// path (at least), and the other is either one too or is literally the
+/// first's folded prefix. The full sort below then runs over those paths
+/// alone, the plain ones are found by binary search, and only a hit (or
+/// an input that is not sorted, or one where most paths are such) runs
+/// the full check on everything, which gives the refusal its exact text.
 pub fn check_twins<'a>(paths: impl IntoIterator<Item = &'a str>) -> Result<()> {
+    let all: Vec<&'a str> = paths.into_iter().collect();
+    if maybe_twins(&all) {
+        check_twins_all(&all)
+    } else {
+        Ok(())
+    }
+}
+
+/// Whether a path may differ from its fold: an upper-case ASCII letter
+/// or any non-ASCII byte.
+fn foldable(p: &str) -> bool {
+    p.bytes().any(|b| b.is_ascii_uppercase() || !b.is_ascii())
+}
+
+/// False only when `all` (strictly sorted by bytes) surely holds no
+/// twins; true sends it to [`check_twins_all`].
+fn maybe_twins(all: &[&str]) -> bool {
+    if !all.windows(2).all(|w| w[0].as_bytes() < w[1].as_bytes()) {
+        return true;
+    }
+    let foldables: Vec<&str> = all.iter().copied().filter(|p| foldable(p)).collect();
+    if foldables.is_empty() {
+        return false;
+    }
+    if foldables.len() > all.len() / 4 {
+        return true;
+    }
+    // Twins among the paths that may fold.
+    if check_twins_all(&foldables).is_err() {
+        return true;
+    }
+    // A plain path spelling, literally, the folded form of a foldable
+    // path's prefix that differs from its own spelling: a path equal to
+    // that prefix or below it. The first differing prefix is enough: any
+    // longer one starts with it.
+    for p in foldables {
+        let folded = if p.is_ascii() {
+            p.to_ascii_lowercase()
+        } else {
+            p.split('/').map(fold).collect::<Vec<_>>().join("/")
+        };
+        let mut fo = 0usize;
+        for (a, b) in p.split('/').zip(folded.split('/')) {
+            fo += b.len();
+            if a != b {
+                let prefix = &folded[..fo];
+                if all.binary_search(&prefix).is_ok() {
+                    return true;
+                }
+                let below = format!("{prefix}/");
+                let i = all.partition_point(|q| q.as_bytes() < below.as_bytes());
+                if all.get(i).is_some_and(|q| q.starts_with(below.as_str())) {
+                    return true;
+                }
+                break;
+            }
+            fo += 1;
+        }
+    }
+    false
+}
+
+/// The whole check, any order: every path folded and sorted.
+fn check_twins_all(paths: &[&str]) -> Result<()> {
     // Each path's folded key, components joined by NUL (which no path
     // holds), so that sorting the keys keeps every folded directory's
     // paths together (`a`, `a/x`, then `a-b`): two paths with a common
     // folded directory spelled differently are then adjacent somewhere
     // in that run.
-    let mut keyed: Vec<(Vec<u8>, &'a str)> = paths
-        .into_iter()
-        .map(|p| {
+    let mut keyed: Vec<(Vec<u8>, &str)> = paths
+        .iter()
+        .map(|&p| {
             let mut k = if p.is_ascii() {
                 p.to_ascii_lowercase().into_bytes()
             } else {
@@ -386,6 +459,63 @@ fn twins(a: (&str, &str), b: (&str, &str)) -> Error {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    /// Path components that fold onto each other in every way the fold
+    /// knows: ASCII case, NFC against NFD, the Kelvin sign, sharp s.
+    const NAMES: &[&str] = &[
+        "a", "A", "b", "B", "ab", "aB", "Ab", "a-b", "a.b", "a0", "x", "X", "k", "K", "\u{212a}",
+        "e\u{301}", "\u{e9}", "\u{c9}", "E\u{301}", "ss", "SS", "\u{df}", "t", "T",
+    ];
+
+    fn path_strategy() -> impl Strategy<Value = String> {
+        proptest::collection::vec(proptest::sample::select(NAMES), 1..4).prop_map(|c| c.join("/"))
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 400, ..ProptestConfig::default() })]
+
+        /// The shortcut for sorted input gives the full check's answer,
+        /// refusal text and details included, on sets rich in twins and
+        /// on sets with a few foldable paths among many plain ones.
+        #[test]
+        fn the_sorted_shortcut_is_the_full_check(
+            paths in proptest::collection::btree_set(path_strategy(), 0..24),
+            plain in proptest::collection::btree_set("[a-d]{1,3}(/[a-d]{1,3}){0,2}", 0..120),
+        ) {
+            for set in [paths.clone(), paths.iter().cloned().chain(plain.iter().cloned()).collect()] {
+                let mut sorted: Vec<&str> = set.iter().map(String::as_str).collect();
+                sorted.sort_by(|a, b| a.as_bytes().cmp(b.as_bytes()));
+                sorted.dedup();
+                let full = check_twins_all(&sorted).map_err(|e| e.to_string());
+                let fast = check_twins(sorted.iter().copied()).map_err(|e| e.to_string());
+                prop_assert_eq!(&fast, &full);
+                // Any order, the same answer.
+                let mut rev = sorted.clone();
+                rev.reverse();
+                prop_assert_eq!(check_twins(rev).map_err(|e| e.to_string()), full);
+            }
+        }
+    }
+
+    #[test]
+    fn a_plain_path_twin_of_a_foldable_prefix_is_found() {
+        // Only one path of each pair may fold; the other is its folded
+        // spelling, as a file or as a directory above other files.
+        for set in [
+            vec!["Src/a", "src"],
+            vec!["Src/a", "src/b"],
+            vec!["a/B/c", "a/b/d", "z"],
+            vec!["README", "readme"],
+            vec!["d/\u{c9}t\u{e9}", "d/\u{e9}t\u{e9}/x"],
+        ] {
+            let mut v = set.clone();
+            v.sort_by(|a, b| a.as_bytes().cmp(b.as_bytes()));
+            let e = check_twins(v.iter().copied()).expect_err("twins");
+            assert_eq!(e.code(), Code::PathNotRepresentable, "{set:?}");
+        }
+        check_twins(["A", "B/c", "b-c", "c"]).expect("no twins");
+    }
 
     #[test]
     fn twins_under_case_folding_and_nfc_are_refused() {
