@@ -173,8 +173,8 @@ fn prestored_holds(conn: &Connection, dir: &DataDir, key: &str, p: &Prestored) -
         return Ok(true);
     }
     let blobs = dir.blobs()?;
-    if let Some(bytes) = &p.snap.manifest_bytes
-        && !blobs.exists(&Sha256Hex::digest(bytes), Some(bytes.len() as u64))?
+    if let (Some(bytes), Some(sha)) = (&p.snap.manifest_bytes, &p.snap.manifest_sha256)
+        && !blobs.exists(sha, Some(bytes.len() as u64))?
     {
         return Ok(false);
     }
@@ -229,25 +229,27 @@ pub fn store_snapshot_from(
         ])?;
     }
     // Without manifest bytes the revision is the cache's, already recorded.
-    if let Some(bytes) = &snap.manifest_bytes {
-        record_revision(conn, &snap.revision, bytes, snap.files, now)?;
+    if let (Some(bytes), Some(sha)) = (&snap.manifest_bytes, &snap.manifest_sha256) {
+        record_revision(conn, &snap.revision, sha, bytes.len(), snap.files, now)?;
     }
     Ok(snap)
 }
 
-/// Records a revision whose manifest bytes (and every object they name)
-/// are durably in the CAS; recording it again changes nothing.
+/// Records a revision whose manifest bytes (`manifest_size` bytes, named
+/// `manifest_sha256` in the store; every object they name too) are
+/// durably in the CAS; recording it again changes nothing.
 pub(crate) fn record_revision(
     conn: &Connection,
     revision: &Sha256Hex,
-    manifest_bytes: &[u8],
+    manifest_sha256: &Sha256Hex,
+    manifest_size: usize,
     files: usize,
     now: &str,
 ) -> Result<()> {
     conn.prepare_cached("INSERT OR IGNORE INTO revisions(revision, manifest_sha256, manifest_size, file_count, created_at) VALUES (?1, ?2, ?3, ?4, ?5)")?.execute(params![
             revision.as_str(),
-            Sha256Hex::digest(manifest_bytes).as_str(),
-            manifest_bytes.len() as i64,
+            manifest_sha256.as_str(),
+            manifest_size as i64,
             files as i64,
             now
         ],

@@ -280,6 +280,9 @@ pub struct Snapshot {
     /// stat cache and the revision is the cache's recorded one (already
     /// stored).
     pub manifest_bytes: Option<Vec<u8>>,
+    /// The plain SHA-256 of `manifest_bytes` (its name in the store), with
+    /// them: hashed once, by the put or, for a recorded revision, here.
+    pub manifest_sha256: Option<Sha256Hex>,
     /// The cache after the scan (only rows that changed or were re-read).
     pub cache_updates: Vec<(String, CacheRow)>,
     /// Paths in the old cache that are gone.
@@ -433,7 +436,7 @@ pub fn scan_loading<C: std::borrow::Borrow<StatCache>>(
         Content::Reader(r) => batch.put_reader(r, per_file).map(|p| (p.digest, p.size)),
     })?;
     let files = t.files;
-    let (revision, manifest, manifest_bytes) = match (t.revision, t.entries) {
+    let (revision, manifest, stored) = match (t.revision, t.entries) {
         (Some(r), None) => (r, None, None),
         (cached, entries) => {
             let manifest = Manifest {
@@ -447,10 +450,12 @@ pub fn scan_loading<C: std::borrow::Borrow<StatCache>>(
                 _ => {
                     let bytes = canonical_bytes(&manifest)?;
                     let r = domain_digest(DOMAIN_REVISION, &bytes);
-                    if !known(&r)? {
-                        batch.put_bytes(&bytes)?;
-                    }
-                    (r, Some(manifest), Some(bytes))
+                    let sha = if known(&r)? {
+                        Sha256Hex::digest(&bytes)
+                    } else {
+                        batch.put_bytes(&bytes)?.digest
+                    };
+                    (r, Some(manifest), Some((bytes, sha)))
                 }
             }
         }
@@ -461,7 +466,8 @@ pub fn scan_loading<C: std::borrow::Borrow<StatCache>>(
         revision,
         manifest,
         files,
-        manifest_bytes,
+        manifest_sha256: stored.as_ref().map(|(_, sha)| sha.clone()),
+        manifest_bytes: stored.map(|(bytes, _)| bytes),
         cache_updates: t.updates,
         cache_removals: t.removals,
         cache_packed: t.packed,
@@ -976,6 +982,11 @@ mod tests {
             "/etc/passwd".len() as u64
         );
         assert_eq!(s.hashed, 4);
+        assert_eq!(
+            s.manifest_sha256,
+            s.manifest_bytes.as_deref().map(Sha256Hex::digest),
+            "the manifest's name in the store is its bytes' digest"
+        );
         assert!(s.manifest_bytes.is_some());
         let rows = s.cache_updates.clone();
         // Recorded as written: the files changed right before the scan
@@ -1021,6 +1032,10 @@ mod tests {
         .expect("rescan");
         assert_eq!(s2b.revision, s.revision);
         assert_eq!(s2b.manifest_bytes, s.manifest_bytes);
+        assert_eq!(
+            s2b.manifest_sha256, s.manifest_sha256,
+            "a recorded revision's too"
+        );
         assert_eq!(s2b.manifest.as_ref(), Some(&manifest));
         std::fs::write(ws.join("a.txt"), "bb").expect("w");
         let s3 = scan(

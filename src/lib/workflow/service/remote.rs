@@ -1131,7 +1131,14 @@ pub fn commit(
                 ckpt::reused_output(tx, &cur, adm.manifest.entries.len(), adopt.len() as u64)?
             }
             None => {
-                change::record_revision(tx, revision, &bytes, adm.manifest.entries.len(), now)?;
+                change::record_revision(
+                    tx,
+                    revision,
+                    &msha,
+                    bytes.len(),
+                    adm.manifest.entries.len(),
+                    now,
+                )?;
                 ckpt::record_version(
                     tx,
                     dir,
