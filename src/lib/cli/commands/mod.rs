@@ -27,6 +27,9 @@ use crate::error::Result;
 use clap::Subcommand;
 use serde_json::Value;
 
+/// What adds a subcommand's arguments to it (`clap::Args::augment_args`).
+pub(crate) type AugmentArgs = fn(clap::Command) -> clap::Command;
+
 /// The subcommands `cli::run` parses without building the whole command
 /// tree, with the function that adds their arguments: what the derived
 /// [`Command`] adds for them (a test compares the two; their help and
@@ -34,7 +37,7 @@ use serde_json::Value;
 /// subcommand and argument cost a `qualify` 1.8M instructions and about
 /// 200 page faults of heap (callgrind, perf stat) for one subcommand of
 /// about fifty.
-pub(crate) const HOT: &[(&str, fn(clap::Command) -> clap::Command)] = &[
+pub(crate) const HOT: &[(&str, AugmentArgs)] = &[
     (
         "qualify",
         <change::AgentChangeArgs as clap::Args>::augment_args,
