@@ -759,6 +759,17 @@ pub fn staleness(conn: &Connection, t: &WorkflowTask) -> Result<Option<&'static 
     staleness_in(conn, t, None)
 }
 
+/// [`staleness`], where the Change and the subject `t` names are not
+/// loaded again when they are `known`'s (loaded from `conn` in the same
+/// transaction).
+pub fn staleness_knowing(
+    conn: &Connection,
+    t: &WorkflowTask,
+    known: Option<&StoredSubject>,
+) -> Result<Option<&'static str>> {
+    staleness_in(conn, t, known)
+}
+
 /// [`staleness`] of every task of `s` (a subject loaded from `conn` in the
 /// same read or write transaction), the first reason found: the stored
 /// subject each task names is `s` itself, so it is not loaded again per
@@ -864,6 +875,17 @@ fn staleness_in(
 
 /// Finds a stored task by id, with its subject.
 pub fn find_task(conn: &Connection, task_id: &str) -> Result<(WorkflowTask, StoredSubject)> {
+    find_task_of(conn, task_id, None)
+}
+
+/// [`find_task`], where the subject the task index names is not loaded
+/// again when it is `known` (the same Change and version, loaded from
+/// `conn` in the same transaction).
+fn find_task_of(
+    conn: &Connection,
+    task_id: &str,
+    known: Option<&StoredSubject>,
+) -> Result<(WorkflowTask, StoredSubject)> {
     check_id("task_id", task_id)?;
     let row: Option<(String, i64)> = conn
         .prepare_cached("SELECT change_id, version FROM subject_tasks WHERE task_id = ?1")?
@@ -872,7 +894,12 @@ pub fn find_task(conn: &Connection, task_id: &str) -> Result<(WorkflowTask, Stor
     let (cid, v) = row.ok_or_else(|| {
         Error::new(Code::NotFound, format!("no task {task_id}")).with("task_id", task_id)
     })?;
-    let s = subject(conn, &cid, v as u64)?;
+    let s = match known {
+        Some(k) if k.change.change_id == cid && i64::try_from(k.version).ok() == Some(v) => {
+            k.clone()
+        }
+        _ => subject(conn, &cid, v as u64)?,
+    };
     let t = s
         .tasks
         .iter()
@@ -894,7 +921,19 @@ pub fn find_task_in(
     task_id: &str,
     scope: Option<&Scope>,
 ) -> Result<(WorkflowTask, StoredSubject)> {
-    let (t, s) = find_task(conn, task_id)?;
+    find_task_knowing(conn, task_id, scope, None)
+}
+
+/// [`find_task_in`] knowing a subject loaded from `conn` in the same
+/// transaction ([`super::Rechecks::knowing`]): a task of it is found
+/// without loading it again.
+pub fn find_task_knowing(
+    conn: &Connection,
+    task_id: &str,
+    scope: Option<&Scope>,
+    known: Option<&StoredSubject>,
+) -> Result<(WorkflowTask, StoredSubject)> {
+    let (t, s) = find_task_of(conn, task_id, known)?;
     Scope::check(scope, &t.subject.repository, &t.subject.profile)?;
     Ok((t, s))
 }

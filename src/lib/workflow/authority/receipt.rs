@@ -138,7 +138,7 @@ pub fn build_receipt(
             });
             continue;
         }
-        match revalidate(j, a, dir, x) {
+        match revalidate(j, a, dir, s, x) {
             Ok(t) => transfers.push(t),
             Err(err) => refusals.push(Refusal {
                 task_id: e.task.task_id.clone(),
@@ -178,10 +178,14 @@ pub fn build_receipt(
     })
 }
 
+/// Re-validates one retained transfer of the subject `s` (loaded from `a`
+/// in this transaction: the task lookups and the live checks' staleness
+/// of its tasks use it rather than load it again).
 fn revalidate(
     j: &Connection,
     a: &Connection,
     dir: &DataDir,
+    s: &StoredSubject,
     x: &ImportedRow,
 ) -> Result<ReceiptTransfer> {
     if x.size > MAX_TRANSFER_BYTES {
@@ -199,8 +203,9 @@ fn revalidate(
         }
         v.envelope.header
     } else {
-        let v = col::validate_opened(j, a, &bytes, env)?;
-        col::check_live(a, &v.descriptor)?;
+        let r = super::Rechecks::knowing(a, s);
+        let v = col::validate_opened_in(j, &r, &bytes, env)?;
+        col::check_live_in(&r, &v.descriptor)?;
         if v.record.outcome != transfer::ExecutionOutcome::Passed {
             return Err(Error::new(Code::NotQualified, "the transfer did not pass"));
         }
