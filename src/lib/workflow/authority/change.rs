@@ -644,6 +644,15 @@ impl StoredSubject {
             .into();
         Ok(self.task_digests.get_or_init(|| d).clone())
     }
+
+    /// The digest of `t` when `t` is one of `tasks` (equal in every
+    /// field, so it serializes to the same bytes) and [`Self::task_digests`]
+    /// has computed them already; `None` otherwise (nothing is computed).
+    pub fn kept_task_digest(&self, t: &WorkflowTask) -> Option<Sha256Hex> {
+        let digests = self.task_digests.get()?;
+        let i = self.tasks.iter().position(|x| x == t)?;
+        digests.get(i).cloned()
+    }
 }
 
 /// Loads one version's subject, checking the context bytes' digest.
@@ -1178,6 +1187,22 @@ mod tests {
         s.tasks
             .iter()
             .find_map(|t| staleness_in(conn, t, Some(s)).expect("staleness"))
+    }
+
+    #[test]
+    fn a_kept_task_digest_is_its_digest_and_only_for_a_task_of_the_subject() {
+        let f = fixture();
+        let (t, s) = find_task(&f.a, &f.command.task_id).expect("find");
+        let digests = s.task_digests().expect("digests");
+        for (i, x) in s.tasks.iter().enumerate() {
+            assert_eq!(s.kept_task_digest(x), Some(digests[i].clone()));
+            assert_eq!(digests[i], x.digest().expect("digest"));
+        }
+        assert_eq!(s.kept_task_digest(&t), Some(t.digest().expect("digest")));
+        // A task that differs in any field is not one of them.
+        let mut other = t.clone();
+        other.instructions.push_str(" changed");
+        assert_eq!(s.kept_task_digest(&other), None);
     }
 
     #[test]

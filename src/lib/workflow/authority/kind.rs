@@ -192,7 +192,11 @@ pub(crate) fn attempt_binding(
         revision: t.subject.revision.clone(),
         manifest_sha256: Sha256Hex::parse(&manifest)?,
         task_id: t.task_id.clone(),
-        task_digest: t.digest()?,
+        // A qualification has computed its subject's task digests already.
+        task_digest: match s.kept_task_digest(t) {
+            Some(d) => d,
+            None => t.digest()?,
+        },
         attempt_id: at.attempt_id.clone(),
         attempt_digest: row.digest.clone(),
         execution_operation_id: at.execution_operation_id.clone(),
