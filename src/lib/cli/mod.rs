@@ -227,6 +227,13 @@ mod tests {
         )
     }
 
+    /// clap's own checks of the whole tree (a hot subcommand's parse no
+    /// longer builds it, so a command line alone may not run them).
+    #[test]
+    fn the_whole_tree_passes_claps_checks() {
+        Cli::command().debug_assert();
+    }
+
     #[test]
     fn a_hot_subcommand_is_defined_as_in_the_whole_tree() {
         let full = Cli::command();
