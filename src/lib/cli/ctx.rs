@@ -27,6 +27,7 @@ impl Ctx {
     pub(crate) fn from_cli(cli: &Cli) -> Result<Ctx> {
         use super::authority::{DATA_DIR_VAR, TOKEN_FILE_VAR};
         let hook = cli.command.is_stop_hook();
+        let g = &cli.globals;
         let var = |name: &str| {
             (!hook)
                 .then(|| crate::env::var_os(name))
@@ -35,15 +36,15 @@ impl Ctx {
                 .map(PathBuf::from)
         };
         Ok(Ctx {
-            data_dir: cli
+            data_dir: g
                 .data_dir
                 .clone()
                 .or_else(|| var(DATA_DIR_VAR))
                 .or_else(|| (!hook).then(default_data_dir).flatten()),
-            data_dir_on_command_line: cli.data_dir.is_some(),
-            lock_timeout: Duration::from_millis(cli.lock_timeout_ms),
+            data_dir_on_command_line: g.data_dir.is_some(),
+            lock_timeout: Duration::from_millis(g.lock_timeout_ms),
             clock: process_clock()?,
-            token_file: cli.token_file.clone().or_else(|| var(TOKEN_FILE_VAR)),
+            token_file: g.token_file.clone().or_else(|| var(TOKEN_FILE_VAR)),
         })
     }
 

@@ -95,6 +95,20 @@ pub struct RegistrationBinding {
     pub key_id: String,
 }
 
+/// Profile digests kept at most (the oldest goes first).
+const PROFILE_DIGESTS_KEPT: usize = 64;
+
+/// Profiles whose digest was computed in this process, with it: the
+/// digest is a function of the profile's value alone (its canonical
+/// serialization), and a profile equal to a kept one in every field
+/// (`profile_id` included) serializes to the same bytes, so the kept
+/// digest is the one hashing it again gives. Validating one transfer
+/// asks for its profile's digest three times (the stored row's check,
+/// the descriptor, the live check).
+static PROFILE_DIGESTS: std::sync::Mutex<
+    std::collections::VecDeque<(CollectorProfile, Sha256Hex)>,
+> = std::sync::Mutex::new(std::collections::VecDeque::new());
+
 /// An installed collector profile (immutable).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -132,6 +146,25 @@ pub struct CollectorProfile {
 impl CollectorProfile {
     /// The profile digest (over every field but `profile_id`, which derives from it).
     pub fn digest(&self) -> Result<Sha256Hex> {
+        let hit = PROFILE_DIGESTS
+            .lock()
+            .ok()
+            .and_then(|c| c.iter().find(|(p, _)| p == self).map(|(_, d)| d.clone()));
+        if let Some(d) = hit {
+            return Ok(d);
+        }
+        let d = self.digest_now()?;
+        if let Ok(mut c) = PROFILE_DIGESTS.lock() {
+            if c.len() >= PROFILE_DIGESTS_KEPT {
+                c.pop_front();
+            }
+            c.push_back((self.clone(), d.clone()));
+        }
+        Ok(d)
+    }
+
+    /// [`Self::digest`], computed (serialized and hashed) every time.
+    fn digest_now(&self) -> Result<Sha256Hex> {
         let mut c = self.clone();
         c.profile_id = String::new();
         Ok(domain_digest(DOMAIN_PROFILE, &canonical_bytes(&c)?))
@@ -637,6 +670,32 @@ pub fn descriptor_digest(d: &CollectorDescriptor) -> Result<Sha256Hex> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_profile_digest_is_the_digest_of_its_value_kept_or_not() {
+        let mut p = profile("observed");
+        let d = p.digest().expect("digest");
+        assert_eq!(d, p.digest_now().expect("computed"));
+        assert_eq!(p.digest().expect("kept"), d);
+        // Any change to a field is a different digest, never the kept one.
+        p.recipe.argv.push("--changed".into());
+        let changed = p.digest().expect("changed");
+        assert_ne!(changed, d);
+        assert_eq!(changed, p.digest_now().expect("computed"));
+        p.limits = Limits {
+            max_output_bytes: p.limits.max_output_bytes + 1,
+            ..p.limits.clone()
+        };
+        assert_eq!(
+            p.digest().expect("limits"),
+            p.digest_now().expect("computed")
+        );
+        assert_ne!(p.digest().expect("limits"), changed);
+        // The profile id is not part of the digest (it derives from it).
+        let mut q = profile("observed");
+        q.profile_id = "cp_other".into();
+        assert_eq!(q.digest().expect("other id"), d);
+    }
 
     fn profile(basis: &str) -> CollectorProfile {
         let d = Sha256Hex::digest(b"x");

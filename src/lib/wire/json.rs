@@ -131,6 +131,9 @@ pub fn check(bytes: &[u8], limits: Limits) -> Result<(), Refusal> {
     }
 }
 
+/// Keys of an object compared one by one before a set is used.
+const FEW_KEYS: usize = 16;
+
 /// Longest key quoted back in a refusal.
 const KEY_SHOWN: usize = 64;
 
@@ -199,14 +202,22 @@ impl<'de> Visitor<'de> for Check<'_> {
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
         let inner = self.enter()?;
-        let mut seen: HashSet<Cow<'de, str>> = HashSet::new();
+        // The keys seen so far: a list while the object is small (most
+        // are: comparing a few short keys is cheaper than hashing each
+        // with a fresh SipHash state), a set once it is not.
+        let mut few: Vec<Cow<'de, str>> = Vec::new();
+        let mut many: HashSet<Cow<'de, str>> = HashSet::new();
         while let Some(key) = map.next_key_seed(Key)? {
-            if seen.contains(&key) {
+            if few.contains(&key) || many.contains(&key) {
                 let shown: String = key.chars().take(KEY_SHOWN).collect();
                 return Err(self.refuse(Refusal::DuplicateKey(shown)));
             }
             map.next_value_seed(inner)?;
-            seen.insert(key);
+            if few.len() < FEW_KEYS {
+                few.push(key);
+            } else {
+                many.insert(key);
+            }
         }
         Ok(())
     }
@@ -282,6 +293,18 @@ mod tests {
             );
             assert!(from_slice::<Value>(doc.as_bytes(), L).is_err(), "{doc}");
         }
+        // Past the keys compared one by one: the set finds a duplicate of
+        // an early key and of a late one alike.
+        let keys: Vec<String> = (0..40).map(|i| format!("\"k{i}\":{i}")).collect();
+        for dup in ["k3", "k39"] {
+            let doc = format!("{{{},\"{dup}\":0}}", keys.join(","));
+            assert_eq!(
+                check(doc.as_bytes(), L),
+                Err(Refusal::DuplicateKey(dup.into())),
+                "{dup}"
+            );
+        }
+        check(format!("{{{}}}", keys.join(",")).as_bytes(), L).expect("40 keys");
         let long = "k".repeat(500);
         let doc = format!(r#"{{"{long}":1,"{long}":2}}"#);
         match check(doc.as_bytes(), L) {

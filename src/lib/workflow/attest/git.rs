@@ -5,7 +5,7 @@
 //! computes it from a work tree (`authority::snapshot`): one manifest
 //! entry per blob of `git ls-tree -r -z` (path, mode 100644/100755/120000,
 //! size, SHA-256 of the blob's bytes, streamed through one
-//! `git cat-file --batch` process), sorted by path bytes, serialised
+//! `git cat-file --batch-command` process), sorted by path bytes, serialised
 //! canonically and digested under `agent-task.revision.v1`. A submodule,
 //! a non-UTF-8 path or any other mode cannot be part of a revision.
 
@@ -162,9 +162,13 @@ fn cat_file_io(e: std::io::Error) -> Error {
     Error::new(Code::Io, format!("git cat-file: {e}"))
 }
 
-/// One `git cat-file --batch` child answering every object read of a
-/// `verify` (the commit, the note blob, every blob of the tree), so that
-/// none costs a git start of its own. After an error it answers nothing
+/// One `git cat-file --batch-command --buffer` child answering every
+/// object read of a `verify` (the commit, the note blob, every blob of the
+/// tree), so that none costs a git start of its own. Each question is a
+/// `contents` command (the output of `--batch`); git writes its answers
+/// only at a `flush`, in full buffers, so the blobs of a tree arrive many
+/// to a pipe write instead of one write (and one wake-up of the reader)
+/// per blob. After an error it answers nothing
 /// more (drop it); [`Objects::finish`] closes it and checks git's exit.
 pub struct Objects {
     child: Child,
@@ -185,11 +189,12 @@ impl Drop for Objects {
 }
 
 impl Objects {
-    /// Starts `git cat-file --batch` in `repo` (a directory that is no
-    /// repository shows on the first question: the child exits).
+    /// Starts `git cat-file --batch-command --buffer` in `repo` (a
+    /// directory that is no repository shows on the first question: the
+    /// child exits).
     pub fn open(repo: &Path) -> Result<Objects> {
         let mut child = reader(repo)
-            .args(["cat-file", "--batch"])
+            .args(["cat-file", "--batch-command", "--buffer"])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -228,7 +233,7 @@ impl Objects {
             .stdin
             .as_mut()
             .ok_or_else(|| Error::internal("git cat-file is closed"))?;
-        w.write_all(format!("{name}\n").as_bytes())
+        w.write_all(format!("contents {name}\nflush\n").as_bytes())
             .map_err(cat_file_io)?;
         read_header(&mut self.out)
     }
@@ -525,10 +530,11 @@ impl Objects {
             sc.spawn(move || {
                 let mut w = std::io::BufWriter::new(stdin);
                 for id in ids_ref {
-                    if writeln!(w, "{id}").is_err() {
+                    if writeln!(w, "contents {id}").is_err() {
                         return;
                     }
                 }
+                let _ = writeln!(w, "flush");
                 let _ = w.flush();
             });
             let read = read_blobs(r, &ids, &mut out);

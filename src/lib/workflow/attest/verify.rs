@@ -115,8 +115,8 @@ fn incomplete(msg: impl Into<String>) -> Error {
 
 /// Verifies the agent-task note of a commit; returns the verdict.
 pub fn verify(req: &VerifyRequest<'_>) -> Result<Value> {
-    // One `git cat-file --batch` answers the commit, the note blob and
-    // every blob of the tree.
+    // One `git cat-file --batch-command` session answers the commit, the
+    // note blob and every blob of the tree.
     let mut objects = git::Objects::open(req.repo)?;
     let git::Commit {
         id: commit,

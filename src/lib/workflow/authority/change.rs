@@ -646,6 +646,15 @@ impl StoredSubject {
             .into();
         Ok(self.task_digests.get_or_init(|| d).clone())
     }
+
+    /// The digest of `t` when `t` is one of `tasks` (equal in every
+    /// field, so it serializes to the same bytes) and [`Self::task_digests`]
+    /// has computed them already; `None` otherwise (nothing is computed).
+    pub fn kept_task_digest(&self, t: &WorkflowTask) -> Option<Sha256Hex> {
+        let digests = self.task_digests.get()?;
+        let i = self.tasks.iter().position(|x| x == t)?;
+        digests.get(i).cloned()
+    }
 }
 
 /// Loads one version's subject, checking the context bytes' digest.
@@ -761,6 +770,17 @@ pub fn staleness(conn: &Connection, t: &WorkflowTask) -> Result<Option<&'static 
     staleness_in(conn, t, None)
 }
 
+/// [`staleness`], where the Change and the subject `t` names are not
+/// loaded again when they are `known`'s (loaded from `conn` in the same
+/// transaction).
+pub fn staleness_knowing(
+    conn: &Connection,
+    t: &WorkflowTask,
+    known: Option<&StoredSubject>,
+) -> Result<Option<&'static str>> {
+    staleness_in(conn, t, known)
+}
+
 /// [`staleness`] of every task of `s` (a subject loaded from `conn` in the
 /// same read or write transaction), the first reason found: the stored
 /// subject each task names is `s` itself, so it is not loaded again per
@@ -866,6 +886,17 @@ fn staleness_in(
 
 /// Finds a stored task by id, with its subject.
 pub fn find_task(conn: &Connection, task_id: &str) -> Result<(WorkflowTask, StoredSubject)> {
+    find_task_of(conn, task_id, None)
+}
+
+/// [`find_task`], where the subject the task index names is not loaded
+/// again when it is `known` (the same Change and version, loaded from
+/// `conn` in the same transaction).
+fn find_task_of(
+    conn: &Connection,
+    task_id: &str,
+    known: Option<&StoredSubject>,
+) -> Result<(WorkflowTask, StoredSubject)> {
     check_id("task_id", task_id)?;
     let row: Option<(String, i64)> = conn
         .prepare_cached("SELECT change_id, version FROM subject_tasks WHERE task_id = ?1")?
@@ -874,7 +905,12 @@ pub fn find_task(conn: &Connection, task_id: &str) -> Result<(WorkflowTask, Stor
     let (cid, v) = row.ok_or_else(|| {
         Error::new(Code::NotFound, format!("no task {task_id}")).with("task_id", task_id)
     })?;
-    let s = subject(conn, &cid, v as u64)?;
+    let s = match known {
+        Some(k) if k.change.change_id == cid && i64::try_from(k.version).ok() == Some(v) => {
+            k.clone()
+        }
+        _ => subject(conn, &cid, v as u64)?,
+    };
     let t = s
         .tasks
         .iter()
@@ -896,7 +932,19 @@ pub fn find_task_in(
     task_id: &str,
     scope: Option<&Scope>,
 ) -> Result<(WorkflowTask, StoredSubject)> {
-    let (t, s) = find_task(conn, task_id)?;
+    find_task_knowing(conn, task_id, scope, None)
+}
+
+/// [`find_task_in`] knowing a subject loaded from `conn` in the same
+/// transaction ([`super::Rechecks::knowing`]): a task of it is found
+/// without loading it again.
+pub fn find_task_knowing(
+    conn: &Connection,
+    task_id: &str,
+    scope: Option<&Scope>,
+    known: Option<&StoredSubject>,
+) -> Result<(WorkflowTask, StoredSubject)> {
+    let (t, s) = find_task_of(conn, task_id, known)?;
     Scope::check(scope, &t.subject.repository, &t.subject.profile)?;
     Ok((t, s))
 }
@@ -1141,6 +1189,22 @@ mod tests {
         s.tasks
             .iter()
             .find_map(|t| staleness_in(conn, t, Some(s)).expect("staleness"))
+    }
+
+    #[test]
+    fn a_kept_task_digest_is_its_digest_and_only_for_a_task_of_the_subject() {
+        let f = fixture();
+        let (t, s) = find_task(&f.a, &f.command.task_id).expect("find");
+        let digests = s.task_digests().expect("digests");
+        for (i, x) in s.tasks.iter().enumerate() {
+            assert_eq!(s.kept_task_digest(x), Some(digests[i].clone()));
+            assert_eq!(digests[i], x.digest().expect("digest"));
+        }
+        assert_eq!(s.kept_task_digest(&t), Some(t.digest().expect("digest")));
+        // A task that differs in any field is not one of them.
+        let mut other = t.clone();
+        other.instructions.push_str(" changed");
+        assert_eq!(s.kept_task_digest(&other), None);
     }
 
     #[test]

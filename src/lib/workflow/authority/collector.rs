@@ -306,6 +306,11 @@ pub fn check_live(a: &Connection, d: &CollectorDescriptor) -> Result<()> {
     live::<Command>(a, d)
 }
 
+/// [`check_live`] with the request's task lookups (`r`).
+pub fn check_live_in(r: &super::Rechecks<'_>, d: &CollectorDescriptor) -> Result<()> {
+    super::kind::live_in::<Command>(r, d)
+}
+
 /// Evaluates `$body` with `$K` the [`CollectorKind`] of transfer kind
 /// `$kind`: the one switch on a transfer's kind (any kind but `review` is
 /// the command kind, whose validation refuses a kind it does not know).
@@ -505,9 +510,21 @@ pub fn validate_opened(
     bytes: &[u8],
     env: transfer::Envelope,
 ) -> Result<Validated> {
+    validate_opened_in(j, &super::Rechecks::new(a), bytes, env)
+}
+
+/// [`validate_opened`] with the request's task lookups (`r`): the
+/// attempt's task (and a subject `r` knows) is not loaded again.
+pub fn validate_opened_in(
+    j: &Connection,
+    r: &super::Rechecks<'_>,
+    bytes: &[u8],
+    env: transfer::Envelope,
+) -> Result<Validated> {
+    let a = r.conn();
     let (env, reg) = verified(j, a, bytes, env, "command")?;
     let h = &env.header;
-    let d = derive_descriptor(j, a, &h.attempt_id)?;
+    let d = derive_descriptor_in(j, r, &h.attempt_id)?;
     let p = profile_for(a, &reg.registration_id, &h.step_id)?
         .ok_or_else(|| profile_err("no collector profile for this registration and step"))?;
     p.check_basis()?;
@@ -1013,6 +1030,49 @@ mod tests {
         let e = check_live(&f.a, &d).expect_err("revoked");
         assert_eq!(e.code(), Code::EnrollmentInvalid);
         assert_eq!(e.message(), "the registration is revoked");
+    }
+
+    #[test]
+    fn knowing_the_subject_derives_and_checks_as_loading_it_does() {
+        use super::super::Rechecks;
+        let f = fixture();
+        let id = attempt_id(&claimed(&f));
+        let (_, s) = change::find_task(&f.a, &f.command.task_id).expect("task");
+        let d = derive_descriptor(&f.j, &f.a, &id).expect("derive");
+        let knowing = Rechecks::knowing(&f.a, &s);
+        assert_eq!(
+            derive_descriptor_in(&f.j, &knowing, &id).expect("knowing"),
+            d
+        );
+        check_live_in(&knowing, &d).expect("live");
+        // A subject of another version is not taken for the task's: the
+        // task's own is loaded.
+        let mut other = s.clone();
+        other.version += 1;
+        other.tasks = Vec::new().into();
+        let r = Rechecks::knowing(&f.a, &other);
+        assert_eq!(derive_descriptor_in(&f.j, &r, &id).expect("other"), d);
+        check_live_in(&Rechecks::knowing(&f.a, &other), &d).expect("live");
+        // The same refusals, in the same order.
+        f.a.execute("UPDATE actors SET grant_generation = 2", [])
+            .expect("reissue");
+        assert_eq!(
+            check_live_in(&Rechecks::knowing(&f.a, &s), &d)
+                .expect_err("grant")
+                .code(),
+            Code::AuthorizationChanged
+        );
+        f.a.execute("UPDATE actors SET grant_generation = 1", [])
+            .expect("restore");
+        super::super::bump_epoch(&f.a, "test", "x", "t").expect("bump");
+        for r in [Rechecks::knowing(&f.a, &s), Rechecks::new(&f.a)] {
+            let e = check_live_in(&r, &d).expect_err("stale");
+            assert_eq!(e.code(), Code::SubjectStale);
+            assert_eq!(
+                e.message(),
+                "the task's subject is no longer current (policy_changed)"
+            );
+        }
     }
 
     #[test]

@@ -192,7 +192,11 @@ pub(crate) fn attempt_binding(
         revision: t.subject.revision.clone(),
         manifest_sha256: Sha256Hex::parse(&manifest)?,
         task_id: t.task_id.clone(),
-        task_digest: t.digest()?,
+        // A qualification has computed its subject's task digests already.
+        task_digest: match s.kept_task_digest(t) {
+            Some(d) => d,
+            None => t.digest()?,
+        },
         attempt_id: at.attempt_id.clone(),
         attempt_digest: row.digest.clone(),
         execution_operation_id: at.execution_operation_id.clone(),
@@ -250,6 +254,13 @@ pub(crate) fn derive<K: CollectorKind>(
 /// its basis accepted, unchanged), its origin's grant and its task's
 /// subject (not the attempt state).
 pub(crate) fn live<K: CollectorKind>(a: &Connection, d: &K::Descriptor) -> Result<()> {
+    live_in::<K>(&super::Rechecks::new(a), d)
+}
+
+/// [`live`] with the request's task lookups (`r`): a task (or a subject,
+/// [`super::Rechecks::knowing`]) already looked up is not loaded again.
+pub(crate) fn live_in<K: CollectorKind>(r: &super::Rechecks<'_>, d: &K::Descriptor) -> Result<()> {
+    let a = r.conn();
     let b = d.binding();
     let (reg, revoked) = admin::registration(a, &b.registration.registration_id)?
         .ok_or_else(|| Error::new(Code::EnrollmentInvalid, "unknown registration"))?;
@@ -282,8 +293,8 @@ pub(crate) fn live<K: CollectorKind>(a: &Connection, d: &K::Descriptor) -> Resul
             "the originating actor's grant is revoked or was reissued",
         ));
     }
-    let (t, _) = change::find_task(a, &b.task_id)?;
-    if let Some(r) = change::staleness(a, &t)? {
+    let (t, _) = r.task(&b.task_id)?;
+    if let Some(r) = change::staleness_knowing(a, &t, r.known())? {
         return Err(Error::new(
             Code::SubjectStale,
             format!("the task's subject is no longer current ({r})"),

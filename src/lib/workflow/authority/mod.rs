@@ -156,6 +156,7 @@ pub fn installed_requirement_digest(
 pub struct Rechecks<'a> {
     conn: &'a Connection,
     scope: Option<&'a change::Scope>,
+    known: Option<&'a change::StoredSubject>,
     found: std::cell::RefCell<Option<(WorkflowTask, change::StoredSubject)>>,
 }
 
@@ -170,8 +171,25 @@ impl<'a> Rechecks<'a> {
         Rechecks {
             conn,
             scope,
+            known: None,
             found: std::cell::RefCell::new(None),
         }
+    }
+
+    /// Over `conn`, with no scope, knowing the subject `s` (loaded from
+    /// `conn` in the caller's transaction): a task of `s` is found by the
+    /// task index alone, its subject not loaded again, and the live
+    /// checks' staleness does not load it again either.
+    pub fn knowing(conn: &'a Connection, s: &'a change::StoredSubject) -> Rechecks<'a> {
+        Rechecks {
+            known: Some(s),
+            ..Rechecks::new(conn)
+        }
+    }
+
+    /// The subject this was made knowing ([`Rechecks::knowing`]).
+    pub fn known(&self) -> Option<&'a change::StoredSubject> {
+        self.known
     }
 
     /// The authority connection.
@@ -191,7 +209,7 @@ impl<'a> Rechecks<'a> {
         match kept {
             Some(x) => Ok(x),
             None => {
-                let x = change::find_task_in(self.conn, task_id, self.scope)?;
+                let x = change::find_task_knowing(self.conn, task_id, self.scope, self.known)?;
                 *self.found.borrow_mut() = Some(x.clone());
                 Ok(x)
             }

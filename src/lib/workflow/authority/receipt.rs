@@ -118,6 +118,9 @@ pub fn build_receipt(
     let mut refusals = Vec::new();
     let mut transfers = Vec::new();
     let mut omitted = Vec::new();
+    // The blob store, opened (its configuration read) once for every
+    // transfer of the receipt.
+    let mut blobs = None;
     for e in evals {
         if e.state != "succeeded" {
             if e.task.required {
@@ -138,7 +141,7 @@ pub fn build_receipt(
             });
             continue;
         }
-        match revalidate(j, a, dir, x) {
+        match revalidate(j, a, dir, &mut blobs, s, x) {
             Ok(t) => transfers.push(t),
             Err(err) => refusals.push(Refusal {
                 task_id: e.task.task_id.clone(),
@@ -178,17 +181,26 @@ pub fn build_receipt(
     })
 }
 
+/// Re-validates one retained transfer of the subject `s` (loaded from `a`
+/// in this transaction: the task lookups and the live checks' staleness
+/// of its tasks use it rather than load it again).
 fn revalidate(
     j: &Connection,
     a: &Connection,
     dir: &DataDir,
+    blobs: &mut Option<std::sync::Arc<dyn crate::store::BlobStore>>,
+    s: &StoredSubject,
     x: &ImportedRow,
 ) -> Result<ReceiptTransfer> {
     if x.size > MAX_TRANSFER_BYTES {
         return Err(Error::new(Code::TooLarge, "retained transfer over 16 MiB"));
     }
     let d = Sha256Hex::parse(&x.transfer_digest)?;
-    let bytes = dir.blobs()?.get(&d, Some(x.size), MAX_TRANSFER_BYTES)?;
+    let store = match blobs {
+        Some(b) => b.clone(),
+        None => blobs.insert(dir.blobs()?).clone(),
+    };
+    let bytes = store.get(&d, Some(x.size), MAX_TRANSFER_BYTES)?;
     let env = transfer::open(&bytes)?;
     let h = if env.header.kind == super::review::KIND {
         // A review is replayed again, under the current profile and basis.
@@ -199,8 +211,9 @@ fn revalidate(
         }
         v.envelope.header
     } else {
-        let v = col::validate_opened(j, a, &bytes, env)?;
-        col::check_live(a, &v.descriptor)?;
+        let r = super::Rechecks::knowing(a, s);
+        let v = col::validate_opened_in(j, &r, &bytes, env)?;
+        col::check_live_in(&r, &v.descriptor)?;
         if v.record.outcome != transfer::ExecutionOutcome::Passed {
             return Err(Error::new(Code::NotQualified, "the transfer did not pass"));
         }
