@@ -59,6 +59,12 @@ pub(crate) const HOT: &[(&str, AugmentArgs)] = &[
         "collect",
         <collect::CollectArgs as clap::Args>::augment_args,
     ),
+    // The Stop hooks run on every turn the agent tries to end.
+    ("task-stop", <hooks::StopArgs as clap::Args>::augment_args),
+    (
+        "task-codex-stop",
+        <hooks::StopArgs as clap::Args>::augment_args,
+    ),
 ];
 
 /// Every top-level command.
