@@ -102,6 +102,53 @@ pub(crate) fn workspace(l: &Loop, name: &str, op: &str) -> PathBuf {
     ws
 }
 
+/// What the sudo wrapper passes `collect` on stdin: the token line, then
+/// the descriptor written at `d`.
+fn token_and_descriptor(l: &Loop, d: &Path) -> Vec<u8> {
+    let mut stdin = std::fs::read(&l.token).expect("token");
+    if !stdin.ends_with(b"\n") {
+        stdin.push(b'\n');
+    }
+    stdin.extend(std::fs::read(d).expect("descriptor"));
+    stdin
+}
+
+/// `collect` of the descriptor on `stdin` (the wrapper's form), with
+/// `extra` arguments.
+fn collect_on_stdin(l: &Loop, stdin: &[u8], extra: &[&str]) -> Output {
+    let mut c = l.env.cmd();
+    c.args([
+        "collect",
+        "--collector-dir",
+        s(&l.collector),
+        "--descriptor",
+        "-",
+        "--token-on-stdin",
+    ])
+    .args(extra)
+    .write_stdin(stdin.to_vec());
+    run_cmd(&mut c)
+}
+
+/// The operator lands Change `id`: the landed revision is `revision`, and
+/// the target's `add.sh` adds.
+fn lands_the_adder(l: &Loop, id: &str, revision: &str) {
+    let landed = l
+        .env
+        .run(&[
+            "land",
+            "--update-worktree",
+            "--repo",
+            "demo/basic",
+            "--change",
+            id,
+        ])
+        .json();
+    assert_eq!(landed["revision"], revision, "{landed}");
+    let shown = git(&l.source, &["show", "main:add.sh"]);
+    assert!(shown.contains("$(($1 + $2))"), "{shown}");
+}
+
 fn tests_task(cp: &Value) -> String {
     cp["tasks"]
         .as_array()
@@ -272,24 +319,10 @@ fn remote_checkpoint_is_the_local_revision_and_the_whole_loop_runs_on_the_token(
     )
     .json();
     assert!(claim["descriptor"].is_object());
-    let mut stdin = std::fs::read(&l.token).expect("token");
-    if !stdin.ends_with(b"\n") {
-        stdin.push(b'\n');
-    }
-    stdin.extend(std::fs::read(&d).expect("descriptor"));
+    let stdin = token_and_descriptor(&l, &d);
     // The stdin form is the wrapper's: it never imports locally, so it
     // needs the endpoint (refused, nothing reserved, without one).
-    let mut c = l.env.cmd();
-    c.args([
-        "collect",
-        "--collector-dir",
-        s(&l.collector),
-        "--descriptor",
-        "-",
-        "--token-on-stdin",
-    ])
-    .write_stdin(stdin.clone());
-    run_cmd(&mut c).error("usage", 64);
+    collect_on_stdin(&l, &stdin, &[]).error("usage", 64);
     let endpoint = format!("http://{a}");
     let upload = [
         "--endpoint",
@@ -299,46 +332,12 @@ fn remote_checkpoint_is_the_local_revision_and_the_whole_loop_runs_on_the_token(
         "--profile",
         "default",
     ];
-    let mut c = l.env.cmd();
-    c.args([
-        "collect",
-        "--collector-dir",
-        s(&l.collector),
-        "--descriptor",
-        "-",
-        "--token-on-stdin",
-    ])
-    .args(upload)
-    .write_stdin(stdin.clone());
-    let col = run_cmd(&mut c).json();
+    let col = collect_on_stdin(&l, &stdin, &upload).json();
     assert_eq!(col["outcome"], "passed", "{col}");
     assert_eq!(col["resumed"], false, "{col}");
     // The stdin form refuses a second token source and a descriptor file.
-    let mut c = l.env.cmd();
-    c.arg("--token-file")
-        .arg(&l.token)
-        .args([
-            "collect",
-            "--collector-dir",
-            s(&l.collector),
-            "--descriptor",
-            "-",
-            "--token-on-stdin",
-        ])
-        .write_stdin(stdin.clone());
-    run_cmd(&mut c).error("usage", 64);
-    let mut c = l.env.cmd();
-    c.args([
-        "collect",
-        "--collector-dir",
-        s(&l.collector),
-        "--descriptor",
-        "-",
-        "--token-on-stdin",
-    ])
-    .args(upload)
-    .write_stdin(b"not a token line".to_vec());
-    run_cmd(&mut c).error("unauthorized", 77);
+    collect_on_stdin(&l, &stdin, &["--token-file", s(&l.token)]).error("usage", 64);
+    collect_on_stdin(&l, b"not a token line", &upload).error("unauthorized", 77);
     let q = remote(&l, a, &["qualify", "--change", &id]).json();
     assert_eq!(q["next"], json!({"operation": "collector_finalize"}));
     remote(&l, a, &["finalize", "--change", &id]).json();
@@ -403,20 +402,7 @@ fn remote_checkpoint_is_the_local_revision_and_the_whole_loop_runs_on_the_token(
     assert!(cmd.contains("--endpoint"), "{cmd}");
 
     // The operator lands the remote revision.
-    let landed = l
-        .env
-        .run(&[
-            "land",
-            "--update-worktree",
-            "--repo",
-            "demo/basic",
-            "--change",
-            &id,
-        ])
-        .json();
-    assert_eq!(landed["revision"], cp["revision"], "{landed}");
-    let shown = git(&l.source, &["show", "main:add.sh"]);
-    assert!(shown.contains("$(($1 + $2))"), "{shown}");
+    lands_the_adder(&l, &id, cp["revision"].as_str().expect("revision"));
     // The commit's message is the endpoint Change's title and body.
     let subject = git(&l.source, &["log", "-1", "--format=%s", "main"]);
     assert_eq!(subject.trim(), "Fix the adder through the endpoint");
@@ -984,47 +970,26 @@ fn a_forged_client_cache_misdescribes_only_the_agents_workspace_and_land_lands_t
         &["collector-claim", &task, "--descriptor-out", s(&d)],
     )
     .json();
-    let mut stdin = std::fs::read(&l.token).expect("token");
-    if !stdin.ends_with(b"\n") {
-        stdin.push(b'\n');
-    }
-    stdin.extend(std::fs::read(&d).expect("descriptor"));
-    let mut c = l.env.cmd();
-    c.args([
-        "collect",
-        "--collector-dir",
-        s(&l.collector),
-        "--descriptor",
-        "-",
-        "--token-on-stdin",
-        "--endpoint",
-        endpoint.as_str(),
-        "--repository",
-        "demo-basic",
-        "--profile",
-        "default",
-    ])
-    .write_stdin(stdin);
-    let col = run_cmd(&mut c).json();
+    let stdin = token_and_descriptor(&l, &d);
+    let col = collect_on_stdin(
+        &l,
+        &stdin,
+        &[
+            "--endpoint",
+            endpoint.as_str(),
+            "--repository",
+            "demo-basic",
+            "--profile",
+            "default",
+        ],
+    )
+    .json();
     assert_eq!(col["outcome"], "passed", "{col}");
     remote(&l, a, &["finalize", "--change", &id]).json();
     let q = remote(&l, a, &["qualify", "--change", &id]).json();
     assert_eq!(q["qualified"], true, "{q}");
     assert_eq!(q["revision"], good.as_str());
-    let landed = l
-        .env
-        .run(&[
-            "land",
-            "--update-worktree",
-            "--repo",
-            "demo/basic",
-            "--change",
-            &id,
-        ])
-        .json();
-    assert_eq!(landed["revision"], good.as_str(), "{landed}");
-    let shown = git(&l.source, &["show", "main:add.sh"]);
-    assert!(shown.contains("$(($1 + $2))"), "{shown}");
+    lands_the_adder(&l, &id, &good);
     assert!(
         std::fs::read_to_string(ws.join("add.sh"))
             .expect("ws")

@@ -917,6 +917,23 @@ fn compare_tree(
 mod tests {
     use super::*;
 
+    /// [`scan`] of `ws` into `dir`'s store under the default size cap,
+    /// `known` answering for every revision.
+    fn scan_in(
+        ws: &Path,
+        dir: &crate::store::DataDir,
+        cache: &StatCache,
+        known: bool,
+    ) -> Result<Snapshot> {
+        scan(
+            ws,
+            &dir.cas(),
+            cache,
+            &|_| Ok(known),
+            DEFAULT_MAX_REVISION_BYTES,
+        )
+    }
+
     /// A temporary data directory and a workspace `ws` with a `sub`
     /// directory (the directory, the data directory and its lock).
     fn data_dir_and_workspace() -> (
@@ -954,14 +971,7 @@ mod tests {
         )
         .expect("chmod");
         std::os::unix::fs::symlink("/etc/passwd", ws.join("link")).expect("symlink");
-        let s = scan(
-            &ws,
-            &dir.cas(),
-            &StatCache::default(),
-            &|_| Ok(false),
-            DEFAULT_MAX_REVISION_BYTES,
-        )
-        .expect("scan");
+        let s = scan_in(&ws, &dir, &StatCache::default(), false).expect("scan");
         let manifest = s.manifest.clone().expect("a new tree's manifest");
         let paths: Vec<_> = manifest
             .entries
@@ -1009,27 +1019,13 @@ mod tests {
                 scanned_at_ns: s.scanned_at_ns + 10 * COARSE_RACY_MARGIN_NS,
             }),
         );
-        let s2 = scan(
-            &ws,
-            &dir.cas(),
-            &cache,
-            &|_| Ok(true),
-            DEFAULT_MAX_REVISION_BYTES,
-        )
-        .expect("rescan");
+        let s2 = scan_in(&ws, &dir, &cache, true).expect("rescan");
         assert_eq!((s2.hashed, s2.revision.clone()), (0, s.revision.clone()));
         assert!(s2.manifest_bytes.is_none() && s2.cache_updates.is_empty());
         // The cache's recorded revision: no manifest built.
         assert_eq!((s2.manifest.as_ref(), s2.files), (None, 4));
         // The same revision, unknown to the store: recomputed and stored.
-        let s2b = scan(
-            &ws,
-            &dir.cas(),
-            &cache,
-            &|_| Ok(false),
-            DEFAULT_MAX_REVISION_BYTES,
-        )
-        .expect("rescan");
+        let s2b = scan_in(&ws, &dir, &cache, false).expect("rescan");
         assert_eq!(s2b.revision, s.revision);
         assert_eq!(s2b.manifest_bytes, s.manifest_bytes);
         assert_eq!(
@@ -1038,14 +1034,7 @@ mod tests {
         );
         assert_eq!(s2b.manifest.as_ref(), Some(&manifest));
         std::fs::write(ws.join("a.txt"), "bb").expect("w");
-        let s3 = scan(
-            &ws,
-            &dir.cas(),
-            &cache,
-            &|_| Ok(false),
-            DEFAULT_MAX_REVISION_BYTES,
-        )
-        .expect("rescan");
+        let s3 = scan_in(&ws, &dir, &cache, false).expect("rescan");
         assert_eq!(s3.hashed, 1);
         assert_ne!(s3.revision, s.revision);
         // The read-only check computes the same revision and writes nothing.
@@ -1054,14 +1043,7 @@ mod tests {
         let r = check_readonly(&ws, &cache).expect("ro");
         assert_eq!(r.hashed, 2);
         assert_eq!(dir.cas().stats().expect("stats"), before);
-        let s4 = scan(
-            &ws,
-            &dir.cas(),
-            &cache,
-            &|_| Ok(false),
-            DEFAULT_MAX_REVISION_BYTES,
-        )
-        .expect("rescan");
+        let s4 = scan_in(&ws, &dir, &cache, false).expect("rescan");
         assert_eq!(r.revision, s4.revision);
         // A removed file is a change even when every other stat matches.
         std::fs::remove_file(ws.join("new.txt")).expect("rm");
@@ -1080,14 +1062,7 @@ mod tests {
         let ws = t.path().join("ws");
         std::fs::create_dir_all(ws.join(".Git")).expect("mkdir");
         std::fs::write(ws.join(".Git/x"), "x").expect("w");
-        let e = scan(
-            &ws,
-            &dir.cas(),
-            &StatCache::default(),
-            &|_| Ok(false),
-            DEFAULT_MAX_REVISION_BYTES,
-        )
-        .expect_err("refused");
+        let e = scan_in(&ws, &dir, &StatCache::default(), false).expect_err("refused");
         assert_eq!(e.code(), Code::PathNotRepresentable);
         std::fs::remove_dir_all(ws.join(".Git")).expect("rm");
         // A sparse file: its apparent size counts, nothing is read.
@@ -1115,14 +1090,7 @@ mod tests {
         let (_t, dir, _lock, ws) = data_dir_and_workspace();
         std::fs::write(ws.join("a.txt"), "a").expect("w");
         std::fs::write(ws.join("sub/b.txt"), "b").expect("w");
-        let s = scan(
-            &ws,
-            &dir.cas(),
-            &StatCache::default(),
-            &|_| Ok(false),
-            DEFAULT_MAX_REVISION_BYTES,
-        )
-        .expect("scan");
+        let s = scan_in(&ws, &dir, &StatCache::default(), false).expect("scan");
         let cache = StatCache::new(
             s.cache_updates.clone(),
             Some(CacheState {
@@ -1144,14 +1112,7 @@ mod tests {
             std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
             std::fs::write(&path, "new").expect("w");
             for known in [true, false] {
-                let e = scan(
-                    &ws,
-                    &dir.cas(),
-                    &cache,
-                    &|_| Ok(known),
-                    DEFAULT_MAX_REVISION_BYTES,
-                )
-                .expect_err(add);
+                let e = scan_in(&ws, &dir, &cache, known).expect_err(add);
                 assert_eq!(e.code(), Code::PathNotRepresentable, "{add}");
             }
             let g = ws.join(gone);
@@ -1167,14 +1128,7 @@ mod tests {
         // twin alone is representable.
         std::fs::remove_file(ws.join("a.txt")).expect("rm");
         std::fs::write(ws.join("A.txt"), "a").expect("w");
-        let moved = scan(
-            &ws,
-            &dir.cas(),
-            &cache,
-            &|_| Ok(true),
-            DEFAULT_MAX_REVISION_BYTES,
-        )
-        .expect("a rename is a new tree");
+        let moved = scan_in(&ws, &dir, &cache, true).expect("a rename is a new tree");
         assert_ne!(moved.revision, s.revision);
     }
 
@@ -1318,14 +1272,7 @@ mod tests {
             before,
             "a client scan stores nothing"
         );
-        let s = scan(
-            &ws,
-            &dir.cas(),
-            &StatCache::default(),
-            &|_| Ok(false),
-            DEFAULT_MAX_REVISION_BYTES,
-        )
-        .expect("scan");
+        let s = scan_in(&ws, &dir, &StatCache::default(), false).expect("scan");
         assert_eq!(c.revision, s.revision);
         assert_eq!(Some(&c.manifest_bytes), s.manifest_bytes.as_ref());
         assert_eq!(c.cache_rows.len(), 4);
