@@ -3,13 +3,14 @@
 //! pinned recipient.
 
 use super::adds::encoding::b64u;
+use super::adds::object_of;
 use super::inline::{SealCtx, seal};
 use super::store::{Authority, Identity};
 use super::wire::{OBJECT_PROTOCOL, PROTOCOL, SyncLimits, control_payload, parse_page_request};
 use crate::data::{ChangesRequest, Node, cursor};
 use crate::error::{Code, Error, Result};
 use crate::wire::digest::Sha256Hex;
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
 /// The scope check (facts §12.2): it runs on the parsed body before any
 /// other field validation.
@@ -133,8 +134,12 @@ pub fn page(
         ttl_seconds: limits.grant_ttl_seconds as i64,
     };
     let max = limits.max_response_bytes;
-    let (coll_obj, coll_root) = seal(
-        &json!({"protocol": OBJECT_PROTOCOL, "kind": "collection", "collection": collection}),
+    let (mut coll_obj, coll_root) = seal(
+        &object_of([
+            ("protocol", OBJECT_PROTOCOL.into()),
+            ("kind", "collection".into()),
+            ("collection", collection),
+        ]),
         &ctx,
     )?;
     let coll_size = json_len(&coll_obj);
@@ -208,12 +213,22 @@ pub fn page(
                 .and_then(|s| Sha256Hex::parse(s).ok())
                 .ok_or_else(|| Error::internal("stored envelope has no content digest"))?;
             let bytes = node.content_bytes(&sha, size)?;
-            let env = ch["record"].take();
-            json!({"protocol": OBJECT_PROTOCOL, "kind": "record", "record": env,
-                   "content": {"encoding": "base64url", "data": b64u(&bytes)}})
+            let content = object_of([
+                ("encoding", "base64url".into()),
+                ("data", b64u(&bytes).into()),
+            ]);
+            object_of([
+                ("protocol", OBJECT_PROTOCOL.into()),
+                ("kind", "record".into()),
+                ("record", ch["record"].take()),
+                ("content", content),
+            ])
         } else {
-            let t = ch["tombstone"].take();
-            json!({"protocol": OBJECT_PROTOCOL, "kind": "tombstone", "tombstone": t})
+            object_of([
+                ("protocol", OBJECT_PROTOCOL.into()),
+                ("kind", "tombstone".into()),
+                ("tombstone", ch["tombstone"].take()),
+            ])
         };
         cands.push(Cand {
             i,
@@ -231,9 +246,15 @@ pub fn page(
     let mut stopped = false;
     for (c, res) in cands.iter().zip(sealed) {
         let (obj, root) = res?;
-        let header = json!({"id": format!("change_{}", c.seq), "type": c.kind, "sequence": c.seq,
-            "collection_id": req.collection_id, "record_id": c.record_id,
-            "occurred_at": c.occurred_at, "object": obj});
+        let header = object_of([
+            ("id", format!("change_{}", c.seq).into()),
+            ("type", c.kind.into()),
+            ("sequence", c.seq.into()),
+            ("collection_id", req.collection_id.as_str().into()),
+            ("record_id", c.record_id.as_str().into()),
+            ("occurred_at", c.occurred_at.as_str().into()),
+            ("object", obj),
+        ]);
         let hsize = json_len(&header);
         if hsize >= max {
             return Err(Error::new(
@@ -302,7 +323,7 @@ pub fn page(
         }
         m.insert("cursor".into(), cursor_now.clone().into());
         m.insert("has_more".into(), has_more.into());
-        m.insert("collection_object".into(), coll_obj.clone());
+        m.insert("collection_object".into(), coll_obj.take());
         m.insert("changes".into(), Value::Array(Vec::new()));
         m.insert("control_object".into(), control_obj);
         let mut page = Value::Object(m);
@@ -313,6 +334,7 @@ pub fn page(
             return Ok(page);
         }
         // Too large: drop the last change.
+        coll_obj = page["collection_object"].take();
         if built.len() <= 1 {
             return Err(Error::new(
                 Code::SyncResponseTooLarge,
