@@ -15,9 +15,9 @@ use serde_json::{Map, Value, json};
 use std::sync::Arc;
 use std::time::Duration;
 
-const NOW: i64 = 1_796_083_200;
+pub(super) const NOW: i64 = 1_796_083_200;
 
-fn node(root: &std::path::Path) -> Node {
+pub(super) fn node(root: &std::path::Path) -> Node {
     let clock = FixedClock(jiff::Timestamp::from_second(NOW).expect("t"));
     init(
         root,
@@ -29,7 +29,7 @@ fn node(root: &std::path::Path) -> Node {
     Node::open(root, Arc::new(clock), Duration::from_secs(5)).expect("open")
 }
 
-fn collect(n: &Node, coll: &str, text: &str, ext: &str) -> String {
+pub(super) fn collect(n: &Node, coll: &str, text: &str, ext: &str) -> String {
     let r = n
         .collect(&CollectRequest {
             collection_id: Some(coll.into()),
@@ -41,16 +41,16 @@ fn collect(n: &Node, coll: &str, text: &str, ext: &str) -> String {
     r.records[0]["id"].as_str().expect("id").to_owned()
 }
 
-struct Pair {
-    _t: tempfile::TempDir,
-    src: Node,
-    dst: Node,
-    auth: Authority,
-    src_id: super::store::Identity,
-    dst_id: super::store::Identity,
+pub(super) struct Pair {
+    pub(super) _t: tempfile::TempDir,
+    pub(super) src: Node,
+    pub(super) dst: Node,
+    pub(super) auth: Authority,
+    pub(super) src_id: super::store::Identity,
+    pub(super) dst_id: super::store::Identity,
 }
 
-fn pair() -> Pair {
+pub(super) fn pair() -> Pair {
     let t = tempfile::tempdir().expect("tmp");
     let src = node(&t.path().join("src"));
     let dst = node(&t.path().join("dst"));
@@ -78,7 +78,12 @@ fn pair() -> Pair {
     }
 }
 
-fn request(rcpt: &Recipient, pos: &Position, limit: u64, budget: u64) -> Map<String, Value> {
+pub(super) fn request(
+    rcpt: &Recipient,
+    pos: &Position,
+    limit: u64,
+    budget: u64,
+) -> Map<String, Value> {
     let mut m = Map::new();
     m.insert("protocol".into(), PROTOCOL.into());
     m.insert("collection_id".into(), "default".into());
