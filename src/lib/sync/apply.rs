@@ -104,6 +104,8 @@ pub struct Ask<'a> {
 }
 
 /// Verifies one page (facts §13.2 steps 3–4f) against what was asked.
+/// It copies the page; the pull hands its page to [`parse_page`], which
+/// moves the grants out instead.
 pub fn verify_page(
     node: &Node,
     page: &Value,
@@ -112,14 +114,14 @@ pub fn verify_page(
     r: &Reader<'_>,
     now: i64,
 ) -> Result<Verified> {
-    let view = parse_page(page, ask.limit, r)?;
+    let view = parse_page(page.clone(), ask.limit, r)?;
     verify_view(node, view, ask, pos, r, now)
 }
 
 /// Step 3 alone (facts §13.2): the page's shape and its node id. Nothing
 /// in the result is trusted yet: the pull uses its cursor only to request
 /// the next page early, and [`verify_view`] decides.
-pub fn parse_page(page: &Value, limit: u64, r: &Reader<'_>) -> Result<PageView> {
+pub fn parse_page(page: Value, limit: u64, r: &Reader<'_>) -> Result<PageView> {
     let view: PageView = validate_page(page, limit, r.limits)?;
     if view.origin_node_id != r.expected_node_id {
         return Err(Error::new(
@@ -387,7 +389,7 @@ mod tests {
     fn inject(f: &mut Fixture, k: usize, fault: Fault) {
         let rcpt = f.p.dst_id.recipient();
         let limits = SyncLimits::default();
-        let view = validate_page(&f.page, LIMIT, &limits).expect("shape");
+        let view = validate_page(f.page.clone(), LIMIT, &limits).expect("shape");
         let h = &view.changes[k];
         let sealed = |payload: Value| seal(&payload, &seal_ctx(&f.p, &rcpt)).expect("seal").0;
         let obj = match fault {
@@ -442,7 +444,7 @@ mod tests {
         };
         f.page["changes"][k]["object"] = obj;
         // The control object binds the objects' roots: reseal it.
-        let view = validate_page(&f.page, LIMIT, &limits).expect("shape");
+        let view = validate_page(f.page.clone(), LIMIT, &limits).expect("shape");
         f.page["control_object"] = sealed(view.rebuilt_control());
     }
 
@@ -463,7 +465,7 @@ mod tests {
             limit: LIMIT,
             budget: BUDGET,
         };
-        let view = parse_page(&f.page, LIMIT, &r)?;
+        let view = parse_page(f.page.clone(), LIMIT, &r)?;
         let v = verify_view_on(&f.p.dst, view, ask, &Position::default(), &r, NOW, threads)?;
         import(&f.p.dst, v).map(|(out, _)| out)
     }
@@ -566,7 +568,7 @@ mod tests {
         inject(&mut f, 2, Fault::ForeignGrant);
         inject(&mut f, 6, Fault::ForeignGrant);
         let limits = SyncLimits::default();
-        let view = validate_page(&f.page, LIMIT, &limits).expect("shape");
+        let view = validate_page(f.page.clone(), LIMIT, &limits).expect("shape");
         let reader_public = encoding::b64u(&grant::x25519_public(&f.p.dst_id.x25519_secret));
         let publisher = f.p.src_id.publisher();
         let ctx = OpenCtx {

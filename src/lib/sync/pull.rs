@@ -249,7 +249,7 @@ pub fn pull(
             recipient: recipient.clone(),
         };
         let page = request_page(&peer, &page_req, &limits)?;
-        parse_page(&page, limit, &reader)
+        parse_page(page, limit, &reader)
     };
     let cp = store.checkpoint(&req.peer_id, &req.collection_id)?;
     if let Some(c) = &cp {
