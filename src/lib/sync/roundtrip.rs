@@ -391,3 +391,75 @@ fn replica_records_are_rechecked_field_by_field() {
         Err(Code::MediaTypeNotAllowed)
     );
 }
+
+#[test]
+fn a_batched_page_import_reports_the_first_conflict_in_page_order_and_keeps_nothing() {
+    use crate::data::replica::{ReplicaOp, prepare_tombstone};
+    let p = pair();
+    let def = crate::data::collection::normalize(&crate::data::collection::default_definition())
+        .expect("def");
+    let texts: Vec<String> = (0..5).map(|i| format!("batched record {i}")).collect();
+    let ids: Vec<String> = texts
+        .iter()
+        .enumerate()
+        .map(|(i, t)| collect(&p.src, "default", t, &format!("b{i}")))
+        .collect();
+    let env = |i: usize| p.src.read_record(&ids[i]).expect("r").record;
+    let op = |i: usize, e: &Value| {
+        ReplicaOp::Record(
+            p.dst
+                .prepare_replica_record(&def, e, texts[i].as_bytes().to_vec())
+                .expect("prep"),
+        )
+    };
+    let tampered = |i: usize| {
+        let mut e = env(i);
+        e["metadata"] = json!({"k": "tampered"});
+        e
+    };
+    // Records 1 and 3 are already here with other envelopes: a page of
+    // 0..5 fails at 1 (not 3), and nothing of it stays.
+    p.dst
+        .apply_replica(vec![op(1, &tampered(1)), op(3, &tampered(3))])
+        .expect("seed");
+    let e = p
+        .dst
+        .apply_replica((0..5).map(|i| op(i, &env(i))).collect())
+        .expect_err("conflict");
+    assert_eq!(e.code(), Code::ReplicaRecordConflict);
+    assert!(e.message().contains(&ids[1]), "{e}");
+    for i in [0, 2, 4] {
+        assert_eq!(
+            p.dst.read_record(&ids[i]).expect_err("absent").code(),
+            Code::RecordNotFound
+        );
+    }
+    // The same records in a fresh node, one of them twice, then a
+    // tombstone of one of them on the same page: in order.
+    let q = pair();
+    let mut ops: Vec<ReplicaOp> = (0..5).map(|i| op(i, &env(i))).collect();
+    ops.push(op(2, &env(2)));
+    let tomb = prepare_tombstone(&json!({
+        "record_id": ids[4], "collection_id": "default",
+        "tombstoned_at": "2026-12-01T00:00:01.000Z"
+    }))
+    .expect("tomb");
+    ops.push(ReplicaOp::Tombstone(tomb));
+    ops.push(op(0, &env(0)));
+    let out = q.dst.apply_replica(ops).expect("apply");
+    assert_eq!(
+        (
+            out.records_inserted,
+            out.records_existing,
+            out.tombstones_applied
+        ),
+        (5, 2, 1)
+    );
+    assert_eq!(
+        q.dst.read_record(&ids[4]).expect_err("tomb").code(),
+        Code::RecordTombstoned
+    );
+    for i in [0, 1, 2, 3] {
+        assert_eq!(q.dst.read_record(&ids[i]).expect("r").record, env(i));
+    }
+}
