@@ -463,3 +463,44 @@ fn a_batched_page_import_reports_the_first_conflict_in_page_order_and_keeps_noth
         assert_eq!(q.dst.read_record(&ids[i]).expect("r").record, env(i));
     }
 }
+
+#[test]
+fn page_text_is_serde_jsons_own_rendering_of_the_page() {
+    let p = pair();
+    for i in 0..3 {
+        collect(&p.src, "default", &format!("text {i}"), &format!("t{i}"));
+    }
+    let limits = SyncLimits::default();
+    let mut pos = Position::default();
+    // A first page (no previous cursor), a resumed one with changes, and
+    // the empty last page.
+    for limit in [2, 2, 2] {
+        let body = request(&p.dst_id.recipient(), &pos, limit, 1 << 20);
+        let text = source::page_bytes(&p.src, &p.src_id, &p.auth, &body, &limits).expect("page");
+        let v: Value = serde_json::from_slice(&text).expect("json");
+        assert_eq!(serde_json::to_vec(&v).expect("render"), text);
+        pos = Position {
+            feed_id: v["feed_id"].as_str().map(str::to_owned),
+            cursor: v["cursor"].as_str().map(str::to_owned),
+        };
+    }
+    // A page dropped to fit a small ceiling is spliced the same way.
+    for i in 0..3 {
+        collect(
+            &p.src,
+            "default",
+            &format!("{i}:{}", "w".repeat(3000)),
+            &format!("w{i}"),
+        );
+    }
+    let small = SyncLimits {
+        max_response_bytes: 30_000,
+        ..SyncLimits::default()
+    };
+    let body = request(&p.dst_id.recipient(), &pos, 100, 1 << 20);
+    let text = source::page_bytes(&p.src, &p.src_id, &p.auth, &body, &small).expect("page");
+    assert!(text.len() <= 30_000);
+    let v: Value = serde_json::from_slice(&text).expect("json");
+    assert_eq!(serde_json::to_vec(&v).expect("render"), text);
+    assert_eq!(v["has_more"], true);
+}
