@@ -504,3 +504,47 @@ fn page_text_is_serde_jsons_own_rendering_of_the_page() {
     assert_eq!(serde_json::to_vec(&v).expect("render"), text);
     assert_eq!(v["has_more"], true);
 }
+
+#[test]
+fn a_pulls_checkpoint_writer_saves_each_page_as_save_checkpoint_does() {
+    use super::store::Checkpoint;
+    let p = pair();
+    let store = SyncStore::new(p.dst.data_dir(), Duration::from_secs(5));
+    let cp = |cursor: &str, n: u64| Checkpoint {
+        peer_base_url: "http://127.0.0.1:7742".into(),
+        origin_node_id: "node_src".into(),
+        feed_id: "feed_00000000-0000-4000-8000-000000000000".into(),
+        publisher_id: "did:example:src".into(),
+        publisher_ed25519_public_key: p.src_id.publisher().ed25519_public_key,
+        cursor: cursor.into(),
+        last_applied_at: "2026-12-01T00:00:00.000Z".into(),
+        records_inserted: n,
+        records_existing: 1,
+        tombstones_applied: 2,
+    };
+    let mut w = store.checkpoint_writer();
+    for (i, c) in ["c1", "c2", "c3"].iter().enumerate() {
+        w.save(
+            "src",
+            "default",
+            &cp(c, i as u64),
+            "2026-12-01T00:00:00.000Z",
+        )
+        .expect("save");
+        // Each save is committed at once: a fresh read sees it.
+        let got = store
+            .checkpoint("src", "default")
+            .expect("read")
+            .expect("row");
+        assert_eq!((got.cursor.as_str(), got.records_inserted), (*c, i as u64));
+    }
+    drop(w);
+    store
+        .save_checkpoint("src", "default", &cp("c4", 9), "2026-12-01T00:00:00.000Z")
+        .expect("save");
+    let got = store
+        .checkpoint("src", "default")
+        .expect("read")
+        .expect("row");
+    assert_eq!((got.cursor.as_str(), got.records_inserted), ("c4", 9));
+}
