@@ -548,3 +548,30 @@ fn a_pulls_checkpoint_writer_saves_each_page_as_save_checkpoint_does() {
         .expect("row");
     assert_eq!((got.cursor.as_str(), got.records_inserted), ("c4", 9));
 }
+
+#[test]
+fn contents_read_together_are_each_records_own_and_checked_in_order() {
+    use crate::wire::digest::Sha256Hex;
+    let p = pair();
+    let items: Vec<(Sha256Hex, u64)> = (0..3)
+        .map(|i| {
+            let id = collect(&p.src, "default", &format!("content {i}"), &format!("c{i}"));
+            let env = p.src.read_record(&id).expect("r").record;
+            let sha =
+                Sha256Hex::parse(env["content"]["sha256"].as_str().expect("sha")).expect("hex");
+            (sha, env["content"]["size"].as_u64().expect("size"))
+        })
+        .collect();
+    let many = p.src.content_bytes_many(&items).expect("many");
+    for ((sha, size), bytes) in items.iter().zip(&many) {
+        assert_eq!(bytes, &p.src.content_bytes(sha, *size).expect("one"));
+    }
+    assert_eq!(many[1], b"content 1");
+    // A wrong size (the second) is the failure reported, as alone.
+    let mut bad = items.clone();
+    bad[1].1 += 1;
+    bad[2].1 += 1;
+    let e = p.src.content_bytes_many(&bad).expect_err("size");
+    let alone = p.src.content_bytes(&bad[1].0, bad[1].1).expect_err("size");
+    assert_eq!((e.code(), e.message()), (alone.code(), alone.message()));
+}

@@ -216,6 +216,10 @@ pub fn page_bytes(
         payload: Value,
     }
     let mut cands: Vec<Cand> = Vec::new();
+    // The records' contents, read together once the budget is known: their
+    // candidates, digests and sizes.
+    let mut content_of: Vec<usize> = Vec::new();
+    let mut contents: Vec<(Sha256Hex, u64)> = Vec::new();
     let mut budget_stop = false;
     for (i, mut ch) in rows.into_iter().enumerate() {
         let seq = ch["sequence"].as_u64().unwrap_or(0);
@@ -246,16 +250,12 @@ pub fn page_bytes(
                 .and_then(Value::as_str)
                 .and_then(|s| Sha256Hex::parse(s).ok())
                 .ok_or_else(|| Error::internal("stored envelope has no content digest"))?;
-            let bytes = node.content_bytes(&sha, size)?;
-            let content = object_of([
-                ("encoding", "base64url".into()),
-                ("data", b64u(&bytes).into()),
-            ]);
+            content_of.push(cands.len());
+            contents.push((sha, size));
             object_of([
                 ("protocol", OBJECT_PROTOCOL.into()),
                 ("kind", "record".into()),
                 ("record", ch["record"].take()),
-                ("content", content),
             ])
         } else {
             object_of([
@@ -272,6 +272,17 @@ pub fn page_bytes(
             occurred_at: ch["occurred_at"].as_str().unwrap_or_default().to_owned(),
             payload,
         });
+    }
+    // Their contents, in order.
+    let bytes = node.content_bytes_many(&contents)?;
+    for (c, bytes) in content_of.iter().zip(bytes) {
+        let content = object_of([
+            ("encoding", "base64url".into()),
+            ("data", b64u(&bytes).into()),
+        ]);
+        if let Value::Object(m) = &mut cands[*c].payload {
+            m.insert("content".into(), content);
+        }
     }
     // 2. Sealed on every core (each object has its own keys and nonces).
     let payloads: Vec<&Value> = cands.iter().map(|c| &c.payload).collect();
