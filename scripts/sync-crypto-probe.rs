@@ -5,7 +5,8 @@
 //!
 //! - source: a fresh ephemeral X25519 key (its public key) and one key
 //!   agreement with the recipient (agent-task's own X25519 functions, the
-//!   fastest the tree has: see `grant::shared_secret`), HKDF-SHA256 of the KEK (salted with
+//!   fastest the tree has: `grant::shared_secret_to`, the pinned
+//!   recipient's table built once, as the source does), HKDF-SHA256 of the KEK (salted with
 //!   SHA-256 of the wrap AAD), AES-256-GCM seal of the DEK (the key wrap)
 //!   and of the payload (one chunk), SHA-256 of the frame and of the
 //!   manifest (their CIDs), Ed25519 signatures of the manifest and the grant;
@@ -25,7 +26,7 @@
 
 use aes_gcm::aead::{Aead, KeyInit, Payload};
 use aes_gcm::{Aes256Gcm, Nonce};
-use agent_task::sync::adds::grant::{Recipient, shared_secret, x25519_public};
+use agent_task::sync::adds::grant::{Recipient, shared_secret, shared_secret_to, x25519_public};
 use agent_task::sync::adds::object::block_aad;
 use agent_task::sync::inline::{SealCtx, seal};
 use agent_task::wire::ed25519::Keypair;
@@ -190,7 +191,7 @@ fn source(
     // The grant: a fresh ephemeral key, the key agreement, the wrap.
     let eph = random::<32>()?;
     let eph_pub = x25519_public(&eph);
-    let shared = shared_secret(&eph, recipient).map_err(|e| e.to_string())?;
+    let shared = shared_secret_to(&eph, recipient).map_err(|e| e.to_string())?;
     let mut wrap_aad = vec![b'g'; z.wrap_aad];
     wrap_aad[..32].copy_from_slice(&root);
     wrap_aad[32..64].copy_from_slice(&eph_pub);

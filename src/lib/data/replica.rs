@@ -172,92 +172,151 @@ pub fn prepare_tombstone(v: &Value) -> Result<Map<String, Value>> {
 }
 
 /// Applies a page's objects inside the writer's transaction (one
-/// savepoint: a failure leaves nothing of the page).
+/// savepoint: a failure leaves nothing of the page), in page order.
+/// Consecutive records without `supersedes_id` go in as one batch of
+/// [`writer::insert_many`] (rows, then FTS rows, then token counts: one
+/// record at a time interleaved them and FTS5 wrote one tiny index
+/// segment per record), and then each one that already existed is
+/// compared, in page order, so the first conflict is the one reported, as
+/// one at a time. A collection, a tombstone or a superseding record ends
+/// the batch and is applied after it.
 pub(crate) fn apply(conn: &Connection, ops: Vec<ReplicaOp>) -> Result<ReplicaOutcome> {
     let mut out = ReplicaOutcome::default();
+    let mut run: Vec<Prepared> = Vec::new();
     for op in ops {
         match op {
-            ReplicaOp::Collection(def, created_at) => {
-                writer::put_collection(conn, def, &created_at)?;
+            ReplicaOp::Record(p) if !p.envelope.contains_key("supersedes_id") => run.push(p),
+            op => {
+                insert_run(conn, &mut run, &mut out)?;
+                apply_one(conn, op, &mut out)?;
             }
-            ReplicaOp::Record(p) => {
-                if let Some(sup) = p.envelope.get("supersedes_id").and_then(Value::as_str) {
-                    match writer::record_collection(conn, sup)? {
-                        None => {
-                            return Err(bad(
-                                Code::SupersededRecordNotFound,
-                                format!("Superseded record {sup} was not found"),
-                            ));
-                        }
-                        Some(c) if c != p.collection_id => {
-                            return Err(bad(
-                                Code::SupersededRecordCollectionMismatch,
-                                "Superseded record belongs to another collection",
-                            ));
-                        }
-                        Some(_) => {}
-                    }
+        }
+    }
+    insert_run(conn, &mut run, &mut out)?;
+    Ok(out)
+}
+
+/// Inserts a batch of records (none supersedes another), then checks the
+/// ones that already existed, in order.
+fn insert_run(conn: &Connection, run: &mut Vec<Prepared>, out: &mut ReplicaOutcome) -> Result<()> {
+    if run.is_empty() {
+        return Ok(());
+    }
+    let items: Vec<&Prepared> = run.iter().collect();
+    let inserted = writer::insert_many(conn, &items)?;
+    if inserted.len() != run.len() {
+        return Err(Error::internal(
+            "an insert reported another number of records",
+        ));
+    }
+    for (p, ins) in run.iter().zip(inserted) {
+        match ins {
+            writer::Inserted::New => out.records_inserted += 1,
+            writer::Inserted::Existing(stored) => {
+                let stored: Value = serde_json::from_str(&stored)
+                    .map_err(|e| Error::internal(format!("stored JSON is corrupt: {e}")))?;
+                let same = match &stored {
+                    Value::Object(m) => comparable(m)? == comparable(&p.envelope)?,
+                    _ => false,
+                };
+                if !same {
+                    return Err(conflict(&p.id));
                 }
-                // The "same record" form is only needed when the record
-                // is already here (kept before `p` moves into the insert).
-                let id = p.id.clone();
-                let mine = p.envelope.clone();
-                let (stored, inserted) = writer::insert_record(conn, p)?;
-                if inserted {
-                    out.records_inserted += 1;
-                } else {
-                    let same = match &stored {
-                        Value::Object(m) => comparable(m)? == comparable(&mine)?,
-                        _ => false,
-                    };
-                    if !same {
+                out.records_existing += 1;
+            }
+        }
+    }
+    run.clear();
+    Ok(())
+}
+
+fn conflict(id: &str) -> Error {
+    bad(
+        Code::ReplicaRecordConflict,
+        format!("Record {id} already exists with a different envelope"),
+    )
+}
+
+/// One object of a page, alone.
+fn apply_one(conn: &Connection, op: ReplicaOp, out: &mut ReplicaOutcome) -> Result<()> {
+    match op {
+        ReplicaOp::Collection(def, created_at) => {
+            writer::put_collection(conn, def, &created_at)?;
+        }
+        ReplicaOp::Record(p) => {
+            if let Some(sup) = p.envelope.get("supersedes_id").and_then(Value::as_str) {
+                match writer::record_collection(conn, sup)? {
+                    None => {
                         return Err(bad(
-                            Code::ReplicaRecordConflict,
-                            format!("Record {id} already exists with a different envelope"),
+                            Code::SupersededRecordNotFound,
+                            format!("Superseded record {sup} was not found"),
                         ));
                     }
-                    out.records_existing += 1;
+                    Some(c) if c != p.collection_id => {
+                        return Err(bad(
+                            Code::SupersededRecordCollectionMismatch,
+                            "Superseded record belongs to another collection",
+                        ));
+                    }
+                    Some(_) => {}
                 }
             }
-            ReplicaOp::Tombstone(t) => {
-                let record_id = t
-                    .get("record_id")
-                    .and_then(Value::as_str)
-                    .unwrap_or("")
-                    .to_owned();
-                let Some((rid, coll)) = writer::find_record(conn, &record_id)? else {
-                    return Err(bad(
-                        Code::RecordNotFound,
-                        format!("Record {record_id} was not found"),
-                    ));
+            // The "same record" form is only needed when the record
+            // is already here (kept before `p` moves into the insert).
+            let id = p.id.clone();
+            let mine = p.envelope.clone();
+            let (stored, inserted) = writer::insert_record(conn, p)?;
+            if inserted {
+                out.records_inserted += 1;
+            } else {
+                let same = match &stored {
+                    Value::Object(m) => comparable(m)? == comparable(&mine)?,
+                    _ => false,
                 };
-                if t.get("collection_id").and_then(Value::as_str) != Some(coll.as_str()) {
-                    return Err(bad(
-                        Code::ReplicaTombstoneCollectionMismatch,
-                        "Replica tombstone names a record of another collection",
-                    ));
+                if !same {
+                    return Err(conflict(&id));
                 }
-                let want = canonical_json(&Value::Object(t.clone()))?;
-                match writer::stored_tombstone(conn, rid)? {
-                    Some(e) => {
-                        let e: Value = serde_json::from_str(&e)
-                            .map_err(|e| Error::internal(format!("stored JSON is corrupt: {e}")))?;
-                        if canonical_json(&e)? != want {
-                            return Err(bad(
-                                Code::ReplicaTombstoneConflict,
-                                format!("Record {record_id} already has a different tombstone"),
-                            ));
-                        }
+                out.records_existing += 1;
+            }
+        }
+        ReplicaOp::Tombstone(t) => {
+            let record_id = t
+                .get("record_id")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_owned();
+            let Some((rid, coll)) = writer::find_record(conn, &record_id)? else {
+                return Err(bad(
+                    Code::RecordNotFound,
+                    format!("Record {record_id} was not found"),
+                ));
+            };
+            if t.get("collection_id").and_then(Value::as_str) != Some(coll.as_str()) {
+                return Err(bad(
+                    Code::ReplicaTombstoneCollectionMismatch,
+                    "Replica tombstone names a record of another collection",
+                ));
+            }
+            let want = canonical_json(&Value::Object(t.clone()))?;
+            match writer::stored_tombstone(conn, rid)? {
+                Some(e) => {
+                    let e: Value = serde_json::from_str(&e)
+                        .map_err(|e| Error::internal(format!("stored JSON is corrupt: {e}")))?;
+                    if canonical_json(&e)? != want {
+                        return Err(bad(
+                            Code::ReplicaTombstoneConflict,
+                            format!("Record {record_id} already has a different tombstone"),
+                        ));
                     }
-                    None => {
-                        let reason = t.get("reason").and_then(Value::as_str).map(str::to_owned);
-                        let at = t.get("tombstoned_at").and_then(Value::as_str).unwrap_or("");
-                        writer::tombstone(conn, &record_id, reason, at)?;
-                        out.tombstones_applied += 1;
-                    }
+                }
+                None => {
+                    let reason = t.get("reason").and_then(Value::as_str).map(str::to_owned);
+                    let at = t.get("tombstoned_at").and_then(Value::as_str).unwrap_or("");
+                    writer::tombstone(conn, &record_id, reason, at)?;
+                    out.tombstones_applied += 1;
                 }
             }
         }
     }
-    Ok(out)
+    Ok(())
 }

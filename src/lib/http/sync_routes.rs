@@ -33,12 +33,10 @@ pub fn mount(router: &mut Router, node: Arc<Node>, node_bearer: Option<&str>) {
         Arc::new(move |req: &mut Request<'_>| {
             let a = service::page_authority(&n, req.header("authorization"), digest.as_ref())?;
             let body = json_object(req)?;
-            let page = service::page(&n, &a, &body)?;
             // A page has only strings, booleans and integers: plain JSON
             // (member order is free on the wire), without re-sorting the
             // whole page as canonical JSON.
-            let bytes = serde_json::to_vec(&page)
-                .map_err(|e| Error::internal(format!("cannot render: {e}")))?;
+            let bytes = service::page(&n, &a, &body)?;
             Ok(Response {
                 status: 200,
                 headers: Vec::new(),

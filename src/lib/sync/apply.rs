@@ -57,12 +57,22 @@ fn mismatch(msg: &str) -> Error {
     Error::new(Code::SyncChangeMismatch, msg.to_owned())
 }
 
-/// Opens many objects, on every core, keeping page order.
-fn open_all(objs: &[&Inline], ctx: &OpenCtx<'_>) -> Vec<Result<(Value, &'static str)>> {
-    let threads = std::thread::available_parallelism()
+/// Threads that open a page's objects: every core, at most 8.
+fn verify_threads() -> usize {
+    std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(1)
-        .min(8);
+        .min(8)
+}
+
+/// Opens many objects on `threads` threads; the results come back in page
+/// order, one per object, each exactly what [`open`] gives for that object
+/// alone (the caller takes the first failure in page order).
+fn open_all(
+    objs: &[&Inline],
+    ctx: &OpenCtx<'_>,
+    threads: usize,
+) -> Vec<Result<(Value, &'static str)>> {
     if objs.len() < 4 || threads < 2 {
         return objs.iter().map(|o| open(o, ctx)).collect();
     }
@@ -94,6 +104,8 @@ pub struct Ask<'a> {
 }
 
 /// Verifies one page (facts §13.2 steps 3–4f) against what was asked.
+/// It copies the page; the pull hands its page to [`parse_page`], which
+/// moves the grants out instead.
 pub fn verify_page(
     node: &Node,
     page: &Value,
@@ -102,14 +114,14 @@ pub fn verify_page(
     r: &Reader<'_>,
     now: i64,
 ) -> Result<Verified> {
-    let view = parse_page(page, ask.limit, r)?;
+    let view = parse_page(page.clone(), ask.limit, r)?;
     verify_view(node, view, ask, pos, r, now)
 }
 
 /// Step 3 alone (facts §13.2): the page's shape and its node id. Nothing
 /// in the result is trusted yet: the pull uses its cursor only to request
 /// the next page early, and [`verify_view`] decides.
-pub fn parse_page(page: &Value, limit: u64, r: &Reader<'_>) -> Result<PageView> {
+pub fn parse_page(page: Value, limit: u64, r: &Reader<'_>) -> Result<PageView> {
     let view: PageView = validate_page(page, limit, r.limits)?;
     if view.origin_node_id != r.expected_node_id {
         return Err(Error::new(
@@ -128,6 +140,21 @@ pub fn verify_view(
     pos: &Position,
     r: &Reader<'_>,
     now: i64,
+) -> Result<Verified> {
+    verify_view_on(node, view, ask, pos, r, now, verify_threads())
+}
+
+/// [`verify_view`] opening the changes' objects on `threads` threads: the
+/// result (the page's ops, or its first failure in page order) is the
+/// same for every count, one included.
+fn verify_view_on(
+    node: &Node,
+    view: PageView,
+    ask: Ask<'_>,
+    pos: &Position,
+    r: &Reader<'_>,
+    now: i64,
+    threads: usize,
 ) -> Result<Verified> {
     let Ask {
         collection_id,
@@ -199,7 +226,7 @@ pub fn verify_view(
     let (def, created_at) = prepare_collection(coll)?;
     // f. changes, opened in parallel, checked and prepared in order.
     let objs: Vec<&Inline> = view.changes.iter().map(|h| &h.object).collect();
-    let opened = open_all(&objs, &ctx);
+    let opened = open_all(&objs, &ctx, threads);
     let mut ops = Vec::with_capacity(view.changes.len() + 1);
     ops.push(ReplicaOp::Collection(def.clone(), created_at));
     let mut left = budget;
@@ -279,4 +306,296 @@ pub fn import(node: &Node, v: Verified) -> Result<(ReplicaOutcome, Verified)> {
     let ops = std::mem::take(&mut v.ops);
     let out = node.apply_replica(ops)?;
     Ok((out, v))
+}
+
+#[cfg(test)]
+mod tests {
+    //! The first failure in page order wins, whatever the thread count:
+    //! pages whose change objects fail at chosen positions (the tests hold
+    //! the publisher's key, so they reseal the page-control object and the
+    //! failure is the change's own).
+
+    use super::super::adds::grant::{self, GrantParams};
+    use super::super::adds::{encoding, object_of, random_urn_uuid};
+    use super::super::inline::{SealCtx, seal};
+    use super::super::roundtrip::{NOW, Pair, collect, pair, request};
+    use super::super::source;
+    use super::super::wire::validate_page;
+    use super::*;
+    use crate::wire::ed25519::Keypair;
+
+    const LIMIT: u64 = 100;
+    const BUDGET: u64 = 1 << 20;
+
+    #[derive(Debug, Clone, Copy)]
+    enum Fault {
+        /// The object's grant is another issuer's: it fails while opening.
+        ForeignGrant,
+        /// A valid object of the wrong kind: it fails after opening.
+        WrongKind,
+        /// A valid record whose content bytes are not its digest's: it
+        /// fails when the record is prepared for import.
+        BadContent,
+    }
+
+    impl Fault {
+        fn code(self) -> Code {
+            match self {
+                Fault::ForeignGrant => Code::UnexpectedSyncPublisher,
+                Fault::WrongKind => Code::SyncChangeMismatch,
+                Fault::BadContent => Code::ReplicaContentHashMismatch,
+            }
+        }
+    }
+
+    struct Fixture {
+        p: Pair,
+        ids: Vec<String>,
+        page: Value,
+    }
+
+    /// A source with `n` records and the page of all of them.
+    fn fixture(n: usize) -> Fixture {
+        let p = pair();
+        let ids = (0..n)
+            .map(|i| {
+                collect(
+                    &p.src,
+                    "default",
+                    &format!("record number {i}"),
+                    &format!("e{i}"),
+                )
+            })
+            .collect();
+        let body = request(&p.dst_id.recipient(), &Position::default(), LIMIT, BUDGET);
+        let page =
+            source::page(&p.src, &p.src_id, &p.auth, &body, &SyncLimits::default()).expect("page");
+        Fixture { p, ids, page }
+    }
+
+    fn seal_ctx<'a>(p: &'a Pair, rcpt: &'a Recipient) -> SealCtx<'a> {
+        SealCtx {
+            key: &p.src_id.signing,
+            publisher_id: &p.src_id.id,
+            recipient: rcpt,
+            issued_at: NOW,
+            ttl_seconds: 300,
+        }
+    }
+
+    use super::super::adds::grant::Recipient;
+
+    /// Puts `fault` into change `k` of the page.
+    fn inject(f: &mut Fixture, k: usize, fault: Fault) {
+        let rcpt = f.p.dst_id.recipient();
+        let limits = SyncLimits::default();
+        let view = validate_page(f.page.clone(), LIMIT, &limits).expect("shape");
+        let h = &view.changes[k];
+        let sealed = |payload: Value| seal(&payload, &seal_ctx(&f.p, &rcpt)).expect("seal").0;
+        let obj = match fault {
+            Fault::ForeignGrant => {
+                let mut obj = f.page["changes"][k]["object"].clone();
+                let params = GrantParams {
+                    grant_id: random_urn_uuid().expect("uuid"),
+                    manifest_cid: h.object.bundle.root.clone(),
+                    issuer_id: "did:example:mallory".into(),
+                    audience: rcpt.clone(),
+                    issued_at: NOW,
+                    expires_at: NOW + 300,
+                    not_before: None,
+                    ephemeral_secret: [3u8; 32],
+                    nonce: [4u8; 12],
+                };
+                obj["grant"] = grant::issue(&[1u8; 32], &params, &Keypair::from_seed(&[5u8; 32]))
+                    .expect("grant");
+                obj
+            }
+            Fault::WrongKind => sealed(object_of([
+                ("protocol", super::super::wire::OBJECT_PROTOCOL.into()),
+                ("kind", "tombstone".into()),
+                (
+                    "tombstone",
+                    object_of([
+                        ("record_id", h.record_id.as_str().into()),
+                        ("collection_id", "default".into()),
+                        ("tombstoned_at", h.occurred_at.as_str().into()),
+                    ]),
+                ),
+            ])),
+            Fault::BadContent => {
+                let reader_public =
+                    encoding::b64u(&grant::x25519_public(&f.p.dst_id.x25519_secret));
+                let publisher = f.p.src_id.publisher();
+                let ctx = OpenCtx {
+                    publisher: &publisher,
+                    reader_id: &f.p.dst_id.id,
+                    reader_secret: &f.p.dst_id.x25519_secret,
+                    reader_public: &reader_public,
+                    now: NOW,
+                    max_bytes: limits.max_response_bytes,
+                };
+                let (mut payload, _) = open(&h.object, &ctx).expect("open");
+                let data = payload["content"]["data"].as_str().expect("data");
+                let mut bytes = b64u_decode(data).expect("b64u");
+                bytes[0] ^= 1;
+                payload["content"]["data"] = encoding::b64u(&bytes).into();
+                sealed(payload)
+            }
+        };
+        f.page["changes"][k]["object"] = obj;
+        // The control object binds the objects' roots: reseal it.
+        let view = validate_page(f.page.clone(), LIMIT, &limits).expect("shape");
+        f.page["control_object"] = sealed(view.rebuilt_control());
+    }
+
+    /// Verifies the page with `threads` opening threads and imports it
+    /// when it passes.
+    fn apply(f: &Fixture, threads: usize) -> Result<ReplicaOutcome> {
+        let limits = SyncLimits::default();
+        let publisher = f.p.src_id.publisher();
+        let r = Reader {
+            publisher: &publisher,
+            expected_node_id: f.p.src.node_id(),
+            reader_id: &f.p.dst_id.id,
+            reader_secret: &f.p.dst_id.x25519_secret,
+            limits: &limits,
+        };
+        let ask = Ask {
+            collection_id: "default",
+            limit: LIMIT,
+            budget: BUDGET,
+        };
+        let view = parse_page(f.page.clone(), LIMIT, &r)?;
+        let v = verify_view_on(&f.p.dst, view, ask, &Position::default(), &r, NOW, threads)?;
+        import(&f.p.dst, v).map(|(out, _)| out)
+    }
+
+    fn imported(f: &Fixture) -> Vec<bool> {
+        f.ids
+            .iter()
+            .map(|id| f.p.dst.read_record(id).is_ok())
+            .collect()
+    }
+
+    /// With `faults` in the page, every thread count reports the same
+    /// failure, the first in page order, and nothing of the page is
+    /// imported (the page is verified whole before its one import).
+    fn first_fault_wins(n: usize, faults: &[(usize, Fault)]) {
+        let mut f = fixture(n);
+        for &(k, fault) in faults {
+            inject(&mut f, k, fault);
+        }
+        let (_, first) = faults
+            .iter()
+            .min_by_key(|(k, _)| *k)
+            .copied()
+            .expect("a fault");
+        let mut seen: Option<(Code, String)> = None;
+        for threads in [1, 2, 3] {
+            let e = apply(&f, threads).expect_err("a fault");
+            assert_eq!(e.code(), first.code(), "{faults:?}, {threads} threads: {e}");
+            let got = (e.code(), e.message().to_owned());
+            if let Some(s) = &seen {
+                assert_eq!(&got, s, "{faults:?}, {threads} threads");
+            }
+            seen = Some(got);
+            assert_eq!(imported(&f), vec![false; n], "{faults:?}");
+        }
+    }
+
+    #[test]
+    fn after_a_failed_page_a_clean_page_of_the_same_changes_imports_whole() {
+        let n = 9;
+        let mut clean = fixture(n);
+        inject(&mut clean, 4, Fault::BadContent);
+        assert!(apply(&clean, 2).is_err());
+        clean.page = {
+            let body = request(
+                &clean.p.dst_id.recipient(),
+                &Position::default(),
+                LIMIT,
+                BUDGET,
+            );
+            source::page(
+                &clean.p.src,
+                &clean.p.src_id,
+                &clean.p.auth,
+                &body,
+                &SyncLimits::default(),
+            )
+            .expect("page")
+        };
+        let out = apply(&clean, 2).expect("clean page");
+        assert_eq!(out.records_inserted, n as u64);
+        assert_eq!(imported(&clean), vec![true; n]);
+    }
+
+    #[test]
+    fn one_failing_change_first_middle_or_last_is_the_error() {
+        let n = 9;
+        for k in [0, n / 2, n - 1] {
+            first_fault_wins(n, &[(k, Fault::ForeignGrant)]);
+        }
+        first_fault_wins(n, &[(0, Fault::WrongKind)]);
+        first_fault_wins(n, &[(n - 1, Fault::WrongKind)]);
+        first_fault_wins(n, &[(0, Fault::BadContent)]);
+        first_fault_wins(n, &[(n / 2, Fault::BadContent)]);
+    }
+
+    #[test]
+    fn of_several_failing_changes_the_first_in_page_order_wins() {
+        let n = 9;
+        // A later change that fails while opening does not hide an earlier
+        // one that fails after opening, nor the reverse; the chunk
+        // boundaries of 2, 3 and 4 threads fall between them or not.
+        first_fault_wins(n, &[(1, Fault::BadContent), (7, Fault::ForeignGrant)]);
+        first_fault_wins(n, &[(1, Fault::ForeignGrant), (7, Fault::WrongKind)]);
+        first_fault_wins(n, &[(0, Fault::WrongKind), (8, Fault::ForeignGrant)]);
+        first_fault_wins(
+            n,
+            &[
+                (2, Fault::WrongKind),
+                (3, Fault::ForeignGrant),
+                (6, Fault::BadContent),
+                (8, Fault::ForeignGrant),
+            ],
+        );
+    }
+
+    #[test]
+    fn open_all_gives_each_objects_own_result_in_page_order() {
+        let mut f = fixture(9);
+        inject(&mut f, 2, Fault::ForeignGrant);
+        inject(&mut f, 6, Fault::ForeignGrant);
+        let limits = SyncLimits::default();
+        let view = validate_page(f.page.clone(), LIMIT, &limits).expect("shape");
+        let reader_public = encoding::b64u(&grant::x25519_public(&f.p.dst_id.x25519_secret));
+        let publisher = f.p.src_id.publisher();
+        let ctx = OpenCtx {
+            publisher: &publisher,
+            reader_id: &f.p.dst_id.id,
+            reader_secret: &f.p.dst_id.x25519_secret,
+            reader_public: &reader_public,
+            now: NOW,
+            max_bytes: limits.max_response_bytes,
+        };
+        let objs: Vec<&Inline> = view.changes.iter().map(|h| &h.object).collect();
+        let one: Vec<Result<(Value, &str)>> = objs.iter().map(|o| open(o, &ctx)).collect();
+        for threads in [1, 2, 3, 4, 8] {
+            let all = open_all(&objs, &ctx, threads);
+            assert_eq!(all.len(), one.len());
+            for (i, (a, b)) in all.iter().zip(&one).enumerate() {
+                match (a, b) {
+                    (Ok(x), Ok(y)) => assert_eq!(x, y, "object {i}, {threads} threads"),
+                    (Err(x), Err(y)) => assert_eq!(
+                        (x.code(), x.message()),
+                        (y.code(), y.message()),
+                        "object {i}"
+                    ),
+                    _ => panic!("object {i}, {threads} threads: {a:?} vs {b:?}"),
+                }
+                assert_eq!(a.is_err(), i == 2 || i == 6, "object {i}");
+            }
+        }
+    }
 }

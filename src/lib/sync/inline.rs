@@ -5,11 +5,11 @@
 use super::adds::grant::{self, GrantParams, Recipient};
 use super::adds::jcs::{canonical, strict_parse};
 use super::adds::object::{self, Principal, SealParams};
-use super::adds::{bundle, random, random_urn_uuid};
+use super::adds::{bundle, object_of, random, random_urn_uuid};
 use super::wire::{INLINE_PROFILE, Inline, MEDIA_TYPE, SCHEMA, payload_kind};
 use crate::error::{Code, Error, Result};
 use crate::wire::ed25519::Keypair;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 /// The source's side: who signs and for whom.
 pub struct SealCtx<'a> {
@@ -43,11 +43,12 @@ pub fn seal(payload: &Value, ctx: &SealCtx<'_>) -> Result<(Value, String)> {
         nonce: random::<12>()?,
     };
     let g = grant::issue(&p.dek, &gp, ctx.key).map_err(|e| e.into_error(Code::Internal))?;
-    let root = sealed.root.clone();
-    Ok((
-        json!({"profile": INLINE_PROFILE, "bundle": bundle::encode(&sealed), "grant": g}),
-        root,
-    ))
+    let obj = object_of([
+        ("profile", INLINE_PROFILE.into()),
+        ("bundle", bundle::encode(&sealed)),
+        ("grant", g),
+    ]);
+    Ok((obj, sealed.root))
 }
 
 /// The destination's side: the pin and the reader's identity.

@@ -96,7 +96,7 @@ fn captured_plaintexts_decrypt_exactly() {
         max_bytes: limits.max_response_bytes,
     };
     for p in d["pages"].as_array().expect("pages") {
-        let view = validate_page(&p["response_page"], 2, &limits).expect("shape");
+        let view = validate_page(p["response_page"].clone(), 2, &limits).expect("shape");
         let text = |o| {
             let (v, _) = open(o, &ctx).expect("opens");
             String::from_utf8(canonical(&v).expect("c")).expect("utf8")

@@ -249,13 +249,14 @@ pub fn pull(
             recipient: recipient.clone(),
         };
         let page = request_page(&peer, &page_req, &limits)?;
-        parse_page(&page, limit, &reader)
+        parse_page(page, limit, &reader)
     };
     let cp = store.checkpoint(&req.peer_id, &req.collection_id)?;
     if let Some(c) = &cp {
         bound(&peer, c)?;
     }
     let mut base = cp;
+    let mut checkpoints = store.checkpoint_writer();
     let first = Position {
         feed_id: base.as_ref().map(|c| c.feed_id.clone()),
         cursor: base.as_ref().map(|c| c.cursor.clone()),
@@ -341,12 +342,7 @@ pub fn pull(
                     tombstones_applied: prev.tombstones_applied + out.tombstones_applied,
                     ..prev
                 };
-                store.save_checkpoint(
-                    &req.peer_id,
-                    &req.collection_id,
-                    &cp,
-                    &rfc3339_millis(now),
-                )?;
+                checkpoints.save(&req.peer_id, &req.collection_id, &cp, &rfc3339_millis(now))?;
                 base = Some(cp);
                 totals.0 += out.records_inserted;
                 totals.1 += out.records_existing;

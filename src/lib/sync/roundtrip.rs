@@ -15,9 +15,9 @@ use serde_json::{Map, Value, json};
 use std::sync::Arc;
 use std::time::Duration;
 
-const NOW: i64 = 1_796_083_200;
+pub(super) const NOW: i64 = 1_796_083_200;
 
-fn node(root: &std::path::Path) -> Node {
+pub(super) fn node(root: &std::path::Path) -> Node {
     let clock = FixedClock(jiff::Timestamp::from_second(NOW).expect("t"));
     init(
         root,
@@ -29,7 +29,7 @@ fn node(root: &std::path::Path) -> Node {
     Node::open(root, Arc::new(clock), Duration::from_secs(5)).expect("open")
 }
 
-fn collect(n: &Node, coll: &str, text: &str, ext: &str) -> String {
+pub(super) fn collect(n: &Node, coll: &str, text: &str, ext: &str) -> String {
     let r = n
         .collect(&CollectRequest {
             collection_id: Some(coll.into()),
@@ -41,16 +41,16 @@ fn collect(n: &Node, coll: &str, text: &str, ext: &str) -> String {
     r.records[0]["id"].as_str().expect("id").to_owned()
 }
 
-struct Pair {
-    _t: tempfile::TempDir,
-    src: Node,
-    dst: Node,
-    auth: Authority,
-    src_id: super::store::Identity,
-    dst_id: super::store::Identity,
+pub(super) struct Pair {
+    pub(super) _t: tempfile::TempDir,
+    pub(super) src: Node,
+    pub(super) dst: Node,
+    pub(super) auth: Authority,
+    pub(super) src_id: super::store::Identity,
+    pub(super) dst_id: super::store::Identity,
 }
 
-fn pair() -> Pair {
+pub(super) fn pair() -> Pair {
     let t = tempfile::tempdir().expect("tmp");
     let src = node(&t.path().join("src"));
     let dst = node(&t.path().join("dst"));
@@ -78,7 +78,12 @@ fn pair() -> Pair {
     }
 }
 
-fn request(rcpt: &Recipient, pos: &Position, limit: u64, budget: u64) -> Map<String, Value> {
+pub(super) fn request(
+    rcpt: &Recipient,
+    pos: &Position,
+    limit: u64,
+    budget: u64,
+) -> Map<String, Value> {
     let mut m = Map::new();
     m.insert("protocol".into(), PROTOCOL.into());
     m.insert("collection_id".into(), "default".into());
@@ -385,4 +390,188 @@ fn replica_records_are_rechecked_field_by_field() {
             .map_err(|e| e.code()),
         Err(Code::MediaTypeNotAllowed)
     );
+}
+
+#[test]
+fn a_batched_page_import_reports_the_first_conflict_in_page_order_and_keeps_nothing() {
+    use crate::data::replica::{ReplicaOp, prepare_tombstone};
+    let p = pair();
+    let def = crate::data::collection::normalize(&crate::data::collection::default_definition())
+        .expect("def");
+    let texts: Vec<String> = (0..5).map(|i| format!("batched record {i}")).collect();
+    let ids: Vec<String> = texts
+        .iter()
+        .enumerate()
+        .map(|(i, t)| collect(&p.src, "default", t, &format!("b{i}")))
+        .collect();
+    let env = |i: usize| p.src.read_record(&ids[i]).expect("r").record;
+    let op = |i: usize, e: &Value| {
+        ReplicaOp::Record(
+            p.dst
+                .prepare_replica_record(&def, e, texts[i].as_bytes().to_vec())
+                .expect("prep"),
+        )
+    };
+    let tampered = |i: usize| {
+        let mut e = env(i);
+        e["metadata"] = json!({"k": "tampered"});
+        e
+    };
+    // Records 1 and 3 are already here with other envelopes: a page of
+    // 0..5 fails at 1 (not 3), and nothing of it stays.
+    p.dst
+        .apply_replica(vec![op(1, &tampered(1)), op(3, &tampered(3))])
+        .expect("seed");
+    let e = p
+        .dst
+        .apply_replica((0..5).map(|i| op(i, &env(i))).collect())
+        .expect_err("conflict");
+    assert_eq!(e.code(), Code::ReplicaRecordConflict);
+    assert!(e.message().contains(&ids[1]), "{e}");
+    for i in [0, 2, 4] {
+        assert_eq!(
+            p.dst.read_record(&ids[i]).expect_err("absent").code(),
+            Code::RecordNotFound
+        );
+    }
+    // The same records in a fresh node, one of them twice, then a
+    // tombstone of one of them on the same page: in order.
+    let q = pair();
+    let mut ops: Vec<ReplicaOp> = (0..5).map(|i| op(i, &env(i))).collect();
+    ops.push(op(2, &env(2)));
+    let tomb = prepare_tombstone(&json!({
+        "record_id": ids[4], "collection_id": "default",
+        "tombstoned_at": "2026-12-01T00:00:01.000Z"
+    }))
+    .expect("tomb");
+    ops.push(ReplicaOp::Tombstone(tomb));
+    ops.push(op(0, &env(0)));
+    let out = q.dst.apply_replica(ops).expect("apply");
+    assert_eq!(
+        (
+            out.records_inserted,
+            out.records_existing,
+            out.tombstones_applied
+        ),
+        (5, 2, 1)
+    );
+    assert_eq!(
+        q.dst.read_record(&ids[4]).expect_err("tomb").code(),
+        Code::RecordTombstoned
+    );
+    for i in [0, 1, 2, 3] {
+        assert_eq!(q.dst.read_record(&ids[i]).expect("r").record, env(i));
+    }
+}
+
+#[test]
+fn page_text_is_serde_jsons_own_rendering_of_the_page() {
+    let p = pair();
+    for i in 0..3 {
+        collect(&p.src, "default", &format!("text {i}"), &format!("t{i}"));
+    }
+    let limits = SyncLimits::default();
+    let mut pos = Position::default();
+    // A first page (no previous cursor), a resumed one with changes, and
+    // the empty last page.
+    for limit in [2, 2, 2] {
+        let body = request(&p.dst_id.recipient(), &pos, limit, 1 << 20);
+        let text = source::page_bytes(&p.src, &p.src_id, &p.auth, &body, &limits).expect("page");
+        let v: Value = serde_json::from_slice(&text).expect("json");
+        assert_eq!(serde_json::to_vec(&v).expect("render"), text);
+        pos = Position {
+            feed_id: v["feed_id"].as_str().map(str::to_owned),
+            cursor: v["cursor"].as_str().map(str::to_owned),
+        };
+    }
+    // A page dropped to fit a small ceiling is spliced the same way.
+    for i in 0..3 {
+        collect(
+            &p.src,
+            "default",
+            &format!("{i}:{}", "w".repeat(3000)),
+            &format!("w{i}"),
+        );
+    }
+    let small = SyncLimits {
+        max_response_bytes: 30_000,
+        ..SyncLimits::default()
+    };
+    let body = request(&p.dst_id.recipient(), &pos, 100, 1 << 20);
+    let text = source::page_bytes(&p.src, &p.src_id, &p.auth, &body, &small).expect("page");
+    assert!(text.len() <= 30_000);
+    let v: Value = serde_json::from_slice(&text).expect("json");
+    assert_eq!(serde_json::to_vec(&v).expect("render"), text);
+    assert_eq!(v["has_more"], true);
+}
+
+#[test]
+fn a_pulls_checkpoint_writer_saves_each_page_as_save_checkpoint_does() {
+    use super::store::Checkpoint;
+    let p = pair();
+    let store = SyncStore::new(p.dst.data_dir(), Duration::from_secs(5));
+    let cp = |cursor: &str, n: u64| Checkpoint {
+        peer_base_url: "http://127.0.0.1:7742".into(),
+        origin_node_id: "node_src".into(),
+        feed_id: "feed_00000000-0000-4000-8000-000000000000".into(),
+        publisher_id: "did:example:src".into(),
+        publisher_ed25519_public_key: p.src_id.publisher().ed25519_public_key,
+        cursor: cursor.into(),
+        last_applied_at: "2026-12-01T00:00:00.000Z".into(),
+        records_inserted: n,
+        records_existing: 1,
+        tombstones_applied: 2,
+    };
+    let mut w = store.checkpoint_writer();
+    for (i, c) in ["c1", "c2", "c3"].iter().enumerate() {
+        w.save(
+            "src",
+            "default",
+            &cp(c, i as u64),
+            "2026-12-01T00:00:00.000Z",
+        )
+        .expect("save");
+        // Each save is committed at once: a fresh read sees it.
+        let got = store
+            .checkpoint("src", "default")
+            .expect("read")
+            .expect("row");
+        assert_eq!((got.cursor.as_str(), got.records_inserted), (*c, i as u64));
+    }
+    drop(w);
+    store
+        .save_checkpoint("src", "default", &cp("c4", 9), "2026-12-01T00:00:00.000Z")
+        .expect("save");
+    let got = store
+        .checkpoint("src", "default")
+        .expect("read")
+        .expect("row");
+    assert_eq!((got.cursor.as_str(), got.records_inserted), ("c4", 9));
+}
+
+#[test]
+fn contents_read_together_are_each_records_own_and_checked_in_order() {
+    use crate::wire::digest::Sha256Hex;
+    let p = pair();
+    let items: Vec<(Sha256Hex, u64)> = (0..3)
+        .map(|i| {
+            let id = collect(&p.src, "default", &format!("content {i}"), &format!("c{i}"));
+            let env = p.src.read_record(&id).expect("r").record;
+            let sha =
+                Sha256Hex::parse(env["content"]["sha256"].as_str().expect("sha")).expect("hex");
+            (sha, env["content"]["size"].as_u64().expect("size"))
+        })
+        .collect();
+    let many = p.src.content_bytes_many(&items).expect("many");
+    for ((sha, size), bytes) in items.iter().zip(&many) {
+        assert_eq!(bytes, &p.src.content_bytes(sha, *size).expect("one"));
+    }
+    assert_eq!(many[1], b"content 1");
+    // A wrong size (the second) is the failure reported, as alone.
+    let mut bad = items.clone();
+    bad[1].1 += 1;
+    bad[2].1 += 1;
+    let e = p.src.content_bytes_many(&bad).expect_err("size");
+    let alone = p.src.content_bytes(&bad[1].0, bad[1].1).expect_err("size");
+    assert_eq!((e.code(), e.message()), (alone.code(), alone.message()));
 }

@@ -55,10 +55,11 @@ pub fn page_authority(
     found.ok_or_else(unauthorized)
 }
 
-/// `POST /v1/data/sync/page` for an authenticated authority.
-pub fn page(node: &Node, a: &Authority, body: &Map<String, Value>) -> Result<Value> {
+/// `POST /v1/data/sync/page` for an authenticated authority: the page's
+/// compact JSON text.
+pub fn page(node: &Node, a: &Authority, body: &Map<String, Value>) -> Result<Vec<u8>> {
     let id = store(node).identity()?;
-    source::page(node, &id, a, body, &SyncLimits::default())
+    source::page_bytes(node, &id, a, body, &SyncLimits::default())
 }
 
 /// `POST /v1/data/sync/pull`.

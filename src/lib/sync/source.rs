@@ -3,13 +3,14 @@
 //! pinned recipient.
 
 use super::adds::encoding::b64u;
+use super::adds::object_of;
 use super::inline::{SealCtx, seal};
 use super::store::{Authority, Identity};
 use super::wire::{OBJECT_PROTOCOL, PROTOCOL, SyncLimits, control_payload, parse_page_request};
 use crate::data::{ChangesRequest, Node, cursor};
 use crate::error::{Code, Error, Result};
 use crate::wire::digest::Sha256Hex;
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
 /// The scope check (facts §12.2): it runs on the parsed body before any
 /// other field validation.
@@ -94,7 +95,8 @@ fn seal_all(payloads: &[&Value], ctx: &SealCtx<'_>) -> Vec<Result<(Value, String
     })
 }
 
-/// Builds one page for `body` (already scope-checked).
+/// Builds one page for `body` (already scope-checked), as a JSON value
+/// (the page route sends [`page_bytes`]).
 pub fn page(
     node: &Node,
     id: &Identity,
@@ -102,6 +104,40 @@ pub fn page(
     body: &Map<String, Value>,
     limits: &SyncLimits,
 ) -> Result<Value> {
+    let bytes = page_bytes(node, id, a, body, limits)?;
+    serde_json::from_slice(&bytes).map_err(|e| Error::internal(format!("page text: {e}")))
+}
+
+/// `{"changes":[` headers `],` and the page's other members: serde_json
+/// writes an object's members in key order, and every other member's key
+/// sorts after `changes`, so this is its own rendering of the page (a test
+/// parses and renders it again).
+fn splice_page(headers: &[Vec<u8>], rest: &[u8]) -> Vec<u8> {
+    let body: usize = headers.iter().map(Vec::len).sum::<usize>() + headers.len();
+    let mut out = Vec::with_capacity(CHANGES_OPEN.len() + body + 1 + rest.len());
+    out.extend_from_slice(CHANGES_OPEN);
+    for (i, h) in headers.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        out.extend_from_slice(h);
+    }
+    out.extend_from_slice(b"],");
+    out.extend_from_slice(rest.get(1..).unwrap_or_default());
+    out
+}
+
+const CHANGES_OPEN: &[u8] = b"{\"changes\":[";
+
+/// [`page`] as the compact JSON text the route sends: each change header is
+/// rendered once, and its length is what the response ceiling counts.
+pub fn page_bytes(
+    node: &Node,
+    id: &Identity,
+    a: &Authority,
+    body: &Map<String, Value>,
+    limits: &SyncLimits,
+) -> Result<Vec<u8>> {
     check_scope(a, body)?;
     let req = parse_page_request(body, limits)?;
     if let Some(f) = &req.expected_feed_id
@@ -133,8 +169,12 @@ pub fn page(
         ttl_seconds: limits.grant_ttl_seconds as i64,
     };
     let max = limits.max_response_bytes;
-    let (coll_obj, coll_root) = seal(
-        &json!({"protocol": OBJECT_PROTOCOL, "kind": "collection", "collection": collection}),
+    let (mut coll_obj, coll_root) = seal(
+        &object_of([
+            ("protocol", OBJECT_PROTOCOL.into()),
+            ("kind", "collection".into()),
+            ("collection", collection),
+        ]),
         &ctx,
     )?;
     let coll_size = json_len(&coll_obj);
@@ -160,11 +200,10 @@ pub fn page(
         cursor_now = cursor::encode(node.feed_id(), Some(&req.collection_id), 0);
     }
     let mut built: Vec<Built> = Vec::new();
-    let mut headers: Vec<Value> = Vec::new();
-    // The encoded size of every accepted header, in order: the page's size
-    // is its size with no changes plus these and the commas between them
-    // (compact JSON), so the headers are not serialised again.
-    let mut sizes: Vec<u64> = Vec::new();
+    // Every accepted header's compact JSON text, in order: the page is
+    // spliced from them, and its size is theirs, the commas between them
+    // and the rest of the page.
+    let mut headers: Vec<Vec<u8>> = Vec::new();
     let mut plaintext = 0u64;
     let mut projected = coll_size + 1024;
     // 1. The changes the plaintext budget admits, their payloads.
@@ -177,6 +216,10 @@ pub fn page(
         payload: Value,
     }
     let mut cands: Vec<Cand> = Vec::new();
+    // The records' contents, read together once the budget is known: their
+    // candidates, digests and sizes.
+    let mut content_of: Vec<usize> = Vec::new();
+    let mut contents: Vec<(Sha256Hex, u64)> = Vec::new();
     let mut budget_stop = false;
     for (i, mut ch) in rows.into_iter().enumerate() {
         let seq = ch["sequence"].as_u64().unwrap_or(0);
@@ -207,13 +250,19 @@ pub fn page(
                 .and_then(Value::as_str)
                 .and_then(|s| Sha256Hex::parse(s).ok())
                 .ok_or_else(|| Error::internal("stored envelope has no content digest"))?;
-            let bytes = node.content_bytes(&sha, size)?;
-            let env = ch["record"].take();
-            json!({"protocol": OBJECT_PROTOCOL, "kind": "record", "record": env,
-                   "content": {"encoding": "base64url", "data": b64u(&bytes)}})
+            content_of.push(cands.len());
+            contents.push((sha, size));
+            object_of([
+                ("protocol", OBJECT_PROTOCOL.into()),
+                ("kind", "record".into()),
+                ("record", ch["record"].take()),
+            ])
         } else {
-            let t = ch["tombstone"].take();
-            json!({"protocol": OBJECT_PROTOCOL, "kind": "tombstone", "tombstone": t})
+            object_of([
+                ("protocol", OBJECT_PROTOCOL.into()),
+                ("kind", "tombstone".into()),
+                ("tombstone", ch["tombstone"].take()),
+            ])
         };
         cands.push(Cand {
             i,
@@ -224,6 +273,17 @@ pub fn page(
             payload,
         });
     }
+    // Their contents, in order.
+    let bytes = node.content_bytes_many(&contents)?;
+    for (c, bytes) in content_of.iter().zip(bytes) {
+        let content = object_of([
+            ("encoding", "base64url".into()),
+            ("data", b64u(&bytes).into()),
+        ]);
+        if let Value::Object(m) = &mut cands[*c].payload {
+            m.insert("content".into(), content);
+        }
+    }
     // 2. Sealed on every core (each object has its own keys and nonces).
     let payloads: Vec<&Value> = cands.iter().map(|c| &c.payload).collect();
     let sealed = seal_all(&payloads, &ctx);
@@ -231,10 +291,19 @@ pub fn page(
     let mut stopped = false;
     for (c, res) in cands.iter().zip(sealed) {
         let (obj, root) = res?;
-        let header = json!({"id": format!("change_{}", c.seq), "type": c.kind, "sequence": c.seq,
-            "collection_id": req.collection_id, "record_id": c.record_id,
-            "occurred_at": c.occurred_at, "object": obj});
-        let hsize = json_len(&header);
+        let header = object_of([
+            ("id", format!("change_{}", c.seq).into()),
+            ("type", c.kind.into()),
+            ("sequence", c.seq.into()),
+            ("collection_id", req.collection_id.as_str().into()),
+            ("record_id", c.record_id.as_str().into()),
+            ("occurred_at", c.occurred_at.as_str().into()),
+            ("object", obj),
+        ]);
+        let text = serde_json::to_vec(&header)
+            .map_err(|e| Error::internal(format!("cannot render: {e}")))?;
+        drop(header);
+        let hsize = text.len() as u64;
         if hsize >= max {
             return Err(Error::new(
                 Code::SyncObjectTooLarge,
@@ -252,8 +321,7 @@ pub fn page(
             break;
         }
         projected += hsize;
-        headers.push(header);
-        sizes.push(hsize);
+        headers.push(text);
         built.push(Built {
             root,
             cursor_after: cursor::encode(node.feed_id(), Some(&req.collection_id), c.seq as i64),
@@ -302,17 +370,21 @@ pub fn page(
         }
         m.insert("cursor".into(), cursor_now.clone().into());
         m.insert("has_more".into(), has_more.into());
-        m.insert("collection_object".into(), coll_obj.clone());
-        m.insert("changes".into(), Value::Array(Vec::new()));
+        m.insert("collection_object".into(), coll_obj.take());
         m.insert("control_object".into(), control_obj);
-        let mut page = Value::Object(m);
-        let n = sizes.len() as u64;
-        let size = json_len(&page) + sizes.iter().sum::<u64>() + n.saturating_sub(1);
+        let rest =
+            serde_json::to_vec(&m).map_err(|e| Error::internal(format!("cannot render: {e}")))?;
+        let n = headers.len() as u64;
+        let size = CHANGES_OPEN.len() as u64
+            + headers.iter().map(|h| h.len() as u64).sum::<u64>()
+            + n.saturating_sub(1)
+            + 2
+            + (rest.len() as u64).saturating_sub(1);
         if size <= max {
-            page["changes"] = Value::Array(std::mem::take(&mut headers));
-            return Ok(page);
+            return Ok(splice_page(&headers, &rest));
         }
         // Too large: drop the last change.
+        coll_obj = m.remove("collection_object").unwrap_or_default();
         if built.len() <= 1 {
             return Err(Error::new(
                 Code::SyncResponseTooLarge,
@@ -321,7 +393,6 @@ pub fn page(
         }
         built.pop();
         headers.pop();
-        sizes.pop();
         cursor_now = built
             .last()
             .map(|b| b.cursor_after.clone())
@@ -332,11 +403,11 @@ pub fn page(
 
 #[cfg(test)]
 mod tests {
-    use super::json_len;
+    use super::{json_len, splice_page};
     use serde_json::{Value, json};
 
     #[test]
-    fn a_page_size_is_its_empty_size_plus_its_headers_and_commas() {
+    fn a_spliced_page_is_the_rendering_of_the_page_with_its_headers() {
         let headers = [
             json!({"id": "change_1", "object": {"a": "x\"y\u{1}", "n": [1, 2]}}),
             json!({"id": "change_2", "é": "\u{2028}"}),
@@ -344,13 +415,19 @@ mod tests {
         ];
         for n in 0..=headers.len() {
             let h = headers[..n].to_vec();
-            let sizes: Vec<u64> = h.iter().map(json_len).collect();
-            let mut page = json!({"protocol": "p", "changes": [], "z": {"k": true}});
-            let empty = json_len(&page);
-            page["changes"] = Value::Array(h);
-            let want = serde_json::to_vec(&page).expect("json").len() as u64;
-            let got = empty + sizes.iter().sum::<u64>() + (n as u64).saturating_sub(1);
-            assert_eq!(got, want, "{n} headers");
+            let texts: Vec<Vec<u8>> = h
+                .iter()
+                .map(|v| serde_json::to_vec(v).expect("json"))
+                .collect();
+            let rest = json!({"protocol": "p", "z": {"k": true}, "control_object": {}});
+            let rest = serde_json::to_vec(&rest).expect("json");
+            let mut page =
+                json!({"protocol": "p", "changes": [], "z": {"k": true}, "control_object": {}});
+            page["changes"] = Value::Array(h.clone());
+            let want = serde_json::to_vec(&page).expect("json");
+            assert_eq!(splice_page(&texts, &rest), want, "{n} headers");
+            let lens: u64 = texts.iter().map(|t| t.len() as u64).sum();
+            assert_eq!(lens, h.iter().map(json_len).sum::<u64>());
         }
     }
 }

@@ -326,7 +326,9 @@ fn exact_keys<'a>(
     (m.keys().all(|k| known(k)) && required.iter().all(|k| m.contains_key(*k))).then_some(m)
 }
 
-fn inline(v: &Value, budget: &mut u64) -> Result<Inline> {
+/// The inline object at `v`; its grant is moved out of the page.
+fn inline(v: Option<&mut Value>, budget: &mut u64) -> Result<Inline> {
+    let v = v.ok_or_else(|| page_err("inline object keys"))?;
     let m = exact_keys(v, &["profile", "bundle", "grant"], &[])
         .ok_or_else(|| page_err("inline object keys"))?;
     if m["profile"] != INLINE_PROFILE {
@@ -335,17 +337,19 @@ fn inline(v: &Value, budget: &mut u64) -> Result<Inline> {
     if !m["grant"].is_object() {
         return Err(page_err("inline object grant"));
     }
+    let bundle = bundle::decode_wire(&m["bundle"], budget)?;
     Ok(Inline {
-        bundle: bundle::decode_wire(&m["bundle"], budget)?,
-        grant: m["grant"].clone(),
+        bundle,
+        grant: v["grant"].take(),
     })
 }
 
 /// Validates a page's shape before any decryption; every failure is
-/// `invalid_sync_page`, a byte overrun `sync_response_too_large`.
-pub fn validate_page(v: &Value, limit: u64, limits: &SyncLimits) -> Result<PageView> {
+/// `invalid_sync_page`, a byte overrun `sync_response_too_large`. The
+/// page is consumed: its grants move into the view.
+pub fn validate_page(mut v: Value, limit: u64, limits: &SyncLimits) -> Result<PageView> {
     let m = exact_keys(
-        v,
+        &v,
         &[
             "protocol",
             "origin_node_id",
@@ -384,7 +388,10 @@ pub fn validate_page(v: &Value, limit: u64, limits: &SyncLimits) -> Result<PageV
     let has_more = m["has_more"]
         .as_bool()
         .ok_or_else(|| page_err("has_more"))?;
-    let arr = m["changes"].as_array().ok_or_else(|| page_err("changes"))?;
+    let arr = v
+        .get_mut("changes")
+        .and_then(Value::as_array_mut)
+        .ok_or_else(|| page_err("changes"))?;
     if arr.len() as u64 > limit || arr.len() as u64 > limits.max_page_changes {
         return Err(page_err("more changes than requested"));
     }
@@ -432,18 +439,23 @@ pub fn validate_page(v: &Value, limit: u64, limits: &SyncLimits) -> Result<PageV
         if parse_instant(occurred_at).is_none() {
             return Err(page_err("change occurred_at"));
         }
+        let (kind, record_id, occurred_at) = (
+            kind.to_owned(),
+            record_id.to_owned(),
+            occurred_at.to_owned(),
+        );
         changes.push(Header {
             id: format!("change_{sequence}"),
-            kind: kind.to_owned(),
+            kind,
             sequence,
             collection_id: collection_id.clone(),
-            record_id: record_id.to_owned(),
-            occurred_at: occurred_at.to_owned(),
-            object: inline(&h["object"], &mut budget)?,
+            record_id,
+            occurred_at,
+            object: inline(c.get_mut("object"), &mut budget)?,
         });
     }
-    let collection_object = inline(&m["collection_object"], &mut budget)?;
-    let control_object = inline(&m["control_object"], &mut budget)?;
+    let collection_object = inline(v.get_mut("collection_object"), &mut budget)?;
+    let control_object = inline(v.get_mut("control_object"), &mut budget)?;
     Ok(PageView {
         origin_node_id,
         feed_id,

@@ -295,6 +295,35 @@ impl Node {
     pub fn content_bytes(&self, sha: &Sha256Hex, size: u64) -> Result<Vec<u8>> {
         let key = sha.to_bytes();
         let inline = self.read(|c| writer::inline_content(c, &key))?;
+        self.checked_content(sha, size, inline)
+    }
+
+    /// [`Node::content_bytes`] of many records, in order, their inline
+    /// contents read through one take of the read connection (a page of
+    /// the sync source reads up to 100: taking the connection for each
+    /// was most of the cost). The first failure in order is returned.
+    pub fn content_bytes_many(&self, items: &[(Sha256Hex, u64)]) -> Result<Vec<Vec<u8>>> {
+        let inline = self.read(|c| {
+            items
+                .iter()
+                .map(|(sha, _)| writer::inline_content(c, &sha.to_bytes()))
+                .collect::<Result<Vec<_>>>()
+        })?;
+        items
+            .iter()
+            .zip(inline)
+            .map(|((sha, size), inline)| self.checked_content(sha, *size, inline))
+            .collect()
+    }
+
+    /// The content of `sha` (its inline bytes when stored inline, else
+    /// the blob store's), checked against its size and digest.
+    fn checked_content(
+        &self,
+        sha: &Sha256Hex,
+        size: u64,
+        inline: Option<Vec<u8>>,
+    ) -> Result<Vec<u8>> {
         let bytes = match inline {
             Some(b) => b,
             None => {

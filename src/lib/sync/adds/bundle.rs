@@ -5,9 +5,9 @@ use super::cid::{cid_of, is_cid};
 use super::encoding::{b64u, b64u_decode};
 use super::jcs::strict_parse;
 use super::object::{Manifest, Sealed, validate_manifest};
-use super::{AResult, MAX_MANIFEST_BYTES, integrity, invalid};
+use super::{AResult, MAX_MANIFEST_BYTES, integrity, invalid, object_of};
 use crate::error::{Code, Error, Result};
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::collections::HashSet;
 
 /// The protocol name.
@@ -28,12 +28,18 @@ pub struct Bundle {
 
 /// The wire form of a sealed object.
 pub fn encode(s: &Sealed) -> Value {
+    let block =
+        |cid: &str, bytes: &[u8]| object_of([("cid", cid.into()), ("data", b64u(bytes).into())]);
     let mut blocks = Vec::with_capacity(s.frames.len() + 1);
-    blocks.push(json!({"cid": s.root, "data": b64u(&s.manifest_bytes)}));
+    blocks.push(block(&s.root, &s.manifest_bytes));
     for (cid, f) in &s.frames {
-        blocks.push(json!({"cid": cid, "data": b64u(f)}));
+        blocks.push(block(cid, f));
     }
-    json!({"protocol": PROTOCOL, "root": {"cid": s.root}, "blocks": blocks})
+    object_of([
+        ("protocol", PROTOCOL.into()),
+        ("root", object_of([("cid", s.root.as_str().into())])),
+        ("blocks", Value::Array(blocks)),
+    ])
 }
 
 fn page_err(msg: &str) -> Error {

@@ -101,6 +101,19 @@ pub const MAX_CHUNKS: u64 = 1_048_576;
 /// Largest id strings (UTF-16 code units).
 pub const MAX_ID_LEN: usize = 2048;
 
+/// A JSON object of `members`, moved in. `serde_json::json!` copies every
+/// interpolated value (it serialises it through `to_value`), which for a
+/// sealed object's base64url blocks and grant was a deep copy of the
+/// whole object, more than once per object on the way to the page.
+pub fn object_of<const N: usize>(members: [(&str, serde_json::Value); N]) -> serde_json::Value {
+    serde_json::Value::Object(
+        members
+            .into_iter()
+            .map(|(k, v)| (k.to_owned(), v))
+            .collect(),
+    )
+}
+
 /// Random bytes from the OS CSPRNG.
 pub fn random<const N: usize>() -> crate::error::Result<[u8; N]> {
     crate::wire::random_bytes()
