@@ -677,15 +677,6 @@ impl Session {
         &self.lock
     }
 
-    /// The connection of `spec`, for settings made before the batch's
-    /// transaction starts (SQLite refuses some inside one).
-    pub fn conn(&self, spec: &DbSpec) -> Option<&Connection> {
-        self.dbs
-            .iter()
-            .find(|d| std::ptr::eq(d.spec, spec) || d.spec.file == spec.file)
-            .map(|d| &d.conn)
-    }
-
     fn work(&self) -> Work<'_> {
         Work {
             dbs: &self.dbs,

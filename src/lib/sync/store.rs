@@ -347,29 +347,12 @@ impl SyncStore {
         }
     }
 
+    /// One unit of work on the store's engine ([`PLAN`]), committed with
+    /// `synchronous=FULL` like every store's.
     fn write<T>(&self, now: &str, f: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
-        self.write_with(now, true, f)
-    }
-
-    /// `full`: `synchronous=FULL` (the default of every store). Checkpoint
-    /// advances use `NORMAL`: WAL commits stay atomic and crash-safe, and a
-    /// commit lost to a power cut only rewinds the cursor to a page that
-    /// was applied durably before it, which the next pull replays
-    /// idempotently. The cursor is never ahead of applied data.
-    /// One unit of work on the store's engine ([`PLAN`]).
-    fn write_with<T>(
-        &self,
-        now: &str,
-        full: bool,
-        f: impl FnOnce(&Connection) -> Result<T>,
-    ) -> Result<T> {
         let clock = crate::clock::FixedClock(crate::clock::parse_rfc3339(now)?);
         let lock = self.dir.lock(self.timeout)?;
         let mut s = Session::with_lock(self.dir.clone(), lock, &clock, PLAN)?;
-        if !full && let Some(conn) = s.conn(&SPEC) {
-            // Before the batch's transaction: SQLite refuses it inside one.
-            conn.execute_batch("PRAGMA synchronous=NORMAL")?;
-        }
         let out = s.apply(|w| f(w.write(&SPEC)?))?;
         s.commit()?;
         s.close();
