@@ -149,6 +149,28 @@ fn lands_the_adder(l: &Loop, id: &str, revision: &str) {
     assert!(shown.contains("$(($1 + $2))"), "{shown}");
 }
 
+/// The Claude Stop hook of Change `id` on `ws`, with the token and the
+/// endpoint only (no data directory).
+fn remote_hook(l: &Loop, a: &str, id: &str, ws: &Path) -> Output {
+    let p = json!({"session_id": "s-remote", "transcript_path": "/t", "cwd": ws,
+                   "hook_event_name": "Stop", "stop_hook_active": false});
+    let mut c = l.env.bare_cmd();
+    c.arg("--token-file").arg(&l.token).args([
+        "task-stop",
+        id,
+        "--workspace",
+        s(ws),
+        "--endpoint",
+        &format!("http://{a}"),
+        "--repository",
+        "demo-basic",
+        "--profile",
+        "default",
+    ]);
+    c.write_stdin(p.to_string());
+    run_cmd(&mut c)
+}
+
 fn tests_task(cp: &Value) -> String {
     cp["tasks"]
         .as_array()
@@ -346,25 +368,7 @@ fn remote_checkpoint_is_the_local_revision_and_the_whole_loop_runs_on_the_token(
     assert_eq!(q["revision"], cp["revision"]);
 
     // The Stop hook with no data directory: the subject comes through the endpoint.
-    let hook = |ws: &Path| {
-        let p = json!({"session_id": "s-remote", "transcript_path": "/t", "cwd": ws,
-                       "hook_event_name": "Stop", "stop_hook_active": false});
-        let mut c = l.env.bare_cmd();
-        c.arg("--token-file").arg(&l.token).args([
-            "task-stop",
-            &id,
-            "--workspace",
-            s(ws),
-            "--endpoint",
-            &format!("http://{a}"),
-            "--repository",
-            "demo-basic",
-            "--profile",
-            "default",
-        ]);
-        c.write_stdin(p.to_string());
-        run_cmd(&mut c)
-    };
+    let hook = |ws: &Path| remote_hook(&l, a, &id, ws);
     crate::common::hook_stop::passed("claude", &hook(&ws));
     std::fs::write(ws.join("late.txt"), "edit\n").expect("edit");
     let det = crate::common::hook_stop::blocked("claude", &hook(&ws));
@@ -925,27 +929,7 @@ fn a_forged_client_cache_misdescribes_only_the_agents_workspace_and_land_lands_t
     forge_client_cache(&l, &ws, &good, "add.sh", None);
     let original = Sha256Hex::digest(&std::fs::read(&changelog).expect("fixture"));
     forge_client_cache(&l, &ws, &good, "CHANGELOG.md", Some(original));
-    let p = json!({"session_id": "s-forged", "transcript_path": "/t", "cwd": ws,
-                   "hook_event_name": "Stop", "stop_hook_active": false});
-    let endpoint = format!("http://{a}");
-    let hook_args = [
-        "task-stop",
-        id.as_str(),
-        "--workspace",
-        s(&ws),
-        "--endpoint",
-        endpoint.as_str(),
-        "--repository",
-        "demo-basic",
-        "--profile",
-        "default",
-    ];
-    let mut c = l.env.bare_cmd();
-    c.arg("--token-file")
-        .arg(&l.token)
-        .args(hook_args)
-        .write_stdin(p.to_string());
-    let det = crate::common::hook_stop::blocked("claude", &run_cmd(&mut c));
+    let det = crate::common::hook_stop::blocked("claude", &remote_hook(&l, a, &id, &ws));
     assert_eq!(
         det["failures"][0]["code"], "task_pending",
         "the forged cache hides the edit from the hook: {det}"
@@ -971,6 +955,7 @@ fn a_forged_client_cache_misdescribes_only_the_agents_workspace_and_land_lands_t
     )
     .json();
     let stdin = token_and_descriptor(&l, &d);
+    let endpoint = format!("http://{a}");
     let col = collect_on_stdin(
         &l,
         &stdin,

@@ -354,6 +354,22 @@ mod tests {
         page: Value,
     }
 
+    impl Fixture {
+        /// Runs `go` as the destination opening this page's objects.
+        fn as_reader<R>(&self, max_bytes: u64, go: impl FnOnce(&OpenCtx<'_>) -> R) -> R {
+            let reader_public = encoding::b64u(&grant::x25519_public(&self.p.dst_id.x25519_secret));
+            let publisher = self.p.src_id.publisher();
+            go(&OpenCtx {
+                publisher: &publisher,
+                reader_id: &self.p.dst_id.id,
+                reader_secret: &self.p.dst_id.x25519_secret,
+                reader_public: &reader_public,
+                now: NOW,
+                max_bytes,
+            })
+        }
+    }
+
     /// A source with `n` records and the page of all of them.
     fn fixture(n: usize) -> Fixture {
         let p = pair();
@@ -423,18 +439,9 @@ mod tests {
                 ),
             ])),
             Fault::BadContent => {
-                let reader_public =
-                    encoding::b64u(&grant::x25519_public(&f.p.dst_id.x25519_secret));
-                let publisher = f.p.src_id.publisher();
-                let ctx = OpenCtx {
-                    publisher: &publisher,
-                    reader_id: &f.p.dst_id.id,
-                    reader_secret: &f.p.dst_id.x25519_secret,
-                    reader_public: &reader_public,
-                    now: NOW,
-                    max_bytes: limits.max_response_bytes,
-                };
-                let (mut payload, _) = open(&h.object, &ctx).expect("open");
+                let (mut payload, _) = f
+                    .as_reader(limits.max_response_bytes, |ctx| open(&h.object, ctx))
+                    .expect("open");
                 let data = payload["content"]["data"].as_str().expect("data");
                 let mut bytes = b64u_decode(data).expect("b64u");
                 bytes[0] ^= 1;
@@ -569,33 +576,25 @@ mod tests {
         inject(&mut f, 6, Fault::ForeignGrant);
         let limits = SyncLimits::default();
         let view = validate_page(f.page.clone(), LIMIT, &limits).expect("shape");
-        let reader_public = encoding::b64u(&grant::x25519_public(&f.p.dst_id.x25519_secret));
-        let publisher = f.p.src_id.publisher();
-        let ctx = OpenCtx {
-            publisher: &publisher,
-            reader_id: &f.p.dst_id.id,
-            reader_secret: &f.p.dst_id.x25519_secret,
-            reader_public: &reader_public,
-            now: NOW,
-            max_bytes: limits.max_response_bytes,
-        };
         let objs: Vec<&Inline> = view.changes.iter().map(|h| &h.object).collect();
-        let one: Vec<Result<(Value, &str)>> = objs.iter().map(|o| open(o, &ctx)).collect();
-        for threads in [1, 2, 3, 4, 8] {
-            let all = open_all(&objs, &ctx, threads);
-            assert_eq!(all.len(), one.len());
-            for (i, (a, b)) in all.iter().zip(&one).enumerate() {
-                match (a, b) {
-                    (Ok(x), Ok(y)) => assert_eq!(x, y, "object {i}, {threads} threads"),
-                    (Err(x), Err(y)) => assert_eq!(
-                        (x.code(), x.message()),
-                        (y.code(), y.message()),
-                        "object {i}"
-                    ),
-                    _ => panic!("object {i}, {threads} threads: {a:?} vs {b:?}"),
+        f.as_reader(limits.max_response_bytes, |ctx| {
+            let one: Vec<Result<(Value, &str)>> = objs.iter().map(|o| open(o, ctx)).collect();
+            for threads in [1, 2, 3, 4, 8] {
+                let all = open_all(&objs, ctx, threads);
+                assert_eq!(all.len(), one.len());
+                for (i, (a, b)) in all.iter().zip(&one).enumerate() {
+                    match (a, b) {
+                        (Ok(x), Ok(y)) => assert_eq!(x, y, "object {i}, {threads} threads"),
+                        (Err(x), Err(y)) => assert_eq!(
+                            (x.code(), x.message()),
+                            (y.code(), y.message()),
+                            "object {i}"
+                        ),
+                        _ => panic!("object {i}, {threads} threads: {a:?} vs {b:?}"),
+                    }
+                    assert_eq!(a.is_err(), i == 2 || i == 6, "object {i}");
                 }
-                assert_eq!(a.is_err(), i == 2 || i == 6, "object {i}");
             }
-        }
+        });
     }
 }
