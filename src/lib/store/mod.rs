@@ -35,7 +35,8 @@ pub use migrate::{
 };
 pub use readcache::{MAX_PER_THREAD, ReadConn, enable_read_cache};
 pub use rusqlite::{
-    CachedStatement, Connection, OptionalExtension, Transaction, TransactionBehavior, params,
+    CachedStatement, Connection, MAIN_DB, OptionalExtension, Transaction, TransactionBehavior,
+    params,
 };
 /// The decoders of an S3 server's answers (for the fuzz target `s3_answer`).
 pub use s3::{

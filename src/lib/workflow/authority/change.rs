@@ -6,7 +6,7 @@ use super::snapshot::{self, Snapshot};
 use super::{installed_requirement, policy_epoch, repository};
 use crate::contract::{Actor, WorkflowTask, WorkflowTaskSubject, check_id};
 use crate::error::{Code, Error, Result};
-use crate::store::{Connection, DataDir, OptionalExtension, params};
+use crate::store::{Connection, DataDir, MAIN_DB, OptionalExtension, params};
 use crate::wire::digest::{Sha256Hex, domain_digest};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -51,22 +51,32 @@ pub type StatCache = snapshot::StatCache;
 /// damaged value is an empty cache: every file is read again.
 pub fn load_stat_cache(conn: &Connection, key: &str) -> Result<StatCache> {
     let found = conn
-        .prepare_cached("SELECT revision, scanned_at_ns, entries FROM stat_caches WHERE root = ?1")?
+        .prepare_cached(
+            "SELECT rowid, revision, scanned_at_ns, typeof(entries) = 'blob', length(entries) \
+             FROM stat_caches WHERE root = ?1",
+        )?
         .query_row(params![key], |r| {
-            let scanned_at_ns: i64 = r.get(1)?;
-            let state = Sha256Hex::parse(r.get_ref(0)?.as_str()?)
+            let scanned_at_ns: i64 = r.get(2)?;
+            let state = Sha256Hex::parse(r.get_ref(1)?.as_str()?)
                 .ok()
                 .map(|revision| snapshot::CacheState {
                     revision,
                     scanned_at_ns,
                 });
-            // Read in place: the rows are never built one by one.
+            let (rowid, is_blob, len): (i64, bool, i64) = (r.get(0)?, r.get(3)?, r.get(4)?);
+            // Read in place, while this statement still holds its read
+            // snapshot: the value is copied once, from the database file
+            // into the buffer the cache keeps (a column read would build
+            // SQLite's own copy first), and the rows are never built one
+            // by one.
             Ok(state.and_then(|st| {
-                r.get_ref(2)
-                    .ok()?
-                    .as_blob()
-                    .ok()
-                    .and_then(|b| StatCache::from_packed(b.to_vec(), Some(st)))
+                let len = usize::try_from(len).ok().filter(|_| is_blob)?;
+                let mut blob = conn
+                    .blob_open(MAIN_DB, "stat_caches", "entries", rowid, true)
+                    .ok()?;
+                let mut bytes = vec![0u8; len];
+                std::io::Read::read_exact(&mut blob, &mut bytes).ok()?;
+                StatCache::from_packed(bytes, Some(st))
             }))
         })
         .optional()?
@@ -1189,6 +1199,59 @@ mod tests {
         s.tasks
             .iter()
             .find_map(|t| staleness_in(conn, t, Some(s)).expect("staleness"))
+    }
+
+    #[test]
+    fn a_stat_cache_loads_whole_and_a_damaged_value_is_an_empty_cache() {
+        let f = fixture();
+        let row = |ino: u64, b: u8| snapshot::CacheRow {
+            ino,
+            size: 8,
+            mtime_ns: 1_000 + i64::from(b),
+            ctime_ns: 2_000,
+            mode: snapshot::MODE_FILE,
+            sha256: [b; 32],
+        };
+        // Rows spanning many overflow pages, read through the blob handle.
+        let rows: Vec<(String, snapshot::CacheRow)> = (0..3_000u32)
+            .map(|i| {
+                (
+                    format!("src/d{:03}/f{i:05}.txt", i / 100),
+                    row(u64::from(i), i as u8),
+                )
+            })
+            .collect();
+        let packed = snapshot::encode_cache(rows.iter().map(|(p, r)| (p.as_str(), r)));
+        assert!(packed.len() > 64 * 1024);
+        let rev = Sha256Hex::digest(b"revision");
+        let put = |root: &str, entries: &[u8]| {
+            f.a.execute(
+                "INSERT OR REPLACE INTO stat_caches(root, revision, scanned_at_ns, entries) \
+                 VALUES (?1, ?2, 5, ?3)",
+                params![root, rev.as_str(), entries],
+            )
+            .expect("insert");
+        };
+        put("/ws/a", &packed);
+        put("/ws/b", b"not a cache");
+        put("/ws/c", &packed[..packed.len() - 1]);
+        put("/ws/d", b"");
+        let a = load_stat_cache(&f.a, "/ws/a").expect("load");
+        let got: Vec<(String, snapshot::CacheRow)> =
+            a.rows().map(|(p, r)| (p.to_owned(), r)).collect();
+        assert_eq!(got, rows);
+        assert_eq!(
+            a.state(),
+            Some(&snapshot::CacheState {
+                revision: rev.clone(),
+                scanned_at_ns: 5
+            })
+        );
+        for damaged in ["/ws/b", "/ws/c", "/ws/d", "/ws/none"] {
+            let c = load_stat_cache(&f.a, damaged).expect("load");
+            assert_eq!(c.rows().count(), 0, "{damaged}");
+            assert_eq!(c.state(), None, "{damaged}");
+        }
     }
 
     #[test]
