@@ -705,33 +705,40 @@ pub fn evaluate(r: &StopRequest<'_>) -> Verdict {
 /// workspace walk runs (after the subject and the stat cache are loaded):
 /// the hook writes a block's continuation count there.
 fn evaluate_with(r: &StopRequest<'_>, idle: &dyn Fn()) -> Verdict {
-    let local = r
-        .data_dir
-        .as_deref()
-        .filter(|d| crate::workflow::service::admin::open_read(d).is_ok());
-    let source = match (local, &r.remote) {
-        (Some(d), _) => Source::Local(d),
-        (None, Some(rm)) => Source::Remote(rm),
-        (None, None) => return block(category::LOCAL_STORE, none()),
-    };
-    let token = match r.token_file.as_deref() {
-        Some(p) if p.is_absolute() => match crate::workflow::service::admin::read_token_file(p) {
-            Ok(t) => t,
-            Err(_) => return block(category::TOKEN, none()),
-        },
-        _ => return block(category::TOKEN, none()),
-    };
-    // The first scan's walk (stat only) runs while the subject and the
-    // stat cache load, and is abandoned unless the named workspace is the
+    // The first scan's walk (stat only) starts first and runs while the
+    // data directory opens, the token is read and the subject and the stat
+    // cache load; it is abandoned unless the named workspace is the
     // change's. Every later step follows the loaded subject.
     let named = std::fs::canonicalize(&r.workspace)
         .ok()
         .and_then(|p| p.to_str().map(str::to_owned));
     let stop = std::sync::atomic::AtomicBool::new(false);
-    let (loaded, walked) = std::thread::scope(|s| {
+    let started = std::thread::scope(|s| {
         let walk = named.as_deref().map(|p| {
             s.spawn(|| crate::workflow::service::snapshot::walk_tree(Path::new(p), &stop))
         });
+        let abandon = |v: Verdict| {
+            stop.store(true, std::sync::atomic::Ordering::Relaxed);
+            Err(v)
+        };
+        let local = r
+            .data_dir
+            .as_deref()
+            .filter(|d| crate::workflow::service::admin::open_read(d).is_ok());
+        let source = match (local, &r.remote) {
+            (Some(d), _) => Source::Local(d),
+            (None, Some(rm)) => Source::Remote(rm),
+            (None, None) => return abandon(block(category::LOCAL_STORE, none())),
+        };
+        let token = match r.token_file.as_deref() {
+            Some(p) if p.is_absolute() => {
+                match crate::workflow::service::admin::read_token_file(p) {
+                    Ok(t) => t,
+                    Err(_) => return abandon(block(category::TOKEN, none())),
+                }
+            }
+            _ => return abandon(block(category::TOKEN, none())),
+        };
         let loaded = match named.as_deref() {
             Some(n) => source.subject(&r.change, &token, Some(n)),
             None => Err(category::WORKSPACE),
@@ -743,8 +750,12 @@ fn evaluate_with(r: &StopRequest<'_>, idle: &dyn Fn()) -> Verdict {
             idle();
         }
         let walked = walk.and_then(|h| h.join().ok()).and_then(Result::ok);
-        (loaded, walked.filter(|_| mine))
+        Ok((source, token, loaded, walked.filter(|_| mine)))
     });
+    let (source, token, loaded, walked) = match started {
+        Ok(s) => s,
+        Err(v) => return v,
+    };
     let (before, cache) = match loaded {
         Ok((s, Some(c))) => (s, c),
         Ok((_, None)) => return block(category::LOCAL_STORE, none()),
