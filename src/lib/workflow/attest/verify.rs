@@ -122,7 +122,18 @@ pub fn verify(req: &VerifyRequest<'_>) -> Result<Value> {
         id: commit,
         tree: tree_id,
     } = objects.resolve_commit(req.repo, req.commit)?;
-    let note = objects.note(req.repo, &commit)?.ok_or_else(|| {
+    // The tree is listed (a git process of its own) while the note is
+    // looked up and read; each answer is then taken in the order the
+    // checks always had, the note's first.
+    let (note, listed) = std::thread::scope(|s| {
+        let listing = s.spawn(|| git::list_tree(req.repo, &tree_id));
+        let note = objects.note(req.repo, &commit);
+        let listed = listing
+            .join()
+            .unwrap_or_else(|_| Err(Error::internal("the tree listing panicked")));
+        (note, listed)
+    });
+    let note = note?.ok_or_else(|| {
         Error::new(
             Code::NotFound,
             format!("commit {commit} has no {} note", git::NOTES_REF),
@@ -145,7 +156,7 @@ pub fn verify(req: &VerifyRequest<'_>) -> Result<Value> {
             format!("the note holds more than {MAX_ENVELOPES} envelopes"),
         ));
     }
-    let (manifest, oids) = objects.tree_manifest(req.repo, &tree_id)?;
+    let (manifest, oids) = objects.manifest_of(listed?)?;
     objects.finish()?;
     let tree = git::TreeRevision::of(&manifest)?;
     let keyid = super::key::key_id(&req.public_key);
