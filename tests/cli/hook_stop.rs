@@ -355,6 +355,44 @@ fn hook_stop_bad_input_blocks_or_exits_1_and_changes_nothing() {
     assert_eq!(d["failures"], json!([{"code": "local_store_unavailable"}]));
     assert!(!missing.exists());
 
+    // A token file that is absent, relative or not private blocks as
+    // `token_unavailable`, though the workspace walk has already started
+    // (it is abandoned), and changes nothing; so does naming the whole
+    // file system as the workspace.
+    let loose = l.env.path("loose-token");
+    std::fs::copy(&l.token, &loose).expect("copy token");
+    std::fs::set_permissions(&loose, std::os::unix::fs::PermissionsExt::from_mode(0o644))
+        .expect("chmod");
+    for (token, workspace) in [
+        (l.env.path("no-such-token"), l.workspace.clone()),
+        (
+            std::path::PathBuf::from("relative-token"),
+            l.workspace.clone(),
+        ),
+        (loose.clone(), l.workspace.clone()),
+        (l.env.path("no-such-token"), std::path::PathBuf::from("/")),
+    ] {
+        let mut c = l.env.bare_cmd();
+        c.arg("--data-dir")
+            .arg(&l.env.data_dir)
+            .arg("--token-file")
+            .arg(&token)
+            .args(["task-stop", &l.change_id, "--workspace"])
+            .arg(&workspace)
+            .write_stdin(p.clone());
+        let d = blocked("claude", &run_cmd(&mut c));
+        assert_eq!(
+            d["failures"],
+            json!([{"code": "token_unavailable"}]),
+            "{token:?} {workspace:?}"
+        );
+    }
+    assert_eq!(
+        snapshot_files(&l.env.data_dir),
+        before,
+        "no store byte changed"
+    );
+
     // Eight consecutive continuations, then the hook lets the agent stop
     // without running qualification.
     let active = payload("claude", true, &l.workspace);
