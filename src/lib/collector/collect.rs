@@ -149,32 +149,58 @@ pub(crate) struct Started {
     /// The run id of the reservation made now; `None` when resumed
     /// (a reservation without a record is never run again).
     fresh_run: Option<String>,
-    /// The runtime's identity, observed on a thread started before the
-    /// recheck (a fresh run only): the version query and the program's
-    /// digest overlap the recheck and the reservation instead of following
-    /// them. The run waits for it and compares it with the pin as before.
+    /// The runtime's identity, observed on a thread started as soon as
+    /// the runtime was checked ([`CollectorKind::prepare`], before the
+    /// execution is opened): the version query and the program's digest
+    /// overlap holding the execution, the recheck and the reservation
+    /// instead of following them. A fresh run waits for it and compares
+    /// it with the pin as before; a resumed one never uses it.
     observed: std::sync::Mutex<Option<Observation>>,
 }
 
-/// The identity observation running beside the recheck.
-type Observation = std::thread::JoinHandle<Result<runtime::RuntimeIdentity>>;
+/// The runtime identity being observed on its own thread. Dropped
+/// unused (a resumed execution, one another collect holds, a refusal
+/// before the run), it waits for the thread, so no `--version` child of
+/// it outlives the collect.
+pub(crate) struct Observation(Option<std::thread::JoinHandle<Result<runtime::RuntimeIdentity>>>);
 
-/// Starts observing the descriptor's runtime on its own thread (it only
-/// reads: the program, its version, for `oci` the engine and the image).
-fn observe_in_background(d: &CollectorDescriptor) -> Result<Observation> {
-    let (kind, image, limits) = (d.runtime, d.oci_image.clone(), d.limits.sandbox.clone());
-    std::thread::Builder::new()
-        .name("observe-runtime".into())
-        .spawn(move || {
-            runtime::observe(
-                kind,
-                &runtime::Plan {
-                    oci_image: image.as_deref(),
-                    limits: limits.as_ref(),
-                },
-            )
-        })
-        .map_err(|e| Error::new(Code::Io, format!("cannot start a thread: {e}")))
+impl Observation {
+    /// Starts observing the descriptor's runtime (it only reads: the
+    /// program, its version, for `oci` the engine and the image).
+    fn start(d: &CollectorDescriptor) -> Result<Observation> {
+        let (kind, image, limits) = (d.runtime, d.oci_image.clone(), d.limits.sandbox.clone());
+        std::thread::Builder::new()
+            .name("observe-runtime".into())
+            .spawn(move || {
+                runtime::observe(
+                    kind,
+                    &runtime::Plan {
+                        oci_image: image.as_deref(),
+                        limits: limits.as_ref(),
+                    },
+                )
+            })
+            .map(|h| Observation(Some(h)))
+            .map_err(|e| Error::new(Code::Io, format!("cannot start a thread: {e}")))
+    }
+
+    /// Waits for the observation: what it observed (or why it could
+    /// not), an error only when the thread itself failed.
+    fn finish(mut self) -> Result<Result<runtime::RuntimeIdentity>> {
+        self.0
+            .take()
+            .ok_or_else(|| Error::internal("the runtime observation was taken twice"))?
+            .join()
+            .map_err(|_| Error::internal("the runtime observation panicked"))
+    }
+}
+
+impl Drop for Observation {
+    fn drop(&mut self) {
+        if let Some(h) = self.0.take() {
+            let _ = h.join();
+        }
+    }
 }
 
 impl Command {
@@ -216,6 +242,7 @@ impl CollectorKind for Command {
     type Descriptor = CollectorDescriptor;
     type Started = Started;
     type Record = ExecutionRecord;
+    type Prepared = Observation;
 
     fn operation(d: &CollectorDescriptor) -> &str {
         &d.execution_operation_id
@@ -225,8 +252,9 @@ impl CollectorKind for Command {
         &d.registration.key_id
     }
 
-    fn check(d: &CollectorDescriptor) -> Result<()> {
-        check_runtime(d)
+    fn prepare(d: &CollectorDescriptor) -> Result<Observation> {
+        check_runtime(d)?;
+        Observation::start(d)
     }
 
     fn in_progress(
@@ -249,6 +277,7 @@ impl CollectorKind for Command {
         cdir: &Path,
         ex: &Execution,
         d: &CollectorDescriptor,
+        observed: Observation,
     ) -> Result<Started> {
         let request_digest = ExecutionRequest::from_descriptor(d).digest()?;
         match Command::retained_reservation(ex, d, &request_digest)? {
@@ -266,11 +295,12 @@ impl CollectorKind for Command {
                     request_digest,
                     resumed: true,
                     fresh_run: None,
-                    observed: std::sync::Mutex::new(None),
+                    // Unused; by the time the collect ends the thread has
+                    // long finished, and dropping it costs no wait.
+                    observed: std::sync::Mutex::new(Some(observed)),
                 })
             }
             None => {
-                let observed = observe_in_background(d)?;
                 req.authority.recheck_descriptor(d)?;
                 crate::collector::crash_point("before_reserve");
                 let run = crate::wire::random_id("run")?;
@@ -317,9 +347,7 @@ impl CollectorKind for Command {
                 let snap = snapshots.join(snapshot_name(&ex.tag, run).as_str());
                 let started = s.observed.lock().ok().and_then(|mut o| o.take());
                 let observed = match started {
-                    Some(h) => h
-                        .join()
-                        .map_err(|_| Error::internal("the runtime observation panicked"))?,
+                    Some(o) => o.finish()?,
                     None => return Err(Error::internal("a fresh run without its observation")),
                 };
                 execute(req, &snapshots, &snap, d, observed)

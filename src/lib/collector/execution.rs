@@ -222,14 +222,20 @@ pub(crate) trait CollectorKind {
     type Started;
     /// The record the execution signs.
     type Record;
+    /// Read-only work a fresh execution will need, started before the
+    /// execution is held (see [`CollectorKind::prepare`]).
+    type Prepared;
 
     /// The descriptor's execution operation.
     fn operation(d: &Self::Descriptor) -> &str;
     /// The registration key the descriptor names.
     fn key_id(d: &Self::Descriptor) -> &str;
     /// Refusals once the collector directory is open, before the
-    /// execution is.
-    fn check(d: &Self::Descriptor) -> Result<()>;
+    /// execution is; then the read-only work a fresh execution will need,
+    /// started now so that it overlaps opening and holding the execution
+    /// and the authority's recheck (whatever [`CollectorKind::start`]
+    /// does not use is dropped, and nothing of it stays behind).
+    fn prepare(d: &Self::Descriptor) -> Result<Self::Prepared>;
     /// What a collect answers while another one holds the execution and
     /// its transfer is already signed (reads only).
     fn in_progress(
@@ -246,6 +252,7 @@ pub(crate) trait CollectorKind {
         cdir: &Path,
         ex: &Execution,
         d: &Self::Descriptor,
+        prepared: Self::Prepared,
     ) -> Result<Self::Started>;
     /// Decodes a retained record, which must answer what was started.
     fn decode_record(s: &Self::Started, bytes: &[u8]) -> Result<Self::Record>;
@@ -288,7 +295,7 @@ pub(crate) fn drive<K: CollectorKind>(
     d: &K::Descriptor,
 ) -> Result<Value> {
     let (cdir, seed) = open_collector(req.root, req.collector_dir)?;
-    K::check(d)?;
+    let prepared = K::prepare(d)?;
     let (key, ex) = open_execution(&cdir, &seed, K::key_id(d), K::operation(d))?;
     // Held until this function returns (upload included): a second collect
     // of the same execution meanwhile touches nothing of it.
@@ -302,7 +309,7 @@ pub(crate) fn drive<K: CollectorKind>(
     // is drawn while one is held (only this execution's own hold, which no
     // other command waits on).
     crate::progress::phase("rechecking and reserving", None);
-    let started = K::start(req, &cdir, &ex, d)?;
+    let started = K::start(req, &cdir, &ex, d, prepared)?;
     let (bytes, record) = match ex.read("transfer", MAX_TRANSFER_BYTES)? {
         Some(bytes) => {
             let record = ex.read("record", MAX_TRANSFER_BYTES)?.ok_or_else(|| {

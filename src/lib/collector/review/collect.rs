@@ -107,6 +107,7 @@ impl CollectorKind for ReviewKind {
     type Descriptor = ReviewDescriptor;
     type Started = Started;
     type Record = ReviewRecord;
+    type Prepared = ();
 
     fn operation(d: &ReviewDescriptor) -> &str {
         &d.execution_operation_id
@@ -116,7 +117,7 @@ impl CollectorKind for ReviewKind {
         &d.registration.key_id
     }
 
-    fn check(_d: &ReviewDescriptor) -> Result<()> {
+    fn prepare(_d: &ReviewDescriptor) -> Result<()> {
         Ok(())
     }
 
@@ -145,6 +146,7 @@ impl CollectorKind for ReviewKind {
         _cdir: &Path,
         ex: &Execution,
         d: &ReviewDescriptor,
+        (): (),
     ) -> Result<Started> {
         let retained = retained_reservation(ex, d)?;
         let resumed = retained.is_some();
