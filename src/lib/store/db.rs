@@ -202,6 +202,56 @@ pub(crate) fn open_read(path: &Path, spec: &DbSpec) -> Result<Option<Connection>
     Ok(Some(conn))
 }
 
+/// Opens an existing database read-write without the data-directory
+/// lock, for a command that reads it first and writes it later, under the
+/// lock, in a [`super::Session`] (a local `collect`: the recheck and the
+/// import's validation read both databases, the import writes them). The
+/// session takes it as its writer instead of opening the file again
+/// (`store::readcache`, "Early writers"), which saves the second open, its
+/// schema parse and its pragmas.
+///
+/// Until a session takes it, it is a reader and changes nothing: no
+/// database is created (`None` when the file does not exist; SQLite's own
+/// `-wal` and `-shm` files are created, with the database's mode, only if
+/// they are missing, as any connection that may write creates them), no
+/// migration runs and the journal mode is read, never set; the reader's schema
+/// checks apply (`schema_too_new`, `schema_outdated`). It has the writer's
+/// connection settings (`synchronous=FULL`, foreign keys, no checkpoint on
+/// close), which change nothing on disk. Where it could not serve as a
+/// writer (a database that is not in WAL mode, a file this user may not
+/// write, a database whose [`DbSpec::on_open`] hook a writer must run) a
+/// plain read-only connection is returned instead: the `bool` says which.
+#[allow(clippy::disallowed_methods)] // `store` owns SQLite opens.
+pub(crate) fn open_early_writer(path: &Path, spec: &DbSpec) -> Result<Option<(Connection, bool)>> {
+    let read_only = |path: &Path| Ok(open_read(path, spec)?.map(|c| (c, false)));
+    if spec.on_open.is_some() {
+        return read_only(path);
+    }
+    if !super::private_fs::check_private(path, super::private_fs::Kind::File)? {
+        return Ok(None);
+    }
+    let conn = Connection::open_with_flags(
+        path,
+        OpenFlags::SQLITE_OPEN_READ_WRITE
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX
+            | OpenFlags::SQLITE_OPEN_NOFOLLOW,
+    )
+    .map_err(|e| open_error(path, e))?;
+    conn.busy_timeout(BUSY_TIMEOUT)?;
+    conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
+    stable_plans(&conn)?;
+    conn.set_db_config(DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true)?;
+    check_readable(&conn, path, spec)?;
+    let mode: String = conn.query_row("PRAGMA journal_mode", [], |r| r.get(0))?;
+    // SQLite opens a file it may not write read-only without a word.
+    if !mode.eq_ignore_ascii_case("wal") || conn.is_readonly(rusqlite::MAIN_DB)? {
+        drop(conn);
+        return read_only(path);
+    }
+    conn.execute_batch("PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON;")?;
+    Ok(Some((conn, true)))
+}
+
 /// The schema checks of a reader: not newer than this binary
 /// (`schema_too_new`), not older (`schema_outdated`).
 pub(crate) fn check_readable(conn: &Connection, path: &Path, spec: &DbSpec) -> Result<()> {

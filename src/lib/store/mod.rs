@@ -33,7 +33,7 @@ pub use lock::{DEFAULT_TIMEOUT, DirLock, KeptLock, Waiter};
 pub use migrate::{
     DRAINING_FILE, MigrateOutput, MigrateTo, Step as MigrateStep, migrate as migrate_blobs,
 };
-pub use readcache::{MAX_PER_THREAD, ReadConn, enable_read_cache};
+pub use readcache::{MAX_PER_THREAD, ReadConn, enable_read_cache, enable_read_cache_for_writes};
 pub use rusqlite::{
     CachedStatement, Connection, MAIN_DB, OptionalExtension, Transaction, TransactionBehavior,
     params,
@@ -234,7 +234,7 @@ impl DataDir {
     /// Opens an existing database read-only through this thread's read
     /// cache (when [`enable_read_cache`] turned it on; `store::readcache`
     /// says what each take checks); `None` when it does not exist.
-    pub fn open_read_cached(&self, spec: &DbSpec) -> Result<Option<ReadConn>> {
+    pub fn open_read_cached(&self, spec: &'static DbSpec) -> Result<Option<ReadConn>> {
         readcache::open(&self.root.join(spec.file), spec)
     }
 

@@ -22,6 +22,20 @@
 //! (or its `BEGIN`) reads the latest committed snapshot of the WAL, and
 //! reads still never wait for a writer. Off (the CLI: one process, one
 //! request), every `ReadConn` is a fresh connection closed on drop.
+//!
+//! # Early writers
+//!
+//! A local `collect` reads the authority and the journal twice (the
+//! recheck before the run, the import's validation after it) and then
+//! writes both under the lock. With [`enable_read_cache_for_writes`] its
+//! cache opens them read-write ([`db::open_early_writer`]: nothing is
+//! created, migrated or written until a session holds the lock), and the
+//! next [`super::Session::open`] on the same thread and data directory
+//! takes them out of the cache as its writer connections
+//! ([`take_writers`]), through the checks every kept writer connection
+//! passes ([`super::session::Kept`]): the same file (device and inode),
+//! out of any transaction, the schema cookie compared inside the batch's
+//! first transaction (the migration check runs again when it moved).
 
 use super::db::{self, DbSpec};
 use super::private_fs;
@@ -37,17 +51,36 @@ use std::sync::atomic::{AtomicBool, Ordering};
 pub const MAX_PER_THREAD: usize = 8;
 
 static ENABLED: AtomicBool = AtomicBool::new(false);
+static WRITERS: AtomicBool = AtomicBool::new(false);
 
 /// Turns the per-thread read cache on for this process (`serve`).
 pub fn enable_read_cache() {
     ENABLED.store(true, Ordering::Relaxed);
 }
 
+/// [`enable_read_cache`], its connections opened as early writers for
+/// this thread's next session (see "Early writers" above): for a command
+/// that reads a data directory's databases and then writes them itself
+/// (a local `collect`).
+pub fn enable_read_cache_for_writes() {
+    WRITERS.store(true, Ordering::Relaxed);
+    enable_read_cache();
+}
+
 struct Kept {
-    path: PathBuf,
     conn: Connection,
+    home: Home,
+}
+
+/// Where a [`ReadConn`] goes back on drop, and what it was opened as.
+struct Home {
+    path: PathBuf,
+    /// The file's identity when it was opened.
     id: (u64, u64),
+    /// Its schema cookie when last checked.
     cookie: i64,
+    /// An early writer of this database (`None`: read-only).
+    writer: Option<&'static DbSpec>,
 }
 
 thread_local! {
@@ -61,7 +94,7 @@ pub struct ReadConn {
     /// Opened for this take (not a kept connection served again).
     fresh: bool,
     /// Where it goes back on drop (`None`: closed on drop).
-    keep: Option<(PathBuf, (u64, u64), i64)>,
+    keep: Option<Home>,
 }
 
 impl std::fmt::Debug for ReadConn {
@@ -113,7 +146,7 @@ impl ReadConn {
 
 impl Drop for ReadConn {
     fn drop(&mut self) {
-        let (Some(conn), Some((path, id, cookie))) = (self.conn.take(), self.keep.take()) else {
+        let (Some(conn), Some(home)) = (self.conn.take(), self.keep.take()) else {
             return;
         };
         // Nothing of this request's snapshot survives it.
@@ -132,38 +165,73 @@ impl Drop for ReadConn {
             let Ok(mut c) = c.try_borrow_mut() else {
                 return;
             };
-            c.retain(|k| k.path != path);
+            c.retain(|k| k.home.path != home.path);
             if c.len() >= MAX_PER_THREAD {
                 c.remove(0);
             }
-            c.push(Kept {
-                path,
-                conn,
-                id,
-                cookie,
-            });
+            c.push(Kept { conn, home });
         });
     }
+}
+
+/// An early writer taken out of the cache for a session: its database,
+/// connection, the file identity it was opened on and its schema cookie
+/// when last checked.
+pub(crate) type EarlyWriter = (&'static DbSpec, Connection, (u64, u64), i64);
+
+/// Takes this thread's early writers of the data directory at `root`
+/// (each database's file directly under it) out of the cache.
+pub(crate) fn take_writers(root: &Path) -> Vec<EarlyWriter> {
+    CACHE
+        .try_with(|c| {
+            let Ok(mut c) = c.try_borrow_mut() else {
+                return Vec::new();
+            };
+            let (mine, rest): (Vec<Kept>, Vec<Kept>) =
+                std::mem::take(&mut *c).into_iter().partition(|k| {
+                    k.home
+                        .writer
+                        .is_some_and(|s| k.home.path == root.join(s.file))
+                });
+            *c = rest;
+            mine.into_iter()
+                .filter_map(|k| {
+                    let spec = k.home.writer?;
+                    Some((spec, k.conn, k.home.id, k.home.cookie))
+                })
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 fn take(path: &Path) -> Option<Kept> {
     CACHE
         .try_with(|c| {
             let mut c = c.try_borrow_mut().ok()?;
-            let i = c.iter().position(|k| k.path == path)?;
+            let i = c.iter().position(|k| k.home.path == path)?;
             Some(c.remove(i))
         })
         .ok()
         .flatten()
 }
 
-/// Opens the database at `path` read-only (see the module
+/// Opens the database at `path` for reading (see the module
 /// documentation); `None` when the file does not exist.
-pub(crate) fn open(path: &Path, spec: &DbSpec) -> Result<Option<ReadConn>> {
-    open_with(path, spec, ENABLED.load(Ordering::Relaxed))
+pub(crate) fn open(path: &Path, spec: &'static DbSpec) -> Result<Option<ReadConn>> {
+    open_with(
+        path,
+        spec,
+        ENABLED.load(Ordering::Relaxed),
+        WRITERS.load(Ordering::Relaxed),
+    )
 }
 
-pub(crate) fn open_with(path: &Path, spec: &DbSpec, cache: bool) -> Result<Option<ReadConn>> {
+pub(crate) fn open_with(
+    path: &Path,
+    spec: &'static DbSpec,
+    cache: bool,
+    writers: bool,
+) -> Result<Option<ReadConn>> {
     if !cache {
         return Ok(db::open_read(path, spec)?.map(|conn| ReadConn {
             conn: Some(conn),
@@ -179,23 +247,33 @@ pub(crate) fn open_with(path: &Path, spec: &DbSpec, cache: bool) -> Result<Optio
     // A schema that moved to something this binary does not read falls
     // through to a fresh open, which reports why.
     if let Some(k) = kept
-        && k.id == id
+        && k.home.id == id
         && let Ok(cookie) = db::schema_cookie(&k.conn)
-        && (cookie == k.cookie || db::check_readable(&k.conn, path, spec).is_ok())
+        && (cookie == k.home.cookie || db::check_readable(&k.conn, path, spec).is_ok())
     {
         return Ok(Some(ReadConn {
             conn: Some(k.conn),
             fresh: false,
-            keep: Some((k.path, id, cookie)),
+            keep: Some(Home { cookie, ..k.home }),
         }));
     }
-    let Some(conn) = db::open_read(path, spec)? else {
+    let opened = if writers {
+        db::open_early_writer(path, spec)?
+    } else {
+        db::open_read(path, spec)?.map(|c| (c, false))
+    };
+    let Some((conn, writer)) = opened else {
         return Ok(None);
     };
     // Kept only when the path named the same file before and after the
     // open, so the identity is the opened file's.
     let keep = match (private_fs::private_file_id(path)?, db::schema_cookie(&conn)) {
-        (Some(after), Ok(cookie)) if after == id => Some((path.to_owned(), id, cookie)),
+        (Some(after), Ok(cookie)) if after == id => Some(Home {
+            path: path.to_owned(),
+            id,
+            cookie,
+            writer: writer.then_some(spec),
+        }),
         _ => None,
     };
     Ok(Some(ReadConn {
@@ -236,7 +314,7 @@ mod tests {
     }
 
     fn read(path: &Path) -> Option<ReadConn> {
-        open_with(path, &J, true).expect("read")
+        open_with(path, &J, true, false).expect("read")
     }
 
     #[test]
@@ -305,7 +383,115 @@ mod tests {
              INSERT INTO schema_migrations VALUES (99, 'future', 't');",
         )
         .expect("newer schema");
-        let e = open_with(&path, &J, true).expect_err("newer than this binary");
+        let e = open_with(&path, &J, true, false).expect_err("newer than this binary");
         assert_eq!(e.code(), Code::SchemaTooNew);
+    }
+
+    /// A plan writing only `J`.
+    const J_PLAN: crate::store::Plan = crate::store::Plan {
+        dbs: &[(&J, crate::store::Access::Write)],
+        order: crate::store::CommitOrder::Listed,
+    };
+
+    /// An early writer of `path` read once and given back to the cache,
+    /// marked with a temporary table (which only that connection sees).
+    fn early_marked(path: &Path) {
+        let c = open_with(path, &J, true, true)
+            .expect("open")
+            .expect("exists");
+        assert_eq!(xs(&c), vec![1], "it reads");
+        c.execute_batch("CREATE TEMP TABLE marker(x)")
+            .expect("a temporary table");
+        drop(c);
+    }
+
+    /// Inserts `x` in a session of its own on this thread; whether the
+    /// session's writer was the marked connection.
+    fn insert_in_session(root: &Path, x: i64) -> Result<bool> {
+        let mut s = crate::store::Session::open(
+            root,
+            Duration::from_secs(1),
+            &crate::clock::SystemClock,
+            J_PLAN,
+        )?;
+        let marked = s.apply(move |w| {
+            let c = w.write(&J)?;
+            c.execute("INSERT INTO j(x) VALUES (?1)", [x])?;
+            Ok(c.prepare("SELECT count(*) FROM temp.marker").is_ok())
+        })?;
+        s.commit()?;
+        Ok(marked)
+    }
+
+    #[test]
+    fn an_early_writer_is_the_next_sessions_writer_and_changed_nothing_before() {
+        let (_t, dir, path) = setup();
+        let before = std::fs::read(&path).expect("database");
+        early_marked(&path);
+        assert_eq!(
+            std::fs::read(&path).expect("database"),
+            before,
+            "reading wrote nothing"
+        );
+        assert!(
+            insert_in_session(dir.root(), 2).expect("session"),
+            "the session wrote through the connection the reads opened"
+        );
+        let r = crate::store::db::open_read(&path, &J)
+            .expect("read")
+            .expect("exists");
+        assert_eq!(xs(&r), vec![1, 2], "committed");
+        // Taken out of the cache by the session: the next one opens afresh.
+        assert!(!insert_in_session(dir.root(), 3).expect("session"));
+    }
+
+    #[test]
+    fn an_early_writer_of_a_replaced_file_is_never_used() {
+        let (_t, dir, path) = setup();
+        early_marked(&path);
+        // The database renamed away and a copy put in its place.
+        let moved = dir.root().join("moved.sqlite");
+        std::fs::rename(&path, &moved).expect("rename");
+        std::fs::copy(&moved, &path).expect("copy");
+        assert!(
+            !insert_in_session(dir.root(), 2).expect("session"),
+            "another file: opened afresh"
+        );
+    }
+
+    #[test]
+    fn an_early_writer_opens_no_absent_database_and_checks_its_schema() {
+        let t = tempfile::tempdir().expect("tempdir");
+        let path = t.path().join("j.sqlite");
+        assert!(open_with(&path, &J, true, true).expect("absent").is_none());
+        assert!(!path.exists(), "nothing was created");
+        // A schema newer than this binary is refused as a reader refuses it.
+        let (_t, dir, path) = setup();
+        let lock = dir.lock(Duration::from_secs(1)).expect("lock");
+        let w = dir.open_write(&J, "t", &lock).expect("write");
+        w.execute_batch("INSERT INTO schema_migrations VALUES (99, 'future', 't');")
+            .expect("newer schema");
+        drop((w, lock));
+        let e = open_with(&path, &J, true, true).expect_err("newer");
+        assert_eq!(e.code(), Code::SchemaTooNew);
+    }
+
+    #[test]
+    fn a_schema_moved_behind_an_early_writer_is_checked_again_by_the_session() {
+        let (_t, dir, path) = setup();
+        early_marked(&path);
+        {
+            let lock = dir.lock(Duration::from_secs(1)).expect("lock");
+            let w = dir.open_write(&J, "t", &lock).expect("write");
+            w.execute_batch(
+                "CREATE TABLE later(x INTEGER); \
+                 INSERT INTO schema_migrations VALUES (99, 'future', 't');",
+            )
+            .expect("newer schema");
+        }
+        let e = insert_in_session(dir.root(), 2).expect_err("newer than this binary");
+        assert_eq!(e.code(), Code::SchemaTooNew);
+        let r = crate::store::db::raw_file(&path);
+        assert_eq!(xs(&r), vec![1], "nothing written");
     }
 }

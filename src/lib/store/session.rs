@@ -162,6 +162,9 @@ struct KeptDb {
     conn: Connection,
     id: (u64, u64),
     cookie: i64,
+    /// An early writer (`store::readcache`): opened without the lock, by
+    /// this command, for this session.
+    early: bool,
 }
 
 impl Kept {
@@ -212,6 +215,24 @@ impl Kept {
         small
     }
 
+    /// This thread's early writers of `dir` (`store::readcache`, "Early
+    /// writers"), taken out of its read cache.
+    fn early(dir: &DataDir) -> Kept {
+        Kept {
+            dbs: super::readcache::take_writers(dir.root())
+                .into_iter()
+                .map(|(spec, conn, id, cookie)| KeptDb {
+                    spec,
+                    conn,
+                    id,
+                    cookie,
+                    early: true,
+                })
+                .collect(),
+            ..Kept::default()
+        }
+    }
+
     /// Databases kept now.
     pub fn len(&self) -> usize {
         self.dbs.len()
@@ -235,7 +256,7 @@ impl Kept {
         id: Option<(u64, u64)>,
         now: &dyn Fn() -> String,
         check_now: bool,
-    ) -> Option<(Connection, (u64, u64), Cookie)> {
+    ) -> Option<(Connection, (u64, u64), Cookie, bool)> {
         let i = self
             .dbs
             .iter()
@@ -245,7 +266,7 @@ impl Kept {
             return None;
         }
         if !check_now {
-            return Some((d.conn, d.id, Cookie::Unchecked(d.cookie)));
+            return Some((d.conn, d.id, Cookie::Unchecked(d.cookie), d.early));
         }
         let cookie = super::db::schema_cookie(&d.conn).ok()?;
         if cookie != d.cookie {
@@ -254,9 +275,9 @@ impl Kept {
             // failure reopens, and the fresh open reports it.
             super::db::migrate(&d.conn, spec, &now()).ok()?;
             let cookie = super::db::schema_cookie(&d.conn).ok()?;
-            return Some((d.conn, d.id, Cookie::Known(cookie)));
+            return Some((d.conn, d.id, Cookie::Known(cookie), d.early));
         }
-        Some((d.conn, d.id, Cookie::Known(cookie)))
+        Some((d.conn, d.id, Cookie::Known(cookie), d.early))
     }
 
     fn put(&mut self, spec: &'static DbSpec, conn: Connection, id: (u64, u64), cookie: Cookie) {
@@ -285,6 +306,7 @@ impl Kept {
             conn,
             id,
             cookie,
+            early: false,
         });
     }
 }
@@ -522,7 +544,9 @@ impl Session {
     ) -> Result<Session> {
         let dir = DataDir::open(root)?;
         let lock = dir.lock(timeout)?;
-        Session::with_lock(dir, lock, clock, plan)
+        // Early writers this command opened for the session, if any.
+        let mut kept = Kept::early(&dir);
+        Session::with_kept(dir, lock, clock, plan, &mut kept)
     }
 
     /// A unit of work on no database: `f` runs once under the data-dir
@@ -585,7 +609,7 @@ impl Session {
                     match kept.take(spec, id, &ts, true) {
                         // A kept writer connection reads as well, outside
                         // the batch.
-                        Some((conn, id, cookie)) => Some(Db {
+                        Some((conn, id, cookie, _)) => Some(Db {
                             spec,
                             conn,
                             writer: None,
@@ -644,7 +668,11 @@ impl Session {
     ) -> Result<Opened> {
         let path = self.dir.root().join(spec.file);
         let id = private_fs::private_file_id(&path)?;
-        if let Some((conn, id, cookie)) = kept.take(spec, id, ts, false) {
+        if let Some((conn, id, cookie, early)) = kept.take(spec, id, ts, false) {
+            if early {
+                // What `open_write` does after opening, under the lock.
+                super::db::truncate_large_wal(&conn, &path, &self.lock)?;
+            }
             return Ok((conn, Some(id), None, cookie));
         }
         let fresh = (removable && id.is_none()).then(|| path.clone());

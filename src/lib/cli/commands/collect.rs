@@ -500,19 +500,24 @@ pub(super) fn collect(ctx: &Ctx, a: CollectArgs) -> Result<Value> {
         )
     };
     let root = ctx.data_dir_from_command_line("collect")?;
+    let http = a.upload.http(&token);
     // The recheck before the reservation and the import's validation
     // after the run read the same two databases: keep the read
     // connections between them (`store::readcache`: each take checks the
     // file and the schema cookie), so each is opened and its schema
-    // parsed once.
-    crate::store::enable_read_cache();
+    // parsed once. Importing here (no endpoint), the import's session
+    // then writes through them too ("Early writers").
+    if http.is_none() {
+        crate::store::enable_read_cache_for_writes();
+    } else {
+        crate::store::enable_read_cache();
+    }
     let local = LocalUpload {
         root,
         timeout: ctx.lock_timeout,
         clock: ctx.clock.as_ref(),
         token: &token,
     };
-    let http = a.upload.http(&token);
     // `local` answers the rechecks (lock-free reads that end before the
     // run) and, without --endpoint, imports; a wrapper-started collect
     // always has an endpoint (checked above), so it never imports here.
