@@ -295,8 +295,8 @@ impl CollectorKind for Command {
                     request_digest,
                     resumed: true,
                     fresh_run: None,
-                    // Unused; by the time the collect ends the thread has
-                    // long finished, and dropping it costs no wait.
+                    // Unused; dropped (its thread waited for) when the
+                    // collect ends, by which time it has usually finished.
                     observed: std::sync::Mutex::new(Some(observed)),
                 })
             }
