@@ -81,17 +81,10 @@ pub(crate) fn open_write(
     // Create the file 0600 ourselves (never trust the umask); SQLite gives
     // its -wal and -shm files the database file's mode.
     drop(super::private_fs::open_private_rw(path)?);
-    let conn = Connection::open_with_flags(
+    let conn = connect(
         path,
-        OpenFlags::SQLITE_OPEN_READ_WRITE
-            | OpenFlags::SQLITE_OPEN_CREATE
-            | OpenFlags::SQLITE_OPEN_NO_MUTEX
-            | OpenFlags::SQLITE_OPEN_NOFOLLOW,
-    )
-    .map_err(|e| open_error(path, e))?;
-    conn.busy_timeout(BUSY_TIMEOUT)?;
-    conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
-    stable_plans(&conn)?;
+        OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE,
+    )?;
     // Keep the WAL across closes: the last connection need not checkpoint
     // and delete it on every short command (about 1 ms and 3 fsyncs each).
     // Autocheckpoint still bounds its size.
@@ -117,6 +110,22 @@ pub(crate) fn open_write(
     }
     super::private_fs::check_private(path, super::private_fs::Kind::File)?;
     truncate_large_wal(&conn, path, _lock)?;
+    Ok(conn)
+}
+
+/// Opens `path` with `flags` (plus no mutex and no symlink) and the
+/// settings every connection of the store has: the busy timeout, the
+/// statement cache and stable plans.
+#[allow(clippy::disallowed_methods)] // `store` owns SQLite opens.
+fn connect(path: &Path, flags: OpenFlags) -> Result<Connection> {
+    let conn = Connection::open_with_flags(
+        path,
+        flags | OpenFlags::SQLITE_OPEN_NO_MUTEX | OpenFlags::SQLITE_OPEN_NOFOLLOW,
+    )
+    .map_err(|e| open_error(path, e))?;
+    conn.busy_timeout(BUSY_TIMEOUT)?;
+    conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
+    stable_plans(&conn)?;
     Ok(conn)
 }
 
@@ -185,16 +194,7 @@ pub(crate) fn open_read(path: &Path, spec: &DbSpec) -> Result<Option<Connection>
     if !super::private_fs::check_private(path, super::private_fs::Kind::File)? {
         return Ok(None);
     }
-    let conn = Connection::open_with_flags(
-        path,
-        OpenFlags::SQLITE_OPEN_READ_ONLY
-            | OpenFlags::SQLITE_OPEN_NO_MUTEX
-            | OpenFlags::SQLITE_OPEN_NOFOLLOW,
-    )
-    .map_err(|e| open_error(path, e))?;
-    conn.busy_timeout(BUSY_TIMEOUT)?;
-    conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
-    stable_plans(&conn)?;
+    let conn = connect(path, OpenFlags::SQLITE_OPEN_READ_ONLY)?;
     check_readable(&conn, path, spec)?;
     if let Some(hook) = spec.on_open {
         hook(&conn, Opened::Reader)?;
@@ -230,16 +230,7 @@ pub(crate) fn open_early_writer(path: &Path, spec: &DbSpec) -> Result<Option<(Co
     if !super::private_fs::check_private(path, super::private_fs::Kind::File)? {
         return Ok(None);
     }
-    let conn = Connection::open_with_flags(
-        path,
-        OpenFlags::SQLITE_OPEN_READ_WRITE
-            | OpenFlags::SQLITE_OPEN_NO_MUTEX
-            | OpenFlags::SQLITE_OPEN_NOFOLLOW,
-    )
-    .map_err(|e| open_error(path, e))?;
-    conn.busy_timeout(BUSY_TIMEOUT)?;
-    conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
-    stable_plans(&conn)?;
+    let conn = connect(path, OpenFlags::SQLITE_OPEN_READ_WRITE)?;
     conn.set_db_config(DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true)?;
     check_readable(&conn, path, spec)?;
     let mode: String = conn.query_row("PRAGMA journal_mode", [], |r| r.get(0))?;

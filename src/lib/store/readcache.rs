@@ -313,6 +313,18 @@ mod tests {
             .expect("rows")
     }
 
+    /// Gives `J` a schema newer than this binary's (as a later
+    /// agent-task would leave it).
+    fn make_schema_newer(dir: &DataDir) {
+        let lock = dir.lock(Duration::from_secs(1)).expect("lock");
+        let w = dir.open_write(&J, "t", &lock).expect("write");
+        w.execute_batch(
+            "CREATE TABLE later(x INTEGER); \
+             INSERT INTO schema_migrations VALUES (99, 'future', 't');",
+        )
+        .expect("newer schema");
+    }
+
     fn read(path: &Path) -> Option<ReadConn> {
         open_with(path, &J, true, false).expect("read")
     }
@@ -376,13 +388,7 @@ mod tests {
     fn a_schema_change_behind_a_kept_connection_is_checked_again() {
         let (_t, dir, path) = setup();
         drop(read(&path).expect("kept"));
-        let lock = dir.lock(Duration::from_secs(1)).expect("lock");
-        let w = dir.open_write(&J, "t", &lock).expect("write");
-        w.execute_batch(
-            "CREATE TABLE later(x INTEGER); \
-             INSERT INTO schema_migrations VALUES (99, 'future', 't');",
-        )
-        .expect("newer schema");
+        make_schema_newer(&dir);
         let e = open_with(&path, &J, true, false).expect_err("newer than this binary");
         assert_eq!(e.code(), Code::SchemaTooNew);
     }
@@ -467,11 +473,7 @@ mod tests {
         assert!(!path.exists(), "nothing was created");
         // A schema newer than this binary is refused as a reader refuses it.
         let (_t, dir, path) = setup();
-        let lock = dir.lock(Duration::from_secs(1)).expect("lock");
-        let w = dir.open_write(&J, "t", &lock).expect("write");
-        w.execute_batch("INSERT INTO schema_migrations VALUES (99, 'future', 't');")
-            .expect("newer schema");
-        drop((w, lock));
+        make_schema_newer(&dir);
         let e = open_with(&path, &J, true, true).expect_err("newer");
         assert_eq!(e.code(), Code::SchemaTooNew);
     }
@@ -480,15 +482,7 @@ mod tests {
     fn a_schema_moved_behind_an_early_writer_is_checked_again_by_the_session() {
         let (_t, dir, path) = setup();
         early_marked(&path);
-        {
-            let lock = dir.lock(Duration::from_secs(1)).expect("lock");
-            let w = dir.open_write(&J, "t", &lock).expect("write");
-            w.execute_batch(
-                "CREATE TABLE later(x INTEGER); \
-                 INSERT INTO schema_migrations VALUES (99, 'future', 't');",
-            )
-            .expect("newer schema");
-        }
+        make_schema_newer(&dir);
         let e = insert_in_session(dir.root(), 2).expect_err("newer than this binary");
         assert_eq!(e.code(), Code::SchemaTooNew);
         let r = crate::store::db::raw_file(&path);
