@@ -187,6 +187,11 @@ pub(crate) fn take_writers(root: &Path) -> Vec<EarlyWriter> {
             let Ok(mut c) = c.try_borrow_mut() else {
                 return Vec::new();
             };
+            // Every session opens through here: a cache of readers only
+            // (`serve`'s, the hook's) is left as it is.
+            if !c.iter().any(|k| k.home.writer.is_some()) {
+                return Vec::new();
+            }
             let (mine, rest): (Vec<Kept>, Vec<Kept>) =
                 std::mem::take(&mut *c).into_iter().partition(|k| {
                     k.home
