@@ -7,6 +7,7 @@
 use crate::common::collect_flow::*;
 use crate::common::{TestEnv, repo_root};
 use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
 
 #[test]
 fn failing_then_passing_test_qualifies_and_lands_as_a_git_commit() {
@@ -143,17 +144,11 @@ fn revocation_reenrollment_and_token_revocation_block_landing() {
     }
 }
 
-/// The unit of work of an import does not repeat prevalidation's
-/// signature, record and replay checks; it rechecks what can change in
-/// between. A registration revoked after prevalidation (the import paused
-/// there by the test hook) still refuses the import, and nothing of it is
-/// retained.
-#[test]
-fn a_registration_revoked_between_prevalidation_and_import_refuses_it() {
-    use std::io::{Read, Write};
-    let l = Loop::basic("bwrap");
-    let t = l.checkpoint();
-    let (d, _) = l.claim(&t, "d.json");
+/// A local collect started with the import's test pause: it stops once
+/// the transfer has passed prevalidation (said on the FIFO) until
+/// [`resume`] lets it go on.
+fn collect_paused_after_prevalidation(l: &Loop, d: &Path) -> (std::process::Child, PathBuf) {
+    use std::io::Read;
     let fifo = l.env.path("pause.fifo");
     let made = std::process::Command::new("mkfifo")
         .arg(&fifo)
@@ -167,7 +162,7 @@ fn a_registration_revoked_between_prevalidation_and_import_refuses_it() {
         .args([
             "collect",
             "--descriptor",
-            s(&d),
+            s(d),
             "--collector-dir",
             s(&l.collector),
         ])
@@ -181,14 +176,40 @@ fn a_registration_revoked_between_prevalidation_and_import_refuses_it() {
         .read_to_string(&mut said)
         .expect("read fifo");
     assert_eq!(said, "prevalidated\n");
-    l.invalidate("executor");
+    (child, fifo)
+}
+
+/// Lets a paused collect go on; its output.
+fn resume(child: std::process::Child, fifo: &Path) -> std::process::Output {
+    use std::io::Write;
     std::fs::OpenOptions::new()
         .write(true)
-        .open(&fifo)
+        .open(fifo)
         .expect("open fifo")
         .write_all(b"go")
         .expect("release");
-    let out = child.wait_with_output().expect("collect ends");
+    child.wait_with_output().expect("collect ends")
+}
+
+fn imported_transfers(l: &Loop) -> i64 {
+    let c = rusqlite::Connection::open(l.env.data_dir.join("authority.sqlite")).expect("db");
+    c.query_row("SELECT count(*) FROM imported_transfers", [], |r| r.get(0))
+        .expect("count")
+}
+
+/// The unit of work of an import does not repeat prevalidation's
+/// signature, record and replay checks; it rechecks what can change in
+/// between. A registration revoked after prevalidation (the import paused
+/// there by the test hook) still refuses the import, and nothing of it is
+/// retained.
+#[test]
+fn a_registration_revoked_between_prevalidation_and_import_refuses_it() {
+    let l = Loop::basic("bwrap");
+    let t = l.checkpoint();
+    let (d, _) = l.claim(&t, "d.json");
+    let (child, fifo) = collect_paused_after_prevalidation(&l, &d);
+    l.invalidate("executor");
+    let out = resume(child, &fifo);
     assert!(!out.status.success(), "{out:?}");
     let text = format!(
         "{}{}",
@@ -198,11 +219,65 @@ fn a_registration_revoked_between_prevalidation_and_import_refuses_it() {
     assert!(text.contains("enrollment_invalid"), "{text}");
     assert!(text.contains("the registration is revoked"), "{text}");
     assert_eq!(l.qualify()["qualified"], false);
-    let c = rusqlite::Connection::open(l.env.data_dir.join("authority.sqlite")).expect("db");
-    let n: i64 = c
-        .query_row("SELECT count(*) FROM imported_transfers", [], |r| r.get(0))
-        .expect("count");
-    assert_eq!(n, 0, "nothing imported");
+    assert_eq!(imported_transfers(&l), 0, "nothing imported");
+}
+
+/// A local collect imports through the connections its reads opened
+/// (`store::readcache`, "Early writers"). While it waits between
+/// prevalidation and its import it holds no read snapshot of either
+/// database: other writers commit and both WALs are checkpointed and
+/// truncated meanwhile (a snapshot held would make the checkpoint report
+/// busy), and the import then commits on top of what they wrote.
+#[test]
+fn a_collect_waiting_to_import_holds_no_snapshot_and_imports_onto_later_commits() {
+    let l = Loop::basic("bwrap");
+    let t = l.checkpoint();
+    let (d, _) = l.claim(&t, "d.json");
+    let (child, fifo) = collect_paused_after_prevalidation(&l, &d);
+    // Other writers meanwhile: a command, then a commit to each database
+    // (a header field agent-task never reads), then the truncation.
+    let other = l.env.path("bob.token");
+    l.env
+        .run(&[
+            "token",
+            "issue",
+            "--owner",
+            "bob",
+            "--agent",
+            "b-1",
+            "--out",
+            s(&other),
+        ])
+        .json();
+    for db in ["authority.sqlite", "journal.sqlite"] {
+        let c = rusqlite::Connection::open(l.env.data_dir.join(db)).expect("db");
+        c.execute_batch("PRAGMA user_version = 7")
+            .expect("a commit");
+        let (busy, frames, done): (i64, i64, i64) = c
+            .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+            })
+            .expect("checkpoint");
+        assert_eq!(
+            (busy, frames, done),
+            (0, 0, 0),
+            "{db}: no reader in the WAL"
+        );
+    }
+    let out = resume(child, &fifo);
+    assert!(out.status.success(), "{out:?}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(v["outcome"], "passed", "{v}");
+    assert_eq!(imported_transfers(&l), 1);
+    l.agent(&["finalize", "--change", &l.change_id]).json();
+    assert_eq!(l.qualify()["qualified"], true);
+    for db in ["authority.sqlite", "journal.sqlite"] {
+        let c = rusqlite::Connection::open(l.env.data_dir.join(db)).expect("db");
+        let ok: String = c
+            .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+            .expect("integrity");
+        assert_eq!(ok, "ok", "{db}");
+    }
 }
 
 #[test]
