@@ -182,28 +182,19 @@ pub(crate) type EarlyWriter = (&'static DbSpec, Connection, (u64, u64), i64);
 /// Takes this thread's early writers of the data directory at `root`
 /// (each database's file directly under it) out of the cache.
 pub(crate) fn take_writers(root: &Path) -> Vec<EarlyWriter> {
+    // A reader (`serve`'s, the hook's) is never looked at further.
+    let mine = |k: &mut Kept| {
+        k.home
+            .writer
+            .is_some_and(|s| k.home.path == root.join(s.file))
+    };
     CACHE
         .try_with(|c| {
             let Ok(mut c) = c.try_borrow_mut() else {
                 return Vec::new();
             };
-            // Every session opens through here: a cache of readers only
-            // (`serve`'s, the hook's) is left as it is.
-            if !c.iter().any(|k| k.home.writer.is_some()) {
-                return Vec::new();
-            }
-            let (mine, rest): (Vec<Kept>, Vec<Kept>) =
-                std::mem::take(&mut *c).into_iter().partition(|k| {
-                    k.home
-                        .writer
-                        .is_some_and(|s| k.home.path == root.join(s.file))
-                });
-            *c = rest;
-            mine.into_iter()
-                .filter_map(|k| {
-                    let spec = k.home.writer?;
-                    Some((spec, k.conn, k.home.id, k.home.cookie))
-                })
+            c.extract_if(.., mine)
+                .filter_map(|k| Some((k.home.writer?, k.conn, k.home.id, k.home.cookie)))
                 .collect()
         })
         .unwrap_or_default()
