@@ -71,7 +71,6 @@ const META_SQL: &str = "CREATE TABLE IF NOT EXISTS schema_migrations (
 
 /// Opens (creating if missing) and migrates a database for writing. The
 /// `DirLock` argument is the proof that the caller holds the lock.
-#[allow(clippy::disallowed_methods)] // `store` owns SQLite opens.
 pub(crate) fn open_write(
     path: &Path,
     spec: &DbSpec,
@@ -189,7 +188,6 @@ pub(crate) fn truncate_large_wal(conn: &Connection, path: &Path, _lock: &DirLock
 
 /// Opens an existing database read-only. Returns `Ok(None)` when the file
 /// does not exist; nothing is ever created.
-#[allow(clippy::disallowed_methods)] // `store` owns SQLite opens.
 pub(crate) fn open_read(path: &Path, spec: &DbSpec) -> Result<Option<Connection>> {
     if !super::private_fs::check_private(path, super::private_fs::Kind::File)? {
         return Ok(None);
@@ -221,7 +219,6 @@ pub(crate) fn open_read(path: &Path, spec: &DbSpec) -> Result<Option<Connection>
 /// writer (a database that is not in WAL mode, a file this user may not
 /// write, a database whose [`DbSpec::on_open`] hook a writer must run) a
 /// plain read-only connection is returned instead: the `bool` says which.
-#[allow(clippy::disallowed_methods)] // `store` owns SQLite opens.
 pub(crate) fn open_early_writer(path: &Path, spec: &DbSpec) -> Result<Option<(Connection, bool)>> {
     let read_only = |path: &Path| Ok(open_read(path, spec)?.map(|c| (c, false)));
     if spec.on_open.is_some() {
