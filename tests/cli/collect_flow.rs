@@ -225,30 +225,17 @@ fn a_registration_revoked_between_prevalidation_and_import_refuses_it() {
 /// A local collect imports through the connections its reads opened
 /// (`store::readcache`, "Early writers"). While it waits between
 /// prevalidation and its import it holds no read snapshot of either
-/// database: other writers commit and both WALs are checkpointed and
+/// database: another writer commits and both WALs are checkpointed and
 /// truncated meanwhile (a snapshot held would make the checkpoint report
-/// busy), and the import then commits on top of what they wrote.
+/// busy), and the import then commits on top of what it wrote.
 #[test]
 fn a_collect_waiting_to_import_holds_no_snapshot_and_imports_onto_later_commits() {
     let l = Loop::basic("bwrap");
     let t = l.checkpoint();
     let (d, _) = l.claim(&t, "d.json");
     let (child, fifo) = collect_paused_after_prevalidation(&l, &d);
-    // Other writers meanwhile: a command, then a commit to each database
-    // (a header field agent-task never reads), then the truncation.
-    let other = l.env.path("bob.token");
-    l.env
-        .run(&[
-            "token",
-            "issue",
-            "--owner",
-            "bob",
-            "--agent",
-            "b-1",
-            "--out",
-            s(&other),
-        ])
-        .json();
+    // Another writer meanwhile: a commit to each database (a header
+    // field agent-task never reads), then the truncation.
     for db in ["authority.sqlite", "journal.sqlite"] {
         let c = rusqlite::Connection::open(l.env.data_dir.join(db)).expect("db");
         c.execute_batch("PRAGMA user_version = 7")
