@@ -1,14 +1,15 @@
 //! The sandbox launch: what the process of a `bwrap` run applies to
-//! itself between the collector's `fork` and its `exec` of bubblewrap,
-//! which bubblewrap cannot. Whoever starts the collector (the agent,
+//! itself between the collector's `clone` of it and its `exec` of
+//! bubblewrap, which bubblewrap cannot. Whoever starts the collector (the agent,
 //! through sudo) chooses the process attributes it inherits; none of them
 //! may reach candidate code, so the child sets every one to the value the
 //! runtime identity pins ([`SandboxLimits`] and its
 //! [`ProcessAttributes`](super::limits::ProcessAttributes)):
 //!
-//! 0. marks itself not dumpable: it holds a copy of the collector's
-//!    memory until its `exec`, and no process of the sandbox's uid may
-//!    read it once the uid is dropped (the `exec` resets the flag);
+//! 0. marks itself not dumpable: it runs in the collector's memory until
+//!    its `exec` ([`spawn`]), and no process of the sandbox's uid may read
+//!    it once the uid is dropped (the `exec` resets the flag, and the
+//!    collector sets its own back);
 //! 1. the scheduling policy (`SCHED_OTHER`, priority 0, reset-on-fork
 //!    off), the nice value, the I/O priority, the CPU affinity (every
 //!    CPU; the kernel keeps it within the cpuset), the timer slack, the
@@ -29,11 +30,11 @@
 //!    above 2 close-on-exec, and executes `bwrap` with an empty
 //!    environment.
 //!
-//! Every value is computed before the fork: the child only makes system
+//! Every value is computed before the clone: the child only makes system
 //! calls (no allocation, no lock: the collector has other threads, whose
-//! locks a forked child may find held). A step that fails ends the child
-//! before `exec`, and the spawn fails with a code naming the step and the
-//! error number ([`spawn_error`] turns it into
+//! locks the child may find held, and it shares their memory). A step that
+//! fails ends the child before `exec`, and the spawn fails with a code
+//! naming the step and the error number ([`SpawnError::Refused`]:
 //! `sandbox_limit_unavailable`, `details.step`): a pinned value that
 //! cannot be applied refuses the run. (A non-root collector cannot raise
 //! a lowered hard limit or lower a raised nice value;
@@ -66,7 +67,7 @@ fn refused(step: &str, e: impl std::fmt::Display) -> Error {
     .with("step", step)
 }
 
-/// Everything the child applies, computed before the fork.
+/// Everything the child applies, computed before the clone.
 struct Prepared {
     nice: i32,
     io_priority: libc::c_long,
@@ -277,35 +278,298 @@ fn prepare(l: &Launch) -> Result<Prepared> {
     })
 }
 
-/// The command of a launch: `program` with `args`, an empty environment,
-/// and every step above applied in the child before its `exec`. A spawn
-/// error goes through [`spawn_error`].
-pub fn command(l: &Launch) -> Result<std::process::Command> {
-    let p = prepare(l)?;
-    let mut cmd = std::process::Command::new(&l.program);
-    cmd.args(&l.args).env_clear();
-    #[allow(unsafe_code)]
-    // SAFETY: the closure runs in the forked child before `exec`. It only
-    // reads `p` (computed before the fork, never changed) and makes
-    // system calls (raw ones, through rustix's linux_raw backend, or the
-    // libc wrappers of single system calls): no allocation, no lock, no
-    // other memory shared with the parent. Its error is a plain error
-    // number, which std hands back through its own pipe.
-    unsafe {
-        std::os::unix::process::CommandExt::pre_exec(&mut cmd, move || {
-            apply(&p).map_err(|f| std::io::Error::from_raw_os_error(f.encode()))
-        });
-    }
-    Ok(cmd)
+/// A started launch: its process (the leader of its own process group)
+/// and the read ends of its standard output and error.
+#[derive(Debug)]
+pub struct Spawned {
+    pid: rustix::process::Pid,
+    /// The command's standard output (until taken).
+    pub stdout: Option<std::fs::File>,
+    /// The command's standard error (until taken).
+    pub stderr: Option<std::fs::File>,
 }
 
-/// The refusal a failed spawn of [`command`] stands for, if the child
-/// failed one of its steps (`None`: the spawn failed otherwise, as a
-/// missing program).
-pub fn spawn_error(e: &std::io::Error, l: &Launch) -> Option<Error> {
-    let f = Failure::decode(e.raw_os_error()?)?;
-    let p = prepare(l).ok()?;
-    Some(describe(f, l, &p))
+impl Spawned {
+    /// The process id (and process group id).
+    pub fn id(&self) -> u32 {
+        self.pid.as_raw_nonzero().get().unsigned_abs()
+    }
+
+    /// Its exit status once it ended (it is reaped then), without waiting.
+    pub fn try_wait(&mut self) -> std::io::Result<Option<std::process::ExitStatus>> {
+        use std::os::unix::process::ExitStatusExt;
+        let r = rustix::process::waitpid(Some(self.pid), rustix::process::WaitOptions::NOHANG)?;
+        Ok(r.map(|(_, st)| std::process::ExitStatus::from_raw(st.as_raw())))
+    }
+}
+
+/// Why a launch did not start.
+#[derive(Debug)]
+pub enum SpawnError {
+    /// A step of the launch was refused (`sandbox_limit_unavailable`,
+    /// the step named), before or after the clone.
+    Refused(Error),
+    /// The process could not be made, or `program` not executed.
+    Start(std::io::Error),
+}
+
+/// Starts a launch: `program` with `args` and an empty environment, its
+/// standard input `/dev/null`, its standard output and error pipes, in a
+/// process group of its own, with every step above applied in the child
+/// before its `exec`.
+///
+/// The child is made with `clone(CLONE_VM | CLONE_VFORK)`, as
+/// `posix_spawn` makes its children: it runs on a stack of its own in the
+/// collector's memory, and the calling thread waits until it executed
+/// bubblewrap or exited. A `fork` would copy the page tables of the
+/// collector's whole address space and then take a copy-on-write fault on
+/// every page the collector writes again after it (its heap, SQLite's
+/// page cache): about half a millisecond per run (`docs/transfer.md`,
+/// "What collecting costs"). The child only reads what was computed
+/// before the clone and makes system calls, and writes nothing of the
+/// collector's memory but one result word. Two of its steps set flags of
+/// the address space it shares with the collector (not dumpable, the
+/// transparent-huge-page flag): the collector's own values are read before
+/// the clone and set again after it.
+pub fn spawn(l: &Launch) -> std::result::Result<Spawned, SpawnError> {
+    use std::ffi::CString;
+    use std::os::unix::ffi::OsStrExt;
+    let p = prepare(l).map_err(SpawnError::Refused)?;
+    let start = |e: std::io::Error| SpawnError::Start(e);
+    let c = |b: &[u8]| {
+        CString::new(b).map_err(|_| start(std::io::Error::from_raw_os_error(libc::EINVAL)))
+    };
+    let program = c(l.program.as_os_str().as_bytes())?;
+    let mut args = vec![program.clone()];
+    for a in &l.args {
+        args.push(c(a.as_bytes())?);
+    }
+    let mut argv: Vec<*const libc::c_char> = args.iter().map(|a| a.as_ptr()).collect();
+    argv.push(std::ptr::null());
+    let envp: [*const libc::c_char; 1] = [std::ptr::null()];
+    // Every descriptor the child moves onto 0, 1 and 2 is above 2, so that
+    // no move overwrites another's source (a collector started with a
+    // standard descriptor closed gets its pipes there).
+    let high = |fd: std::os::fd::OwnedFd| -> std::io::Result<std::os::fd::OwnedFd> {
+        use std::os::fd::AsRawFd;
+        if fd.as_raw_fd() > 2 {
+            return Ok(fd);
+        }
+        Ok(rustix::io::fcntl_dupfd_cloexec(&fd, 3)?)
+    };
+    let null = std::fs::File::open("/dev/null").map_err(start)?;
+    let null = high(null.into()).map_err(start)?;
+    let (out_r, out_w) =
+        rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC).map_err(|e| start(e.into()))?;
+    let (err_r, err_w) =
+        rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC).map_err(|e| start(e.into()))?;
+    let (out_w, err_w) = (high(out_w).map_err(start)?, high(err_w).map_err(start)?);
+    let ctx = {
+        use std::os::fd::AsRawFd;
+        Child {
+            p: &p,
+            program: program.as_ptr(),
+            argv: argv.as_ptr(),
+            envp: envp.as_ptr(),
+            stdio: [null.as_raw_fd(), out_w.as_raw_fd(), err_w.as_raw_fd()],
+            failed: std::sync::atomic::AtomicI32::new(0),
+        }
+    };
+    let stack = ChildStack::new().map_err(start)?;
+    let dumpable = rustix::process::dumpable_behavior().map_err(|e| start(e.into()))?;
+    let thp_disabled =
+        rustix::thread::transparent_huge_pages_are_disabled().map_err(|e| start(e.into()))?;
+    let pid = clone_vfork(&ctx, &stack);
+    // The address space's flags the child set, back to the collector's.
+    // Best effort: a value the kernel does not take back (`RootOnly` is
+    // never settable) leaves the collector not dumpable, the stricter
+    // state, and is no reason to lose the handle of a running child.
+    if rustix::process::dumpable_behavior() != Ok(dumpable) {
+        let _ = rustix::process::set_dumpable_behavior(dumpable);
+    }
+    if rustix::thread::transparent_huge_pages_are_disabled() != Ok(thp_disabled) {
+        let _ = rustix::thread::disable_transparent_huge_pages(thp_disabled);
+    }
+    drop((null, out_w, err_w));
+    let pid = pid.map_err(start)?;
+    let failed = ctx.failed.load(std::sync::atomic::Ordering::SeqCst);
+    if failed != 0 {
+        // The child exited without executing: reap it.
+        let _ = rustix::process::waitpid(Some(pid), rustix::process::WaitOptions::empty());
+        return Err(match Failure::decode(failed) {
+            Some(f) => SpawnError::Refused(describe(f, l, &p)),
+            None => SpawnError::Start(std::io::Error::from_raw_os_error(failed)),
+        });
+    }
+    Ok(Spawned {
+        pid,
+        stdout: Some(std::fs::File::from(out_r)),
+        stderr: Some(std::fs::File::from(err_r)),
+    })
+}
+
+/// What the child of [`spawn`] reads, and the one word it writes.
+struct Child<'a> {
+    p: &'a Prepared,
+    program: *const libc::c_char,
+    argv: *const *const libc::c_char,
+    envp: *const *const libc::c_char,
+    /// The descriptors that become its 0, 1 and 2 (all above 2).
+    stdio: [libc::c_int; 3],
+    /// 0 while it runs; else a [`Failure::encode`]d step or the error
+    /// number of a failed move or `execve`.
+    failed: std::sync::atomic::AtomicI32,
+}
+
+/// The child's stack: its own mapping, with an inaccessible page below it.
+struct ChildStack {
+    base: *mut libc::c_void,
+}
+
+impl ChildStack {
+    /// Stack bytes above the guard page (the steps use a few KiB).
+    const SIZE: usize = 256 * 1024;
+    const GUARD: usize = 4096;
+
+    fn new() -> std::io::Result<ChildStack> {
+        #[allow(unsafe_code)]
+        // SAFETY: a fresh private anonymous mapping; no existing memory is
+        // named or changed.
+        let base = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                Self::SIZE + Self::GUARD,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_STACK,
+                -1,
+                0,
+            )
+        };
+        if base == libc::MAP_FAILED {
+            return Err(std::io::Error::last_os_error());
+        }
+        let stack = ChildStack { base };
+        #[allow(unsafe_code)]
+        // SAFETY: the lowest page of the mapping just made, which nothing
+        // references yet.
+        let rc = unsafe { libc::mprotect(base, Self::GUARD, libc::PROT_NONE) };
+        if rc != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok(stack)
+    }
+
+    /// The initial stack pointer: the mapping's end (page-aligned, so
+    /// 16-byte aligned as the ABI wants).
+    fn top(&self) -> *mut libc::c_void {
+        self.base
+            .cast::<u8>()
+            .wrapping_add(Self::SIZE + Self::GUARD)
+            .cast()
+    }
+}
+
+impl Drop for ChildStack {
+    fn drop(&mut self) {
+        #[allow(unsafe_code)]
+        // SAFETY: the mapping made in `new`, unused once `clone` returned
+        // (the child executed or exited before that).
+        unsafe {
+            libc::munmap(self.base, Self::SIZE + Self::GUARD);
+        }
+    }
+}
+
+/// Clones the child of [`spawn`] and returns once it executed or exited.
+/// Every signal is blocked in this thread around the clone (the child
+/// inherits that mask), so that no handler of the collector runs on the
+/// child's stack before its steps reset every disposition and the mask.
+fn clone_vfork(ctx: &Child<'_>, stack: &ChildStack) -> std::io::Result<rustix::process::Pid> {
+    let mut all = std::mem::MaybeUninit::<libc::sigset_t>::uninit();
+    let mut old = std::mem::MaybeUninit::<libc::sigset_t>::uninit();
+    #[allow(unsafe_code)]
+    // SAFETY: sigfillset initialises `all`; pthread_sigmask reads it and
+    // writes this thread's previous mask into `old`, both on this frame.
+    let rc = unsafe {
+        libc::sigfillset(all.as_mut_ptr());
+        libc::pthread_sigmask(libc::SIG_SETMASK, all.as_ptr(), old.as_mut_ptr())
+    };
+    if rc != 0 {
+        return Err(std::io::Error::from_raw_os_error(rc));
+    }
+    #[allow(unsafe_code)]
+    // SAFETY: CLONE_VM | CLONE_VFORK: the child runs `child_main` on
+    // `stack` (a mapping of its own, alive until after this returns) in
+    // this process's memory while this thread is suspended, until the
+    // child executes or exits. `ctx` outlives the call; the child reads it
+    // and writes only `ctx.failed` (an atomic). No CLONE_FILES, CLONE_FS,
+    // CLONE_SIGHAND or CLONE_THREAD: the child's descriptors, umask,
+    // dispositions, credentials and limits are its own.
+    let pid = unsafe {
+        libc::clone(
+            child_main,
+            stack.top(),
+            libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD,
+            std::ptr::from_ref(ctx).cast_mut().cast(),
+        )
+    };
+    let clone_error = std::io::Error::last_os_error();
+    #[allow(unsafe_code)]
+    // SAFETY: restores the mask saved above (initialised by the call
+    // that blocked every signal, which succeeded).
+    unsafe {
+        libc::pthread_sigmask(libc::SIG_SETMASK, old.as_ptr(), std::ptr::null_mut());
+    }
+    if pid <= 0 {
+        return Err(clone_error);
+    }
+    rustix::process::Pid::from_raw(pid).ok_or(clone_error)
+}
+
+/// The child: its descriptors, its process group, the steps, `execve`.
+/// Only system calls, on its own stack; any failure is written to
+/// `failed` and the child exits with 127 (the parent reaps it).
+extern "C" fn child_main(arg: *mut libc::c_void) -> libc::c_int {
+    #[allow(unsafe_code)]
+    // SAFETY: `arg` is the `Child` that `clone_vfork` passed, alive (the
+    // parent is suspended in `clone` until this process executes or
+    // exits).
+    let ctx = unsafe { &*arg.cast_const().cast::<Child<'_>>() };
+    let code = match child_steps(ctx) {
+        Ok(Ok(())) => {
+            #[allow(unsafe_code)]
+            // SAFETY: a NUL-terminated path and NULL-terminated arrays of
+            // NUL-terminated strings, made before the clone and alive.
+            unsafe {
+                libc::execve(ctx.program, ctx.argv, ctx.envp);
+            }
+            last_errno().max(1)
+        }
+        Ok(Err(f)) => f.encode(),
+        Err(errno) => errno.max(1),
+    };
+    ctx.failed.store(code, std::sync::atomic::Ordering::SeqCst);
+    #[allow(unsafe_code)]
+    // SAFETY: _exit(2) ends this process at once, running nothing of the
+    // collector's (no atexit handler, no destructor, no stdio flush).
+    unsafe {
+        libc::_exit(127)
+    }
+}
+
+/// The child's descriptors and process group (a failure is its error
+/// number, as a failed `execve`'s), then [`apply`].
+fn child_steps(ctx: &Child<'_>) -> std::result::Result<std::result::Result<(), Failure>, i32> {
+    for (target, fd) in (0..).zip(ctx.stdio) {
+        #[allow(unsafe_code)]
+        // SAFETY: dup2(2) on descriptors the parent keeps open until the
+        // child executed; `fd` is above 2, so it is never `target`.
+        if unsafe { libc::dup2(fd, target) } < 0 {
+            return Err(last_errno());
+        }
+    }
+    rustix::process::setpgid(None, None).map_err(|e| e.raw_os_error())?;
+    Ok(apply(ctx.p))
 }
 
 fn fail(step: Step) -> impl Fn(rustix::io::Errno) -> Failure {
@@ -628,26 +892,72 @@ mod tests {
         }
     }
 
-    /// The launch runs its program with the pinned attributes, and a step
-    /// the kernel refuses in the child (an open-files limit over the
-    /// system's ceiling, which not even root may set) fails the spawn with
-    /// that step named.
+    /// Waits for a spawned launch; returns its exit status and output.
+    fn finish(mut c: Spawned) -> (std::process::ExitStatus, String, String) {
+        use std::io::Read;
+        let (mut out, mut err) = (String::new(), String::new());
+        let mut o = c.stdout.take().expect("stdout");
+        let mut e = c.stderr.take().expect("stderr");
+        let t = std::thread::spawn(move || {
+            let mut s = String::new();
+            e.read_to_string(&mut s).map(|_| s)
+        });
+        o.read_to_string(&mut out).expect("stdout");
+        err.push_str(&t.join().expect("thread").expect("stderr"));
+        loop {
+            if let Some(st) = c.try_wait().expect("wait") {
+                return (st, out, err);
+            }
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+    }
+
+    fn refusal(e: SpawnError) -> Error {
+        match e {
+            SpawnError::Refused(e) => e,
+            SpawnError::Start(e) => panic!("not a refusal: {e}"),
+        }
+    }
+
+    /// The launch runs its program with the pinned attributes, its output
+    /// on the pipes, `/dev/null` as its input, in a process group of its
+    /// own and with an empty environment; the collector's own address
+    /// space flags (shared with the child until its exec) are as before.
     #[test]
-    fn a_launch_runs_and_a_refused_step_is_named() {
-        let l = launch(pinned());
-        let mut c = command(&l).expect("command");
-        let st = c.status().expect("runs");
-        assert!(st.success(), "{st:?}");
+    fn a_launch_runs_in_its_own_group_and_leaves_the_collector_as_it_was() {
+        let dumpable = rustix::process::dumpable_behavior().expect("dumpable");
+        let thp = rustix::thread::transparent_huge_pages_are_disabled().expect("thp");
+        let mut l = launch(pinned());
+        l.args = vec![
+            "-c".into(),
+            "read -r x || printf 'eof '; printf \"$$ \"; cut -d' ' -f5 /proc/$$/stat; \
+             printf 'env:%s' \"$(env | grep -v '^PWD=')\" >&2; exit 3"
+                .into(),
+        ];
+        let c = spawn(&l).map_err(refusal).expect("spawned");
+        let pid = c.id();
+        let (st, out, err) = finish(c);
+        assert_eq!(st.code(), Some(3), "{out} {err}");
+        assert_eq!(out, format!("eof {pid} {pid}\n"), "input, pid and group");
+        assert_eq!(err, "env:", "the environment is empty");
+        assert_eq!(rustix::process::dumpable_behavior().ok(), Some(dumpable));
+        assert_eq!(
+            rustix::thread::transparent_huge_pages_are_disabled().ok(),
+            Some(thp)
+        );
+    }
+
+    /// A step the kernel refuses in the child (an open-files limit over
+    /// the system's ceiling, which not even root may set) fails the spawn
+    /// with that step named; a program that cannot be executed fails it
+    /// with the error number.
+    #[test]
+    fn a_refused_step_is_named_and_a_missing_program_is_an_error() {
         let mut limits = pinned();
         if let Some(p) = limits.process.as_mut() {
             p.rlimits.open_files = 1 << 40;
         }
-        let l = launch(limits);
-        let e = command(&l)
-            .expect("command")
-            .spawn()
-            .expect_err("the child refuses");
-        let e = spawn_error(&e, &l).expect("a step's failure");
+        let e = refusal(spawn(&launch(limits)).expect_err("the child refuses"));
         assert_eq!(e.code(), Code::SandboxLimitUnavailable);
         assert!(
             e.message()
@@ -655,30 +965,33 @@ mod tests {
             "{}",
             e.message()
         );
-        // Anything else is no step's failure.
-        let other = std::io::Error::from_raw_os_error(libc::ENOENT);
-        assert!(spawn_error(&other, &l).is_none());
+        let mut l = launch(pinned());
+        l.program = "/nonexistent/agent-task-test-program".into();
+        match spawn(&l) {
+            Err(SpawnError::Start(e)) => assert_eq!(e.raw_os_error(), Some(libc::ENOENT)),
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]
-    fn a_launch_is_refused_before_the_fork_when_it_cannot_be_applied() {
+    fn a_launch_is_refused_before_the_clone_when_it_cannot_be_applied() {
         let mut l = launch(pinned());
         l.program = "sh".into();
-        assert_eq!(
-            command(&l).expect_err("relative").code(),
-            Code::SandboxLimitUnavailable
-        );
+        let code = |l: &Launch| spawn(l).map(|_| ()).map_err(refusal).map_err(|e| e.code());
+        assert_eq!(code(&l), Err(Code::SandboxLimitUnavailable), "relative");
         let mut limits = pinned();
         limits.run_as_uid = Some(0);
         assert_eq!(
-            command(&launch(limits)).expect_err("uid 0").code(),
-            Code::SandboxLimitUnavailable
+            code(&launch(limits)),
+            Err(Code::SandboxLimitUnavailable),
+            "uid 0"
         );
         let mut limits = pinned();
         limits.process = None;
         assert_eq!(
-            command(&launch(limits)).expect_err("no attributes").code(),
-            Code::SandboxLimitUnavailable
+            code(&launch(limits)),
+            Err(Code::SandboxLimitUnavailable),
+            "no attributes"
         );
     }
 }

@@ -126,13 +126,20 @@ pub(super) fn oci_argv(
     Ok(argv)
 }
 
-/// The command of a run, and for `bwrap` the launch its process applies
-/// (what a failed spawn is decoded against: `sandbox::spawn_error`).
-pub(super) fn build_command(
+/// How a run starts.
+pub(super) enum Launcher {
+    /// `bwrap`: the launch its process applies (`sandbox::spawn`).
+    Sandbox(crate::collector::sandbox::Launch),
+    /// `oci`: the engine's client.
+    Command(Command),
+}
+
+/// How the run of `spec` starts under `id`.
+pub(super) fn build_launcher(
     id: &RuntimeIdentity,
     spec: &RunSpec<'_>,
     container: Option<&str>,
-) -> Result<(Command, Option<crate::collector::sandbox::Launch>)> {
+) -> Result<Launcher> {
     if spec.argv.is_empty() {
         return Err(Error::new(
             Code::InvalidInput,
@@ -141,7 +148,7 @@ pub(super) fn build_command(
     }
     let mut cmd = match id.runtime {
         RuntimeKind::Bwrap => {
-            // The run's process applies the limits between fork and exec,
+            // The run's process applies the limits between its clone and exec,
             // then executes bwrap with the pinned plan and the recipe
             // (`collector::sandbox`). It sets its own parent-death signal
             // after any uid change (a uid change clears it).
@@ -177,12 +184,7 @@ pub(super) fn build_command(
                 program: PathBuf::from(&id.program),
                 args,
             };
-            let mut cmd = crate::collector::sandbox::command(&launch)?;
-            cmd.stdin(Stdio::null())
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped());
-            std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
-            return Ok((cmd, Some(launch)));
+            return Ok(Launcher::Sandbox(launch));
         }
         RuntimeKind::Unshare => return Err(not_isolating(id.runtime)),
         RuntimeKind::Oci => {
@@ -213,5 +215,5 @@ pub(super) fn build_command(
             Ok(())
         });
     }
-    Ok((cmd, None))
+    Ok(Launcher::Command(cmd))
 }

@@ -72,17 +72,23 @@ pub fn run(id: &RuntimeIdentity, spec: &RunSpec<'_>, clock: &dyn Clock) -> Resul
         }
         _ => None,
     };
-    let (mut cmd, launch) = build_command(id, spec, container.as_deref())?;
+    let launcher = build_launcher(id, spec, container.as_deref())?;
     let started_at = rfc3339_millis(clock.now());
     let start = Instant::now();
-    // A step of the sandbox launch the child could not apply is its own
-    // refusal (`sandbox_limit_unavailable`, the step named).
-    let mut child = cmd.spawn().map_err(|e| {
-        launch
-            .as_ref()
-            .and_then(|l| crate::collector::sandbox::spawn_error(&e, l))
-            .unwrap_or_else(|| unavailable(id.runtime, format!("cannot start {}: {e}", id.program)))
-    })?;
+    let cannot_start =
+        |e: std::io::Error| unavailable(id.runtime, format!("cannot start {}: {e}", id.program));
+    let mut child = match launcher {
+        // A step of the sandbox launch the child could not apply is its
+        // own refusal (`sandbox_limit_unavailable`, the step named).
+        Launcher::Sandbox(l) => {
+            use crate::collector::sandbox::{SpawnError, spawn};
+            RunChild::Sandbox(spawn(&l).map_err(|e| match e {
+                SpawnError::Refused(e) => e,
+                SpawnError::Start(e) => cannot_start(e),
+            })?)
+        }
+        Launcher::Command(mut cmd) => RunChild::Engine(cmd.spawn().map_err(cannot_start)?),
+    };
     let pgid = child.id();
     // Not yet waited for, so the pid cannot name another process.
     let exit_fd = i32::try_from(pgid)
@@ -90,10 +96,7 @@ pub fn run(id: &RuntimeIdentity, spec: &RunSpec<'_>, clock: &dyn Clock) -> Resul
         .and_then(rustix::process::Pid::from_raw)
         .and_then(|p| rustix::process::pidfd_open(p, rustix::process::PidfdFlags::empty()).ok());
     let stop = Arc::new(AtomicBool::new(false));
-    let (out, err) = match (child.stdout.take(), child.stderr.take()) {
-        (Some(o), Some(e)) => (o, e),
-        _ => return Err(Error::internal("child pipes missing")),
-    };
+    let (out, err) = child.pipes()?;
     let (cap, tail) = (spec.max_output_bytes, spec.tail_bytes);
     let (s1, s2) = (stop.clone(), stop.clone());
     let t_out = std::thread::spawn(move || drain(out, cap, tail, s1));
@@ -150,6 +153,50 @@ pub fn run(id: &RuntimeIdentity, spec: &RunSpec<'_>, clock: &dyn Clock) -> Resul
         stderr,
         cleanup_confirmed: group_gone && container_removed,
     })
+}
+
+/// The process of a run: bubblewrap's, started by the sandbox launch, or
+/// the OCI engine's client.
+enum RunChild {
+    Sandbox(crate::collector::sandbox::Spawned),
+    Engine(std::process::Child),
+}
+
+/// One end of a run's output pipe.
+type Pipe = Box<dyn Read + Send>;
+
+impl RunChild {
+    fn id(&self) -> u32 {
+        match self {
+            RunChild::Sandbox(c) => c.id(),
+            RunChild::Engine(c) => c.id(),
+        }
+    }
+
+    /// Its standard output and error, taken once.
+    fn pipes(&mut self) -> Result<(Pipe, Pipe)> {
+        let pipes: (Option<Pipe>, Option<Pipe>) = match self {
+            RunChild::Sandbox(c) => (
+                c.stdout.take().map(|o| Box::new(o) as Pipe),
+                c.stderr.take().map(|e| Box::new(e) as Pipe),
+            ),
+            RunChild::Engine(c) => (
+                c.stdout.take().map(|o| Box::new(o) as Pipe),
+                c.stderr.take().map(|e| Box::new(e) as Pipe),
+            ),
+        };
+        match pipes {
+            (Some(o), Some(e)) => Ok((o, e)),
+            _ => Err(Error::internal("child pipes missing")),
+        }
+    }
+
+    fn try_wait(&mut self) -> std::io::Result<Option<std::process::ExitStatus>> {
+        match self {
+            RunChild::Sandbox(c) => c.try_wait(),
+            RunChild::Engine(c) => c.try_wait(),
+        }
+    }
 }
 
 /// Longest wait between two looks at a run's wall-clock limit and output caps.
