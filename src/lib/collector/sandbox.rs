@@ -485,17 +485,24 @@ impl Drop for ChildStack {
 /// inherits that mask), so that no handler of the collector runs on the
 /// child's stack before its steps reset every disposition and the mask.
 fn clone_vfork(ctx: &Child<'_>, stack: &ChildStack) -> std::io::Result<rustix::process::Pid> {
-    let mut all = std::mem::MaybeUninit::<libc::sigset_t>::uninit();
-    let mut old = std::mem::MaybeUninit::<libc::sigset_t>::uninit();
+    // Raw rt_sigprocmask: the C library's wrapper leaves the two signals
+    // it reserves for itself (32, 33) unblocked.
+    let all: u64 = u64::MAX;
+    let mut old: u64 = 0;
     #[allow(unsafe_code)]
-    // SAFETY: sigfillset initialises `all`; pthread_sigmask reads it and
-    // writes this thread's previous mask into `old`, both on this frame.
+    // SAFETY: rt_sigprocmask(2) reads the 8-byte set `all` and writes this
+    // thread's previous mask into `old`, both on this frame.
     let rc = unsafe {
-        libc::sigfillset(all.as_mut_ptr());
-        libc::pthread_sigmask(libc::SIG_SETMASK, all.as_ptr(), old.as_mut_ptr())
+        libc::syscall(
+            libc::SYS_rt_sigprocmask,
+            libc::SIG_SETMASK,
+            &all as *const u64,
+            &mut old as *mut u64,
+            8usize,
+        )
     };
     if rc != 0 {
-        return Err(std::io::Error::from_raw_os_error(rc));
+        return Err(std::io::Error::last_os_error());
     }
     #[allow(unsafe_code)]
     // SAFETY: CLONE_VM | CLONE_VFORK: the child runs `child_main` on
@@ -515,10 +522,15 @@ fn clone_vfork(ctx: &Child<'_>, stack: &ChildStack) -> std::io::Result<rustix::p
     };
     let clone_error = std::io::Error::last_os_error();
     #[allow(unsafe_code)]
-    // SAFETY: restores the mask saved above (initialised by the call
-    // that blocked every signal, which succeeded).
+    // SAFETY: as above: restores the mask saved there, from `old`.
     unsafe {
-        libc::pthread_sigmask(libc::SIG_SETMASK, old.as_ptr(), std::ptr::null_mut());
+        libc::syscall(
+            libc::SYS_rt_sigprocmask,
+            libc::SIG_SETMASK,
+            &old as *const u64,
+            std::ptr::null_mut::<u64>(),
+            8usize,
+        );
     }
     if pid <= 0 {
         return Err(clone_error);
@@ -922,9 +934,29 @@ mod tests {
     /// The launch runs its program with the pinned attributes, its output
     /// on the pipes, `/dev/null` as its input, in a process group of its
     /// own and with an empty environment; the collector's own address
-    /// space flags (shared with the child until its exec) are as before.
+    /// space flags (shared with the child until its exec) and its signal
+    /// mask (all blocked around the clone) are as before.
+    /// This thread's signal mask.
+    fn signal_mask() -> u64 {
+        let mut now: u64 = 0;
+        #[allow(unsafe_code)]
+        // SAFETY: reads the mask only (a null new set) into `now`.
+        let rc = unsafe {
+            libc::syscall(
+                libc::SYS_rt_sigprocmask,
+                libc::SIG_SETMASK,
+                std::ptr::null::<u64>(),
+                &mut now as *mut u64,
+                8usize,
+            )
+        };
+        assert_eq!(rc, 0);
+        now
+    }
+
     #[test]
     fn a_launch_runs_in_its_own_group_and_leaves_the_collector_as_it_was() {
+        let mask = signal_mask();
         let dumpable = rustix::process::dumpable_behavior().expect("dumpable");
         let thp = rustix::thread::transparent_huge_pages_are_disabled().expect("thp");
         let mut l = launch(pinned());
@@ -940,6 +972,7 @@ mod tests {
         assert_eq!(st.code(), Some(3), "{out} {err}");
         assert_eq!(out, format!("eof {pid} {pid}\n"), "input, pid and group");
         assert_eq!(err, "env:", "the environment is empty");
+        assert_eq!(signal_mask(), mask, "the collector's signal mask");
         assert_eq!(rustix::process::dumpable_behavior().ok(), Some(dumpable));
         assert_eq!(
             rustix::thread::transparent_huge_pages_are_disabled().ok(),
