@@ -14,9 +14,11 @@
 #    counted (file / directory), next to the floor's.
 # 2. `agent-task qualify` on a Change with 10 succeeded command tasks and a
 #    receipt (every transfer re-verified), next to the floor probe.
-# The rounds rotate which command goes first (cmdbench --rotate): whoever
+# The collect rounds run in a shuffled order (cmdbench --shuffle): whoever
 # follows a pause pays for the dirty data the machine's other writers left
-# in the journal, and the next fsync-heavy command would not.
+# in the journal, and what follows an fsync-heavy command runs on a freshly
+# flushed one; a fixed cyclic order (--rotate) favoured the slot after
+# `collect` by about half a millisecond. The qualify rounds rotate.
 # AGENT_TASK_BIN runs another build of agent-task; AGENT_TASK_BIN_BEFORE
 # adds a second build to the same interleaved collect run (a paired
 # before/after comparison: both builds, the anchor and the probe alternate).
@@ -111,7 +113,7 @@ cases=(--label "bwrap true (anchor)" -- "${bw[@]}"
 [ -n "$before" ] && cases+=(--label "collect, AGENT_TASK_BIN_BEFORE" -- "$before" --data-dir "$AGENT_TASK_DATA_DIR" collect --descriptor "{line:$work/descs.before}" --collector-dir "$work/c")
 echo "# collect against its floor, $(nproc) cores, $(date -u +%Y-%m-%dT%H:%M:%SZ)"
 echo "# load before: $(uptime)"
-"$bench" --runs "$RUNS" --warmup "$WARMUP" --rotate --json "${cases[@]}" > "$work/collect.json"
+"$bench" --runs "$RUNS" --warmup "$WARMUP" --shuffle --json "${cases[@]}" > "$work/collect.json"
 echo "# load after:  $(uptime)"
 python3 - "$work/collect.json" "$work/c" <<'PY'
 import json, sys, glob, statistics

@@ -8,8 +8,8 @@
 # printed. The engine gets a private vfs store and a local image built
 # from the host's static busybox (no registry): needs podman and
 # busybox-static (scripts/install-deps.sh). Without podman it says so and
-# exits 69. The rounds rotate which command goes first (cmdbench
-# --rotate). AGENT_TASK_BIN runs another build; AGENT_TASK_BIN_BEFORE adds a
+# exits 69. Each round runs in its own shuffled order (cmdbench
+# --shuffle). AGENT_TASK_BIN runs another build; AGENT_TASK_BIN_BEFORE adds a
 # second build to the same interleaved run. With strace installed, one
 # more collect is traced and its fsyncs counted.
 set -euo pipefail
@@ -105,7 +105,7 @@ cases=(--label "podman run true (anchor)" -- "${bare[@]}"
 [ -n "$before" ] && cases+=(--label "collect, AGENT_TASK_BIN_BEFORE" -- "$before" --data-dir "$AGENT_TASK_DATA_DIR" collect --descriptor "{line:$work/descs.before}" --collector-dir "$work/c")
 echo "# oci collect against its floor, podman $(podman --version | cut -d" " -f3), $(nproc) cores, $(date -u +%Y-%m-%dT%H:%M:%SZ)"
 echo "# load before: $(uptime)"
-"$bench" --runs "$RUNS" --warmup "$WARMUP" --rotate --json "${cases[@]}" > "$work/collect.json"
+"$bench" --runs "$RUNS" --warmup "$WARMUP" --shuffle --json "${cases[@]}" > "$work/collect.json"
 echo "# load after:  $(uptime)"
 python3 - "$work/collect.json" "$work/c" <<'PY'
 import json, sys, glob, statistics

@@ -2,7 +2,7 @@
 //! command alike, and prints median / p10 / p90 wall time and each median's
 //! ratio to the first (the anchor).
 //!
-//! Usage: `cmdbench [--runs N] [--warmup N] [--json] [--rotate] [--goal R] --label NAME -- CMD ARGS… [--label NAME -- CMD ARGS…]…`
+//! Usage: `cmdbench [--runs N] [--warmup N] [--json] [--rotate|--shuffle] [--goal R] --label NAME -- CMD ARGS… [--label NAME -- CMD ARGS…]…`
 //! With `--goal R` each command after the anchor is also judged against
 //! the goal "median at most R times the anchor's" (met / NOT met), and the
 //! machine's load average before and after the runs is printed.
@@ -13,7 +13,12 @@
 //! cyclic), so that no command always runs right after the same one: an
 //! fsync-heavy command otherwise pays for the dirty data the command
 //! before it (or the rest of the machine) left, and the next one runs on a
-//! freshly flushed journal.
+//! freshly flushed journal. The order stays cyclic, though: each command
+//! still always follows the same one within a round (B after A, C after
+//! B), which showed as a bias of about half a millisecond between two
+//! builds of `collect` that swapped places. `--shuffle` runs each round in
+//! its own order (a permutation drawn from the round's index, so a run is
+//! reproducible): every command follows every other about equally often.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 use std::process::{Command, ExitCode, Stdio};
@@ -31,12 +36,13 @@ struct Opts {
     json: bool,
     goal: Option<f64>,
     rotate: bool,
+    shuffle: bool,
 }
 
 fn parse() -> Result<(Opts, Vec<Case>), String> {
     let mut args = std::env::args().skip(1).peekable();
-    let (mut runs, mut warmup, mut json, mut rotate, mut cases) =
-        (200usize, 5usize, false, false, Vec::new());
+    let (mut runs, mut warmup, mut json, mut rotate, mut shuffle, mut cases) =
+        (200usize, 5usize, false, false, false, Vec::new());
     let mut goal = None;
     while let Some(a) = args.next() {
         match a.as_str() {
@@ -57,6 +63,7 @@ fn parse() -> Result<(Opts, Vec<Case>), String> {
                 )
             }
             "--rotate" => rotate = true,
+            "--shuffle" => shuffle = true,
             "--label" => {
                 let label = args.next().ok_or("--label NAME")?;
                 if args.next().as_deref() != Some("--") {
@@ -91,6 +98,7 @@ fn parse() -> Result<(Opts, Vec<Case>), String> {
             json,
             goal,
             rotate,
+            shuffle,
         },
         cases,
     ))
@@ -129,6 +137,25 @@ fn once(c: &Case, i: usize) -> Result<f64, String> {
     Ok(ms)
 }
 
+/// A permutation of `0..n` drawn from `round` (Fisher-Yates over a
+/// splitmix64 stream seeded with it): the same round, the same order.
+fn permutation(n: usize, round: usize) -> Vec<usize> {
+    let mut state = (round as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ 0xD1B5_4A32_D192_ED03;
+    let mut next = || {
+        state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    };
+    let mut p: Vec<usize> = (0..n).collect();
+    for k in (1..n).rev() {
+        let j = (next() % (k as u64 + 1)) as usize;
+        p.swap(k, j);
+    }
+    p
+}
+
 fn pct(sorted: &[f64], p: f64) -> f64 {
     let idx = ((sorted.len() as f64 - 1.0) * p).round() as usize;
     sorted[idx.min(sorted.len() - 1)]
@@ -146,8 +173,13 @@ fn main() -> ExitCode {
     let n = cases.len();
     for i in 0..opts.warmup + opts.runs {
         let first = if opts.rotate { i % n } else { 0 };
-        for k in 0..n {
-            let c = &mut cases[(first + k) % n];
+        let order: Vec<usize> = if opts.shuffle {
+            permutation(n, i)
+        } else {
+            (0..n).map(|k| (first + k) % n).collect()
+        };
+        for k in order {
+            let c = &mut cases[k];
             match once(c, i) {
                 Ok(ms) if i >= opts.warmup => c.ms.push(ms),
                 Ok(_) => {}
