@@ -485,25 +485,7 @@ impl Drop for ChildStack {
 /// inherits that mask), so that no handler of the collector runs on the
 /// child's stack before its steps reset every disposition and the mask.
 fn clone_vfork(ctx: &Child<'_>, stack: &ChildStack) -> std::io::Result<rustix::process::Pid> {
-    // Raw rt_sigprocmask: the C library's wrapper leaves the two signals
-    // it reserves for itself (32, 33) unblocked.
-    let all: u64 = u64::MAX;
-    let mut old: u64 = 0;
-    #[allow(unsafe_code)]
-    // SAFETY: rt_sigprocmask(2) reads the 8-byte set `all` and writes this
-    // thread's previous mask into `old`, both on this frame.
-    let rc = unsafe {
-        libc::syscall(
-            libc::SYS_rt_sigprocmask,
-            libc::SIG_SETMASK,
-            &all as *const u64,
-            &mut old as *mut u64,
-            8usize,
-        )
-    };
-    if rc != 0 {
-        return Err(std::io::Error::last_os_error());
-    }
+    let old = set_signal_mask(Some(u64::MAX)).map_err(std::io::Error::from_raw_os_error)?;
     #[allow(unsafe_code)]
     // SAFETY: CLONE_VM | CLONE_VFORK: the child runs `child_main` on
     // `stack` (a mapping of its own, alive until after this returns) in
@@ -521,17 +503,8 @@ fn clone_vfork(ctx: &Child<'_>, stack: &ChildStack) -> std::io::Result<rustix::p
         )
     };
     let clone_error = std::io::Error::last_os_error();
-    #[allow(unsafe_code)]
-    // SAFETY: as above: restores the mask saved there, from `old`.
-    unsafe {
-        libc::syscall(
-            libc::SYS_rt_sigprocmask,
-            libc::SIG_SETMASK,
-            &old as *const u64,
-            std::ptr::null_mut::<u64>(),
-            8usize,
-        );
-    }
+    // Setting back a mask this thread just had cannot fail.
+    let _ = set_signal_mask(Some(old));
     if pid <= 0 {
         return Err(clone_error);
     }
@@ -746,6 +719,33 @@ fn set_all_cpus() -> std::result::Result<(), Failure> {
 /// Highest signal number on Linux.
 const SIGNAL_MAX: u8 = 64;
 
+/// Raw `rt_sigprocmask(SIG_SETMASK)` of this thread: sets the mask to
+/// `new` (when given) and returns the one before, as the kernel's 64-bit
+/// set. Raw because the C library's wrappers refuse to block or unblock
+/// the two signals it reserves for itself (32, 33). Only a system call:
+/// the launch's child may make it.
+fn set_signal_mask(new: Option<u64>) -> std::result::Result<u64, i32> {
+    let mut old: u64 = 0;
+    let new_ptr = new.as_ref().map_or(std::ptr::null(), std::ptr::from_ref);
+    #[allow(unsafe_code)]
+    // SAFETY: rt_sigprocmask(2) reads the 8-byte set behind `new_ptr`
+    // (`new`, on this frame) unless it is null, and writes the previous
+    // mask into `old`, on this frame.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_rt_sigprocmask,
+            libc::SIG_SETMASK,
+            new_ptr,
+            &mut old as *mut u64,
+            8usize,
+        )
+    };
+    if rc != 0 {
+        return Err(last_errno());
+    }
+    Ok(old)
+}
+
 /// Every signal to its default action and none blocked, read back. Raw
 /// `rt_sigaction` and `rt_sigprocmask`, because the C library refuses the
 /// signals it reserves for itself (32, 33), which an inherited mask or
@@ -793,33 +793,13 @@ fn reset_signals() -> std::result::Result<(), Failure> {
         // The handler is the struct's first member: 0 is SIG_DFL.
         check(rc == 0 && old[0] == 0, step)?;
     }
-    let empty: u64 = 0;
-    let mut now: u64 = u64::MAX;
-    #[allow(unsafe_code)]
-    // SAFETY: rt_sigprocmask(2) reads the 8-byte set `empty`, on this
-    // stack frame.
-    let rc = unsafe {
-        libc::syscall(
-            libc::SYS_rt_sigprocmask,
-            libc::SIG_SETMASK,
-            &empty as *const u64,
-            std::ptr::null_mut::<u64>(),
-            8usize,
-        )
+    let fail_mask = |errno| Failure {
+        step: Step::SignalMask,
+        errno,
     };
-    #[allow(unsafe_code)]
-    // SAFETY: as above, reading the mask only (a null new set) into
-    // `now`, on this stack frame.
-    let rc2 = unsafe {
-        libc::syscall(
-            libc::SYS_rt_sigprocmask,
-            libc::SIG_SETMASK,
-            std::ptr::null::<u64>(),
-            &mut now as *mut u64,
-            8usize,
-        )
-    };
-    check(rc == 0 && rc2 == 0 && now == 0, Step::SignalMask)
+    set_signal_mask(Some(0)).map_err(fail_mask)?;
+    let now = set_signal_mask(None).map_err(fail_mask)?;
+    check(now == 0, Step::SignalMask)
 }
 
 /// Marks every descriptor above 2 close-on-exec, so nothing the collector
@@ -936,26 +916,9 @@ mod tests {
     /// own and with an empty environment; the collector's own address
     /// space flags (shared with the child until its exec) and its signal
     /// mask (all blocked around the clone) are as before.
-    /// This thread's signal mask.
-    fn signal_mask() -> u64 {
-        let mut now: u64 = 0;
-        #[allow(unsafe_code)]
-        // SAFETY: reads the mask only (a null new set) into `now`.
-        let rc = unsafe {
-            libc::syscall(
-                libc::SYS_rt_sigprocmask,
-                libc::SIG_SETMASK,
-                std::ptr::null::<u64>(),
-                &mut now as *mut u64,
-                8usize,
-            )
-        };
-        assert_eq!(rc, 0);
-        now
-    }
-
     #[test]
     fn a_launch_runs_in_its_own_group_and_leaves_the_collector_as_it_was() {
+        let signal_mask = || set_signal_mask(None).expect("mask");
         let mask = signal_mask();
         let dumpable = rustix::process::dumpable_behavior().expect("dumpable");
         let thp = rustix::thread::transparent_huge_pages_are_disabled().expect("thp");
