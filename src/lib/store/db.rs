@@ -108,7 +108,7 @@ pub(crate) fn open_write(
         }
     }
     super::private_fs::check_private(path, super::private_fs::Kind::File)?;
-    truncate_large_wal(&conn, path, _lock)?;
+    truncate_large_wal(&conn, path, _lock, WAL_TRUNCATE_AT_OPEN_BYTES)?;
     Ok(conn)
 }
 
@@ -145,9 +145,22 @@ fn stable_plans(conn: &Connection) -> Result<()> {
     Ok(())
 }
 
-/// WAL size above which a writer checkpoints and truncates the WAL (at
-/// open, and at [`super::DataDir::close_write`]).
+/// WAL size above which a long-lived writer (`serve`'s) checkpoints and
+/// truncates the WAL, when a batch's session closes or the writer idles:
+/// its readers keep their WAL index, and a smaller bound would only add
+/// checkpoints.
 pub(crate) const WAL_TRUNCATE_BYTES: u64 = 1024 * 1024;
+
+/// The same bound for a command's writer, when it opens the database and
+/// when a one-off session closes ([`super::Session::close`],
+/// [`super::DataDir::close_write`]): every short-lived process is the
+/// first connection of the database, which rebuilds the WAL index by
+/// reading and checksumming the whole WAL (about 0.3 µs a KiB here). At
+/// 1 MiB a command that opens the authority and the journal rebuilt about
+/// 0.3 ms of index on average; at 256 KiB about a quarter of that, for a
+/// checkpoint (two fsyncs) every 256 KiB of writes instead of every MiB
+/// (`docs/transfer.md`, "What collecting costs").
+pub(crate) const WAL_TRUNCATE_AT_OPEN_BYTES: u64 = 256 * 1024;
 
 /// Keeps the WAL short. Every short-lived process is the first connection
 /// of its database, so SQLite rebuilds the WAL index by reading the whole
@@ -155,8 +168,9 @@ pub(crate) const WAL_TRUNCATE_BYTES: u64 = 1024 * 1024;
 /// is never closed with a checkpoint (`NO_CKPT_ON_CLOSE`) is never
 /// restarted and grows without bound, making every later open slower. A
 /// writer (holding the data-directory lock) therefore truncates it once it
-/// passes [`WAL_TRUNCATE_BYTES`], at open and again when a write command
-/// ends. A reader still inside the WAL makes the checkpoint report busy;
+/// passes `limit`: [`WAL_TRUNCATE_AT_OPEN_BYTES`] when a command's writer
+/// opens it or a one-off session closes, [`WAL_TRUNCATE_BYTES`] for a
+/// long-lived writer. A reader still inside the WAL makes the checkpoint report busy;
 /// that is harmless and retried by the next writer. The checkpoint never
 /// waits for readers: a `TRUNCATE` checkpoint would otherwise sleep in the
 /// busy handler (up to the 5 s busy timeout) until every reader has left
@@ -171,10 +185,15 @@ pub(crate) fn wal_is_large(path: &Path) -> bool {
     std::fs::symlink_metadata(&wal).is_ok_and(|m| m.len() > WAL_TRUNCATE_BYTES)
 }
 
-pub(crate) fn truncate_large_wal(conn: &Connection, path: &Path, _lock: &DirLock) -> Result<()> {
+pub(crate) fn truncate_large_wal(
+    conn: &Connection,
+    path: &Path,
+    _lock: &DirLock,
+    limit: u64,
+) -> Result<()> {
     let mut wal = path.as_os_str().to_owned();
     wal.push("-wal");
-    let big = std::fs::symlink_metadata(&wal).is_ok_and(|m| m.len() > WAL_TRUNCATE_BYTES);
+    let big = std::fs::symlink_metadata(&wal).is_ok_and(|m| m.len() > limit);
     if big {
         conn.busy_timeout(Duration::ZERO)?;
         let done = conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| {

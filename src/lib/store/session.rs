@@ -209,7 +209,8 @@ impl Kept {
         let mut small = true;
         for d in &self.dbs {
             let path = dir.root().join(d.spec.file);
-            let _ = super::db::truncate_large_wal(&d.conn, &path, lock);
+            let _ =
+                super::db::truncate_large_wal(&d.conn, &path, lock, super::db::WAL_TRUNCATE_BYTES);
             small &= !super::db::wal_is_large(&path);
         }
         small
@@ -671,7 +672,12 @@ impl Session {
         if let Some((conn, id, cookie, early)) = kept.take(spec, id, ts, false) {
             if early {
                 // What `open_write` does after opening, under the lock.
-                super::db::truncate_large_wal(&conn, &path, &self.lock)?;
+                super::db::truncate_large_wal(
+                    &conn,
+                    &path,
+                    &self.lock,
+                    super::db::WAL_TRUNCATE_AT_OPEN_BYTES,
+                )?;
             }
             return Ok((conn, Some(id), None, cookie));
         }
@@ -834,16 +840,23 @@ impl Session {
     }
 
     /// Ends the session: rolls back any uncommitted batch, checkpoints a
-    /// grown WAL of each writer (best effort) and releases the lock.
+    /// grown WAL of each writer (best effort, past
+    /// [`super::db::WAL_TRUNCATE_AT_OPEN_BYTES`], as a command's writer
+    /// does at open) and releases the lock.
     pub fn close(self) {
-        self.close_into(&mut Kept::default());
+        self.close_with(&mut Kept::default(), super::db::WAL_TRUNCATE_AT_OPEN_BYTES);
     }
 
     /// [`Session::close`], giving the writer connections to `kept` for
     /// the next session (a database this session created and no commit
     /// kept is removed instead, with its connection; a connection still in
-    /// a transaction after the rollback is dropped).
-    pub fn close_into(mut self, kept: &mut Kept) {
+    /// a transaction after the rollback is dropped). A long-lived writer's
+    /// WAL is truncated past [`super::db::WAL_TRUNCATE_BYTES`].
+    pub fn close_into(self, kept: &mut Kept) {
+        self.close_with(kept, super::db::WAL_TRUNCATE_BYTES);
+    }
+
+    fn close_with(mut self, kept: &mut Kept, wal_limit: u64) {
         self.rollback();
         for db in std::mem::take(&mut self.dbs) {
             if db.fresh.is_some() {
@@ -861,6 +874,7 @@ impl Session {
                     &db.conn,
                     &self.dir.root().join(db.spec.file),
                     &self.lock,
+                    wal_limit,
                 );
             }
             if let Some(id) = db.rw {
@@ -1065,5 +1079,67 @@ mod tests {
         s.close();
         assert!(!root.join("j.sqlite").exists());
         assert_eq!(rows(&root, &A), vec![7]);
+    }
+
+    fn wal_len(root: &std::path::Path, spec: &DbSpec) -> u64 {
+        std::fs::metadata(root.join(format!("{}-wal", spec.file))).map_or(0, |m| m.len())
+    }
+
+    /// Commits `n` rows of about 4 KiB each to `J` in one session closed
+    /// into `kept`.
+    fn grow(root: &std::path::Path, kept: &mut Kept, from: i64, n: i64) {
+        let dir = DataDir::open(root).expect("open");
+        let lock = dir.lock(Duration::from_secs(1)).expect("lock");
+        let mut s = Session::with_kept(dir, lock, &clock(), PLAN, kept).expect("session");
+        s.apply(|w| {
+            let j = w.write(&J)?;
+            j.execute_batch("CREATE TABLE IF NOT EXISTS big(x INTEGER PRIMARY KEY, b BLOB)")?;
+            for x in from..from + n {
+                j.execute("INSERT INTO big(x, b) VALUES (?1, zeroblob(4000))", [x])?;
+            }
+            Ok(())
+        })
+        .expect("rows");
+        s.commit().expect("commit");
+        s.close_into(kept);
+    }
+
+    /// A long-lived writer (`serve`'s, closing into the same `Kept`) lets
+    /// the WAL grow to 1 MiB; a command's writer truncates one over
+    /// 256 KiB when it opens the database, and a one-off session when it
+    /// closes, because the next process rebuilds its WAL index from the
+    /// whole WAL.
+    #[test]
+    fn a_commands_writer_keeps_the_wal_under_256_kib_and_a_long_lived_one_under_1_mib() {
+        let (_t, root) = setup();
+        let mut kept = Kept::default();
+        grow(&root, &mut kept, 0, 100);
+        let long_lived = wal_len(&root, &J);
+        assert!(
+            long_lived > super::super::db::WAL_TRUNCATE_AT_OPEN_BYTES
+                && long_lived <= super::super::db::WAL_TRUNCATE_BYTES,
+            "{long_lived}"
+        );
+        drop(kept);
+        // A command's session: its open checkpoints and truncates the WAL.
+        let mut s = Session::open(&root, Duration::from_secs(1), &clock(), PLAN).expect("open");
+        assert_eq!(wal_len(&root, &J), 0, "truncated at open");
+        s.apply(|w| insert(w, 1)).expect("insert");
+        s.commit().expect("commit");
+        drop(s);
+        // A one-off session that grew it past 256 KiB truncates it when it closes.
+        let mut s = Session::open(&root, Duration::from_secs(1), &clock(), PLAN).expect("open");
+        s.apply(|w| {
+            let j = w.write(&J)?;
+            for x in 2000..2100 {
+                j.execute("INSERT INTO big(x, b) VALUES (?1, zeroblob(4000))", [x])?;
+            }
+            Ok(())
+        })
+        .expect("rows");
+        s.commit().expect("commit");
+        assert!(wal_len(&root, &J) > super::super::db::WAL_TRUNCATE_AT_OPEN_BYTES);
+        s.close();
+        assert_eq!(wal_len(&root, &J), 0, "truncated at close");
     }
 }
