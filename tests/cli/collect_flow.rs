@@ -295,6 +295,53 @@ fn bwrap_sandbox_has_no_network_and_cannot_write_the_snapshot() {
     assert_eq!(e["details"]["runtime"], "unshare");
 }
 
+/// The run's process gets `/dev/null` as its standard input and the two
+/// output pipes as 1 and 2 even when `collect` itself starts with its
+/// standard input and error closed: whatever `collect` then opened on 0
+/// and 2 (a database, a retained file) is replaced in the child, never
+/// handed to the sandbox.
+#[test]
+fn a_collect_started_with_closed_stdio_gives_its_run_null_input_and_both_pipes() {
+    let env0 = TestEnv::new();
+    let wf = workflow_with(&env0, &["bash", "probe.sh"]);
+    let l = Loop::new(&wf, "bwrap", None);
+    std::fs::write(
+        l.workspace.join("probe.sh"),
+        "#!/bin/bash\n\
+         if read -r x; then echo INPUT; exit 1; fi\n\
+         echo out\n\
+         echo err >&2\n",
+    )
+    .expect("probe");
+    let t = l.checkpoint();
+    let (d, _) = l.claim(&t, "d.json");
+    let direct = l.env.cmd();
+    let mut c = std::process::Command::new("sh");
+    c.arg("-c")
+        .arg("exec \"$@\" 0<&- 2>&-")
+        .arg("sh")
+        .arg(direct.get_program())
+        .args(direct.get_args())
+        .arg("--token-file")
+        .arg(&l.token)
+        .args(["collect", "--descriptor"])
+        .arg(&d)
+        .arg("--collector-dir")
+        .arg(&l.collector)
+        .env_clear();
+    for (k, v) in direct.get_envs() {
+        if let Some(v) = v {
+            c.env(k, v);
+        }
+    }
+    let out = c.output().expect("collect");
+    assert!(out.status.success(), "{out:?}");
+    let v: Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(v["outcome"], "passed", "{v}");
+    assert_eq!(v["stdout_tail"], "out\n", "{v}");
+    assert_eq!(v["stderr_tail"], "err\n", "{v}");
+}
+
 /// A step that `depends_on` the command step becomes claimable exactly
 /// when the authority holds a passing imported transfer of the command
 /// task's attempt from a live registration: not before its collection, not
