@@ -394,8 +394,11 @@ pub fn spawn(l: &Launch) -> std::result::Result<Spawned, SpawnError> {
     let pid = pid.map_err(start)?;
     let failed = ctx.failed.load(std::sync::atomic::Ordering::SeqCst);
     if failed != 0 {
-        // The child exited without executing: reap it.
-        let _ = rustix::process::waitpid(Some(pid), rustix::process::WaitOptions::empty());
+        // The child exited without executing: reap it (again when a
+        // signal interrupts the wait).
+        while let Err(rustix::io::Errno::INTR) =
+            rustix::process::waitpid(Some(pid), rustix::process::WaitOptions::empty())
+        {}
         return Err(match Failure::decode(failed) {
             Some(f) => SpawnError::Refused(describe(f, l, &p)),
             None => SpawnError::Start(std::io::Error::from_raw_os_error(failed)),
