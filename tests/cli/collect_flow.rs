@@ -267,23 +267,29 @@ fn a_collect_waiting_to_import_holds_no_snapshot_and_imports_onto_later_commits(
     }
 }
 
-#[test]
-fn bwrap_sandbox_has_no_network_and_cannot_write_the_snapshot() {
+/// A bwrap Loop whose `tests` step runs `bash probe.sh` with `script` as
+/// the workspace's `probe.sh`, checkpointed and claimed: the Loop and the
+/// descriptor's path.
+fn claimed_probe(script: &str) -> (Loop, PathBuf) {
     let env0 = TestEnv::new();
     let wf = workflow_with(&env0, &["bash", "probe.sh"]);
     let l = Loop::new(&wf, "bwrap", None);
-    std::fs::write(
-        l.workspace.join("probe.sh"),
+    std::fs::write(l.workspace.join("probe.sh"), script).expect("probe");
+    let t = l.checkpoint();
+    let (d, _) = l.claim(&t, "d.json");
+    (l, d)
+}
+
+#[test]
+fn bwrap_sandbox_has_no_network_and_cannot_write_the_snapshot() {
+    let (l, d) = claimed_probe(
         "#!/bin/bash\n\
          if echo x > ./written 2>/dev/null; then echo SNAPSHOT_WRITABLE; exit 1; fi\n\
          if echo x >> ./add.sh 2>/dev/null; then echo SNAPSHOT_WRITABLE; exit 1; fi\n\
          if (exec 3<>/dev/tcp/127.0.0.1/22) 2>/dev/null; then echo LOOPBACK; exit 1; fi\n\
          if timeout 5 bash -c '(exec 3<>/dev/tcp/1.1.1.1/80)' 2>/dev/null; then echo OUTSIDE; exit 1; fi\n\
          echo isolated\n",
-    )
-    .expect("probe");
-    let t = l.checkpoint();
-    let (d, _) = l.claim(&t, "d.json");
+    );
     let c = l.collect(&d).json();
     assert_eq!(c["outcome"], "passed", "{c}");
     assert_eq!(c["stdout_tail"], "isolated\n");
@@ -302,19 +308,12 @@ fn bwrap_sandbox_has_no_network_and_cannot_write_the_snapshot() {
 /// handed to the sandbox.
 #[test]
 fn a_collect_started_with_closed_stdio_gives_its_run_null_input_and_both_pipes() {
-    let env0 = TestEnv::new();
-    let wf = workflow_with(&env0, &["bash", "probe.sh"]);
-    let l = Loop::new(&wf, "bwrap", None);
-    std::fs::write(
-        l.workspace.join("probe.sh"),
+    let (l, d) = claimed_probe(
         "#!/bin/bash\n\
          if read -r x; then echo INPUT; exit 1; fi\n\
          echo out\n\
          echo err >&2\n",
-    )
-    .expect("probe");
-    let t = l.checkpoint();
-    let (d, _) = l.claim(&t, "d.json");
+    );
     let direct = l.env.cmd();
     let mut c = std::process::Command::new("sh");
     c.arg("-c")
