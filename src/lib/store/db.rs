@@ -152,8 +152,8 @@ fn stable_plans(conn: &Connection) -> Result<()> {
 pub(crate) const WAL_TRUNCATE_BYTES: u64 = 1024 * 1024;
 
 /// The same bound for a command's writer, when it opens the database and
-/// when a one-off session closes ([`super::Session::close`],
-/// [`super::DataDir::close_write`]): every short-lived process is the
+/// when a one-off session closes ([`super::Session::close`]): every
+/// short-lived process is the
 /// first connection of the database, which rebuilds the WAL index by
 /// reading and checksumming the whole WAL (about 0.3 µs a KiB here). At
 /// 1 MiB a command that opens the authority and the journal rebuilt about
@@ -170,8 +170,8 @@ pub(crate) const WAL_TRUNCATE_AT_OPEN_BYTES: u64 = 256 * 1024;
 /// writer (holding the data-directory lock) therefore truncates it once it
 /// passes `limit`: [`WAL_TRUNCATE_AT_OPEN_BYTES`] when a command's writer
 /// opens it or a one-off session closes, [`WAL_TRUNCATE_BYTES`] for a
-/// long-lived writer. A reader still inside the WAL makes the checkpoint report busy;
-/// that is harmless and retried by the next writer. The checkpoint never
+/// long-lived writer. A reader still inside the WAL makes the checkpoint
+/// report busy; that is harmless and retried by the next writer. The checkpoint never
 /// waits for readers: a `TRUNCATE` checkpoint would otherwise sleep in the
 /// busy handler (up to the 5 s busy timeout) until every reader has left
 /// the WAL, which under `serve`'s steady reads stalled the writer thread

@@ -195,22 +195,6 @@ impl DataDir {
         db::open_write(&path, spec, now, lock)
     }
 
-    /// Ends a write: once the last transaction has committed, checkpoints
-    /// and truncates the database's WAL when it has grown past
-    /// [`db::WAL_TRUNCATE_AT_OPEN_BYTES`], so the next readers (the Stop hook
-    /// right after a `checkpoint` that rewrote the stat cache) read the
-    /// database file instead of rebuilding a WAL index from a large WAL.
-    /// Best effort: the command's work is already committed and durable,
-    /// so a failed checkpoint is left to the next writer's open.
-    pub fn close_write(&self, spec: &DbSpec, conn: Connection, lock: &DirLock) {
-        let _ = db::truncate_large_wal(
-            &conn,
-            &self.root.join(spec.file),
-            lock,
-            db::WAL_TRUNCATE_AT_OPEN_BYTES,
-        );
-    }
-
     /// A guard for a database this write may create: when the database did
     /// not exist, dropping the guard without [`NewDbGuard::keep`] removes
     /// the files the write created (database, `-wal`, `-shm`), so a refused
