@@ -432,6 +432,105 @@ fn oci_absent_image_is_a_typed_failed_record_never_a_pull() {
 }
 
 #[test]
+fn the_identity_names_the_runtime_podman_runs_with_the_collectors_path() {
+    let test = "the_identity_names_the_runtime_podman_runs_with_the_collectors_path";
+    let Some(oci) = engine_or_skip(test) else {
+        return;
+    };
+    if oci.program.file_name().is_none_or(|n| n != "podman") {
+        eprintln!("SKIP: {test}: the engine is not podman");
+        return;
+    }
+    let probe = |env: &TestEnv| {
+        env.run(&[
+            "runtime",
+            "probe",
+            "--runtime",
+            "oci",
+            "--oci-image",
+            &oci.image,
+        ])
+    };
+    let runtime_of = |extra: &[(String, OsString)]| {
+        let mut c = oci.cmd();
+        c.envs(extra.iter().map(|(k, v)| (k, v))).args([
+            "info",
+            "--format",
+            "{{.Host.OCIRuntime.Name}} {{.Host.OCIRuntime.Version}}",
+        ]);
+        let out = sh(&mut c).expect("podman info");
+        out.lines().next().unwrap_or_default().to_owned()
+    };
+    // The engine as configured: the identity names what podman itself
+    // reports (collect asks it first without PATH; see oci::podman_runtime).
+    let env = oci_env(&oci);
+    let version = probe(&env).json()["version"]
+        .as_str()
+        .expect("version")
+        .to_owned();
+    assert!(
+        version.ends_with(&format!("; {}", runtime_of(&[]))),
+        "{version}"
+    );
+    // A default runtime podman finds only through PATH (its configured
+    // path does not exist): the identity still names it, from the query
+    // asked again with the collector's PATH; without it on PATH podman has
+    // no runtime and the probe says so.
+    let real = oci
+        .run(&["info", "--format", "{{.Host.OCIRuntime.Path}}"])
+        .expect("runtime path");
+    let dir = tempfile::tempdir().expect("tmp");
+    let bin = dir.path().join("bin");
+    std::fs::create_dir(&bin).expect("mkdir");
+    std::os::unix::fs::symlink(&real, bin.join("atrt")).expect("symlink");
+    let conf_of = |env: &[(String, OsString)]| {
+        env.iter()
+            .find(|(k, _)| k == "CONTAINERS_CONF")
+            .map(|(_, v)| std::fs::read_to_string(v).expect("containers.conf"))
+            .expect("a podman test engine has its own containers.conf")
+    };
+    let conf = dir.path().join("containers.conf");
+    let base: String = conf_of(&oci.env)
+        .lines()
+        .filter(|l| !l.starts_with("runtime ="))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let base = base.replace("[engine]\n", "[engine]\nruntime = \"atrt\"\n");
+    std::fs::write(
+        &conf,
+        format!("{base}[engine.runtimes]\natrt = [\"/nonexistent/agent-task-test/atrt\"]\n"),
+    )
+    .expect("write");
+    let mut path = OsString::from(&bin);
+    path.push(":");
+    path.push(std::env::var_os("PATH").unwrap_or_default());
+    let mut extra: Vec<(String, OsString)> = oci
+        .env
+        .iter()
+        .filter(|(k, _)| k != "CONTAINERS_CONF")
+        .cloned()
+        .collect();
+    extra.push(("CONTAINERS_CONF".to_owned(), conf.clone().into()));
+    let mut on_path = TestEnv::new();
+    on_path.extra_env = extra.clone();
+    on_path.extra_env.push(("PATH".to_owned(), path.clone()));
+    on_path.run(&["init"]).json();
+    let mut with_path = extra.clone();
+    with_path.push(("PATH".to_owned(), path));
+    let expected = runtime_of(&with_path);
+    assert!(expected.starts_with("atrt "), "{expected}");
+    let got = probe(&on_path).json()["version"]
+        .as_str()
+        .expect("version")
+        .to_owned();
+    assert!(got.ends_with(&format!("; {expected}")), "{got}");
+    let mut off_path = TestEnv::new();
+    off_path.extra_env = extra;
+    off_path.run(&["init"]).json();
+    probe(&off_path).error("runtime_unavailable", 69);
+}
+
+#[test]
 fn profile_install_refuses_unpinned_or_misplaced_images() {
     let l = Loop::basic("bwrap");
     let reg = l.registration.clone();

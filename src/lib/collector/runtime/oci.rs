@@ -146,7 +146,17 @@ pub(super) fn engine_command(program: &Path) -> Command {
 
 /// Runs the OCI client to completion; `Err(stderr)` when it fails.
 pub(super) fn engine_output(program: &Path, args: &[&str]) -> std::result::Result<String, String> {
-    let out = engine_command(program)
+    output_of(engine_command(program), program, args)
+}
+
+/// Runs `cmd` (the client `program`) with `args` to completion; its
+/// trimmed stdout, or `Err(stderr)` when it fails.
+fn output_of(
+    mut cmd: Command,
+    program: &Path,
+    args: &[&str],
+) -> std::result::Result<String, String> {
+    let out = cmd
         .args(args)
         .output()
         .map_err(|e| format!("{}: {e}", program.display()))?;
@@ -178,16 +188,7 @@ pub(super) fn engine_version(program: &Path) -> Result<String> {
         Engine::Podman => {
             // Two client starts, run at once; the client's error comes first.
             let (client, rt) = std::thread::scope(|s| {
-                let rt = s.spawn(|| {
-                    engine_output(
-                        program,
-                        &[
-                            "info",
-                            "--format",
-                            "{{.Host.OCIRuntime.Name}} {{.Host.OCIRuntime.Version}}",
-                        ],
-                    )
-                });
+                let rt = s.spawn(|| podman_runtime(program));
                 (engine_output(program, &["--version"]), rt.join())
             });
             let client = client.map_err(|e| unavailable(kind, e))?;
@@ -209,6 +210,40 @@ pub(super) fn engine_version(program: &Path) -> Result<String> {
         ),
     };
     Ok(v)
+}
+
+/// What `PATH` is for the first `podman info` (see [`podman_runtime`]):
+/// not a directory, so nothing is ever found through it.
+pub(super) const NO_PATH: &str = "/dev/null";
+
+/// The OCI runtime podman runs containers with, as `podman info` names it:
+/// `"<name> <version>"`.
+///
+/// Besides the runtime, `podman info` looks up the package of conmon, the
+/// runtime and slirp4netns with the system's package manager (on Debian
+/// `dpkg -S`, about 70 ms each: most of the query's 250 ms), which nothing
+/// here reads. So it is asked first with `PATH` set to [`NO_PATH`]: `dpkg`
+/// then cannot start the `dpkg-query` it hands the search to and each
+/// lookup fails at once, while podman still finds its runtime and conmon
+/// at the absolute paths its configuration lists, which it tries before
+/// `PATH`, and runs the runtime's `--version` by that path. A runtime or a
+/// conmon podman would find only through `PATH` fails that first query
+/// (podman refuses a default runtime it cannot find rather than choose
+/// another): the query is then asked again with the collector's `PATH`,
+/// and that answer (or its error) is the one given. Either way the answer
+/// names the runtime a `podman run` with the collector's `PATH` uses.
+fn podman_runtime(program: &Path) -> std::result::Result<String, String> {
+    let args = [
+        "info",
+        "--format",
+        "{{.Host.OCIRuntime.Name}} {{.Host.OCIRuntime.Version}}",
+    ];
+    let mut quick = engine_command(program);
+    quick.env("PATH", NO_PATH);
+    match output_of(quick, program, &args) {
+        Ok(v) if !v.is_empty() => Ok(v),
+        _ => engine_output(program, &args),
+    }
 }
 
 pub(super) fn sha256_id(s: &str) -> Option<String> {
@@ -308,4 +343,92 @@ pub(super) fn open_snapshot_for_container(snapshot: &Path) -> Result<()> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    /// A fake `podman` in a fresh directory: its `info` prints `quick`
+    /// when run with `PATH` set to [`NO_PATH`] (or fails, when `quick` is
+    /// `None`) and `full` otherwise (or fails, when `full` is `None`);
+    /// every `info` appends its `PATH` to `calls`.
+    fn fake(quick: Option<&str>, full: Option<&str>) -> (tempfile::TempDir, PathBuf, PathBuf) {
+        let dir = tempfile::tempdir().expect("tmp");
+        let calls = dir.path().join("calls");
+        let answer = |a: Option<&str>| match a {
+            Some(v) => format!("echo '{v}'"),
+            None => "echo 'no runtime' >&2; exit 125".to_owned(),
+        };
+        let script = format!(
+            "#!/bin/sh\n\
+             [ \"$1\" = info ] || {{ echo 'podman version 9.9'; exit 0; }}\n\
+             echo \"$PATH\" >> '{calls}'\n\
+             if [ \"$PATH\" = '{NO_PATH}' ]; then {quick}; else {full}; fi\n",
+            calls = calls.display(),
+            quick = answer(quick),
+            full = answer(full),
+        );
+        let program = dir.path().join("podman");
+        std::fs::write(&program, script).expect("write");
+        std::fs::set_permissions(&program, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        (dir, program, calls)
+    }
+
+    fn calls(p: &Path) -> Vec<String> {
+        std::fs::read_to_string(p)
+            .unwrap_or_default()
+            .lines()
+            .map(str::to_owned)
+            .collect()
+    }
+
+    #[test]
+    fn the_runtime_is_asked_for_without_path_first() {
+        let (_d, program, log) = fake(Some("runc runc version 1.1"), Some("never"));
+        assert_eq!(
+            podman_runtime(&program).as_deref(),
+            Ok("runc runc version 1.1")
+        );
+        assert_eq!(calls(&log), [NO_PATH], "one query, without PATH");
+        assert_eq!(
+            engine_version(&program).expect("version"),
+            "podman version 9.9; runc runc version 1.1"
+        );
+    }
+
+    #[test]
+    fn a_runtime_found_only_through_path_is_asked_for_again_with_it() {
+        let (_d, program, log) = fake(None, Some("crun crun version 1.8"));
+        assert_eq!(
+            podman_runtime(&program).as_deref(),
+            Ok("crun crun version 1.8")
+        );
+        let got = calls(&log);
+        assert_eq!(got.len(), 2, "{got:?}");
+        assert_eq!(got[0], NO_PATH);
+        assert_eq!(
+            Some(std::ffi::OsStr::new(&got[1])),
+            crate::env::var_os("PATH").as_deref(),
+            "the second query has the collector's PATH"
+        );
+        // An empty first answer is no answer either.
+        let (_d, program, log) = fake(Some(""), Some("crun crun version 1.8"));
+        assert_eq!(
+            podman_runtime(&program).as_deref(),
+            Ok("crun crun version 1.8")
+        );
+        assert_eq!(calls(&log).len(), 2);
+    }
+
+    #[test]
+    fn when_both_queries_fail_the_error_is_the_second_ones() {
+        let (_d, program, log) = fake(None, None);
+        let e = podman_runtime(&program).expect_err("no runtime");
+        assert!(e.contains("no runtime") && e.contains("info"), "{e}");
+        assert_eq!(calls(&log).len(), 2);
+        let e = engine_version(&program).expect_err("unavailable");
+        assert_eq!(e.code(), Code::RuntimeUnavailable, "{e:?}");
+    }
 }
