@@ -230,6 +230,18 @@ fn oci_loop(oci: &Oci, env: TestEnv, workflow: &Path) -> Loop {
     Loop::setup(env, workflow, "oci", &["--oci-image", &oci.image])
 }
 
+/// `runtime probe --runtime oci` of the test image in `env`.
+fn probe_oci(env: &TestEnv, oci: &Oci) -> crate::common::Output {
+    env.run(&[
+        "runtime",
+        "probe",
+        "--runtime",
+        "oci",
+        "--oci-image",
+        &oci.image,
+    ])
+}
+
 fn record(l: &Loop, d: &Value) -> Value {
     serde_json::from_slice(&l.read_retained(d, "record").expect("record")).expect("json")
 }
@@ -241,16 +253,7 @@ fn oci_profile_collects_a_failing_then_a_passing_test() {
     };
     let env = oci_env(&oci);
     let wf = crate::common::repo_root().join("fixtures/workflows/basic.json");
-    let probe = env
-        .run(&[
-            "runtime",
-            "probe",
-            "--runtime",
-            "oci",
-            "--oci-image",
-            &oci.image,
-        ])
-        .json();
+    let probe = probe_oci(&env, &oci).json();
     assert_eq!(probe["image"]["reference"], oci.image.as_str());
     let l = oci_loop(&oci, env, &wf);
     l.set_add("-");
@@ -441,16 +444,7 @@ fn the_identity_names_the_runtime_podman_runs_with_the_collectors_path() {
         eprintln!("SKIP: {test}: the engine is not podman");
         return;
     }
-    let probe = |env: &TestEnv| {
-        env.run(&[
-            "runtime",
-            "probe",
-            "--runtime",
-            "oci",
-            "--oci-image",
-            &oci.image,
-        ])
-    };
+    let probe = |env: &TestEnv| probe_oci(env, &oci);
     let runtime_of = |extra: &[(String, OsString)]| {
         let mut c = oci.cmd();
         c.envs(extra.iter().map(|(k, v)| (k, v))).args([
