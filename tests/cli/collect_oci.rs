@@ -422,16 +422,7 @@ fn oci_absent_image_is_a_typed_failed_record_never_a_pull() {
     // Nothing was pulled: the image is still absent.
     assert!(oci.run(&["image", "inspect", &oci.image]).is_err());
     // And `runtime probe` says so with its own code.
-    l.env
-        .run(&[
-            "runtime",
-            "probe",
-            "--runtime",
-            "oci",
-            "--oci-image",
-            &oci.image,
-        ])
-        .error("oci_image_unavailable", 69);
+    probe_oci(&l.env, &oci).error("oci_image_unavailable", 69);
 }
 
 #[test]
