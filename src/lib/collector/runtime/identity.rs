@@ -39,8 +39,38 @@ pub(super) fn identity(
     limits: Option<SandboxLimits>,
     image: Option<OciImage>,
 ) -> Result<RuntimeIdentity> {
-    let bytes = std::fs::read(&program).map_err(|e| Error::io("read", &program, e))?;
-    let program_sha256 = Sha256Hex::digest(&bytes);
+    let program_sha256 = program_digest(&program)?;
+    identity_of(
+        runtime,
+        program,
+        program_sha256,
+        version,
+        pinned_args,
+        isolation,
+        limits,
+        image,
+    )
+}
+
+/// The SHA-256 of the runtime's program file, read now.
+pub(super) fn program_digest(program: &Path) -> Result<Sha256Hex> {
+    let bytes = std::fs::read(program).map_err(|e| Error::io("read", program, e))?;
+    Ok(Sha256Hex::digest(&bytes))
+}
+
+/// [`identity`] with the program's digest already taken
+/// ([`program_digest`]).
+#[allow(clippy::too_many_arguments)]
+pub(super) fn identity_of(
+    runtime: RuntimeKind,
+    program: PathBuf,
+    program_sha256: Sha256Hex,
+    version: String,
+    pinned_args: Vec<String>,
+    isolation: IsolationFacts,
+    limits: Option<SandboxLimits>,
+    image: Option<OciImage>,
+) -> Result<RuntimeIdentity> {
     let program = program.display().to_string();
     let core = IdentityCore {
         runtime,

@@ -136,21 +136,26 @@ pub fn observe(kind: RuntimeKind, plan: &Plan<'_>) -> Result<RuntimeIdentity> {
                 .ok_or_else(|| unavailable(kind, "neither podman nor docker is installed"))?;
             // The engine (not just the client) must answer. Its version
             // and the image are asked for at once (each engine call is a
-            // client start of its own); a version error still comes first.
-            let (version, image) = std::thread::scope(|s| {
+            // client start of its own), and the client's file (tens of
+            // megabytes) is hashed meanwhile; a version error still comes
+            // first.
+            let (version, image, sha) = std::thread::scope(|s| {
                 let image = s.spawn(|| inspect_image(&program, reference));
+                let sha = s.spawn(|| program_digest(&program));
                 let version = engine_version(&program);
-                (version, image.join())
+                (version, image.join(), sha.join())
             });
             let version = version?;
             let image = image.map_err(|_| Error::internal("the image inspection panicked"))??;
+            let sha = sha.map_err(|_| Error::internal("the program digest panicked"))??;
             let args = match engine_of(&program.display().to_string()) {
                 Engine::Podman => PODMAN_ARGS,
                 Engine::Docker => DOCKER_ARGS,
             };
-            identity(
+            identity_of(
                 kind,
                 program,
+                sha,
                 version,
                 args.iter().map(|s| s.to_string()).collect(),
                 IsolationFacts {
