@@ -348,7 +348,6 @@ pub(super) fn open_snapshot_for_container(snapshot: &Path) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::os::unix::fs::PermissionsExt;
 
     /// A fake `podman` in a fresh directory: its `info` prints `quick`
     /// when run with `PATH` set to [`NO_PATH`] (or fails, when `quick` is
@@ -371,8 +370,21 @@ mod tests {
             full = answer(full),
         );
         let program = dir.path().join("podman");
-        std::fs::write(&program, script).expect("write");
-        std::fs::set_permissions(&program, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        // Written by a child process: a file this process held open for
+        // writing while another test's thread forks would be inherited
+        // until that child's exec, and running it then fails with
+        // ETXTBSY.
+        let st = Command::new("/bin/sh")
+            .args([
+                "-c",
+                "printf '%s' \"$1\" > \"$2\" && chmod 755 \"$2\"",
+                "sh",
+            ])
+            .arg(&script)
+            .arg(&program)
+            .status()
+            .expect("sh");
+        assert!(st.success());
         (dir, program, calls)
     }
 
