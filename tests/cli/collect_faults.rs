@@ -289,6 +289,50 @@ fn runtime_identity_mismatch_is_a_typed_failed_record() {
     assert_eq!(q["qualified"], false);
 }
 
+#[test]
+fn the_collector_remembers_its_runtimes_digest_in_its_own_directory_only() {
+    use sha2::Digest;
+    use std::os::unix::fs::PermissionsExt;
+    let l = Loop::basic("bwrap");
+    let t = l.checkpoint();
+    let (dp, _) = l.claim(&t, "d1.json");
+    let c = l.collect(&dp).json();
+    assert_eq!(c["status"], "completed", "{c}");
+    // The bubblewrap the collect ran was installed more than 2 s ago: its
+    // digest is kept, owner-private, with the file's stat.
+    let cache = l.collector.join("runtime-digests.json");
+    let mode = std::fs::metadata(&cache)
+        .expect("cache")
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o600);
+    let mut v: Value = serde_json::from_slice(&std::fs::read(&cache).expect("read")).expect("json");
+    assert_eq!(v["version"], 1, "{v}");
+    let e = &v["entries"][0];
+    let program = PathBuf::from(e["program"].as_str().expect("program"));
+    let bytes = std::fs::read(&program).expect("bwrap");
+    let sha = data_encoding::HEXLOWER.encode(&sha2::Sha256::digest(&bytes));
+    assert_eq!(e["sha256"], sha.as_str(), "{v}");
+    // The cache answers for the file while its stat matches: a digest
+    // forged into it (only the collector's owner can write there) becomes
+    // the observed one, and the run is refused as another runtime.
+    v["entries"][0]["sha256"] = json!("0".repeat(64));
+    std::fs::write(&cache, serde_json::to_vec(&v).expect("json")).expect("write");
+    std::fs::write(l.workspace.join("second.txt"), "2\n").expect("write");
+    let t2 = l.checkpoint();
+    let (dp2, _) = l.claim(&t2, "d2.json");
+    let c2 = l.collect(&dp2).json();
+    assert_eq!(c2["status"], "runtime_identity_mismatch", "{c2}");
+    // The same forged cache readable by others is not trusted: the file is
+    // hashed again and the run goes ahead.
+    std::fs::set_permissions(&cache, std::fs::Permissions::from_mode(0o644)).expect("chmod");
+    std::fs::write(l.workspace.join("third.txt"), "3\n").expect("write");
+    let t3 = l.checkpoint();
+    let (dp3, _) = l.claim(&t3, "d3.json");
+    let c3 = l.collect(&dp3).json();
+    assert_eq!(c3["status"], "completed", "{c3}");
+}
+
 fn agent_task_root() -> PathBuf {
     crate::common::repo_root()
 }

@@ -167,8 +167,9 @@ pub(crate) struct Observation(Option<std::thread::JoinHandle<Result<runtime::Run
 impl Observation {
     /// Starts observing the descriptor's runtime (it only reads: the
     /// program, its version, for `oci` the engine and the image).
-    fn start(d: &CollectorDescriptor) -> Result<Observation> {
+    fn start(cdir: &Path, d: &CollectorDescriptor) -> Result<Observation> {
         let (kind, image, limits) = (d.runtime, d.oci_image.clone(), d.limits.sandbox.clone());
+        let cdir = cdir.to_path_buf();
         std::thread::Builder::new()
             .name("observe-runtime".into())
             .spawn(move || {
@@ -177,6 +178,7 @@ impl Observation {
                     &runtime::Plan {
                         oci_image: image.as_deref(),
                         limits: limits.as_ref(),
+                        collector_dir: Some(&cdir),
                     },
                 )
             })
@@ -252,9 +254,9 @@ impl CollectorKind for Command {
         &d.registration.key_id
     }
 
-    fn prepare(d: &CollectorDescriptor) -> Result<Observation> {
+    fn prepare(cdir: &Path, d: &CollectorDescriptor) -> Result<Observation> {
         check_runtime(d)?;
-        Observation::start(d)
+        Observation::start(cdir, d)
     }
 
     fn in_progress(

@@ -235,7 +235,7 @@ pub(crate) trait CollectorKind {
     /// started now so that it overlaps opening and holding the execution
     /// and the authority's recheck (whatever [`CollectorKind::start`]
     /// does not use is dropped, and nothing of it stays behind).
-    fn prepare(d: &Self::Descriptor) -> Result<Self::Prepared>;
+    fn prepare(cdir: &Path, d: &Self::Descriptor) -> Result<Self::Prepared>;
     /// What a collect answers while another one holds the execution and
     /// its transfer is already signed (reads only).
     fn in_progress(
@@ -295,7 +295,7 @@ pub(crate) fn drive<K: CollectorKind>(
     d: &K::Descriptor,
 ) -> Result<Value> {
     let (cdir, seed) = open_collector(req.root, req.collector_dir)?;
-    let prepared = K::prepare(d)?;
+    let prepared = K::prepare(&cdir, d)?;
     let (key, ex) = open_execution(&cdir, &seed, K::key_id(d), K::operation(d))?;
     // Held until this function returns (upload included): a second collect
     // of the same execution meanwhile touches nothing of it.

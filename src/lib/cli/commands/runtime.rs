@@ -101,6 +101,7 @@ pub(super) fn run(c: &RuntimeCommand) -> Result<Value> {
                 &runtime::Plan {
                     oci_image: oci_image.as_deref(),
                     limits: limits.as_ref(),
+                    collector_dir: None,
                 },
             )?)
         }

@@ -117,7 +117,7 @@ impl CollectorKind for ReviewKind {
         &d.registration.key_id
     }
 
-    fn prepare(_d: &ReviewDescriptor) -> Result<()> {
+    fn prepare(_cdir: &Path, _d: &ReviewDescriptor) -> Result<()> {
         Ok(())
     }
 

@@ -30,6 +30,8 @@ pub(super) struct IdentityCore<'a> {
     image: Option<&'a OciImage>,
 }
 
+/// [`identity_of`] with the program hashed now (the unit tests' shorthand).
+#[cfg(test)]
 pub(super) fn identity(
     runtime: RuntimeKind,
     program: PathBuf,
@@ -59,20 +61,8 @@ pub(super) fn identity(
 /// kernel faulting in and zeroing 8,000 new pages), about 20 ms of CPU on a
 /// two-core machine where the engine's own queries run at the same time.
 pub(super) fn program_digest(program: &Path) -> Result<Sha256Hex> {
-    use sha2::Digest;
-    use std::io::Read;
     let mut f = std::fs::File::open(program).map_err(|e| Error::io("open", program, e))?;
-    let mut h = sha2::Sha256::new();
-    let mut buf = vec![0u8; 256 * 1024];
-    loop {
-        match f.read(&mut buf) {
-            Ok(0) => break,
-            Ok(n) => h.update(buf.get(..n).unwrap_or_default()),
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(Error::io("read", program, e)),
-        }
-    }
-    Ok(Sha256Hex::from_bytes(h.finalize().into()))
+    super::digests::digest_reader(&mut f, program)
 }
 
 /// [`identity`] with the program's digest already taken

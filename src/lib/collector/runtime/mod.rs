@@ -50,6 +50,7 @@ use std::time::{Duration, Instant};
 
 pub use super::limits::*;
 mod capture;
+mod digests;
 mod identity;
 mod launch;
 mod oci;
@@ -60,6 +61,7 @@ mod snapshot;
 mod tests;
 
 use self::capture::*;
+pub use self::digests::{DIGESTS_FILE, program_digest_in};
 pub use self::identity::*;
 use self::launch::*;
 pub use self::oci::*;

@@ -72,6 +72,10 @@ pub struct Plan<'a> {
     pub oci_image: Option<&'a str>,
     /// The sandbox limits (`bwrap` only).
     pub limits: Option<&'a SandboxLimits>,
+    /// The collector directory whose `runtime-digests.json` may answer
+    /// for the program's digest while the file is unchanged
+    /// ([`program_digest_in`]); `None` hashes the program every time.
+    pub collector_dir: Option<&'a Path>,
 }
 
 /// Observes the identity of `kind` on this host, and checks that it can
@@ -110,9 +114,11 @@ pub fn observe(kind: RuntimeKind, plan: &Plan<'_>) -> Result<RuntimeIdentity> {
             let program =
                 find_program("bwrap").ok_or_else(|| unavailable(kind, "bwrap is not installed"))?;
             let version = version_of(kind, &program, &["--version"])?;
-            identity(
+            let sha = program_digest_in(&program, plan.collector_dir)?;
+            identity_of(
                 kind,
                 program,
+                sha,
                 version,
                 bwrap_args(limits),
                 IsolationFacts {
@@ -141,7 +147,7 @@ pub fn observe(kind: RuntimeKind, plan: &Plan<'_>) -> Result<RuntimeIdentity> {
             // first.
             let (version, image, sha) = std::thread::scope(|s| {
                 let image = s.spawn(|| inspect_image(&program, reference));
-                let sha = s.spawn(|| program_digest(&program));
+                let sha = s.spawn(|| program_digest_in(&program, plan.collector_dir));
                 let version = engine_version(&program);
                 (version, image.join(), sha.join())
             });

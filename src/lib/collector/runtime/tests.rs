@@ -142,6 +142,7 @@ fn unshare_and_unpinned_bwrap_identities_are_refused() {
     let plan = Plan {
         oci_image: None,
         limits: None,
+        collector_dir: None,
     };
     assert_eq!(
         probe(RuntimeKind::Unshare, &plan)
@@ -393,6 +394,7 @@ fn the_image_flag_goes_with_oci_only() {
         let plan = Plan {
             oci_image: image,
             limits: None,
+            collector_dir: None,
         };
         assert_eq!(probe(kind, &plan).expect_err("refused").code(), code);
     }

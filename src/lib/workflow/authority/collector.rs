@@ -113,6 +113,7 @@ pub fn profile_install(
             let plan = runtime::Plan {
                 oci_image: req.oci_image.as_deref(),
                 limits: limits.as_ref(),
+                collector_dir: None,
             };
             (runtime::probe(req.runtime, &plan)?, "observed".to_owned())
         }
