@@ -205,6 +205,21 @@ mod tests {
         d
     }
 
+    fn write_cache(c: &Path, bytes: &[u8], mode: u32) {
+        std::fs::write(c.join(DIGESTS_FILE), bytes).expect("write");
+        std::fs::set_permissions(c.join(DIGESTS_FILE), std::fs::Permissions::from_mode(mode))
+            .expect("chmod");
+    }
+
+    /// Writes `entries` as the collector's cache (0600).
+    fn remember(c: &Path, entries: Vec<Entry>) {
+        let d = Digests {
+            version: 1,
+            entries,
+        };
+        write_cache(c, &serde_json::to_vec(&d).expect("json"), 0o600);
+    }
+
     fn entries(c: &Path) -> Vec<Entry> {
         load(&c.join(DIGESTS_FILE))
             .map(|d| d.entries)
@@ -234,13 +249,7 @@ mod tests {
             stat: FileStat::of(&md),
             sha256: Sha256Hex::digest(b"remembered"),
         };
-        let d = Digests {
-            version: 1,
-            entries: vec![e.clone()],
-        };
-        std::fs::write(c.join(DIGESTS_FILE), serde_json::to_vec(&d).expect("json")).expect("write");
-        std::fs::set_permissions(c.join(DIGESTS_FILE), std::fs::Permissions::from_mode(0o600))
-            .expect("chmod");
+        remember(&c, vec![e.clone()]);
         // The stat matches: the remembered digest answers.
         assert_eq!(
             program_digest_in(&p, Some(&c)).expect("hit"),
@@ -265,11 +274,7 @@ mod tests {
         // A chmod moves the ctime too.
         let mut e2 = e.clone();
         e2.stat = FileStat::of(&std::fs::metadata(&p).expect("md"));
-        let d = Digests {
-            version: 1,
-            entries: vec![e2],
-        };
-        std::fs::write(c.join(DIGESTS_FILE), serde_json::to_vec(&d).expect("json")).expect("write");
+        remember(&c, vec![e2]);
         std::thread::sleep(Duration::from_millis(20));
         std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).expect("chmod");
         assert_eq!(
@@ -291,15 +296,13 @@ mod tests {
         assert!(stat.settled_before(began + Duration::from_secs(3600)));
         assert!(!stat.settled_before(SystemTime::UNIX_EPOCH));
         // A cache that is not JSON, has unknown fields or another
-        // version, or is not owner-private, is ignored: the file is hashed.
-        for (text, mode) in [
-            (&b"not json"[..], 0o600),
-            (&br#"{"version":1,"entries":[],"x":1}"#[..], 0o600),
-            (&br#"{"version":2,"entries":[]}"#[..], 0o600),
+        // version is ignored: the file is hashed.
+        for text in [
+            &b"not json"[..],
+            &br#"{"version":1,"entries":[],"x":1}"#[..],
+            &br#"{"version":2,"entries":[]}"#[..],
         ] {
-            std::fs::write(c.join(DIGESTS_FILE), text).expect("write");
-            std::fs::set_permissions(c.join(DIGESTS_FILE), std::fs::Permissions::from_mode(mode))
-                .expect("chmod");
+            write_cache(&c, text, 0o600);
             assert_eq!(
                 program_digest_in(&p, Some(&c)).expect("digest"),
                 Sha256Hex::digest(b"one")
@@ -337,6 +340,7 @@ mod tests {
             kept.last()
                 .is_some_and(|e| e.program.ends_with(&format!("p{}", MAX_ENTRIES + 2)))
         );
+        // A cache others can read is ignored too.
         let good = Digests {
             version: 1,
             entries: vec![Entry {
@@ -345,13 +349,7 @@ mod tests {
                 sha256: Sha256Hex::digest(b"remembered"),
             }],
         };
-        std::fs::write(
-            c.join(DIGESTS_FILE),
-            serde_json::to_vec(&good).expect("json"),
-        )
-        .expect("write");
-        std::fs::set_permissions(c.join(DIGESTS_FILE), std::fs::Permissions::from_mode(0o644))
-            .expect("chmod");
+        write_cache(&c, &serde_json::to_vec(&good).expect("json"), 0o644);
         assert_eq!(
             program_digest_in(&p, Some(&c)).expect("digest"),
             Sha256Hex::digest(b"one"),
