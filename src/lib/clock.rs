@@ -35,6 +35,29 @@ impl Clock for FixedClock {
     }
 }
 
+/// Slack of the racy-clean rule for filesystems with sub-second
+/// timestamps: file times come from the kernel's coarse clock, which lags
+/// the wall clock by at most one tick (10 ms at the slowest `HZ`).
+pub const RACY_MARGIN_NS: i64 = 100_000_000;
+/// Slack when a change time has no sub-second part (a filesystem with
+/// 1 s or 2 s timestamps).
+pub const COARSE_RACY_MARGIN_NS: i64 = 2_100_000_000;
+
+/// git's racy-clean rule, on the change time (which no user call can
+/// set): a file whose change time is `ctime_ns` cannot have been written
+/// after `since_ns` (a scan or a hash began then, wall-clock ns) without
+/// its change time moving past it, when this holds. The margin covers
+/// the coarse clock file times come from ([`RACY_MARGIN_NS`]), or a
+/// filesystem without sub-second times ([`COARSE_RACY_MARGIN_NS`]).
+pub fn racy_clean(ctime_ns: i64, since_ns: i64) -> bool {
+    let margin = if ctime_ns % 1_000_000_000 == 0 {
+        COARSE_RACY_MARGIN_NS
+    } else {
+        RACY_MARGIN_NS
+    };
+    ctime_ns < since_ns.saturating_sub(margin)
+}
+
 /// The clock a command runs with: the system clock, or in a test build the
 /// instant named by the `AGENT_TASK_TEST_NOW` hook when it is set.
 pub fn process_clock() -> Result<Box<dyn Clock>> {

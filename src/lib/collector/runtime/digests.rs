@@ -12,24 +12,21 @@
 //! cannot be written, truncated, replaced, renamed over, chmodded or
 //! re-timestamped without its ctime moving to the current time, and
 //! nobody but root can set a ctime. An entry is kept only for a file
-//! whose stat was the same before and after the hash and whose ctime and
-//! mtime were at least [`SETTLED`] older than the moment the hash began
-//! (git's racy-entry rule: a change within the timestamp granularity of
-//! the hash could otherwise leave the same ctime). Anything else (no
-//! collector directory, no entry, an unreadable or undecodable cache)
-//! hashes the file again, as before.
+//! whose stat was the same before and after the hash and whose ctime is
+//! racy-clean against the moment the hash began (the rule of the
+//! workspace stat cache, [`racy_clean`]: a change within the timestamp
+//! granularity of the hash could otherwise leave the same ctime).
+//! Anything else (no collector directory, no entry, an unreadable or
+//! undecodable cache) hashes the file again, as before.
 
 use super::*;
+use crate::clock::racy_clean;
 use crate::store::private_fs;
 use std::os::unix::fs::MetadataExt;
 use std::time::SystemTime;
 
 /// The cache file in a collector directory.
 pub const DIGESTS_FILE: &str = "runtime-digests.json";
-
-/// How long before a hash began a file's ctime and mtime must lie for its
-/// digest to be remembered.
-pub const SETTLED: Duration = Duration::from_secs(2);
 
 /// At most this many programs are remembered (the newest win).
 const MAX_ENTRIES: usize = 16;
@@ -45,39 +42,33 @@ struct FileStat {
     ino: u64,
     mode: u32,
     size: u64,
-    mtime_s: i64,
     mtime_ns: i64,
-    ctime_s: i64,
     ctime_ns: i64,
 }
 
 impl FileStat {
     fn of(md: &std::fs::Metadata) -> FileStat {
+        let ns = |s: i64, n: i64| s.saturating_mul(1_000_000_000).saturating_add(n);
         FileStat {
             dev: md.dev(),
             ino: md.ino(),
             mode: md.mode(),
             size: md.size(),
-            mtime_s: md.mtime(),
-            mtime_ns: md.mtime_nsec(),
-            ctime_s: md.ctime(),
-            ctime_ns: md.ctime_nsec(),
+            mtime_ns: ns(md.mtime(), md.mtime_nsec()),
+            ctime_ns: ns(md.ctime(), md.ctime_nsec()),
         }
     }
 
-    /// Whether both timestamps lie at least [`SETTLED`] before `began`.
+    /// Whether the file cannot have changed after `began` without its
+    /// ctime moving ([`racy_clean`]).
     fn settled_before(&self, began: SystemTime) -> bool {
         let Ok(since) = began.duration_since(SystemTime::UNIX_EPOCH) else {
             return false;
         };
-        let limit = since.saturating_sub(SETTLED);
-        let before = |s: i64, ns: i64| {
-            u64::try_from(s).is_ok_and(|s| {
-                let ns = u32::try_from(ns).unwrap_or(u32::MAX).min(999_999_999);
-                Duration::new(s, ns) < limit
-            })
-        };
-        before(self.mtime_s, self.mtime_ns) && before(self.ctime_s, self.ctime_ns)
+        racy_clean(
+            self.ctime_ns,
+            i64::try_from(since.as_nanos()).unwrap_or(i64::MAX),
+        )
     }
 }
 
@@ -205,6 +196,15 @@ mod tests {
         d
     }
 
+    /// A temp dir with a collector directory `c` and a program `prog`
+    /// ("one", its mtime an hour old, its ctime now).
+    fn fixture() -> (tempfile::TempDir, PathBuf, PathBuf) {
+        let t = tempfile::tempdir().expect("tempdir");
+        let c = cdir(t.path());
+        let p = program(t.path(), "prog", b"one", Duration::from_secs(3600));
+        (t, c, p)
+    }
+
     fn write_cache(c: &Path, bytes: &[u8], mode: u32) {
         std::fs::write(c.join(DIGESTS_FILE), bytes).expect("write");
         std::fs::set_permissions(c.join(DIGESTS_FILE), std::fs::Permissions::from_mode(mode))
@@ -228,10 +228,8 @@ mod tests {
 
     #[test]
     fn a_just_written_program_is_hashed_every_time_and_never_remembered() {
-        let t = tempfile::tempdir().expect("tempdir");
-        let c = cdir(t.path());
         // Its ctime is now, whatever its mtime says.
-        let p = program(t.path(), "prog", b"one", Duration::from_secs(3600));
+        let (_t, c, p) = fixture();
         let d = program_digest_in(&p, Some(&c)).expect("digest");
         assert_eq!(d, Sha256Hex::digest(b"one"));
         assert!(entries(&c).is_empty());
@@ -239,9 +237,7 @@ mod tests {
 
     #[test]
     fn a_remembered_digest_answers_only_while_the_file_stat_matches() {
-        let t = tempfile::tempdir().expect("tempdir");
-        let c = cdir(t.path());
-        let p = program(t.path(), "prog", b"one", Duration::from_secs(3600));
+        let (_t, c, p) = fixture();
         let md = std::fs::metadata(&p).expect("md");
         // Remember it as settled (its real ctime is too recent to be).
         let e = Entry {
@@ -285,9 +281,7 @@ mod tests {
 
     #[test]
     fn a_settled_program_is_remembered_and_a_bad_cache_is_ignored() {
-        let t = tempfile::tempdir().expect("tempdir");
-        let c = cdir(t.path());
-        let p = program(t.path(), "prog", b"one", Duration::from_secs(3600));
+        let (t, c, p) = fixture();
         let md = std::fs::metadata(&p).expect("md");
         let stat = FileStat::of(&md);
         let began = SystemTime::now();

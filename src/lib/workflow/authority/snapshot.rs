@@ -37,13 +37,7 @@ pub struct CacheRow {
     pub sha256: [u8; 32],
 }
 
-/// Slack of the racy-clean rule for filesystems with sub-second
-/// timestamps: file times come from the kernel's coarse clock, which lags
-/// the wall clock by at most one tick (10 ms at the slowest `HZ`).
-pub const RACY_MARGIN_NS: i64 = 100_000_000;
-/// Slack when a change time has no sub-second part (a filesystem with
-/// 1 s or 2 s timestamps).
-pub const COARSE_RACY_MARGIN_NS: i64 = 2_100_000_000;
+pub use crate::clock::{COARSE_RACY_MARGIN_NS, RACY_MARGIN_NS, racy_clean};
 
 /// What the stat cache of one root describes as a whole.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -145,15 +139,9 @@ impl StatCache {
     /// row whose change time is older than that cannot hide a write. A row
     /// written without a recorded state is never trusted.
     fn trusted(&self, row: &CacheRow) -> bool {
-        let Some(s) = &self.state else {
-            return false;
-        };
-        let margin = if row.ctime_ns % 1_000_000_000 == 0 {
-            COARSE_RACY_MARGIN_NS
-        } else {
-            RACY_MARGIN_NS
-        };
-        row.ctime_ns < s.scanned_at_ns.saturating_sub(margin)
+        self.state
+            .as_ref()
+            .is_some_and(|s| racy_clean(row.ctime_ns, s.scanned_at_ns))
     }
 }
 
