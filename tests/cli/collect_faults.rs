@@ -331,6 +331,18 @@ fn the_collector_remembers_its_runtimes_digest_in_its_own_directory_only() {
     let (dp3, _) = l.claim(&t3, "d3.json");
     let c3 = l.collect(&dp3).json();
     assert_eq!(c3["status"], "completed", "{c3}");
+    // A symbolic link in its place, to a private file with the forged
+    // digest, is not followed either.
+    let forged = l.env.path("forged-digests.json");
+    std::fs::write(&forged, serde_json::to_vec(&v).expect("json")).expect("write");
+    std::fs::set_permissions(&forged, std::fs::Permissions::from_mode(0o600)).expect("chmod");
+    std::fs::remove_file(&cache).expect("rm");
+    std::os::unix::fs::symlink(&forged, &cache).expect("symlink");
+    std::fs::write(l.workspace.join("fourth.txt"), "4\n").expect("write");
+    let t4 = l.checkpoint();
+    let (dp4, _) = l.claim(&t4, "d4.json");
+    let c4 = l.collect(&dp4).json();
+    assert_eq!(c4["status"], "completed", "{c4}");
 }
 
 fn agent_task_root() -> PathBuf {
