@@ -192,6 +192,20 @@ fn privilege_separated_deployment_with_real_users() {
     // through the operator's serve.
     let col = sudo(&[s(&wrapper)], &stdin_of(&desc_bytes)).json();
     assert_eq!(col["outcome"], "passed", "{col}");
+    // It kept bubblewrap's digest in the operator's collector directory,
+    // the operator's own and private (the agent cannot even read it; the
+    // write sweep below covers it too).
+    {
+        use std::os::unix::fs::MetadataExt;
+        let cache = d.collector().join("runtime-digests.json");
+        let md = std::fs::symlink_metadata(&cache).expect("digest cache");
+        let dir = std::fs::metadata(d.collector()).expect("collector dir");
+        assert!(md.is_file());
+        assert_eq!(md.uid(), dir.uid());
+        assert_eq!(md.mode() & 0o777, 0o600);
+        let o = d.agent_sh("cat \"$1\"", &[s(&cache)]);
+        assert_ne!(o.code, 0, "the agent read the digest cache: {o}");
+    }
     // A replay of the spent descriptor signs nothing more: it returns the
     // retained outcome, the same sealed transfer.
     let r = sudo(&[s(&wrapper)], &stdin_of(&desc_bytes)).json();
