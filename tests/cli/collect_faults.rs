@@ -345,6 +345,59 @@ fn the_collector_remembers_its_runtimes_digest_in_its_own_directory_only() {
     assert_eq!(c4["status"], "completed", "{c4}");
 }
 
+/// What a writer killed between creating its temp file and renaming it
+/// leaves (a `.tmp-*` file) is removed by a later collect: in the
+/// execution's own directory, whose every writer holds its lock, whatever
+/// its age; in the collector directory, shared by every collect without a
+/// lock, only once it is an hour old. Nothing else is touched: a young
+/// temp file, a link, another name.
+#[test]
+fn a_later_collect_removes_what_a_killed_writer_left_behind() {
+    let l = Loop::basic("bwrap");
+    let t = l.checkpoint();
+    let (dp, d) = l.claim(&t, "d.json");
+    let c = l.collect(&dp).json();
+    assert_eq!(c["status"], "completed", "{c}");
+    let exec = l
+        .retained_path(&d, "reservation")
+        .parent()
+        .expect("execution dir")
+        .to_path_buf();
+    let two_hours_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(7200);
+    let plant = |p: PathBuf, old: bool| {
+        let f = std::fs::File::create(&p).expect("create");
+        if old {
+            f.set_modified(two_hours_ago).expect("mtime");
+        }
+        p
+    };
+    let orphan = plant(exec.join(".tmp-aB3dE9"), false);
+    let old = plant(l.collector.join(".tmp-Zx81Qp"), true);
+    let young = plant(l.collector.join(".tmp-Yy02Rr"), false);
+    let other = plant(l.collector.join("notes.txt"), true);
+    let link = l.collector.join(".tmp-link");
+    std::os::unix::fs::symlink(&other, &link).expect("symlink");
+    // The same execution again: it answers with its retained outcome, and
+    // holds the execution while it does.
+    let again = l.collect(&dp).json();
+    assert_eq!(again["resumed"], true, "{again}");
+    assert!(!orphan.exists(), "the execution's orphan is removed");
+    assert!(
+        !old.exists(),
+        "an hour-old orphan of the collector directory is removed"
+    );
+    assert!(
+        young.exists(),
+        "a young temp file may be a write in progress"
+    );
+    assert!(other.exists());
+    assert!(
+        std::fs::symlink_metadata(&link).is_ok(),
+        "a link is never followed or removed"
+    );
+    assert!(l.retained_path(&d, "transfer").exists());
+}
+
 fn agent_task_root() -> PathBuf {
     crate::common::repo_root()
 }

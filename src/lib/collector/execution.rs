@@ -105,9 +105,15 @@ impl Execution {
     /// Holds the execution for the rest of a collect: creates its
     /// directory (0700) when missing and takes an exclusive advisory lock
     /// on it without waiting. `Ok(None)`: another collect holds it.
+    /// Every writer of the directory holds this lock, so a temp file found
+    /// there once it is held is a killed writer's orphan, and is removed.
     pub(crate) fn hold(&self) -> Result<Option<crate::store::DirLock>> {
         private_fs::ensure_private_dir(&self.dir)?;
-        crate::store::try_lock_dir(&self.dir)
+        let held = crate::store::try_lock_dir(&self.dir)?;
+        if held.is_some() {
+            private_fs::sweep_temp_files(&self.dir, std::time::Duration::ZERO);
+        }
+        Ok(held)
     }
 
     /// Refuses unsealed files of the layout before sealing
@@ -304,6 +310,11 @@ pub(crate) fn drive<K: CollectorKind>(
             K::in_progress(req, &ex, d, bytes, record)
         });
     };
+    // The collector directory's own files (the runtime digest cache, the
+    // key) are written by every collect and `keygen` without a common
+    // lock: only an orphan old enough that no write can still be in
+    // progress is removed.
+    private_fs::sweep_temp_files(&cdir, crate::store::TEMP_SWEEP_AGE);
     // Progress only between the calls below, each of which takes and
     // releases the data directory's lock and transactions itself: nothing
     // is drawn while one is held (only this execution's own hold, which no

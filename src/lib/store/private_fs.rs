@@ -342,6 +342,45 @@ pub fn open_private_dir(path: &Path) -> Result<File> {
     Ok(f)
 }
 
+/// The name prefix of the temp files this module's writers create next to
+/// their target ([`create_exclusive`], [`write_atomic`],
+/// [`replace_unsynced`]). A writer killed between creating one and
+/// renaming it leaves it behind: [`sweep_temp_files`] removes such orphans.
+pub const TEMP_PREFIX: &str = ".tmp-";
+
+/// Removes the orphaned temp files of this module's writers from `dir`:
+/// the regular files named [`TEMP_PREFIX`]… (never a link, a directory or
+/// another name) last modified at least `min_age` ago. `Duration::ZERO`
+/// removes every one, which is right only where the caller excludes every
+/// writer of `dir` (it holds the lock they all take); otherwise the age
+/// spares a write in progress. Best effort: what cannot be listed or
+/// removed stays. Returns how many were removed.
+pub fn sweep_temp_files(dir: &Path, min_age: std::time::Duration) -> usize {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return 0;
+    };
+    let now = std::time::SystemTime::now();
+    let mut removed = 0;
+    for e in entries.flatten() {
+        let name = e.file_name();
+        if !name.as_encoded_bytes().starts_with(TEMP_PREFIX.as_bytes()) {
+            continue;
+        }
+        // `DirEntry::metadata` does not follow a link.
+        let Ok(md) = e.metadata() else { continue };
+        let old_enough = md
+            .modified()
+            .ok()
+            .and_then(|m| now.duration_since(m).ok())
+            .is_some_and(|age| age >= min_age)
+            || min_age.is_zero();
+        if md.file_type().is_file() && old_enough && fs::remove_file(e.path()).is_ok() {
+            removed += 1;
+        }
+    }
+    removed
+}
+
 /// Creates `path` with `bytes`, exclusively: a 0600 temp file in the same
 /// directory, fsync, then a link that fails if `path` exists (never
 /// replacing it), fsync the directory. `Ok(false)`: `path` already
@@ -351,7 +390,7 @@ pub fn create_exclusive(path: &Path, bytes: &[u8]) -> Result<bool> {
         .parent()
         .ok_or_else(|| Error::internal(format!("{} has no parent", path.display())))?;
     let mut tmp = tempfile::Builder::new()
-        .prefix(".tmp-")
+        .prefix(TEMP_PREFIX)
         .permissions(fs::Permissions::from_mode(0o600))
         .tempfile_in(dir)
         .map_err(|e| Error::io("create temp file in", dir, e))?;
@@ -386,7 +425,7 @@ pub fn replace_unsynced<'p>(path: &'p Path, bytes: &[u8]) -> Result<&'p Path> {
         .parent()
         .ok_or_else(|| Error::internal(format!("{} has no parent", path.display())))?;
     let mut tmp = tempfile::Builder::new()
-        .prefix(".tmp-")
+        .prefix(TEMP_PREFIX)
         .permissions(fs::Permissions::from_mode(0o600))
         .tempfile_in(dir)
         .map_err(|e| Error::io("create temp file in", dir, e))?;
@@ -403,6 +442,40 @@ pub fn replace_unsynced<'p>(path: &'p Path, bytes: &[u8]) -> Result<&'p Path> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sweep_removes_only_old_temp_files_of_the_writers() {
+        let t = tempfile::tempdir().expect("tempdir");
+        let d = t.path();
+        let hour_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+        let plant = |name: &str, old: bool| {
+            let p = d.join(name);
+            let f = File::create(&p).expect("create");
+            if old {
+                f.set_modified(hour_ago).expect("mtime");
+            }
+            p
+        };
+        let old = plant(".tmp-old", true);
+        let young = plant(".tmp-young", false);
+        let other = plant("kept", true);
+        let near = plant(".tmpx", true);
+        fs::create_dir(d.join(".tmp-dir")).expect("dir");
+        std::os::unix::fs::symlink(&other, d.join(".tmp-link")).expect("symlink");
+        let age = std::time::Duration::from_secs(600);
+        assert_eq!(sweep_temp_files(d, age), 1);
+        assert!(!old.exists());
+        assert!(young.exists() && other.exists() && near.exists());
+        assert!(d.join(".tmp-dir").is_dir());
+        assert!(fs::symlink_metadata(d.join(".tmp-link")).is_ok());
+        // With no age (the caller excludes every writer), the young one too;
+        // never the link, the directory or another name.
+        assert_eq!(sweep_temp_files(d, std::time::Duration::ZERO), 1);
+        assert!(!young.exists());
+        assert!(other.exists() && near.exists() && d.join(".tmp-dir").is_dir());
+        assert!(fs::symlink_metadata(d.join(".tmp-link")).is_ok());
+        assert_eq!(sweep_temp_files(&d.join("missing"), age), 0);
+    }
 
     #[test]
     fn create_exclusive_never_replaces_and_private_dirs_open_checked() {
