@@ -13,7 +13,9 @@
 #    installed, one more collect is traced and the fsyncs it made are
 #    counted (file / directory), next to the floor's.
 # 2. `agent-task qualify` on a Change with 10 succeeded command tasks and a
-#    receipt (every transfer re-verified), next to the floor probe.
+#    receipt (every transfer re-verified), next to the floor probe; then
+#    qualify by parts that stop early (the process alone, then with the
+#    authority's database opened), for where the time goes.
 # The collect rounds run in a shuffled order (cmdbench --shuffle): whoever
 # follows a pause pays for the dirty data the machine's other writers left
 # in the journal, and what follows an fsync-heavy command runs on a freshly
@@ -158,4 +160,19 @@ mkdir -m 700 "$work/probe"
 # Goal (issue 34, goal 4): qualify at most 1.3x the floor probe.
 "$bench" --runs "$QRUNS" --rotate --goal 1.3 \
   --label "floor probe (anchor)" -- "$probe" "$work/probe" \
+  --label "agent-task qualify (10)" -- "$bin" qualify --change "$ch"
+# Where qualify's time goes, by parts that stop early (no goal; exit code
+# 77 is `unauthorized`): the process alone (a token file that does not
+# exist: it stops before any database is opened), then with the
+# authority's database opened and its schema loaded (an unknown token: it
+# stops at authentication), against the same probe. What is left of qualify after the second is the
+# journal's open and the subject's reads and rechecks: the 10 retained
+# transfers re-verified as admission does (signature, bindings, the
+# regenerated request and record).
+printf 'at_%064d' 0 > "$work/unknown-token"; chmod 600 "$work/unknown-token"
+echo "# qualify by parts (ratios to the same probe)"
+"$bench" --runs "$QRUNS" --rotate \
+  --label "floor probe (anchor)" -- "$probe" "$work/probe" \
+  --label "process only (no token file)" --exit 77 -- "$bin" qualify --change "$ch" --token-file "$work/no-such-token" \
+  --label "+ authority open (unknown token)" --exit 77 -- "$bin" qualify --change "$ch" --token-file "$work/unknown-token" \
   --label "agent-task qualify (10)" -- "$bin" qualify --change "$ch"

@@ -2,7 +2,9 @@
 //! command alike, and prints median / p10 / p90 wall time and each median's
 //! ratio to the first (the anchor).
 //!
-//! Usage: `cmdbench [--runs N] [--warmup N] [--json] [--rotate|--shuffle] [--goal R] --label NAME -- CMD ARGS… [--label NAME -- CMD ARGS…]…`
+//! Usage: `cmdbench [--runs N] [--warmup N] [--json] [--rotate|--shuffle] [--goal R] --label NAME [--exit CODE] -- CMD ARGS… [--label NAME [--exit CODE] -- CMD ARGS…]…`
+//! A command must exit 0, or with `--exit CODE` exactly CODE (a part of a
+//! command that is timed by making it stop early with a known error).
 //! With `--goal R` each command after the anchor is also judged against
 //! the goal "median at most R times the anchor's" (met / NOT met), and the
 //! machine's load average before and after the runs is printed.
@@ -27,6 +29,8 @@ use std::time::Instant;
 struct Case {
     label: String,
     argv: Vec<String>,
+    /// The exit code every run must end with.
+    exit: i32,
     ms: Vec<f64>,
 }
 
@@ -66,7 +70,16 @@ fn parse() -> Result<(Opts, Vec<Case>), String> {
             "--shuffle" => shuffle = true,
             "--label" => {
                 let label = args.next().ok_or("--label NAME")?;
-                if args.next().as_deref() != Some("--") {
+                let mut next = args.next();
+                let mut exit = 0;
+                if next.as_deref() == Some("--exit") {
+                    exit = args
+                        .next()
+                        .and_then(|v| v.parse().ok())
+                        .ok_or(format!("--label {label} --exit CODE"))?;
+                    next = args.next();
+                }
+                if next.as_deref() != Some("--") {
                     return Err(format!("--label {label} must be followed by -- CMD"));
                 }
                 let mut argv = Vec::new();
@@ -82,6 +95,7 @@ fn parse() -> Result<(Opts, Vec<Case>), String> {
                 cases.push(Case {
                     label,
                     argv,
+                    exit,
                     ms: Vec::new(),
                 });
             }
@@ -127,10 +141,11 @@ fn once(c: &Case, i: usize) -> Result<f64, String> {
         .status()
         .map_err(|e| format!("{}: {e}", c.label))?;
     let ms = start.elapsed().as_secs_f64() * 1000.0;
-    if !st.success() {
+    if st.code() != Some(c.exit) {
         return Err(format!(
-            "{} failed ({st}) on run {i}: {}",
+            "{} failed ({st}; expected exit code {}) on run {i}: {}",
             c.label,
+            c.exit,
             argv.join(" ")
         ));
     }
