@@ -94,7 +94,10 @@ impl Counter {
     /// unreadable counter; the directory is not, so a crash may keep the
     /// previous count, which only grants one more continuation. Every
     /// block writes the counter: a directory fsync would be a journal
-    /// commit on each of the agent's stops.
+    /// commit on each of the agent's stops. A hook killed between the
+    /// temp file and the rename leaves the temp file: the next write
+    /// removes those an hour old (hooks of other sessions write here
+    /// without a common lock, so a younger one may be in progress).
     pub fn write(&self, n: u32) -> Result<()> {
         let Some(dir) = self.path.parent() else {
             return Err(Error::internal("counter path has no parent"));
@@ -103,6 +106,7 @@ impl Counter {
             std::fs::create_dir_all(p).map_err(|e| Error::io("create", p, e))?;
         }
         private_fs::ensure_private_dir(dir)?;
+        private_fs::sweep_temp_files(dir, crate::store::TEMP_SWEEP_AGE);
         private_fs::replace_unsynced(&self.path, n.to_string().as_bytes()).map(|_| ())
     }
 
@@ -119,6 +123,24 @@ impl Counter {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_write_removes_the_hour_old_temp_files_of_killed_writes() {
+        let t = tempfile::tempdir().expect("tmp");
+        let dir = t.path().join("stop-hooks");
+        let c = Counter::in_dir(&dir, "s1", "ch").expect("c");
+        c.write(1).expect("w");
+        let old = dir.join(".tmp-k1ll3d");
+        let young = dir.join(".tmp-w0rk1n");
+        std::fs::File::create(&old)
+            .expect("create")
+            .set_modified(std::time::SystemTime::now() - std::time::Duration::from_secs(7200))
+            .expect("mtime");
+        std::fs::File::create(&young).expect("create");
+        c.write(2).expect("w");
+        assert!(!old.exists() && young.exists());
+        assert_eq!(c.read().expect("r"), Reading::Count(2));
+    }
 
     #[test]
     fn counts_resets_and_detects_garbage() {
