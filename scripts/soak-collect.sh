@@ -14,6 +14,8 @@
 #   - a further `collect` is a replay: it runs nothing and changes nothing;
 #   - `qualify` agrees with the outcome (passed: the Change finalizes and
 #     qualifies; interrupted: `collector_not_passed`);
+#   - no temp file (`.tmp-*`, a killed write's orphan) is left in any
+#     execution directory after the rerun;
 #   - at the end, PRAGMA integrity_check is `ok` on every SQLite file.
 # The kill delays come from SEED (printed); they are drawn below a bound
 # that starts at MAX_DELAY_MS and then follows 1.2 times the duration of
@@ -57,6 +59,11 @@ starts() { if [[ -f "$1" ]]; then wc -l <"$1"; else echo 0; fi; }
 # whose fault is injected in that round).
 max_rounds=$((3 * KILLS)) max_delay=$MAX_DELAY_MS
 ((self_test)) && max_rounds=1
+# Temp files (`.tmp-*`) in the execution directories: what a writer
+# killed between creating one and renaming it leaves; the rerun, which
+# holds the execution, removes them.
+temp_files() { find "$collector/executions" -mindepth 2 -maxdepth 2 -name '.tmp-*' 2>/dev/null | wc -l; }
+orphans_seen=0
 i=0
 while ((kills < KILLS && i < max_rounds)); do
   i=$((i + 1))
@@ -80,6 +87,8 @@ while ((kills < KILLS && i < max_rounds)); do
   # The command may still be starting in a sandbox whose collector died:
   # give it a moment to show in the log (the count is what matters).
   sleep 0.3
+  orphans=$(temp_files)
+  orphans_seen=$((orphans_seen + orphans))
   if out=$(AGENT_TASK_TEST_RUN_LOG="$log" soak_collect "$work/d$i.json" 2>&1); then
     acked=$((acked + 1))
     status=$(j '["status"]' <<<"$out") outcome=$(j '["outcome"]' <<<"$out")
@@ -88,6 +97,8 @@ while ((kills < KILLS && i < max_rounds)); do
     status=failed outcome=failed
   fi
   again=$(AGENT_TASK_TEST_RUN_LOG="$log" soak_collect "$work/d$i.json" 2>&1 || true)
+  left=$(temp_files)
+  ((left == 0)) || violations+=("round $i: $left temp files left in the execution directories after the rerun")
   if ((self_test)); then
     echo "injected" >>"$log"
     echo "self-test: injected a fault: a second start in the run log"
@@ -115,7 +126,7 @@ while ((kills < KILLS && i < max_rounds)); do
   echo "kill $i: collect after ${delay} ms: $what; starts before the rerun $before, after $n; rerun: $outcome/$status"
 done
 while IFS= read -r v; do [[ -n $v ]] && violations+=("$v"); done < <(soak_integrity)
-echo "## soak-collect: seed $SEED: $kills SIGKILLs ($i rounds), $acked collects acknowledged, $runs_total command starts, ${#violations[@]} violations"
+echo "## soak-collect: seed $SEED: $kills SIGKILLs ($i rounds), $acked collects acknowledged, $runs_total command starts, $orphans_seen orphaned temp files found after a kill (none after a rerun, or a violation), ${#violations[@]} violations"
 for v in "${violations[@]}"; do echo "VIOLATION: $v"; done
 if ((self_test)); then
   if ((${#violations[@]} > 0)); then
