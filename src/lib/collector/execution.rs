@@ -111,7 +111,13 @@ impl Execution {
         private_fs::ensure_private_dir(&self.dir)?;
         let held = crate::store::try_lock_dir(&self.dir)?;
         if held.is_some() {
-            private_fs::sweep_temp_files(&self.dir, std::time::Duration::ZERO);
+            // Best effort: what cannot be removed stays, harmless.
+            let _ = private_fs::sweep_temp_files(
+                &self.dir,
+                private_fs::TEMP_PREFIX,
+                std::time::SystemTime::now(),
+                std::time::Duration::ZERO,
+            );
         }
         Ok(held)
     }
@@ -314,7 +320,12 @@ pub(crate) fn drive<K: CollectorKind>(
     // key) are written by every collect and `keygen` without a common
     // lock: only an orphan old enough that no write can still be in
     // progress is removed.
-    private_fs::sweep_temp_files(&cdir, crate::store::TEMP_SWEEP_AGE);
+    let _ = private_fs::sweep_temp_files(
+        &cdir,
+        private_fs::TEMP_PREFIX,
+        std::time::SystemTime::now(),
+        crate::store::TEMP_SWEEP_AGE,
+    );
     // Progress only between the calls below, each of which takes and
     // releases the data directory's lock and transactions itself: nothing
     // is drawn while one is held (only this execution's own hold, which no

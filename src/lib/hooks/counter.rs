@@ -106,7 +106,13 @@ impl Counter {
             std::fs::create_dir_all(p).map_err(|e| Error::io("create", p, e))?;
         }
         private_fs::ensure_private_dir(dir)?;
-        private_fs::sweep_temp_files(dir, crate::store::TEMP_SWEEP_AGE);
+        // Best effort: an orphan that cannot be removed is harmless.
+        let _ = private_fs::sweep_temp_files(
+            dir,
+            private_fs::TEMP_PREFIX,
+            std::time::SystemTime::now(),
+            crate::store::TEMP_SWEEP_AGE,
+        );
         private_fs::replace_unsynced(&self.path, n.to_string().as_bytes()).map(|_| ())
     }
 

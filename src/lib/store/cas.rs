@@ -490,41 +490,17 @@ impl Cas {
     }
 
     /// Removes the orphan temp files (`cas/tmp/put-*`, regular files) last
-    /// modified more than `age` before `now`, under the write lock (the
-    /// `DirLock` is the proof). Returns how many were removed. A file that
-    /// vanished meanwhile is not an error.
+    /// modified at least `age` before `now`, under the write lock (the
+    /// `DirLock` is the proof; [`private_fs::sweep_temp_files`]). Returns
+    /// how many were removed. A file that vanished meanwhile is not an
+    /// error.
     pub fn sweep_temp(
         &self,
         _lock: &super::DirLock,
         now: std::time::SystemTime,
         age: std::time::Duration,
     ) -> Result<u64> {
-        let dir = self.root.join("tmp");
-        let mut removed = 0;
-        for e in read_dir_if_exists(&dir)? {
-            let e = e.map_err(|e| Error::io("list", &dir, e))?;
-            if !e.file_name().to_string_lossy().starts_with(TEMP_PREFIX) {
-                continue;
-            }
-            let md = match fs::symlink_metadata(e.path()) {
-                Ok(md) => md,
-                Err(err) if err.kind() == std::io::ErrorKind::NotFound => continue,
-                Err(err) => return Err(Error::io("stat", &e.path(), err)),
-            };
-            let old = md
-                .modified()
-                .ok()
-                .and_then(|m| now.duration_since(m).ok())
-                .is_some_and(|d| d > age);
-            if md.file_type().is_file() && old {
-                match fs::remove_file(e.path()) {
-                    Ok(()) => removed += 1,
-                    Err(err) if err.kind() == std::io::ErrorKind::NotFound => {}
-                    Err(err) => return Err(Error::io("remove", &e.path(), err)),
-                }
-            }
-        }
-        Ok(removed)
+        private_fs::sweep_temp_files(&self.root.join("tmp"), TEMP_PREFIX, now, age)
     }
 
     /// Counts objects, their bytes and orphan temp files (read-only).

@@ -348,37 +348,56 @@ pub fn open_private_dir(path: &Path) -> Result<File> {
 /// renaming it leaves it behind: [`sweep_temp_files`] removes such orphans.
 pub const TEMP_PREFIX: &str = ".tmp-";
 
-/// Removes the orphaned temp files of this module's writers from `dir`:
-/// the regular files named [`TEMP_PREFIX`]… (never a link, a directory or
-/// another name) last modified at least `min_age` ago. `Duration::ZERO`
-/// removes every one, which is right only where the caller excludes every
-/// writer of `dir` (it holds the lock they all take); otherwise the age
-/// spares a write in progress. Best effort: what cannot be listed or
-/// removed stays. Returns how many were removed.
-pub fn sweep_temp_files(dir: &Path, min_age: std::time::Duration) -> usize {
-    let Ok(entries) = fs::read_dir(dir) else {
-        return 0;
+/// Removes orphaned temp files from `dir`: the regular files whose names
+/// start with `prefix` (never a link, a directory or another name) last
+/// modified at least `min_age` before `now` (a modification time after
+/// `now` counts as no age). `Duration::ZERO` removes every one, which is
+/// right only where the caller excludes every writer of `dir` (it holds
+/// the lock they all take); otherwise the age spares a write in progress.
+/// A missing `dir`, or a file that vanished meanwhile, is not an error.
+/// Returns how many were removed. Used for this module's writers
+/// ([`TEMP_PREFIX`]) and the CAS's puts.
+pub fn sweep_temp_files(
+    dir: &Path,
+    prefix: &str,
+    now: std::time::SystemTime,
+    min_age: std::time::Duration,
+) -> Result<u64> {
+    let entries = match fs::read_dir(dir) {
+        Ok(it) => it,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(0),
+        Err(e) => return Err(Error::io("list", dir, e)),
     };
-    let now = std::time::SystemTime::now();
     let mut removed = 0;
-    for e in entries.flatten() {
-        let name = e.file_name();
-        if !name.as_encoded_bytes().starts_with(TEMP_PREFIX.as_bytes()) {
+    for e in entries {
+        let e = e.map_err(|e| Error::io("list", dir, e))?;
+        if !e
+            .file_name()
+            .as_encoded_bytes()
+            .starts_with(prefix.as_bytes())
+        {
             continue;
         }
         // `DirEntry::metadata` does not follow a link.
-        let Ok(md) = e.metadata() else { continue };
-        let old_enough = md
+        let md = match e.metadata() {
+            Ok(md) => md,
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(err) => return Err(Error::io("stat", &e.path(), err)),
+        };
+        let age = md
             .modified()
             .ok()
             .and_then(|m| now.duration_since(m).ok())
-            .is_some_and(|age| age >= min_age)
-            || min_age.is_zero();
-        if md.file_type().is_file() && old_enough && fs::remove_file(e.path()).is_ok() {
-            removed += 1;
+            .unwrap_or_default();
+        if md.file_type().is_file() && age >= min_age {
+            match fs::remove_file(e.path()) {
+                Ok(()) => removed += 1,
+                Err(err) if err.kind() == std::io::ErrorKind::NotFound => {}
+                Err(err) => return Err(Error::io("remove", &e.path(), err)),
+            }
         }
     }
-    removed
+    Ok(removed)
 }
 
 /// Creates `path` with `bytes`, exclusively: a 0600 temp file in the same
@@ -462,19 +481,26 @@ mod tests {
         let near = plant(".tmpx", true);
         fs::create_dir(d.join(".tmp-dir")).expect("dir");
         std::os::unix::fs::symlink(&other, d.join(".tmp-link")).expect("symlink");
+        let sweep = |age| {
+            sweep_temp_files(d, TEMP_PREFIX, std::time::SystemTime::now(), age).expect("sweep")
+        };
         let age = std::time::Duration::from_secs(600);
-        assert_eq!(sweep_temp_files(d, age), 1);
+        assert_eq!(sweep(age), 1);
         assert!(!old.exists());
         assert!(young.exists() && other.exists() && near.exists());
         assert!(d.join(".tmp-dir").is_dir());
         assert!(fs::symlink_metadata(d.join(".tmp-link")).is_ok());
         // With no age (the caller excludes every writer), the young one too;
         // never the link, the directory or another name.
-        assert_eq!(sweep_temp_files(d, std::time::Duration::ZERO), 1);
+        assert_eq!(sweep(std::time::Duration::ZERO), 1);
         assert!(!young.exists());
         assert!(other.exists() && near.exists() && d.join(".tmp-dir").is_dir());
         assert!(fs::symlink_metadata(d.join(".tmp-link")).is_ok());
-        assert_eq!(sweep_temp_files(&d.join("missing"), age), 0);
+        let now = std::time::SystemTime::now();
+        assert_eq!(
+            sweep_temp_files(&d.join("missing"), TEMP_PREFIX, now, age).expect("missing"),
+            0
+        );
     }
 
     #[test]
