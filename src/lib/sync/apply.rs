@@ -6,7 +6,7 @@
 use super::adds::encoding::b64u_decode;
 use super::adds::jcs::canonical;
 use super::adds::object::Principal;
-use super::inline::{OpenCtx, open};
+use super::inline::{OpenCtx, open, open_many};
 use super::wire::{Inline, PageView, SyncLimits, same_instant, validate_page};
 use crate::data::Node;
 use crate::data::replica::{ReplicaOp, ReplicaOutcome, prepare_collection, prepare_tombstone};
@@ -74,13 +74,13 @@ fn open_all(
     threads: usize,
 ) -> Vec<Result<(Value, &'static str)>> {
     if objs.len() < 4 || threads < 2 {
-        return objs.iter().map(|o| open(o, ctx)).collect();
+        return open_many(objs, ctx);
     }
     let chunk = objs.len().div_ceil(threads);
     std::thread::scope(|s| {
         let handles: Vec<_> = objs
             .chunks(chunk)
-            .map(|c| s.spawn(move || c.iter().map(|o| open(o, ctx)).collect::<Vec<_>>()))
+            .map(|c| s.spawn(move || open_many(c, ctx)))
             .collect();
         handles
             .into_iter()

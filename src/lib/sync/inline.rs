@@ -2,10 +2,11 @@
 //! own ADDS object with a direct-recipient grant, and opened with every
 //! check of the sheet, in its order.
 
-use super::adds::grant::{self, GrantParams, Recipient};
+use super::adds::encoding::b64u_fixed;
+use super::adds::grant::{self, Grant, GrantParams, Recipient};
 use super::adds::jcs::{canonical, strict_parse};
-use super::adds::object::{self, Principal, SealParams};
-use super::adds::{bundle, object_of, random, random_urn_uuid};
+use super::adds::object::{self, Manifest, Principal, SealParams};
+use super::adds::{Draw, bundle, object_of};
 use super::wire::{INLINE_PROFILE, Inline, MEDIA_TYPE, SCHEMA, payload_kind};
 use crate::error::{Code, Error, Result};
 use crate::wire::ed25519::Keypair;
@@ -27,22 +28,91 @@ pub struct SealCtx<'a> {
 
 /// Seals one payload; returns the inline object and its root CID.
 pub fn seal(payload: &Value, ctx: &SealCtx<'_>) -> Result<(Value, String)> {
-    let bytes = canonical(payload).map_err(|e| e.into_error(Code::Internal))?;
-    let p = SealParams::random(bytes.len(), ctx.issued_at, MEDIA_TYPE, SCHEMA)?;
-    let sealed = object::seal(&bytes, &p, ctx.publisher_id, ctx.key)
-        .map_err(|e| e.into_error(Code::Internal))?;
+    seal_many(&[payload], ctx)
+        .pop()
+        .unwrap_or_else(|| Err(Error::internal("nothing was sealed")))
+}
+
+/// The random bytes one object of one chunk takes: its [`SealParams`],
+/// then its grant's id, ephemeral secret and wrap nonce.
+const RANDOM_PER_OBJECT: usize = SealParams::RANDOM_BYTES + 16 + 32 + 12;
+
+/// One object on its way to being sealed.
+struct Prepared {
+    bytes: Vec<u8>,
+    params: SealParams,
+    grant_id: String,
+    ephemeral_secret: [u8; 32],
+    nonce: [u8; 12],
+}
+
+/// Seals each payload as [`seal`] does, in order, one result each: their
+/// random values come from one read of the OS source, and their grants'
+/// X25519 keys are computed together ([`grant::ephemerals`]).
+pub fn seal_many(payloads: &[&Value], ctx: &SealCtx<'_>) -> Vec<Result<(Value, String)>> {
+    let internal = |e: super::adds::AddsError| e.into_error(Code::Internal);
+    let audience = match b64u_fixed::<32>(&ctx.recipient.x25519_public_key, "audience key") {
+        Ok(a) => a,
+        Err(e) => return payloads.iter().map(|_| Err(internal(e.clone()))).collect(),
+    };
+    let mut draw = match Draw::new(payloads.len() * RANDOM_PER_OBJECT) {
+        Ok(d) => d,
+        Err(e) => return payloads.iter().map(|_| Err(e.clone())).collect(),
+    };
+    let prepared: Vec<Result<Prepared>> = payloads
+        .iter()
+        .map(|payload| {
+            let bytes = canonical(payload).map_err(internal)?;
+            let params =
+                SealParams::random_from(&mut draw, bytes.len(), ctx.issued_at, MEDIA_TYPE, SCHEMA)?;
+            Ok(Prepared {
+                bytes,
+                params,
+                grant_id: draw.urn_uuid()?,
+                ephemeral_secret: draw.take::<32>()?,
+                nonce: draw.take::<12>()?,
+            })
+        })
+        .collect();
+    drop(draw);
+    let secrets: Vec<[u8; 32]> = prepared
+        .iter()
+        .flatten()
+        .map(|p| p.ephemeral_secret)
+        .collect();
+    let mut ephemerals = grant::ephemerals(&secrets, &audience).into_iter();
+    prepared
+        .into_iter()
+        .map(|p| {
+            let p = p?;
+            let eph = ephemerals
+                .next()
+                .ok_or_else(|| Error::internal("an ephemeral key is missing"))?
+                .map_err(internal)?;
+            seal_prepared(p, &eph, ctx)
+        })
+        .collect()
+}
+
+fn seal_prepared(
+    p: Prepared,
+    eph: &grant::Ephemeral,
+    ctx: &SealCtx<'_>,
+) -> Result<(Value, String)> {
+    let internal = |e: super::adds::AddsError| e.into_error(Code::Internal);
+    let sealed = object::seal(&p.bytes, &p.params, ctx.publisher_id, ctx.key).map_err(internal)?;
     let gp = GrantParams {
-        grant_id: random_urn_uuid()?,
+        grant_id: p.grant_id,
         manifest_cid: sealed.root.clone(),
         issuer_id: ctx.publisher_id.to_owned(),
         audience: ctx.recipient.clone(),
         issued_at: ctx.issued_at,
         expires_at: ctx.issued_at + ctx.ttl_seconds,
         not_before: None,
-        ephemeral_secret: random::<32>()?,
-        nonce: random::<12>()?,
+        ephemeral_secret: p.ephemeral_secret,
+        nonce: p.nonce,
     };
-    let g = grant::issue(&p.dek, &gp, ctx.key).map_err(|e| e.into_error(Code::Internal))?;
+    let g = grant::issue_with(&p.params.dek, &gp, eph, ctx.key).map_err(internal)?;
     let obj = object_of([
         ("profile", INLINE_PROFILE.into()),
         ("bundle", bundle::encode(&sealed)),
@@ -74,6 +144,35 @@ fn invalid(e: super::adds::AddsError) -> Error {
 /// Opens an inline object (facts §9 steps 2–5); returns the payload and
 /// its kind (`collection`, `record`, `tombstone`, `page`).
 pub fn open(obj: &Inline, ctx: &OpenCtx<'_>) -> Result<(Value, &'static str)> {
+    open_many(&[obj], ctx)
+        .pop()
+        .unwrap_or_else(|| Err(Error::internal("nothing was opened")))
+}
+
+/// Opens each object as [`open`] does, in order, one result each (the
+/// first failure of each object's own checks, in the sheet's order): the
+/// key agreements of the objects that reach step 5 are computed together
+/// ([`grant::shared_secrets`]).
+pub fn open_many(objs: &[&Inline], ctx: &OpenCtx<'_>) -> Vec<Result<(Value, &'static str)>> {
+    let checked: Vec<Result<(Grant, Manifest)>> = objs.iter().map(|o| check(o, ctx)).collect();
+    let ephemerals: Vec<[u8; 32]> = checked.iter().flatten().map(|(g, _)| g.ephemeral).collect();
+    let mut shared = grant::shared_secrets(ctx.reader_secret, &ephemerals).into_iter();
+    objs.iter()
+        .zip(checked)
+        .map(|(obj, c)| {
+            let (g, m) = c?;
+            let s = shared
+                .next()
+                .ok_or_else(|| Error::internal("a key agreement is missing"))?
+                .map_err(invalid)?;
+            let dek = grant::unwrap_shared(&g, &s).map_err(invalid)?;
+            finish(obj, &m, &dek)
+        })
+        .collect()
+}
+
+/// Steps 2–5 up to the key agreement.
+fn check(obj: &Inline, ctx: &OpenCtx<'_>) -> Result<(Grant, Manifest)> {
     // 2. Grant, pinned publisher, grant ↔ root.
     let g = grant::validate_grant(&obj.grant).map_err(invalid)?;
     if g.issuer != *ctx.publisher {
@@ -100,13 +199,17 @@ pub fn open(obj: &Inline, ctx: &OpenCtx<'_>) -> Result<(Value, &'static str)> {
     // 5. Read with the grant.
     grant::authorize(&g, &obj.bundle.root, ctx.reader_id, ctx.now).map_err(invalid)?;
     grant::check_direct_issuer(&g, &m).map_err(invalid)?;
-    let dek = grant::unwrap_with(&g, ctx.reader_id, ctx.reader_secret, ctx.reader_public)
-        .map_err(invalid)?;
+    grant::unwrap_checks(&g, ctx.reader_id, ctx.reader_public).map_err(invalid)?;
+    Ok((g, m))
+}
+
+/// Step 5 after the DEK: the frames, the payload's strict parse and shape.
+fn finish(obj: &Inline, m: &Manifest, dek: &[u8; 32]) -> Result<(Value, &'static str)> {
     let frames: Vec<&[u8]> = obj.bundle.blocks[1..]
         .iter()
         .map(|(_, f)| f.as_slice())
         .collect();
-    let plaintext = object::open_frames(&m, &frames, &dek).map_err(invalid)?;
+    let plaintext = object::open_frames(m, &frames, dek).map_err(invalid)?;
     let v = strict_parse(&plaintext).map_err(invalid)?;
     let kind = payload_kind(&v).ok_or_else(|| {
         Error::new(

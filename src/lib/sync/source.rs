@@ -4,7 +4,7 @@
 
 use super::adds::encoding::b64u;
 use super::adds::object_of;
-use super::inline::{SealCtx, seal};
+use super::inline::{SealCtx, seal, seal_many};
 use super::store::{Authority, Identity};
 use super::wire::{OBJECT_PROTOCOL, PROTOCOL, SyncLimits, control_payload, parse_page_request};
 use crate::data::{ChangesRequest, Node, cursor};
@@ -77,13 +77,13 @@ fn seal_all(payloads: &[&Value], ctx: &SealCtx<'_>) -> Vec<Result<(Value, String
         .unwrap_or(1)
         .min(8);
     if payloads.len() < 4 || threads < 2 {
-        return payloads.iter().map(|p| seal(p, ctx)).collect();
+        return seal_many(payloads, ctx);
     }
     let chunk = payloads.len().div_ceil(threads);
     std::thread::scope(|s| {
         let handles: Vec<_> = payloads
             .chunks(chunk)
-            .map(|c| s.spawn(move || c.iter().map(|p| seal(p, ctx)).collect::<Vec<_>>()))
+            .map(|c| s.spawn(move || seal_many(c, ctx)))
             .collect();
         handles
             .into_iter()

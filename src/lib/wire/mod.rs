@@ -14,12 +14,16 @@ pub fn random_id(prefix: &str) -> Result<String> {
     Ok(format!("{prefix}_{}", data_encoding::HEXLOWER.encode(&b)))
 }
 
-/// `N` bytes from the OS CSPRNG: the one caller of `getrandom` (ids,
-/// tokens, keys, nonces; `clippy.toml` refuses it anywhere else).
-#[allow(clippy::disallowed_methods)]
+/// `N` bytes from the OS CSPRNG (ids, tokens, keys, nonces).
 pub fn random_bytes<const N: usize>() -> Result<[u8; N]> {
     let mut b = [0u8; N];
-    getrandom::fill(&mut b)
-        .map_err(|e| Error::internal(format!("OS random source failed: {e}")))?;
+    random_fill(&mut b)?;
     Ok(b)
+}
+
+/// Fills `buf` from the OS CSPRNG: the one caller of `getrandom`
+/// (`clippy.toml` refuses it anywhere else).
+#[allow(clippy::disallowed_methods)]
+pub fn random_fill(buf: &mut [u8]) -> Result<()> {
+    getrandom::fill(buf).map_err(|e| Error::internal(format!("OS random source failed: {e}")))
 }

@@ -13,7 +13,7 @@ use super::{ADDS_VERSION, AResult, AddsError, Class, integrity, invalid};
 use crate::wire::ed25519::Keypair;
 use aes_gcm::aead::{Aead, KeyInit, Payload};
 use aes_gcm::{Aes256Gcm, Nonce};
-use curve25519_dalek::edwards::EdwardsBasepointTable;
+use curve25519_dalek::edwards::{EdwardsBasepointTable, EdwardsPoint};
 use curve25519_dalek::montgomery::MontgomeryPoint;
 use curve25519_dalek::traits::BasepointTable;
 use hkdf::Hkdf;
@@ -180,6 +180,40 @@ pub fn shared_secret(secret: &[u8; 32], public: &[u8; 32]) -> AResult<[u8; 32]> 
     Ok(s.0)
 }
 
+/// [`shared_secret`] of one secret with many public keys, in order: the
+/// same result for each, but the Edwards products' conversions to
+/// Montgomery `u` share one field inversion (curve25519-dalek's
+/// `to_montgomery_batch`, constant time). A key on the twist takes the
+/// ladder, as there.
+pub fn shared_secrets(secret: &[u8; 32], publics: &[[u8; 32]]) -> Vec<AResult<[u8; 32]>> {
+    let points: Vec<Option<EdwardsPoint>> = publics
+        .iter()
+        .map(|u| {
+            MontgomeryPoint(*u)
+                .to_edwards(0)
+                .map(|p| p.mul_clamped(*secret))
+        })
+        .collect();
+    let on_curve: Vec<EdwardsPoint> = points.iter().flatten().copied().collect();
+    let mut us = EdwardsPoint::to_montgomery_batch(&on_curve).into_iter();
+    publics
+        .iter()
+        .zip(&points)
+        .map(|(u, p)| {
+            let s = match p {
+                Some(_) => us
+                    .next()
+                    .ok_or_else(|| integrity("a batch conversion is missing"))?,
+                None => MontgomeryPoint(*u).mul_clamped(*secret),
+            };
+            if s.0 == [0u8; 32] {
+                return Err(integrity("X25519 shared secret is all zero"));
+            }
+            Ok(s.0)
+        })
+        .collect()
+}
+
 /// [`shared_secret`] for a peer key used again and again: the source
 /// wraps every object's key for its page authority's one pinned
 /// recipient, so the recipient's point is turned into a table of its
@@ -227,10 +261,71 @@ pub fn x25519_public(secret: &[u8; 32]) -> [u8; 32] {
     PublicKey::from(&StaticSecret::from(*secret)).to_bytes()
 }
 
+/// An ephemeral X25519 key's public key and its agreement with an
+/// audience key.
+#[derive(Clone, Copy)]
+pub struct Ephemeral {
+    /// [`x25519_public`] of the ephemeral secret.
+    pub public: [u8; 32],
+    /// [`shared_secret_to`] of the secret and the audience key.
+    pub shared: [u8; 32],
+}
+
+/// [`Ephemeral`]s of many secrets with one audience key (`audience`, raw),
+/// in order: what [`x25519_public`] and [`shared_secret_to`] give for each
+/// secret alone, but their Edwards points' conversions to Montgomery `u`
+/// share one field inversion (curve25519-dalek's `to_montgomery_batch`,
+/// Montgomery's trick in constant time) instead of two inversions per
+/// secret. A key on the twist takes the single path.
+pub fn ephemerals(secrets: &[[u8; 32]], audience: &[u8; 32]) -> Vec<AResult<Ephemeral>> {
+    let one = |s: &[u8; 32]| {
+        Ok(Ephemeral {
+            public: x25519_public(s),
+            shared: shared_secret(s, audience)?,
+        })
+    };
+    let Some(table) = peer_table(audience) else {
+        return secrets.iter().map(one).collect();
+    };
+    let mut points = Vec::with_capacity(2 * secrets.len());
+    points.extend(secrets.iter().map(|s| EdwardsPoint::mul_base_clamped(*s)));
+    points.extend(secrets.iter().map(|s| table.mul_base_clamped(*s)));
+    let us = EdwardsPoint::to_montgomery_batch(&points);
+    let (publics, shared) = us.split_at(secrets.len());
+    publics
+        .iter()
+        .zip(shared)
+        .map(|(p, s)| {
+            if s.0 == [0u8; 32] {
+                return Err(integrity("X25519 shared secret is all zero"));
+            }
+            Ok(Ephemeral {
+                public: p.0,
+                shared: s.0,
+            })
+        })
+        .collect()
+}
+
 /// Issues a signed grant wrapping `dek` for `p.audience`.
 pub fn issue(dek: &[u8; 32], p: &GrantParams, signer: &Keypair) -> AResult<Value> {
     let audience_pub = b64u_fixed::<32>(&p.audience.x25519_public_key, "audience key")?;
-    let eph_pub = x25519_public(&p.ephemeral_secret);
+    let eph = Ephemeral {
+        public: x25519_public(&p.ephemeral_secret),
+        shared: shared_secret_to(&p.ephemeral_secret, &audience_pub)?,
+    };
+    issue_with(dek, p, &eph, signer)
+}
+
+/// [`issue`] with `p.ephemeral_secret`'s public key and agreement with
+/// the audience key already computed (by [`ephemerals`]).
+pub fn issue_with(
+    dek: &[u8; 32],
+    p: &GrantParams,
+    eph: &Ephemeral,
+    signer: &Keypair,
+) -> AResult<Value> {
+    let eph_pub = eph.public;
     let mut g = Map::new();
     g.insert("adds_version".into(), ADDS_VERSION.into());
     g.insert("kind".into(), "grant".into());
@@ -262,8 +357,7 @@ pub fn issue(dek: &[u8; 32], p: &GrantParams, signer: &Keypair) -> AResult<Value
     // No signature yet and `key_wrap` already cut: `g` is its own wrap
     // header.
     let aad = domain_message_of(WRAP_DOMAIN, &g, "signature", None)?;
-    let shared = shared_secret_to(&p.ephemeral_secret, &audience_pub)?;
-    let kek = kek(&shared, &aad)?;
+    let kek = kek(&eph.shared, &aad)?;
     let ct = Aes256Gcm::new_from_slice(&kek)
         .map_err(|_| invalid("bad KEK length"))?
         .encrypt(
@@ -451,15 +545,27 @@ pub fn unwrap_with(
     reader_secret: &[u8; 32],
     reader_public_b64u: &str,
 ) -> AResult<[u8; 32]> {
+    unwrap_checks(g, reader_id, reader_public_b64u)?;
+    unwrap_shared(g, &shared_secret(reader_secret, &g.ephemeral)?)
+}
+
+/// [`unwrap_with`]'s checks before its key agreement: the grant is for
+/// this reader and its key.
+pub fn unwrap_checks(g: &Grant, reader_id: &str, reader_public_b64u: &str) -> AResult<()> {
     if g.audience != reader_id {
         return Err(unauthorized("grant audience is not this reader"));
     }
     if reader_public_b64u != g.audience_key {
         return Err(unauthorized("grant is wrapped for another X25519 key"));
     }
+    Ok(())
+}
+
+/// [`unwrap_with`] after its checks and its key agreement (`shared`, the
+/// reader's secret with `g.ephemeral`): the KEK, then the DEK.
+pub fn unwrap_shared(g: &Grant, shared: &[u8; 32]) -> AResult<[u8; 32]> {
     let aad = &g.wrap_aad;
-    let shared = shared_secret(reader_secret, &g.ephemeral)?;
-    let kek = kek(&shared, aad)?;
+    let kek = kek(shared, aad)?;
     let dek = Aes256Gcm::new_from_slice(&kek)
         .map_err(|_| invalid("bad KEK length"))?
         .decrypt(
@@ -582,6 +688,65 @@ mod tests {
         for s in &special {
             same_to(&secret, s);
             same_to(&[0xff; 32], s);
+        }
+        // The batch, on the same points.
+        for s in &special {
+            batch_equals_one_by_one(s);
+        }
+    }
+
+    /// [`ephemerals`] gives, for each secret, the single path's public key
+    /// and the ladder's agreement (an error exactly where it is zero).
+    fn batch_equals_one_by_one(audience: &[u8; 32]) {
+        let mut secrets: Vec<[u8; 32]> = (0..6)
+            .map(|_| crate::wire::random_bytes().expect("random"))
+            .collect();
+        secrets.push([0xff; 32]);
+        secrets.push([0; 32]);
+        // One secret with many keys: this key among random curve points,
+        // twist strings and small-order points.
+        let mut publics: Vec<[u8; 32]> = (0..3)
+            .map(|_| x25519_public(&crate::wire::random_bytes().expect("random")))
+            .collect();
+        publics.push(crate::wire::random_bytes().expect("random"));
+        publics.push([0; 32]);
+        publics.insert(2, *audience);
+        for s in &secrets {
+            let got = shared_secrets(s, &publics);
+            assert_eq!(got.len(), publics.len());
+            for (u, r) in publics.iter().zip(got) {
+                let want = ladder(s, u);
+                match r {
+                    Ok(r) => assert_eq!(r, want, "{u:?}"),
+                    Err(_) => assert_eq!(want, [0u8; 32], "{u:?}"),
+                }
+            }
+        }
+        for n in [0, 1, secrets.len()] {
+            let got = ephemerals(&secrets[..n], audience);
+            assert_eq!(got.len(), n);
+            for (s, e) in secrets.iter().zip(got) {
+                let want = ladder(s, audience);
+                match e {
+                    Ok(e) => {
+                        assert_eq!(e.public, x25519_public(s));
+                        assert_eq!(e.shared, want, "{audience:?}");
+                    }
+                    Err(_) => assert_eq!(want, [0u8; 32], "{audience:?}"),
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_batch_of_ephemeral_keys_equals_the_keys_one_by_one() {
+        for _ in 0..4 {
+            // A curve point (the peer table's batch) and a random string
+            // (on the twist half the time: the single path).
+            batch_equals_one_by_one(&x25519_public(
+                &crate::wire::random_bytes().expect("random"),
+            ));
+            batch_equals_one_by_one(&crate::wire::random_bytes().expect("random"));
         }
     }
 }

@@ -121,10 +121,83 @@ pub fn random<const N: usize>() -> crate::error::Result<[u8; N]> {
 
 /// `urn:uuid:` + a random UUIDv4.
 pub fn random_urn_uuid() -> crate::error::Result<String> {
-    Ok(format!(
+    Ok(urn_uuid(random::<16>()?))
+}
+
+fn urn_uuid(bytes: [u8; 16]) -> String {
+    format!(
         "urn:uuid:{}",
-        uuid::Builder::from_random_bytes(random::<16>()?)
+        uuid::Builder::from_random_bytes(bytes)
             .into_uuid()
             .hyphenated()
-    ))
+    )
+}
+
+/// Bytes of the OS CSPRNG read in one call and handed out in order, each
+/// byte once: sealing a page's objects needs eight random values per
+/// object, which were eight `getrandom` calls each. A draw that runs out
+/// reads the OS source again for what it lacks. The bytes left over are
+/// zeroed on drop.
+pub struct Draw {
+    buf: Vec<u8>,
+    at: usize,
+}
+
+impl Draw {
+    /// `n` bytes, read now.
+    pub fn new(n: usize) -> crate::error::Result<Draw> {
+        let mut buf = vec![0u8; n];
+        crate::wire::random_fill(&mut buf)?;
+        Ok(Draw { buf, at: 0 })
+    }
+
+    /// The next `N` bytes.
+    pub fn take<const N: usize>(&mut self) -> crate::error::Result<[u8; N]> {
+        let Some(src) = self.buf.get(self.at..self.at + N) else {
+            return random::<N>();
+        };
+        let mut out = [0u8; N];
+        out.copy_from_slice(src);
+        self.buf[self.at..self.at + N].fill(0);
+        self.at += N;
+        Ok(out)
+    }
+
+    /// `urn:uuid:` + a UUIDv4 from the next 16 bytes.
+    pub fn urn_uuid(&mut self) -> crate::error::Result<String> {
+        Ok(urn_uuid(self.take::<16>()?))
+    }
+}
+
+impl Drop for Draw {
+    fn drop(&mut self) {
+        self.buf.fill(0);
+        std::hint::black_box(&self.buf);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Draw;
+
+    #[test]
+    fn a_draw_hands_out_each_byte_once_then_reads_the_os_source_again() {
+        let mut d = Draw::new(40).expect("draw");
+        let kept = d.buf.clone();
+        let a = d.take::<16>().expect("a");
+        let b = d.take::<16>().expect("b");
+        assert_eq!(a[..], kept[..16]);
+        assert_eq!(b[..], kept[16..32]);
+        assert!(
+            d.buf[..32].iter().all(|&x| x == 0),
+            "handed-out bytes are zeroed"
+        );
+        // 8 bytes left: a take of 16 reads the OS source for all 16.
+        let c = d.take::<16>().expect("c");
+        assert_ne!(c[..8], kept[32..40], "not the draw's bytes (2^-64 chance)");
+        assert_eq!(d.buf[32..], kept[32..], "left as it was");
+        let u = Draw::new(16).expect("draw").urn_uuid().expect("uuid");
+        assert!(u.starts_with("urn:uuid:") && u.len() == 45, "{u}");
+        assert_eq!(&u[23..24], "4", "version 4: {u}");
+    }
 }

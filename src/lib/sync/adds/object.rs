@@ -504,22 +504,38 @@ impl SealParams {
         media_type: &str,
         schema: &str,
     ) -> crate::error::Result<SealParams> {
+        let mut draw = super::Draw::new(Self::RANDOM_BYTES)?;
+        Self::random_from(&mut draw, len, created_at, media_type, schema)
+    }
+
+    /// The random bytes [`SealParams::random_from`] takes for an object of
+    /// one chunk.
+    pub const RANDOM_BYTES: usize = 12 + 16 + 16 + 32 + 32;
+
+    /// [`SealParams::random`] with its random values taken from `draw`.
+    pub fn random_from(
+        draw: &mut super::Draw,
+        len: usize,
+        created_at: i64,
+        media_type: &str,
+        schema: &str,
+    ) -> crate::error::Result<SealParams> {
         let chunk_size = len.clamp(1, 262_144) as u64;
         let n = chunk_count(len as u64, chunk_size);
         let mut nonces: Vec<[u8; 12]> = Vec::with_capacity(n as usize);
         while (nonces.len() as u64) < n {
-            let x = super::random::<12>()?;
+            let x = draw.take::<12>()?;
             if !nonces.contains(&x) {
                 nonces.push(x);
             }
         }
         Ok(SealParams {
-            object_id: super::random_urn_uuid()?,
-            key_id: format!("dek:{}", b64u(&super::random::<16>()?)),
-            aad_context: super::random::<32>()?,
+            object_id: draw.urn_uuid()?,
+            key_id: format!("dek:{}", b64u(&draw.take::<16>()?)),
+            aad_context: draw.take::<32>()?,
             chunk_size,
             nonces,
-            dek: super::random::<32>()?,
+            dek: draw.take::<32>()?,
             created_at,
             media_type: Some(media_type.to_owned()),
             schema: Some(schema.to_owned()),
