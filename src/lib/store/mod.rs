@@ -227,6 +227,14 @@ impl DataDir {
         readcache::open(&self.root.join(spec.file), spec)
     }
 
+    /// [`DataDir::open_read_cached`], in a read transaction: every read
+    /// through it until it is dropped sees one snapshot, the one in which
+    /// a kept connection's schema was checked ([`ReadConn::begin_read`]
+    /// after the open, in one transaction instead of two).
+    pub fn open_read_snapshot(&self, spec: &'static DbSpec) -> Result<Option<ReadConn>> {
+        readcache::open_snapshot(&self.root.join(spec.file), spec)
+    }
+
     /// The schema version of a database file without any check beyond
     /// permissions (`None` when absent). Used by `info`.
     #[allow(clippy::disallowed_methods)] // `store` owns SQLite opens.

@@ -219,7 +219,27 @@ pub(crate) fn open(path: &Path, spec: &'static DbSpec) -> Result<Option<ReadConn
         spec,
         ENABLED.load(Ordering::Relaxed),
         WRITERS.load(Ordering::Relaxed),
+        false,
     )
+}
+
+/// [`open`], the connection already in a read transaction
+/// ([`ReadConn::begin_read`]) whose snapshot is the one its schema cookie
+/// was checked in: a kept connection's check and the caller's reads are
+/// one read transaction, not two.
+pub(crate) fn open_snapshot(path: &Path, spec: &'static DbSpec) -> Result<Option<ReadConn>> {
+    open_with(
+        path,
+        spec,
+        ENABLED.load(Ordering::Relaxed),
+        WRITERS.load(Ordering::Relaxed),
+        true,
+    )
+}
+
+fn begin(conn: &Connection) -> Result<()> {
+    conn.prepare_cached("BEGIN DEFERRED")?.execute([])?;
+    Ok(())
 }
 
 pub(crate) fn open_with(
@@ -227,9 +247,16 @@ pub(crate) fn open_with(
     spec: &'static DbSpec,
     cache: bool,
     writers: bool,
+    snapshot: bool,
 ) -> Result<Option<ReadConn>> {
     if !cache {
-        return Ok(db::open_read(path, spec)?.map(|conn| ReadConn {
+        let Some(conn) = db::open_read(path, spec)? else {
+            return Ok(None);
+        };
+        if snapshot {
+            begin(&conn)?;
+        }
+        return Ok(Some(ReadConn {
             conn: Some(conn),
             fresh: true,
             keep: None,
@@ -241,9 +268,12 @@ pub(crate) fn open_with(
         return Ok(None);
     };
     // A schema that moved to something this binary does not read falls
-    // through to a fresh open, which reports why.
+    // through to a fresh open, which reports why. With `snapshot`, the
+    // cookie is read inside the transaction the caller goes on reading
+    // in (a failed check drops the connection, which ends it).
     if let Some(k) = kept
         && k.home.id == id
+        && (!snapshot || begin(&k.conn).is_ok())
         && let Ok(cookie) = db::schema_cookie(&k.conn)
         && (cookie == k.home.cookie || db::check_readable(&k.conn, path, spec).is_ok())
     {
@@ -261,6 +291,9 @@ pub(crate) fn open_with(
     let Some((conn, writer)) = opened else {
         return Ok(None);
     };
+    if snapshot {
+        begin(&conn)?;
+    }
     // Kept only when the path named the same file before and after the
     // open, so the identity is the opened file's.
     let keep = match (private_fs::private_file_id(path)?, db::schema_cookie(&conn)) {
@@ -322,7 +355,7 @@ mod tests {
     }
 
     fn read(path: &Path) -> Option<ReadConn> {
-        open_with(path, &J, true, false).expect("read")
+        open_with(path, &J, true, false, false).expect("read")
     }
 
     #[test]
@@ -381,11 +414,43 @@ mod tests {
     }
 
     #[test]
+    fn a_snapshot_open_reads_one_snapshot_its_schema_checked_in_it() {
+        let (_t, dir, path) = setup();
+        let write = |x: i64| {
+            let lock = dir.lock(Duration::from_secs(1)).expect("lock");
+            let w = dir.open_write(&J, "t", &lock).expect("write");
+            w.execute("INSERT INTO j(x) VALUES (?1)", [x])
+                .expect("insert");
+        };
+        for cache in [false, true] {
+            // Fresh (and, the second time round, kept): in a transaction
+            // from the open, so a commit after it is not seen.
+            let c = open_with(&path, &J, cache, false, true)
+                .expect("open")
+                .expect("exists");
+            assert!(!c.is_autocommit(), "in a read transaction");
+            let before = xs(&c);
+            write(10 + i64::from(cache));
+            assert_eq!(xs(&c), before, "one snapshot");
+            drop(c);
+        }
+        let c = open_with(&path, &J, true, false, true)
+            .expect("open")
+            .expect("exists");
+        assert!(c.is_kept(), "taken again");
+        assert_eq!(xs(&c), vec![1, 10, 11], "the latest commit at the open");
+        drop(c);
+        make_schema_newer(&dir);
+        let e = open_with(&path, &J, true, false, true).expect_err("newer than this binary");
+        assert_eq!(e.code(), Code::SchemaTooNew);
+    }
+
+    #[test]
     fn a_schema_change_behind_a_kept_connection_is_checked_again() {
         let (_t, dir, path) = setup();
         drop(read(&path).expect("kept"));
         make_schema_newer(&dir);
-        let e = open_with(&path, &J, true, false).expect_err("newer than this binary");
+        let e = open_with(&path, &J, true, false, false).expect_err("newer than this binary");
         assert_eq!(e.code(), Code::SchemaTooNew);
     }
 
@@ -398,7 +463,7 @@ mod tests {
     /// An early writer of `path` read once and given back to the cache,
     /// marked with a temporary table (which only that connection sees).
     fn early_marked(path: &Path) {
-        let c = open_with(path, &J, true, true)
+        let c = open_with(path, &J, true, true, false)
             .expect("open")
             .expect("exists");
         assert_eq!(xs(&c), vec![1], "it reads");
@@ -465,12 +530,16 @@ mod tests {
     fn an_early_writer_opens_no_absent_database_and_checks_its_schema() {
         let t = tempfile::tempdir().expect("tempdir");
         let path = t.path().join("j.sqlite");
-        assert!(open_with(&path, &J, true, true).expect("absent").is_none());
+        assert!(
+            open_with(&path, &J, true, true, false)
+                .expect("absent")
+                .is_none()
+        );
         assert!(!path.exists(), "nothing was created");
         // A schema newer than this binary is refused as a reader refuses it.
         let (_t, dir, path) = setup();
         make_schema_newer(&dir);
-        let e = open_with(&path, &J, true, true).expect_err("newer");
+        let e = open_with(&path, &J, true, true, false).expect_err("newer");
         assert_eq!(e.code(), Code::SchemaTooNew);
     }
 

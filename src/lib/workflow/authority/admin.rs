@@ -21,8 +21,8 @@ use std::path::{Path, PathBuf};
 /// (below every other authority file); named here too for the files that
 /// reach them through `admin`.
 pub use super::auth::{
-    Authenticated, DOMAIN_TOKEN, MAX_TOKEN_FILE, authenticate, open_read, read_token_file,
-    registration,
+    Authenticated, DOMAIN_TOKEN, MAX_TOKEN_FILE, authenticate, open_read, open_read_snapshot,
+    read_token_file, registration,
 };
 /// Name of the signing key file in a collector directory.
 pub use crate::contract::KEY_FILE;

@@ -21,13 +21,23 @@ pub const MAX_TOKEN_FILE: u64 = 512;
 /// connection, checked to still name the file; a fresh one elsewhere).
 pub fn open_read(root: &Path) -> Result<(DataDir, ReadConn)> {
     let dir = DataDir::open(root)?;
-    let conn = dir.open_read_cached(&super::schema::SPEC)?.ok_or_else(|| {
-        Error::new(
-            Code::NotInitialized,
-            "the data directory has no authority; run `agent-task init`",
-        )
-    })?;
-    Ok((dir, conn))
+    let conn = dir.open_read_cached(&super::schema::SPEC)?;
+    Ok((dir, conn.ok_or_else(no_authority)?))
+}
+
+/// [`open_read`], the connection in a read transaction (one snapshot for
+/// every read through it: `DataDir::open_read_snapshot`).
+pub fn open_read_snapshot(root: &Path) -> Result<(DataDir, ReadConn)> {
+    let dir = DataDir::open(root)?;
+    let conn = dir.open_read_snapshot(&super::schema::SPEC)?;
+    Ok((dir, conn.ok_or_else(no_authority)?))
+}
+
+fn no_authority() -> Error {
+    Error::new(
+        Code::NotInitialized,
+        "the data directory has no authority; run `agent-task init`",
+    )
 }
 
 /// An authenticated actor and its grant generation.

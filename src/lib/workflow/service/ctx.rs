@@ -122,15 +122,11 @@ impl AgentCtx<'_> {
         &self,
         f: impl FnOnce(Option<&Connection>, &Connection, &Authenticated, Now) -> Result<T>,
     ) -> Result<T> {
-        let (dir, ac) = admin::open_read(self.root)?;
         // One snapshot of each database for the whole read (ended when
         // the connection is dropped or goes back to the cache).
-        ac.begin_read()?;
+        let (dir, ac) = admin::open_read_snapshot(self.root)?;
         let who = admin::authenticate(&ac, self.token)?;
-        let jc = dir.open_read_cached(&journal::SPEC)?;
-        if let Some(j) = &jc {
-            j.begin_read()?;
-        }
+        let jc = dir.open_read_snapshot(&journal::SPEC)?;
         f(jc.as_deref(), &ac, &who, self.now())
     }
 }
@@ -144,12 +140,8 @@ pub fn operator_read<T>(
     clock: &dyn Clock,
     f: impl FnOnce(Option<&Connection>, &Connection, Now) -> Result<T>,
 ) -> Result<T> {
-    let (dir, ac) = admin::open_read(root)?;
-    ac.begin_read()?;
-    let jc = dir.open_read_cached(&journal::SPEC)?;
-    if let Some(j) = &jc {
-        j.begin_read()?;
-    }
+    let (dir, ac) = admin::open_read_snapshot(root)?;
+    let jc = dir.open_read_snapshot(&journal::SPEC)?;
     let now = Now {
         ms: unix_millis(clock.now()),
     };

@@ -260,10 +260,9 @@ struct DescriptorOutput {
 /// What a request names is checked against the profile's [`Scope`] by the
 /// operation itself, where it looks it up ([`execute`]). Read-only.
 pub fn check_scope(cx: &AgentCtx<'_>, p: &TaskProfile) -> Result<()> {
-    let (_dir, conn) = crate::workflow::authority::admin::open_read(cx.root)?;
     // One snapshot for the token and the pins (one read transaction, not
     // one per statement).
-    conn.begin_read()?;
+    let (_dir, conn) = crate::workflow::authority::admin::open_read_snapshot(cx.root)?;
     crate::workflow::authority::admin::authenticate(&conn, cx.token)?;
     check_pins(&conn, p)
 }
@@ -295,8 +294,7 @@ fn check_pins(conn: &crate::store::Connection, p: &TaskProfile) -> Result<()> {
 /// scope again in their own unit of work.
 pub fn check_change_scope(cx: &AgentCtx<'_>, p: &TaskProfile, change_id: &str) -> Result<()> {
     check_id("change_id", change_id)?;
-    let (_dir, conn) = crate::workflow::authority::admin::open_read(cx.root)?;
-    conn.begin_read()?;
+    let (_dir, conn) = crate::workflow::authority::admin::open_read_snapshot(cx.root)?;
     crate::workflow::authority::admin::authenticate(&conn, cx.token)?;
     check_pins(&conn, p)?;
     change::select_in(
