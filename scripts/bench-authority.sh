@@ -24,6 +24,11 @@
 # CPU per iteration is printed for each, since on this machine it shares the
 # cores serve needs. WORKERS (default 16) and COMPUTE (default: serve's own,
 # one per core) set serve's --workers and --compute-threads.
+# BENCH_CALLGRIND_DIR=DIR runs serve under callgrind (valgrind) and prints,
+# per row, serve's instructions per agent iteration, counted during the
+# row only: a figure that does not move with the machine's load (this VM
+# has no hardware counters for `perf stat`). Use few agents and a short
+# DURATION: serve is about 50 times slower there.
 # Usage: [AGENTS="1 16 64"] [LOADGEN="hyper threads"] [DURATION=10] [RUNS=50] [PERF_OUT=perf.data] scripts/bench-authority.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -111,10 +116,15 @@ print(json.dumps({"version": 1, "agent_task_profiles": [{
     "repository_id": "demo-basic", "profile_id": "default", "native_repository": "demo/basic",
     "data_dir": sys.argv[1], "target": "main", "requirement_digest": sys.argv[2]}]}))
 PY
-"$bin" --data-dir "$D" serve --bind 127.0.0.1:0 --workers "$WORKERS" --workspace-config "$work/workspace.json" "${stats_flag[@]}" \
+wrap=()
+if [ -n "${BENCH_CALLGRIND_DIR:-}" ]; then
+  mkdir -p "$BENCH_CALLGRIND_DIR"
+  wrap=(valgrind --tool=callgrind --callgrind-out-file="$BENCH_CALLGRIND_DIR/serve.out")
+fi
+"${wrap[@]}" "$bin" --data-dir "$D" serve --bind 127.0.0.1:0 --workers "$WORKERS" --workspace-config "$work/workspace.json" "${stats_flag[@]}" \
   >"$work/serve.out" 2>"$work/serve.err" &
 SERVER_PID=$!
-for _ in $(seq 1 200); do
+for _ in $(seq 1 1200); do
   if [ -s "$work/serve.out" ]; then break; fi
   sleep 0.05
 done
@@ -139,9 +149,20 @@ for n in $AGENTS; do
   fi
   mode=loop
   if [ "$lg" = threads ]; then mode=loop-threads; fi
+  if [ -n "${BENCH_CALLGRIND_DIR:-}" ]; then callgrind_control -z "$SERVER_PID" >/dev/null; fi
   cpu0=$(serve_cpu)
   row=$(/usr/bin/time -f '%U %S' -o "$work/load-cpu" "$load" "$mode" "$URL" "$OPS" "$work/attempts.txt" "$n" "$SECONDS_PER" "hb-$n-$lg")
   cpu1=$(serve_cpu)
+  if [ -n "${BENCH_CALLGRIND_DIR:-}" ]; then
+    callgrind_control -d "$SERVER_PID" >/dev/null
+    f=$(ls -t "$BENCH_CALLGRIND_DIR"/serve.out* | head -1)
+    python3 -c 'import json,sys
+r=json.loads(sys.argv[1]); tot=0
+for line in open(sys.argv[2]):
+    if line.startswith(("summary:", "totals:")): tot=max(tot,int(line.split()[1]))
+n,it=r["agents"],r["heartbeats"]
+print(f"{n} agents: serve {tot/max(1,it)/1e3:.1f} k instructions per iteration ({tot} over {it} iterations, callgrind: {sys.argv[2]})")' "$row" "$f"
+  fi
   if [ -n "$perf_pid" ]; then wait "$perf_pid" || true; fi
   after=$(last_stats)
   python3 -c 'import json,sys; r=json.loads(sys.argv[1]); b=json.loads(sys.argv[2]); a=json.loads(sys.argv[3])
