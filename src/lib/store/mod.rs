@@ -224,15 +224,15 @@ impl DataDir {
     /// cache (when [`enable_read_cache`] turned it on; `store::readcache`
     /// says what each take checks); `None` when it does not exist.
     pub fn open_read_cached(&self, spec: &'static DbSpec) -> Result<Option<ReadConn>> {
-        readcache::open(&self.root.join(spec.file), spec)
+        readcache::open(&self.root.join(spec.file), spec, false)
     }
 
     /// [`DataDir::open_read_cached`], in a read transaction: every read
     /// through it until it is dropped sees one snapshot, the one in which
-    /// a kept connection's schema was checked ([`ReadConn::begin_read`]
-    /// after the open, in one transaction instead of two).
+    /// a kept connection's schema was checked (one read transaction for
+    /// the check and the reads, not two).
     pub fn open_read_snapshot(&self, spec: &'static DbSpec) -> Result<Option<ReadConn>> {
-        readcache::open_snapshot(&self.root.join(spec.file), spec)
+        readcache::open(&self.root.join(spec.file), spec, true)
     }
 
     /// The schema version of a database file without any check beyond

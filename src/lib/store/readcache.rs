@@ -132,16 +132,6 @@ impl ReadConn {
     pub fn is_fresh(&self) -> bool {
         self.fresh
     }
-
-    /// Starts a read transaction (`BEGIN DEFERRED`): every statement until
-    /// the connection is dropped reads one snapshot. Ended by the drop
-    /// (rolled back when the connection goes back to the cache, or closed
-    /// with it). The statement comes from the connection's cache, as does
-    /// the drop's `ROLLBACK`: neither is parsed again per request.
-    pub fn begin_read(&self) -> Result<()> {
-        self.prepare_cached("BEGIN DEFERRED")?.execute([])?;
-        Ok(())
-    }
 }
 
 impl Drop for ReadConn {
@@ -212,28 +202,20 @@ fn take(path: &Path) -> Option<Kept> {
 }
 
 /// Opens the database at `path` for reading (see the module
-/// documentation); `None` when the file does not exist.
-pub(crate) fn open(path: &Path, spec: &'static DbSpec) -> Result<Option<ReadConn>> {
-    open_with(
-        path,
-        spec,
-        ENABLED.load(Ordering::Relaxed),
-        WRITERS.load(Ordering::Relaxed),
-        false,
-    )
-}
-
-/// [`open`], the connection already in a read transaction
-/// ([`ReadConn::begin_read`]) whose snapshot is the one its schema cookie
+/// documentation); `None` when the file does not exist. With `snapshot`,
+/// the connection is already in a read transaction (`BEGIN DEFERRED`,
+/// ended by the drop: rolled back when the connection goes back to the
+/// cache, or closed with it), whose snapshot is the one its schema cookie
 /// was checked in: a kept connection's check and the caller's reads are
-/// one read transaction, not two.
-pub(crate) fn open_snapshot(path: &Path, spec: &'static DbSpec) -> Result<Option<ReadConn>> {
+/// one read transaction, not two. `BEGIN` and the drop's `ROLLBACK` come
+/// from the connection's statement cache, not parsed again per request.
+pub(crate) fn open(path: &Path, spec: &'static DbSpec, snapshot: bool) -> Result<Option<ReadConn>> {
     open_with(
         path,
         spec,
         ENABLED.load(Ordering::Relaxed),
         WRITERS.load(Ordering::Relaxed),
-        true,
+        snapshot,
     )
 }
 
