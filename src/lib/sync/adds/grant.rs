@@ -174,6 +174,12 @@ pub fn shared_secret(secret: &[u8; 32], public: &[u8; 32]) -> AResult<[u8; 32]> 
         Some(p) => p.mul_clamped(*secret).to_montgomery(),
         None => u.mul_clamped(*secret),
     };
+    agreement(s)
+}
+
+/// An agreement's bytes, refusing the all-zero result (a small-order
+/// peer key).
+fn agreement(s: MontgomeryPoint) -> AResult<[u8; 32]> {
     if s.0 == [0u8; 32] {
         return Err(integrity("X25519 shared secret is all zero"));
     }
@@ -200,16 +206,12 @@ pub fn shared_secrets(secret: &[u8; 32], publics: &[[u8; 32]]) -> Vec<AResult<[u
         .iter()
         .zip(&points)
         .map(|(u, p)| {
-            let s = match p {
+            agreement(match p {
                 Some(_) => us
                     .next()
                     .ok_or_else(|| integrity("a batch conversion is missing"))?,
                 None => MontgomeryPoint(*u).mul_clamped(*secret),
-            };
-            if s.0 == [0u8; 32] {
-                return Err(integrity("X25519 shared secret is all zero"));
-            }
-            Ok(s.0)
+            })
         })
         .collect()
 }
@@ -227,11 +229,7 @@ pub fn shared_secret_to(secret: &[u8; 32], public: &[u8; 32]) -> AResult<[u8; 32
     let Some(table) = peer_table(public) else {
         return shared_secret(secret, public);
     };
-    let s = table.mul_base_clamped(*secret).to_montgomery();
-    if s.0 == [0u8; 32] {
-        return Err(integrity("X25519 shared secret is all zero"));
-    }
-    Ok(s.0)
+    agreement(table.mul_base_clamped(*secret).to_montgomery())
 }
 
 /// How many peer tables [`shared_secret_to`] keeps.
@@ -296,12 +294,9 @@ pub fn ephemerals(secrets: &[[u8; 32]], audience: &[u8; 32]) -> Vec<AResult<Ephe
         .iter()
         .zip(shared)
         .map(|(p, s)| {
-            if s.0 == [0u8; 32] {
-                return Err(integrity("X25519 shared secret is all zero"));
-            }
             Ok(Ephemeral {
                 public: p.0,
-                shared: s.0,
+                shared: agreement(*s)?,
             })
         })
         .collect()
