@@ -780,3 +780,54 @@ fn a_failing_page_stops_the_pipeline_in_page_order() {
     env.run(&["data", "get", GAMMA])
         .error("record_tombstoned", 66);
 }
+
+/// A publisher (it holds the pinned key) whose grant for change 1 carries a
+/// small-order ephemeral key, re-signed so that every check before the key
+/// agreement passes: the agreement is all zero and refused, in the batch
+/// the destination computes with change 0's valid one, and nothing of the
+/// page is written.
+#[test]
+fn a_signed_grant_with_a_small_order_ephemeral_key_is_refused_mid_page() {
+    use agent_task::sync::adds::encoding::b64u;
+    use agent_task::sync::adds::jcs::domain_message_of;
+    use agent_task::wire::ed25519::Keypair;
+    let env = vector_destination("did:example:sync-destination");
+    let seed = vectors()["pinned_publisher"]["ed25519_seed_hex"]
+        .as_str()
+        .expect("seed")
+        .to_owned();
+    let peer = reference_peer(move |i, p| {
+        if i != 0 {
+            return;
+        }
+        let mut s = [0u8; 32];
+        for (k, b) in s.iter_mut().enumerate() {
+            *b = u8::from_str_radix(&seed[2 * k..2 * k + 2], 16).expect("hex");
+        }
+        let key = Keypair::from_seed(&s);
+        let g = p["changes"][1]["object"]["grant"]
+            .as_object_mut()
+            .expect("grant");
+        g["key_wrap"]["ephemeral_public_key"] = json!(b64u(&[0u8; 32]));
+        g.remove("signature");
+        let msg = domain_message_of("adds-grant/v1", g, "signature", None).expect("message");
+        g.insert(
+            "signature".into(),
+            json!({"algorithm": "Ed25519", "public_key": b64u(&key.public_key()),
+                   "value": b64u(&key.sign(&msg))}),
+        );
+    });
+    add_vector_peer(&env, &peer.origin, PUBLISHER_KEY).json();
+    let n = feed_len(&env);
+    let e = pull(&env, VECTOR_NOW).error("sync_object_invalid", 76);
+    assert!(
+        e["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("shared secret is all zero")),
+        "{e}"
+    );
+    assert_eq!(feed_len(&env), n, "nothing of the page was written");
+    env.run(&["data", "get", ALPHA])
+        .error("record_not_found", 66);
+    assert_eq!(status(&env)["cursor_present"], false);
+}
