@@ -102,7 +102,8 @@ NODE=$("$BIN" --data-dir "$WORK/src" data manifest)
   --publisher-id "$(field "$PUB" publisher.id)" --publisher-key "$(field "$PUB" publisher.ed25519_public_key)" \
   --page-token-file "$WORK/page.token" >/dev/null
 start "$WORK/dst" "$DST_TOKEN"; DST_URL=$URL
-cpu_ticks() { awk '{s+=$14+$15} END {print s}' "/proc/${PIDS[0]}/stat" "/proc/${PIDS[1]}/stat"; }
+# user,system clock ticks of both servers (fields 14 and 15 of stat).
+cpu_ticks() { awk '{u+=$14; s+=$15} END {print u "," s}' "/proc/${PIDS[0]}/stat" "/proc/${PIDS[1]}/stat"; }
 
 PERF_PIDS=()
 if [ -n "${BENCH_PERF_DIR:-}" ]; then
@@ -150,11 +151,11 @@ echo "anchor: data collect --jsonl of the same $RECORDS records: $ANCHOR records
 FLOOR=$("$PROBE" 2000 | tail -1)
 py 'import sys; a,b=float(sys.argv[1]),float(sys.argv[2]); r=a/b; v="met" if r >= 0.5 else "NOT met"; print(f"pull / jsonl ingest = {r:.2f}x; goal >= 0.5x: {v}")' "$PULL" "$ANCHOR"
 py 'import json,sys,os
-c0,c1,n=int(sys.argv[1]),int(sys.argv[2]),int(sys.argv[3]); f=json.loads(sys.argv[4]); r=json.loads(sys.argv[5])
-t=(c1-c0)/os.sysconf("SC_CLK_TCK"); per=1000*t/n
+(u0,s0),(u1,s1)=[map(int,a.split(",")) for a in sys.argv[1:3]]; n=int(sys.argv[3]); f=json.loads(sys.argv[4]); r=json.loads(sys.argv[5])
+hz=os.sysconf("SC_CLK_TCK"); user,system=(u1-u0)/hz,(s1-s0)/hz; t=user+system; per=1000*t/n
 objects=r["changes_applied"]+2*r["pages_applied"]
 floor=f["total_us"]/1000*objects/n
-print(f"cpu of both servers during the pull: {t:.2f} s ({objects} objects for {n} records)")
+print(f"cpu of both servers during the pull: {t:.2f} s, {user:.2f} s user + {system:.2f} s system ({objects} objects for {n} records)")
 s,d,a=f["source_us"],f["destination_us"],f["total_us"]; v="met" if per <= 0.3 else "NOT met"
 print(f"crypto floor per object (one thread): source {s:.1f} us + destination {d:.1f} us = {a:.1f} us")
 print(f"CPU per record: {per:.3f} ms; crypto floor {floor:.3f} ms; ratio {per/floor:.2f}x; goal <= 0.3 ms: {v}")

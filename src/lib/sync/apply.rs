@@ -6,7 +6,7 @@
 use super::adds::encoding::b64u_decode;
 use super::adds::jcs::canonical;
 use super::adds::object::Principal;
-use super::inline::{OpenCtx, open, open_many};
+use super::inline::{OpenCtx, Opened, open, open_expecting, open_many};
 use super::wire::{Inline, PageView, SyncLimits, same_instant, validate_page};
 use crate::data::Node;
 use crate::data::replica::{ReplicaOp, ReplicaOutcome, prepare_collection, prepare_tombstone};
@@ -187,14 +187,20 @@ fn verify_view_on(
         now,
         max_bytes: r.limits.max_response_bytes,
     };
-    // c. control.
-    let (control, kind) = open(&view.control_object, &ctx)?;
+    // c. control: its plaintext must be the canonical text of the payload
+    // this page implies. A plaintext that is not fails as `open` fails on
+    // it (not canonical JSON, or not a payload's shape), and otherwise
+    // does not bind the page: it is canonical, so it is the rebuilt text
+    // only if it is that text byte for byte.
     let rebuilt = canonical(&view.rebuilt_control()).map_err(|e| e.into_error(Code::Internal))?;
-    if kind != "page" || canonical(&control).ok().as_deref() != Some(rebuilt.as_slice()) {
-        return Err(Error::new(
-            Code::SyncPageControlInvalid,
-            "the page-control object does not bind this page",
-        ));
+    match open_expecting(&view.control_object, &ctx, &rebuilt)? {
+        Opened::Expected => {}
+        Opened::Parsed(..) => {
+            return Err(Error::new(
+                Code::SyncPageControlInvalid,
+                "the page-control object does not bind this page",
+            ));
+        }
     }
     // d. cursor continuity.
     let continues = match (&pos.cursor, &view.previous_cursor) {
@@ -595,6 +601,92 @@ mod tests {
                     assert_eq!(a.is_err(), i == 2 || i == 6, "object {i}");
                 }
             }
+        });
+    }
+
+    /// The page-control object opened expecting its text: the page's own
+    /// control is that text (and is what `open` parses to a page payload
+    /// of that text); any other plaintext is what `open` gives, a failure
+    /// included.
+    #[test]
+    fn open_expecting_is_open_unless_the_plaintext_is_the_expected_text() {
+        let f = fixture(3);
+        let limits = SyncLimits::default();
+        let view = validate_page(f.page.clone(), LIMIT, &limits).expect("shape");
+        let rebuilt = canonical(&view.rebuilt_control()).expect("canonical");
+        let rcpt = f.p.dst_id.recipient();
+        let sealed = |payload: Value| seal(&payload, &seal_ctx(&f.p, &rcpt)).expect("seal").0;
+        let mut other = view.rebuilt_control();
+        other["has_more"] = true.into();
+        let foreign = {
+            let mut obj = f.page["control_object"].clone();
+            let params = GrantParams {
+                grant_id: random_urn_uuid().expect("uuid"),
+                manifest_cid: view.control_object.bundle.root.clone(),
+                issuer_id: "did:example:mallory".into(),
+                audience: rcpt.clone(),
+                issued_at: NOW,
+                expires_at: NOW + 300,
+                not_before: None,
+                ephemeral_secret: [3u8; 32],
+                nonce: [4u8; 12],
+            };
+            obj["grant"] =
+                grant::issue(&[1u8; 32], &params, &Keypair::from_seed(&[5u8; 32])).expect("grant");
+            obj
+        };
+        let bad_shape = sealed(object_of([
+            ("protocol", super::super::wire::OBJECT_PROTOCOL.into()),
+            ("kind", "page".into()),
+        ]));
+        let wire = |obj: Value| {
+            let mut page = f.page.clone();
+            page["control_object"] = obj;
+            validate_page(page, LIMIT, &limits)
+                .expect("shape")
+                .control_object
+        };
+        f.as_reader(limits.max_response_bytes, |ctx| {
+            // The page's own control object.
+            let (v, kind) = open(&view.control_object, ctx).expect("open");
+            assert_eq!(
+                (kind, canonical(&v).expect("canonical")),
+                ("page", rebuilt.clone())
+            );
+            assert!(matches!(
+                open_expecting(&view.control_object, ctx, &rebuilt),
+                Ok(Opened::Expected)
+            ));
+            // Another page payload, a failing grant, a payload of no shape.
+            for obj in [
+                wire(sealed(other.clone())),
+                wire(foreign.clone()),
+                wire(bad_shape.clone()),
+            ] {
+                let want = open(&obj, ctx);
+                match (open_expecting(&obj, ctx, &rebuilt), want) {
+                    (Ok(Opened::Parsed(v, kind)), Ok((w, wkind))) => {
+                        assert_eq!((v, kind), (w, wkind));
+                        assert_eq!(kind, "page");
+                    }
+                    (Err(e), Err(w)) => {
+                        assert_eq!((e.code(), e.message()), (w.code(), w.message()));
+                    }
+                    (got, want) => panic!("{got:?} against {want:?}"),
+                }
+            }
+            assert_eq!(
+                open(&wire(foreign.clone()), ctx)
+                    .map(|_| ())
+                    .map_err(|e| e.code()),
+                Err(Code::UnexpectedSyncPublisher)
+            );
+            assert_eq!(
+                open(&wire(bad_shape.clone()), ctx)
+                    .map(|_| ())
+                    .map_err(|e| e.code()),
+                Err(Code::SyncObjectInvalid)
+            );
         });
     }
 }

@@ -5,7 +5,7 @@
 use super::adds::encoding::b64u_fixed;
 use super::adds::grant::{self, Grant, GrantParams, Recipient};
 use super::adds::jcs::{canonical, strict_parse};
-use super::adds::object::{self, Manifest, Principal, SealParams};
+use super::adds::object::{self, Checked, Principal, SealParams};
 use super::adds::{Draw, bundle, object_of};
 use super::wire::{INLINE_PROFILE, Inline, MEDIA_TYPE, SCHEMA, payload_kind};
 use crate::error::{Code, Error, Result};
@@ -154,25 +154,61 @@ pub fn open(obj: &Inline, ctx: &OpenCtx<'_>) -> Result<(Value, &'static str)> {
 /// key agreements of the objects that reach step 5 are computed together
 /// ([`grant::shared_secrets`]).
 pub fn open_many(objs: &[&Inline], ctx: &OpenCtx<'_>) -> Vec<Result<(Value, &'static str)>> {
-    let checked: Vec<Result<(Grant, Manifest)>> = objs.iter().map(|o| check(o, ctx)).collect();
+    let checked: Vec<Result<(Grant, Checked<'_>)>> = objs.iter().map(|o| check(o, ctx)).collect();
     let ephemerals: Vec<[u8; 32]> = checked.iter().flatten().map(|(g, _)| g.ephemeral).collect();
     let mut shared = grant::shared_secrets(ctx.reader_secret, &ephemerals).into_iter();
-    objs.iter()
-        .zip(checked)
-        .map(|(obj, c)| {
+    checked
+        .into_iter()
+        .map(|c| {
             let (g, m) = c?;
             let s = shared
                 .next()
                 .ok_or_else(|| Error::internal("a key agreement is missing"))?
                 .map_err(invalid)?;
             let dek = grant::unwrap_shared(&g, &s).map_err(invalid)?;
-            finish(obj, &m, &dek)
+            finish(&m, &dek)
         })
         .collect()
 }
 
+/// What [`open_expecting`] found in an object.
+#[derive(Debug)]
+pub enum Opened {
+    /// The plaintext is byte for byte the canonical text the caller
+    /// expected, so it is that payload: nothing is parsed.
+    Expected,
+    /// Any other plaintext, strictly parsed, with its kind (as [`open`]).
+    Parsed(Value, &'static str),
+}
+
+/// Opens an object whose payload the caller already knows, as the
+/// canonical text `expected` (the page-control object, which binds the
+/// page around it): every check of [`open`] up to the plaintext runs, in
+/// its order; a plaintext equal to `expected` is that payload without
+/// being parsed, and any other plaintext takes [`open`]'s strict parse and
+/// shape check, so a malformed payload fails as it does there.
+///
+/// `expected` must be the canonical text ([`canonical`]) of a payload
+/// whose shape [`payload_kind`] accepts; then a plaintext equal to it
+/// would pass the strict parse and the shape check, and skipping them
+/// changes no answer.
+pub fn open_expecting(obj: &Inline, ctx: &OpenCtx<'_>, expected: &[u8]) -> Result<Opened> {
+    let (g, m) = check(obj, ctx)?;
+    let s = grant::shared_secrets(ctx.reader_secret, &[g.ephemeral])
+        .pop()
+        .ok_or_else(|| Error::internal("a key agreement is missing"))?
+        .map_err(invalid)?;
+    let dek = grant::unwrap_shared(&g, &s).map_err(invalid)?;
+    let plaintext = m.decrypt(&dek).map_err(invalid)?;
+    if plaintext == expected {
+        return Ok(Opened::Expected);
+    }
+    let (v, kind) = parse_payload(&plaintext)?;
+    Ok(Opened::Parsed(v, kind))
+}
+
 /// Steps 2–5 up to the key agreement.
-fn check(obj: &Inline, ctx: &OpenCtx<'_>) -> Result<(Grant, Manifest)> {
+fn check<'a>(obj: &'a Inline, ctx: &OpenCtx<'_>) -> Result<(Grant, Checked<'a>)> {
     // 2. Grant, pinned publisher, grant ↔ root.
     let g = grant::validate_grant(&obj.grant).map_err(invalid)?;
     if g.issuer != *ctx.publisher {
@@ -188,7 +224,8 @@ fn check(obj: &Inline, ctx: &OpenCtx<'_>) -> Result<(Grant, Manifest)> {
         ));
     }
     // 3. The bundle.
-    let m = bundle::validate(&obj.bundle, ctx.max_bytes).map_err(invalid)?;
+    let checked = bundle::validate(&obj.bundle, ctx.max_bytes).map_err(invalid)?;
+    let m = checked.manifest();
     // 4. Labels.
     if m.media_type.as_deref() != Some(MEDIA_TYPE) || m.schema.as_deref() != Some(SCHEMA) {
         return Err(Error::new(
@@ -198,19 +235,20 @@ fn check(obj: &Inline, ctx: &OpenCtx<'_>) -> Result<(Grant, Manifest)> {
     }
     // 5. Read with the grant.
     grant::authorize(&g, &obj.bundle.root, ctx.reader_id, ctx.now).map_err(invalid)?;
-    grant::check_direct_issuer(&g, &m).map_err(invalid)?;
+    grant::check_direct_issuer(&g, m).map_err(invalid)?;
     grant::unwrap_checks(&g, ctx.reader_id, ctx.reader_public).map_err(invalid)?;
-    Ok((g, m))
+    Ok((g, checked))
 }
 
-/// Step 5 after the DEK: the frames, the payload's strict parse and shape.
-fn finish(obj: &Inline, m: &Manifest, dek: &[u8; 32]) -> Result<(Value, &'static str)> {
-    let frames: Vec<&[u8]> = obj.bundle.blocks[1..]
-        .iter()
-        .map(|(_, f)| f.as_slice())
-        .collect();
-    let plaintext = object::open_frames(m, &frames, dek).map_err(invalid)?;
-    let v = strict_parse(&plaintext).map_err(invalid)?;
+/// Step 5 after the DEK: the frames (checked in step 3, decrypted here),
+/// the payload's strict parse and shape.
+fn finish(m: &Checked<'_>, dek: &[u8; 32]) -> Result<(Value, &'static str)> {
+    parse_payload(&m.decrypt(dek).map_err(invalid)?)
+}
+
+/// Step 5's end: the payload's strict parse and its shape.
+fn parse_payload(plaintext: &[u8]) -> Result<(Value, &'static str)> {
+    let v = strict_parse(plaintext).map_err(invalid)?;
     let kind = payload_kind(&v).ok_or_else(|| {
         Error::new(
             Code::SyncObjectInvalid,

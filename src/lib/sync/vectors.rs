@@ -239,13 +239,18 @@ fn block_encryption_vector() {
             .chain(sealed.frames.iter().cloned())
             .collect(),
     };
-    let m = bundle::validate(&bundle, 1 << 20).expect("bundle");
+    let checked = bundle::validate(&bundle, 1 << 20).expect("bundle");
     let frames: Vec<&[u8]> = bundle.blocks[1..]
         .iter()
         .map(|(_, f)| f.as_slice())
         .collect();
+    let dek = h32(&b["dek_hex"]);
     assert_eq!(
-        object::open_frames(&m, &frames, &h32(&b["dek_hex"])).expect("open"),
+        object::open_frames(checked.manifest(), &frames, &dek).expect("open"),
+        hex(&b["plaintext_hex"])
+    );
+    assert_eq!(
+        checked.decrypt(&dek).expect("open"),
         hex(&b["plaintext_hex"])
     );
 }

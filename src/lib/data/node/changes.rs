@@ -106,11 +106,16 @@ impl Node {
             ev.insert(member.into(), parse_json(&payload)?);
             changes.push(Value::Object(ev));
         }
-        Ok(serde_json::to_value(ChangesPage {
-            changes,
-            cursor: cursor::encode(&self.feed_id, filter, last),
-            has_more,
-        })?)
+        // Built as a map, not through `to_value` of a struct: that copies
+        // every change's envelope once more.
+        let mut page = Map::new();
+        page.insert("changes".into(), Value::Array(changes));
+        page.insert(
+            "cursor".into(),
+            cursor::encode(&self.feed_id, filter, last).into(),
+        );
+        page.insert("has_more".into(), has_more.into());
+        Ok(Value::Object(page))
     }
 
     /// `tombstone`: idempotent; the first tombstone wins.
@@ -152,14 +157,6 @@ fn tombstone_op(req: &TombstoneRequest, now: String) -> Result<WriteOp> {
 
 // The answers below are JSON objects: their fields are in key order, the
 // order the `Value` they become has.
-
-/// A page of the change feed.
-#[derive(serde::Serialize)]
-struct ChangesPage {
-    changes: Vec<Value>,
-    cursor: String,
-    has_more: bool,
-}
 
 /// `tombstone`'s answer.
 #[derive(serde::Serialize)]

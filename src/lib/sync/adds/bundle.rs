@@ -4,7 +4,7 @@
 use super::cid::{cid_of, is_cid};
 use super::encoding::{b64u, b64u_decode};
 use super::jcs::strict_parse;
-use super::object::{Manifest, Sealed, validate_manifest};
+use super::object::{Checked, Sealed, check_frame, validate_manifest};
 use super::{AResult, MAX_MANIFEST_BYTES, integrity, invalid, object_of};
 use crate::error::{Code, Error, Result};
 use serde_json::Value;
@@ -101,8 +101,8 @@ pub fn decode_wire(v: &Value, budget: &mut u64) -> Result<Bundle> {
 }
 
 /// Validates a bundle (facts §9 step 3) with a plaintext ceiling of
-/// `max_bytes`; returns the manifest.
-pub fn validate(b: &Bundle, max_bytes: u64) -> AResult<Manifest> {
+/// `max_bytes`; returns the manifest with its checked frames.
+pub fn validate(b: &Bundle, max_bytes: u64) -> AResult<Checked<'_>> {
     if b.blocks.is_empty() || b.blocks.len() - 1 > MAX_BLOCKS {
         return Err(invalid("bundle block count out of range"));
     }
@@ -138,17 +138,8 @@ pub fn validate(b: &Bundle, max_bytes: u64) -> AResult<Manifest> {
         if !seen.insert(cid.as_str()) {
             return Err(integrity("bundle repeats a CID"));
         }
-        if frame.len() as u64 != 12 + c.ciphertext_size {
-            return Err(integrity(format!("frame {i} has the wrong length")));
-        }
-        if cid_of(frame) != *cid {
-            return Err(integrity(format!("frame {i} does not hash to its CID")));
-        }
-        if frame[..12] != c.nonce {
-            return Err(integrity(format!(
-                "frame {i} nonce differs from the manifest"
-            )));
-        }
+        check_frame(i, c, frame)?;
     }
-    Ok(m)
+    let frames = b.blocks[1..].iter().map(|(_, f)| f.as_slice()).collect();
+    Ok(Checked::new(m, frames))
 }

@@ -644,21 +644,63 @@ pub fn open_frames(m: &Manifest, frames: &[&[u8]], dek: &[u8; 32]) -> AResult<Ve
     if frames.len() != m.chunks.len() {
         return Err(integrity("frame count differs from the manifest"));
     }
+    for (i, (c, frame)) in m.chunks.iter().zip(frames).enumerate() {
+        check_frame(i, c, frame)?;
+    }
+    decrypt_frames(m, frames, dek)
+}
+
+/// One frame against its chunk: its length, its CID, its nonce prefix.
+pub(super) fn check_frame(i: usize, c: &Chunk, frame: &[u8]) -> AResult<()> {
+    if frame.len() as u64 != 12 + c.ciphertext_size {
+        return Err(integrity(format!("frame {i} has the wrong length")));
+    }
+    if cid_of(frame) != c.cid {
+        return Err(integrity(format!("frame {i} does not hash to its CID")));
+    }
+    if frame[..12] != c.nonce {
+        return Err(integrity(format!(
+            "frame {i} nonce differs from the manifest"
+        )));
+    }
+    Ok(())
+}
+
+/// A manifest and its object's frames, every frame checked against its
+/// chunk ([`check_frame`]): made only where that check ran, so opening it
+/// does not hash the frames again.
+#[derive(Debug)]
+pub struct Checked<'a> {
+    manifest: Manifest,
+    frames: Vec<&'a [u8]>,
+}
+
+impl<'a> Checked<'a> {
+    /// `frames` passed [`check_frame`] against `manifest`'s chunks, one
+    /// each, in order.
+    pub(super) fn new(manifest: Manifest, frames: Vec<&'a [u8]>) -> Checked<'a> {
+        Checked { manifest, frames }
+    }
+
+    /// The manifest.
+    pub fn manifest(&self) -> &Manifest {
+        &self.manifest
+    }
+
+    /// The plaintext with the object's DEK ([`open_frames`] without the
+    /// checks that already ran).
+    pub fn decrypt(&self, dek: &[u8; 32]) -> AResult<Vec<u8>> {
+        decrypt_frames(&self.manifest, &self.frames, dek)
+    }
+}
+
+/// GCM under the block AAD and the plaintext sizes, of frames whose count,
+/// lengths, CIDs and nonces match `m`.
+fn decrypt_frames(m: &Manifest, frames: &[&[u8]], dek: &[u8; 32]) -> AResult<Vec<u8>> {
     let cipher = Aes256Gcm::new_from_slice(dek).map_err(|_| invalid("bad DEK length"))?;
     let count = m.chunks.len() as u64;
     let mut out = Vec::with_capacity(m.size as usize);
     for (i, (c, frame)) in m.chunks.iter().zip(frames).enumerate() {
-        if frame.len() as u64 != 12 + c.ciphertext_size {
-            return Err(integrity(format!("frame {i} has the wrong length")));
-        }
-        if cid_of(frame) != c.cid {
-            return Err(integrity(format!("frame {i} does not hash to its CID")));
-        }
-        if frame[..12] != c.nonce {
-            return Err(integrity(format!(
-                "frame {i} nonce differs from the manifest"
-            )));
-        }
         let aad = block_aad(
             &m.aad_context,
             count,
@@ -669,13 +711,14 @@ pub fn open_frames(m: &Manifest, frames: &[&[u8]], dek: &[u8; 32]) -> AResult<Ve
             c.plaintext_size,
             m.size,
         )?;
-        let mut nonce = [0u8; 12];
-        nonce.copy_from_slice(&frame[..12]);
+        let (nonce, body) = frame
+            .split_first_chunk::<12>()
+            .ok_or_else(|| integrity(format!("frame {i} has the wrong length")))?;
         let pt = cipher
             .decrypt(
-                &Nonce::from(nonce),
+                &Nonce::from(*nonce),
                 Payload {
-                    msg: &frame[12..],
+                    msg: body,
                     aad: &aad,
                 },
             )
