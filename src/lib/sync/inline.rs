@@ -50,6 +50,60 @@ struct Prepared {
 /// random values come from one read of the OS source, and their grants'
 /// X25519 keys are computed together ([`grant::ephemerals`]).
 pub fn seal_many(payloads: &[&Value], ctx: &SealCtx<'_>) -> Vec<Result<(Value, String)>> {
+    seal_many_as(payloads, ctx, |s| Ok(s.into_value()))
+}
+
+/// [`seal_many`] giving each inline object as its compact JSON text (what
+/// `serde_json::to_vec` of [`seal_many`]'s value gives), rendered without
+/// building the value: what a page carries.
+pub fn seal_many_text(payloads: &[&Value], ctx: &SealCtx<'_>) -> Vec<Result<(Vec<u8>, String)>> {
+    seal_many_as(payloads, ctx, |s| s.to_json())
+}
+
+/// One sealed object and its grant, before its wire form.
+struct SealedInline {
+    sealed: object::Sealed,
+    grant: Value,
+}
+
+impl SealedInline {
+    /// `{"profile", "bundle", "grant"}`.
+    fn into_value(self) -> Value {
+        object_of([
+            ("profile", INLINE_PROFILE.into()),
+            ("bundle", bundle::encode(&self.sealed)),
+            ("grant", self.grant),
+        ])
+    }
+
+    /// [`SealedInline::into_value`]'s compact text, members in key order.
+    fn to_json(&self) -> Result<Vec<u8>> {
+        let render = |e: serde_json::Error| Error::internal(format!("cannot render: {e}"));
+        let blocks: usize = self.sealed.manifest_bytes.len()
+            + self
+                .sealed
+                .frames
+                .iter()
+                .map(|(_, f)| f.len())
+                .sum::<usize>();
+        let mut out = Vec::with_capacity(blocks * 4 / 3 + 2048);
+        out.extend_from_slice(b"{\"bundle\":");
+        bundle::write_json(&self.sealed, &mut out).map_err(render)?;
+        out.extend_from_slice(b",\"grant\":");
+        serde_json::to_writer(&mut out, &self.grant).map_err(render)?;
+        out.extend_from_slice(b",\"profile\":");
+        serde_json::to_writer(&mut out, INLINE_PROFILE).map_err(render)?;
+        out.push(b'}');
+        Ok(out)
+    }
+}
+
+/// [`seal_many`] with each sealed object put in its wire form by `wire`.
+fn seal_many_as<T>(
+    payloads: &[&Value],
+    ctx: &SealCtx<'_>,
+    wire: impl Fn(SealedInline) -> Result<T>,
+) -> Vec<Result<(T, String)>> {
     let internal = |e: super::adds::AddsError| e.into_error(Code::Internal);
     let audience = match b64u_fixed::<32>(&ctx.recipient.x25519_public_key, "audience key") {
         Ok(a) => a,
@@ -89,7 +143,8 @@ pub fn seal_many(payloads: &[&Value], ctx: &SealCtx<'_>) -> Vec<Result<(Value, S
                 .next()
                 .ok_or_else(|| Error::internal("an ephemeral key is missing"))?
                 .map_err(internal)?;
-            seal_prepared(p, &eph, ctx)
+            let (s, root) = seal_prepared(p, &eph, ctx)?;
+            Ok((wire(s)?, root))
         })
         .collect()
 }
@@ -98,7 +153,7 @@ fn seal_prepared(
     p: Prepared,
     eph: &grant::Ephemeral,
     ctx: &SealCtx<'_>,
-) -> Result<(Value, String)> {
+) -> Result<(SealedInline, String)> {
     let internal = |e: super::adds::AddsError| e.into_error(Code::Internal);
     let sealed = object::seal(&p.bytes, &p.params, ctx.publisher_id, ctx.key).map_err(internal)?;
     let gp = GrantParams {
@@ -112,13 +167,9 @@ fn seal_prepared(
         ephemeral_secret: p.ephemeral_secret,
         nonce: p.nonce,
     };
-    let g = grant::issue_with(&p.params.dek, &gp, eph, ctx.key).map_err(internal)?;
-    let obj = object_of([
-        ("profile", INLINE_PROFILE.into()),
-        ("bundle", bundle::encode(&sealed)),
-        ("grant", g),
-    ]);
-    Ok((obj, sealed.root))
+    let grant = grant::issue_with(&p.params.dek, &gp, eph, ctx.key).map_err(internal)?;
+    let root = sealed.root.clone();
+    Ok((SealedInline { sealed, grant }, root))
 }
 
 /// The destination's side: the pin and the reader's identity.
@@ -256,4 +307,39 @@ fn parse_payload(plaintext: &[u8]) -> Result<(Value, &'static str)> {
         )
     })?;
     Ok((v, kind))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::roundtrip::{NOW, pair};
+    use super::*;
+    use serde_json::json;
+
+    /// The text a page carries is the value's rendering, for one frame and
+    /// for two (a payload over one 256 KiB chunk).
+    #[test]
+    fn an_inline_objects_text_is_the_rendering_of_its_value() {
+        let p = pair();
+        let rcpt = p.dst_id.recipient();
+        let ctx = SealCtx {
+            key: &p.src_id.signing,
+            publisher_id: &p.src_id.id,
+            recipient: &rcpt,
+            issued_at: NOW,
+            ttl_seconds: 300,
+        };
+        let small = json!({"protocol": "x", "kind": "tombstone", "tombstone": {"a": "\"\u{1}é"}});
+        let large = json!({"protocol": "x", "kind": "record", "data": "y".repeat(300_000)});
+        let both = seal_many_as(&[&small, &large], &ctx, |s| {
+            Ok((s.to_json()?, s.into_value()))
+        });
+        let mut frames = Vec::new();
+        for r in both {
+            let ((text, value), root) = r.expect("sealed");
+            assert_eq!(text, serde_json::to_vec(&value).expect("json"));
+            assert_eq!(value["bundle"]["root"]["cid"], root.as_str());
+            frames.push(value["bundle"]["blocks"].as_array().map_or(0, Vec::len) - 1);
+        }
+        assert_eq!(frames, [1, 2]);
+    }
 }

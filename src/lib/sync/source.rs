@@ -4,7 +4,7 @@
 
 use super::adds::encoding::b64u;
 use super::adds::object_of;
-use super::inline::{SealCtx, seal, seal_many};
+use super::inline::{SealCtx, seal, seal_many_text};
 use super::store::{Authority, Identity};
 use super::wire::{OBJECT_PROTOCOL, PROTOCOL, SyncLimits, control_payload, parse_page_request};
 use crate::data::{ChangesRequest, Node, cursor};
@@ -70,20 +70,21 @@ fn json_len(v: &Value) -> u64 {
     }
 }
 
-/// Seals many payloads on every core, keeping their order.
-fn seal_all(payloads: &[&Value], ctx: &SealCtx<'_>) -> Vec<Result<(Value, String)>> {
+/// Seals many payloads on every core, keeping their order; each inline
+/// object comes as its compact JSON text.
+fn seal_all(payloads: &[&Value], ctx: &SealCtx<'_>) -> Vec<Result<(Vec<u8>, String)>> {
     let threads = std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(1)
         .min(8);
     if payloads.len() < 4 || threads < 2 {
-        return seal_many(payloads, ctx);
+        return seal_many_text(payloads, ctx);
     }
     let chunk = payloads.len().div_ceil(threads);
     std::thread::scope(|s| {
         let handles: Vec<_> = payloads
             .chunks(chunk)
-            .map(|c| s.spawn(move || seal_many(c, ctx)))
+            .map(|c| s.spawn(move || seal_many_text(c, ctx)))
             .collect();
         handles
             .into_iter()
@@ -128,6 +129,32 @@ fn splice_page(headers: &[Vec<u8>], rest: &[u8]) -> Vec<u8> {
 }
 
 const CHANGES_OPEN: &[u8] = b"{\"changes\":[";
+
+/// One change header's compact JSON text around its inline object's text
+/// `obj`: what `serde_json::to_vec` gives for the header as a value
+/// (members in key order), written without building it.
+fn header_json(
+    seq: u64,
+    kind: &str,
+    collection_id: &str,
+    record_id: &str,
+    occurred_at: &str,
+    obj: &[u8],
+) -> serde_json::Result<Vec<u8>> {
+    let mut out = Vec::with_capacity(obj.len() + 256);
+    out.extend_from_slice(b"{\"collection_id\":");
+    serde_json::to_writer(&mut out, collection_id)?;
+    out.extend_from_slice(format!(",\"id\":\"change_{seq}\",\"object\":").as_bytes());
+    out.extend_from_slice(obj);
+    out.extend_from_slice(b",\"occurred_at\":");
+    serde_json::to_writer(&mut out, occurred_at)?;
+    out.extend_from_slice(b",\"record_id\":");
+    serde_json::to_writer(&mut out, record_id)?;
+    out.extend_from_slice(format!(",\"sequence\":{seq},\"type\":").as_bytes());
+    serde_json::to_writer(&mut out, kind)?;
+    out.push(b'}');
+    Ok(out)
+}
 
 /// [`page`] as the compact JSON text the route sends: each change header is
 /// rendered once, and its length is what the response ceiling counts.
@@ -291,18 +318,16 @@ pub fn page_bytes(
     let mut stopped = false;
     for (c, res) in cands.iter().zip(sealed) {
         let (obj, root) = res?;
-        let header = object_of([
-            ("id", format!("change_{}", c.seq).into()),
-            ("type", c.kind.into()),
-            ("sequence", c.seq.into()),
-            ("collection_id", req.collection_id.as_str().into()),
-            ("record_id", c.record_id.as_str().into()),
-            ("occurred_at", c.occurred_at.as_str().into()),
-            ("object", obj),
-        ]);
-        let text = serde_json::to_vec(&header)
-            .map_err(|e| Error::internal(format!("cannot render: {e}")))?;
-        drop(header);
+        let text = header_json(
+            c.seq,
+            c.kind,
+            &req.collection_id,
+            &c.record_id,
+            &c.occurred_at,
+            &obj,
+        )
+        .map_err(|e| Error::internal(format!("cannot render: {e}")))?;
+        drop(obj);
         let hsize = text.len() as u64;
         if hsize >= max {
             return Err(Error::new(
@@ -403,7 +428,7 @@ pub fn page_bytes(
 
 #[cfg(test)]
 mod tests {
-    use super::{json_len, splice_page};
+    use super::{header_json, json_len, splice_page};
     use serde_json::{Value, json};
 
     #[test]
@@ -428,6 +453,30 @@ mod tests {
             assert_eq!(splice_page(&texts, &rest), want, "{n} headers");
             let lens: u64 = texts.iter().map(|t| t.len() as u64).sum();
             assert_eq!(lens, h.iter().map(json_len).sum::<u64>());
+        }
+    }
+
+    #[test]
+    fn a_header_is_rendered_as_its_value() {
+        let obj = json!({"profile": "p", "bundle": {"blocks": []}, "grant": {"k": [1, "x"]}});
+        let obj_text = serde_json::to_vec(&obj).expect("json");
+        for (coll, rid, at) in [
+            ("default", "rec_00", "2026-12-06T00:00:00.000Z"),
+            ("c\"\\\u{1}", "r\u{2028}é", "t\n"),
+        ] {
+            for (seq, kind) in [
+                (1, "record.created"),
+                (9_007_199_254_740_991, "record.tombstoned"),
+            ] {
+                let want = json!({
+                    "id": format!("change_{seq}"), "type": kind, "sequence": seq,
+                    "collection_id": coll, "record_id": rid, "occurred_at": at, "object": obj,
+                });
+                assert_eq!(
+                    header_json(seq, kind, coll, rid, at, &obj_text).expect("text"),
+                    serde_json::to_vec(&want).expect("json")
+                );
+            }
         }
     }
 }

@@ -2,7 +2,7 @@
 //! decoding (sync wire codec, step 1) and its validation (step 3).
 
 use super::cid::{cid_of, is_cid};
-use super::encoding::{b64u, b64u_decode};
+use super::encoding::{b64u, b64u_append, b64u_decode};
 use super::jcs::strict_parse;
 use super::object::{Checked, Sealed, check_frame, validate_manifest};
 use super::{AResult, MAX_MANIFEST_BYTES, integrity, invalid, object_of};
@@ -40,6 +40,33 @@ pub fn encode(s: &Sealed) -> Value {
         ("root", object_of([("cid", s.root.as_str().into())])),
         ("blocks", Value::Array(blocks)),
     ])
+}
+
+/// [`encode`]'s compact JSON text (what `serde_json::to_vec` of it gives:
+/// members in key order), appended to `out` without building the value:
+/// the blocks' base64url is written straight into `out` (its alphabet
+/// needs no escaping).
+pub fn write_json(s: &Sealed, out: &mut Vec<u8>) -> serde_json::Result<()> {
+    let block = |out: &mut Vec<u8>, cid: &str, bytes: &[u8]| -> serde_json::Result<()> {
+        out.extend_from_slice(b"{\"cid\":");
+        serde_json::to_writer(&mut *out, cid)?;
+        out.extend_from_slice(b",\"data\":\"");
+        b64u_append(bytes, out);
+        out.extend_from_slice(b"\"}");
+        Ok(())
+    };
+    out.extend_from_slice(b"{\"blocks\":[");
+    block(out, &s.root, &s.manifest_bytes)?;
+    for (cid, f) in &s.frames {
+        out.push(b',');
+        block(out, cid, f)?;
+    }
+    out.extend_from_slice(b"],\"protocol\":");
+    serde_json::to_writer(&mut *out, PROTOCOL)?;
+    out.extend_from_slice(b",\"root\":{\"cid\":");
+    serde_json::to_writer(&mut *out, &s.root)?;
+    out.extend_from_slice(b"}}");
+    Ok(())
 }
 
 fn page_err(msg: &str) -> Error {

@@ -10,6 +10,13 @@ pub fn b64u(bytes: &[u8]) -> String {
     BASE64URL_NOPAD.encode(bytes)
 }
 
+/// [`b64u`] of `bytes` appended to `out`.
+pub fn b64u_append(bytes: &[u8], out: &mut Vec<u8>) {
+    let at = out.len();
+    out.resize(at + BASE64URL_NOPAD.encode_len(bytes.len()), 0);
+    BASE64URL_NOPAD.encode_mut(bytes, &mut out[at..]);
+}
+
 /// Strict canonical base64url: no padding, only `A-Za-z0-9-_`, no length
 /// ≡ 1 (mod 4), zero trailing bits (so re-encoding gives the input back).
 /// `BASE64URL_NOPAD` itself refuses every other symbol (`=` included: the
