@@ -41,7 +41,6 @@ pub fn check_scope(a: &Authority, body: &Map<String, Value>) -> Result<()> {
 
 struct Built {
     root: String,
-    cursor_after: String,
     more_after: bool,
     seq: u64,
     kind: &'static str,
@@ -349,7 +348,6 @@ pub fn page_bytes(
         headers.push(text);
         built.push(Built {
             root,
-            cursor_after: cursor::encode(node.feed_id(), Some(&req.collection_id), c.seq as i64),
             more_after: c.i + 1 < row_count || feed_more,
             seq: c.seq,
             kind: c.kind,
@@ -358,8 +356,11 @@ pub fn page_bytes(
         });
     }
     let mut has_more = stopped || budget_stop || built.last().is_some_and(|b| b.more_after);
+    // The cursor after a change (only the page's last one is sent).
+    let cursor_after =
+        |b: &Built| cursor::encode(node.feed_id(), Some(&req.collection_id), b.seq as i64);
     if let Some(last) = built.last() {
-        cursor_now = last.cursor_after.clone();
+        cursor_now = cursor_after(last);
     }
     loop {
         let changes: Vec<(u64, &str, &str, &str, &str)> = built
@@ -418,10 +419,7 @@ pub fn page_bytes(
         }
         built.pop();
         headers.pop();
-        cursor_now = built
-            .last()
-            .map(|b| b.cursor_after.clone())
-            .unwrap_or_default();
+        cursor_now = built.last().map(cursor_after).unwrap_or_default();
         has_more = true;
     }
 }
