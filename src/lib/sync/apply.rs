@@ -407,6 +407,26 @@ mod tests {
 
     use super::super::adds::grant::Recipient;
 
+    /// The inline object `obj` (wire-decoded as `inline`) with its grant
+    /// replaced by another issuer's grant for the same root.
+    fn foreign_grant(obj: &Value, inline: &Inline, rcpt: &Recipient) -> Value {
+        let mut obj = obj.clone();
+        let params = GrantParams {
+            grant_id: random_urn_uuid().expect("uuid"),
+            manifest_cid: inline.bundle.root.clone(),
+            issuer_id: "did:example:mallory".into(),
+            audience: rcpt.clone(),
+            issued_at: NOW,
+            expires_at: NOW + 300,
+            not_before: None,
+            ephemeral_secret: [3u8; 32],
+            nonce: [4u8; 12],
+        };
+        obj["grant"] =
+            grant::issue(&[1u8; 32], &params, &Keypair::from_seed(&[5u8; 32])).expect("grant");
+        obj
+    }
+
     /// Puts `fault` into change `k` of the page.
     fn inject(f: &mut Fixture, k: usize, fault: Fault) {
         let rcpt = f.p.dst_id.recipient();
@@ -415,23 +435,7 @@ mod tests {
         let h = &view.changes[k];
         let sealed = |payload: Value| seal(&payload, &seal_ctx(&f.p, &rcpt)).expect("seal").0;
         let obj = match fault {
-            Fault::ForeignGrant => {
-                let mut obj = f.page["changes"][k]["object"].clone();
-                let params = GrantParams {
-                    grant_id: random_urn_uuid().expect("uuid"),
-                    manifest_cid: h.object.bundle.root.clone(),
-                    issuer_id: "did:example:mallory".into(),
-                    audience: rcpt.clone(),
-                    issued_at: NOW,
-                    expires_at: NOW + 300,
-                    not_before: None,
-                    ephemeral_secret: [3u8; 32],
-                    nonce: [4u8; 12],
-                };
-                obj["grant"] = grant::issue(&[1u8; 32], &params, &Keypair::from_seed(&[5u8; 32]))
-                    .expect("grant");
-                obj
-            }
+            Fault::ForeignGrant => foreign_grant(&f.page["changes"][k]["object"], &h.object, &rcpt),
             Fault::WrongKind => sealed(object_of([
                 ("protocol", super::super::wire::OBJECT_PROTOCOL.into()),
                 ("kind", "tombstone".into()),
@@ -618,23 +622,7 @@ mod tests {
         let sealed = |payload: Value| seal(&payload, &seal_ctx(&f.p, &rcpt)).expect("seal").0;
         let mut other = view.rebuilt_control();
         other["has_more"] = true.into();
-        let foreign = {
-            let mut obj = f.page["control_object"].clone();
-            let params = GrantParams {
-                grant_id: random_urn_uuid().expect("uuid"),
-                manifest_cid: view.control_object.bundle.root.clone(),
-                issuer_id: "did:example:mallory".into(),
-                audience: rcpt.clone(),
-                issued_at: NOW,
-                expires_at: NOW + 300,
-                not_before: None,
-                ephemeral_secret: [3u8; 32],
-                nonce: [4u8; 12],
-            };
-            obj["grant"] =
-                grant::issue(&[1u8; 32], &params, &Keypair::from_seed(&[5u8; 32])).expect("grant");
-            obj
-        };
+        let foreign = foreign_grant(&f.page["control_object"], &view.control_object, &rcpt);
         let bad_shape = sealed(object_of([
             ("protocol", super::super::wire::OBJECT_PROTOCOL.into()),
             ("kind", "page".into()),
