@@ -205,6 +205,15 @@ pub fn open(obj: &Inline, ctx: &OpenCtx<'_>) -> Result<(Value, &'static str)> {
 /// key agreements of the objects that reach step 5 are computed together
 /// ([`grant::shared_secrets`]).
 pub fn open_many(objs: &[&Inline], ctx: &OpenCtx<'_>) -> Vec<Result<(Value, &'static str)>> {
+    plaintexts(objs, ctx)
+        .into_iter()
+        .map(|p| parse_payload(&p?))
+        .collect()
+}
+
+/// Steps 2–5 of each object up to its plaintext, in order, one result
+/// each; the key agreements together.
+fn plaintexts(objs: &[&Inline], ctx: &OpenCtx<'_>) -> Vec<Result<Vec<u8>>> {
     let checked: Vec<Result<(Grant, Checked<'_>)>> = objs.iter().map(|o| check(o, ctx)).collect();
     let ephemerals: Vec<[u8; 32]> = checked.iter().flatten().map(|(g, _)| g.ephemeral).collect();
     let mut shared = grant::shared_secrets(ctx.reader_secret, &ephemerals).into_iter();
@@ -217,7 +226,8 @@ pub fn open_many(objs: &[&Inline], ctx: &OpenCtx<'_>) -> Vec<Result<(Value, &'st
                 .ok_or_else(|| Error::internal("a key agreement is missing"))?
                 .map_err(invalid)?;
             let dek = grant::unwrap_shared(&g, &s).map_err(invalid)?;
-            finish(&m, &dek)
+            // The frames were checked in step 3; here they are decrypted.
+            m.decrypt(&dek).map_err(invalid)
         })
         .collect()
 }
@@ -244,13 +254,9 @@ pub enum Opened {
 /// would pass the strict parse and the shape check, and skipping them
 /// changes no answer.
 pub fn open_expecting(obj: &Inline, ctx: &OpenCtx<'_>, expected: &[u8]) -> Result<Opened> {
-    let (g, m) = check(obj, ctx)?;
-    let s = grant::shared_secrets(ctx.reader_secret, &[g.ephemeral])
+    let plaintext = plaintexts(&[obj], ctx)
         .pop()
-        .ok_or_else(|| Error::internal("a key agreement is missing"))?
-        .map_err(invalid)?;
-    let dek = grant::unwrap_shared(&g, &s).map_err(invalid)?;
-    let plaintext = m.decrypt(&dek).map_err(invalid)?;
+        .unwrap_or_else(|| Err(Error::internal("nothing was opened")))?;
     if plaintext == expected {
         return Ok(Opened::Expected);
     }
@@ -289,12 +295,6 @@ fn check<'a>(obj: &'a Inline, ctx: &OpenCtx<'_>) -> Result<(Grant, Checked<'a>)>
     grant::check_direct_issuer(&g, m).map_err(invalid)?;
     grant::unwrap_checks(&g, ctx.reader_id, ctx.reader_public).map_err(invalid)?;
     Ok((g, checked))
-}
-
-/// Step 5 after the DEK: the frames (checked in step 3, decrypted here),
-/// the payload's strict parse and shape.
-fn finish(m: &Checked<'_>, dek: &[u8; 32]) -> Result<(Value, &'static str)> {
-    parse_payload(&m.decrypt(dek).map_err(invalid)?)
 }
 
 /// Step 5's end: the payload's strict parse and its shape.
