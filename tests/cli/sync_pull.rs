@@ -831,3 +831,95 @@ fn a_signed_grant_with_a_small_order_ephemeral_key_is_refused_mid_page() {
         .error("record_not_found", 66);
     assert_eq!(status(&env)["cursor_present"], false);
 }
+
+/// The destination takes the page-control plaintext without parsing it
+/// only when it is byte for byte the canonical text the page implies. A
+/// publisher holding the pinned key re-seals page 1's control object with
+/// that text plus one space (the same JSON, not canonical): the pull is
+/// refused as not canonical, and nothing is written. The same re-seal of
+/// the exact text pulls the page, so the refusal is the space's.
+#[test]
+fn a_resealed_control_object_one_space_off_its_canonical_text_is_refused() {
+    use agent_task::sync::adds::grant::{self, GrantParams, Recipient};
+    use agent_task::sync::adds::jcs::canonical;
+    use agent_task::sync::adds::object::{self, SealParams};
+    use agent_task::sync::adds::{bundle, encoding, random_urn_uuid};
+    use agent_task::sync::wire::{INLINE_PROFILE, MEDIA_TYPE, SCHEMA, SyncLimits, validate_page};
+    use agent_task::wire::ed25519::Keypair;
+
+    fn reseal(p: &mut Value, space: bool) {
+        let v = vectors();
+        let seed = v["pinned_publisher"]["ed25519_seed_hex"]
+            .as_str()
+            .expect("seed");
+        let mut s = [0u8; 32];
+        for (k, b) in s.iter_mut().enumerate() {
+            *b = u8::from_str_radix(&seed[2 * k..2 * k + 2], 16).expect("hex");
+        }
+        let key = Keypair::from_seed(&s);
+        let publisher_id = v["pinned_publisher"]["id"].as_str().expect("id");
+        let view = validate_page(p.clone(), 100, &SyncLimits::default()).expect("shape");
+        let mut text = canonical(&view.rebuilt_control()).expect("canonical");
+        if space {
+            text.insert(1, b' ');
+        }
+        let old = &p["control_object"]["grant"];
+        let (issued_at, expires_at) = (
+            old["issued_at"].as_i64().expect("issued_at"),
+            old["expires_at"].as_i64().expect("expires_at"),
+        );
+        let params = SealParams::random(text.len(), issued_at, MEDIA_TYPE, SCHEMA).expect("params");
+        let sealed = object::seal(&text, &params, publisher_id, &key).expect("seal");
+        let reader_public = grant::x25519_public(&[0x22; 32]);
+        let g = grant::issue(
+            &params.dek,
+            &GrantParams {
+                grant_id: random_urn_uuid().expect("uuid"),
+                manifest_cid: sealed.root.clone(),
+                issuer_id: publisher_id.to_owned(),
+                audience: Recipient {
+                    id: "did:example:sync-destination".into(),
+                    x25519_public_key: encoding::b64u(&reader_public),
+                    x25519_key_id: encoding::x25519_key_id(&reader_public),
+                },
+                issued_at,
+                expires_at,
+                not_before: None,
+                ephemeral_secret: [7u8; 32],
+                nonce: [8u8; 12],
+            },
+            &key,
+        )
+        .expect("grant");
+        p["control_object"] =
+            json!({"profile": INLINE_PROFILE, "bundle": bundle::encode(&sealed), "grant": g});
+    }
+
+    for space in [true, false] {
+        let env = vector_destination("did:example:sync-destination");
+        let peer = reference_peer(move |i, p| {
+            if i == 0 {
+                reseal(p, space);
+            }
+        });
+        add_vector_peer(&env, &peer.origin, PUBLISHER_KEY).json();
+        let n = feed_len(&env);
+        if space {
+            let e = pull(&env, VECTOR_NOW).error("sync_object_invalid", 76);
+            assert!(
+                e["message"]
+                    .as_str()
+                    .is_some_and(|m| m.contains("not in canonical form")),
+                "{e}"
+            );
+            assert_eq!(feed_len(&env), n, "nothing of the page was written");
+            assert_eq!(status(&env)["cursor_present"], false);
+        } else {
+            pull(&env, VECTOR_NOW).json();
+            assert_eq!(
+                env.run(&["data", "get", ALPHA]).json()["content"]["data"],
+                "alpha: local-first sync works"
+            );
+        }
+    }
+}
