@@ -12,7 +12,7 @@ use crate::error::{Code, Error, Result};
 use crate::store::{Deferred, Writer, WriterConfig};
 use crate::workflow::service::facade::{self, TaskProfile, WorkspaceConfig};
 use crate::workflow::service::ops::AgentCtx;
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
@@ -185,14 +185,16 @@ fn param(req: &Request<'_>, i: usize) -> Result<String> {
     super::router::percent_decode(raw)
 }
 
-/// Wraps an operation's result.
+/// Wraps an operation's result. The result is moved into the answer:
+/// `json!` would serialize it into a copy of itself (every string and map
+/// of it allocated again, the original dropped), on every answer.
 pub fn envelope(operation: &str, result: Value) -> Value {
-    json!({
-        "capability": CAPABILITY,
-        "schema_version": SCHEMA_VERSION,
-        "operation": operation,
-        "result": result,
-    })
+    let mut m = serde_json::Map::new();
+    m.insert("capability".into(), CAPABILITY.into());
+    m.insert("schema_version".into(), SCHEMA_VERSION.into());
+    m.insert("operation".into(), operation.into());
+    m.insert("result".into(), result);
+    Value::Object(m)
 }
 
 /// The authorize step of the two task routes: the bearer against the
@@ -426,6 +428,26 @@ impl std::io::Read for Capped<'_, '_> {
 mod tests {
     use super::super::router::{COMPUTE_OPERATIONS, Lane, lane_of_operation, lane_of_route};
     use crate::workflow::service::facade::OPERATIONS;
+    use serde_json::json;
+
+    #[test]
+    fn the_envelope_is_the_capability_version_operation_and_the_result_as_it_was() {
+        let result = json!({"next": {"operation": "none"}, "tasks": [{"task_id": "t", "n": 1}]});
+        let v = super::envelope("next", result.clone());
+        assert_eq!(
+            v,
+            json!({
+                "capability": "agentscm.agent-workflow-tasks/v1",
+                "schema_version": 1,
+                "operation": "next",
+                "result": result,
+            })
+        );
+        assert_eq!(
+            serde_json::to_string(&v).expect("text"),
+            r#"{"capability":"agentscm.agent-workflow-tasks/v1","operation":"next","result":{"next":{"operation":"none"},"tasks":[{"n":1,"task_id":"t"}]},"schema_version":1}"#
+        );
+    }
 
     #[test]
     fn the_lane_table_names_real_operations_and_keeps_the_waiting_ones_off_compute() {
