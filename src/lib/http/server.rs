@@ -349,6 +349,23 @@ impl Head {
         }
     }
 
+    /// The request of this head, for its last use (the handler's run):
+    /// the head's strings are moved into it, not copied.
+    fn into_request(self, body: &mut dyn Read) -> Request<'_> {
+        Request {
+            method: self.method,
+            path: self.path,
+            query: self.query,
+            headers: self.headers,
+            origin: self.origin,
+            content_length: self.content_length,
+            body,
+            params: Vec::new(),
+        }
+    }
+
+    /// A request of this head that leaves the head whole (admission,
+    /// before the handler's run).
     fn request<'a>(&self, body: &'a mut dyn Read) -> Request<'a> {
         Request {
             method: self.method,
@@ -443,7 +460,7 @@ async fn handle_request(
     let lane = router.lane(&head.path);
     if !chunked && head.content_length.unwrap_or(0) == 0 {
         let r = on_lane(&shared, lane, move || {
-            router.dispatch_reply(&mut head.request(&mut std::io::empty()))
+            router.dispatch_reply(&mut head.into_request(&mut std::io::empty()))
         });
         let r = match r.await {
             Some(reply) => answer(reply).await,
@@ -504,7 +521,7 @@ async fn handle_request(
                     cur: Bytes::new(),
                     rx: None,
                 };
-                let mut rq = head.request(&mut reader);
+                let mut rq = head.into_request(&mut reader);
                 (router.run_reply(&a, &mut rq), false)
             })
             .await;
@@ -561,7 +578,7 @@ async fn handle_request(
                     cur: Bytes::new(),
                     rx: None,
                 };
-                let mut rq = head.request(&mut reader);
+                let mut rq = head.into_request(&mut reader);
                 router.run_reply(&admitted, &mut rq)
             })
             .await;
@@ -580,7 +597,7 @@ async fn handle_request(
             cur: Bytes::new(),
             rx: Some(rx),
         };
-        let mut rq = head.request(&mut reader);
+        let mut rq = head.into_request(&mut reader);
         router.run_reply(&admitted, &mut rq)
     });
     tokio::pin!(job);
