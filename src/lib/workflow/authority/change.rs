@@ -629,7 +629,7 @@ pub struct StoredSubject {
     /// The version this subject is.
     pub version: u64,
     /// Context.
-    pub context: ChangeContext,
+    pub context: std::sync::Arc<ChangeContext>,
     /// Context digest.
     pub context_digest: Sha256Hex,
     /// Tasks (shared with the parse cache: a subject is immutable, and
@@ -707,7 +707,7 @@ struct Parsed {
     context_bytes: Vec<u8>,
     tasks_bytes: Vec<u8>,
     digest: Sha256Hex,
-    context: ChangeContext,
+    context: std::sync::Arc<ChangeContext>,
     tasks: std::sync::Arc<[WorkflowTask]>,
     task_digests: std::sync::Arc<std::sync::OnceLock<std::sync::Arc<[Sha256Hex]>>>,
 }
@@ -751,7 +751,7 @@ fn parsed_subject(
         context_bytes,
         tasks_bytes,
         digest,
-        context,
+        context: std::sync::Arc::new(context),
         tasks: tasks.into(),
         task_digests: Default::default(),
     });
@@ -854,21 +854,29 @@ fn staleness_in(
     let Ok(repo) = repository(conn, &s.repository) else {
         return Ok(Some("repository_missing"));
     };
-    let ch = match known {
-        Some(k) if k.change.change_id == s.change_id => k.change.clone(),
-        _ => match change(conn, &s.change_id) {
-            Ok(ch) => ch,
-            Err(_) => return Ok(Some("change_missing")),
-        },
-    };
-    if ch.version != s.change_version {
-        return Ok(Some("change_superseded"));
-    }
+    // The Change row is read once: from `known` when it is that Change,
+    // else from `conn` (and then handed to the subject's load).
     let loaded;
     let stored = match known {
-        Some(k) if k.change.change_id == s.change_id && k.version == s.change_version => k,
+        Some(k) if k.change.change_id == s.change_id => {
+            if k.change.version != s.change_version {
+                return Ok(Some("change_superseded"));
+            }
+            if k.version == s.change_version {
+                k
+            } else {
+                loaded = subject_of(conn, k.change.clone(), s.change_version)?;
+                &loaded
+            }
+        }
         _ => {
-            loaded = subject(conn, &s.change_id, s.change_version)?;
+            let Ok(ch) = change(conn, &s.change_id) else {
+                return Ok(Some("change_missing"));
+            };
+            if ch.version != s.change_version {
+                return Ok(Some("change_superseded"));
+            }
+            loaded = subject_of(conn, ch, s.change_version)?;
             &loaded
         }
     };
@@ -1402,6 +1410,78 @@ mod tests {
             Some("policy_changed")
         );
         assert_eq!(super::super::live_subjects(&f.a).expect("live"), 0);
+    }
+
+    #[test]
+    fn the_rechecks_staleness_after_a_lookup_answers_as_loading_everything_does() {
+        use crate::workflow::journal::Authority;
+        let f = fixture();
+        let t = &f.command;
+        // The tasks a staleness check may be asked about: the one looked
+        // up, and tasks naming another repository, Change, context or
+        // content.
+        let mut variants = vec![t.clone(), f.review.clone()];
+        for edit in [
+            (|x: &mut WorkflowTask| x.subject.repository = "other/repo".into())
+                as fn(&mut WorkflowTask),
+            |x| x.subject.change_id = "chg_other".into(),
+            |x| x.subject.context_digest = Sha256Hex::digest(b"ctx"),
+            |x| x.instructions = "something else".into(),
+            |x| x.subject.change_version = 2,
+        ] {
+            let mut v = t.clone();
+            edit(&mut v);
+            variants.push(v);
+        }
+        // Each state of the rows, set before the lookup (the rows a unit
+        // of work reads do not change under it).
+        let states: [(&str, &str); 3] = [
+            ("SELECT 1", "SELECT 1"),
+            (
+                "UPDATE changes SET current_version = 2",
+                "UPDATE changes SET current_version = 1",
+            ),
+            (
+                "UPDATE repositories SET head_revision = 'moved'",
+                "UPDATE repositories SET head_revision = (SELECT head_revision FROM repositories)",
+            ),
+        ];
+        let mut reasons = Vec::new();
+        for (set, undo) in states {
+            f.a.execute_batch(set).expect("state");
+            let r = super::super::Rechecks::new(&f.a);
+            Authority::find_task(&r, &t.task_id, &fixture::actor()).expect("find");
+            // An answer, or the error's code (a version with no
+            // checkpoint is an error either way).
+            let code = |x: Result<Option<&'static str>>| x.map_err(|e| e.code());
+            for v in &variants {
+                let want = code(staleness(&f.a, v));
+                assert_eq!(code(Authority::staleness(&r, v)), want, "{set}: {v:?}");
+                reasons.extend(want.ok());
+            }
+            let (_, s) = find_task(&f.a, &t.task_id).expect("find");
+            let knowing = super::super::Rechecks::knowing(&f.a, &s);
+            for v in &variants {
+                assert_eq!(
+                    code(Authority::staleness(&knowing, v)),
+                    code(staleness(&f.a, v)),
+                    "{set}: {v:?}"
+                );
+            }
+            f.a.execute_batch(undo).expect("undo");
+        }
+        // The cases reach every branch the kept subject takes.
+        for reason in [
+            None,
+            Some("repository_missing"),
+            Some("change_missing"),
+            Some("context_changed"),
+            Some("task_changed"),
+            Some("change_superseded"),
+            Some("target_moved"),
+        ] {
+            assert!(reasons.contains(&reason), "{reason:?} not reached");
+        }
     }
 
     #[test]

@@ -403,7 +403,7 @@ pub fn collector_claim<'a>(
     move |j, a, who, now| {
         // The request's one lookup of its task (checked against the scope).
         let rechecks = super::Rechecks::scoped(a, scope);
-        let (t, s) = rechecks.task(task_id)?;
+        let (t, s) = (*rechecks.task(task_id)?).clone();
         if t.action_class != ActionClass::Command && t.action_class != ActionClass::Review {
             return Err(Error::new(
                 Code::InvalidInput,

@@ -12,9 +12,9 @@ use crate::workflow::journal;
 
 /// One task's evaluation.
 #[derive(Debug, Clone)]
-pub struct TaskEval {
-    /// The task.
-    pub task: WorkflowTask,
+pub struct TaskEval<'s> {
+    /// The task (one of the evaluated subject's, borrowed from it).
+    pub task: &'s WorkflowTask,
     /// pending|claimed|succeeded|failed|uncertain|blocked
     pub state: &'static str,
     /// The journal's state (`pending`, `leased`, `expired`, `finished`,
@@ -29,12 +29,12 @@ pub struct TaskEval {
 }
 
 /// Evaluates every task of a subject from the journal and imported transfers.
-pub fn evaluate(
+pub fn evaluate<'s>(
     j: Option<&Connection>,
     a: &Connection,
-    s: &StoredSubject,
+    s: &'s StoredSubject,
     now_ms: i64,
-) -> Result<Vec<TaskEval>> {
+) -> Result<Vec<TaskEval<'s>>> {
     let mut out = Vec::new();
     for t in s.tasks.iter() {
         let (jstate, row) = journal::task_state(j, &t.task_id, now_ms)?;
@@ -106,7 +106,7 @@ pub fn evaluate(
             _ => ("blocked", Some("unknown_state"), Standing::Blocked),
         };
         out.push(TaskEval {
-            task: t.clone(),
+            task: t,
             state,
             journal_state: jstate,
             code,

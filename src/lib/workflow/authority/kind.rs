@@ -237,7 +237,8 @@ pub(crate) fn derive<K: CollectorKind>(
         .executor
         .as_deref()
         .ok_or_else(|| mismatch("the attempt was not claimed for a collector"))?;
-    let (t, s) = r.task(&row.attempt.task_id)?;
+    let found = r.task(&row.attempt.task_id)?;
+    let (t, s) = &*found;
     if t.action_class != K::CLASS {
         return Err(mismatch(K::WRONG_CLASS));
     }
@@ -293,7 +294,8 @@ pub(crate) fn live_in<K: CollectorKind>(r: &super::Rechecks<'_>, d: &K::Descript
             "the originating actor's grant is revoked or was reissued",
         ));
     }
-    let (t, _) = r.task(&b.task_id)?;
+    let found = r.task(&b.task_id)?;
+    let t = &found.0;
     if let Some(r) = change::staleness_knowing(a, &t, r.known())? {
         return Err(Error::new(
             Code::SubjectStale,

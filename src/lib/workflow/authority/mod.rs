@@ -157,8 +157,12 @@ pub struct Rechecks<'a> {
     conn: &'a Connection,
     scope: Option<&'a change::Scope>,
     known: Option<&'a change::StoredSubject>,
-    found: std::cell::RefCell<Option<(WorkflowTask, change::StoredSubject)>>,
+    found: std::cell::RefCell<Option<Found>>,
 }
+
+/// A task and the subject it was found in, shared by the request's later
+/// lookups of the same task (not copied for each).
+pub type Found = std::rc::Rc<(WorkflowTask, change::StoredSubject)>;
 
 impl<'a> Rechecks<'a> {
     /// Over `conn`, with no scope (the CLI; the authority's own rechecks).
@@ -199,17 +203,19 @@ impl<'a> Rechecks<'a> {
 
     /// The stored task and its subject, looked up (and checked against
     /// the scope) the first time a request asks for it.
-    pub fn task(&self, task_id: &str) -> Result<(WorkflowTask, change::StoredSubject)> {
+    pub fn task(&self, task_id: &str) -> Result<Found> {
         let kept = self
             .found
             .borrow()
             .as_ref()
-            .filter(|(t, _)| t.task_id == task_id)
+            .filter(|x| x.0.task_id == task_id)
             .cloned();
         match kept {
             Some(x) => Ok(x),
             None => {
-                let x = change::find_task_knowing(self.conn, task_id, self.scope, self.known)?;
+                let x = std::rc::Rc::new(change::find_task_knowing(
+                    self.conn, task_id, self.scope, self.known,
+                )?);
                 *self.found.borrow_mut() = Some(x.clone());
                 Ok(x)
             }
@@ -223,13 +229,20 @@ impl crate::workflow::journal::Authority for Rechecks<'_> {
         task_id: &str,
         actor: &Actor,
     ) -> Result<crate::workflow::journal::FoundTask> {
-        let (t, s) = self.task(task_id)?;
+        let found = self.task(task_id)?;
+        let (t, s) = &*found;
         let visible = change::may_view(&s.change, actor);
-        Ok((t, visible, s.tasks))
+        Ok((t.clone(), visible, s.tasks.clone()))
     }
 
     fn staleness(&self, task: &WorkflowTask) -> Result<Option<&'static str>> {
-        change::staleness(self.conn, task)
+        // The subject this knows, else the one the request's task was
+        // found in: both were read from `conn` in this unit of work, so
+        // the Change row and the subject are not read a second time
+        // (`staleness_in` still reads them when `task` names another).
+        let found = self.found.borrow();
+        let known = self.known.or_else(|| found.as_ref().map(|x| &x.1));
+        change::staleness_knowing(self.conn, task, known)
     }
 
     fn registration(&self, registration_id: &str) -> Result<Option<(ExecutorEnrollment, bool)>> {

@@ -412,7 +412,8 @@ pub fn run_deferred(cx: &AgentCtx<'_>, r: &OperationRequest) -> Result<Deferred<
             let task = crate::workflow::journal::attempt_task(j, attempt_id)?
                 .ok_or_else(|| Error::new(Code::NotFound, "no such attempt"))?;
             let rechecks = cx.rechecks(a);
-            let (_, s) = rechecks.task(&task)?;
+            let found = rechecks.task(&task)?;
+            let s = &found.1;
             let d = crate::workflow::authority::collector::derive_descriptor_in(
                 j, &rechecks, attempt_id,
             )?;

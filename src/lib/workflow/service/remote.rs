@@ -266,7 +266,10 @@ pub fn subject(cx: &AgentCtx<'_>, sel: &change::ChangeSel) -> Result<Value> {
             (None, None)
         } else {
             let s = change::current_subject(a, &ch)?;
-            (Some(s.context.revision), Some(s.context_digest.to_string()))
+            (
+                Some(s.context.revision.clone()),
+                Some(s.context_digest.to_string()),
+            )
         };
         // Only for a landed Change (closed): the Stop hook's landed rule.
         let landed_revision = change::landed(a, &ch.change_id)?.map(|l| l.revision);
@@ -294,7 +297,7 @@ pub fn open_changes(cx: &AgentCtx<'_>) -> Result<Value> {
             let revision = if ch.version == 0 {
                 None
             } else {
-                Some(change::current_subject(a, &ch)?.context.revision)
+                Some(change::current_subject(a, &ch)?.context.revision.clone())
             };
             changes.push(OpenChange {
                 change_id: ch.change_id,
