@@ -246,7 +246,7 @@ pub(crate) fn derive<K: CollectorKind>(
         .ok_or_else(|| Error::new(Code::EnrollmentInvalid, "unknown registration"))?;
     let p = K::profile_for(a, reg_id, &t.subject.step_id)?
         .ok_or_else(|| profile_err(format!("no {} for the attempt's registration", K::PROFILE)))?;
-    let b = attempt_binding(a, &row, &t, &s, &reg)?;
+    let b = attempt_binding(a, &row, t, s, &reg)?;
     Ok((K::Descriptor::from_binding(b, &p)?, p))
 }
 
@@ -296,7 +296,7 @@ pub(crate) fn live_in<K: CollectorKind>(r: &super::Rechecks<'_>, d: &K::Descript
     }
     let found = r.task(&b.task_id)?;
     let t = &found.0;
-    if let Some(r) = change::staleness_knowing(a, &t, r.known())? {
+    if let Some(r) = change::staleness_knowing(a, t, r.known())? {
         return Err(Error::new(
             Code::SubjectStale,
             format!("the task's subject is no longer current ({r})"),

@@ -162,7 +162,7 @@ pub fn next(cx: &AgentCtx<'_>, sel: &ChangeSel) -> Result<Value> {
         );
         let mut chosen: Option<Next> = match decided.task_id.as_deref() {
             Some(id) => match evals.iter().find(|e| e.task.task_id == id) {
-                Some(e) => Some(refine(a, &e.task, &e.standing, decided.clone())?),
+                Some(e) => Some(refine(a, e.task, &e.standing, decided.clone())?),
                 None => Some(decided.clone()),
             },
             None => (!decided.is_none()).then(|| decided.clone()),
