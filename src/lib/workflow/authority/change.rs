@@ -1435,15 +1435,18 @@ mod tests {
         }
         // Each state of the rows, set before the lookup (the rows a unit
         // of work reads do not change under it).
-        let states: [(&str, &str); 3] = [
-            ("SELECT 1", "SELECT 1"),
+        let head: String =
+            f.a.query_row("SELECT head_revision FROM repositories", [], |r| r.get(0))
+                .expect("head");
+        let states: [(&str, String); 3] = [
+            ("SELECT 1", "SELECT 1".into()),
             (
                 "UPDATE changes SET current_version = 2",
-                "UPDATE changes SET current_version = 1",
+                "UPDATE changes SET current_version = 1".into(),
             ),
             (
                 "UPDATE repositories SET head_revision = 'moved'",
-                "UPDATE repositories SET head_revision = (SELECT head_revision FROM repositories)",
+                format!("UPDATE repositories SET head_revision = '{head}'"),
             ),
         ];
         let mut reasons = Vec::new();
@@ -1468,7 +1471,8 @@ mod tests {
                     "{set}: {v:?}"
                 );
             }
-            f.a.execute_batch(undo).expect("undo");
+            f.a.execute_batch(&undo).expect("undo");
+            assert_eq!(staleness(&f.a, t).expect("undone"), None, "{set}");
         }
         // The cases reach every branch the kept subject takes.
         for reason in [
