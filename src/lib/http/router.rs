@@ -493,6 +493,9 @@ struct Route {
     handlers: Vec<(Method, RouteSpec, DeferredHandler)>,
 }
 
+/// Path segments [`Router::find`] splits on the stack.
+const FIND_SEGS: usize = 16;
+
 /// The router.
 #[derive(Default)]
 pub struct Router {
@@ -577,16 +580,31 @@ impl Router {
     }
 
     fn find(&self, path: &str) -> Option<(&Route, Vec<String>)> {
-        let parts: Vec<&str> = path.split('/').skip(1).collect();
-        if !path.starts_with('/') {
-            return None;
+        let rest = path.strip_prefix('/')?;
+        // The path's segments, split once into a buffer on the stack (a
+        // request's path is looked up for its lane and admission); one
+        // with more segments than that is split into a vector.
+        let mut buf = [""; FIND_SEGS];
+        let mut n = 0;
+        let mut split = rest.split('/');
+        for p in split.by_ref() {
+            if n == FIND_SEGS {
+                let long: Vec<&str> = buf.into_iter().chain([p]).chain(split).collect();
+                return self.find_in(&long);
+            }
+            buf[n] = p;
+            n += 1;
         }
+        self.find_in(&buf[..n])
+    }
+
+    fn find_in(&self, parts: &[&str]) -> Option<(&Route, Vec<String>)> {
         'routes: for r in &self.routes {
             if r.segs.len() != parts.len() {
                 continue;
             }
             let mut params = Vec::new();
-            for (s, p) in r.segs.iter().zip(&parts) {
+            for (s, p) in r.segs.iter().zip(parts) {
                 match s {
                     Seg::Lit(l) if l == p => {}
                     Seg::Param if !p.is_empty() => params.push((*p).to_owned()),
@@ -614,7 +632,7 @@ impl Router {
     /// Admits then runs one request, its answer possibly to come.
     pub fn dispatch_reply(&self, req: &mut Request<'_>) -> Reply {
         match self.admit(req) {
-            Ok(a) => self.run_reply(&a, req),
+            Ok(a) => self.run_reply(a, req),
             Err(e) => Reply::Ready(Response::error(&public_error(e))),
         }
     }
@@ -710,14 +728,14 @@ impl Router {
 
     /// The second phase: the admitted handler, with the body now readable
     /// (an answer to come is waited for on this thread: tests and tools).
-    pub fn run(&self, a: &Admitted, req: &mut Request<'_>) -> Response {
+    pub fn run(&self, a: Admitted, req: &mut Request<'_>) -> Response {
         wait_here(self.run_reply(a, req))
     }
 
     /// The second phase, its answer possibly to come (the server awaits a
     /// [`Reply::Pending`] on its runtime).
-    pub fn run_reply(&self, a: &Admitted, req: &mut Request<'_>) -> Reply {
-        req.params = a.params.clone();
+    pub fn run_reply(&self, a: Admitted, req: &mut Request<'_>) -> Reply {
+        req.params = a.params;
         match (a.handler)(req) {
             Ok(r) => r,
             Err(e) => Reply::Ready(Response::error(&public_error(e))),
@@ -923,6 +941,47 @@ mod tests {
     }
 
     #[test]
+    fn a_path_is_matched_the_same_whether_its_segments_fit_the_stack_buffer_or_not() {
+        let ok = || -> Handler {
+            Arc::new(|_: &mut Request<'_>| Ok(Response::json(200, &serde_json::json!(0))))
+        };
+        let mut r = Router::new();
+        // Patterns of FIND_SEGS - 1, FIND_SEGS and FIND_SEGS + 2 segments,
+        // each ending in a parameter.
+        let pattern = |n: usize| {
+            let mut p: String = (1..n).map(|i| format!("/s{i}")).collect();
+            p.push_str("/{last}");
+            p
+        };
+        for n in [FIND_SEGS - 1, FIND_SEGS, FIND_SEGS + 2] {
+            r.route(Method::Get, &pattern(n), Access::Public, ok());
+        }
+        r.route(Method::Get, "/", Access::Public, ok());
+        r.route(Method::Get, "/a//{x}", Access::Public, ok());
+        let path = |n: usize, last: &str| {
+            let mut p: String = (1..n).map(|i| format!("/s{i}")).collect();
+            p.push('/');
+            p.push_str(last);
+            p
+        };
+        for n in [FIND_SEGS - 1, FIND_SEGS, FIND_SEGS + 2] {
+            let (route, params) = r.find(&path(n, "v")).expect("found");
+            assert_eq!(route.segs.len(), n);
+            assert_eq!(params, ["v"]);
+            // An empty parameter, one segment more or fewer: no route.
+            assert!(r.find(&path(n, "")).is_none(), "{n}");
+            assert!(r.find(&format!("{}/x", path(n, "v"))).is_none(), "{n}");
+        }
+        assert!(r.find(&path(FIND_SEGS + 1, "v")).is_none());
+        assert!(r.find(&path(FIND_SEGS * 4, "v")).is_none());
+        assert_eq!(r.find("/").expect("root").0.segs.len(), 1);
+        assert_eq!(r.find("/a//y").expect("empty literal").1, ["y"]);
+        for no in ["", "s1/v", "//", "/a/y", "/a//"] {
+            assert!(r.find(no).is_none(), "{no:?}");
+        }
+    }
+
+    #[test]
     fn admission_never_reads_the_body() {
         let r = router();
         type Case<'a> = (&'a str, &'a [(&'a str, &'a str)], u16);
@@ -979,7 +1038,7 @@ mod tests {
         let a = r.admit(&mut req).expect("admitted");
         assert_eq!(a.body_limit(), 9);
         assert_eq!(reads.load(Ordering::SeqCst), 0);
-        let got = r.run(&a, &mut req);
+        let got = r.run(a, &mut req);
         assert_eq!(got.status, 200);
         assert!(reads.load(Ordering::SeqCst) > 0);
         // Streamed over the cap.

@@ -364,19 +364,32 @@ impl Head {
         }
     }
 
-    /// A request of this head that leaves the head whole (admission,
-    /// before the handler's run).
-    fn request<'a>(&self, body: &'a mut dyn Read) -> Request<'a> {
-        Request {
-            method: self.method,
-            path: self.path.clone(),
-            query: self.query.clone(),
-            headers: self.headers.clone(),
-            origin: self.origin.clone(),
-            content_length: self.content_length,
-            body,
-            params: Vec::new(),
-        }
+    /// Runs `f` (admission, before the handler's run) on a request made
+    /// of this head, with no body, and takes the head back from it: its
+    /// strings are lent, not copied. Nothing in admission changes them (a
+    /// route's parameters are set again for the handler's run).
+    fn lend<R>(self, f: impl FnOnce(&mut Request<'_>) -> R) -> (Head, R) {
+        let mut none = std::io::empty();
+        let mut rq = self.into_request(&mut none);
+        let r = f(&mut rq);
+        let Request {
+            method,
+            path,
+            query,
+            headers,
+            origin,
+            content_length,
+            ..
+        } = rq;
+        let head = Head {
+            method,
+            path,
+            query,
+            headers,
+            origin,
+            content_length,
+        };
+        (head, r)
     }
 }
 
@@ -472,11 +485,7 @@ async fn handle_request(
     // for. Pure CPU admission (guards, a constant-time bearer compare,
     // route, body spec) runs here on the runtime thread; an authorize step
     // that reads the authority runs on the pool.
-    let inline = {
-        let mut none = std::io::empty();
-        let mut rq = head.request(&mut none);
-        router.admit_inline(&mut rq)
-    };
+    let (head, inline) = head.lend(|rq| router.admit_inline(rq));
     let mut pump = Pump {
         body,
         deadline: Instant::now() + shared.limits.body_timeout,
@@ -503,11 +512,7 @@ async fn handle_request(
         if pump.ended && early.is_none() {
             let router = shared.router.clone();
             let r = on_lane(&shared, lane, move || {
-                let admitted = {
-                    let mut none = std::io::empty();
-                    let mut rq = head.request(&mut none);
-                    router.admit(&mut rq)
-                };
+                let (head, admitted) = head.lend(|rq| router.admit(rq));
                 let a = match admitted {
                     Ok(a) => a,
                     Err(e) => return (Reply::Ready(Response::error(&public_error(e))), true),
@@ -522,7 +527,7 @@ async fn handle_request(
                     rx: None,
                 };
                 let mut rq = head.into_request(&mut reader);
-                (router.run_reply(&a, &mut rq), false)
+                (router.run_reply(a, &mut rq), false)
             })
             .await;
             return match r {
@@ -535,10 +540,7 @@ async fn handle_request(
         Some(a) => Some(a.map(|a| (head, a))),
         None => {
             on_lane(&shared, lane, move || {
-                let mut none = std::io::empty();
-                let mut rq = head.request(&mut none);
-                let admitted = router.admit(&mut rq);
-                drop(rq);
+                let (head, admitted) = head.lend(|rq| router.admit(rq));
                 admitted.map(|a| (head, a))
             })
             .await
@@ -579,7 +581,7 @@ async fn handle_request(
                     rx: None,
                 };
                 let mut rq = head.into_request(&mut reader);
-                router.run_reply(&admitted, &mut rq)
+                router.run_reply(admitted, &mut rq)
             })
             .await;
         let consumed = pump.complete();
@@ -598,7 +600,7 @@ async fn handle_request(
             rx: Some(rx),
         };
         let mut rq = head.into_request(&mut reader);
-        router.run_reply(&admitted, &mut rq)
+        router.run_reply(admitted, &mut rq)
     });
     tokio::pin!(job);
     let resp = loop {
