@@ -838,12 +838,13 @@ pub struct MutationArgs {
 }
 
 /// Builds the canonical mutation request for an attempt from its stored
-/// identity (the CLI's flags name only ids, fence and lease).
+/// identity (the CLI's flags name only ids, fence and lease), and returns
+/// the attempt as read (for [`mutate`] in the same unit of work).
 pub fn mutation_request(
-    j: Option<&Connection>,
+    j: &Connection,
     actor: &Actor,
     m: &MutationArgs,
-) -> Result<TaskMutationRequest> {
+) -> Result<(TaskMutationRequest, AttemptRow)> {
     let (action, attempt_id, fence, request_id, lease_ms, reason) = (
         m.action,
         m.attempt_id.as_str(),
@@ -852,12 +853,9 @@ pub fn mutation_request(
         m.lease_ms,
         m.reason.clone(),
     );
-    let row = j
-        .map(|j| attempt(j, attempt_id))
-        .transpose()?
-        .flatten()
+    let row = attempt(j, attempt_id)?
         .ok_or_else(|| Error::new(Code::NotFound, format!("no attempt {attempt_id}")))?;
-    Ok(TaskMutationRequest {
+    let req = TaskMutationRequest {
         version: SCHEMA_VERSION,
         request_id: request_id.into(),
         action,
@@ -871,15 +869,19 @@ pub fn mutation_request(
         fence,
         requested_lease_ms: lease_ms,
         reason,
-    })
+    };
+    Ok((req, row))
 }
 
-/// Heartbeat, cancel or reconcile.
+/// Heartbeat, cancel or reconcile. `known` is the attempt as the caller
+/// already read it from `j` in this unit of work ([`mutation_request`]),
+/// so a request reads its attempt once; any other attempt is read here.
 pub fn mutate(
     j: &Connection,
     a: &dyn Authority,
     actor: &Actor,
     req: &TaskMutationRequest,
+    known: Option<AttemptRow>,
     now: Now,
 ) -> Result<Value> {
     req.validate()?;
@@ -894,8 +896,11 @@ pub fn mutate(
     if let Some(v) = idem_check(j, actor, &req.request_id, kind, &digest)? {
         return Ok(v);
     }
-    let row = attempt(j, &req.attempt_id)?
-        .ok_or_else(|| Error::new(Code::NotFound, format!("no attempt {}", req.attempt_id)))?;
+    let row = match known {
+        Some(row) if row.attempt.attempt_id == req.attempt_id => row,
+        _ => attempt(j, &req.attempt_id)?
+            .ok_or_else(|| Error::new(Code::NotFound, format!("no attempt {}", req.attempt_id)))?,
+    };
     check_binding(
         &row,
         &req.task_id,

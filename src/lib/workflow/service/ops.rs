@@ -406,12 +406,13 @@ pub fn mutate(cx: &AgentCtx<'_>, m: &journal::MutationArgs) -> Result<Deferred<V
     check_id("attempt_id", &m.attempt_id)?;
     let (m, scope) = (m.clone(), cx.scope.clone());
     cx.mutate_deferred(move |j, a, who, now| {
-        let req = journal::mutation_request(Some(j), &who.actor, &m)?;
+        let (req, row) = journal::mutation_request(j, &who.actor, &m)?;
         // The attempt's task, looked up once and checked against the
-        // scope before anything else (a retry's retained outcome too).
+        // scope before anything else (a retry's retained outcome too);
+        // the attempt as read above.
         let rechecks = Rechecks::scoped(a, scope.as_ref());
-        journal::Authority::find_task(&rechecks, &req.task_id, &who.actor)?;
-        journal::mutate(j, &rechecks, &who.actor, &req, now)
+        rechecks.task(&req.task_id)?;
+        journal::mutate(j, &rechecks, &who.actor, &req, Some(row), now)
     })
 }
 
