@@ -3,7 +3,7 @@
 //! [`super::checkpoint`]).
 
 use super::snapshot::{self, Snapshot};
-use super::{installed_requirement, policy_epoch, repository};
+use super::{installed_requirement, repository};
 use crate::contract::{Actor, WorkflowTask, WorkflowTaskSubject, check_id};
 use crate::error::{Code, Error, Result};
 use crate::store::{Connection, DataDir, MAIN_DB, OptionalExtension, params};
@@ -845,13 +845,52 @@ fn same_facts(a: &WorkflowTaskSubject, b: &WorkflowTaskSubject) -> bool {
         && a.requirement_digest == b.requirement_digest
 }
 
+/// What [`staleness_in`] compares with the authority's own rows for a
+/// subject, read in one statement and compared where they lie in the row
+/// (no copy of them): whether the repository's target and head are the
+/// subject's, the policy epoch as stored, and whether the profile's
+/// installed requirement is the subject's. `None` when the repository is
+/// not there.
+struct StoredFacts {
+    target_same: bool,
+    policy_epoch: Option<i64>,
+    requirement_same: bool,
+}
+
+fn stored_facts(conn: &Connection, s: &WorkflowTaskSubject) -> Result<Option<StoredFacts>> {
+    // A head or target that is not text (nothing writes one) compares as
+    // moved.
+    Ok(conn
+        .prepare_cached(
+            "SELECT r.target, r.head_revision, \
+             (SELECT epoch FROM policy WHERE singleton = 1), \
+             (SELECT i.requirement_digest FROM installed_requirements i \
+              JOIN requirements q USING (requirement_digest) \
+              WHERE i.repo_id = r.repo_id AND i.profile_id = ?2) \
+             FROM repositories r WHERE r.repo_id = ?1",
+        )?
+        .query_row(params![s.repository, s.profile], |r| {
+            let text = |i: usize| r.get_ref(i).map(|v| v.as_str().ok());
+            let target_same = text(0)? == Some(s.target.as_str())
+                && s.target_head.as_ref().map(Sha256Hex::as_str) == text(1)?;
+            Ok(StoredFacts {
+                target_same,
+                policy_epoch: r.get(2)?,
+                requirement_same: text(3)? == Some(s.requirement_digest.as_str()),
+            })
+        })
+        .optional()?)
+}
+
 fn staleness_in(
     conn: &Connection,
     t: &WorkflowTask,
     known: Option<&StoredSubject>,
 ) -> Result<Option<&'static str>> {
     let s = &t.subject;
-    let Ok(repo) = repository(conn, &s.repository) else {
+    // The repository, the policy epoch and the installed requirement in
+    // one read; each is judged below in the order the reasons rank.
+    let Some(facts) = stored_facts(conn, s)? else {
         return Ok(Some("repository_missing"));
     };
     // The Change row is read once: from `known` when it is that Change,
@@ -887,17 +926,17 @@ fn staleness_in(
         Some(x) if x == t => {}
         _ => return Ok(Some("task_changed")),
     }
-    if policy_epoch(conn)? != s.policy_epoch {
+    let epoch = facts
+        .policy_epoch
+        .ok_or_else(|| Error::new(Code::IntegrityError, "the policy epoch is missing"))?;
+    if super::epoch_of(epoch)? != s.policy_epoch {
         return Ok(Some("policy_changed"));
     }
-    if s.target_head.as_ref().map(Sha256Hex::as_str) != Some(repo.head_revision.as_str())
-        || repo.target != s.target
-    {
+    if !facts.target_same {
         return Ok(Some("target_moved"));
     }
-    match super::installed_requirement_digest(conn, &s.repository, &s.profile)? {
-        Some(d) if d == s.requirement_digest.as_str() => {}
-        _ => return Ok(Some("requirement_changed")),
+    if !facts.requirement_same {
+        return Ok(Some("requirement_changed"));
     }
     Ok(None)
 }
@@ -1485,6 +1524,107 @@ mod tests {
             Some("target_moved"),
         ] {
             assert!(reasons.contains(&reason), "{reason:?} not reached");
+        }
+    }
+
+    #[test]
+    fn the_facts_read_in_one_statement_are_those_read_one_by_one_and_rank_as_before() {
+        // Subjects that differ from the stored one in each fact (compared
+        // with the rows at the level of the facts: `staleness` itself would
+        // stop at `task_changed` for any of them).
+        let f = fixture();
+        let t = &f.command;
+        type Edit = (&'static str, fn(&mut WorkflowTaskSubject));
+        let edits: [Edit; 9] = [
+            ("as stored", |_| {}),
+            ("another repository", |s| s.repository = "other/repo".into()),
+            ("another profile", |s| s.profile = "other".into()),
+            ("another target", |s| s.target = "refs/heads/other".into()),
+            ("no head", |s| s.target_head = None),
+            ("another head", |s| {
+                s.target_head = Some(Sha256Hex::digest(b"another head"))
+            }),
+            ("another requirement", |s| {
+                s.requirement_digest = Sha256Hex::digest(b"req")
+            }),
+            ("another epoch", |s| s.policy_epoch += 1),
+            ("another epoch and target", |s| {
+                s.policy_epoch += 1;
+                s.target = "refs/heads/other".into();
+            }),
+        ];
+        // Each state of the rows: the epoch bumped, the head moved, the
+        // target renamed, another requirement installed, and two at once.
+        let req: String =
+            f.a.query_row(
+                "SELECT requirement_digest FROM installed_requirements",
+                [],
+                |r| r.get(0),
+            )
+            .expect("installed");
+        let policy = "UPDATE policy SET epoch = epoch + 1;";
+        let head = "UPDATE repositories SET head_revision = 'moved' || head_revision;";
+        let target = "UPDATE repositories SET target = 'moved' || target;";
+        let other = "INSERT INTO requirements VALUES ('other', x'00', 'other'); \
+                     UPDATE installed_requirements SET requirement_digest = 'other';";
+        let undo = format!(
+            "UPDATE policy SET epoch = 0; \
+             UPDATE repositories SET head_revision = substr(head_revision, 6) \
+               WHERE head_revision LIKE 'moved%'; \
+             UPDATE repositories SET target = substr(target, 6) WHERE target LIKE 'moved%'; \
+             UPDATE installed_requirements SET requirement_digest = '{req}'; \
+             DELETE FROM requirements WHERE requirement_digest = 'other';"
+        );
+        let states = [
+            ("SELECT 1;".to_owned(), None),
+            (policy.to_owned(), Some("policy_changed")),
+            (head.to_owned(), Some("target_moved")),
+            (target.to_owned(), Some("target_moved")),
+            (other.to_owned(), Some("requirement_changed")),
+            // The epoch ranks before the target, the target before the
+            // requirement.
+            (format!("{policy} {head}"), Some("policy_changed")),
+            (format!("{target} {other}"), Some("target_moved")),
+        ];
+        assert_eq!(staleness(&f.a, t).expect("fresh"), None);
+        for (set, want) in &states {
+            f.a.execute_batch(set).expect("state");
+            for (what, edit) in &edits {
+                let mut v = t.clone();
+                edit(&mut v.subject);
+                let s = &v.subject;
+                let got = stored_facts(&f.a, s).expect("facts");
+                // One by one, as `staleness` read them before.
+                match repository(&f.a, &s.repository) {
+                    Err(_) => assert!(got.is_none(), "{set}: {what}"),
+                    Ok(repo) => {
+                        let got = got.expect("the repository is there");
+                        assert_eq!(
+                            got.target_same,
+                            repo.target == s.target
+                                && s.target_head.as_ref().map(Sha256Hex::as_str)
+                                    == Some(repo.head_revision.as_str()),
+                            "{set}: {what}"
+                        );
+                        let epoch = super::super::policy_epoch(&f.a).expect("epoch");
+                        assert_eq!(got.policy_epoch, i64::try_from(epoch).ok());
+                        let req = super::super::installed_requirement_digest(
+                            &f.a,
+                            &s.repository,
+                            &s.profile,
+                        )
+                        .expect("requirement");
+                        assert_eq!(
+                            got.requirement_same,
+                            req.as_deref() == Some(s.requirement_digest.as_str()),
+                            "{set}: {what}"
+                        );
+                    }
+                }
+            }
+            assert_eq!(staleness(&f.a, t).expect("staleness"), *want, "{set}");
+            f.a.execute_batch(&undo).expect("undo");
+            assert_eq!(staleness(&f.a, t).expect("undone"), None, "{set}");
         }
     }
 

@@ -35,6 +35,11 @@ pub fn policy_epoch(conn: &Connection) -> Result<u64> {
     let e: i64 = conn
         .prepare_cached("SELECT epoch FROM policy WHERE singleton = 1")?
         .query_row([], |r| r.get(0))?;
+    epoch_of(e)
+}
+
+/// A stored policy epoch as a number (never negative).
+pub(crate) fn epoch_of(e: i64) -> Result<u64> {
     u64::try_from(e).map_err(|_| Error::new(Code::IntegrityError, "negative policy epoch"))
 }
 
