@@ -380,3 +380,57 @@ fn task_result_rows_are_validated_against_the_task() {
     s.submit(&assertion(&c, "r7", &["tests-pass"], ResultOutcome::Failed))
         .json();
 }
+
+#[test]
+fn task_heartbeat_after_a_policy_act_names_the_epoch_as_why_its_subject_is_stale() {
+    let s = Setup::new();
+    let (tests, _) = s.checkpoint();
+    let c = s.agent(&["claim", &tests, "--request-id", "c"]).json();
+    let a = attempt_id(&c);
+    let beat = |id: &str| {
+        s.agent(&[
+            "heartbeat",
+            "--attempt",
+            &a,
+            "--fence",
+            "1",
+            "--request-id",
+            id,
+        ])
+    };
+    assert_eq!(beat("h1").json()["state"], "leased");
+    // The operator enrolls another collector: a policy act, which makes
+    // every live subject stale (its epoch is bound into each task).
+    let other = s.env.path("other-collector");
+    let key = s
+        .env
+        .run(&["keygen", "--collector-dir", other.to_str().expect("utf8")])
+        .json();
+    let enrolled = s
+        .env
+        .run(&[
+            "enroll",
+            "--repo",
+            "demo/basic",
+            "--profile",
+            "default",
+            "--step",
+            "notes",
+            "--executor",
+            "desktop",
+            "--public-key",
+            key["public_key"].as_str().expect("pk"),
+        ])
+        .json();
+    assert!(enrolled["policy_epoch"].as_u64().is_some(), "{enrolled}");
+    let before = status(&s, &tests, &a);
+    let e = beat("h2").error("subject_stale", 65);
+    assert_eq!(e["details"]["reason"], "policy_changed", "{e}");
+    // Refused, it changed nothing: the attempt as before, still leased,
+    // its subject reported as not current.
+    let st = status(&s, &tests, &a);
+    assert_eq!(st, before);
+    assert_eq!(st["state"], "leased", "{st}");
+    assert_eq!(st["subject_current"], false, "{st}");
+    assert_eq!(st["stale_reason"], "policy_changed", "{st}");
+}
