@@ -527,8 +527,49 @@ impl Now {
     }
 }
 
-/// A task as the authority stores it (see [`Authority::find_task`]).
-pub type FoundTask = (WorkflowTask, bool, std::sync::Arc<[WorkflowTask]>);
+/// A task as the authority stores it (see [`Authority::find_task`]): the
+/// task, left among every task of its subject (for dependencies), and
+/// whether the actor may act on its Change.
+#[derive(Debug, Clone)]
+pub struct FoundTask {
+    tasks: std::sync::Arc<[WorkflowTask]>,
+    index: usize,
+    /// Whether the actor may act on the task's Change.
+    pub visible: bool,
+}
+
+impl FoundTask {
+    /// The task at `index` of its subject's `tasks`; an index outside
+    /// them is an integrity error.
+    pub fn new(
+        tasks: std::sync::Arc<[WorkflowTask]>,
+        index: usize,
+        visible: bool,
+    ) -> Result<FoundTask> {
+        if index >= tasks.len() {
+            return Err(Error::new(
+                Code::IntegrityError,
+                "a found task is not among its subject's tasks",
+            ));
+        }
+        Ok(FoundTask {
+            tasks,
+            index,
+            visible,
+        })
+    }
+
+    /// The task.
+    pub fn task(&self) -> &WorkflowTask {
+        // `new` checked the index; neither field changes after.
+        &self.tasks[self.index]
+    }
+
+    /// Every task of its subject.
+    pub fn tasks(&self) -> &std::sync::Arc<[WorkflowTask]> {
+        &self.tasks
+    }
+}
 
 /// What the journal's transitions recheck in the authority, under the
 /// same session (`workflow::authority::Rechecks` implements it over the
@@ -573,18 +614,18 @@ fn load_task(
     actor: &Actor,
     found: Option<FoundTask>,
 ) -> Result<FoundTask> {
-    let (t, visible, tasks) = match found {
-        Some(f) if f.0.task_id == task_id => f,
+    let found = match found {
+        Some(f) if f.task().task_id == task_id => f,
         _ => a.find_task(task_id, actor)?,
     };
-    if &t.digest()? != digest {
+    if &found.task().digest()? != digest {
         return Err(Error::new(
             Code::InvalidInput,
             "task_digest does not match the stored task",
         )
         .with("task_id", task_id));
     }
-    Ok((t, visible, tasks))
+    Ok(found)
 }
 
 /// Claims a pending task: fresh attempt, bounded lease, next fence.
@@ -603,9 +644,9 @@ pub fn claim(
     if let Some(v) = idem_check(j, actor, &req.request_id, "claim", &digest)? {
         return Ok(v);
     }
-    let (task, visible, subject_tasks) =
-        load_task(a, &req.task_id, &req.task_digest, actor, found)?;
-    if !visible {
+    let found = load_task(a, &req.task_id, &req.task_digest, actor, found)?;
+    let (task, subject_tasks) = (found.task(), found.tasks());
+    if !found.visible {
         return Err(Error::new(
             Code::Forbidden,
             "the task belongs to another owner",
@@ -620,7 +661,7 @@ pub fn claim(
             "review steps are controller_only and cannot be claimed",
         ));
     }
-    if let Some(r) = a.staleness(&task)? {
+    if let Some(r) = a.staleness(task)? {
         return Err(stale(r));
     }
     if let Some(reg) = &req.executor {
@@ -638,7 +679,7 @@ pub fn claim(
             ));
         }
     }
-    match unclaimable(Some(j), a, &task, &subject_tasks, now.ms)? {
+    match unclaimable(Some(j), a, task, subject_tasks, now.ms)? {
         None => {}
         Some(Unclaimable::NotPending(state)) => {
             return Err(Error::new(
@@ -918,7 +959,8 @@ pub fn mutate(
     let same_actor = row.attempt.agent == *actor;
     let same_owner = row.attempt.agent.owner_id == actor.owner_id;
     let state = row.state(now.ms);
-    let (task, _, _) = a.find_task(&req.task_id, actor)?;
+    let found = a.find_task(&req.task_id, actor)?;
+    let task = found.task();
     let ts = now.text();
     let out = match req.action {
         MutationAction::Heartbeat => {
@@ -939,7 +981,7 @@ pub fn mutate(
                 }
                 s => return Err(closed(s)),
             }
-            if let Some(r) = a.staleness(&task)? {
+            if let Some(r) = a.staleness(task)? {
                 return Err(stale(r));
             }
             let lease = req
@@ -1064,11 +1106,12 @@ pub fn result(
         }
         s => return Err(closed(s)),
     }
-    let (task, _, _) = a.find_task(&r.task_id, actor)?;
-    if let Some(reason) = a.staleness(&task)? {
+    let found = a.find_task(&r.task_id, actor)?;
+    let task = found.task();
+    if let Some(reason) = a.staleness(task)? {
         return Err(stale(reason));
     }
-    r.validate_for_task(&task)?;
+    r.validate_for_task(task)?;
     let mut registration_id = None;
     let mut obs_digest = None;
     if r.trust_class == TrustClass::RegisteredExecutorObservation {
@@ -1132,7 +1175,7 @@ pub fn result(
     finish_attempt(j, &r.attempt_id, &ts)?;
     let out = serde_json::to_value(ResultOutput {
         attempt_id: &r.attempt_id,
-        completes_dependency: completes_dependency(&task, &trust_s, &outcome_s),
+        completes_dependency: completes_dependency(task, &trust_s, &outcome_s),
         fence: r.fence,
         outcome,
         passing: false,
@@ -1186,15 +1229,16 @@ pub fn status(
                 format!("no attempt {} of task {}", req.attempt_id, req.task_id),
             )
         })?;
-    let (task, visible, _) = a.find_task(&req.task_id, actor)?;
-    if !visible {
+    let found = a.find_task(&req.task_id, actor)?;
+    let task = found.task();
+    if !found.visible {
         return Err(Error::new(
             Code::Forbidden,
             "the task belongs to another owner",
         ));
     }
     let state = row.state(now.ms);
-    let staleness = a.staleness(&task)?;
+    let staleness = a.staleness(task)?;
     let retained_outcome = match j {
         Some(j) => retained(j, &req.attempt_id)?.map(|(trust_class, outcome)| RetainedOutcome {
             outcome,
@@ -1230,8 +1274,9 @@ pub fn recovery(
     request_id: Option<&str>,
     now: Now,
 ) -> Result<TaskRecoveryEnvelope> {
-    let (task, visible, _) = a.find_task(task_id, actor)?;
-    if !visible {
+    let found = a.find_task(task_id, actor)?;
+    let task = found.task();
+    if !found.visible {
         return Err(Error::new(
             Code::Forbidden,
             "the task belongs to another owner",

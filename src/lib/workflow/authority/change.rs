@@ -954,6 +954,38 @@ fn find_task_of(
     task_id: &str,
     known: Option<&StoredSubject>,
 ) -> Result<(WorkflowTask, StoredSubject)> {
+    let at = find_at_of(conn, task_id, known)?;
+    Ok((at.task().clone(), at.subject))
+}
+
+/// A stored task as found: its subject and the task's place among the
+/// subject's tasks (the task is not copied out of them).
+#[derive(Debug)]
+pub struct FoundAt {
+    index: usize,
+    subject: StoredSubject,
+}
+
+impl FoundAt {
+    /// The task.
+    pub fn task(&self) -> &WorkflowTask {
+        // Only `find_at_of` makes one, with an index of the subject's
+        // tasks, and neither changes after.
+        &self.subject.tasks[self.index]
+    }
+
+    /// The subject the task belongs to.
+    pub fn subject(&self) -> &StoredSubject {
+        &self.subject
+    }
+
+    /// The task's place among its subject's tasks.
+    pub fn index(&self) -> usize {
+        self.index
+    }
+}
+
+fn find_at_of(conn: &Connection, task_id: &str, known: Option<&StoredSubject>) -> Result<FoundAt> {
     check_id("task_id", task_id)?;
     let row: Option<(String, i64)> = conn
         .prepare_cached("SELECT change_id, version FROM subject_tasks WHERE task_id = ?1")?
@@ -962,24 +994,23 @@ fn find_task_of(
     let (cid, v) = row.ok_or_else(|| {
         Error::new(Code::NotFound, format!("no task {task_id}")).with("task_id", task_id)
     })?;
-    let s = match known {
+    let subject = match known {
         Some(k) if k.change.change_id == cid && i64::try_from(k.version).ok() == Some(v) => {
             k.clone()
         }
         _ => subject(conn, &cid, v as u64)?,
     };
-    let t = s
+    let index = subject
         .tasks
         .iter()
-        .find(|t| t.task_id == task_id)
-        .cloned()
+        .position(|t| t.task_id == task_id)
         .ok_or_else(|| {
             Error::new(
                 Code::IntegrityError,
                 "task index names a task its subject lacks",
             )
         })?;
-    Ok((t, s))
+    Ok(FoundAt { index, subject })
 }
 
 /// [`find_task`], then the [`Scope`] check: the one lookup of a task a
@@ -1004,6 +1035,19 @@ pub fn find_task_knowing(
     let (t, s) = find_task_of(conn, task_id, known)?;
     Scope::check(scope, &t.subject.repository, &t.subject.profile)?;
     Ok((t, s))
+}
+
+/// [`find_task_knowing`], the task left in its subject.
+pub fn find_task_at(
+    conn: &Connection,
+    task_id: &str,
+    scope: Option<&Scope>,
+    known: Option<&StoredSubject>,
+) -> Result<FoundAt> {
+    let at = find_at_of(conn, task_id, known)?;
+    let t = &at.task().subject;
+    Scope::check(scope, &t.repository, &t.profile)?;
+    Ok(at)
 }
 
 /// Largest manifest read back from the CAS.
@@ -1626,6 +1670,28 @@ mod tests {
             f.a.execute_batch(&undo).expect("undo");
             assert_eq!(staleness(&f.a, t).expect("undone"), None, "{set}");
         }
+    }
+
+    #[test]
+    fn a_task_found_in_place_is_the_task_found_by_copy() {
+        use crate::workflow::journal::{Authority, FoundTask};
+        let f = fixture();
+        let r = super::super::Rechecks::new(&f.a);
+        for t in [&f.command, &f.review] {
+            let (copied, s) = find_task(&f.a, &t.task_id).expect("find");
+            let at = find_task_at(&f.a, &t.task_id, None, None).expect("at");
+            assert_eq!(at.task(), &copied);
+            assert_eq!(at.subject().tasks, s.tasks);
+            assert_eq!(&s.tasks[at.index()], &copied);
+            let found = Authority::find_task(&r, &t.task_id, &fixture::actor()).expect("found");
+            assert_eq!(found.task(), &copied);
+            assert_eq!(found.tasks(), &s.tasks);
+            assert!(found.visible);
+        }
+        // A place outside the subject's tasks is refused, not indexed.
+        let (_, s) = find_task(&f.a, &f.command.task_id).expect("find");
+        let e = FoundTask::new(s.tasks.clone(), s.tasks.len(), true).expect_err("outside");
+        assert_eq!(e.code(), Code::IntegrityError);
     }
 
     #[test]

@@ -403,7 +403,8 @@ pub fn collector_claim<'a>(
     move |j, a, who, now| {
         // The request's one lookup of its task (checked against the scope).
         let rechecks = super::Rechecks::scoped(a, scope);
-        let (t, s) = (*rechecks.task(task_id)?).clone();
+        let found = rechecks.task(task_id)?;
+        let t = found.task();
         if t.action_class != ActionClass::Command && t.action_class != ActionClass::Review {
             return Err(Error::new(
                 Code::InvalidInput,
@@ -418,9 +419,9 @@ pub fn collector_claim<'a>(
             return Err(protected.error("collector-claim refused"));
         }
         if t.action_class == ActionClass::Review {
-            return claim::<super::review::Review>(j, &rechecks, who, now, (t, s), request_id);
+            return claim::<super::review::Review>(j, &rechecks, who, now, &found, request_id);
         }
-        claim::<Command>(j, &rechecks, who, now, (t, s), request_id)
+        claim::<Command>(j, &rechecks, who, now, &found, request_id)
     }
 }
 

@@ -238,7 +238,7 @@ pub(crate) fn derive<K: CollectorKind>(
         .as_deref()
         .ok_or_else(|| mismatch("the attempt was not claimed for a collector"))?;
     let found = r.task(&row.attempt.task_id)?;
-    let (t, s) = &*found;
+    let (t, s) = (found.task(), found.subject());
     if t.action_class != K::CLASS {
         return Err(mismatch(K::WRONG_CLASS));
     }
@@ -295,7 +295,7 @@ pub(crate) fn live_in<K: CollectorKind>(r: &super::Rechecks<'_>, d: &K::Descript
         ));
     }
     let found = r.task(&b.task_id)?;
-    let t = &found.0;
+    let t = found.task();
     if let Some(r) = change::staleness_knowing(a, t, r.known())? {
         return Err(Error::new(
             Code::SubjectStale,
@@ -315,11 +315,11 @@ pub(crate) fn claim<K: CollectorKind>(
     r: &super::Rechecks<'_>,
     who: &Authenticated,
     now: Now,
-    found: (crate::contract::WorkflowTask, change::StoredSubject),
+    found: &change::FoundAt,
     request_id: &str,
 ) -> Result<Value> {
     let a = r.conn();
-    let (t, s) = found;
+    let (t, s) = (found.task(), found.subject());
     let p = K::current_profile(
         a,
         &t.subject.repository,
@@ -338,7 +338,8 @@ pub(crate) fn claim<K: CollectorKind>(
     };
     // The task as the caller looked it up: the claim does not look it up again.
     let visible = change::may_view(&s.change, &who.actor);
-    let mut out = journal::claim(j, r, &who.actor, &req, Some((t, visible, s.tasks)), now)?;
+    let found = journal::FoundTask::new(s.tasks.clone(), found.index(), visible)?;
+    let mut out = journal::claim(j, r, &who.actor, &req, Some(found), now)?;
     let attempt_id = out["attempt"]["attempt_id"]
         .as_str()
         .ok_or_else(|| Error::internal("claim output lacks the attempt id"))?

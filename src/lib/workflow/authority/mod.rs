@@ -167,7 +167,7 @@ pub struct Rechecks<'a> {
 
 /// A task and the subject it was found in, shared by the request's later
 /// lookups of the same task (not copied for each).
-pub type Found = std::rc::Rc<(WorkflowTask, change::StoredSubject)>;
+pub type Found = std::rc::Rc<change::FoundAt>;
 
 impl<'a> Rechecks<'a> {
     /// Over `conn`, with no scope (the CLI; the authority's own rechecks).
@@ -213,12 +213,12 @@ impl<'a> Rechecks<'a> {
             .found
             .borrow()
             .as_ref()
-            .filter(|x| x.0.task_id == task_id)
+            .filter(|x| x.task().task_id == task_id)
             .cloned();
         match kept {
             Some(x) => Ok(x),
             None => {
-                let x = std::rc::Rc::new(change::find_task_knowing(
+                let x = std::rc::Rc::new(change::find_task_at(
                     self.conn, task_id, self.scope, self.known,
                 )?);
                 *self.found.borrow_mut() = Some(x.clone());
@@ -235,9 +235,9 @@ impl crate::workflow::journal::Authority for Rechecks<'_> {
         actor: &Actor,
     ) -> Result<crate::workflow::journal::FoundTask> {
         let found = self.task(task_id)?;
-        let (t, s) = &*found;
+        let s = found.subject();
         let visible = change::may_view(&s.change, actor);
-        Ok((t.clone(), visible, s.tasks.clone()))
+        crate::workflow::journal::FoundTask::new(s.tasks.clone(), found.index(), visible)
     }
 
     fn staleness(&self, task: &WorkflowTask) -> Result<Option<&'static str>> {
@@ -246,7 +246,7 @@ impl crate::workflow::journal::Authority for Rechecks<'_> {
         // the Change row and the subject are not read a second time
         // (`staleness_in` still reads them when `task` names another).
         let found = self.found.borrow();
-        let known = self.known.or_else(|| found.as_ref().map(|x| &x.1));
+        let known = self.known.or_else(|| found.as_ref().map(|x| x.subject()));
         change::staleness_knowing(self.conn, task, known)
     }
 

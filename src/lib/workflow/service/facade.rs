@@ -413,7 +413,7 @@ pub fn run_deferred(cx: &AgentCtx<'_>, r: &OperationRequest) -> Result<Deferred<
                 .ok_or_else(|| Error::new(Code::NotFound, "no such attempt"))?;
             let rechecks = cx.rechecks(a);
             let found = rechecks.task(&task)?;
-            let s = &found.1;
+            let s = found.subject();
             let d = crate::workflow::authority::collector::derive_descriptor_in(
                 j, &rechecks, attempt_id,
             )?;

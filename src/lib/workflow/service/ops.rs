@@ -379,7 +379,7 @@ pub fn claim(cx: &AgentCtx<'_>, r: &ClaimRequest) -> Result<Deferred<Value>> {
         // the claim takes it as found here.
         let rechecks = Rechecks::scoped(a, scope.as_ref());
         let found = journal::Authority::find_task(&rechecks, &r.task_id, &who.actor)?;
-        let t = &found.0;
+        let t = found.task();
         // A review step is claimed only by `collector-claim`, for the
         // installed review profile's registration (whatever executor a
         // plain claim names).
