@@ -1,7 +1,7 @@
 //! Stale fences, expiry, reconciliation, prior subjects, tampered and
 //! revoked observations, through the real binary.
 
-use crate::common::task_support::{Setup, assertion, attempt_id};
+use crate::common::task_support::{Setup, assertion, attempt_id, enroll_collector};
 use agent_task::contract::{ExecutorRef, ResultOutcome, TrustClass};
 use serde_json::Value;
 
@@ -401,27 +401,7 @@ fn task_heartbeat_after_a_policy_act_names_the_epoch_as_why_its_subject_is_stale
     assert_eq!(beat("h1").json()["state"], "leased");
     // The operator enrolls another collector: a policy act, which makes
     // every live subject stale (its epoch is bound into each task).
-    let other = s.env.path("other-collector");
-    let key = s
-        .env
-        .run(&["keygen", "--collector-dir", other.to_str().expect("utf8")])
-        .json();
-    let enrolled = s
-        .env
-        .run(&[
-            "enroll",
-            "--repo",
-            "demo/basic",
-            "--profile",
-            "default",
-            "--step",
-            "notes",
-            "--executor",
-            "desktop",
-            "--public-key",
-            key["public_key"].as_str().expect("pk"),
-        ])
-        .json();
+    let enrolled = enroll_collector(&s.env, &s.env.path("other-collector"), "desktop");
     assert!(enrolled["policy_epoch"].as_u64().is_some(), "{enrolled}");
     let before = status(&s, &tests, &a);
     let e = beat("h2").error("subject_stale", 65);

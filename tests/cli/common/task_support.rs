@@ -75,28 +75,7 @@ impl Setup {
         ])
         .json();
         let collector = env.path("collector");
-        let key = env
-            .run(&[
-                "keygen",
-                "--collector-dir",
-                collector.to_str().expect("utf8"),
-            ])
-            .json();
-        let registration = env
-            .run(&[
-                "enroll",
-                "--repo",
-                "demo/basic",
-                "--profile",
-                "default",
-                "--step",
-                "notes",
-                "--executor",
-                "laptop",
-                "--public-key",
-                key["public_key"].as_str().expect("pk"),
-            ])
-            .json();
+        let registration = enroll_collector(&env, &collector, "laptop");
         let workspace = env.path("work");
         copy_dir(&repo_root().join("fixtures/repos/basic"), &workspace);
         let mut s = Setup {
@@ -232,6 +211,29 @@ pub fn assertion(
             .collect(),
         executor_provenance: None,
     }
+}
+
+/// A fresh collector key in `dir`, enrolled for the `notes` step of
+/// demo/basic's default profile as `executor` (a policy act): the
+/// registration.
+pub fn enroll_collector(env: &TestEnv, dir: &std::path::Path, executor: &str) -> Value {
+    let key = env
+        .run(&["keygen", "--collector-dir", dir.to_str().expect("utf8")])
+        .json();
+    env.run(&[
+        "enroll",
+        "--repo",
+        "demo/basic",
+        "--profile",
+        "default",
+        "--step",
+        "notes",
+        "--executor",
+        executor,
+        "--public-key",
+        key["public_key"].as_str().expect("pk"),
+    ])
+    .json()
 }
 
 pub fn attempt_id(claim: &Value) -> String {
