@@ -300,30 +300,7 @@ fn task_tampered_wrong_key_revoked_and_old_epoch_observations_are_refused() {
     s.env
         .run(&["enrollment", "revoke", "--registration", &reg])
         .json();
-    let key = s
-        .env
-        .run(&[
-            "keygen",
-            "--collector-dir",
-            s.collector.to_str().expect("utf8"),
-        ])
-        .json();
-    let re = s
-        .env
-        .run(&[
-            "enroll",
-            "--repo",
-            "demo/basic",
-            "--profile",
-            "default",
-            "--step",
-            "notes",
-            "--executor",
-            "laptop",
-            "--public-key",
-            key["public_key"].as_str().expect("pk"),
-        ])
-        .json();
+    let re = enroll_collector(&s.env, &s.collector, "laptop");
     assert_eq!(re["epoch"], 2);
     let (_, notes2) = s.checkpoint();
     let c2 = s.agent(&["claim", &notes2, "--request-id", "c2"]).json();
