@@ -24,6 +24,7 @@
 # AGENT_TASK_BIN runs another build of agent-task; AGENT_TASK_BIN_BEFORE
 # adds a second build to the same interleaved collect run (a paired
 # before/after comparison: both builds, the anchor and the probe alternate).
+# BENCH_PERF_QUALIFY=FILE samples QRUNS more qualifies with perf (below).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RUNS=${RUNS:-20}
@@ -176,3 +177,11 @@ echo "# qualify by parts (ratios to the same probe)"
   --label "process only (no token file)" --exit 77 -- "$bin" qualify --change "$ch" --token-file "$work/no-such-token" \
   --label "+ authority open (unknown token)" --exit 77 -- "$bin" qualify --change "$ch" --token-file "$work/unknown-token" \
   --label "agent-task qualify (10)" -- "$bin" qualify --change "$ch"
+# BENCH_PERF_QUALIFY=FILE (and `perf` installed): QRUNS more qualifies
+# sampled with call graphs into FILE, for where the time goes inside
+# (`perf report -i FILE --no-children --sort dso,symbol`).
+if [ -n "${BENCH_PERF_QUALIFY:-}" ]; then
+  perf record -q -F 4999 --call-graph dwarf,16384 -o "$BENCH_PERF_QUALIFY" -- \
+    sh -c 'for _ in $(seq "$1"); do "$2" qualify --change "$3" >/dev/null; done' sh "$QRUNS" "$bin" "$ch" 2>/dev/null
+  echo "qualify profile ($QRUNS runs): $BENCH_PERF_QUALIFY"
+fi
