@@ -50,7 +50,14 @@ fn parse() -> Result<(Opts, Vec<Case>), String> {
     let mut goal = None;
     while let Some(a) = args.next() {
         match a.as_str() {
-            "--runs" => runs = args.next().and_then(|v| v.parse().ok()).ok_or("--runs N")?,
+            "--runs" => {
+                // At least one run: the medians and percentiles need a sample.
+                runs = args
+                    .next()
+                    .and_then(|v| v.parse().ok())
+                    .filter(|&n: &usize| n > 0)
+                    .ok_or("--runs N (N at least 1)")?
+            }
             "--warmup" => {
                 warmup = args
                     .next()
