@@ -181,7 +181,11 @@ echo "# qualify by parts (ratios to the same probe)"
 # sampled with call graphs into FILE, for where the time goes inside
 # (`perf report -i FILE --no-children --sort dso,symbol`).
 if [ -n "${BENCH_PERF_QUALIFY:-}" ]; then
-  perf record -q -F 4999 --call-graph dwarf,16384 -o "$BENCH_PERF_QUALIFY" -- \
-    sh -c 'for _ in $(seq "$1"); do "$2" qualify --change "$3" >/dev/null; done' sh "$QRUNS" "$bin" "$ch" 2>/dev/null
-  echo "qualify profile ($QRUNS runs): $BENCH_PERF_QUALIFY"
+  if command -v perf >/dev/null; then
+    perf record -q -F 4999 --call-graph dwarf,16384 -o "$BENCH_PERF_QUALIFY" -- \
+      sh -c 'for _ in $(seq "$1"); do "$2" qualify --change "$3" >/dev/null; done' sh "$QRUNS" "$bin" "$ch"
+    echo "qualify profile ($QRUNS runs): $BENCH_PERF_QUALIFY"
+  else
+    echo "BENCH_PERF_QUALIFY: perf is not installed, no profile taken"
+  fi
 fi

@@ -35,6 +35,9 @@ RUNS=${RUNS:-10}
 VRUNS=${VRUNS:-40}
 WARMUP=${WARMUP:-1}
 FILES=${FILES:-10000}
+for v in RUNS VRUNS; do
+  case ${!v} in ''|*[!0-9]*|0) echo "bench-land: $v must be a whole number of at least 1" >&2; exit 64 ;; esac
+done
 cargo build --release --locked --quiet --bin agent-task
 bin=$PWD/target/release/agent-task
 work=$(mktemp -d)

@@ -23,6 +23,10 @@ FILES=${FILES:-10000}
 # Interleaved runs of the rescan and edit rounds: a 20-25 ms pair on a
 # shared 2-core machine needs more than 20 for a stable median.
 RESCAN_RUNS=${RESCAN_RUNS:-60}
+COLD=${COLD:-5}
+for v in RUNS TRIALS RESCAN_RUNS COLD; do
+  case ${!v} in ''|*[!0-9]*|0) echo "bench-tasks: $v must be a whole number of at least 1" >&2; exit 64 ;; esac
+done
 WARMUP=5
 SECTIONS=" ${SECTIONS:-claims race checkpoint} "
 cargo build --release --locked --quiet --bin agent-task --example floor-probe --example cmdbench
@@ -142,16 +146,15 @@ PY
 }
 ms() { python3 -c "import sys; v=sorted(float(x) for x in sys.argv[1:]); print('%.1f' % v[len(v)//2])" "$@"; }
 now() { date +%s%N; }
-COLD=${COLD:-5}
 cold_cp=(); cold_git=()
 # Nothing is deleted between rounds: each round has its own trees (the
 # last round's are the ones the sections below use), removed with the
-# work directory at the end. On a file system where many files were just
-# deleted, ext4's inode allocator scans past the recently deleted inodes
-# for about 30 s, and that scan (perf: `recently_deleted`,
-# `find_get_block_common`) was most of both commands' system time when
-# each round removed the previous round's 30,000 files first. Who goes
-# first still alternates.
+# work directory at the end. ext4 without a journal (the development
+# VM's root) does not reuse an inode deleted in the last 60 s (6 minutes while its
+# inode table block is dirty), and reads each candidate's deletion time to
+# know: that scan (perf: `recently_deleted`, `find_get_block_common`) was
+# most of both commands' system time when each round removed the previous
+# round's 30,000 files first. Who goes first still alternates.
 for r in $(seq 1 "$COLD"); do
   p=$work/r$r
   [ "$r" = "$COLD" ] && p=$work
@@ -175,7 +178,8 @@ for r in $(seq 1 "$COLD"); do
 done
 c1=$(ms "${cold_cp[@]}"); g1=$(ms "${cold_git[@]}")
 echo "first checkpoint (median of $COLD): agent-task checkpoint ${c1} ms; git add -A && git write-tree ${g1} ms; ratio $(python3 -c "r=$c1/$g1; print('%.2fx (goal <= 1.0x: %s)' % (r, 'met' if r <= 1.0 else 'NOT met'))")"
-echo "each round (ms, who went first alternates): checkpoint $(python3 -c "import sys; print(' '.join('%.0f' % float(x) for x in sys.argv[1:]))" "${cold_cp[@]}"); git $(python3 -c "import sys; print(' '.join('%.0f' % float(x) for x in sys.argv[1:]))" "${cold_git[@]}")"
+whole_ms() { python3 -c "import sys; print(' '.join('%.0f' % float(x) for x in sys.argv[1:]))" "$@"; }
+echo "each round (ms, who went first alternates): checkpoint $(whole_ms "${cold_cp[@]}"); git $(whole_ms "${cold_git[@]}")"
 echo "(agent-task makes every new CAS object durable (one syncfs) before the row naming it commits; git does not fsync loose objects by default)"
 echo
 echo "unchanged rescan ($RESCAN_RUNS interleaved runs):"
